@@ -1,0 +1,1 @@
+//! Configuration, loaded from the environment in one place.

@@ -1,0 +1,1 @@
+//! Submitting runs: validation, freshness, dedup and idempotency over the store.

@@ -1,0 +1,1 @@
+//! Reference target servers, correct by default, with a fault switch per rule.

@@ -1,0 +1,306 @@
+//! Persistence: one [`Store`] trait with two honest implementations, Postgres
+//! ([`postgres::PgStore`]) for production and SQLite ([`sqlite::SqliteStore`]) as
+//! the embedded default. The store knows nothing about protocols: findings and
+//! verdicts are data to it.
+//!
+//! Times are integer milliseconds since the Unix epoch in both backends, passed
+//! in by the caller. Lease arithmetic then reads the same on both, and tests can
+//! move the clock. Workers on several machines need synchronised clocks; a lease
+//! of a minute tolerates ordinary skew.
+
+pub mod postgres;
+pub mod sqlite;
+
+use crate::suite::{Finding, RunOptions, Verdict};
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+/// Which database a store talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Postgres,
+    Sqlite,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("migration error: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("stored data is invalid: {0}")]
+    Corrupt(String),
+    #[error("unsupported database URL: {0}")]
+    UnsupportedUrl(String),
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A server under test, identified by its canonical URL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    /// Stable URL-safe key (see [`crate::target::target_key`]).
+    pub id: String,
+    pub canonical_url: String,
+    /// The protocol last detected on it (`mcp`, `rcp`), if any.
+    pub protocol: Option<String>,
+    pub created_at_ms: i64,
+}
+
+/// Where a run is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Queued,
+    Running,
+    Passed,
+    Failed,
+    Error,
+    Cancelled,
+}
+
+impl RunStatus {
+    pub const ALL: [RunStatus; 6] = [
+        Self::Queued,
+        Self::Running,
+        Self::Passed,
+        Self::Failed,
+        Self::Error,
+        Self::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Running => "running",
+            Self::Passed => "passed",
+            Self::Failed => "failed",
+            Self::Error => "error",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// True once the run will not change again.
+    pub fn is_finished(self) -> bool {
+        !matches!(self, Self::Queued | Self::Running)
+    }
+}
+
+/// A conformance run: the queue entry and, once finished, its verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub id: Uuid,
+    pub target_id: String,
+    pub target_url: String,
+    /// The suite requested: `auto`, `mcp` or `rcp`.
+    pub suite: String,
+    /// Version of the rules the run was judged with; set when the run finishes.
+    pub suite_version: Option<String>,
+    pub options: RunOptions,
+    /// Hash of target, suite and options: active runs with equal keys are deduplicated.
+    pub dedup_key: String,
+    pub status: RunStatus,
+    /// Attempts started so far (claims), including the current one.
+    pub attempts: i32,
+    pub max_attempts: i32,
+    pub locked_by: Option<String>,
+    pub lease_expires_at_ms: Option<i64>,
+    /// A queued run is not claimed before this time (retry backoff).
+    pub available_at_ms: i64,
+    pub created_at_ms: i64,
+    pub started_at_ms: Option<i64>,
+    pub finished_at_ms: Option<i64>,
+    pub verdict: Option<Verdict>,
+    /// Why the run ended as `error`, or why the last attempt was retried.
+    pub error: Option<String>,
+}
+
+/// What `insert_run` needs.
+#[derive(Debug, Clone)]
+pub struct NewRun {
+    pub id: Uuid,
+    pub target_id: String,
+    pub suite: String,
+    pub options: RunOptions,
+    pub dedup_key: String,
+    pub max_attempts: i32,
+    pub created_at_ms: i64,
+}
+
+/// The result of inserting a run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Inserted {
+    /// A new run was queued.
+    New(Run),
+    /// A run with the same dedup key is queued or running: that one is returned.
+    Active(Run),
+}
+
+/// A finding as stored, with its position in the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredFinding {
+    /// 0-based order within the run's current attempt.
+    pub seq: i64,
+    #[serde(flatten)]
+    pub finding: Finding,
+    pub created_at_ms: i64,
+}
+
+/// How a run ends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEnd {
+    /// The suite finished: status is `passed` or `failed` from `verdict.passed`.
+    Verdict(Verdict),
+    /// The run could not complete; the reason is shown to the user.
+    Error(String),
+}
+
+/// What the reaper did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReapReport {
+    /// Expired leases put back in the queue.
+    pub requeued: u64,
+    /// Expired leases on runs out of attempts, ended as `error`.
+    pub errored: u64,
+}
+
+/// An `Idempotency-Key` seen on a submit, with what it produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyRecord {
+    pub key: String,
+    /// SHA-256 of the request body, to refuse the same key with a different request.
+    pub request_hash: String,
+    pub run_id: Uuid,
+}
+
+/// Cursor for a target's run history, newest first: runs strictly older than this.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryCursor {
+    pub created_at_ms: i64,
+    pub id: Uuid,
+}
+
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    fn backend(&self) -> Backend;
+
+    /// Applies pending migrations.
+    async fn migrate(&self) -> StoreResult<()>;
+
+    /// Reverts every migration (tests of reversible migrations; `migrate --down`).
+    async fn migrate_down_all(&self) -> StoreResult<()>;
+
+    /// A round trip to the database, for `/readyz`.
+    async fn ping(&self) -> StoreResult<()>;
+
+    /// Inserts the target if it is new and returns it as stored.
+    async fn upsert_target(&self, id: &str, canonical_url: &str, now_ms: i64)
+    -> StoreResult<Target>;
+
+    async fn get_target(&self, id: &str) -> StoreResult<Option<Target>>;
+
+    async fn set_target_protocol(&self, id: &str, protocol: &str) -> StoreResult<()>;
+
+    /// Queues a run unless one with the same dedup key is queued or running,
+    /// atomically (a unique index over active runs, not a read-then-write).
+    async fn insert_run(&self, new: &NewRun) -> StoreResult<Inserted>;
+
+    /// The newest `passed` or `failed` run with this dedup key finished at or after `since_ms`.
+    async fn latest_finished(&self, dedup_key: &str, since_ms: i64) -> StoreResult<Option<Run>>;
+
+    async fn get_run(&self, id: Uuid) -> StoreResult<Option<Run>>;
+
+    /// A target's runs, newest first, at most `limit`, older than `before` when given.
+    async fn target_runs(
+        &self,
+        target_id: &str,
+        before: Option<&HistoryCursor>,
+        limit: u32,
+    ) -> StoreResult<Vec<Run>>;
+
+    /// Claims the oldest available queued run in one statement and commits at once:
+    /// status `running`, `locked_by = worker`, lease until `now + lease_ms`,
+    /// `attempts + 1`, `started_at` set on the first claim. Findings of earlier
+    /// attempts are deleted in the same transaction.
+    async fn claim_run(&self, worker: &str, now_ms: i64, lease_ms: i64)
+    -> StoreResult<Option<Run>>;
+
+    /// Extends the lease. False when `worker` no longer holds the run.
+    async fn heartbeat(&self, run_id: Uuid, worker: &str, now_ms: i64, lease_ms: i64)
+    -> StoreResult<bool>;
+
+    /// Stores one finding of the current attempt. False (and nothing stored) when
+    /// `worker` no longer holds the run or `attempt` is not the current one.
+    async fn append_finding(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        attempt: i32,
+        seq: i64,
+        finding: &Finding,
+        now_ms: i64,
+    ) -> StoreResult<bool>;
+
+    /// Ends a running run held by `worker`. False when the lease was lost.
+    async fn finish_run(&self, run_id: Uuid, worker: &str, end: &RunEnd, suite_version: &str, now_ms: i64)
+    -> StoreResult<bool>;
+
+    /// Puts a running run held by `worker` back in the queue, available at
+    /// `available_at_ms`, with `reason` kept in `error`. With `count_attempt` false
+    /// (graceful shutdown) the attempt is given back. False when the lease was lost.
+    async fn requeue_run(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        reason: &str,
+        available_at_ms: i64,
+        count_attempt: bool,
+    ) -> StoreResult<bool>;
+
+    /// Handles runs whose lease expired before `now_ms`: back to the queue
+    /// (available after `backoff_ms`) while attempts remain, else `error` with the reason.
+    async fn reap_expired(&self, now_ms: i64, backoff_ms: i64) -> StoreResult<ReapReport>;
+
+    /// Findings of the run's current attempt with `seq > after_seq`, in order.
+    async fn findings(&self, run_id: Uuid, after_seq: i64) -> StoreResult<Vec<StoredFinding>>;
+
+    /// Number of runs in each status (statuses with no runs may be absent).
+    async fn count_by_status(&self) -> StoreResult<Vec<(RunStatus, i64)>>;
+
+    async fn get_idempotency(&self, key: &str) -> StoreResult<Option<IdempotencyRecord>>;
+
+    /// Records the key, or returns the record already stored under it.
+    async fn put_idempotency(&self, record: &IdempotencyRecord, now_ms: i64)
+    -> StoreResult<IdempotencyRecord>;
+
+    /// Wakes `notify` whenever another process queues work (Postgres LISTEN), until
+    /// `shutdown`. Reconnects with backoff. Returns at once where there is no such
+    /// channel (SQLite: submits and workers share one process and its `Notify`).
+    async fn listen_for_work(&self, notify: Arc<Notify>, shutdown: CancellationToken);
+}
+
+/// Opens the store `database_url` names: `postgres://` or `postgresql://` for
+/// Postgres, `sqlite:` for SQLite (the file is created when missing).
+pub async fn connect(database_url: &str) -> StoreResult<Arc<dyn Store>> {
+    if database_url.starts_with("postgres://") || database_url.starts_with("postgresql://") {
+        postgres::PgStore::connect(database_url).await.map(|_| unreachable_store())
+    } else if database_url.starts_with("sqlite:") {
+        sqlite::SqliteStore::connect(database_url).await.map(|_| unreachable_store())
+    } else {
+        let scheme = database_url.split(':').next().unwrap_or_default();
+        Err(StoreError::UnsupportedUrl(format!(
+            "scheme `{scheme}`; use postgres://… or sqlite:…"
+        )))
+    }
+}
+
+// Skeleton only: replaced when the stores implement the trait.
+fn unreachable_store() -> Arc<dyn Store> { unimplemented!() }

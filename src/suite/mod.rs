@@ -1,0 +1,297 @@
+//! The suite engine: rule catalogues, findings with evidence, verdicts, and the
+//! runner. It knows nothing about the database or the router: a run reads a
+//! target and writes findings into a channel, and whoever drives it (a worker,
+//! the `check` command) decides where they go.
+
+pub mod detect;
+pub mod rcp;
+pub mod runner;
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+pub use runner::{run_suite, EngineError, RunContext};
+
+/// The suite a user asks for. `Auto` probes the target and picks one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SuiteChoice {
+    Auto,
+    Mcp,
+    Rcp,
+}
+
+impl SuiteChoice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Mcp => "mcp",
+            Self::Rcp => "rcp",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto" => Some(Self::Auto),
+            "mcp" => Some(Self::Mcp),
+            "rcp" => Some(Self::Rcp),
+            _ => None,
+        }
+    }
+}
+
+/// A protocol suite the engine can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SuiteId {
+    Mcp,
+    Rcp,
+}
+
+impl SuiteId {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Mcp => "mcp",
+            Self::Rcp => "rcp",
+        }
+    }
+}
+
+/// What the spec says about the behaviour a rule checks (RFC 2119 keyword).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum SpecLevel {
+    Must,
+    Should,
+    May,
+}
+
+/// The outcome of one rule on one target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Pass,
+    Fail,
+    Warn,
+    Info,
+    Skip,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pass => "pass",
+            Self::Fail => "fail",
+            Self::Warn => "warn",
+            Self::Info => "info",
+            Self::Skip => "skip",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "pass" => Some(Self::Pass),
+            "fail" => Some(Self::Fail),
+            "warn" => Some(Self::Warn),
+            "info" => Some(Self::Info),
+            "skip" => Some(Self::Skip),
+            _ => None,
+        }
+    }
+}
+
+/// One entry of a suite's rule catalogue. The id appears once in the source, here.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Rule {
+    /// Stable identifier, e.g. `RCP-L0-003`.
+    pub id: &'static str,
+    pub title: &'static str,
+    pub level: SpecLevel,
+    /// The outcome a violation produces: `fail` for a MUST, usually `warn` for a SHOULD.
+    pub on_failure: Outcome,
+    /// Where the requirement is written: a spec section and, where one exists, a link.
+    pub spec_ref: &'static str,
+    /// Grouping shown in reports: the RCP level (`L0`…) or the MCP category (`HDR`…).
+    pub group: &'static str,
+}
+
+/// A request as recorded for evidence: bounded and with credentials redacted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    /// `POST http://host/rcp/info`, or `stdin` for the stdio transport.
+    pub line: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<(String, String)>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub body: String,
+}
+
+/// A response as recorded for evidence: bounded excerpt, never the whole body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponseRecord {
+    /// HTTP status, absent on stdio.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<(String, String)>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub body: String,
+    /// True when `body` is an excerpt of a longer body.
+    #[serde(default)]
+    pub truncated: bool,
+    pub elapsed_ms: u64,
+}
+
+/// One request and what came back (or why nothing did).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Exchange {
+    pub request: RequestRecord,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<ResponseRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A finding: one rule's outcome on the target, with the message a server author
+/// can act on and the exchanges that prove it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    pub rule_id: String,
+    pub outcome: Outcome,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<Exchange>,
+    pub duration_ms: u64,
+}
+
+/// Findings per outcome.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub pass: u32,
+    pub fail: u32,
+    pub warn: u32,
+    pub info: u32,
+    pub skip: u32,
+}
+
+impl Counts {
+    pub fn add(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Pass => self.pass += 1,
+            Outcome::Fail => self.fail += 1,
+            Outcome::Warn => self.warn += 1,
+            Outcome::Info => self.info += 1,
+            Outcome::Skip => self.skip += 1,
+        }
+    }
+
+    pub fn of<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Self {
+        let mut counts = Self::default();
+        for f in findings {
+            counts.add(f.outcome);
+        }
+        counts
+    }
+
+    pub fn total(&self) -> u32 {
+        self.pass + self.fail + self.warn + self.info + self.skip
+    }
+}
+
+/// The verdict of a finished run. `passed` decides the run's status
+/// (`passed` / `failed`); the rest is what reports and badges show.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub suite: SuiteId,
+    /// Version of protocheck's rules for this suite; stored so old reports keep meaning.
+    pub suite_version: String,
+    /// The protocol revision judged against.
+    pub spec_revision: String,
+    pub passed: bool,
+    /// One line for people: `L0`, `L1 · OVERCLAIMED (declared L2)`, `compliant`.
+    pub summary: String,
+    pub counts: Counts,
+    #[serde(flatten)]
+    pub detail: VerdictDetail,
+}
+
+/// Suite-specific verdict fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum VerdictDetail {
+    Rcp {
+        profile: String,
+        /// `none`, `L0`, `L1` or `L2`.
+        certified_level: String,
+        declared_level: Option<String>,
+        /// False when the declared level is above the certified one (OVERCLAIMED).
+        honest: bool,
+    },
+    Mcp {
+        /// `strict`, `compliant` or `non-compliant`.
+        grade: String,
+    },
+}
+
+/// Options a run carries. Unknown keys are refused so a typo is not silently ignored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunOptions {
+    /// RCP profile: `spec` (default) or `reference`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Allow probes that write to the target (RCP `index/*`, `feedback`, `memory/build`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_writes: Option<bool>,
+    /// Allow MCP tool calls with real arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_tool_calls: Option<bool>,
+    /// MCP registry `server.json`: a URL or the document itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_json: Option<serde_json::Value>,
+    /// Per-request timeout in milliseconds (bounded by the service's limits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_timeout_ms: Option<u64>,
+}
+
+/// Per-request timeout when a run does not set one.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest per-request timeout a run may ask for.
+pub const MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Whole-run deadline: a run still going after this ends as `error`.
+pub const DEFAULT_RUN_DEADLINE: Duration = Duration::from_secs(120);
+
+impl RunOptions {
+    /// Checks values that serde cannot: returns a message for the user.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(p) = &self.profile
+            && p != "spec"
+            && p != "reference"
+        {
+            return Err(format!("options.profile `{p}` is unknown; use `spec` or `reference`"));
+        }
+        if let Some(ms) = self.request_timeout_ms
+            && (ms == 0 || ms > MAX_REQUEST_TIMEOUT.as_millis() as u64)
+        {
+            return Err(format!(
+                "options.request_timeout_ms must be between 1 and {}",
+                MAX_REQUEST_TIMEOUT.as_millis()
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn request_timeout(&self) -> Duration {
+        self.request_timeout_ms
+            .map(Duration::from_millis)
+            .unwrap_or(DEFAULT_REQUEST_TIMEOUT)
+            .min(MAX_REQUEST_TIMEOUT)
+    }
+
+    /// The canonical JSON form used in the dedup key: keys sorted, absent options omitted.
+    pub fn canonical_json(&self) -> String {
+        // serde_json's map is ordered by key, so re-serialising a Value sorts nested keys too.
+        let value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        value.to_string()
+    }
+}

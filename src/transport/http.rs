@@ -1,0 +1,316 @@
+//! The outbound HTTP client: no redirects followed, no proxies, a size cap on
+//! bodies, timeouts on everything, and the SSRF guard in the resolver.
+
+use super::{excerpt, redact_headers, AddressPolicy, Limits, TransportError};
+use crate::suite::{Exchange, RequestRecord, ResponseRecord};
+use bytes::{Bytes, BytesMut};
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use http::{HeaderMap, Method};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use url::Url;
+
+/// A request to a target.
+#[derive(Debug, Clone)]
+pub struct HttpRequest {
+    pub method: Method,
+    pub url: Url,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Bytes>,
+    /// Overrides the client's default request timeout.
+    pub timeout: Option<Duration>,
+}
+
+impl HttpRequest {
+    pub fn get(url: Url) -> Self {
+        Self { method: Method::GET, url, headers: Vec::new(), body: None, timeout: None }
+    }
+
+    /// A POST with a JSON body and `Content-Type: application/json`.
+    pub fn post_json(url: Url, body: &serde_json::Value) -> Self {
+        Self::post_raw(url, "application/json", Bytes::from(body.to_string()))
+    }
+
+    /// A POST with any body: probes send malformed JSON on purpose.
+    pub fn post_raw(url: Url, content_type: &str, body: Bytes) -> Self {
+        Self {
+            method: Method::POST,
+            url,
+            headers: vec![("content-type".into(), content_type.into())],
+            body: Some(body),
+            timeout: None,
+        }
+    }
+
+    pub fn header(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.headers.push((name.to_ascii_lowercase(), value.into()));
+        self
+    }
+
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The request as kept in evidence: credentials redacted, body bounded.
+    pub fn record(&self, max_body: usize) -> RequestRecord {
+        let headers =
+            redact_headers(self.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
+        let body = self.body.as_deref().map(|b| excerpt(b, max_body).0).unwrap_or_default();
+        RequestRecord { line: format!("{} {}", self.method, self.url), headers, body }
+    }
+}
+
+/// A complete, bounded response.
+#[derive(Debug, Clone)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+    pub elapsed: Duration,
+}
+
+impl HttpResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The body parsed as JSON, if it is JSON.
+    pub fn json(&self) -> Option<serde_json::Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+
+    pub fn record(&self, max_body: usize) -> ResponseRecord {
+        let (body, truncated) = excerpt(&self.body, max_body);
+        ResponseRecord {
+            status: Some(self.status),
+            headers: redact_headers(self.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes()))),
+            body,
+            truncated,
+            elapsed_ms: u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+}
+
+/// A response whose body is read as a stream (server-sent events).
+pub struct StreamingResponse {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: BoxStream<'static, Result<Bytes, TransportError>>,
+    pub started: Instant,
+}
+
+/// The guarded client. Cheap to clone.
+#[derive(Clone)]
+pub struct HttpClient {
+    inner: reqwest::Client,
+    policy: AddressPolicy,
+    limits: Arc<Limits>,
+}
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient").field("policy", &self.policy).finish_non_exhaustive()
+    }
+}
+
+const USER_AGENT: &str = concat!("protocheck/", env!("CARGO_PKG_VERSION"), " (conformance checker)");
+
+impl HttpClient {
+    pub fn new(policy: AddressPolicy, limits: Limits) -> Result<Self, TransportError> {
+        let inner = reqwest::Client::builder()
+            // A redirect is evidence about the target, never an instruction to follow.
+            .redirect(reqwest::redirect::Policy::none())
+            // A proxy would connect on our behalf to an address the guard never saw.
+            .no_proxy()
+            .connect_timeout(limits.connect_timeout)
+            .dns_resolver(Arc::new(GuardedResolver { policy }))
+            .user_agent(USER_AGENT)
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| TransportError::Io(format!("cannot build HTTP client: {e}")))?;
+        Ok(Self { inner, policy, limits: Arc::new(limits) })
+    }
+
+    pub fn policy(&self) -> AddressPolicy {
+        self.policy
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Refuses a URL whose host is an IP literal the policy forbids. Names are
+    /// checked by the resolver, at connect time.
+    fn check_literal(&self, url: &Url) -> Result<(), TransportError> {
+        let ip: Option<IpAddr> = match url.host() {
+            Some(url::Host::Ipv4(v4)) => Some(v4.into()),
+            Some(url::Host::Ipv6(v6)) => Some(v6.into()),
+            Some(url::Host::Domain(_)) => None,
+            None => {
+                return Err(TransportError::Protocol(format!("URL {url} has no host")));
+            }
+        };
+        if let Some(ip) = ip {
+            self.policy.check(ip).map_err(|reason| TransportError::Forbidden {
+                host: ip.to_string(),
+                reason: reason.to_owned(),
+            })?;
+        }
+        Ok(())
+    }
+
+    async fn start(&self, req: &HttpRequest) -> Result<reqwest::Response, TransportError> {
+        self.check_literal(&req.url)?;
+        let mut builder = self.inner.request(req.method.clone(), req.url.clone());
+        for (name, value) in &req.headers {
+            builder = builder.header(name, value);
+        }
+        if let Some(body) = &req.body {
+            builder = builder.body(body.clone());
+        }
+        builder.send().await.map_err(|e| map_reqwest(&req.url, e))
+    }
+
+    /// Sends `req` and reads the whole body, within the request timeout and the size cap.
+    pub async fn send(&self, req: &HttpRequest) -> Result<HttpResponse, TransportError> {
+        let timeout = req.timeout.unwrap_or(self.limits.request_timeout);
+        let started = Instant::now();
+        let work = async {
+            let mut resp = self.start(req).await?;
+            let status = resp.status().as_u16();
+            let headers = std::mem::take(resp.headers_mut());
+            let limit = self.limits.max_body_bytes;
+            if resp.content_length().is_some_and(|n| n > limit as u64) {
+                return Err(TransportError::TooLarge { limit });
+            }
+            let mut body = BytesMut::new();
+            while let Some(chunk) = resp.chunk().await.map_err(|e| map_reqwest(&req.url, e))? {
+                if body.len() + chunk.len() > limit {
+                    return Err(TransportError::TooLarge { limit });
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(HttpResponse { status, headers, body: body.freeze(), elapsed: started.elapsed() })
+        };
+        tokio::time::timeout(timeout, work).await.map_err(|_| TransportError::Timeout(timeout))?
+    }
+
+    /// Sends `req` and returns the body as a stream; the caller bounds it (see [`super::sse`]).
+    /// The request timeout covers only the wait for the response head.
+    pub async fn send_streaming(
+        &self,
+        req: &HttpRequest,
+    ) -> Result<StreamingResponse, TransportError> {
+        let timeout = req.timeout.unwrap_or(self.limits.request_timeout);
+        let started = Instant::now();
+        let mut resp = tokio::time::timeout(timeout, self.start(req))
+            .await
+            .map_err(|_| TransportError::Timeout(timeout))??;
+        let status = resp.status().as_u16();
+        let headers = std::mem::take(resp.headers_mut());
+        let url = req.url.clone();
+        let body = resp.bytes_stream().map(move |r| r.map_err(|e| map_reqwest(&url, e))).boxed();
+        Ok(StreamingResponse { status, headers, body, started })
+    }
+
+    /// Sends `req` and returns the exchange as evidence together with the result.
+    pub async fn exchange(
+        &self,
+        req: &HttpRequest,
+    ) -> (Exchange, Result<HttpResponse, TransportError>) {
+        let result = self.send(req).await;
+        let max = self.limits.evidence_bytes;
+        let exchange = Exchange {
+            request: req.record(max),
+            response: result.as_ref().ok().map(|r| r.record(max)),
+            error: result.as_ref().err().map(ToString::to_string),
+        };
+        (exchange, result)
+    }
+}
+
+/// Set by the resolver when the guard refuses a name, found again in reqwest's error chain.
+#[derive(Debug)]
+struct GuardRefusal {
+    host: String,
+    reason: String,
+}
+
+impl std::fmt::Display for GuardRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} resolves to a {}", self.host, self.reason)
+    }
+}
+
+impl std::error::Error for GuardRefusal {}
+
+/// Resolves names with the system resolver and refuses the name when any address
+/// it resolves to is forbidden: a mixed answer is a rebinding attempt or a
+/// misconfiguration, and either way not a target to probe.
+struct GuardedResolver {
+    policy: AddressPolicy,
+}
+
+impl reqwest::dns::Resolve for GuardedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let policy = self.policy;
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            for addr in &addrs {
+                if let Err(reason) = policy.check(addr.ip()) {
+                    let refusal = GuardRefusal {
+                        host: host.clone(),
+                        reason: format!("{reason} ({})", addr.ip()),
+                    };
+                    return Err(Box::new(refusal) as Box<dyn std::error::Error + Send + Sync>);
+                }
+            }
+            let iter: reqwest::dns::Addrs = Box::new(addrs.into_iter());
+            Ok(iter)
+        })
+    }
+}
+
+fn map_reqwest(url: &Url, err: reqwest::Error) -> TransportError {
+    let host = url.host_str().unwrap_or_default().to_owned();
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&err);
+    while let Some(e) = source {
+        if let Some(refusal) = e.downcast_ref::<GuardRefusal>() {
+            return TransportError::Forbidden { host, reason: refusal.to_string() };
+        }
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::Other
+            && err.is_connect()
+            && io.to_string().contains("failed to lookup")
+        {
+            return TransportError::Resolve { host, detail: io.to_string() };
+        }
+        source = e.source();
+    }
+    if err.is_timeout() {
+        TransportError::Timeout(Duration::ZERO)
+    } else if err.is_connect() {
+        TransportError::Connect(chain(&err))
+    } else {
+        TransportError::Io(chain(&err))
+    }
+}
+
+/// The error and its causes on one line, as people read them in a finding.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut out = err.to_string();
+    let mut source = err.source();
+    while let Some(e) = source {
+        let text = e.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = e.source();
+    }
+    out
+}

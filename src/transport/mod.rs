@@ -1,0 +1,119 @@
+//! Outbound traffic to targets. Every byte from a target is hostile input: the
+//! transport bounds time, bytes, redirects and streams, and refuses addresses the
+//! [`AddressPolicy`] forbids at connect time.
+
+pub mod guard;
+pub mod http;
+pub mod sse;
+pub mod stdio;
+
+use std::time::Duration;
+
+pub use guard::AddressPolicy;
+pub use http::{HttpClient, HttpRequest, HttpResponse, StreamingResponse};
+
+/// Bounds on everything a target can make protocheck wait for or hold in memory.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub connect_timeout: Duration,
+    /// Default time for one request, from sending to the last byte of the body.
+    pub request_timeout: Duration,
+    /// Largest response body read; a larger one is an error, never buffered whole.
+    pub max_body_bytes: usize,
+    /// Largest single server-sent event (all its `data:` lines together).
+    pub sse_max_frame_bytes: usize,
+    /// Longest time an event stream is read before it is cut.
+    pub sse_max_duration: Duration,
+    /// Most events read from one stream.
+    pub sse_max_events: usize,
+    /// Longest line read from a stdio child.
+    pub stdio_max_line_bytes: usize,
+    /// Size of the body excerpt kept as evidence.
+    pub evidence_bytes: usize,
+}
+
+/// Default response size cap: 1 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(10),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            sse_max_frame_bytes: 256 * 1024,
+            sse_max_duration: Duration::from_secs(30),
+            sse_max_events: 1000,
+            stdio_max_line_bytes: DEFAULT_MAX_BODY_BYTES,
+            evidence_bytes: 4096,
+        }
+    }
+}
+
+/// Why talking to a target failed. Messages are shown in findings and run errors.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TransportError {
+    #[error("refused to connect to {host}: {reason}")]
+    Forbidden { host: String, reason: String },
+    #[error("could not resolve {host}: {detail}")]
+    Resolve { host: String, detail: String },
+    #[error("could not connect: {0}")]
+    Connect(String),
+    #[error("no complete response within {0:?}")]
+    Timeout(Duration),
+    #[error("response body exceeds the {limit}-byte limit")]
+    TooLarge { limit: usize },
+    #[error("{0}")]
+    Protocol(String),
+    #[error("{0}")]
+    Io(String),
+}
+
+impl TransportError {
+    /// Whether trying again later could succeed (the target was down or slow),
+    /// as opposed to a refusal that will stay a refusal.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Self::Connect(_) | Self::Timeout(_) | Self::Resolve { .. } | Self::Io(_))
+    }
+}
+
+/// Header names whose values are never kept in evidence.
+const SECRET_HEADERS: &[&str] = &[
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+    "x-api-key",
+    "api-key",
+];
+
+/// Redacts credentials from a header list kept as evidence.
+pub fn redact_headers<'a>(
+    headers: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+) -> Vec<(String, String)> {
+    headers
+        .into_iter()
+        .map(|(name, value)| {
+            let lower = name.to_ascii_lowercase();
+            let shown = if SECRET_HEADERS.contains(&lower.as_str()) {
+                "[redacted]".to_owned()
+            } else {
+                excerpt(value, 512).0
+            };
+            (lower, shown)
+        })
+        .collect()
+}
+
+/// A UTF-8 (lossy) excerpt of at most `max` bytes, and whether it was cut.
+pub fn excerpt(bytes: &[u8], max: usize) -> (String, bool) {
+    if bytes.len() <= max {
+        return (String::from_utf8_lossy(bytes).into_owned(), false);
+    }
+    let mut cut = max;
+    // Do not split a UTF-8 sequence: back up to a char boundary when the input is text.
+    while cut > 0 && (bytes[cut] & 0b1100_0000) == 0b1000_0000 {
+        cut -= 1;
+    }
+    (String::from_utf8_lossy(&bytes[..cut]).into_owned(), true)
+}

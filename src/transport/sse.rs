@@ -1,0 +1,1 @@
+//! Bounded reader for server-sent events.

@@ -1,0 +1,1 @@
+//! Child processes speaking newline-delimited JSON (CLI only).

@@ -1,0 +1,1 @@
+//! The axum router: REST API, health, metrics.

@@ -1,0 +1,1 @@
+//! Workers: claim runs with a lease, run the suite, store findings as they come.
