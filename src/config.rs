@@ -1,1 +1,80 @@
-//! Configuration, loaded from the environment in one place.
+//! Configuration, read from the command line and the environment in one place
+//! (clap's `env = …`), with the defaults a fresh clone needs: SQLite in
+//! `./protocheck.db`, workers in-process, listening on 127.0.0.1:8080.
+
+use crate::transport::AddressPolicy;
+use clap::Args;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// The database every command opens.
+#[derive(Debug, Clone, Args)]
+pub struct DatabaseArgs {
+    /// `postgres://…` for Postgres, `sqlite:…` for SQLite (created when missing).
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "sqlite://protocheck.db",
+        hide_env_values = true
+    )]
+    pub database_url: String,
+}
+
+/// How workers run.
+#[derive(Debug, Clone, Args)]
+pub struct WorkerArgs {
+    /// Concurrent runs per process.
+    #[arg(long, env = "PROTOCHECK_WORKERS", default_value_t = 4)]
+    pub workers: usize,
+    /// A run's lease; a worker that stops heartbeating loses the run after this.
+    #[arg(long, env = "PROTOCHECK_LEASE_SECS", default_value_t = 60)]
+    pub lease_secs: u64,
+    /// Attempts before a run whose target keeps failing (or whose worker keeps dying) ends as `error`.
+    #[arg(long, env = "PROTOCHECK_MAX_ATTEMPTS", default_value_t = 3)]
+    pub max_attempts: i32,
+    /// Seconds between queue polls when no notification arrives.
+    #[arg(long, env = "PROTOCHECK_POLL_SECS", default_value_t = 2)]
+    pub poll_secs: u64,
+    /// On shutdown, seconds in-flight runs get to finish before they are released.
+    #[arg(long, env = "PROTOCHECK_SHUTDOWN_GRACE_SECS", default_value_t = 20)]
+    pub shutdown_grace_secs: u64,
+    /// Whole-run deadline in seconds.
+    #[arg(long, env = "PROTOCHECK_RUN_DEADLINE_SECS", default_value_t = 120)]
+    pub run_deadline_secs: u64,
+    /// Allow targets on private, loopback and link-local addresses (`1`/`true`).
+    /// Unset: allowed only when the service listens on loopback alone.
+    #[arg(long, env = "PROTOCHECK_ALLOW_PRIVATE_TARGETS")]
+    pub allow_private_targets: Option<bool>,
+}
+
+impl WorkerArgs {
+    pub fn lease(&self) -> Duration {
+        Duration::from_secs(self.lease_secs.max(1))
+    }
+
+    /// The address policy: explicit setting first, else private targets only for a
+    /// service nobody else can reach (`listen` on loopback).
+    pub fn address_policy(&self, listen: Option<SocketAddr>) -> AddressPolicy {
+        let allow = self
+            .allow_private_targets
+            .unwrap_or_else(|| listen.is_some_and(|addr| addr.ip().is_loopback()));
+        if allow {
+            AddressPolicy::AllowPrivate
+        } else {
+            AddressPolicy::PublicOnly
+        }
+    }
+}
+
+/// The web service.
+#[derive(Debug, Clone, Args)]
+pub struct WebArgs {
+    #[arg(long, env = "PROTOCHECK_BIND", default_value = "127.0.0.1:8080")]
+    pub bind: SocketAddr,
+    /// Run submissions allowed per client address per minute.
+    #[arg(long, env = "PROTOCHECK_SUBMIT_PER_MINUTE", default_value_t = 30)]
+    pub submit_per_minute: u32,
+    /// The public base URL used in links (defaults to `http://<bind>`).
+    #[arg(long, env = "PROTOCHECK_PUBLIC_URL")]
+    pub public_url: Option<String>,
+}

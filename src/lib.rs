@@ -7,6 +7,8 @@
 //! run queue), and [`web`] (the axum router).
 
 pub mod config;
+pub mod events;
+pub mod metrics;
 pub mod queue;
 pub mod reference;
 pub mod store;

@@ -1,1 +1,402 @@
-fn main() {}
+//! The `protocheck` command: the service, its workers, and the local checker.
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use protocheck::config::{DatabaseArgs, WebArgs, WorkerArgs};
+use protocheck::events::RunEvents;
+use protocheck::metrics::Metrics;
+use protocheck::queue::Queue;
+use protocheck::store::{self, Backend};
+use protocheck::suite::{self, Endpoint, Outcome, RunContext, RunOptions, SuiteChoice};
+use protocheck::transport::{AddressPolicy, HttpClient, Limits};
+use protocheck::web::{self, AppState};
+use protocheck::worker::{WorkerConfig, WorkerDeps, WorkerPool};
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "protocheck",
+    version,
+    about = "Conformance checks for MCP and RCP servers"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the web UI and API, with workers in-process (the default command).
+    Serve {
+        #[command(flatten)]
+        db: DatabaseArgs,
+        #[command(flatten)]
+        web: WebArgs,
+        #[command(flatten)]
+        workers: WorkerArgs,
+    },
+    /// Run workers only, sharing the queue of a Postgres database with other processes.
+    Worker {
+        #[command(flatten)]
+        db: DatabaseArgs,
+        #[command(flatten)]
+        workers: WorkerArgs,
+    },
+    /// Apply the database migrations (or revert them all with --down).
+    Migrate {
+        #[command(flatten)]
+        db: DatabaseArgs,
+        /// Revert every migration instead.
+        #[arg(long)]
+        down: bool,
+    },
+    /// Check one server locally, with no database. Exit 0 only when the verdict passes.
+    Check(CheckArgs),
+    /// Start a reference target server (correct by default; --break RULE-ID breaks one rule).
+    #[command(subcommand)]
+    Reference(ReferenceCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ReferenceCommand {
+    /// The RCP/1 reference server.
+    Rcp(protocheck::reference::rcp::RcpReferenceArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct CheckArgs {
+    /// The server's URL (for RCP, the base such as http://host:port/rcp).
+    #[arg(required_unless_present = "stdio", conflicts_with = "stdio")]
+    url: Option<String>,
+    /// Spawn this command and speak to it over stdio instead of HTTP.
+    #[arg(long, value_name = "CMD")]
+    stdio: Option<String>,
+    /// Which suite to run.
+    #[arg(long, value_enum, default_value = "auto")]
+    suite: SuiteArg,
+    /// Print the verdict and findings as JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Per-request timeout in milliseconds.
+    #[arg(long)]
+    timeout_ms: Option<u64>,
+    /// Refuse private, loopback and link-local targets, as a public service does.
+    #[arg(long)]
+    public_only: bool,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum SuiteArg {
+    Auto,
+    Mcp,
+    Rcp,
+}
+
+impl From<SuiteArg> for SuiteChoice {
+    fn from(s: SuiteArg) -> Self {
+        match s {
+            SuiteArg::Auto => Self::Auto,
+            SuiteArg::Mcp => Self::Mcp,
+            SuiteArg::Rcp => Self::Rcp,
+        }
+    }
+}
+
+/// Exit status for usage errors and targets that could not be reached, as
+/// opposed to a verdict that failed (1).
+const EXIT_USAGE: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(EXIT_USAGE)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let quiet = matches!(cli.command, Some(Command::Check(_)));
+    init_tracing(quiet);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            None => {
+                let parsed = Cli::parse_from(["protocheck", "serve"]);
+                match parsed.command {
+                    Some(Command::Serve { db, web, workers }) => {
+                        serve(db, web, workers).await.map(|()| ExitCode::SUCCESS)
+                    }
+                    _ => unreachable!("`serve` parses as Serve"),
+                }
+            }
+            Some(Command::Serve { db, web, workers }) => {
+                serve(db, web, workers).await.map(|()| ExitCode::SUCCESS)
+            }
+            Some(Command::Worker { db, workers }) => {
+                worker(db, workers).await.map(|()| ExitCode::SUCCESS)
+            }
+            Some(Command::Migrate { db, down }) => {
+                migrate(db, down).await.map(|()| ExitCode::SUCCESS)
+            }
+            Some(Command::Check(args)) => check(args).await,
+            Some(Command::Reference(ReferenceCommand::Rcp(args))) => {
+                protocheck::reference::rcp::run_rcp_reference(args)
+                    .await
+                    .map(|()| ExitCode::SUCCESS)
+            }
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+fn init_tracing(quiet: bool) {
+    let default = if quiet {
+        "warn"
+    } else {
+        "protocheck=info,tower_http=warn"
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+async fn open_store(db: &DatabaseArgs) -> anyhow::Result<Arc<dyn store::Store>> {
+    let store = store::connect(&db.database_url)
+        .await
+        .context("opening the database")?;
+    store.migrate().await.context("applying migrations")?;
+    Ok(store)
+}
+
+async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyhow::Result<()> {
+    let store = open_store(&db).await?;
+    let wake = Arc::new(Notify::new());
+    let events = RunEvents::new();
+    let metrics = Metrics::new();
+    let queue = Queue::new(store.clone(), wake.clone(), workers.max_attempts);
+    let policy = workers.address_policy(Some(web_args.bind));
+    let pool = if workers.workers > 0 {
+        let deps = WorkerDeps {
+            store: store.clone(),
+            wake,
+            events: events.clone(),
+            metrics: metrics.clone(),
+        };
+        Some(WorkerPool::start(
+            deps,
+            WorkerConfig::from_args(&workers, policy),
+        )?)
+    } else {
+        None
+    };
+    let state = AppState::new(queue, events, metrics, web_args.submit_per_minute);
+    let listener = tokio::net::TcpListener::bind(web_args.bind)
+        .await
+        .with_context(|| format!("binding {}", web_args.bind))?;
+    tracing::info!(
+        addr = %web_args.bind,
+        workers = workers.workers,
+        private_targets = matches!(policy, AddressPolicy::AllowPrivate),
+        "protocheck serving"
+    );
+    let stop = CancellationToken::new();
+    tokio::spawn(shutdown_signal(stop.clone()));
+    let server = axum::serve(
+        listener,
+        web::app(state).into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(stop.clone().cancelled_owned());
+    let drain = async {
+        if let Some(pool) = pool {
+            stop.cancelled().await;
+            pool.shutdown().await;
+        }
+    };
+    // Progress streams of runs that were released can outlive the grace period; cut them.
+    let hard_stop = async {
+        stop.cancelled().await;
+        tokio::time::sleep(Duration::from_secs(workers.shutdown_grace_secs + 5)).await;
+    };
+    tokio::select! {
+        (served, ()) = async { tokio::join!(server, drain) } => served?,
+        () = hard_stop => tracing::warn!("connections still open after the grace period; exiting"),
+    }
+    tracing::info!("protocheck stopped");
+    Ok(())
+}
+
+async fn worker(db: DatabaseArgs, workers: WorkerArgs) -> anyhow::Result<()> {
+    let store = open_store(&db).await?;
+    if store.backend() == Backend::Sqlite {
+        tracing::warn!(
+            "`worker` on SQLite only shares the queue with processes on this machine; use Postgres to scale out"
+        );
+    }
+    let deps = WorkerDeps {
+        store,
+        wake: Arc::new(Notify::new()),
+        events: RunEvents::new(),
+        metrics: Metrics::new(),
+    };
+    let policy = workers.address_policy(None);
+    let pool = WorkerPool::start(deps, WorkerConfig::from_args(&workers, policy))?;
+    tracing::info!(workers = workers.workers, "protocheck workers running");
+    let stop = CancellationToken::new();
+    shutdown_signal(stop.clone()).await;
+    pool.shutdown().await;
+    Ok(())
+}
+
+async fn migrate(db: DatabaseArgs, down: bool) -> anyhow::Result<()> {
+    let store = store::connect(&db.database_url)
+        .await
+        .context("opening the database")?;
+    if down {
+        store
+            .migrate_down_all()
+            .await
+            .context("reverting migrations")?;
+        println!("reverted every migration");
+    } else {
+        store.migrate().await.context("applying migrations")?;
+        println!("migrations applied");
+    }
+    Ok(())
+}
+
+/// Waits for ctrl-c or SIGTERM, then cancels `stop`.
+async fn shutdown_signal(stop: CancellationToken) {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+        () = stop.cancelled() => return,
+    }
+    tracing::info!("shutdown requested: no new runs; in-flight runs get the grace period");
+    stop.cancel();
+}
+
+async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let endpoint = match (&args.url, &args.stdio) {
+        (_, Some(cmd)) => Endpoint::Stdio(cmd.clone()),
+        (Some(url), None) => match protocheck::target::CanonicalUrl::parse(url) {
+            Ok(u) => Endpoint::Http(u.url().clone()),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(EXIT_USAGE));
+            }
+        },
+        (None, None) => unreachable!("clap requires a URL or --stdio"),
+    };
+    let options = RunOptions {
+        request_timeout_ms: args.timeout_ms,
+        ..RunOptions::default()
+    };
+    if let Err(e) = options.validate() {
+        eprintln!("error: {e}");
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
+    // `check` runs on the user's own machine: private targets are theirs to test.
+    let policy = if args.public_only {
+        AddressPolicy::PublicOnly
+    } else {
+        AddressPolicy::AllowPrivate
+    };
+    let http = HttpClient::new(policy, Limits::default())?;
+    let ctx = RunContext::new(http, options);
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let json = args.json;
+    let printer = tokio::spawn(async move {
+        let mut all = Vec::new();
+        while let Some(f) = rx.recv().await {
+            if !json {
+                print_finding(&f);
+            }
+            all.push(f);
+        }
+        all
+    });
+    let verdict = suite::run_suite(args.suite.into(), &endpoint, &ctx, tx).await;
+    let findings = printer.await.unwrap_or_default();
+    match verdict {
+        Ok(v) => {
+            if json {
+                let doc = serde_json::json!({"target": endpoint.to_string(), "verdict": v, "findings": findings});
+                println!("{}", serde_json::to_string_pretty(&doc)?);
+            } else {
+                let c = v.counts;
+                println!();
+                println!(
+                    "{} passed, {} failed, {} warnings, {} info, {} skipped",
+                    c.pass, c.fail, c.warn, c.info, c.skip
+                );
+                println!(
+                    "verdict: {} ({})",
+                    v.summary,
+                    if v.passed { "passes" } else { "fails" }
+                );
+            }
+            Ok(ExitCode::from(u8::from(!v.passed)))
+        }
+        Err(e) => {
+            if json {
+                let doc = serde_json::json!({"target": endpoint.to_string(), "error": e.to_string(), "findings": findings});
+                println!("{}", serde_json::to_string_pretty(&doc)?);
+            }
+            eprintln!("error: {e}");
+            Ok(ExitCode::from(EXIT_USAGE))
+        }
+    }
+}
+
+fn print_finding(f: &suite::Finding) {
+    let tag = match f.outcome {
+        Outcome::Pass => "PASS",
+        Outcome::Fail => "FAIL",
+        Outcome::Warn => "WARN",
+        Outcome::Info => "INFO",
+        Outcome::Skip => "SKIP",
+    };
+    println!("{tag:<4}  {:<12}  {}", f.rule_id, f.message);
+}

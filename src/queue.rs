@@ -1,1 +1,220 @@
-//! Submitting runs: validation, freshness, dedup and idempotency over the store.
+//! Submitting runs: validation, freshness, dedup and idempotency, over the
+//! store's primitives. The web API, the web form and the CLI all submit here.
+
+use crate::store::{IdempotencyRecord, Inserted, NewRun, Run, Store, StoreError};
+use crate::suite::{RunOptions, SuiteChoice};
+use crate::target::{CanonicalUrl, UrlError};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+use tokio::sync::Notify;
+use uuid::Uuid;
+
+/// A finished run younger than this is returned instead of queueing a new one.
+pub const DEFAULT_MAX_AGE_S: u64 = 300;
+/// Longest `Idempotency-Key` accepted.
+pub const MAX_IDEMPOTENCY_KEY_BYTES: usize = 255;
+
+/// A submission, as parsed from the API or the form.
+#[derive(Debug, Clone)]
+pub struct Submission {
+    pub url: String,
+    pub suite: SuiteChoice,
+    pub options: RunOptions,
+    /// Reuse a finished run younger than this many seconds.
+    pub max_age_s: u64,
+    /// Queue a new run even when a fresh result exists.
+    pub force: bool,
+    /// `Idempotency-Key` header with the SHA-256 of the request it came with.
+    pub idempotency: Option<(String, String)>,
+}
+
+/// Why a submission returned the run it did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reason {
+    /// A new run was queued.
+    Queued,
+    /// The same target, suite and options are already queued or running.
+    AlreadyActive,
+    /// A finished run younger than `max_age_s` exists.
+    FreshResult,
+    /// The same `Idempotency-Key` was seen with the same request.
+    IdempotentReplay,
+}
+
+#[derive(Debug, Clone)]
+pub struct Submitted {
+    pub run: Run,
+    pub reason: Reason,
+}
+
+/// Why a submission was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SubmitError {
+    #[error("{0}")]
+    Url(#[from] UrlError),
+    #[error("{0}")]
+    Options(String),
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("this Idempotency-Key was already used with a different request")]
+    IdempotencyMismatch,
+    #[error(
+        "the Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY_BYTES} visible ASCII characters"
+    )]
+    IdempotencyKey,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The submit side of the queue.
+#[derive(Clone)]
+pub struct Queue {
+    store: Arc<dyn Store>,
+    /// Wakes in-process workers when a run is queued.
+    wake: Arc<Notify>,
+    max_attempts: i32,
+}
+
+impl Queue {
+    pub fn new(store: Arc<dyn Store>, wake: Arc<Notify>, max_attempts: i32) -> Self {
+        Self {
+            store,
+            wake,
+            max_attempts: max_attempts.max(1),
+        }
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    pub fn wake(&self) -> &Arc<Notify> {
+        &self.wake
+    }
+
+    /// Validates and submits. Nothing is stored unless the submission is valid.
+    pub async fn submit(&self, sub: Submission) -> Result<Submitted, SubmitError> {
+        let url = CanonicalUrl::parse(&sub.url)?;
+        sub.options.validate().map_err(SubmitError::Options)?;
+        if sub.suite == SuiteChoice::Mcp {
+            return Err(SubmitError::Unsupported(
+                "the MCP 2026-07-28 suite is not available in this version of protocheck yet; use `rcp` or `auto`".into(),
+            ));
+        }
+        if let Some((key, _)) = &sub.idempotency
+            && (key.is_empty()
+                || key.len() > MAX_IDEMPOTENCY_KEY_BYTES
+                || !key.bytes().all(|b| b.is_ascii_graphic()))
+        {
+            return Err(SubmitError::IdempotencyKey);
+        }
+        if let Some((key, hash)) = &sub.idempotency
+            && let Some(found) = self.replay(key, hash).await?
+        {
+            return Ok(found);
+        }
+
+        let now = crate::now_ms();
+        let target = self
+            .store
+            .upsert_target(&url.key(), url.as_str(), now)
+            .await?;
+        let dedup_key = dedup_key(&target.id, sub.suite, &sub.options);
+
+        let mut submitted = None;
+        if !sub.force {
+            let max_age_ms = i64::try_from(sub.max_age_s.saturating_mul(1000)).unwrap_or(i64::MAX);
+            if let Some(run) = self
+                .store
+                .latest_finished(&dedup_key, now.saturating_sub(max_age_ms))
+                .await?
+            {
+                submitted = Some(Submitted {
+                    run,
+                    reason: Reason::FreshResult,
+                });
+            }
+        }
+        let submitted = match submitted {
+            Some(s) => s,
+            None => {
+                let new = NewRun {
+                    id: Uuid::now_v7(),
+                    target_id: target.id.clone(),
+                    suite: sub.suite.as_str().to_owned(),
+                    options: sub.options.clone(),
+                    dedup_key,
+                    max_attempts: self.max_attempts,
+                    created_at_ms: now,
+                };
+                match self.store.insert_run(&new).await? {
+                    Inserted::New(run) => {
+                        // A permit for one worker; a worker already waiting takes it at once.
+                        self.wake.notify_one();
+                        Submitted {
+                            run,
+                            reason: Reason::Queued,
+                        }
+                    }
+                    Inserted::Active(run) => Submitted {
+                        run,
+                        reason: Reason::AlreadyActive,
+                    },
+                }
+            }
+        };
+
+        if let Some((key, hash)) = sub.idempotency {
+            let record = IdempotencyRecord {
+                key,
+                request_hash: hash,
+                run_id: submitted.run.id,
+            };
+            let stored = self.store.put_idempotency(&record, now).await?;
+            // A concurrent request with the same key won the race: answer as it did.
+            if stored.run_id != record.run_id {
+                return self
+                    .replay(&stored.key, &record.request_hash)
+                    .await?
+                    .ok_or(SubmitError::IdempotencyMismatch);
+            }
+        }
+        Ok(submitted)
+    }
+
+    async fn replay(&self, key: &str, hash: &str) -> Result<Option<Submitted>, SubmitError> {
+        let Some(record) = self.store.get_idempotency(key).await? else {
+            return Ok(None);
+        };
+        if record.request_hash != hash {
+            return Err(SubmitError::IdempotencyMismatch);
+        }
+        let run = self.store.get_run(record.run_id).await?.ok_or_else(|| {
+            StoreError::Corrupt(format!(
+                "idempotency key refers to missing run {}",
+                record.run_id
+            ))
+        })?;
+        Ok(Some(Submitted {
+            run,
+            reason: Reason::IdempotentReplay,
+        }))
+    }
+}
+
+/// Runs with equal keys are the same work: target, requested suite and options.
+pub fn dedup_key(target_id: &str, suite: SuiteChoice, options: &RunOptions) -> String {
+    let mut h = Sha256::new();
+    h.update(target_id.as_bytes());
+    h.update([0]);
+    h.update(suite.as_str().as_bytes());
+    h.update([0]);
+    h.update(options.canonical_json().as_bytes());
+    hex::encode(h.finalize())
+}
+
+/// SHA-256 of a request body, for idempotency checks.
+pub fn request_hash(body: &[u8]) -> String {
+    hex::encode(Sha256::digest(body))
+}

@@ -1,1 +1,2 @@
 //! Reference target servers, correct by default, with a fault switch per rule.
+pub mod rcp;

@@ -1,1 +1,114 @@
-//! The axum router: REST API, health, metrics.
+//! The axum router: REST API v1, server-sent progress, health and metrics.
+//! `app(state)` is used by `serve` and by the tests alike.
+
+pub mod api;
+pub mod error;
+pub mod extract;
+pub mod ops;
+pub mod progress;
+pub mod ratelimit;
+
+use crate::events::RunEvents;
+use crate::metrics::Metrics;
+use crate::queue::Queue;
+use crate::store::Store;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::{get, post};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+/// Largest API request body: a submission is a URL and a few options.
+pub const MAX_API_BODY_BYTES: usize = 64 * 1024;
+/// Requests other than progress streams must finish within this, so shutdown can drain.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Shared state of the web layer.
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+pub struct Inner {
+    pub store: Arc<dyn Store>,
+    pub queue: Queue,
+    pub events: RunEvents,
+    pub metrics: Metrics,
+    pub limiter: ratelimit::SubmitLimiter,
+    /// How often a progress stream re-reads the store when nothing woke it.
+    pub progress_poll: Duration,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl AppState {
+    pub fn new(queue: Queue, events: RunEvents, metrics: Metrics, submit_per_minute: u32) -> Self {
+        Self(Arc::new(Inner {
+            store: queue.store().clone(),
+            queue,
+            events,
+            metrics,
+            limiter: ratelimit::SubmitLimiter::per_minute(submit_per_minute),
+            progress_poll: Duration::from_millis(500),
+        }))
+    }
+}
+
+/// The whole router.
+pub fn app(state: AppState) -> Router {
+    // Progress streams live as long as the run; they are outside the request timeout.
+    let streams = Router::new().route("/api/v1/runs/{id}/events", get(progress::run_events));
+    let api = Router::new()
+        .route("/api/v1/runs", post(api::submit_run))
+        .route("/api/v1/runs/{id}", get(api::show_run))
+        .route("/api/v1/targets/{id}", get(api::show_target))
+        .route("/api/v1/targets/{id}/runs", get(api::target_history))
+        .route("/healthz", get(ops::healthz))
+        .route("/readyz", get(ops::readyz))
+        .route("/metrics", get(ops::metrics))
+        .layer(TimeoutLayer::with_status_code(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            REQUEST_TIMEOUT,
+        ));
+    Router::new()
+        .merge(api)
+        .merge(streams)
+        .fallback(api::not_found)
+        .layer(DefaultBodyLimit::max(MAX_API_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            record_latency,
+        ))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// Records request latency per route template (never per raw path: ids would
+/// make the label set unbounded).
+async fn record_latency(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let started = Instant::now();
+    let method = req.method().as_str().to_owned();
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let resp = next.run(req).await;
+    state.metrics.observe_request(
+        &method,
+        &route,
+        resp.status().as_u16(),
+        started.elapsed().as_secs_f64(),
+    );
+    resp
+}

@@ -1,0 +1,130 @@
+//! Prometheus metrics. Counters the store already knows (queue depth, runs by
+//! status) are read from it at scrape time, so every process reports the shared
+//! queue; durations are recorded where they happen.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+use std::sync::Arc;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StatusLabel {
+    pub status: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RunLabels {
+    pub suite: String,
+    pub status: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    pub method: String,
+    pub route: String,
+    pub status: u16,
+}
+
+/// The process's metrics, shared by the web layer and the workers.
+#[derive(Clone)]
+pub struct Metrics(Arc<Inner>);
+
+struct Inner {
+    registry: Registry,
+    queue_depth: Gauge,
+    runs: Family<StatusLabel, Gauge>,
+    run_duration: Family<RunLabels, Histogram>,
+    request_latency: Family<RequestLabels, Histogram>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("protocheck");
+        let queue_depth = Gauge::default();
+        registry.register(
+            "queue_depth",
+            "Runs waiting in the queue",
+            queue_depth.clone(),
+        );
+        let runs = Family::<StatusLabel, Gauge>::default();
+        registry.register("runs", "Runs stored, by status", runs.clone());
+        let run_duration = Family::<RunLabels, Histogram>::new_with_constructor(|| {
+            Histogram::new([0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0])
+        });
+        registry.register(
+            "run_duration_seconds",
+            "Time from claim to verdict, per attempt",
+            run_duration.clone(),
+        );
+        let request_latency = Family::<RequestLabels, Histogram>::new_with_constructor(|| {
+            Histogram::new([
+                0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
+            ])
+        });
+        registry.register(
+            "http_request_duration_seconds",
+            "HTTP request latency of the protocheck API",
+            request_latency.clone(),
+        );
+        Self(Arc::new(Inner {
+            registry,
+            queue_depth,
+            runs,
+            run_duration,
+            request_latency,
+        }))
+    }
+
+    pub fn observe_run(&self, suite: &str, status: &str, seconds: f64) {
+        self.0
+            .run_duration
+            .get_or_create(&RunLabels {
+                suite: suite.to_owned(),
+                status: status.to_owned(),
+            })
+            .observe(seconds);
+    }
+
+    pub fn observe_request(&self, method: &str, route: &str, status: u16, seconds: f64) {
+        self.0
+            .request_latency
+            .get_or_create(&RequestLabels {
+                method: method.to_owned(),
+                route: route.to_owned(),
+                status,
+            })
+            .observe(seconds);
+    }
+
+    /// Sets the gauges read from the store, then encodes everything as Prometheus text.
+    pub fn render(&self, by_status: &[(crate::store::RunStatus, i64)]) -> String {
+        for status in crate::store::RunStatus::ALL {
+            let n = by_status
+                .iter()
+                .find(|(s, _)| *s == status)
+                .map_or(0, |(_, n)| *n);
+            self.0
+                .runs
+                .get_or_create(&StatusLabel {
+                    status: status.as_str().to_owned(),
+                })
+                .set(n);
+            if status == crate::store::RunStatus::Queued {
+                self.0.queue_depth.set(n);
+            }
+        }
+        let mut out = String::new();
+        if prometheus_client::encoding::text::encode(&mut out, &self.0.registry).is_err() {
+            out.clear();
+        }
+        out
+    }
+}

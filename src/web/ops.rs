@@ -1,0 +1,40 @@
+//! Health, readiness and metrics.
+
+use super::AppState;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+
+/// Liveness: the process answers.
+pub async fn healthz() -> impl IntoResponse {
+    (StatusCode::OK, "ok\n")
+}
+
+/// Readiness: the database answers.
+pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
+    match state.store.ping().await {
+        Ok(()) => (StatusCode::OK, "ready\n"),
+        Err(e) => {
+            tracing::warn!(error = %e, "readiness check failed");
+            (StatusCode::SERVICE_UNAVAILABLE, "database unreachable\n")
+        }
+    }
+}
+
+/// Prometheus text exposition.
+pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    let by_status = match state.store.count_by_status().await {
+        Ok(counts) => counts,
+        Err(e) => {
+            tracing::warn!(error = %e, "reading queue counts for metrics failed");
+            Vec::new()
+        }
+    };
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        state.metrics.render(&by_status),
+    )
+}

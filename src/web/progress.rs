@@ -1,0 +1,119 @@
+//! `GET /api/v1/runs/{id}/events`: server-sent progress of one run.
+//!
+//! Every event comes from the store, so a page served by one process shows a run
+//! that a worker in another process executes. A subscriber first receives what
+//! already happened, then each new finding, then the verdict, and the stream
+//! ends. Event ids are finding sequence numbers, so a client reconnecting with
+//! `Last-Event-ID` resumes where it stopped.
+
+use super::AppState;
+use super::api::{finding_json, run_json};
+use super::error::{ApiError, ApiResult};
+use super::extract::ApiPath;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures::Stream;
+use serde_json::json;
+use std::convert::Infallible;
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+use uuid::Uuid;
+
+pub async fn run_events(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    headers: HeaderMap,
+) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let id = Uuid::parse_str(&id)
+        .map_err(|_| ApiError::NotFound(format!("no run has the id `{id}`")))?;
+    let run = state
+        .store
+        .get_run(id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no run has the id `{id}`")))?;
+    let resume_after: i64 = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(-1);
+
+    let stream = async_stream(state, run.id, run.attempts, resume_after);
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+fn async_stream(
+    state: AppState,
+    run_id: Uuid,
+    attempt: i32,
+    resume_after: i64,
+) -> impl Stream<Item = Result<Event, Infallible>> {
+    // Subscribe before the first read so no change between the read and the wait is missed.
+    let wake = state.events.subscribe();
+    futures::stream::unfold(
+        Some((state, wake, attempt, resume_after, Vec::<Event>::new())),
+        move |st| async move {
+            let (state, mut wake, mut attempt, mut last_seq, mut pending) = st?;
+            loop {
+                if let Some(ev) = pending.pop() {
+                    return Some((Ok(ev), Some((state, wake, attempt, last_seq, pending))));
+                }
+                let run = match state.store.get_run(run_id).await {
+                    Ok(Some(run)) => run,
+                    Ok(None) | Err(_) => {
+                        let ev = Event::default()
+                            .event("error")
+                            .data("the run could not be read");
+                        return Some((Ok(ev), None));
+                    }
+                };
+                if run.attempts != attempt {
+                    // A retry starts the findings over; tell the client before replaying them.
+                    attempt = run.attempts;
+                    last_seq = -1;
+                    let ev = Event::default()
+                        .event("restart")
+                        .data(json!({"attempt": attempt}).to_string());
+                    return Some((Ok(ev), Some((state, wake, attempt, last_seq, pending))));
+                }
+                let findings = state
+                    .store
+                    .findings(run_id, last_seq)
+                    .await
+                    .unwrap_or_default();
+                if !findings.is_empty() {
+                    // `pending` is popped from the end, so it holds events newest first.
+                    for f in findings.iter().rev() {
+                        pending.push(
+                            Event::default()
+                                .event("finding")
+                                .id(f.seq.to_string())
+                                .data(finding_json(f).to_string()),
+                        );
+                    }
+                    last_seq = findings.last().map_or(last_seq, |f| f.seq);
+                    continue;
+                }
+                if run.status.is_finished() {
+                    let doc = run_json(&run, None);
+                    let ev = Event::default().event("verdict").data(doc.to_string());
+                    return Some((Ok(ev), None));
+                }
+                // Nothing new: wait for a wake-up about this run, or poll the store.
+                let poll = tokio::time::sleep(state.progress_poll);
+                tokio::pin!(poll);
+                loop {
+                    tokio::select! {
+                        _ = &mut poll => break,
+                        msg = wake.recv() => match msg {
+                            Ok(changed) if changed == run_id => break,
+                            Ok(_) => {}
+                            Err(RecvError::Lagged(_)) => break,
+                            Err(RecvError::Closed) => { poll.as_mut().await; break }
+                        },
+                    }
+                }
+            }
+        },
+    )
+}
