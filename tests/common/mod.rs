@@ -81,3 +81,4 @@ pub async fn all_backends() -> Vec<TestDb> {
     dbs.extend(postgres().await);
     dbs
 }
+pub mod app;

@@ -1,0 +1,101 @@
+//! A whole protocheck on loopback: the router on a real socket, in-process
+//! workers, and an RCP reference server to point it at.
+#![allow(dead_code)]
+
+use super::TestDb;
+use protocheck::events::RunEvents;
+use protocheck::metrics::Metrics;
+use protocheck::queue::Queue;
+use protocheck::reference::rcp::{rcp_router, RcpReferenceConfig};
+use protocheck::transport::AddressPolicy;
+use protocheck::web::{self, AppState};
+use protocheck::worker::{WorkerConfig, WorkerDeps, WorkerPool};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// Serves `router` on 127.0.0.1 at a free port; returns its base URL.
+pub async fn serve(router: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+    let addr = listener.local_addr().expect("local addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>()).await;
+    });
+    format!("http://{addr}")
+}
+
+/// An RCP reference server with the given faults and per-reply latency; returns its RCP base URL.
+pub async fn rcp_reference(faults: &[&str], latency: Duration) -> String {
+    let faults: BTreeSet<String> = faults.iter().map(|s| (*s).to_owned()).collect();
+    let mut config = RcpReferenceConfig::new(faults).expect("known fault ids");
+    config.latency = latency;
+    format!("{}/rcp", serve(rcp_router(config)).await)
+}
+
+/// Worker settings for tests: quick polls, short leases, quick retries.
+pub fn worker_config(workers: usize, lease: Duration) -> WorkerConfig {
+    let mut cfg = WorkerConfig::new(workers, lease, AddressPolicy::AllowPrivate);
+    cfg.poll = Duration::from_millis(100);
+    cfg.reap_every = Duration::from_millis(200);
+    cfg.retry_base = Duration::from_millis(100);
+    cfg.shutdown_grace = Duration::from_secs(5);
+    cfg
+}
+
+pub struct TestApp {
+    pub base: String,
+    pub deps: WorkerDeps,
+    pub http: reqwest::Client,
+}
+
+impl TestApp {
+    /// The API on a socket, sharing `db`'s store; no workers (start them with `workers`).
+    pub async fn start(db: &TestDb, submit_per_minute: u32) -> Self {
+        let deps = WorkerDeps {
+            store: db.store.clone(),
+            wake: Arc::new(Notify::new()),
+            events: RunEvents::new(),
+            metrics: Metrics::new(),
+        };
+        let queue = Queue::new(db.store.clone(), deps.wake.clone(), 3);
+        let state = AppState::new(queue, deps.events.clone(), deps.metrics.clone(), submit_per_minute);
+        let base = serve(web::app(state)).await;
+        Self { base, deps, http: reqwest::Client::new() }
+    }
+
+    pub fn workers(&self, cfg: WorkerConfig) -> WorkerPool {
+        WorkerPool::start(self.deps.clone(), cfg).expect("start workers")
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub async fn post_json(&self, path: &str, body: &Value) -> reqwest::Response {
+        self.http.post(self.url(path)).json(body).send().await.expect("POST")
+    }
+
+    pub async fn get_json(&self, path: &str) -> (u16, Value) {
+        let resp = self.http.get(self.url(path)).send().await.expect("GET");
+        let status = resp.status().as_u16();
+        (status, resp.json().await.unwrap_or(Value::Null))
+    }
+
+    /// Polls a run until it is finished; panics after `limit` (a liveness bound, not a timing check).
+    pub async fn wait_finished(&self, run_id: &str, limit: Duration) -> Value {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let (status, run) = self.get_json(&format!("/api/v1/runs/{run_id}")).await;
+            assert_eq!(status, 200, "GET run: {run}");
+            let st = run["status"].as_str().unwrap_or_default().to_owned();
+            if !matches!(st.as_str(), "queued" | "running") {
+                return run;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "run {run_id} still {st} after {limit:?}: {run}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
