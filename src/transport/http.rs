@@ -59,8 +59,23 @@ impl HttpRequest {
         let headers =
             redact_headers(self.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
         let body = self.body.as_deref().map(|b| excerpt(b, max_body).0).unwrap_or_default();
-        RequestRecord { line: format!("{} {}", self.method, self.url), headers, body }
+        RequestRecord { line: format!("{} {}", self.method, redact_url(&self.url)), headers, body }
     }
+}
+
+/// `url` with any user name and password replaced: reqwest sends them as an
+/// `Authorization: Basic` header, so they are as secret as that header.
+fn redact_url(url: &Url) -> std::borrow::Cow<'_, Url> {
+    if url.username().is_empty() && url.password().is_none() {
+        return std::borrow::Cow::Borrowed(url);
+    }
+    let mut shown = url.clone();
+    // Neither call fails on a URL that already carries credentials.
+    let _ = shown.set_username("redacted");
+    if url.password().is_some() {
+        let _ = shown.set_password(Some("redacted"));
+    }
+    std::borrow::Cow::Owned(shown)
 }
 
 /// A complete, bounded response.
@@ -372,5 +387,16 @@ mod tests {
             map_reqwest(&url, err, Duration::from_secs(1)),
             TransportError::Resolve { host: "nowhere.test".into(), detail: "no such name".into() }
         );
+    }
+
+    #[test]
+    fn credentials_in_the_url_are_redacted_from_evidence() {
+        let url: Url = "http://user:hunter2@example.test/x?q=1".parse().expect("url");
+        let line = HttpRequest::get(url).record(100).line;
+        assert_eq!(line, "GET http://redacted:redacted@example.test/x?q=1");
+        let url: Url = "http://token@example.test/".parse().expect("url");
+        assert_eq!(HttpRequest::get(url).record(100).line, "GET http://redacted@example.test/");
+        let url: Url = "http://example.test/".parse().expect("url");
+        assert_eq!(HttpRequest::get(url).record(100).line, "GET http://example.test/");
     }
 }
