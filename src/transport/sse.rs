@@ -178,13 +178,13 @@ impl SseReader {
         loop {
             while let Some(line) = self.take_line()? {
                 if let Some(event) = self.process_line(&line)? {
-                    self.events += 1;
-                    if self.events > self.max_events {
+                    if self.events >= self.max_events {
                         return Err(TransportError::Protocol(format!(
                             "event stream exceeds the {}-event limit",
                             self.max_events
                         )));
                     }
+                    self.events += 1;
                     return Ok(Some(event));
                 }
             }
@@ -590,6 +590,11 @@ mod tests {
             Err(TransportError::Protocol(msg)) => assert!(msg.contains("2-event limit"), "{msg}"),
             other => panic!("expected the event limit, got {other:?}"),
         }
+        assert_eq!(
+            r.events_read(),
+            2,
+            "the refused event is not counted as read"
+        );
     }
 
     #[tokio::test]
