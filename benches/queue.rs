@@ -8,7 +8,7 @@
 use protocheck::events::RunEvents;
 use protocheck::metrics::Metrics;
 use protocheck::queue::{Queue, Submission};
-use protocheck::reference::rcp::{rcp_router, RcpReferenceConfig};
+use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
 use protocheck::store::{self, Store};
 use protocheck::suite::{RunOptions, SuiteChoice};
 use protocheck::transport::AddressPolicy;
@@ -25,7 +25,9 @@ const WORKERS: usize = 4;
 
 #[tokio::main]
 async fn main() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let config = RcpReferenceConfig::new(BTreeSet::new()).expect("config");
     tokio::spawn(async move { axum::serve(listener, rcp_router(config)).await });
@@ -59,9 +61,18 @@ async fn bench(name: &str, database_url: &str, target: &str) {
     store.migrate().await.expect("migrate");
     let wake = Arc::new(Notify::new());
     let events = RunEvents::new();
-    let deps = WorkerDeps { store: store.clone(), wake: wake.clone(), events: events.clone(), metrics: Metrics::new() };
+    let deps = WorkerDeps {
+        store: store.clone(),
+        wake: wake.clone(),
+        events: events.clone(),
+        metrics: Metrics::new(),
+    };
     let queue = Queue::new(store.clone(), wake, 3);
-    let cfg = WorkerConfig::new(WORKERS, Duration::from_secs(60), AddressPolicy::AllowPrivate);
+    let cfg = WorkerConfig::new(
+        WORKERS,
+        Duration::from_secs(60),
+        AddressPolicy::AllowPrivate,
+    );
     let pool = WorkerPool::start(deps, cfg).expect("workers");
 
     // Round trip: one run at a time, so each measures an idle queue's latency.
@@ -73,7 +84,8 @@ async fn bench(name: &str, database_url: &str, target: &str) {
         let run = wait_finished(store.as_ref(), &events, id).await;
         trips.push(started.elapsed());
         claims.push(Duration::from_millis(
-            u64::try_from(run.started_at_ms.unwrap_or(run.created_at_ms) - run.created_at_ms).unwrap_or(0),
+            u64::try_from(run.started_at_ms.unwrap_or(run.created_at_ms) - run.created_at_ms)
+                .unwrap_or(0),
         ));
     }
     trips.sort();
@@ -126,7 +138,12 @@ async fn wait_finished(store: &dyn Store, events: &RunEvents, id: Uuid) -> proto
     loop {
         let run = store.get_run(id).await.expect("get").expect("run");
         if run.status.is_finished() {
-            assert_eq!(run.status, protocheck::store::RunStatus::Passed, "{:?}", run.error);
+            assert_eq!(
+                run.status,
+                protocheck::store::RunStatus::Passed,
+                "{:?}",
+                run.error
+            );
             return run;
         }
         loop {

@@ -3,9 +3,9 @@
 
 mod common;
 
-use common::app::{rcp_reference, worker_config, TestApp};
+use common::app::{TestApp, rcp_reference, worker_config};
 use protocheck::store::RunStatus;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use std::time::Duration;
 
 const FINISH: Duration = Duration::from_secs(60);
@@ -17,9 +17,14 @@ async fn a_submitted_run_is_executed_and_its_findings_and_verdict_are_served() {
         let app = TestApp::start(&db, 100).await;
         let pool = app.workers(worker_config(2, Duration::from_secs(30)));
 
-        let resp = app.post_json("/api/v1/runs", &json!({"url": target, "suite": "rcp"})).await;
+        let resp = app
+            .post_json("/api/v1/runs", &json!({"url": target, "suite": "rcp"}))
+            .await;
         assert_eq!(resp.status(), 202, "{}", db.name());
-        let location = resp.headers()["location"].to_str().expect("location").to_owned();
+        let location = resp.headers()["location"]
+            .to_str()
+            .expect("location")
+            .to_owned();
         let body: Value = resp.json().await.expect("json");
         assert_eq!(body["reason"], "queued");
         let id = body["id"].as_str().expect("id").to_owned();
@@ -31,32 +36,68 @@ async fn a_submitted_run_is_executed_and_its_findings_and_verdict_are_served() {
         assert_eq!(run["verdict"]["passed"], true);
         assert!(run["duration_ms"].as_i64().is_some());
         let findings = run["findings"].as_array().expect("findings");
-        assert!(findings.len() >= 10, "{}: only {} findings", db.name(), findings.len());
-        assert!(findings.iter().all(|f| f["outcome"] != "fail"), "{}: {findings:#?}", db.name());
-        let seqs: Vec<i64> = findings.iter().map(|f| f["seq"].as_i64().expect("seq")).collect();
-        assert_eq!(seqs, (0..findings.len() as i64).collect::<Vec<_>>(), "findings in order, none lost");
+        assert!(
+            findings.len() >= 10,
+            "{}: only {} findings",
+            db.name(),
+            findings.len()
+        );
+        assert!(
+            findings.iter().all(|f| f["outcome"] != "fail"),
+            "{}: {findings:#?}",
+            db.name()
+        );
+        let seqs: Vec<i64> = findings
+            .iter()
+            .map(|f| f["seq"].as_i64().expect("seq"))
+            .collect();
+        assert_eq!(
+            seqs,
+            (0..findings.len() as i64).collect::<Vec<_>>(),
+            "findings in order, none lost"
+        );
         let counts = &run["verdict"]["counts"];
-        let total: u64 = ["pass", "fail", "warn", "info", "skip"].iter().map(|k| counts[k].as_u64().unwrap_or(0)).sum();
-        assert_eq!(total as usize, findings.len(), "verdict counts match the stored findings");
+        let total: u64 = ["pass", "fail", "warn", "info", "skip"]
+            .iter()
+            .map(|k| counts[k].as_u64().unwrap_or(0))
+            .sum();
+        assert_eq!(
+            total as usize,
+            findings.len(),
+            "verdict counts match the stored findings"
+        );
 
         // The target and its history.
         let target_id = run["target_id"].as_str().expect("target id");
         let (status, t) = app.get_json(&format!("/api/v1/targets/{target_id}")).await;
         assert_eq!(status, 200);
         assert_eq!(t["protocol"], "rcp");
-        let (status, history) = app.get_json(&format!("/api/v1/targets/{target_id}/runs")).await;
+        let (status, history) = app
+            .get_json(&format!("/api/v1/targets/{target_id}/runs"))
+            .await;
         assert_eq!(status, 200);
         assert_eq!(history["runs"][0]["id"], id.as_str());
 
         // A fresh result is returned instead of a new run, unless forced.
-        let again: Value = app.post_json("/api/v1/runs", &json!({"url": target, "suite": "rcp"})).await.json().await.expect("json");
+        let again: Value = app
+            .post_json("/api/v1/runs", &json!({"url": target, "suite": "rcp"}))
+            .await
+            .json()
+            .await
+            .expect("json");
         assert_eq!(again["id"], id.as_str());
         assert_eq!(again["reason"], "fresh-result");
-        let forced = app.post_json("/api/v1/runs", &json!({"url": target, "suite": "rcp", "force": true})).await;
+        let forced = app
+            .post_json(
+                "/api/v1/runs",
+                &json!({"url": target, "suite": "rcp", "force": true}),
+            )
+            .await;
         assert_eq!(forced.status(), 202);
         let forced: Value = forced.json().await.expect("json");
         assert_ne!(forced["id"], id.as_str());
-        app.wait_finished(forced["id"].as_str().expect("id"), FINISH).await;
+        app.wait_finished(forced["id"].as_str().expect("id"), FINISH)
+            .await;
         pool.shutdown().await;
     }
 }
@@ -67,7 +108,12 @@ async fn auto_detects_rcp_and_the_progress_stream_replays_then_ends_with_the_ver
     for db in common::all_backends().await {
         let app = TestApp::start(&db, 100).await;
         let pool = app.workers(worker_config(1, Duration::from_secs(30)));
-        let body: Value = app.post_json("/api/v1/runs", &json!({"url": target})).await.json().await.expect("json");
+        let body: Value = app
+            .post_json("/api/v1/runs", &json!({"url": target}))
+            .await
+            .json()
+            .await
+            .expect("json");
         assert_eq!(body["suite"], "auto");
         let id = body["id"].as_str().expect("id").to_owned();
         let run = app.wait_finished(&id, FINISH).await;
@@ -75,11 +121,27 @@ async fn auto_detects_rcp_and_the_progress_stream_replays_then_ends_with_the_ver
         assert_eq!(run["verdict"]["suite"], "rcp");
 
         // A late subscriber first gets everything that already happened, then the verdict.
-        let text = app.http.get(app.url(&format!("/api/v1/runs/{id}/events"))).send().await.expect("events").text().await.expect("body");
+        let text = app
+            .http
+            .get(app.url(&format!("/api/v1/runs/{id}/events")))
+            .send()
+            .await
+            .expect("events")
+            .text()
+            .await
+            .expect("body");
         let findings = text.matches("event: finding").count();
-        assert_eq!(findings, run["findings"].as_array().map_or(0, Vec::len), "{}", db.name());
+        assert_eq!(
+            findings,
+            run["findings"].as_array().map_or(0, Vec::len),
+            "{}",
+            db.name()
+        );
         assert!(text.contains("event: verdict"), "{text}");
-        assert!(text.trim_end().ends_with('}'), "the verdict is the last event");
+        assert!(
+            text.trim_end().ends_with('}'),
+            "the verdict is the last event"
+        );
         pool.shutdown().await;
     }
 }
@@ -89,15 +151,31 @@ async fn live_progress_streams_findings_while_the_run_executes() {
     let target = rcp_reference(&[], Duration::from_millis(30)).await;
     for db in common::all_backends().await {
         let app = TestApp::start(&db, 100).await;
-        let body: Value = app.post_json("/api/v1/runs", &json!({"url": target, "suite": "rcp"})).await.json().await.expect("json");
+        let body: Value = app
+            .post_json("/api/v1/runs", &json!({"url": target, "suite": "rcp"}))
+            .await
+            .json()
+            .await
+            .expect("json");
         let id = body["id"].as_str().expect("id").to_owned();
         // Subscribe before any worker runs, then start one: every event arrives live.
-        let stream = app.http.get(app.url(&format!("/api/v1/runs/{id}/events"))).send().await.expect("events");
+        let stream = app
+            .http
+            .get(app.url(&format!("/api/v1/runs/{id}/events")))
+            .send()
+            .await
+            .expect("events");
         assert_eq!(stream.headers()["content-type"], "text/event-stream");
         let pool = app.workers(worker_config(1, Duration::from_secs(30)));
-        let text = tokio::time::timeout(FINISH, stream.text()).await.expect("stream ends").expect("body");
+        let text = tokio::time::timeout(FINISH, stream.text())
+            .await
+            .expect("stream ends")
+            .expect("body");
         let run = app.wait_finished(&id, FINISH).await;
-        assert_eq!(text.matches("event: finding").count(), run["findings"].as_array().map_or(0, Vec::len));
+        assert_eq!(
+            text.matches("event: finding").count(),
+            run["findings"].as_array().map_or(0, Vec::len)
+        );
         assert!(text.contains("event: verdict"));
         pool.shutdown().await;
     }
@@ -108,8 +186,18 @@ async fn an_active_run_is_deduplicated_and_idempotency_keys_are_honoured() {
     for db in common::all_backends().await {
         let app = TestApp::start(&db, 100).await;
         let req = json!({"url": "http://127.0.0.1:9/rcp", "suite": "rcp"});
-        let first: Value = app.post_json("/api/v1/runs", &req).await.json().await.expect("json");
-        let second = app.post_json("/api/v1/runs", &json!({"url": "HTTP://127.0.0.1:9/rcp/#x", "suite": "rcp"})).await;
+        let first: Value = app
+            .post_json("/api/v1/runs", &req)
+            .await
+            .json()
+            .await
+            .expect("json");
+        let second = app
+            .post_json(
+                "/api/v1/runs",
+                &json!({"url": "HTTP://127.0.0.1:9/rcp/#x", "suite": "rcp"}),
+            )
+            .await;
         assert_eq!(second.status(), 200, "{}", db.name());
         let second: Value = second.json().await.expect("json");
         assert_eq!(second["id"], first["id"], "the canonical URL dedups");
@@ -124,17 +212,27 @@ async fn an_active_run_is_deduplicated_and_idempotency_keys_are_honoured() {
         assert_ne!(other["id"], first["id"]);
 
         let keyed = |body: Value| {
-            app.http.post(app.url("/api/v1/runs")).header("idempotency-key", "ci-build-42").json(&body).send()
+            app.http
+                .post(app.url("/api/v1/runs"))
+                .header("idempotency-key", "ci-build-42")
+                .json(&body)
+                .send()
         };
-        let a = keyed(json!({"url": "http://127.0.0.1:10/rcp", "suite": "rcp"})).await.expect("post");
+        let a = keyed(json!({"url": "http://127.0.0.1:10/rcp", "suite": "rcp"}))
+            .await
+            .expect("post");
         assert_eq!(a.status(), 202);
         let a: Value = a.json().await.expect("json");
-        let b = keyed(json!({"suite": "rcp", "url": "http://127.0.0.1:10/rcp"})).await.expect("post");
+        let b = keyed(json!({"suite": "rcp", "url": "http://127.0.0.1:10/rcp"}))
+            .await
+            .expect("post");
         assert_eq!(b.status(), 200);
         let b: Value = b.json().await.expect("json");
         assert_eq!(b["id"], a["id"]);
         assert_eq!(b["reason"], "idempotent-replay");
-        let c = keyed(json!({"url": "http://127.0.0.1:11/rcp", "suite": "rcp"})).await.expect("post");
+        let c = keyed(json!({"url": "http://127.0.0.1:11/rcp", "suite": "rcp"}))
+            .await
+            .expect("post");
         assert_eq!(c.status(), 422);
         assert_eq!(c.headers()["content-type"], "application/problem+json");
     }
@@ -148,13 +246,37 @@ async fn bad_input_gets_a_precise_problem_and_nothing_is_stored() {
         let cases: Vec<(Value, u16, &str)> = vec![
             (json!({"url": "not a url"}), 422, "could not be parsed"),
             (json!({"url": "ftp://example.com/x"}), 422, "scheme `ftp`"),
-            (json!({"url": "http://user:pw@example.com/"}), 422, "credentials"),
+            (
+                json!({"url": "http://user:pw@example.com/"}),
+                422,
+                "credentials",
+            ),
             (json!({"url": long}), 422, "limit is 2048"),
-            (json!({"url": "http://example.com/", "suite": "smtp"}), 422, "suite `smtp` is unknown"),
-            (json!({"url": "http://example.com/", "options": {"colour": "red"}}), 422, "unknown field `colour`"),
-            (json!({"url": "http://example.com/", "options": {"profile": "fast"}}), 422, "profile `fast`"),
-            (json!({"url": "http://example.com/", "max_age_s": -1}), 422, "max_age_s"),
-            (json!({"URL": "http://example.com/"}), 422, "unknown field `URL`"),
+            (
+                json!({"url": "http://example.com/", "suite": "smtp"}),
+                422,
+                "suite `smtp` is unknown",
+            ),
+            (
+                json!({"url": "http://example.com/", "options": {"colour": "red"}}),
+                422,
+                "unknown field `colour`",
+            ),
+            (
+                json!({"url": "http://example.com/", "options": {"profile": "fast"}}),
+                422,
+                "profile `fast`",
+            ),
+            (
+                json!({"url": "http://example.com/", "max_age_s": -1}),
+                422,
+                "max_age_s",
+            ),
+            (
+                json!({"URL": "http://example.com/"}),
+                422,
+                "unknown field `URL`",
+            ),
             (json!({}), 422, "missing field `url`"),
         ];
         for (body, status, needle) in cases {
@@ -164,29 +286,68 @@ async fn bad_input_gets_a_precise_problem_and_nothing_is_stored() {
             let problem: Value = resp.json().await.expect("problem json");
             assert_eq!(problem["status"], status);
             let detail = problem["detail"].as_str().unwrap_or_default();
-            assert!(detail.contains(needle), "{body}: detail `{detail}` lacks `{needle}`");
+            assert!(
+                detail.contains(needle),
+                "{body}: detail `{detail}` lacks `{needle}`"
+            );
         }
 
         let raw = |body: &'static str, ctype: &'static str| {
-            app.http.post(app.url("/api/v1/runs")).header("content-type", ctype).body(body).send()
+            app.http
+                .post(app.url("/api/v1/runs"))
+                .header("content-type", ctype)
+                .body(body)
+                .send()
         };
         let r = raw("{\"url\": ", "application/json").await.expect("post");
         assert_eq!(r.status(), 400, "malformed JSON");
         assert_eq!(r.headers()["content-type"], "application/problem+json");
-        let r = raw("url=http://example.com", "application/x-www-form-urlencoded").await.expect("post");
+        let r = raw(
+            "url=http://example.com",
+            "application/x-www-form-urlencoded",
+        )
+        .await
+        .expect("post");
         assert_eq!(r.status(), 415);
-        let huge = format!("{{\"url\": \"http://example.com/\", \"pad\": \"{}\"}}", "x".repeat(200_000));
-        let r = app.http.post(app.url("/api/v1/runs")).header("content-type", "application/json").body(huge).send().await.expect("post");
+        let huge = format!(
+            "{{\"url\": \"http://example.com/\", \"pad\": \"{}\"}}",
+            "x".repeat(200_000)
+        );
+        let r = app
+            .http
+            .post(app.url("/api/v1/runs"))
+            .header("content-type", "application/json")
+            .body(huge)
+            .send()
+            .await
+            .expect("post");
         assert_eq!(r.status(), 413);
 
-        for path in ["/api/v1/runs/0191f0a0-0000-7000-8000-000000000000", "/api/v1/runs/nope", "/api/v1/targets/nope", "/api/v1/nothing"] {
+        for path in [
+            "/api/v1/runs/0191f0a0-0000-7000-8000-000000000000",
+            "/api/v1/runs/nope",
+            "/api/v1/targets/nope",
+            "/api/v1/nothing",
+        ] {
             let (status, problem) = app.get_json(path).await;
             assert_eq!(status, 404, "{path}");
             assert_eq!(problem["status"], 404);
         }
 
-        let stored: i64 = db.store.count_by_status().await.expect("counts").iter().map(|(_, n)| n).sum();
-        assert_eq!(stored, 0, "{}: refused submissions left runs behind", db.name());
+        let stored: i64 = db
+            .store
+            .count_by_status()
+            .await
+            .expect("counts")
+            .iter()
+            .map(|(_, n)| n)
+            .sum();
+        assert_eq!(
+            stored,
+            0,
+            "{}: refused submissions left runs behind",
+            db.name()
+        );
     }
 }
 
@@ -195,17 +356,32 @@ async fn submissions_are_rate_limited_per_client_address_and_reads_are_not() {
     let db = common::sqlite().await;
     let app = TestApp::start(&db, 3).await;
     for n in 0..3 {
-        let r = app.post_json("/api/v1/runs", &json!({"url": format!("http://127.0.0.1:{}/rcp", 20 + n)})).await;
+        let r = app
+            .post_json(
+                "/api/v1/runs",
+                &json!({"url": format!("http://127.0.0.1:{}/rcp", 20 + n)}),
+            )
+            .await;
         assert!(r.status().is_success(), "submission {n}");
     }
-    let r = app.post_json("/api/v1/runs", &json!({"url": "http://127.0.0.1:30/rcp"})).await;
+    let r = app
+        .post_json("/api/v1/runs", &json!({"url": "http://127.0.0.1:30/rcp"}))
+        .await;
     assert_eq!(r.status(), 429);
-    let retry: u64 = r.headers()["retry-after"].to_str().expect("ascii").parse().expect("seconds");
+    let retry: u64 = r.headers()["retry-after"]
+        .to_str()
+        .expect("ascii")
+        .parse()
+        .expect("seconds");
     assert!(retry >= 1);
     let problem: Value = r.json().await.expect("json");
     assert_eq!(problem["retry_after_s"], retry);
     for _ in 0..10 {
-        assert_eq!(app.get_json("/api/v1/runs/nope").await.0, 404, "reads are never limited");
+        assert_eq!(
+            app.get_json("/api/v1/runs/nope").await.0,
+            404,
+            "reads are never limited"
+        );
     }
 }
 
@@ -213,15 +389,34 @@ async fn submissions_are_rate_limited_per_client_address_and_reads_are_not() {
 async fn health_readiness_and_metrics() {
     for db in common::all_backends().await {
         let app = TestApp::start(&db, 100).await;
-        app.post_json("/api/v1/runs", &json!({"url": "http://127.0.0.1:9/rcp"})).await;
+        app.post_json("/api/v1/runs", &json!({"url": "http://127.0.0.1:9/rcp"}))
+            .await;
         for path in ["/healthz", "/readyz"] {
             let r = app.http.get(app.url(path)).send().await.expect("get");
             assert_eq!(r.status(), 200, "{path}");
         }
-        let text = app.http.get(app.url("/metrics")).send().await.expect("get").text().await.expect("text");
-        assert!(text.contains("protocheck_queue_depth 1"), "{}: {text}", db.name());
-        assert!(text.contains("protocheck_runs{status=\"queued\"} 1"), "{text}");
-        assert!(text.contains("protocheck_http_request_duration_seconds_bucket"), "{text}");
+        let text = app
+            .http
+            .get(app.url("/metrics"))
+            .send()
+            .await
+            .expect("get")
+            .text()
+            .await
+            .expect("text");
+        assert!(
+            text.contains("protocheck_queue_depth 1"),
+            "{}: {text}",
+            db.name()
+        );
+        assert!(
+            text.contains("protocheck_runs{status=\"queued\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("protocheck_http_request_duration_seconds_bucket"),
+            "{text}"
+        );
         assert!(text.contains("route=\"/api/v1/runs\""), "{text}");
     }
 }
@@ -247,7 +442,13 @@ async fn history_is_paginated_newest_first() {
     loop {
         let (status, page) = app.get_json(&path).await;
         assert_eq!(status, 200, "{page}");
-        seen.extend(page["runs"].as_array().expect("runs").iter().map(|r| r["id"].as_str().expect("id").to_owned()));
+        seen.extend(
+            page["runs"]
+                .as_array()
+                .expect("runs")
+                .iter()
+                .map(|r| r["id"].as_str().expect("id").to_owned()),
+        );
         match page["links"]["next"].as_str() {
             Some(next) => path = next.to_owned(),
             None => break,
@@ -255,8 +456,18 @@ async fn history_is_paginated_newest_first() {
     }
     ids.reverse();
     assert_eq!(seen, ids);
-    assert_eq!(app.get_json(&format!("/api/v1/targets/{target}/runs?limit=0")).await.0, 422);
-    assert_eq!(app.get_json(&format!("/api/v1/targets/{target}/runs?before=zzz")).await.0, 422);
+    assert_eq!(
+        app.get_json(&format!("/api/v1/targets/{target}/runs?limit=0"))
+            .await
+            .0,
+        422
+    );
+    assert_eq!(
+        app.get_json(&format!("/api/v1/targets/{target}/runs?before=zzz"))
+            .await
+            .0,
+        422
+    );
 }
 
 #[tokio::test]
@@ -267,24 +478,60 @@ async fn a_run_that_cannot_complete_ends_as_error_with_its_reason() {
         let mut cfg = worker_config(1, Duration::from_secs(30));
         cfg.limits.connect_timeout = Duration::from_secs(2);
         let pool = app.workers(cfg);
-        let body: Value = app.post_json("/api/v1/runs", &json!({"url": "http://127.0.0.1:9/rcp", "suite": "rcp"})).await.json().await.expect("json");
-        let run = app.wait_finished(body["id"].as_str().expect("id"), FINISH).await;
+        let body: Value = app
+            .post_json(
+                "/api/v1/runs",
+                &json!({"url": "http://127.0.0.1:9/rcp", "suite": "rcp"}),
+            )
+            .await
+            .json()
+            .await
+            .expect("json");
+        let run = app
+            .wait_finished(body["id"].as_str().expect("id"), FINISH)
+            .await;
         assert_eq!(run["status"], "error", "{}: {run:#}", db.name());
         assert_eq!(run["attempts"], 3, "retried up to max_attempts");
         let reason = run["error"].as_str().unwrap_or_default();
-        assert!(reason.contains("could not be reached") && reason.contains("gave up after 3 attempts"), "{reason}");
+        assert!(
+            reason.contains("could not be reached") && reason.contains("gave up after 3 attempts"),
+            "{reason}"
+        );
         pool.shutdown().await;
 
         // A service that refuses private targets ends such a run at once, without retrying.
         let mut strict = worker_config(1, Duration::from_secs(30));
         strict.policy = protocheck::transport::AddressPolicy::PublicOnly;
         let pool = app.workers(strict);
-        let body: Value = app.post_json("/api/v1/runs", &json!({"url": "http://127.0.0.1:9/other", "suite": "rcp"})).await.json().await.expect("json");
-        let run = app.wait_finished(body["id"].as_str().expect("id"), FINISH).await;
+        let body: Value = app
+            .post_json(
+                "/api/v1/runs",
+                &json!({"url": "http://127.0.0.1:9/other", "suite": "rcp"}),
+            )
+            .await
+            .json()
+            .await
+            .expect("json");
+        let run = app
+            .wait_finished(body["id"].as_str().expect("id"), FINISH)
+            .await;
         assert_eq!(run["status"], "error");
         assert_eq!(run["attempts"], 1);
-        assert!(run["error"].as_str().unwrap_or_default().contains("loopback"), "{run:#}");
+        assert!(
+            run["error"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("loopback"),
+            "{run:#}"
+        );
         pool.shutdown().await;
-        assert!(db.store.count_by_status().await.expect("counts").iter().all(|(s, n)| *s == RunStatus::Error || *n == 0));
+        assert!(
+            db.store
+                .count_by_status()
+                .await
+                .expect("counts")
+                .iter()
+                .all(|(s, n)| *s == RunStatus::Error || *n == 0)
+        );
     }
 }

@@ -14,7 +14,9 @@ fn protocheck() -> Command {
 }
 
 async fn output(mut cmd: Command) -> std::process::Output {
-    tokio::task::spawn_blocking(move || cmd.output().expect("run protocheck")).await.expect("join")
+    tokio::task::spawn_blocking(move || cmd.output().expect("run protocheck"))
+        .await
+        .expect("join")
 }
 
 #[tokio::test]
@@ -24,7 +26,12 @@ async fn check_exits_0_on_a_passing_verdict_1_on_a_failing_one_and_2_when_unreac
     cmd.args(["check", &good, "--suite", "rcp"]);
     let out = output(cmd).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("verdict: L0"), "{stdout}");
 
     let broken = rcp_reference(&["RCP-L0-003"], Duration::ZERO).await;
@@ -63,7 +70,11 @@ async fn check_exits_0_on_a_passing_verdict_1_on_a_failing_one_and_2_when_unreac
 
     let mut cmd = protocheck();
     cmd.args(["frobnicate"]);
-    assert_eq!(output(cmd).await.status.code(), Some(2), "an unknown command is a usage error");
+    assert_eq!(
+        output(cmd).await.status.code(),
+        Some(2),
+        "an unknown command is a usage error"
+    );
 }
 
 #[tokio::test]
@@ -74,10 +85,16 @@ async fn migrate_applies_and_reverts() {
         let mut cmd = protocheck();
         cmd.args(&args).env("DATABASE_URL", &url);
         let out = output(cmd).await;
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let mut cmd = protocheck();
-    cmd.args(["migrate"]).env("DATABASE_URL", "mysql://localhost/x");
+    cmd.args(["migrate"])
+        .env("DATABASE_URL", "mysql://localhost/x");
     let out = output(cmd).await;
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("scheme `mysql`"));
@@ -93,7 +110,10 @@ async fn serve_answers_and_stops_gracefully_on_sigterm() {
     };
     let mut child = protocheck()
         .arg("serve")
-        .env("DATABASE_URL", format!("sqlite://{}", dir.path().join("s.db").display()))
+        .env(
+            "DATABASE_URL",
+            format!("sqlite://{}", dir.path().join("s.db").display()),
+        )
         .env("PROTOCHECK_BIND", format!("127.0.0.1:{port}"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -102,7 +122,11 @@ async fn serve_answers_and_stops_gracefully_on_sigterm() {
     let client = reqwest::Client::new();
     let mut ready = false;
     for _ in 0..100 {
-        if let Ok(r) = client.get(format!("http://127.0.0.1:{port}/readyz")).send().await {
+        if let Ok(r) = client
+            .get(format!("http://127.0.0.1:{port}/readyz"))
+            .send()
+            .await
+        {
             ready = r.status() == 200;
             break;
         }
@@ -110,8 +134,13 @@ async fn serve_answers_and_stops_gracefully_on_sigterm() {
     }
     assert!(ready, "serve became ready");
     let pid = child.id().to_string();
-    let killed = Command::new("kill").args(["-TERM", &pid]).status().expect("kill");
+    let killed = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
     assert!(killed.success());
-    let status = tokio::task::spawn_blocking(move || child.wait().expect("wait")).await.expect("join");
+    let status = tokio::task::spawn_blocking(move || child.wait().expect("wait"))
+        .await
+        .expect("join");
     assert_eq!(status.code(), Some(0), "a graceful stop exits 0");
 }

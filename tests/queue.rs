@@ -4,12 +4,12 @@
 
 mod common;
 
-use common::app::{rcp_reference, worker_config, TestApp};
+use common::app::{TestApp, rcp_reference, worker_config};
 use protocheck::events::RunEvents;
 use protocheck::metrics::Metrics;
 use protocheck::store::{Backend, RunStatus};
 use protocheck::worker::WorkerDeps;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -18,8 +18,16 @@ use uuid::Uuid;
 const FINISH: Duration = Duration::from_secs(90);
 
 async fn submit(app: &TestApp, target: &str) -> Uuid {
-    let body: Value = app.post_json("/api/v1/runs", &json!({"url": target, "suite": "rcp"})).await.json().await.expect("json");
-    body["id"].as_str().and_then(|s| Uuid::parse_str(s).ok()).expect("run id")
+    let body: Value = app
+        .post_json("/api/v1/runs", &json!({"url": target, "suite": "rcp"}))
+        .await
+        .json()
+        .await
+        .expect("json");
+    body["id"]
+        .as_str()
+        .and_then(|s| Uuid::parse_str(s).ok())
+        .expect("run id")
 }
 
 /// Waits until the run is running with at least `n` findings stored.
@@ -31,8 +39,14 @@ async fn wait_mid_run(db: &common::TestDb, id: Uuid, n: usize) {
         if run.status == RunStatus::Running && found >= n {
             return;
         }
-        assert!(!run.status.is_finished(), "run finished before the worker could be stopped");
-        assert!(tokio::time::Instant::now() < deadline, "run never got going");
+        assert!(
+            !run.status.is_finished(),
+            "run finished before the worker could be stopped"
+        );
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "run never got going"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -50,7 +64,12 @@ async fn a_dead_workers_run_is_finished_by_another_after_the_lease_expires() {
         doomed.abort().await;
 
         let stranded = db.store.get_run(id).await.expect("get").expect("run");
-        assert_eq!(stranded.status, RunStatus::Running, "{}: a crash releases nothing", db.name());
+        assert_eq!(
+            stranded.status,
+            RunStatus::Running,
+            "{}: a crash releases nothing",
+            db.name()
+        );
         assert!(stranded.locked_by.is_some());
         assert_eq!(stranded.attempts, 1);
 
@@ -59,8 +78,16 @@ async fn a_dead_workers_run_is_finished_by_another_after_the_lease_expires() {
         assert_eq!(run["status"], "passed", "{}: {run:#}", db.name());
         assert_eq!(run["attempts"], 2, "claimed again after the lease expired");
         let findings = run["findings"].as_array().expect("findings");
-        let seqs: Vec<i64> = findings.iter().map(|f| f["seq"].as_i64().expect("seq")).collect();
-        assert_eq!(seqs, (0..findings.len() as i64).collect::<Vec<_>>(), "{}: one complete attempt, no duplicates", db.name());
+        let seqs: Vec<i64> = findings
+            .iter()
+            .map(|f| f["seq"].as_i64().expect("seq"))
+            .collect();
+        assert_eq!(
+            seqs,
+            (0..findings.len() as i64).collect::<Vec<_>>(),
+            "{}: one complete attempt, no duplicates",
+            db.name()
+        );
         let total: u64 = ["pass", "fail", "warn", "info", "skip"]
             .iter()
             .map(|k| run["verdict"]["counts"][k].as_u64().unwrap_or(0))
@@ -105,12 +132,18 @@ async fn a_graceful_shutdown_lets_a_short_run_finish() {
     wait_mid_run(&db, id, 1).await;
     pool.shutdown().await;
     let run = db.store.get_run(id).await.expect("get").expect("run");
-    assert_eq!(run.status, RunStatus::Passed, "in-flight work finished within the grace period");
+    assert_eq!(
+        run.status,
+        RunStatus::Passed,
+        "in-flight work finished within the grace period"
+    );
 }
 
 #[tokio::test]
 async fn postgres_notify_wakes_workers_in_another_process() {
-    let Some(db) = common::postgres().await else { return };
+    let Some(db) = common::postgres().await else {
+        return;
+    };
     assert_eq!(db.store.backend(), Backend::Postgres);
     let target = rcp_reference(&[], Duration::ZERO).await;
     let app = TestApp::start(&db, 100).await;
@@ -128,7 +161,9 @@ async fn postgres_notify_wakes_workers_in_another_process() {
     // Let the listener connect before submitting.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let id = submit(&app, &target).await;
-    let run = app.wait_finished(&id.to_string(), Duration::from_secs(60)).await;
+    let run = app
+        .wait_finished(&id.to_string(), Duration::from_secs(60))
+        .await;
     assert_eq!(run["status"], "passed");
     pool.shutdown().await;
 }

@@ -69,11 +69,26 @@ impl HttpRequest {
             .map(|b| excerpt(b, max_body).0)
             .unwrap_or_default();
         RequestRecord {
-            line: format!("{} {}", self.method, self.url),
+            line: format!("{} {}", self.method, redact_url(&self.url)),
             headers,
             body,
         }
     }
+}
+
+/// `url` with any user name and password replaced: reqwest sends them as an
+/// `Authorization: Basic` header, so they are as secret as that header.
+fn redact_url(url: &Url) -> std::borrow::Cow<'_, Url> {
+    if url.username().is_empty() && url.password().is_none() {
+        return std::borrow::Cow::Borrowed(url);
+    }
+    let mut shown = url.clone();
+    // Neither call fails on a URL that already carries credentials.
+    let _ = shown.set_username("redacted");
+    if url.password().is_some() {
+        let _ = shown.set_password(Some("redacted"));
+    }
+    std::borrow::Cow::Owned(shown)
 }
 
 /// A complete, bounded response.
@@ -196,7 +211,10 @@ impl HttpClient {
         if let Some(body) = &req.body {
             builder = builder.body(body.clone());
         }
-        builder.send().await.map_err(|e| map_reqwest(&req.url, e))
+        builder
+            .send()
+            .await
+            .map_err(|e| map_reqwest(&req.url, e, self.limits.connect_timeout))
     }
 
     /// Sends `req` and reads the whole body, within the request timeout and the size cap.
@@ -212,7 +230,12 @@ impl HttpClient {
                 return Err(TransportError::TooLarge { limit });
             }
             let mut body = BytesMut::new();
-            while let Some(chunk) = resp.chunk().await.map_err(|e| map_reqwest(&req.url, e))? {
+            let connect_timeout = self.limits.connect_timeout;
+            while let Some(chunk) = resp
+                .chunk()
+                .await
+                .map_err(|e| map_reqwest(&req.url, e, connect_timeout))?
+            {
                 if body.len() + chunk.len() > limit {
                     return Err(TransportError::TooLarge { limit });
                 }
@@ -244,9 +267,10 @@ impl HttpClient {
         let status = resp.status().as_u16();
         let headers = std::mem::take(resp.headers_mut());
         let url = req.url.clone();
+        let connect_timeout = self.limits.connect_timeout;
         let body = resp
             .bytes_stream()
-            .map(move |r| r.map_err(|e| map_reqwest(&url, e)))
+            .map(move |r| r.map_err(|e| map_reqwest(&url, e, connect_timeout)))
             .boxed();
         Ok(StreamingResponse {
             status,
@@ -287,6 +311,20 @@ impl std::fmt::Display for GuardRefusal {
 
 impl std::error::Error for GuardRefusal {}
 
+/// Set by the resolver when a name does not resolve, found again in reqwest's error chain.
+#[derive(Debug)]
+struct ResolveFailure {
+    detail: String,
+}
+
+impl std::fmt::Display for ResolveFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.detail)
+    }
+}
+
+impl std::error::Error for ResolveFailure {}
+
 /// Resolves names with the system resolver and refuses the name when any address
 /// it resolves to is forbidden: a mixed answer is a rebinding attempt or a
 /// misconfiguration, and either way not a target to probe.
@@ -299,8 +337,18 @@ impl reqwest::dns::Resolve for GuardedResolver {
         let policy = self.policy;
         Box::pin(async move {
             let host = name.as_str().to_owned();
-            let addrs: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let addrs: Vec<SocketAddr> = match tokio::net::lookup_host((host.as_str(), 0)).await {
+                Ok(addrs) => addrs.collect(),
+                // Wrapped in a type of ours: the io::Error's kind is not a
+                // reliable sign of a lookup failure (std reports it as
+                // `Uncategorized`), and reqwest's wrapping is no better.
+                Err(e) => {
+                    let failure = ResolveFailure {
+                        detail: e.to_string(),
+                    };
+                    return Err(Box::new(failure) as Box<dyn std::error::Error + Send + Sync>);
+                }
+            };
             for addr in &addrs {
                 if let Err(reason) = policy.check(addr.ip()) {
                     let refusal = GuardRefusal {
@@ -316,7 +364,9 @@ impl reqwest::dns::Resolve for GuardedResolver {
     }
 }
 
-fn map_reqwest(url: &Url, err: reqwest::Error) -> TransportError {
+/// `connect_timeout` is the only timeout reqwest itself enforces (the others are
+/// ours, around the whole exchange), so a reqwest timeout is that one.
+fn map_reqwest(url: &Url, err: reqwest::Error, connect_timeout: Duration) -> TransportError {
     let host = url.host_str().unwrap_or_default().to_owned();
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&err);
     while let Some(e) = source {
@@ -326,20 +376,16 @@ fn map_reqwest(url: &Url, err: reqwest::Error) -> TransportError {
                 reason: refusal.to_string(),
             };
         }
-        if let Some(io) = e.downcast_ref::<std::io::Error>()
-            && io.kind() == std::io::ErrorKind::Other
-            && err.is_connect()
-            && io.to_string().contains("failed to lookup")
-        {
+        if let Some(failure) = e.downcast_ref::<ResolveFailure>() {
             return TransportError::Resolve {
                 host,
-                detail: io.to_string(),
+                detail: failure.detail.clone(),
             };
         }
         source = e.source();
     }
     if err.is_timeout() {
-        TransportError::Timeout(Duration::ZERO)
+        TransportError::Timeout(connect_timeout)
     } else if err.is_connect() {
         TransportError::Connect(chain(&err))
     } else {
@@ -360,4 +406,64 @@ fn chain(err: &dyn std::error::Error) -> String {
         source = e.source();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A resolver that fails every lookup, so no packet leaves the machine.
+    struct FailingResolver;
+
+    impl reqwest::dns::Resolve for FailingResolver {
+        fn resolve(&self, _name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+            Box::pin(async {
+                let failure = ResolveFailure {
+                    detail: "no such name".into(),
+                };
+                Err(Box::new(failure) as Box<dyn std::error::Error + Send + Sync>)
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn resolver_failure_maps_to_resolve() {
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .dns_resolver(Arc::new(FailingResolver))
+            .build()
+            .expect("client");
+        let url: Url = "http://nowhere.test/".parse().expect("url");
+        let err = client
+            .get(url.clone())
+            .send()
+            .await
+            .expect_err("lookup fails");
+        assert_eq!(
+            map_reqwest(&url, err, Duration::from_secs(1)),
+            TransportError::Resolve {
+                host: "nowhere.test".into(),
+                detail: "no such name".into()
+            }
+        );
+    }
+
+    #[test]
+    fn credentials_in_the_url_are_redacted_from_evidence() {
+        let url: Url = "http://user:hunter2@example.test/x?q=1"
+            .parse()
+            .expect("url");
+        let line = HttpRequest::get(url).record(100).line;
+        assert_eq!(line, "GET http://redacted:redacted@example.test/x?q=1");
+        let url: Url = "http://token@example.test/".parse().expect("url");
+        assert_eq!(
+            HttpRequest::get(url).record(100).line,
+            "GET http://redacted@example.test/"
+        );
+        let url: Url = "http://example.test/".parse().expect("url");
+        assert_eq!(
+            HttpRequest::get(url).record(100).line,
+            "GET http://example.test/"
+        );
+    }
 }

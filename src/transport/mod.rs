@@ -114,9 +114,45 @@ pub fn excerpt(bytes: &[u8], max: usize) -> (String, bool) {
         return (String::from_utf8_lossy(bytes).into_owned(), false);
     }
     let mut cut = max;
-    // Do not split a UTF-8 sequence: back up to a char boundary when the input is text.
-    while cut > 0 && (bytes[cut] & 0b1100_0000) == 0b1000_0000 {
+    // Do not split a UTF-8 sequence: back up to a char boundary when the input is
+    // text. A sequence has at most three continuation bytes, so never back up
+    // further: binary input full of 0x80..=0xBF bytes would otherwise shrink the
+    // excerpt to nothing.
+    while cut > 0 && max - cut < 3 && (bytes[cut] & 0b1100_0000) == 0b1000_0000 {
         cut -= 1;
     }
     (String::from_utf8_lossy(&bytes[..cut]).into_owned(), true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpt_keeps_utf8_sequences_whole() {
+        // "é" is two bytes; a cut inside it backs up before it.
+        assert_eq!(excerpt("aé".as_bytes(), 2), ("a".to_owned(), true));
+        assert_eq!(excerpt("a😀".as_bytes(), 4), ("a".to_owned(), true));
+        assert_eq!(excerpt(b"abc", 3), ("abc".to_owned(), false));
+    }
+
+    #[test]
+    fn excerpt_of_binary_is_not_emptied() {
+        // Bytes that all look like UTF-8 continuations: at most three are given up.
+        let (text, cut) = excerpt(&[0x80; 100], 10);
+        assert!(cut);
+        assert_eq!(text.chars().count(), 7, "{text:?}");
+    }
+
+    #[test]
+    fn secret_headers_are_redacted() {
+        let shown = redact_headers([("Authorization", &b"Bearer s3cret"[..]), ("Accept", b"*/*")]);
+        assert_eq!(
+            shown,
+            [
+                ("authorization".to_owned(), "[redacted]".to_owned()),
+                ("accept".to_owned(), "*/*".to_owned())
+            ]
+        );
+    }
 }

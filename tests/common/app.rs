@@ -6,7 +6,7 @@ use super::TestDb;
 use protocheck::events::RunEvents;
 use protocheck::metrics::Metrics;
 use protocheck::queue::Queue;
-use protocheck::reference::rcp::{rcp_router, RcpReferenceConfig};
+use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
 use protocheck::transport::AddressPolicy;
 use protocheck::web::{self, AppState};
 use protocheck::worker::{WorkerConfig, WorkerDeps, WorkerPool};
@@ -19,10 +19,16 @@ use tokio::sync::Notify;
 
 /// Serves `router` on 127.0.0.1 at a free port; returns its base URL.
 pub async fn serve(router: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
     let addr = listener.local_addr().expect("local addr");
     tokio::spawn(async move {
-        let _ = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>()).await;
+        let _ = axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .await;
     });
     format!("http://{addr}")
 }
@@ -61,9 +67,18 @@ impl TestApp {
             metrics: Metrics::new(),
         };
         let queue = Queue::new(db.store.clone(), deps.wake.clone(), 3);
-        let state = AppState::new(queue, deps.events.clone(), deps.metrics.clone(), submit_per_minute);
+        let state = AppState::new(
+            queue,
+            deps.events.clone(),
+            deps.metrics.clone(),
+            submit_per_minute,
+        );
         let base = serve(web::app(state)).await;
-        Self { base, deps, http: reqwest::Client::new() }
+        Self {
+            base,
+            deps,
+            http: reqwest::Client::new(),
+        }
     }
 
     pub fn workers(&self, cfg: WorkerConfig) -> WorkerPool {
@@ -75,7 +90,12 @@ impl TestApp {
     }
 
     pub async fn post_json(&self, path: &str, body: &Value) -> reqwest::Response {
-        self.http.post(self.url(path)).json(body).send().await.expect("POST")
+        self.http
+            .post(self.url(path))
+            .json(body)
+            .send()
+            .await
+            .expect("POST")
     }
 
     pub async fn get_json(&self, path: &str) -> (u16, Value) {
@@ -94,7 +114,10 @@ impl TestApp {
             if !matches!(st.as_str(), "queued" | "running") {
                 return run;
             }
-            assert!(tokio::time::Instant::now() < deadline, "run {run_id} still {st} after {limit:?}: {run}");
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "run {run_id} still {st} after {limit:?}: {run}"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }

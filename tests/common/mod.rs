@@ -27,14 +27,18 @@ impl Drop for TestDb {
             // Drop on a separate thread and runtime: Drop cannot await, and the
             // test's runtime may be shutting down.
             let _ = std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build();
                 if let Ok(rt) = rt {
                     rt.block_on(async {
                         use sqlx::Connection;
                         if let Ok(mut conn) = sqlx::PgConnection::connect(&admin_url).await {
-                            let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS \"{db}\" WITH (FORCE)"))
-                                .execute(&mut conn)
-                                .await;
+                            let _ = sqlx::query(&format!(
+                                "DROP DATABASE IF EXISTS \"{db}\" WITH (FORCE)"
+                            ))
+                            .execute(&mut conn)
+                            .await;
                         }
                     });
                 }
@@ -50,7 +54,12 @@ pub async fn sqlite() -> TestDb {
     let url = format!("sqlite://{}", dir.path().join("test.db").display());
     let store = store::connect(&url).await.expect("open sqlite");
     store.migrate().await.expect("migrate sqlite");
-    TestDb { store, url, drop_pg: None, _dir: Some(dir) }
+    TestDb {
+        store,
+        url,
+        drop_pg: None,
+        _dir: Some(dir),
+    }
 }
 
 /// A fresh Postgres database created from `PROTOCHECK_TEST_DATABASE_URL`, or
@@ -62,7 +71,9 @@ pub async fn postgres() -> Option<TestDb> {
     };
     use sqlx::Connection;
     let db = format!("protocheck_t_{}", uuid::Uuid::new_v4().simple());
-    let mut conn = sqlx::PgConnection::connect(&admin_url).await.expect("connect to Postgres");
+    let mut conn = sqlx::PgConnection::connect(&admin_url)
+        .await
+        .expect("connect to Postgres");
     sqlx::query(&format!("CREATE DATABASE \"{db}\""))
         .execute(&mut conn)
         .await
@@ -72,7 +83,12 @@ pub async fn postgres() -> Option<TestDb> {
     let url = url.to_string();
     let store = store::connect(&url).await.expect("open postgres");
     store.migrate().await.expect("migrate postgres");
-    Some(TestDb { store, url, drop_pg: Some((admin_url, db)), _dir: None })
+    Some(TestDb {
+        store,
+        url,
+        drop_pg: Some((admin_url, db)),
+        _dir: None,
+    })
 }
 
 /// Both backends: SQLite always, Postgres when configured.
