@@ -307,7 +307,7 @@ pub trait Store: Send + Sync + 'static {
 /// Postgres, `sqlite:` for SQLite (the file is created when missing).
 pub async fn connect(database_url: &str) -> StoreResult<Arc<dyn Store>> {
     if database_url.starts_with("postgres://") || database_url.starts_with("postgresql://") {
-        postgres::PgStore::connect(database_url).await.map(|_| unreachable_store())
+        Ok(Arc::new(postgres::PgStore::connect(database_url).await?))
     } else if database_url.starts_with("sqlite:") {
         Ok(Arc::new(sqlite::SqliteStore::connect(database_url).await?))
     } else {
@@ -317,9 +317,6 @@ pub async fn connect(database_url: &str) -> StoreResult<Arc<dyn Store>> {
         )))
     }
 }
-
-// Skeleton only: replaced when the stores implement the trait.
-fn unreachable_store() -> Arc<dyn Store> { unimplemented!() }
 
 // Row decoding shared by both backends. The stores use runtime queries rather than
 // the `query!` macros, so there is no DATABASE_URL or `.sqlx` cache at build time;
