@@ -8,6 +8,22 @@
 //! move the clock. Workers on several machines need synchronised clocks; a lease
 //! of a minute tolerates ordinary skew.
 
+// Defined before the backend modules so that both can use it (textual macro scope).
+/// The columns of a [`Run`], in the order [`RunRow`] decodes them. Usable after
+/// `SELECT` from `runs` and in `RETURNING` of an `INSERT`/`UPDATE` on `runs`, in
+/// both dialects: the target URL comes from a scalar subquery because `RETURNING`
+/// cannot join.
+macro_rules! run_columns {
+    () => {
+        "runs.id, runs.target_id, \
+         (SELECT targets.canonical_url FROM targets WHERE targets.id = runs.target_id) AS target_url, \
+         runs.suite, runs.suite_version, runs.options, runs.dedup_key, runs.status, \
+         runs.attempts, runs.max_attempts, runs.locked_by, runs.lease_expires_at_ms, \
+         runs.available_at_ms, runs.created_at_ms, runs.started_at_ms, runs.finished_at_ms, \
+         runs.verdict, runs.error"
+    };
+}
+
 pub mod postgres;
 pub mod sqlite;
 
@@ -309,13 +325,9 @@ pub trait Store: Send + Sync + 'static {
 /// Postgres, `sqlite:` for SQLite (the file is created when missing).
 pub async fn connect(database_url: &str) -> StoreResult<Arc<dyn Store>> {
     if database_url.starts_with("postgres://") || database_url.starts_with("postgresql://") {
-        postgres::PgStore::connect(database_url)
-            .await
-            .map(|_| unreachable_store())
+        Ok(Arc::new(postgres::PgStore::connect(database_url).await?))
     } else if database_url.starts_with("sqlite:") {
-        sqlite::SqliteStore::connect(database_url)
-            .await
-            .map(|_| unreachable_store())
+        Ok(Arc::new(sqlite::SqliteStore::connect(database_url).await?))
     } else {
         let scheme = database_url.split(':').next().unwrap_or_default();
         Err(StoreError::UnsupportedUrl(format!(
@@ -324,7 +336,204 @@ pub async fn connect(database_url: &str) -> StoreResult<Arc<dyn Store>> {
     }
 }
 
-// Skeleton only: replaced when the stores implement the trait.
-fn unreachable_store() -> Arc<dyn Store> {
-    unimplemented!()
+// Row decoding shared by both backends. The stores use runtime queries rather than
+// the `query!` macros, so there is no DATABASE_URL or `.sqlx` cache at build time;
+// what the compiler would have checked is checked here and by the contract tests.
+// Anything that does not decode is `StoreError::Corrupt`, never a panic.
+
+fn corrupt(what: &str, err: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(format!("{what}: {err}"))
+}
+
+/// Decodes a row into one of the row structs below.
+fn decode_row<'r, R, T>(row: &'r R) -> StoreResult<T>
+where
+    R: sqlx::Row,
+    T: sqlx::FromRow<'r, R>,
+{
+    T::from_row(row).map_err(|e| corrupt("row", e))
+}
+
+fn parse_uuid(what: &str, s: &str) -> StoreResult<Uuid> {
+    Uuid::parse_str(s).map_err(|e| corrupt(what, format_args!("`{s}`: {e}")))
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(what: &str, s: &str) -> StoreResult<T> {
+    serde_json::from_str(s).map_err(|e| corrupt(what, e))
+}
+
+fn to_json<T: Serialize>(what: &str, value: &T) -> StoreResult<String> {
+    serde_json::to_string(value).map_err(|e| corrupt(what, e))
+}
+
+/// A row of [`run_columns!`].
+#[derive(sqlx::FromRow)]
+struct RunRow {
+    id: String,
+    target_id: String,
+    target_url: String,
+    suite: String,
+    suite_version: Option<String>,
+    options: String,
+    dedup_key: String,
+    status: String,
+    attempts: i32,
+    max_attempts: i32,
+    locked_by: Option<String>,
+    lease_expires_at_ms: Option<i64>,
+    available_at_ms: i64,
+    created_at_ms: i64,
+    started_at_ms: Option<i64>,
+    finished_at_ms: Option<i64>,
+    verdict: Option<String>,
+    error: Option<String>,
+}
+
+fn run_from_row<'r, R>(row: &'r R) -> StoreResult<Run>
+where
+    R: sqlx::Row,
+    RunRow: sqlx::FromRow<'r, R>,
+{
+    let r: RunRow = decode_row(row)?;
+    Ok(Run {
+        id: parse_uuid("run id", &r.id)?,
+        status: RunStatus::parse(&r.status)
+            .ok_or_else(|| corrupt("run status", format_args!("`{}`", r.status)))?,
+        options: from_json("run options", &r.options)?,
+        verdict: r
+            .verdict
+            .as_deref()
+            .map(|v| from_json("run verdict", v))
+            .transpose()?,
+        target_id: r.target_id,
+        target_url: r.target_url,
+        suite: r.suite,
+        suite_version: r.suite_version,
+        dedup_key: r.dedup_key,
+        attempts: r.attempts,
+        max_attempts: r.max_attempts,
+        locked_by: r.locked_by,
+        lease_expires_at_ms: r.lease_expires_at_ms,
+        available_at_ms: r.available_at_ms,
+        created_at_ms: r.created_at_ms,
+        started_at_ms: r.started_at_ms,
+        finished_at_ms: r.finished_at_ms,
+        error: r.error,
+    })
+}
+
+/// `targets` columns, in declaration order.
+#[derive(sqlx::FromRow)]
+struct TargetRow {
+    id: String,
+    canonical_url: String,
+    protocol: Option<String>,
+    created_at_ms: i64,
+}
+
+fn target_from_row<'r, R>(row: &'r R) -> StoreResult<Target>
+where
+    R: sqlx::Row,
+    TargetRow: sqlx::FromRow<'r, R>,
+{
+    let r: TargetRow = decode_row(row)?;
+    Ok(Target {
+        id: r.id,
+        canonical_url: r.canonical_url,
+        protocol: r.protocol,
+        created_at_ms: r.created_at_ms,
+    })
+}
+
+/// A finding as `findings` selects it: `seq, rule_id, outcome, message, evidence,
+/// duration_ms, created_at_ms`.
+#[derive(sqlx::FromRow)]
+struct FindingRow {
+    seq: i64,
+    rule_id: String,
+    outcome: String,
+    message: String,
+    evidence: String,
+    duration_ms: i64,
+    created_at_ms: i64,
+}
+
+fn finding_from_row<'r, R>(row: &'r R) -> StoreResult<StoredFinding>
+where
+    R: sqlx::Row,
+    FindingRow: sqlx::FromRow<'r, R>,
+{
+    let r: FindingRow = decode_row(row)?;
+    Ok(StoredFinding {
+        seq: r.seq,
+        finding: Finding {
+            outcome: crate::suite::Outcome::parse(&r.outcome)
+                .ok_or_else(|| corrupt("finding outcome", format_args!("`{}`", r.outcome)))?,
+            evidence: from_json("finding evidence", &r.evidence)?,
+            duration_ms: u64::try_from(r.duration_ms)
+                .map_err(|e| corrupt("finding duration", e))?,
+            rule_id: r.rule_id,
+            message: r.message,
+        },
+        created_at_ms: r.created_at_ms,
+    })
+}
+
+/// The stored form of a finding's non-key columns: `(outcome, evidence JSON, duration_ms)`.
+fn finding_columns(finding: &Finding) -> StoreResult<(&'static str, String, i64)> {
+    Ok((
+        finding.outcome.as_str(),
+        to_json("finding evidence", &finding.evidence)?,
+        // A duration beyond i64 milliseconds is not a real measurement; clamp it.
+        i64::try_from(finding.duration_ms).unwrap_or(i64::MAX),
+    ))
+}
+
+/// The stored form of a run's end: `(status, verdict JSON, error)`.
+fn end_columns(end: &RunEnd) -> StoreResult<(RunStatus, Option<String>, Option<&str>)> {
+    Ok(match end {
+        RunEnd::Verdict(v) => {
+            let status = if v.passed {
+                RunStatus::Passed
+            } else {
+                RunStatus::Failed
+            };
+            // The error of a finished run explains its end; a retry reason from an
+            // earlier attempt would only mislead next to a verdict.
+            (status, Some(to_json("run verdict", v)?), None)
+        }
+        RunEnd::Error(reason) => (RunStatus::Error, None, Some(reason.as_str())),
+    })
+}
+
+#[derive(sqlx::FromRow)]
+struct IdempotencyRow {
+    key: String,
+    request_hash: String,
+    run_id: String,
+}
+
+fn idempotency_from_row<'r, R>(row: &'r R) -> StoreResult<IdempotencyRecord>
+where
+    R: sqlx::Row,
+    IdempotencyRow: sqlx::FromRow<'r, R>,
+{
+    let r: IdempotencyRow = decode_row(row)?;
+    Ok(IdempotencyRecord {
+        run_id: parse_uuid("idempotency run id", &r.run_id)?,
+        key: r.key,
+        request_hash: r.request_hash,
+    })
+}
+
+/// Decodes `SELECT status, COUNT(*) ... GROUP BY status`.
+fn status_count_from_row<'r, R>(row: &'r R) -> StoreResult<(RunStatus, i64)>
+where
+    R: sqlx::Row,
+    (String, i64): sqlx::FromRow<'r, R>,
+{
+    let (status, count): (String, i64) = decode_row(row)?;
+    let status = RunStatus::parse(&status)
+        .ok_or_else(|| corrupt("run status", format_args!("`{status}`")))?;
+    Ok((status, count))
 }

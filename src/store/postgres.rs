@@ -1,12 +1,524 @@
-//! Postgres store (placeholder).
-use super::{StoreError, StoreResult};
+//! Postgres store: production, with any number of worker processes on any number
+//! of machines sharing the queue.
+//!
+//! Claims use `FOR UPDATE SKIP LOCKED`, so concurrent workers pass over each
+//! other's candidate rows instead of queueing behind them, and commit at once:
+//! the lease, not a transaction, holds the run while it talks to the network.
+//! New work is announced on [`WORK_CHANNEL`] by triggers (migration 0002).
+//!
+//! Queries are built at run time (`sqlx::query`), not with the `query!` macros:
+//! there is no database at build time and no `.sqlx` cache to keep in sync; the
+//! contract tests in `tests/store_contract.rs` check every statement instead.
 
-pub struct PgStore;
+use super::{
+    Backend, HistoryCursor, IdempotencyRecord, Inserted, NewRun, ReapReport, Run, RunEnd,
+    RunStatus, Store, StoreError, StoreResult, StoredFinding, Target, end_columns, finding_columns,
+    finding_from_row, idempotency_from_row, run_from_row, status_count_from_row, target_from_row,
+    to_json,
+};
+use crate::suite::Finding;
+use async_trait::async_trait;
+use sqlx::Row;
+use sqlx::postgres::{PgListener, PgPool, PgPoolOptions};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+/// Migrations for Postgres, embedded in the binary.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+
+/// The `LISTEN`/`NOTIFY` channel on which the runs triggers announce queued work.
+/// Must match the name in `migrations/postgres/0002_notify_runs.up.sql`.
+pub const WORK_CHANNEL: &str = "protocheck_runs";
+
+/// Connections in the pool, including the one a work listener keeps.
+const MAX_CONNECTIONS: u32 = 10;
+
+/// First delay before reconnecting a failed work listener; doubled on each failure.
+const LISTEN_BACKOFF_MIN: Duration = Duration::from_millis(250);
+/// Longest delay between reconnection attempts of the work listener.
+const LISTEN_BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// How many times `insert_run` retries when the conflicting active run finishes
+/// between the insert and the lookup. Once is enough in practice; the bound only
+/// guarantees termination.
+const INSERT_RUN_TRIES: usize = 3;
+
+/// The Postgres implementation of [`Store`].
+#[derive(Debug, Clone)]
+pub struct PgStore {
+    pool: PgPool,
+}
 
 impl PgStore {
-    pub async fn connect(_url: &str) -> StoreResult<Self> {
-        Err(StoreError::UnsupportedUrl(
-            "postgres store under construction".into(),
-        ))
+    /// Connects to the database a `postgres://` or `postgresql://` URL names.
+    pub async fn connect(url: &str) -> StoreResult<Self> {
+        let pool = PgPoolOptions::new()
+            .max_connections(MAX_CONNECTIONS)
+            .connect(url)
+            .await?;
+        Ok(Self { pool })
     }
+
+    async fn fetch_run(&self, sql: &'static str, key: &str) -> StoreResult<Option<Run>> {
+        let row = sqlx::query(sql)
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(run_from_row).transpose()
+    }
+}
+
+#[async_trait]
+impl Store for PgStore {
+    fn backend(&self) -> Backend {
+        Backend::Postgres
+    }
+
+    async fn migrate(&self) -> StoreResult<()> {
+        MIGRATOR.run(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn migrate_down_all(&self) -> StoreResult<()> {
+        MIGRATOR.undo(&self.pool, 0).await?;
+        Ok(())
+    }
+
+    async fn ping(&self) -> StoreResult<()> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn upsert_target(
+        &self,
+        id: &str,
+        canonical_url: &str,
+        now_ms: i64,
+    ) -> StoreResult<Target> {
+        // Conflict on the id only: the same URL under another id is a real error.
+        sqlx::query(
+            "INSERT INTO targets (id, canonical_url, created_at_ms) VALUES ($1, $2, $3)
+             ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(id)
+        .bind(canonical_url)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        self.get_target(id)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt(format!("target `{id}` vanished after upsert")))
+    }
+
+    async fn get_target(&self, id: &str) -> StoreResult<Option<Target>> {
+        let row = sqlx::query(
+            "SELECT id, canonical_url, protocol, created_at_ms FROM targets WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(target_from_row).transpose()
+    }
+
+    async fn set_target_protocol(&self, id: &str, protocol: &str) -> StoreResult<()> {
+        sqlx::query("UPDATE targets SET protocol = $2 WHERE id = $1")
+            .bind(id)
+            .bind(protocol)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn insert_run(&self, new: &NewRun) -> StoreResult<Inserted> {
+        let options = to_json("run options", &new.options)?;
+        for _ in 0..INSERT_RUN_TRIES {
+            let inserted = sqlx::query(concat!(
+                "INSERT INTO runs (id, target_id, suite, options, dedup_key, status, max_attempts,
+                                   available_at_ms, created_at_ms)
+                 VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $7)
+                 ON CONFLICT (dedup_key) WHERE status IN ('queued', 'running') DO NOTHING
+                 RETURNING ",
+                run_columns!()
+            ))
+            .bind(new.id.to_string())
+            .bind(&new.target_id)
+            .bind(&new.suite)
+            .bind(&options)
+            .bind(&new.dedup_key)
+            .bind(new.max_attempts)
+            .bind(new.created_at_ms)
+            .fetch_optional(&self.pool)
+            .await?;
+            if let Some(row) = inserted {
+                return Ok(Inserted::New(run_from_row(&row)?));
+            }
+            let active = self
+                .fetch_run(
+                    concat!(
+                        "SELECT ",
+                        run_columns!(),
+                        " FROM runs WHERE dedup_key = $1 AND status IN ('queued', 'running')"
+                    ),
+                    &new.dedup_key,
+                )
+                .await?;
+            if let Some(run) = active {
+                return Ok(Inserted::Active(run));
+            }
+        }
+        Err(StoreError::Corrupt(format!(
+            "dedup key `{}` kept conflicting with runs that then finished",
+            new.dedup_key
+        )))
+    }
+
+    async fn latest_finished(&self, dedup_key: &str, since_ms: i64) -> StoreResult<Option<Run>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs
+             WHERE dedup_key = $1 AND status IN ('passed', 'failed') AND finished_at_ms >= $2
+             ORDER BY finished_at_ms DESC, id DESC
+             LIMIT 1"
+        ))
+        .bind(dedup_key)
+        .bind(since_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(run_from_row).transpose()
+    }
+
+    async fn get_run(&self, id: Uuid) -> StoreResult<Option<Run>> {
+        self.fetch_run(
+            concat!("SELECT ", run_columns!(), " FROM runs WHERE id = $1"),
+            &id.to_string(),
+        )
+        .await
+    }
+
+    async fn target_runs(
+        &self,
+        target_id: &str,
+        before: Option<&HistoryCursor>,
+        limit: u32,
+    ) -> StoreResult<Vec<Run>> {
+        let query = match before {
+            None => sqlx::query(concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM runs WHERE target_id = $1
+                 ORDER BY created_at_ms DESC, id DESC LIMIT $2"
+            ))
+            .bind(target_id)
+            .bind(i64::from(limit)),
+            Some(cursor) => sqlx::query(concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM runs WHERE target_id = $1 AND (created_at_ms, id) < ($3, $4)
+                 ORDER BY created_at_ms DESC, id DESC LIMIT $2"
+            ))
+            .bind(target_id)
+            .bind(i64::from(limit))
+            .bind(cursor.created_at_ms)
+            .bind(cursor.id.to_string()),
+        };
+        let rows = query.fetch_all(&self.pool).await?;
+        rows.iter().map(run_from_row).collect()
+    }
+
+    async fn claim_run(
+        &self,
+        worker: &str,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreResult<Option<Run>> {
+        // Dropping the transaction on an error path rolls it back.
+        let mut tx = self.pool.begin().await?;
+        let row = sqlx::query(concat!(
+            "UPDATE runs
+             SET status = 'running', locked_by = $1, lease_expires_at_ms = $2,
+                 attempts = attempts + 1, started_at_ms = COALESCE(started_at_ms, $3)
+             WHERE id = (SELECT id FROM runs
+                         WHERE status = 'queued' AND available_at_ms <= $3
+                         ORDER BY created_at_ms, id
+                         LIMIT 1
+                         FOR UPDATE SKIP LOCKED)
+             RETURNING ",
+            run_columns!()
+        ))
+        .bind(worker)
+        .bind(now_ms.saturating_add(lease_ms))
+        .bind(now_ms)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            tx.commit().await?;
+            return Ok(None);
+        };
+        let id: String = row.try_get("id")?;
+        // Every finding present now belongs to an earlier attempt. That includes one
+        // with the same number when a shutdown gave its attempt back, which is why
+        // this is not `attempt < attempts`.
+        sqlx::query("DELETE FROM findings WHERE run_id = $1")
+            .bind(&id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        // Decoded after the commit: a run that does not decode is then held under a
+        // lease like any other, and the reaper ends it as `error` after max_attempts
+        // instead of it blocking the head of the queue forever.
+        run_from_row(&row).map(Some)
+    }
+
+    async fn heartbeat(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreResult<bool> {
+        let done = sqlx::query(
+            "UPDATE runs SET lease_expires_at_ms = $3
+             WHERE id = $1 AND status = 'running' AND locked_by = $2",
+        )
+        .bind(run_id.to_string())
+        .bind(worker)
+        .bind(now_ms.saturating_add(lease_ms))
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn append_finding(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        attempt: i32,
+        seq: i64,
+        finding: &Finding,
+        now_ms: i64,
+    ) -> StoreResult<bool> {
+        let (outcome, evidence, duration_ms) = finding_columns(finding)?;
+        // FOR SHARE holds the run row until the insert commits, so a requeue or reap
+        // cannot slip in between the check and the write; one that already did makes
+        // the check re-read the new row version and fail.
+        let done = sqlx::query(
+            "INSERT INTO findings (run_id, attempt, seq, rule_id, outcome, message, evidence,
+                                   duration_ms, created_at_ms)
+             SELECT $1, $3, $4, $5, $6, $7, $8, $9, $10
+             WHERE EXISTS (SELECT 1 FROM runs
+                           WHERE id = $1 AND status = 'running' AND locked_by = $2
+                             AND attempts = $3
+                           FOR SHARE)",
+        )
+        .bind(run_id.to_string())
+        .bind(worker)
+        .bind(attempt)
+        .bind(seq)
+        .bind(&finding.rule_id)
+        .bind(outcome)
+        .bind(&finding.message)
+        .bind(evidence)
+        .bind(duration_ms)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn finish_run(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        end: &RunEnd,
+        suite_version: &str,
+        now_ms: i64,
+    ) -> StoreResult<bool> {
+        let (status, verdict, error) = end_columns(end)?;
+        let done = sqlx::query(
+            "UPDATE runs
+             SET status = $3, verdict = $4, error = $5, suite_version = $6, finished_at_ms = $7,
+                 locked_by = NULL, lease_expires_at_ms = NULL
+             WHERE id = $1 AND status = 'running' AND locked_by = $2",
+        )
+        .bind(run_id.to_string())
+        .bind(worker)
+        .bind(status.as_str())
+        .bind(verdict)
+        .bind(error)
+        .bind(suite_version)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn requeue_run(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        reason: &str,
+        available_at_ms: i64,
+        count_attempt: bool,
+    ) -> StoreResult<bool> {
+        let given_back: i32 = if count_attempt { 0 } else { 1 };
+        let done = sqlx::query(
+            "UPDATE runs
+             SET status = 'queued', locked_by = NULL, lease_expires_at_ms = NULL,
+                 available_at_ms = $3, error = $4, attempts = attempts - $5
+             WHERE id = $1 AND status = 'running' AND locked_by = $2",
+        )
+        .bind(run_id.to_string())
+        .bind(worker)
+        .bind(available_at_ms)
+        .bind(reason)
+        .bind(given_back)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn reap_expired(&self, now_ms: i64, backoff_ms: i64) -> StoreResult<ReapReport> {
+        // SET expressions read the row as it was, so the reasons name the worker
+        // that held the lease even though the same statement clears `locked_by`.
+        // Race-safe under READ COMMITTED: a row a heartbeat extended meanwhile is
+        // re-checked against the WHERE clause and skipped.
+        let errored = sqlx::query(
+            "UPDATE runs
+             SET status = 'error', finished_at_ms = $1,
+                 error = 'lease expired after ' || attempts || ' attempts; last worker '
+                         || COALESCE(locked_by, '?') || ' stopped responding',
+                 locked_by = NULL, lease_expires_at_ms = NULL
+             WHERE status = 'running' AND lease_expires_at_ms < $1
+               AND attempts >= max_attempts",
+        )
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        let requeued = sqlx::query(
+            "UPDATE runs
+             SET status = 'queued', available_at_ms = $2,
+                 error = 'lease expired (worker ' || COALESCE(locked_by, '?')
+                         || ' stopped responding); retrying',
+                 locked_by = NULL, lease_expires_at_ms = NULL
+             WHERE status = 'running' AND lease_expires_at_ms < $1
+               AND attempts < max_attempts",
+        )
+        .bind(now_ms)
+        .bind(now_ms.saturating_add(backoff_ms))
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        Ok(ReapReport { requeued, errored })
+    }
+
+    async fn findings(&self, run_id: Uuid, after_seq: i64) -> StoreResult<Vec<StoredFinding>> {
+        let rows = sqlx::query(
+            "SELECT f.seq, f.rule_id, f.outcome, f.message, f.evidence, f.duration_ms,
+                    f.created_at_ms
+             FROM findings f JOIN runs r ON r.id = f.run_id AND f.attempt = r.attempts
+             WHERE f.run_id = $1 AND f.seq > $2
+             ORDER BY f.seq",
+        )
+        .bind(run_id.to_string())
+        .bind(after_seq)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(finding_from_row).collect()
+    }
+
+    async fn count_by_status(&self) -> StoreResult<Vec<(RunStatus, i64)>> {
+        let rows = sqlx::query("SELECT status, COUNT(*) FROM runs GROUP BY status")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(status_count_from_row).collect()
+    }
+
+    async fn get_idempotency(&self, key: &str) -> StoreResult<Option<IdempotencyRecord>> {
+        let row =
+            sqlx::query("SELECT key, request_hash, run_id FROM idempotency_keys WHERE key = $1")
+                .bind(key)
+                .fetch_optional(&self.pool)
+                .await?;
+        row.as_ref().map(idempotency_from_row).transpose()
+    }
+
+    async fn put_idempotency(
+        &self,
+        record: &IdempotencyRecord,
+        now_ms: i64,
+    ) -> StoreResult<IdempotencyRecord> {
+        sqlx::query(
+            "INSERT INTO idempotency_keys (key, request_hash, run_id, created_at_ms)
+             VALUES ($1, $2, $3, $4)
+             ON CONFLICT (key) DO NOTHING",
+        )
+        .bind(&record.key)
+        .bind(&record.request_hash)
+        .bind(record.run_id.to_string())
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        self.get_idempotency(&record.key).await?.ok_or_else(|| {
+            StoreError::Corrupt(format!(
+                "idempotency key `{}` vanished after insert",
+                record.key
+            ))
+        })
+    }
+
+    async fn listen_for_work(&self, notify: Arc<Notify>, shutdown: CancellationToken) {
+        let mut backoff = LISTEN_BACKOFF_MIN;
+        loop {
+            let outcome = tokio::select! {
+                () = shutdown.cancelled() => return,
+                outcome = listen(&self.pool, &notify, &mut backoff) => outcome,
+            };
+            let Err(failed) = outcome;
+            tracing::warn!(error = %failed, retry_in = ?backoff, "work listener failed; reconnecting");
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = tokio::time::sleep(backoff) => {}
+            }
+            backoff = (backoff * 2).min(LISTEN_BACKOFF_MAX);
+        }
+    }
+}
+
+/// Listens on [`WORK_CHANNEL`] until the connection fails for good.
+async fn listen(
+    pool: &PgPool,
+    notify: &Notify,
+    backoff: &mut Duration,
+) -> Result<Infallible, sqlx::Error> {
+    let mut listener = PgListener::connect_with(pool).await?;
+    listener.listen(WORK_CHANNEL).await?;
+    *backoff = LISTEN_BACKOFF_MIN;
+    // Work queued while nobody was listening was announced to no one.
+    wake(notify);
+    loop {
+        // `None` means the connection dropped: the next call reconnects (an error if it
+        // cannot), and notifications sent in between are lost, so wake workers either way.
+        let _notification = listener.try_recv().await?;
+        wake(notify);
+    }
+}
+
+/// Wakes every idle worker, and leaves a permit for one that is not waiting yet.
+///
+/// Workers create their `notified()` future before each poll of the queue, and
+/// `notify_waiters` reaches every such future, polled or not. That alone loses no
+/// work, and it is the right breadth: Postgres folds the notifications of one
+/// transaction into one, so a single wake-up can stand for many runs (a reaper
+/// requeueing several), and every idle worker should look. `notify_one` adds a
+/// stored permit for a worker that polls before arming its future; it costs at
+/// most one extra, empty poll.
+fn wake(notify: &Notify) {
+    notify.notify_waiters();
+    notify.notify_one();
 }

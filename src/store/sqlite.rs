@@ -1,12 +1,470 @@
-//! SQLite store (placeholder).
-use super::{StoreError, StoreResult};
+//! SQLite store: the embedded default, one process sharing one database file.
+//!
+//! SQLite serialises writers, so the queue needs no row locks: a claim is one
+//! `UPDATE … RETURNING` inside a `BEGIN IMMEDIATE` transaction, which takes the
+//! write lock up front (waiting up to [`BUSY_TIMEOUT`]) instead of failing with
+//! `SQLITE_BUSY` when a read transaction tries to upgrade.
+//!
+//! Queries are built at run time (`sqlx::query`), not with the `query!` macros:
+//! there is no database at build time. Parameters are written `$N`, which sqlx
+//! binds by number on SQLite as on Postgres.
 
-pub struct SqliteStore;
+use super::{
+    Backend, HistoryCursor, IdempotencyRecord, Inserted, NewRun, ReapReport, Run, RunEnd,
+    RunStatus, Store, StoreError, StoreResult, StoredFinding, Target, end_columns, finding_columns,
+    finding_from_row, idempotency_from_row, run_from_row, status_count_from_row, target_from_row,
+    to_json,
+};
+use crate::suite::Finding;
+use async_trait::async_trait;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Row, SqlitePool};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+/// Migrations for SQLite, embedded in the binary.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
+
+/// How long a writer waits for the write lock before giving up with `SQLITE_BUSY`.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Connections in the pool: WAL lets readers run beside the one writer.
+const MAX_CONNECTIONS: u32 = 8;
+
+/// How many times `insert_run` retries when the conflicting active run finishes
+/// between the insert and the lookup. Once is enough in practice; the bound only
+/// guarantees termination.
+const INSERT_RUN_TRIES: usize = 3;
+
+/// The SQLite implementation of [`Store`].
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+}
 
 impl SqliteStore {
-    pub async fn connect(_url: &str) -> StoreResult<Self> {
-        Err(StoreError::UnsupportedUrl(
-            "sqlite store under construction".into(),
-        ))
+    /// Opens (and creates when missing) the database `sqlite://path` or `sqlite:path` names.
+    pub async fn connect(url: &str) -> StoreResult<Self> {
+        let options = SqliteConnectOptions::from_str(url)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            // NORMAL is durable across application crashes in WAL mode; only a power
+            // loss can lose the last commits, which a conformance queue can afford.
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(BUSY_TIMEOUT)
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(MAX_CONNECTIONS)
+            .connect_with(options)
+            .await?;
+        Ok(Self { pool })
     }
+
+    async fn fetch_run(&self, sql: &'static str, key: &str) -> StoreResult<Option<Run>> {
+        let row = sqlx::query(sql)
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(run_from_row).transpose()
+    }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    fn backend(&self) -> Backend {
+        Backend::Sqlite
+    }
+
+    async fn migrate(&self) -> StoreResult<()> {
+        MIGRATOR.run(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn migrate_down_all(&self) -> StoreResult<()> {
+        MIGRATOR.undo(&self.pool, 0).await?;
+        Ok(())
+    }
+
+    async fn ping(&self) -> StoreResult<()> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn upsert_target(
+        &self,
+        id: &str,
+        canonical_url: &str,
+        now_ms: i64,
+    ) -> StoreResult<Target> {
+        // Conflict on the id only: the same URL under another id is a real error.
+        sqlx::query(
+            "INSERT INTO targets (id, canonical_url, created_at_ms) VALUES ($1, $2, $3)
+             ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(id)
+        .bind(canonical_url)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        self.get_target(id)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt(format!("target `{id}` vanished after upsert")))
+    }
+
+    async fn get_target(&self, id: &str) -> StoreResult<Option<Target>> {
+        let row = sqlx::query(
+            "SELECT id, canonical_url, protocol, created_at_ms FROM targets WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(target_from_row).transpose()
+    }
+
+    async fn set_target_protocol(&self, id: &str, protocol: &str) -> StoreResult<()> {
+        sqlx::query("UPDATE targets SET protocol = $2 WHERE id = $1")
+            .bind(id)
+            .bind(protocol)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn insert_run(&self, new: &NewRun) -> StoreResult<Inserted> {
+        let options = to_json("run options", &new.options)?;
+        for _ in 0..INSERT_RUN_TRIES {
+            let inserted = sqlx::query(concat!(
+                "INSERT INTO runs (id, target_id, suite, options, dedup_key, status, max_attempts,
+                                   available_at_ms, created_at_ms)
+                 VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $7)
+                 ON CONFLICT (dedup_key) WHERE status IN ('queued', 'running') DO NOTHING
+                 RETURNING ",
+                run_columns!()
+            ))
+            .bind(new.id.to_string())
+            .bind(&new.target_id)
+            .bind(&new.suite)
+            .bind(&options)
+            .bind(&new.dedup_key)
+            .bind(new.max_attempts)
+            .bind(new.created_at_ms)
+            .fetch_optional(&self.pool)
+            .await?;
+            if let Some(row) = inserted {
+                return Ok(Inserted::New(run_from_row(&row)?));
+            }
+            let active = self
+                .fetch_run(
+                    concat!(
+                        "SELECT ",
+                        run_columns!(),
+                        " FROM runs WHERE dedup_key = $1 AND status IN ('queued', 'running')"
+                    ),
+                    &new.dedup_key,
+                )
+                .await?;
+            if let Some(run) = active {
+                return Ok(Inserted::Active(run));
+            }
+        }
+        Err(StoreError::Corrupt(format!(
+            "dedup key `{}` kept conflicting with runs that then finished",
+            new.dedup_key
+        )))
+    }
+
+    async fn latest_finished(&self, dedup_key: &str, since_ms: i64) -> StoreResult<Option<Run>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs
+             WHERE dedup_key = $1 AND status IN ('passed', 'failed') AND finished_at_ms >= $2
+             ORDER BY finished_at_ms DESC, id DESC
+             LIMIT 1"
+        ))
+        .bind(dedup_key)
+        .bind(since_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(run_from_row).transpose()
+    }
+
+    async fn get_run(&self, id: Uuid) -> StoreResult<Option<Run>> {
+        self.fetch_run(
+            concat!("SELECT ", run_columns!(), " FROM runs WHERE id = $1"),
+            &id.to_string(),
+        )
+        .await
+    }
+
+    async fn target_runs(
+        &self,
+        target_id: &str,
+        before: Option<&HistoryCursor>,
+        limit: u32,
+    ) -> StoreResult<Vec<Run>> {
+        let query = match before {
+            None => sqlx::query(concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM runs WHERE target_id = $1
+                 ORDER BY created_at_ms DESC, id DESC LIMIT $2"
+            ))
+            .bind(target_id)
+            .bind(i64::from(limit)),
+            Some(cursor) => sqlx::query(concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM runs WHERE target_id = $1 AND (created_at_ms, id) < ($3, $4)
+                 ORDER BY created_at_ms DESC, id DESC LIMIT $2"
+            ))
+            .bind(target_id)
+            .bind(i64::from(limit))
+            .bind(cursor.created_at_ms)
+            .bind(cursor.id.to_string()),
+        };
+        let rows = query.fetch_all(&self.pool).await?;
+        rows.iter().map(run_from_row).collect()
+    }
+
+    async fn claim_run(
+        &self,
+        worker: &str,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreResult<Option<Run>> {
+        // Dropping the transaction on an error path rolls it back.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let row = sqlx::query(concat!(
+            "UPDATE runs
+             SET status = 'running', locked_by = $1, lease_expires_at_ms = $2,
+                 attempts = attempts + 1, started_at_ms = COALESCE(started_at_ms, $3)
+             WHERE id = (SELECT id FROM runs
+                         WHERE status = 'queued' AND available_at_ms <= $3
+                         ORDER BY created_at_ms, id
+                         LIMIT 1)
+             RETURNING ",
+            run_columns!()
+        ))
+        .bind(worker)
+        .bind(now_ms.saturating_add(lease_ms))
+        .bind(now_ms)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            tx.commit().await?;
+            return Ok(None);
+        };
+        let id: String = row.try_get("id")?;
+        // Every finding present now belongs to an earlier attempt. That includes one
+        // with the same number when a shutdown gave its attempt back, which is why
+        // this is not `attempt < attempts`.
+        sqlx::query("DELETE FROM findings WHERE run_id = $1")
+            .bind(&id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        // Decoded after the commit: a run that does not decode is then held under a
+        // lease like any other, and the reaper ends it as `error` after max_attempts
+        // instead of it blocking the head of the queue forever.
+        run_from_row(&row).map(Some)
+    }
+
+    async fn heartbeat(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreResult<bool> {
+        let done = sqlx::query(
+            "UPDATE runs SET lease_expires_at_ms = $3
+             WHERE id = $1 AND status = 'running' AND locked_by = $2",
+        )
+        .bind(run_id.to_string())
+        .bind(worker)
+        .bind(now_ms.saturating_add(lease_ms))
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn append_finding(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        attempt: i32,
+        seq: i64,
+        finding: &Finding,
+        now_ms: i64,
+    ) -> StoreResult<bool> {
+        let (outcome, evidence, duration_ms) = finding_columns(finding)?;
+        let done = sqlx::query(
+            "INSERT INTO findings (run_id, attempt, seq, rule_id, outcome, message, evidence,
+                                   duration_ms, created_at_ms)
+             SELECT $1, $3, $4, $5, $6, $7, $8, $9, $10
+             WHERE EXISTS (SELECT 1 FROM runs
+                           WHERE id = $1 AND status = 'running' AND locked_by = $2
+                             AND attempts = $3)",
+        )
+        .bind(run_id.to_string())
+        .bind(worker)
+        .bind(attempt)
+        .bind(seq)
+        .bind(&finding.rule_id)
+        .bind(outcome)
+        .bind(&finding.message)
+        .bind(evidence)
+        .bind(duration_ms)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn finish_run(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        end: &RunEnd,
+        suite_version: &str,
+        now_ms: i64,
+    ) -> StoreResult<bool> {
+        let (status, verdict, error) = end_columns(end)?;
+        let done = sqlx::query(
+            "UPDATE runs
+             SET status = $3, verdict = $4, error = $5, suite_version = $6, finished_at_ms = $7,
+                 locked_by = NULL, lease_expires_at_ms = NULL
+             WHERE id = $1 AND status = 'running' AND locked_by = $2",
+        )
+        .bind(run_id.to_string())
+        .bind(worker)
+        .bind(status.as_str())
+        .bind(verdict)
+        .bind(error)
+        .bind(suite_version)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn requeue_run(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        reason: &str,
+        available_at_ms: i64,
+        count_attempt: bool,
+    ) -> StoreResult<bool> {
+        let given_back: i32 = if count_attempt { 0 } else { 1 };
+        let done = sqlx::query(
+            "UPDATE runs
+             SET status = 'queued', locked_by = NULL, lease_expires_at_ms = NULL,
+                 available_at_ms = $3, error = $4, attempts = attempts - $5
+             WHERE id = $1 AND status = 'running' AND locked_by = $2",
+        )
+        .bind(run_id.to_string())
+        .bind(worker)
+        .bind(available_at_ms)
+        .bind(reason)
+        .bind(given_back)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn reap_expired(&self, now_ms: i64, backoff_ms: i64) -> StoreResult<ReapReport> {
+        // SET expressions read the row as it was, so the reasons name the worker
+        // that held the lease even though the same statement clears `locked_by`.
+        let errored = sqlx::query(
+            "UPDATE runs
+             SET status = 'error', finished_at_ms = $1,
+                 error = 'lease expired after ' || attempts || ' attempts; last worker '
+                         || COALESCE(locked_by, '?') || ' stopped responding',
+                 locked_by = NULL, lease_expires_at_ms = NULL
+             WHERE status = 'running' AND lease_expires_at_ms < $1
+               AND attempts >= max_attempts",
+        )
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        let requeued = sqlx::query(
+            "UPDATE runs
+             SET status = 'queued', available_at_ms = $2,
+                 error = 'lease expired (worker ' || COALESCE(locked_by, '?')
+                         || ' stopped responding); retrying',
+                 locked_by = NULL, lease_expires_at_ms = NULL
+             WHERE status = 'running' AND lease_expires_at_ms < $1
+               AND attempts < max_attempts",
+        )
+        .bind(now_ms)
+        .bind(now_ms.saturating_add(backoff_ms))
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        Ok(ReapReport { requeued, errored })
+    }
+
+    async fn findings(&self, run_id: Uuid, after_seq: i64) -> StoreResult<Vec<StoredFinding>> {
+        let rows = sqlx::query(
+            "SELECT f.seq, f.rule_id, f.outcome, f.message, f.evidence, f.duration_ms,
+                    f.created_at_ms
+             FROM findings f JOIN runs r ON r.id = f.run_id AND f.attempt = r.attempts
+             WHERE f.run_id = $1 AND f.seq > $2
+             ORDER BY f.seq",
+        )
+        .bind(run_id.to_string())
+        .bind(after_seq)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(finding_from_row).collect()
+    }
+
+    async fn count_by_status(&self) -> StoreResult<Vec<(RunStatus, i64)>> {
+        let rows = sqlx::query("SELECT status, COUNT(*) FROM runs GROUP BY status")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(status_count_from_row).collect()
+    }
+
+    async fn get_idempotency(&self, key: &str) -> StoreResult<Option<IdempotencyRecord>> {
+        let row =
+            sqlx::query("SELECT key, request_hash, run_id FROM idempotency_keys WHERE key = $1")
+                .bind(key)
+                .fetch_optional(&self.pool)
+                .await?;
+        row.as_ref().map(idempotency_from_row).transpose()
+    }
+
+    async fn put_idempotency(
+        &self,
+        record: &IdempotencyRecord,
+        now_ms: i64,
+    ) -> StoreResult<IdempotencyRecord> {
+        sqlx::query(
+            "INSERT INTO idempotency_keys (key, request_hash, run_id, created_at_ms)
+             VALUES ($1, $2, $3, $4)
+             ON CONFLICT (key) DO NOTHING",
+        )
+        .bind(&record.key)
+        .bind(&record.request_hash)
+        .bind(record.run_id.to_string())
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        self.get_idempotency(&record.key).await?.ok_or_else(|| {
+            StoreError::Corrupt(format!(
+                "idempotency key `{}` vanished after insert",
+                record.key
+            ))
+        })
+    }
+
+    async fn listen_for_work(&self, _notify: Arc<Notify>, _shutdown: CancellationToken) {}
 }

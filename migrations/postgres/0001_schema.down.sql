@@ -1,0 +1,4 @@
+DROP TABLE idempotency_keys;
+DROP TABLE findings;
+DROP TABLE runs;
+DROP TABLE targets;

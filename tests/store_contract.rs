@@ -1,0 +1,1060 @@
+//! The `Store` contract: every test runs the same body on SQLite and, when
+//! `PROTOCHECK_TEST_DATABASE_URL` is set, on Postgres. Times are passed in, so the
+//! tests move the clock instead of sleeping.
+
+mod common;
+
+use protocheck::store::{
+    Backend, HistoryCursor, IdempotencyRecord, Inserted, NewRun, ReapReport, Run, RunEnd,
+    RunStatus, Store,
+};
+use protocheck::suite::{
+    Counts, Exchange, Finding, Outcome, RequestRecord, ResponseRecord, RunOptions, SuiteId,
+    Verdict, VerdictDetail,
+};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Barrier, Notify};
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+const LEASE_MS: i64 = 60_000;
+/// Liveness bound for anything that waits on another task; never a timing assertion.
+const PATIENCE: Duration = Duration::from_secs(5);
+
+async fn target(store: &dyn Store, id: &str) -> String {
+    store
+        .upsert_target(id, &format!("https://{id}.example/rcp"), 1)
+        .await
+        .expect("upsert target");
+    id.to_string()
+}
+
+fn new_run(target_id: &str, dedup_key: &str, created_at_ms: i64) -> NewRun {
+    NewRun {
+        id: Uuid::new_v4(),
+        target_id: target_id.to_string(),
+        suite: "rcp".to_string(),
+        options: RunOptions {
+            profile: Some("spec".to_string()),
+            allow_writes: Some(false),
+            ..RunOptions::default()
+        },
+        dedup_key: dedup_key.to_string(),
+        max_attempts: 3,
+        created_at_ms,
+    }
+}
+
+async fn queue(store: &dyn Store, target_id: &str, dedup_key: &str, created_at_ms: i64) -> Run {
+    match store
+        .insert_run(&new_run(target_id, dedup_key, created_at_ms))
+        .await
+    {
+        Ok(Inserted::New(run)) => run,
+        other => panic!("expected a new run for {dedup_key}, got {other:?}"),
+    }
+}
+
+async fn claim(store: &dyn Store, worker: &str, now_ms: i64) -> Option<Run> {
+    store
+        .claim_run(worker, now_ms, LEASE_MS)
+        .await
+        .expect("claim")
+}
+
+async fn run(store: &dyn Store, id: Uuid) -> Run {
+    store
+        .get_run(id)
+        .await
+        .expect("get run")
+        .expect("run exists")
+}
+
+/// Queues, claims and ends a run, with no other run queued meanwhile.
+async fn finished_run(
+    store: &dyn Store,
+    target_id: &str,
+    dedup_key: &str,
+    created_at_ms: i64,
+    end: RunEnd,
+    finished_at_ms: i64,
+) -> Run {
+    let queued = queue(store, target_id, dedup_key, created_at_ms).await;
+    let claimed = claim(store, "w-finish", created_at_ms)
+        .await
+        .expect("a queued run");
+    assert_eq!(claimed.id, queued.id);
+    let ok = store
+        .finish_run(queued.id, "w-finish", &end, "1.0.0", finished_at_ms)
+        .await
+        .expect("finish");
+    assert!(ok);
+    run(store, queued.id).await
+}
+
+fn verdict(passed: bool) -> Verdict {
+    Verdict {
+        suite: SuiteId::Rcp,
+        suite_version: "1.0.0".to_string(),
+        spec_revision: "RCP/1".to_string(),
+        passed,
+        summary: if passed { "L1" } else { "none" }.to_string(),
+        counts: Counts {
+            pass: 10,
+            fail: u32::from(!passed),
+            warn: 1,
+            info: 0,
+            skip: 2,
+        },
+        detail: VerdictDetail::Rcp {
+            profile: "spec".to_string(),
+            certified_level: if passed { "L1" } else { "none" }.to_string(),
+            declared_level: Some("L1".to_string()),
+            honest: passed,
+        },
+    }
+}
+
+fn finding(rule_id: &str, outcome: Outcome) -> Finding {
+    Finding {
+        rule_id: rule_id.to_string(),
+        outcome,
+        message: format!("{rule_id}: {}", outcome.as_str()),
+        evidence: vec![Exchange {
+            request: RequestRecord {
+                line: "POST http://127.0.0.1:9/rcp/info".to_string(),
+                headers: vec![("content-type".to_string(), "application/json".to_string())],
+                body: "{}".to_string(),
+            },
+            response: Some(ResponseRecord {
+                status: Some(200),
+                headers: vec![],
+                body: "{\"rcp\":\"1.0\"}".to_string(),
+                truncated: false,
+                elapsed_ms: 3,
+            }),
+            error: None,
+        }],
+        duration_ms: 4,
+    }
+}
+
+async fn append(
+    store: &dyn Store,
+    run_id: Uuid,
+    worker: &str,
+    attempt: i32,
+    seq: i64,
+    rule_id: &str,
+) -> bool {
+    store
+        .append_finding(
+            run_id,
+            worker,
+            attempt,
+            seq,
+            &finding(rule_id, Outcome::Pass),
+            10,
+        )
+        .await
+        .expect("append finding")
+}
+
+async fn finding_rules(store: &dyn Store, run_id: Uuid, after_seq: i64) -> Vec<(i64, String)> {
+    store
+        .findings(run_id, after_seq)
+        .await
+        .expect("findings")
+        .into_iter()
+        .map(|f| (f.seq, f.finding.rule_id))
+        .collect()
+}
+
+#[tokio::test]
+async fn upsert_target_is_idempotent() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let first = s
+            .upsert_target("t1", "https://one.example/rcp", 100)
+            .await
+            .unwrap();
+        assert_eq!(first.created_at_ms, 100, "{b}");
+        assert_eq!(first.protocol, None, "{b}");
+        let again = s
+            .upsert_target("t1", "https://one.example/rcp", 200)
+            .await
+            .unwrap();
+        assert_eq!(
+            again, first,
+            "{b}: a second upsert returns the stored target"
+        );
+
+        s.set_target_protocol("t1", "rcp").await.unwrap();
+        let stored = s.get_target("t1").await.unwrap().expect("target");
+        assert_eq!(stored.protocol.as_deref(), Some("rcp"), "{b}");
+        assert_eq!(stored.canonical_url, "https://one.example/rcp", "{b}");
+
+        assert_eq!(s.get_target("missing").await.unwrap(), None, "{b}");
+        assert!(
+            s.upsert_target("t2", "https://one.example/rcp", 300)
+                .await
+                .is_err(),
+            "{b}: one canonical URL belongs to one target"
+        );
+    }
+}
+
+#[tokio::test]
+async fn insert_run_dedups_active_runs_only() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let t = target(s, "t").await;
+        let first = queue(s, &t, "k", 100).await;
+        assert_eq!(first.status, RunStatus::Queued, "{b}");
+        assert_eq!(first.target_url, "https://t.example/rcp", "{b}");
+        assert_eq!(first.attempts, 0, "{b}");
+        assert_eq!(first.available_at_ms, 100, "{b}");
+        assert_eq!(first.options.profile.as_deref(), Some("spec"), "{b}");
+        assert_eq!(
+            run(s, first.id).await,
+            first,
+            "{b}: the returned run is the stored one"
+        );
+
+        let Inserted::Active(active) = s.insert_run(&new_run(&t, "k", 200)).await.unwrap() else {
+            panic!("{b}: a queued run with the same key is returned");
+        };
+        assert_eq!(active.id, first.id, "{b}");
+
+        assert!(
+            s.insert_run(&new_run("no-such-target", "k-orphan", 200))
+                .await
+                .is_err(),
+            "{b}: a run needs a known target"
+        );
+        let other = s.insert_run(&new_run(&t, "other-key", 200)).await.unwrap();
+        assert!(
+            matches!(other, Inserted::New(_)),
+            "{b}: another key is a new run"
+        );
+
+        let claimed = claim(s, "w1", 1_000).await.expect("claim");
+        assert_eq!(claimed.id, first.id, "{b}");
+        let Inserted::Active(active) = s.insert_run(&new_run(&t, "k", 300)).await.unwrap() else {
+            panic!("{b}: a running run with the same key is returned");
+        };
+        assert_eq!(active.id, first.id, "{b}");
+        assert_eq!(active.status, RunStatus::Running, "{b}");
+
+        let end = RunEnd::Verdict(verdict(true));
+        assert!(
+            s.finish_run(first.id, "w1", &end, "1.0.0", 2_000)
+                .await
+                .unwrap(),
+            "{b}"
+        );
+        let Inserted::New(again) = s.insert_run(&new_run(&t, "k", 400)).await.unwrap() else {
+            panic!("{b}: once the run finished, the same key queues a new run");
+        };
+        assert_ne!(again.id, first.id, "{b}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_inserts_with_one_key_queue_one_run() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let t = target(db.store.as_ref(), "t").await;
+        let barrier = Arc::new(Barrier::new(8));
+        let tasks: Vec<_> = (0..8)
+            .map(|_| {
+                let (store, barrier, t) = (db.store.clone(), barrier.clone(), t.clone());
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    store.insert_run(&new_run(&t, "same", 100)).await
+                })
+            })
+            .collect();
+        let mut new = Vec::new();
+        let mut active = Vec::new();
+        for task in tasks {
+            match task.await.unwrap() {
+                Ok(Inserted::New(r)) => new.push(r.id),
+                Ok(Inserted::Active(r)) => active.push(r.id),
+                Err(e) => panic!("{b}: insert failed: {e}"),
+            }
+        }
+        assert_eq!(new.len(), 1, "{b}: exactly one insert queues a run");
+        assert!(
+            active.iter().all(|id| *id == new[0]),
+            "{b}: the others get that run"
+        );
+    }
+}
+
+#[tokio::test]
+async fn latest_finished_respects_since_and_ignores_errors() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let t = target(s, "t").await;
+        let passed = finished_run(s, &t, "k", 100, RunEnd::Verdict(verdict(true)), 1_000).await;
+        finished_run(
+            s,
+            &t,
+            "k",
+            2_000,
+            RunEnd::Error("target unreachable".into()),
+            3_000,
+        )
+        .await;
+        finished_run(s, &t, "other", 4_000, RunEnd::Verdict(verdict(true)), 5_000).await;
+
+        let latest = s.latest_finished("k", 0).await.unwrap().map(|r| r.id);
+        assert_eq!(latest, Some(passed.id), "{b}: error runs are not results");
+        let latest = s.latest_finished("k", 1_000).await.unwrap().map(|r| r.id);
+        assert_eq!(latest, Some(passed.id), "{b}: since is inclusive");
+        assert_eq!(
+            s.latest_finished("k", 1_001).await.unwrap(),
+            None,
+            "{b}: too old"
+        );
+
+        let failed = finished_run(s, &t, "k", 6_000, RunEnd::Verdict(verdict(false)), 7_000).await;
+        let latest = s.latest_finished("k", 0).await.unwrap().map(|r| r.id);
+        assert_eq!(
+            latest,
+            Some(failed.id),
+            "{b}: a failed run is a result too, the newest wins"
+        );
+    }
+}
+
+#[tokio::test]
+async fn claim_takes_oldest_available_run() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let t = target(s, "t").await;
+        let newer = queue(s, &t, "k2", 200).await;
+        let older = queue(s, &t, "k1", 100).await;
+        let future = queue(s, &t, "k3", 5_000).await;
+
+        assert_eq!(
+            claim(s, "w", 50).await,
+            None,
+            "{b}: nothing is available before it is created"
+        );
+        let first = claim(s, "w", 1_000).await.expect("claim");
+        assert_eq!(first.id, older.id, "{b}: oldest first");
+
+        let reason = "retry later";
+        assert!(
+            s.requeue_run(first.id, "w", reason, 3_000, true)
+                .await
+                .unwrap(),
+            "{b}"
+        );
+        let second = claim(s, "w", 1_000).await.expect("claim");
+        assert_eq!(second.id, newer.id, "{b}: a run in backoff is skipped");
+        assert_eq!(
+            claim(s, "w", 1_000).await,
+            None,
+            "{b}: nothing else is available yet"
+        );
+
+        let third = claim(s, "w", 3_000).await.expect("claim");
+        assert_eq!(third.id, older.id, "{b}: available again after its backoff");
+        let fourth = claim(s, "w", 5_000).await.expect("claim");
+        assert_eq!(fourth.id, future.id, "{b}");
+        assert_eq!(claim(s, "w", 10_000).await, None, "{b}: queue empty");
+    }
+}
+
+#[tokio::test]
+async fn claim_counts_attempts_and_sets_started_at_once() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let t = target(s, "t").await;
+        let queued = queue(s, &t, "k", 100).await;
+        assert_eq!(queued.started_at_ms, None, "{b}");
+
+        let first = claim(s, "w1", 1_000).await.expect("claim");
+        assert_eq!(first.status, RunStatus::Running, "{b}");
+        assert_eq!(first.attempts, 1, "{b}");
+        assert_eq!(first.locked_by.as_deref(), Some("w1"), "{b}");
+        assert_eq!(first.lease_expires_at_ms, Some(1_000 + LEASE_MS), "{b}");
+        assert_eq!(first.started_at_ms, Some(1_000), "{b}");
+        assert_eq!(
+            run(s, queued.id).await,
+            first,
+            "{b}: the claim returns the stored run"
+        );
+
+        assert!(
+            s.requeue_run(queued.id, "w1", "crashed", 1_500, true)
+                .await
+                .unwrap(),
+            "{b}"
+        );
+        let second = claim(s, "w2", 2_000).await.expect("claim");
+        assert_eq!(second.attempts, 2, "{b}");
+        assert_eq!(second.locked_by.as_deref(), Some("w2"), "{b}");
+        assert_eq!(
+            second.started_at_ms,
+            Some(1_000),
+            "{b}: started_at is the first claim"
+        );
+        assert_eq!(
+            second.error.as_deref(),
+            Some("crashed"),
+            "{b}: why it was retried"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_claimers_never_share_a_run() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let t = target(db.store.as_ref(), "t").await;
+        let mut queued = HashSet::new();
+        for i in 0..5 {
+            queued.insert(
+                queue(db.store.as_ref(), &t, &format!("k{i}"), 100 + i)
+                    .await
+                    .id,
+            );
+        }
+        let barrier = Arc::new(Barrier::new(8));
+        let tasks: Vec<_> = (0..8)
+            .map(|i| {
+                let (store, barrier) = (db.store.clone(), barrier.clone());
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    store.claim_run(&format!("w{i}"), 1_000, LEASE_MS).await
+                })
+            })
+            .collect();
+        let mut claimed = Vec::new();
+        for task in tasks {
+            match task.await.unwrap() {
+                Ok(Some(run)) => claimed.push(run),
+                Ok(None) => {}
+                Err(e) => panic!("{b}: claim failed: {e}"),
+            }
+        }
+        let ids: HashSet<_> = claimed.iter().map(|r| r.id).collect();
+        assert_eq!(claimed.len(), 5, "{b}: every run is claimed once");
+        assert_eq!(ids, queued, "{b}: no run is claimed twice");
+        for r in &claimed {
+            let stored = run(db.store.as_ref(), r.id).await;
+            assert_eq!(
+                stored.locked_by, r.locked_by,
+                "{b}: the stored holder is the claimer"
+            );
+            assert_eq!(stored.attempts, 1, "{b}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn heartbeat_extends_only_the_holders_lease() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let t = target(s, "t").await;
+        let queued = queue(s, &t, "k", 100).await;
+        claim(s, "w1", 1_000).await.expect("claim");
+
+        assert!(
+            !s.heartbeat(queued.id, "w2", 2_000, LEASE_MS).await.unwrap(),
+            "{b}: not w2's"
+        );
+        assert_eq!(
+            run(s, queued.id).await.lease_expires_at_ms,
+            Some(1_000 + LEASE_MS),
+            "{b}"
+        );
+        assert!(
+            s.heartbeat(queued.id, "w1", 2_000, LEASE_MS).await.unwrap(),
+            "{b}"
+        );
+        assert_eq!(
+            run(s, queued.id).await.lease_expires_at_ms,
+            Some(2_000 + LEASE_MS),
+            "{b}"
+        );
+        assert!(
+            !s.heartbeat(Uuid::new_v4(), "w1", 2_000, LEASE_MS)
+                .await
+                .unwrap(),
+            "{b}: unknown run"
+        );
+
+        let end = RunEnd::Verdict(verdict(true));
+        assert!(
+            s.finish_run(queued.id, "w1", &end, "1.0.0", 3_000)
+                .await
+                .unwrap(),
+            "{b}"
+        );
+        assert!(
+            !s.heartbeat(queued.id, "w1", 4_000, LEASE_MS).await.unwrap(),
+            "{b}: a finished run has no lease"
+        );
+    }
+}
+
+#[tokio::test]
+async fn append_finding_needs_the_lease_and_the_current_attempt() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let t = target(s, "t").await;
+        let queued = queue(s, &t, "k", 100).await;
+        assert!(
+            !append(s, queued.id, "w1", 0, 0, "R-0").await,
+            "{b}: a queued run takes none"
+        );
+
+        claim(s, "w1", 1_000).await.expect("claim");
+        let stored = finding("RCP-L0-001", Outcome::Fail);
+        assert!(
+            s.append_finding(queued.id, "w1", 1, 0, &stored, 1_100)
+                .await
+                .unwrap(),
+            "{b}: the holder appends"
+        );
+        assert!(
+            !append(s, queued.id, "w2", 1, 1, "R-w2").await,
+            "{b}: wrong worker"
+        );
+        assert!(
+            !append(s, queued.id, "w1", 2, 1, "R-a2").await,
+            "{b}: not the current attempt"
+        );
+
+        let findings = s.findings(queued.id, -1).await.unwrap();
+        assert_eq!(
+            findings.len(),
+            1,
+            "{b}: only the accepted finding is stored"
+        );
+        assert_eq!(findings[0].seq, 0, "{b}");
+        assert_eq!(findings[0].finding, stored, "{b}: the finding round-trips");
+        assert_eq!(findings[0].created_at_ms, 1_100, "{b}");
+
+        assert!(
+            s.requeue_run(queued.id, "w1", "lost", 2_000, true)
+                .await
+                .unwrap(),
+            "{b}"
+        );
+        assert!(
+            !append(s, queued.id, "w1", 1, 1, "R-late").await,
+            "{b}: the lease is gone"
+        );
+    }
+}
+
+#[tokio::test]
+async fn findings_are_those_of_the_current_attempt() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let t = target(s, "t").await;
+        let id = queue(s, &t, "k", 100).await.id;
+
+        claim(s, "w1", 1_000).await.expect("claim");
+        for seq in 0..3 {
+            assert!(
+                append(s, id, "w1", 1, seq, &format!("A1-{seq}")).await,
+                "{b}"
+            );
+        }
+        assert_eq!(
+            finding_rules(s, id, 0).await.len(),
+            2,
+            "{b}: after_seq is exclusive"
+        );
+
+        // The lease expires; another worker takes attempt 2 and starts afresh.
+        let reaped = s.reap_expired(1_000 + LEASE_MS + 1, 0).await.unwrap();
+        assert_eq!(
+            reaped,
+            ReapReport {
+                requeued: 1,
+                errored: 0
+            },
+            "{b}"
+        );
+        let second = claim(s, "w2", 1_000 + LEASE_MS + 1).await.expect("claim");
+        assert_eq!(second.attempts, 2, "{b}");
+        assert_eq!(
+            finding_rules(s, id, -1).await,
+            vec![],
+            "{b}: attempt 1 is gone"
+        );
+        assert!(
+            !append(s, id, "w1", 1, 3, "A1-late").await,
+            "{b}: the stale worker is refused"
+        );
+        for seq in 0..3 {
+            assert!(
+                append(s, id, "w2", 2, seq, &format!("A2-{seq}")).await,
+                "{b}"
+            );
+        }
+        let expected: Vec<_> = (1..3).map(|seq| (seq, format!("A2-{seq}"))).collect();
+        assert_eq!(
+            finding_rules(s, id, 0).await,
+            expected,
+            "{b}: in order, after seq 0"
+        );
+
+        // A graceful shutdown gives the attempt back: the next claim reuses its number
+        // and must still start with no findings.
+        assert!(
+            s.requeue_run(id, "w2", "shutting down", 0, false)
+                .await
+                .unwrap(),
+            "{b}"
+        );
+        let third = claim(s, "w3", 1_000 + LEASE_MS + 2).await.expect("claim");
+        assert_eq!(third.attempts, 2, "{b}: the given-back attempt is reused");
+        assert_eq!(finding_rules(s, id, -1).await, vec![], "{b}: no leftovers");
+        assert!(
+            append(s, id, "w3", 2, 0, "A3-0").await,
+            "{b}: seq 0 is free again"
+        );
+        assert_eq!(
+            finding_rules(s, id, -1).await,
+            vec![(0, "A3-0".to_string())],
+            "{b}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn finish_run_records_the_end() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let t = target(s, "t").await;
+
+        let passed = finished_run(s, &t, "k1", 100, RunEnd::Verdict(verdict(true)), 1_000).await;
+        assert_eq!(passed.status, RunStatus::Passed, "{b}");
+        assert_eq!(
+            passed.verdict,
+            Some(verdict(true)),
+            "{b}: the verdict round-trips"
+        );
+        assert_eq!(passed.suite_version.as_deref(), Some("1.0.0"), "{b}");
+        assert_eq!(passed.finished_at_ms, Some(1_000), "{b}");
+        assert_eq!(passed.locked_by, None, "{b}");
+        assert_eq!(passed.lease_expires_at_ms, None, "{b}");
+        assert_eq!(passed.error, None, "{b}");
+
+        let failed = finished_run(s, &t, "k2", 200, RunEnd::Verdict(verdict(false)), 2_000).await;
+        assert_eq!(failed.status, RunStatus::Failed, "{b}");
+        assert_eq!(failed.verdict, Some(verdict(false)), "{b}");
+
+        let reason = "target closed every connection";
+        let errored = finished_run(s, &t, "k3", 300, RunEnd::Error(reason.into()), 3_000).await;
+        assert_eq!(errored.status, RunStatus::Error, "{b}");
+        assert_eq!(errored.error.as_deref(), Some(reason), "{b}");
+        assert_eq!(errored.verdict, None, "{b}");
+
+        let end = RunEnd::Verdict(verdict(true));
+        assert!(
+            !s.finish_run(passed.id, "w-finish", &end, "1.0.0", 4_000)
+                .await
+                .unwrap(),
+            "{b}: a finished run cannot end twice"
+        );
+        let id = queue(s, &t, "k4", 400).await.id;
+        claim(s, "w1", 1_000).await.expect("claim");
+        assert!(
+            !s.finish_run(id, "w2", &end, "1.0.0", 4_000).await.unwrap(),
+            "{b}: not w2's"
+        );
+        assert_eq!(run(s, id).await.status, RunStatus::Running, "{b}");
+    }
+}
+
+#[tokio::test]
+async fn requeue_run_counts_or_gives_back_the_attempt() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let t = target(s, "t").await;
+        let id = queue(s, &t, "k", 100).await.id;
+        claim(s, "w1", 1_000).await.expect("claim");
+
+        assert!(
+            !s.requeue_run(id, "w2", "x", 2_000, true).await.unwrap(),
+            "{b}: not w2's"
+        );
+        assert!(
+            s.requeue_run(id, "w1", "probe timed out", 2_000, true)
+                .await
+                .unwrap(),
+            "{b}"
+        );
+        let requeued = run(s, id).await;
+        assert_eq!(requeued.status, RunStatus::Queued, "{b}");
+        assert_eq!(requeued.attempts, 1, "{b}: the attempt counts");
+        assert_eq!(requeued.available_at_ms, 2_000, "{b}");
+        assert_eq!(requeued.error.as_deref(), Some("probe timed out"), "{b}");
+        assert_eq!(requeued.locked_by, None, "{b}");
+        assert_eq!(requeued.lease_expires_at_ms, None, "{b}");
+        assert!(
+            !s.requeue_run(id, "w1", "again", 2_000, true).await.unwrap(),
+            "{b}: a queued run is held by no one"
+        );
+
+        assert_eq!(
+            claim(s, "w2", 2_000).await.expect("claim").attempts,
+            2,
+            "{b}"
+        );
+        assert!(
+            s.requeue_run(id, "w2", "shutting down", 2_000, false)
+                .await
+                .unwrap(),
+            "{b}"
+        );
+        let given_back = run(s, id).await;
+        assert_eq!(
+            given_back.attempts, 1,
+            "{b}: a graceful shutdown gives the attempt back"
+        );
+        assert_eq!(given_back.error.as_deref(), Some("shutting down"), "{b}");
+        assert_eq!(
+            claim(s, "w3", 2_000).await.expect("claim").attempts,
+            2,
+            "{b}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn reap_expired_requeues_then_ends_as_error() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let t = target(s, "t").await;
+        let mut doomed = new_run(&t, "k", 100);
+        doomed.max_attempts = 2;
+        let Inserted::New(doomed) = s.insert_run(&doomed).await.unwrap() else {
+            panic!("{b}: new run");
+        };
+        claim(s, "w1", 1_000).await.expect("claim");
+        let healthy = queue(s, &t, "k-healthy", 200).await.id;
+        claim(s, "w-healthy", 1_000).await.expect("claim");
+        let expiry = 1_000 + LEASE_MS;
+        assert!(
+            s.heartbeat(healthy, "w-healthy", expiry, LEASE_MS)
+                .await
+                .unwrap(),
+            "{b}"
+        );
+
+        let none = s.reap_expired(expiry, 500).await.unwrap();
+        assert_eq!(
+            none,
+            ReapReport::default(),
+            "{b}: a lease is good until it expires"
+        );
+
+        let first = s.reap_expired(expiry + 1, 500).await.unwrap();
+        assert_eq!(
+            first,
+            ReapReport {
+                requeued: 1,
+                errored: 0
+            },
+            "{b}"
+        );
+        let requeued = run(s, doomed.id).await;
+        assert_eq!(requeued.status, RunStatus::Queued, "{b}");
+        assert_eq!(
+            requeued.available_at_ms,
+            expiry + 1 + 500,
+            "{b}: after the backoff"
+        );
+        assert_eq!(requeued.locked_by, None, "{b}");
+        assert_eq!(
+            requeued.error.as_deref(),
+            Some("lease expired (worker w1 stopped responding); retrying"),
+            "{b}"
+        );
+        assert_eq!(
+            run(s, healthy).await.status,
+            RunStatus::Running,
+            "{b}: heartbeat kept it"
+        );
+
+        assert_eq!(
+            claim(s, "w2", expiry + 1).await,
+            None,
+            "{b}: still backing off"
+        );
+        let second = claim(s, "w2", expiry + 501).await.expect("claim");
+        assert_eq!((second.id, second.attempts), (doomed.id, 2), "{b}");
+
+        let last = s
+            .reap_expired(expiry + 501 + LEASE_MS + 1, 500)
+            .await
+            .unwrap();
+        assert_eq!(last.errored, 1, "{b}: out of attempts");
+        let errored = run(s, doomed.id).await;
+        assert_eq!(errored.status, RunStatus::Error, "{b}");
+        assert_eq!(
+            errored.finished_at_ms,
+            Some(expiry + 501 + LEASE_MS + 1),
+            "{b}"
+        );
+        assert_eq!(errored.locked_by, None, "{b}");
+        assert_eq!(
+            errored.error.as_deref(),
+            Some("lease expired after 2 attempts; last worker w2 stopped responding"),
+            "{b}"
+        );
+        let quiet = s
+            .reap_expired(expiry + 501 + LEASE_MS + 2, 500)
+            .await
+            .unwrap();
+        assert_eq!(quiet.errored, 0, "{b}: an ended run is not reaped again");
+    }
+}
+
+#[tokio::test]
+async fn target_runs_paginate_newest_first() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let t = target(s, "t").await;
+        let other = target(s, "other").await;
+        let mut runs = Vec::new();
+        // Two runs share a creation time: the id breaks the tie.
+        for (i, created) in [100, 200, 300, 300, 400, 500].into_iter().enumerate() {
+            runs.push(queue(s, &t, &format!("k{i}"), created).await);
+        }
+        queue(s, &other, "elsewhere", 250).await;
+        runs.sort_by(|x, y| {
+            (y.created_at_ms, y.id.to_string()).cmp(&(x.created_at_ms, x.id.to_string()))
+        });
+        let expected: Vec<Uuid> = runs.iter().map(|r| r.id).collect();
+
+        let mut seen = Vec::new();
+        let mut cursor: Option<HistoryCursor> = None;
+        let mut pages = 0;
+        loop {
+            let page = s.target_runs(&t, cursor.as_ref(), 4).await.unwrap();
+            pages += 1;
+            assert!(page.len() <= 4, "{b}: at most limit");
+            let Some(last) = page.last() else { break };
+            cursor = Some(HistoryCursor {
+                created_at_ms: last.created_at_ms,
+                id: last.id,
+            });
+            assert!(
+                page.iter()
+                    .all(|r| r.target_id == t && r.target_url.contains("t.")),
+                "{b}"
+            );
+            seen.extend(page.iter().map(|r| r.id));
+        }
+        assert_eq!(seen, expected, "{b}: every run once, newest first");
+        assert_eq!(pages, 3, "{b}: 4 + 2 + an empty page");
+        assert!(
+            s.target_runs("nobody", None, 10).await.unwrap().is_empty(),
+            "{b}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn count_by_status_groups_runs() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let t = target(s, "t").await;
+        assert!(
+            s.count_by_status()
+                .await
+                .unwrap()
+                .iter()
+                .all(|(_, n)| *n == 0),
+            "{b}: empty"
+        );
+
+        finished_run(s, &t, "p1", 100, RunEnd::Verdict(verdict(true)), 1_000).await;
+        finished_run(s, &t, "p2", 100, RunEnd::Verdict(verdict(true)), 1_000).await;
+        finished_run(s, &t, "f", 100, RunEnd::Verdict(verdict(false)), 1_000).await;
+        finished_run(s, &t, "e", 100, RunEnd::Error("boom".into()), 1_000).await;
+        queue(s, &t, "r", 100).await;
+        claim(s, "w", 1_000).await.expect("claim");
+        queue(s, &t, "q1", 100).await;
+        queue(s, &t, "q2", 100).await;
+
+        let counts: HashMap<_, _> = s.count_by_status().await.unwrap().into_iter().collect();
+        let expected = HashMap::from([
+            (RunStatus::Queued, 2),
+            (RunStatus::Running, 1),
+            (RunStatus::Passed, 2),
+            (RunStatus::Failed, 1),
+            (RunStatus::Error, 1),
+        ]);
+        let counts: HashMap<_, _> = counts.into_iter().filter(|(_, n)| *n > 0).collect();
+        assert_eq!(counts, expected, "{b}");
+    }
+}
+
+#[tokio::test]
+async fn idempotency_keeps_the_first_record() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let t = target(s, "t").await;
+        let run_id = queue(s, &t, "k", 100).await.id;
+        assert_eq!(s.get_idempotency("key-1").await.unwrap(), None, "{b}");
+
+        let first = IdempotencyRecord {
+            key: "key-1".into(),
+            request_hash: "aaaa".into(),
+            run_id,
+        };
+        assert_eq!(
+            s.put_idempotency(&first, 1_000).await.unwrap(),
+            first,
+            "{b}"
+        );
+        let second = IdempotencyRecord {
+            key: "key-1".into(),
+            request_hash: "bbbb".into(),
+            run_id: Uuid::new_v4(),
+        };
+        assert_eq!(
+            s.put_idempotency(&second, 2_000).await.unwrap(),
+            first,
+            "{b}: the key keeps what it was first stored with"
+        );
+        assert_eq!(
+            s.get_idempotency("key-1").await.unwrap(),
+            Some(first),
+            "{b}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn migrations_are_reversible() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        s.migrate().await.expect("migrating twice is a no-op");
+        s.ping().await.unwrap();
+        target(s, "t").await;
+
+        s.migrate_down_all().await.expect("down to zero");
+        assert!(s.get_target("t").await.is_err(), "{b}: the tables are gone");
+        s.ping().await.expect("the database itself is still there");
+
+        s.migrate().await.expect("up again");
+        assert_eq!(
+            s.get_target("t").await.unwrap(),
+            None,
+            "{b}: a fresh schema"
+        );
+        let t = target(s, "t").await;
+        let run = queue(s, &t, "k", 100).await;
+        assert_eq!(
+            claim(s, "w", 1_000).await.map(|r| r.id),
+            Some(run.id),
+            "{b}"
+        );
+    }
+}
+
+/// Waits out any wake-ups already delivered (and the permit a wake may leave).
+async fn drain(notify: &Notify) {
+    while tokio::time::timeout(Duration::from_millis(200), notify.notified())
+        .await
+        .is_ok()
+    {}
+}
+
+/// Cuts the work listener's connection from the server side, as a failover would.
+async fn terminate_listener(url: &str) {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(url).await.expect("connect");
+    let terminated: i64 = sqlx::query_scalar(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid()
+           AND query LIKE 'LISTEN%'",
+    )
+    .fetch_one(&mut conn)
+    .await
+    .expect("terminate the listener");
+    assert_eq!(terminated, 1, "exactly one listening connection");
+}
+
+#[tokio::test]
+async fn listen_for_work_wakes_workers_on_postgres() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let notify = Arc::new(Notify::new());
+        let shutdown = CancellationToken::new();
+        let listener = tokio::spawn({
+            let (store, notify, shutdown) = (db.store.clone(), notify.clone(), shutdown.clone());
+            async move { store.listen_for_work(notify, shutdown).await }
+        });
+
+        if db.store.backend() == Backend::Sqlite {
+            let returned = tokio::time::timeout(PATIENCE, listener).await;
+            assert!(
+                returned.is_ok(),
+                "{b}: no channel to listen on, returns at once"
+            );
+            continue;
+        }
+
+        // The listener wakes workers once it is listening: that says it is ready.
+        tokio::time::timeout(PATIENCE, notify.notified())
+            .await
+            .expect("listener ready");
+        drain(&notify).await;
+
+        let s = db.store.as_ref();
+        let t = target(s, "t").await;
+        // Armed before the insert, as a worker arms before it polls.
+        let woken = notify.notified();
+        let id = queue(s, &t, "k", 100).await.id;
+        tokio::time::timeout(PATIENCE, woken)
+            .await
+            .expect("an insert wakes workers");
+        drain(&notify).await;
+
+        claim(s, "w", 1_000).await.expect("claim");
+        let woken = notify.notified();
+        assert!(
+            s.requeue_run(id, "w", "retry", 1_000, true).await.unwrap(),
+            "{b}"
+        );
+        tokio::time::timeout(PATIENCE, woken)
+            .await
+            .expect("a requeue wakes workers");
+        drain(&notify).await;
+
+        // Notifications sent while the listener is disconnected are lost, so it wakes
+        // workers when it is back, and then goes on listening.
+        let woken = notify.notified();
+        terminate_listener(&db.url).await;
+        tokio::time::timeout(PATIENCE, woken)
+            .await
+            .expect("a reconnect wakes workers");
+        drain(&notify).await;
+        let woken = notify.notified();
+        queue(s, &t, "k2", 200).await;
+        tokio::time::timeout(PATIENCE, woken)
+            .await
+            .expect("an insert after a reconnect wakes workers");
+
+        shutdown.cancel();
+        let stopped = tokio::time::timeout(PATIENCE, listener).await;
+        assert!(stopped.is_ok(), "{b}: the listener returns on shutdown");
+    }
+}
