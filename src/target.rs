@@ -101,31 +101,64 @@ mod tests {
     use super::*;
 
     fn canon(s: &str) -> String {
-        CanonicalUrl::parse(s).map(|u| u.to_string()).unwrap_or_else(|e| format!("ERR {e}"))
+        CanonicalUrl::parse(s)
+            .map(|u| u.to_string())
+            .unwrap_or_else(|e| format!("ERR {e}"))
     }
 
     #[test]
     fn canonical_forms_agree() {
-        assert_eq!(canon("HTTP://Example.COM:80/rcp/#frag"), "http://example.com/rcp");
+        assert_eq!(
+            canon("HTTP://Example.COM:80/rcp/#frag"),
+            "http://example.com/rcp"
+        );
         assert_eq!(canon("https://example.com:443"), "https://example.com/");
         assert_eq!(canon("https://example.com/"), "https://example.com/");
-        assert_eq!(canon("https://example.com:8443/a//"), "https://example.com:8443/a");
-        assert_eq!(canon("  http://127.0.0.1:9000/mcp?x=1  "), "http://127.0.0.1:9000/mcp?x=1");
         assert_eq!(
-            CanonicalUrl::parse("http://EXAMPLE.com/rcp/").map(|u| u.key()).ok(),
-            CanonicalUrl::parse("http://example.com:80/rcp").map(|u| u.key()).ok()
+            canon("https://example.com:8443/a//"),
+            "https://example.com:8443/a"
+        );
+        assert_eq!(
+            canon("  http://127.0.0.1:9000/mcp?x=1  "),
+            "http://127.0.0.1:9000/mcp?x=1"
+        );
+        assert_eq!(
+            CanonicalUrl::parse("http://EXAMPLE.com/rcp/")
+                .map(|u| u.key())
+                .ok(),
+            CanonicalUrl::parse("http://example.com:80/rcp")
+                .map(|u| u.key())
+                .ok()
         );
     }
 
     #[test]
     fn bad_urls_are_refused_with_a_reason() {
         assert_eq!(CanonicalUrl::parse(""), Err(UrlError::Empty));
-        assert!(matches!(CanonicalUrl::parse("not a url"), Err(UrlError::Malformed(_))));
-        assert_eq!(CanonicalUrl::parse("ftp://example.com/"), Err(UrlError::Scheme("ftp".into())));
-        assert_eq!(CanonicalUrl::parse("file:///etc/passwd"), Err(UrlError::Scheme("file".into())));
-        assert_eq!(CanonicalUrl::parse("http://u:p@example.com/"), Err(UrlError::Credentials));
-        assert_eq!(CanonicalUrl::parse("http://u@example.com/"), Err(UrlError::Credentials));
+        assert!(matches!(
+            CanonicalUrl::parse("not a url"),
+            Err(UrlError::Malformed(_))
+        ));
+        assert_eq!(
+            CanonicalUrl::parse("ftp://example.com/"),
+            Err(UrlError::Scheme("ftp".into()))
+        );
+        assert_eq!(
+            CanonicalUrl::parse("file:///etc/passwd"),
+            Err(UrlError::Scheme("file".into()))
+        );
+        assert_eq!(
+            CanonicalUrl::parse("http://u:p@example.com/"),
+            Err(UrlError::Credentials)
+        );
+        assert_eq!(
+            CanonicalUrl::parse("http://u@example.com/"),
+            Err(UrlError::Credentials)
+        );
         let long = format!("http://example.com/{}", "a".repeat(MAX_URL_BYTES));
-        assert!(matches!(CanonicalUrl::parse(&long), Err(UrlError::TooLong(_))));
+        assert!(matches!(
+            CanonicalUrl::parse(&long),
+            Err(UrlError::TooLong(_))
+        ));
     }
 }

@@ -202,8 +202,12 @@ pub trait Store: Send + Sync + 'static {
     async fn ping(&self) -> StoreResult<()>;
 
     /// Inserts the target if it is new and returns it as stored.
-    async fn upsert_target(&self, id: &str, canonical_url: &str, now_ms: i64)
-    -> StoreResult<Target>;
+    async fn upsert_target(
+        &self,
+        id: &str,
+        canonical_url: &str,
+        now_ms: i64,
+    ) -> StoreResult<Target>;
 
     async fn get_target(&self, id: &str) -> StoreResult<Option<Target>>;
 
@@ -234,8 +238,13 @@ pub trait Store: Send + Sync + 'static {
     -> StoreResult<Option<Run>>;
 
     /// Extends the lease. False when `worker` no longer holds the run.
-    async fn heartbeat(&self, run_id: Uuid, worker: &str, now_ms: i64, lease_ms: i64)
-    -> StoreResult<bool>;
+    async fn heartbeat(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreResult<bool>;
 
     /// Stores one finding of the current attempt. False (and nothing stored) when
     /// `worker` no longer holds the run or `attempt` is not the current one.
@@ -250,8 +259,14 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<bool>;
 
     /// Ends a running run held by `worker`. False when the lease was lost.
-    async fn finish_run(&self, run_id: Uuid, worker: &str, end: &RunEnd, suite_version: &str, now_ms: i64)
-    -> StoreResult<bool>;
+    async fn finish_run(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        end: &RunEnd,
+        suite_version: &str,
+        now_ms: i64,
+    ) -> StoreResult<bool>;
 
     /// Puts a running run held by `worker` back in the queue, available at
     /// `available_at_ms`, with `reason` kept in `error`. With `count_attempt` false
@@ -278,8 +293,11 @@ pub trait Store: Send + Sync + 'static {
     async fn get_idempotency(&self, key: &str) -> StoreResult<Option<IdempotencyRecord>>;
 
     /// Records the key, or returns the record already stored under it.
-    async fn put_idempotency(&self, record: &IdempotencyRecord, now_ms: i64)
-    -> StoreResult<IdempotencyRecord>;
+    async fn put_idempotency(
+        &self,
+        record: &IdempotencyRecord,
+        now_ms: i64,
+    ) -> StoreResult<IdempotencyRecord>;
 
     /// Wakes `notify` whenever another process queues work (Postgres LISTEN), until
     /// `shutdown`. Reconnects with backoff. Returns at once where there is no such
@@ -291,9 +309,13 @@ pub trait Store: Send + Sync + 'static {
 /// Postgres, `sqlite:` for SQLite (the file is created when missing).
 pub async fn connect(database_url: &str) -> StoreResult<Arc<dyn Store>> {
     if database_url.starts_with("postgres://") || database_url.starts_with("postgresql://") {
-        postgres::PgStore::connect(database_url).await.map(|_| unreachable_store())
+        postgres::PgStore::connect(database_url)
+            .await
+            .map(|_| unreachable_store())
     } else if database_url.starts_with("sqlite:") {
-        sqlite::SqliteStore::connect(database_url).await.map(|_| unreachable_store())
+        sqlite::SqliteStore::connect(database_url)
+            .await
+            .map(|_| unreachable_store())
     } else {
         let scheme = database_url.split(':').next().unwrap_or_default();
         Err(StoreError::UnsupportedUrl(format!(
@@ -303,4 +325,6 @@ pub async fn connect(database_url: &str) -> StoreResult<Arc<dyn Store>> {
 }
 
 // Skeleton only: replaced when the stores implement the trait.
-fn unreachable_store() -> Arc<dyn Store> { unimplemented!() }
+fn unreachable_store() -> Arc<dyn Store> {
+    unimplemented!()
+}

@@ -5,6 +5,8 @@ pub struct PgStore;
 
 impl PgStore {
     pub async fn connect(_url: &str) -> StoreResult<Self> {
-        Err(StoreError::UnsupportedUrl("postgres store under construction".into()))
+        Err(StoreError::UnsupportedUrl(
+            "postgres store under construction".into(),
+        ))
     }
 }

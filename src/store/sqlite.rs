@@ -5,6 +5,8 @@ pub struct SqliteStore;
 
 impl SqliteStore {
     pub async fn connect(_url: &str) -> StoreResult<Self> {
-        Err(StoreError::UnsupportedUrl("sqlite store under construction".into()))
+        Err(StoreError::UnsupportedUrl(
+            "sqlite store under construction".into(),
+        ))
     }
 }

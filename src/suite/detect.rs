@@ -1,7 +1,7 @@
 //! `suite: "auto"`: ask the target, politely, which protocol it speaks.
 
-use super::runner::{EngineError, Endpoint, RunContext};
 use super::SuiteId;
+use super::runner::{Endpoint, EngineError, RunContext};
 use crate::transport::HttpRequest;
 use serde_json::json;
 
@@ -46,7 +46,10 @@ pub async fn detect(endpoint: &Endpoint, ctx: &RunContext) -> Result<SuiteId, En
             if is_mcp {
                 return Ok(SuiteId::Mcp);
             }
-            tried.push(format!("MCP `server/discover` at {url} answered HTTP {}", resp.status));
+            tried.push(format!(
+                "MCP `server/discover` at {url} answered HTTP {}",
+                resp.status
+            ));
         }
         Err(e @ crate::transport::TransportError::Forbidden { .. }) => {
             return Err(EngineError::Forbidden(e));
@@ -60,10 +63,16 @@ pub async fn detect(endpoint: &Endpoint, ctx: &RunContext) -> Result<SuiteId, En
     let req = HttpRequest::post_json(info_url.clone(), &info).timeout(timeout);
     match ctx.http.send(&req).await {
         Ok(resp) => {
-            if resp.json().is_some_and(|v| v.pointer("/result/server").is_some()) {
+            if resp
+                .json()
+                .is_some_and(|v| v.pointer("/result/server").is_some())
+            {
                 return Ok(SuiteId::Rcp);
             }
-            tried.push(format!("RCP `info` at {info_url} answered HTTP {}", resp.status));
+            tried.push(format!(
+                "RCP `info` at {info_url} answered HTTP {}",
+                resp.status
+            ));
         }
         Err(e) => tried.push(format!("RCP `info` at {info_url}: {e}")),
     }

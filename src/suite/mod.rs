@@ -10,7 +10,7 @@ pub mod runner;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-pub use runner::{run_suite, EngineError, RunContext};
+pub use runner::{EngineError, RunContext, run_suite};
 
 /// The suite a user asks for. `Auto` probes the target and picks one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -268,7 +268,9 @@ impl RunOptions {
             && p != "spec"
             && p != "reference"
         {
-            return Err(format!("options.profile `{p}` is unknown; use `spec` or `reference`"));
+            return Err(format!(
+                "options.profile `{p}` is unknown; use `spec` or `reference`"
+            ));
         }
         if let Some(ms) = self.request_timeout_ms
             && (ms == 0 || ms > MAX_REQUEST_TIMEOUT.as_millis() as u64)

@@ -2,8 +2,8 @@
 //! findings to whoever drives the run through a channel.
 
 use super::{
-    detect, rcp, Counts, Finding, Outcome, RunOptions, SuiteChoice, SuiteId, Verdict,
-    DEFAULT_RUN_DEADLINE,
+    Counts, DEFAULT_RUN_DEADLINE, Finding, Outcome, RunOptions, SuiteChoice, SuiteId, Verdict,
+    detect, rcp,
 };
 use crate::transport::{HttpClient, TransportError};
 use std::time::{Duration, Instant};
@@ -39,7 +39,11 @@ pub struct RunContext {
 
 impl RunContext {
     pub fn new(http: HttpClient, options: RunOptions) -> Self {
-        Self { http, options, deadline: DEFAULT_RUN_DEADLINE }
+        Self {
+            http,
+            options,
+            deadline: DEFAULT_RUN_DEADLINE,
+        }
     }
 }
 
@@ -88,13 +92,19 @@ pub struct Reporter {
 
 impl Reporter {
     pub fn new(tx: mpsc::Sender<Finding>) -> Self {
-        Self { tx, findings: Vec::new() }
+        Self {
+            tx,
+            findings: Vec::new(),
+        }
     }
 
     /// Records a finding; fails when the receiving side has gone away.
     pub async fn emit(&mut self, finding: Finding) -> Result<(), EngineError> {
         self.findings.push(finding.clone());
-        self.tx.send(finding).await.map_err(|_| EngineError::Aborted)
+        self.tx
+            .send(finding)
+            .await
+            .map_err(|_| EngineError::Aborted)
     }
 
     pub fn findings(&self) -> &[Finding] {
@@ -102,7 +112,11 @@ impl Reporter {
     }
 
     pub fn outcome_of(&self, rule_id: &str) -> Option<Outcome> {
-        self.findings.iter().rev().find(|f| f.rule_id == rule_id).map(|f| f.outcome)
+        self.findings
+            .iter()
+            .rev()
+            .find(|f| f.rule_id == rule_id)
+            .map(|f| f.outcome)
     }
 
     pub fn counts(&self) -> Counts {
@@ -147,5 +161,7 @@ pub async fn run_suite(
             )),
         }
     };
-    tokio::time::timeout(deadline, work).await.map_err(|_| EngineError::Deadline(deadline))?
+    tokio::time::timeout(deadline, work)
+        .await
+        .map_err(|_| EngineError::Deadline(deadline))?
 }

@@ -138,7 +138,9 @@ mod tests {
     use super::*;
 
     fn public(s: &str) -> bool {
-        AddressPolicy::PublicOnly.check(s.parse().expect("test literal")).is_ok()
+        AddressPolicy::PublicOnly
+            .check(s.parse().expect("test literal"))
+            .is_ok()
     }
 
     #[test]
@@ -178,7 +180,13 @@ mod tests {
 
     #[test]
     fn public_only_allows_public_unicast() {
-        for ip in ["1.1.1.1", "8.8.8.8", "172.32.0.1", "100.128.0.1", "2606:4700::1111"] {
+        for ip in [
+            "1.1.1.1",
+            "8.8.8.8",
+            "172.32.0.1",
+            "100.128.0.1",
+            "2606:4700::1111",
+        ] {
             assert!(public(ip), "{ip} must be allowed");
         }
     }
@@ -189,7 +197,10 @@ mod tests {
         assert!(p.check("127.0.0.1".parse().expect("ip")).is_ok());
         assert!(p.check("10.0.0.1".parse().expect("ip")).is_ok());
         assert!(p.check("169.254.169.254".parse().expect("ip")).is_err());
-        assert!(p.check("::ffff:169.254.169.254".parse().expect("ip")).is_err());
+        assert!(
+            p.check("::ffff:169.254.169.254".parse().expect("ip"))
+                .is_err()
+        );
         assert!(p.check("fd00:ec2::254".parse().expect("ip")).is_err());
     }
 }

@@ -1,11 +1,11 @@
 //! The outbound HTTP client: no redirects followed, no proxies, a size cap on
 //! bodies, timeouts on everything, and the SSRF guard in the resolver.
 
-use super::{excerpt, redact_headers, AddressPolicy, Limits, TransportError};
+use super::{AddressPolicy, Limits, TransportError, excerpt, redact_headers};
 use crate::suite::{Exchange, RequestRecord, ResponseRecord};
 use bytes::{Bytes, BytesMut};
-use futures::stream::BoxStream;
 use futures::StreamExt;
+use futures::stream::BoxStream;
 use http::{HeaderMap, Method};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -25,7 +25,13 @@ pub struct HttpRequest {
 
 impl HttpRequest {
     pub fn get(url: Url) -> Self {
-        Self { method: Method::GET, url, headers: Vec::new(), body: None, timeout: None }
+        Self {
+            method: Method::GET,
+            url,
+            headers: Vec::new(),
+            body: None,
+            timeout: None,
+        }
     }
 
     /// A POST with a JSON body and `Content-Type: application/json`.
@@ -56,10 +62,17 @@ impl HttpRequest {
 
     /// The request as kept in evidence: credentials redacted, body bounded.
     pub fn record(&self, max_body: usize) -> RequestRecord {
-        let headers =
-            redact_headers(self.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
-        let body = self.body.as_deref().map(|b| excerpt(b, max_body).0).unwrap_or_default();
-        RequestRecord { line: format!("{} {}", self.method, self.url), headers, body }
+        let headers = redact_headers(self.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
+        let body = self
+            .body
+            .as_deref()
+            .map(|b| excerpt(b, max_body).0)
+            .unwrap_or_default();
+        RequestRecord {
+            line: format!("{} {}", self.method, self.url),
+            headers,
+            body,
+        }
     }
 }
 
@@ -112,11 +125,17 @@ pub struct HttpClient {
 
 impl std::fmt::Debug for HttpClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpClient").field("policy", &self.policy).finish_non_exhaustive()
+        f.debug_struct("HttpClient")
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
     }
 }
 
-const USER_AGENT: &str = concat!("protocheck/", env!("CARGO_PKG_VERSION"), " (conformance checker)");
+const USER_AGENT: &str = concat!(
+    "protocheck/",
+    env!("CARGO_PKG_VERSION"),
+    " (conformance checker)"
+);
 
 impl HttpClient {
     pub fn new(policy: AddressPolicy, limits: Limits) -> Result<Self, TransportError> {
@@ -131,7 +150,11 @@ impl HttpClient {
             .pool_idle_timeout(Duration::from_secs(30))
             .build()
             .map_err(|e| TransportError::Io(format!("cannot build HTTP client: {e}")))?;
-        Ok(Self { inner, policy, limits: Arc::new(limits) })
+        Ok(Self {
+            inner,
+            policy,
+            limits: Arc::new(limits),
+        })
     }
 
     pub fn policy(&self) -> AddressPolicy {
@@ -154,10 +177,12 @@ impl HttpClient {
             }
         };
         if let Some(ip) = ip {
-            self.policy.check(ip).map_err(|reason| TransportError::Forbidden {
-                host: ip.to_string(),
-                reason: reason.to_owned(),
-            })?;
+            self.policy
+                .check(ip)
+                .map_err(|reason| TransportError::Forbidden {
+                    host: ip.to_string(),
+                    reason: reason.to_owned(),
+                })?;
         }
         Ok(())
     }
@@ -193,9 +218,16 @@ impl HttpClient {
                 }
                 body.extend_from_slice(&chunk);
             }
-            Ok(HttpResponse { status, headers, body: body.freeze(), elapsed: started.elapsed() })
+            Ok(HttpResponse {
+                status,
+                headers,
+                body: body.freeze(),
+                elapsed: started.elapsed(),
+            })
         };
-        tokio::time::timeout(timeout, work).await.map_err(|_| TransportError::Timeout(timeout))?
+        tokio::time::timeout(timeout, work)
+            .await
+            .map_err(|_| TransportError::Timeout(timeout))?
     }
 
     /// Sends `req` and returns the body as a stream; the caller bounds it (see [`super::sse`]).
@@ -212,8 +244,16 @@ impl HttpClient {
         let status = resp.status().as_u16();
         let headers = std::mem::take(resp.headers_mut());
         let url = req.url.clone();
-        let body = resp.bytes_stream().map(move |r| r.map_err(|e| map_reqwest(&url, e))).boxed();
-        Ok(StreamingResponse { status, headers, body, started })
+        let body = resp
+            .bytes_stream()
+            .map(move |r| r.map_err(|e| map_reqwest(&url, e)))
+            .boxed();
+        Ok(StreamingResponse {
+            status,
+            headers,
+            body,
+            started,
+        })
     }
 
     /// Sends `req` and returns the exchange as evidence together with the result.
@@ -259,7 +299,8 @@ impl reqwest::dns::Resolve for GuardedResolver {
         let policy = self.policy;
         Box::pin(async move {
             let host = name.as_str().to_owned();
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             for addr in &addrs {
                 if let Err(reason) = policy.check(addr.ip()) {
                     let refusal = GuardRefusal {
@@ -280,14 +321,20 @@ fn map_reqwest(url: &Url, err: reqwest::Error) -> TransportError {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&err);
     while let Some(e) = source {
         if let Some(refusal) = e.downcast_ref::<GuardRefusal>() {
-            return TransportError::Forbidden { host, reason: refusal.to_string() };
+            return TransportError::Forbidden {
+                host,
+                reason: refusal.to_string(),
+            };
         }
         if let Some(io) = e.downcast_ref::<std::io::Error>()
             && io.kind() == std::io::ErrorKind::Other
             && err.is_connect()
             && io.to_string().contains("failed to lookup")
         {
-            return TransportError::Resolve { host, detail: io.to_string() };
+            return TransportError::Resolve {
+                host,
+                detail: io.to_string(),
+            };
         }
         source = e.source();
     }

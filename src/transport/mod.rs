@@ -73,7 +73,10 @@ impl TransportError {
     /// Whether trying again later could succeed (the target was down or slow),
     /// as opposed to a refusal that will stay a refusal.
     pub fn is_transient(&self) -> bool {
-        matches!(self, Self::Connect(_) | Self::Timeout(_) | Self::Resolve { .. } | Self::Io(_))
+        matches!(
+            self,
+            Self::Connect(_) | Self::Timeout(_) | Self::Resolve { .. } | Self::Io(_)
+        )
     }
 }
 
