@@ -1586,17 +1586,14 @@ impl L0<'_> {
             judged += 1;
             let problem = match obj.get("id") {
                 Some(got) if same_id(sent, got) => continue,
-                Some(got) => format!(
-                    "the reply to `{}` (id {}) carried id {}",
-                    reply.method,
-                    show(sent),
-                    show(got)
-                ),
-                None => format!(
-                    "the reply to `{}` (id {}) had no `id`",
-                    reply.method,
-                    show(sent)
-                ),
+                Some(got) => {
+                    format!(
+                        "the reply to `{}` with id {sent} carried {}",
+                        reply.method,
+                        show(got)
+                    )
+                }
+                None => format!("the reply to `{}` with id {sent} had no `id`", reply.method),
             };
             if problems.len() < 5 {
                 check.evidence.push(reply.exchange.clone());
