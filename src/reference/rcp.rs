@@ -141,6 +141,15 @@ static FAULTS: &[(&Rule, &str)] = &[
         &l0::HIGHER_LEVEL_NOT_JUDGED,
         "declares `_meta.conformance` \"L1\"",
     ),
+    (&l0::BATCH, "a batch's notifications get error replies too"),
+    (
+        &l0::EMPTY_BATCH,
+        "an empty batch is answered with an empty array",
+    ),
+    (
+        &l0::CANCEL_WITH_ID,
+        "`notifications/cancel` with an id gets a result",
+    ),
 ];
 
 /// The fault switches: `(rule id, misbehaviour)`.
@@ -256,6 +265,9 @@ struct FrameCtx {
     new_token: Option<String>,
     /// Set once `shutdown` has been answered.
     shutdown: bool,
+    /// The frame is a batch member: the single-notification faults stay off so
+    /// that only the batch fault breaks the batch rule.
+    in_batch: bool,
 }
 
 #[derive(Default)]
@@ -504,6 +516,9 @@ fn handle_body(
         return handle_message(config, session, body, ctx);
     };
     if batch.is_empty() {
+        if config.has(&l0::EMPTY_BATCH) {
+            return Some(json!([]));
+        }
         return Some(error_reply(
             config,
             Value::Null,
@@ -513,13 +528,24 @@ fn handle_body(
     }
     // The path names one method; a batch carries several, so it is not compared.
     ctx.path_method = None;
+    ctx.in_batch = true;
     let replies: Vec<Value> = batch
         .iter()
         .filter_map(|member| {
             if ctx.shutdown {
                 return None;
             }
-            handle_message(config, session, member, ctx)
+            let reply = handle_message(config, session, member, ctx);
+            let notification = member.get("id").is_none();
+            if reply.is_none() && notification && config.has(&l0::BATCH) {
+                return Some(error_reply(
+                    config,
+                    Value::Null,
+                    -32600,
+                    "a request needs an id",
+                ));
+            }
+            reply
         })
         .collect();
     // A batch of notifications produces no output at all.
@@ -591,6 +617,9 @@ fn handle_message(
         return id.map(|_| error_reply(config, reply_id, -32600, "`method` must be a string"));
     };
     let Some(id) = id else {
+        if ctx.in_batch {
+            return None;
+        }
         return answer_notification(config, session, method);
     };
     if let Some(path) = &ctx.path_method
@@ -697,6 +726,9 @@ fn dispatch(
                 return error_reply(config, id, -32004, "unknown method");
             }
             ctx.shutdown = true;
+            return success(config, id, json!({}));
+        }
+        "notifications/cancel" if config.has(&l0::CANCEL_WITH_ID) => {
             return success(config, id, json!({}));
         }
         m if m.starts_with("notifications/") => {

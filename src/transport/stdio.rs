@@ -113,6 +113,8 @@ pub struct StdioChild {
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     stderr: Arc<Mutex<StderrTail>>,
+    /// The task draining stderr; it ends when the child closes stderr.
+    stderr_task: Option<tokio::task::JoinHandle<()>>,
     max_line: usize,
     /// Bytes of the line being read. Kept here, not on the stack of `read_line`, so
     /// that a read cut by its deadline loses nothing and the next read resumes.
@@ -148,11 +150,12 @@ impl StdioChild {
             .take()
             .ok_or_else(|| TransportError::Io("the child's stdout is not piped".into()))?;
         let stderr = Arc::new(Mutex::new(StderrTail::default()));
+        let mut stderr_task = None;
         if let Some(mut pipe) = child.stderr.take() {
             let tail = Arc::clone(&stderr);
             // Drained continuously: a child blocked on a full stderr pipe would
             // look like a server that stopped answering.
-            tokio::spawn(async move {
+            stderr_task = Some(tokio::spawn(async move {
                 let mut buf = [0u8; 4096];
                 loop {
                     match pipe.read(&mut buf).await {
@@ -164,13 +167,14 @@ impl StdioChild {
                         }
                     }
                 }
-            });
+            }));
         }
         Ok(Self {
             child,
             stdin,
             stdout: BufReader::new(stdout),
             stderr,
+            stderr_task,
             max_line: limits.stdio_max_line_bytes,
             pending: Vec::new(),
             discarding: false,
@@ -254,6 +258,15 @@ impl StdioChild {
     /// Whether stdout has reached end of file.
     pub fn is_closed(&self) -> bool {
         self.eof
+    }
+
+    /// The end of stderr once the child has closed it, waiting up to `wait` for
+    /// that: an exiting child's last words are usually why it exited.
+    pub async fn settled_stderr_tail(&mut self, wait: Duration) -> String {
+        if let Some(task) = self.stderr_task.take() {
+            let _ = tokio::time::timeout(wait, task).await;
+        }
+        self.stderr_tail()
     }
 
     /// The last bytes the child wrote to stderr, lossily decoded.

@@ -17,12 +17,15 @@ use url::Url;
 /// within milliseconds, so this keeps runs quick without missing real answers.
 pub(crate) const STDIO_NOTIFICATION_WAIT: Duration = Duration::from_millis(300);
 
+/// How long an exited child's stderr is waited for, to quote it in the failure.
+const STDERR_SETTLE: Duration = Duration::from_millis(250);
+
 /// The HTTP header that carries a session token (protocheck decision 5, spec §5).
 pub(crate) const SESSION_HEADER: &str = "rcp-session";
 
 enum Wire {
     Http { base: Url, http: HttpClient },
-    Stdio { child: StdioChild },
+    Stdio { child: Box<StdioChild> },
 }
 
 /// What came back for one request.
@@ -51,6 +54,8 @@ pub(crate) struct Reply {
     /// empty body or a non-2xx status without JSON over HTTP (an HTTP-level
     /// answer, spec §5 status mapping, judged by the rule that sent the request).
     pub framed: bool,
+    /// The request was a batch (an array of frames), so is the reply (spec §11).
+    pub batch: bool,
 }
 
 impl Reply {
@@ -172,7 +177,9 @@ impl RcpClient {
             Endpoint::Stdio(command) => {
                 let child =
                     StdioChild::spawn(command, limits).map_err(EngineError::from_transport)?;
-                Wire::Stdio { child }
+                Wire::Stdio {
+                    child: Box::new(child),
+                }
             }
         };
         Ok(Self {
@@ -225,7 +232,7 @@ impl RcpClient {
     pub async fn call(&mut self, id: Value, method: &str, params: Value) -> Result<Reply, Failure> {
         let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let result = self
-            .send_frame(method, Some(id.clone()), frame.to_string())
+            .send_frame(method, Some(id.clone()), frame.to_string(), false)
             .await;
         self.retired_ids.push(id);
         result
@@ -234,12 +241,38 @@ impl RcpClient {
     /// Sends bytes that may not be JSON at all (the parse-error probe); over HTTP
     /// the path names `path_method`.
     pub async fn send_raw(&mut self, path_method: &str, body: &str) -> Result<Reply, Failure> {
-        self.send_frame(path_method, None, body.to_owned()).await
+        self.send_frame(path_method, None, body.to_owned(), false)
+            .await
     }
 
     /// Sends a notification (a frame without `id`) and reports whether it was answered.
     pub async fn notify(&mut self, method: &str, params: Value) -> Result<Notified, Failure> {
         let frame = json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string();
+        self.send_unanswered(method, frame).await
+    }
+
+    /// Sends a batch (spec §11); over HTTP the path names `path_method`, the
+    /// first member's method, since the binding has one path per POST.
+    pub async fn send_batch(
+        &mut self,
+        path_method: &str,
+        frames: Vec<Value>,
+    ) -> Result<Reply, Failure> {
+        let ids: Vec<Value> = frames.iter().filter_map(|f| f.get("id").cloned()).collect();
+        let result = self
+            .send_frame(path_method, None, Value::Array(frames).to_string(), true)
+            .await;
+        self.retired_ids.extend(ids);
+        result
+    }
+
+    /// Sends a frame that must not be answered (a notification, or a batch of
+    /// only notifications) and reports whether it was.
+    pub async fn send_unanswered(
+        &mut self,
+        method: &str,
+        frame: String,
+    ) -> Result<Notified, Failure> {
         match &self.wire {
             Wire::Http { base, http } => {
                 let session = self.session.as_deref();
@@ -261,13 +294,14 @@ impl RcpClient {
                     status: Some(resp.status),
                     body: parse_body(&resp.body),
                     framed: false,
+                    batch: false,
                 }))
             }
             Wire::Stdio { .. } => {
                 let started = Instant::now();
                 let request = self.stdin_record(&frame);
                 if let Err(error) = self.stdio_write(&frame).await {
-                    return Err(self.stdio_failure(request, error));
+                    return Err(self.stdio_failure(request, error).await);
                 }
                 match self.stdio_read_reply(STDIO_NOTIFICATION_WAIT).await {
                     Ok(line) => {
@@ -283,7 +317,7 @@ impl RcpClient {
                         response: None,
                         error: None,
                     })),
-                    Err(error) => Err(self.stdio_failure(request, error)),
+                    Err(error) => Err(self.stdio_failure(request, error).await),
                 }
             }
         }
@@ -294,6 +328,7 @@ impl RcpClient {
         method: &str,
         id: Option<Value>,
         frame: String,
+        batch: bool,
     ) -> Result<Reply, Failure> {
         let reply = match &self.wire {
             Wire::Http { base, http } => {
@@ -317,17 +352,21 @@ impl RcpClient {
                     status: Some(resp.status),
                     body,
                     framed,
+                    batch,
                 }
             }
             Wire::Stdio { .. } => {
                 let started = Instant::now();
                 let request = self.stdin_record(&frame);
                 if let Err(error) = self.stdio_write(&frame).await {
-                    return Err(self.stdio_failure(request, error));
+                    return Err(self.stdio_failure(request, error).await);
                 }
                 match self.stdio_read_reply(self.timeout).await {
-                    Ok(line) => self.stdio_reply(method, id, request, &line, started),
-                    Err(error) => return Err(self.stdio_failure(request, error)),
+                    Ok(line) => Reply {
+                        batch,
+                        ..self.stdio_reply(method, id, request, &line, started)
+                    },
+                    Err(error) => return Err(self.stdio_failure(request, error).await),
                 }
             }
         };
@@ -417,19 +456,20 @@ impl RcpClient {
             status: None,
             body: parse_body(line.as_bytes()),
             framed: true,
+            batch: false,
         }
     }
 
     /// A stdio failure as evidence; when the child has exited, says so with the
     /// end of its stderr, which is usually where the reason is.
-    fn stdio_failure(&mut self, request: RequestRecord, error: TransportError) -> Failure {
+    async fn stdio_failure(&mut self, request: RequestRecord, error: TransportError) -> Failure {
         let error = match (&mut self.wire, error) {
             (Wire::Stdio { child }, TransportError::Io(msg)) if child.is_closed() => {
+                let tail = child.settled_stderr_tail(STDERR_SETTLE).await;
                 let status = child
                     .exit_status()
                     .map(|s| format!(" ({s})"))
                     .unwrap_or_default();
-                let tail = child.stderr_tail();
                 let tail = tail.trim();
                 let tail = excerpt(tail.as_bytes(), 1024).0;
                 if tail.is_empty() {

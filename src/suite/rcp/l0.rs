@@ -177,8 +177,23 @@ pub const HIGHER_LEVEL_NOT_JUDGED: Rule = note(
     "a declared L1 or L2 is not judged by this suite version",
     "RCP/1 §14.2, §14.3",
 );
+pub const BATCH: Rule = must(
+    "RCP-L0-030",
+    "a batch gets one reply per request and none for its notifications",
+    "RCP/1 §11; protocheck decision 10",
+);
+pub const EMPTY_BATCH: Rule = must(
+    "RCP-L0-031",
+    "an empty batch gets a single -32600 with id null",
+    "RCP/1 §11, §12",
+);
+pub const CANCEL_WITH_ID: Rule = must(
+    "RCP-L0-032",
+    "`notifications/cancel` sent with an id is rejected with -32600",
+    "RCP/1 §12, §7 (notifications/cancel)",
+);
 
-/// The L0 catalogue, in run order.
+/// The L0 catalogue, by id. (Run order differs: see the module comment.)
 pub static RULES: &[Rule] = &[
     INFO_BEFORE_INIT,
     PING_NUMERIC_NONCE,
@@ -209,6 +224,9 @@ pub static RULES: &[Rule] = &[
     PER_SESSION_INIT,
     STATEFUL_HTTP,
     HIGHER_LEVEL_NOT_JUDGED,
+    BATCH,
+    EMPTY_BATCH,
+    CANCEL_WITH_ID,
 ];
 
 /// The skip reason of decision 3 (process-wide initialization).
@@ -386,6 +404,15 @@ fn same_id(sent: &Value, got: &Value) -> bool {
         },
         (a, b) => a == b,
     }
+}
+
+/// Pairs a reply with its request even when the id's type was changed.
+fn loose_id(sent: &Value, got: &Value) -> bool {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    same_id(sent, got) || text(sent) == text(got)
 }
 
 fn client_info() -> Value {
@@ -576,6 +603,9 @@ impl L0<'_> {
         }
         self.malformed_params(init).await?;
         self.info_after_init(init).await?;
+        self.cancel_with_id().await?;
+        self.batch().await?;
+        self.empty_batch().await?;
         self.parse_error().await?;
         self.shutdown().await?;
         self.id_echo(&NUMERIC_ID_ECHO, Value::is_number, "numeric")
@@ -1573,7 +1603,12 @@ impl L0<'_> {
         let mut judged = 0;
         let mut problems = Vec::new();
         for reply in self.client.replies() {
-            let Some(sent) = reply.request_id.as_ref().filter(|id| kind(id)) else {
+            // Batch members are matched by id within their batch, by RCP-L0-030.
+            let Some(sent) = reply
+                .request_id
+                .as_ref()
+                .filter(|id| kind(id) && !reply.batch)
+            else {
                 continue;
             };
             let Some(obj) = reply
@@ -1625,14 +1660,167 @@ impl L0<'_> {
         self.emit(finding).await
     }
 
+    async fn cancel_with_id(&mut self) -> Result<(), EngineError> {
+        let rule = &CANCEL_WITH_ID;
+        if let Some(reason) = self.gone() {
+            return self.skip(rule, reason).await;
+        }
+        let mut check = Check::new(rule);
+        let params = json!({"id": UNKNOWN_CANCEL_ID});
+        let sent = self.request(rule, "notifications/cancel", params).await?;
+        check.saw(&sent);
+        let finding = if code_of(&sent) == Some(-32600) {
+            check.finding(
+                Outcome::Pass,
+                "`notifications/cancel` with an id was rejected with -32600",
+            )
+        } else {
+            check.finding(
+                rule.on_failure,
+                format!(
+                    "`notifications/cancel` sent as a request (with an id) {}; it is a notification, and the spec \
+                     requires error -32600 (InvalidRequest) when it carries an id (§12)",
+                    outcome_words(&sent)
+                ),
+            )
+        };
+        self.emit(finding).await
+    }
+
+    /// A batch of two pings around a notification, then a batch of notifications only.
+    async fn batch(&mut self) -> Result<(), EngineError> {
+        let rule = &BATCH;
+        if let Some(reason) = self.gone() {
+            return self.skip(rule, reason).await;
+        }
+        let mut check = Check::new(rule);
+        let (first, second) = (self.client.next_id(), self.client.next_id());
+        let frames = vec![
+            json!({"jsonrpc": "2.0", "id": first, "method": "ping", "params": {"nonce": 1}}),
+            json!({"jsonrpc": "2.0", "method": "info", "params": {}}),
+            json!({"jsonrpc": "2.0", "id": second, "method": "ping", "params": {"nonce": 2}}),
+        ];
+        let sent = self.client.send_batch("ping", frames).await;
+        let sent = self.sent(rule, sent)?;
+        check.saw(&sent);
+        let mut problems = Vec::new();
+        match sent.as_ref().ok().and_then(Reply::json) {
+            Some(Value::Array(members)) => {
+                let ids: Vec<&Value> = members.iter().filter_map(|m| m.get("id")).collect();
+                // Matched loosely (7 and "7" pair up): exact echo is RCP-L0-024/025's
+                // concern, this rule's is one reply per request.
+                let answered = |id: &Value| ids.iter().filter(|got| loose_id(id, got)).count();
+                if members.len() != 2 || answered(&first) != 1 || answered(&second) != 1 {
+                    let shown: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+                    problems.push(format!(
+                        "a batch of two requests (ids {first} and {second}) and one notification was answered \
+                         with {} entries (ids: [{}]); it needs exactly one reply per request and none for the \
+                         notification",
+                        members.len(),
+                        shown.join(", ")
+                    ));
+                }
+                let failed: Vec<String> =
+                    members.iter().filter(|m| m.get("result").is_none()).map(Value::to_string).collect();
+                if !failed.is_empty() {
+                    problems.push(format!(
+                        "the batched `ping`s were not both answered with results: {}",
+                        crate::transport::excerpt(failed.join(", ").as_bytes(), 300).0
+                    ));
+                }
+            }
+            _ => problems.push(format!(
+                "a batch of two requests and one notification {}; a batch MUST get back an array with one reply \
+                 per request",
+                outcome_words(&sent)
+            )),
+        }
+        if self.gone().is_none() {
+            let only_notifications = json!([
+                {"jsonrpc": "2.0", "method": "info", "params": {}},
+                {"jsonrpc": "2.0", "method": "ping", "params": {}},
+            ]);
+            match self
+                .client
+                .send_unanswered("info", only_notifications.to_string())
+                .await
+            {
+                Ok(Notified::Silent(exchange)) => check.evidence.push(exchange),
+                Ok(Notified::Answered(reply)) => {
+                    problems.push(format!(
+                        "a batch of notifications only was answered with {}; it MUST produce no output at all",
+                        reply.describe()
+                    ));
+                    check.evidence.push(reply.exchange);
+                }
+                Err(failure) => {
+                    problems.push(format!(
+                        "a batch of notifications only got no HTTP answer ({})",
+                        failure.error
+                    ));
+                    check.evidence.push(failure.exchange.clone());
+                    let _ = self.sent(rule, Err(failure))?;
+                }
+            }
+        }
+        let finding = if problems.is_empty() {
+            check.finding(
+                Outcome::Pass,
+                "a batch got one reply per request and none for its notification; a batch of notifications got none",
+            )
+        } else {
+            check.finding(rule.on_failure, format!("{} (§11)", problems.join("; ")))
+        };
+        self.emit(finding).await
+    }
+
+    async fn empty_batch(&mut self) -> Result<(), EngineError> {
+        let rule = &EMPTY_BATCH;
+        if let Some(reason) = self.gone() {
+            return self.skip(rule, reason).await;
+        }
+        let mut check = Check::new(rule);
+        let sent = self.client.send_batch("ping", Vec::new()).await;
+        let sent = self.sent(rule, sent)?;
+        check.saw(&sent);
+        let verdict = match &sent {
+            Err(_) => Err(outcome_words(&sent)),
+            Ok(reply) => judge_empty_batch(reply),
+        };
+        let finding = match verdict {
+            Ok(how) => check.finding(Outcome::Pass, format!("an empty batch was answered with {how}")),
+            Err(what) => check.finding(
+                rule.on_failure,
+                format!(
+                    "an empty batch `[]` {what}; the spec requires a single, non-array error -32600 \
+                     (InvalidRequest) with `id: null` (§11)"
+                ),
+            ),
+        };
+        self.emit(finding).await
+    }
+
     async fn well_formed(&mut self) -> Result<(), EngineError> {
         let rule = &WELL_FORMED;
         let mut check = Check::new(rule);
         let mut judged = 0;
         let mut problems = Vec::new();
         for reply in self.client.replies().iter().filter(|r| r.framed) {
-            judged += 1;
-            let found = frame_problems(reply);
+            let Some(value) = reply.json() else {
+                judged += 1;
+                if problems.len() < 5 {
+                    check.evidence.push(reply.exchange.clone());
+                }
+                problems.push(format!("the reply to `{}` is not JSON", reply.method));
+                continue;
+            };
+            // A batch's reply is an array of replies, judged one by one (§11).
+            let frames = match value {
+                Value::Array(members) if reply.batch => members.iter().collect(),
+                single => vec![single],
+            };
+            judged += frames.len();
+            let found: Vec<String> = frames.into_iter().flat_map(frame_problems).collect();
             if found.is_empty() {
                 continue;
             }
@@ -1642,7 +1830,7 @@ impl L0<'_> {
             let id = reply
                 .request_id
                 .as_ref()
-                .map(|id| format!(" (id {})", show(id)))
+                .map(|id| format!(" with id {id}"))
                 .unwrap_or_default();
             problems.push(format!(
                 "the reply to `{}`{id} {}",
@@ -1792,12 +1980,38 @@ fn judge_parse_error(reply: &Reply) -> Result<String, String> {
     }
 }
 
+/// Read like the parse error: spec §5 maps "not a JSON-RPC request" to HTTP 400,
+/// so 400 alone passes; a JSON-RPC body must be the single -32600 with id null.
+fn judge_empty_batch(reply: &Reply) -> Result<String, String> {
+    let status = reply.status;
+    match reply.json() {
+        Some(Value::Object(obj))
+            if status.is_none() || status == Some(200) || status == Some(400) =>
+        {
+            let code = obj
+                .get("error")
+                .and_then(|e| e.get("code"))
+                .and_then(Value::as_i64);
+            match (code, obj.get("id")) {
+                (Some(-32600), Some(Value::Null)) => Ok("error -32600 and id null".to_owned()),
+                (Some(-32600), _) => {
+                    Err("was answered with -32600 but without `id: null`".to_owned())
+                }
+                _ => Err(format!("was answered with {}", reply.describe())),
+            }
+        }
+        Some(Value::Array(members)) => Err(format!(
+            "was answered with an array of {} entries instead of a single error object",
+            members.len()
+        )),
+        None if status == Some(400) => Ok("HTTP 400 (spec §5: not a JSON-RPC request)".to_owned()),
+        _ => Err(format!("was answered with {}", reply.describe())),
+    }
+}
+
 /// What makes a reply not well-formed JSON-RPC 2.0 (§4; schema `JsonRpcSuccess`
 /// and `JsonRpcError`), in words.
-fn frame_problems(reply: &Reply) -> Vec<String> {
-    let Some(value) = reply.json() else {
-        return vec!["is not JSON".to_owned()];
-    };
+fn frame_problems(value: &Value) -> Vec<String> {
     let Some(obj) = value.as_object() else {
         return vec!["is not a JSON object".to_owned()];
     };
