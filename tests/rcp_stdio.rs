@@ -141,7 +141,7 @@ async fn a_server_that_exits_at_once_is_an_engine_error_with_its_stderr() {
     let err = verdict.expect_err("the server exited");
     let text = err.to_string();
     assert!(
-        text.contains("closed stdout") && text.contains("boom"),
+        text.contains("exit status: 3") && text.contains("boom"),
         "{text}"
     );
 }

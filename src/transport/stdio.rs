@@ -288,9 +288,12 @@ impl StdioChild {
         }
     }
 
-    /// The child's exit status, if it has exited.
-    pub fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
-        self.child.try_wait().ok().flatten()
+    /// The child's exit status, if it exits within `wait`.
+    pub async fn exit_status(&mut self, wait: Duration) -> Option<std::process::ExitStatus> {
+        tokio::time::timeout(wait, self.child.wait())
+            .await
+            .ok()?
+            .ok()
     }
 
     /// Closes stdin (an implicit `shutdown`), gives the child a moment to exit,

@@ -460,22 +460,25 @@ impl RcpClient {
         }
     }
 
-    /// A stdio failure as evidence; when the child has exited, says so with the
-    /// end of its stderr, which is usually where the reason is.
+    /// A stdio failure as evidence.
     async fn stdio_failure(&mut self, request: RequestRecord, error: TransportError) -> Failure {
+        // A pipe error or EOF usually means the child exited: say so, with its
+        // status and the end of its stderr, where the reason usually is.
         let error = match (&mut self.wire, error) {
-            (Wire::Stdio { child }, TransportError::Io(msg)) if child.is_closed() => {
-                let tail = child.settled_stderr_tail(STDERR_SETTLE).await;
-                let status = child
-                    .exit_status()
-                    .map(|s| format!(" ({s})"))
-                    .unwrap_or_default();
-                let tail = tail.trim();
-                let tail = excerpt(tail.as_bytes(), 1024).0;
-                if tail.is_empty() {
-                    TransportError::Io(format!("{msg}{status}"))
-                } else {
-                    TransportError::Io(format!("{msg}{status}; its stderr ended with: {tail}"))
+            (Wire::Stdio { child }, TransportError::Io(msg)) => {
+                match child.exit_status(STDERR_SETTLE).await {
+                    Some(status) => {
+                        let tail = child.settled_stderr_tail(STDERR_SETTLE).await;
+                        let tail = excerpt(tail.trim().as_bytes(), 1024).0;
+                        if tail.is_empty() {
+                            TransportError::Io(format!("{msg} ({status})"))
+                        } else {
+                            TransportError::Io(format!(
+                                "{msg} ({status}); its stderr ended with: {tail}"
+                            ))
+                        }
+                    }
+                    None => TransportError::Io(msg),
                 }
             }
             (_, error) => error,
