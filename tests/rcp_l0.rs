@@ -372,3 +372,37 @@ async fn every_reply_of_the_correct_server_matches_the_published_schema() {
     assert!(validated >= 19, "only {validated} replies were captured");
     assert!(results >= 13, "only {results} results were checked");
 }
+
+async fn check_with(url: &Url, options: RunOptions) -> Result<Verdict, EngineError> {
+    let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+    let ctx = RunContext::new(http, options);
+    let (tx, mut rx) = mpsc::channel(16);
+    tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    run_suite(SuiteChoice::Rcp, &Endpoint::Http(url.clone()), &ctx, tx).await
+}
+
+#[tokio::test]
+async fn a_slow_server_still_certifies_and_a_too_slow_one_is_a_retryable_error() {
+    let mut config = RcpReferenceConfig::default();
+    config.latency = std::time::Duration::from_millis(20);
+    let url = start(config).await;
+    let verdict = check_with(&url, RunOptions::default())
+        .await
+        .expect("verdict");
+    assert!(verdict.passed, "{verdict:?}");
+
+    let mut config = RcpReferenceConfig::default();
+    config.latency = std::time::Duration::from_millis(500);
+    let url = start(config).await;
+    let options = RunOptions {
+        request_timeout_ms: Some(100),
+        ..RunOptions::default()
+    };
+    let err = check_with(&url, options)
+        .await
+        .expect_err("every request times out");
+    assert!(
+        matches!(err, EngineError::Unreachable(_)) && err.is_retryable(),
+        "{err}"
+    );
+}

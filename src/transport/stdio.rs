@@ -136,14 +136,17 @@ impl StdioChild {
     /// Spawns `command` (split by [`split_command`], never given to a shell).
     pub fn spawn(command: &str, limits: &Limits) -> Result<Self, TransportError> {
         let argv = split_command(command).map_err(TransportError::Protocol)?;
-        let mut child = Command::new(&argv[0])
-            .args(&argv[1..])
+        let Some((program, args)) = argv.split_first() else {
+            return Err(TransportError::Protocol("the command is empty".into()));
+        };
+        let mut child = Command::new(program)
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .map_err(|e| TransportError::Io(format!("cannot start `{}`: {e}", argv[0])))?;
+            .map_err(|e| TransportError::Io(format!("cannot start `{}`: {e}", program)))?;
         let stdin = child.stdin.take();
         let stdout = child
             .stdout

@@ -958,7 +958,7 @@ impl L0<'_> {
         let name = init.result.get("server").and_then(|s| s.get("name"));
         let finding = match name {
             Some(Value::String(n)) if !n.trim().is_empty() => {
-                check.finding(Outcome::Pass, format!("the server names itself {}{from}", show(&json!(n))))
+                check.finding(Outcome::Pass, format!("the server names itself {}{from}", crate::transport::excerpt(json!(n).to_string().as_bytes(), 80).0))
             }
             Some(other) => check.finding(
                 SERVER_IDENTITY.on_failure,
@@ -1885,7 +1885,7 @@ fn option_probe(init: &Init) -> Option<(&'static str, Value, String)> {
                 "retrieve",
                 json!({"query": PROBE_QUERY, "k": 1, "mode": mode}),
                 format!(
-                    "mode \"{mode}\", which `retrieve.modes` ({}) does not list",
+                    "mode \"{mode}\", which `retrieve.modes` ({}) does not list,",
                     show(&json!(modes))
                 ),
             ));
@@ -1908,7 +1908,7 @@ fn option_probe(init: &Init) -> Option<(&'static str, Value, String)> {
                     "retrieve",
                     json!({"query": PROBE_QUERY, "k": 1, "unit": unit}),
                     format!(
-                        "unit \"{unit}\", which `retrieve.units` ({}) does not list",
+                        "unit \"{unit}\", which `retrieve.units` ({}) does not list,",
                         show(&json!(units))
                     ),
                 ));
@@ -1923,7 +1923,7 @@ fn option_probe(init: &Init) -> Option<(&'static str, Value, String)> {
             "embed",
             json!({"inputs": [PROBE_QUERY], "encoding": encoding}),
             format!(
-                "encoding \"{encoding}\", which `embed.encodings` ({}) does not list",
+                "encoding \"{encoding}\", which `embed.encodings` ({}) does not list,",
                 show(&json!(encodings))
             ),
         ));
@@ -1936,7 +1936,7 @@ fn option_probe(init: &Init) -> Option<(&'static str, Value, String)> {
             "rerank",
             json!({"query": PROBE_QUERY, "passages": ["a", "b"], "method": method}),
             format!(
-                "method \"{method}\", which `rerank.methods` ({}) does not list",
+                "method \"{method}\", which `rerank.methods` ({}) does not list,",
                 show(&json!(methods))
             ),
         ));

@@ -12,7 +12,7 @@ use super::{Outcome, Rule, SuiteId, Verdict, VerdictDetail};
 use client::RcpClient;
 
 /// Version of protocheck's RCP rules; stored with every run (results are versioned).
-pub const SUITE_VERSION: &str = "0.2.0";
+pub const SUITE_VERSION: &str = "0.1.0";
 
 /// The protocol revision this suite judges against.
 pub const SPEC_REVISION: &str = "RCP/1 1.0";
