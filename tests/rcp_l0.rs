@@ -383,16 +383,20 @@ async fn check_with(url: &Url, options: RunOptions) -> Result<Verdict, EngineErr
 
 #[tokio::test]
 async fn a_slow_server_still_certifies_and_a_too_slow_one_is_a_retryable_error() {
-    let mut config = RcpReferenceConfig::default();
-    config.latency = std::time::Duration::from_millis(20);
+    let config = RcpReferenceConfig {
+        latency: std::time::Duration::from_millis(20),
+        ..RcpReferenceConfig::default()
+    };
     let url = start(config).await;
     let verdict = check_with(&url, RunOptions::default())
         .await
         .expect("verdict");
     assert!(verdict.passed, "{verdict:?}");
 
-    let mut config = RcpReferenceConfig::default();
-    config.latency = std::time::Duration::from_millis(500);
+    let config = RcpReferenceConfig {
+        latency: std::time::Duration::from_millis(500),
+        ..RcpReferenceConfig::default()
+    };
     let url = start(config).await;
     let options = RunOptions {
         request_timeout_ms: Some(100),
