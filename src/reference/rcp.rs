@@ -831,8 +831,7 @@ fn initialize(
         version.clamp(1, PROTOCOL_VERSION)
     };
     session.initialized = true;
-    let result = server_description(config, ctx.new_token.as_deref());
-    let mut result = result;
+    let mut result = server_description(config, ctx.new_token.as_deref());
     result["protocolVersion"] = json!(negotiated);
     success(config, id, result)
 }

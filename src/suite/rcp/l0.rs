@@ -2080,6 +2080,66 @@ mod tests {
         }
     }
 
+    fn reply(status: Option<u16>, body: &str) -> Reply {
+        let body = match serde_json::from_str(body) {
+            Ok(v) => super::super::client::Body::Json(v),
+            Err(_) if body.is_empty() => super::super::client::Body::Empty,
+            Err(_) => super::super::client::Body::NotJson,
+        };
+        Reply {
+            method: "ping".into(),
+            request_id: None,
+            exchange: Exchange {
+                request: crate::suite::RequestRecord {
+                    line: "stdin".into(),
+                    headers: Vec::new(),
+                    body: String::new(),
+                },
+                response: None,
+                error: None,
+            },
+            status,
+            body,
+            framed: true,
+            batch: false,
+        }
+    }
+
+    #[test]
+    fn parse_errors_accept_the_status_mapping_and_the_json_rpc_answer() {
+        let rpc = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#;
+        assert!(judge_parse_error(&reply(Some(400), rpc)).is_ok());
+        assert!(judge_parse_error(&reply(Some(200), rpc)).is_ok());
+        assert!(judge_parse_error(&reply(None, rpc)).is_ok());
+        assert!(judge_parse_error(&reply(Some(400), "")).is_ok());
+        assert!(judge_parse_error(&reply(Some(400), "<html>bad</html>")).is_ok());
+        let wrong = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}"#;
+        assert!(judge_parse_error(&reply(Some(400), wrong)).is_err());
+        let with_id = r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32700,"message":"x"}}"#;
+        assert!(judge_parse_error(&reply(None, with_id)).is_err());
+        assert!(judge_parse_error(&reply(Some(500), rpc)).is_err());
+        assert!(judge_parse_error(&reply(Some(200), "")).is_err());
+    }
+
+    #[test]
+    fn frame_problems_name_what_is_wrong() {
+        assert!(frame_problems(&json!({"jsonrpc": "2.0", "id": 1, "result": {}})).is_empty());
+        assert!(
+            frame_problems(
+                &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "m"}})
+            )
+            .is_empty()
+        );
+        let both = frame_problems(&json!({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {}}));
+        assert_eq!(both, ["has both `result` and `error`"]);
+        let bad = frame_problems(&json!({"id": null, "result": 5}));
+        assert_eq!(bad.len(), 3, "{bad:?}");
+        let code = frame_problems(
+            &json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -1.5, "message": 3}}),
+        );
+        assert_eq!(code.len(), 2, "{code:?}");
+    }
+
     #[test]
     fn ids_compare_by_type_and_value() {
         assert!(same_id(&json!(7), &json!(7)));
