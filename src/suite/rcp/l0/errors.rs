@@ -33,10 +33,7 @@ pub const MALFORMED_PARAMS: Rule = must(
 impl L0<'_> {
     /// Unknown fields: the first `initialize` (judged there) and a `ping` with an
     /// unknown top-level params field.
-    pub(super) async fn tolerance(
-        &mut self,
-        init: Option<(bool, Vec<Exchange>, String)>,
-    ) -> Result<(), EngineError> {
+    pub(super) async fn tolerance(&mut self, init: Option<Tolerance>) -> Result<(), EngineError> {
         let rule = &TOLERATES_UNKNOWN;
         if let Some(reason) = self.gone() {
             return self.skip(rule, reason).await;
@@ -51,12 +48,12 @@ impl L0<'_> {
             .await?;
         let mut problems = Vec::new();
         let mut notes = Vec::new();
-        if let Some((ok, evidence, message)) = init {
-            check.evidence.extend(evidence);
-            if ok {
-                notes.push(message)
+        if let Some(init) = init {
+            check.evidence.extend(init.evidence);
+            if init.ok {
+                notes.push(init.message)
             } else {
-                problems.push(message)
+                problems.push(init.message)
             }
         }
         check.saw(&sent);

@@ -168,19 +168,12 @@ impl L0<'_> {
         &mut self,
         gated_open: bool,
         v0_accepted: bool,
-    ) -> Result<
-        (
-            Option<Init>,
-            SessionMode,
-            Option<(bool, Vec<Exchange>, String)>,
-        ),
-        EngineError,
-    > {
+    ) -> Result<Handshake, EngineError> {
         let rule = &INITIALIZE_NEGOTIATES;
         let mut check = Check::new(rule);
         if let Some(reason) = self.gone() {
             self.skip(rule, reason).await?;
-            return Ok((None, SessionMode::PerSession, None));
+            return Ok(Handshake::failed(SessionMode::PerSession));
         }
         let tolerant = json!({
             "protocolVersion": CLIENT_PROTOCOL_VERSION,
@@ -203,15 +196,19 @@ impl L0<'_> {
             };
             let note = "`initialize` carrying an unknown client capability key and an unknown `_meta` key succeeded".to_owned();
             self.negotiation(check, &init).await?;
-            return Ok((
-                Some(init),
-                SessionMode::PerSession,
-                Some((true, vec![exchange_of(&first).clone()], note)),
-            ));
+            let tolerance = Tolerance {
+                ok: true,
+                evidence: vec![exchange_of(&first).clone()],
+                message: note,
+            };
+            return Ok(Handshake {
+                init: Some(init),
+                mode: SessionMode::PerSession,
+                tolerance: Some(tolerance),
+            });
         }
         let first_code = code_of(&first);
         let mut mode = SessionMode::PerSession;
-        let tolerance = None;
         let source = if first_code == Some(-32600) && v0_accepted {
             InitSource::InfoAfterVersionZero
         } else if first.is_ok() {
@@ -231,7 +228,16 @@ impl L0<'_> {
                 );
                 let evidence = vec![exchange_of(&first).clone(), exchange_of(&second).clone()];
                 self.negotiation(check, &init).await?;
-                return Ok((Some(init), mode, Some((false, evidence, message))));
+                let tolerance = Tolerance {
+                    ok: false,
+                    evidence,
+                    message,
+                };
+                return Ok(Handshake {
+                    init: Some(init),
+                    mode,
+                    tolerance: Some(tolerance),
+                });
             }
             if first_code == Some(-32600)
                 && code_of(&second) == Some(-32600)
@@ -251,7 +257,7 @@ impl L0<'_> {
                     ),
                 );
                 self.emit(finding).await?;
-                return Ok((None, mode, tolerance));
+                return Ok(Handshake::failed(mode));
             }
         } else {
             let finding = check.finding(
@@ -262,7 +268,7 @@ impl L0<'_> {
                 ),
             );
             self.emit(finding).await?;
-            return Ok((None, mode, tolerance));
+            return Ok(Handshake::failed(mode));
         };
 
         // The session was initialized before this handshake: read its result from `info`.
@@ -284,7 +290,13 @@ impl L0<'_> {
                     source,
                 };
                 self.emit(check.finding(Outcome::Skip, reason)).await?;
-                Ok((Some(init), mode, tolerance))
+                // The first `initialize` was refused for being a repeat, so its
+                // tolerance of unknown keys cannot be judged.
+                Ok(Handshake {
+                    init: Some(init),
+                    mode,
+                    tolerance: None,
+                })
             }
             None => {
                 let finding = check.finding(
@@ -296,7 +308,7 @@ impl L0<'_> {
                     ),
                 );
                 self.emit(finding).await?;
-                Ok((None, mode, tolerance))
+                Ok(Handshake::failed(mode))
             }
         }
     }

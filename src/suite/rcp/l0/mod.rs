@@ -186,6 +186,33 @@ impl Init {
     }
 }
 
+/// What the handshake established.
+struct Handshake {
+    /// The `initialize` result, or its stand-in read from `info`.
+    init: Option<Init>,
+    /// The session model, when the handshake already revealed it.
+    mode: SessionMode,
+    /// How the first `initialize`, with unknown keys, fared (RCP-L0-016).
+    tolerance: Option<Tolerance>,
+}
+
+impl Handshake {
+    fn failed(mode: SessionMode) -> Self {
+        Self {
+            init: None,
+            mode,
+            tolerance: None,
+        }
+    }
+}
+
+/// The verdict of one tolerance probe, folded into RCP-L0-016.
+struct Tolerance {
+    ok: bool,
+    evidence: Vec<Exchange>,
+    message: String,
+}
+
 type Sent = Result<Reply, Failure>;
 
 /// One rule being checked: its clock and the exchanges that will be its evidence.
@@ -400,7 +427,11 @@ impl L0<'_> {
         let gated_open = gated
             .as_ref()
             .is_ok_and(|r| r.error_code() != Some(-32001) && r.json().is_some());
-        let (init, mut mode, init_tolerance) = self
+        let Handshake {
+            init,
+            mut mode,
+            tolerance: init_tolerance,
+        } = self
             .initialize(gated_open, result_of(&v0).is_some())
             .await?;
         let mut report = L0Report::default();
