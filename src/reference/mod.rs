@@ -1,2 +1,4 @@
 //! Reference target servers, correct by default, with a fault switch per rule.
+//! They prove each rule can fail, and give users a demo target.
+
 pub mod rcp;

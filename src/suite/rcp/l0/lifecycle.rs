@@ -1,0 +1,727 @@
+//! Lifecycle (spec §7.1, §7.2, §13, §14.1 rules 1–3): `info` and `ping` at any
+//! time, gating before `initialize`, the handshake and what its result must
+//! carry, the session model (decisions 3 and 4), `info` after `initialize`, and
+//! `shutdown`.
+
+use super::*;
+
+pub const INFO_BEFORE_INIT: Rule = must(
+    "RCP-L0-001",
+    "`info` answers before `initialize`",
+    "RCP/1 §14.1(1), §7.2",
+);
+pub const PING_NUMERIC_NONCE: Rule = must(
+    "RCP-L0-002",
+    "`ping` before `initialize` echoes a numeric nonce",
+    "RCP/1 §14.1(1)",
+);
+pub const PING_STRING_NONCE: Rule = must(
+    "RCP-L0-003",
+    "`ping` before `initialize` echoes a string nonce",
+    "RCP/1 §14.1(1)",
+);
+pub const GATED_BEFORE_INIT: Rule = must(
+    "RCP-L0-004",
+    "a gated call before `initialize` is rejected with -32001",
+    "RCP/1 §14.1(3), §12",
+);
+pub const VERSION_ZERO_REJECTED: Rule = must(
+    "RCP-L0-009",
+    "`initialize` with protocolVersion 0 is rejected with -32002",
+    "RCP/1 §7.1, §12",
+);
+pub const FAILED_HANDSHAKE_UNINITIALIZED: Rule = must(
+    "RCP-L0-010",
+    "a failed handshake leaves the session uninitialized",
+    "RCP/1 §7.1, §14.1(3)",
+);
+pub const INITIALIZE_NEGOTIATES: Rule = must(
+    "RCP-L0-011",
+    "`initialize` negotiates a protocolVersion ≥ 1 and ≤ the client's",
+    "RCP/1 §7.1, §14.1(1)",
+);
+pub const RETRIEVAL_CAPABILITY: Rule = must(
+    "RCP-L0-012",
+    "advertises at least one of embed, rerank, retrieve, graph",
+    "RCP/1 §14.1(2)",
+);
+pub const SERVER_IDENTITY: Rule = must(
+    "RCP-L0-013",
+    "`server.name` is a non-empty string",
+    "RCP/1 §7.1 (PeerInfo)",
+);
+pub const DECLARES_LEVEL: Rule = must(
+    "RCP-L0-014",
+    "declares `_meta.conformance` as L0, L1 or L2",
+    "RCP/1 §14; protocheck decision 1",
+);
+pub const REPEAT_INIT_REJECTED: Rule = must(
+    "RCP-L0-015",
+    "a repeated `initialize` is rejected with -32600",
+    "RCP/1 §7.1, §12",
+);
+pub const INFO_AFTER_INIT: Rule = must(
+    "RCP-L0-021",
+    "`info` after `initialize` reports the session's capabilities",
+    "RCP/1 §7.2, §13.2",
+);
+pub const SHUTDOWN: Rule = must("RCP-L0-023", "`shutdown` answers `{}`", "RCP/1 §13");
+pub const PER_SESSION_INIT: Rule = note(
+    "RCP-L0-027",
+    "initialization is per session, not process-wide",
+    "RCP/1 §5 (sessions); protocheck decision 3",
+);
+pub const STATEFUL_HTTP: Rule = note(
+    "RCP-L0-028",
+    "the HTTP server keeps session state",
+    "RCP/1 §5 (sessions); protocheck decision 4",
+);
+pub const HIGHER_LEVEL_NOT_JUDGED: Rule = note(
+    "RCP-L0-029",
+    "a declared L1 or L2 is not judged by this suite version",
+    "RCP/1 §14.2, §14.3",
+);
+
+impl L0<'_> {
+    pub(super) async fn info_before_init(&mut self) -> Result<(), EngineError> {
+        let rule = &INFO_BEFORE_INIT;
+        let mut check = Check::new(rule);
+        let sent = self.request(rule, "info", json!({})).await?;
+        check.saw(&sent);
+        let finding = match result_of(&sent) {
+            Some(result) if result.get("server").is_some_and(Value::is_object) => {
+                check.finding(Outcome::Pass, "`info` answered before `initialize` with a `server` object")
+            }
+            Some(_) => check.finding(
+                rule.on_failure,
+                "`info` before `initialize` was answered with a result that has no `server` object; \
+                 `info` has the shape of the `initialize` result and must answer at any time (§7.2, §14.1 rule 1)",
+            ),
+            None => check.finding(
+                rule.on_failure,
+                format!(
+                    "`info` before `initialize` {}; the spec requires `info` to answer at any time, \
+                     before `initialize` too, with a result carrying `server` (§7.2, §14.1 rule 1)",
+                    outcome_words(&sent)
+                ),
+            ),
+        };
+        self.emit(finding).await
+    }
+
+    pub(super) async fn ping_nonce(
+        &mut self,
+        rule: &'static Rule,
+        nonce: Value,
+    ) -> Result<(), EngineError> {
+        if let Some(reason) = self.gone() {
+            return self.skip(rule, reason).await;
+        }
+        let mut check = Check::new(rule);
+        let sent = self.request(rule, "ping", json!({"nonce": nonce})).await?;
+        check.saw(&sent);
+        let finding = match result_of(&sent) {
+            Some(result) => match result.get("nonce") {
+                Some(got) if same_id(&nonce, got) => check.finding(
+                    Outcome::Pass,
+                    format!("`ping` before `initialize` echoed the nonce {}", show(&nonce)),
+                ),
+                Some(got) => check.finding(
+                    rule.on_failure,
+                    format!(
+                        "`ping` with nonce {} echoed {}; the nonce MUST be echoed with the same type and value (§14.1 rule 1)",
+                        show(&nonce),
+                        show(got)
+                    ),
+                ),
+                None => check.finding(
+                    rule.on_failure,
+                    format!(
+                        "`ping` with nonce {} was answered without a `nonce`; the nonce MUST be echoed (§14.1 rule 1)",
+                        show(&nonce)
+                    ),
+                ),
+            },
+            None => check.finding(
+                rule.on_failure,
+                format!(
+                    "`ping` before `initialize` {}; `ping` MUST answer at any time, echoing its nonce (§14.1 rule 1)",
+                    outcome_words(&sent)
+                ),
+            ),
+        };
+        self.emit(finding).await
+    }
+
+    /// `retrieve` while the session should be uninitialized.
+    pub(super) async fn gated_probe(&mut self, rule: &'static Rule) -> Result<Sent, EngineError> {
+        self.request(rule, "retrieve", json!({"query": PROBE_QUERY, "k": 1}))
+            .await
+    }
+
+    /// The handshake. The first `initialize` carries an unknown client capability
+    /// key and an unknown `_meta` key (§14.1 rule 7); when it fails, a plain one
+    /// tells intolerance apart from a broken handshake. Returns the result (or
+    /// its stand-in from `info`), the session model if already known, and the
+    /// tolerance verdict of the first `initialize`, if it could be judged.
+    pub(super) async fn initialize(
+        &mut self,
+        gated_open: bool,
+        v0_accepted: bool,
+    ) -> Result<Handshake, EngineError> {
+        let rule = &INITIALIZE_NEGOTIATES;
+        let mut check = Check::new(rule);
+        if let Some(reason) = self.gone() {
+            self.skip(rule, reason).await?;
+            return Ok(Handshake::failed(SessionMode::PerSession));
+        }
+        let tolerant = json!({
+            "protocolVersion": CLIENT_PROTOCOL_VERSION,
+            "client": client_info(),
+            "capabilities": {"x-protocheck-probe": {"note": "an unknown client capability key"}},
+            "_meta": {"x-protocheck-unknown": {"note": "an unknown _meta key"}},
+        });
+        let plain = json!({
+            "protocolVersion": CLIENT_PROTOCOL_VERSION,
+            "client": client_info(),
+            "capabilities": {},
+        });
+        let first = self.request(rule, "initialize", tolerant).await?;
+        check.saw(&first);
+        if let Some(result) = result_of(&first).and_then(Value::as_object) {
+            let init = Init {
+                result: result.clone(),
+                exchange: exchange_of(&first).clone(),
+                source: InitSource::Initialize,
+            };
+            let note = "`initialize` carrying an unknown client capability key and an unknown `_meta` key succeeded".to_owned();
+            self.negotiation(check, &init).await?;
+            let tolerance = Tolerance {
+                ok: true,
+                evidence: vec![exchange_of(&first).clone()],
+                message: note,
+            };
+            return Ok(Handshake {
+                init: Some(init),
+                mode: SessionMode::PerSession,
+                tolerance: Some(tolerance),
+            });
+        }
+        let first_code = code_of(&first);
+        let mut mode = SessionMode::PerSession;
+        let source = if first_code == Some(-32600) && v0_accepted {
+            InitSource::InfoAfterVersionZero
+        } else if first.is_ok() {
+            let second = self.request(rule, "initialize", plain).await?;
+            check.saw(&second);
+            if let Some(result) = result_of(&second).and_then(Value::as_object) {
+                let init = Init {
+                    result: result.clone(),
+                    exchange: exchange_of(&second).clone(),
+                    source: InitSource::Initialize,
+                };
+                let message = format!(
+                    "`initialize` carrying an unknown client capability key (`x-protocheck-probe`) and an unknown \
+                     `_meta` key {}, while the same `initialize` without them succeeded; unknown fields, capability \
+                     keys and `_meta` MUST be ignored, never rejected (§14.1 rule 7, §4.6)",
+                    outcome_words(&first)
+                );
+                let evidence = vec![exchange_of(&first).clone(), exchange_of(&second).clone()];
+                self.negotiation(check, &init).await?;
+                let tolerance = Tolerance {
+                    ok: false,
+                    evidence,
+                    message,
+                };
+                return Ok(Handshake {
+                    init: Some(init),
+                    mode,
+                    tolerance: Some(tolerance),
+                });
+            }
+            if first_code == Some(-32600)
+                && code_of(&second) == Some(-32600)
+                && gated_open
+                && self.client.is_http()
+            {
+                mode = SessionMode::ProcessWide;
+                InitSource::InfoAlreadyInitialized
+            } else {
+                let finding = check.finding(
+                    rule.on_failure,
+                    format!(
+                        "`initialize` with protocolVersion {CLIENT_PROTOCOL_VERSION} {} (and {} without the unknown keys); \
+                         the spec requires a result with the negotiated protocolVersion ≥ 1, `server` and `capabilities` (§7.1, §14.1 rule 1)",
+                        outcome_words(&first),
+                        outcome_words(&second).replacen("was answered", "answered", 1)
+                    ),
+                );
+                self.emit(finding).await?;
+                return Ok(Handshake::failed(mode));
+            }
+        } else {
+            let finding = check.finding(
+                rule.on_failure,
+                format!(
+                    "`initialize` {}; the spec requires a result with the negotiated protocolVersion (§7.1, §14.1 rule 1)",
+                    outcome_words(&first)
+                ),
+            );
+            self.emit(finding).await?;
+            return Ok(Handshake::failed(mode));
+        };
+
+        // The session was initialized before this handshake: read its result from `info`.
+        let info = self.request(rule, "info", json!({})).await?;
+        check.saw(&info);
+        let reason = match source {
+            InitSource::InfoAfterVersionZero => format!(
+                "not verified: {} failed (the server accepted protocolVersion 0, which initialized this session, \
+                 so `initialize` was rightly refused with -32600)",
+                VERSION_ZERO_REJECTED.id
+            ),
+            _ => ALREADY_INITIALIZED.to_owned(),
+        };
+        match result_of(&info).and_then(Value::as_object) {
+            Some(result) => {
+                let init = Init {
+                    result: result.clone(),
+                    exchange: exchange_of(&info).clone(),
+                    source,
+                };
+                self.emit(check.finding(Outcome::Skip, reason)).await?;
+                // The first `initialize` was refused for being a repeat, so its
+                // tolerance of unknown keys cannot be judged.
+                Ok(Handshake {
+                    init: Some(init),
+                    mode,
+                    tolerance: None,
+                })
+            }
+            None => {
+                let finding = check.finding(
+                    rule.on_failure,
+                    format!(
+                        "`initialize` was refused with -32600 as if the session were already initialized, and `info` {} \
+                         so no capability set could be read (§7.1, §7.2)",
+                        outcome_words(&info)
+                    ),
+                );
+                self.emit(finding).await?;
+                Ok(Handshake::failed(mode))
+            }
+        }
+    }
+
+    /// Judges the negotiated version of a successful `initialize`.
+    pub(super) async fn negotiation(
+        &mut self,
+        check: Check,
+        init: &Init,
+    ) -> Result<(), EngineError> {
+        let rule = check.rule;
+        let finding = match init.result.get("protocolVersion") {
+            Some(v) => match v.as_i64() {
+                Some(n) if (1..=CLIENT_PROTOCOL_VERSION).contains(&n) => check.finding(
+                    Outcome::Pass,
+                    format!("`initialize` negotiated protocolVersion {n}"),
+                ),
+                Some(n) if n > CLIENT_PROTOCOL_VERSION => check.finding(
+                    rule.on_failure,
+                    format!(
+                        "`initialize` negotiated protocolVersion {n}, above the {CLIENT_PROTOCOL_VERSION} protocheck offered; \
+                         the negotiated version is min(client, server) (§7.1)"
+                    ),
+                ),
+                _ => check.finding(
+                    rule.on_failure,
+                    format!(
+                        "`initialize` returned protocolVersion {}; it MUST be an integer ≥ 1 (§7.1, §14.1 rule 1)",
+                        show(v)
+                    ),
+                ),
+            },
+            None => check.finding(
+                rule.on_failure,
+                "the `initialize` result has no `protocolVersion`; it MUST carry the negotiated version (§7.1, §14.1 rule 1)",
+            ),
+        };
+        self.emit(finding).await
+    }
+
+    /// Checks on the `initialize` result; returns the declared level.
+    pub(super) async fn init_result_checks(
+        &mut self,
+        init: &Init,
+    ) -> Result<Option<String>, EngineError> {
+        let from = init.read_from();
+        let evidence = vec![init.exchange.clone()];
+
+        let mut check = Check::new(&RETRIEVAL_CAPABILITY);
+        check.evidence = evidence.clone();
+        let finding = match init.capabilities() {
+            None => check.finding(
+                RETRIEVAL_CAPABILITY.on_failure,
+                format!("the `initialize` result{from} has no `capabilities` object (§7.1)"),
+            ),
+            Some(caps) => {
+                let found: Vec<&str> = RETRIEVAL_CAPABILITIES
+                    .into_iter()
+                    .filter(|c| init.supports(c))
+                    .collect();
+                if found.is_empty() {
+                    let keys: Vec<&str> = caps.keys().map(String::as_str).collect();
+                    check.finding(
+                        RETRIEVAL_CAPABILITY.on_failure,
+                        format!(
+                            "the server{from} advertises none of `embed`, `rerank`, `retrieve`, `graph` \
+                             (capabilities: [{}]); an L0 server MUST advertise at least one retrieval capability (§14.1 rule 2)",
+                            keys.join(", ")
+                        ),
+                    )
+                } else {
+                    check.finding(
+                        Outcome::Pass,
+                        format!("advertises {}{from}", found.join(", ")),
+                    )
+                }
+            }
+        };
+        self.emit(finding).await?;
+
+        let mut check = Check::new(&SERVER_IDENTITY);
+        check.evidence = evidence.clone();
+        let name = init.result.get("server").and_then(|s| s.get("name"));
+        let finding = match name {
+            Some(Value::String(n)) if !n.trim().is_empty() => {
+                check.finding(Outcome::Pass, format!("the server names itself {}{from}", crate::transport::excerpt(json!(n).to_string().as_bytes(), 80).0))
+            }
+            Some(other) => check.finding(
+                SERVER_IDENTITY.on_failure,
+                format!(
+                    "`server.name`{from} is {}; it MUST be a non-empty string identifying the server (§7.1)",
+                    show(other)
+                ),
+            ),
+            None => check.finding(
+                SERVER_IDENTITY.on_failure,
+                format!("the `initialize` result{from} has no `server.name`; it is required (§7.1)"),
+            ),
+        };
+        self.emit(finding).await?;
+
+        let mut check = Check::new(&DECLARES_LEVEL);
+        check.evidence = evidence.clone();
+        let declared = init.result.get("_meta").and_then(|m| m.get("conformance"));
+        let (finding, level) = match declared {
+            Some(Value::String(level)) if LEVELS.contains(&level.as_str()) => (
+                check.finding(Outcome::Pass, format!("declares `_meta.conformance` = \"{level}\"{from}")),
+                Some(level.clone()),
+            ),
+            Some(other) => (
+                check.finding(
+                    DECLARES_LEVEL.on_failure,
+                    format!(
+                        "`_meta.conformance`{from} is {}, which is not one of \"L0\", \"L1\", \"L2\" (case-sensitive); \
+                         a server MUST state its level (§14; protocheck decision 1)",
+                        show(other)
+                    ),
+                ),
+                other.as_str().map(|s| crate::transport::excerpt(s.as_bytes(), 32).0),
+            ),
+            None => (
+                check.finding(
+                    DECLARES_LEVEL.on_failure,
+                    format!(
+                        "the `initialize` result{from} has no `_meta.conformance`; a server MUST state its level \
+                         as \"L0\", \"L1\" or \"L2\" in `initialize` and `info` (§14; protocheck decision 1)"
+                    ),
+                ),
+                None,
+            ),
+        };
+        self.emit(finding).await?;
+
+        let mut check = Check::new(&HIGHER_LEVEL_NOT_JUDGED);
+        check.evidence = evidence;
+        let finding = match level.as_deref() {
+            Some(l @ ("L1" | "L2")) => check.finding(
+                Outcome::Info,
+                format!(
+                    "the server declares {l}; the L1 and L2 checks arrive in a later version of this suite, \
+                     so only L0 is certified and the {l} declaration is not judged yet"
+                ),
+            ),
+            Some("L0") => check.finding(Outcome::Pass, "the server declares L0, the level this suite version checks"),
+            _ => {
+                Check::new(&HIGHER_LEVEL_NOT_JUDGED)
+                    .finding(Outcome::Skip, format!("not verified: {} failed", DECLARES_LEVEL.id))
+            }
+        };
+        self.emit(finding).await?;
+        Ok(level)
+    }
+
+    /// Emits the checks whose meaning depends on the session model.
+    pub(super) async fn session_dependent(
+        &mut self,
+        mode: SessionMode,
+        gated: &Sent,
+        v0: &Sent,
+        after_failed: Option<&Sent>,
+        reinit: Option<&Sent>,
+    ) -> Result<(), EngineError> {
+        // Repeat initialize.
+        let rule = &REPEAT_INIT_REJECTED;
+        let mut check = Check::new(rule);
+        let finding = match (mode, reinit) {
+            (SessionMode::Stateless, _) => check.finding(Outcome::Skip, STATELESS),
+            (_, None) => check.finding(Outcome::Skip, self.gone().unwrap_or_else(no_init)),
+            (_, Some(sent)) => {
+                check.saw(sent);
+                if code_of(sent) == Some(-32600) {
+                    check.finding(
+                        Outcome::Pass,
+                        "a second `initialize` was rejected with -32600",
+                    )
+                } else {
+                    check.finding(
+                        rule.on_failure,
+                        format!(
+                            "a second `initialize` after a successful one {}; the spec requires error -32600 \
+                             (InvalidRequest) once the session is initialized (§7.1)",
+                            outcome_words(sent)
+                        ),
+                    )
+                }
+            }
+        };
+        self.emit(finding).await?;
+
+        // Pre-initialize gating.
+        let rule = &GATED_BEFORE_INIT;
+        let mut check = Check::new(rule);
+        check.saw(gated);
+        let gated_passed = code_of(gated) == Some(-32001);
+        let finding = match mode {
+            SessionMode::ProcessWide => check.finding(Outcome::Skip, ALREADY_INITIALIZED),
+            SessionMode::Stateless => check.finding(Outcome::Skip, STATELESS),
+            SessionMode::PerSession if gated_passed => {
+                check.finding(Outcome::Pass, "`retrieve` before `initialize` was rejected with -32001")
+            }
+            SessionMode::PerSession => check.finding(
+                rule.on_failure,
+                format!(
+                    "`retrieve` before `initialize` {}; the spec requires error -32001 (NotInitialized) \
+                     until a successful `initialize` (§14.1 rule 3)",
+                    outcome_words(gated)
+                ),
+            ),
+        };
+        self.emit(finding).await?;
+
+        // Version 0.
+        let rule = &VERSION_ZERO_REJECTED;
+        let mut check = Check::new(rule);
+        check.saw(v0);
+        let v0_passed = code_of(v0) == Some(-32002);
+        let finding = if v0_passed {
+            check.finding(
+                Outcome::Pass,
+                "`initialize` with protocolVersion 0 was rejected with -32002",
+            )
+        } else if mode == SessionMode::ProcessWide {
+            check.finding(Outcome::Skip, ALREADY_INITIALIZED)
+        } else {
+            check.finding(
+                rule.on_failure,
+                format!(
+                    "`initialize` with protocolVersion 0 {}; with no common version ≥ 1 the spec requires \
+                     error -32002 (VersionMismatch) (§7.1)",
+                    outcome_words(v0)
+                ),
+            )
+        };
+        self.emit(finding).await?;
+
+        // A failed handshake leaves the session uninitialized.
+        let rule = &FAILED_HANDSHAKE_UNINITIALIZED;
+        let mut check = Check::new(rule);
+        let finding = match (mode, after_failed) {
+            (SessionMode::ProcessWide, _) => check.finding(Outcome::Skip, ALREADY_INITIALIZED),
+            (SessionMode::Stateless, _) => check.finding(Outcome::Skip, STATELESS),
+            _ if !gated_passed => check.finding(
+                Outcome::Skip,
+                format!("not verified: {} failed", GATED_BEFORE_INIT.id),
+            ),
+            (_, None) => check.finding(
+                Outcome::Skip,
+                format!("not verified: {} failed", VERSION_ZERO_REJECTED.id),
+            ),
+            (_, Some(sent)) => {
+                check.saw(sent);
+                if code_of(sent) == Some(-32001) {
+                    check.finding(
+                        Outcome::Pass,
+                        "after `initialize` failed with -32002, `retrieve` was still rejected with -32001",
+                    )
+                } else {
+                    check.finding(
+                        rule.on_failure,
+                        format!(
+                            "after `initialize` failed with -32002, `retrieve` {}; only a successful `initialize` \
+                             initializes a session, so the spec still requires -32001 (NotInitialized) (§7.1)",
+                            outcome_words(sent)
+                        ),
+                    )
+                }
+            }
+        };
+        self.emit(finding).await?;
+
+        // The session model, reported as facts (decisions 3 and 4).
+        let http_only =
+            "applies to HTTP targets only: over stdio the session is the process (spec §5)";
+        let mut check = Check::new(&PER_SESSION_INIT);
+        let finding = match mode {
+            _ if !self.client.is_http() => check.finding(Outcome::Skip, http_only),
+            SessionMode::PerSession => check.finding(
+                Outcome::Pass,
+                "the server was not already initialized when this run started",
+            ),
+            SessionMode::Stateless => check.finding(Outcome::Skip, STATELESS),
+            SessionMode::ProcessWide => {
+                check.saw(gated);
+                check.finding(
+                    Outcome::Info,
+                    "the server was already initialized when this run started: `retrieve` before `initialize` got an \
+                     answer and `initialize` got -32600. It keeps one initialized flag for the whole process (as the \
+                     reference Python and C++ servers do), so the pre-initialize checks cannot be verified on this run. \
+                     Restart the server before a run, or keep the initialized state per session (a token in \
+                     `_meta.session`, sent back in `RCP-Session`), to have them checked (spec §5; protocheck decision 3)",
+                )
+            }
+        };
+        self.emit(finding).await?;
+
+        let mut check = Check::new(&STATEFUL_HTTP);
+        let finding = match mode {
+            _ if !self.client.is_http() => check.finding(Outcome::Skip, http_only),
+            SessionMode::PerSession => check.finding(
+                Outcome::Pass,
+                "the server keeps initialized state between requests",
+            ),
+            SessionMode::ProcessWide => check.finding(Outcome::Skip, ALREADY_INITIALIZED),
+            SessionMode::Stateless => {
+                check.saw(gated);
+                if let Some(sent) = reinit {
+                    check.saw(sent);
+                }
+                check.finding(
+                    Outcome::Info,
+                    "the server treats every request as initialized and accepts `initialize` more than once, as a \
+                     stateless HTTP server may (spec §5); the pre-initialize and repeat-initialize checks are skipped \
+                     (protocheck decision 4)",
+                )
+            }
+        };
+        self.emit(finding).await
+    }
+
+    pub(super) async fn info_after_init(&mut self, init: Option<&Init>) -> Result<(), EngineError> {
+        let rule = &INFO_AFTER_INIT;
+        let Some(init) = init.filter(|_| self.blocked(init).is_none()) else {
+            let reason = self.blocked(init).unwrap_or_else(no_init);
+            return self.skip(rule, reason).await;
+        };
+        match init.source {
+            InitSource::Initialize => {}
+            InitSource::InfoAlreadyInitialized => {
+                return self.skip(rule, ALREADY_INITIALIZED).await;
+            }
+            InitSource::InfoAfterVersionZero => {
+                return self
+                    .skip(
+                        rule,
+                        format!("not verified: {} failed", VERSION_ZERO_REJECTED.id),
+                    )
+                    .await;
+            }
+        }
+        let mut check = Check::new(rule);
+        check.evidence.push(init.exchange.clone());
+        let sent = self.request(rule, "info", json!({})).await?;
+        check.saw(&sent);
+        let empty = Map::new();
+        let before = init.capabilities().unwrap_or(&empty);
+        let finding = match result_of(&sent).and_then(|r| r.get("capabilities")).and_then(Value::as_object) {
+            Some(after) => {
+                let added: Vec<&str> =
+                    after.keys().filter(|k| !before.contains_key(*k)).map(String::as_str).collect();
+                let removed: Vec<&str> =
+                    before.keys().filter(|k| !after.contains_key(*k)).map(String::as_str).collect();
+                let changed: Vec<&str> = before
+                    .iter()
+                    .filter(|(k, v)| after.get(*k).is_some_and(|a| a != *v))
+                    .map(|(k, _)| k.as_str())
+                    .collect();
+                if added.is_empty() && removed.is_empty() && changed.is_empty() {
+                    check.finding(
+                        Outcome::Pass,
+                        "`info` after `initialize` reports the same capabilities as `initialize`",
+                    )
+                } else {
+                    let mut diffs = Vec::new();
+                    for (label, keys) in [("adds", added), ("drops", removed), ("changes", changed)] {
+                        if !keys.is_empty() {
+                            diffs.push(format!("{label} `{}`", keys.join("`, `")));
+                        }
+                    }
+                    check.finding(
+                        rule.on_failure,
+                        format!(
+                            "`info` after `initialize` {} compared with the capabilities `initialize` advertised; \
+                             after `initialize`, `info` MUST report the session's set, which is fixed for the \
+                             session (§7.2, §13.2)",
+                            diffs.join(", ")
+                        ),
+                    )
+                }
+            }
+            None => check.finding(
+                rule.on_failure,
+                format!(
+                    "`info` after `initialize` {} without a `capabilities` object; it MUST report the session's \
+                     capabilities (§7.2)",
+                    outcome_words(&sent)
+                ),
+            ),
+        };
+        self.emit(finding).await
+    }
+
+    pub(super) async fn shutdown(&mut self) -> Result<(), EngineError> {
+        let rule = &SHUTDOWN;
+        if let Some(reason) = self.gone() {
+            return self.skip(rule, reason).await;
+        }
+        let mut check = Check::new(rule);
+        let sent = self.request(rule, "shutdown", json!({})).await?;
+        check.saw(&sent);
+        let finding = if result_of(&sent).is_some_and(Value::is_object) {
+            check.finding(
+                Outcome::Pass,
+                "`shutdown` was answered with a result object",
+            )
+        } else {
+            check.finding(
+                rule.on_failure,
+                format!(
+                    "`shutdown` {}; the spec requires the result `{{}}`, at any time (§13)",
+                    outcome_words(&sent)
+                ),
+            )
+        };
+        self.emit(finding).await
+    }
+}

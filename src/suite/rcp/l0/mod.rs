@@ -1,0 +1,557 @@
+//! RCP/1 L0 "Base" (spec §14.1), `spec` profile: the catalogue and the checks.
+//!
+//! The checks run in one conversation, in the order lifecycle demands: the
+//! pre-initialize checks, the handshake, the post-initialize checks, the parse
+//! error probe, `shutdown` last, and then the rules judged over every reply of
+//! the run. Findings are emitted as each check completes, except the few whose
+//! meaning depends on how the server keeps sessions (decisions 3 and 4), which
+//! are emitted once that is known, right after the repeat-`initialize` probe.
+//!
+//! One file per rule category (`lifecycle`, `notifications`, `errors`,
+//! `framing`), each rule's catalogue entry beside its check; this module holds
+//! the catalogue in id order, the shared helpers and the run order.
+
+use super::client::{Failure, Notified, RcpClient, Reply};
+use crate::suite::runner::{EngineError, Reporter, Stopwatch};
+use crate::suite::{Exchange, Finding, Outcome, Rule, SpecLevel};
+use crate::transport::TransportError;
+use serde_json::{Map, Value, json};
+
+mod errors;
+mod framing;
+mod lifecycle;
+mod notifications;
+
+pub use errors::{
+    MALFORMED_PARAMS, TOLERATES_UNKNOWN, UNADVERTISED_METHOD, UNKNOWN_METHOD, UNSUPPORTED_OPTION,
+};
+pub use framing::{BATCH, EMPTY_BATCH, NUMERIC_ID_ECHO, PARSE_ERROR, STRING_ID_ECHO, WELL_FORMED};
+pub use lifecycle::{
+    DECLARES_LEVEL, FAILED_HANDSHAKE_UNINITIALIZED, GATED_BEFORE_INIT, HIGHER_LEVEL_NOT_JUDGED,
+    INFO_AFTER_INIT, INFO_BEFORE_INIT, INITIALIZE_NEGOTIATES, PER_SESSION_INIT, PING_NUMERIC_NONCE,
+    PING_STRING_NONCE, REPEAT_INIT_REJECTED, RETRIEVAL_CAPABILITY, SERVER_IDENTITY, SHUTDOWN,
+    STATEFUL_HTTP, VERSION_ZERO_REJECTED,
+};
+pub use notifications::{
+    CANCEL_UNKNOWN_ID, CANCEL_WITH_ID, NOTIFY_GATED, NOTIFY_OPEN, NOTIFY_UNKNOWN,
+};
+
+const fn must(id: &'static str, title: &'static str, spec_ref: &'static str) -> Rule {
+    Rule {
+        id,
+        title,
+        level: SpecLevel::Must,
+        on_failure: Outcome::Fail,
+        spec_ref,
+        group: "L0",
+    }
+}
+
+/// A rule that reports a fact about the server rather than a violation.
+const fn note(id: &'static str, title: &'static str, spec_ref: &'static str) -> Rule {
+    Rule {
+        id,
+        title,
+        level: SpecLevel::May,
+        on_failure: Outcome::Info,
+        spec_ref,
+        group: "L0",
+    }
+}
+
+/// The L0 catalogue, by id. (Run order differs: see the module comment.)
+pub static RULES: &[Rule] = &[
+    INFO_BEFORE_INIT,
+    PING_NUMERIC_NONCE,
+    PING_STRING_NONCE,
+    GATED_BEFORE_INIT,
+    NOTIFY_GATED,
+    NOTIFY_OPEN,
+    NOTIFY_UNKNOWN,
+    CANCEL_UNKNOWN_ID,
+    VERSION_ZERO_REJECTED,
+    FAILED_HANDSHAKE_UNINITIALIZED,
+    INITIALIZE_NEGOTIATES,
+    RETRIEVAL_CAPABILITY,
+    SERVER_IDENTITY,
+    DECLARES_LEVEL,
+    REPEAT_INIT_REJECTED,
+    TOLERATES_UNKNOWN,
+    UNKNOWN_METHOD,
+    UNADVERTISED_METHOD,
+    UNSUPPORTED_OPTION,
+    MALFORMED_PARAMS,
+    INFO_AFTER_INIT,
+    PARSE_ERROR,
+    SHUTDOWN,
+    NUMERIC_ID_ECHO,
+    STRING_ID_ECHO,
+    WELL_FORMED,
+    PER_SESSION_INIT,
+    STATEFUL_HTTP,
+    HIGHER_LEVEL_NOT_JUDGED,
+    BATCH,
+    EMPTY_BATCH,
+    CANCEL_WITH_ID,
+];
+
+/// The skip reason of decision 3 (process-wide initialization).
+pub const ALREADY_INITIALIZED: &str =
+    "not verifiable on a server that is already initialized (spec §11.3 decision)";
+/// The skip reason of decision 4 (stateless HTTP).
+pub const STATELESS: &str = "stateless HTTP server (spec §5)";
+
+/// The protocol version protocheck speaks, and so offers in `initialize`.
+pub const CLIENT_PROTOCOL_VERSION: i64 = 1;
+
+/// The level names `_meta.conformance` may carry (spec §14), case-sensitive.
+pub const LEVELS: [&str; 3] = ["L0", "L1", "L2"];
+
+/// Capabilities that count as "retrieval" for §14.1 rule 2.
+const RETRIEVAL_CAPABILITIES: [&str; 4] = ["embed", "rerank", "retrieve", "graph"];
+
+/// A numeric id at the edge of what the spec allows (integers within ±2^53, §1):
+/// a server that narrows ids to 32 bits or re-encodes them is caught here.
+const BIG_NUMERIC_ID: u64 = 9_007_199_254_740_991;
+/// A string id that looks like a number: a server that coerces ids is caught here.
+const NUMERIC_LOOKING_STRING_ID: &str = "017";
+const REINIT_ID: &str = "protocheck-reinit";
+/// Not an id protocheck ever uses, so the cancel refers to nothing (§14.1 rule 6).
+const UNKNOWN_CANCEL_ID: u64 = 987_654_321;
+const UNKNOWN_METHOD_NAME: &str = "does/not/exist";
+const PROBE_QUERY: &str = "protocheck conformance probe";
+
+/// What the L0 checks found out that the verdict needs.
+#[derive(Debug, Clone, Default)]
+pub struct L0Report {
+    /// `_meta.conformance` as declared (bounded), when it is a string.
+    pub declared: Option<String>,
+}
+
+/// How the server keeps the initialized state (spec §5; decisions 3 and 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SessionMode {
+    /// Each session (stdio process, HTTP session token) starts uninitialized.
+    PerSession,
+    /// One initialized flag for the whole process, already set before this run.
+    ProcessWide,
+    /// Every request is treated as initialized.
+    Stateless,
+}
+
+/// Where the initialize-result checks read their data from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InitSource {
+    Initialize,
+    /// The server was already initialized (process-wide) before this run.
+    InfoAlreadyInitialized,
+    /// The server accepted protocolVersion 0, which initialized this session.
+    InfoAfterVersionZero,
+}
+
+struct Init {
+    result: Map<String, Value>,
+    exchange: Exchange,
+    source: InitSource,
+}
+
+impl Init {
+    fn capabilities(&self) -> Option<&Map<String, Value>> {
+        self.result.get("capabilities").and_then(Value::as_object)
+    }
+
+    /// `supports(cap)`: the key is present and not null (spec §14).
+    fn supports(&self, cap: &str) -> bool {
+        self.capabilities()
+            .and_then(|c| c.get(cap))
+            .is_some_and(|v| !v.is_null())
+    }
+
+    /// String values of the array `capabilities.<cap>.<field>`, if it is one.
+    fn advertised_list(&self, cap: &str, field: &str) -> Option<Vec<String>> {
+        let list = self.capabilities()?.get(cap)?.get(field)?.as_array()?;
+        Some(
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+        )
+    }
+
+    fn read_from(&self) -> &'static str {
+        match self.source {
+            InitSource::Initialize => "",
+            _ => " (read from `info`: this session was already initialized)",
+        }
+    }
+}
+
+/// What the handshake established.
+struct Handshake {
+    /// The `initialize` result, or its stand-in read from `info`.
+    init: Option<Init>,
+    /// The session model, when the handshake already revealed it.
+    mode: SessionMode,
+    /// How the first `initialize`, with unknown keys, fared (RCP-L0-016).
+    tolerance: Option<Tolerance>,
+}
+
+impl Handshake {
+    fn failed(mode: SessionMode) -> Self {
+        Self {
+            init: None,
+            mode,
+            tolerance: None,
+        }
+    }
+}
+
+/// The verdict of one tolerance probe, folded into RCP-L0-016.
+struct Tolerance {
+    ok: bool,
+    evidence: Vec<Exchange>,
+    message: String,
+}
+
+type Sent = Result<Reply, Failure>;
+
+/// One rule being checked: its clock and the exchanges that will be its evidence.
+struct Check {
+    rule: &'static Rule,
+    watch: Stopwatch,
+    evidence: Vec<Exchange>,
+}
+
+impl Check {
+    fn new(rule: &'static Rule) -> Self {
+        Self {
+            rule,
+            watch: Stopwatch::start(),
+            evidence: Vec::new(),
+        }
+    }
+
+    fn saw(&mut self, sent: &Sent) {
+        self.evidence.push(exchange_of(sent).clone());
+    }
+
+    fn finding(self, outcome: Outcome, message: impl Into<String>) -> Finding {
+        Finding {
+            rule_id: self.rule.id.to_owned(),
+            outcome,
+            message: message.into(),
+            evidence: self.evidence,
+            duration_ms: self.watch.ms(),
+        }
+    }
+}
+
+fn exchange_of(sent: &Sent) -> &Exchange {
+    match sent {
+        Ok(reply) => &reply.exchange,
+        Err(failure) => &failure.exchange,
+    }
+}
+
+/// "answered with error -32601 (MethodNotFound)" or "got no answer: <error>".
+fn outcome_words(sent: &Sent) -> String {
+    match sent {
+        Ok(reply) => format!("was answered with {}", reply.describe()),
+        Err(failure) => format!("got no answer ({})", failure.error),
+    }
+}
+
+fn code_of(sent: &Sent) -> Option<i64> {
+    sent.as_ref().ok().and_then(Reply::error_code)
+}
+
+fn result_of(sent: &Sent) -> Option<&Value> {
+    sent.as_ref().ok().and_then(Reply::result)
+}
+
+/// A JSON value as a finding shows it, bounded.
+fn show(value: &Value) -> String {
+    let text = value.to_string();
+    let kind = match value {
+        Value::String(_) => " (a string)",
+        Value::Number(_) => " (a number)",
+        _ => "",
+    };
+    if text.len() > 80 {
+        let cut = crate::transport::excerpt(text.as_bytes(), 80).0;
+        format!("{cut}…{kind}")
+    } else {
+        format!("{text}{kind}")
+    }
+}
+
+/// Same JSON type and value; numbers compare by value (7 and 7.0 are one number).
+fn same_id(sent: &Value, got: &Value) -> bool {
+    match (sent, got) {
+        (Value::Number(a), Value::Number(b)) => match (a.as_i64(), b.as_i64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => match (a.as_u64(), b.as_u64()) {
+                (Some(x), Some(y)) => x == y,
+                _ => a.as_f64().zip(b.as_f64()).is_some_and(|(x, y)| x == y),
+            },
+        },
+        (a, b) => a == b,
+    }
+}
+
+/// Pairs a reply with its request even when the id's type was changed.
+fn loose_id(sent: &Value, got: &Value) -> bool {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    same_id(sent, got) || text(sent) == text(got)
+}
+
+fn client_info() -> Value {
+    json!({"name": "protocheck", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// The L0 run over one client.
+struct L0<'a> {
+    client: &'a mut RcpClient,
+    reporter: &'a mut Reporter,
+    /// The rule during which the target stopped answering for good; later checks
+    /// that need the target are skipped rather than failed (no cascades).
+    gone_during: Option<&'static str>,
+}
+
+/// Runs every L0 check, emitting findings through `reporter`.
+pub(crate) async fn run(
+    client: &mut RcpClient,
+    reporter: &mut Reporter,
+) -> Result<L0Report, EngineError> {
+    let mut l0 = L0 {
+        client,
+        reporter,
+        gone_during: None,
+    };
+    l0.run().await
+}
+
+impl L0<'_> {
+    async fn emit(&mut self, finding: Finding) -> Result<(), EngineError> {
+        self.reporter.emit(finding).await
+    }
+
+    async fn skip(
+        &mut self,
+        rule: &'static Rule,
+        reason: impl Into<String>,
+    ) -> Result<(), EngineError> {
+        self.emit(Check::new(rule).finding(Outcome::Skip, reason))
+            .await
+    }
+
+    /// The skip reason when the target is gone.
+    fn gone(&self) -> Option<String> {
+        self.gone_during
+            .map(|id| format!("not verified: the server stopped answering during {id}"))
+    }
+
+    /// Classifies a send: a failure before anything ever came back ends the run
+    /// (the target is unreachable, not non-conformant); a failure showing the
+    /// target has gone is remembered so later checks skip instead of cascading.
+    fn sent(&mut self, rule: &'static Rule, sent: Sent) -> Result<Sent, EngineError> {
+        if let Err(failure) = &sent {
+            if !self.client.has_answered() {
+                return Err(EngineError::from_transport(failure.error.clone()));
+            }
+            let gone =
+                self.client.is_closed() || matches!(failure.error, TransportError::Connect(_));
+            if gone && self.gone_during.is_none() {
+                self.gone_during = Some(rule.id);
+            }
+        }
+        Ok(sent)
+    }
+
+    async fn call(
+        &mut self,
+        rule: &'static Rule,
+        id: Value,
+        method: &str,
+        params: Value,
+    ) -> Result<Sent, EngineError> {
+        let sent = self.client.call(id, method, params).await;
+        self.sent(rule, sent)
+    }
+
+    async fn request(
+        &mut self,
+        rule: &'static Rule,
+        method: &str,
+        params: Value,
+    ) -> Result<Sent, EngineError> {
+        let id = self.client.next_id();
+        self.call(rule, id, method, params).await
+    }
+
+    async fn run(&mut self) -> Result<L0Report, EngineError> {
+        self.info_before_init().await?;
+        self.ping_nonce(&PING_NUMERIC_NONCE, json!(777)).await?;
+        self.ping_nonce(&PING_STRING_NONCE, json!("protocheck-nonce-7"))
+            .await?;
+
+        // Probed now, judged once the session model is known (decisions 3 and 4).
+        let gated = self.gated_probe(&GATED_BEFORE_INIT).await?;
+
+        let gated_params = json!({"query": PROBE_QUERY, "k": 1});
+        self.notification(&NOTIFY_GATED, "retrieve", gated_params)
+            .await?;
+        self.notification(&NOTIFY_OPEN, "info", json!({})).await?;
+        self.notification(&NOTIFY_UNKNOWN, UNKNOWN_METHOD_NAME, json!({}))
+            .await?;
+        let cancel = json!({"id": UNKNOWN_CANCEL_ID, "reason": "protocheck probe"});
+        self.notification(&CANCEL_UNKNOWN_ID, "notifications/cancel", cancel)
+            .await?;
+
+        let v0 = self
+            .request(
+                &VERSION_ZERO_REJECTED,
+                "initialize",
+                json!({"protocolVersion": 0, "client": client_info(), "capabilities": {}}),
+            )
+            .await?;
+        let after_failed = if code_of(&v0) == Some(-32002) {
+            Some(self.gated_probe(&FAILED_HANDSHAKE_UNINITIALIZED).await?)
+        } else {
+            None
+        };
+
+        let gated_open = gated
+            .as_ref()
+            .is_ok_and(|r| r.error_code() != Some(-32001) && r.json().is_some());
+        let Handshake {
+            init,
+            mut mode,
+            tolerance: init_tolerance,
+        } = self
+            .initialize(gated_open, result_of(&v0).is_some())
+            .await?;
+        let mut report = L0Report::default();
+        if let Some(init) = &init {
+            if init.source == InitSource::Initialize {
+                let token = init
+                    .result
+                    .get("_meta")
+                    .and_then(|m| m.get("session"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                self.client.set_session(token);
+            }
+            report.declared = self.init_result_checks(init).await?;
+        } else {
+            for rule in [
+                &RETRIEVAL_CAPABILITY,
+                &SERVER_IDENTITY,
+                &DECLARES_LEVEL,
+                &HIGHER_LEVEL_NOT_JUDGED,
+            ] {
+                self.skip(rule, no_init()).await?;
+            }
+        }
+
+        let reinit = match &init {
+            Some(_) => Some(
+                self.call(
+                    &REPEAT_INIT_REJECTED,
+                    json!(REINIT_ID),
+                    "initialize",
+                    json!({"protocolVersion": CLIENT_PROTOCOL_VERSION, "client": client_info(), "capabilities": {}}),
+                )
+                .await?,
+            ),
+            None => None,
+        };
+        if mode == SessionMode::PerSession
+            && self.client.is_http()
+            && gated_open
+            && reinit.as_ref().is_some_and(|r| result_of(r).is_some())
+        {
+            mode = SessionMode::Stateless;
+        }
+        self.session_dependent(mode, &gated, &v0, after_failed.as_ref(), reinit.as_ref())
+            .await?;
+
+        self.tolerance(init_tolerance).await?;
+        let init = init.as_ref();
+        self.unknown_method(init).await?;
+        self.unadvertised_method(init).await?;
+        self.unsupported_option(init).await?;
+        // Judged at the end with every other reply of the run.
+        if self.gone_during.is_none() {
+            let _ = self
+                .call(&NUMERIC_ID_ECHO, json!(BIG_NUMERIC_ID), "ping", json!({}))
+                .await?;
+            let _ = self
+                .call(
+                    &STRING_ID_ECHO,
+                    json!(NUMERIC_LOOKING_STRING_ID),
+                    "info",
+                    json!({}),
+                )
+                .await?;
+        }
+        self.malformed_params(init).await?;
+        self.info_after_init(init).await?;
+        self.cancel_with_id().await?;
+        self.batch().await?;
+        self.empty_batch().await?;
+        self.parse_error().await?;
+        self.shutdown().await?;
+        self.id_echo(&NUMERIC_ID_ECHO, Value::is_number, "numeric")
+            .await?;
+        self.id_echo(&STRING_ID_ECHO, Value::is_string, "string")
+            .await?;
+        self.well_formed().await?;
+        Ok(report)
+    }
+
+    /// The reason a post-initialize check cannot run, if any.
+    fn blocked(&self, init: Option<&Init>) -> Option<String> {
+        self.gone().or_else(|| init.is_none().then(no_init))
+    }
+}
+
+fn no_init() -> String {
+    format!(
+        "not verified: {} failed (no successful `initialize`)",
+        INITIALIZE_NEGOTIATES.id
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn rule_ids_are_unique_and_in_order() {
+        let ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+        let unique: HashSet<&&str> = ids.iter().collect();
+        assert_eq!(unique.len(), ids.len());
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, ids);
+        for (n, rule) in RULES.iter().enumerate() {
+            assert_eq!(rule.id, format!("RCP-L0-{:03}", n + 1));
+            assert_eq!(rule.group, "L0");
+        }
+    }
+
+    #[test]
+    fn ids_compare_by_type_and_value() {
+        assert!(same_id(&json!(7), &json!(7)));
+        assert!(same_id(&json!(7), &json!(7.0)));
+        assert!(same_id(&json!(BIG_NUMERIC_ID), &json!(BIG_NUMERIC_ID)));
+        assert!(!same_id(&json!(7), &json!("7")));
+        assert!(!same_id(&json!("017"), &json!(17)));
+        assert!(same_id(&json!("017"), &json!("017")));
+    }
+}

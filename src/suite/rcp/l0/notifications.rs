@@ -1,0 +1,113 @@
+//! Notifications (spec §4.5, §14.1 rule 6): never answered, whatever the
+//! method; `notifications/cancel` is a notification, never a request.
+
+use super::*;
+
+pub const NOTIFY_GATED: Rule = must(
+    "RCP-L0-005",
+    "a notification for a gated method is not answered",
+    "RCP/1 §4.5, §14.1(6)",
+);
+pub const NOTIFY_OPEN: Rule = must(
+    "RCP-L0-006",
+    "a notification for an open method (`info`) is not answered",
+    "RCP/1 §4.5, §14.1(6)",
+);
+pub const NOTIFY_UNKNOWN: Rule = must(
+    "RCP-L0-007",
+    "a notification for an unknown method is not answered",
+    "RCP/1 §4.5, §14.1(6)",
+);
+pub const CANCEL_UNKNOWN_ID: Rule = must(
+    "RCP-L0-008",
+    "`notifications/cancel` for an unknown id is not answered",
+    "RCP/1 §14.1(6)",
+);
+pub const CANCEL_WITH_ID: Rule = must(
+    "RCP-L0-032",
+    "`notifications/cancel` sent with an id is rejected with -32600",
+    "RCP/1 §12, §7 (notifications/cancel)",
+);
+
+impl L0<'_> {
+    pub(super) async fn notification(
+        &mut self,
+        rule: &'static Rule,
+        method: &str,
+        params: Value,
+    ) -> Result<(), EngineError> {
+        if let Some(reason) = self.gone() {
+            return self.skip(rule, reason).await;
+        }
+        let mut check = Check::new(rule);
+        let notified = self.client.notify(method, params).await;
+        let notified = match notified {
+            Ok(n) => n,
+            Err(failure) => {
+                check.evidence.push(failure.exchange.clone());
+                let _ = self.sent(rule, Err(failure.clone()))?;
+                let finding = check.finding(
+                    rule.on_failure,
+                    format!(
+                        "sending a notification for `{method}` failed ({}); over HTTP a notification \
+                         must still get 204 or an empty 200/202 (protocheck decision 6)",
+                        failure.error
+                    ),
+                );
+                return self.emit(finding).await;
+            }
+        };
+        let finding = match notified {
+            Notified::Silent(exchange) => {
+                let how = match exchange.response.as_ref().and_then(|r| r.status) {
+                    Some(status) => format!("HTTP {status} with an empty body"),
+                    None => "no line within the wait".to_owned(),
+                };
+                check.evidence.push(exchange);
+                check.finding(
+                    Outcome::Pass,
+                    format!("a notification (no `id`) for `{method}` was not answered ({how})"),
+                )
+            }
+            Notified::Answered(reply) => {
+                let what = reply.describe();
+                check.evidence.push(reply.exchange);
+                check.finding(
+                    rule.on_failure,
+                    format!(
+                        "a notification (no `id`) for `{method}` was answered with {what}; \
+                         notifications MUST NOT be answered, not even with an error, whatever the method (§4.5, §14.1 rule 6)"
+                    ),
+                )
+            }
+        };
+        self.emit(finding).await
+    }
+
+    pub(super) async fn cancel_with_id(&mut self) -> Result<(), EngineError> {
+        let rule = &CANCEL_WITH_ID;
+        if let Some(reason) = self.gone() {
+            return self.skip(rule, reason).await;
+        }
+        let mut check = Check::new(rule);
+        let params = json!({"id": UNKNOWN_CANCEL_ID});
+        let sent = self.request(rule, "notifications/cancel", params).await?;
+        check.saw(&sent);
+        let finding = if code_of(&sent) == Some(-32600) {
+            check.finding(
+                Outcome::Pass,
+                "`notifications/cancel` with an id was rejected with -32600",
+            )
+        } else {
+            check.finding(
+                rule.on_failure,
+                format!(
+                    "`notifications/cancel` sent as a request (with an id) {}; it is a notification, and the spec \
+                     requires error -32600 (InvalidRequest) when it carries an id (§12)",
+                    outcome_words(&sent)
+                ),
+            )
+        };
+        self.emit(finding).await
+    }
+}

@@ -1,0 +1,412 @@
+//! The RCP L0 suite against the reference server over real HTTP on loopback:
+//! the correct server certifies L0, each fault switch fails exactly its rule,
+//! and every reply the server sends matches the published schema.
+
+use axum::body::{Body, to_bytes};
+use axum::extract::Request;
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
+use protocheck::suite::detect::join_method;
+use protocheck::suite::runner::{Endpoint, EngineError, RunContext};
+use protocheck::suite::{
+    Finding, Outcome, RunOptions, SuiteChoice, Verdict, VerdictDetail, rcp, run_suite,
+};
+use protocheck::transport::{AddressPolicy, HttpClient, HttpRequest, Limits};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use url::Url;
+
+/// Starts the reference server on an ephemeral loopback port.
+async fn start(config: RcpReferenceConfig) -> Url {
+    start_router(rcp_router(config)).await
+}
+
+async fn start_router(router: axum::Router) -> Url {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("local addr");
+    tokio::spawn(async move {
+        axum::serve(listener, router).await.expect("serve");
+    });
+    Url::parse(&format!("http://{addr}/rcp")).expect("url")
+}
+
+/// Runs the RCP suite against `url` (loopback only, hence AllowPrivate).
+async fn check(url: &Url) -> (Result<Verdict, EngineError>, Vec<Finding>) {
+    let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+    let ctx = RunContext::new(http, RunOptions::default());
+    let (tx, mut rx) = mpsc::channel(16);
+    let collector = tokio::spawn(async move {
+        let mut findings = Vec::new();
+        while let Some(f) = rx.recv().await {
+            findings.push(f);
+        }
+        findings
+    });
+    let verdict = run_suite(SuiteChoice::Rcp, &Endpoint::Http(url.clone()), &ctx, tx).await;
+    let findings = collector.await.expect("collector");
+    (verdict, findings)
+}
+
+fn outcome(findings: &[Finding], id: &str) -> Outcome {
+    let matching: Vec<&Finding> = findings.iter().filter(|f| f.rule_id == id).collect();
+    assert_eq!(
+        matching.len(),
+        1,
+        "{id} must be reported exactly once: {findings:#?}"
+    );
+    matching[0].outcome
+}
+
+fn dump(findings: &[Finding]) -> String {
+    findings
+        .iter()
+        .map(|f| format!("{} {:?}: {}", f.rule_id, f.outcome, f.message))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn level(verdict: &Verdict) -> (&str, Option<&str>, bool) {
+    match &verdict.detail {
+        VerdictDetail::Rcp {
+            certified_level,
+            declared_level,
+            honest,
+            ..
+        } => (certified_level.as_str(), declared_level.as_deref(), *honest),
+        other => panic!("not an RCP verdict: {other:?}"),
+    }
+}
+
+/// Every rule passes on the correct server; over HTTP nothing needs skipping.
+fn assert_correct(verdict: &Verdict, findings: &[Finding]) {
+    for rule in rcp::rules() {
+        assert_eq!(
+            outcome(findings, rule.id),
+            Outcome::Pass,
+            "{}:\n{}",
+            rule.id,
+            dump(findings)
+        );
+    }
+    assert_eq!(findings.len(), rcp::rules().len());
+    assert_eq!(level(verdict), ("L0", Some("L0"), true));
+    assert!(verdict.passed, "{verdict:?}");
+    assert_eq!(verdict.summary, "L0");
+    assert_eq!(verdict.counts.pass as usize, rcp::rules().len());
+    assert_eq!(verdict.spec_revision, rcp::SPEC_REVISION);
+}
+
+#[tokio::test]
+async fn the_correct_reference_server_certifies_l0() {
+    let url = start(RcpReferenceConfig::default()).await;
+    let (verdict, findings) = check(&url).await;
+    let verdict = verdict.expect("verdict");
+    assert_correct(&verdict, &findings);
+    for f in &findings {
+        assert!(!f.message.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn two_runs_against_one_long_lived_server_both_pass() {
+    let url = start(RcpReferenceConfig::default()).await;
+    for _ in 0..2 {
+        let (verdict, findings) = check(&url).await;
+        assert_correct(&verdict.expect("verdict"), &findings);
+    }
+}
+
+/// Each fault breaks its rule and nothing else: the rule reports its failure
+/// outcome (`fail`, or `info` for an informational rule) with evidence, and no
+/// other rule fails.
+#[tokio::test]
+async fn every_rule_fails_under_its_fault_and_no_other_rule_does() {
+    let mut servers = Vec::new();
+    for rule in rcp::rules() {
+        let config = RcpReferenceConfig::new([rule.id])
+            .unwrap_or_else(|e| panic!("{} has no fault switch: {e}", rule.id));
+        servers.push((rule, start(config).await));
+    }
+    let runs = servers
+        .iter()
+        .map(|(rule, url)| async move { (*rule, check(url).await) });
+    for (rule, (verdict, findings)) in futures::future::join_all(runs).await {
+        let verdict = verdict.unwrap_or_else(|e| panic!("{}: no verdict: {e}", rule.id));
+        let report = dump(&findings);
+        let broken = findings
+            .iter()
+            .find(|f| f.rule_id == rule.id)
+            .unwrap_or_else(|| {
+                panic!(
+                    "{} was not reported under its own fault:\n{report}",
+                    rule.id
+                )
+            });
+        assert_eq!(
+            broken.outcome, rule.on_failure,
+            "{} under its fault:\n{report}",
+            rule.id
+        );
+        assert!(
+            !broken.evidence.is_empty(),
+            "{} failed without evidence:\n{report}",
+            rule.id
+        );
+        for f in &findings {
+            if f.rule_id != rule.id {
+                assert_ne!(
+                    f.outcome,
+                    Outcome::Fail,
+                    "fault {} also failed {}:\n{report}",
+                    rule.id,
+                    f.rule_id
+                );
+            }
+        }
+        let (certified, _, honest) = level(&verdict);
+        if rule.on_failure == Outcome::Fail {
+            assert_eq!(certified, "none", "{}: {verdict:?}", rule.id);
+            assert!(!verdict.passed, "{}: {verdict:?}", rule.id);
+        } else {
+            assert_eq!(certified, "L0", "{}: {verdict:?}\n{report}", rule.id);
+            assert!(honest && verdict.passed, "{}: {verdict:?}", rule.id);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_missing_declaration_is_not_an_overclaim_but_a_declared_l0_that_fails_is() {
+    let url = start(RcpReferenceConfig::new(["RCP-L0-014"]).expect("fault")).await;
+    let verdict = check(&url).await.0.expect("verdict");
+    assert_eq!(level(&verdict), ("none", None, true));
+    assert_eq!(verdict.summary, "none");
+
+    let url = start(RcpReferenceConfig::new(["RCP-L0-017"]).expect("fault")).await;
+    let verdict = check(&url).await.0.expect("verdict");
+    assert_eq!(level(&verdict), ("none", Some("L0"), false));
+    assert_eq!(verdict.summary, "none · OVERCLAIMED (declared L0)");
+    assert!(!verdict.passed);
+
+    let url = start(RcpReferenceConfig::new(["RCP-L0-029"]).expect("fault")).await;
+    let verdict = check(&url).await.0.expect("verdict");
+    assert_eq!(level(&verdict), ("L0", Some("L1"), true));
+    assert!(
+        verdict.summary.starts_with("L0 (L1 and L2 not checked"),
+        "{}",
+        verdict.summary
+    );
+}
+
+#[tokio::test]
+async fn the_session_model_skips_carry_the_decided_reasons() {
+    let url = start(RcpReferenceConfig::new(["RCP-L0-027"]).expect("fault")).await;
+    let (_, findings) = check(&url).await;
+    for id in ["RCP-L0-004", "RCP-L0-010"] {
+        let f = findings.iter().find(|f| f.rule_id == id).expect("finding");
+        assert_eq!(f.outcome, Outcome::Skip);
+        assert_eq!(
+            f.message,
+            "not verifiable on a server that is already initialized (spec §11.3 decision)"
+        );
+    }
+    let url = start(RcpReferenceConfig::new(["RCP-L0-028"]).expect("fault")).await;
+    let (_, findings) = check(&url).await;
+    for id in ["RCP-L0-004", "RCP-L0-010", "RCP-L0-015"] {
+        let f = findings.iter().find(|f| f.rule_id == id).expect("finding");
+        assert_eq!(
+            (f.outcome, f.message.as_str()),
+            (Outcome::Skip, "stateless HTTP server (spec §5)")
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_target_is_an_engine_error_not_a_verdict() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    drop(listener);
+    let url = Url::parse(&format!("http://{addr}/rcp")).expect("url");
+    let (verdict, findings) = check(&url).await;
+    let err = verdict.expect_err("no server listens there");
+    assert!(err.is_retryable(), "{err}");
+    assert!(findings.is_empty());
+}
+
+#[tokio::test]
+async fn the_reference_profile_is_refused_for_now() {
+    let url = start(RcpReferenceConfig::default()).await;
+    let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+    let options = RunOptions {
+        profile: Some("reference".into()),
+        ..RunOptions::default()
+    };
+    let ctx = RunContext::new(http, options);
+    let (tx, _rx) = mpsc::channel(64);
+    let err = run_suite(SuiteChoice::Rcp, &Endpoint::Http(url), &ctx, tx)
+        .await
+        .expect_err("unsupported");
+    assert!(
+        matches!(&err, EngineError::Unsupported(m) if m.contains("reference")),
+        "{err}"
+    );
+}
+
+/// Every reply the reference server sends during a run, with the method the
+/// request named, captured at the server.
+type Captured = Arc<Mutex<Vec<(Value, Vec<u8>)>>>;
+
+async fn capture(captured: Captured, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let sent = to_bytes(body, usize::MAX).await.unwrap_or_default();
+    let request_json: Value = serde_json::from_slice(&sent).unwrap_or(Value::Null);
+    let response = next.run(Request::from_parts(parts, Body::from(sent))).await;
+    let (parts, body) = response.into_parts();
+    let got = to_bytes(body, usize::MAX).await.unwrap_or_default();
+    captured
+        .lock()
+        .expect("lock")
+        .push((request_json, got.to_vec()));
+    Response::from_parts(parts, Body::from(got))
+}
+
+#[tokio::test]
+async fn every_reply_of_the_correct_server_matches_the_published_schema() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/spec/schemas/rcp-1.0.schema.json");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!("SKIPPED: the schema leg; {} was not found", path.display());
+        return;
+    };
+    let schema: Value = serde_json::from_str(&text).expect("schema is JSON");
+    let message = jsonschema::validator_for(&schema).expect("root schema compiles");
+    // The result shapes are bound to method names by `ResultFor`; it is applied to
+    // `{method, result}` once the pairing is known (its own description says so).
+    let result_for = jsonschema::validator_for(&json!({
+        "$schema": schema["$schema"],
+        "$ref": "#/$defs/ResultFor",
+        "$defs": schema["$defs"],
+    }))
+    .expect("ResultFor compiles");
+    // The validators bite: a wrong version string and a hit-less retrieve result fail.
+    assert!(!message.is_valid(&json!({"jsonrpc": "1.0", "id": 1, "result": {}})));
+    assert!(!result_for.is_valid(&json!({"method": "retrieve", "result": {}})));
+
+    let captured: Captured = Arc::default();
+    let layer_handle = Arc::clone(&captured);
+    let router =
+        rcp_router(RcpReferenceConfig::default()).layer(middleware::from_fn(move |req, next| {
+            let handle = Arc::clone(&layer_handle);
+            capture(handle, req, next)
+        }));
+    let url = start_router(router).await;
+    let (verdict, findings) = check(&url).await;
+    assert_correct(&verdict.expect("verdict"), &findings);
+    // L0 never asks for hits; the shape of a real `retrieve` result is checked too.
+    let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}});
+    let resp = http
+        .send(&HttpRequest::post_json(
+            join_method(&url, "initialize"),
+            &init,
+        ))
+        .await
+        .expect("initialize");
+    let token = resp.json().and_then(|v| {
+        v.pointer("/result/_meta/session")?
+            .as_str()
+            .map(str::to_owned)
+    });
+    let token = token.expect("a session token");
+    for (k, query) in [
+        (3, "dense and sparse retrieval"),
+        (50, "passages"),
+        (1, "nothing matches zzz"),
+    ] {
+        let retrieve = json!({"jsonrpc": "2.0", "id": k, "method": "retrieve", "params": {"query": query, "k": k}});
+        let req = HttpRequest::post_json(join_method(&url, "retrieve"), &retrieve)
+            .header("rcp-session", token.clone());
+        let resp = http.send(&req).await.expect("retrieve");
+        let hits = resp
+            .json()
+            .and_then(|v| v.pointer("/result/hits").cloned())
+            .expect("hits");
+        assert!(
+            hits.as_array().is_some_and(|h| h.len() <= k as usize),
+            "{hits}"
+        );
+    }
+
+    let exchanges = captured.lock().expect("lock").clone();
+    let mut validated = 0;
+    let mut results = 0;
+    for (request, reply) in &exchanges {
+        if reply.is_empty() {
+            continue; // a notification's 204
+        }
+        let reply: Value = serde_json::from_slice(reply).expect("every reply body is JSON");
+        let errors: Vec<String> = message.iter_errors(&reply).map(|e| e.to_string()).collect();
+        assert!(
+            errors.is_empty(),
+            "reply {reply} to {request} breaks the schema: {errors:?}"
+        );
+        validated += 1;
+        if let (Some(result), Some(method)) = (reply.get("result"), request.get("method")) {
+            let pair = json!({"method": method, "result": result});
+            let errors: Vec<String> = result_for
+                .iter_errors(&pair)
+                .map(|e| e.to_string())
+                .collect();
+            assert!(
+                errors.is_empty(),
+                "result of `{method}` breaks the schema: {errors:?}\n{result}"
+            );
+            results += 1;
+        }
+    }
+    // One reply per request of the run (19 today); notifications get none.
+    assert!(validated >= 19, "only {validated} replies were captured");
+    assert!(results >= 13, "only {results} results were checked");
+}
+
+async fn check_with(url: &Url, options: RunOptions) -> Result<Verdict, EngineError> {
+    let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+    let ctx = RunContext::new(http, options);
+    let (tx, mut rx) = mpsc::channel(16);
+    tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    run_suite(SuiteChoice::Rcp, &Endpoint::Http(url.clone()), &ctx, tx).await
+}
+
+#[tokio::test]
+async fn a_slow_server_still_certifies_and_a_too_slow_one_is_a_retryable_error() {
+    let config = RcpReferenceConfig {
+        latency: std::time::Duration::from_millis(20),
+        ..RcpReferenceConfig::default()
+    };
+    let url = start(config).await;
+    let verdict = check_with(&url, RunOptions::default())
+        .await
+        .expect("verdict");
+    assert!(verdict.passed, "{verdict:?}");
+
+    let config = RcpReferenceConfig {
+        latency: std::time::Duration::from_millis(500),
+        ..RcpReferenceConfig::default()
+    };
+    let url = start(config).await;
+    let options = RunOptions {
+        request_timeout_ms: Some(100),
+        ..RunOptions::default()
+    };
+    let err = check_with(&url, options)
+        .await
+        .expect_err("every request times out");
+    assert!(
+        matches!(err, EngineError::Unreachable(_)) && err.is_retryable(),
+        "{err}"
+    );
+}

@@ -1,0 +1,162 @@
+//! The RCP L0 suite over stdio, against `protocheck reference rcp --stdio`
+//! spawned as a child process, exactly as a user's server would be.
+
+use protocheck::suite::runner::{Endpoint, EngineError, RunContext};
+use protocheck::suite::{
+    Finding, Outcome, RunOptions, SuiteChoice, Verdict, VerdictDetail, rcp, run_suite,
+};
+use protocheck::transport::{AddressPolicy, HttpClient, Limits};
+use tokio::sync::mpsc;
+
+/// The reference server's command line; the binary path is quoted in case it
+/// contains spaces (the splitter understands quotes, no shell is involved).
+fn reference_command(extra: &str) -> String {
+    format!(
+        "'{}' reference rcp --stdio {extra}",
+        env!("CARGO_BIN_EXE_protocheck")
+    )
+}
+
+async fn check(command: String) -> (Result<Verdict, EngineError>, Vec<Finding>) {
+    // Stdio needs no network; the client is only carried by the context.
+    let http = HttpClient::new(AddressPolicy::PublicOnly, Limits::default()).expect("client");
+    let ctx = RunContext::new(http, RunOptions::default());
+    let (tx, mut rx) = mpsc::channel(16);
+    let collector = tokio::spawn(async move {
+        let mut findings = Vec::new();
+        while let Some(f) = rx.recv().await {
+            findings.push(f);
+        }
+        findings
+    });
+    let verdict = run_suite(SuiteChoice::Rcp, &Endpoint::Stdio(command), &ctx, tx).await;
+    (verdict, collector.await.expect("collector"))
+}
+
+fn dump(findings: &[Finding]) -> String {
+    findings
+        .iter()
+        .map(|f| format!("{} {:?}: {}", f.rule_id, f.outcome, f.message))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn certified(verdict: &Verdict) -> &str {
+    match &verdict.detail {
+        VerdictDetail::Rcp {
+            certified_level, ..
+        } => certified_level,
+        other => panic!("not an RCP verdict: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_correct_reference_server_certifies_l0_over_stdio() {
+    let (verdict, findings) = check(reference_command("")).await;
+    let verdict = verdict.expect("verdict");
+    let report = dump(&findings);
+    // The HTTP session-model rules do not apply to a child process.
+    let http_only = [rcp::l0::PER_SESSION_INIT.id, rcp::l0::STATEFUL_HTTP.id];
+    for rule in rcp::rules() {
+        let f = findings
+            .iter()
+            .find(|f| f.rule_id == rule.id)
+            .unwrap_or_else(|| panic!("{} missing", rule.id));
+        let expected = if http_only.contains(&rule.id) {
+            Outcome::Skip
+        } else {
+            Outcome::Pass
+        };
+        assert_eq!(f.outcome, expected, "{}:\n{report}", rule.id);
+    }
+    assert_eq!(findings.len(), rcp::rules().len());
+    assert_eq!(certified(&verdict), "L0");
+    assert!(verdict.passed, "{verdict:?}\n{report}");
+    let exchange = &findings[0].evidence[0];
+    assert_eq!(exchange.request.line, "stdin");
+    assert!(
+        exchange
+            .response
+            .as_ref()
+            .is_some_and(|r| r.status.is_none() && r.body.contains("\"server\""))
+    );
+}
+
+#[tokio::test]
+async fn a_fault_over_stdio_fails_its_rule_only() {
+    let rule = &rcp::l0::NUMERIC_ID_ECHO;
+    let (verdict, findings) = check(reference_command(&format!("--break {}", rule.id))).await;
+    let verdict = verdict.expect("verdict");
+    let report = dump(&findings);
+    for f in &findings {
+        let expected_fail = f.rule_id == rule.id;
+        assert_eq!(
+            f.outcome == Outcome::Fail,
+            expected_fail,
+            "{}:\n{report}",
+            f.rule_id
+        );
+    }
+    let broken = findings
+        .iter()
+        .find(|f| f.rule_id == rule.id)
+        .expect("finding");
+    assert!(!broken.evidence.is_empty());
+    assert!(
+        broken.message.contains("carried \"1\" (a string)"),
+        "{}",
+        broken.message
+    );
+    assert_eq!(certified(&verdict), "none");
+    assert!(!verdict.passed);
+}
+
+#[tokio::test]
+async fn notifications_answered_over_stdio_are_caught_without_desynchronising() {
+    let rule = &rcp::l0::NOTIFY_GATED;
+    let (verdict, findings) = check(reference_command(&format!("--break {}", rule.id))).await;
+    verdict.expect("verdict");
+    let report = dump(&findings);
+    for f in &findings {
+        assert_eq!(
+            f.outcome == Outcome::Fail,
+            f.rule_id == rule.id,
+            "{}:\n{report}",
+            f.rule_id
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_command_that_cannot_start_is_an_engine_error() {
+    let (verdict, findings) = check("/nonexistent/protocheck-rcp-server --stdio".into()).await;
+    let err = verdict.expect_err("nothing to run");
+    assert!(err.to_string().contains("cannot start"), "{err}");
+    assert!(findings.is_empty());
+}
+
+#[tokio::test]
+async fn a_server_that_exits_at_once_is_an_engine_error_with_its_stderr() {
+    let (verdict, _) = check("sh -c 'echo boom >&2; exit 3'".into()).await;
+    let err = verdict.expect_err("the server exited");
+    let text = err.to_string();
+    assert!(
+        text.contains("exit status: 3") && text.contains("boom"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn unknown_fault_ids_are_refused_by_the_command() {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_protocheck"))
+        .args(["reference", "rcp", "--stdio", "--break", "RCP-L0-999"])
+        .output()
+        .await
+        .expect("run");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("RCP-L0-999") && stderr.contains("RCP-L0-001"),
+        "{stderr}"
+    );
+}
