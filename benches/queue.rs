@@ -29,7 +29,7 @@ async fn main() {
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
-    let config = RcpReferenceConfig::new(BTreeSet::new()).expect("config");
+    let config = RcpReferenceConfig::new(BTreeSet::<String>::new()).expect("config");
     tokio::spawn(async move { axum::serve(listener, rcp_router(config)).await });
     let target = format!("http://{addr}/rcp");
 
