@@ -160,3 +160,35 @@ async fn unknown_fault_ids_are_refused_by_the_command() {
         "{stderr}"
     );
 }
+
+/// A server that dies mid-run: the rule that saw it go fails, later rules that
+/// need the server are skipped with the reason, and nothing cascades.
+#[tokio::test]
+async fn a_server_that_dies_mid_run_fails_one_rule_and_skips_the_rest() {
+    // `sed` passes three requests on, then closes the server's stdin (an
+    // implicit shutdown, spec §5), so the fourth request is never answered.
+    let command = format!(
+        "sh -c \"sed -u 3q | '{}' reference rcp --stdio\"",
+        env!("CARGO_BIN_EXE_protocheck")
+    );
+    let (verdict, findings) = check(command).await;
+    let verdict = verdict.expect("a verdict: the server answered before it died");
+    let report = dump(&findings);
+    let failed: Vec<&str> = findings
+        .iter()
+        .filter(|f| f.outcome == Outcome::Fail)
+        .map(|f| f.rule_id.as_str())
+        .collect();
+    assert_eq!(failed, [rcp::l0::GATED_BEFORE_INIT.id], "{report}");
+    let gone = format!(
+        "not verified: the server stopped answering during {}",
+        rcp::l0::GATED_BEFORE_INIT.id
+    );
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.outcome == Outcome::Skip && f.message == gone),
+        "{report}"
+    );
+    assert_eq!(certified(&verdict), "none");
+}

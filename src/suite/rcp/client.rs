@@ -163,6 +163,8 @@ pub(crate) struct RcpClient {
     retired_ids: Vec<Value>,
     replies: Vec<Reply>,
     next_id: u64,
+    /// A stdio pipe failed (EOF, broken pipe): the child is gone for good.
+    broken: bool,
 }
 
 impl RcpClient {
@@ -191,6 +193,7 @@ impl RcpClient {
             retired_ids: Vec::new(),
             replies: Vec::new(),
             next_id: 0,
+            broken: false,
         })
     }
 
@@ -204,11 +207,12 @@ impl RcpClient {
         self.answered
     }
 
-    /// Whether the target is known to be gone (a stdio child closed stdout).
+    /// Whether the target is known to be gone (a stdio child closed stdout or
+    /// its stdin pipe broke).
     pub fn is_closed(&self) -> bool {
         match &self.wire {
             Wire::Http { .. } => false,
-            Wire::Stdio { child } => child.is_closed(),
+            Wire::Stdio { child } => self.broken || child.is_closed(),
         }
     }
 
@@ -466,6 +470,7 @@ impl RcpClient {
         // status and the end of its stderr, where the reason usually is.
         let error = match (&mut self.wire, error) {
             (Wire::Stdio { child }, TransportError::Io(msg)) => {
+                self.broken = true;
                 match child.exit_status(STDERR_SETTLE).await {
                     Some(status) => {
                         let tail = child.settled_stderr_tail(STDERR_SETTLE).await;

@@ -394,7 +394,8 @@ impl L0<'_> {
         let name = init.result.get("server").and_then(|s| s.get("name"));
         let finding = match name {
             Some(Value::String(n)) if !n.trim().is_empty() => {
-                check.finding(Outcome::Pass, format!("the server names itself {}{from}", crate::transport::excerpt(json!(n).to_string().as_bytes(), 80).0))
+                let shown = crate::transport::excerpt(json!(n).to_string().as_bytes(), 80).0;
+                check.finding(Outcome::Pass, format!("the server names itself {shown}{from}"))
             }
             Some(other) => check.finding(
                 SERVER_IDENTITY.on_failure,
@@ -466,8 +467,8 @@ impl L0<'_> {
     pub(super) async fn session_dependent(
         &mut self,
         mode: SessionMode,
-        gated: &Sent,
-        v0: &Sent,
+        gated: Option<&Sent>,
+        v0: Option<&Sent>,
         after_failed: Option<&Sent>,
         reinit: Option<&Sent>,
     ) -> Result<(), EngineError> {
@@ -499,21 +500,28 @@ impl L0<'_> {
         self.emit(finding).await?;
 
         // Pre-initialize gating.
+        // `None`: not sent, the server had stopped answering.
+        let gone_reason = self.gone().unwrap_or_default();
+        let gone = || gone_reason.clone();
         let rule = &GATED_BEFORE_INIT;
         let mut check = Check::new(rule);
-        check.saw(gated);
-        let gated_passed = code_of(gated) == Some(-32001);
-        let finding = match mode {
-            SessionMode::ProcessWide => check.finding(Outcome::Skip, ALREADY_INITIALIZED),
-            SessionMode::Stateless => check.finding(Outcome::Skip, STATELESS),
-            SessionMode::PerSession if gated_passed => {
-                check.finding(Outcome::Pass, "`retrieve` before `initialize` was rejected with -32001")
-            }
-            SessionMode::PerSession => check.finding(
+        let gated_passed = gated.and_then(code_of) == Some(-32001);
+        if let Some(gated) = gated {
+            check.saw(gated);
+        }
+        let finding = match (mode, gated) {
+            (_, None) => check.finding(Outcome::Skip, gone()),
+            (SessionMode::ProcessWide, _) => check.finding(Outcome::Skip, ALREADY_INITIALIZED),
+            (SessionMode::Stateless, _) => check.finding(Outcome::Skip, STATELESS),
+            (SessionMode::PerSession, _) if gated_passed => check.finding(
+                Outcome::Pass,
+                "`retrieve` before `initialize` was rejected with -32001",
+            ),
+            (SessionMode::PerSession, Some(gated)) => check.finding(
                 rule.on_failure,
                 format!(
-                    "`retrieve` before `initialize` {}; the spec requires error -32001 (NotInitialized) \
-                     until a successful `initialize` (§14.1 rule 3)",
+                    "`retrieve` before `initialize` {}; the spec requires error -32001 \
+                     (NotInitialized) until a successful `initialize` (§14.1 rule 3)",
                     outcome_words(gated)
                 ),
             ),
@@ -523,9 +531,13 @@ impl L0<'_> {
         // Version 0.
         let rule = &VERSION_ZERO_REJECTED;
         let mut check = Check::new(rule);
-        check.saw(v0);
-        let v0_passed = code_of(v0) == Some(-32002);
-        let finding = if v0_passed {
+        let v0_passed = v0.and_then(code_of) == Some(-32002);
+        if let Some(v0) = v0 {
+            check.saw(v0);
+        }
+        let finding = if v0.is_none() {
+            check.finding(Outcome::Skip, gone())
+        } else if v0_passed {
             check.finding(
                 Outcome::Pass,
                 "`initialize` with protocolVersion 0 was rejected with -32002",
@@ -538,7 +550,7 @@ impl L0<'_> {
                 format!(
                     "`initialize` with protocolVersion 0 {}; with no common version ≥ 1 the spec requires \
                      error -32002 (VersionMismatch) (§7.1)",
-                    outcome_words(v0)
+                    v0.map(outcome_words).unwrap_or_default()
                 ),
             )
         };
@@ -550,6 +562,7 @@ impl L0<'_> {
         let finding = match (mode, after_failed) {
             (SessionMode::ProcessWide, _) => check.finding(Outcome::Skip, ALREADY_INITIALIZED),
             (SessionMode::Stateless, _) => check.finding(Outcome::Skip, STATELESS),
+            _ if gated.is_none() || v0.is_none() => check.finding(Outcome::Skip, gone()),
             _ if !gated_passed => check.finding(
                 Outcome::Skip,
                 format!("not verified: {} failed", GATED_BEFORE_INIT.id),
@@ -591,7 +604,9 @@ impl L0<'_> {
             ),
             SessionMode::Stateless => check.finding(Outcome::Skip, STATELESS),
             SessionMode::ProcessWide => {
-                check.saw(gated);
+                if let Some(gated) = gated {
+                    check.saw(gated);
+                }
                 check.finding(
                     Outcome::Info,
                     "the server was already initialized when this run started: `retrieve` before `initialize` got an \
@@ -613,7 +628,9 @@ impl L0<'_> {
             ),
             SessionMode::ProcessWide => check.finding(Outcome::Skip, ALREADY_INITIALIZED),
             SessionMode::Stateless => {
-                check.saw(gated);
+                if let Some(gated) = gated {
+                    check.saw(gated);
+                }
                 if let Some(sent) = reinit {
                     check.saw(sent);
                 }

@@ -399,7 +399,10 @@ impl L0<'_> {
             .await?;
 
         // Probed now, judged once the session model is known (decisions 3 and 4).
-        let gated = self.gated_probe(&GATED_BEFORE_INIT).await?;
+        let gated = match self.gone() {
+            None => Some(self.gated_probe(&GATED_BEFORE_INIT).await?),
+            Some(_) => None,
+        };
 
         let gated_params = json!({"query": PROBE_QUERY, "k": 1});
         self.notification(&NOTIFY_GATED, "retrieve", gated_params)
@@ -411,28 +414,34 @@ impl L0<'_> {
         self.notification(&CANCEL_UNKNOWN_ID, "notifications/cancel", cancel)
             .await?;
 
-        let v0 = self
-            .request(
-                &VERSION_ZERO_REJECTED,
-                "initialize",
-                json!({"protocolVersion": 0, "client": client_info(), "capabilities": {}}),
-            )
-            .await?;
-        let after_failed = if code_of(&v0) == Some(-32002) {
+        let v0 = match self.gone() {
+            None => Some(
+                self.request(
+                    &VERSION_ZERO_REJECTED,
+                    "initialize",
+                    json!({"protocolVersion": 0, "client": client_info(), "capabilities": {}}),
+                )
+                .await?,
+            ),
+            Some(_) => None,
+        };
+        let after_failed = if v0.as_ref().and_then(code_of) == Some(-32002) && self.gone().is_none()
+        {
             Some(self.gated_probe(&FAILED_HANDSHAKE_UNINITIALIZED).await?)
         } else {
             None
         };
 
-        let gated_open = gated
-            .as_ref()
-            .is_ok_and(|r| r.error_code() != Some(-32001) && r.json().is_some());
+        let gated_open = gated.as_ref().is_some_and(|sent| {
+            sent.as_ref()
+                .is_ok_and(|r| r.error_code() != Some(-32001) && r.json().is_some())
+        });
         let Handshake {
             init,
             mut mode,
             tolerance: init_tolerance,
         } = self
-            .initialize(gated_open, result_of(&v0).is_some())
+            .initialize(gated_open, v0.as_ref().and_then(result_of).is_some())
             .await?;
         let mut report = L0Report::default();
         if let Some(init) = &init {
@@ -453,7 +462,8 @@ impl L0<'_> {
                 &DECLARES_LEVEL,
                 &HIGHER_LEVEL_NOT_JUDGED,
             ] {
-                self.skip(rule, no_init()).await?;
+                let reason = self.gone().unwrap_or_else(no_init);
+                self.skip(rule, reason).await?;
             }
         }
 
@@ -476,8 +486,14 @@ impl L0<'_> {
         {
             mode = SessionMode::Stateless;
         }
-        self.session_dependent(mode, &gated, &v0, after_failed.as_ref(), reinit.as_ref())
-            .await?;
+        self.session_dependent(
+            mode,
+            gated.as_ref(),
+            v0.as_ref(),
+            after_failed.as_ref(),
+            reinit.as_ref(),
+        )
+        .await?;
 
         self.tolerance(init_tolerance).await?;
         let init = init.as_ref();
