@@ -535,3 +535,35 @@ async fn a_run_that_cannot_complete_ends_as_error_with_its_reason() {
         );
     }
 }
+
+#[tokio::test]
+async fn auto_on_a_server_that_speaks_neither_protocol_ends_as_error_saying_what_was_tried() {
+    for db in common::all_backends().await {
+        let app = TestApp::start(&db, 100).await;
+        let pool = app.workers(worker_config(1, Duration::from_secs(30)));
+        // protocheck's own API answers both probes with a 404 problem document.
+        let url = app.url("/not-a-protocol-server");
+        let body: Value = app
+            .post_json("/api/v1/runs", &json!({"url": url}))
+            .await
+            .json()
+            .await
+            .expect("json");
+        let run = app
+            .wait_finished(body["id"].as_str().expect("id"), FINISH)
+            .await;
+        assert_eq!(run["status"], "error", "{}: {run:#}", db.name());
+        assert_eq!(
+            run["attempts"], 1,
+            "a target that speaks neither protocol is not retried"
+        );
+        let reason = run["error"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("server/discover")
+                && reason.contains("`info`")
+                && reason.contains("404"),
+            "{reason}"
+        );
+        pool.shutdown().await;
+    }
+}

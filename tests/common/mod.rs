@@ -66,7 +66,7 @@ pub async fn sqlite() -> TestDb {
 /// `None` (with a line saying so) when that variable is not set.
 pub async fn postgres() -> Option<TestDb> {
     let Ok(admin_url) = std::env::var("PROTOCHECK_TEST_DATABASE_URL") else {
-        eprintln!("SKIPPED: Postgres leg of this test; set PROTOCHECK_TEST_DATABASE_URL to run it");
+        say_postgres_skipped();
         return None;
     };
     use sqlx::Connection;
@@ -98,3 +98,16 @@ pub async fn all_backends() -> Vec<TestDb> {
     dbs
 }
 pub mod app;
+
+/// Says once per test binary, on the real stderr (the test harness captures
+/// `eprintln!` of passing tests), that the Postgres legs did not run.
+fn say_postgres_skipped() {
+    use std::io::Write;
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: Postgres legs of these tests; set PROTOCHECK_TEST_DATABASE_URL to run them"
+        );
+    });
+}
