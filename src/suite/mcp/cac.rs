@@ -5,7 +5,7 @@
 //! server/discover, whose schema also extends CacheableResult (decision 7 of
 //! `mcp-2026-07-28.md` §15); discover gets its own message.
 
-use super::client::{Reply, client_info};
+use super::client::{Reply, client_info, clip, some};
 use super::engine::{Judgement, Session};
 use super::wire;
 use super::{Keyword, McpRule, spec};
@@ -85,7 +85,7 @@ impl Cacheable<'_> {
 
     fn label(&self) -> String {
         match self.params.get("uri").and_then(Value::as_str) {
-            Some(uri) => format!("`{}` of {uri}", self.method),
+            Some(uri) => format!("`{}` of {}", self.method, clip(uri, 120)),
             None => format!("`{}`", self.method),
         }
     }
@@ -157,13 +157,8 @@ fn judge(
             methods.join(", ")
         ));
     }
-    let mut j = Judgement::fail(format!(
-        "{}; {advice}",
-        bad.iter()
-            .map(|(t, _)| t.as_str())
-            .collect::<Vec<_>>()
-            .join("; ")
-    ));
+    let texts: Vec<String> = bad.iter().map(|(t, _)| t.clone()).collect();
+    let mut j = Judgement::fail(format!("{}; {advice}", some(&texts, 5, "; ")));
     for (_, reply) in bad.iter().take(2) {
         j = j.reply(reply);
     }
@@ -205,7 +200,7 @@ async fn scope_value(s: &mut Session) -> Judgement {
             Some(Value::String(x)) if x == "public" || x == "private" => None,
             Some(other) => Some(format!(
                 "has `cacheScope: {}`",
-                super::client::clip(&other.to_string(), 40)
+                clip(&other.to_string(), 40)
             )),
         },
         "cacheScope MUST be exactly \"public\" or \"private\" (lower case)",
@@ -226,10 +221,7 @@ async fn ttl_value(s: &mut Session) -> Judgement {
         |v| match v {
             None => None,
             Some(Value::Number(n)) if n.as_u64().is_some() => None,
-            Some(other) => Some(format!(
-                "has `ttlMs: {}`",
-                super::client::clip(&other.to_string(), 40)
-            )),
+            Some(other) => Some(format!("has `ttlMs: {}`", clip(&other.to_string(), 40))),
         },
         "ttlMs MUST be a non-negative integer number of milliseconds",
     )
@@ -252,11 +244,13 @@ fn canonical(result: &Value) -> Value {
 }
 
 async fn public_not_personal(s: &mut Session) -> Judgement {
-    let public: Vec<(String, &'static str, Value)> = cacheables(s)
+    let mut public: Vec<(String, &'static str, Value)> = cacheables(s)
         .into_iter()
         .filter(|c| c.result().and_then(|r| r.get("cacheScope")) == Some(&json!("public")))
         .map(|c| (c.label(), c.method, c.params.clone()))
         .collect();
+    // Later pages of a list would need their cursor; only the first is asked again.
+    public.dedup_by(|a, b| a.0 == b.0);
     if public.is_empty() {
         return Judgement::skip("no result is marked cacheScope: public");
     }

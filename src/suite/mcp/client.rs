@@ -307,6 +307,17 @@ pub fn clip(text: &str, max: usize) -> String {
     }
 }
 
+/// At most `max` items joined with `sep`, then how many were left out: lists
+/// built from what a target sent stay short in a finding.
+pub fn some(items: &[String], max: usize, sep: &str) -> String {
+    let shown: Vec<&str> = items.iter().take(max).map(String::as_str).collect();
+    let mut out = shown.join(sep);
+    if items.len() > max {
+        out.push_str(&format!("{sep}… and {} more", items.len() - max));
+    }
+    out
+}
+
 /// What the run-wide rules need to know about a reply to a modern request.
 #[derive(Debug, Clone)]
 pub struct Seen {
@@ -720,4 +731,47 @@ pub struct BareReply {
     pub sse: bool,
     pub first_event: Option<crate::transport::sse::SseEvent>,
     pub exchange: Exchange,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_and_texts_from_targets_stay_short() {
+        let items: Vec<String> = (1..=8).map(|i| i.to_string()).collect();
+        assert_eq!(some(&items, 3, ", "), "1, 2, 3, … and 5 more");
+        assert_eq!(some(&items[..2], 3, ", "), "1, 2");
+        assert_eq!(clip("abcdef", 3), "abc…");
+        assert_eq!(clip("abc", 3), "abc");
+    }
+
+    #[test]
+    fn probes_mirror_the_body_into_headers() {
+        let probe = Probe::request(7, "tools/call", json!({"name": "météo", "arguments": {}}));
+        assert_eq!(probe.header("mcp-method"), Some("tools/call"));
+        assert_eq!(probe.header("mcp-protocol-version"), Some(PROTOCOL_VERSION));
+        // A name outside the header-safe set travels Base64-encoded.
+        assert_eq!(
+            probe.header("mcp-name"),
+            Some(wire::sentinel("météo").as_str())
+        );
+        assert_eq!(
+            probe
+                .body
+                .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion"),
+            Some(&json!(PROTOCOL_VERSION))
+        );
+        let bent = probe
+            .without_header("MCP-Method")
+            .without_meta(wire::META_PROTOCOL_VERSION);
+        assert_eq!(bent.header("mcp-method"), None);
+        assert!(
+            bent.body
+                .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+                .is_none()
+        );
+        let note = Probe::notification("notifications/cancelled", json!({}));
+        assert!(note.notification && note.id().is_none());
+    }
 }

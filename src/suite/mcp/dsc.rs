@@ -1,5 +1,6 @@
 //! DSC — discovery and capabilities (server/discover, versioning, basic#meta).
 
+use super::client::{clip, some};
 use super::engine::{Judgement, Session};
 use super::era::Era;
 use super::wire::{LEGACY_VERSION, META_SERVER_INFO, PROTOCOL_VERSION};
@@ -129,7 +130,7 @@ async fn versions_advertised(s: &mut Session) -> Judgement {
         }
         Some(other) => Judgement::fail(format!(
             "DiscoverResult `supportedVersions` is {}; it MUST be an array of version strings",
-            super::client::clip(&other.to_string(), 120)
+            clip(&other.to_string(), 120)
         ))
         .reply(reply),
     }
@@ -145,9 +146,9 @@ async fn current_revision(s: &mut Session) -> Judgement {
         ))
     } else {
         Judgement::fail(format!(
-            "supportedVersions lists {:?}, none of which is a current revision ({}); clients \
+            "supportedVersions lists {}, none of which is a current revision ({}); clients \
              that know only published revisions cannot pick one",
-            versions,
+            clip(&format!("{versions:?}"), 200),
             current.join(" or ")
         ))
         .reply(&s.discover)
@@ -231,13 +232,14 @@ async fn extension_ids(s: &mut Session) -> Judgement {
     }
     let problems: Vec<String> = map
         .keys()
-        .filter_map(|id| extension_id_problem(id).map(|p| format!("`{id}` {p}")))
+        .filter_map(|id| extension_id_problem(id).map(|p| format!("`{}` {p}", clip(id, 80))))
         .collect();
     if problems.is_empty() {
-        let ids: Vec<&str> = map.keys().map(String::as_str).collect();
-        Judgement::pass(format!("extension ids are valid: {}", ids.join(", ")))
+        let ids: Vec<String> = map.keys().map(|k| clip(k, 80)).collect();
+        Judgement::pass(format!("extension ids are valid: {}", some(&ids, 5, ", ")))
     } else {
-        Judgement::fail(format!("extension identifier {}", problems.join("; "))).reply(&s.discover)
+        Judgement::fail(format!("extension identifier {}", some(&problems, 5, "; ")))
+            .reply(&s.discover)
     }
 }
 

@@ -12,6 +12,8 @@ use url::Url;
 
 /// Most exchanges kept as evidence for one finding.
 const MAX_EVIDENCE: usize = 4;
+/// Longest finding message: messages quote what the target sent, so they are cut.
+const MAX_MESSAGE_CHARS: usize = 2000;
 
 /// A check's verdict on one rule, before it becomes a [`Finding`].
 #[derive(Debug, Clone)]
@@ -208,7 +210,7 @@ pub(crate) async fn run(
             .emit(Finding {
                 rule_id: rule.rule.id.to_owned(),
                 outcome,
-                message: judgement.message,
+                message: super::client::clip(&judgement.message, MAX_MESSAGE_CHARS),
                 evidence,
                 duration_ms: watch.ms(),
             })

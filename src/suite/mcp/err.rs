@@ -457,7 +457,7 @@ async fn missing_capability(s: &mut Session) -> Judgement {
                 ))
                 .reply(reply);
             }
-            judged.push(call.tool.clone());
+            judged.push(format!("`{}`", super::client::clip(&call.tool, 60)));
             continue;
         }
         // Asking for input the client never declared is the failure -32021 exists for.
@@ -493,7 +493,7 @@ async fn missing_capability(s: &mut Session) -> Judgement {
         Judgement::pass(format!(
             "{} answered 400 with -32021 and a requiredCapabilities object when called without \
              the capability it needs",
-            judged.join(", ")
+            super::client::some(&judged, 5, ", ")
         ))
     }
 }

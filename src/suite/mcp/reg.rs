@@ -362,7 +362,7 @@ async fn server_json_valid(s: &mut Session) -> Judgement {
             Judgement::fail(format!(
                 "server.json from {}: {}; the registry refuses documents that break its schema",
                 doc.source,
-                problems.join("; ")
+                super::client::some(&problems, 6, "; ")
             )),
             &doc,
         )

@@ -4,7 +4,7 @@
 //! RES-001, 002, 003, 005 and 006 are run-wide: they judge every reply to a
 //! modern request seen during the run, so every probe of every rule counts.
 
-use super::client::{Probe, Seen, clip};
+use super::client::{Probe, Seen, clip, some};
 use super::engine::{Judgement, Session};
 use super::wire;
 use super::{Keyword, McpRule, spec};
@@ -209,7 +209,7 @@ async fn result_type_known(s: &mut Session) -> Judgement {
             &bad,
             format!(
                 "{}; clients MUST treat unknown values as invalid",
-                problems.join("; ")
+                some(&problems, 5, "; ")
             ),
         )
     }
@@ -423,8 +423,16 @@ async fn deterministic_order(s: &mut Session) -> Judgement {
                  ({:?} then {:?}); servers SHOULD keep the order stable so clients and LLM \
                  prompt caches can reuse it",
                 i + 1,
-                reference.iter().take(6).collect::<Vec<_>>(),
-                other.iter().take(6).collect::<Vec<_>>()
+                reference
+                    .iter()
+                    .take(6)
+                    .map(|n| clip(n, 40))
+                    .collect::<Vec<_>>(),
+                other
+                    .iter()
+                    .take(6)
+                    .map(|n| clip(n, 40))
+                    .collect::<Vec<_>>()
             ));
             if let Some(page) = s.survey.tools.pages.first() {
                 j = j.reply(page);

@@ -3,6 +3,7 @@
 //!
 //! Judged on the tools/list, prompts/list and resources/list the survey read.
 
+use super::client::{clip, some};
 use super::engine::{Judgement, Session};
 use super::wire::{self, HeaderAnnotation};
 use super::{Keyword, McpRule, spec};
@@ -158,7 +159,7 @@ fn judge_annotations(
     if problems.is_empty() {
         Judgement::pass(format!("all {count} x-mcp-header annotations are fine"))
     } else {
-        let mut j = Judgement::fail(format!("{}; {advice}", problems.join("; ")));
+        let mut j = Judgement::fail(format!("{}; {advice}", some(&problems, 5, "; ")));
         if let Some(page) = s.survey.tools.pages.first() {
             j = j.reply(page);
         }
@@ -188,7 +189,7 @@ async fn header_token(s: &mut Session) -> Judgement {
             }
             other => Some(format!(
                 "has x-mcp-header {}, not a string",
-                super::client::clip(&other.to_string(), 40)
+                clip(&other.to_string(), 40)
             )),
         },
         "the value names the header `Mcp-Param-{value}`, so it MUST be a non-empty RFC 9110 \
@@ -235,7 +236,7 @@ async fn header_unique(s: &mut Session) -> Judgement {
         let mut j = Judgement::fail(format!(
             "{}; header names are case-insensitive, so these would be one header: each value \
              MUST be unique ignoring case",
-            problems.join("; ")
+            some(&problems, 5, "; ")
         ));
         if let Some(page) = s.survey.tools.pages.first() {
             j = j.reply(page);
@@ -290,7 +291,7 @@ fn schema_problem(schema: &Value) -> Result<(), String> {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(format!(
             "is not a valid schema of its dialect: {} (at {})",
-            super::client::clip(&e.to_string(), 160),
+            clip(&e.to_string(), 160),
             if e.instance_path.as_str().is_empty() {
                 "/"
             } else {
@@ -318,7 +319,7 @@ async fn schema_valid(s: &mut Session) -> Judgement {
     let mut unjudged = Vec::new();
     let mut judged = 0;
     for tool in &s.survey.tools.items {
-        let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
+        let name = clip(tool.get("name").and_then(Value::as_str).unwrap_or("?"), 80);
         match tool.get("inputSchema") {
             Some(schema @ Value::Object(obj)) => {
                 if obj.get("type") != Some(&Value::String("object".into())) {
@@ -337,7 +338,7 @@ async fn schema_valid(s: &mut Session) -> Judgement {
             }
             Some(other) => problems.push(format!(
                 "tool `{name}` inputSchema is {}, not a schema object",
-                super::client::clip(&other.to_string(), 40)
+                clip(&other.to_string(), 40)
             )),
             None => problems.push(format!("tool `{name}` has no inputSchema")),
         }
@@ -356,7 +357,7 @@ async fn schema_valid(s: &mut Session) -> Judgement {
         let mut j = Judgement::fail(format!(
             "{}; schemas MUST be valid for their declared dialect, or JSON Schema 2020-12 when \
              they declare none",
-            problems.join("; ")
+            some(&problems, 5, "; ")
         ));
         if let Some(page) = s.survey.tools.pages.first() {
             j = j.reply(page);
@@ -366,7 +367,11 @@ async fn schema_valid(s: &mut Session) -> Judgement {
     let note = if unjudged.is_empty() {
         String::new()
     } else {
-        format!(" ({} not judged: {})", unjudged.len(), unjudged.join("; "))
+        format!(
+            " ({} not judged: {})",
+            unjudged.len(),
+            some(&unjudged, 3, "; ")
+        )
     };
     if judged == unjudged.len() {
         return Judgement::skip(format!(
@@ -399,7 +404,7 @@ async fn header_safe_names(s: &mut Session) -> Judgement {
         if let Some(name) = tool.get("name").and_then(Value::as_str) {
             checked += 1;
             if let Some(p) = tool_name_problem(name) {
-                problems.push(format!("tool name {name:?} {p}"));
+                problems.push(format!("tool name {:?} {p}", clip(name, 80)));
             }
         }
     }
@@ -413,7 +418,8 @@ async fn header_safe_names(s: &mut Session) -> Judgement {
             checked += 1;
             if !wire::is_plain_header_safe(&value) {
                 problems.push(format!(
-                    "{kind} {value:?} is not plain header-safe ASCII and must travel Base64-encoded in Mcp-Name"
+                    "{kind} {:?} is not plain header-safe ASCII and must travel Base64-encoded in Mcp-Name",
+                    clip(&value, 80)
                 ));
             }
         }
@@ -427,7 +433,7 @@ async fn header_safe_names(s: &mut Session) -> Judgement {
     let mut j = Judgement::fail(format!(
         "{}; names SHOULD stay within header-safe ASCII so Mcp-Name is readable by \
          intermediaries",
-        problems.join("; ")
+        some(&problems, 5, "; ")
     ));
     if let Some(page) = s.survey.tools.pages.first() {
         j = j.reply(page);

@@ -1,7 +1,7 @@
 //! STL — statelessness and session removal (basic/index#statelessness;
 //! streamable-http, "Earlier Streamable HTTP Revisions"; tools#capabilities).
 
-use super::client::{McpClient, Probe, Reply};
+use super::client::{McpClient, Probe, Reply, clip, some};
 use super::engine::{Judgement, Session};
 use super::era::{Era, recognised_modern};
 use super::wire::{self, H_LAST_EVENT_ID, H_SESSION_ID};
@@ -374,6 +374,16 @@ async fn tool_names(client: &McpClient) -> Result<BTreeSet<String>, Reply> {
     Ok(names)
 }
 
+/// Tool names for a message: quoted, clipped, and not too many.
+fn quote_names<'a>(names: impl Iterator<Item = &'a String>) -> String {
+    let items: Vec<String> = names.map(|n| format!("`{}`", clip(n, 60))).collect();
+    if items.is_empty() {
+        "none".to_owned()
+    } else {
+        some(&items, 5, ", ")
+    }
+}
+
 async fn list_per_connection(s: &mut Session) -> Judgement {
     if !s.advertises("tools") {
         return Judgement::skip("the server does not advertise tools");
@@ -400,13 +410,12 @@ async fn list_per_connection(s: &mut Session) -> Judgement {
                 .reply(&reply);
             }
             Ok(names) if names != first => {
-                let extra: Vec<_> = names.difference(&first).cloned().collect();
-                let missing: Vec<_> = first.difference(&names).cloned().collect();
+                let extra = quote_names(names.difference(&first));
+                let missing = quote_names(first.difference(&names));
                 let mut j = Judgement::fail(format!(
                     "`tools/list` on new connection {attempt} differs from the first connection \
-                     (only there: {:?}; missing there: {:?}); the set MUST NOT vary per \
-                     connection or as a side effect of other requests",
-                    extra, missing
+                     (only there: {extra}; missing there: {missing}); the set MUST NOT vary per \
+                     connection or as a side effect of other requests"
                 ));
                 if let Some(page) = s.survey.tools.pages.first() {
                     j = j.reply(page);

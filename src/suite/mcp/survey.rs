@@ -140,9 +140,9 @@ impl Survey {
             .take(MAX_TOOL_CALLS)
             .cloned()
             .collect();
-        for tool in &callable {
-            survey.tool_calls.push(call_tool(session, tool).await);
-        }
+        // Tools may be slow; the client's limit keeps at most a few calls in flight.
+        survey.tool_calls =
+            futures::future::join_all(callable.iter().map(|tool| call_tool(session, tool))).await;
         survey.listen = listen(session, &survey).await;
         survey
     }
