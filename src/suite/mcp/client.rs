@@ -14,7 +14,7 @@ use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::{Mutex, Semaphore};
 use url::Url;
@@ -345,6 +345,9 @@ pub struct McpClient {
     permits: Arc<Semaphore>,
     next_id: Arc<AtomicI64>,
     seen: Arc<Mutex<Vec<Seen>>>,
+    /// Set once a stream stayed open after its final response: later streams are
+    /// not waited on, so a server that never closes them cannot stretch the run.
+    open_stream_seen: Arc<AtomicBool>,
 }
 
 impl McpClient {
@@ -356,6 +359,7 @@ impl McpClient {
             permits: Arc::new(Semaphore::new(max_concurrency.max(1))),
             next_id: Arc::new(AtomicI64::new(1)),
             seen: Arc::new(Mutex::new(Vec::new())),
+            open_stream_seen: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -628,7 +632,7 @@ impl McpClient {
                     .is_none_or(|v| v.is_null() || id.is_none() || Some(v) == id.as_ref())
             {
                 reply.message = Some(frame);
-                if listen {
+                if listen || self.open_stream_seen.load(Ordering::Relaxed) {
                     break;
                 }
                 // The final response SHOULD terminate the stream: give it a moment.
@@ -644,6 +648,9 @@ impl McpClient {
                     // An error after the final frame (a reset) still ends the stream.
                     Ok(Err(_)) => reply.terminated = Some(true),
                     Err(_) => reply.terminated = Some(false),
+                }
+                if reply.terminated == Some(false) {
+                    self.open_stream_seen.store(true, Ordering::Relaxed);
                 }
                 break;
             } else {
