@@ -56,7 +56,7 @@ pub(crate) const NO_LEGACY_SSE: McpRule = McpRule::new(
     "No legacy HTTP+SSE endpoint is served",
     Keyword::ShouldNot,
     Outcome::Warn,
-    spec!("/basic/transports/streamable-http#http%2Bsse-transport-2024-11-05"),
+    spec!("/basic/transports/streamable-http#backward-compatibility"),
     "DEP",
     |s| no_legacy_sse(s).boxed(),
 )
