@@ -12,6 +12,7 @@ use protocheck::suite::mcp::client::{McpClient, Probe};
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
 use serde_json::{Value, json};
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 fn sse(frames: Vec<String>, stay_open: bool) -> Response {
@@ -62,9 +63,23 @@ fn app() -> Router {
             sse(vec![frame(json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete"}}))], true)
         }))
         .route("/huge", post(|| async { (StatusCode::OK, vec![b' '; 2 * 1024 * 1024]).into_response() }))
+        .route("/slow", post(|| async {
+            let now = IN_FLIGHT.fetch_add(1, Ordering::SeqCst) + 1;
+            MAX_IN_FLIGHT.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+            ([(header::CONTENT_TYPE, "application/json")], json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete"}}).to_string())
+        }))
 }
 
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+static MAX_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
 async fn client(path: &str) -> (McpClient, tokio::task::JoinHandle<()>) {
+    client_with(path, 4).await
+}
+
+async fn client_with(path: &str, limit: usize) -> (McpClient, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -74,7 +89,10 @@ async fn client(path: &str) -> (McpClient, tokio::task::JoinHandle<()>) {
     });
     let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
     let url = format!("http://{addr}{path}").parse().expect("url");
-    (McpClient::new(http, url, Duration::from_secs(5), 4), task)
+    (
+        McpClient::new(http, url, Duration::from_secs(5), limit),
+        task,
+    )
 }
 
 #[tokio::test]
@@ -144,5 +162,20 @@ async fn oversized_bodies_are_cut_off() {
         Some(protocheck::transport::TransportError::TooLarge { .. })
     ));
     assert!(reply.message.is_none());
+    task.abort();
+}
+
+#[tokio::test]
+async fn requests_in_flight_stay_within_the_limit() {
+    let (c, task) = client_with("/slow", 2).await;
+    // Clones (and new connections) share the limit.
+    let fresh = c.fresh_connection().expect("fresh");
+    let sends = (0..8).map(|i| {
+        let c = if i % 2 == 0 { c.clone() } else { fresh.clone() };
+        async move { c.send(&Probe::request(1, "tools/list", json!({}))).await }
+    });
+    let replies = futures::future::join_all(sends).await;
+    assert!(replies.iter().all(|r| r.ok()));
+    assert_eq!(MAX_IN_FLIGHT.load(Ordering::SeqCst), 2);
     task.abort();
 }
