@@ -1889,7 +1889,8 @@ mod tests {
 
     #[test]
     fn unknown_faults_are_refused() {
-        assert!(McpReferenceConfig::new(BTreeSet::from(["MCP-HDR-001".to_owned()])).is_ok());
+        let known = hdr::MISSING_METHOD.rule.id.to_owned();
+        assert!(McpReferenceConfig::new(BTreeSet::from([known])).is_ok());
         assert!(McpReferenceConfig::new(BTreeSet::from(["MCP-HDR-999".to_owned()])).is_err());
         assert!(McpReferenceConfig::new(BTreeSet::from(["MCP-AUT-001".to_owned()])).is_err());
     }
