@@ -1896,6 +1896,22 @@ mod tests {
     }
 
     #[test]
+    fn cli_arguments_take_repeated_faults() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: McpReferenceArgs,
+        }
+        let cli = Cli::parse_from(["reference", "--break", "A", "--break", "B", "--port", "9"]);
+        assert_eq!(cli.args.faults, ["A", "B"]);
+        assert_eq!((cli.args.port, cli.args.bind.as_str()), (9, "127.0.0.1"));
+        let cli = Cli::parse_from(["reference"]);
+        assert_eq!(cli.args.port, 8765);
+        assert!(cli.args.faults.is_empty());
+    }
+
+    #[test]
     fn request_state_is_integrity_protected() {
         let state = Inner::new(McpReferenceConfig::new(BTreeSet::new()).expect("config"));
         let token = sign_state(&state, "ask_name:1");
