@@ -3,7 +3,7 @@
 
 use super::{
     Counts, DEFAULT_RUN_DEADLINE, Finding, Outcome, RunOptions, SuiteChoice, SuiteId, Verdict,
-    detect, mcp, rcp,
+    detect, rcp,
 };
 use crate::transport::{HttpClient, TransportError};
 use std::time::{Duration, Instant};
@@ -155,7 +155,7 @@ pub async fn run_suite(
         let mut reporter = Reporter::new(findings);
         match suite {
             SuiteId::Rcp => rcp::run(endpoint, ctx, &mut reporter).await,
-            SuiteId::Mcp => mcp::run(endpoint, ctx, &mut reporter).await,
+            SuiteId::Mcp => super::mcp::run(endpoint, ctx, &mut reporter).await,
         }
     };
     tokio::time::timeout(deadline, work)
