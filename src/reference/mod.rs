@@ -1,4 +1,5 @@
 //! Reference target servers, correct by default, with a fault switch per rule.
 //! They prove each rule can fail, and give users a demo target.
 
+pub mod mcp;
 pub mod rcp;

@@ -4,6 +4,7 @@
 //! the `check` command) decides where they go.
 
 pub mod detect;
+pub mod mcp;
 pub mod rcp;
 pub mod runner;
 

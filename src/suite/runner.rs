@@ -155,10 +155,7 @@ pub async fn run_suite(
         let mut reporter = Reporter::new(findings);
         match suite {
             SuiteId::Rcp => rcp::run(endpoint, ctx, &mut reporter).await,
-            SuiteId::Mcp => Err(EngineError::Unsupported(
-                "the MCP 2026-07-28 suite is not available in this version of protocheck yet"
-                    .into(),
-            )),
+            SuiteId::Mcp => super::mcp::run(endpoint, ctx, &mut reporter).await,
         }
     };
     tokio::time::timeout(deadline, work)

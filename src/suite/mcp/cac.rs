@@ -1,0 +1,304 @@
+//! CAC — caching metadata (server/utilities/caching; schema `CacheableResult`).
+//!
+//! The cacheable results are the five of the changelog (tools/list,
+//! prompts/list, resources/list, resources/templates/list, resources/read) and
+//! server/discover, whose schema also extends CacheableResult (decision 7 of
+//! `mcp-2026-07-28.md` §15); discover gets its own message.
+
+use super::client::{Reply, client_info, clip, some};
+use super::engine::{Judgement, Session};
+use super::wire;
+use super::{Keyword, McpRule, spec};
+use crate::suite::Outcome;
+use futures::FutureExt;
+use serde_json::{Value, json};
+
+pub(crate) const TTL_PRESENT: McpRule = McpRule::new(
+    "MCP-CAC-001",
+    "ttlMs present on all five cacheable results",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/server/utilities/caching"),
+    "CAC",
+    |s| ttl_present(s).boxed(),
+);
+
+pub(crate) const SCOPE_PRESENT: McpRule = McpRule::new(
+    "MCP-CAC-002",
+    "cacheScope present on all five cacheable results",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/server/utilities/caching"),
+    "CAC",
+    |s| scope_present(s).boxed(),
+);
+
+pub(crate) const SCOPE_VALUE: McpRule = McpRule::new(
+    "MCP-CAC-003",
+    "cacheScope is exactly \"public\" or \"private\"",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/server/utilities/caching"),
+    "CAC",
+    |s| scope_value(s).boxed(),
+);
+
+pub(crate) const TTL_VALUE: McpRule = McpRule::new(
+    "MCP-CAC-004",
+    "ttlMs is a non-negative number",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/server/utilities/caching"),
+    "CAC",
+    |s| ttl_value(s).boxed(),
+);
+
+pub(crate) const PUBLIC_NOT_PERSONAL: McpRule = McpRule::new(
+    "MCP-CAC-005",
+    "Authenticated or personalised results are not marked cacheScope: public",
+    Keyword::May,
+    Outcome::Warn,
+    spec!("/server/utilities/caching"),
+    "CAC",
+    |s| public_not_personal(s).boxed(),
+);
+
+pub(crate) const RULES: &[McpRule] = &[
+    TTL_PRESENT,
+    SCOPE_PRESENT,
+    SCOPE_VALUE,
+    TTL_VALUE,
+    PUBLIC_NOT_PERSONAL,
+];
+
+/// One cacheable result seen: what produced it, the params to ask again, and the reply.
+struct Cacheable<'a> {
+    method: &'static str,
+    params: Value,
+    reply: &'a Reply,
+}
+
+impl Cacheable<'_> {
+    fn result(&self) -> Option<&Value> {
+        self.reply.result()
+    }
+
+    fn label(&self) -> String {
+        match self.params.get("uri").and_then(Value::as_str) {
+            Some(uri) => format!("`{}` of {}", self.method, clip(uri, 120)),
+            None => format!("`{}`", self.method),
+        }
+    }
+}
+
+/// Every complete result of a cacheable method the session holds.
+fn cacheables(s: &Session) -> Vec<Cacheable<'_>> {
+    let mut out = vec![Cacheable {
+        method: "server/discover",
+        params: json!({}),
+        reply: &s.discover,
+    }];
+    let lists = [
+        ("tools/list", &s.survey.tools),
+        ("prompts/list", &s.survey.prompts),
+        ("resources/list", &s.survey.resources),
+        ("resources/templates/list", &s.survey.templates),
+    ];
+    for (method, listing) in lists {
+        out.extend(listing.pages.iter().map(|reply| Cacheable {
+            method,
+            params: json!({}),
+            reply,
+        }));
+    }
+    out.extend(s.survey.reads.iter().map(|(uri, reply)| Cacheable {
+        method: "resources/read",
+        params: json!({"uri": uri}),
+        reply,
+    }));
+    // `input_required` results are never cacheable and carry no hints.
+    out.retain(|c| {
+        c.result()
+            .is_some_and(|r| r.get("resultType").and_then(Value::as_str) != Some("input_required"))
+    });
+    out
+}
+
+/// Fails naming every cacheable result for which `problem` says something.
+fn judge(
+    s: &Session,
+    field: &str,
+    problem: impl Fn(Option<&Value>) -> Option<String>,
+    advice: &str,
+) -> Judgement {
+    let all = cacheables(s);
+    if all.is_empty() {
+        return Judgement::skip("no cacheable result was received to judge");
+    }
+    let bad: Vec<(String, &Reply)> = all
+        .iter()
+        .filter_map(|c| {
+            let p = problem(c.result().and_then(|r| r.get(field)))?;
+            let text = if c.method == "server/discover" {
+                // The sixth cacheable result, added late in the 2026-07-28 cycle.
+                format!("DiscoverResult {p} (server/discover is cacheable too: its schema requires ttlMs and cacheScope)")
+            } else {
+                format!("{} {p}", c.label())
+            };
+            Some((text, c.reply))
+        })
+        .collect();
+    if bad.is_empty() {
+        let mut methods: Vec<&str> = all.iter().map(|c| c.method).collect();
+        methods.dedup();
+        return Judgement::pass(format!(
+            "`{field}` is right on all {} cacheable results ({})",
+            all.len(),
+            methods.join(", ")
+        ));
+    }
+    let texts: Vec<String> = bad.iter().map(|(t, _)| t.clone()).collect();
+    let mut j = Judgement::fail(format!("{}; {advice}", some(&texts, 5, "; ")));
+    for (_, reply) in bad.iter().take(2) {
+        j = j.reply(reply);
+    }
+    j
+}
+
+async fn ttl_present(s: &mut Session) -> Judgement {
+    judge(
+        s,
+        "ttlMs",
+        |v| v.is_none().then(|| "has no `ttlMs`".to_owned()),
+        "every cacheable result MUST carry ttlMs (milliseconds the client may reuse it; 0 = stale at once)",
+    )
+}
+
+async fn scope_present(s: &mut Session) -> Judgement {
+    judge(
+        s,
+        "cacheScope",
+        |v| v.is_none().then(|| "has no `cacheScope`".to_owned()),
+        "every cacheable result MUST carry cacheScope (\"public\" or \"private\")",
+    )
+}
+
+async fn scope_value(s: &mut Session) -> Judgement {
+    if cacheables(s)
+        .iter()
+        .all(|c| c.result().and_then(|r| r.get("cacheScope")).is_none())
+    {
+        return Judgement::skip(
+            "no cacheable result carries cacheScope, so there is no value to judge",
+        );
+    }
+    judge(
+        s,
+        "cacheScope",
+        |v| match v {
+            None => None,
+            Some(Value::String(x)) if x == "public" || x == "private" => None,
+            Some(other) => Some(format!(
+                "has `cacheScope: {}`",
+                clip(&other.to_string(), 40)
+            )),
+        },
+        "cacheScope MUST be exactly \"public\" or \"private\" (lower case)",
+    )
+}
+
+async fn ttl_value(s: &mut Session) -> Judgement {
+    if cacheables(s)
+        .iter()
+        .all(|c| c.result().and_then(|r| r.get("ttlMs")).is_none())
+    {
+        return Judgement::skip("no cacheable result carries ttlMs, so there is no value to judge");
+    }
+    // The schema makes ttlMs an integer with minimum 0; a fraction is refused too.
+    judge(
+        s,
+        "ttlMs",
+        |v| match v {
+            None => None,
+            Some(Value::Number(n)) if n.as_u64().is_some() => None,
+            Some(other) => Some(format!("has `ttlMs: {}`", clip(&other.to_string(), 40))),
+        },
+        "ttlMs MUST be a non-negative integer number of milliseconds",
+    )
+}
+
+/// A result as compared across callers: `_meta` and `ttlMs` dropped, list items
+/// sorted (their order is RES-007's concern, not this rule's).
+fn canonical(result: &Value) -> Value {
+    let mut out = result.clone();
+    if let Some(obj) = out.as_object_mut() {
+        obj.remove("_meta");
+        obj.remove("ttlMs");
+        for key in ["tools", "prompts", "resources", "resourceTemplates"] {
+            if let Some(Value::Array(items)) = obj.get_mut(key) {
+                items.sort_by_key(|i| i.to_string());
+            }
+        }
+    }
+    out
+}
+
+async fn public_not_personal(s: &mut Session) -> Judgement {
+    let mut public: Vec<(String, &'static str, Value)> = cacheables(s)
+        .into_iter()
+        .filter(|c| c.result().and_then(|r| r.get("cacheScope")) == Some(&json!("public")))
+        .map(|c| (c.label(), c.method, c.params.clone()))
+        .collect();
+    // Later pages of a list would need their cursor; only the first is asked again.
+    public.dedup_by(|a, b| a.0 == b.0);
+    if public.is_empty() {
+        return Judgement::skip("no result is marked cacheScope: public");
+    }
+    // protocheck sends no credentials, so "personalised" is judged by asking as
+    // two different clients, back to back, with the first asking once more as a
+    // control: only a difference that follows the caller counts.
+    let mut other_info = client_info();
+    other_info["name"] = json!("protocheck-second-caller");
+    let mut judged = 0;
+    for (label, method, params) in &public {
+        let first = s
+            .client
+            .send(&s.client.request(method, params.clone()))
+            .await;
+        let probe = s
+            .client
+            .request(method, params.clone())
+            .with_meta(wire::META_CLIENT_INFO, other_info.clone());
+        let other = s.client.send(&probe).await;
+        let control = s
+            .client
+            .send(&s.client.request(method, params.clone()))
+            .await;
+        let (Some(a), Some(b), Some(c)) = (first.result(), other.result(), control.result()) else {
+            continue;
+        };
+        if canonical(a) != canonical(c) {
+            // The content changes between identical requests: not judged here.
+            continue;
+        }
+        judged += 1;
+        if canonical(a) != canonical(b) {
+            return Judgement::fail(format!(
+                "{label} is marked cacheScope: public but its content follows the caller (it \
+                 changed for clientInfo \"protocheck-second-caller\" and not for a repeat of \
+                 the first request); a shared cache would serve one caller's result to \
+                 another: mark per-caller results \"private\""
+            ))
+            .reply(&first)
+            .reply(&other);
+        }
+    }
+    if judged == 0 {
+        return Judgement::skip(
+            "every public result changed between identical requests, so none could be judged",
+        );
+    }
+    Judgement::pass(format!(
+        "{judged} public results were the same for a second caller"
+    ))
+}

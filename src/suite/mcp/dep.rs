@@ -1,0 +1,363 @@
+//! DEP — deprecated and removed features (changelog, deprecated page,
+//! versioning#backward-compatibility…, streamable-http#backward-compatibility).
+//!
+//! These rules are judged whatever the server's era: on a legacy-only server
+//! they say what a move to 2026-07-28 removes.
+
+use super::client::Reply;
+use super::engine::{Judgement, Session};
+use super::era::{Era, LegacySession, negotiated_version};
+use super::wire::{self, LEGACY_VERSIONS, PROTOCOL_VERSION};
+use super::{DISCOVER_ID, Keyword, McpRule, spec};
+use crate::suite::Outcome;
+use crate::transport::HttpRequest;
+use futures::FutureExt;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+pub(crate) const NO_PING: McpRule = McpRule::new(
+    "MCP-DEP-001",
+    "ping is no longer implemented",
+    Keyword::May,
+    Outcome::Warn,
+    spec!("/changelog"),
+    "DEP",
+    |s| no_ping(s).boxed(),
+)
+.requires(&[])
+.on_legacy();
+
+pub(crate) const NO_SET_LEVEL: McpRule = McpRule::new(
+    "MCP-DEP-002",
+    "logging/setLevel is no longer implemented",
+    Keyword::May,
+    Outcome::Warn,
+    spec!("/changelog"),
+    "DEP",
+    |s| no_set_level(s).boxed(),
+)
+.requires(&[])
+.on_legacy();
+
+pub(crate) const NO_SUBSCRIBE: McpRule = McpRule::new(
+    "MCP-DEP-003",
+    "resources/subscribe and resources/unsubscribe replaced by subscriptions/listen",
+    Keyword::May,
+    Outcome::Warn,
+    spec!("/changelog"),
+    "DEP",
+    |s| no_subscribe(s).boxed(),
+)
+.requires(&[])
+.on_legacy();
+
+pub(crate) const NO_LEGACY_SSE: McpRule = McpRule::new(
+    "MCP-DEP-004",
+    "No legacy HTTP+SSE endpoint is served",
+    Keyword::ShouldNot,
+    Outcome::Warn,
+    spec!("/basic/transports/streamable-http#backward-compatibility"),
+    "DEP",
+    |s| no_legacy_sse(s).boxed(),
+)
+.requires(&[])
+.on_legacy();
+
+pub(crate) const NO_DEPRECATED_CAPABILITIES: McpRule = McpRule::new(
+    "MCP-DEP-005",
+    "Roots / Sampling / Logging capabilities are not advertised",
+    Keyword::May,
+    Outcome::Info,
+    spec!("/deprecated"),
+    "DEP",
+    |s| no_deprecated_capabilities(s).boxed(),
+)
+.requires(&[])
+.on_legacy();
+
+pub(crate) const ACCEPTS_INITIALIZE: McpRule = McpRule::new(
+    "MCP-DEP-006",
+    "Server accepts initialize (dual-era support)",
+    Keyword::May,
+    Outcome::Info,
+    spec!("/basic/versioning#backward-compatibility-with-initialization-based-versions"),
+    "DEP",
+    |s| accepts_initialize(s).boxed(),
+)
+.requires(&[])
+.on_legacy();
+
+pub(crate) const INITIALIZE_ERROR: McpRule = McpRule::new(
+    "MCP-DEP-007",
+    "A modern-only server names its supported versions in the initialize error",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/basic/versioning#backward-compatibility-with-initialization-based-versions"),
+    "DEP",
+    |s| initialize_error(s).boxed(),
+)
+.requires(&[])
+.on_legacy();
+
+pub(crate) const RULES: &[McpRule] = &[
+    NO_PING,
+    NO_SET_LEVEL,
+    NO_SUBSCRIBE,
+    NO_LEGACY_SSE,
+    NO_DEPRECATED_CAPABILITIES,
+    ACCEPTS_INITIALIZE,
+    INITIALIZE_ERROR,
+];
+
+/// Sends a removed method the way the server's era expects: a modern request,
+/// or, on a legacy-only server, a request inside a legacy session.
+async fn removed_method(s: &mut Session, method: &str, params: Value) -> Option<Reply> {
+    if let Era::Legacy { .. } = s.era {
+        if s.legacy.is_none() {
+            let opened = LegacySession::open(s).await.map(|(l, _)| l);
+            s.legacy = Some(opened);
+        }
+        let legacy = s.legacy.as_ref()?.as_ref()?;
+        let probe = legacy.probe(json!(s.client.next_id()), method, params);
+        return Some(s.client.send(&probe).await);
+    }
+    Some(s.client.send(&s.client.request(method, params)).await)
+}
+
+/// Judges removed methods: a result means the method is still implemented.
+async fn judge_removed(s: &mut Session, calls: &[(&str, Value)], replaced_by: &str) -> Judgement {
+    let mut still = Vec::new();
+    let mut answers = Vec::new();
+    for (method, params) in calls {
+        let Some(reply) = removed_method(s, method, params.clone()).await else {
+            return Judgement::skip(
+                "not verified: a legacy session could not be opened to send the request",
+            );
+        };
+        if reply.transport_error.is_some() && reply.status.is_none() {
+            return Judgement::skip(format!("`{method}` got no answer: {}", reply.describe()));
+        }
+        answers.push(format!("`{method}` answered {}", reply.describe()));
+        if reply.result().is_some() {
+            still.push((method.to_string(), reply));
+        }
+    }
+    if still.is_empty() {
+        return Judgement::pass(format!("{}: not implemented", answers.join("; ")));
+    }
+    let names: Vec<String> = still.iter().map(|(m, _)| format!("`{m}`")).collect();
+    let mut j = Judgement::fail(format!(
+        "{} still answered with a result; {} removed {} ({replaced_by}); a {} server answers \
+         404 with -32601",
+        names.join(" and "),
+        PROTOCOL_VERSION,
+        if still.len() == 1 { "it" } else { "them" },
+        PROTOCOL_VERSION
+    ));
+    for (_, r) in &still {
+        j = j.reply(r);
+    }
+    j
+}
+
+async fn no_ping(s: &mut Session) -> Judgement {
+    judge_removed(
+        s,
+        &[("ping", json!({}))],
+        "liveness is the transport's concern; any request can serve as one",
+    )
+    .await
+}
+
+async fn no_set_level(s: &mut Session) -> Judgement {
+    judge_removed(
+        s,
+        &[("logging/setLevel", json!({"level": "info"}))],
+        "the log level now travels per request in `_meta` io.modelcontextprotocol/logLevel",
+    )
+    .await
+}
+
+async fn no_subscribe(s: &mut Session) -> Judgement {
+    let uri = s
+        .survey
+        .resources
+        .names("uri")
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| "protocheck://probe".to_owned());
+    judge_removed(
+        s,
+        &[
+            ("resources/subscribe", json!({"uri": uri})),
+            ("resources/unsubscribe", json!({"uri": uri})),
+        ],
+        "use subscriptions/listen with resourceSubscriptions",
+    )
+    .await
+}
+
+/// How long a GET is watched for the legacy `endpoint` event.
+const SSE_WINDOW: Duration = Duration::from_secs(2);
+
+async fn no_legacy_sse(s: &mut Session) -> Judgement {
+    // The 2024-11-05 transport serves its SSE stream at the MCP URL or, as the
+    // spec suggests for servers keeping both, beside it; `sse` is the usual name.
+    let mut urls = vec![s.url.clone()];
+    if let Ok(sibling) = s.url.join("sse")
+        && sibling != s.url
+    {
+        urls.push(sibling);
+    }
+    let mut looked = Vec::new();
+    for url in urls {
+        let req = HttpRequest::get(url.clone())
+            .header("accept", "text/event-stream")
+            .timeout(s.client.timeout());
+        let reply = s.client.bare(req, SSE_WINDOW).await;
+        let endpoint = reply
+            .first_event
+            .as_ref()
+            .filter(|e| e.event.as_deref() == Some("endpoint"));
+        if let Some(event) = endpoint {
+            return Judgement::fail(format!(
+                "GET {url} opened an event stream whose first event is `endpoint` (data {:?}): \
+                 the deprecated 2024-11-05 HTTP+SSE transport is still served; new \
+                 implementations SHOULD NOT offer it, existing ones SHOULD migrate to Streamable HTTP",
+                super::client::clip(&event.data, 80)
+            ))
+            .with(&reply.exchange);
+        }
+        looked.push(format!(
+            "GET {url}: {}",
+            reply
+                .status
+                .map_or_else(|| "no answer".to_owned(), |st| format!("HTTP {st}"))
+        ));
+    }
+    Judgement::pass(format!(
+        "no legacy HTTP+SSE `endpoint` event was served ({})",
+        looked.join("; ")
+    ))
+}
+
+async fn no_deprecated_capabilities(s: &mut Session) -> Judgement {
+    let (caps, source) = match &s.era {
+        Era::Legacy { .. } => (
+            s.initialize
+                .result()
+                .and_then(|r| r.get("capabilities"))
+                .cloned(),
+            "the initialize result",
+        ),
+        _ => (
+            s.discover_result()
+                .and_then(|r| r.get("capabilities"))
+                .cloned(),
+            "server/discover",
+        ),
+    };
+    let Some(caps) = caps.filter(Value::is_object) else {
+        return Judgement::skip(match &s.era {
+            Era::Legacy { .. } => {
+                "not verified: the initialize result has no capabilities".to_owned()
+            }
+            _ => {
+                format!("not verified: {DISCOVER_ID} failed (server/discover gave no capabilities)")
+            }
+        });
+    };
+    // Roots and Sampling are client features; a server listing them is
+    // advertising something that was never its to offer, and now deprecated too.
+    let found: Vec<&str> = ["logging", "roots", "sampling"]
+        .into_iter()
+        .filter(|k| caps.get(*k).is_some())
+        .collect();
+    if found.is_empty() {
+        Judgement::pass(format!(
+            "{source} advertises none of logging, roots or sampling"
+        ))
+    } else {
+        let reply = if source == "server/discover" {
+            &s.discover
+        } else {
+            &s.initialize
+        };
+        Judgement::fail(format!(
+            "{source} advertises {found:?}; Roots, Sampling and Logging are deprecated (SEP-2577) \
+             and may be removed from a revision on or after 2027-07-28: plan their removal"
+        ))
+        .reply(reply)
+    }
+}
+
+async fn accepts_initialize(s: &mut Session) -> Judgement {
+    let legacy_listed: Vec<String> = s
+        .supported_versions()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|v| LEGACY_VERSIONS.contains(&v.as_str()))
+        .collect();
+    match negotiated_version(&s.initialize) {
+        Some(v) if v == PROTOCOL_VERSION => Judgement::fail(format!(
+            "`initialize` was accepted and negotiated {PROTOCOL_VERSION}; `initialize` selects \
+             the legacy lifecycle, so it should negotiate a legacy revision (such as {}) and \
+             leave {PROTOCOL_VERSION} to per-request `_meta`",
+            wire::LEGACY_VERSION
+        ))
+        .reply(&s.initialize),
+        Some(v) => Judgement::pass(format!(
+            "`initialize` was accepted and negotiated {v}: legacy clients can connect"
+        )),
+        None if !legacy_listed.is_empty() => Judgement::fail(format!(
+            "server/discover lists the legacy revision(s) {legacy_listed:?}, but a 2025-11-25 \
+             `initialize` answered {}; legacy clients cannot reach those revisions without it",
+            s.initialize.describe()
+        ))
+        .reply(&s.initialize)
+        .reply(&s.discover),
+        None => Judgement::skip(format!(
+            "the server is modern-only (`initialize` answered {} and supportedVersions lists \
+             no legacy revision); serving legacy clients is optional (MAY)",
+            s.initialize.describe()
+        )),
+    }
+}
+
+async fn initialize_error(s: &mut Session) -> Judgement {
+    if let Some(v) = negotiated_version(&s.initialize) {
+        return Judgement::skip(format!(
+            "the server accepts `initialize` (negotiated {v}); there is no error to judge"
+        ));
+    }
+    let reply = &s.initialize;
+    let Some(error) = reply.error() else {
+        return Judgement::fail(format!(
+            "a legacy `initialize` answered {}; legacy clients cannot fall forward, so the \
+             error SHOULD name the versions the server supports (e.g. in error.data.supported)",
+            reply.describe()
+        ))
+        .reply(reply);
+    };
+    let mut versions: Vec<String> = s.supported_versions().unwrap_or_default();
+    versions.push(PROTOCOL_VERSION.to_owned());
+    let text = error.to_string();
+    let listed = error
+        .pointer("/data/supported")
+        .and_then(Value::as_array)
+        .is_some_and(|l| l.iter().any(Value::is_string));
+    if listed || versions.iter().any(|v| text.contains(v.as_str())) {
+        Judgement::pass(format!(
+            "the error answering `initialize` names the supported versions ({})",
+            reply.describe()
+        ))
+    } else {
+        Judgement::fail(format!(
+            "a legacy `initialize` answered {} without naming a supported version; a legacy \
+             client can only show this error to its user, so it SHOULD say which versions the \
+             server speaks (e.g. \"supports {PROTOCOL_VERSION}\" or error.data.supported)",
+            reply.describe()
+        ))
+        .reply(reply)
+    }
+}

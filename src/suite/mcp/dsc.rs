@@ -1,0 +1,328 @@
+//! DSC — discovery and capabilities (server/discover, versioning, basic#meta).
+
+use super::client::{clip, some};
+use super::engine::{Judgement, Session};
+use super::era::Era;
+use super::wire::{LEGACY_VERSION, META_SERVER_INFO, PROTOCOL_VERSION};
+use super::{Keyword, McpRule, spec};
+use crate::suite::Outcome;
+use futures::FutureExt;
+use serde_json::Value;
+
+pub(crate) const DISCOVER_ID: &str = "MCP-DSC-001";
+
+pub(crate) const DISCOVER: McpRule = McpRule::new(
+    DISCOVER_ID,
+    "server/discover is implemented",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/versioning#protocol-version-negotiation"),
+    "DSC",
+    |s| discover_implemented(s).boxed(),
+)
+.requires(&[])
+.on_legacy();
+
+pub(crate) const VERSIONS: McpRule = McpRule::new(
+    "MCP-DSC-002",
+    "DiscoverResult advertises supported protocol versions",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/server/discover"),
+    "DSC",
+    |s| versions_advertised(s).boxed(),
+);
+
+pub(crate) const CURRENT_REVISION: McpRule = McpRule::new(
+    "MCP-DSC-003",
+    "Advertised versions include a currently-supported revision",
+    Keyword::May,
+    Outcome::Info,
+    spec!("/basic/versioning"),
+    "DSC",
+    |s| current_revision(s).boxed(),
+)
+.requires(&[VERSIONS.rule.id]);
+
+pub(crate) const EXTENSION_IDS: McpRule = McpRule::new(
+    "MCP-DSC-004",
+    "Extension identifiers use a valid non-reserved reverse-DNS prefix",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/versioning#extension-negotiation"),
+    "DSC",
+    |s| extension_ids(s).boxed(),
+);
+
+pub(crate) const SERVER_INFO: McpRule = McpRule::new(
+    "MCP-DSC-005",
+    "Results carry io.modelcontextprotocol/serverInfo in _meta",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/basic/index#meta"),
+    "DSC",
+    |s| server_info(s).boxed(),
+)
+.run_wide();
+
+pub(crate) const RULES: &[McpRule] = &[
+    DISCOVER,
+    VERSIONS,
+    CURRENT_REVISION,
+    EXTENSION_IDS,
+    SERVER_INFO,
+];
+
+async fn discover_implemented(s: &mut Session) -> Judgement {
+    if let Era::Legacy { legacy_version } = &s.era {
+        return Judgement::fail(format!(
+            "`server/discover` is not implemented: the server answered it with {} and \
+             accepted a legacy `initialize` (negotiated {legacy_version}); it speaks MCP \
+             {legacy_version} only, so the {PROTOCOL_VERSION} rules do not apply. Serve \
+             {PROTOCOL_VERSION} requests (per-request `_meta`, `server/discover`) to be judged",
+            s.discover.describe()
+        ))
+        .reply(&s.discover)
+        .reply(&s.initialize);
+    }
+    let reply = &s.discover;
+    match reply.result() {
+        Some(result)
+            if reply.status == Some(200)
+                && result.get("capabilities").is_some_and(Value::is_object) =>
+        {
+            Judgement::pass("`server/discover` answered a cold request with a DiscoverResult")
+        }
+        Some(_) if reply.status == Some(200) => Judgement::fail(
+            "`server/discover` answered with a result that has no `capabilities` object; \
+             DiscoverResult requires `capabilities`, and without it protocheck cannot tell \
+             what the server offers",
+        )
+        .reply(reply),
+        _ => {
+            // Authorization is judged by the AUT rules, which this suite does not
+            // carry yet: say so rather than leave a bare 401 unexplained.
+            let hint = match reply.status {
+                Some(401 | 403) => {
+                    " (the server asks for authorization; protocheck sends no credentials \
+                     and its authorization rules are not part of this suite yet)"
+                }
+                _ => "",
+            };
+            Judgement::fail(format!(
+                "`server/discover` with MCP {PROTOCOL_VERSION} headers and `_meta` answered \
+                 {}{hint}; every {PROTOCOL_VERSION} server MUST implement it and answer with \
+                 200 and a DiscoverResult",
+                reply.describe()
+            ))
+            .reply(reply)
+        }
+    }
+}
+
+async fn versions_advertised(s: &mut Session) -> Judgement {
+    let reply = &s.discover;
+    let Some(result) = reply.result() else {
+        return Judgement::skip("not verified: `server/discover` returned no result");
+    };
+    match result.get("supportedVersions") {
+        None => Judgement::fail(
+            "DiscoverResult has no `supportedVersions`; it MUST list the protocol versions \
+             the server supports, e.g. [\"2026-07-28\"]",
+        )
+        .reply(reply),
+        Some(Value::Array(list)) if list.is_empty() => Judgement::fail(
+            "DiscoverResult `supportedVersions` is empty; list at least the revision the \
+             server speaks, e.g. [\"2026-07-28\"]",
+        )
+        .reply(reply),
+        Some(Value::Array(list)) if list.iter().all(Value::is_string) => {
+            Judgement::pass(format!("supportedVersions: {}", Value::Array(list.clone())))
+        }
+        Some(other) => Judgement::fail(format!(
+            "DiscoverResult `supportedVersions` is {}; it MUST be an array of version strings",
+            clip(&other.to_string(), 120)
+        ))
+        .reply(reply),
+    }
+}
+
+async fn current_revision(s: &mut Session) -> Judgement {
+    let versions = s.supported_versions().unwrap_or_default();
+    let current = [PROTOCOL_VERSION, LEGACY_VERSION];
+    if versions.iter().any(|v| current.contains(&v.as_str())) {
+        Judgement::pass(format!(
+            "supportedVersions includes {}",
+            versions.join(", ")
+        ))
+    } else {
+        Judgement::fail(format!(
+            "supportedVersions lists {}, none of which is a current revision ({}); clients \
+             that know only published revisions cannot pick one",
+            clip(&format!("{versions:?}"), 200),
+            current.join(" or ")
+        ))
+        .reply(&s.discover)
+    }
+}
+
+/// Why `id` is not a valid extension identifier, if it is not. The rules are the
+/// `_meta` key rules with a mandatory prefix (versioning#extension-negotiation,
+/// basic/index#meta).
+pub(crate) fn extension_id_problem(id: &str) -> Option<String> {
+    let Some((prefix, name)) = id.rsplit_once('/') else {
+        return Some("has no `prefix/` (e.g. `com.example/my-extension`)".into());
+    };
+    if prefix.is_empty() {
+        return Some("has an empty prefix".into());
+    }
+    for label in prefix.split('.') {
+        let ok = label
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+            && label
+                .chars()
+                .last()
+                .is_some_and(|c| c.is_ascii_alphanumeric())
+            && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+        if !ok {
+            return Some(format!(
+                "has the prefix label `{label}`; labels start with a letter, end with a \
+                 letter or digit, and hold only letters, digits and hyphens"
+            ));
+        }
+    }
+    if name.is_empty() {
+        return Some("has an empty name after the prefix".into());
+    }
+    let edge_ok = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    if !edge_ok(name.chars().next())
+        || !edge_ok(name.chars().last())
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        return Some(format!(
+            "has the name `{name}`; names begin and end with a letter or digit and hold only \
+             letters, digits, `-`, `_` and `.`"
+        ));
+    }
+    // Any prefix whose second label is `modelcontextprotocol` or `mcp` is reserved
+    // for MCP. MCP's own extensions live under `io.modelcontextprotocol/`, so that
+    // one prefix is accepted: protocheck cannot know every official extension.
+    let second = prefix.split('.').nth(1).map(str::to_ascii_lowercase);
+    if matches!(second.as_deref(), Some("modelcontextprotocol" | "mcp"))
+        && prefix != "io.modelcontextprotocol"
+    {
+        return Some(format!(
+            "uses the prefix `{prefix}/`, which is reserved for MCP (its second label is \
+             `{}`); use your own reverse-DNS prefix such as `com.example/`",
+            second.unwrap_or_default()
+        ));
+    }
+    None
+}
+
+async fn extension_ids(s: &mut Session) -> Judgement {
+    let Some(extensions) = s.capabilities().get("extensions") else {
+        return Judgement::skip(
+            "the server advertises no extensions (capabilities.extensions is absent)",
+        );
+    };
+    let Some(map) = extensions.as_object() else {
+        return Judgement::fail(
+            "capabilities.extensions is not an object mapping extension ids to settings",
+        )
+        .reply(&s.discover);
+    };
+    if map.is_empty() {
+        return Judgement::skip(
+            "the server advertises no extensions (capabilities.extensions is empty)",
+        );
+    }
+    let problems: Vec<String> = map
+        .keys()
+        .filter_map(|id| extension_id_problem(id).map(|p| format!("`{}` {p}", clip(id, 80))))
+        .collect();
+    if problems.is_empty() {
+        let ids: Vec<String> = map.keys().map(|k| clip(k, 80)).collect();
+        Judgement::pass(format!("extension ids are valid: {}", some(&ids, 5, ", ")))
+    } else {
+        Judgement::fail(format!("extension identifier {}", some(&problems, 5, "; ")))
+            .reply(&s.discover)
+    }
+}
+
+async fn server_info(s: &mut Session) -> Judgement {
+    let seen = s.client.seen().await;
+    let results: Vec<_> = seen.iter().filter(|r| r.result.is_some()).collect();
+    if results.is_empty() {
+        return Judgement::skip("no result was received to judge");
+    }
+    let missing: Vec<_> = results
+        .iter()
+        .filter(|r| {
+            let info = r
+                .result
+                .as_ref()
+                .and_then(|v| v.get("_meta"))
+                .and_then(|m| m.get(META_SERVER_INFO));
+            !info.is_some_and(|i| {
+                i.get("name").is_some_and(Value::is_string)
+                    && i.get("version").is_some_and(Value::is_string)
+            })
+        })
+        .collect();
+    if missing.is_empty() {
+        return Judgement::pass(format!(
+            "all {} results carried `_meta[\"{META_SERVER_INFO}\"]` with name and version",
+            results.len()
+        ));
+    }
+    let mut methods: Vec<&str> = missing.iter().map(|r| r.method.as_str()).collect();
+    methods.sort_unstable();
+    methods.dedup();
+    let mut j = Judgement::fail(format!(
+        "{} of {} results lack `_meta[\"{META_SERVER_INFO}\"]` (an Implementation with name \
+         and version), e.g. on {}; servers SHOULD identify themselves in every result",
+        missing.len(),
+        results.len(),
+        methods.join(", ")
+    ));
+    for r in missing.iter().take(2) {
+        j = j.with(&r.exchange);
+    }
+    j
+}
+
+#[cfg(test)]
+mod tests {
+    use super::extension_id_problem;
+
+    #[test]
+    fn extension_ids_follow_the_meta_key_rules() {
+        for ok in [
+            "com.example/my-ext",
+            "io.modelcontextprotocol/tasks",
+            "com.example.mcp/x",
+            "dev.protocheck/reference",
+            "a/b",
+        ] {
+            assert_eq!(extension_id_problem(ok), None, "{ok}");
+        }
+        for bad in [
+            "tasks",
+            "dev.mcp/reference",
+            "org.modelcontextprotocol.api/x",
+            "com.mcp.tools/x",
+            "com.example/",
+            "1com.example/x",
+            "com.example-/x",
+            "com.example/-x",
+            "com..example/x",
+        ] {
+            assert!(extension_id_problem(bad).is_some(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! The run loop: opens the session (cold probe, era, survey), judges each rule
+//! with the no-cascade and capability rules applied, and grades the run.
+
+use super::client::{McpClient, Reply};
+use super::era::{self, Era};
+use super::survey::Survey;
+use super::{McpRule, McpSettings, Phase, SPEC_REVISION, SUITE_VERSION, catalogue};
+use crate::suite::runner::{EngineError, Reporter, RunContext, Stopwatch};
+use crate::suite::{Exchange, Finding, Outcome, RunOptions, SuiteId, Verdict, VerdictDetail};
+use serde_json::Value;
+use url::Url;
+
+/// Most exchanges kept as evidence for one finding.
+const MAX_EVIDENCE: usize = 4;
+/// Longest finding message: messages quote what the target sent, so they are cut.
+const MAX_MESSAGE_CHARS: usize = 2000;
+
+/// A check's verdict on one rule, before it becomes a [`Finding`].
+#[derive(Debug, Clone)]
+pub struct Judgement {
+    pub(crate) kind: Kind,
+    pub(crate) message: String,
+    pub(crate) evidence: Vec<Exchange>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Pass,
+    /// The rule's outcome on failure (`fail`, `warn` or `info`).
+    Fail,
+    /// A `warn` whatever the rule's outcome on failure: for a part of a rule
+    /// that the spec words as SHOULD.
+    Warn,
+    Skip,
+}
+
+impl Judgement {
+    pub(crate) fn pass(message: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::Pass,
+            message: message.into(),
+            evidence: Vec::new(),
+        }
+    }
+
+    pub(crate) fn fail(message: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::Fail,
+            message: message.into(),
+            evidence: Vec::new(),
+        }
+    }
+
+    pub(crate) fn warn(message: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::Warn,
+            message: message.into(),
+            evidence: Vec::new(),
+        }
+    }
+
+    pub(crate) fn skip(reason: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::Skip,
+            message: reason.into(),
+            evidence: Vec::new(),
+        }
+    }
+
+    /// Adds an exchange as evidence.
+    pub(crate) fn with(mut self, exchange: &Exchange) -> Self {
+        if self.evidence.len() < MAX_EVIDENCE {
+            self.evidence.push(exchange.clone());
+        }
+        self
+    }
+
+    /// Adds the exchange of a reply as evidence.
+    pub(crate) fn reply(self, reply: &Reply) -> Self {
+        self.with(&reply.exchange)
+    }
+}
+
+/// Everything the checks share: the client, the options, and the probes made
+/// before the rules (cold request, era, survey).
+pub struct Session {
+    pub(crate) client: McpClient,
+    pub(crate) options: RunOptions,
+    pub(crate) url: Url,
+    pub(crate) era: Era,
+    /// `tools/list` sent as the very first request of the run, on a new connection.
+    pub(crate) cold: Reply,
+    /// The `server/discover` probe.
+    pub(crate) discover: Reply,
+    /// The legacy `initialize` probe.
+    pub(crate) initialize: Reply,
+    pub(crate) survey: Survey,
+    /// A legacy session for the DEP rules on a legacy-only server, once opened.
+    pub(crate) legacy: Option<Option<super::era::LegacySession>>,
+    /// The run's server.json, once read (REG rules).
+    pub(crate) registry: Option<Result<super::reg::RegistryDoc, super::reg::RegistryError>>,
+}
+
+impl Session {
+    pub(crate) fn discover_result(&self) -> Option<&Value> {
+        self.discover.result()
+    }
+
+    /// `DiscoverResult.capabilities`, or null.
+    pub(crate) fn capabilities(&self) -> &Value {
+        &self.survey.capabilities
+    }
+
+    /// Whether the server advertises the capability `name` (an object value).
+    pub(crate) fn advertises(&self, name: &str) -> bool {
+        self.capabilities().get(name).is_some_and(Value::is_object)
+    }
+
+    /// `supportedVersions` as strings, when discover gave them.
+    pub(crate) fn supported_versions(&self) -> Option<Vec<String>> {
+        let list = self
+            .discover_result()?
+            .get("supportedVersions")?
+            .as_array()?;
+        Some(
+            list.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect(),
+        )
+    }
+
+    /// Whether protocheck may run `tool` with placeholder arguments: it is
+    /// annotated read-only, or the run allows tool calls (DESIGN "no side effects").
+    pub(crate) fn may_call(&self, tool: &Value) -> bool {
+        self.options.allow_tool_calls == Some(true)
+            || tool
+                .pointer("/annotations/readOnlyHint")
+                .and_then(Value::as_bool)
+                == Some(true)
+    }
+}
+
+/// Why a rule cannot be judged before its check runs, if it cannot.
+fn precondition(rule: &McpRule, session: &Session, reporter: &Reporter) -> Option<String> {
+    if matches!(session.era, Era::Legacy { .. }) && !rule.on_legacy {
+        return Some(format!(
+            "not applicable: {}; the {SPEC_REVISION} rules do not apply",
+            session.era.describe()
+        ));
+    }
+    for id in rule.requires {
+        let finding = reporter
+            .findings()
+            .iter()
+            .rev()
+            .find(|f| f.rule_id == *id)?;
+        match finding.outcome {
+            Outcome::Pass => {}
+            Outcome::Skip if finding.message.starts_with("not verified:") => {
+                return Some(finding.message.clone());
+            }
+            Outcome::Skip => return Some(format!("not verified: {id} was skipped")),
+            Outcome::Fail | Outcome::Warn | Outcome::Info => {
+                return Some(format!("not verified: {id} failed"));
+            }
+        }
+    }
+    None
+}
+
+pub(crate) async fn run(
+    url: Url,
+    ctx: &RunContext,
+    reporter: &mut Reporter,
+    settings: &McpSettings,
+) -> Result<Verdict, EngineError> {
+    let client = McpClient::new(
+        ctx.http.clone(),
+        url.clone(),
+        ctx.options.request_timeout(),
+        settings.max_concurrency,
+    );
+    let mut session = era::open(client, url, ctx.options.clone()).await?;
+    if !matches!(session.era, Era::Legacy { .. }) {
+        session.survey = Survey::take(&session).await;
+    }
+
+    let ordered = catalogue()
+        .iter()
+        .filter(|r| r.phase == Phase::Probe)
+        .chain(catalogue().iter().filter(|r| r.phase == Phase::RunWide));
+    for rule in ordered {
+        let watch = Stopwatch::start();
+        let judgement = match precondition(rule, &session, reporter) {
+            Some(reason) => Judgement::skip(reason),
+            None => (rule.check)(&mut session).await,
+        };
+        let outcome = match judgement.kind {
+            Kind::Pass => Outcome::Pass,
+            Kind::Fail => rule.rule.on_failure,
+            Kind::Warn => Outcome::Warn,
+            Kind::Skip => Outcome::Skip,
+        };
+        // Evidence is kept where a server author needs it: on what went wrong.
+        let evidence = match outcome {
+            Outcome::Pass | Outcome::Skip => Vec::new(),
+            _ => judgement.evidence,
+        };
+        reporter
+            .emit(Finding {
+                rule_id: rule.rule.id.to_owned(),
+                outcome,
+                message: super::client::clip(&judgement.message, MAX_MESSAGE_CHARS),
+                evidence,
+                duration_ms: watch.ms(),
+            })
+            .await?;
+    }
+    era::close(&session).await;
+    Ok(verdict(reporter, &session.era))
+}
+
+/// The grade of `mcp-2026-07-28.md` §15.2: `compliant` when no rule whose
+/// failure is `fail` failed, `strict` when also nothing warned.
+fn verdict(reporter: &Reporter, era: &Era) -> Verdict {
+    let counts = reporter.counts();
+    let failing = counts.fail;
+    let grade = if failing > 0 {
+        "non-compliant"
+    } else if counts.warn > 0 {
+        "compliant"
+    } else {
+        "strict"
+    };
+    let summary = match era {
+        Era::Legacy { .. } => {
+            format!("{}; the {SPEC_REVISION} rules do not apply", era.describe())
+        }
+        _ if failing > 0 => format!("non-compliant: {failing} failing"),
+        _ if counts.warn > 0 => format!(
+            "compliant ({} warning{})",
+            counts.warn,
+            if counts.warn == 1 { "" } else { "s" }
+        ),
+        _ => "strict".to_owned(),
+    };
+    Verdict {
+        suite: SuiteId::Mcp,
+        suite_version: SUITE_VERSION.to_owned(),
+        spec_revision: SPEC_REVISION.to_owned(),
+        passed: failing == 0,
+        summary,
+        counts,
+        detail: VerdictDetail::Mcp {
+            grade: grade.to_owned(),
+        },
+    }
+}

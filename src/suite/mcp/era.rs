@@ -1,0 +1,211 @@
+//! Era detection (`mcp-2026-07-28.md` §15.3; versioning page, "Backward
+//! Compatibility"): a modern request first, then a legacy `initialize`.
+//!
+//! The modern probe is `server/discover` with headers and `_meta`. Its answer is
+//! "recognised modern" when it is a `DiscoverResult`, a 400 carrying -32020,
+//! -32021 or -32022, or a 404 carrying -32601 (streamable-http,
+//! "Backward Compatibility"). The `initialize` probe is always sent as a 2025-11-25
+//! client would send it, because the DEP rules judge how it is handled.
+
+use super::client::{McpClient, Probe, Reply, client_info};
+use super::engine::Session;
+use super::survey::Survey;
+use super::wire::{self, H_PROTOCOL_VERSION, H_SESSION_ID, LEGACY_VERSION, code};
+use crate::suite::RunOptions;
+use crate::suite::runner::EngineError;
+use crate::transport::HttpRequest;
+use serde_json::{Value, json};
+use std::time::Duration;
+use url::Url;
+
+/// What the server speaks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Era {
+    /// 2026-07-28 (or at least answers like a modern server), no `initialize`.
+    Modern,
+    /// Modern requests and a legacy `initialize` both work.
+    Dual { legacy_version: String },
+    /// Only `initialize` works: a 2025-11-25 (or older) server.
+    Legacy { legacy_version: String },
+}
+
+impl Era {
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Modern => format!("speaks MCP {} only", wire::PROTOCOL_VERSION),
+            Self::Dual { legacy_version } => format!(
+                "dual-era: speaks MCP {} and accepts initialize ({legacy_version})",
+                wire::PROTOCOL_VERSION
+            ),
+            Self::Legacy { legacy_version } => format!("speaks MCP {legacy_version} only"),
+        }
+    }
+}
+
+/// Whether a reply to a modern request comes from a modern server.
+pub fn recognised_modern(reply: &Reply) -> bool {
+    if let Some(result) = reply.result() {
+        return result.get("supportedVersions").is_some() || result.get("capabilities").is_some();
+    }
+    match (reply.status, reply.error_code()) {
+        (Some(400), Some(c)) => matches!(
+            c,
+            code::HEADER_MISMATCH
+                | code::MISSING_CLIENT_CAPABILITY
+                | code::UNSUPPORTED_PROTOCOL_VERSION
+        ),
+        (Some(404), Some(code::METHOD_NOT_FOUND)) => true,
+        _ => false,
+    }
+}
+
+/// A legacy `initialize` request as a 2025-11-25 client sends it.
+pub fn initialize_probe(client: &McpClient) -> Probe {
+    Probe {
+        method: "initialize".into(),
+        body: json!({
+            "jsonrpc": "2.0", "id": client.next_id(), "method": "initialize",
+            "params": {
+                "protocolVersion": LEGACY_VERSION,
+                "capabilities": {},
+                "clientInfo": client_info(),
+            }
+        }),
+        headers: vec![("accept".into(), wire::ACCEPT_BOTH.into())],
+        notification: false,
+        legacy: true,
+    }
+}
+
+/// The protocol version an `initialize` result negotiated, if it is one.
+pub fn negotiated_version(reply: &Reply) -> Option<String> {
+    reply
+        .result()?
+        .get("protocolVersion")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// Sends the opening probes and builds the session.
+pub(crate) async fn open(
+    client: McpClient,
+    url: Url,
+    options: RunOptions,
+) -> Result<Session, EngineError> {
+    // STL-003: the very first request of the run is not discover, and travels on
+    // a connection nothing else has used.
+    let cold_client = client
+        .fresh_connection()
+        .map_err(EngineError::from_transport)?;
+    let cold = cold_client
+        .send(&client.request("tools/list", json!({})))
+        .await;
+
+    let discover = client
+        .send(&client.request("server/discover", json!({})))
+        .await;
+    if let Some(err) = &discover.transport_error
+        && discover.status.is_none()
+    {
+        return Err(EngineError::from_transport(err.clone()));
+    }
+    let initialize = client.send(&initialize_probe(&client)).await;
+    let modern = recognised_modern(&discover);
+    let legacy = negotiated_version(&initialize);
+    let era = match (modern, legacy) {
+        (true, Some(v)) => Era::Dual { legacy_version: v },
+        (false, Some(v)) => Era::Legacy { legacy_version: v },
+        // A server that answers neither way is judged as a modern server whose
+        // discover is broken: MCP-DSC-001 fails and says what came back.
+        (_, None) => Era::Modern,
+    };
+    Ok(Session {
+        client,
+        options,
+        url,
+        era,
+        cold,
+        discover,
+        initialize,
+        survey: Survey::default(),
+        legacy: None,
+        registry: None,
+    })
+}
+
+/// A legacy session opened for the DEP rules on a legacy-only server.
+pub(crate) struct LegacySession {
+    pub version: String,
+    pub session_id: Option<String>,
+}
+
+impl LegacySession {
+    /// Opens a session with `initialize` and `notifications/initialized`.
+    pub(crate) async fn open(session: &Session) -> Option<(Self, Reply)> {
+        let client = &session.client;
+        let reply = client.send(&initialize_probe(client)).await;
+        let version = negotiated_version(&reply)?;
+        let legacy = Self {
+            version,
+            session_id: reply.session_id.clone(),
+        };
+        let initialized = legacy.probe(Value::Null, "notifications/initialized", json!({}));
+        client.send(&initialized).await;
+        Some((legacy, reply))
+    }
+
+    /// A legacy request (or, with a null id, a notification) in this session.
+    pub(crate) fn probe(&self, id: Value, method: &str, params: Value) -> Probe {
+        let mut body = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        if !id.is_null()
+            && let Some(obj) = body.as_object_mut()
+        {
+            obj.insert("id".into(), id.clone());
+        }
+        let mut headers = vec![
+            ("accept".to_owned(), wire::ACCEPT_BOTH.to_owned()),
+            (H_PROTOCOL_VERSION.to_owned(), self.version.clone()),
+        ];
+        if let Some(sid) = &self.session_id {
+            headers.push((H_SESSION_ID.to_owned(), sid.clone()));
+        }
+        Probe {
+            method: method.to_owned(),
+            body,
+            headers,
+            notification: id.is_null(),
+            legacy: true,
+        }
+    }
+
+    /// Ends the session politely, as a 2025-11-25 client does (HTTP DELETE).
+    pub(crate) async fn close(&self, client: &McpClient) {
+        if let Some(sid) = &self.session_id {
+            let req = HttpRequest {
+                method: http::Method::DELETE,
+                ..HttpRequest::get(client.url().clone())
+            }
+            .header(H_SESSION_ID, sid.clone())
+            .header(H_PROTOCOL_VERSION, self.version.clone());
+            client.bare(req, Duration::from_millis(200)).await;
+        }
+    }
+}
+
+/// Ends the legacy sessions the run opened.
+pub(crate) async fn close(session: &Session) {
+    if let Some(Some(legacy)) = &session.legacy {
+        legacy.close(&session.client).await;
+    }
+    if let (Some(version), Some(sid)) = (
+        negotiated_version(&session.initialize),
+        session.initialize.session_id.clone(),
+    ) {
+        LegacySession {
+            version,
+            session_id: Some(sid),
+        }
+        .close(&session.client)
+        .await;
+    }
+}

@@ -1,0 +1,499 @@
+//! ERR — error codes (basic/index#error-codes and #meta; streamable-http,
+//! "Protocol Version Header"; resources#error-handling).
+//!
+//! ERR-004, 005 and 008 are run-wide: every error seen during the run counts.
+
+use super::client::{Probe, Reply, Seen};
+use super::engine::{Judgement, Session};
+use super::survey::unknown_name;
+use super::wire::{self, code};
+use super::{Keyword, McpRule, spec};
+use crate::suite::Outcome;
+use futures::FutureExt;
+use serde_json::{Value, json};
+
+pub(crate) const UNSUPPORTED_VERSION: McpRule = McpRule::new(
+    "MCP-ERR-001",
+    "Unsupported version returns -32022 with data.supported[]",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/transports/streamable-http#protocol-version-header"),
+    "ERR",
+    |s| unsupported_version(s).boxed(),
+);
+
+pub(crate) const UNKNOWN_METHOD: McpRule = McpRule::new(
+    "MCP-ERR-002",
+    "Unknown method returns HTTP 404 and JSON-RPC -32601",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/transports/streamable-http#protocol-version-header"),
+    "ERR",
+    |s| unknown_method(s).boxed(),
+)
+.requires(&[]);
+
+pub(crate) const RESOURCE_NOT_FOUND: McpRule = McpRule::new(
+    "MCP-ERR-003",
+    "Resource-not-found uses -32602, not the retired -32002",
+    Keyword::MustNot,
+    Outcome::Fail,
+    spec!("/server/resources#error-handling"),
+    "ERR",
+    |s| resource_not_found(s).boxed(),
+);
+
+pub(crate) const NO_32042: McpRule = McpRule::new(
+    "MCP-ERR-004",
+    "The retired -32042 code is never emitted",
+    Keyword::MustNot,
+    Outcome::Fail,
+    spec!("/basic/index#error-codes"),
+    "ERR",
+    |s| no_32042(s).boxed(),
+)
+.run_wide();
+
+pub(crate) const RESERVED_RANGE: McpRule = McpRule::new(
+    "MCP-ERR-005",
+    "No undefined code is emitted in the reserved -32020…-32099 range",
+    Keyword::MustNot,
+    Outcome::Fail,
+    spec!("/basic/index#error-codes"),
+    "ERR",
+    |s| reserved_range(s).boxed(),
+)
+.run_wide();
+
+pub(crate) const MISSING_META: McpRule = McpRule::new(
+    "MCP-ERR-006",
+    "Missing required _meta field returns HTTP 400 + JSON-RPC -32602",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/index#meta"),
+    "ERR",
+    |s| missing_meta(s).boxed(),
+);
+
+pub(crate) const MISSING_CAPABILITY: McpRule = McpRule::new(
+    "MCP-ERR-007",
+    "Missing client capability returns -32021 with data.requiredCapabilities",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/index#meta"),
+    "ERR",
+    |s| missing_capability(s).boxed(),
+);
+
+pub(crate) const LEGACY_RANGE: McpRule = McpRule::new(
+    "MCP-ERR-008",
+    "New implementation-defined codes avoid the legacy -32000…-32019 range",
+    Keyword::ShouldNot,
+    Outcome::Warn,
+    spec!("/basic/index#error-codes"),
+    "ERR",
+    |s| legacy_range(s).boxed(),
+)
+.run_wide();
+
+pub(crate) const RULES: &[McpRule] = &[
+    UNSUPPORTED_VERSION,
+    UNKNOWN_METHOD,
+    RESOURCE_NOT_FOUND,
+    NO_32042,
+    RESERVED_RANGE,
+    MISSING_META,
+    MISSING_CAPABILITY,
+    LEGACY_RANGE,
+];
+
+/// A version no server implements (the versioning page's own example).
+const UNSUPPORTED: &str = "1900-01-01";
+
+async fn unsupported_version(s: &mut Session) -> Judgement {
+    let probe = s
+        .client
+        .request("server/discover", json!({}))
+        .with_version(UNSUPPORTED);
+    let reply = s.client.send(&probe).await;
+    let mut problems = Vec::new();
+    if reply.status != Some(400) {
+        problems.push(format!(
+            "the HTTP status was {} instead of 400",
+            reply.status.map_or("missing".to_owned(), |s| s.to_string())
+        ));
+    }
+    if reply.error_code() != Some(code::UNSUPPORTED_PROTOCOL_VERSION) {
+        problems.push(format!(
+            "the answer was {} instead of JSON-RPC error -32022",
+            reply.describe()
+        ));
+    } else {
+        let data = reply.error().and_then(|e| e.get("data"));
+        match data.and_then(|d| d.get("supported")) {
+            Some(Value::Array(list)) if !list.is_empty() && list.iter().all(Value::is_string) => {
+                if let Some(advertised) = s.supported_versions() {
+                    let extra: Vec<&str> = list
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .filter(|v| !advertised.iter().any(|a| a == v))
+                        .collect();
+                    if !extra.is_empty() {
+                        problems.push(format!(
+                            "data.supported lists {extra:?}, which server/discover's \
+                             supportedVersions ({advertised:?}) does not"
+                        ));
+                    }
+                }
+            }
+            Some(other) => problems.push(format!(
+                "data.supported is {}, not a non-empty array of versions",
+                super::client::clip(&other.to_string(), 80)
+            )),
+            None => problems.push(
+                "the error has no data.supported listing the versions the server supports".into(),
+            ),
+        }
+        if data
+            .and_then(|d| d.get("requested"))
+            .and_then(Value::as_str)
+            != Some(UNSUPPORTED)
+        {
+            problems.push(format!("data.requested does not echo \"{UNSUPPORTED}\""));
+        }
+    }
+    if problems.is_empty() {
+        Judgement::pass(format!(
+            "a request for version {UNSUPPORTED} was refused with 400, -32022 and the supported versions"
+        ))
+    } else {
+        Judgement::fail(format!(
+            "a request for protocol version {UNSUPPORTED}: {}; an unsupported version MUST be \
+             answered 400 with UnsupportedProtocolVersionError (-32022) whose data lists \
+             `supported` versions and echoes `requested`",
+            problems.join("; ")
+        ))
+        .reply(&reply)
+    }
+}
+
+async fn unknown_method(s: &mut Session) -> Judgement {
+    let method = format!("protocheck/{}", unknown_name("method"));
+    let reply = s.client.send(&s.client.request(&method, json!({}))).await;
+    if reply.status == Some(404) && reply.error_code() == Some(code::METHOD_NOT_FOUND) {
+        Judgement::pass("an unknown method was answered 404 with -32601")
+    } else {
+        Judgement::fail(format!(
+            "the unknown method `{method}` answered {}; it MUST be answered HTTP 404 with \
+             JSON-RPC error -32601 (the JSON-RPC body tells a modern 404 from a legacy one)",
+            reply.describe()
+        ))
+        .reply(&reply)
+    }
+}
+
+async fn resource_not_found(s: &mut Session) -> Judgement {
+    if !s.advertises("resources") {
+        return Judgement::skip("the server does not advertise resources");
+    }
+    // A URI in the server's own namespace, so that it reaches the lookup that
+    // reports "not found", not a scheme check.
+    let uri = s
+        .survey
+        .resources
+        .names("uri")
+        .first()
+        .map(|u| format!("{u}-protocheck-missing-{:08x}", rand::random::<u32>()))
+        .unwrap_or_else(|| format!("protocheck://missing/{:08x}", rand::random::<u32>()));
+    let reply = s
+        .client
+        .send(&s.client.request("resources/read", json!({"uri": uri})))
+        .await;
+    match (reply.error_code(), reply.result()) {
+        (Some(code::INVALID_PARAMS), _) => Judgement::pass(format!(
+            "reading the missing resource `{uri}` answered -32602"
+        )),
+        (Some(code::RETIRED_RESOURCE_NOT_FOUND), _) => Judgement::fail(format!(
+            "reading the missing resource `{uri}` answered the retired code -32002; since \
+             {} resource-not-found is -32602 (Invalid params), optionally with data.uri",
+            wire::PROTOCOL_VERSION
+        ))
+        .reply(&reply),
+        (None, Some(result)) => {
+            let empty = result
+                .get("contents")
+                .and_then(Value::as_array)
+                .is_none_or(Vec::is_empty);
+            if empty {
+                Judgement::fail(format!(
+                    "reading the missing resource `{uri}` answered a result with no contents; \
+                     a missing resource MUST be an error (-32602), never an empty `contents`"
+                ))
+                .reply(&reply)
+            } else {
+                Judgement::skip(format!(
+                    "the server returned contents for the made-up URI `{uri}`, so protocheck \
+                     found no missing resource to probe"
+                ))
+            }
+        }
+        _ => Judgement::fail(format!(
+            "reading the missing resource `{uri}` answered {}; resource-not-found MUST be \
+             JSON-RPC error -32602",
+            reply.describe()
+        ))
+        .reply(&reply),
+    }
+}
+
+/// Judges every error code seen: `bad` picks the codes that break the rule.
+async fn codes_seen(
+    s: &Session,
+    bad: impl Fn(i64) -> bool,
+    describe: impl Fn(&[i64], &str) -> String,
+) -> Judgement {
+    let seen = s.client.seen().await;
+    let errors: Vec<&Seen> = seen.iter().filter(|r| r.error_code.is_some()).collect();
+    let offending: Vec<&Seen> = errors
+        .iter()
+        .copied()
+        .filter(|r| r.error_code.is_some_and(&bad))
+        .collect();
+    if offending.is_empty() {
+        return Judgement::pass(format!(
+            "none of the {} error responses (of {} responses) used such a code",
+            errors.len(),
+            seen.len()
+        ));
+    }
+    let mut codes: Vec<i64> = offending.iter().filter_map(|r| r.error_code).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    let mut methods: Vec<&str> = offending.iter().map(|r| r.method.as_str()).collect();
+    methods.sort_unstable();
+    methods.dedup();
+    let mut j = Judgement::fail(describe(&codes, &methods.join("`, `")));
+    for r in offending.iter().take(2) {
+        j = j.with(&r.exchange);
+    }
+    j
+}
+
+async fn no_32042(s: &mut Session) -> Judgement {
+    codes_seen(
+        s,
+        |c| c == code::RETIRED_URL_ELICITATION,
+        |_, methods| {
+            format!(
+                "`{methods}` answered -32042 (URL elicitation required), a 2025-11-25 code that \
+                 {} implementations MUST NOT emit; ask for input with an InputRequiredResult, \
+                 or -32021 when the client lacks the capability",
+                wire::PROTOCOL_VERSION
+            )
+        },
+    )
+    .await
+}
+
+async fn reserved_range(s: &mut Session) -> Judgement {
+    let defined = [
+        code::HEADER_MISMATCH,
+        code::MISSING_CLIENT_CAPABILITY,
+        code::UNSUPPORTED_PROTOCOL_VERSION,
+    ];
+    // -32042 is judged by ERR-004: a retired code the spec names, reported once.
+    codes_seen(
+        s,
+        |c| {
+            code::RESERVED_RANGE.contains(&c)
+                && !defined.contains(&c)
+                && c != code::RETIRED_URL_ELICITATION
+        },
+        |codes, methods| {
+            format!(
+                "`{methods}` answered {codes:?}, in the range -32020…-32099 that the MCP \
+                 specification reserves; only -32020, -32021 and -32022 are defined there. Use \
+                 a standard JSON-RPC code or one outside -32768…-32000"
+            )
+        },
+    )
+    .await
+}
+
+async fn legacy_range(s: &mut Session) -> Judgement {
+    // -32002 is judged by ERR-003: it is a retired code with a known meaning,
+    // not a new implementation-defined one.
+    codes_seen(
+        s,
+        |c| code::LEGACY_RANGE.contains(&c) && c != code::RETIRED_RESOURCE_NOT_FOUND,
+        |codes, methods| {
+            format!(
+                "`{methods}` answered {codes:?}, in the legacy range -32000…-32019 that new \
+                 implementations SHOULD NOT use and receivers give no meaning; use a standard \
+                 JSON-RPC code or one outside -32768…-32000"
+            )
+        },
+    )
+    .await
+}
+
+async fn missing_meta(s: &mut Session) -> Judgement {
+    // Each probe travels on its own new connection, so no earlier request could
+    // supply what it lacks.
+    let cases: [(&str, Bend, bool); 3] = [
+        (
+            "`_meta` without io.modelcontextprotocol/protocolVersion",
+            |p| p.without_meta(wire::META_PROTOCOL_VERSION),
+            true,
+        ),
+        (
+            "`_meta` without io.modelcontextprotocol/clientCapabilities",
+            |p| p.without_meta(wire::META_CLIENT_CAPABILITIES),
+            false,
+        ),
+        ("no `_meta` at all", |p| p.without_meta_object(), true),
+    ];
+    let mut problems = Vec::new();
+    let mut readings = Vec::new();
+    let mut evidence: Vec<Reply> = Vec::new();
+    for (what, bend, mismatch_allowed) in cases {
+        let client = match s.client.fresh_connection() {
+            Ok(c) => c,
+            Err(e) => return Judgement::skip(format!("could not open a new connection: {e}")),
+        };
+        let reply = client
+            .send(&bend(client.request("server/discover", json!({}))))
+            .await;
+        let code = reply.error_code();
+        // The header still names a version the body lacks: the spec does not
+        // rank "missing field" above "mismatch", so -32020 is an accepted reading.
+        let ok_code = code == Some(code::INVALID_PARAMS)
+            || (mismatch_allowed && code == Some(code::HEADER_MISMATCH));
+        if reply.status == Some(400) && ok_code {
+            if code == Some(code::HEADER_MISMATCH) {
+                readings.push(format!("{what} was read as a header mismatch (-32020)"));
+            }
+        } else {
+            problems.push(format!("{what} answered {}", reply.describe()));
+            evidence.push(reply);
+        }
+    }
+    if problems.is_empty() {
+        let note = if readings.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", readings.join("; "))
+        };
+        Judgement::pass(format!(
+            "requests missing required `_meta` fields were refused with 400 and -32602{note}"
+        ))
+    } else {
+        let mut j = Judgement::fail(format!(
+            "`server/discover` with {}; a request missing a required `_meta` field is malformed \
+             and MUST be refused with HTTP 400 and JSON-RPC -32602",
+            problems.join("; with ")
+        ));
+        for r in &evidence {
+            j = j.reply(r);
+        }
+        j
+    }
+}
+
+/// A change that makes a conforming probe lack something.
+type Bend = fn(Probe) -> Probe;
+
+/// The capability each input-request method needs from the client.
+fn capability_of(method: &str) -> Option<&'static str> {
+    match method {
+        "elicitation/create" => Some("elicitation"),
+        "sampling/createMessage" => Some("sampling"),
+        "roots/list" => Some("roots"),
+        _ => None,
+    }
+}
+
+async fn missing_capability(s: &mut Session) -> Judgement {
+    if !s.advertises("tools") {
+        return Judgement::skip("the server does not advertise tools");
+    }
+    if s.survey.tool_calls.is_empty() {
+        return Judgement::skip(
+            "no tool is annotated readOnlyHint: true, so protocheck called none (set \
+             allow_tool_calls to let it call tools); no call could need a client capability",
+        );
+    }
+    let mut judged = Vec::new();
+    for call in &s.survey.tool_calls {
+        let reply = &call.first;
+        if reply.error_code() == Some(code::MISSING_CLIENT_CAPABILITY) {
+            let required = reply
+                .error()
+                .and_then(|e| e.pointer("/data/requiredCapabilities"));
+            let problem = match required {
+                Some(Value::Object(map)) if !map.is_empty() => None,
+                Some(Value::Object(_)) => {
+                    Some("data.requiredCapabilities is an empty object".to_owned())
+                }
+                Some(other) => Some(format!(
+                    "data.requiredCapabilities is {}; it MUST be a ClientCapabilities object \
+                     such as {{\"elicitation\": {{}}}}, not a list of names",
+                    super::client::clip(&other.to_string(), 80)
+                )),
+                None => Some("the error has no data.requiredCapabilities".to_owned()),
+            };
+            let status = (reply.status != Some(400)).then(|| {
+                format!(
+                    "the HTTP status was {} instead of 400",
+                    reply.status.map_or("missing".into(), |s| s.to_string())
+                )
+            });
+            let problems: Vec<String> = problem.into_iter().chain(status).collect();
+            if !problems.is_empty() {
+                return Judgement::fail(format!(
+                    "calling `{}` with no client capabilities answered -32021, but {}",
+                    call.tool,
+                    problems.join("; ")
+                ))
+                .reply(reply);
+            }
+            judged.push(format!("`{}`", super::client::clip(&call.tool, 60)));
+            continue;
+        }
+        // Asking for input the client never declared is the failure -32021 exists for.
+        if let Some(requests) = reply
+            .result()
+            .filter(|r| r.get("resultType").and_then(Value::as_str) == Some("input_required"))
+            .and_then(|r| r.get("inputRequests"))
+            .and_then(Value::as_object)
+        {
+            let undeclared: Vec<&str> = requests
+                .values()
+                .filter_map(|r| r.get("method").and_then(Value::as_str))
+                .filter(|m| capability_of(m).is_some())
+                .collect();
+            if !undeclared.is_empty() {
+                return Judgement::fail(format!(
+                    "calling `{}` with no client capabilities answered an input request for \
+                     {undeclared:?}, which the request never declared; a server MUST NOT rely \
+                     on undeclared capabilities and MUST answer 400 with -32021 and \
+                     data.requiredCapabilities",
+                    call.tool
+                ))
+                .reply(reply);
+            }
+        }
+    }
+    if judged.is_empty() {
+        Judgement::skip(format!(
+            "none of the {} tools protocheck called needed a client capability",
+            s.survey.tool_calls.len()
+        ))
+    } else {
+        Judgement::pass(format!(
+            "{} answered 400 with -32021 and a requiredCapabilities object when called without \
+             the capability it needs",
+            super::client::some(&judged, 5, ", ")
+        ))
+    }
+}

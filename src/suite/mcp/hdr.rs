@@ -1,0 +1,555 @@
+//! HDR — request metadata headers (streamable-http#request-metadata through
+//! #server-validation).
+//!
+//! Probes are built so that a conforming server refuses them before dispatch
+//! and a non-conforming one still runs nothing: unknown tool, prompt and method
+//! names, `server/discover`, and tools annotated read-only (or any tool when the
+//! run sets allow_tool_calls).
+
+use super::client::{Probe, Reply};
+use super::engine::{Judgement, Session};
+use super::era::Era;
+use super::survey::{placeholder_arguments, unknown_name};
+use super::wire::{self, H_METHOD, H_NAME, H_PROTOCOL_VERSION, HeaderAnnotation, code};
+use super::{Keyword, McpRule, spec};
+use crate::suite::Outcome;
+use futures::FutureExt;
+use serde_json::{Value, json};
+
+pub(crate) const MISSING_METHOD: McpRule = McpRule::new(
+    "MCP-HDR-001",
+    "Missing Mcp-Method rejected with 400 + HeaderMismatch",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/transports/streamable-http#server-validation"),
+    "HDR",
+    |s| missing_method(s).boxed(),
+);
+
+pub(crate) const MISSING_NAME: McpRule = McpRule::new(
+    "MCP-HDR-002",
+    "Missing Mcp-Name on tools/call rejected with 400 + HeaderMismatch",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/transports/streamable-http#server-validation"),
+    "HDR",
+    |s| missing_name(s).boxed(),
+);
+
+pub(crate) const NAME_MATCHES: McpRule = McpRule::new(
+    "MCP-HDR-003",
+    "Mcp-Name header must match the request body",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/transports/streamable-http#server-validation"),
+    "HDR",
+    |s| name_matches(s).boxed(),
+);
+
+pub(crate) const MISSING_VERSION: McpRule = McpRule::new(
+    "MCP-HDR-004",
+    "Missing MCP-Protocol-Version rejected (modern-only servers)",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/transports/streamable-http#protocol-version-header"),
+    "HDR",
+    |s| missing_version(s).boxed(),
+);
+
+pub(crate) const VERSION_MATCHES: McpRule = McpRule::new(
+    "MCP-HDR-005",
+    "MCP-Protocol-Version header must match _meta.protocolVersion",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/transports/streamable-http#protocol-version-header"),
+    "HDR",
+    |s| version_matches(s).boxed(),
+);
+
+pub(crate) const CASE: McpRule = McpRule::new(
+    "MCP-HDR-006",
+    "Header names compared case-insensitively",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/transports/streamable-http#case-sensitivity"),
+    "HDR",
+    |s| case(s).boxed(),
+);
+
+pub(crate) const BASE64: McpRule = McpRule::new(
+    "MCP-HDR-007",
+    "Base64 sentinel-encoded header values decoded before comparison",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/transports/streamable-http#value-encoding"),
+    "HDR",
+    |s| base64(s).boxed(),
+);
+
+pub(crate) const PARAM_MATCHES: McpRule = McpRule::new(
+    "MCP-HDR-008",
+    "Mcp-Param-{Name} validated against body when x-mcp-header is declared",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/transports/streamable-http#server-behavior-for-custom-headers"),
+    "HDR",
+    |s| param_matches(s).boxed(),
+);
+
+pub(crate) const PARAM_CHARACTERS: McpRule = McpRule::new(
+    "MCP-HDR-009",
+    "Mcp-Param-{Name} containing invalid characters is rejected",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/transports/streamable-http#server-behavior-for-custom-headers"),
+    "HDR",
+    |s| param_characters(s).boxed(),
+);
+
+pub(crate) const BEFORE_DISPATCH: McpRule = McpRule::new(
+    "MCP-HDR-010",
+    "Header validation runs before method dispatch",
+    Keyword::May,
+    Outcome::Warn,
+    spec!("/basic/transports/streamable-http#server-validation"),
+    "HDR",
+    |s| before_dispatch(s).boxed(),
+);
+
+pub(crate) const RULES: &[McpRule] = &[
+    MISSING_METHOD,
+    MISSING_NAME,
+    NAME_MATCHES,
+    MISSING_VERSION,
+    VERSION_MATCHES,
+    CASE,
+    BASE64,
+    PARAM_MATCHES,
+    PARAM_CHARACTERS,
+    BEFORE_DISPATCH,
+];
+
+/// Whether `reply` is the refusal header validation requires.
+fn is_mismatch(reply: &Reply) -> bool {
+    reply.status == Some(400) && reply.error_code() == Some(code::HEADER_MISMATCH)
+}
+
+/// Judges a probe that a conforming server refuses with 400 and -32020.
+fn expect_mismatch(reply: &Reply, what: &str, why: &str) -> Judgement {
+    if is_mismatch(reply) {
+        Judgement::pass(format!("{what} was refused with 400 and -32020"))
+    } else {
+        let accepted = if reply.ok() { " was accepted:" } else { "" };
+        Judgement::fail(format!(
+            "{what}{accepted} answered {}; {why}, expected 400 with -32020 (HeaderMismatch)",
+            reply.describe()
+        ))
+        .reply(reply)
+    }
+}
+
+/// A request that carries `Mcp-Name`, addressed to a name the server does not
+/// have: refused before dispatch by a conforming server, harmless otherwise.
+fn named_request(s: &Session, name: &str) -> Option<Probe> {
+    let c = &s.client;
+    if s.advertises("tools") {
+        Some(c.request("tools/call", json!({"name": name, "arguments": {}})))
+    } else if s.advertises("prompts") {
+        Some(c.request("prompts/get", json!({"name": name})))
+    } else if s.advertises("resources") {
+        Some(c.request(
+            "resources/read",
+            json!({"uri": format!("protocheck://missing/{name}")}),
+        ))
+    } else {
+        None
+    }
+}
+
+const NO_NAMED_METHOD: &str =
+    "the server advertises no tools, prompts or resources, so no request carries Mcp-Name";
+
+async fn missing_method(s: &mut Session) -> Judgement {
+    let probe = s
+        .client
+        .request("server/discover", json!({}))
+        .without_header(H_METHOD);
+    let reply = s.client.send(&probe).await;
+    expect_mismatch(
+        &reply,
+        "`server/discover` without `Mcp-Method`",
+        "the header is required on every request",
+    )
+}
+
+async fn missing_name(s: &mut Session) -> Judgement {
+    if !s.advertises("tools") {
+        return Judgement::skip("the server does not advertise tools");
+    }
+    let name = unknown_name("tool");
+    let probe = s
+        .client
+        .request("tools/call", json!({"name": name, "arguments": {}}))
+        .without_header(H_NAME);
+    let reply = s.client.send(&probe).await;
+    expect_mismatch(
+        &reply,
+        "`tools/call` without `Mcp-Name`",
+        "Mcp-Name is required on tools/call",
+    )
+}
+
+async fn name_matches(s: &mut Session) -> Judgement {
+    let body_name = unknown_name("a");
+    let header_name = unknown_name("b");
+    let Some(probe) = named_request(s, &body_name) else {
+        return Judgement::skip(NO_NAMED_METHOD);
+    };
+    let method = probe.method.clone();
+    let probe = probe.with_header(H_NAME, header_name.clone());
+    let reply = s.client.send(&probe).await;
+    expect_mismatch(
+        &reply,
+        &format!("`{method}` with `Mcp-Name: {header_name}` and a body naming `{body_name}`"),
+        "the header must match the body",
+    )
+}
+
+async fn missing_version(s: &mut Session) -> Judgement {
+    let probe = s
+        .client
+        .request("server/discover", json!({}))
+        .without_header(H_PROTOCOL_VERSION);
+    let reply = s.client.send(&probe).await;
+    if !is_mismatch(&reply) && reply.ok() && matches!(s.era, Era::Dual { .. }) {
+        return Judgement::skip(format!(
+            "{}: a server that supports clients older than 2025-06-18 MAY treat a request \
+             without the header as 2025-03-26, and this one accepted it",
+            s.era.describe()
+        ));
+    }
+    expect_mismatch(
+        &reply,
+        "`server/discover` without `MCP-Protocol-Version`",
+        "the header is required on every POST",
+    )
+}
+
+async fn version_matches(s: &mut Session) -> Judgement {
+    // Both directions: a server reading only the body, or only the header,
+    // accepts one of them. Which error wins between "mismatch" and "unsupported
+    // version" is not specified, so either is accepted and named.
+    let other = "1900-01-01";
+    let cases = [
+        (wire::PROTOCOL_VERSION, other),
+        (other, wire::PROTOCOL_VERSION),
+    ];
+    let mut readings = Vec::new();
+    for (header, meta) in cases {
+        let probe = s
+            .client
+            .request("server/discover", json!({}))
+            .with_meta(wire::META_PROTOCOL_VERSION, json!(meta))
+            .with_header(H_PROTOCOL_VERSION, header);
+        let reply = s.client.send(&probe).await;
+        let what =
+            format!("`MCP-Protocol-Version: {header}` with `_meta` protocolVersion \"{meta}\"");
+        match (reply.status, reply.error_code()) {
+            (Some(400), Some(code::HEADER_MISMATCH)) => {}
+            (Some(400), Some(code::UNSUPPORTED_PROTOCOL_VERSION)) => {
+                readings.push(format!(
+                    "{what} was refused as an unsupported version (-32022)"
+                ));
+            }
+            _ => {
+                return Judgement::fail(format!(
+                    "{what}{} answered {}; the header MUST match the body, expected 400 with \
+                     -32020 (HeaderMismatch)",
+                    if reply.ok() { " was accepted:" } else { "" },
+                    reply.describe()
+                ))
+                .reply(&reply);
+            }
+        }
+    }
+    let note = if readings.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", readings.join("; "))
+    };
+    Judgement::pass(format!(
+        "requests whose MCP-Protocol-Version header and `_meta` version differ were refused with 400{note}"
+    ))
+}
+
+async fn case(s: &mut Session) -> Judgement {
+    // protocheck's requests travel with lower-case header names (HTTP/2 and
+    // hyper send them so), and server/discover was answered: names were matched
+    // whatever their case. The value half of "Case Sensitivity" is what can fail:
+    // a value in another case is a different value.
+    if !s.discover.ok() {
+        return Judgement::skip(
+            "not verified: server/discover with lower-case header names failed",
+        );
+    }
+    let probe = s
+        .client
+        .request("server/discover", json!({}))
+        .with_header(H_METHOD, "SERVER/DISCOVER");
+    let reply = s.client.send(&probe).await;
+    if is_mismatch(&reply) {
+        Judgement::pass(
+            "lower-case header names were accepted, and `Mcp-Method: SERVER/DISCOVER` with body \
+             `server/discover` was refused with 400 and -32020",
+        )
+    } else {
+        let how = if reply.ok() {
+            "was accepted with 200".to_owned()
+        } else {
+            format!("answered {}", reply.describe())
+        };
+        Judgement::fail(format!(
+            "`Mcp-Method: SERVER/DISCOVER` with body `server/discover` {how}; header names are \
+             case-insensitive but header values are case-sensitive and must match the body, \
+             expected 400 with -32020"
+        ))
+        .reply(&reply)
+    }
+}
+
+async fn base64(s: &mut Session) -> Judgement {
+    // A name outside the header-safe set, so a conforming client must encode it.
+    let name = format!("protocheck-ünknown-{:08x}", rand::random::<u32>());
+    let Some(probe) = named_request(s, &name) else {
+        return Judgement::skip(NO_NAMED_METHOD);
+    };
+    let method = probe.method.clone();
+    let encoded = probe.header(H_NAME).unwrap_or_default().to_owned();
+    let reply = s.client.send(&probe).await;
+    if reply.error_code() == Some(code::HEADER_MISMATCH) {
+        Judgement::fail(format!(
+            "`{method}` with `Mcp-Name: {encoded}` (the Base64 sentinel form of the body's \
+             `{name}`) answered {}; servers MUST decode `=?base64?…?=` values before comparing \
+             them with the body",
+            reply.describe()
+        ))
+        .reply(&reply)
+    } else if reply.status.is_none() {
+        Judgement::fail(format!(
+            "`{method}` with a Base64 sentinel `Mcp-Name` got {}",
+            reply.describe()
+        ))
+        .reply(&reply)
+    } else {
+        Judgement::pass(format!(
+            "a Base64 sentinel `Mcp-Name` matching the body was decoded and accepted (the \
+             request went on to answer {})",
+            reply.describe()
+        ))
+    }
+}
+
+/// A tool protocheck may call whose schema mirrors an argument into a header.
+struct ParamTarget {
+    tool: String,
+    schema: Value,
+    annotation: HeaderAnnotation,
+    kind: &'static str,
+}
+
+fn primitive(annotation: &HeaderAnnotation) -> Option<&'static str> {
+    match annotation.schema_type.as_ref()?.as_str()? {
+        "string" => Some("string"),
+        "integer" => Some("integer"),
+        "boolean" => Some("boolean"),
+        _ => None,
+    }
+}
+
+/// The first callable tool with a valid `x-mcp-header` annotation (of `kind`
+/// when given), or why there is none.
+fn param_target(s: &Session, kind: Option<&str>) -> Result<ParamTarget, String> {
+    if !s.advertises("tools") {
+        return Err("the server does not advertise tools".into());
+    }
+    let mut annotated_but_not_callable = Vec::new();
+    for tool in &s.survey.tools.items {
+        let schema = tool.get("inputSchema").cloned().unwrap_or(Value::Null);
+        let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+        let valid = wire::header_annotations(&schema).into_iter().find(|a| {
+            a.path.is_some()
+                && a.name()
+                    .is_some_and(|n| !n.is_empty() && n.chars().all(wire::is_tchar))
+                && primitive(a).is_some_and(|k| kind.is_none_or(|want| want == k))
+        });
+        let Some(annotation) = valid else { continue };
+        if !s.may_call(tool) {
+            annotated_but_not_callable.push(name.to_owned());
+            continue;
+        }
+        let kind = primitive(&annotation).unwrap_or("string");
+        return Ok(ParamTarget {
+            tool: name.to_owned(),
+            schema,
+            annotation,
+            kind,
+        });
+    }
+    if annotated_but_not_callable.is_empty() {
+        Err(match kind {
+            Some(k) => format!("no tool declares a valid x-mcp-header on a {k} parameter"),
+            None => "no tool declares a valid x-mcp-header parameter".into(),
+        })
+    } else {
+        Err(format!(
+            "the tools declaring x-mcp-header ({}) are not annotated readOnlyHint: true, and a \
+             non-conforming server would run them; set allow_tool_calls to probe them",
+            annotated_but_not_callable.join(", ")
+        ))
+    }
+}
+
+impl ParamTarget {
+    fn header(&self) -> String {
+        format!(
+            "{}{}",
+            wire::H_PARAM_PREFIX,
+            self.annotation
+                .name()
+                .unwrap_or_default()
+                .to_ascii_lowercase()
+        )
+    }
+
+    fn shown_header(&self) -> String {
+        format!("Mcp-Param-{}", self.annotation.name().unwrap_or_default())
+    }
+
+    /// A conforming call with `value` at the annotated path.
+    fn call(&self, s: &Session, value: Value) -> Probe {
+        let mut arguments = placeholder_arguments(&self.schema);
+        if let Some(path) = &self.annotation.path {
+            let mut node = &mut arguments;
+            for (i, step) in path.iter().enumerate() {
+                if !node.is_object() {
+                    *node = json!({});
+                }
+                let Some(obj) = node.as_object_mut() else {
+                    break;
+                };
+                if i + 1 == path.len() {
+                    obj.insert(step.clone(), value.clone());
+                    break;
+                }
+                node = obj.entry(step.clone()).or_insert_with(|| json!({}));
+            }
+        }
+        s.client
+            .request(
+                "tools/call",
+                json!({"name": self.tool, "arguments": arguments}),
+            )
+            .with_param_headers(&self.schema)
+    }
+
+    fn values(&self) -> (Value, String) {
+        match self.kind {
+            "integer" => (json!(7), "8".into()),
+            "boolean" => (json!(true), "false".into()),
+            _ => (json!("protocheck"), "protocheck-other".into()),
+        }
+    }
+}
+
+async fn param_matches(s: &mut Session) -> Judgement {
+    let target = match param_target(s, None) {
+        Ok(t) => t,
+        Err(reason) => return Judgement::skip(reason),
+    };
+    let (body_value, other) = target.values();
+    let header = target.header();
+    let shown = target.shown_header();
+    let mismatched = target
+        .call(s, body_value.clone())
+        .with_header(&header, other.clone());
+    let reply = s.client.send(&mismatched).await;
+    if !is_mismatch(&reply) {
+        return expect_mismatch(
+            &reply,
+            &format!(
+                "`tools/call` of `{}` with `{shown}: {other}` and the body value {body_value}",
+                target.tool
+            ),
+            "Mcp-Param headers must match the body",
+        );
+    }
+    let missing = target.call(s, body_value.clone()).without_header(&header);
+    let reply = s.client.send(&missing).await;
+    if !is_mismatch(&reply) {
+        return expect_mismatch(
+            &reply,
+            &format!(
+                "`tools/call` of `{}` without `{shown}` though the body carries {body_value}",
+                target.tool
+            ),
+            "a value present in the body requires its header",
+        );
+    }
+    Judgement::pass(format!(
+        "`{}`: a mismatched and a missing `{shown}` were both refused with 400 and -32020",
+        target.tool
+    ))
+}
+
+async fn param_characters(s: &mut Session) -> Judgement {
+    let target = match param_target(s, Some("string")) {
+        Ok(t) => t,
+        Err(reason) => return Judgement::skip(reason),
+    };
+    // Raw UTF-8 in the header, equal to the body value: only the characters are
+    // wrong (a conforming client would have sent the Base64 sentinel).
+    let value = "protocheck-café";
+    let probe = target
+        .call(s, json!(value))
+        .with_header(&target.header(), value);
+    let reply = s.client.send(&probe).await;
+    expect_mismatch(
+        &reply,
+        &format!(
+            "`tools/call` of `{}` with `{}: {value}` sent as raw UTF-8 (not Base64-encoded)",
+            target.tool,
+            target.shown_header()
+        ),
+        "a recognised Mcp-Param header with characters outside visible ASCII must be refused",
+    )
+}
+
+async fn before_dispatch(s: &mut Session) -> Judgement {
+    let method = format!("protocheck/{}", unknown_name("method"));
+    let probe = s
+        .client
+        .request("server/discover", json!({}))
+        .with_body_method(&method);
+    let reply = s.client.send(&probe).await;
+    if is_mismatch(&reply) {
+        Judgement::pass(
+            "a request whose Mcp-Method (server/discover) disagreed with an unknown body method \
+             was refused by header validation (400, -32020) before dispatch",
+        )
+    } else if reply.error_code() == Some(code::METHOD_NOT_FOUND) {
+        Judgement::fail(format!(
+            "a request with `Mcp-Method: server/discover` and the body method `{method}` answered \
+             {}: the method was looked up before the headers were validated; validating first \
+             means no mismatched request ever reaches a handler",
+            reply.describe()
+        ))
+        .reply(&reply)
+    } else {
+        Judgement::fail(format!(
+            "a request with `Mcp-Method: server/discover` and the body method `{method}` answered \
+             {}; header validation before dispatch refuses it with 400 and -32020",
+            reply.describe()
+        ))
+        .reply(&reply)
+    }
+}

@@ -1,0 +1,447 @@
+//! RES — result and message shape (basic/index#resulttype; streamable-http,
+//! "Sending Messages" and "Receiving Messages"; tools#capabilities).
+//!
+//! RES-001, 002, 003, 005 and 006 are run-wide: they judge every reply to a
+//! modern request seen during the run, so every probe of every rule counts.
+
+use super::client::{Probe, Seen, clip, some};
+use super::engine::{Judgement, Session};
+use super::wire;
+use super::{Keyword, McpRule, spec};
+use crate::suite::Outcome;
+use futures::FutureExt;
+use serde_json::{Value, json};
+
+pub(crate) const RESULT_TYPE: McpRule = McpRule::new(
+    "MCP-RES-001",
+    "Every result includes resultType",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/index#result-responses"),
+    "RES",
+    |s| result_type(s).boxed(),
+)
+.run_wide();
+
+pub(crate) const RESULT_TYPE_KNOWN: McpRule = McpRule::new(
+    "MCP-RES-002",
+    "resultType is a value defined by core or an advertised extension",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/index#resulttype"),
+    "RES",
+    |s| result_type_known(s).boxed(),
+)
+.run_wide();
+
+pub(crate) const NO_SERVER_REQUESTS: McpRule = McpRule::new(
+    "MCP-RES-003",
+    "Server sends no independent JSON-RPC requests on a response stream",
+    Keyword::MustNot,
+    Outcome::Fail,
+    spec!("/basic/transports/streamable-http#receiving-messages"),
+    "RES",
+    |s| no_server_requests(s).boxed(),
+)
+.run_wide();
+
+pub(crate) const NOTIFICATION_202: McpRule = McpRule::new(
+    "MCP-RES-004",
+    "Accepted notification POST returns 202 with no body",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/transports/streamable-http#sending-messages"),
+    "RES",
+    |s| notification_202(s).boxed(),
+);
+
+pub(crate) const CONTENT_TYPE: McpRule = McpRule::new(
+    "MCP-RES-005",
+    "Response is application/json or text/event-stream; SSE terminates with the final response",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/transports/streamable-http#sending-messages"),
+    "RES",
+    |s| content_type(s).boxed(),
+)
+.run_wide();
+
+pub(crate) const ACCEL_BUFFERING: McpRule = McpRule::new(
+    "MCP-RES-006",
+    "SSE responses set X-Accel-Buffering: no",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/basic/transports/streamable-http#receiving-messages"),
+    "RES",
+    |s| accel_buffering(s).boxed(),
+)
+.run_wide();
+
+pub(crate) const DETERMINISTIC_ORDER: McpRule = McpRule::new(
+    "MCP-RES-007",
+    "tools/list returns a deterministic order",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/server/tools#capabilities"),
+    "RES",
+    |s| deterministic_order(s).boxed(),
+);
+
+pub(crate) const RULES: &[McpRule] = &[
+    RESULT_TYPE,
+    RESULT_TYPE_KNOWN,
+    NO_SERVER_REQUESTS,
+    NOTIFICATION_202,
+    CONTENT_TYPE,
+    ACCEL_BUFFERING,
+    DETERMINISTIC_ORDER,
+];
+
+/// Fails with the methods of `bad` named, and up to two exchanges.
+fn fail_on(bad: &[&Seen], text: String) -> Judgement {
+    let mut j = Judgement::fail(text);
+    for r in bad.iter().take(2) {
+        j = j.with(&r.exchange);
+    }
+    j
+}
+
+fn methods(bad: &[&Seen]) -> String {
+    let mut m: Vec<&str> = bad.iter().map(|r| r.method.as_str()).collect();
+    m.sort_unstable();
+    m.dedup();
+    m.iter()
+        .map(|m| format!("`{m}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+async fn result_type(s: &mut Session) -> Judgement {
+    let seen = s.client.seen().await;
+    let results: Vec<&Seen> = seen.iter().filter(|r| r.result.is_some()).collect();
+    if results.is_empty() {
+        return Judgement::skip("no result was received to judge");
+    }
+    let bad: Vec<&Seen> = results
+        .iter()
+        .copied()
+        .filter(|r| {
+            !r.result
+                .as_ref()
+                .and_then(|v| v.get("resultType"))
+                .is_some_and(Value::is_string)
+        })
+        .collect();
+    if bad.is_empty() {
+        Judgement::pass(format!(
+            "all {} results carried a string resultType",
+            results.len()
+        ))
+    } else {
+        fail_on(
+            &bad,
+            format!(
+                "{} of {} results lack a string `resultType`, on {}; every {} result MUST \
+                 carry it (\"complete\" for a final result), even an empty one",
+                bad.len(),
+                results.len(),
+                methods(&bad),
+                wire::PROTOCOL_VERSION
+            ),
+        )
+    }
+}
+
+/// Methods that may answer `input_required` (mrtr page).
+const MRTR_METHODS: &[&str] = &["tools/call", "resources/read", "prompts/get"];
+
+async fn result_type_known(s: &mut Session) -> Judgement {
+    let tasks = s
+        .capabilities()
+        .pointer("/extensions/io.modelcontextprotocol~1tasks")
+        .is_some();
+    let seen = s.client.seen().await;
+    let typed: Vec<(&Seen, &str)> = seen
+        .iter()
+        .filter_map(|r| {
+            let t = r.result.as_ref()?.get("resultType")?.as_str()?;
+            Some((r, t))
+        })
+        .collect();
+    if typed.is_empty() {
+        return Judgement::skip("no result carried a resultType to judge");
+    }
+    let mut problems = Vec::new();
+    let mut bad = Vec::new();
+    for (r, t) in &typed {
+        let problem = match *t {
+            "complete" => None,
+            "input_required" if MRTR_METHODS.contains(&r.method.as_str()) => None,
+            "input_required" => Some(format!(
+                "`{}` answered resultType \"input_required\", which only tools/call, \
+                 resources/read and prompts/get may use",
+                r.method
+            )),
+            "task" if tasks => None,
+            "task" => Some(format!(
+                "`{}` answered resultType \"task\" without advertising the \
+                 io.modelcontextprotocol/tasks extension",
+                r.method
+            )),
+            other => Some(format!(
+                "`{}` answered resultType \"{}\", which neither the core protocol nor an \
+                 advertised extension defines",
+                r.method,
+                clip(other, 60)
+            )),
+        };
+        if let Some(p) = problem {
+            if !problems.contains(&p) {
+                problems.push(p);
+            }
+            bad.push(*r);
+        }
+    }
+    if bad.is_empty() {
+        Judgement::pass(format!("all {} resultType values are defined", typed.len()))
+    } else {
+        fail_on(
+            &bad,
+            format!(
+                "{}; clients MUST treat unknown values as invalid",
+                some(&problems, 5, "; ")
+            ),
+        )
+    }
+}
+
+async fn no_server_requests(s: &mut Session) -> Judgement {
+    let seen = s.client.seen().await;
+    let streams: Vec<&Seen> = seen.iter().filter(|r| r.sse).collect();
+    if streams.is_empty() {
+        return Judgement::skip("no response used an SSE stream, so there was no stream to judge");
+    }
+    let bad: Vec<&Seen> = streams
+        .iter()
+        .copied()
+        .filter(|r| r.server_requests > 0)
+        .collect();
+    if bad.is_empty() {
+        Judgement::pass(format!(
+            "{} SSE streams carried only notifications and the final response",
+            streams.len()
+        ))
+    } else {
+        fail_on(
+            &bad,
+            format!(
+                "the SSE stream answering {} carried a JSON-RPC request (a frame with both \
+                 `method` and `id`); servers MUST NOT send requests on a response stream: \
+                 return an InputRequiredResult (MRTR) instead",
+                methods(&bad)
+            ),
+        )
+    }
+}
+
+async fn notification_202(s: &mut Session) -> Judgement {
+    // `notifications/cancelled` is the one client notification of the core
+    // protocol; cancelling an id that was never used has no effect.
+    let probe = Probe::notification(
+        "notifications/cancelled",
+        json!({"requestId": "protocheck-unused-id", "reason": "protocheck: notification probe"}),
+    );
+    let reply = s.client.send(&probe).await;
+    match reply.status {
+        Some(202) if reply.body_len == 0 && !reply.sse => {
+            Judgement::pass("the notification POST was answered 202 with no body")
+        }
+        Some(status) if (200..300).contains(&status) => Judgement::fail(format!(
+            "a notification POST was accepted with HTTP {status}{}; an accepted notification \
+             MUST be answered 202 Accepted with no body",
+            if reply.body_len > 0 {
+                " and a body"
+            } else {
+                ""
+            }
+        ))
+        .reply(&reply),
+        Some(status) if status >= 400 => Judgement::skip(format!(
+            "the server did not accept the notification (HTTP {status}), which it may do; \
+             there was no accepted notification to judge"
+        )),
+        _ => Judgement::fail(format!(
+            "a notification POST answered {}; an accepted notification MUST be answered 202 \
+             with no body, a refused one with an HTTP error status",
+            reply.describe()
+        ))
+        .reply(&reply),
+    }
+}
+
+fn media_type(content_type: Option<&str>) -> Option<String> {
+    content_type
+        .and_then(|c| c.split(';').next())
+        .map(|m| m.trim().to_ascii_lowercase())
+}
+
+async fn content_type(s: &mut Session) -> Judgement {
+    let seen = s.client.seen().await;
+    if seen.is_empty() {
+        return Judgement::skip("no response was received to judge");
+    }
+    let bad: Vec<&Seen> = seen
+        .iter()
+        .filter(|r| {
+            !matches!(
+                media_type(r.content_type.as_deref()).as_deref(),
+                Some("application/json" | "text/event-stream")
+            )
+        })
+        .collect();
+    if !bad.is_empty() {
+        let shown: Vec<String> = bad
+            .iter()
+            .take(3)
+            .map(|r| {
+                format!(
+                    "`{}` → HTTP {} {}",
+                    r.method,
+                    r.status.unwrap_or_default(),
+                    r.content_type.as_deref().unwrap_or("without Content-Type")
+                )
+            })
+            .collect();
+        return fail_on(
+            &bad,
+            format!(
+                "{} of {} responses to requests were neither application/json nor \
+                 text/event-stream ({}); a request MUST be answered with one of the two",
+                bad.len(),
+                seen.len(),
+                shown.join("; ")
+            ),
+        );
+    }
+    // The spec words termination as SHOULD ("The final JSON-RPC response SHOULD
+    // terminate the stream"), so an open stream is a warning, not a failure.
+    let open: Vec<&Seen> = seen
+        .iter()
+        .filter(|r| r.sse && !r.listen && r.terminated == Some(false))
+        .collect();
+    if !open.is_empty() {
+        let mut j = Judgement::warn(format!(
+            "every response had a correct media type, but the SSE stream answering {} stayed \
+             open after the final response; the final response SHOULD terminate the stream",
+            methods(&open)
+        ));
+        for r in open.iter().take(2) {
+            j = j.with(&r.exchange);
+        }
+        return j;
+    }
+    Judgement::pass(format!(
+        "all {} responses were application/json or text/event-stream, and SSE streams ended \
+         with their final response",
+        seen.len()
+    ))
+}
+
+async fn accel_buffering(s: &mut Session) -> Judgement {
+    let seen = s.client.seen().await;
+    let streams: Vec<&Seen> = seen.iter().filter(|r| r.sse).collect();
+    if streams.is_empty() {
+        return Judgement::skip("no response used an SSE stream, so there was no stream to judge");
+    }
+    let bad: Vec<&Seen> = streams
+        .iter()
+        .copied()
+        .filter(|r| {
+            !r.accel_buffering
+                .as_deref()
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("no"))
+        })
+        .collect();
+    if bad.is_empty() {
+        Judgement::pass(format!(
+            "all {} SSE responses set X-Accel-Buffering: no",
+            streams.len()
+        ))
+    } else {
+        fail_on(
+            &bad,
+            format!(
+                "the SSE response to {} lacks `X-Accel-Buffering: no`; without it proxies such \
+                 as nginx may buffer events and delay them",
+                methods(&bad)
+            ),
+        )
+    }
+}
+
+async fn deterministic_order(s: &mut Session) -> Judgement {
+    if !s.advertises("tools") {
+        return Judgement::skip("the server does not advertise tools");
+    }
+    let first = s.survey.tools.names("name");
+    if first.len() < 2 {
+        return Judgement::skip("fewer than two tools are listed, so their order cannot vary");
+    }
+    let mut orders = vec![first];
+    let mut replies = Vec::new();
+    for _ in 0..2 {
+        let reply = s
+            .client
+            .send(&s.client.request("tools/list", json!({})))
+            .await;
+        let names: Vec<String> = reply
+            .result()
+            .and_then(|r| r.get("tools"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
+            .collect();
+        orders.push(names);
+        replies.push(reply);
+    }
+    // Only the order of tools present in every answer is judged: a set that
+    // changes is STL-008's business, not this rule's.
+    let common: Vec<&String> = orders[0]
+        .iter()
+        .filter(|n| orders.iter().all(|o| o.contains(n)))
+        .collect();
+    let project = |o: &Vec<String>| -> Vec<String> {
+        o.iter().filter(|n| common.contains(n)).cloned().collect()
+    };
+    let reference = project(&orders[0]);
+    for (i, o) in orders.iter().enumerate().skip(1) {
+        let other = project(o);
+        if other != reference {
+            let mut j = Judgement::fail(format!(
+                "`tools/list` returned the same tools in a different order on request {} \
+                 ({:?} then {:?}); servers SHOULD keep the order stable so clients and LLM \
+                 prompt caches can reuse it",
+                i + 1,
+                reference
+                    .iter()
+                    .take(6)
+                    .map(|n| clip(n, 40))
+                    .collect::<Vec<_>>(),
+                other
+                    .iter()
+                    .take(6)
+                    .map(|n| clip(n, 40))
+                    .collect::<Vec<_>>()
+            ));
+            if let Some(page) = s.survey.tools.pages.first() {
+                j = j.reply(page);
+            }
+            return j.reply(&replies[i - 1]);
+        }
+    }
+    Judgement::pass(format!(
+        "three `tools/list` answers listed {} tools in the same order",
+        reference.len()
+    ))
+}

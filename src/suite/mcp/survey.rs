@@ -1,0 +1,413 @@
+//! The survey: one pass over everything the server advertises, made before the
+//! rules so that they judge shared observations and the run-wide rules see every
+//! kind of result. It only reads: lists, `resources/read` of listed resources,
+//! `prompts/get`, `completion/complete`, a short `subscriptions/listen`, calls
+//! of unknown tool and prompt names, and calls of tools protocheck may run
+//! (annotated read-only, or allowed by the run), with the MRTR retry when a tool
+//! asks for input.
+
+use super::client::{Probe, Reply};
+use super::engine::Session;
+use super::wire::code;
+use serde_json::{Map, Value, json};
+use std::time::Duration;
+
+/// Most pages read from one list; a server paginating further is cut here.
+const MAX_PAGES: usize = 10;
+/// Most items kept from one list.
+const MAX_ITEMS: usize = 500;
+/// Most resources read, tools called.
+const MAX_READS: usize = 5;
+const MAX_TOOL_CALLS: usize = 8;
+/// MRTR rounds before giving up on a tool.
+const MAX_ROUNDS: usize = 3;
+/// How long a `subscriptions/listen` stream is watched.
+pub const LISTEN_WINDOW: Duration = Duration::from_millis(1500);
+/// How deep placeholder arguments are built into nested objects.
+const MAX_ARG_DEPTH: usize = 6;
+
+/// One list method's items, read across pages.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    pub items: Vec<Value>,
+    pub pages: Vec<Reply>,
+    /// Why the list could not be read completely.
+    pub problem: Option<String>,
+}
+
+impl Listing {
+    pub fn names(&self, key: &str) -> Vec<String> {
+        self.items
+            .iter()
+            .filter_map(|i| i.get(key).and_then(Value::as_str).map(str::to_owned))
+            .collect()
+    }
+}
+
+/// A tool call the survey made (its MRTR retries are in the client's log).
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    pub tool: String,
+    /// The call with no client capabilities declared.
+    pub first: Reply,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Survey {
+    pub capabilities: Value,
+    pub tools: Listing,
+    pub prompts: Listing,
+    pub resources: Listing,
+    pub templates: Listing,
+    pub reads: Vec<(String, Reply)>,
+    pub prompt_get: Option<Reply>,
+    pub completion: Option<Reply>,
+    pub unknown_tool: Option<Reply>,
+    pub unknown_prompt: Option<Reply>,
+    pub tool_calls: Vec<ToolCall>,
+    pub listen: Option<Reply>,
+}
+
+/// A name no server defines, for probes that must not run anything.
+pub fn unknown_name(kind: &str) -> String {
+    format!("protocheck-no-such-{kind}-{:08x}", rand::random::<u32>())
+}
+
+impl Survey {
+    pub(crate) async fn take(session: &Session) -> Self {
+        let mut survey = Self {
+            capabilities: session
+                .discover_result()
+                .and_then(|r| r.get("capabilities"))
+                .cloned()
+                .unwrap_or(Value::Null),
+            ..Self::default()
+        };
+        let has = |name: &str| survey.capabilities.get(name).is_some_and(Value::is_object);
+        let (tools, prompts, resources, completions) = (
+            has("tools"),
+            has("prompts"),
+            has("resources"),
+            has("completions"),
+        );
+        let client = &session.client;
+
+        if tools {
+            survey.tools = list(session, "tools/list", "tools").await;
+        }
+        if prompts {
+            survey.prompts = list(session, "prompts/list", "prompts").await;
+        }
+        if resources {
+            survey.resources = list(session, "resources/list", "resources").await;
+            survey.templates = list(session, "resources/templates/list", "resourceTemplates").await;
+            for uri in survey.resources.names("uri").into_iter().take(MAX_READS) {
+                let reply = client
+                    .send(&client.request("resources/read", json!({"uri": uri})))
+                    .await;
+                survey.reads.push((uri, reply));
+            }
+        }
+        if let Some(prompt) = survey.prompts.items.first() {
+            let name = prompt
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let arguments = prompt_arguments(prompt);
+            let probe =
+                client.request("prompts/get", json!({"name": name, "arguments": arguments}));
+            survey.prompt_get = Some(client.send(&probe).await);
+        }
+        if completions {
+            survey.completion = complete(session, &survey).await;
+        }
+        if tools {
+            let probe = client.request(
+                "tools/call",
+                json!({"name": unknown_name("tool"), "arguments": {}}),
+            );
+            survey.unknown_tool = Some(client.send(&probe).await);
+        }
+        if prompts {
+            let probe = client.request("prompts/get", json!({"name": unknown_name("prompt")}));
+            survey.unknown_prompt = Some(client.send(&probe).await);
+        }
+        let callable: Vec<Value> = survey
+            .tools
+            .items
+            .iter()
+            .filter(|t| session.may_call(t))
+            .take(MAX_TOOL_CALLS)
+            .cloned()
+            .collect();
+        // Tools may be slow; the client's limit keeps at most a few calls in flight.
+        survey.tool_calls =
+            futures::future::join_all(callable.iter().map(|tool| call_tool(session, tool))).await;
+        survey.listen = listen(session, &survey).await;
+        survey
+    }
+}
+
+/// Reads every page of a list method.
+async fn list(session: &Session, method: &str, key: &str) -> Listing {
+    let client = &session.client;
+    let mut listing = Listing::default();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let reply = client.send(&client.request(method, params)).await;
+        let page = reply.result().cloned();
+        listing.pages.push(reply);
+        let Some(page) = page else {
+            listing.problem = Some(format!("`{method}` did not return a result"));
+            return listing;
+        };
+        let Some(items) = page.get(key).and_then(Value::as_array) else {
+            listing.problem = Some(format!("`{method}` result has no `{key}` array"));
+            return listing;
+        };
+        for item in items {
+            if listing.items.len() < MAX_ITEMS {
+                listing.items.push(item.clone());
+            }
+        }
+        match page.get("nextCursor").and_then(Value::as_str) {
+            Some(next) if Some(next) != cursor.as_deref() => cursor = Some(next.to_owned()),
+            _ => return listing,
+        }
+    }
+    listing.problem = Some(format!(
+        "`{method}` has more than {MAX_PAGES} pages; only those were read"
+    ));
+    listing
+}
+
+/// `arguments` for `prompts/get`: each required argument set to a placeholder.
+fn prompt_arguments(prompt: &Value) -> Value {
+    let mut args = Map::new();
+    for arg in prompt
+        .get("arguments")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if arg.get("required").and_then(Value::as_bool) == Some(true)
+            && let Some(name) = arg.get("name").and_then(Value::as_str)
+        {
+            args.insert(name.to_owned(), json!("protocheck"));
+        }
+    }
+    Value::Object(args)
+}
+
+/// One `completion/complete` on the first prompt argument, or else the first
+/// template variable.
+async fn complete(session: &Session, survey: &Survey) -> Option<Reply> {
+    let client = &session.client;
+    let prompt_ref = survey.prompts.items.iter().find_map(|p| {
+        let name = p.get("name")?.as_str()?;
+        let arg = p
+            .get("arguments")?
+            .as_array()?
+            .first()?
+            .get("name")?
+            .as_str()?;
+        Some((json!({"type": "ref/prompt", "name": name}), arg.to_owned()))
+    });
+    let template_ref = || {
+        survey.templates.items.iter().find_map(|t| {
+            let uri = t.get("uriTemplate")?.as_str()?;
+            let start = uri.find('{')?;
+            let end = uri[start..].find('}')? + start;
+            let var = uri[start + 1..end].trim_start_matches(['+', '#', '/', '?', '&', '.', ';']);
+            Some((
+                json!({"type": "ref/resource", "uri": uri}),
+                var.split(',').next()?.to_owned(),
+            ))
+        })
+    };
+    let (reference, argument) = prompt_ref.or_else(template_ref)?;
+    let probe = client.request(
+        "completion/complete",
+        json!({"ref": reference, "argument": {"name": argument, "value": ""}}),
+    );
+    Some(client.send(&probe).await)
+}
+
+/// Placeholder arguments satisfying the required part of an input schema.
+pub fn placeholder_arguments(schema: &Value) -> Value {
+    placeholder(schema, 0)
+}
+
+fn placeholder(schema: &Value, depth: usize) -> Value {
+    if let Some(first) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return first.clone();
+    }
+    if let Some(c) = schema.get("const") {
+        return c.clone();
+    }
+    let ty = match schema.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("string"),
+        _ if schema.get("properties").is_some() => "object",
+        _ => "string",
+    };
+    let minimum = schema.get("minimum").and_then(Value::as_f64);
+    match ty {
+        "object" if depth < MAX_ARG_DEPTH => {
+            let mut out = Map::new();
+            let required = schema.get("required").and_then(Value::as_array);
+            for name in required.into_iter().flatten().filter_map(Value::as_str) {
+                let sub = schema
+                    .pointer(&format!(
+                        "/properties/{}",
+                        name.replace('~', "~0").replace('/', "~1")
+                    ))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                out.insert(name.to_owned(), placeholder(&sub, depth + 1));
+            }
+            Value::Object(out)
+        }
+        "object" => json!({}),
+        "integer" => json!(minimum.map_or(1, |m| m.ceil() as i64)),
+        "number" => json!(minimum.unwrap_or(1.0)),
+        "boolean" => json!(false),
+        "array" => json!([]),
+        "null" => Value::Null,
+        _ => {
+            let min_len = schema.get("minLength").and_then(Value::as_u64).unwrap_or(0);
+            let text = "protocheck".to_owned();
+            json!(if (text.len() as u64) < min_len {
+                "p".repeat(usize::try_from(min_len).unwrap_or(10).min(256))
+            } else {
+                text
+            })
+        }
+    }
+}
+
+/// The MRTR answer protocheck gives to one input request (mrtr page): accept a
+/// form with placeholders, decline what it cannot honestly provide.
+fn input_response(request: &Value) -> Value {
+    match request.get("method").and_then(Value::as_str) {
+        Some("elicitation/create") => {
+            let schema = request
+                .pointer("/params/requestedSchema")
+                .cloned()
+                .unwrap_or(Value::Null);
+            if schema.is_null() {
+                json!({"action": "decline"})
+            } else {
+                json!({"action": "accept", "content": placeholder_arguments(&schema)})
+            }
+        }
+        Some("roots/list") => json!({"roots": []}),
+        Some("sampling/createMessage") => json!({
+            "role": "assistant",
+            "content": {"type": "text", "text": "protocheck"},
+            "model": "protocheck",
+            "stopReason": "endTurn"
+        }),
+        _ => json!({"action": "decline"}),
+    }
+}
+
+/// Calls a tool protocheck may run, first with no capabilities; follows a
+/// -32021 by declaring what it asked for, and an `input_required` result with
+/// the MRTR retry.
+pub(crate) async fn call_tool(session: &Session, tool: &Value) -> ToolCall {
+    let client = &session.client;
+    let name = tool
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let schema = tool.get("inputSchema").cloned().unwrap_or(Value::Null);
+    let arguments = placeholder_arguments(&schema);
+    // A progress token invites an SSE answer with progress notifications, so the
+    // stream rules (RES-003, RES-005, RES-006) have streams to judge.
+    let base = |caps: &Value| -> Probe {
+        let probe = client.request("tools/call", json!({"name": name, "arguments": arguments}));
+        let token = json!(format!(
+            "protocheck-{}",
+            probe.id().cloned().unwrap_or_default()
+        ));
+        probe
+            .with_meta("progressToken", token)
+            .with_capabilities(caps.clone())
+            .with_param_headers(&schema)
+    };
+    let first = client.send(&base(&json!({}))).await;
+    let mut capabilities = json!({});
+    let mut last = first.clone();
+    for _ in 0..MAX_ROUNDS {
+        let mut probe = base(&capabilities);
+        if last.error_code() == Some(code::MISSING_CLIENT_CAPABILITY) {
+            match last
+                .error()
+                .and_then(|e| e.pointer("/data/requiredCapabilities"))
+            {
+                Some(Value::Object(required)) => capabilities = Value::Object(required.clone()),
+                _ => break,
+            }
+            probe = base(&capabilities);
+        } else if let Some(result) = last
+            .result()
+            .filter(|r| r.get("resultType").and_then(Value::as_str) == Some("input_required"))
+        {
+            let requests = result
+                .get("inputRequests")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            let responses: Map<String, Value> = requests
+                .iter()
+                .map(|(k, r)| (k.clone(), input_response(r)))
+                .collect();
+            probe = probe.with_params_field("inputResponses", Value::Object(responses));
+            if let Some(state) = result.get("requestState") {
+                probe = probe.with_params_field("requestState", state.clone());
+            }
+        } else {
+            break;
+        }
+        // The rounds are logged by the client for the run-wide rules.
+        last = client.send(&probe).await;
+    }
+    ToolCall { tool: name, first }
+}
+
+/// A short `subscriptions/listen` asking for every list change the server
+/// advertises, read until the acknowledgement and then closed.
+async fn listen(session: &Session, survey: &Survey) -> Option<Reply> {
+    let caps = &survey.capabilities;
+    let changed = |name: &str| caps.pointer(&format!("/{name}/listChanged")) == Some(&json!(true));
+    let mut filter = Map::new();
+    for (cap, key) in [
+        ("tools", "toolsListChanged"),
+        ("prompts", "promptsListChanged"),
+        ("resources", "resourcesListChanged"),
+    ] {
+        if changed(cap) {
+            filter.insert(key.into(), json!(true));
+        }
+    }
+    if filter.is_empty() {
+        return None;
+    }
+    let client = &session.client;
+    let probe = client.request("subscriptions/listen", json!({"notifications": filter}));
+    Some(client.listen(&probe, LISTEN_WINDOW).await)
+}

@@ -1,0 +1,388 @@
+//! The MCP suite against the MCP reference server, on loopback only.
+//!
+//! The clean server must come out `strict` with every rule passing or skipped
+//! with a reason; each rule's fault switch must make that rule fail (or warn,
+//! per its severity) and change no other rule's outcome, except rules that are
+//! then skipped as "not verified: <that rule> …" (no cascades).
+
+use futures::StreamExt;
+use protocheck::reference::mcp::{
+    McpReferenceConfig, ReferenceEra, serve_mcp_reference, supported_faults,
+};
+use protocheck::suite::mcp::{self, McpSettings};
+use protocheck::suite::runner::Reporter;
+use protocheck::suite::{
+    Endpoint, Finding, Outcome, RunContext, RunOptions, Verdict, VerdictDetail,
+};
+use protocheck::transport::{AddressPolicy, HttpClient, Limits};
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use url::Url;
+
+/// A reference server on 127.0.0.1, stopped when dropped.
+struct Server {
+    addr: SocketAddr,
+    task: JoinHandle<()>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Server {
+    async fn start(config: McpReferenceConfig) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1");
+        let addr = listener.local_addr().expect("local addr");
+        assert!(addr.ip().is_loopback());
+        let task = tokio::spawn(async move {
+            let _ = serve_mcp_reference(listener, config).await;
+        });
+        Self { addr, task }
+    }
+
+    fn url(&self) -> Url {
+        format!("http://{}/mcp", self.addr).parse().expect("url")
+    }
+
+    fn server_json(&self) -> String {
+        format!("http://{}/server.json", self.addr)
+    }
+}
+
+struct Run {
+    verdict: Verdict,
+    findings: Vec<Finding>,
+}
+
+impl Run {
+    fn outcome(&self, id: &str) -> Outcome {
+        self.finding(id).outcome
+    }
+
+    fn finding(&self, id: &str) -> &Finding {
+        self.findings
+            .iter()
+            .find(|f| f.rule_id == id)
+            .unwrap_or_else(|| panic!("no finding for {id}"))
+    }
+
+    fn grade(&self) -> &str {
+        match &self.verdict.detail {
+            VerdictDetail::Mcp { grade } => grade,
+            other => panic!("not an MCP verdict: {other:?}"),
+        }
+    }
+
+    fn table(&self) -> String {
+        self.findings
+            .iter()
+            .map(|f| format!("{} {:?}: {}", f.rule_id, f.outcome, f.message))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+async fn run_against(url: Url, options: RunOptions) -> Run {
+    let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+    let ctx = RunContext::new(http, options);
+    let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+    let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    let mut reporter = Reporter::new(tx);
+    let verdict = tokio::time::timeout(
+        Duration::from_secs(60),
+        mcp::run_with(
+            &Endpoint::Http(url),
+            &ctx,
+            &mut reporter,
+            &McpSettings::default(),
+        ),
+    )
+    .await
+    .expect("run finishes within 60 s")
+    .expect("run gives a verdict");
+    let findings = reporter.findings().to_vec();
+    drop(reporter);
+    let _ = drain.await;
+    Run { verdict, findings }
+}
+
+async fn run_reference(config: McpReferenceConfig) -> Run {
+    let server = Server::start(config).await;
+    let options = RunOptions {
+        server_json: Some(serde_json::Value::String(server.server_json())),
+        ..RunOptions::default()
+    };
+    run_against(server.url(), options).await
+}
+
+fn config(faults: &[&str]) -> McpReferenceConfig {
+    McpReferenceConfig::new(faults.iter().map(|f| (*f).to_owned()).collect()).expect("known faults")
+}
+
+#[tokio::test]
+async fn clean_reference_server_is_strict() {
+    let run = run_reference(config(&[])).await;
+    println!("{}", run.table());
+    let ids: Vec<&str> = run.findings.iter().map(|f| f.rule_id.as_str()).collect();
+    let unique: BTreeSet<&str> = ids.iter().copied().collect();
+    assert_eq!(ids.len(), unique.len(), "one finding per rule");
+    assert_eq!(unique.len(), mcp::rules().len(), "every rule judged");
+    for f in &run.findings {
+        assert!(
+            matches!(f.outcome, Outcome::Pass | Outcome::Skip),
+            "{} on the clean server: {:?} {}",
+            f.rule_id,
+            f.outcome,
+            f.message
+        );
+        if f.outcome == Outcome::Skip {
+            assert!(
+                !f.message.trim().is_empty(),
+                "{} skipped without a reason",
+                f.rule_id
+            );
+        }
+    }
+    assert_eq!(run.grade(), "strict", "{}", run.verdict.summary);
+    assert!(run.verdict.passed);
+    assert_eq!(run.verdict.spec_revision, "2026-07-28");
+}
+
+#[test]
+fn every_rule_has_a_fault_switch() {
+    let faults = supported_faults();
+    let missing: Vec<&str> = mcp::rules()
+        .iter()
+        .map(|r| r.id)
+        .filter(|id| !faults.contains(id))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rules without a fault switch: {missing:?}"
+    );
+}
+
+/// The outcome a rule's fault must produce.
+fn expected_outcome(id: &str) -> Outcome {
+    mcp::rule(id).expect("rule").rule.on_failure
+}
+
+#[tokio::test]
+async fn each_fault_breaks_exactly_its_rule() {
+    let clean = run_reference(config(&[])).await;
+    let baseline: BTreeMap<String, Outcome> = clean
+        .findings
+        .iter()
+        .map(|f| (f.rule_id.clone(), f.outcome))
+        .collect();
+    let ids: Vec<&'static str> = mcp::rules().iter().map(|r| r.id).collect();
+    let results: Vec<(String, Vec<String>)> = futures::stream::iter(ids)
+        .map(|id| {
+            let baseline = baseline.clone();
+            async move {
+                let run = run_reference(config(&[id])).await;
+                let mut problems = Vec::new();
+                let broken = run.finding(id);
+                if broken.outcome != expected_outcome(id) {
+                    problems.push(format!(
+                        "{id} itself came out {:?} (expected {:?}): {}",
+                        broken.outcome,
+                        expected_outcome(id),
+                        broken.message
+                    ));
+                } else if broken.evidence.is_empty() {
+                    problems.push(format!("{id} failed without evidence: {}", broken.message));
+                }
+                for f in &run.findings {
+                    if f.rule_id == id || baseline.get(&f.rule_id) == Some(&f.outcome) {
+                        continue;
+                    }
+                    let cascade = f.outcome == Outcome::Skip
+                        && f.message.starts_with(&format!("not verified: {id}"));
+                    if !cascade {
+                        problems.push(format!(
+                            "{} changed from {:?} to {:?}: {}",
+                            f.rule_id, baseline[&f.rule_id], f.outcome, f.message
+                        ));
+                    }
+                }
+                (id.to_owned(), problems)
+            }
+        })
+        .buffer_unordered(4)
+        .collect()
+        .await;
+    let failures: Vec<String> = results
+        .into_iter()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(id, p)| format!("--break {id}:\n  {}", p.join("\n  ")))
+        .collect();
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[tokio::test]
+async fn broken_rule_messages_are_actionable() {
+    let run = run_reference(config(&["MCP-HDR-006"])).await;
+    let f = run.finding("MCP-HDR-006");
+    assert_eq!(f.outcome, Outcome::Fail);
+    assert!(
+        f.message.contains(
+            "`Mcp-Method: SERVER/DISCOVER` with body `server/discover` was accepted with 200"
+        ) && f.message.contains("expected 400 with -32020"),
+        "{}",
+        f.message
+    );
+    let exchange = &f.evidence[0];
+    assert!(
+        exchange
+            .request
+            .headers
+            .iter()
+            .any(|(n, v)| n == "mcp-method" && v == "SERVER/DISCOVER")
+    );
+    assert_eq!(exchange.response.as_ref().and_then(|r| r.status), Some(200));
+    assert_eq!(run.grade(), "non-compliant");
+    assert_eq!(run.verdict.summary, "non-compliant: 1 failing");
+}
+
+#[tokio::test]
+async fn tools_are_only_run_when_read_only_or_allowed() {
+    let cfg = config(&[]);
+    let server = Server::start(cfg.clone()).await;
+    let run = run_against(server.url(), RunOptions::default()).await;
+    assert_eq!(run.grade(), "strict", "{}", run.table());
+    assert_eq!(
+        cfg.side_effect_calls(),
+        0,
+        "set_reminder is not read-only and must not run"
+    );
+
+    let allowed = RunOptions {
+        allow_tool_calls: Some(true),
+        ..RunOptions::default()
+    };
+    let run = run_against(server.url(), allowed).await;
+    assert_eq!(run.grade(), "strict", "{}", run.table());
+    assert!(
+        cfg.side_effect_calls() > 0,
+        "allow_tool_calls lets protocheck run every tool"
+    );
+}
+
+#[tokio::test]
+async fn registry_rules_are_skipped_without_server_json() {
+    let server = Server::start(config(&[])).await;
+    let run = run_against(server.url(), RunOptions::default()).await;
+    for r in mcp::rules().iter().filter(|r| r.group == "REG") {
+        let f = run.finding(r.id);
+        assert_eq!(f.outcome, Outcome::Skip, "{}", r.id);
+        assert!(f.message.contains("options.server_json"), "{}", f.message);
+    }
+    // The document itself, inline, works as well as a URL.
+    let inline = serde_json::json!({
+        "name": "io.github.someone/server", "description": "A server", "version": "1.0.0",
+        "remotes": [{"type": "streamable-http", "url": server.url().to_string()}]
+    });
+    let run = run_against(
+        server.url(),
+        RunOptions {
+            server_json: Some(inline),
+            ..RunOptions::default()
+        },
+    )
+    .await;
+    for r in mcp::rules().iter().filter(|r| r.group == "REG") {
+        assert_eq!(
+            run.outcome(r.id),
+            Outcome::Pass,
+            "{}: {}",
+            r.id,
+            run.finding(r.id).message
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_dual_era_server_is_judged_on_both_eras() {
+    let run = run_reference(config(&[]).with_era(ReferenceEra::DualEra)).await;
+    assert_eq!(run.grade(), "strict", "{}", run.table());
+    assert_eq!(run.outcome("MCP-DEP-006"), Outcome::Pass, "{}", run.table());
+    assert_eq!(run.outcome("MCP-DEP-007"), Outcome::Skip);
+}
+
+#[tokio::test]
+async fn a_legacy_only_server_gets_one_clear_verdict() {
+    let run = run_reference(config(&[]).with_era(ReferenceEra::LegacyOnly)).await;
+    println!("{}", run.table());
+    let discover = run.finding("MCP-DSC-001");
+    assert_eq!(discover.outcome, Outcome::Fail);
+    assert!(
+        discover.message.contains("speaks MCP 2025-11-25 only"),
+        "{}",
+        discover.message
+    );
+    assert_eq!(run.verdict.counts.fail, 1, "one failure, not one per rule");
+    assert!(
+        run.verdict.summary.contains("2025-11-25 only"),
+        "{}",
+        run.verdict.summary
+    );
+    assert_eq!(run.grade(), "non-compliant");
+    for f in &run.findings {
+        let group = &f.rule_id[4..7];
+        if f.rule_id == "MCP-DSC-001" || group == "DEP" || group == "REG" {
+            continue;
+        }
+        assert_eq!(f.outcome, Outcome::Skip, "{}", f.rule_id);
+        assert!(f.message.contains("2025-11-25 only"), "{}", f.message);
+    }
+    // The DEP rules still say what a move to 2026-07-28 removes.
+    assert_eq!(run.outcome("MCP-DEP-001"), Outcome::Warn, "{}", run.table());
+    assert_eq!(run.outcome("MCP-DEP-006"), Outcome::Pass);
+}
+
+#[tokio::test]
+async fn a_correct_tools_only_server_is_compliant() {
+    let run = run_reference(config(&[]).tools_only()).await;
+    println!("{}", run.table());
+    assert!(
+        matches!(run.grade(), "strict" | "compliant"),
+        "{}",
+        run.table()
+    );
+    for id in ["MCP-ERR-003", "MCP-CAC-005"] {
+        let f = run.finding(id);
+        assert!(
+            f.outcome == Outcome::Skip || f.outcome == Outcome::Pass,
+            "{id}: {}",
+            f.message
+        );
+    }
+    assert_eq!(run.outcome("MCP-ERR-003"), Outcome::Skip);
+    assert!(
+        run.finding("MCP-ERR-003")
+            .message
+            .contains("does not advertise resources")
+    );
+}
+
+#[tokio::test]
+async fn stdio_endpoints_are_not_supported_yet() {
+    let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+    let ctx = RunContext::new(http, RunOptions::default());
+    let (tx, _rx) = tokio::sync::mpsc::channel(4);
+    let mut reporter = Reporter::new(tx);
+    let err = mcp::run(&Endpoint::Stdio("server".into()), &ctx, &mut reporter)
+        .await
+        .expect_err("stdio is refused");
+    assert!(matches!(
+        err,
+        protocheck::suite::EngineError::Unsupported(_)
+    ));
+}
