@@ -66,6 +66,8 @@ enum Command {
 enum ReferenceCommand {
     /// The RCP/1 reference server.
     Rcp(protocheck::reference::rcp::RcpReferenceArgs),
+    /// The MCP 2026-07-28 reference server (Streamable HTTP, stateless).
+    Mcp(protocheck::reference::mcp::McpReferenceArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -158,6 +160,11 @@ fn main() -> ExitCode {
             Some(Command::Check(args)) => check(args).await,
             Some(Command::Reference(ReferenceCommand::Rcp(args))) => {
                 protocheck::reference::rcp::run_rcp_reference(args)
+                    .await
+                    .map(|()| ExitCode::SUCCESS)
+            }
+            Some(Command::Reference(ReferenceCommand::Mcp(args))) => {
+                protocheck::reference::mcp::run_mcp_reference(args)
                     .await
                     .map(|()| ExitCode::SUCCESS)
             }

@@ -55,8 +55,6 @@ pub enum SubmitError {
     Url(#[from] UrlError),
     #[error("{0}")]
     Options(String),
-    #[error("{0}")]
-    Unsupported(String),
     #[error("this Idempotency-Key was already used with a different request")]
     IdempotencyMismatch,
     #[error(
@@ -97,11 +95,6 @@ impl Queue {
     pub async fn submit(&self, sub: Submission) -> Result<Submitted, SubmitError> {
         let url = CanonicalUrl::parse(&sub.url)?;
         sub.options.validate().map_err(SubmitError::Options)?;
-        if sub.suite == SuiteChoice::Mcp {
-            return Err(SubmitError::Unsupported(
-                "the MCP 2026-07-28 suite is not available in this version of protocheck yet; use `rcp` or `auto`".into(),
-            ));
-        }
         if let Some((key, _)) = &sub.idempotency
             && (key.is_empty()
                 || key.len() > MAX_IDEMPOTENCY_KEY_BYTES

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::app::{TestApp, rcp_reference, worker_config};
+use common::app::{TestApp, mcp_reference, rcp_reference, worker_config};
 use protocheck::store::RunStatus;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -564,6 +564,51 @@ async fn auto_on_a_server_that_speaks_neither_protocol_ends_as_error_saying_what
                 && reason.contains("404"),
             "{reason}"
         );
+        pool.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn an_mcp_run_through_the_api_is_graded() {
+    let good = mcp_reference(&[]).await;
+    let broken = mcp_reference(&["MCP-HDR-001"]).await;
+    for db in common::all_backends().await {
+        let app = TestApp::start(&db, 100).await;
+        let pool = app.workers(worker_config(2, Duration::from_secs(30)));
+        let a: Value = app
+            .post_json("/api/v1/runs", &json!({"url": good, "suite": "mcp"}))
+            .await
+            .json()
+            .await
+            .expect("json");
+        let b: Value = app
+            .post_json("/api/v1/runs", &json!({"url": broken}))
+            .await
+            .json()
+            .await
+            .expect("json");
+        let a = app
+            .wait_finished(a["id"].as_str().expect("id"), FINISH)
+            .await;
+        assert_eq!(a["status"], "passed", "{}: {a:#}", db.name());
+        assert_eq!(a["verdict"]["grade"], "strict");
+        assert_eq!(a["verdict"]["suite"], "mcp");
+        let b = app
+            .wait_finished(b["id"].as_str().expect("id"), FINISH)
+            .await;
+        assert_eq!(
+            b["status"], "failed",
+            "auto detected MCP and judged it: {b:#}"
+        );
+        assert_eq!(b["verdict"]["grade"], "non-compliant");
+        let failed: Vec<&str> = b["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter(|f| f["outcome"] == "fail")
+            .filter_map(|f| f["rule_id"].as_str())
+            .collect();
+        assert_eq!(failed, ["MCP-HDR-001"]);
         pool.shutdown().await;
     }
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::app::rcp_reference;
+use common::app::{mcp_reference, rcp_reference};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -143,4 +143,23 @@ async fn serve_answers_and_stops_gracefully_on_sigterm() {
         .await
         .expect("join");
     assert_eq!(status.code(), Some(0), "a graceful stop exits 0");
+}
+
+#[tokio::test]
+async fn check_grades_an_mcp_server() {
+    let good = mcp_reference(&[]).await;
+    let mut cmd = protocheck();
+    cmd.args(["check", &good, "--suite", "mcp"]);
+    let out = output(cmd).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("verdict: strict"), "{stdout}");
+
+    let broken = mcp_reference(&["MCP-STL-001"]).await;
+    let mut cmd = protocheck();
+    cmd.args(["check", &broken, "--json"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
+    assert_eq!(doc["verdict"]["grade"], "non-compliant");
 }

@@ -96,10 +96,6 @@ impl From<crate::queue::SubmitError> for ApiError {
                 field: "options",
                 detail,
             },
-            S::Unsupported(detail) => Self::Invalid {
-                field: "suite",
-                detail,
-            },
             S::IdempotencyKey => Self::Invalid {
                 field: "Idempotency-Key",
                 detail: S::IdempotencyKey.to_string(),

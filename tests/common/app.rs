@@ -41,6 +41,21 @@ pub async fn rcp_reference(faults: &[&str], latency: Duration) -> String {
     format!("{}/rcp", serve(rcp_router(config)).await)
 }
 
+/// An MCP reference server with the given faults; returns its endpoint URL.
+pub async fn mcp_reference(faults: &[&str]) -> String {
+    use protocheck::reference::mcp::{McpReferenceConfig, serve_mcp_reference};
+    let faults: BTreeSet<String> = faults.iter().map(|s| (*s).to_owned()).collect();
+    let config = McpReferenceConfig::new(faults).expect("known fault ids");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("local addr");
+    tokio::spawn(async move {
+        let _ = serve_mcp_reference(listener, config).await;
+    });
+    format!("http://{addr}/mcp")
+}
+
 /// Worker settings for tests: quick polls, short leases, quick retries.
 pub fn worker_config(workers: usize, lease: Duration) -> WorkerConfig {
     let mut cfg = WorkerConfig::new(workers, lease, AddressPolicy::AllowPrivate);
