@@ -65,6 +65,8 @@ pub struct McpReferenceConfig {
     era: ReferenceEra,
     tools_only: bool,
     side_effects: Arc<AtomicUsize>,
+    /// Requests answered, shared by every server built from this configuration.
+    requests: Arc<AtomicUsize>,
 }
 
 /// The rules whose fault the reference server can switch on.
@@ -152,7 +154,14 @@ impl McpReferenceConfig {
             era: ReferenceEra::Modern,
             tools_only: false,
             side_effects: Arc::new(AtomicUsize::new(0)),
+            requests: Arc::new(AtomicUsize::new(0)),
         })
+    }
+
+    /// HTTP requests answered so far by servers built from this configuration
+    /// (benchmarks report requests per run with it).
+    pub fn requests_served(&self) -> usize {
+        self.requests.load(Ordering::Relaxed)
     }
 
     pub fn with_era(mut self, era: ReferenceEra) -> Self {
@@ -270,6 +279,7 @@ impl Inner {
 }
 
 fn router(state: Shared) -> Router {
+    let requests = state.config.requests.clone();
     Router::new()
         .route(
             "/mcp",
@@ -278,6 +288,12 @@ fn router(state: Shared) -> Router {
         .route("/sse", get(handle_legacy_sse))
         .route("/server.json", get(handle_server_json))
         .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                requests.fetch_add(1, Ordering::Relaxed);
+                next.run(req)
+            },
+        ))
         .with_state(state)
 }
 
