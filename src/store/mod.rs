@@ -246,6 +246,9 @@ pub trait Store: Send + Sync + 'static {
         limit: u32,
     ) -> StoreResult<Vec<Run>>;
 
+    /// The newest runs of every target, newest first (the home page's list).
+    async fn recent_runs(&self, limit: u32) -> StoreResult<Vec<Run>>;
+
     /// Claims the oldest available queued run in one statement and commits at once:
     /// status `running`, `locked_by = worker`, lease until `now + lease_ms`,
     /// `attempts + 1`, `started_at` set on the first claim. Findings of earlier

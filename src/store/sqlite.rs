@@ -231,6 +231,18 @@ impl Store for SqliteStore {
         rows.iter().map(run_from_row).collect()
     }
 
+    async fn recent_runs(&self, limit: u32) -> StoreResult<Vec<Run>> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs ORDER BY created_at_ms DESC, id DESC LIMIT $1"
+        ))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(run_from_row).collect()
+    }
+
     async fn claim_run(
         &self,
         worker: &str,

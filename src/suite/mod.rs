@@ -116,6 +116,19 @@ pub struct Rule {
     pub group: &'static str,
 }
 
+/// The catalogue entry for `id`, in whichever suite defines it.
+pub fn rule(id: &str) -> Option<&'static Rule> {
+    rcp::rules().iter().chain(mcp::rules()).find(|r| r.id == id)
+}
+
+/// Number of rules a run of `suite` reports on (the progress bar's total).
+pub fn rule_count(suite: SuiteId) -> usize {
+    match suite {
+        SuiteId::Rcp => rcp::rules().len(),
+        SuiteId::Mcp => mcp::rules().len(),
+    }
+}
+
 /// A request as recorded for evidence: bounded and with credentials redacted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RequestRecord {

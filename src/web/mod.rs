@@ -5,6 +5,7 @@ pub mod api;
 pub mod error;
 pub mod extract;
 pub mod ops;
+pub mod pages;
 pub mod progress;
 pub mod ratelimit;
 
@@ -77,10 +78,17 @@ pub fn app(state: AppState) -> Router {
             axum::http::StatusCode::SERVICE_UNAVAILABLE,
             REQUEST_TIMEOUT,
         ));
+    let pages = Router::new()
+        .route("/", get(pages::home).post(pages::submit_form))
+        .route("/runs/{id}", get(pages::show_run_page))
+        .route("/targets/{id}", get(pages::show_target_page))
+        .route("/static/{name}", get(pages::static_file))
+        .layer(middleware::from_fn(pages::page_headers));
     Router::new()
         .merge(api)
         .merge(streams)
-        .fallback(api::not_found)
+        .merge(pages)
+        .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_API_BODY_BYTES))
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -111,4 +119,24 @@ async fn record_latency(
         started.elapsed().as_secs_f64(),
     );
     resp
+}
+
+/// Unknown paths: an HTML page for browsers, problem+json for everyone else.
+async fn not_found(headers: axum::http::HeaderMap, uri: axum::http::Uri) -> Response {
+    use axum::response::IntoResponse;
+    let wants_html = headers
+        .get(axum::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/html"));
+    if wants_html {
+        let mut resp =
+            pages::PageError::NotFound("There is no page at this address.".into()).into_response();
+        resp.headers_mut().insert(
+            axum::http::header::CONTENT_SECURITY_POLICY,
+            axum::http::HeaderValue::from_static(pages::PAGE_CSP),
+        );
+        resp
+    } else {
+        api::not_found(uri).await.into_response()
+    }
 }

@@ -1,0 +1,48 @@
+// Live progress of a run: findings arrive over server-sent events and are
+// appended as text (never as HTML: they carry target-controlled strings).
+// When the verdict arrives, the page reloads to show the finished report.
+(function () {
+  "use strict";
+  var section = document.querySelector("section.progress");
+  if (!section || !window.EventSource) { return; }
+  var id = section.getAttribute("data-run");
+  var total = parseInt(section.getAttribute("data-total"), 10) || 0;
+  var bar = document.getElementById("bar");
+  var done = document.getElementById("done");
+  var live = document.getElementById("live");
+  var count = 0;
+  live.hidden = false;
+  while (live.firstChild) { live.removeChild(live.firstChild); }
+  var source = new EventSource("/api/v1/runs/" + encodeURIComponent(id) + "/events");
+  source.addEventListener("finding", function (event) {
+    var f;
+    try { f = JSON.parse(event.data); } catch (e) { return; }
+    count += 1;
+    var item = document.createElement("li");
+    item.className = "finding " + String(f.outcome);
+    var pill = document.createElement("span");
+    pill.className = "pill " + String(f.outcome);
+    pill.textContent = String(f.outcome);
+    var rule = document.createElement("strong");
+    rule.textContent = " " + String(f.rule_id) + " ";
+    var message = document.createElement("p");
+    message.className = "message";
+    message.textContent = String(f.message);
+    item.appendChild(pill);
+    item.appendChild(rule);
+    item.appendChild(message);
+    live.appendChild(item);
+    if (total > 0) { bar.max = total; bar.value = Math.min(count, total); }
+    done.textContent = count + " of " + (total > 0 ? total : "?") + " rules checked";
+  });
+  source.addEventListener("restart", function () {
+    count = 0;
+    while (live.firstChild) { live.removeChild(live.firstChild); }
+  });
+  source.addEventListener("verdict", function () {
+    source.close();
+    if (total > 0) { bar.value = total; }
+    done.textContent = "done";
+    window.location.reload();
+  });
+})();

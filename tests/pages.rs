@@ -1,0 +1,476 @@
+//! The HTML pages over real HTTP: the form goes through the same path as the
+//! API, errors sit next to their field, cross-site posts are refused, every
+//! target-controlled string is escaped, and the target page says what changed.
+
+mod common;
+
+use axum::routing::post;
+use common::app::{TestApp, rcp_reference, serve, worker_config};
+use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tower::ServiceExt;
+
+const FINISH: Duration = Duration::from_secs(60);
+const HOSTILE: &str = "<script>alert(1)</script>\"><img src=x onerror=alert(2)>";
+
+fn no_redirects() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+}
+
+/// Loads the home page and returns the anti-forgery token (cookie and field agree).
+async fn csrf(app: &TestApp, client: &reqwest::Client) -> String {
+    let resp = client.get(app.url("/")).send().await.expect("GET /");
+    assert_eq!(resp.status(), 200);
+    let csp = resp.headers()["content-security-policy"]
+        .to_str()
+        .expect("csp")
+        .to_owned();
+    assert!(
+        csp.contains("script-src 'self'") && !csp.contains("unsafe-inline")
+            || csp.contains("style-src 'self'"),
+        "{csp}"
+    );
+    assert!(
+        !csp.contains("'unsafe-inline'"),
+        "no inline scripts or styles: {csp}"
+    );
+    let cookie = resp.headers()["set-cookie"]
+        .to_str()
+        .expect("cookie")
+        .to_owned();
+    assert!(
+        cookie.contains("SameSite=Strict") && cookie.contains("HttpOnly"),
+        "{cookie}"
+    );
+    let token = cookie
+        .split(';')
+        .next()
+        .and_then(|kv| kv.split_once('='))
+        .map(|(_, v)| v.to_owned())
+        .expect("token");
+    let html = resp.text().await.expect("html");
+    assert!(html.contains(&format!("name=\"csrf\" value=\"{token}\"")));
+    assert!(html.contains("<label for=\"url\">"), "labelled fields");
+    token
+}
+
+async fn post_form(
+    app: &TestApp,
+    client: &reqwest::Client,
+    token: &str,
+    fields: &[(&str, &str)],
+) -> reqwest::Response {
+    let mut form: Vec<(&str, &str)> = fields.to_vec();
+    form.push(("csrf", token));
+    client
+        .post(app.url("/"))
+        .header("cookie", format!("pc_csrf={token}"))
+        .form(&form)
+        .send()
+        .await
+        .expect("POST /")
+}
+
+#[tokio::test]
+async fn the_form_queues_a_run_and_the_report_shows_its_verdict() {
+    let target = rcp_reference(&["RCP-L0-017"], Duration::ZERO).await;
+    for db in common::all_backends().await {
+        let app = TestApp::start(&db, 100).await;
+        let pool = app.workers(worker_config(1, Duration::from_secs(30)));
+        let client = no_redirects();
+        let token = csrf(&app, &client).await;
+        let resp = post_form(
+            &app,
+            &client,
+            &token,
+            &[("url", &target), ("suite", "rcp"), ("profile", "spec")],
+        )
+        .await;
+        assert_eq!(resp.status(), 303, "{}", db.name());
+        let location = resp.headers()["location"]
+            .to_str()
+            .expect("location")
+            .to_owned();
+        let id = location.trim_start_matches("/runs/").to_owned();
+        app.wait_finished(&id, FINISH).await;
+
+        let html = client
+            .get(app.url(&location))
+            .send()
+            .await
+            .expect("run page")
+            .text()
+            .await
+            .expect("html");
+        assert!(html.contains("class=\"verdict failed\""), "{}", db.name());
+        assert!(
+            html.contains("<p class=\"headline\">none"),
+            "the certified level is shown"
+        );
+        // Failures first: the first finding listed is the broken rule, with its evidence.
+        let first = html.find("<li class=\"finding").expect("findings");
+        assert!(
+            html[first..].starts_with("<li class=\"finding fail\">"),
+            "failures first"
+        );
+        assert!(html[first..first + 400].contains("RCP-L0-017"));
+        assert!(html.contains("<details class=\"evidence\">"));
+        assert!(html.contains("/api/v1/runs/"), "links to the JSON report");
+
+        // The home page lists it.
+        let home = client
+            .get(app.url("/"))
+            .send()
+            .await
+            .expect("home")
+            .text()
+            .await
+            .expect("html");
+        assert!(home.contains(&location));
+        pool.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn a_running_run_shows_progress_and_refreshes_without_javascript() {
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let resp = app
+        .post_json(
+            "/api/v1/runs",
+            &json!({"url": "http://127.0.0.1:9/rcp", "suite": "rcp"}),
+        )
+        .await;
+    let body: Value = resp.json().await.expect("json");
+    let html = app
+        .http
+        .get(app.url(&format!("/runs/{}", body["id"].as_str().expect("id"))))
+        .send()
+        .await
+        .expect("page")
+        .text()
+        .await
+        .expect("html");
+    assert!(
+        html.contains("<progress id=\"bar\" max=\"32\" value=\"0\">"),
+        "{html}"
+    );
+    assert!(html.contains("<noscript><meta http-equiv=\"refresh\""));
+    assert!(html.contains("<script src=\"/static/run.js\" defer></script>"));
+    let js = app
+        .http
+        .get(app.url("/static/run.js"))
+        .send()
+        .await
+        .expect("js");
+    assert_eq!(
+        js.headers()["content-type"],
+        "text/javascript; charset=utf-8"
+    );
+    assert!(
+        !js.text().await.expect("js").contains("innerHTML"),
+        "findings are inserted as text"
+    );
+}
+
+#[tokio::test]
+async fn form_errors_sit_next_to_their_field_and_store_nothing() {
+    for db in common::all_backends().await {
+        let app = TestApp::start(&db, 100).await;
+        let client = no_redirects();
+        let token = csrf(&app, &client).await;
+        let resp = post_form(
+            &app,
+            &client,
+            &token,
+            &[("url", "ftp://example.com/x"), ("suite", "auto")],
+        )
+        .await;
+        assert_eq!(resp.status(), 422);
+        let html = resp.text().await.expect("html");
+        assert!(
+            html.contains("id=\"url-error\">the scheme `ftp` is not supported"),
+            "{html}"
+        );
+        assert!(
+            html.contains("value=\"ftp://example.com/x\""),
+            "what the user typed is kept"
+        );
+        let resp = post_form(
+            &app,
+            &client,
+            &token,
+            &[
+                ("url", "http://example.com/"),
+                ("server_json", "javascript:alert(1)"),
+            ],
+        )
+        .await;
+        assert_eq!(resp.status(), 422);
+        assert!(resp.text().await.expect("html").contains("id=\"sj-error\""));
+        let stored: i64 = db
+            .store
+            .count_by_status()
+            .await
+            .expect("counts")
+            .iter()
+            .map(|(_, n)| n)
+            .sum();
+        assert_eq!(stored, 0, "{}", db.name());
+    }
+}
+
+#[tokio::test]
+async fn cross_site_and_tokenless_posts_are_refused() {
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let client = no_redirects();
+    let token = csrf(&app, &client).await;
+    let form = [("url", "http://127.0.0.1:9/rcp"), ("csrf", token.as_str())];
+    let cross = client
+        .post(app.url("/"))
+        .header("cookie", format!("pc_csrf={token}"))
+        .header("origin", "https://evil.example")
+        .form(&form)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(cross.status(), 403);
+    let fetch_meta = client
+        .post(app.url("/"))
+        .header("cookie", format!("pc_csrf={token}"))
+        .header("sec-fetch-site", "cross-site")
+        .form(&form)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(fetch_meta.status(), 403);
+    let no_cookie = client
+        .post(app.url("/"))
+        .form(&form)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(no_cookie.status(), 403);
+    assert!(
+        no_cookie
+            .text()
+            .await
+            .expect("html")
+            .contains("The form has expired")
+    );
+    let stored: i64 = db
+        .store
+        .count_by_status()
+        .await
+        .expect("counts")
+        .iter()
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(stored, 0);
+}
+
+#[tokio::test]
+async fn errors_render_as_pages() {
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 1).await;
+    let html = |path: &'static str| {
+        app.http
+            .get(app.url(path))
+            .header("accept", "text/html")
+            .send()
+    };
+    let r = html("/runs/0191f0a0-0000-7000-8000-000000000000")
+        .await
+        .expect("get");
+    assert_eq!(r.status(), 404);
+    assert!(
+        r.headers()["content-type"]
+            .to_str()
+            .expect("ct")
+            .starts_with("text/html")
+    );
+    let r = html("/no/such/page").await.expect("get");
+    assert_eq!(r.status(), 404);
+    assert!(
+        r.text()
+            .await
+            .expect("html")
+            .contains("There is no page at this address")
+    );
+    let r = html("/targets/nope").await.expect("get");
+    assert_eq!(r.status(), 404);
+
+    // The rate limit on the form: one per minute here.
+    let client = no_redirects();
+    let token = csrf(&app, &client).await;
+    assert_eq!(
+        post_form(&app, &client, &token, &[("url", "http://127.0.0.1:9/a")])
+            .await
+            .status(),
+        303
+    );
+    let limited = post_form(&app, &client, &token, &[("url", "http://127.0.0.1:9/b")]).await;
+    assert_eq!(limited.status(), 429);
+    assert!(limited.headers().contains_key("retry-after"));
+    assert!(limited.text().await.expect("html").contains("Try again in"));
+}
+
+/// An RCP-ish server whose every string is hostile markup.
+async fn hostile_server() -> String {
+    let router = axum::Router::new().route(
+        "/rcp/{method}",
+        post(|body: axum::Json<Value>| async move {
+            let id = body.0.get("id").cloned().unwrap_or(Value::Null);
+            axum::Json(json!({
+                "jsonrpc": "2.0",
+                "id": id,
+                "result": {
+                    "protocolVersion": 1,
+                    "server": {"name": HOSTILE},
+                    "capabilities": {"retrieve": {"modes": [HOSTILE]}},
+                    "_meta": {"conformance": HOSTILE},
+                    "hits": [{"id": HOSTILE, "score": 1}]
+                }
+            }))
+        }),
+    );
+    format!("{}/rcp", serve(router).await)
+}
+
+#[tokio::test]
+async fn target_controlled_text_is_escaped_everywhere() {
+    let target = hostile_server().await;
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let pool = app.workers(worker_config(1, Duration::from_secs(30)));
+    let body: Value = app
+        .post_json("/api/v1/runs", &json!({"url": target, "suite": "rcp"}))
+        .await
+        .json()
+        .await
+        .expect("json");
+    let id = body["id"].as_str().expect("id").to_owned();
+    let run = app.wait_finished(&id, FINISH).await;
+    let messages: String = run["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["message"].as_str())
+        .collect();
+    assert!(
+        messages.contains("<script>alert(1)</script>"),
+        "the hostile name reached the findings"
+    );
+    for path in [
+        format!("/runs/{id}"),
+        "/".to_owned(),
+        format!("/targets/{}", run["target_id"].as_str().expect("target")),
+    ] {
+        let html = app
+            .http
+            .get(app.url(&path))
+            .send()
+            .await
+            .expect("page")
+            .text()
+            .await
+            .expect("html");
+        assert!(
+            !html.contains("<script>alert"),
+            "{path} carries live markup"
+        );
+        assert!(!html.contains("<img src=x"), "{path} carries live markup");
+    }
+    let page = app
+        .http
+        .get(app.url(&format!("/runs/{id}")))
+        .send()
+        .await
+        .expect("page")
+        .text()
+        .await
+        .expect("html");
+    let at = page.find("alert(1)").unwrap_or(0).saturating_sub(60);
+    let context: String = page[at..].chars().take(160).collect();
+    let escaped = [
+        "&lt;script&gt;alert(1)&lt;/script&gt;",
+        "&#60;script&#62;alert(1)&#60;/script&#62;",
+    ];
+    assert!(
+        escaped.iter().any(|e| page.contains(e)),
+        "shown, escaped: {context}"
+    );
+    pool.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_target_page_lists_history_and_what_changed() {
+    // One URL whose server turns broken between two runs.
+    let clean = rcp_router(RcpReferenceConfig::default());
+    let broken = rcp_router(RcpReferenceConfig::new(["RCP-L0-017"]).expect("fault"));
+    let is_broken = Arc::new(AtomicBool::new(false));
+    let flag = is_broken.clone();
+    let switch = axum::Router::new().fallback_service(tower::service_fn(
+        move |req: axum::extract::Request| {
+            let router = if flag.load(Ordering::SeqCst) {
+                broken.clone()
+            } else {
+                clean.clone()
+            };
+            async move { router.oneshot(req).await }
+        },
+    ));
+    let target = format!("{}/rcp", serve(switch).await);
+
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let pool = app.workers(worker_config(1, Duration::from_secs(30)));
+    let first: Value = app
+        .post_json("/api/v1/runs", &json!({"url": target, "suite": "rcp"}))
+        .await
+        .json()
+        .await
+        .expect("json");
+    let first = app
+        .wait_finished(first["id"].as_str().expect("id"), FINISH)
+        .await;
+    is_broken.store(true, Ordering::SeqCst);
+    let second: Value = app
+        .post_json(
+            "/api/v1/runs",
+            &json!({"url": target, "suite": "rcp", "force": true}),
+        )
+        .await
+        .json()
+        .await
+        .expect("json");
+    app.wait_finished(second["id"].as_str().expect("id"), FINISH)
+        .await;
+
+    let html = app
+        .http
+        .get(app.url(&format!(
+            "/targets/{}",
+            first["target_id"].as_str().expect("target")
+        )))
+        .send()
+        .await
+        .expect("page")
+        .text()
+        .await
+        .expect("html");
+    assert!(
+        html.contains("Newly failing: <code>RCP-L0-017</code>"),
+        "{html}"
+    );
+    assert_eq!(html.matches("<tr>").count(), 3, "header and two runs");
+    assert!(html.contains(" ms</td>"), "durations shown");
+    pool.shutdown().await;
+}
