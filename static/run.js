@@ -41,8 +41,9 @@
   });
   source.addEventListener("verdict", function () {
     source.close();
-    if (total > 0) { bar.value = total; }
-    done.textContent = "done";
-    window.location.reload();
+    if (total > 0) { bar.max = total; bar.value = total; }
+    done.textContent = "All rules checked; loading the report…";
+    // A moment at 100 % before the report replaces the progress view.
+    window.setTimeout(function () { window.location.reload(); }, 1000);
   });
 })();

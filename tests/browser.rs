@@ -1,0 +1,229 @@
+//! The web interface in a real browser (headless Chromium over WebDriver):
+//! submit the form against the local reference server, watch the progress
+//! reach 100 %, read the verdict, open a finding's evidence, and save a
+//! screenshot of the finished report.
+//!
+//! Needs Debian's `chromium` and `chromium-driver`. Without them the test says
+//! so and passes, unless `PROTOCHECK_REQUIRE_BROWSER=1` (set by `.ci/run`,
+//! which installs them), where their absence is a failure.
+
+mod common;
+
+use common::app::{TestApp, rcp_reference, worker_config};
+use fantoccini::{ClientBuilder, Locator};
+use std::io::Write;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn say(line: &str) {
+    // The harness captures println! of passing tests; this must be seen.
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+#[tokio::test]
+async fn a_person_submits_the_form_and_reads_the_report() {
+    let required = std::env::var("PROTOCHECK_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
+    if !std::path::Path::new(CHROMIUM).exists() || !std::path::Path::new(CHROMEDRIVER).exists() {
+        assert!(
+            !required,
+            "PROTOCHECK_REQUIRE_BROWSER=1 but {CHROMIUM} or {CHROMEDRIVER} is missing"
+        );
+        say("SKIPPED: browser test; install Debian's chromium and chromium-driver to run it");
+        return;
+    }
+
+    let port = free_port();
+    let driver = Driver(
+        Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromedriver"),
+    );
+    let webdriver = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::new();
+    let mut up = false;
+    for _ in 0..100 {
+        if http.get(format!("{webdriver}/status")).send().await.is_ok() {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(up, "chromedriver answers");
+
+    // Slow replies keep the run going long enough to watch it.
+    let target = rcp_reference(&["RCP-L0-017"], Duration::from_millis(100)).await;
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let pool = app.workers(worker_config(1, Duration::from_secs(30)));
+
+    let profile = tempfile::tempdir().expect("profile dir");
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        serde_json::json!({
+            "binary": CHROMIUM,
+            "args": [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run",
+                "--window-size=1200,1600",
+                format!("--user-data-dir={}", profile.path().display()),
+            ]
+        }),
+    );
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    let browser = ClientBuilder::new(connector)
+        .capabilities(caps)
+        .connect(&webdriver)
+        .await
+        .expect("browser session");
+
+    browser.goto(&app.url("/")).await.expect("open home");
+    browser
+        .find(Locator::Id("url"))
+        .await
+        .expect("url field")
+        .send_keys(&target)
+        .await
+        .expect("type url");
+    browser
+        .find(Locator::Id("suite"))
+        .await
+        .expect("suite")
+        .select_by_value("rcp")
+        .await
+        .expect("choose rcp");
+    browser
+        .find(Locator::Css("form.submit button[type=submit]"))
+        .await
+        .expect("button")
+        .click()
+        .await
+        .expect("submit");
+
+    // The run page: progress first, then the report after the verdict arrives.
+    browser
+        .wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(Locator::Id("bar"))
+        .await
+        .expect("progress bar");
+    let url = browser.current_url().await.expect("url");
+    assert!(
+        url.path().starts_with("/runs/"),
+        "the form led to the run page: {url}"
+    );
+    let mut highest = 0.0f64;
+    let mut max = 0.0f64;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
+    loop {
+        // `null` once the page has reloaded into the finished report.
+        let read = "const b = document.getElementById('bar'); return b ? [b.value, b.max] : null;";
+        let progress = browser
+            .execute(read, vec![])
+            .await
+            .unwrap_or(serde_json::Value::Null);
+        match (progress[0].as_f64(), progress[1].as_f64()) {
+            (Some(v), Some(m)) => {
+                highest = highest.max(v);
+                max = m;
+            }
+            _ => break,
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the run never finished (progress {highest}/{max})"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(max, 32.0, "the bar counts the RCP rules");
+    assert_eq!(highest, max, "the progress reached 100 %");
+
+    let headline = browser
+        .wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(Locator::Css("section.verdict .headline"))
+        .await
+        .expect("verdict banner");
+    let headline = headline.text().await.expect("text");
+    assert!(
+        headline.starts_with("none"),
+        "one failing L0 rule certifies nothing: {headline}"
+    );
+    assert!(
+        headline.contains("OVERCLAIMED"),
+        "the declared L0 is now an overclaim: {headline}"
+    );
+
+    // Failures come first; open the first finding's evidence.
+    let first = browser
+        .find(Locator::Css("li.finding"))
+        .await
+        .expect("a finding");
+    assert!(
+        first
+            .attr("class")
+            .await
+            .expect("class")
+            .unwrap_or_default()
+            .contains("fail")
+    );
+    assert!(first.text().await.expect("text").contains("RCP-L0-017"));
+    let summary = first
+        .find(Locator::Css("details.evidence summary"))
+        .await
+        .expect("evidence summary");
+    let request = first
+        .find(Locator::Css("details.evidence pre.request"))
+        .await
+        .expect("evidence");
+    assert!(
+        !request.is_displayed().await.expect("displayed"),
+        "evidence starts folded"
+    );
+    summary.click().await.expect("open evidence");
+    assert!(
+        request.is_displayed().await.expect("displayed"),
+        "evidence opens"
+    );
+    assert!(
+        request
+            .text()
+            .await
+            .expect("text")
+            .contains("POST http://127.0.0.1:")
+    );
+
+    let png = browser.screenshot().await.expect("screenshot");
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("report.png");
+    std::fs::write(&path, &png).expect("save screenshot");
+    say(&format!(
+        "browser test: screenshot of the finished report in {}",
+        path.display()
+    ));
+
+    browser.close().await.expect("close browser");
+    pool.shutdown().await;
+    drop(driver);
+}
