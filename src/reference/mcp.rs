@@ -18,7 +18,7 @@ use crate::suite::mcp::wire::{
     LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION,
     META_SERVER_INFO, META_SUBSCRIPTION_ID, PROTOCOL_VERSION, code,
 };
-use crate::suite::mcp::{McpRule, cac, dep, dsc, err, hdr, reg, res, sch, stl};
+use crate::suite::mcp::{McpRule, cac, dep, dsc, err, hdr, reg, res, sch, sec, stl};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
@@ -121,6 +121,12 @@ const FAULTS: &[&McpRule] = &[
     &sch::HEADER_REACHABLE,
     &sch::SCHEMA_VALID,
     &sch::HEADER_SAFE_NAMES,
+    &sec::ORIGIN_403,
+    &sec::NO_ECHO,
+    &sec::ICONS,
+    &sec::NETWORK_REF,
+    &sec::SCHEMA_BOUNDS,
+    &sec::NO_AUTH_REFLECTION,
     &dep::NO_PING,
     &dep::NO_SET_LEVEL,
     &dep::NO_SUBSCRIBE,
@@ -254,8 +260,16 @@ impl Inner {
     }
 }
 
+/// The server's icon: a `data:` URI, so it is same-origin by construction
+/// (basic/index#icons).
+const ICON: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
 fn server_info() -> Value {
-    json!({"name": "protocheck-reference-mcp", "version": env!("CARGO_PKG_VERSION")})
+    json!({
+        "name": "protocheck-reference-mcp",
+        "version": env!("CARGO_PKG_VERSION"),
+        "icons": [{"src": ICON, "mimeType": "image/png", "sizes": ["1x1"]}]
+    })
 }
 
 /// The router, for tests that serve it themselves. Connection-scoped faults
@@ -623,7 +637,35 @@ async fn handle_post(State(state): State<Shared>, req: Request) -> Response {
         }
     };
     let out = process(&state, peer, &headers, &body);
-    respond(&state, out)
+    respond(&state, echo_faults(&state, &headers, out))
+}
+
+/// The faults of MCP-SEC-003 and MCP-SEC-007: error messages that repeat the
+/// request's headers (all but Authorization) or its Authorization header.
+fn echo_faults(state: &Inner, headers: &HeaderMap, mut out: Out) -> Out {
+    let echo_headers = state.breaks(&sec::NO_ECHO);
+    let echo_authorization = state.breaks(&sec::NO_AUTH_REFLECTION);
+    if !echo_headers && !echo_authorization {
+        return out;
+    }
+    if let Out::Json { status, body, .. } = &mut out
+        && status.as_u16() >= 400
+        && let Some(message) = body.pointer_mut("/error/message")
+        && let Some(text) = message.as_str()
+    {
+        let mut text = text.to_owned();
+        for (name, value) in headers {
+            let is_authorization = *name == header::AUTHORIZATION;
+            if (is_authorization && echo_authorization) || (!is_authorization && echo_headers) {
+                text.push_str(&format!(
+                    " [{name}: {}]",
+                    value.to_str().unwrap_or("(not text)")
+                ));
+            }
+        }
+        *message = Value::String(text);
+    }
+    out
 }
 
 /// An `Origin` that is not this machine is refused (streamable-http, "Security
@@ -644,7 +686,7 @@ fn origin_allowed(headers: &HeaderMap) -> bool {
 }
 
 fn process(state: &Inner, peer: Option<SocketAddr>, headers: &HeaderMap, body: &[u8]) -> Out {
-    if !origin_allowed(headers) {
+    if !state.breaks(&sec::ORIGIN_403) && !origin_allowed(headers) {
         return rpc_error(
             StatusCode::FORBIDDEN,
             &Value::Null,
@@ -1319,6 +1361,7 @@ fn tools(state: &Inner, connection: Option<usize>) -> Vec<Value> {
                 "properties": {"region": {"type": "string"}, "summary": {"type": "string"}},
                 "required": ["region", "summary"]
             },
+            "icons": [{"src": ICON, "mimeType": "image/png"}],
             "annotations": {"readOnlyHint": true, "openWorldHint": false}
         }),
         json!({
@@ -1400,6 +1443,30 @@ fn tools(state: &Inner, connection: Option<usize>) -> Vec<Value> {
     }
     if state.breaks(&sch::HEADER_SAFE_NAMES) {
         list.push(faulty("météo du jour", json!({"type": "object"})));
+    }
+    if state.breaks(&sec::ICONS) {
+        let mut tool = faulty("fault_icon", json!({"type": "object"}));
+        tool["icons"] = json!([{"src": "javascript:alert(document.domain)"}]);
+        list.push(tool);
+    }
+    if state.breaks(&sec::NETWORK_REF) {
+        list.push(faulty(
+            "fault_network_ref",
+            json!({"type": "object", "properties": {
+            "place": {"$ref": "https://schemas.example.com/place.json"}}}),
+        ));
+    }
+    if state.breaks(&sec::SCHEMA_BOUNDS) {
+        // 48 nested `items`: past protocheck's bound of 32, yet inside the JSON
+        // nesting limit (128) of common parsers, so the list still reads.
+        let mut schema = json!({"type": "string"});
+        for _ in 0..48 {
+            schema = json!({"type": "array", "items": schema});
+        }
+        list.push(faulty(
+            "fault_deep_schema",
+            json!({"type": "object", "properties": {"nested": schema}}),
+        ));
     }
     if state.breaks(&stl::LIST_PER_CONNECTION)
         && let Some(n) = connection

@@ -179,7 +179,8 @@ pub(crate) async fn run(
         url.clone(),
         ctx.options.request_timeout(),
         settings.max_concurrency,
-    );
+    )
+    .with_bearer(ctx.options.bearer_token.clone());
     let mut session = era::open(client, url, ctx.options.clone()).await?;
     if !matches!(session.era, Era::Legacy { .. }) {
         session.survey = Survey::take(&session).await;
@@ -206,18 +207,51 @@ pub(crate) async fn run(
             Outcome::Pass | Outcome::Skip => Vec::new(),
             _ => judgement.evidence,
         };
-        reporter
-            .emit(Finding {
-                rule_id: rule.rule.id.to_owned(),
-                outcome,
-                message: super::client::clip(&judgement.message, MAX_MESSAGE_CHARS),
-                evidence,
-                duration_ms: watch.ms(),
-            })
-            .await?;
+        let mut finding = Finding {
+            rule_id: rule.rule.id.to_owned(),
+            outcome,
+            message: super::client::clip(&judgement.message, MAX_MESSAGE_CHARS),
+            evidence,
+            duration_ms: watch.ms(),
+        };
+        if let Some(token) = &ctx.options.bearer_token {
+            redact_token(&mut finding, token.expose());
+        }
+        reporter.emit(finding).await?;
     }
     era::close(&session).await;
     Ok(verdict(reporter, &session.era))
+}
+
+/// Replaces the run's bearer token wherever a finding would show it. Request
+/// headers are redacted by the transport already; this catches a server that
+/// repeats the token in a body or another header (§15.9: never shown).
+fn redact_token(finding: &mut Finding, token: &str) {
+    if token.is_empty() {
+        return;
+    }
+    let hide = |text: &mut String| {
+        if text.contains(token) {
+            *text = text.replace(token, "[redacted]");
+        }
+    };
+    hide(&mut finding.message);
+    for exchange in &mut finding.evidence {
+        hide(&mut exchange.request.line);
+        hide(&mut exchange.request.body);
+        for (_, value) in &mut exchange.request.headers {
+            hide(value);
+        }
+        if let Some(response) = &mut exchange.response {
+            hide(&mut response.body);
+            for (_, value) in &mut response.headers {
+                hide(value);
+            }
+        }
+        if let Some(error) = &mut exchange.error {
+            hide(error);
+        }
+    }
 }
 
 /// The grade of `mcp-2026-07-28.md` §15.2: `compliant` when no rule whose

@@ -12,9 +12,8 @@
 //! "not verified: <rule> failed"; a rule about a feature the server does not
 //! advertise is skipped with that reason.
 //!
-//! Not in this suite yet: AUT (MCP-AUT-001…011) and SEC (MCP-SEC-001…007),
-//! which belong to a separate piece of work. They are absent from the catalogue,
-//! so nothing reports them as passing.
+//! Not in this suite yet: AUT (MCP-AUT-001…011) and MCP-SEC-002. They are
+//! absent from the catalogue, so nothing reports them as passing.
 
 pub mod client;
 mod engine;
@@ -30,6 +29,7 @@ pub(crate) mod hdr;
 pub(crate) mod reg;
 pub(crate) mod res;
 pub(crate) mod sch;
+pub(crate) mod sec;
 pub(crate) mod stl;
 
 use super::runner::{Endpoint, EngineError, Reporter, RunContext};
@@ -185,6 +185,7 @@ pub fn catalogue() -> &'static [McpRule] {
             err::RULES,
             cac::RULES,
             sch::RULES,
+            sec::RULES,
             dep::RULES,
             reg::RULES,
         ]
