@@ -7,12 +7,13 @@
 
 use futures::StreamExt;
 use protocheck::reference::mcp::{
-    McpReferenceConfig, ReferenceEra, serve_mcp_reference, supported_faults,
+    McpReferenceConfig, ReferenceEra, SCOPE_READ, SCOPE_TOOLS, serve_mcp_reference,
+    supported_faults,
 };
 use protocheck::suite::mcp::{self, McpSettings};
 use protocheck::suite::runner::Reporter;
 use protocheck::suite::{
-    Endpoint, Finding, Outcome, RunContext, RunOptions, Verdict, VerdictDetail,
+    BearerToken, Endpoint, Finding, Outcome, RunContext, RunOptions, Verdict, VerdictDetail,
 };
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
 use std::collections::{BTreeMap, BTreeSet};
@@ -121,6 +122,51 @@ async fn run_reference(config: McpReferenceConfig) -> Run {
     run_against(server.url(), options).await
 }
 
+/// How a run reaches the reference server: without authorization, or with
+/// `--auth` and a token with every scope or with `mcp:read` only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Access {
+    Open,
+    Full,
+    Low,
+}
+
+/// The access under which a rule's fault shows: AUT rules need a server that
+/// asks for authorization, and MCP-AUT-007 a token that lacks a scope.
+fn access_for(id: &str) -> Access {
+    if id == "MCP-AUT-007" {
+        Access::Low
+    } else if id.starts_with("MCP-AUT-") {
+        Access::Full
+    } else {
+        Access::Open
+    }
+}
+
+/// A run against a reference server with `faults`, reached with `access`;
+/// returns the token used, if any.
+async fn run_with_access(faults: &[&str], access: Access) -> (Run, Option<String>) {
+    let cfg = config(faults);
+    if access == Access::Open {
+        return (run_reference(cfg).await, None);
+    }
+    let cfg = cfg.with_auth();
+    let server = Server::start(cfg.clone()).await;
+    let scope = match access {
+        Access::Low => SCOPE_READ.to_owned(),
+        _ => format!("{SCOPE_READ} {SCOPE_TOOLS}"),
+    };
+    let token = cfg
+        .mint_token(server.url().as_str(), &scope, Duration::from_secs(600))
+        .expect("an --auth server mints tokens");
+    let options = RunOptions {
+        server_json: Some(serde_json::Value::String(server.server_json())),
+        bearer_token: Some(BearerToken::new(token.clone())),
+        ..RunOptions::default()
+    };
+    (run_against(server.url(), options).await, Some(token))
+}
+
 fn config(faults: &[&str]) -> McpReferenceConfig {
     McpReferenceConfig::new(faults.iter().map(|f| (*f).to_owned()).collect()).expect("known faults")
 }
@@ -175,18 +221,24 @@ fn expected_outcome(id: &str) -> Outcome {
 
 #[tokio::test]
 async fn each_fault_breaks_exactly_its_rule() {
-    let clean = run_reference(config(&[])).await;
-    let baseline: BTreeMap<String, Outcome> = clean
-        .findings
-        .iter()
-        .map(|f| (f.rule_id.clone(), f.outcome))
-        .collect();
+    let mut baselines: BTreeMap<Access, BTreeMap<String, Outcome>> = BTreeMap::new();
+    for access in [Access::Open, Access::Full, Access::Low] {
+        let (clean, _) = run_with_access(&[], access).await;
+        baselines.insert(
+            access,
+            clean
+                .findings
+                .iter()
+                .map(|f| (f.rule_id.clone(), f.outcome))
+                .collect(),
+        );
+    }
     let ids: Vec<&'static str> = mcp::rules().iter().map(|r| r.id).collect();
     let results: Vec<(String, Vec<String>)> = futures::stream::iter(ids)
         .map(|id| {
-            let baseline = baseline.clone();
+            let baseline = baselines[&access_for(id)].clone();
             async move {
-                let run = run_reference(config(&[id])).await;
+                let (run, _) = run_with_access(&[id], access_for(id)).await;
                 let mut problems = Vec::new();
                 let broken = run.finding(id);
                 if broken.outcome != expected_outcome(id) {
@@ -224,6 +276,91 @@ async fn each_fault_breaks_exactly_its_rule() {
         .map(|(id, p)| format!("--break {id}:\n  {}", p.join("\n  ")))
         .collect();
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[tokio::test]
+async fn clean_authorized_server_judges_every_authorization_rule() {
+    let (run, token) = run_with_access(&[], Access::Full).await;
+    println!("{}", run.table());
+    assert_eq!(run.findings.len(), mcp::rules().len(), "every rule judged");
+    for f in &run.findings {
+        assert!(
+            matches!(f.outcome, Outcome::Pass | Outcome::Skip),
+            "{} on the clean authorized server: {:?} {}",
+            f.rule_id,
+            f.outcome,
+            f.message
+        );
+    }
+    for r in mcp::rules().iter().filter(|r| r.group == "AUT") {
+        let f = run.finding(r.id);
+        if r.id == "MCP-AUT-007" {
+            // A token with every scope is never refused for scope.
+            assert_eq!(f.outcome, Outcome::Skip, "{}", f.message);
+            assert!(f.message.contains("never refused"), "{}", f.message);
+        } else {
+            assert_eq!(f.outcome, Outcome::Pass, "{}: {}", r.id, f.message);
+        }
+    }
+    assert_eq!(run.grade(), "strict", "{}", run.verdict.summary);
+    let shown = serde_json::to_string(&run.findings).expect("json");
+    assert!(
+        !shown.contains(&token.expect("token")),
+        "the token is never shown"
+    );
+}
+
+#[tokio::test]
+async fn a_low_scope_token_meets_insufficient_scope() {
+    let (run, token) = run_with_access(&[], Access::Low).await;
+    let f = run.finding("MCP-AUT-007");
+    assert_eq!(f.outcome, Outcome::Pass, "{}", f.message);
+    let (broken, broken_token) = run_with_access(&["MCP-AUT-007"], Access::Low).await;
+    let f = broken.finding("MCP-AUT-007");
+    assert_eq!(f.outcome, Outcome::Warn, "{}", f.message);
+    assert!(f.message.contains("HTTP 401"), "{}", f.message);
+    // The evidence shows the refused request, with its token redacted.
+    let exchange = &f.evidence[0];
+    assert!(
+        exchange
+            .request
+            .headers
+            .iter()
+            .any(|(n, v)| n == "authorization" && v == "[redacted]")
+    );
+    for (run, token) in [(&run, token), (&broken, broken_token)] {
+        let shown = serde_json::to_string(&run.findings).expect("json");
+        assert!(
+            !shown.contains(&token.expect("token")),
+            "the token is never shown"
+        );
+    }
+}
+
+#[tokio::test]
+async fn authorization_rules_skip_on_an_open_server() {
+    let run = run_reference(config(&[])).await;
+    for r in mcp::rules().iter().filter(|r| r.group == "AUT") {
+        let f = run.finding(r.id);
+        assert_eq!(f.outcome, Outcome::Skip, "{}", r.id);
+        assert!(
+            f.message.contains("does not require authorization"),
+            "{}: {}",
+            r.id,
+            f.message
+        );
+    }
+}
+
+#[test]
+fn bearer_tokens_are_never_stored() {
+    let options: RunOptions =
+        serde_json::from_str(r#"{"bearer_token": "secret-token-1"}"#).expect("accepted");
+    assert!(options.bearer_token.is_some());
+    let stored = serde_json::to_string(&options).expect("json");
+    assert!(!stored.contains("secret-token-1"), "{stored}");
+    assert!(!options.canonical_json().contains("secret-token-1"));
+    assert!(!format!("{options:?}").contains("secret-token-1"));
 }
 
 #[tokio::test]

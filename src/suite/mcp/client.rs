@@ -332,6 +332,8 @@ pub struct Seen {
     pub server_requests: usize,
     pub terminated: Option<bool>,
     pub accel_buffering: Option<String>,
+    /// Whether the request carried the run's bearer token (MCP-AUT-007).
+    pub authorized: bool,
     pub exchange: Exchange,
 }
 
@@ -443,6 +445,13 @@ impl McpClient {
 
     /// Builds the HTTP request of a probe.
     fn http_request(&self, probe: &Probe) -> HttpRequest {
+        self.authorize(self.plain_request(probe))
+    }
+
+    /// The HTTP request of a probe without the run's token or canary: for the
+    /// authorization probes, which must arrive unauthenticated or with a token
+    /// of their own. Not sent through the log.
+    pub fn plain_request(&self, probe: &Probe) -> HttpRequest {
         let mut req = HttpRequest::post_raw(
             self.url.clone(),
             "application/json",
@@ -452,7 +461,7 @@ impl McpClient {
         for (name, value) in &probe.headers {
             req = req.header(name, value.clone());
         }
-        self.authorize(req)
+        req
     }
 
     /// Sends a probe and reads the whole answer, JSON or SSE, within bounds.
@@ -533,12 +542,13 @@ impl McpClient {
             reply.exchange.error = Some(err.to_string());
         }
         if !probe.legacy && !probe.notification {
-            self.log(&reply, listen).await;
+            let authorized = self.bearer.is_some() && probe.header("authorization").is_none();
+            self.log(&reply, listen, authorized).await;
         }
         reply
     }
 
-    async fn log(&self, reply: &Reply, listen: bool) {
+    async fn log(&self, reply: &Reply, listen: bool, authorized: bool) {
         let mut seen = self.seen.lock().await;
         if seen.len() >= MAX_SEEN || reply.status.is_none() {
             return;
@@ -554,6 +564,7 @@ impl McpClient {
             server_requests: reply.server_requests.len(),
             terminated: reply.terminated,
             accel_buffering: reply.accel_buffering.clone(),
+            authorized,
             exchange: reply.exchange.clone(),
         });
     }

@@ -99,6 +99,8 @@ pub struct Session {
     pub(crate) legacy: Option<Option<super::era::LegacySession>>,
     /// The run's server.json, once read (REG rules).
     pub(crate) registry: Option<Result<super::reg::RegistryDoc, super::reg::RegistryError>>,
+    /// What the authorization probes found (AUT rules), once taken.
+    pub(crate) auth: Option<super::aut::AuthSurvey>,
 }
 
 impl Session {

@@ -12,8 +12,8 @@
 //! "not verified: <rule> failed"; a rule about a feature the server does not
 //! advertise is skipped with that reason.
 //!
-//! Not in this suite yet: AUT (MCP-AUT-001…011) and MCP-SEC-002. They are
-//! absent from the catalogue, so nothing reports them as passing.
+//! Not in this suite yet: MCP-SEC-002 (HTTPS). It is absent from the
+//! catalogue, so nothing reports it as passing.
 
 pub mod client;
 mod engine;
@@ -21,6 +21,7 @@ mod era;
 mod survey;
 pub mod wire;
 
+pub(crate) mod aut;
 pub(crate) mod cac;
 pub(crate) mod dep;
 pub(crate) mod dsc;
@@ -185,6 +186,7 @@ pub fn catalogue() -> &'static [McpRule] {
             err::RULES,
             cac::RULES,
             sch::RULES,
+            aut::RULES,
             sec::RULES,
             dep::RULES,
             reg::RULES,

@@ -18,7 +18,7 @@ use crate::suite::mcp::wire::{
     LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION,
     META_SERVER_INFO, META_SUBSCRIPTION_ID, PROTOCOL_VERSION, code,
 };
-use crate::suite::mcp::{McpRule, cac, dep, dsc, err, hdr, reg, res, sch, sec, stl};
+use crate::suite::mcp::{McpRule, aut, cac, dep, dsc, err, hdr, reg, res, sch, sec, stl};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
@@ -35,6 +35,10 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+mod auth;
+
+pub use auth::{ISSUER_PATH, SCOPE_READ, SCOPE_TOOLS};
 
 /// Largest request body accepted.
 const MAX_BODY: usize = 1024 * 1024;
@@ -67,10 +71,25 @@ pub struct McpReferenceConfig {
     side_effects: Arc<AtomicUsize>,
     /// Requests answered, shared by every server built from this configuration.
     requests: Arc<AtomicUsize>,
+    /// With `--auth`: the key that signs and checks bearer tokens.
+    auth: Option<Arc<[u8; 32]>>,
+    /// Whether the server is reached over HTTPS (the scheme of its own URLs).
+    tls: bool,
 }
 
 /// The rules whose fault the reference server can switch on.
 const FAULTS: &[&McpRule] = &[
+    &aut::CHALLENGE,
+    &aut::PRM_SERVED,
+    &aut::PRM_RESOURCE,
+    &aut::AS_METADATA,
+    &aut::ISS_PARAMETER,
+    &aut::CHALLENGE_SCOPE,
+    &aut::INSUFFICIENT_SCOPE,
+    &aut::AUDIENCE,
+    &aut::NO_OFFLINE_ACCESS,
+    &aut::PKCE_S256,
+    &aut::CIMD,
     &dsc::DISCOVER,
     &dsc::VERSIONS,
     &dsc::CURRENT_REVISION,
@@ -161,7 +180,29 @@ impl McpReferenceConfig {
             tools_only: false,
             side_effects: Arc::new(AtomicUsize::new(0)),
             requests: Arc::new(AtomicUsize::new(0)),
+            auth: None,
+            tls: false,
         })
+    }
+
+    /// Require OAuth bearer tokens on `/mcp` and serve the discovery documents
+    /// (basic/authorization). Tokens come from [`Self::mint_token`].
+    pub fn with_auth(mut self) -> Self {
+        self.auth = Some(Arc::new(rand::random()));
+        self
+    }
+
+    /// Whether tokens are required.
+    pub fn requires_auth(&self) -> bool {
+        self.auth.is_some()
+    }
+
+    /// A token this server accepts when `audience` is its canonical URI
+    /// (`http://host:port/mcp`), with the space-separated `scope`; `None`
+    /// without [`Self::with_auth`].
+    pub fn mint_token(&self, audience: &str, scope: &str, lifetime: Duration) -> Option<String> {
+        let key = self.auth.as_deref()?;
+        Some(auth::mint(key, audience, scope, lifetime))
     }
 
     /// HTTP requests answered so far by servers built from this configuration
@@ -301,6 +342,18 @@ fn router(state: Shared) -> Router {
         )
         .route("/sse", get(handle_legacy_sse))
         .route("/server.json", get(handle_server_json))
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(handle_protected_resource),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(handle_protected_resource),
+        )
+        .route(
+            "/.well-known/oauth-authorization-server/as",
+            get(handle_authorization_server),
+        )
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::from_fn(
             move |req: axum::extract::Request, next: axum::middleware::Next| {
@@ -340,11 +393,19 @@ pub struct McpReferenceArgs {
     /// Break one rule of the MCP suite (repeatable), e.g. `--break MCP-HDR-001`.
     #[arg(long = "break", value_name = "RULE-ID")]
     pub faults: Vec<String>,
+    /// Require OAuth bearer tokens; serve protected resource metadata and a
+    /// built-in authorization server's discovery documents. Test tokens are
+    /// printed at start-up.
+    #[arg(long)]
+    pub auth: bool,
 }
 
 pub async fn run_mcp_reference(args: McpReferenceArgs) -> anyhow::Result<()> {
-    let config = McpReferenceConfig::new(args.faults.into_iter().collect())
+    let mut config = McpReferenceConfig::new(args.faults.into_iter().collect())
         .map_err(|e| anyhow::anyhow!(e))?;
+    if args.auth {
+        config = config.with_auth();
+    }
     let listener = tokio::net::TcpListener::bind((args.bind.as_str(), args.port)).await?;
     let addr = listener.local_addr()?;
     let broken = if config.faults().is_empty() {
@@ -361,6 +422,17 @@ pub async fn run_mcp_reference(args: McpReferenceArgs) -> anyhow::Result<()> {
         )
     };
     eprintln!("MCP {PROTOCOL_VERSION} reference server ({broken}) on http://{addr}/mcp");
+    if config.requires_auth() {
+        // Test tokens for this process only: the key dies with it.
+        let audience = format!("http://{addr}/mcp");
+        let lifetime = Duration::from_secs(3600);
+        let full = config.mint_token(&audience, &format!("{SCOPE_READ} {SCOPE_TOOLS}"), lifetime);
+        let low = config.mint_token(&audience, SCOPE_READ, lifetime);
+        if let (Some(full), Some(low)) = (full, low) {
+            eprintln!("bearer token (all scopes, 1 h):  {full}");
+            eprintln!("bearer token ({SCOPE_READ} only, 1 h): {low}");
+        }
+    }
     tokio::select! {
         served = serve_mcp_reference(listener, config) => served?,
         _ = tokio::signal::ctrl_c() => {}
@@ -535,7 +607,18 @@ fn sse_response(state: &Inner, body: Body) -> Response {
 // ---------------------------------------------------------------------------
 // HTTP handlers
 
-async fn handle_get(State(state): State<Shared>) -> Response {
+async fn handle_protected_resource(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    auth::protected_resource(&state, &headers)
+}
+
+async fn handle_authorization_server(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    auth::authorization_server(&state, &headers)
+}
+
+async fn handle_get(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    if let Some(refused) = auth::check(&state, &headers, None) {
+        return refused;
+    }
     if state.breaks(&stl::GET_405) {
         // The 2025-11-25 standalone stream: open, a comment, then closed.
         return sse_response(&state, Body::from(":stream\n\n"));
@@ -544,6 +627,9 @@ async fn handle_get(State(state): State<Shared>) -> Response {
 }
 
 async fn handle_delete(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    if let Some(refused) = auth::check(&state, &headers, None) {
+        return refused;
+    }
     if state.config.era == ReferenceEra::LegacyOnly
         && let Some(sid) = headers.get(H_SESSION_ID).and_then(|v| v.to_str().ok())
         && let Ok(mut sessions) = state.legacy_sessions.lock()
@@ -636,6 +722,14 @@ async fn handle_post(State(state): State<Shared>, req: Request) -> Response {
             return respond(&state, out);
         }
     };
+    if state.config.auth.is_some() {
+        let method = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|m| m.get("method").and_then(Value::as_str).map(str::to_owned));
+        if let Some(refused) = auth::check(&state, &headers, method.as_deref()) {
+            return refused;
+        }
+    }
     let out = process(&state, peer, &headers, &body);
     respond(&state, echo_faults(&state, &headers, out))
 }
