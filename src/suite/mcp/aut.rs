@@ -379,7 +379,7 @@ async fn take(s: &Session) -> AuthSurvey {
         candidates.push((url, "the WWW-Authenticate resource_metadata"));
     }
     for (i, url) in prm_well_known(&s.url).into_iter().enumerate() {
-        let via = if i == 0 && s.url.path().trim_end_matches('/') != "" {
+        let via = if i == 0 && !s.url.path().trim_end_matches('/').is_empty() {
             "the path-inserted well-known URI"
         } else {
             "the root well-known URI"
