@@ -2069,7 +2069,7 @@ mod tests {
         let known = hdr::MISSING_METHOD.rule.id.to_owned();
         assert!(McpReferenceConfig::new(BTreeSet::from([known])).is_ok());
         assert!(McpReferenceConfig::new(BTreeSet::from(["MCP-HDR-999".to_owned()])).is_err());
-        assert!(McpReferenceConfig::new(BTreeSet::from(["MCP-AUT-001".to_owned()])).is_err());
+        assert!(McpReferenceConfig::new(BTreeSet::from(["MCP-SEC-002".to_owned()])).is_err());
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub(crate) const CHALLENGE: McpRule = McpRule::new(
     "Unauthenticated request returns 401 with WWW-Authenticate resource_metadata",
     Keyword::Must,
     Outcome::Fail,
-    spec!("/basic/authorization#authorization-server-location"),
+    spec!("/basic/authorization/authorization-server-discovery"),
     "AUT",
     |s| challenge(s).boxed(),
 )
@@ -35,7 +35,7 @@ pub(crate) const PRM_SERVED: McpRule = McpRule::new(
     "RFC 9728 Protected Resource Metadata is served and valid",
     Keyword::Must,
     Outcome::Fail,
-    spec!("/basic/authorization#authorization-server-location"),
+    spec!("/basic/authorization/authorization-server-discovery"),
     "AUT",
     |s| prm_served(s).boxed(),
 )
@@ -68,7 +68,7 @@ pub(crate) const ISS_PARAMETER: McpRule = McpRule::new(
     "AS advertises authorization_response_iss_parameter_supported: true",
     Keyword::Should,
     Outcome::Warn,
-    spec!("/basic/authorization/security-considerations"),
+    spec!("/basic/authorization#authorization-response-validation"),
     "AUT",
     |s| iss_parameter(s).boxed(),
 )
@@ -79,7 +79,7 @@ pub(crate) const CHALLENGE_SCOPE: McpRule = McpRule::new(
     "WWW-Authenticate includes a scope parameter",
     Keyword::Should,
     Outcome::Warn,
-    spec!("/basic/authorization#protected-resource-metadata-discovery-requirements"),
+    spec!("/basic/authorization#scope-selection-strategy"),
     "AUT",
     |s| challenge_scope(s).boxed(),
 )
@@ -90,7 +90,7 @@ pub(crate) const INSUFFICIENT_SCOPE: McpRule = McpRule::new(
     "Insufficient scope returns 403 with error=\"insufficient_scope\"",
     Keyword::Should,
     Outcome::Warn,
-    spec!("/basic/authorization#scope-challenge-handling"),
+    spec!("/basic/authorization#runtime-insufficient-scope-errors"),
     "AUT",
     |s| insufficient_scope(s).boxed(),
 )
@@ -102,7 +102,7 @@ pub(crate) const AUDIENCE: McpRule = McpRule::new(
     "Tokens with a foreign audience are rejected",
     Keyword::Must,
     Outcome::Fail,
-    spec!("/basic/authorization#token-audience-binding-and-validation"),
+    spec!("/basic/authorization#token-handling"),
     "AUT",
     |s| audience(s).boxed(),
 )
@@ -113,7 +113,7 @@ pub(crate) const NO_OFFLINE_ACCESS: McpRule = McpRule::new(
     "offline_access absent from scopes_supported / challenge scope",
     Keyword::ShouldNot,
     Outcome::Info,
-    spec!("/basic/authorization#scope-selection-strategy"),
+    spec!("/basic/authorization#refresh-tokens"),
     "AUT",
     |s| no_offline_access(s).boxed(),
 )
@@ -135,7 +135,7 @@ pub(crate) const CIMD: McpRule = McpRule::new(
     "AS supports Client ID Metadata Documents, not DCR alone",
     Keyword::Should,
     Outcome::Warn,
-    spec!("/basic/authorization/client-registration"),
+    spec!("/basic/authorization/client-registration#client-id-metadata-documents"),
     "AUT",
     |s| cimd(s).boxed(),
 )
@@ -554,6 +554,23 @@ fn same_resource(resource: &str, endpoint: &Url) -> bool {
         && r.fragment().is_none()
 }
 
+/// Whether `resource` is the same origin as `endpoint` with a path that is a
+/// whole-segment prefix of the endpoint's.
+fn less_specific(resource: &str, endpoint: &Url) -> bool {
+    let Ok(r) = Url::parse(resource) else {
+        return false;
+    };
+    let prefix = r.path().trim_end_matches('/');
+    let path = endpoint.path();
+    r.scheme() == endpoint.scheme()
+        && r.host_str() == endpoint.host_str()
+        && r.port_or_known_default() == endpoint.port_or_known_default()
+        && r.query().is_none()
+        && r.fragment().is_none()
+        && path.starts_with(prefix)
+        && path[prefix.len()..].starts_with('/')
+}
+
 async fn prm_resource(s: &mut Session) -> Judgement {
     let auth = match survey(s).await {
         Ok(a) => a,
@@ -570,6 +587,14 @@ async fn prm_resource(s: &mut Session) -> Judgement {
     canonical.set_fragment(None);
     if same_resource(resource, &canonical) {
         Judgement::pass(format!("resource {resource} is the server's canonical URI"))
+    } else if less_specific(resource, &canonical) {
+        // The spec lists `https://mcp.example.com` as a valid canonical URI for
+        // a server under it (authorization "Canonical Server URI").
+        Judgement::pass(format!(
+            "resource {resource} is a less specific canonical URI of this server ({}), which \
+             the spec allows",
+            canonical.as_str().trim_end_matches('/')
+        ))
     } else {
         Judgement::fail(format!(
             "resource {:?} is not the canonical URI of this server ({}); clients bind tokens to \
@@ -1013,5 +1038,8 @@ mod tests {
         assert!(same_resource("https://MCP.example:443/mcp", &endpoint));
         assert!(!same_resource("https://mcp.example/", &endpoint));
         assert!(!same_resource("http://mcp.example/mcp", &endpoint));
+        assert!(less_specific("https://mcp.example", &endpoint));
+        assert!(!less_specific("https://mcp.example/m", &endpoint));
+        assert!(!less_specific("https://mcp.example/other", &endpoint));
     }
 }
