@@ -7,8 +7,8 @@
 
 use futures::StreamExt;
 use protocheck::reference::mcp::{
-    McpReferenceConfig, ReferenceEra, SCOPE_READ, SCOPE_TOOLS, serve_mcp_reference,
-    supported_faults,
+    CertificateFault, McpReferenceConfig, ReferenceEra, SCOPE_READ, SCOPE_TOOLS, TestCertificate,
+    serve_mcp_reference, serve_mcp_reference_tls, supported_faults,
 };
 use protocheck::suite::mcp::{self, McpSettings};
 use protocheck::suite::runner::Reporter;
@@ -26,6 +26,8 @@ use url::Url;
 struct Server {
     addr: SocketAddr,
     task: JoinHandle<()>,
+    /// The test CA to trust, when the server speaks HTTPS.
+    ca_der: Option<Vec<u8>>,
 }
 
 impl Drop for Server {
@@ -44,15 +46,54 @@ impl Server {
         let task = tokio::spawn(async move {
             let _ = serve_mcp_reference(listener, config).await;
         });
-        Self { addr, task }
+        Self {
+            addr,
+            task,
+            ca_der: None,
+        }
+    }
+
+    /// The server over HTTPS with a certificate made for the test.
+    async fn start_tls(config: McpReferenceConfig, fault: CertificateFault) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1");
+        let addr = listener.local_addr().expect("local addr");
+        let certificate = TestCertificate::generate(fault).expect("test certificate");
+        let ca_der = Some(certificate.ca_der.clone());
+        let task = tokio::spawn(async move {
+            let _ = serve_mcp_reference_tls(listener, config, certificate).await;
+        });
+        Self { addr, task, ca_der }
+    }
+
+    fn scheme(&self) -> &str {
+        if self.ca_der.is_some() {
+            "https"
+        } else {
+            "http"
+        }
     }
 
     fn url(&self) -> Url {
-        format!("http://{}/mcp", self.addr).parse().expect("url")
+        format!("{}://{}/mcp", self.scheme(), self.addr)
+            .parse()
+            .expect("url")
     }
 
     fn server_json(&self) -> String {
-        format!("http://{}/server.json", self.addr)
+        format!("{}://{}/server.json", self.scheme(), self.addr)
+    }
+
+    /// A client for this server: it trusts the test CA (this run only).
+    fn client(&self) -> HttpClient {
+        match &self.ca_der {
+            Some(ca) => {
+                HttpClient::with_extra_root(AddressPolicy::AllowPrivate, Limits::default(), ca)
+            }
+            None => HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()),
+        }
+        .expect("client")
     }
 }
 
@@ -91,6 +132,10 @@ impl Run {
 
 async fn run_against(url: Url, options: RunOptions) -> Run {
     let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+    run_with_client(url, options, http).await
+}
+
+async fn run_with_client(url: Url, options: RunOptions, http: HttpClient) -> Run {
     let ctx = RunContext::new(http, options);
     let (tx, mut rx) = tokio::sync::mpsc::channel(16);
     let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
@@ -129,6 +174,8 @@ enum Access {
     Open,
     Full,
     Low,
+    /// `--auth` over HTTPS, a token with every scope.
+    Tls,
 }
 
 /// The access under which a rule's fault shows: AUT rules need a server that
@@ -136,6 +183,8 @@ enum Access {
 fn access_for(id: &str) -> Access {
     if id == "MCP-AUT-007" {
         Access::Low
+    } else if id == "MCP-SEC-002" {
+        Access::Tls
     } else if id.starts_with("MCP-AUT-") {
         Access::Full
     } else {
@@ -151,7 +200,16 @@ async fn run_with_access(faults: &[&str], access: Access) -> (Run, Option<String
         return (run_reference(cfg).await, None);
     }
     let cfg = cfg.with_auth();
-    let server = Server::start(cfg.clone()).await;
+    let server = if access == Access::Tls {
+        let fault = if faults.contains(&"MCP-SEC-002") {
+            CertificateFault::Expired
+        } else {
+            CertificateFault::None
+        };
+        Server::start_tls(cfg.clone(), fault).await
+    } else {
+        Server::start(cfg.clone()).await
+    };
     let scope = match access {
         Access::Low => SCOPE_READ.to_owned(),
         _ => format!("{SCOPE_READ} {SCOPE_TOOLS}"),
@@ -164,7 +222,10 @@ async fn run_with_access(faults: &[&str], access: Access) -> (Run, Option<String
         bearer_token: Some(BearerToken::new(token.clone())),
         ..RunOptions::default()
     };
-    (run_against(server.url(), options).await, Some(token))
+    (
+        run_with_client(server.url(), options, server.client()).await,
+        Some(token),
+    )
 }
 
 fn config(faults: &[&str]) -> McpReferenceConfig {
@@ -222,7 +283,7 @@ fn expected_outcome(id: &str) -> Outcome {
 #[tokio::test]
 async fn each_fault_breaks_exactly_its_rule() {
     let mut baselines: BTreeMap<Access, BTreeMap<String, Outcome>> = BTreeMap::new();
-    for access in [Access::Open, Access::Full, Access::Low] {
+    for access in [Access::Open, Access::Full, Access::Low, Access::Tls] {
         let (clean, _) = run_with_access(&[], access).await;
         baselines.insert(
             access,
@@ -308,6 +369,50 @@ async fn clean_authorized_server_judges_every_authorization_rule() {
         !shown.contains(&token.expect("token")),
         "the token is never shown"
     );
+}
+
+#[tokio::test]
+async fn an_authorized_https_server_passes_every_aut_and_sec_rule() {
+    let (run, _) = run_with_access(&[], Access::Tls).await;
+    println!("{}", run.table());
+    for r in mcp::rules()
+        .iter()
+        .filter(|r| r.group == "AUT" || r.group == "SEC")
+    {
+        let f = run.finding(r.id);
+        let expected = if r.id == "MCP-AUT-007" {
+            Outcome::Skip
+        } else {
+            Outcome::Pass
+        };
+        assert_eq!(f.outcome, expected, "{}: {}", r.id, f.message);
+    }
+    assert_eq!(run.grade(), "strict", "{}", run.table());
+}
+
+#[tokio::test]
+async fn refused_certificates_fail_https_and_nothing_else() {
+    for fault in [
+        CertificateFault::Expired,
+        CertificateFault::WrongHost,
+        CertificateFault::SelfSigned,
+    ] {
+        let server = Server::start_tls(config(&[]), fault).await;
+        let run = run_with_client(server.url(), RunOptions::default(), server.client()).await;
+        let f = run.finding("MCP-SEC-002");
+        assert_eq!(f.outcome, Outcome::Fail, "{fault:?}: {}", f.message);
+        assert!(!f.evidence.is_empty(), "{fault:?}");
+        for other in run.findings.iter().filter(|f| f.rule_id != "MCP-SEC-002") {
+            assert_eq!(other.outcome, Outcome::Skip, "{fault:?} {}", other.rule_id);
+            assert!(other.message.starts_with("not verified: MCP-SEC-002"));
+        }
+        assert_eq!(run.grade(), "non-compliant");
+    }
+    // The service's own client trusts the built-in roots only: the test CA is
+    // not among them, so even the sound certificate is refused.
+    let server = Server::start_tls(config(&[]), CertificateFault::None).await;
+    let run = run_against(server.url(), RunOptions::default()).await;
+    assert_eq!(run.outcome("MCP-SEC-002"), Outcome::Fail);
 }
 
 #[tokio::test]

@@ -37,8 +37,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod auth;
+mod tls;
 
 pub use auth::{ISSUER_PATH, SCOPE_READ, SCOPE_TOOLS};
+pub use tls::{CertificateFault, TestCertificate};
 
 /// Largest request body accepted.
 const MAX_BODY: usize = 1024 * 1024;
@@ -141,6 +143,7 @@ const FAULTS: &[&McpRule] = &[
     &sch::SCHEMA_VALID,
     &sch::HEADER_SAFE_NAMES,
     &sec::ORIGIN_403,
+    &sec::HTTPS,
     &sec::NO_ECHO,
     &sec::ICONS,
     &sec::NETWORK_REF,
@@ -381,6 +384,43 @@ pub async fn serve_mcp_reference(
     axum::serve(listener, app).await
 }
 
+/// Serves the reference server over HTTPS with `certificate` until the future
+/// is dropped, tracking connections like [`serve_mcp_reference`].
+pub async fn serve_mcp_reference_tls(
+    listener: tokio::net::TcpListener,
+    mut config: McpReferenceConfig,
+    certificate: TestCertificate,
+) -> std::io::Result<()> {
+    config.tls = true;
+    let state = Arc::new(Inner::new(config));
+    let acceptor = tokio_rustls::TlsAcceptor::from(certificate.server.clone());
+    let app = router(state.clone());
+    loop {
+        let (tcp, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(_) => {
+                // Out of descriptors or a reset before accept: wait, go on.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        state.accepted(peer);
+        let acceptor = acceptor.clone();
+        let app = app.clone().layer(axum::Extension(ConnectInfo(peer)));
+        tokio::spawn(async move {
+            // A client that refuses the certificate ends the handshake.
+            let Ok(stream) = acceptor.accept(tcp).await else {
+                return;
+            };
+            let service = hyper_util::service::TowerToHyperService::new(app);
+            let _ =
+                hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
+                    .serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+        });
+    }
+}
+
 /// `protocheck reference mcp`.
 #[derive(Debug, clap::Args)]
 pub struct McpReferenceArgs {
@@ -398,6 +438,11 @@ pub struct McpReferenceArgs {
     /// printed at start-up.
     #[arg(long)]
     pub auth: bool,
+    /// Serve HTTPS with a certificate authority and a certificate for
+    /// localhost made at start-up; the CA is printed so a client can trust it.
+    /// With `--break MCP-SEC-002` the certificate is expired.
+    #[arg(long)]
+    pub tls: bool,
 }
 
 pub async fn run_mcp_reference(args: McpReferenceArgs) -> anyhow::Result<()> {
@@ -408,6 +453,7 @@ pub async fn run_mcp_reference(args: McpReferenceArgs) -> anyhow::Result<()> {
     }
     let listener = tokio::net::TcpListener::bind((args.bind.as_str(), args.port)).await?;
     let addr = listener.local_addr()?;
+    let scheme = if args.tls { "https" } else { "http" };
     let broken = if config.faults().is_empty() {
         "correct".to_owned()
     } else {
@@ -421,10 +467,10 @@ pub async fn run_mcp_reference(args: McpReferenceArgs) -> anyhow::Result<()> {
                 .join(", ")
         )
     };
-    eprintln!("MCP {PROTOCOL_VERSION} reference server ({broken}) on http://{addr}/mcp");
+    eprintln!("MCP {PROTOCOL_VERSION} reference server ({broken}) on {scheme}://{addr}/mcp");
     if config.requires_auth() {
         // Test tokens for this process only: the key dies with it.
-        let audience = format!("http://{addr}/mcp");
+        let audience = format!("{scheme}://{addr}/mcp");
         let lifetime = Duration::from_secs(3600);
         let full = config.mint_token(&audience, &format!("{SCOPE_READ} {SCOPE_TOOLS}"), lifetime);
         let low = config.mint_token(&audience, SCOPE_READ, lifetime);
@@ -433,9 +479,26 @@ pub async fn run_mcp_reference(args: McpReferenceArgs) -> anyhow::Result<()> {
             eprintln!("bearer token ({SCOPE_READ} only, 1 h): {low}");
         }
     }
-    tokio::select! {
-        served = serve_mcp_reference(listener, config) => served?,
-        _ = tokio::signal::ctrl_c() => {}
+    if args.tls {
+        let fault = if config.faults().contains(sec::HTTPS.rule.id) {
+            CertificateFault::Expired
+        } else {
+            CertificateFault::None
+        };
+        let certificate = TestCertificate::generate(fault).map_err(|e| anyhow::anyhow!(e))?;
+        eprintln!(
+            "test CA certificate (DER, hex; trust it for this server only): {}",
+            hex::encode(&certificate.ca_der)
+        );
+        tokio::select! {
+            served = serve_mcp_reference_tls(listener, config, certificate) => served?,
+            _ = tokio::signal::ctrl_c() => {}
+        }
+    } else {
+        tokio::select! {
+            served = serve_mcp_reference(listener, config) => served?,
+            _ = tokio::signal::ctrl_c() => {}
+        }
     }
     Ok(())
 }
@@ -694,7 +757,7 @@ async fn handle_server_json(State(state): State<Shared>, headers: HeaderMap) -> 
         "description": description,
         "version": version,
         "repository": {"url": "https://github.com/protocheck/protocheck", "source": "github"},
-        "remotes": [{"type": "streamable-http", "url": format!("http://{host}{path}")}]
+        "remotes": [{"type": "streamable-http", "url": format!("{}://{host}{path}", if state.config.tls { "https" } else { "http" })}]
     });
     (
         [(header::CONTENT_TYPE, "application/json")],
@@ -2069,7 +2132,6 @@ mod tests {
         let known = hdr::MISSING_METHOD.rule.id.to_owned();
         assert!(McpReferenceConfig::new(BTreeSet::from([known])).is_ok());
         assert!(McpReferenceConfig::new(BTreeSet::from(["MCP-HDR-999".to_owned()])).is_err());
-        assert!(McpReferenceConfig::new(BTreeSet::from(["MCP-SEC-002".to_owned()])).is_err());
     }
 
     #[test]

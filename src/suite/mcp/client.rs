@@ -410,7 +410,7 @@ impl McpClient {
     /// The same client on a new connection pool, so its first request opens a
     /// new connection (STL rules). Shares the limit and the log.
     pub fn fresh_connection(&self) -> Result<Self, TransportError> {
-        let http = HttpClient::new(self.http.policy(), self.http.limits().clone())?;
+        let http = self.http.fresh()?;
         Ok(Self {
             http,
             ..self.clone()

@@ -183,7 +183,13 @@ pub(crate) async fn run(
         settings.max_concurrency,
     )
     .with_bearer(ctx.options.bearer_token.clone());
-    let mut session = era::open(client, url, ctx.options.clone()).await?;
+    let mut session = match era::open(client, url.clone(), ctx.options.clone()).await {
+        Ok(session) => session,
+        Err(EngineError::Unreachable(err)) if url.scheme() == "https" && is_certificate(&err) => {
+            return untrusted_endpoint(&url, &err, reporter).await;
+        }
+        Err(e) => return Err(e),
+    };
     if !matches!(session.era, Era::Legacy { .. }) {
         session.survey = Survey::take(&session).await;
     }
@@ -223,6 +229,61 @@ pub(crate) async fn run(
     }
     era::close(&session).await;
     Ok(verdict(reporter, &session.era))
+}
+
+/// Whether a connection failed because the server's certificate was refused.
+fn is_certificate(err: &crate::transport::TransportError) -> bool {
+    let text = err.to_string().to_ascii_lowercase();
+    text.contains("certificate") || text.contains("unknownissuer")
+}
+
+/// The verdict on an https endpoint whose certificate the client refused:
+/// MCP-SEC-002 fails, and every other rule is skipped, for nothing can be
+/// verified over a connection that is not trusted (§15.4, no cascades).
+async fn untrusted_endpoint(
+    url: &Url,
+    err: &crate::transport::TransportError,
+    reporter: &mut Reporter,
+) -> Result<Verdict, EngineError> {
+    let https_id = super::sec::HTTPS_ID;
+    let host = url.host_str().unwrap_or("?");
+    for rule in catalogue() {
+        let finding = if rule.rule.id == https_id {
+            Finding {
+                rule_id: rule.rule.id.to_owned(),
+                outcome: rule.rule.on_failure,
+                message: super::client::clip(
+                    &format!(
+                        "the TLS handshake with {host} failed: {err}; the certificate chain MUST \
+                         reach a trusted root, name this host and be within its validity period"
+                    ),
+                    MAX_MESSAGE_CHARS,
+                ),
+                evidence: vec![Exchange {
+                    request: crate::suite::RequestRecord {
+                        line: format!("POST {url}"),
+                        headers: Vec::new(),
+                        body: String::new(),
+                    },
+                    response: None,
+                    error: Some(err.to_string()),
+                }],
+                duration_ms: 0,
+            }
+        } else {
+            Finding {
+                rule_id: rule.rule.id.to_owned(),
+                outcome: Outcome::Skip,
+                message: format!(
+                    "not verified: {https_id} failed (no trusted TLS connection to {host})"
+                ),
+                evidence: Vec::new(),
+                duration_ms: 0,
+            }
+        };
+        reporter.emit(finding).await?;
+    }
+    Ok(verdict(reporter, &Era::Modern))
 }
 
 /// Replaces the run's bearer token wherever a finding would show it. Request

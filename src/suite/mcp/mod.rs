@@ -12,8 +12,7 @@
 //! "not verified: <rule> failed"; a rule about a feature the server does not
 //! advertise is skipped with that reason.
 //!
-//! Not in this suite yet: MCP-SEC-002 (HTTPS). It is absent from the
-//! catalogue, so nothing reports it as passing.
+//! All 79 rules of `mcp-rules-79.md` are here.
 
 pub mod client;
 mod engine;

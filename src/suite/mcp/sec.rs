@@ -3,9 +3,11 @@
 //! (basic/index#icons), network `$ref`s and schema bounds
 //! (basic/index#ref-resolution, #composition-keyword-resource-use).
 //!
-//! MCP-SEC-002 (HTTPS and the certificate chain) is not here yet: it needs a
-//! TLS fixture to be proven, and a rule that cannot be shown to fail and pass
-//! stays out of the catalogue.
+//! MCP-SEC-002 judges the connection itself: every request of the run goes
+//! through a client that verifies the chain, host name and validity against
+//! its trusted roots, so a run that got this far over https passed them. When
+//! the handshake fails, the engine reports MCP-SEC-002 failed and skips the rest
+//! ([`super::engine`]).
 
 use super::client::{CANARY_HEADER, Reply, Seen, clip, some};
 use super::engine::{Judgement, Session};
@@ -26,6 +28,19 @@ pub(crate) const ORIGIN_403: McpRule = McpRule::new(
     "SEC",
     |s| origin_403(s).boxed(),
 );
+
+pub(crate) const HTTPS: McpRule = McpRule::new(
+    HTTPS_ID,
+    "Endpoint is HTTPS with a valid, unexpired certificate chain",
+    Keyword::May,
+    Outcome::Fail,
+    spec!("/basic/authorization/security-considerations"),
+    "SEC",
+    |s| https(s).boxed(),
+)
+.requires(&[]);
+
+pub(crate) const HTTPS_ID: &str = "MCP-SEC-002";
 
 pub(crate) const NO_ECHO: McpRule = McpRule::new(
     "MCP-SEC-003",
@@ -81,6 +96,7 @@ pub(crate) const NO_AUTH_REFLECTION: McpRule = McpRule::new(
 
 pub(crate) const RULES: &[McpRule] = &[
     ORIGIN_403,
+    HTTPS,
     NO_ECHO,
     ICONS,
     NETWORK_REF,
@@ -122,6 +138,44 @@ async fn origin_403(s: &mut Session) -> Judgement {
         ))
         .reply(&reply),
     }
+}
+
+/// Whether the endpoint is on this machine (`mcp-2026-07-28.md` §15.10).
+pub(crate) fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+async fn https(s: &mut Session) -> Judgement {
+    let host = s.url.host_str().unwrap_or("?").to_owned();
+    if s.url.scheme() == "https" {
+        // reqwest (rustls) refuses a connection whose chain does not reach a
+        // trusted root, names another host, or has expired; the run's requests
+        // were answered, so the handshake passed all three.
+        return match &s.discover.transport_error {
+            None => Judgement::pass(format!(
+                "https: the certificate chain for {host} was verified (trusted root, host name, \
+                 validity) on the connections of this run"
+            )),
+            Some(e) => Judgement::fail(format!("the https connection to {host} failed: {e}"))
+                .reply(&s.discover),
+        };
+    }
+    if is_loopback(&s.url) {
+        return Judgement::skip(format!(
+            "the endpoint is on loopback ({host}), a developer's own machine: plain http is not \
+             judged there"
+        ));
+    }
+    Judgement::fail(format!(
+        "the endpoint is plain http:// on {host}; tokens, tool arguments and results cross the \
+         network unprotected (OAuth 2.1 communication security requires TLS)"
+    ))
+    .reply(&s.discover)
 }
 
 /// Whether `needle` appears in what was kept of a reply: its headers (credential
