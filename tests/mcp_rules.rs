@@ -457,11 +457,35 @@ async fn authorization_rules_skip_on_an_open_server() {
     }
 }
 
+#[tokio::test]
+async fn without_a_token_only_authorization_is_judged() {
+    let server = Server::start(config(&[]).with_auth()).await;
+    let run = run_against(server.url(), RunOptions::default()).await;
+    for f in &run.findings {
+        if f.rule_id.starts_with("MCP-AUT-") {
+            let expected = if f.rule_id == "MCP-AUT-007" {
+                Outcome::Skip
+            } else {
+                Outcome::Pass
+            };
+            assert_eq!(f.outcome, expected, "{}: {}", f.rule_id, f.message);
+        } else if f.rule_id != "MCP-SEC-002" {
+            assert_eq!(f.outcome, Outcome::Skip, "{}: {}", f.rule_id, f.message);
+            assert!(
+                f.message.contains("requires authorization"),
+                "{}: {}",
+                f.rule_id,
+                f.message
+            );
+        }
+    }
+}
+
 #[test]
 fn bearer_tokens_are_never_stored() {
     let options: RunOptions =
         serde_json::from_str(r#"{"bearer_token": "secret-token-1"}"#).expect("accepted");
-    assert!(options.bearer_token.is_some());
+    assert!(options.carries_credentials());
     let stored = serde_json::to_string(&options).expect("json");
     assert!(!stored.contains("secret-token-1"), "{stored}");
     assert!(!options.canonical_json().contains("secret-token-1"));

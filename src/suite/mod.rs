@@ -333,6 +333,12 @@ impl RunOptions {
             .min(MAX_REQUEST_TIMEOUT)
     }
 
+    /// Whether the options carry a credential, which storage drops: a run
+    /// handed to a worker through the store would run without it.
+    pub fn carries_credentials(&self) -> bool {
+        self.bearer_token.is_some()
+    }
+
     /// The canonical JSON form used in the dedup key: keys sorted, absent options omitted.
     pub fn canonical_json(&self) -> String {
         // serde_json's map is ordered by key, so re-serialising a Value sorts nested keys too.

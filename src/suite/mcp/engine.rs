@@ -144,6 +144,21 @@ impl Session {
 
 /// Why a rule cannot be judged before its check runs, if it cannot.
 fn precondition(rule: &McpRule, session: &Session, reporter: &Reporter) -> Option<String> {
+    // A server that refuses the run's requests with 401 can be judged on its
+    // authorization and its transport only; everything else is unverified,
+    // not failed (§15.4, §15.9).
+    if session.discover.status == Some(401)
+        && rule.rule.group != "AUT"
+        && rule.rule.id != super::sec::HTTPS_ID
+    {
+        return Some(if session.options.bearer_token.is_some() {
+            "not verified: the server refused the run's bearer token (HTTP 401)".to_owned()
+        } else {
+            "not verified: the server requires authorization (HTTP 401) and the run has no \
+             bearer token"
+                .to_owned()
+        });
+    }
     if matches!(session.era, Era::Legacy { .. }) && !rule.on_legacy {
         return Some(format!(
             "not applicable: {}; the {SPEC_REVISION} rules do not apply",
