@@ -51,7 +51,7 @@ fn catalogue_matches_the_rule_table() {
     for (id, (title, keyword, outcome)) in &rows {
         let group = &id[4..7];
         let Some(rule) = mcp::rule(id) else {
-            if groups.contains(&group) {
+            if groups.contains(&group) && !NOT_YET.contains(&id.as_str()) {
                 problems.push(format!("{id} is missing from the catalogue"));
             }
             continue;
@@ -78,7 +78,8 @@ fn catalogue_matches_the_rule_table() {
         }
     }
     assert!(problems.is_empty(), "\n{}", problems.join("\n"));
-    // AUT and SEC are a separate piece of work; everything else is here.
-    assert_eq!(mcp::catalogue().len(), 61);
-    assert!(groups.iter().all(|g| *g != "AUT" && *g != "SEC"));
+    assert_eq!(mcp::catalogue().len(), 79, "every rule is implemented");
 }
+
+/// Rules of a category in the catalogue that are not implemented yet.
+const NOT_YET: &[&str] = &[];

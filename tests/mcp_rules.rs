@@ -7,12 +7,13 @@
 
 use futures::StreamExt;
 use protocheck::reference::mcp::{
-    McpReferenceConfig, ReferenceEra, serve_mcp_reference, supported_faults,
+    CertificateFault, McpReferenceConfig, ReferenceEra, SCOPE_READ, SCOPE_TOOLS, TestCertificate,
+    serve_mcp_reference, serve_mcp_reference_tls, supported_faults,
 };
 use protocheck::suite::mcp::{self, McpSettings};
 use protocheck::suite::runner::Reporter;
 use protocheck::suite::{
-    Endpoint, Finding, Outcome, RunContext, RunOptions, Verdict, VerdictDetail,
+    BearerToken, Endpoint, Finding, Outcome, RunContext, RunOptions, Verdict, VerdictDetail,
 };
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
 use std::collections::{BTreeMap, BTreeSet};
@@ -25,6 +26,8 @@ use url::Url;
 struct Server {
     addr: SocketAddr,
     task: JoinHandle<()>,
+    /// The test CA to trust, when the server speaks HTTPS.
+    ca_der: Option<Vec<u8>>,
 }
 
 impl Drop for Server {
@@ -43,15 +46,54 @@ impl Server {
         let task = tokio::spawn(async move {
             let _ = serve_mcp_reference(listener, config).await;
         });
-        Self { addr, task }
+        Self {
+            addr,
+            task,
+            ca_der: None,
+        }
+    }
+
+    /// The server over HTTPS with a certificate made for the test.
+    async fn start_tls(config: McpReferenceConfig, fault: CertificateFault) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1");
+        let addr = listener.local_addr().expect("local addr");
+        let certificate = TestCertificate::generate(fault).expect("test certificate");
+        let ca_der = Some(certificate.ca_der.clone());
+        let task = tokio::spawn(async move {
+            let _ = serve_mcp_reference_tls(listener, config, certificate).await;
+        });
+        Self { addr, task, ca_der }
+    }
+
+    fn scheme(&self) -> &str {
+        if self.ca_der.is_some() {
+            "https"
+        } else {
+            "http"
+        }
     }
 
     fn url(&self) -> Url {
-        format!("http://{}/mcp", self.addr).parse().expect("url")
+        format!("{}://{}/mcp", self.scheme(), self.addr)
+            .parse()
+            .expect("url")
     }
 
     fn server_json(&self) -> String {
-        format!("http://{}/server.json", self.addr)
+        format!("{}://{}/server.json", self.scheme(), self.addr)
+    }
+
+    /// A client for this server: it trusts the test CA (this run only).
+    fn client(&self) -> HttpClient {
+        match &self.ca_der {
+            Some(ca) => {
+                HttpClient::with_extra_root(AddressPolicy::AllowPrivate, Limits::default(), ca)
+            }
+            None => HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()),
+        }
+        .expect("client")
     }
 }
 
@@ -90,6 +132,10 @@ impl Run {
 
 async fn run_against(url: Url, options: RunOptions) -> Run {
     let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+    run_with_client(url, options, http).await
+}
+
+async fn run_with_client(url: Url, options: RunOptions, http: HttpClient) -> Run {
     let ctx = RunContext::new(http, options);
     let (tx, mut rx) = tokio::sync::mpsc::channel(16);
     let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
@@ -119,6 +165,67 @@ async fn run_reference(config: McpReferenceConfig) -> Run {
         ..RunOptions::default()
     };
     run_against(server.url(), options).await
+}
+
+/// How a run reaches the reference server: without authorization, or with
+/// `--auth` and a token with every scope or with `mcp:read` only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Access {
+    Open,
+    Full,
+    Low,
+    /// `--auth` over HTTPS, a token with every scope.
+    Tls,
+}
+
+/// The access under which a rule's fault shows: AUT rules need a server that
+/// asks for authorization, and MCP-AUT-007 a token that lacks a scope.
+fn access_for(id: &str) -> Access {
+    if id == "MCP-AUT-007" {
+        Access::Low
+    } else if id == "MCP-SEC-002" {
+        Access::Tls
+    } else if id.starts_with("MCP-AUT-") {
+        Access::Full
+    } else {
+        Access::Open
+    }
+}
+
+/// A run against a reference server with `faults`, reached with `access`;
+/// returns the token used, if any.
+async fn run_with_access(faults: &[&str], access: Access) -> (Run, Option<String>) {
+    let cfg = config(faults);
+    if access == Access::Open {
+        return (run_reference(cfg).await, None);
+    }
+    let cfg = cfg.with_auth();
+    let server = if access == Access::Tls {
+        let fault = if faults.contains(&"MCP-SEC-002") {
+            CertificateFault::Expired
+        } else {
+            CertificateFault::None
+        };
+        Server::start_tls(cfg.clone(), fault).await
+    } else {
+        Server::start(cfg.clone()).await
+    };
+    let scope = match access {
+        Access::Low => SCOPE_READ.to_owned(),
+        _ => format!("{SCOPE_READ} {SCOPE_TOOLS}"),
+    };
+    let token = cfg
+        .mint_token(server.url().as_str(), &scope, Duration::from_secs(600))
+        .expect("an --auth server mints tokens");
+    let options = RunOptions {
+        server_json: Some(serde_json::Value::String(server.server_json())),
+        bearer_token: Some(BearerToken::new(token.clone())),
+        ..RunOptions::default()
+    };
+    (
+        run_with_client(server.url(), options, server.client()).await,
+        Some(token),
+    )
 }
 
 fn config(faults: &[&str]) -> McpReferenceConfig {
@@ -175,18 +282,24 @@ fn expected_outcome(id: &str) -> Outcome {
 
 #[tokio::test]
 async fn each_fault_breaks_exactly_its_rule() {
-    let clean = run_reference(config(&[])).await;
-    let baseline: BTreeMap<String, Outcome> = clean
-        .findings
-        .iter()
-        .map(|f| (f.rule_id.clone(), f.outcome))
-        .collect();
+    let mut baselines: BTreeMap<Access, BTreeMap<String, Outcome>> = BTreeMap::new();
+    for access in [Access::Open, Access::Full, Access::Low, Access::Tls] {
+        let (clean, _) = run_with_access(&[], access).await;
+        baselines.insert(
+            access,
+            clean
+                .findings
+                .iter()
+                .map(|f| (f.rule_id.clone(), f.outcome))
+                .collect(),
+        );
+    }
     let ids: Vec<&'static str> = mcp::rules().iter().map(|r| r.id).collect();
     let results: Vec<(String, Vec<String>)> = futures::stream::iter(ids)
         .map(|id| {
-            let baseline = baseline.clone();
+            let baseline = baselines[&access_for(id)].clone();
             async move {
-                let run = run_reference(config(&[id])).await;
+                let (run, _) = run_with_access(&[id], access_for(id)).await;
                 let mut problems = Vec::new();
                 let broken = run.finding(id);
                 if broken.outcome != expected_outcome(id) {
@@ -224,6 +337,159 @@ async fn each_fault_breaks_exactly_its_rule() {
         .map(|(id, p)| format!("--break {id}:\n  {}", p.join("\n  ")))
         .collect();
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[tokio::test]
+async fn clean_authorized_server_judges_every_authorization_rule() {
+    let (run, token) = run_with_access(&[], Access::Full).await;
+    println!("{}", run.table());
+    assert_eq!(run.findings.len(), mcp::rules().len(), "every rule judged");
+    for f in &run.findings {
+        assert!(
+            matches!(f.outcome, Outcome::Pass | Outcome::Skip),
+            "{} on the clean authorized server: {:?} {}",
+            f.rule_id,
+            f.outcome,
+            f.message
+        );
+    }
+    for r in mcp::rules().iter().filter(|r| r.group == "AUT") {
+        let f = run.finding(r.id);
+        if r.id == "MCP-AUT-007" {
+            // A token with every scope is never refused for scope.
+            assert_eq!(f.outcome, Outcome::Skip, "{}", f.message);
+            assert!(f.message.contains("never refused"), "{}", f.message);
+        } else {
+            assert_eq!(f.outcome, Outcome::Pass, "{}: {}", r.id, f.message);
+        }
+    }
+    assert_eq!(run.grade(), "strict", "{}", run.verdict.summary);
+    let shown = serde_json::to_string(&run.findings).expect("json");
+    assert!(
+        !shown.contains(&token.expect("token")),
+        "the token is never shown"
+    );
+}
+
+#[tokio::test]
+async fn an_authorized_https_server_passes_every_aut_and_sec_rule() {
+    let (run, _) = run_with_access(&[], Access::Tls).await;
+    println!("{}", run.table());
+    for r in mcp::rules()
+        .iter()
+        .filter(|r| r.group == "AUT" || r.group == "SEC")
+    {
+        let f = run.finding(r.id);
+        let expected = if r.id == "MCP-AUT-007" {
+            Outcome::Skip
+        } else {
+            Outcome::Pass
+        };
+        assert_eq!(f.outcome, expected, "{}: {}", r.id, f.message);
+    }
+    assert_eq!(run.grade(), "strict", "{}", run.table());
+}
+
+#[tokio::test]
+async fn refused_certificates_fail_https_and_nothing_else() {
+    for fault in [
+        CertificateFault::Expired,
+        CertificateFault::WrongHost,
+        CertificateFault::SelfSigned,
+    ] {
+        let server = Server::start_tls(config(&[]), fault).await;
+        let run = run_with_client(server.url(), RunOptions::default(), server.client()).await;
+        let f = run.finding("MCP-SEC-002");
+        assert_eq!(f.outcome, Outcome::Fail, "{fault:?}: {}", f.message);
+        assert!(!f.evidence.is_empty(), "{fault:?}");
+        for other in run.findings.iter().filter(|f| f.rule_id != "MCP-SEC-002") {
+            assert_eq!(other.outcome, Outcome::Skip, "{fault:?} {}", other.rule_id);
+            assert!(other.message.starts_with("not verified: MCP-SEC-002"));
+        }
+        assert_eq!(run.grade(), "non-compliant");
+    }
+    // The service's own client trusts the built-in roots only: the test CA is
+    // not among them, so even the sound certificate is refused.
+    let server = Server::start_tls(config(&[]), CertificateFault::None).await;
+    let run = run_against(server.url(), RunOptions::default()).await;
+    assert_eq!(run.outcome("MCP-SEC-002"), Outcome::Fail);
+}
+
+#[tokio::test]
+async fn a_low_scope_token_meets_insufficient_scope() {
+    let (run, token) = run_with_access(&[], Access::Low).await;
+    let f = run.finding("MCP-AUT-007");
+    assert_eq!(f.outcome, Outcome::Pass, "{}", f.message);
+    let (broken, broken_token) = run_with_access(&["MCP-AUT-007"], Access::Low).await;
+    let f = broken.finding("MCP-AUT-007");
+    assert_eq!(f.outcome, Outcome::Warn, "{}", f.message);
+    assert!(f.message.contains("HTTP 401"), "{}", f.message);
+    // The evidence shows the refused request, with its token redacted.
+    let exchange = &f.evidence[0];
+    assert!(
+        exchange
+            .request
+            .headers
+            .iter()
+            .any(|(n, v)| n == "authorization" && v == "[redacted]")
+    );
+    for (run, token) in [(&run, token), (&broken, broken_token)] {
+        let shown = serde_json::to_string(&run.findings).expect("json");
+        assert!(
+            !shown.contains(&token.expect("token")),
+            "the token is never shown"
+        );
+    }
+}
+
+#[tokio::test]
+async fn authorization_rules_skip_on_an_open_server() {
+    let run = run_reference(config(&[])).await;
+    for r in mcp::rules().iter().filter(|r| r.group == "AUT") {
+        let f = run.finding(r.id);
+        assert_eq!(f.outcome, Outcome::Skip, "{}", r.id);
+        assert!(
+            f.message.contains("does not require authorization"),
+            "{}: {}",
+            r.id,
+            f.message
+        );
+    }
+}
+
+#[tokio::test]
+async fn without_a_token_only_authorization_is_judged() {
+    let server = Server::start(config(&[]).with_auth()).await;
+    let run = run_against(server.url(), RunOptions::default()).await;
+    for f in &run.findings {
+        if f.rule_id.starts_with("MCP-AUT-") {
+            let expected = if f.rule_id == "MCP-AUT-007" {
+                Outcome::Skip
+            } else {
+                Outcome::Pass
+            };
+            assert_eq!(f.outcome, expected, "{}: {}", f.rule_id, f.message);
+        } else if f.rule_id != "MCP-SEC-002" {
+            assert_eq!(f.outcome, Outcome::Skip, "{}: {}", f.rule_id, f.message);
+            assert!(
+                f.message.contains("requires authorization"),
+                "{}: {}",
+                f.rule_id,
+                f.message
+            );
+        }
+    }
+}
+
+#[test]
+fn bearer_tokens_are_never_stored() {
+    let options: RunOptions =
+        serde_json::from_str(r#"{"bearer_token": "secret-token-1"}"#).expect("accepted");
+    assert!(options.carries_credentials());
+    let stored = serde_json::to_string(&options).expect("json");
+    assert!(!stored.contains("secret-token-1"), "{stored}");
+    assert!(!options.canonical_json().contains("secret-token-1"));
+    assert!(!format!("{options:?}").contains("secret-token-1"));
 }
 
 #[tokio::test]

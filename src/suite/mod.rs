@@ -266,12 +266,44 @@ pub struct RunOptions {
     /// Per-request timeout in milliseconds (bounded by the service's limits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_timeout_ms: Option<u64>,
+    /// An OAuth bearer token for an MCP server that requires authorization
+    /// (`mcp-2026-07-28.md` §15.9): sent on every request of this run and never
+    /// kept. It is read from input but never serialised, so it is absent from
+    /// the stored options and from the dedup key ([`Self::canonical_json`]);
+    /// only a run driven in-process (`protocheck check`) can use it.
+    #[serde(default, skip_serializing)]
+    pub bearer_token: Option<BearerToken>,
+}
+
+/// A credential given with a run. Its `Debug` form and every serialisation
+/// hide the value; only [`BearerToken::expose`] reads it.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct BearerToken(String);
+
+impl BearerToken {
+    pub fn new(token: impl Into<String>) -> Self {
+        Self(token.into())
+    }
+
+    /// The token itself, for the `Authorization` header and for redaction.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BearerToken([redacted])")
+    }
 }
 
 /// Per-request timeout when a run does not set one.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// The longest per-request timeout a run may ask for.
 pub const MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest bearer token a run may carry.
+pub const MAX_BEARER_TOKEN_BYTES: usize = 4096;
 /// Whole-run deadline: a run still going after this ends as `error`.
 pub const DEFAULT_RUN_DEADLINE: Duration = Duration::from_secs(120);
 
@@ -294,6 +326,16 @@ impl RunOptions {
                 MAX_REQUEST_TIMEOUT.as_millis()
             ));
         }
+        if let Some(token) = &self.bearer_token
+            && (token.0.is_empty()
+                || token.0.len() > MAX_BEARER_TOKEN_BYTES
+                || !token.0.bytes().all(|b| b.is_ascii_graphic()))
+        {
+            // RFC 6750 §2.1 b64token: visible ASCII; a bounded length keeps it a header.
+            return Err(format!(
+                "options.bearer_token must be 1 to {MAX_BEARER_TOKEN_BYTES} visible ASCII characters"
+            ));
+        }
         Ok(())
     }
 
@@ -302,6 +344,12 @@ impl RunOptions {
             .map(Duration::from_millis)
             .unwrap_or(DEFAULT_REQUEST_TIMEOUT)
             .min(MAX_REQUEST_TIMEOUT)
+    }
+
+    /// Whether the options carry a credential, which storage drops: a run
+    /// handed to a worker through the store would run without it.
+    pub fn carries_credentials(&self) -> bool {
+        self.bearer_token.is_some()
     }
 
     /// The canonical JSON form used in the dedup key: keys sorted, absent options omitted.

@@ -136,6 +136,9 @@ pub struct HttpClient {
     inner: reqwest::Client,
     policy: AddressPolicy,
     limits: Arc<Limits>,
+    /// A CA certificate (DER) trusted beside the built-in roots: set only by
+    /// tests, through [`HttpClient::with_extra_root`].
+    extra_root: Option<Arc<Vec<u8>>>,
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -154,7 +157,37 @@ const USER_AGENT: &str = concat!(
 
 impl HttpClient {
     pub fn new(policy: AddressPolicy, limits: Limits) -> Result<Self, TransportError> {
-        let inner = reqwest::Client::builder()
+        Self::build(policy, limits, None)
+    }
+
+    /// A client that also trusts the CA certificate `ca_der` (DER). For test
+    /// runs against a server with a certificate made for the test; the service
+    /// itself uses [`HttpClient::new`], which trusts the built-in roots only.
+    pub fn with_extra_root(
+        policy: AddressPolicy,
+        limits: Limits,
+        ca_der: &[u8],
+    ) -> Result<Self, TransportError> {
+        Self::build(policy, limits, Some(Arc::new(ca_der.to_vec())))
+    }
+
+    /// The same configuration on a new connection pool.
+    pub fn fresh(&self) -> Result<Self, TransportError> {
+        Self::build(self.policy, (*self.limits).clone(), self.extra_root.clone())
+    }
+
+    fn build(
+        policy: AddressPolicy,
+        limits: Limits,
+        extra_root: Option<Arc<Vec<u8>>>,
+    ) -> Result<Self, TransportError> {
+        let mut builder = reqwest::Client::builder();
+        if let Some(der) = &extra_root {
+            let cert = reqwest::Certificate::from_der(der)
+                .map_err(|e| TransportError::Io(format!("cannot read the extra root: {e}")))?;
+            builder = builder.add_root_certificate(cert);
+        }
+        let inner = builder
             // A redirect is evidence about the target, never an instruction to follow.
             .redirect(reqwest::redirect::Policy::none())
             // A proxy would connect on our behalf to an address the guard never saw.
@@ -169,6 +202,7 @@ impl HttpClient {
             inner,
             policy,
             limits: Arc::new(limits),
+            extra_root,
         })
     }
 

@@ -7,7 +7,7 @@
 //! [`Seen`] records, which the run-wide rules (RES, ERR, DSC-005) judge.
 
 use super::wire::{self, ACCEPT_BOTH, H_METHOD, H_NAME, H_PROTOCOL_VERSION, PROTOCOL_VERSION};
-use crate::suite::{Exchange, ResponseRecord};
+use crate::suite::{BearerToken, Exchange, ResponseRecord};
 use crate::transport::sse::{SseReader, is_event_stream};
 use crate::transport::{HttpClient, HttpRequest, TransportError, excerpt, redact_headers};
 use bytes::{Bytes, BytesMut};
@@ -332,6 +332,8 @@ pub struct Seen {
     pub server_requests: usize,
     pub terminated: Option<bool>,
     pub accel_buffering: Option<String>,
+    /// Whether the request carried the run's bearer token (MCP-AUT-007).
+    pub authorized: bool,
     pub exchange: Exchange,
 }
 
@@ -348,7 +350,17 @@ pub struct McpClient {
     /// Set once a stream stayed open after its final response: later streams are
     /// not waited on, so a server that never closes them cannot stretch the run.
     open_stream_seen: Arc<AtomicBool>,
+    /// The run's bearer token, sent on every request (authorization is per
+    /// request: there is no session to carry it, spec §9.6).
+    bearer: Option<BearerToken>,
+    /// A value unique to this run, sent in [`CANARY_HEADER`] on every request so
+    /// that MCP-SEC-003 can look for it in every reply.
+    canary: Arc<str>,
 }
+
+/// The header that carries the run's canary value: an ordinary, non-credential
+/// header a server has no reason to repeat.
+pub const CANARY_HEADER: &str = "x-protocheck-canary";
 
 impl McpClient {
     pub fn new(http: HttpClient, url: Url, timeout: Duration, max_concurrency: usize) -> Self {
@@ -360,13 +372,45 @@ impl McpClient {
             next_id: Arc::new(AtomicI64::new(1)),
             seen: Arc::new(Mutex::new(Vec::new())),
             open_stream_seen: Arc::new(AtomicBool::new(false)),
+            bearer: None,
+            canary: format!("pc-canary-{:016x}", rand::random::<u64>()).into(),
         }
+    }
+
+    /// The same client sending `token` as a bearer token on every request.
+    pub fn with_bearer(mut self, token: Option<BearerToken>) -> Self {
+        self.bearer = token;
+        self
+    }
+
+    /// The run's bearer token, if it has one.
+    pub fn bearer(&self) -> Option<&BearerToken> {
+        self.bearer.as_ref()
+    }
+
+    /// The canary value every request of the run carries.
+    pub fn canary(&self) -> &str {
+        &self.canary
+    }
+
+    /// Adds the run's credentials and canary to a request that sets neither.
+    pub fn authorize(&self, mut req: HttpRequest) -> HttpRequest {
+        let has = |req: &HttpRequest, name: &str| req.headers.iter().any(|(n, _)| n == name);
+        if let Some(token) = &self.bearer
+            && !has(&req, "authorization")
+        {
+            req = req.header("authorization", format!("Bearer {}", token.expose()));
+        }
+        if !has(&req, CANARY_HEADER) {
+            req = req.header(CANARY_HEADER, self.canary.to_string());
+        }
+        req
     }
 
     /// The same client on a new connection pool, so its first request opens a
     /// new connection (STL rules). Shares the limit and the log.
     pub fn fresh_connection(&self) -> Result<Self, TransportError> {
-        let http = HttpClient::new(self.http.policy(), self.http.limits().clone())?;
+        let http = self.http.fresh()?;
         Ok(Self {
             http,
             ..self.clone()
@@ -401,6 +445,13 @@ impl McpClient {
 
     /// Builds the HTTP request of a probe.
     fn http_request(&self, probe: &Probe) -> HttpRequest {
+        self.authorize(self.plain_request(probe))
+    }
+
+    /// The HTTP request of a probe without the run's token or canary: for the
+    /// authorization probes, which must arrive unauthenticated or with a token
+    /// of their own. Not sent through the log.
+    pub fn plain_request(&self, probe: &Probe) -> HttpRequest {
         let mut req = HttpRequest::post_raw(
             self.url.clone(),
             "application/json",
@@ -491,12 +542,13 @@ impl McpClient {
             reply.exchange.error = Some(err.to_string());
         }
         if !probe.legacy && !probe.notification {
-            self.log(&reply, listen).await;
+            let authorized = self.bearer.is_some() && probe.header("authorization").is_none();
+            self.log(&reply, listen, authorized).await;
         }
         reply
     }
 
-    async fn log(&self, reply: &Reply, listen: bool) {
+    async fn log(&self, reply: &Reply, listen: bool, authorized: bool) {
         let mut seen = self.seen.lock().await;
         if seen.len() >= MAX_SEEN || reply.status.is_none() {
             return;
@@ -512,6 +564,7 @@ impl McpClient {
             server_requests: reply.server_requests.len(),
             terminated: reply.terminated,
             accel_buffering: reply.accel_buffering.clone(),
+            authorized,
             exchange: reply.exchange.clone(),
         });
     }
@@ -666,6 +719,7 @@ impl McpClient {
     /// read only as far as the first event or `window`.
     pub async fn bare(&self, req: HttpRequest, window: Duration) -> BareReply {
         let _permit = self.permits.acquire().await.ok();
+        let req = self.authorize(req);
         let evidence_bytes = self.http.limits().evidence_bytes;
         let record = req.record(evidence_bytes);
         let started = Instant::now();

@@ -99,6 +99,8 @@ pub struct Session {
     pub(crate) legacy: Option<Option<super::era::LegacySession>>,
     /// The run's server.json, once read (REG rules).
     pub(crate) registry: Option<Result<super::reg::RegistryDoc, super::reg::RegistryError>>,
+    /// What the authorization probes found (AUT rules), once taken.
+    pub(crate) auth: Option<super::aut::AuthSurvey>,
 }
 
 impl Session {
@@ -142,6 +144,21 @@ impl Session {
 
 /// Why a rule cannot be judged before its check runs, if it cannot.
 fn precondition(rule: &McpRule, session: &Session, reporter: &Reporter) -> Option<String> {
+    // A server that refuses the run's requests with 401 can be judged on its
+    // authorization and its transport only; everything else is unverified,
+    // not failed (§15.4, §15.9).
+    if session.discover.status == Some(401)
+        && rule.rule.group != "AUT"
+        && rule.rule.id != super::sec::HTTPS_ID
+    {
+        return Some(if session.options.bearer_token.is_some() {
+            "not verified: the server refused the run's bearer token (HTTP 401)".to_owned()
+        } else {
+            "not verified: the server requires authorization (HTTP 401) and the run has no \
+             bearer token"
+                .to_owned()
+        });
+    }
     if matches!(session.era, Era::Legacy { .. }) && !rule.on_legacy {
         return Some(format!(
             "not applicable: {}; the {SPEC_REVISION} rules do not apply",
@@ -179,8 +196,15 @@ pub(crate) async fn run(
         url.clone(),
         ctx.options.request_timeout(),
         settings.max_concurrency,
-    );
-    let mut session = era::open(client, url, ctx.options.clone()).await?;
+    )
+    .with_bearer(ctx.options.bearer_token.clone());
+    let mut session = match era::open(client, url.clone(), ctx.options.clone()).await {
+        Ok(session) => session,
+        Err(EngineError::Unreachable(err)) if url.scheme() == "https" && is_certificate(&err) => {
+            return untrusted_endpoint(&url, &err, reporter).await;
+        }
+        Err(e) => return Err(e),
+    };
     if !matches!(session.era, Era::Legacy { .. }) {
         session.survey = Survey::take(&session).await;
     }
@@ -206,18 +230,106 @@ pub(crate) async fn run(
             Outcome::Pass | Outcome::Skip => Vec::new(),
             _ => judgement.evidence,
         };
-        reporter
-            .emit(Finding {
-                rule_id: rule.rule.id.to_owned(),
-                outcome,
-                message: super::client::clip(&judgement.message, MAX_MESSAGE_CHARS),
-                evidence,
-                duration_ms: watch.ms(),
-            })
-            .await?;
+        let mut finding = Finding {
+            rule_id: rule.rule.id.to_owned(),
+            outcome,
+            message: super::client::clip(&judgement.message, MAX_MESSAGE_CHARS),
+            evidence,
+            duration_ms: watch.ms(),
+        };
+        if let Some(token) = &ctx.options.bearer_token {
+            redact_token(&mut finding, token.expose());
+        }
+        reporter.emit(finding).await?;
     }
     era::close(&session).await;
     Ok(verdict(reporter, &session.era))
+}
+
+/// Whether a connection failed because the server's certificate was refused.
+fn is_certificate(err: &crate::transport::TransportError) -> bool {
+    let text = err.to_string().to_ascii_lowercase();
+    text.contains("certificate") || text.contains("unknownissuer")
+}
+
+/// The verdict on an https endpoint whose certificate the client refused:
+/// MCP-SEC-002 fails, and every other rule is skipped, for nothing can be
+/// verified over a connection that is not trusted (§15.4, no cascades).
+async fn untrusted_endpoint(
+    url: &Url,
+    err: &crate::transport::TransportError,
+    reporter: &mut Reporter,
+) -> Result<Verdict, EngineError> {
+    let https_id = super::sec::HTTPS_ID;
+    let host = url.host_str().unwrap_or("?");
+    for rule in catalogue() {
+        let finding = if rule.rule.id == https_id {
+            Finding {
+                rule_id: rule.rule.id.to_owned(),
+                outcome: rule.rule.on_failure,
+                message: super::client::clip(
+                    &format!(
+                        "the TLS handshake with {host} failed: {err}; the certificate chain MUST \
+                         reach a trusted root, name this host and be within its validity period"
+                    ),
+                    MAX_MESSAGE_CHARS,
+                ),
+                evidence: vec![Exchange {
+                    request: crate::suite::RequestRecord {
+                        line: format!("POST {url}"),
+                        headers: Vec::new(),
+                        body: String::new(),
+                    },
+                    response: None,
+                    error: Some(err.to_string()),
+                }],
+                duration_ms: 0,
+            }
+        } else {
+            Finding {
+                rule_id: rule.rule.id.to_owned(),
+                outcome: Outcome::Skip,
+                message: format!(
+                    "not verified: {https_id} failed (no trusted TLS connection to {host})"
+                ),
+                evidence: Vec::new(),
+                duration_ms: 0,
+            }
+        };
+        reporter.emit(finding).await?;
+    }
+    Ok(verdict(reporter, &Era::Modern))
+}
+
+/// Replaces the run's bearer token wherever a finding would show it. Request
+/// headers are redacted by the transport already; this catches a server that
+/// repeats the token in a body or another header (§15.9: never shown).
+fn redact_token(finding: &mut Finding, token: &str) {
+    if token.is_empty() {
+        return;
+    }
+    let hide = |text: &mut String| {
+        if text.contains(token) {
+            *text = text.replace(token, "[redacted]");
+        }
+    };
+    hide(&mut finding.message);
+    for exchange in &mut finding.evidence {
+        hide(&mut exchange.request.line);
+        hide(&mut exchange.request.body);
+        for (_, value) in &mut exchange.request.headers {
+            hide(value);
+        }
+        if let Some(response) = &mut exchange.response {
+            hide(&mut response.body);
+            for (_, value) in &mut response.headers {
+                hide(value);
+            }
+        }
+        if let Some(error) = &mut exchange.error {
+            hide(error);
+        }
+    }
 }
 
 /// The grade of `mcp-2026-07-28.md` §15.2: `compliant` when no rule whose

@@ -130,6 +130,7 @@ pub(crate) async fn open(
         survey: Survey::default(),
         legacy: None,
         registry: None,
+        auth: None,
     })
 }
 

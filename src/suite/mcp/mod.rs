@@ -12,9 +12,7 @@
 //! "not verified: <rule> failed"; a rule about a feature the server does not
 //! advertise is skipped with that reason.
 //!
-//! Not in this suite yet: AUT (MCP-AUT-001…011) and SEC (MCP-SEC-001…007),
-//! which belong to a separate piece of work. They are absent from the catalogue,
-//! so nothing reports them as passing.
+//! All 79 rules of `mcp-rules-79.md` are here.
 
 pub mod client;
 mod engine;
@@ -22,6 +20,7 @@ mod era;
 mod survey;
 pub mod wire;
 
+pub(crate) mod aut;
 pub(crate) mod cac;
 pub(crate) mod dep;
 pub(crate) mod dsc;
@@ -30,6 +29,7 @@ pub(crate) mod hdr;
 pub(crate) mod reg;
 pub(crate) mod res;
 pub(crate) mod sch;
+pub(crate) mod sec;
 pub(crate) mod stl;
 
 use super::runner::{Endpoint, EngineError, Reporter, RunContext};
@@ -185,6 +185,8 @@ pub fn catalogue() -> &'static [McpRule] {
             err::RULES,
             cac::RULES,
             sch::RULES,
+            aut::RULES,
+            sec::RULES,
             dep::RULES,
             reg::RULES,
         ]

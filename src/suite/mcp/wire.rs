@@ -131,6 +131,26 @@ pub fn base64_encode(bytes: &[u8]) -> String {
     out
 }
 
+/// Base64url without padding (RFC 4648 §5), as JWT segments use it.
+pub fn base64url_encode(bytes: &[u8]) -> String {
+    base64_encode(bytes)
+        .trim_end_matches('=')
+        .replace('+', "-")
+        .replace('/', "_")
+}
+
+/// Decodes unpadded base64url.
+pub fn base64url_decode(text: &str) -> Option<Vec<u8>> {
+    if text.contains(['+', '/', '=']) {
+        return None;
+    }
+    let mut standard = text.replace('-', "+").replace('_', "/");
+    while !standard.len().is_multiple_of(4) {
+        standard.push('=');
+    }
+    base64_decode(&standard)
+}
+
 /// Strict decoding: length a multiple of four, padding only at the end.
 pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let bytes = text.as_bytes();

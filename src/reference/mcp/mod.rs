@@ -18,7 +18,7 @@ use crate::suite::mcp::wire::{
     LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION,
     META_SERVER_INFO, META_SUBSCRIPTION_ID, PROTOCOL_VERSION, code,
 };
-use crate::suite::mcp::{McpRule, cac, dep, dsc, err, hdr, reg, res, sch, stl};
+use crate::suite::mcp::{McpRule, aut, cac, dep, dsc, err, hdr, reg, res, sch, sec, stl};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
@@ -35,6 +35,12 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+mod auth;
+mod tls;
+
+pub use auth::{ISSUER_PATH, SCOPE_READ, SCOPE_TOOLS};
+pub use tls::{CertificateFault, TestCertificate};
 
 /// Largest request body accepted.
 const MAX_BODY: usize = 1024 * 1024;
@@ -67,10 +73,25 @@ pub struct McpReferenceConfig {
     side_effects: Arc<AtomicUsize>,
     /// Requests answered, shared by every server built from this configuration.
     requests: Arc<AtomicUsize>,
+    /// With `--auth`: the key that signs and checks bearer tokens.
+    auth: Option<Arc<[u8; 32]>>,
+    /// Whether the server is reached over HTTPS (the scheme of its own URLs).
+    tls: bool,
 }
 
 /// The rules whose fault the reference server can switch on.
 const FAULTS: &[&McpRule] = &[
+    &aut::CHALLENGE,
+    &aut::PRM_SERVED,
+    &aut::PRM_RESOURCE,
+    &aut::AS_METADATA,
+    &aut::ISS_PARAMETER,
+    &aut::CHALLENGE_SCOPE,
+    &aut::INSUFFICIENT_SCOPE,
+    &aut::AUDIENCE,
+    &aut::NO_OFFLINE_ACCESS,
+    &aut::PKCE_S256,
+    &aut::CIMD,
     &dsc::DISCOVER,
     &dsc::VERSIONS,
     &dsc::CURRENT_REVISION,
@@ -121,6 +142,13 @@ const FAULTS: &[&McpRule] = &[
     &sch::HEADER_REACHABLE,
     &sch::SCHEMA_VALID,
     &sch::HEADER_SAFE_NAMES,
+    &sec::ORIGIN_403,
+    &sec::HTTPS,
+    &sec::NO_ECHO,
+    &sec::ICONS,
+    &sec::NETWORK_REF,
+    &sec::SCHEMA_BOUNDS,
+    &sec::NO_AUTH_REFLECTION,
     &dep::NO_PING,
     &dep::NO_SET_LEVEL,
     &dep::NO_SUBSCRIBE,
@@ -155,7 +183,29 @@ impl McpReferenceConfig {
             tools_only: false,
             side_effects: Arc::new(AtomicUsize::new(0)),
             requests: Arc::new(AtomicUsize::new(0)),
+            auth: None,
+            tls: false,
         })
+    }
+
+    /// Require OAuth bearer tokens on `/mcp` and serve the discovery documents
+    /// (basic/authorization). Tokens come from [`Self::mint_token`].
+    pub fn with_auth(mut self) -> Self {
+        self.auth = Some(Arc::new(rand::random()));
+        self
+    }
+
+    /// Whether tokens are required.
+    pub fn requires_auth(&self) -> bool {
+        self.auth.is_some()
+    }
+
+    /// A token this server accepts when `audience` is its canonical URI
+    /// (`http://host:port/mcp`), with the space-separated `scope`; `None`
+    /// without [`Self::with_auth`].
+    pub fn mint_token(&self, audience: &str, scope: &str, lifetime: Duration) -> Option<String> {
+        let key = self.auth.as_deref()?;
+        Some(auth::mint(key, audience, scope, lifetime))
     }
 
     /// HTTP requests answered so far by servers built from this configuration
@@ -254,8 +304,16 @@ impl Inner {
     }
 }
 
+/// The server's icon: a `data:` URI, so it is same-origin by construction
+/// (basic/index#icons).
+const ICON: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
 fn server_info() -> Value {
-    json!({"name": "protocheck-reference-mcp", "version": env!("CARGO_PKG_VERSION")})
+    json!({
+        "name": "protocheck-reference-mcp",
+        "version": env!("CARGO_PKG_VERSION"),
+        "icons": [{"src": ICON, "mimeType": "image/png", "sizes": ["1x1"]}]
+    })
 }
 
 /// The router, for tests that serve it themselves. Connection-scoped faults
@@ -287,6 +345,18 @@ fn router(state: Shared) -> Router {
         )
         .route("/sse", get(handle_legacy_sse))
         .route("/server.json", get(handle_server_json))
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(handle_protected_resource),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(handle_protected_resource),
+        )
+        .route(
+            "/.well-known/oauth-authorization-server/as",
+            get(handle_authorization_server),
+        )
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::from_fn(
             move |req: axum::extract::Request, next: axum::middleware::Next| {
@@ -314,6 +384,43 @@ pub async fn serve_mcp_reference(
     axum::serve(listener, app).await
 }
 
+/// Serves the reference server over HTTPS with `certificate` until the future
+/// is dropped, tracking connections like [`serve_mcp_reference`].
+pub async fn serve_mcp_reference_tls(
+    listener: tokio::net::TcpListener,
+    mut config: McpReferenceConfig,
+    certificate: TestCertificate,
+) -> std::io::Result<()> {
+    config.tls = true;
+    let state = Arc::new(Inner::new(config));
+    let acceptor = tokio_rustls::TlsAcceptor::from(certificate.server.clone());
+    let app = router(state.clone());
+    loop {
+        let (tcp, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(_) => {
+                // Out of descriptors or a reset before accept: wait, go on.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        state.accepted(peer);
+        let acceptor = acceptor.clone();
+        let app = app.clone().layer(axum::Extension(ConnectInfo(peer)));
+        tokio::spawn(async move {
+            // A client that refuses the certificate ends the handshake.
+            let Ok(stream) = acceptor.accept(tcp).await else {
+                return;
+            };
+            let service = hyper_util::service::TowerToHyperService::new(app);
+            let _ =
+                hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
+                    .serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+        });
+    }
+}
+
 /// `protocheck reference mcp`.
 #[derive(Debug, clap::Args)]
 pub struct McpReferenceArgs {
@@ -326,13 +433,27 @@ pub struct McpReferenceArgs {
     /// Break one rule of the MCP suite (repeatable), e.g. `--break MCP-HDR-001`.
     #[arg(long = "break", value_name = "RULE-ID")]
     pub faults: Vec<String>,
+    /// Require OAuth bearer tokens; serve protected resource metadata and a
+    /// built-in authorization server's discovery documents. Test tokens are
+    /// printed at start-up.
+    #[arg(long)]
+    pub auth: bool,
+    /// Serve HTTPS with a certificate authority and a certificate for
+    /// localhost made at start-up; the CA is printed so a client can trust it.
+    /// With `--break MCP-SEC-002` the certificate is expired.
+    #[arg(long)]
+    pub tls: bool,
 }
 
 pub async fn run_mcp_reference(args: McpReferenceArgs) -> anyhow::Result<()> {
-    let config = McpReferenceConfig::new(args.faults.into_iter().collect())
+    let mut config = McpReferenceConfig::new(args.faults.into_iter().collect())
         .map_err(|e| anyhow::anyhow!(e))?;
+    if args.auth {
+        config = config.with_auth();
+    }
     let listener = tokio::net::TcpListener::bind((args.bind.as_str(), args.port)).await?;
     let addr = listener.local_addr()?;
+    let scheme = if args.tls { "https" } else { "http" };
     let broken = if config.faults().is_empty() {
         "correct".to_owned()
     } else {
@@ -346,10 +467,38 @@ pub async fn run_mcp_reference(args: McpReferenceArgs) -> anyhow::Result<()> {
                 .join(", ")
         )
     };
-    eprintln!("MCP {PROTOCOL_VERSION} reference server ({broken}) on http://{addr}/mcp");
-    tokio::select! {
-        served = serve_mcp_reference(listener, config) => served?,
-        _ = tokio::signal::ctrl_c() => {}
+    eprintln!("MCP {PROTOCOL_VERSION} reference server ({broken}) on {scheme}://{addr}/mcp");
+    if config.requires_auth() {
+        // Test tokens for this process only: the key dies with it.
+        let audience = format!("{scheme}://{addr}/mcp");
+        let lifetime = Duration::from_secs(3600);
+        let full = config.mint_token(&audience, &format!("{SCOPE_READ} {SCOPE_TOOLS}"), lifetime);
+        let low = config.mint_token(&audience, SCOPE_READ, lifetime);
+        if let (Some(full), Some(low)) = (full, low) {
+            eprintln!("bearer token (all scopes, 1 h):  {full}");
+            eprintln!("bearer token ({SCOPE_READ} only, 1 h): {low}");
+        }
+    }
+    if args.tls {
+        let fault = if config.faults().contains(sec::HTTPS.rule.id) {
+            CertificateFault::Expired
+        } else {
+            CertificateFault::None
+        };
+        let certificate = TestCertificate::generate(fault).map_err(|e| anyhow::anyhow!(e))?;
+        eprintln!(
+            "test CA certificate (DER, hex; trust it for this server only): {}",
+            hex::encode(&certificate.ca_der)
+        );
+        tokio::select! {
+            served = serve_mcp_reference_tls(listener, config, certificate) => served?,
+            _ = tokio::signal::ctrl_c() => {}
+        }
+    } else {
+        tokio::select! {
+            served = serve_mcp_reference(listener, config) => served?,
+            _ = tokio::signal::ctrl_c() => {}
+        }
     }
     Ok(())
 }
@@ -521,7 +670,18 @@ fn sse_response(state: &Inner, body: Body) -> Response {
 // ---------------------------------------------------------------------------
 // HTTP handlers
 
-async fn handle_get(State(state): State<Shared>) -> Response {
+async fn handle_protected_resource(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    auth::protected_resource(&state, &headers)
+}
+
+async fn handle_authorization_server(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    auth::authorization_server(&state, &headers)
+}
+
+async fn handle_get(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    if let Some(refused) = auth::check(&state, &headers, None) {
+        return refused;
+    }
     if state.breaks(&stl::GET_405) {
         // The 2025-11-25 standalone stream: open, a comment, then closed.
         return sse_response(&state, Body::from(":stream\n\n"));
@@ -530,6 +690,9 @@ async fn handle_get(State(state): State<Shared>) -> Response {
 }
 
 async fn handle_delete(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    if let Some(refused) = auth::check(&state, &headers, None) {
+        return refused;
+    }
     if state.config.era == ReferenceEra::LegacyOnly
         && let Some(sid) = headers.get(H_SESSION_ID).and_then(|v| v.to_str().ok())
         && let Ok(mut sessions) = state.legacy_sessions.lock()
@@ -594,7 +757,7 @@ async fn handle_server_json(State(state): State<Shared>, headers: HeaderMap) -> 
         "description": description,
         "version": version,
         "repository": {"url": "https://github.com/protocheck/protocheck", "source": "github"},
-        "remotes": [{"type": "streamable-http", "url": format!("http://{host}{path}")}]
+        "remotes": [{"type": "streamable-http", "url": format!("{}://{host}{path}", if state.config.tls { "https" } else { "http" })}]
     });
     (
         [(header::CONTENT_TYPE, "application/json")],
@@ -622,8 +785,44 @@ async fn handle_post(State(state): State<Shared>, req: Request) -> Response {
             return respond(&state, out);
         }
     };
+    if state.config.auth.is_some() {
+        let method = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|m| m.get("method").and_then(Value::as_str).map(str::to_owned));
+        if let Some(refused) = auth::check(&state, &headers, method.as_deref()) {
+            return refused;
+        }
+    }
     let out = process(&state, peer, &headers, &body);
-    respond(&state, out)
+    respond(&state, echo_faults(&state, &headers, out))
+}
+
+/// The faults of MCP-SEC-003 and MCP-SEC-007: error messages that repeat the
+/// request's headers (all but Authorization) or its Authorization header.
+fn echo_faults(state: &Inner, headers: &HeaderMap, mut out: Out) -> Out {
+    let echo_headers = state.breaks(&sec::NO_ECHO);
+    let echo_authorization = state.breaks(&sec::NO_AUTH_REFLECTION);
+    if !echo_headers && !echo_authorization {
+        return out;
+    }
+    if let Out::Json { status, body, .. } = &mut out
+        && status.as_u16() >= 400
+        && let Some(message) = body.pointer_mut("/error/message")
+        && let Some(text) = message.as_str()
+    {
+        let mut text = text.to_owned();
+        for (name, value) in headers {
+            let is_authorization = *name == header::AUTHORIZATION;
+            if (is_authorization && echo_authorization) || (!is_authorization && echo_headers) {
+                text.push_str(&format!(
+                    " [{name}: {}]",
+                    value.to_str().unwrap_or("(not text)")
+                ));
+            }
+        }
+        *message = Value::String(text);
+    }
+    out
 }
 
 /// An `Origin` that is not this machine is refused (streamable-http, "Security
@@ -644,7 +843,7 @@ fn origin_allowed(headers: &HeaderMap) -> bool {
 }
 
 fn process(state: &Inner, peer: Option<SocketAddr>, headers: &HeaderMap, body: &[u8]) -> Out {
-    if !origin_allowed(headers) {
+    if !state.breaks(&sec::ORIGIN_403) && !origin_allowed(headers) {
         return rpc_error(
             StatusCode::FORBIDDEN,
             &Value::Null,
@@ -1319,6 +1518,7 @@ fn tools(state: &Inner, connection: Option<usize>) -> Vec<Value> {
                 "properties": {"region": {"type": "string"}, "summary": {"type": "string"}},
                 "required": ["region", "summary"]
             },
+            "icons": [{"src": ICON, "mimeType": "image/png"}],
             "annotations": {"readOnlyHint": true, "openWorldHint": false}
         }),
         json!({
@@ -1400,6 +1600,30 @@ fn tools(state: &Inner, connection: Option<usize>) -> Vec<Value> {
     }
     if state.breaks(&sch::HEADER_SAFE_NAMES) {
         list.push(faulty("météo du jour", json!({"type": "object"})));
+    }
+    if state.breaks(&sec::ICONS) {
+        let mut tool = faulty("fault_icon", json!({"type": "object"}));
+        tool["icons"] = json!([{"src": "javascript:alert(document.domain)"}]);
+        list.push(tool);
+    }
+    if state.breaks(&sec::NETWORK_REF) {
+        list.push(faulty(
+            "fault_network_ref",
+            json!({"type": "object", "properties": {
+            "place": {"$ref": "https://schemas.example.com/place.json"}}}),
+        ));
+    }
+    if state.breaks(&sec::SCHEMA_BOUNDS) {
+        // 48 nested `items`: past protocheck's bound of 32, yet inside the JSON
+        // nesting limit (128) of common parsers, so the list still reads.
+        let mut schema = json!({"type": "string"});
+        for _ in 0..48 {
+            schema = json!({"type": "array", "items": schema});
+        }
+        list.push(faulty(
+            "fault_deep_schema",
+            json!({"type": "object", "properties": {"nested": schema}}),
+        ));
     }
     if state.breaks(&stl::LIST_PER_CONNECTION)
         && let Some(n) = connection
@@ -1908,7 +2132,6 @@ mod tests {
         let known = hdr::MISSING_METHOD.rule.id.to_owned();
         assert!(McpReferenceConfig::new(BTreeSet::from([known])).is_ok());
         assert!(McpReferenceConfig::new(BTreeSet::from(["MCP-HDR-999".to_owned()])).is_err());
-        assert!(McpReferenceConfig::new(BTreeSet::from(["MCP-AUT-001".to_owned()])).is_err());
     }
 
     #[test]

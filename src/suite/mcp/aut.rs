@@ -1,0 +1,1045 @@
+//! AUT — authorization (basic/authorization, authorization-server-discovery,
+//! client-registration, security-considerations).
+//!
+//! Authorization is optional in MCP, and normative when a server uses it
+//! (`mcp-2026-07-28.md` §15.9): every AUT rule is skipped with that reason when
+//! an unauthenticated `server/discover` is not answered with 401. The probes of
+//! this file go around the client's log and never carry the run's token: they
+//! are unauthenticated, fetch public discovery documents, or carry a token made
+//! up for the purpose.
+
+use super::client::{clip, some};
+use super::engine::{Judgement, Session};
+use super::wire;
+use super::{Keyword, McpRule, spec};
+use crate::suite::{Exchange, Outcome};
+use crate::transport::HttpRequest;
+use futures::FutureExt;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use url::Url;
+
+pub(crate) const CHALLENGE: McpRule = McpRule::new(
+    "MCP-AUT-001",
+    "Unauthenticated request returns 401 with WWW-Authenticate resource_metadata",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/authorization/authorization-server-discovery"),
+    "AUT",
+    |s| challenge(s).boxed(),
+)
+.requires(&[]);
+
+pub(crate) const PRM_SERVED: McpRule = McpRule::new(
+    "MCP-AUT-002",
+    "RFC 9728 Protected Resource Metadata is served and valid",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/authorization/authorization-server-discovery"),
+    "AUT",
+    |s| prm_served(s).boxed(),
+)
+.requires(&[]);
+
+pub(crate) const PRM_RESOURCE: McpRule = McpRule::new(
+    "MCP-AUT-003",
+    "PRM resource equals the canonical server URI",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/authorization#canonical-server-uri"),
+    "AUT",
+    |s| prm_resource(s).boxed(),
+)
+.requires(&[]);
+
+pub(crate) const AS_METADATA: McpRule = McpRule::new(
+    "MCP-AUT-004",
+    "Each listed authorization server exposes RFC 8414 or OIDC discovery metadata",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/authorization/authorization-server-discovery"),
+    "AUT",
+    |s| as_metadata(s).boxed(),
+)
+.requires(&[]);
+
+pub(crate) const ISS_PARAMETER: McpRule = McpRule::new(
+    "MCP-AUT-005",
+    "AS advertises authorization_response_iss_parameter_supported: true",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/basic/authorization#authorization-response-validation"),
+    "AUT",
+    |s| iss_parameter(s).boxed(),
+)
+.requires(&[]);
+
+pub(crate) const CHALLENGE_SCOPE: McpRule = McpRule::new(
+    "MCP-AUT-006",
+    "WWW-Authenticate includes a scope parameter",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/basic/authorization#scope-selection-strategy"),
+    "AUT",
+    |s| challenge_scope(s).boxed(),
+)
+.requires(&[]);
+
+pub(crate) const INSUFFICIENT_SCOPE: McpRule = McpRule::new(
+    "MCP-AUT-007",
+    "Insufficient scope returns 403 with error=\"insufficient_scope\"",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/basic/authorization#runtime-insufficient-scope-errors"),
+    "AUT",
+    |s| insufficient_scope(s).boxed(),
+)
+.requires(&[])
+.run_wide();
+
+pub(crate) const AUDIENCE: McpRule = McpRule::new(
+    "MCP-AUT-008",
+    "Tokens with a foreign audience are rejected",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/authorization#token-handling"),
+    "AUT",
+    |s| audience(s).boxed(),
+)
+.requires(&[]);
+
+pub(crate) const NO_OFFLINE_ACCESS: McpRule = McpRule::new(
+    "MCP-AUT-009",
+    "offline_access absent from scopes_supported / challenge scope",
+    Keyword::ShouldNot,
+    Outcome::Info,
+    spec!("/basic/authorization#refresh-tokens"),
+    "AUT",
+    |s| no_offline_access(s).boxed(),
+)
+.requires(&[]);
+
+pub(crate) const PKCE_S256: McpRule = McpRule::new(
+    "MCP-AUT-010",
+    "AS advertises S256 in code_challenge_methods_supported",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/authorization/security-considerations"),
+    "AUT",
+    |s| pkce_s256(s).boxed(),
+)
+.requires(&[]);
+
+pub(crate) const CIMD: McpRule = McpRule::new(
+    "MCP-AUT-011",
+    "AS supports Client ID Metadata Documents, not DCR alone",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/basic/authorization/client-registration#client-id-metadata-documents"),
+    "AUT",
+    |s| cimd(s).boxed(),
+)
+.requires(&[]);
+
+pub(crate) const RULES: &[McpRule] = &[
+    CHALLENGE,
+    PRM_SERVED,
+    PRM_RESOURCE,
+    AS_METADATA,
+    ISS_PARAMETER,
+    CHALLENGE_SCOPE,
+    INSUFFICIENT_SCOPE,
+    AUDIENCE,
+    NO_OFFLINE_ACCESS,
+    PKCE_S256,
+    CIMD,
+];
+
+/// Most authorization servers of one PRM document that are probed.
+const MAX_AUTH_SERVERS: usize = 4;
+/// The audience of the token MCP-AUT-008 makes up: a name no server owns.
+const FOREIGN_AUDIENCE: &str = "https://audience.protocheck.invalid/mcp";
+
+/// A parsed `Bearer` challenge: parameter names lower-cased (RFC 9110 §11.2).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Challenge {
+    params: BTreeMap<String, String>,
+}
+
+impl Challenge {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.params.get(name).map(String::as_str)
+    }
+
+    fn scopes(&self) -> Vec<&str> {
+        self.get("scope")
+            .map(|s| s.split_ascii_whitespace().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The `Bearer` challenge of a `WWW-Authenticate` value, if it has one.
+pub(crate) fn parse_bearer_challenge(header: &str) -> Option<Challenge> {
+    let lower = header.to_ascii_lowercase();
+    let start = lower.match_indices("bearer").map(|(i, _)| i).find(|&i| {
+        (i == 0 || header[..i].trim_end().ends_with(',') || header[..i].ends_with(' '))
+            && header[i + 6..]
+                .chars()
+                .next()
+                .is_none_or(|c| c == ' ' || c == ',')
+    })?;
+    let mut rest = header[start + 6..].trim_start();
+    let mut params = BTreeMap::new();
+    loop {
+        rest = rest.trim_start_matches([' ', ',']);
+        let Some(eq) = rest.find('=') else { break };
+        let name = rest[..eq].trim();
+        // A bare word before `=` with a space in it starts the next challenge.
+        if name.is_empty() || name.contains(' ') {
+            break;
+        }
+        let after = rest[eq + 1..].trim_start();
+        let (value, tail) = if let Some(quoted) = after.strip_prefix('"') {
+            let mut value = String::new();
+            let mut chars = quoted.char_indices();
+            let mut end = quoted.len();
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' => {
+                        if let Some((_, next)) = chars.next() {
+                            value.push(next);
+                        }
+                    }
+                    '"' => {
+                        end = i + 1;
+                        break;
+                    }
+                    c => value.push(c),
+                }
+            }
+            (value, &quoted[end.min(quoted.len())..])
+        } else {
+            let end = after.find(',').unwrap_or(after.len());
+            (after[..end].trim().to_owned(), &after[end..])
+        };
+        params.insert(name.to_ascii_lowercase(), value);
+        rest = tail;
+    }
+    Some(Challenge { params })
+}
+
+/// The protected resource metadata document, where it was found.
+#[derive(Debug, Clone)]
+pub(crate) struct Prm {
+    url: String,
+    via: &'static str,
+    doc: Value,
+    exchange: Exchange,
+}
+
+/// One authorization server of the PRM document and its discovery metadata.
+#[derive(Debug, Clone)]
+pub(crate) struct AuthServer {
+    issuer: String,
+    /// The metadata URL and document, when one answered with a JSON object.
+    metadata: Option<(String, Value)>,
+    tried: Vec<String>,
+    exchanges: Vec<Exchange>,
+}
+
+/// What the authorization probes found.
+#[derive(Debug, Clone)]
+pub(crate) struct AuthSurvey {
+    status: Option<u16>,
+    www_authenticate: Option<String>,
+    challenge: Option<Challenge>,
+    challenge_exchange: Exchange,
+    prm: Option<Prm>,
+    prm_tried: Vec<String>,
+    prm_exchanges: Vec<Exchange>,
+    servers: Vec<AuthServer>,
+}
+
+impl AuthSurvey {
+    fn prm_doc(&self) -> Option<&Value> {
+        self.prm.as_ref().map(|p| &p.doc)
+    }
+
+    /// `authorization_servers` as strings, at most [`MAX_AUTH_SERVERS`].
+    fn issuers(&self) -> Vec<String> {
+        self.prm_doc()
+            .and_then(|d| d.get("authorization_servers"))
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .take(MAX_AUTH_SERVERS)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// GETs a public discovery document: no token, no canary, not logged.
+async fn fetch_json(s: &Session, url: &Url) -> (Exchange, Result<Value, String>) {
+    let req = HttpRequest::get(url.clone())
+        .header("accept", "application/json")
+        .timeout(s.client.timeout());
+    let (exchange, result) = s.client.http().exchange(&req).await;
+    let value = match result {
+        Err(e) => Err(format!("no answer ({e})")),
+        Ok(resp) if resp.status != 200 => Err(format!("HTTP {}", resp.status)),
+        Ok(resp) => match resp.json() {
+            Some(v @ Value::Object(_)) => Ok(v),
+            _ => Err("HTTP 200 without a JSON object".to_owned()),
+        },
+    };
+    (exchange, value)
+}
+
+/// The well-known PRM locations for `endpoint` (RFC 9728 §3.1), path-inserted first.
+fn prm_well_known(endpoint: &Url) -> Vec<Url> {
+    let mut out = Vec::new();
+    let path = endpoint.path().trim_end_matches('/');
+    let mut base = endpoint.clone();
+    base.set_query(None);
+    base.set_fragment(None);
+    if !path.is_empty() {
+        base.set_path(&format!("/.well-known/oauth-protected-resource{path}"));
+        out.push(base.clone());
+    }
+    base.set_path("/.well-known/oauth-protected-resource");
+    out.push(base);
+    out
+}
+
+/// The metadata URLs of an issuer in the spec's probe order
+/// (authorization-server-discovery: RFC 8414 first, then OpenID Connect).
+pub(crate) fn metadata_urls(issuer: &Url) -> Vec<Url> {
+    let path = issuer.path().trim_end_matches('/');
+    let at = |p: String| {
+        let mut u = issuer.clone();
+        u.set_query(None);
+        u.set_fragment(None);
+        u.set_path(&p);
+        u
+    };
+    if path.is_empty() {
+        vec![
+            at("/.well-known/oauth-authorization-server".into()),
+            at("/.well-known/openid-configuration".into()),
+        ]
+    } else {
+        vec![
+            at(format!("/.well-known/oauth-authorization-server{path}")),
+            at(format!("/.well-known/openid-configuration{path}")),
+            at(format!("{path}/.well-known/openid-configuration")),
+        ]
+    }
+}
+
+/// Takes the authorization survey once per run.
+async fn take(s: &Session) -> AuthSurvey {
+    let probe = s.client.request("server/discover", json!({}));
+    let (challenge_exchange, result) = s
+        .client
+        .http()
+        .exchange(&s.client.plain_request(&probe))
+        .await;
+    let (status, www_authenticate) = match &result {
+        Ok(resp) => (
+            Some(resp.status),
+            resp.header("www-authenticate").map(str::to_owned),
+        ),
+        Err(_) => (None, None),
+    };
+    let challenge = www_authenticate.as_deref().and_then(parse_bearer_challenge);
+    let mut survey = AuthSurvey {
+        status,
+        www_authenticate,
+        challenge,
+        challenge_exchange,
+        prm: None,
+        prm_tried: Vec::new(),
+        prm_exchanges: Vec::new(),
+        servers: Vec::new(),
+    };
+    if status != Some(401) {
+        return survey;
+    }
+    // The header first (clients prefer it), then the well-known URIs.
+    let mut candidates: Vec<(Url, &'static str)> = Vec::new();
+    if let Some(url) = survey
+        .challenge
+        .as_ref()
+        .and_then(|c| c.get("resource_metadata"))
+        .and_then(|u| Url::parse(u).ok())
+    {
+        candidates.push((url, "the WWW-Authenticate resource_metadata"));
+    }
+    for (i, url) in prm_well_known(&s.url).into_iter().enumerate() {
+        let via = if i == 0 && !s.url.path().trim_end_matches('/').is_empty() {
+            "the path-inserted well-known URI"
+        } else {
+            "the root well-known URI"
+        };
+        candidates.push((url, via));
+    }
+    for (url, via) in candidates {
+        let (exchange, doc) = fetch_json(s, &url).await;
+        match doc {
+            Ok(doc) => {
+                survey.prm = Some(Prm {
+                    url: url.to_string(),
+                    via,
+                    doc,
+                    exchange,
+                });
+                break;
+            }
+            Err(why) => {
+                survey.prm_tried.push(format!("{url}: {why}"));
+                survey.prm_exchanges.push(exchange);
+            }
+        }
+    }
+    for issuer in survey.issuers() {
+        let mut server = AuthServer {
+            issuer: issuer.clone(),
+            metadata: None,
+            tried: Vec::new(),
+            exchanges: Vec::new(),
+        };
+        let Ok(issuer_url) = Url::parse(&issuer) else {
+            server.tried.push(format!("{issuer:?} is not a URL"));
+            survey.servers.push(server);
+            continue;
+        };
+        for url in metadata_urls(&issuer_url) {
+            let (exchange, doc) = fetch_json(s, &url).await;
+            server.exchanges.push(exchange);
+            match doc {
+                Ok(doc) => {
+                    server.metadata = Some((url.to_string(), doc));
+                    break;
+                }
+                Err(why) => server.tried.push(format!("{url}: {why}")),
+            }
+        }
+        survey.servers.push(server);
+    }
+    survey
+}
+
+/// The survey, or the skip of a server that does not ask for authorization.
+async fn survey(s: &mut Session) -> Result<AuthSurvey, Judgement> {
+    if s.auth.is_none() {
+        let taken = take(s).await;
+        s.auth = Some(taken);
+    }
+    let Some(auth) = s.auth.clone() else {
+        return Err(Judgement::skip(
+            "not verified: the authorization probe was not taken",
+        ));
+    };
+    match auth.status {
+        Some(401) => Ok(auth),
+        Some(code) => Err(Judgement::skip(format!(
+            "the server does not require authorization: an unauthenticated server/discover \
+             got HTTP {code}, not 401"
+        ))),
+        None => Err(Judgement::skip(
+            "not verified: the unauthenticated server/discover got no answer",
+        )),
+    }
+}
+
+async fn challenge(s: &mut Session) -> Judgement {
+    let auth = match survey(s).await {
+        Ok(a) => a,
+        Err(skip) => return skip,
+    };
+    let Some(header) = &auth.www_authenticate else {
+        return Judgement::fail(
+            "the 401 carries no WWW-Authenticate header; it MUST carry a Bearer challenge \
+             (RFC 6750 §3), with resource_metadata pointing at the protected resource metadata",
+        )
+        .with(&auth.challenge_exchange);
+    };
+    let Some(challenge) = &auth.challenge else {
+        return Judgement::fail(format!(
+            "WWW-Authenticate {:?} has no Bearer challenge",
+            clip(header, 120)
+        ))
+        .with(&auth.challenge_exchange);
+    };
+    match challenge.get("resource_metadata") {
+        Some(url) => Judgement::pass(format!(
+            "401 with a Bearer challenge naming resource_metadata {}",
+            clip(url, 120)
+        )),
+        // The spec lets a server use the well-known URI instead of the header
+        // (authorization "Authorization Server Location": "at least one of").
+        None => match &auth.prm {
+            Some(prm) => Judgement::pass(format!(
+                "401 with a Bearer challenge without resource_metadata; the metadata is at {} \
+                 ({}), which the spec allows instead",
+                prm.url, prm.via
+            )),
+            None => Judgement::fail(
+                "the Bearer challenge has no resource_metadata and no metadata is at the \
+                 well-known URIs; a client cannot find the authorization server",
+            )
+            .with(&auth.challenge_exchange),
+        },
+    }
+}
+
+async fn prm_served(s: &mut Session) -> Judgement {
+    let auth = match survey(s).await {
+        Ok(a) => a,
+        Err(skip) => return skip,
+    };
+    let Some(prm) = &auth.prm else {
+        let mut j = Judgement::fail(format!(
+            "no protected resource metadata was found: {}; RFC 9728 metadata MUST be served",
+            some(&auth.prm_tried, 3, "; ")
+        ));
+        for e in auth.prm_exchanges.iter().take(3) {
+            j = j.with(e);
+        }
+        return j;
+    };
+    let mut problems = Vec::new();
+    if !prm.doc.get("resource").is_some_and(Value::is_string) {
+        problems.push("has no `resource` string (RFC 9728 §2 requires it)".to_owned());
+    }
+    match prm
+        .doc
+        .get("authorization_servers")
+        .and_then(Value::as_array)
+    {
+        Some(list) if !list.is_empty() && list.iter().all(Value::is_string) => {}
+        Some(list) if !list.is_empty() => {
+            problems.push("lists authorization_servers that are not all strings".into());
+        }
+        _ => problems.push("lists no authorization_servers (MCP requires at least one)".to_owned()),
+    }
+    if problems.is_empty() {
+        Judgement::pass(format!(
+            "protected resource metadata found at {} through {}",
+            prm.url, prm.via
+        ))
+    } else {
+        Judgement::fail(format!(
+            "the protected resource metadata at {} {}",
+            prm.url,
+            problems.join("; ")
+        ))
+        .with(&prm.exchange)
+    }
+}
+
+/// Whether `resource` names `endpoint`: same scheme, host, port and path,
+/// ignoring a trailing slash (the canonical URI prefers none).
+fn same_resource(resource: &str, endpoint: &Url) -> bool {
+    let Ok(r) = Url::parse(resource) else {
+        return false;
+    };
+    r.scheme() == endpoint.scheme()
+        && r.host_str() == endpoint.host_str()
+        && r.port_or_known_default() == endpoint.port_or_known_default()
+        && r.path().trim_end_matches('/') == endpoint.path().trim_end_matches('/')
+        && r.fragment().is_none()
+}
+
+/// Whether `resource` is the same origin as `endpoint` with a path that is a
+/// whole-segment prefix of the endpoint's.
+fn less_specific(resource: &str, endpoint: &Url) -> bool {
+    let Ok(r) = Url::parse(resource) else {
+        return false;
+    };
+    let prefix = r.path().trim_end_matches('/');
+    let path = endpoint.path();
+    r.scheme() == endpoint.scheme()
+        && r.host_str() == endpoint.host_str()
+        && r.port_or_known_default() == endpoint.port_or_known_default()
+        && r.query().is_none()
+        && r.fragment().is_none()
+        && path.starts_with(prefix)
+        && path[prefix.len()..].starts_with('/')
+}
+
+async fn prm_resource(s: &mut Session) -> Judgement {
+    let auth = match survey(s).await {
+        Ok(a) => a,
+        Err(skip) => return skip,
+    };
+    let Some(prm) = &auth.prm else {
+        return Judgement::skip("not verified: MCP-AUT-002 found no protected resource metadata");
+    };
+    let Some(resource) = prm.doc.get("resource").and_then(Value::as_str) else {
+        return Judgement::skip("not verified: MCP-AUT-002 found no `resource` in the metadata");
+    };
+    let mut canonical = s.url.clone();
+    canonical.set_query(None);
+    canonical.set_fragment(None);
+    if same_resource(resource, &canonical) {
+        Judgement::pass(format!("resource {resource} is the server's canonical URI"))
+    } else if less_specific(resource, &canonical) {
+        // The spec lists `https://mcp.example.com` as a valid canonical URI for
+        // a server under it (authorization "Canonical Server URI").
+        Judgement::pass(format!(
+            "resource {resource} is a less specific canonical URI of this server ({}), which \
+             the spec allows",
+            canonical.as_str().trim_end_matches('/')
+        ))
+    } else {
+        Judgement::fail(format!(
+            "resource {:?} is not the canonical URI of this server ({}); clients bind tokens to \
+             it (RFC 8707), so tokens would be issued for another resource",
+            clip(resource, 120),
+            canonical.as_str().trim_end_matches('/')
+        ))
+        .with(&prm.exchange)
+    }
+}
+
+/// The authorization servers whose metadata was found, or the skip.
+fn found_servers(auth: &AuthSurvey) -> Result<Vec<(&AuthServer, &str, &Value)>, Judgement> {
+    if auth.servers.is_empty() {
+        return Err(Judgement::skip(
+            "not verified: MCP-AUT-002 found no authorization server listed",
+        ));
+    }
+    let found: Vec<_> = auth
+        .servers
+        .iter()
+        .filter_map(|a| {
+            let (url, doc) = a.metadata.as_ref()?;
+            (doc.get("issuer").and_then(Value::as_str) == Some(a.issuer.as_str())).then_some((
+                a,
+                url.as_str(),
+                doc,
+            ))
+        })
+        .collect();
+    if found.is_empty() {
+        return Err(Judgement::skip(
+            "not verified: MCP-AUT-004 found no usable authorization server metadata",
+        ));
+    }
+    Ok(found)
+}
+
+async fn as_metadata(s: &mut Session) -> Judgement {
+    let auth = match survey(s).await {
+        Ok(a) => a,
+        Err(skip) => return skip,
+    };
+    if auth.servers.is_empty() {
+        return Judgement::skip("not verified: MCP-AUT-002 found no authorization server listed");
+    }
+    let mut problems = Vec::new();
+    let mut evidence = Vec::new();
+    for server in &auth.servers {
+        match &server.metadata {
+            None => {
+                problems.push(format!(
+                    "{}: no metadata ({})",
+                    clip(&server.issuer, 80),
+                    some(&server.tried, 3, "; ")
+                ));
+                evidence.extend(server.exchanges.iter().take(1));
+            }
+            Some((url, doc)) => {
+                let issuer = doc.get("issuer").and_then(Value::as_str);
+                // Exact comparison, no normalisation (RFC 8414 §3.3).
+                if issuer != Some(server.issuer.as_str()) {
+                    problems.push(format!(
+                        "{} names issuer {} at {url}; it MUST be identical to the issuer the \
+                         URL was built from, or clients MUST NOT use it",
+                        clip(&server.issuer, 80),
+                        issuer.map_or_else(|| "none".to_owned(), |i| format!("{:?}", clip(i, 80)))
+                    ));
+                    evidence.extend(server.exchanges.last());
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        return Judgement::pass(format!(
+            "{} authorization server(s) serve discovery metadata with a matching issuer",
+            auth.servers.len()
+        ));
+    }
+    let mut j = Judgement::fail(some(&problems, 3, "; "));
+    for e in evidence.into_iter().take(3) {
+        j = j.with(e);
+    }
+    j
+}
+
+/// Judges one metadata field on every authorization server found.
+fn judge_metadata(
+    auth: &AuthSurvey,
+    problem: impl Fn(&Value) -> Option<String>,
+    pass: &str,
+    advice: &str,
+) -> Judgement {
+    let found = match found_servers(auth) {
+        Ok(f) => f,
+        Err(skip) => return skip,
+    };
+    let mut problems = Vec::new();
+    let mut evidence = Vec::new();
+    for (server, url, doc) in &found {
+        if let Some(p) = problem(doc) {
+            problems.push(format!("{} ({url}) {p}", clip(&server.issuer, 80)));
+            evidence.extend(server.exchanges.last());
+        }
+    }
+    if problems.is_empty() {
+        return Judgement::pass(format!("{} authorization server(s) {pass}", found.len()));
+    }
+    let mut j = Judgement::fail(format!("{}; {advice}", some(&problems, 3, "; ")));
+    for e in evidence.into_iter().take(3) {
+        j = j.with(e);
+    }
+    j
+}
+
+async fn iss_parameter(s: &mut Session) -> Judgement {
+    let auth = match survey(s).await {
+        Ok(a) => a,
+        Err(skip) => return skip,
+    };
+    judge_metadata(
+        &auth,
+        |doc| {
+            (doc.get("authorization_response_iss_parameter_supported") != Some(&Value::Bool(true)))
+                .then(|| {
+                    "does not advertise authorization_response_iss_parameter_supported: true".into()
+                })
+        },
+        "advertise the iss parameter (RFC 9207)",
+        "an authorization server SHOULD send iss in authorization responses and say so, which \
+         protects clients against mix-up attacks",
+    )
+}
+
+async fn challenge_scope(s: &mut Session) -> Judgement {
+    let auth = match survey(s).await {
+        Ok(a) => a,
+        Err(skip) => return skip,
+    };
+    let Some(challenge) = &auth.challenge else {
+        return Judgement::skip("not verified: MCP-AUT-001 found no Bearer challenge");
+    };
+    match challenge.get("scope") {
+        Some(scope) if !scope.trim().is_empty() => {
+            Judgement::pass(format!("the challenge names scope {:?}", clip(scope, 120)))
+        }
+        _ => Judgement::fail(
+            "the Bearer challenge names no scope; it SHOULD say which scopes a token needs \
+             (RFC 6750 §3), or clients must guess from scopes_supported",
+        )
+        .with(&auth.challenge_exchange),
+    }
+}
+
+async fn insufficient_scope(s: &mut Session) -> Judgement {
+    if let Err(skip) = survey(s).await {
+        return skip;
+    }
+    if s.client.bearer().is_none() {
+        return Judgement::skip(
+            "needs a bearer token with too little scope, given with the run \
+             (options.bearer_token, `check --bearer-token`)",
+        );
+    }
+    let seen = s.client.seen().await;
+    let mine: Vec<_> = seen.iter().filter(|r| r.authorized).collect();
+    let accepted = mine
+        .iter()
+        .filter(|r| r.status.is_some_and(|c| (200..300).contains(&c)))
+        .count();
+    // A 403 without a challenge is some other refusal (an Origin, MCP-SEC-001),
+    // not an answer about the token.
+    let challenged = |r: &super::client::Seen| {
+        r.exchange
+            .response
+            .as_ref()
+            .is_some_and(|resp| resp.headers.iter().any(|(n, _)| n == "www-authenticate"))
+    };
+    let refused: Vec<_> = mine
+        .iter()
+        .filter(|r| r.status == Some(401) || (r.status == Some(403) && challenged(r)))
+        .collect();
+    if accepted == 0 {
+        return Judgement::skip(format!(
+            "the run's token was accepted on none of {} requests: it is not valid for this server",
+            mine.len()
+        ));
+    }
+    if refused.is_empty() {
+        return Judgement::skip(format!(
+            "the run's token was never refused for lack of scope ({accepted} requests accepted); \
+             give a token without some scope to exercise this rule"
+        ));
+    }
+    let challenge_of = |r: &&&super::client::Seen| {
+        r.exchange.response.as_ref().and_then(|resp| {
+            resp.headers
+                .iter()
+                .find(|(n, _)| n == "www-authenticate")
+                .and_then(|(_, v)| parse_bearer_challenge(v))
+        })
+    };
+    let mut problems = Vec::new();
+    let mut evidence = Vec::new();
+    for r in &refused {
+        let challenge = challenge_of(r);
+        let error = challenge
+            .as_ref()
+            .and_then(|c| c.get("error").map(str::to_owned));
+        let good = r.status == Some(403) && error.as_deref() == Some("insufficient_scope");
+        if !good {
+            problems.push(format!(
+                "{} got HTTP {} with error {}",
+                r.method,
+                r.status.unwrap_or(0),
+                error.map_or_else(|| "none".to_owned(), |e| format!("{e:?}"))
+            ));
+            evidence.push(r.exchange.clone());
+        }
+    }
+    if problems.is_empty() {
+        return Judgement::pass(format!(
+            "{} requests refused for scope, each with 403 and error=\"insufficient_scope\"",
+            refused.len()
+        ));
+    }
+    let mut j = Judgement::fail(format!(
+        "the run's token was accepted on {accepted} requests and refused on others: {}; a token \
+         that lacks scope SHOULD get 403 with error=\"insufficient_scope\" and the scope needed, \
+         so the client can step up instead of starting over",
+        some(&problems, 3, "; ")
+    ));
+    for e in evidence.iter().take(2) {
+        j = j.with(e);
+    }
+    j
+}
+
+/// A JWT naming [`FOREIGN_AUDIENCE`], signed with a key nobody has.
+fn foreign_token(issuer: Option<&str>, scope: &str) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let header = json!({"alg": "HS256", "typ": "JWT"});
+    let mut claims = json!({
+        "aud": FOREIGN_AUDIENCE,
+        "sub": "protocheck",
+        "scope": scope,
+        "iat": now,
+        "exp": now + 600,
+    });
+    if let Some(iss) = issuer {
+        claims["iss"] = Value::String(iss.to_owned());
+    }
+    let signature: [u8; 32] = rand::random();
+    format!(
+        "{}.{}.{}",
+        wire::base64url_encode(header.to_string().as_bytes()),
+        wire::base64url_encode(claims.to_string().as_bytes()),
+        wire::base64url_encode(&signature)
+    )
+}
+
+async fn audience(s: &mut Session) -> Judgement {
+    let auth = match survey(s).await {
+        Ok(a) => a,
+        Err(skip) => return skip,
+    };
+    // protocheck cannot obtain a real token for another resource; it presents a
+    // well-formed one that names another audience and the server's own issuer
+    // and scopes. A server that checks whose token it is refuses it.
+    let issuers = auth.issuers();
+    let scope = auth
+        .challenge
+        .as_ref()
+        .and_then(|c| c.get("scope").map(str::to_owned))
+        .or_else(|| {
+            auth.prm_doc()
+                .and_then(|d| d.get("scopes_supported"))
+                .and_then(Value::as_array)
+                .map(|l| {
+                    l.iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+        })
+        .unwrap_or_default();
+    let token = foreign_token(issuers.first().map(String::as_str), &scope);
+    let probe = s
+        .client
+        .request("server/discover", json!({}))
+        .with_header("authorization", format!("Bearer {token}"));
+    let (exchange, result) = s
+        .client
+        .http()
+        .exchange(&s.client.plain_request(&probe))
+        .await;
+    match result {
+        Ok(resp) if (200..300).contains(&resp.status) => Judgement::fail(format!(
+            "a token issued for {FOREIGN_AUDIENCE} was accepted (HTTP {}); servers MUST validate \
+             that a token was issued for them and reject any other",
+            resp.status
+        ))
+        .with(&exchange),
+        Ok(resp) => Judgement::pass(format!(
+            "a token issued for another audience was refused with HTTP {}",
+            resp.status
+        )),
+        Err(e) => Judgement::skip(format!("not verified: the probe got no answer ({e})")),
+    }
+}
+
+async fn no_offline_access(s: &mut Session) -> Judgement {
+    let auth = match survey(s).await {
+        Ok(a) => a,
+        Err(skip) => return skip,
+    };
+    let mut places = Vec::new();
+    let mut evidence = Vec::new();
+    if let Some(c) = &auth.challenge
+        && c.scopes().contains(&"offline_access")
+    {
+        places.push("the WWW-Authenticate scope".to_owned());
+        evidence.push(&auth.challenge_exchange);
+    }
+    if let Some(prm) = &auth.prm
+        && prm
+            .doc
+            .get("scopes_supported")
+            .and_then(Value::as_array)
+            .is_some_and(|l| l.iter().any(|v| v.as_str() == Some("offline_access")))
+    {
+        places.push(format!("scopes_supported at {}", prm.url));
+        evidence.push(&prm.exchange);
+    }
+    if auth.challenge.is_none() && auth.prm.is_none() {
+        return Judgement::skip("not verified: no challenge and no resource metadata to read");
+    }
+    if places.is_empty() {
+        return Judgement::pass("offline_access is in neither the challenge nor scopes_supported");
+    }
+    let mut j = Judgement::fail(format!(
+        "offline_access is listed in {}; a resource server SHOULD NOT ask for it (refresh \
+         tokens are the authorization server's and the client's business)",
+        places.join(" and ")
+    ));
+    for e in evidence {
+        j = j.with(e);
+    }
+    j
+}
+
+async fn pkce_s256(s: &mut Session) -> Judgement {
+    let auth = match survey(s).await {
+        Ok(a) => a,
+        Err(skip) => return skip,
+    };
+    judge_metadata(
+        &auth,
+        |doc| match doc
+            .get("code_challenge_methods_supported")
+            .and_then(Value::as_array)
+        {
+            None => Some("has no code_challenge_methods_supported".into()),
+            Some(l) if l.iter().any(|m| m.as_str() == Some("S256")) => None,
+            Some(l) => Some(format!(
+                "lists code_challenge_methods_supported {} without S256",
+                clip(&Value::Array(l.clone()).to_string(), 80)
+            )),
+        },
+        "advertise PKCE with S256",
+        "clients MUST refuse an authorization server without it and MUST use S256",
+    )
+}
+
+async fn cimd(s: &mut Session) -> Judgement {
+    let auth = match survey(s).await {
+        Ok(a) => a,
+        Err(skip) => return skip,
+    };
+    judge_metadata(
+        &auth,
+        |doc| {
+            if doc.get("client_id_metadata_document_supported") == Some(&Value::Bool(true)) {
+                return None;
+            }
+            Some(if doc.get("registration_endpoint").is_some() {
+                "offers dynamic client registration alone (deprecated)".to_owned()
+            } else {
+                "does not advertise client_id_metadata_document_supported: true".to_owned()
+            })
+        },
+        "accept Client ID Metadata Documents",
+        "clients without a pre-registration SHOULD use a Client ID Metadata Document, which an \
+         authorization server advertises with client_id_metadata_document_supported",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_challenges_are_parsed() {
+        let c = parse_bearer_challenge(
+            r#"Basic realm="x", Bearer resource_metadata="https://a/.well-known/x", scope="a b", error=insufficient_scope"#,
+        )
+        .expect("bearer");
+        assert_eq!(c.get("resource_metadata"), Some("https://a/.well-known/x"));
+        assert_eq!(c.scopes(), vec!["a", "b"]);
+        assert_eq!(c.get("error"), Some("insufficient_scope"));
+        assert!(parse_bearer_challenge("Basic realm=\"x\"").is_none());
+        assert!(parse_bearer_challenge("Bearer").is_some());
+    }
+
+    #[test]
+    fn metadata_urls_follow_the_probe_order() {
+        let with_path = Url::parse("https://as.example/tenant1").expect("url");
+        let urls: Vec<String> = metadata_urls(&with_path)
+            .iter()
+            .map(Url::to_string)
+            .collect();
+        assert_eq!(
+            urls,
+            [
+                "https://as.example/.well-known/oauth-authorization-server/tenant1",
+                "https://as.example/.well-known/openid-configuration/tenant1",
+                "https://as.example/tenant1/.well-known/openid-configuration",
+            ]
+        );
+        let root = Url::parse("https://as.example").expect("url");
+        assert_eq!(metadata_urls(&root).len(), 2);
+    }
+
+    #[test]
+    fn canonical_uri_ignores_a_trailing_slash_only() {
+        let endpoint = Url::parse("https://mcp.example/mcp").expect("url");
+        assert!(same_resource("https://mcp.example/mcp/", &endpoint));
+        assert!(same_resource("https://MCP.example:443/mcp", &endpoint));
+        assert!(!same_resource("https://mcp.example/", &endpoint));
+        assert!(!same_resource("http://mcp.example/mcp", &endpoint));
+        assert!(less_specific("https://mcp.example", &endpoint));
+        assert!(!less_specific("https://mcp.example/m", &endpoint));
+        assert!(!less_specific("https://mcp.example/other", &endpoint));
+    }
+}

@@ -1,0 +1,599 @@
+//! SEC — security posture: Origin validation (streamable-http "Security &
+//! Endpoint"), reflection of request headers and credentials, icon URIs
+//! (basic/index#icons), network `$ref`s and schema bounds
+//! (basic/index#ref-resolution, #composition-keyword-resource-use).
+//!
+//! MCP-SEC-002 judges the connection itself: every request of the run goes
+//! through a client that verifies the chain, host name and validity against
+//! its trusted roots, so a run that got this far over https passed them. When
+//! the handshake fails, the engine reports MCP-SEC-002 failed and skips the rest
+//! ([`super::engine`]).
+
+use super::client::{CANARY_HEADER, Reply, Seen, clip, some};
+use super::engine::{Judgement, Session};
+use super::survey::unknown_name;
+use super::wire::{H_METHOD, META_SERVER_INFO};
+use super::{Keyword, McpRule, spec};
+use crate::suite::{Exchange, Outcome};
+use futures::FutureExt;
+use serde_json::{Value, json};
+use url::Url;
+
+pub(crate) const ORIGIN_403: McpRule = McpRule::new(
+    "MCP-SEC-001",
+    "Invalid Origin header returns HTTP 403",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/transports/streamable-http"),
+    "SEC",
+    |s| origin_403(s).boxed(),
+);
+
+pub(crate) const HTTPS: McpRule = McpRule::new(
+    HTTPS_ID,
+    "Endpoint is HTTPS with a valid, unexpired certificate chain",
+    Keyword::May,
+    Outcome::Fail,
+    spec!("/basic/authorization/security-considerations"),
+    "SEC",
+    |s| https(s).boxed(),
+)
+.requires(&[]);
+
+pub(crate) const HTTPS_ID: &str = "MCP-SEC-002";
+
+pub(crate) const NO_ECHO: McpRule = McpRule::new(
+    "MCP-SEC-003",
+    "Error messages do not echo request headers or credentials",
+    Keyword::May,
+    Outcome::Warn,
+    spec!("/basic/authorization/security-considerations"),
+    "SEC",
+    |s| no_echo(s).boxed(),
+)
+.run_wide();
+
+pub(crate) const ICONS: McpRule = McpRule::new(
+    "MCP-SEC-004",
+    "icons[].src is https: or data:, same-origin, no unsafe scheme",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/index#icons"),
+    "SEC",
+    |s| icons(s).boxed(),
+);
+
+pub(crate) const NETWORK_REF: McpRule = McpRule::new(
+    "MCP-SEC-005",
+    "No $ref in tool schemas resolves to a network URI",
+    Keyword::MustNot,
+    Outcome::Fail,
+    spec!("/basic/index#ref-resolution"),
+    "SEC",
+    |s| network_ref(s).boxed(),
+);
+
+pub(crate) const SCHEMA_BOUNDS: McpRule = McpRule::new(
+    "MCP-SEC-006",
+    "Schema depth and subschema count stay within safe bounds",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/basic/index#composition-keyword-resource-use"),
+    "SEC",
+    |s| schema_bounds(s).boxed(),
+);
+
+pub(crate) const NO_AUTH_REFLECTION: McpRule = McpRule::new(
+    "MCP-SEC-007",
+    "Server does not reflect the Authorization header into responses",
+    Keyword::May,
+    Outcome::Fail,
+    spec!("/basic/authorization/security-considerations"),
+    "SEC",
+    |s| no_auth_reflection(s).boxed(),
+)
+.run_wide();
+
+pub(crate) const RULES: &[McpRule] = &[
+    ORIGIN_403,
+    HTTPS,
+    NO_ECHO,
+    ICONS,
+    NETWORK_REF,
+    SCHEMA_BOUNDS,
+    NO_AUTH_REFLECTION,
+];
+
+/// An origin no MCP server serves: only sent as a header, never contacted.
+const FOREIGN_ORIGIN: &str = "https://dns-rebinding.protocheck.invalid";
+
+/// Deepest nesting of subschemas accepted (MCP-SEC-006). The spec gives no
+/// number (§8 of the digest); 32 levels is far beyond any hand-written tool
+/// schema and well inside what a recursive validator handles safely.
+pub const MAX_SCHEMA_DEPTH: usize = 32;
+/// Most subschemas in one tool schema (MCP-SEC-006), for the same reasons.
+pub const MAX_SUBSCHEMAS: usize = 1000;
+
+async fn origin_403(s: &mut Session) -> Judgement {
+    // A request valid in every other respect, so the only reason to refuse it is
+    // the Origin (streamable-http "Security & Endpoint": DNS rebinding).
+    let probe = s
+        .client
+        .request("server/discover", json!({}))
+        .with_header("origin", FOREIGN_ORIGIN);
+    let reply = s.client.send(&probe).await;
+    match reply.status {
+        Some(403) => Judgement::pass(format!("Origin {FOREIGN_ORIGIN} was refused with 403")),
+        Some(code) if (400..500).contains(&code) => Judgement::fail(format!(
+            "a request with Origin {FOREIGN_ORIGIN} got {}; an invalid Origin MUST be answered \
+             with 403 Forbidden (another 4xx is not the status the spec names)",
+            reply.describe()
+        ))
+        .reply(&reply),
+        _ => Judgement::fail(format!(
+            "a request with Origin {FOREIGN_ORIGIN} got {}; servers MUST validate Origin and \
+             answer an invalid one with 403, or a web page can reach the server through DNS \
+             rebinding",
+            reply.describe()
+        ))
+        .reply(&reply),
+    }
+}
+
+/// Whether the endpoint is on this machine (`mcp-2026-07-28.md` §15.10).
+pub(crate) fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+async fn https(s: &mut Session) -> Judgement {
+    let host = s.url.host_str().unwrap_or("?").to_owned();
+    if s.url.scheme() == "https" {
+        // reqwest (rustls) refuses a connection whose chain does not reach a
+        // trusted root, names another host, or has expired; the run's requests
+        // were answered, so the handshake passed all three.
+        return match &s.discover.transport_error {
+            None => Judgement::pass(format!(
+                "https: the certificate chain for {host} was verified (trusted root, host name, \
+                 validity) on the connections of this run"
+            )),
+            Some(e) => Judgement::fail(format!("the https connection to {host} failed: {e}"))
+                .reply(&s.discover),
+        };
+    }
+    if is_loopback(&s.url) {
+        return Judgement::skip(format!(
+            "the endpoint is on loopback ({host}), a developer's own machine: plain http is not \
+             judged there"
+        ));
+    }
+    Judgement::fail(format!(
+        "the endpoint is plain http:// on {host}; tokens, tool arguments and results cross the \
+         network unprotected (OAuth 2.1 communication security requires TLS)"
+    ))
+    .reply(&s.discover)
+}
+
+/// Whether `needle` appears in what was kept of a reply: its headers (credential
+/// headers are already redacted there) and its body excerpt.
+fn reflects(exchange: &Exchange, needle: &str) -> bool {
+    exchange.response.as_ref().is_some_and(|r| {
+        r.body.contains(needle) || r.headers.iter().any(|(_, v)| v.contains(needle))
+    })
+}
+
+/// A request refused before dispatch (no `Mcp-Method`): an error reply, where
+/// echoing the request is most common.
+fn erroneous_request(s: &Session) -> super::client::Probe {
+    s.client
+        .request(
+            "tools/call",
+            json!({"name": unknown_name("tool"), "arguments": {}}),
+        )
+        .without_header(H_METHOD)
+}
+
+async fn no_echo(s: &mut Session) -> Judgement {
+    // Every request of the run carries the canary header; this one is sure to
+    // end in an error.
+    let _ = s.client.send(&erroneous_request(s)).await;
+    let canary = s.client.canary().to_owned();
+    let seen = s.client.seen().await;
+    let errors = seen
+        .iter()
+        .filter(|r| r.status.is_some_and(|c| c >= 400) || r.error_code.is_some())
+        .count();
+    let echoed: Vec<&Seen> = seen
+        .iter()
+        .filter(|r| reflects(&r.exchange, &canary))
+        .collect();
+    if echoed.is_empty() {
+        return Judgement::pass(format!(
+            "the {CANARY_HEADER} header sent with every request was repeated in none of {} \
+             replies ({errors} of them errors)",
+            seen.len()
+        ));
+    }
+    let methods: Vec<String> = echoed
+        .iter()
+        .map(|r| format!("{} ({})", r.method, status_text(r.status)))
+        .collect();
+    let mut j = Judgement::fail(format!(
+        "the value of the request header {CANARY_HEADER} came back in {} of {} replies: {}; \
+         echoing request headers into responses leaks whatever a client or proxy put there",
+        echoed.len(),
+        seen.len(),
+        some(&methods, 4, ", ")
+    ));
+    for r in echoed.iter().take(2) {
+        j = j.with(&r.exchange);
+    }
+    j
+}
+
+fn status_text(status: Option<u16>) -> String {
+    status.map_or_else(|| "no status".to_owned(), |c| format!("HTTP {c}"))
+}
+
+async fn no_auth_reflection(s: &mut Session) -> Judgement {
+    // A made-up token, so that a reflection shows without exposing a real one;
+    // sent on a request refused before dispatch and on a valid one.
+    let fake = format!("pc-authz-canary-{:016x}", rand::random::<u64>());
+    let authorization = format!("Bearer {fake}");
+    let broken = erroneous_request(s).with_header("authorization", authorization.clone());
+    let valid = s
+        .client
+        .request("server/discover", json!({}))
+        .with_header("authorization", authorization);
+    let replies: Vec<Reply> = vec![s.client.send(&broken).await, s.client.send(&valid).await];
+    let mut leaks: Vec<Exchange> = replies
+        .iter()
+        .filter(|r| reflects(&r.exchange, &fake))
+        .map(|r| r.exchange.clone())
+        .collect();
+    let mut checked = replies.len();
+    // The run's own token, on every reply of the run; the engine redacts it
+    // from whatever evidence is shown.
+    if let Some(token) = s.client.bearer().map(|t| t.expose().to_owned()) {
+        let seen = s.client.seen().await;
+        checked = seen.len();
+        leaks.extend(
+            seen.iter()
+                .filter(|r| reflects(&r.exchange, &token))
+                .map(|r| r.exchange.clone()),
+        );
+    }
+    if leaks.is_empty() {
+        return Judgement::pass(format!(
+            "no Authorization value came back in {checked} replies"
+        ));
+    }
+    let mut j = Judgement::fail(format!(
+        "an Authorization header value came back in {} replies; a server must not repeat \
+         credentials into responses, where logs, proxies and error pages keep them",
+        leaks.len()
+    ));
+    for e in leaks.iter().take(2) {
+        j = j.with(e);
+    }
+    j
+}
+
+/// Every `icons` array the server showed: on its Implementation (discover
+/// `_meta` and result) and on listed tools, prompts, resources and templates.
+fn icon_sources(s: &Session) -> Vec<(String, Value, Option<&Reply>)> {
+    let mut found = Vec::new();
+    if let Some(result) = s.discover_result() {
+        for (what, info) in [
+            (
+                "serverInfo in _meta",
+                result.get("_meta").and_then(|m| m.get(META_SERVER_INFO)),
+            ),
+            ("serverInfo", result.get("serverInfo")),
+        ] {
+            if let Some(icons) = info.and_then(|i| i.get("icons")) {
+                found.push((what.to_owned(), icons.clone(), Some(&s.discover)));
+            }
+        }
+    }
+    for (kind, listing, key) in [
+        ("tool", &s.survey.tools, "name"),
+        ("prompt", &s.survey.prompts, "name"),
+        ("resource", &s.survey.resources, "uri"),
+        ("resource template", &s.survey.templates, "uriTemplate"),
+    ] {
+        for item in &listing.items {
+            if let Some(icons) = item.get("icons") {
+                let name = item.get(key).and_then(Value::as_str).unwrap_or("?");
+                found.push((
+                    format!("{kind} `{}`", clip(name, 60)),
+                    icons.clone(),
+                    listing.pages.first(),
+                ));
+            }
+        }
+    }
+    found
+}
+
+async fn icons(s: &mut Session) -> Judgement {
+    let owners = icon_sources(s);
+    let server_host = s.url.host_str().map(str::to_ascii_lowercase);
+    let mut unsafe_src = Vec::new();
+    let mut foreign = Vec::new();
+    let mut evidence: Vec<&Reply> = Vec::new();
+    let mut count = 0;
+    for (owner, icons, page) in &owners {
+        let Some(list) = icons.as_array() else {
+            unsafe_src.push(format!("{owner} has `icons` that is not an array"));
+            evidence.extend(page);
+            continue;
+        };
+        for icon in list {
+            count += 1;
+            let src = icon.get("src").and_then(Value::as_str).unwrap_or("");
+            let shown = clip(src, 60);
+            let scheme = src
+                .split_once(':')
+                .map(|(scheme, _)| scheme.to_ascii_lowercase());
+            match scheme.as_deref() {
+                Some("data") => {}
+                Some("https") => match Url::parse(src) {
+                    // Same origin is a SHOULD; compared by host because an http
+                    // endpoint can never share an origin with an https icon.
+                    Ok(url) if url.host_str().map(str::to_ascii_lowercase) == server_host => {}
+                    Ok(_) => {
+                        foreign.push(format!("{owner} icon {shown:?}"));
+                        evidence.extend(page);
+                    }
+                    Err(_) => {
+                        unsafe_src.push(format!("{owner} icon {shown:?} is not a valid URI"));
+                        evidence.extend(page);
+                    }
+                },
+                _ => {
+                    unsafe_src.push(format!(
+                        "{owner} icon {shown:?} uses {}",
+                        scheme.map_or_else(|| "no scheme".to_owned(), |s| format!("`{s}:`"))
+                    ));
+                    evidence.extend(page);
+                }
+            }
+        }
+    }
+    if count == 0 && unsafe_src.is_empty() {
+        return Judgement::skip("the server shows no icons");
+    }
+    let attach = |mut j: Judgement| {
+        for r in evidence.iter().take(2) {
+            j = j.reply(r);
+        }
+        j
+    };
+    if !unsafe_src.is_empty() {
+        return attach(Judgement::fail(format!(
+            "{}; icon sources MUST be https: or data: URIs, and clients MUST refuse \
+             javascript:, file:, http: and other schemes",
+            some(&unsafe_src, 4, "; ")
+        )));
+    }
+    if !foreign.is_empty() {
+        return attach(Judgement::warn(format!(
+            "{} on another host than the server; icons SHOULD be same-origin so a client \
+             fetching them does not reach a third party",
+            some(&foreign, 4, "; ")
+        )));
+    }
+    Judgement::pass(format!(
+        "all {count} icons are data: URIs or https: on the server's host"
+    ))
+}
+
+/// Schema keywords whose value is one subschema, a map of them, or a list of them
+/// (JSON Schema 2020-12 core and applicator vocabularies, with draft-07 names).
+const SCHEMA_KEYWORDS: &[&str] = &[
+    "not",
+    "if",
+    "then",
+    "else",
+    "items",
+    "additionalItems",
+    "contains",
+    "additionalProperties",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+];
+const SCHEMA_MAP_KEYWORDS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+const SCHEMA_LIST_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems", "items"];
+
+/// Calls `visit` on `schema` and every subschema with its depth (root = 1).
+fn walk_schemas(schema: &Value, depth: usize, visit: &mut dyn FnMut(&Value, usize)) {
+    visit(schema, depth);
+    let Some(obj) = schema.as_object() else {
+        return;
+    };
+    for (key, value) in obj {
+        let key = key.as_str();
+        if SCHEMA_MAP_KEYWORDS.contains(&key) {
+            if let Some(map) = value.as_object() {
+                for sub in map.values() {
+                    walk_schemas(sub, depth + 1, visit);
+                }
+            }
+        } else if SCHEMA_LIST_KEYWORDS.contains(&key) && value.is_array() {
+            for sub in value.as_array().into_iter().flatten() {
+                walk_schemas(sub, depth + 1, visit);
+            }
+        } else if SCHEMA_KEYWORDS.contains(&key) && value.is_object() {
+            walk_schemas(value, depth + 1, visit);
+        }
+    }
+}
+
+/// Each listed tool's name and its schemas (`inputSchema`, `outputSchema`).
+fn tool_schemas(s: &Session) -> Result<Vec<(String, &'static str, &Value)>, Judgement> {
+    if !s.advertises("tools") {
+        return Err(Judgement::skip("the server does not advertise tools"));
+    }
+    if s.survey.tools.items.is_empty() {
+        return Err(Judgement::skip("no tool was listed"));
+    }
+    let mut all = Vec::new();
+    for tool in &s.survey.tools.items {
+        let name = clip(tool.get("name").and_then(Value::as_str).unwrap_or("?"), 80);
+        for field in ["inputSchema", "outputSchema"] {
+            if let Some(schema) = tool.get(field) {
+                all.push((name.clone(), field, schema));
+            }
+        }
+    }
+    Ok(all)
+}
+
+/// Whether a `$ref` resolves to a network location: an absolute URI with a
+/// network scheme, a network-path reference (`//host/…`), or a relative
+/// reference resolved against a network `$id` (basic/index#ref-resolution).
+fn network_target(reference: &str, base: Option<&Url>) -> Option<String> {
+    let network = |url: &Url| {
+        matches!(url.scheme(), "http" | "https" | "ftp" | "ws" | "wss").then(|| url.to_string())
+    };
+    if reference.starts_with('#') {
+        return None;
+    }
+    match Url::parse(reference) {
+        Ok(url) => network(&url),
+        Err(_) => base
+            .and_then(|b| b.join(reference).ok())
+            .and_then(|u| network(&u)),
+    }
+    .or_else(|| reference.starts_with("//").then(|| reference.to_owned()))
+}
+
+async fn network_ref(s: &mut Session) -> Judgement {
+    let schemas = match tool_schemas(s) {
+        Ok(all) => all,
+        Err(skip) => return skip,
+    };
+    let mut problems = Vec::new();
+    let mut refs = 0;
+    for (tool, field, schema) in &schemas {
+        let base = schema
+            .get("$id")
+            .and_then(Value::as_str)
+            .and_then(|id| Url::parse(id).ok());
+        walk_schemas(schema, 1, &mut |sub, _| {
+            for key in ["$ref", "$dynamicRef"] {
+                if let Some(reference) = sub.get(key).and_then(Value::as_str) {
+                    refs += 1;
+                    if let Some(target) = network_target(reference, base.as_ref()) {
+                        problems.push(format!(
+                            "tool `{tool}` {field} has {key} {:?} → {}",
+                            clip(reference, 80),
+                            clip(&target, 80)
+                        ));
+                    }
+                }
+            }
+        });
+    }
+    if problems.is_empty() {
+        return Judgement::pass(format!(
+            "{} tool schemas hold {refs} $ref, none to a network URI",
+            schemas.len()
+        ));
+    }
+    let mut j = Judgement::fail(format!(
+        "{}; a schema that needs a network fetch to be understood cannot be validated safely, \
+         and clients MUST NOT dereference it by default",
+        some(&problems, 4, "; ")
+    ));
+    if let Some(page) = s.survey.tools.pages.first() {
+        j = j.reply(page);
+    }
+    j
+}
+
+async fn schema_bounds(s: &mut Session) -> Judgement {
+    let schemas = match tool_schemas(s) {
+        Ok(all) => all,
+        Err(skip) => return skip,
+    };
+    let mut problems = Vec::new();
+    let mut deepest = 0;
+    let mut largest = 0;
+    for (tool, field, schema) in &schemas {
+        let (mut depth, mut count) = (0, 0);
+        walk_schemas(schema, 1, &mut |_, d| {
+            depth = depth.max(d);
+            count += 1;
+        });
+        deepest = deepest.max(depth);
+        largest = largest.max(count);
+        if depth > MAX_SCHEMA_DEPTH {
+            problems.push(format!(
+                "tool `{tool}` {field} nests subschemas {depth} deep (bound {MAX_SCHEMA_DEPTH})"
+            ));
+        }
+        if count > MAX_SUBSCHEMAS {
+            problems.push(format!(
+                "tool `{tool}` {field} has {count} subschemas (bound {MAX_SUBSCHEMAS})"
+            ));
+        }
+    }
+    if problems.is_empty() {
+        return Judgement::pass(format!(
+            "{} tool schemas: at most {deepest} levels deep and {largest} subschemas, within \
+             protocheck's bounds of {MAX_SCHEMA_DEPTH} and {MAX_SUBSCHEMAS}",
+            schemas.len()
+        ));
+    }
+    let mut j = Judgement::fail(format!(
+        "{}; validators SHOULD bound the work a schema can cause, so clients may refuse such a \
+         tool or spend unbounded time on it",
+        some(&problems, 4, "; ")
+    ));
+    if let Some(page) = s.survey.tools.pages.first() {
+        j = j.reply(page);
+    }
+    j
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn network_refs_are_recognised() {
+        assert!(network_target("#/$defs/a", None).is_none());
+        assert!(network_target("https://example.com/s.json", None).is_some());
+        assert!(network_target("//example.com/s.json", None).is_some());
+        assert!(network_target("urn:example:schema", None).is_none());
+        let base = Url::parse("https://example.com/root.json").ok();
+        assert!(network_target("other.json", base.as_ref()).is_some());
+        assert!(network_target("other.json", None).is_none());
+    }
+
+    #[test]
+    fn schema_walk_counts_depth_and_subschemas() {
+        let schema = json!({"type": "object", "properties": {
+            "a": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}});
+        let (mut depth, mut count) = (0, 0);
+        walk_schemas(&schema, 1, &mut |_, d| {
+            depth = depth.max(d);
+            count += 1;
+        });
+        assert_eq!((depth, count), (4, 5));
+    }
+}
