@@ -90,6 +90,11 @@ struct CheckArgs {
     /// Refuse private, loopback and link-local targets, as a public service does.
     #[arg(long)]
     public_only: bool,
+    /// A bearer token for MCP servers that require authorization (low scope is best:
+    /// the AUT rules check that insufficient scope is refused). Used for this run
+    /// only; never printed. Prefer the environment variable over the flag.
+    #[arg(long, env = "PROTOCHECK_BEARER_TOKEN", hide_env_values = true)]
+    bearer_token: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -338,6 +343,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     };
     let options = RunOptions {
         request_timeout_ms: args.timeout_ms,
+        bearer_token: args.bearer_token.map(protocheck::suite::BearerToken::new),
         ..RunOptions::default()
     };
     if let Err(e) = options.validate() {

@@ -95,6 +95,13 @@ impl Queue {
     pub async fn submit(&self, sub: Submission) -> Result<Submitted, SubmitError> {
         let url = CanonicalUrl::parse(&sub.url)?;
         sub.options.validate().map_err(SubmitError::Options)?;
+        // A token would have to be stored for a worker to use it; runs through the
+        // service never carry one (`protocheck check --bearer-token` does, locally).
+        if sub.options.carries_credentials() {
+            return Err(SubmitError::Options(
+                "options.bearer_token is not accepted by the service: it would have to be stored; use `protocheck check --bearer-token` locally".into(),
+            ));
+        }
         if let Some((key, _)) = &sub.idempotency
             && (key.is_empty()
                 || key.len() > MAX_IDEMPOTENCY_KEY_BYTES

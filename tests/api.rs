@@ -268,6 +268,11 @@ async fn bad_input_gets_a_precise_problem_and_nothing_is_stored() {
                 "profile `fast`",
             ),
             (
+                json!({"url": "http://example.com/", "options": {"bearer_token": "s3cret"}}),
+                422,
+                "bearer_token is not accepted",
+            ),
+            (
                 json!({"url": "http://example.com/", "max_age_s": -1}),
                 422,
                 "max_age_s",
