@@ -42,7 +42,7 @@ pub fn text_width(text: &str) -> f64 {
 pub fn preferred_width(text: &str) -> u32 {
     // Truncation, then odd: the same rounding as shields.io's badge-maker.
     let w = text_width(text) as u32;
-    if w % 2 == 0 { w + 1 } else { w }
+    if w.is_multiple_of(2) { w + 1 } else { w }
 }
 
 #[cfg(test)]
