@@ -159,6 +159,11 @@ pub struct Drawn {
 }
 
 impl Drawn {
+    /// The SVG as served.
+    pub fn svg(&self) -> &[u8] {
+        &self.svg
+    }
+
     fn new(badge: Badge, max_age: Duration, generation: u64) -> Self {
         let svg = Bytes::from(render::svg(&badge));
         let json = Bytes::from(render::shields_json(&badge, max_age.as_secs()));
