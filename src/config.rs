@@ -77,7 +77,8 @@ pub struct WebArgs {
     /// Run submissions allowed per client address per minute.
     #[arg(long, env = "PROTOCHECK_SUBMIT_PER_MINUTE", default_value_t = 30)]
     pub submit_per_minute: u32,
-    /// The public base URL used in links (defaults to `http://<bind>`).
+    /// The public base URL used in absolute links such as badge snippets
+    /// (defaults to `http://` and the `Host` a request came with).
     #[arg(long, env = "PROTOCHECK_PUBLIC_URL")]
     pub public_url: Option<String>,
     /// How long clients and proxies may cache a badge (`Cache-Control: max-age`).
