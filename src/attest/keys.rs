@@ -301,6 +301,20 @@ pub fn load_or_create_key_file(path: &Path) -> anyhow::Result<SigningKeyPair> {
     }
 }
 
+/// A key that cannot be kept is still better than no signatures: its public half
+/// is recorded in the store like any other, so what it signs keeps verifying after
+/// a restart brings another key.
+fn ephemeral_key(path: &Path, error: &std::io::Error) -> anyhow::Result<SigningKeyPair> {
+    let key = SigningKeyPair::generate()?;
+    tracing::warn!(
+        kid = key.key_id(),
+        file = %path.display(),
+        %error,
+        "cannot create the signing key file; signing with a key that lives as long as this process (set PROTOCHECK_SIGNING_KEY)"
+    );
+    Ok(key)
+}
+
 fn create_key_file(path: &Path) -> anyhow::Result<SigningKeyPair> {
     use std::io::Write;
     let key = SigningKeyPair::generate()?;
@@ -320,10 +334,7 @@ fn create_key_file(path: &Path) -> anyhow::Result<SigningKeyPair> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             return load_or_create_key_file(path);
         }
-        Err(e) => {
-            return Err(e)
-                .with_context(|| format!("creating the signing key file {}", path.display()));
-        }
+        Err(e) => return ephemeral_key(path, &e),
     };
     file.write_all(pem.as_bytes())
         .and_then(|()| file.sync_all())
@@ -429,5 +440,10 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         let refused = load_or_create_key_file(&path).unwrap_err();
         assert!(format!("{refused:#}").contains("chmod 600"), "{refused:#}");
+
+        // Nowhere to keep it: a key for this process, not a failure to start.
+        let nowhere = dir.path().join("missing-dir").join("k.pem");
+        assert!(load_or_create_key_file(&nowhere).is_ok());
+        assert!(!nowhere.exists());
     }
 }
