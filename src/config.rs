@@ -45,6 +45,9 @@ pub struct WorkerArgs {
     /// Unset: allowed only when the service listens on loopback alone.
     #[arg(long, env = "PROTOCHECK_ALLOW_PRIVATE_TARGETS")]
     pub allow_private_targets: Option<bool>,
+    /// The key that signs each verdict as it is stored.
+    #[command(flatten)]
+    pub attest: AttestArgs,
 }
 
 impl WorkerArgs {
@@ -74,7 +77,52 @@ pub struct WebArgs {
     /// Run submissions allowed per client address per minute.
     #[arg(long, env = "PROTOCHECK_SUBMIT_PER_MINUTE", default_value_t = 30)]
     pub submit_per_minute: u32,
-    /// The public base URL used in links (defaults to `http://<bind>`).
+    /// The public base URL used in absolute links such as badge snippets
+    /// (defaults to `http://` and the `Host` a request came with).
     #[arg(long, env = "PROTOCHECK_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// How long clients and proxies may cache a badge (`Cache-Control: max-age`).
+    #[arg(long, env = "PROTOCHECK_BADGE_MAX_AGE_SECS", default_value_t = 300)]
+    pub badge_max_age_secs: u64,
+}
+
+/// The attestation signing key (see [`crate::attest::keys::load_signing_key`]).
+#[derive(Debug, Clone, Default, Args)]
+pub struct AttestArgs {
+    /// Ed25519 private key: PKCS#8 PEM or 64 hex digits of the seed. Prefer the
+    /// environment variable: a flag shows in the process list.
+    #[arg(
+        long = "signing-key",
+        env = "PROTOCHECK_SIGNING_KEY",
+        hide_env_values = true,
+        value_name = "PEM|HEX"
+    )]
+    pub signing_key: Option<Secret>,
+    /// The key file, created (mode 0600) with a new key when missing. Default:
+    /// beside the SQLite database, or ./protocheck-signing-key.pem with Postgres.
+    #[arg(long, env = "PROTOCHECK_SIGNING_KEY_FILE")]
+    pub signing_key_file: Option<std::path::PathBuf>,
+}
+
+/// A configuration value that must not be logged: `Debug` hides it, and its
+/// memory is wiped when dropped.
+#[derive(Clone, Default)]
+pub struct Secret(zeroize::Zeroizing<String>);
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for Secret {
+    fn from(s: String) -> Self {
+        Self(zeroize::Zeroizing::new(s))
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret([redacted])")
+    }
 }

@@ -4,8 +4,9 @@
 //! [`suite`] (the engine, no database, no router), [`transport`] (hostile-network
 //! HTTP and stdio), [`reference`] (reference target servers with fault switches),
 //! [`store`] (one trait, Postgres and SQLite), [`queue`] and [`worker`] (lease-based
-//! run queue), and [`web`] (the axum router).
+//! run queue), [`attest`] (signed verdicts), and [`web`] (the axum router).
 
+pub mod attest;
 pub mod config;
 pub mod events;
 pub mod metrics;

@@ -213,6 +213,8 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
     let metrics = Metrics::new();
     let queue = Queue::new(store.clone(), wake.clone(), workers.max_attempts);
     let policy = workers.address_policy(Some(web_args.bind));
+    let attestor =
+        protocheck::attest::start(&workers.attest, &db.database_url, store.as_ref()).await?;
     let pool = if workers.workers > 0 {
         let deps = WorkerDeps {
             store: store.clone(),
@@ -220,14 +222,21 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
             events: events.clone(),
             metrics: metrics.clone(),
         };
-        Some(WorkerPool::start(
-            deps,
-            WorkerConfig::from_args(&workers, policy),
-        )?)
+        let mut cfg = WorkerConfig::from_args(&workers, policy);
+        cfg.attestor = Some(attestor.clone());
+        Some(WorkerPool::start(deps, cfg)?)
     } else {
         None
     };
-    let state = AppState::new(queue, events, metrics, web_args.submit_per_minute);
+    let options = web::WebOptions {
+        submit_per_minute: web_args.submit_per_minute,
+        badges: web::badge::BadgeSettings {
+            max_age: Duration::from_secs(web_args.badge_max_age_secs),
+            public_url: web_args.public_url.clone(),
+        },
+        attestor: Some(attestor),
+    };
+    let state = AppState::with_options(queue, events, metrics, options);
     let listener = tokio::net::TcpListener::bind(web_args.bind)
         .await
         .with_context(|| format!("binding {}", web_args.bind))?;
@@ -277,7 +286,11 @@ async fn worker(db: DatabaseArgs, workers: WorkerArgs) -> anyhow::Result<()> {
         metrics: Metrics::new(),
     };
     let policy = workers.address_policy(None);
-    let pool = WorkerPool::start(deps, WorkerConfig::from_args(&workers, policy))?;
+    let mut cfg = WorkerConfig::from_args(&workers, policy);
+    cfg.attestor = Some(
+        protocheck::attest::start(&workers.attest, &db.database_url, deps.store.as_ref()).await?,
+    );
+    let pool = WorkerPool::start(deps, cfg)?;
     tracing::info!(workers = workers.workers, "protocheck workers running");
     let stop = CancellationToken::new();
     shutdown_signal(stop.clone()).await;

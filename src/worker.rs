@@ -40,6 +40,9 @@ pub struct WorkerConfig {
     pub retry_base: Duration,
     pub policy: AddressPolicy,
     pub limits: Limits,
+    /// Signs each verdict as it is stored; without one, verdicts are signed when
+    /// their attestation is first requested.
+    pub attestor: Option<crate::attest::Attestor>,
 }
 
 impl WorkerConfig {
@@ -55,6 +58,7 @@ impl WorkerConfig {
             retry_base: RETRY_BASE,
             policy,
             limits: Limits::default(),
+            attestor: None,
         }
     }
 
@@ -217,10 +221,19 @@ impl Worker {
                 }
                 let status = if verdict.passed { "passed" } else { "failed" };
                 let version = verdict.suite_version.clone();
-                store
+                let finished = store
                     .finish_run(run.id, &self.id, &RunEnd::Verdict(verdict), &version, now)
-                    .await
-                    .map(|_| status)
+                    .await;
+                if let (Ok(true), Some(attestor)) = (&finished, &self.cfg.attestor) {
+                    // A signing failure must not cost the run its verdict: log it; the
+                    // attestation is created when it is first requested.
+                    if let Err(e) =
+                        crate::attest::attest_run(store.as_ref(), attestor, run.id).await
+                    {
+                        tracing::warn!(run = %run.id, error = %e, "signing the verdict failed");
+                    }
+                }
+                finished.map(|_| status)
             }
             Execution::Done(Err(err)) if err.is_retryable() && run.attempts < run.max_attempts => {
                 let delay = self.cfg.backoff(run.attempts);

@@ -204,6 +204,37 @@ pub struct HistoryCursor {
     pub id: Uuid,
 }
 
+/// A signed attestation of a run's verdict: a DSSE envelope, kept as the JSON
+/// text that was produced so it is served byte for byte (see [`crate::attest`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredAttestation {
+    pub run_id: Uuid,
+    /// The `kid` of the key that signed it.
+    pub key_id: String,
+    pub envelope: String,
+    pub created_at_ms: i64,
+}
+
+/// The public half of a signing key, as published in the key set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicKeyRecord {
+    pub key_id: String,
+    /// `Ed25519`.
+    pub algorithm: String,
+    /// The raw public key, base64url without padding (a JWK's `x`).
+    pub public_key: String,
+    pub created_at_ms: i64,
+}
+
+/// What a badge of one target and suite is drawn from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SuiteRuns {
+    /// The newest run that ended `passed`, `failed` or `error`, by finish time.
+    pub finished: Option<Run>,
+    /// The newest queued or running run that may be judged by the suite.
+    pub active: Option<Run>,
+}
+
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     fn backend(&self) -> Backend;
@@ -317,6 +348,27 @@ pub trait Store: Send + Sync + 'static {
         record: &IdempotencyRecord,
         now_ms: i64,
     ) -> StoreResult<IdempotencyRecord>;
+
+    /// The runs a badge of `target_id` and `suite` (`mcp`, `rcp`) shows. A run counts
+    /// for a suite when its verdict names that suite; a run without a verdict (active,
+    /// or ended as `error`) counts when it asked for that suite or for `auto`.
+    async fn latest_runs_for_suite(&self, target_id: &str, suite: &str) -> StoreResult<SuiteRuns>;
+
+    /// Stores the run's attestation unless it has one; returns the one stored.
+    /// The first attestation of a run stays: the same run is never signed twice
+    /// with different results.
+    async fn put_attestation(
+        &self,
+        attestation: &StoredAttestation,
+    ) -> StoreResult<StoredAttestation>;
+
+    async fn get_attestation(&self, run_id: Uuid) -> StoreResult<Option<StoredAttestation>>;
+
+    /// Records a public signing key unless its id is known. Keys are never removed.
+    async fn put_public_key(&self, key: &PublicKeyRecord) -> StoreResult<()>;
+
+    /// Every public key ever recorded, oldest first.
+    async fn public_keys(&self) -> StoreResult<Vec<PublicKeyRecord>>;
 
     /// Wakes `notify` whenever another process queues work (Postgres LISTEN), until
     /// `shutdown`. Reconnects with backoff. Returns at once where there is no such
@@ -539,4 +591,48 @@ where
     let status = RunStatus::parse(&status)
         .ok_or_else(|| corrupt("run status", format_args!("`{status}`")))?;
     Ok((status, count))
+}
+
+#[derive(sqlx::FromRow)]
+struct AttestationRow {
+    run_id: String,
+    key_id: String,
+    envelope: String,
+    created_at_ms: i64,
+}
+
+fn attestation_from_row<'r, R>(row: &'r R) -> StoreResult<StoredAttestation>
+where
+    R: sqlx::Row,
+    AttestationRow: sqlx::FromRow<'r, R>,
+{
+    let r: AttestationRow = decode_row(row)?;
+    Ok(StoredAttestation {
+        run_id: parse_uuid("attestation run id", &r.run_id)?,
+        key_id: r.key_id,
+        envelope: r.envelope,
+        created_at_ms: r.created_at_ms,
+    })
+}
+
+#[derive(sqlx::FromRow)]
+struct PublicKeyRow {
+    key_id: String,
+    algorithm: String,
+    public_key: String,
+    created_at_ms: i64,
+}
+
+fn public_key_from_row<'r, R>(row: &'r R) -> StoreResult<PublicKeyRecord>
+where
+    R: sqlx::Row,
+    PublicKeyRow: sqlx::FromRow<'r, R>,
+{
+    let r: PublicKeyRow = decode_row(row)?;
+    Ok(PublicKeyRecord {
+        key_id: r.key_id,
+        algorithm: r.algorithm,
+        public_key: r.public_key,
+        created_at_ms: r.created_at_ms,
+    })
 }

@@ -11,10 +11,11 @@
 //! contract tests in `tests/store_contract.rs` check every statement instead.
 
 use super::{
-    Backend, HistoryCursor, IdempotencyRecord, Inserted, NewRun, ReapReport, Run, RunEnd,
-    RunStatus, Store, StoreError, StoreResult, StoredFinding, Target, end_columns, finding_columns,
-    finding_from_row, idempotency_from_row, run_from_row, status_count_from_row, target_from_row,
-    to_json,
+    Backend, HistoryCursor, IdempotencyRecord, Inserted, NewRun, PublicKeyRecord, ReapReport, Run,
+    RunEnd, RunStatus, Store, StoreError, StoreResult, StoredAttestation, StoredFinding, SuiteRuns,
+    Target, attestation_from_row, end_columns, finding_columns, finding_from_row,
+    idempotency_from_row, public_key_from_row, run_from_row, status_count_from_row,
+    target_from_row, to_json,
 };
 use crate::suite::Finding;
 use async_trait::async_trait;
@@ -482,6 +483,100 @@ impl Store for PgStore {
                 record.key
             ))
         })
+    }
+
+    async fn latest_runs_for_suite(&self, target_id: &str, suite: &str) -> StoreResult<SuiteRuns> {
+        let finished = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs
+             WHERE runs.target_id = $1 AND runs.status IN ('passed', 'failed', 'error')
+               AND CASE WHEN runs.verdict IS NULL THEN runs.suite IN ($2, 'auto')
+                        ELSE (runs.verdict::jsonb ->> 'suite') = $2 END
+             ORDER BY runs.finished_at_ms DESC, runs.id DESC
+             LIMIT 1"
+        ))
+        .bind(target_id)
+        .bind(suite)
+        .fetch_optional(&self.pool)
+        .await?;
+        let active = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs
+             WHERE runs.target_id = $1 AND runs.status IN ('queued', 'running')
+               AND runs.suite IN ($2, 'auto')
+             ORDER BY runs.created_at_ms DESC, runs.id DESC
+             LIMIT 1"
+        ))
+        .bind(target_id)
+        .bind(suite)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(SuiteRuns {
+            finished: finished.as_ref().map(run_from_row).transpose()?,
+            active: active.as_ref().map(run_from_row).transpose()?,
+        })
+    }
+
+    async fn put_attestation(
+        &self,
+        attestation: &StoredAttestation,
+    ) -> StoreResult<StoredAttestation> {
+        sqlx::query(
+            "INSERT INTO attestations (run_id, key_id, envelope, created_at_ms)
+             VALUES ($1, $2, $3, $4)
+             ON CONFLICT (run_id) DO NOTHING",
+        )
+        .bind(attestation.run_id.to_string())
+        .bind(&attestation.key_id)
+        .bind(&attestation.envelope)
+        .bind(attestation.created_at_ms)
+        .execute(&self.pool)
+        .await?;
+        self.get_attestation(attestation.run_id)
+            .await?
+            .ok_or_else(|| {
+                StoreError::Corrupt(format!(
+                    "attestation of run `{}` vanished after insert",
+                    attestation.run_id
+                ))
+            })
+    }
+
+    async fn get_attestation(&self, run_id: Uuid) -> StoreResult<Option<StoredAttestation>> {
+        let row = sqlx::query(
+            "SELECT run_id, key_id, envelope, created_at_ms FROM attestations WHERE run_id = $1",
+        )
+        .bind(run_id.to_string())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(attestation_from_row).transpose()
+    }
+
+    async fn put_public_key(&self, key: &PublicKeyRecord) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO signing_keys (key_id, algorithm, public_key, created_at_ms)
+             VALUES ($1, $2, $3, $4)
+             ON CONFLICT (key_id) DO NOTHING",
+        )
+        .bind(&key.key_id)
+        .bind(&key.algorithm)
+        .bind(&key.public_key)
+        .bind(key.created_at_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn public_keys(&self) -> StoreResult<Vec<PublicKeyRecord>> {
+        let rows = sqlx::query(
+            "SELECT key_id, algorithm, public_key, created_at_ms FROM signing_keys
+             ORDER BY created_at_ms, key_id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(public_key_from_row).collect()
     }
 
     async fn listen_for_work(&self, notify: Arc<Notify>, shutdown: CancellationToken) {

@@ -1,7 +1,9 @@
-//! The axum router: REST API v1, server-sent progress, health and metrics.
-//! `app(state)` is used by `serve` and by the tests alike.
+//! The axum router: REST API v1, server-sent progress, badges, attestations,
+//! health and metrics. `app(state)` is used by `serve` and by the tests alike.
 
 pub mod api;
+pub mod attest;
+pub mod badge;
 pub mod error;
 pub mod extract;
 pub mod ops;
@@ -40,6 +42,28 @@ pub struct Inner {
     pub limiter: ratelimit::SubmitLimiter,
     /// How often a progress stream re-reads the store when nothing woke it.
     pub progress_poll: Duration,
+    /// Signs verdicts whose attestation is requested before a worker signed them.
+    pub attestor: Option<crate::attest::Attestor>,
+    pub badges: badge::BadgeSettings,
+    pub badge_cache: badge::BadgeCache,
+}
+
+/// Web settings beyond the queue and the buses.
+#[derive(Debug, Clone)]
+pub struct WebOptions {
+    pub submit_per_minute: u32,
+    pub badges: badge::BadgeSettings,
+    pub attestor: Option<crate::attest::Attestor>,
+}
+
+impl Default for WebOptions {
+    fn default() -> Self {
+        Self {
+            submit_per_minute: 30,
+            badges: badge::BadgeSettings::default(),
+            attestor: None,
+        }
+    }
 }
 
 impl std::ops::Deref for AppState {
@@ -51,13 +75,33 @@ impl std::ops::Deref for AppState {
 
 impl AppState {
     pub fn new(queue: Queue, events: RunEvents, metrics: Metrics, submit_per_minute: u32) -> Self {
+        Self::with_options(
+            queue,
+            events,
+            metrics,
+            WebOptions {
+                submit_per_minute,
+                ..WebOptions::default()
+            },
+        )
+    }
+
+    pub fn with_options(
+        queue: Queue,
+        events: RunEvents,
+        metrics: Metrics,
+        options: WebOptions,
+    ) -> Self {
         Self(Arc::new(Inner {
             store: queue.store().clone(),
             queue,
             events,
             metrics,
-            limiter: ratelimit::SubmitLimiter::per_minute(submit_per_minute),
+            limiter: ratelimit::SubmitLimiter::per_minute(options.submit_per_minute),
             progress_poll: Duration::from_millis(500),
+            attestor: options.attestor,
+            badges: options.badges,
+            badge_cache: badge::BadgeCache::default(),
         }))
     }
 }
@@ -71,6 +115,20 @@ pub fn app(state: AppState) -> Router {
         .route("/api/v1/runs/{id}", get(api::show_run))
         .route("/api/v1/targets/{id}", get(api::show_target))
         .route("/api/v1/targets/{id}/runs", get(api::target_history))
+        .route("/api/v1/targets/{id}/badges", get(badge::badge_snippets))
+        .route(
+            "/api/v1/runs/{id}/attestation",
+            get(attest::show_attestation),
+        )
+        .route("/api/v1/verify", post(attest::verify))
+        .route("/.well-known/protocheck/keys.json", get(attest::keys))
+        .route("/badge/{target}/{file}", get(badge::badge_by_key))
+        .route("/badge.svg", get(badge::svg_by_url))
+        .route("/badge.json", get(badge::json_by_url))
+        .route(
+            "/targets/{target}/{suite}/latest",
+            get(badge::latest_report),
+        )
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))

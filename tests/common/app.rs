@@ -3,6 +3,8 @@
 #![allow(dead_code)]
 
 use super::TestDb;
+use protocheck::attest::Attestor;
+use protocheck::attest::keys::SigningKeyPair;
 use protocheck::events::RunEvents;
 use protocheck::metrics::Metrics;
 use protocheck::queue::Queue;
@@ -70,6 +72,8 @@ pub struct TestApp {
     pub base: String,
     pub deps: WorkerDeps,
     pub http: reqwest::Client,
+    /// Signs verdicts, for the web layer and for the workers `workers` starts.
+    pub attestor: Attestor,
 }
 
 impl TestApp {
@@ -82,21 +86,26 @@ impl TestApp {
             metrics: Metrics::new(),
         };
         let queue = Queue::new(db.store.clone(), deps.wake.clone(), 3);
-        let state = AppState::new(
-            queue,
-            deps.events.clone(),
-            deps.metrics.clone(),
+        let attestor = Attestor::new(SigningKeyPair::generate().expect("signing key"));
+        let options = web::WebOptions {
             submit_per_minute,
-        );
+            attestor: Some(attestor.clone()),
+            ..web::WebOptions::default()
+        };
+        let state =
+            AppState::with_options(queue, deps.events.clone(), deps.metrics.clone(), options);
         let base = serve(web::app(state)).await;
         Self {
             base,
             deps,
             http: reqwest::Client::new(),
+            attestor,
         }
     }
 
-    pub fn workers(&self, cfg: WorkerConfig) -> WorkerPool {
+    /// Workers sharing the app's store, signing with its key unless `cfg` has one.
+    pub fn workers(&self, mut cfg: WorkerConfig) -> WorkerPool {
+        cfg.attestor.get_or_insert_with(|| self.attestor.clone());
         WorkerPool::start(self.deps.clone(), cfg).expect("start workers")
     }
 

@@ -1,0 +1,134 @@
+//! Attestation endpoints: the published key set, a run's signed attestation, and
+//! verification of an envelope against the service's keys.
+
+use super::AppState;
+use super::error::{ApiError, ApiResult};
+use super::extract::{ApiJson, ApiPath};
+use crate::attest::dsse::{self, Envelope};
+use crate::attest::{self, AttestError, verify_envelope};
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+/// `GET /.well-known/protocheck/keys.json`: every public key that ever signed.
+pub async fn keys(State(state): State<AppState>) -> ApiResult<Response> {
+    let (jwks, _) = attest::service_keys(state.store.as_ref(), state.attestor.as_ref()).await?;
+    let mut resp = Json(jwks).into_response();
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/jwk-set+json"),
+    );
+    // Short: a new key appears on rotation, and verifiers should see it soon.
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("max-age=60"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    Ok(resp)
+}
+
+fn no_attestation(id: Uuid, why: impl std::fmt::Display) -> ApiError {
+    ApiError::NotFound(format!("run `{id}` has no attestation: {why}"))
+}
+
+/// `GET /api/v1/runs/{id}/attestation`: the DSSE envelope, byte for byte as
+/// stored. A verdict that was not signed when its run ended is signed now.
+pub async fn show_attestation(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Response> {
+    let id = Uuid::parse_str(&id).map_err(|_| {
+        ApiError::NotFound(format!(
+            "no run has the id `{}`",
+            id.chars().take(64).collect::<String>()
+        ))
+    })?;
+    let stored = match state.store.get_attestation(id).await? {
+        Some(stored) => stored,
+        None => {
+            let Some(attestor) = &state.attestor else {
+                return Err(no_attestation(id, "this service signs nothing"));
+            };
+            match attest::attest_run(state.store.as_ref(), attestor, id).await {
+                Ok(stored) => stored,
+                Err(AttestError::UnknownRun(_)) => {
+                    return Err(ApiError::NotFound(format!("no run has the id `{id}`")));
+                }
+                Err(e @ AttestError::NoVerdict(..)) => return Err(no_attestation(id, e)),
+                Err(AttestError::Store(e)) => return Err(e.into()),
+                Err(e @ AttestError::Statement(_)) => {
+                    return Err(ApiError::Internal(e.to_string()));
+                }
+            }
+        }
+    };
+    let mut resp = stored.envelope.into_response();
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    // A run is attested once; its attestation never changes.
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("max-age=86400, immutable"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    Ok(resp)
+}
+
+/// `POST /api/v1/verify`: a DSSE envelope in; `valid` and the signed statement
+/// out, or the reason it is not valid. Input that is not an envelope is a 400
+/// (not JSON) or 422 (not the shape of one, or undecodable base64).
+pub async fn verify(
+    State(state): State<AppState>,
+    body: Result<ApiJson<Envelope>, ApiError>,
+) -> ApiResult<Json<Value>> {
+    let ApiJson(envelope) = body?;
+    let (_, keys) = attest::service_keys(state.store.as_ref(), state.attestor.as_ref()).await?;
+    let verified = match verify_envelope(&envelope, &keys) {
+        Ok(v) => v,
+        Err(e) if e.is_malformed() => {
+            return Err(ApiError::Invalid {
+                field: "envelope",
+                detail: e.to_string(),
+            });
+        }
+        Err(e) => return Ok(Json(json!({"valid": false, "reason": e.to_string()}))),
+    };
+    let run_id = Uuid::parse_str(&verified.statement.predicate.run_id).ok();
+    // Whether this service still holds this very statement for the run: a valid
+    // signature on an envelope the service never stored would mean a key leaked.
+    let matches_stored = match run_id {
+        Some(id) => match state.store.get_attestation(id).await? {
+            Some(stored) => Some(
+                attest::verify::parse_envelope(stored.envelope.as_bytes())
+                    .ok()
+                    .and_then(|s| dsse::decode(&s.payload))
+                    == dsse::decode(&envelope.payload),
+            ),
+            None => Some(false),
+        },
+        None => None,
+    };
+    Ok(Json(json!({
+        "valid": true,
+        "key_id": verified.key_id,
+        "statement": verified.statement,
+        "matches_stored_attestation": matches_stored,
+        "links": {
+            "run": run_id.map(super::badge::report_path),
+            "keys": attest::verify::KEYS_PATH,
+        },
+    })))
+}

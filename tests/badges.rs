@@ -1,0 +1,607 @@
+//! Badges over real HTTP on loopback, on both backends: every state draws a
+//! well-formed SVG and a shields endpoint document, caching validators work, hostile
+//! text stays inert, and a run against the RCP reference server shows on its badge,
+//! which links to its report and whose attestation verifies with the published key.
+
+mod common;
+
+use common::app::{TestApp, serve, worker_config};
+use protocheck::attest::{Jwks, KeySet};
+use protocheck::events::RunEvents;
+use protocheck::metrics::Metrics;
+use protocheck::queue::Queue;
+use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
+use protocheck::store::{Inserted, NewRun, RunEnd, Store};
+use protocheck::suite::{Counts, RunOptions, SuiteId, Verdict, VerdictDetail};
+use protocheck::target::CanonicalUrl;
+use protocheck::web::{self, AppState};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+const FINISH: Duration = Duration::from_secs(60);
+
+fn rcp(level: &str, declared: Option<&str>, honest: bool) -> Verdict {
+    Verdict {
+        suite: SuiteId::Rcp,
+        suite_version: "0.1.0".into(),
+        spec_revision: "RCP/1 1.0".into(),
+        passed: level != "none" && honest,
+        summary: level.into(),
+        counts: Counts::default(),
+        detail: VerdictDetail::Rcp {
+            profile: "spec".into(),
+            certified_level: level.into(),
+            declared_level: declared.map(str::to_owned),
+            honest,
+        },
+    }
+}
+
+fn mcp(grade: &str, fail: u32) -> Verdict {
+    Verdict {
+        suite: SuiteId::Mcp,
+        suite_version: "0.1.0".into(),
+        spec_revision: "2026-07-28".into(),
+        passed: grade != "non-compliant",
+        summary: grade.into(),
+        counts: Counts {
+            fail,
+            ..Counts::default()
+        },
+        detail: VerdictDetail::Mcp {
+            grade: grade.into(),
+        },
+    }
+}
+
+/// Stores the target `url` (as given: the store does not validate) and returns its key.
+async fn target(store: &dyn Store, url: &str) -> String {
+    let key = protocheck::target::target_key(url);
+    store.upsert_target(&key, url, 1).await.expect("target");
+    key
+}
+
+async fn queue_run(store: &dyn Store, key: &str, suite: &str) -> Uuid {
+    let new = NewRun {
+        id: Uuid::now_v7(),
+        target_id: key.to_owned(),
+        suite: suite.into(),
+        options: RunOptions::default(),
+        dedup_key: Uuid::new_v4().to_string(),
+        max_attempts: 3,
+        created_at_ms: protocheck::now_ms(),
+    };
+    let Ok(Inserted::New(run)) = store.insert_run(&new).await else {
+        panic!("a new run");
+    };
+    run.id
+}
+
+/// Queues, claims and ends a run of `key`, as a worker would (no other run queued).
+async fn finish_run(store: &dyn Store, key: &str, suite: &str, end: RunEnd) -> Uuid {
+    let id = queue_run(store, key, suite).await;
+    let now = protocheck::now_ms();
+    let claimed = store.claim_run("w", now, 60_000).await.expect("claim");
+    assert_eq!(claimed.map(|r| r.id), Some(id));
+    assert!(
+        store
+            .finish_run(id, "w", &end, "0.1.0", now + 1)
+            .await
+            .expect("finish")
+    );
+    id
+}
+
+/// A badge as a client sees it.
+struct Got {
+    status: u16,
+    headers: reqwest::header::HeaderMap,
+    body: String,
+}
+
+async fn get(app: &TestApp, path: &str, if_none_match: Option<&str>) -> Got {
+    let mut req = app.http.get(app.url(path));
+    if let Some(tag) = if_none_match {
+        req = req.header("if-none-match", tag);
+    }
+    let resp = req.send().await.expect("GET");
+    Got {
+        status: resp.status().as_u16(),
+        headers: resp.headers().clone(),
+        body: resp.text().await.expect("body"),
+    }
+}
+
+/// The SVG parses as XML; returns (title, the texts drawn, the message fill).
+fn parse_svg(svg: &str) -> (String, Vec<String>, String) {
+    let doc = roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("{e}: {svg}"));
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "svg");
+    assert_eq!(
+        root.tag_name().namespace(),
+        Some("http://www.w3.org/2000/svg")
+    );
+    assert!(
+        doc.descendants().all(|n| !matches!(
+            n.tag_name().name(),
+            "script" | "foreignObject" | "a" | "image" | "use"
+        )),
+        "nothing active in {svg}"
+    );
+    let title = root
+        .children()
+        .find(|n| n.has_tag_name("title"))
+        .and_then(|t| t.text())
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(root.attribute("aria-label"), Some(title.as_str()));
+    let texts = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text") && n.attribute("aria-hidden").is_none())
+        .map(|n| n.text().unwrap_or_default().to_owned())
+        .collect();
+    let fill = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("rect"))
+        .nth(2)
+        .and_then(|r| r.attribute("fill"))
+        .unwrap_or_default()
+        .to_owned();
+    (title, texts, fill)
+}
+
+fn assert_svg_headers(got: &Got, what: &str) {
+    assert_eq!(got.headers["content-type"], "image/svg+xml", "{what}");
+    assert_eq!(
+        got.headers["content-security-policy"], "default-src 'none'; style-src 'unsafe-inline'",
+        "{what}"
+    );
+    assert_eq!(got.headers["x-content-type-options"], "nosniff", "{what}");
+    assert_eq!(got.headers["cache-control"], "max-age=300", "{what}");
+    assert!(got.headers.contains_key("etag"), "{what}");
+}
+
+#[tokio::test]
+async fn every_state_draws_a_well_formed_badge_and_endpoint_json() {
+    let schema = jsonschema::validator_for(&json!({
+        "type": "object",
+        "required": ["schemaVersion", "label", "message", "color", "isError", "cacheSeconds"],
+        "additionalProperties": false,
+        "properties": {
+            "schemaVersion": {"const": 1},
+            "label": {"type": "string"},
+            "message": {"type": "string", "minLength": 1},
+            "color": {"type": "string"},
+            "isError": {"type": "boolean"},
+            "cacheSeconds": {"type": "integer", "minimum": 0},
+        },
+    }))
+    .expect("schema");
+    for db in common::all_backends().await {
+        let b = db.name();
+        let s = db.store.as_ref();
+        let app = TestApp::start(&db, 100).await;
+        let mut cases: Vec<(String, &str, &str, &str, &str)> = vec![(
+            "0123456789abcdef01234567".into(),
+            "rcp",
+            "RCP",
+            "unknown",
+            "lightgrey",
+        )];
+        let verdicts = [
+            ("rcp", rcp("L2", Some("L2"), true), "L2", "brightgreen"),
+            ("rcp", rcp("L1", None, true), "L1", "green"),
+            ("rcp", rcp("L0", None, true), "L0", "yellowgreen"),
+            ("rcp", rcp("none", None, true), "none", "red"),
+            (
+                "rcp",
+                rcp("none", Some("L2"), false),
+                "L2 OVERCLAIMED",
+                "red",
+            ),
+            ("mcp", mcp("strict", 0), "strict", "brightgreen"),
+            ("mcp", mcp("compliant", 0), "compliant", "green"),
+            ("mcp", mcp("non-compliant", 3), "3 failing", "red"),
+        ];
+        for (n, (suite, verdict, message, color)) in verdicts.into_iter().enumerate() {
+            let key = target(s, &format!("http://verdict-{n}.example/{suite}")).await;
+            finish_run(s, &key, suite, RunEnd::Verdict(verdict)).await;
+            let label = if suite == "rcp" {
+                "RCP"
+            } else {
+                "MCP 2026-07-28"
+            };
+            cases.push((key, suite, label, message, color));
+        }
+        let errored = target(s, "http://errored.example/rcp").await;
+        finish_run(s, &errored, "rcp", RunEnd::Error("unreachable".into())).await;
+        cases.push((errored, "rcp", "RCP", "error", "lightgrey"));
+        let never = target(s, "http://never.example/rcp").await;
+        cases.push((never, "rcp", "RCP", "unknown", "lightgrey"));
+        // Pending last: a queued run would be claimed by finish_run above.
+        let pending = target(s, "http://pending.example/rcp").await;
+        queue_run(s, &pending, "auto").await;
+        cases.push((pending.clone(), "rcp", "RCP", "pending", "blue"));
+
+        for (key, suite, label, message, color) in &cases {
+            let what = format!("{b} {key} {suite} {message}");
+            let got = get(&app, &format!("/badge/{key}/{suite}.svg"), None).await;
+            assert_eq!(got.status, 200, "{what}");
+            if *message != "pending" {
+                assert_svg_headers(&got, &what);
+            }
+            let (title, texts, _) = parse_svg(&got.body);
+            assert_eq!(
+                texts,
+                vec![label.to_string(), message.to_string()],
+                "{what}"
+            );
+            assert!(
+                title.starts_with(&format!("{label}: {message}")),
+                "{what}: {title}"
+            );
+
+            let got = get(&app, &format!("/badge/{key}/{suite}.json"), None).await;
+            assert_eq!(got.status, 200, "{what}");
+            assert_eq!(got.headers["content-type"], "application/json");
+            let doc: Value = serde_json::from_str(&got.body).unwrap();
+            assert!(schema.is_valid(&doc), "{what}: {doc}");
+            assert_eq!(doc["label"], *label, "{what}");
+            assert_eq!(doc["message"], *message, "{what}");
+            assert_eq!(doc["color"], *color, "{what}");
+            assert_eq!(
+                doc["isError"],
+                matches!(*message, "unknown" | "error"),
+                "{what}"
+            );
+        }
+        // A pending badge is cached briefly: it is about to change.
+        let got = get(&app, &format!("/badge/{pending}/rcp.svg"), None).await;
+        assert_eq!(got.headers["cache-control"], "max-age=30", "{b}");
+        let got = get(&app, &format!("/badge/{pending}/rcp.json"), None).await;
+        let doc: Value = serde_json::from_str(&got.body).unwrap();
+        assert_eq!(doc["cacheSeconds"], 30, "{b}");
+    }
+}
+
+#[tokio::test]
+async fn bad_badge_urls_get_problems_and_unknown_targets_a_grey_badge() {
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    for path in [
+        "/badge/<script>/rcp.svg",
+        "/badge/0123456789abcdef01234567/rcp.svg",
+        "/badge.svg?url=http://nobody.example/rcp&suite=rcp",
+    ] {
+        let got = get(&app, path, None).await;
+        assert_eq!(got.status, 200, "{path}");
+        let (title, texts, fill) = parse_svg(&got.body);
+        assert_eq!(texts, ["RCP", "unknown"], "{path}");
+        assert_eq!(
+            title, "RCP: unknown",
+            "{path}: nothing of the request is echoed"
+        );
+        assert_eq!(fill, "#9f9f9f");
+    }
+    for (path, status) in [
+        ("/badge/0123456789abcdef01234567/xyz.svg", 404),
+        ("/badge/0123456789abcdef01234567/rcp.png", 404),
+        ("/badge.svg?url=ftp://x/&suite=rcp", 422),
+        ("/badge.svg?url=http://x/&suite=xyz", 422),
+        ("/badge.json?url=http://x/", 400),
+        ("/targets/0123456789abcdef01234567/rcp/latest", 404),
+        ("/targets/0123456789abcdef01234567/xyz/latest", 404),
+        ("/api/v1/targets/0123456789abcdef01234567/badges", 404),
+    ] {
+        let got = get(&app, path, None).await;
+        assert_eq!(got.status, status, "{path}: {}", got.body);
+        assert_eq!(
+            got.headers["content-type"], "application/problem+json",
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn hostile_text_draws_an_inert_well_formed_badge() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let s = db.store.as_ref();
+        let app = TestApp::start(&db, 100).await;
+        // Stored as is, as if it had come through: the badge must not trust the store.
+        let url = "http://evil.example/\"><script>alert(1)</script><x a='&amp;\u{1}";
+        let key = target(s, url).await;
+        let declared = "<script>alert('L9')</script>";
+        finish_run(
+            s,
+            &key,
+            "rcp",
+            RunEnd::Verdict(rcp("none", Some(declared), false)),
+        )
+        .await;
+
+        let got = get(&app, &format!("/badge/{key}/rcp.svg"), None).await;
+        assert_eq!(got.status, 200, "{b}");
+        assert!(!got.body.contains("<script"), "{b}: {}", got.body);
+        assert!(!got.body.contains('\u{1}'), "{b}: no control characters");
+        let (title, texts, _) = parse_svg(&got.body);
+        assert_eq!(texts[1], "<script>ale… OVERCLAIMED", "{b}");
+        assert!(
+            title.contains("\"><script>alert(1)</script><x a='&amp;\u{FFFD}"),
+            "{b}: {title}"
+        );
+
+        let got = get(&app, &format!("/badge/{key}/rcp.json"), None).await;
+        let doc: Value = serde_json::from_str(&got.body).expect("valid JSON");
+        assert_eq!(doc["message"], "<script>ale… OVERCLAIMED", "{b}");
+    }
+}
+
+/// A router serving `app` state with custom badge settings.
+async fn app_with_max_age(db: &common::TestDb, max_age: Duration) -> String {
+    let queue = Queue::new(db.store.clone(), Arc::new(Notify::new()), 3);
+    let options = web::WebOptions {
+        badges: web::badge::BadgeSettings {
+            max_age,
+            public_url: Some("https://checks.example/".into()),
+        },
+        ..web::WebOptions::default()
+    };
+    let state = AppState::with_options(queue, RunEvents::new(), Metrics::new(), options);
+    serve(web::app(state)).await
+}
+
+#[tokio::test]
+async fn max_age_is_configurable_and_snippets_use_the_public_url() {
+    let db = common::sqlite().await;
+    let key = target(db.store.as_ref(), "http://configured.example/rcp").await;
+    finish_run(
+        db.store.as_ref(),
+        &key,
+        "rcp",
+        RunEnd::Verdict(rcp("L1", None, true)),
+    )
+    .await;
+    let base = app_with_max_age(&db, Duration::from_secs(3600)).await;
+    let http = reqwest::Client::new();
+    let resp = http
+        .get(format!("{base}/badge/{key}/rcp.svg"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()["cache-control"], "max-age=3600");
+    let doc: Value = http
+        .get(format!("{base}/badge/{key}/rcp.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(doc["cacheSeconds"], 3600);
+    let snippets: Value = http
+        .get(format!("{base}/api/v1/targets/{key}/badges"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let badge = &snippets["badges"][0];
+    let svg = format!("https://checks.example/badge/{key}/rcp.svg");
+    let link = format!("https://checks.example/targets/{key}/rcp/latest");
+    assert_eq!(badge["svg"], svg);
+    assert_eq!(badge["message"], "L1");
+    assert_eq!(
+        badge["markdown"],
+        format!("[![RCP conformance]({svg})]({link})")
+    );
+    assert_eq!(
+        badge["html"],
+        format!(r#"<a href="{link}"><img src="{svg}" alt="RCP conformance"></a>"#)
+    );
+    assert_eq!(
+        badge["rst"],
+        format!(".. image:: {svg}\n   :alt: RCP conformance\n   :target: {link}")
+    );
+    assert_eq!(
+        badge["shields"],
+        format!(
+            "https://img.shields.io/endpoint?url=https%3A%2F%2Fchecks.example%2Fbadge%2F{key}%2Frcp.json"
+        )
+    );
+}
+
+/// An RCP reference server on `listener` until `stop`.
+fn reference_on(listener: tokio::net::TcpListener, faults: &[&str], stop: CancellationToken) {
+    let config = RcpReferenceConfig::new(faults.iter().copied()).expect("known faults");
+    tokio::spawn(async move {
+        let _ = axum::serve(
+            listener,
+            rcp_router(config).into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(stop.cancelled_owned())
+        .await;
+    });
+}
+
+async fn submit(app: &TestApp, url: &str) -> String {
+    let resp = app
+        .post_json(
+            "/api/v1/runs",
+            &json!({"url": url, "suite": "rcp", "force": true}),
+        )
+        .await;
+    assert!(resp.status().is_success(), "{}", resp.status());
+    let body: Value = resp.json().await.unwrap();
+    body["id"].as_str().expect("run id").to_owned()
+}
+
+#[tokio::test]
+async fn a_readme_badge_shows_the_latest_run_links_to_it_and_verifies() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let app = TestApp::start(&db, 100).await;
+        let pool = app.workers(worker_config(2, Duration::from_secs(30)));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = CancellationToken::new();
+        reference_on(listener, &[], stop.clone());
+        let url = format!("http://{addr}/rcp");
+        let key = CanonicalUrl::parse(&url).unwrap().key();
+        let svg_path = format!("/badge/{key}/rcp.svg");
+
+        // Before any run: grey, and looking does not start one.
+        let got = get(&app, &svg_path, None).await;
+        assert_eq!(parse_svg(&got.body).1, ["RCP", "unknown"], "{b}");
+        assert_eq!(db.store.get_target(&key).await.unwrap(), None, "{b}");
+
+        let id = submit(&app, &url).await;
+        let run = app.wait_finished(&id, FINISH).await;
+        assert_eq!(run["status"], "passed", "{b}: {run}");
+        assert_eq!(run["target_id"], key.as_str());
+
+        // The badge shows the level at once, by key and by URL alike.
+        let got = get(&app, &svg_path, None).await;
+        assert_svg_headers(&got, b);
+        let (title, texts, fill) = parse_svg(&got.body);
+        assert_eq!(texts, ["RCP", "L0"], "{b}");
+        assert_eq!(fill, "#a4a61d");
+        assert_eq!(title, format!("RCP: L0 — {url}"));
+        let by_url = get(
+            &app,
+            &format!("/badge.svg?url={}&suite=rcp", url.replace(':', "%3A")),
+            None,
+        )
+        .await;
+        assert_eq!(by_url.body, got.body, "{b}");
+
+        // ETag and 304.
+        let etag = got.headers["etag"].to_str().unwrap().to_owned();
+        assert!(
+            etag.starts_with('"') && etag.ends_with('"'),
+            "strong: {etag}"
+        );
+        let again = get(&app, &svg_path, Some(&etag)).await;
+        assert_eq!(again.status, 304, "{b}");
+        assert!(again.body.is_empty());
+        assert_eq!(again.headers["etag"], etag.as_str());
+        assert_eq!(again.headers["cache-control"], "max-age=300");
+        let weak = get(&app, &svg_path, Some(&format!("\"x\", W/{etag}"))).await;
+        assert_eq!(weak.status, 304, "{b}");
+        let json = get(&app, &format!("/badge/{key}/rcp.json"), None).await;
+        let json_etag = json.headers["etag"].to_str().unwrap().to_owned();
+        assert_ne!(json_etag, etag, "each representation has its own validator");
+
+        // The link behind the badge leads to the run's report.
+        let resp = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap()
+            .get(app.url(&format!("/targets/{key}/rcp/latest")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 302, "{b}");
+        let location = resp.headers()["location"].to_str().unwrap().to_owned();
+        assert_eq!(location, format!("/api/v1/runs/{id}"));
+        let (status, report) = app.get_json(&location).await;
+        assert_eq!(status, 200);
+        assert_eq!(report["id"], id.as_str());
+
+        // The snippets point at this badge and this link.
+        let (status, snippets) = app.get_json(&format!("/api/v1/targets/{key}/badges")).await;
+        assert_eq!(status, 200, "{b}: {snippets}");
+        let badge = &snippets["badges"][0];
+        assert_eq!(
+            snippets["badges"].as_array().unwrap().len(),
+            1,
+            "{b}: the detected protocol only"
+        );
+        assert_eq!(badge["svg"], app.url(&svg_path));
+        assert_eq!(
+            badge["link"],
+            app.url(&format!("/targets/{key}/rcp/latest"))
+        );
+        assert_eq!(badge["message"], "L0");
+
+        // Its attestation verifies with the published key.
+        let (_, jwks) = app.get_json("/.well-known/protocheck/keys.json").await;
+        let keys = KeySet::from_jwks(&serde_json::from_value::<Jwks>(jwks).unwrap()).unwrap();
+        let envelope = app
+            .http
+            .get(app.url(&format!("{location}/attestation")))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let verified =
+            protocheck::attest::verify::verify_json(envelope.as_bytes(), &keys).expect("verifies");
+        assert_eq!(verified.statement.predicate.run_id, id);
+        assert_eq!(
+            verified
+                .statement
+                .predicate
+                .verdict
+                .certified_level
+                .as_deref(),
+            Some("L0")
+        );
+        let answer: Value = app
+            .http
+            .post(app.url("/api/v1/verify"))
+            .header("content-type", "application/json")
+            .body(envelope)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(answer["valid"], true, "{b}: {answer}");
+
+        // The server goes away: the next run errors, and the badge says so at once,
+        // so the old ETag no longer matches.
+        stop.cancel();
+        let errored = submit(&app, &url).await;
+        let run = app.wait_finished(&errored, FINISH).await;
+        assert_eq!(run["status"], "error", "{b}: {run}");
+        let got = get(&app, &svg_path, Some(&etag)).await;
+        assert_eq!(got.status, 200, "{b}");
+        assert_eq!(parse_svg(&got.body).1, ["RCP", "error"], "{b}");
+        let resp = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap()
+            .get(app.url(&format!("/targets/{key}/rcp/latest")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            resp.headers()["location"],
+            format!("/api/v1/runs/{errored}").as_str()
+        );
+
+        // Back, but broken: the badge shows the new verdict. The reference still
+        // declares L0, which it now fails.
+        let listener = tokio::net::TcpListener::bind(addr).await.expect("rebind");
+        let stop = CancellationToken::new();
+        reference_on(listener, &["RCP-L0-003"], stop.clone());
+        let broken = submit(&app, &url).await;
+        let run = app.wait_finished(&broken, FINISH).await;
+        assert_eq!(run["status"], "failed", "{b}: {run}");
+        let got = get(&app, &svg_path, None).await;
+        let (_, texts, fill) = parse_svg(&got.body);
+        assert_eq!(texts, ["RCP", "L0 OVERCLAIMED"], "{b}");
+        assert_eq!(fill, "#e05d44");
+        stop.cancel();
+        pool.shutdown().await;
+    }
+}
