@@ -57,6 +57,8 @@ enum Command {
     },
     /// Check one server locally, with no database. Exit 0 only when the verdict passes.
     Check(CheckArgs),
+    /// Verify a signed attestation (offline with a key file). Exit 0 verified, 1 not.
+    Verify(protocheck::attest::VerifyArgs),
     /// Start a reference target server (correct by default; --break RULE-ID breaks one rule).
     #[command(subcommand)]
     Reference(ReferenceCommand),
@@ -130,7 +132,7 @@ fn main() -> ExitCode {
             };
         }
     };
-    let quiet = matches!(cli.command, Some(Command::Check(_)));
+    let quiet = matches!(cli.command, Some(Command::Check(_) | Command::Verify(_)));
     init_tracing(quiet);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -163,6 +165,7 @@ fn main() -> ExitCode {
                 migrate(db, down).await.map(|()| ExitCode::SUCCESS)
             }
             Some(Command::Check(args)) => check(args).await,
+            Some(Command::Verify(args)) => protocheck::attest::verify_command(args).await,
             Some(Command::Reference(ReferenceCommand::Rcp(args))) => {
                 protocheck::reference::rcp::run_rcp_reference(args)
                     .await

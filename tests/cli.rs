@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::app::{mcp_reference, rcp_reference};
+use common::app::{TestApp, mcp_reference, rcp_reference, worker_config};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -162,4 +162,83 @@ async fn check_grades_an_mcp_server() {
     assert_eq!(out.status.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
     assert_eq!(doc["verdict"]["grade"], "non-compliant");
+}
+
+#[tokio::test]
+async fn verify_checks_an_attestation_offline_with_the_published_keys() {
+    let target = rcp_reference(&[], Duration::ZERO).await;
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let pool = app.workers(worker_config(1, Duration::from_secs(30)));
+    let body: serde_json::Value = app
+        .post_json(
+            "/api/v1/runs",
+            &serde_json::json!({"url": target, "suite": "rcp"}),
+        )
+        .await
+        .json()
+        .await
+        .expect("json");
+    let id = body["id"].as_str().expect("id").to_owned();
+    app.wait_finished(&id, Duration::from_secs(60)).await;
+    pool.shutdown().await;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let envelope = app
+        .http
+        .get(app.url(&format!("/api/v1/runs/{id}/attestation")))
+        .send()
+        .await
+        .expect("get")
+        .text()
+        .await
+        .expect("text");
+    let keys = app
+        .http
+        .get(app.url("/.well-known/protocheck/keys.json"))
+        .send()
+        .await
+        .expect("get")
+        .text()
+        .await
+        .expect("text");
+    let envelope_path = dir.path().join("attestation.json");
+    let keys_path = dir.path().join("keys.json");
+    std::fs::write(&envelope_path, &envelope).expect("write");
+    std::fs::write(&keys_path, &keys).expect("write");
+
+    let mut cmd = protocheck();
+    cmd.arg("verify")
+        .arg(&envelope_path)
+        .arg("--keys")
+        .arg(&keys_path);
+    let out = output(cmd).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // One changed byte of the signed payload: not verified.
+    let mut doc: serde_json::Value = serde_json::from_str(&envelope).expect("envelope json");
+    let payload = doc["payload"].as_str().expect("payload").to_owned();
+    let flipped = if payload.starts_with('e') {
+        format!("f{}", &payload[1..])
+    } else {
+        format!("e{}", &payload[1..])
+    };
+    doc["payload"] = serde_json::Value::String(flipped);
+    std::fs::write(&envelope_path, doc.to_string()).expect("write");
+    let mut cmd = protocheck();
+    cmd.arg("verify")
+        .arg(&envelope_path)
+        .arg("--keys")
+        .arg(&keys_path);
+    assert_eq!(
+        output(cmd).await.status.code(),
+        Some(1),
+        "a tampered attestation does not verify"
+    );
 }
