@@ -5,11 +5,13 @@
 //! a verdict built on checks that do not exist.
 
 pub(crate) mod client;
+pub(crate) mod conversation;
 pub mod l0;
 
 use super::runner::{Endpoint, EngineError, Reporter, RunContext};
 use super::{Outcome, Rule, SuiteId, Verdict, VerdictDetail};
 use client::RcpClient;
+use conversation::Conversation;
 
 /// Version of protocheck's RCP rules; stored with every run (results are versioned).
 pub const SUITE_VERSION: &str = "0.1.0";
@@ -47,7 +49,7 @@ pub async fn run(
         }
     }
     let mut client = RcpClient::connect(endpoint, ctx).await?;
-    let report = l0::run(&mut client, reporter).await;
+    let report = converse(&mut client, reporter).await;
     client.close().await;
     let report = report?;
 
@@ -84,4 +86,15 @@ pub async fn run(
             honest,
         },
     })
+}
+
+/// The whole conversation, in the order lifecycle demands.
+async fn converse(
+    client: &mut RcpClient,
+    reporter: &mut Reporter,
+) -> Result<l0::L0Report, EngineError> {
+    let mut conv = Conversation::new(client, reporter);
+    let report = l0::open(&mut conv).await?;
+    l0::close(&mut conv).await?;
+    Ok(report)
 }

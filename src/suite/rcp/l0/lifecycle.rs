@@ -82,7 +82,7 @@ pub const HIGHER_LEVEL_NOT_JUDGED: Rule = note(
     "RCP/1 §14.2, §14.3",
 );
 
-impl L0<'_> {
+impl Conversation<'_> {
     pub(super) async fn info_before_init(&mut self) -> Result<(), EngineError> {
         let rule = &INFO_BEFORE_INIT;
         let mut check = Check::new(rule);

@@ -29,7 +29,7 @@ pub const CANCEL_WITH_ID: Rule = must(
     "RCP/1 §12, §7 (notifications/cancel)",
 );
 
-impl L0<'_> {
+impl Conversation<'_> {
     pub(super) async fn notification(
         &mut self,
         rule: &'static Rule,
