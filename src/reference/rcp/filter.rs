@@ -62,13 +62,19 @@ pub(super) enum Filter {
     Not(Box<Filter>),
 }
 
-/// Validates `value` as a filter tree.
-pub(super) fn parse(value: &Value) -> Result<Filter, RpcError> {
+/// Validates `value` as a filter tree. `lenient` is the fault of RCP-L1-005: a
+/// clause on an unadvertised field matches everything instead of -32602.
+pub(super) fn parse(value: &Value, lenient: bool) -> Result<Filter, RpcError> {
     let mut clauses = 0;
-    parse_at(value, 0, &mut clauses)
+    parse_at(value, 0, &mut clauses, lenient)
 }
 
-fn parse_at(value: &Value, depth: usize, clauses: &mut usize) -> Result<Filter, RpcError> {
+fn parse_at(
+    value: &Value,
+    depth: usize,
+    clauses: &mut usize,
+    lenient: bool,
+) -> Result<Filter, RpcError> {
     *clauses += 1;
     if depth > MAX_DEPTH || *clauses > MAX_CLAUSES {
         return Err(bad_param(
@@ -89,13 +95,18 @@ fn parse_at(value: &Value, depth: usize, clauses: &mut usize) -> Result<Filter, 
             };
             let parsed = items
                 .iter()
-                .map(|c| parse_at(c, depth + 1, clauses))
+                .map(|c| parse_at(c, depth + 1, clauses, lenient))
                 .collect::<Result<Vec<_>, _>>()?;
             return Ok(make(parsed));
         }
     }
     if let Some(inner) = obj.get("not") {
-        return Ok(Filter::Not(Box::new(parse_at(inner, depth + 1, clauses)?)));
+        return Ok(Filter::Not(Box::new(parse_at(
+            inner,
+            depth + 1,
+            clauses,
+            lenient,
+        )?)));
     }
     let Some(name) = obj.get("field").and_then(Value::as_str) else {
         return Err(bad_param(
@@ -105,6 +116,9 @@ fn parse_at(value: &Value, depth: usize, clauses: &mut usize) -> Result<Filter, 
     };
     let path = format!("filter.{name}");
     let Some(&(field, ty, array)) = FIELDS.iter().find(|(f, _, _)| *f == name) else {
+        if lenient {
+            return Ok(Filter::And(Vec::new()));
+        }
         return Err(bad_param(
             &path,
             format!("`{name}` is not an advertised filter field"),
@@ -201,7 +215,7 @@ mod tests {
     use super::*;
 
     fn count(filter: Value) -> usize {
-        let f = parse(&filter).expect("valid filter");
+        let f = parse(&filter, false).expect("valid filter");
         Index::builtin()
             .docs()
             .iter()
@@ -254,7 +268,7 @@ mod tests {
             ),
             (json!({"and": []}), "filter"),
         ] {
-            let (code, _, data) = parse(&filter).expect_err("invalid");
+            let (code, _, data) = parse(&filter, false).expect_err("invalid");
             assert_eq!(code, -32602);
             assert_eq!(data["field"], field, "{filter}");
         }

@@ -6,9 +6,10 @@ use super::engine::{
     Doc, Fusion, Index, MULTI_DIM, Mode, Scored, rerank_score, token_matrix, tokens, wire_score,
 };
 use super::filter;
-use crate::suite::rcp::l0;
+use crate::suite::rcp::{l0, l1, l2, outside};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A JSON-RPC error: code, message, `error.data`.
 pub(super) type RpcError = (i64, String, Value);
@@ -48,10 +49,20 @@ pub(super) struct Side {
     /// The lowest severity the client asked for, when logs may be sent (§17.1).
     pub log: Option<usize>,
     pub frames: Vec<Value>,
+    /// The fault of RCP-L2-006.
+    pub overshoot: bool,
+    /// The fault of RCP-L2-009.
+    pub bad_level: bool,
 }
 
 impl Side {
     fn progress(&mut self, progress: f64, stage: &str, message: String) {
+        // The fault of RCP-L2-006 reports progress past the end.
+        let progress = if self.overshoot {
+            progress + 0.5
+        } else {
+            progress
+        };
         if let Some(token) = &self.progress {
             self.frames.push(json!({
                 "jsonrpc": "2.0",
@@ -66,7 +77,10 @@ impl Side {
             self.frames.push(json!({
                 "jsonrpc": "2.0",
                 "method": "notifications/log",
-                "params": {"level": LOG_LEVELS[level.min(4)], "message": message, "logger": "protocheck-reference", "data": data},
+                "params": {
+                    "level": if self.bad_level { "verbose" } else { LOG_LEVELS[level.min(4)] },
+                    "message": message, "logger": "protocheck-reference", "data": data,
+                },
             }));
         }
     }
@@ -212,7 +226,14 @@ fn fingerprint(params: &Map<String, Value>, version: &str) -> u64 {
 
 /// The Hit of a document (spec §7.7), with its citation and trust (§6
 /// `citations`, §15.2: added documents are never labelled trusted).
-fn hit(doc: &Doc, scored: &Scored, score: f64, include_text: bool, include_vector: bool) -> Value {
+fn hit(
+    config: &RcpReferenceConfig,
+    doc: &Doc,
+    scored: &Scored,
+    score: f64,
+    include_text: bool,
+    include_vector: bool,
+) -> Value {
     let mut hit = json!({
         "id": doc.id,
         "score": wire_score(score),
@@ -224,6 +245,9 @@ fn hit(doc: &Doc, scored: &Scored, score: f64, include_text: bool, include_vecto
     }
     if include_vector {
         hit["vector"] = json!(doc.dense());
+    }
+    if config.has(&l1::CITATIONS) {
+        return hit;
     }
     let end = doc.text.chars().count();
     hit["citation"] = if doc.builtin {
@@ -239,6 +263,10 @@ fn hit(doc: &Doc, scored: &Scored, score: f64, include_text: bool, include_vecto
     };
     hit
 }
+
+/// Seeded `retrieve` calls so far; moves the scores under the fault of
+/// RCP-L2-010 only.
+static SEEDED_CALLS: AtomicU64 = AtomicU64::new(1);
 
 /// `retrieve` (spec §7.7): dense, sparse or hybrid recall, optional rerank,
 /// filter, `minScore`, `k` and pagination, with progress and logs when asked.
@@ -283,7 +311,7 @@ pub(super) fn retrieve(
             return Err(bad_param("indexVersion", "`indexVersion` must be a string"));
         };
         // Spec §7.7.1: serve exactly the pinned snapshot or fail with -32010.
-        if version != index.version() {
+        if version != index.version() && !config.has(&l2::SNAPSHOTS) {
             return Err((
                 -32010,
                 format!(
@@ -380,32 +408,64 @@ pub(super) fn retrieve(
         ));
     }
     let filter = match params.get("filter").filter(|v| !v.is_null()) {
-        Some(f) => Some(filter::parse(f)?),
+        Some(_) if !config.offers("filter") => {
+            refuse("filter", "`filter` is not advertised".to_owned())?;
+            None
+        }
+        Some(f) => Some(filter::parse(f, config.has(&l1::FILTER_VALIDATED))?),
         None => None,
     };
     let version = index.version();
     let print = fingerprint(params, &version);
     let offset = match params.get("cursor").filter(|v| !v.is_null()) {
         None => 0,
+        Some(_) if !config.offers("pagination") => {
+            return Err(unsupported("cursor", "`pagination` is not advertised"));
+        }
         Some(Value::String(c)) => parse_cursor(c, print)?,
         Some(_) => return Err(bad_param("cursor", "`cursor` must be a string")),
+    };
+    // The fault of RCP-L2-008: every cursor leads back to the first page.
+    let offset = if config.has(&l2::PAGINATION) {
+        0
+    } else {
+        offset
     };
 
     // Clamp, never refuse (spec §7.7).
     let k = usize::try_from(k.min(MAX_K)).unwrap_or(1);
     let candidates =
         usize::try_from(candidate_k.unwrap_or(MAX_CANDIDATES).min(MAX_CANDIDATES)).unwrap_or(1);
+    match mode {
+        Mode::Dense if config.has(&l1::DENSE_MODE) => {
+            return Err((-32603, "the dense index failed".to_owned(), Value::Null));
+        }
+        // Only an explicit `mode: "hybrid"`: hybrid is also the default mode.
+        Mode::Hybrid if config.has(&l1::HYBRID_MODE) && params.get("mode").is_some() => {
+            return Err((
+                -32010,
+                "the hybrid pipeline is unavailable".to_owned(),
+                json!({"retryable": true}),
+            ));
+        }
+        _ => {}
+    }
     side.progress(0.25, "recall", format!("{mode:?} recall"));
+    let ignore_filter = config.has(&l1::FILTER_RESTRICTS);
     let mut ranked: Vec<Scored> = index
         .rank(&query, mode, fusion)
         .into_iter()
         .filter(|s| {
-            filter
-                .as_ref()
-                .is_none_or(|f| index.doc(s.doc).is_some_and(|d| f.matches(d)))
+            ignore_filter
+                || filter
+                    .as_ref()
+                    .is_none_or(|f| index.doc(s.doc).is_some_and(|d| f.matches(d)))
         })
         .take(candidates)
         .collect();
+    if mode == Mode::Sparse && config.has(&l1::SPARSE_MODE) {
+        ranked.clear();
+    }
     let recalled = ranked.len();
     let mut reranked = 0;
     if let Some(top_n) = rerank {
@@ -425,19 +485,37 @@ pub(super) fn retrieve(
         ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
         reranked = ranked.len();
     }
-    if let Some(min) = min_score {
+    if let Some(min) = min_score.filter(|_| !config.has(&l1::MIN_SCORE)) {
         ranked.retain(|s| wire_score(s.score) >= min);
     }
     let total = ranked.len();
-    let page: Vec<Value> = ranked
+    let take = if k <= 3 && config.has(&l1::K_HONOURED) {
+        k + 1
+    } else {
+        k
+    };
+    let mut page: Vec<Value> = ranked
         .iter()
         .skip(offset)
-        .take(k)
+        .take(take)
         .filter_map(|s| {
             let doc = index.doc(s.doc)?;
-            Some(hit(doc, s, s.score, include_text, include_vectors))
+            Some(hit(config, doc, s, s.score, include_text, include_vectors))
         })
         .collect();
+    if config.has(&l1::SCORES_CONSISTENT) {
+        page.reverse();
+    }
+    if config.has(&l2::DETERMINISTIC) && params.get("seed").is_some_and(|s| !s.is_null()) {
+        // Every hit moves by the same amount, so the order holds but no two
+        // calls agree.
+        let shift = SEEDED_CALLS.fetch_add(1, Ordering::Relaxed) as f64 * 0.001;
+        for h in &mut page {
+            if let Some(score) = h.get("score").and_then(Value::as_f64) {
+                h["score"] = json!(wire_score(score + shift));
+            }
+        }
+    }
     side.progress(1.0, "pack", format!("{} hits", page.len()));
     side.log(
         1,
@@ -454,8 +532,11 @@ pub(super) fn retrieve(
     if !notes.is_empty() {
         usage["notes"] = json!(notes);
     }
+    if config.has(&outside::RESULT_SHAPES) {
+        usage = json!(usage.to_string());
+    }
     let mut result = json!({"hits": page, "indexVersion": version, "usage": usage});
-    if offset + k < total {
+    if offset + k < total && config.offers("pagination") {
         result["nextCursor"] = json!(cursor_for(offset + k, print));
     }
     Ok(result)
@@ -530,9 +611,10 @@ pub(super) fn rerank(
         Some(_) => return Err(bad_param("method", "`method` must be a string")),
     }
     let top_n = positive_int(params, "topN")?;
+    let sign = if config.has(&l2::RERANK) { -1.0 } else { 1.0 };
     let scores: Vec<f64> = passages
         .iter()
-        .map(|p| wire_score(rerank_score(&query, p)))
+        .map(|p| wire_score(sign * rerank_score(&query, p)))
         .collect();
     let mut order: Vec<usize> = (0..scores.len()).collect();
     order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b)));
@@ -543,7 +625,11 @@ pub(super) fn rerank(
 }
 
 /// `embed/sparse` (spec §7.4).
-pub(super) fn embed_sparse(index: &Index, params: &Map<String, Value>) -> Result<Value, RpcError> {
+pub(super) fn embed_sparse(
+    config: &RcpReferenceConfig,
+    index: &Index,
+    params: &Map<String, Value>,
+) -> Result<Value, RpcError> {
     let inputs = if params.get("texts").is_some_and(|v| !v.is_null()) {
         texts(params, "texts")?
     } else {
@@ -553,7 +639,10 @@ pub(super) fn embed_sparse(index: &Index, params: &Map<String, Value>) -> Result
     let sparse: Vec<Value> = inputs
         .iter()
         .map(|t| {
-            let (indices, values) = index.sparse_embedding(t);
+            let (indices, mut values) = index.sparse_embedding(t);
+            if config.has(&l2::SPARSE_EMBED) {
+                values.pop();
+            }
             json!({"indices": indices, "values": values})
         })
         .collect();
@@ -561,15 +650,27 @@ pub(super) fn embed_sparse(index: &Index, params: &Map<String, Value>) -> Result
 }
 
 /// `embed/multi` (spec §7.5): one matrix per input, one row per token.
-pub(super) fn embed_multi(params: &Map<String, Value>) -> Result<Value, RpcError> {
+pub(super) fn embed_multi(
+    config: &RcpReferenceConfig,
+    params: &Map<String, Value>,
+) -> Result<Value, RpcError> {
     let inputs = inputs(params)?;
     kind(params)?;
-    let matrices: Vec<Vec<Vec<f32>>> = inputs.iter().map(|t| token_matrix(t)).collect();
+    let mut matrices: Vec<Vec<Vec<f32>>> = inputs.iter().map(|t| token_matrix(t)).collect();
+    if config.has(&l2::MULTI_VECTOR) {
+        for row in matrices.iter_mut().flatten() {
+            row.pop();
+        }
+    }
     Ok(json!({"matrices": matrices, "dimension": MULTI_DIM}))
 }
 
 /// `query/transform` (spec §7.8).
-pub(super) fn transform(index: &Index, params: &Map<String, Value>) -> Result<Value, RpcError> {
+pub(super) fn transform(
+    config: &RcpReferenceConfig,
+    index: &Index,
+    params: &Map<String, Value>,
+) -> Result<Value, RpcError> {
     let query = text_of(params.get("query").unwrap_or(&Value::Null), "query")?;
     let method = match params.get("method") {
         Some(Value::String(m)) => m.as_str(),
@@ -607,6 +708,7 @@ pub(super) fn transform(index: &Index, params: &Map<String, Value>) -> Result<Va
             }
             json!({"queries": queries})
         }
+        _ if config.has(&l2::TRANSFORM) => json!({"queries": [rewritten]}),
         _ => {
             let best = index
                 .hybrid(&query, Fusion::Rrf { k: 60.0 })
@@ -620,7 +722,11 @@ pub(super) fn transform(index: &Index, params: &Map<String, Value>) -> Result<Va
 }
 
 /// `graph` (spec §7.9) over a graph of the documents, linked by shared tags.
-pub(super) fn graph(index: &Index, params: &Map<String, Value>) -> Result<Value, RpcError> {
+pub(super) fn graph(
+    config: &RcpReferenceConfig,
+    index: &Index,
+    params: &Map<String, Value>,
+) -> Result<Value, RpcError> {
     let op = match params.get("op") {
         Some(Value::String(op)) => op.as_str(),
         _ => return Err(bad_param("op", "`op` is required")),
@@ -651,6 +757,9 @@ pub(super) fn graph(index: &Index, params: &Map<String, Value>) -> Result<Value,
         }
     };
     match op {
+        "communities" if config.has(&l2::GRAPH) => {
+            Err((-32603, "the community index failed".to_owned(), Value::Null))
+        }
         "communities" => {
             let mut groups: BTreeMap<String, Vec<&str>> = BTreeMap::new();
             for d in docs {
@@ -742,7 +851,7 @@ pub(super) fn graph(index: &Index, params: &Map<String, Value>) -> Result<Value,
                 if !included.insert(s.doc) {
                     continue;
                 }
-                let mut h = hit(doc, s, s.score, true, false);
+                let mut h = hit(config, doc, s, s.score, true, false);
                 let mut edges = Vec::new();
                 if *anchor != s.doc {
                     edges.push(json!({"src": docs[*anchor].id, "dst": doc.id}));
@@ -756,7 +865,11 @@ pub(super) fn graph(index: &Index, params: &Map<String, Value>) -> Result<Value,
 }
 
 /// `index/add` (spec §7.10): positional ids, upsert by id.
-pub(super) fn index_add(index: &mut Index, params: &Map<String, Value>) -> Result<Value, RpcError> {
+pub(super) fn index_add(
+    config: &RcpReferenceConfig,
+    index: &mut Index,
+    params: &Map<String, Value>,
+) -> Result<Value, RpcError> {
     let Some(documents) = params.get("documents").and_then(Value::as_array) else {
         return Err(bad_param("documents", "`documents` must be an array"));
     };
@@ -821,15 +934,19 @@ pub(super) fn index_add(index: &mut Index, params: &Map<String, Value>) -> Resul
             Value::Null,
         ));
     }
-    let ids: Vec<String> = parsed.iter().map(|d| d.id.clone()).collect();
+    let mut ids: Vec<String> = parsed.iter().map(|d| d.id.clone()).collect();
     for doc in parsed {
         index.upsert(doc);
+    }
+    if config.has(&outside::INDEX_ADD) {
+        ids.pop();
     }
     Ok(json!({"ids": ids}))
 }
 
 /// `index/delete` (spec §7.11): the count actually removed, 0 for absent ids.
 pub(super) fn index_delete(
+    config: &RcpReferenceConfig,
     index: &mut Index,
     params: &Map<String, Value>,
 ) -> Result<Value, RpcError> {
@@ -861,6 +978,9 @@ pub(super) fn index_delete(
             json!({"field": "ids"}),
         ));
     }
-    let deleted = ids.iter().filter(|id| index.delete(id)).count();
+    let mut deleted = ids.iter().filter(|id| index.delete(id)).count();
+    if config.has(&outside::INDEX_DELETE) {
+        deleted = ids.len();
+    }
     Ok(json!({"deleted": deleted}))
 }

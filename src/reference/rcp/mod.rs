@@ -13,7 +13,7 @@
 //! process-wide flag instead, which protocheck decision 3 works around).
 
 use crate::suite::Rule;
-use crate::suite::rcp::l0;
+use crate::suite::rcp::{l0, l1, l2, outside};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, State};
@@ -137,10 +137,6 @@ static FAULTS: &[(&Rule, &str)] = &[
         &l0::STATEFUL_HTTP,
         "stateless: every request is initialized, `initialize` always succeeds",
     ),
-    (
-        &l0::HIGHER_LEVEL_NOT_JUDGED,
-        "declares `_meta.conformance` \"L1\"",
-    ),
     (&l0::BATCH, "a batch's notifications get error replies too"),
     (
         &l0::EMPTY_BATCH,
@@ -149,6 +145,103 @@ static FAULTS: &[(&Rule, &str)] = &[
     (
         &l0::CANCEL_WITH_ID,
         "`notifications/cancel` with an id gets a result",
+    ),
+    (
+        &l1::DENSE_MODE,
+        "`retrieve` in mode `dense` fails with -32603",
+    ),
+    (
+        &l1::SPARSE_MODE,
+        "`retrieve` in mode `sparse` finds nothing",
+    ),
+    (
+        &l1::HYBRID_MODE,
+        "`retrieve` in mode `hybrid` fails with -32010",
+    ),
+    (
+        &l1::FILTER_RESTRICTS,
+        "filters are validated but not applied",
+    ),
+    (
+        &l1::FILTER_VALIDATED,
+        "a clause on an unadvertised field matches everything instead of -32602",
+    ),
+    (&l1::CITATIONS, "hits carry neither `citation` nor `trust`"),
+    (
+        &l1::SCORES_CONSISTENT,
+        "hits come back in ascending score order",
+    ),
+    (
+        &l1::K_HONOURED,
+        "`retrieve` returns one hit more than `k` when `k` is 3 or less",
+    ),
+    (&l1::MIN_SCORE, "`minScore` is ignored"),
+    (&l2::RERANK, "`rerank` scores relevance upside down"),
+    (
+        &l2::MULTI_VECTOR,
+        "`embed/multi` rows are one number short of the dimension",
+    ),
+    (
+        &l2::SPARSE_EMBED,
+        "`embed/sparse` returns one value fewer than indices",
+    ),
+    (
+        &l2::TRANSFORM,
+        "`query/transform` with `hyde` returns no `hypothetical`",
+    ),
+    (&l2::GRAPH, "`graph` op `communities` fails with -32603"),
+    (
+        &l2::STREAMING_PROGRESS,
+        "progress frames report progress above 1.0",
+    ),
+    (
+        &l2::STREAMING_BUFFERED,
+        "a request with a progressToken gets an event stream even without `Accept: text/event-stream`",
+    ),
+    (
+        &l2::PAGINATION,
+        "following `nextCursor` returns the first page again",
+    ),
+    (&l2::LOG, "log notifications carry level \"verbose\""),
+    (
+        &l2::DETERMINISTIC,
+        "a `seed` does not fix the scores: each call shifts them",
+    ),
+    (
+        &l2::SNAPSHOTS,
+        "an unknown pinned `indexVersion` is served from the current snapshot",
+    ),
+    (
+        &outside::PATH_MATCHES_BODY,
+        "the HTTP path is ignored: a body naming another method is served",
+    ),
+    (
+        &outside::STDIO_FRAMING,
+        "stdio: each read is taken as a whole message, so a frame split across writes gets -32700",
+    ),
+    (
+        &outside::HTTP_NOTIFICATION_STATUS,
+        "HTTP: notifications get status 500 with an empty body",
+    ),
+    (
+        &outside::HTTP_STATUS_200,
+        "HTTP: JSON-RPC error responses come with status 400",
+    ),
+    (
+        &outside::RESULT_SHAPES,
+        "`retrieve` results carry `usage` as a string",
+    ),
+    (
+        &outside::UNSOLICITED,
+        "every `retrieve` also sends a `notifications/log`, opted in or not",
+    ),
+    (
+        &outside::INDEX_ADD,
+        "`index/add` returns one id fewer than documents",
+    ),
+    (
+        &outside::INDEX_DELETE,
+        "`index/delete` counts absent ids as deleted",
     ),
 ];
 
@@ -164,6 +257,13 @@ pub struct RcpReferenceConfig {
     pub faults: BTreeSet<String>,
     /// Delay before every reply (slow-run tests, benchmarks).
     pub latency: Duration,
+    /// Capabilities left out of the advertised set (and so refused with
+    /// -32003): a correct server that offers less, e.g. an L0 server without
+    /// `filter`, or an L1 server without any L2 feature. `cap.field` leaves
+    /// out one field of a capability, e.g. `retrieve.snapshots`.
+    pub withheld: BTreeSet<String>,
+    /// The level declared in `_meta.conformance` instead of "L2".
+    pub declared: Option<String>,
 }
 
 impl RcpReferenceConfig {
@@ -188,12 +288,17 @@ impl RcpReferenceConfig {
         }
         Ok(Self {
             faults: set,
-            latency: Duration::ZERO,
+            ..Self::default()
         })
     }
 
     fn has(&self, rule: &Rule) -> bool {
         self.faults.contains(rule.id)
+    }
+
+    /// Whether `capability` is offered (not withheld).
+    fn offers(&self, capability: &str) -> bool {
+        !self.withheld.contains(capability)
     }
 }
 
@@ -215,12 +320,21 @@ pub struct RcpReferenceArgs {
     /// Delay every reply by this many milliseconds.
     #[arg(long, default_value_t = 0)]
     pub latency_ms: u64,
+    /// Leave a capability out of the advertised set (repeatable), e.g.
+    /// `--without filter` for a correct server that does not reach L1.
+    #[arg(long = "without", value_name = "CAPABILITY")]
+    pub without: Vec<String>,
+    /// Declare this level in `_meta.conformance` instead of L2.
+    #[arg(long, value_name = "LEVEL")]
+    pub declare: Option<String>,
 }
 
 /// Runs the reference server until ctrl-c (HTTP) or EOF / `shutdown` (stdio).
 pub async fn run_rcp_reference(args: RcpReferenceArgs) -> anyhow::Result<()> {
     let mut config = RcpReferenceConfig::new(args.breaks).map_err(anyhow::Error::msg)?;
     config.latency = Duration::from_millis(args.latency_ms);
+    config.withheld = args.without.into_iter().collect();
+    config.declared = args.declare;
     if args.stdio {
         let stdin = tokio::io::BufReader::new(tokio::io::stdin());
         serve_rcp_stdio(config, stdin, tokio::io::stdout()).await?;
@@ -354,7 +468,11 @@ async fn handle_post(
         .map(str::to_owned);
     // Streaming is advertised, so a single request that asks for an event
     // stream gets one (spec §5.2); a batch is always answered as one body.
-    let stream = accepts_event_stream(&headers) && message.is_object();
+    let stream = message.is_object()
+        && config.offers("streaming")
+        && (accepts_event_stream(&headers)
+            || (config.has(&l2::STREAMING_BUFFERED)
+                && message.pointer("/params/_meta/progressToken").is_some()));
     let mut ctx = FrameCtx {
         path_method: Some(method),
         may_notify: stream,
@@ -401,7 +519,13 @@ async fn handle_post(
     };
     match reply {
         Some(reply) if stream => sse_response(&ctx.frames, &reply),
+        Some(reply) if config.has(&outside::HTTP_STATUS_200) && reply.get("error").is_some() => {
+            json_response(StatusCode::BAD_REQUEST, &reply)
+        }
         Some(reply) => json_response(StatusCode::OK, &reply),
+        None if config.has(&outside::HTTP_NOTIFICATION_STATUS) => {
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
         // Notifications get no JSON-RPC reply; 204 is what the reference servers send.
         None => StatusCode::NO_CONTENT.into_response(),
     }
@@ -455,7 +579,12 @@ where
         Session::default()
     };
     loop {
-        let line = match read_line(&mut reader, MAX_REQUEST_BYTES).await? {
+        let line = if config.has(&outside::STDIO_FRAMING) {
+            read_chunk(&mut reader).await?
+        } else {
+            read_line(&mut reader, MAX_REQUEST_BYTES).await?
+        };
+        let line = match line {
             None => return Ok(()),
             Some(Ok(line)) => line,
             Some(Err(TooLong)) => {
@@ -510,6 +639,22 @@ async fn write_frame<W: AsyncWrite + Unpin>(
 
 struct TooLong;
 
+/// The fault of RCP-OUT-002: whatever one read returns, up to a newline, is
+/// taken as a whole message.
+async fn read_chunk<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+) -> std::io::Result<Option<Result<Vec<u8>, TooLong>>> {
+    let buf = reader.fill_buf().await?;
+    if buf.is_empty() {
+        return Ok(None);
+    }
+    let newline = buf.iter().position(|&b| b == b'\n');
+    let end = newline.unwrap_or(buf.len()).min(MAX_REQUEST_BYTES);
+    let line = buf[..end].to_vec();
+    reader.consume(newline.map_or(end, |i| i + 1));
+    Ok(Some(Ok(line)))
+}
+
 /// One line without its newline; `None` at EOF. An over-long line is consumed
 /// and reported, never buffered whole.
 async fn read_line<R: AsyncBufRead + Unpin>(
@@ -558,7 +703,11 @@ mod tests {
 
     #[test]
     fn every_rule_has_a_fault_and_unknown_ids_are_refused() {
-        for rule in l0::RULES {
+        // Every rule but the derived honesty verdict can be broken on purpose.
+        for rule in crate::suite::rcp::rules() {
+            if rule.id == crate::suite::rcp::DECLARATION_HONEST.id {
+                continue;
+            }
             assert!(
                 RcpReferenceConfig::new([rule.id]).is_ok(),
                 "{} has no fault switch",

@@ -6,15 +6,16 @@
 use super::engine::Index;
 use super::methods::{self, LOG_LEVELS, Side};
 use super::{FrameCtx, RcpReferenceConfig, Session};
-use crate::suite::rcp::l0;
+use crate::suite::rcp::{l0, l2, outside};
 use serde_json::{Map, Value, json};
 use std::sync::Mutex;
 
 /// The one protocol version this server speaks.
 const PROTOCOL_VERSION: i64 = 1;
 
-/// The level this server declares in `_meta.conformance` (spec §14).
-const DECLARED_LEVEL: &str = "L0";
+/// The level this server declares in `_meta.conformance` (spec §14), and
+/// certifies in protocheck's `spec` profile.
+const DECLARED_LEVEL: &str = "L2";
 
 /// What one server process holds: its configuration and its index, shared by
 /// every session (writes are visible to all, as in any real engine).
@@ -174,6 +175,7 @@ fn handle_message(
     };
     if let Some(path) = &ctx.path_method
         && path != method
+        && !config.has(&outside::PATH_MATCHES_BODY)
     {
         return Some(error_reply(
             config,
@@ -328,12 +330,12 @@ fn dispatch(
             result
         }
         "rerank" => methods::rerank(config, params),
-        "embed/sparse" => methods::embed_sparse(&server.index(), params),
-        "embed/multi" => methods::embed_multi(params),
-        "query/transform" => methods::transform(&server.index(), params),
-        "graph" => methods::graph(&server.index(), params),
-        "index/add" => methods::index_add(&mut server.index(), params),
-        "index/delete" => methods::index_delete(&mut server.index(), params),
+        "embed/sparse" => methods::embed_sparse(config, &server.index(), params),
+        "embed/multi" => methods::embed_multi(config, params),
+        "query/transform" => methods::transform(config, &server.index(), params),
+        "graph" => methods::graph(config, &server.index(), params),
+        "index/add" => methods::index_add(config, &mut server.index(), params),
+        "index/delete" => methods::index_delete(config, &mut server.index(), params),
         _ => Err((
             -32003,
             format!("capability `{cap}` is not advertised"),
@@ -355,23 +357,28 @@ fn side_for(
     params: &Map<String, Value>,
     ctx: &FrameCtx,
 ) -> Side {
-    let _ = config;
     if !ctx.may_notify {
         return Side::default();
     }
     let meta = params.get("_meta");
     let progress = meta
         .and_then(|m| m.get("progressToken"))
-        .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+        .filter(|t| (t.is_string() || t.is_i64() || t.is_u64()) && config.offers("streaming"))
         .cloned();
-    let log = meta
+    let mut log = meta
         .and_then(|m| m.get("logLevel"))
         .map(log_level)
-        .or(session.log);
+        .or(session.log)
+        .filter(|_| config.offers("log"));
+    if config.has(&outside::UNSOLICITED) {
+        log = Some(log.map_or(1, |l| l.min(1)));
+    }
     Side {
         progress,
         log,
         frames: Vec::new(),
+        overshoot: config.has(&l2::STREAMING_PROGRESS),
+        bad_level: config.has(&l2::LOG),
     }
 }
 
@@ -453,11 +460,7 @@ fn server_description(config: &RcpReferenceConfig, session_token: Option<&str>) 
     };
     let mut meta = Map::new();
     if !config.has(&l0::DECLARES_LEVEL) {
-        let level = if config.has(&l0::HIGHER_LEVEL_NOT_JUDGED) {
-            "L1"
-        } else {
-            DECLARED_LEVEL
-        };
+        let level = config.declared.as_deref().unwrap_or(DECLARED_LEVEL);
         meta.insert("conformance".into(), json!(level));
     }
     if let Some(token) = session_token {
@@ -474,6 +477,23 @@ fn server_description(config: &RcpReferenceConfig, session_token: Option<&str>) 
 /// The capability set (spec §6): everything §14.2 asks of L1 and a broad
 /// selection of §14.3's L2 features.
 pub(super) fn advertised(config: &RcpReferenceConfig) -> Map<String, Value> {
+    let mut caps = all_capabilities(config);
+    for withheld in &config.withheld {
+        match withheld.split_once('.') {
+            Some((cap, field)) => {
+                if let Some(meta) = caps.get_mut(cap).and_then(Value::as_object_mut) {
+                    meta.remove(field);
+                }
+            }
+            None => {
+                caps.remove(withheld);
+            }
+        }
+    }
+    caps
+}
+
+fn all_capabilities(config: &RcpReferenceConfig) -> Map<String, Value> {
     let mut caps = Map::new();
     if config.has(&l0::RETRIEVAL_CAPABILITY) {
         return caps;

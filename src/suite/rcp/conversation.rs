@@ -63,6 +63,14 @@ impl Init {
         )
     }
 
+    /// `capabilities.<cap>.<field>` as a boolean flag (absent is false).
+    pub fn flag(&self, cap: &str, field: &str) -> bool {
+        self.capability(cap)
+            .and_then(|c| c.get(field))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
     pub fn read_from(&self) -> &'static str {
         match self.source {
             InitSource::Initialize => "",
@@ -108,6 +116,23 @@ impl Check {
             message: message.into(),
             evidence: self.evidence,
             duration_ms: self.watch.ms(),
+        }
+    }
+
+    /// Pass when `problems` is empty, the rule's failure outcome otherwise.
+    pub fn verdict(self, problems: &[String], passed: impl Into<String>, why: &str) -> Finding {
+        if problems.is_empty() {
+            let message = passed.into();
+            self.finding(Outcome::Pass, message)
+        } else {
+            let outcome = self.rule.on_failure;
+            let shown: Vec<&str> = problems.iter().take(5).map(String::as_str).collect();
+            let more = if problems.len() > 5 {
+                format!(" (and {} more)", problems.len() - 5)
+            } else {
+                String::new()
+            };
+            self.finding(outcome, format!("{}{more}; {why}", shown.join("; ")))
         }
     }
 }

@@ -30,8 +30,8 @@ pub use errors::{
 };
 pub use framing::{BATCH, EMPTY_BATCH, NUMERIC_ID_ECHO, PARSE_ERROR, STRING_ID_ECHO, WELL_FORMED};
 pub use lifecycle::{
-    DECLARES_LEVEL, FAILED_HANDSHAKE_UNINITIALIZED, GATED_BEFORE_INIT, HIGHER_LEVEL_NOT_JUDGED,
-    INFO_AFTER_INIT, INFO_BEFORE_INIT, INITIALIZE_NEGOTIATES, PER_SESSION_INIT, PING_NUMERIC_NONCE,
+    DECLARES_LEVEL, FAILED_HANDSHAKE_UNINITIALIZED, GATED_BEFORE_INIT, INFO_AFTER_INIT,
+    INFO_BEFORE_INIT, INITIALIZE_NEGOTIATES, PER_SESSION_INIT, PING_NUMERIC_NONCE,
     PING_STRING_NONCE, REPEAT_INIT_REJECTED, RETRIEVAL_CAPABILITY, SERVER_IDENTITY, SHUTDOWN,
     STATEFUL_HTTP, VERSION_ZERO_REJECTED,
 };
@@ -92,7 +92,9 @@ pub static RULES: &[Rule] = &[
     WELL_FORMED,
     PER_SESSION_INIT,
     STATEFUL_HTTP,
-    HIGHER_LEVEL_NOT_JUDGED,
+    // RCP-L0-029 is retired: it reported a declared L1 or L2 as "not judged"
+    // while only L0 was checked. The levels are judged now, and the honesty of
+    // the declaration is RCP-CERT-001.
     BATCH,
     EMPTY_BATCH,
     CANCEL_WITH_ID,
@@ -255,12 +257,7 @@ impl Conversation<'_> {
             }
             report.declared = self.init_result_checks(init).await?;
         } else {
-            for rule in [
-                &RETRIEVAL_CAPABILITY,
-                &SERVER_IDENTITY,
-                &DECLARES_LEVEL,
-                &HIGHER_LEVEL_NOT_JUDGED,
-            ] {
+            for rule in [&RETRIEVAL_CAPABILITY, &SERVER_IDENTITY, &DECLARES_LEVEL] {
                 let reason = self.gone().unwrap_or_else(no_init);
                 self.skip(rule, reason).await?;
             }
@@ -348,8 +345,13 @@ mod tests {
         let mut sorted = ids.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, ids);
-        for (n, rule) in RULES.iter().enumerate() {
-            assert_eq!(rule.id, format!("RCP-L0-{:03}", n + 1));
+        // Numbered from 001 up, with the retired RCP-L0-029 left out.
+        let expected: Vec<String> = (1..=32)
+            .filter(|n| *n != 29)
+            .map(|n| format!("RCP-L0-{n:03}"))
+            .collect();
+        assert_eq!(ids, expected);
+        for rule in RULES {
             assert_eq!(rule.group, "L0");
         }
     }

@@ -59,8 +59,14 @@ impl Conversation<'_> {
         };
         let finding = match notified {
             Notified::Silent(exchange) => {
-                let how = match exchange.response.as_ref().and_then(|r| r.status) {
-                    Some(status) => format!("HTTP {status} with an empty body"),
+                let how = match exchange.response.as_ref() {
+                    Some(r) if r.body.trim().is_empty() => {
+                        format!("HTTP {} with an empty body", r.status.unwrap_or_default())
+                    }
+                    Some(r) => format!(
+                        "HTTP {} without a JSON-RPC body; the status is judged by RCP-OUT-003",
+                        r.status.unwrap_or_default()
+                    ),
                     None => "no line within the wait".to_owned(),
                 };
                 check.evidence.push(exchange);
