@@ -185,11 +185,11 @@ async fn an_unreachable_target_is_an_engine_error_not_a_verdict() {
 }
 
 #[tokio::test]
-async fn the_reference_profile_is_refused_for_now() {
+async fn an_unknown_profile_is_refused() {
     let url = start(RcpReferenceConfig::default()).await;
     let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
     let options = RunOptions {
-        profile: Some("reference".into()),
+        profile: Some("harness".into()),
         ..RunOptions::default()
     };
     let ctx = RunContext::new(http, options);
@@ -198,7 +198,7 @@ async fn the_reference_profile_is_refused_for_now() {
         .await
         .expect_err("unsupported");
     assert!(
-        matches!(&err, EngineError::Unsupported(m) if m.contains("reference")),
+        matches!(&err, EngineError::Unsupported(m) if m.contains("`spec` or `reference`")),
         "{err}"
     );
 }

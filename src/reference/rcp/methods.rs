@@ -6,7 +6,7 @@ use super::engine::{
     Doc, Fusion, Index, MULTI_DIM, Mode, Scored, rerank_score, token_matrix, tokens, wire_score,
 };
 use super::filter;
-use crate::suite::rcp::{l0, l1, l2, outside};
+use crate::suite::rcp::{harness, l0, l1, l2, outside};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -401,7 +401,9 @@ pub(super) fn retrieve(
     if top_n.is_some_and(|n| n < k) {
         return Err(bad_param("rerank.topN", "`rerank.topN` must be ≥ `k`"));
     }
-    if candidate_k.is_some_and(|c| c < k || top_n.is_some_and(|n| c < n)) {
+    if candidate_k.is_some_and(|c| c < k || top_n.is_some_and(|n| c < n))
+        && !config.has(&harness::FUNNEL)
+    {
         return Err(bad_param(
             "candidateK",
             "`candidateK` must be ≥ `rerank.topN` ≥ `k`",
@@ -432,6 +434,9 @@ pub(super) fn retrieve(
         offset
     };
 
+    if k > MAX_K && config.has(&harness::MAX_K_CLAMPED) {
+        return Err(bad_param("k", format!("`k` must be at most {MAX_K}")));
+    }
     // Clamp, never refuse (spec §7.7).
     let k = usize::try_from(k.min(MAX_K)).unwrap_or(1);
     let candidates =
@@ -535,7 +540,23 @@ pub(super) fn retrieve(
     if config.has(&outside::RESULT_SHAPES) {
         usage = json!(usage.to_string());
     }
-    let mut result = json!({"hits": page, "indexVersion": version, "usage": usage});
+    if config.has(&harness::UNIQUE_IDS) && page.len() >= 2 {
+        page.insert(1, page[0].clone());
+        page.truncate(k);
+    }
+    if config.has(&harness::ID_AND_SCORE) {
+        for h in &mut page {
+            if let Some(score) = h.get("score").cloned() {
+                h["score"] = json!(score.to_string());
+            }
+        }
+    }
+    let hits_key = if config.has(&harness::HITS_ARRAY) && params.get("mode").is_none() {
+        "results"
+    } else {
+        "hits"
+    };
+    let mut result = json!({hits_key: page, "indexVersion": version, "usage": usage});
     if offset + k < total && config.offers("pagination") {
         result["nextCursor"] = json!(cursor_for(offset + k, print));
     }
@@ -595,6 +616,9 @@ pub(super) fn rerank(
     config: &RcpReferenceConfig,
     params: &Map<String, Value>,
 ) -> Result<Value, RpcError> {
+    if config.has(&harness::RERANK) {
+        return rerank_harness_shape(params);
+    }
     let query = text_of(params.get("query").unwrap_or(&Value::Null), "query")?;
     let passages = texts(params, "passages")?;
     match params.get("method") {
@@ -622,6 +646,32 @@ pub(super) fn rerank(
         order.truncate(usize::try_from(n).unwrap_or(usize::MAX));
     }
     Ok(json!({"scores": scores, "order": order}))
+}
+
+/// The fault of RCP-REF-27: the public harness's shape (`documents` →
+/// `results: [{index, score}]`, digest Q1) instead of the spec's.
+fn rerank_harness_shape(params: &Map<String, Value>) -> Result<Value, RpcError> {
+    if let Some(m) = params.get("method").and_then(Value::as_str)
+        && !RERANK_METHODS.contains(&m)
+    {
+        return Err(unsupported(
+            "method",
+            format!("rerank method `{m}` is not advertised"),
+        ));
+    }
+    let query = text_of(params.get("query").unwrap_or(&Value::Null), "query")?;
+    let documents = texts(params, "documents")?;
+    let mut results: Vec<(usize, f64)> = documents
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (i, wire_score(rerank_score(&query, d))))
+        .collect();
+    results.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let results: Vec<Value> = results
+        .into_iter()
+        .map(|(index, score)| json!({"index": index, "score": score}))
+        .collect();
+    Ok(json!({"results": results}))
 }
 
 /// `embed/sparse` (spec §7.4).
@@ -922,6 +972,14 @@ pub(super) fn index_add(
             Some(_) => return Err(bad_param(&format!("{field}.meta"), "`meta` is an object")),
         };
         parsed.push(Doc::new(id, String::new(), text, meta));
+    }
+    if config.has(&harness::INDEX_UPSERT)
+        && let Some(d) = parsed.iter().find(|d| index.position(&d.id).is_some())
+    {
+        return Err(bad_param(
+            "documents",
+            format!("`{}` is already indexed", d.id),
+        ));
     }
     let new = parsed
         .iter()

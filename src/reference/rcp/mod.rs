@@ -13,7 +13,7 @@
 //! process-wide flag instead, which protocheck decision 3 works around).
 
 use crate::suite::Rule;
-use crate::suite::rcp::{l0, l1, l2, outside};
+use crate::suite::rcp::{harness, l0, l1, l2, outside};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, State};
@@ -242,6 +242,37 @@ static FAULTS: &[(&Rule, &str)] = &[
     (
         &outside::INDEX_DELETE,
         "`index/delete` counts absent ids as deleted",
+    ),
+    // The public harness's checks that no rule above breaks alone.
+    (
+        &harness::PROTOCOL_VERSION,
+        "`initialize` returns protocolVersion 0",
+    ),
+    (
+        &harness::STRING_ID,
+        "string ids come back with an `id-` prefix",
+    ),
+    (
+        &harness::HITS_ARRAY,
+        "`retrieve` without `mode` returns `results` instead of `hits`",
+    ),
+    (&harness::ID_AND_SCORE, "hit scores are strings"),
+    (&harness::UNIQUE_IDS, "the best hit is listed twice"),
+    (
+        &harness::MAX_K_CLAMPED,
+        "a `k` above maxK is refused with -32602",
+    ),
+    (
+        &harness::FUNNEL,
+        "`candidateK` below `k` is accepted (the funnel is not enforced)",
+    ),
+    (
+        &harness::RERANK,
+        "`rerank` speaks the harness's shape: `documents` in, `results` out (digest Q1)",
+    ),
+    (
+        &harness::INDEX_UPSERT,
+        "re-adding an indexed id is refused with -32602",
     ),
 ];
 

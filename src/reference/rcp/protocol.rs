@@ -6,7 +6,7 @@
 use super::engine::Index;
 use super::methods::{self, LOG_LEVELS, Side};
 use super::{FrameCtx, RcpReferenceConfig, Session};
-use crate::suite::rcp::{l0, l2, outside};
+use crate::suite::rcp::{harness, l0, l2, outside};
 use serde_json::{Map, Value, json};
 use std::sync::Mutex;
 
@@ -447,7 +447,11 @@ fn initialize(
         .is_some_and(|l| !l.is_null());
     session.log = meta_level.map(log_level).or(log_cap.then_some(1));
     let mut result = server_description(config, ctx.new_token.as_deref());
-    result["protocolVersion"] = json!(negotiated);
+    result["protocolVersion"] = if config.has(&harness::PROTOCOL_VERSION) {
+        json!(0)
+    } else {
+        json!(negotiated)
+    };
     success(config, id, result)
 }
 
@@ -652,6 +656,7 @@ fn finish(config: &RcpReferenceConfig, mut reply: Value) -> Value {
         Some(Value::String(s)) if config.has(&l0::STRING_ID_ECHO) => {
             s.parse::<u64>().ok().map(|n| json!(n))
         }
+        Some(Value::String(s)) if config.has(&harness::STRING_ID) => Some(json!(format!("id-{s}"))),
         _ => None,
     };
     if let Some(id) = echoed {

@@ -13,6 +13,7 @@
 pub(crate) mod certify;
 pub(crate) mod client;
 pub(crate) mod conversation;
+pub mod harness;
 pub mod l0;
 pub mod l1;
 pub mod l2;
@@ -59,11 +60,10 @@ pub async fn run(
     match ctx.options.profile.as_deref() {
         None | Some(PROFILE_SPEC) => {}
         Some(PROFILE_REFERENCE) => {
-            return Err(EngineError::Unsupported(
-                "the RCP `reference` profile (the public harness's 30 checks) is not available in this version \
-                 of protocheck yet; run with the `spec` profile"
-                    .into(),
-            ));
+            let mut client = RcpClient::connect(endpoint, ctx).await?;
+            let verdict = harness::run(&mut client, reporter, ctx.options.writes_allowed()).await;
+            client.close().await;
+            return verdict;
         }
         Some(other) => {
             return Err(EngineError::Unsupported(format!(

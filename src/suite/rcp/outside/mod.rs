@@ -17,6 +17,7 @@ mod writes;
 
 pub use content::{RESULT_SHAPES, UNSOLICITED};
 pub use transport::{HTTP_NOTIFICATION_STATUS, HTTP_STATUS_200, PATH_MATCHES_BODY, STDIO_FRAMING};
+pub(crate) use writes::WRITES_OFF;
 pub use writes::{INDEX_ADD, INDEX_DELETE};
 
 const fn must(id: &'static str, title: &'static str, spec_ref: &'static str) -> Rule {
