@@ -340,7 +340,7 @@ impl RcpClient {
     }
 
     /// Notes what a request asks for before it is sent (see [`Observed`]).
-    fn expect(&mut self, method: &str, params: &Value) {
+    fn note_request(&mut self, method: &str, params: &Value) {
         let meta = params.get("_meta");
         let token = meta.and_then(|m| m.get("progressToken")).cloned();
         if meta.and_then(|m| m.get("logLevel")).is_some() {
@@ -363,7 +363,7 @@ impl RcpClient {
         method: &str,
         params: Value,
     ) -> Result<Reply, Failure> {
-        self.expect(method, &params);
+        self.note_request(method, &params);
         let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let result = self
             .send_frame(path_method, Some(id.clone()), frame.to_string(), false)
@@ -384,7 +384,7 @@ impl RcpClient {
         method: &str,
         params: Value,
     ) -> Result<(Reply, Vec<String>), Failure> {
-        self.expect(method, &params);
+        self.note_request(method, &params);
         let frame =
             json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
         let started = Instant::now();
@@ -477,7 +477,7 @@ impl RcpClient {
             });
         };
         let (base, http) = (base.clone(), http.clone());
-        self.expect(method, &params);
+        self.note_request(method, &params);
         let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let url = join_method(&base, method);
         let mut req =

@@ -4,6 +4,7 @@
 //! L0 MUSTs the harness never checks (digest Q4) need a `spec` run to judge.
 
 use super::*;
+use crate::suite::rcp::l0::DECLARES_LEVEL;
 
 fn outcome(findings: &[Finding], rule: &Rule) -> Option<Outcome> {
     findings
@@ -64,7 +65,8 @@ pub(super) fn list(findings: &[Finding], observed: &Observed, certified: Level) 
             (Some(Outcome::Pass), false) => out.push(format!(
                 "Check #27 (rerank) passed on the harness's own shape (`documents` → `results`/`hits`/`ranking`), \
                  but asked in the spec's shape (`{{query, passages}}`) the server answered {answer}; the `spec` \
-                 profile fails its rerank (RCP-L2-001, RCP/1 §7.6; digest Q1)."
+                 profile fails its rerank ({}, RCP/1 §7.6; digest Q1).",
+                crate::suite::rcp::l2::RERANK.id
             )),
             _ => {}
         }
@@ -95,17 +97,17 @@ pub(super) fn list(findings: &[Finding], observed: &Observed, certified: Level) 
 
     // Q3: the declaration.
     match &observed.declared {
-        None => out.push(
+        None => out.push(format!(
             "The server declares no `_meta.conformance`, which the harness counts as honest (digest Q3); the \
-             `spec` profile fails RCP-L0-014 and certifies nothing, because a server MUST state its level (RCP/1 \
-             §14)."
-                .to_owned(),
-        ),
+             `spec` profile fails {} and certifies nothing, because a server MUST state its level (RCP/1 §14).",
+            DECLARES_LEVEL.id
+        )),
         Some(d) if d.as_str().and_then(Level::declared).is_none() => out.push(format!(
             "The server declares `_meta.conformance` {}, not one of \"L0\", \"L1\", \"L2\" (compared \
              case-sensitively, RCP/1 §4.6); the harness counts that as honest (digest Q3), the `spec` profile \
-             fails RCP-L0-014 (§14).",
-            show(d)
+             fails {} (§14).",
+            show(d),
+            DECLARES_LEVEL.id
         )),
         Some(_) => {}
     }

@@ -64,8 +64,9 @@ impl Conversation<'_> {
                         format!("HTTP {} with an empty body", r.status.unwrap_or_default())
                     }
                     Some(r) => format!(
-                        "HTTP {} without a JSON-RPC body; the status is judged by RCP-OUT-003",
-                        r.status.unwrap_or_default()
+                        "HTTP {} without a JSON-RPC body; the status is judged by {}",
+                        r.status.unwrap_or_default(),
+                        crate::suite::rcp::outside::HTTP_NOTIFICATION_STATUS.id
                     ),
                     None => "no line within the wait".to_owned(),
                 };

@@ -178,7 +178,12 @@ impl L1Run<'_, '_> {
     /// return no hits.
     async fn filter_contradiction(&mut self, fields: &[String]) -> Result<(), EngineError> {
         let rule = &FILTER_RESTRICTS;
-        let field = &fields[0];
+        let Some(field) = fields.first() else {
+            return self
+                .conv
+                .skip(rule, "not verified: `filter.fields` is empty")
+                .await;
+        };
         let filter = if operator_allowed(self.init, "exists") {
             json!({"and": [
                 {"field": field, "op": "exists", "value": true},

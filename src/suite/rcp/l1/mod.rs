@@ -63,17 +63,21 @@ pub static RULES: &[Rule] = &[
 /// What each rule's item is called when L1 is missing it (decision 9: "L1
 /// needs `filter`, spec §14.2; not advertised").
 pub(crate) fn item_name(rule_id: &str) -> Option<&'static str> {
-    Some(match rule_id {
-        "RCP-L1-001" => "`retrieve` mode `dense`",
-        "RCP-L1-002" => "`retrieve` mode `sparse`",
-        "RCP-L1-003" => "`retrieve` mode `hybrid`",
-        "RCP-L1-004" | "RCP-L1-005" => "`filter`",
-        "RCP-L1-006" => "`citations`",
-        "RCP-L1-007" => "consistent scores",
-        "RCP-L1-008" => "`k` honoured",
-        "RCP-L1-009" => "`minScore` honoured",
-        _ => return None,
-    })
+    let items: [(&Rule, &'static str); 9] = [
+        (&DENSE_MODE, "`retrieve` mode `dense`"),
+        (&SPARSE_MODE, "`retrieve` mode `sparse`"),
+        (&HYBRID_MODE, "`retrieve` mode `hybrid`"),
+        (&FILTER_RESTRICTS, "`filter`"),
+        (&FILTER_VALIDATED, "`filter`"),
+        (&CITATIONS, "`citations`"),
+        (&SCORES_CONSISTENT, "consistent scores"),
+        (&K_HONOURED, "`k` honoured"),
+        (&MIN_SCORE, "`minScore` honoured"),
+    ];
+    items
+        .into_iter()
+        .find(|(rule, _)| rule.id == rule_id)
+        .map(|(_, name)| name)
 }
 
 /// The query of the first probe: a word any retrieval corpus is likely to

@@ -180,11 +180,16 @@ impl L1Run<'_, '_> {
                 .skip(rule, "not verified: no `retrieve` of this run returned a hit to set a threshold from")
                 .await;
         };
+        let s = scores(base.hits());
+        let Some(&middle) = s.get(s.len() / 2) else {
+            return self
+                .conv
+                .skip(rule, "not verified: the hits of this run carry no numeric score to set a threshold from")
+                .await;
+        };
         let mut check = Check::new(rule);
         check.keep(base.exchange.clone());
-        let s = scores(base.hits());
         let best = s.iter().copied().fold(f64::MIN, f64::max);
-        let middle = s[s.len() / 2];
         let mut problems = Vec::new();
 
         let mut above = base.params.clone();
