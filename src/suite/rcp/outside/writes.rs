@@ -49,16 +49,27 @@ impl Conversation<'_> {
             format!("{PROBE_ID_PREFIX}{nonce}-1"),
             format!("{PROBE_ID_PREFIX}{nonce}-2"),
         ];
-        let added = self.index_add(&ids, &nonce).await?;
-        self.index_delete(&ids, added).await
+        match self.index_add(&ids, &nonce).await? {
+            Some(added) => self.index_delete(&ids, added).await,
+            None => {
+                // Nothing to judge a delete against, but whatever may have
+                // been stored is removed all the same (decision 7).
+                let _ = self
+                    .request(&INDEX_DELETE, "index/delete", json!({"ids": ids}))
+                    .await?;
+                let reason = format!("not verified: {} failed", INDEX_ADD.id);
+                self.skip(&INDEX_DELETE, reason).await
+            }
+        }
     }
 
-    /// Adds two probe documents; returns the ids the server says it stored.
+    /// Adds two probe documents; returns the ids the server says it stored,
+    /// `None` when it answered no `ids` at all.
     async fn index_add(
         &mut self,
         ids: &[String; 2],
         nonce: &str,
-    ) -> Result<Vec<String>, EngineError> {
+    ) -> Result<Option<Vec<String>>, EngineError> {
         let rule = &INDEX_ADD;
         let mut check = Check::new(rule);
         let documents = json!([
@@ -95,7 +106,7 @@ impl Conversation<'_> {
             ),
         };
         self.emit(finding).await?;
-        Ok(returned.unwrap_or_default())
+        Ok(returned)
     }
 
     /// Deletes the probe documents (what was sent and what the server named),
