@@ -1,11 +1,13 @@
 //! RCP/1 L0 "Base" (spec §14.1), `spec` profile: the catalogue and the checks.
 //!
 //! The checks run in one conversation, in the order lifecycle demands: the
-//! pre-initialize checks, the handshake, the post-initialize checks, the parse
-//! error probe, `shutdown` last, and then the rules judged over every reply of
-//! the run. Findings are emitted as each check completes, except the few whose
-//! meaning depends on how the server keeps sessions (decisions 3 and 4), which
-//! are emitted once that is known, right after the repeat-`initialize` probe.
+//! pre-initialize checks, the handshake and the post-initialize checks
+//! (`open`); then the later levels use the initialized session; then the
+//! parse error probe, `shutdown` last, and the rules judged over every reply
+//! of the run, the later levels' replies included (`close`). Findings are
+//! emitted as each check completes, except the few whose meaning depends on
+//! how the server keeps sessions (decisions 3 and 4), which are emitted once
+//! that is known, right after the repeat-`initialize` probe.
 //!
 //! One file per rule category (`lifecycle`, `notifications`, `errors`,
 //! `framing`), each rule's catalogue entry beside its check; this module holds
