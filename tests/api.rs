@@ -32,7 +32,7 @@ async fn a_submitted_run_is_executed_and_its_findings_and_verdict_are_served() {
 
         let run = app.wait_finished(&id, FINISH).await;
         assert_eq!(run["status"], "passed", "{}: {run:#}", db.name());
-        assert_eq!(run["verdict"]["certified_level"], "L0", "{}", db.name());
+        assert_eq!(run["verdict"]["certified_level"], "L2", "{}", db.name());
         assert_eq!(run["verdict"]["passed"], true);
         assert!(run["duration_ms"].as_i64().is_some());
         let findings = run["findings"].as_array().expect("findings");

@@ -113,6 +113,7 @@ fn verdict(passed: bool) -> Verdict {
             certified_level: if passed { "L1" } else { "none" }.to_string(),
             declared_level: Some("L1".to_string()),
             honest: passed,
+            report: Default::default(),
         },
     }
 }

@@ -9,6 +9,7 @@ pub mod rcp;
 pub mod runner;
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub use runner::{Endpoint, EngineError, RunContext, run_suite};
@@ -240,11 +241,41 @@ pub enum VerdictDetail {
         declared_level: Option<String>,
         /// False when the declared level is above the certified one (OVERCLAIMED).
         honest: bool,
+        /// The level report: honesty, what the next level needs, per-level
+        /// counts. Flattened into the same JSON object; boxed so a verdict
+        /// stays small to move around.
+        #[serde(flatten)]
+        report: Box<LevelReport>,
     },
     Mcp {
         /// `strict`, `compliant` or `non-compliant`.
         grade: String,
     },
+}
+
+/// What an RCP verdict reports beyond the certified and declared levels.
+/// Every field defaults, so verdicts stored before a field existed still read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LevelReport {
+    /// The declaration against the certified level: `consistent`,
+    /// `OVERCLAIMED`, `undeclared` or `invalid`.
+    #[serde(default)]
+    pub honesty: String,
+    /// What the level above the certified one is missing, one line each
+    /// ("L1 needs `filter`, spec §14.2; not advertised").
+    #[serde(default)]
+    pub missing_for_next: Vec<String>,
+    /// Rules outside the levels that failed or warned: reported, counted,
+    /// never lowering the certified level (RCP decision 10).
+    #[serde(default)]
+    pub violations_outside_levels: u32,
+    /// Findings per level group (`L0`, `L1`, `L2`, `outside`).
+    #[serde(default)]
+    pub levels: BTreeMap<String, Counts>,
+    /// Where the `spec` and `reference` profiles judge this server
+    /// differently, and why, naming the spec section.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profile_differences: Vec<String>,
 }
 
 /// Options a run carries. Unknown keys are refused so a typo is not silently ignored.
@@ -254,7 +285,9 @@ pub struct RunOptions {
     /// RCP profile: `spec` (default) or `reference`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
-    /// Allow probes that write to the target (RCP `index/*`, `feedback`, `memory/build`).
+    /// Allow probes that write to the target (RCP `index/*`, `feedback`,
+    /// `memory/build`). Off when absent: no side effects on a stranger's server
+    /// unless the run asks for them (see [`RunOptions::writes_allowed`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_writes: Option<bool>,
     /// Allow MCP tool calls with real arguments.
@@ -337,6 +370,11 @@ impl RunOptions {
             ));
         }
         Ok(())
+    }
+
+    /// Whether probes may write to the target; off unless the run says so.
+    pub fn writes_allowed(&self) -> bool {
+        self.allow_writes.unwrap_or(false)
     }
 
     pub fn request_timeout(&self) -> Duration {

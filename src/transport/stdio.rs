@@ -203,6 +203,22 @@ impl StdioChild {
             .map_err(|e| TransportError::Io(format!("cannot write to the server's stdin: {e}")))
     }
 
+    /// Writes `bytes` as they are, with no newline added: probes of framing
+    /// tolerance send blank lines and frames split across writes (spec §5.1).
+    pub async fn write_raw(&mut self, bytes: &[u8]) -> Result<(), TransportError> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| TransportError::Io("the server's stdin is already closed".into()))?;
+        let write = async {
+            stdin.write_all(bytes).await?;
+            stdin.flush().await
+        };
+        write
+            .await
+            .map_err(|e| TransportError::Io(format!("cannot write to the server's stdin: {e}")))
+    }
+
     /// Reads the next non-blank line (without its `\n` or `\r\n`), waiting at most
     /// `timeout`. Blank lines are skipped: NDJSON readers tolerate them (spec §5).
     pub async fn read_line(&mut self, timeout: Duration) -> Result<String, TransportError> {

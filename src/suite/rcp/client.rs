@@ -5,9 +5,11 @@
 use crate::suite::detect::join_method;
 use crate::suite::runner::{Endpoint, EngineError, RunContext};
 use crate::suite::{Exchange, RequestRecord, ResponseRecord};
+use crate::transport::sse::{SseReader, is_event_stream};
 use crate::transport::stdio::StdioChild;
 use crate::transport::{HttpClient, HttpRequest, HttpResponse, TransportError, excerpt};
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use url::Url;
@@ -17,11 +19,54 @@ use url::Url;
 /// within milliseconds, so this keeps runs quick without missing real answers.
 pub(crate) const STDIO_NOTIFICATION_WAIT: Duration = Duration::from_millis(300);
 
+/// The pause between the two writes of a split frame: long enough that the
+/// halves arrive in separate reads.
+const SPLIT_PAUSE: Duration = Duration::from_millis(50);
+
+/// Most unexpected lines read while waiting for the reply to a split frame.
+const MAX_STRAYS: usize = 8;
+
 /// How long an exited child's stderr is waited for, to quote it in the failure.
 const STDERR_SETTLE: Duration = Duration::from_millis(250);
 
 /// The HTTP header that carries a session token (protocheck decision 5, spec §5).
 pub(crate) const SESSION_HEADER: &str = "rcp-session";
+
+/// Most server notifications kept for the rules that judge them; later ones
+/// are counted but not kept.
+const MAX_OBSERVED: usize = 256;
+
+/// A notification the server sent (`notifications/progress`, `…/log`, or any
+/// frame with a `method` and no `id`), with what protocheck had asked for when
+/// it arrived, so a rule can tell a solicited notification from one the
+/// client never opted into (spec §7.1).
+#[derive(Debug, Clone)]
+pub(crate) struct Observed {
+    pub frame: Value,
+    /// The notification as evidence.
+    pub exchange: Exchange,
+    /// The method of the request whose answer was awaited.
+    pub during: String,
+    /// The `_meta.progressToken` of that request, if it carried one.
+    pub token: Option<Value>,
+    /// Whether any request so far had opted into logs (`_meta.logLevel`).
+    pub log_opted_in: bool,
+    /// Whether it arrived inside an HTTP event stream (else on stdout).
+    pub in_stream: bool,
+}
+
+/// The answer to a request sent with `Accept: text/event-stream` (spec §5.2).
+#[derive(Debug, Clone)]
+pub(crate) struct Streamed {
+    pub reply: Reply,
+    /// The response was an event stream (`Content-Type: text/event-stream`); on
+    /// stdio, always false.
+    pub event_stream: bool,
+    /// Notifications received before the reply (stream frames, or stdout lines).
+    pub notifications: Vec<Value>,
+    /// What was wrong with the stream itself, in words.
+    pub problems: Vec<String>,
+}
 
 enum Wire {
     Http { base: Url, http: HttpClient },
@@ -165,6 +210,16 @@ pub(crate) struct RcpClient {
     next_id: u64,
     /// A stdio pipe failed (EOF, broken pipe): the child is gone for good.
     broken: bool,
+    /// Server notifications received so far (bounded), and how many in all.
+    observed: Vec<Observed>,
+    observed_total: usize,
+    /// The method and progress token of the request being answered.
+    awaiting: (String, Option<Value>),
+    /// A request has opted into logs with `_meta.logLevel` (spec §17.1).
+    log_opted_in: bool,
+    /// The exchanges of notifications sent over HTTP, for the status rule.
+    notification_exchanges: Vec<Exchange>,
+    limits: crate::transport::Limits,
 }
 
 impl RcpClient {
@@ -194,6 +249,12 @@ impl RcpClient {
             replies: Vec::new(),
             next_id: 0,
             broken: false,
+            observed: Vec::new(),
+            observed_total: 0,
+            awaiting: (String::new(), None),
+            log_opted_in: false,
+            notification_exchanges: Vec::new(),
+            limits: limits.clone(),
         })
     }
 
@@ -232,14 +293,331 @@ impl RcpClient {
         &self.replies
     }
 
+    /// Every server notification received so far (bounded).
+    pub fn observed(&self) -> &[Observed] {
+        &self.observed
+    }
+
+    /// How many server notifications were received, kept or not.
+    pub fn observed_total(&self) -> usize {
+        self.observed_total
+    }
+
+    /// The HTTP exchanges of the notifications sent so far.
+    pub fn notification_exchanges(&self) -> &[Exchange] {
+        &self.notification_exchanges
+    }
+
+    fn observe(&mut self, frame: Value, in_stream: bool) {
+        self.observed_total += 1;
+        if self.observed.len() < MAX_OBSERVED {
+            let (during, token) = self.awaiting.clone();
+            let (body, truncated) = excerpt(frame.to_string().as_bytes(), self.evidence_bytes);
+            let exchange = Exchange {
+                request: RequestRecord {
+                    line: format!("(while awaiting the reply to `{during}`)"),
+                    headers: Vec::new(),
+                    body: String::new(),
+                },
+                response: Some(ResponseRecord {
+                    status: None,
+                    headers: Vec::new(),
+                    body,
+                    truncated,
+                    elapsed_ms: 0,
+                }),
+                error: None,
+            };
+            self.observed.push(Observed {
+                frame,
+                exchange,
+                during,
+                token,
+                log_opted_in: self.log_opted_in,
+                in_stream,
+            });
+        }
+    }
+
+    /// Notes what a request asks for before it is sent (see [`Observed`]).
+    fn note_request(&mut self, method: &str, params: &Value) {
+        let meta = params.get("_meta");
+        let token = meta.and_then(|m| m.get("progressToken")).cloned();
+        if meta.and_then(|m| m.get("logLevel")).is_some() {
+            self.log_opted_in = true;
+        }
+        self.awaiting = (method.to_owned(), token);
+    }
+
     /// Sends `{"jsonrpc":"2.0","id":id,"method":method,"params":params}`.
     pub async fn call(&mut self, id: Value, method: &str, params: Value) -> Result<Reply, Failure> {
+        self.call_at(method, id, method, params).await
+    }
+
+    /// Like [`call`](Self::call), but over HTTP the path names `path_method`,
+    /// which may differ from the body's method (spec §5.2 requires -32600 then).
+    pub async fn call_at(
+        &mut self,
+        path_method: &str,
+        id: Value,
+        method: &str,
+        params: Value,
+    ) -> Result<Reply, Failure> {
+        self.note_request(method, &params);
         let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let result = self
-            .send_frame(method, Some(id.clone()), frame.to_string(), false)
+            .send_frame(path_method, Some(id.clone()), frame.to_string(), false)
             .await;
         self.retired_ids.push(id);
         result
+    }
+
+    /// Over stdio, sends the request after two blank lines and in two writes
+    /// with a pause between them: a reader must tolerate blank lines and buffer
+    /// until the newline (spec §5.1). Returns the reply to this request (or,
+    /// when none came, the first line the server wrote instead) and the other
+    /// lines the server wrote meanwhile, which are read off so later requests
+    /// stay paired with their replies.
+    pub async fn call_split(
+        &mut self,
+        id: Value,
+        method: &str,
+        params: Value,
+    ) -> Result<(Reply, Vec<String>), Failure> {
+        self.note_request(method, &params);
+        let frame =
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+        let started = Instant::now();
+        let request = self.stdin_record(&frame);
+        let (head, tail) = frame.split_at(frame.len() / 2);
+        let written = match &mut self.wire {
+            Wire::Stdio { child } => {
+                let mut result = child.write_raw(format!("\n\n{head}").as_bytes()).await;
+                if result.is_ok() {
+                    tokio::time::sleep(SPLIT_PAUSE).await;
+                    result = child.write_raw(format!("{tail}\n").as_bytes()).await;
+                }
+                result
+            }
+            Wire::Http { .. } => Err(TransportError::Protocol("not a stdio target".into())),
+        };
+        if let Err(error) = written {
+            self.retired_ids.push(id);
+            return Err(self.stdio_failure(request, error).await);
+        }
+        let mut strays: Vec<String> = Vec::new();
+        let answer = loop {
+            // Once the server has written something else, more of it is
+            // waited for only briefly.
+            let wait = if strays.is_empty() {
+                self.timeout
+            } else {
+                STDIO_NOTIFICATION_WAIT
+            };
+            match self.stdio_read_reply(wait).await {
+                Ok(line) => {
+                    let ours = serde_json::from_str::<Value>(&line)
+                        .ok()
+                        .and_then(|v| v.get("id").cloned())
+                        .is_some_and(|got| got == id);
+                    if ours {
+                        break Ok((line, true));
+                    }
+                    strays.push(line);
+                    if strays.len() >= MAX_STRAYS {
+                        break Ok((strays.remove(0), false));
+                    }
+                }
+                Err(TransportError::Timeout(_)) if !strays.is_empty() => {
+                    break Ok((strays.remove(0), false));
+                }
+                Err(error) => break Err(error),
+            }
+        };
+        self.retired_ids.push(id.clone());
+        match answer {
+            Ok((line, ours)) => {
+                self.answered = true;
+                let reply = self.stdio_reply(method, Some(id), request, &line, started);
+                // A line that is not the reply to this request is judged by the
+                // framing rule alone, not as this request's reply.
+                let reply = Reply {
+                    framed: ours,
+                    ..reply
+                };
+                self.replies.push(reply.clone());
+                Ok((reply, strays))
+            }
+            Err(error) => Err(self.stdio_failure(request, error).await),
+        }
+    }
+
+    /// Sends a request asking for an event stream (spec §5.2: `Accept:
+    /// text/event-stream`), reading progress frames and the final response.
+    /// Over stdio the request is sent as usual and the notifications that
+    /// precede the reply on stdout are returned with it.
+    pub async fn call_stream(
+        &mut self,
+        id: Value,
+        method: &str,
+        params: Value,
+    ) -> Result<Streamed, Failure> {
+        let before = self.observed.len();
+        let Wire::Http { base, http } = &self.wire else {
+            let reply = self.call(id, method, params).await?;
+            let notifications = self.observed[before..]
+                .iter()
+                .map(|o| o.frame.clone())
+                .collect();
+            return Ok(Streamed {
+                reply,
+                event_stream: false,
+                notifications,
+                problems: Vec::new(),
+            });
+        };
+        let (base, http) = (base.clone(), http.clone());
+        self.note_request(method, &params);
+        let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let url = join_method(&base, method);
+        let mut req =
+            HttpRequest::post_raw(url, "application/json", Bytes::from(frame.to_string()))
+                .timeout(self.timeout)
+                .header("accept", "text/event-stream, application/json");
+        if let Some(token) = &self.session {
+            req = req.header(SESSION_HEADER, token.clone());
+        }
+        self.retired_ids.push(id.clone());
+        let request = req.record(self.evidence_bytes);
+        let started = Instant::now();
+        let response = match http.send_streaming(&req).await {
+            Ok(r) => r,
+            Err(error) => {
+                return Err(Failure {
+                    exchange: Exchange {
+                        request,
+                        response: None,
+                        error: Some(error.to_string()),
+                    },
+                    error,
+                });
+            }
+        };
+        self.answered = true;
+        let status = response.status;
+        let headers = response.headers.clone();
+        let event_stream = is_event_stream(&headers);
+        let mut problems = Vec::new();
+        let mut notifications = Vec::new();
+        let mut final_frame: Option<Value> = None;
+        let mut raw = String::new();
+        let mut failure: Option<TransportError> = None;
+        if event_stream {
+            let mut reader = SseReader::new(response, &self.limits);
+            loop {
+                match reader.next_event().await {
+                    Ok(Some(event)) => {
+                        if raw.len() < self.evidence_bytes {
+                            raw.push_str("data: ");
+                            raw.push_str(&event.data);
+                            raw.push_str("\n\n");
+                        }
+                        let Ok(value) = serde_json::from_str::<Value>(&event.data) else {
+                            problems.push(format!(
+                                "an event's data is not JSON: {}",
+                                excerpt(event.data.as_bytes(), 80).0
+                            ));
+                            continue;
+                        };
+                        let is_notification =
+                            value.get("method").is_some() && value.get("id").is_none();
+                        if final_frame.is_some() {
+                            problems.push(format!(
+                                "a frame followed the final response; the stream must end after it: {}",
+                                excerpt(value.to_string().as_bytes(), 80).0
+                            ));
+                        } else if is_notification {
+                            notifications.push(value.clone());
+                            self.observe(value, true);
+                        } else {
+                            final_frame = Some(value);
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(error) => {
+                        failure = Some(error);
+                        break;
+                    }
+                }
+            }
+        } else {
+            // A buffered answer: read it whole, within the body limit and the timeout.
+            let limit = self.limits.max_body_bytes;
+            let mut body = BytesMut::new();
+            let mut stream = response.body;
+            let read = async {
+                while let Some(chunk) = stream.next().await {
+                    let chunk = chunk?;
+                    if body.len() + chunk.len() > limit {
+                        return Err(TransportError::TooLarge { limit });
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(())
+            };
+            match tokio::time::timeout(self.timeout, read).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => failure = Some(e),
+                Err(_) => failure = Some(TransportError::Timeout(self.timeout)),
+            }
+            raw = excerpt(&body, self.evidence_bytes).0;
+            if !body.iter().all(u8::is_ascii_whitespace) {
+                match serde_json::from_slice::<Value>(&body) {
+                    Ok(v) => final_frame = Some(v),
+                    Err(_) => problems.push("the body is not JSON".to_owned()),
+                }
+            }
+        }
+        let (body_excerpt, truncated) = excerpt(raw.as_bytes(), self.evidence_bytes);
+        let exchange = Exchange {
+            request,
+            response: Some(ResponseRecord {
+                status: Some(status),
+                headers: crate::transport::redact_headers(
+                    headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())),
+                ),
+                body: body_excerpt,
+                truncated,
+                elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            }),
+            error: failure.as_ref().map(ToString::to_string),
+        };
+        if let Some(error) = failure
+            && final_frame.is_none()
+        {
+            return Err(Failure { exchange, error });
+        }
+        let body = match final_frame {
+            Some(v) => Body::Json(v),
+            None => Body::Empty,
+        };
+        let framed = matches!(body, Body::Json(_));
+        let reply = Reply {
+            method: method.to_owned(),
+            request_id: Some(id),
+            exchange,
+            status: Some(status),
+            body,
+            framed,
+            batch: false,
+        };
+        self.replies.push(reply.clone());
+        Ok(Streamed {
+            reply,
+            event_stream,
+            notifications,
+            problems,
+        })
     }
 
     /// Sends bytes that may not be JSON at all (the parse-error probe); over HTTP
@@ -281,14 +659,19 @@ impl RcpClient {
             Wire::Http { base, http } => {
                 let session = self.session.as_deref();
                 let (exchange, resp) = post(base, http, session, self.timeout, method, frame).await;
+                if self.notification_exchanges.len() < MAX_OBSERVED {
+                    self.notification_exchanges.push(exchange.clone());
+                }
                 let resp = resp.map_err(|error| Failure {
                     exchange: exchange.clone(),
                     error,
                 })?;
                 self.answered = true;
-                let blank = resp.body.iter().all(u8::is_ascii_whitespace);
-                // Decision 6: 204, or a 2xx with an empty body, is "not answered".
-                if (200..300).contains(&resp.status) && blank {
+                // Decision 6: a JSON-RPC body is an answer. Anything else (204,
+                // an empty 2xx, or an HTTP-level status without JSON) is silence
+                // at the JSON-RPC layer; its status is judged by RCP-OUT-003.
+                let body = parse_body(&resp.body);
+                if !matches!(body, Body::Json(_)) {
                     return Ok(Notified::Silent(exchange));
                 }
                 Ok(Notified::Answered(Reply {
@@ -296,7 +679,7 @@ impl RcpClient {
                     request_id: None,
                     exchange,
                     status: Some(resp.status),
-                    body: parse_body(&resp.body),
+                    body,
                     framed: false,
                     batch: false,
                 }))
@@ -347,7 +730,10 @@ impl RcpClient {
                 } else {
                     parse_body(&resp.body)
                 };
+                // An event stream nobody asked for is the streaming rules'
+                // concern (RCP-L2-007), not a malformed JSON reply.
                 let framed = !matches!(body, Body::Empty)
+                    && !is_event_stream(&resp.headers)
                     && ((200..300).contains(&resp.status) || matches!(body, Body::Json(_)));
                 Reply {
                     method: method.to_owned(),
@@ -400,14 +786,14 @@ impl RcpClient {
     /// the harness's one-line-per-request assumption, Q7, is not made here).
     async fn stdio_read_reply(&mut self, wait: Duration) -> Result<String, TransportError> {
         let deadline = Instant::now() + wait;
-        let Wire::Stdio { child } = &mut self.wire else {
-            return Err(TransportError::Protocol("not a stdio target".into()));
-        };
         loop {
             let remaining = deadline.saturating_duration_since(Instant::now());
             if remaining.is_zero() {
                 return Err(TransportError::Timeout(wait));
             }
+            let Wire::Stdio { child } = &mut self.wire else {
+                return Err(TransportError::Protocol("not a stdio target".into()));
+            };
             let line = child.read_line(remaining).await.map_err(|e| match e {
                 TransportError::Timeout(_) => TransportError::Timeout(wait),
                 other => other,
@@ -421,6 +807,7 @@ impl RcpClient {
                 return Ok(line);
             };
             if obj.contains_key("method") && !obj.contains_key("id") {
+                self.observe(value, false);
                 continue;
             }
             if let Some(id) = obj.get("id")

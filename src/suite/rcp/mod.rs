@@ -1,28 +1,54 @@
-//! RCP/1 suite, `spec` profile (decision 1): the L0 checks and the verdict.
+//! The RCP/1 suite, in two profiles:
 //!
-//! This version certifies L0 only. A server that declares L1 or L2 gets an
-//! informational finding saying the declaration is not judged yet, rather than
-//! a verdict built on checks that do not exist.
+//! - `spec` (the default, decision 1): judges against the spec and its
+//!   schema. L0 (§14.1), L1 (§14.2) and L2 (§14.3) are certified as decision 9
+//!   says, the MUSTs outside the levels are reported as spec violations
+//!   (decision 10), and the declared level is compared with the certified one.
+//! - `reference` (decision 2): reproduces the public harness's 30 checks, its
+//!   certification and its honesty verdict, and says where the `spec` profile
+//!   would judge the server differently.
+//!
+//! Both hold one conversation with the target, over HTTP or stdio.
 
+pub(crate) mod certify;
 pub(crate) mod client;
+pub(crate) mod conversation;
+pub mod harness;
 pub mod l0;
+pub mod l1;
+pub mod l2;
+pub mod outside;
+pub(crate) mod shape;
 
 use super::runner::{Endpoint, EngineError, Reporter, RunContext};
-use super::{Outcome, Rule, SuiteId, Verdict, VerdictDetail};
+use super::{LevelReport, Rule, SuiteId, Verdict, VerdictDetail};
+use certify::{Honesty, Level};
 use client::RcpClient;
+use conversation::{Check, Conversation};
+
+pub use certify::DECLARATION_HONEST;
 
 /// Version of protocheck's RCP rules; stored with every run (results are versioned).
-pub const SUITE_VERSION: &str = "0.1.0";
+pub const SUITE_VERSION: &str = "0.2.0";
 
 /// The protocol revision this suite judges against.
 pub const SPEC_REVISION: &str = "RCP/1 1.0";
 
-/// The profile this version implements.
+/// The default profile: the spec and its schema are the authority.
 pub const PROFILE_SPEC: &str = "spec";
+/// The profile that reproduces the public harness.
+pub const PROFILE_REFERENCE: &str = "reference";
 
-/// Every rule of the suite.
-pub fn rules() -> &'static [Rule] {
+/// Every rule of the `spec` profile: L0, L1, L2, outside the levels, and the
+/// honesty of the declaration.
+pub fn rules() -> Vec<&'static Rule> {
     l0::RULES
+        .iter()
+        .chain(l1::RULES)
+        .chain(l2::RULES)
+        .chain(outside::RULES)
+        .chain(certify::RULES)
+        .collect()
 }
 
 /// Runs the suite against `endpoint`, emitting each finding as it is produced.
@@ -33,55 +59,120 @@ pub async fn run(
 ) -> Result<Verdict, EngineError> {
     match ctx.options.profile.as_deref() {
         None | Some(PROFILE_SPEC) => {}
-        Some("reference") => {
-            return Err(EngineError::Unsupported(
-                "the RCP `reference` profile (the public harness's 30 checks) is not available in this version \
-                 of protocheck yet; run with the `spec` profile"
-                    .into(),
-            ));
+        Some(PROFILE_REFERENCE) => {
+            let mut client = RcpClient::connect(endpoint, ctx).await?;
+            let verdict = harness::run(&mut client, reporter, ctx.options.writes_allowed()).await;
+            client.close().await;
+            return verdict;
         }
         Some(other) => {
             return Err(EngineError::Unsupported(format!(
-                "the RCP profile `{other}` is unknown; use `spec`"
+                "the RCP profile `{other}` is unknown; use `spec` or `reference`"
             )));
         }
     }
-    let mut client = RcpClient::connect(endpoint, ctx).await?;
-    let report = l0::run(&mut client, reporter).await;
-    client.close().await;
-    let report = report?;
-
-    let l0_failed = reporter
-        .findings()
-        .iter()
-        .any(|f| f.outcome == Outcome::Fail && l0::RULES.iter().any(|r| r.id == f.rule_id));
-    let certified = if l0_failed { "none" } else { "L0" };
-    let valid_declared = report
-        .declared
-        .as_deref()
-        .filter(|d| l0::LEVELS.contains(d));
-    // Nothing certified while a level is declared is provably an overclaim,
-    // whatever the level; L0 certified under a declared L1/L2 is not judged yet.
-    let honest = !(certified == "none" && valid_declared.is_some());
-    let summary = match (certified, valid_declared) {
-        ("L0", Some(higher @ ("L1" | "L2"))) => {
-            format!("L0 (L1 and L2 not checked in this suite version; declared {higher})")
-        }
-        (c, Some(d)) if !honest => format!("{c} · OVERCLAIMED (declared {d})"),
-        (c, _) => c.to_owned(),
+    let options = outside::Options {
+        allow_writes: ctx.options.writes_allowed(),
     };
+    let mut client = RcpClient::connect(endpoint, ctx).await?;
+    let outcome = converse(&mut client, reporter, options).await;
+    client.close().await;
+    let (report, advertised) = outcome?;
+
+    let cert = certify::certify(reporter.findings(), &advertised);
+    let declared = report.declared.as_deref();
+    let honesty = Honesty::judge(declared, cert.level);
+    reporter
+        .emit(honesty_finding(&cert, declared, honesty))
+        .await?;
+
+    let findings = reporter.findings();
+    let violations = certify::violations_outside(findings);
     Ok(Verdict {
         suite: SuiteId::Rcp,
         suite_version: SUITE_VERSION.to_owned(),
         spec_revision: SPEC_REVISION.to_owned(),
-        passed: certified != "none" && honest,
-        summary,
+        // Decision 8: a certified level and an honest declaration pass the
+        // run; spec violations outside the levels are counted, not gating.
+        passed: cert.level != Level::None && honesty.honest(),
+        summary: certify::summary(cert.level, declared, honesty, violations),
         counts: reporter.counts(),
         detail: VerdictDetail::Rcp {
             profile: PROFILE_SPEC.to_owned(),
-            certified_level: certified.to_owned(),
-            declared_level: report.declared,
-            honest,
+            certified_level: cert.level.as_str().to_owned(),
+            declared_level: report.declared.clone(),
+            honest: honesty.honest(),
+            report: Box::new(LevelReport {
+                honesty: honesty.as_str().to_owned(),
+                missing_for_next: cert.missing_for_next,
+                violations_outside_levels: violations,
+                levels: certify::by_level(findings),
+                profile_differences: Vec::new(),
+            }),
         },
     })
+}
+
+/// The whole conversation, in the order lifecycle demands: L0 opens it, L1
+/// and L2 run on the initialized session, the probes outside the levels that
+/// need the session follow, L0 closes it (`shutdown`), and the rules judged
+/// over every exchange come last.
+async fn converse(
+    client: &mut RcpClient,
+    reporter: &mut Reporter,
+    options: outside::Options,
+) -> Result<(l0::L0Report, Vec<&'static l2::Feature>), EngineError> {
+    let mut conv = Conversation::new(client, reporter);
+    let report = l0::open(&mut conv).await?;
+    let init = report.init.as_ref();
+    let facts = l1::run(&mut conv, init).await?;
+    let advertised = l2::run(&mut conv, init, &facts).await?;
+    outside::probe(&mut conv, init, options).await?;
+    l0::close(&mut conv).await?;
+    outside::judge(&mut conv).await?;
+    Ok((report, advertised))
+}
+
+/// RCP-CERT-001: the declaration against the certified level, with what the
+/// next level needs.
+fn honesty_finding(
+    cert: &certify::Certification,
+    declared: Option<&str>,
+    honesty: Honesty,
+) -> crate::suite::Finding {
+    let check = Check::new(&DECLARATION_HONEST);
+    let certified = cert.level.as_str();
+    let next = if cert.missing_for_next.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " The next level up needs: {}.",
+            cert.missing_for_next.join("; ")
+        )
+    };
+    let unverified = if cert.unverified.is_empty() {
+        String::new()
+    } else {
+        format!(" Not verified: {}.", cert.unverified.join("; "))
+    };
+    match (honesty, declared) {
+        (Honesty::Overclaimed, Some(d)) => check.finding(
+            DECLARATION_HONEST.on_failure,
+            format!(
+                "OVERCLAIMED: the server declares {d} but certifies {certified}; a declared level MUST NOT be above \
+                 what the server proves (§14; decision 8).{next}{unverified}"
+            ),
+        ),
+        (Honesty::Consistent, Some(d)) => check.finding(
+            crate::suite::Outcome::Pass,
+            format!("declares {d} and certifies {certified}: consistent.{next}{unverified}"),
+        ),
+        _ => check.finding(
+            crate::suite::Outcome::Skip,
+            format!(
+                "not verified: {} failed (no valid `_meta.conformance` to compare); certified {certified}.{next}{unverified}",
+                l0::DECLARES_LEVEL.id
+            ),
+        ),
+    }
 }

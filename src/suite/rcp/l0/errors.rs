@@ -30,7 +30,7 @@ pub const MALFORMED_PARAMS: Rule = must(
     "RCP/1 §14.1(5), §12",
 );
 
-impl L0<'_> {
+impl Conversation<'_> {
     /// Unknown fields: the first `initialize` (judged there) and a `ping` with an
     /// unknown top-level params field.
     pub(super) async fn tolerance(&mut self, init: Option<Tolerance>) -> Result<(), EngineError> {

@@ -35,7 +35,7 @@ pub const EMPTY_BATCH: Rule = must(
     "RCP/1 §11, §12",
 );
 
-impl L0<'_> {
+impl Conversation<'_> {
     pub(super) async fn parse_error(&mut self) -> Result<(), EngineError> {
         let rule = &PARSE_ERROR;
         if let Some(reason) = self.gone() {

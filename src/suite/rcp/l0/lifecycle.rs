@@ -76,13 +76,8 @@ pub const STATEFUL_HTTP: Rule = note(
     "the HTTP server keeps session state",
     "RCP/1 §5 (sessions); protocheck decision 4",
 );
-pub const HIGHER_LEVEL_NOT_JUDGED: Rule = note(
-    "RCP-L0-029",
-    "a declared L1 or L2 is not judged by this suite version",
-    "RCP/1 §14.2, §14.3",
-);
 
-impl L0<'_> {
+impl Conversation<'_> {
     pub(super) async fn info_before_init(&mut self) -> Result<(), EngineError> {
         let rule = &INFO_BEFORE_INIT;
         let mut check = Check::new(rule);
@@ -443,23 +438,6 @@ impl L0<'_> {
         };
         self.emit(finding).await?;
 
-        let mut check = Check::new(&HIGHER_LEVEL_NOT_JUDGED);
-        check.evidence = evidence;
-        let finding = match level.as_deref() {
-            Some(l @ ("L1" | "L2")) => check.finding(
-                Outcome::Info,
-                format!(
-                    "the server declares {l}; the L1 and L2 checks arrive in a later version of this suite, \
-                     so only L0 is certified and the {l} declaration is not judged yet"
-                ),
-            ),
-            Some("L0") => check.finding(Outcome::Pass, "the server declares L0, the level this suite version checks"),
-            _ => {
-                Check::new(&HIGHER_LEVEL_NOT_JUDGED)
-                    .finding(Outcome::Skip, format!("not verified: {} failed", DECLARES_LEVEL.id))
-            }
-        };
-        self.emit(finding).await?;
         Ok(level)
     }
 

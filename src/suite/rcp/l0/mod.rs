@@ -1,20 +1,25 @@
 //! RCP/1 L0 "Base" (spec §14.1), `spec` profile: the catalogue and the checks.
 //!
 //! The checks run in one conversation, in the order lifecycle demands: the
-//! pre-initialize checks, the handshake, the post-initialize checks, the parse
-//! error probe, `shutdown` last, and then the rules judged over every reply of
-//! the run. Findings are emitted as each check completes, except the few whose
-//! meaning depends on how the server keeps sessions (decisions 3 and 4), which
-//! are emitted once that is known, right after the repeat-`initialize` probe.
+//! pre-initialize checks, the handshake and the post-initialize checks
+//! (`open`); then the later levels use the initialized session; then the
+//! parse error probe, `shutdown` last, and the rules judged over every reply
+//! of the run, the later levels' replies included (`close`). Findings are
+//! emitted as each check completes, except the few whose meaning depends on
+//! how the server keeps sessions (decisions 3 and 4), which are emitted once
+//! that is known, right after the repeat-`initialize` probe.
 //!
 //! One file per rule category (`lifecycle`, `notifications`, `errors`,
 //! `framing`), each rule's catalogue entry beside its check; this module holds
 //! the catalogue in id order, the shared helpers and the run order.
 
-use super::client::{Failure, Notified, RcpClient, Reply};
-use crate::suite::runner::{EngineError, Reporter, Stopwatch};
-use crate::suite::{Exchange, Finding, Outcome, Rule, SpecLevel};
-use crate::transport::TransportError;
+use super::client::{Notified, Reply};
+pub(crate) use super::conversation::{
+    Check, Conversation, Init, InitSource, PROBE_QUERY, Sent, client_info, code_of, exchange_of,
+    loose_id, outcome_words, result_of, same_id, show,
+};
+use crate::suite::runner::EngineError;
+use crate::suite::{Exchange, Outcome, Rule, SpecLevel};
 use serde_json::{Map, Value, json};
 
 mod errors;
@@ -27,8 +32,8 @@ pub use errors::{
 };
 pub use framing::{BATCH, EMPTY_BATCH, NUMERIC_ID_ECHO, PARSE_ERROR, STRING_ID_ECHO, WELL_FORMED};
 pub use lifecycle::{
-    DECLARES_LEVEL, FAILED_HANDSHAKE_UNINITIALIZED, GATED_BEFORE_INIT, HIGHER_LEVEL_NOT_JUDGED,
-    INFO_AFTER_INIT, INFO_BEFORE_INIT, INITIALIZE_NEGOTIATES, PER_SESSION_INIT, PING_NUMERIC_NONCE,
+    DECLARES_LEVEL, FAILED_HANDSHAKE_UNINITIALIZED, GATED_BEFORE_INIT, INFO_AFTER_INIT,
+    INFO_BEFORE_INIT, INITIALIZE_NEGOTIATES, PER_SESSION_INIT, PING_NUMERIC_NONCE,
     PING_STRING_NONCE, REPEAT_INIT_REJECTED, RETRIEVAL_CAPABILITY, SERVER_IDENTITY, SHUTDOWN,
     STATEFUL_HTTP, VERSION_ZERO_REJECTED,
 };
@@ -89,7 +94,9 @@ pub static RULES: &[Rule] = &[
     WELL_FORMED,
     PER_SESSION_INIT,
     STATEFUL_HTTP,
-    HIGHER_LEVEL_NOT_JUDGED,
+    // RCP-L0-029 is retired: it reported a declared L1 or L2 as "not judged"
+    // while only L0 was checked. The levels are judged now, and the honesty of
+    // the declaration is RCP-CERT-001.
     BATCH,
     EMPTY_BATCH,
     CANCEL_WITH_ID,
@@ -119,13 +126,14 @@ const REINIT_ID: &str = "protocheck-reinit";
 /// Not an id protocheck ever uses, so the cancel refers to nothing (§14.1 rule 6).
 const UNKNOWN_CANCEL_ID: u64 = 987_654_321;
 const UNKNOWN_METHOD_NAME: &str = "does/not/exist";
-const PROBE_QUERY: &str = "protocheck conformance probe";
 
-/// What the L0 checks found out that the verdict needs.
+/// What the L0 checks found out that the later levels and the verdict need.
 #[derive(Debug, Clone, Default)]
-pub struct L0Report {
+pub(crate) struct L0Report {
     /// `_meta.conformance` as declared (bounded), when it is a string.
     pub declared: Option<String>,
+    /// The `initialize` result (or its stand-in from `info`), when there was one.
+    pub init: Option<Init>,
 }
 
 /// How the server keeps the initialized state (spec §5; decisions 3 and 4).
@@ -137,53 +145,6 @@ enum SessionMode {
     ProcessWide,
     /// Every request is treated as initialized.
     Stateless,
-}
-
-/// Where the initialize-result checks read their data from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum InitSource {
-    Initialize,
-    /// The server was already initialized (process-wide) before this run.
-    InfoAlreadyInitialized,
-    /// The server accepted protocolVersion 0, which initialized this session.
-    InfoAfterVersionZero,
-}
-
-struct Init {
-    result: Map<String, Value>,
-    exchange: Exchange,
-    source: InitSource,
-}
-
-impl Init {
-    fn capabilities(&self) -> Option<&Map<String, Value>> {
-        self.result.get("capabilities").and_then(Value::as_object)
-    }
-
-    /// `supports(cap)`: the key is present and not null (spec §14).
-    fn supports(&self, cap: &str) -> bool {
-        self.capabilities()
-            .and_then(|c| c.get(cap))
-            .is_some_and(|v| !v.is_null())
-    }
-
-    /// String values of the array `capabilities.<cap>.<field>`, if it is one.
-    fn advertised_list(&self, cap: &str, field: &str) -> Option<Vec<String>> {
-        let list = self.capabilities()?.get(cap)?.get(field)?.as_array()?;
-        Some(
-            list.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-        )
-    }
-
-    fn read_from(&self) -> &'static str {
-        match self.source {
-            InitSource::Initialize => "",
-            _ => " (read from `info`: this session was already initialized)",
-        }
-    }
 }
 
 /// What the handshake established.
@@ -213,186 +174,28 @@ struct Tolerance {
     message: String,
 }
 
-type Sent = Result<Reply, Failure>;
-
-/// One rule being checked: its clock and the exchanges that will be its evidence.
-struct Check {
-    rule: &'static Rule,
-    watch: Stopwatch,
-    evidence: Vec<Exchange>,
+/// Runs the L0 checks that open the conversation, through the batch probes,
+/// emitting findings through the conversation's reporter. The later levels run
+/// next, on the initialized session; [`close`] ends the conversation.
+pub(crate) async fn open(conv: &mut Conversation<'_>) -> Result<L0Report, EngineError> {
+    conv.open().await
 }
 
-impl Check {
-    fn new(rule: &'static Rule) -> Self {
-        Self {
-            rule,
-            watch: Stopwatch::start(),
-            evidence: Vec::new(),
-        }
-    }
-
-    fn saw(&mut self, sent: &Sent) {
-        self.evidence.push(exchange_of(sent).clone());
-    }
-
-    fn finding(self, outcome: Outcome, message: impl Into<String>) -> Finding {
-        Finding {
-            rule_id: self.rule.id.to_owned(),
-            outcome,
-            message: message.into(),
-            evidence: self.evidence,
-            duration_ms: self.watch.ms(),
-        }
-    }
+/// The L0 checks that end the conversation (the parse-error probe and
+/// `shutdown`), then the rules judged over every reply of the run, the later
+/// levels' replies included.
+pub(crate) async fn close(conv: &mut Conversation<'_>) -> Result<(), EngineError> {
+    conv.parse_error().await?;
+    conv.shutdown().await?;
+    conv.id_echo(&NUMERIC_ID_ECHO, Value::is_number, "numeric")
+        .await?;
+    conv.id_echo(&STRING_ID_ECHO, Value::is_string, "string")
+        .await?;
+    conv.well_formed().await
 }
 
-fn exchange_of(sent: &Sent) -> &Exchange {
-    match sent {
-        Ok(reply) => &reply.exchange,
-        Err(failure) => &failure.exchange,
-    }
-}
-
-/// "answered with error -32601 (MethodNotFound)" or "got no answer: <error>".
-fn outcome_words(sent: &Sent) -> String {
-    match sent {
-        Ok(reply) => format!("was answered with {}", reply.describe()),
-        Err(failure) => format!("got no answer ({})", failure.error),
-    }
-}
-
-fn code_of(sent: &Sent) -> Option<i64> {
-    sent.as_ref().ok().and_then(Reply::error_code)
-}
-
-fn result_of(sent: &Sent) -> Option<&Value> {
-    sent.as_ref().ok().and_then(Reply::result)
-}
-
-/// A JSON value as a finding shows it, bounded.
-fn show(value: &Value) -> String {
-    let text = value.to_string();
-    let kind = match value {
-        Value::String(_) => " (a string)",
-        Value::Number(_) => " (a number)",
-        _ => "",
-    };
-    if text.len() > 80 {
-        let cut = crate::transport::excerpt(text.as_bytes(), 80).0;
-        format!("{cut}…{kind}")
-    } else {
-        format!("{text}{kind}")
-    }
-}
-
-/// Same JSON type and value; numbers compare by value (7 and 7.0 are one number).
-fn same_id(sent: &Value, got: &Value) -> bool {
-    match (sent, got) {
-        (Value::Number(a), Value::Number(b)) => match (a.as_i64(), b.as_i64()) {
-            (Some(x), Some(y)) => x == y,
-            _ => match (a.as_u64(), b.as_u64()) {
-                (Some(x), Some(y)) => x == y,
-                _ => a.as_f64().zip(b.as_f64()).is_some_and(|(x, y)| x == y),
-            },
-        },
-        (a, b) => a == b,
-    }
-}
-
-/// Pairs a reply with its request even when the id's type was changed.
-fn loose_id(sent: &Value, got: &Value) -> bool {
-    let text = |v: &Value| match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    same_id(sent, got) || text(sent) == text(got)
-}
-
-fn client_info() -> Value {
-    json!({"name": "protocheck", "version": env!("CARGO_PKG_VERSION")})
-}
-
-/// The L0 run over one client.
-struct L0<'a> {
-    client: &'a mut RcpClient,
-    reporter: &'a mut Reporter,
-    /// The rule during which the target stopped answering for good; later checks
-    /// that need the target are skipped rather than failed (no cascades).
-    gone_during: Option<&'static str>,
-}
-
-/// Runs every L0 check, emitting findings through `reporter`.
-pub(crate) async fn run(
-    client: &mut RcpClient,
-    reporter: &mut Reporter,
-) -> Result<L0Report, EngineError> {
-    let mut l0 = L0 {
-        client,
-        reporter,
-        gone_during: None,
-    };
-    l0.run().await
-}
-
-impl L0<'_> {
-    async fn emit(&mut self, finding: Finding) -> Result<(), EngineError> {
-        self.reporter.emit(finding).await
-    }
-
-    async fn skip(
-        &mut self,
-        rule: &'static Rule,
-        reason: impl Into<String>,
-    ) -> Result<(), EngineError> {
-        self.emit(Check::new(rule).finding(Outcome::Skip, reason))
-            .await
-    }
-
-    /// The skip reason when the target is gone.
-    fn gone(&self) -> Option<String> {
-        self.gone_during
-            .map(|id| format!("not verified: the server stopped answering during {id}"))
-    }
-
-    /// Classifies a send: a failure before anything ever came back ends the run
-    /// (the target is unreachable, not non-conformant); a failure showing the
-    /// target has gone is remembered so later checks skip instead of cascading.
-    fn sent(&mut self, rule: &'static Rule, sent: Sent) -> Result<Sent, EngineError> {
-        if let Err(failure) = &sent {
-            if !self.client.has_answered() {
-                return Err(EngineError::from_transport(failure.error.clone()));
-            }
-            let gone =
-                self.client.is_closed() || matches!(failure.error, TransportError::Connect(_));
-            if gone && self.gone_during.is_none() {
-                self.gone_during = Some(rule.id);
-            }
-        }
-        Ok(sent)
-    }
-
-    async fn call(
-        &mut self,
-        rule: &'static Rule,
-        id: Value,
-        method: &str,
-        params: Value,
-    ) -> Result<Sent, EngineError> {
-        let sent = self.client.call(id, method, params).await;
-        self.sent(rule, sent)
-    }
-
-    async fn request(
-        &mut self,
-        rule: &'static Rule,
-        method: &str,
-        params: Value,
-    ) -> Result<Sent, EngineError> {
-        let id = self.client.next_id();
-        self.call(rule, id, method, params).await
-    }
-
-    async fn run(&mut self) -> Result<L0Report, EngineError> {
+impl Conversation<'_> {
+    async fn open(&mut self) -> Result<L0Report, EngineError> {
         self.info_before_init().await?;
         self.ping_nonce(&PING_NUMERIC_NONCE, json!(777)).await?;
         self.ping_nonce(&PING_STRING_NONCE, json!("protocheck-nonce-7"))
@@ -456,12 +259,7 @@ impl L0<'_> {
             }
             report.declared = self.init_result_checks(init).await?;
         } else {
-            for rule in [
-                &RETRIEVAL_CAPABILITY,
-                &SERVER_IDENTITY,
-                &DECLARES_LEVEL,
-                &HIGHER_LEVEL_NOT_JUDGED,
-            ] {
+            for rule in [&RETRIEVAL_CAPABILITY, &SERVER_IDENTITY, &DECLARES_LEVEL] {
                 let reason = self.gone().unwrap_or_else(no_init);
                 self.skip(rule, reason).await?;
             }
@@ -519,23 +317,17 @@ impl L0<'_> {
         self.cancel_with_id().await?;
         self.batch().await?;
         self.empty_batch().await?;
-        self.parse_error().await?;
-        self.shutdown().await?;
-        self.id_echo(&NUMERIC_ID_ECHO, Value::is_number, "numeric")
-            .await?;
-        self.id_echo(&STRING_ID_ECHO, Value::is_string, "string")
-            .await?;
-        self.well_formed().await?;
+        report.init = init.cloned();
         Ok(report)
     }
 
     /// The reason a post-initialize check cannot run, if any.
-    fn blocked(&self, init: Option<&Init>) -> Option<String> {
+    pub(crate) fn blocked(&self, init: Option<&Init>) -> Option<String> {
         self.gone().or_else(|| init.is_none().then(no_init))
     }
 }
 
-fn no_init() -> String {
+pub(crate) fn no_init() -> String {
     format!(
         "not verified: {} failed (no successful `initialize`)",
         INITIALIZE_NEGOTIATES.id
@@ -555,19 +347,14 @@ mod tests {
         let mut sorted = ids.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, ids);
-        for (n, rule) in RULES.iter().enumerate() {
-            assert_eq!(rule.id, format!("RCP-L0-{:03}", n + 1));
+        // Numbered from 001 up, with the retired RCP-L0-029 left out.
+        let expected: Vec<String> = (1..=32)
+            .filter(|n| *n != 29)
+            .map(|n| format!("RCP-L0-{n:03}"))
+            .collect();
+        assert_eq!(ids, expected);
+        for rule in RULES {
             assert_eq!(rule.group, "L0");
         }
-    }
-
-    #[test]
-    fn ids_compare_by_type_and_value() {
-        assert!(same_id(&json!(7), &json!(7)));
-        assert!(same_id(&json!(7), &json!(7.0)));
-        assert!(same_id(&json!(BIG_NUMERIC_ID), &json!(BIG_NUMERIC_ID)));
-        assert!(!same_id(&json!(7), &json!("7")));
-        assert!(!same_id(&json!("017"), &json!(17)));
-        assert!(same_id(&json!("017"), &json!("017")));
     }
 }

@@ -29,7 +29,7 @@ pub const CANCEL_WITH_ID: Rule = must(
     "RCP/1 §12, §7 (notifications/cancel)",
 );
 
-impl L0<'_> {
+impl Conversation<'_> {
     pub(super) async fn notification(
         &mut self,
         rule: &'static Rule,
@@ -59,8 +59,15 @@ impl L0<'_> {
         };
         let finding = match notified {
             Notified::Silent(exchange) => {
-                let how = match exchange.response.as_ref().and_then(|r| r.status) {
-                    Some(status) => format!("HTTP {status} with an empty body"),
+                let how = match exchange.response.as_ref() {
+                    Some(r) if r.body.trim().is_empty() => {
+                        format!("HTTP {} with an empty body", r.status.unwrap_or_default())
+                    }
+                    Some(r) => format!(
+                        "HTTP {} without a JSON-RPC body; the status is judged by {}",
+                        r.status.unwrap_or_default(),
+                        crate::suite::rcp::outside::HTTP_NOTIFICATION_STATUS.id
+                    ),
                     None => "no line within the wait".to_owned(),
                 };
                 check.evidence.push(exchange);

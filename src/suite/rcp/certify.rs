@@ -1,0 +1,455 @@
+//! Certification in the `spec` profile (protocheck decision 9), the honesty of
+//! the declared level (§14, decision 8), and the verdict.
+//!
+//! - L0: no L0 rule fails (skips only where decisions 3 and 4 put them, or
+//!   where a check had nothing to probe).
+//! - L1: L0, and every L1 rule passes: each is one of §14.2's items.
+//! - L2: L1, at least one L2 feature advertised, and every advertised feature
+//!   passes its checks; a feature whose checks could not run at all is
+//!   "unverified" and neither counts nor blocks.
+//!
+//! Rules outside the levels never change the certified level; they are
+//! counted as spec violations (decision 10).
+
+use super::l2::Feature;
+use super::{l0, l1, l2, outside};
+use crate::suite::{Counts, Finding, Outcome, Rule, SpecLevel};
+use std::collections::BTreeMap;
+
+pub const DECLARATION_HONEST: Rule = Rule {
+    id: "RCP-CERT-001",
+    title: "the declared `_meta.conformance` is not above the certified level",
+    level: SpecLevel::Must,
+    on_failure: Outcome::Fail,
+    spec_ref: "RCP/1 §14; protocheck decision 8",
+    group: "certification",
+};
+
+/// The rules of the certification group.
+pub static RULES: &[Rule] = &[DECLARATION_HONEST];
+
+/// A conformance level, ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    None,
+    L0,
+    L1,
+    L2,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::L0 => "L0",
+            Self::L1 => "L1",
+            Self::L2 => "L2",
+        }
+    }
+
+    /// A declared level: exactly "L0", "L1" or "L2" (case-sensitive, §4.6).
+    pub fn declared(s: &str) -> Option<Self> {
+        match s {
+            "L0" => Some(Self::L0),
+            "L1" => Some(Self::L1),
+            "L2" => Some(Self::L2),
+            _ => None,
+        }
+    }
+}
+
+/// What the findings certify.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Certification {
+    pub level: Level,
+    /// What the level above the certified one is missing, one line per item.
+    pub missing_for_next: Vec<String>,
+    /// Advertised L2 features whose checks could not run, with the reason.
+    pub unverified: Vec<String>,
+}
+
+/// The last finding of `rule`, if it was reported.
+fn finding_of<'a>(findings: &'a [Finding], rule: &Rule) -> Option<&'a Finding> {
+    findings.iter().rev().find(|f| f.rule_id == rule.id)
+}
+
+fn outcome_of(findings: &[Finding], rule: &Rule) -> Option<Outcome> {
+    finding_of(findings, rule).map(|f| f.outcome)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FeatureStatus {
+    Passed,
+    Failed,
+    Unverified,
+}
+
+fn feature_status(findings: &[Finding], feature: &Feature) -> FeatureStatus {
+    let outcomes: Vec<Option<Outcome>> = feature
+        .rules
+        .iter()
+        .map(|r| outcome_of(findings, r))
+        .collect();
+    if outcomes
+        .iter()
+        .any(|o| matches!(o, Some(Outcome::Fail | Outcome::Warn)))
+    {
+        FeatureStatus::Failed
+    } else if outcomes.contains(&Some(Outcome::Pass)) {
+        FeatureStatus::Passed
+    } else {
+        FeatureStatus::Unverified
+    }
+}
+
+/// Why a level item does not hold, in the words of decision 9.
+fn why_missing(finding: Option<&Finding>, rule: &Rule) -> String {
+    match finding {
+        None => format!("{} was not reported", rule.id),
+        Some(f) if f.outcome == Outcome::Skip && f.message.contains("not advertised") => {
+            "not advertised".to_owned()
+        }
+        Some(f) if f.outcome == Outcome::Skip => format!("not verified ({})", f.message),
+        Some(_) => format!("{} failed", rule.id),
+    }
+}
+
+/// Certifies the level the findings prove, given the L2 features advertised.
+pub fn certify(findings: &[Finding], advertised: &[&Feature]) -> Certification {
+    let l0_failed: Vec<&Rule> = l0::RULES
+        .iter()
+        .filter(|r| outcome_of(findings, r) == Some(Outcome::Fail))
+        .collect();
+    let mut l1_missing: Vec<String> = Vec::new();
+    for rule in l1::RULES {
+        let finding = finding_of(findings, rule);
+        if finding.map(|f| f.outcome) == Some(Outcome::Pass) {
+            continue;
+        }
+        let item = l1::item_name(rule.id).unwrap_or(rule.title);
+        let line = format!(
+            "L1 needs {item}, spec §14.2; {}",
+            why_missing(finding, rule)
+        );
+        // Two rules of one item (filter) not advertised say it once.
+        if !l1_missing.contains(&line) {
+            l1_missing.push(line);
+        }
+    }
+    let statuses: Vec<(&Feature, FeatureStatus)> = advertised
+        .iter()
+        .map(|f| (*f, feature_status(findings, f)))
+        .collect();
+    let unverified: Vec<String> = statuses
+        .iter()
+        .filter(|(_, s)| *s == FeatureStatus::Unverified)
+        .map(|(f, _)| {
+            let reason = f
+                .rules
+                .iter()
+                .filter_map(|r| finding_of(findings, r))
+                .map(|x| x.message.clone())
+                .next()
+                .unwrap_or_default();
+            format!(
+                "{} is advertised but could not be verified: {reason}",
+                f.name
+            )
+        })
+        .collect();
+    let mut l2_missing: Vec<String> = statuses
+        .iter()
+        .filter(|(_, s)| *s == FeatureStatus::Failed)
+        .map(|(f, _)| {
+            let failed: Vec<&str> = f
+                .rules
+                .iter()
+                .filter(|r| matches!(outcome_of(findings, r), Some(Outcome::Fail | Outcome::Warn)))
+                .map(|r| r.id)
+                .collect();
+            format!(
+                "L2 needs every advertised feature to pass, spec §14.3; {} is advertised and {} failed",
+                f.name,
+                failed.join(", ")
+            )
+        })
+        .collect();
+    let passed = statuses
+        .iter()
+        .filter(|(_, s)| *s == FeatureStatus::Passed)
+        .count();
+    if passed == 0 && l2_missing.is_empty() {
+        let names: Vec<&str> = l2::FEATURES.iter().map(|f| f.name).collect();
+        let why = if advertised.is_empty() {
+            "none is advertised".to_owned()
+        } else {
+            "none of those advertised could be verified".to_owned()
+        };
+        l2_missing.push(format!(
+            "L2 needs at least one of {}, spec §14.3; {why}",
+            names.join(", ")
+        ));
+    }
+
+    let (level, missing_for_next) = if !l0_failed.is_empty() {
+        let lines = l0_failed
+            .iter()
+            .map(|r| format!("L0 needs {} ({}), {}; it failed", r.id, r.title, r.spec_ref))
+            .collect();
+        (Level::None, lines)
+    } else if !l1_missing.is_empty() {
+        (Level::L0, l1_missing)
+    } else if !l2_missing.is_empty() {
+        (Level::L1, l2_missing)
+    } else {
+        (Level::L2, Vec::new())
+    };
+    Certification {
+        level,
+        missing_for_next,
+        unverified,
+    }
+}
+
+/// Findings per level group: `L0`, `L1`, `L2` and `outside`.
+pub fn by_level(findings: &[Finding]) -> BTreeMap<String, Counts> {
+    let mut map = BTreeMap::new();
+    let groups: [(&str, &[Rule]); 4] = [
+        ("L0", l0::RULES),
+        ("L1", l1::RULES),
+        ("L2", l2::RULES),
+        ("outside", outside::RULES),
+    ];
+    for (group, rules) in groups {
+        let counts = Counts::of(
+            findings
+                .iter()
+                .filter(|f| rules.iter().any(|r| r.id == f.rule_id)),
+        );
+        map.insert(group.to_owned(), counts);
+    }
+    map
+}
+
+/// Violations of MUSTs (fail) and SHOULDs (warn) outside the levels.
+pub fn violations_outside(findings: &[Finding]) -> u32 {
+    let n = findings
+        .iter()
+        .filter(|f| outside::RULES.iter().any(|r| r.id == f.rule_id))
+        .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Warn))
+        .count();
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// How the declared level compares with the certified one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Honesty {
+    Consistent,
+    Overclaimed,
+    /// No `_meta.conformance`.
+    Undeclared,
+    /// A value that is not "L0", "L1" or "L2".
+    Invalid,
+}
+
+impl Honesty {
+    pub fn judge(declared: Option<&str>, certified: Level) -> Self {
+        match declared.map(Level::declared) {
+            None => Self::Undeclared,
+            Some(None) => Self::Invalid,
+            Some(Some(d)) if d > certified => Self::Overclaimed,
+            Some(Some(_)) => Self::Consistent,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Consistent => "consistent",
+            Self::Overclaimed => "OVERCLAIMED",
+            Self::Undeclared => "undeclared",
+            Self::Invalid => "invalid",
+        }
+    }
+
+    /// Only a valid declaration above the certified level is dishonest; a
+    /// missing or invalid one fails RCP-L0-014 instead.
+    pub fn honest(self) -> bool {
+        self != Self::Overclaimed
+    }
+}
+
+/// The one-line summary: `L2`, `L1 · OVERCLAIMED (declared L2)`, `L2 · 1 spec violation`.
+pub fn summary(
+    certified: Level,
+    declared: Option<&str>,
+    honesty: Honesty,
+    violations: u32,
+) -> String {
+    let mut line = certified.as_str().to_owned();
+    if honesty == Honesty::Overclaimed {
+        line.push_str(&format!(
+            " · OVERCLAIMED (declared {})",
+            declared.unwrap_or_default()
+        ));
+    }
+    if violations > 0 {
+        let s = if violations == 1 { "" } else { "s" };
+        line.push_str(&format!(" · {violations} spec violation{s}"));
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(rule: &Rule, outcome: Outcome, message: &str) -> Finding {
+        Finding {
+            rule_id: rule.id.to_owned(),
+            outcome,
+            message: message.to_owned(),
+            evidence: Vec::new(),
+            duration_ms: 0,
+        }
+    }
+
+    /// Every L0, L1 and L2 rule passing.
+    fn all_pass() -> Vec<Finding> {
+        l0::RULES
+            .iter()
+            .chain(l1::RULES)
+            .chain(l2::RULES)
+            .map(|r| finding(r, Outcome::Pass, "ok"))
+            .collect()
+    }
+
+    fn set(findings: &mut [Finding], rule: &Rule, outcome: Outcome, message: &str) {
+        for f in findings.iter_mut().filter(|f| f.rule_id == rule.id) {
+            f.outcome = outcome;
+            f.message = message.to_owned();
+        }
+    }
+
+    fn features(names: &[&str]) -> Vec<&'static Feature> {
+        l2::FEATURES
+            .iter()
+            .filter(|f| names.contains(&f.name))
+            .collect()
+    }
+
+    #[test]
+    fn levels_stack_and_name_what_the_next_one_needs() {
+        let all = features(&["`rerank`", "`pagination`"]);
+        let findings = all_pass();
+        let c = certify(&findings, &all);
+        assert_eq!(c.level, Level::L2);
+        assert!(c.missing_for_next.is_empty());
+
+        let mut findings = all_pass();
+        set(&mut findings, &l2::RERANK, Outcome::Fail, "broken");
+        let c = certify(&findings, &all);
+        assert_eq!(c.level, Level::L1);
+        assert_eq!(c.missing_for_next.len(), 1);
+        assert!(
+            c.missing_for_next[0].contains("`rerank` is advertised and RCP-L2-001 failed"),
+            "{c:?}"
+        );
+
+        let mut findings = all_pass();
+        set(
+            &mut findings,
+            &l1::FILTER_RESTRICTS,
+            Outcome::Skip,
+            "L1 needs `filter` (spec §14.2); `filter` is not advertised",
+        );
+        set(
+            &mut findings,
+            &l1::FILTER_VALIDATED,
+            Outcome::Skip,
+            "L1 needs `filter` (spec §14.2); `filter` is not advertised",
+        );
+        let c = certify(&findings, &all);
+        assert_eq!(c.level, Level::L0);
+        assert_eq!(
+            c.missing_for_next,
+            ["L1 needs `filter`, spec §14.2; not advertised"]
+        );
+
+        let mut findings = all_pass();
+        set(&mut findings, &l0::UNKNOWN_METHOD, Outcome::Fail, "-32601");
+        set(
+            &mut findings,
+            &l0::PER_SESSION_INIT,
+            Outcome::Info,
+            "process-wide",
+        );
+        let c = certify(&findings, &all);
+        assert_eq!(c.level, Level::None);
+        assert!(
+            c.missing_for_next[0].starts_with("L0 needs RCP-L0-017"),
+            "{c:?}"
+        );
+    }
+
+    #[test]
+    fn l2_needs_a_verified_feature_and_no_failed_one() {
+        let findings = all_pass();
+        let c = certify(&findings, &[]);
+        assert_eq!(c.level, Level::L1);
+        assert!(
+            c.missing_for_next[0].contains("none is advertised"),
+            "{c:?}"
+        );
+
+        let mut findings = all_pass();
+        set(
+            &mut findings,
+            &l2::LOG,
+            Outcome::Skip,
+            "not verifiable over HTTP",
+        );
+        let c = certify(&findings, &features(&["`log`"]));
+        assert_eq!(c.level, Level::L1);
+        assert!(c.missing_for_next[0].contains("could be verified"), "{c:?}");
+        assert_eq!(c.unverified.len(), 1);
+        let c = certify(&findings, &features(&["`log`", "`rerank`"]));
+        assert_eq!(
+            c.level,
+            Level::L2,
+            "an unverified feature does not block L2"
+        );
+
+        // A feature with two rules passes when one passes and the other skips.
+        let mut findings = all_pass();
+        set(
+            &mut findings,
+            &l2::STREAMING_BUFFERED,
+            Outcome::Skip,
+            "applies to HTTP only",
+        );
+        assert_eq!(
+            certify(&findings, &features(&["`streaming`"])).level,
+            Level::L2
+        );
+    }
+
+    #[test]
+    fn honesty_compares_declared_and_certified() {
+        assert_eq!(Honesty::judge(Some("L2"), Level::L1), Honesty::Overclaimed);
+        assert_eq!(Honesty::judge(Some("L1"), Level::L2), Honesty::Consistent);
+        assert_eq!(
+            Honesty::judge(Some("L0"), Level::None),
+            Honesty::Overclaimed
+        );
+        assert_eq!(Honesty::judge(Some("l2"), Level::L2), Honesty::Invalid);
+        assert_eq!(Honesty::judge(None, Level::L0), Honesty::Undeclared);
+        assert_eq!(
+            summary(Level::L1, Some("L2"), Honesty::Overclaimed, 2),
+            "L1 · OVERCLAIMED (declared L2) · 2 spec violations"
+        );
+        assert_eq!(
+            summary(Level::L2, Some("L2"), Honesty::Consistent, 1),
+            "L2 · 1 spec violation"
+        );
+    }
+}

@@ -1,0 +1,298 @@
+//! What every RCP check shares: the one conversation a run holds with the
+//! target, a check's clock and evidence, the `initialize` result the later
+//! levels read capabilities from, and the small helpers that turn replies into
+//! words for a finding.
+
+use super::client::{Failure, RcpClient, Reply};
+use crate::suite::runner::{EngineError, Reporter, Stopwatch};
+use crate::suite::{Exchange, Finding, Outcome, Rule};
+use crate::transport::TransportError;
+use serde_json::{Map, Value, json};
+
+/// A query that matches nothing in particular; probes that only judge the
+/// shape of an answer use it.
+pub(crate) const PROBE_QUERY: &str = "protocheck conformance probe";
+
+pub(crate) type Sent = Result<Reply, Failure>;
+
+/// Where the initialize-result checks read their data from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InitSource {
+    Initialize,
+    /// The server was already initialized (process-wide) before this run.
+    InfoAlreadyInitialized,
+    /// The server accepted protocolVersion 0, which initialized this session.
+    InfoAfterVersionZero,
+}
+
+/// The `initialize` result (or its stand-in read from `info`).
+#[derive(Debug, Clone)]
+pub(crate) struct Init {
+    pub result: Map<String, Value>,
+    pub exchange: Exchange,
+    pub source: InitSource,
+}
+
+impl Init {
+    pub fn capabilities(&self) -> Option<&Map<String, Value>> {
+        self.result.get("capabilities").and_then(Value::as_object)
+    }
+
+    /// `supports(cap)`: the key is present and not null (spec §14). A `false`
+    /// (which the schema allows for `citations`) is read as "not offered": a
+    /// server that writes `false` does not mean "supported".
+    pub fn supports(&self, cap: &str) -> bool {
+        self.capability(cap).is_some()
+    }
+
+    /// The metadata of an offered capability.
+    pub fn capability(&self, cap: &str) -> Option<&Value> {
+        self.capabilities()
+            .and_then(|c| c.get(cap))
+            .filter(|v| !v.is_null() && **v != Value::Bool(false))
+    }
+
+    /// String values of the array `capabilities.<cap>.<field>`, if it is one.
+    pub fn advertised_list(&self, cap: &str, field: &str) -> Option<Vec<String>> {
+        let list = self.capability(cap)?.get(field)?.as_array()?;
+        Some(
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+        )
+    }
+
+    /// `capabilities.<cap>.<field>` as a boolean flag (absent is false).
+    pub fn flag(&self, cap: &str, field: &str) -> bool {
+        self.capability(cap)
+            .and_then(|c| c.get(field))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    pub fn read_from(&self) -> &'static str {
+        match self.source {
+            InitSource::Initialize => "",
+            _ => " (read from `info`: this session was already initialized)",
+        }
+    }
+}
+
+/// One rule being checked: its clock and the exchanges that will be its evidence.
+pub(crate) struct Check {
+    pub rule: &'static Rule,
+    watch: Stopwatch,
+    pub evidence: Vec<Exchange>,
+}
+
+/// Most exchanges one finding carries as evidence.
+const MAX_EVIDENCE: usize = 8;
+
+impl Check {
+    pub fn new(rule: &'static Rule) -> Self {
+        Self {
+            rule,
+            watch: Stopwatch::start(),
+            evidence: Vec::new(),
+        }
+    }
+
+    pub fn saw(&mut self, sent: &Sent) {
+        self.keep(exchange_of(sent).clone());
+    }
+
+    /// Keeps an exchange as evidence, up to a bound (a rule may send many).
+    pub fn keep(&mut self, exchange: Exchange) {
+        if self.evidence.len() < MAX_EVIDENCE {
+            self.evidence.push(exchange);
+        }
+    }
+
+    pub fn finding(self, outcome: Outcome, message: impl Into<String>) -> Finding {
+        Finding {
+            rule_id: self.rule.id.to_owned(),
+            outcome,
+            message: message.into(),
+            evidence: self.evidence,
+            duration_ms: self.watch.ms(),
+        }
+    }
+
+    /// Pass when `problems` is empty, the rule's failure outcome otherwise.
+    pub fn verdict(self, problems: &[String], passed: impl Into<String>, why: &str) -> Finding {
+        if problems.is_empty() {
+            let message = passed.into();
+            self.finding(Outcome::Pass, message)
+        } else {
+            let outcome = self.rule.on_failure;
+            let shown: Vec<&str> = problems.iter().take(5).map(String::as_str).collect();
+            let more = if problems.len() > 5 {
+                format!(" (and {} more)", problems.len() - 5)
+            } else {
+                String::new()
+            };
+            self.finding(outcome, format!("{}{more}; {why}", shown.join("; ")))
+        }
+    }
+}
+
+pub(crate) fn exchange_of(sent: &Sent) -> &Exchange {
+    match sent {
+        Ok(reply) => &reply.exchange,
+        Err(failure) => &failure.exchange,
+    }
+}
+
+/// "was answered with error -32601 (MethodNotFound)" or "got no answer (<error>)".
+pub(crate) fn outcome_words(sent: &Sent) -> String {
+    match sent {
+        Ok(reply) => format!("was answered with {}", reply.describe()),
+        Err(failure) => format!("got no answer ({})", failure.error),
+    }
+}
+
+pub(crate) fn code_of(sent: &Sent) -> Option<i64> {
+    sent.as_ref().ok().and_then(Reply::error_code)
+}
+
+pub(crate) fn result_of(sent: &Sent) -> Option<&Value> {
+    sent.as_ref().ok().and_then(Reply::result)
+}
+
+/// A JSON value as a finding shows it, bounded.
+pub(crate) fn show(value: &Value) -> String {
+    let text = value.to_string();
+    let kind = match value {
+        Value::String(_) => " (a string)",
+        Value::Number(_) => " (a number)",
+        _ => "",
+    };
+    if text.len() > 80 {
+        let cut = crate::transport::excerpt(text.as_bytes(), 80).0;
+        format!("{cut}…{kind}")
+    } else {
+        format!("{text}{kind}")
+    }
+}
+
+/// Same JSON type and value; numbers compare by value (7 and 7.0 are one number).
+pub(crate) fn same_id(sent: &Value, got: &Value) -> bool {
+    match (sent, got) {
+        (Value::Number(a), Value::Number(b)) => match (a.as_i64(), b.as_i64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => match (a.as_u64(), b.as_u64()) {
+                (Some(x), Some(y)) => x == y,
+                _ => a.as_f64().zip(b.as_f64()).is_some_and(|(x, y)| x == y),
+            },
+        },
+        (a, b) => a == b,
+    }
+}
+
+/// Pairs a reply with its request even when the id's type was changed.
+pub(crate) fn loose_id(sent: &Value, got: &Value) -> bool {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    same_id(sent, got) || text(sent) == text(got)
+}
+
+pub(crate) fn client_info() -> Value {
+    json!({"name": "protocheck", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// The run's one conversation with the target.
+pub(crate) struct Conversation<'a> {
+    pub client: &'a mut RcpClient,
+    pub reporter: &'a mut Reporter,
+    /// The rule during which the target stopped answering for good; later checks
+    /// that need the target are skipped rather than failed (no cascades).
+    pub gone_during: Option<&'static str>,
+}
+
+impl<'a> Conversation<'a> {
+    pub fn new(client: &'a mut RcpClient, reporter: &'a mut Reporter) -> Self {
+        Self {
+            client,
+            reporter,
+            gone_during: None,
+        }
+    }
+
+    pub async fn emit(&mut self, finding: Finding) -> Result<(), EngineError> {
+        self.reporter.emit(finding).await
+    }
+
+    pub async fn skip(
+        &mut self,
+        rule: &'static Rule,
+        reason: impl Into<String>,
+    ) -> Result<(), EngineError> {
+        self.emit(Check::new(rule).finding(Outcome::Skip, reason))
+            .await
+    }
+
+    /// The skip reason when the target is gone.
+    pub fn gone(&self) -> Option<String> {
+        self.gone_during
+            .map(|id| format!("not verified: the server stopped answering during {id}"))
+    }
+
+    /// Classifies a send: a failure before anything ever came back ends the run
+    /// (the target is unreachable, not non-conformant); a failure showing the
+    /// target has gone is remembered so later checks skip instead of cascading.
+    pub fn sent(&mut self, rule: &'static Rule, sent: Sent) -> Result<Sent, EngineError> {
+        if let Err(failure) = &sent {
+            if !self.client.has_answered() {
+                return Err(EngineError::from_transport(failure.error.clone()));
+            }
+            let gone =
+                self.client.is_closed() || matches!(failure.error, TransportError::Connect(_));
+            if gone && self.gone_during.is_none() {
+                self.gone_during = Some(rule.id);
+            }
+        }
+        Ok(sent)
+    }
+
+    pub async fn call(
+        &mut self,
+        rule: &'static Rule,
+        id: Value,
+        method: &str,
+        params: Value,
+    ) -> Result<Sent, EngineError> {
+        let sent = self.client.call(id, method, params).await;
+        self.sent(rule, sent)
+    }
+
+    pub async fn request(
+        &mut self,
+        rule: &'static Rule,
+        method: &str,
+        params: Value,
+    ) -> Result<Sent, EngineError> {
+        let id = self.client.next_id();
+        self.call(rule, id, method, params).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_compare_by_type_and_value() {
+        assert!(same_id(&json!(7), &json!(7)));
+        assert!(same_id(&json!(7), &json!(7.0)));
+        assert!(same_id(
+            &json!(9_007_199_254_740_991_u64),
+            &json!(9_007_199_254_740_991_u64)
+        ));
+        assert!(!same_id(&json!(7), &json!("7")));
+        assert!(!same_id(&json!("017"), &json!(17)));
+        assert!(same_id(&json!("017"), &json!("017")));
+    }
+}

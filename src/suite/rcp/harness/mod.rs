@@ -1,0 +1,601 @@
+//! The `reference` profile (protocheck decision 2): the public harness
+//! `conformance/check.py`, reproduced so a user can compare (digest §8). Its
+//! 30 checks run in its order with its request ids and labels; its skip and
+//! "inherit" rules certify the level; its honesty rule and exit semantics
+//! make the verdict, quirks Q1–Q3 included:
+//!
+//! - Q1: check #27 sends `rerank {documents}` and accepts only `results`,
+//!   `hits` or `ranking`, not the spec's `{passages}` → `{scores}`;
+//! - Q2: a level whose checks are all skipped is inherited, so L2 can stand
+//!   on an L1 where nothing applied;
+//! - Q3: a missing or invalid `_meta.conformance` counts as honest.
+//!
+//! Where protocheck departs from the harness it says so in the comparison
+//! finding: it sends back a session token the server issued (decision 5),
+//! writes only with `allow_writes` and under `protocheck-probe/` ids
+//! (decision 7), pairs stdio replies by id, and reports a check whose request
+//! failed at the HTTP level as failed where the harness would stop.
+//!
+//! The comparison finding also says, in plain words and with the spec
+//! section, where the `spec` profile would judge this server differently.
+
+use super::certify::{Honesty, Level};
+use super::client::{Notified, RcpClient};
+use super::conversation::{Check, Conversation, Sent, exchange_of, outcome_words, show};
+use super::{PROFILE_REFERENCE, SPEC_REVISION, SUITE_VERSION};
+use crate::suite::runner::{EngineError, Reporter};
+use crate::suite::{
+    Finding, LevelReport, Outcome, Rule, SpecLevel, SuiteId, Verdict, VerdictDetail,
+};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+mod checks;
+mod differences;
+
+const fn check(
+    id: &'static str,
+    title: &'static str,
+    group: &'static str,
+    spec_ref: &'static str,
+) -> Rule {
+    Rule {
+        id,
+        title,
+        level: SpecLevel::Must,
+        on_failure: Outcome::Fail,
+        spec_ref,
+        group,
+    }
+}
+
+// The labels are the harness's, verbatim (digest §8).
+pub const INFO_BEFORE_INIT: Rule = check(
+    "RCP-REF-01",
+    "info answers before initialize",
+    "L0",
+    "harness #1; RCP/1 §14.1(1)",
+);
+pub const PING_NONCE: Rule = check(
+    "RCP-REF-02",
+    "ping answers before initialize and echoes nonce",
+    "L0",
+    "harness #2; RCP/1 §14.1(1)",
+);
+pub const PRE_INIT_REJECTED: Rule = check(
+    "RCP-REF-03",
+    "pre-initialize call rejected with -32001",
+    "L0",
+    "harness #3; RCP/1 §14.1(3)",
+);
+pub const NOTIFY_GATED: Rule = check(
+    "RCP-REF-04",
+    "notification (no id) for a gated method is not answered",
+    "L0",
+    "harness #4; RCP/1 §4.5",
+);
+pub const NOTIFY_OPEN: Rule = check(
+    "RCP-REF-05",
+    "notification (no id) for an open method is not answered",
+    "L0",
+    "harness #5; RCP/1 §4.5",
+);
+pub const NOTIFY_UNKNOWN: Rule = check(
+    "RCP-REF-06",
+    "notification (no id) for an unknown method is not answered",
+    "L0",
+    "harness #6; RCP/1 §4.5",
+);
+pub const NOTIFY_CANCEL: Rule = check(
+    "RCP-REF-07",
+    "notifications/cancel is not answered",
+    "L0",
+    "harness #7; RCP/1 §7.14",
+);
+pub const VERSION_REJECTED: Rule = check(
+    "RCP-REF-08",
+    "initialize with an unsupported version rejected with -32002",
+    "L0",
+    "harness #8; RCP/1 §7.1",
+);
+pub const FAILED_HANDSHAKE: Rule = check(
+    "RCP-REF-09",
+    "a failed handshake leaves the session uninitialized",
+    "L0",
+    "harness #9; RCP/1 §13",
+);
+pub const PROTOCOL_VERSION: Rule = check(
+    "RCP-REF-10",
+    "initialize returns protocolVersion >= 1",
+    "L0",
+    "harness #10; RCP/1 §7.1",
+);
+pub const RETRIEVAL_CAPABILITY: Rule = check(
+    "RCP-REF-11",
+    "advertises at least one retrieval capability",
+    "L0",
+    "harness #11; RCP/1 §14.1(2)",
+);
+pub const SERVER_IDENTITY: Rule = check(
+    "RCP-REF-12",
+    "server identity present",
+    "L0",
+    "harness #12; RCP/1 §7.1",
+);
+pub const REPEAT_INIT: Rule = check(
+    "RCP-REF-13",
+    "repeated initialize after success rejected with -32600",
+    "L0",
+    "harness #13; RCP/1 §7.1",
+);
+pub const UNKNOWN_METHOD: Rule = check(
+    "RCP-REF-14",
+    "unknown method rejected with -32004",
+    "L0",
+    "harness #14; RCP/1 §14.1(4)",
+);
+pub const UNADVERTISED_METHOD: Rule = check(
+    "RCP-REF-15",
+    "un-advertised method rejected with -32003",
+    "L0",
+    "harness #15; RCP/1 §14.1(4)",
+);
+pub const STRING_ID: Rule = check(
+    "RCP-REF-16",
+    "response echoes a string id unchanged",
+    "L0",
+    "harness #16; RCP/1 §4.7",
+);
+pub const JSONRPC_VERSION: Rule = check(
+    "RCP-REF-17",
+    "responses carry jsonrpc=2.0",
+    "L0",
+    "harness #17; RCP/1 §4",
+);
+pub const HITS_ARRAY: Rule = check(
+    "RCP-REF-18",
+    "retrieve returns a ranked 'hits' array",
+    "L1",
+    "harness #18; RCP/1 §7.7",
+);
+pub const K_CEILING: Rule = check(
+    "RCP-REF-19",
+    "retrieve honours the k ceiling",
+    "L1",
+    "harness #19; RCP/1 §7.7",
+);
+pub const ID_AND_SCORE: Rule = check(
+    "RCP-REF-20",
+    "every hit carries an id and a numeric score",
+    "L1",
+    "harness #20; RCP/1 §7.7",
+);
+pub const DESCENDING: Rule = check(
+    "RCP-REF-21",
+    "hits are ordered by descending score",
+    "L1",
+    "harness #21; RCP/1 §14.2",
+);
+pub const UNIQUE_IDS: Rule = check(
+    "RCP-REF-22",
+    "hit ids are unique within a result",
+    "L1",
+    "harness #22; RCP/1 §7.7",
+);
+pub const MAX_K_CLAMPED: Rule = check(
+    "RCP-REF-23",
+    "k above maxK is clamped, not rejected",
+    "L1",
+    "harness #23; RCP/1 §7.7",
+);
+pub const NEGATIVE_K: Rule = check(
+    "RCP-REF-24",
+    "negative k rejected with -32602",
+    "L1",
+    "harness #24; RCP/1 §14.1(5)",
+);
+pub const FUNNEL: Rule = check(
+    "RCP-REF-25",
+    "funnel violation (candidateK < k) rejected with -32602",
+    "L1",
+    "harness #25; RCP/1 §7.7",
+);
+pub const HYBRID: Rule = check(
+    "RCP-REF-26",
+    "advertised hybrid mode returns hits",
+    "L2",
+    "harness #26; RCP/1 §7.7",
+);
+pub const RERANK: Rule = check(
+    "RCP-REF-27",
+    "rerank returns a scored ordering",
+    "L2",
+    "harness #27 (not the spec's shape: digest Q1); RCP/1 §7.6",
+);
+pub const INDEX_ADD_IDS: Rule = check(
+    "RCP-REF-28",
+    "index/add returns positional ids (one per document)",
+    "L2",
+    "harness #28; RCP/1 §7.10",
+);
+pub const INDEX_UPSERT: Rule = check(
+    "RCP-REF-29",
+    "index/add re-adding an id upserts or rejects with -32016",
+    "L2",
+    "harness #29; RCP/1 §7.10",
+);
+pub const INDEX_DELETE_IDEMPOTENT: Rule = check(
+    "RCP-REF-30",
+    "index/delete is idempotent (repeat returns deleted:0)",
+    "L2",
+    "harness #30; RCP/1 §7.11",
+);
+/// Not a harness check: where the `spec` profile would judge differently.
+pub const PROFILE_DIFFERENCES: Rule = Rule {
+    id: "RCP-REF-DIFF",
+    title: "where the `spec` profile judges this server differently",
+    level: SpecLevel::May,
+    on_failure: Outcome::Info,
+    spec_ref: "protocheck decision 2",
+    group: "comparison",
+};
+
+/// The harness's 30 checks, in its order.
+pub static RULES: &[Rule] = &[
+    INFO_BEFORE_INIT,
+    PING_NONCE,
+    PRE_INIT_REJECTED,
+    NOTIFY_GATED,
+    NOTIFY_OPEN,
+    NOTIFY_UNKNOWN,
+    NOTIFY_CANCEL,
+    VERSION_REJECTED,
+    FAILED_HANDSHAKE,
+    PROTOCOL_VERSION,
+    RETRIEVAL_CAPABILITY,
+    SERVER_IDENTITY,
+    REPEAT_INIT,
+    UNKNOWN_METHOD,
+    UNADVERTISED_METHOD,
+    STRING_ID,
+    JSONRPC_VERSION,
+    HITS_ARRAY,
+    K_CEILING,
+    ID_AND_SCORE,
+    DESCENDING,
+    UNIQUE_IDS,
+    MAX_K_CLAMPED,
+    NEGATIVE_K,
+    FUNNEL,
+    HYBRID,
+    RERANK,
+    INDEX_ADD_IDS,
+    INDEX_UPSERT,
+    INDEX_DELETE_IDEMPOTENT,
+];
+
+/// Every rule of the `reference` profile: the 30 checks and the comparison.
+pub fn rules() -> Vec<&'static Rule> {
+    RULES
+        .iter()
+        .chain(std::iter::once(&PROFILE_DIFFERENCES))
+        .collect()
+}
+
+/// What the harness run saw that the verdict and the comparison need.
+#[derive(Debug, Default)]
+pub(crate) struct Observed {
+    /// The `initialize` (id 2) result, or `{}` as the harness reads a failure.
+    pub init: Map<String, Value>,
+    /// `_meta.conformance` as the harness reads it.
+    pub declared: Option<Value>,
+    /// The server issued `_meta.session`, which protocheck sends back.
+    pub session_token: bool,
+    /// The spec-shaped `rerank` probe, when `rerank` is advertised: whether it
+    /// answered `scores` aligned with `passages`, and what it answered.
+    pub spec_rerank: Option<(bool, String)>,
+    /// #3 got an answer other than -32001 and `initialize` got -32600: the
+    /// server was already initialized when the run started.
+    pub already_initialized: bool,
+    pub writes_allowed: bool,
+}
+
+impl Observed {
+    pub fn caps(&self) -> Map<String, Value> {
+        self.init
+            .get("capabilities")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+/// Python truthiness of a JSON value, as the harness's `bool(...)` and `or`
+/// read it.
+fn truthy(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|x| x != 0.0),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::Object(o)) => !o.is_empty(),
+    }
+}
+
+/// `error.code == code` as Python compares numbers (-32001 == -32001.0).
+fn has_code(sent: &Sent, code: i64) -> bool {
+    sent.as_ref()
+        .ok()
+        .and_then(|r| r.json())
+        .and_then(|v| v.get("error"))
+        .and_then(|e| e.get("code"))
+        .and_then(Value::as_f64)
+        .is_some_and(|c| c == code as f64)
+}
+
+/// `r.get("result", {})` as the harness reads it: the result object, or empty.
+fn result_map(sent: &Sent) -> Map<String, Value> {
+    sent.as_ref()
+        .ok()
+        .and_then(|r| r.json())
+        .and_then(|v| v.get("result"))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The harness's certification (digest §8): levels in order; a level with at
+/// least one applicable check, all passed, is certified; a failure stops; a
+/// level whose checks are all skipped is inherited (Q2).
+pub fn certify(findings: &[Finding]) -> Level {
+    let mut best = Level::None;
+    for (group, level) in [("L0", Level::L0), ("L1", Level::L1), ("L2", Level::L2)] {
+        let outcomes: Vec<Outcome> = findings
+            .iter()
+            .filter(|f| RULES.iter().any(|r| r.id == f.rule_id && r.group == group))
+            .map(|f| f.outcome)
+            .filter(|o| *o != Outcome::Skip)
+            .collect();
+        if outcomes.contains(&Outcome::Fail) {
+            break;
+        }
+        if !outcomes.is_empty() {
+            best = level;
+        }
+    }
+    best
+}
+
+/// The harness's honesty rule (Q3): only a valid declaration can be dishonest.
+pub fn harness_honest(declared: Option<&Value>, certified: Level) -> bool {
+    match declared.and_then(Value::as_str).and_then(Level::declared) {
+        Some(d) => certified != Level::None && d <= certified,
+        None => true,
+    }
+}
+
+/// Runs the `reference` profile.
+pub(crate) async fn run(
+    client: &mut RcpClient,
+    reporter: &mut Reporter,
+    writes_allowed: bool,
+) -> Result<Verdict, EngineError> {
+    let mut conv = Conversation::new(client, reporter);
+    let mut observed = Observed {
+        writes_allowed,
+        ..Observed::default()
+    };
+    checks::run(&mut conv, &mut observed).await?;
+    let findings = conv.reporter.findings().to_vec();
+    let certified = certify(&findings);
+    let declared = observed.declared.clone();
+    let honest = harness_honest(declared.as_ref(), certified);
+    let declared_text = declared.as_ref().map(|d| match d {
+        Value::String(s) => crate::transport::excerpt(s.as_bytes(), 32).0,
+        other => crate::transport::excerpt(other.to_string().as_bytes(), 32).0,
+    });
+    let differences = differences::list(&findings, &observed, certified);
+    let diff = Check::new(&PROFILE_DIFFERENCES);
+    let message = if differences.is_empty() {
+        "no disagreement with the `spec` profile is known from what this run saw; the `spec` profile also checks \
+         L0 MUSTs, L1 items and L2 features the harness leaves out (digest Q4), so run it for the full picture"
+            .to_owned()
+    } else {
+        differences.join(" ")
+    };
+    conv.emit(diff.finding(Outcome::Info, message)).await?;
+
+    let findings = conv.reporter.findings();
+    let counts = conv.reporter.counts();
+    let honesty = if honest {
+        match Honesty::judge(declared_text.as_deref(), certified) {
+            // The harness's rule, not the spec profile's, decides.
+            Honesty::Overclaimed => Honesty::Consistent,
+            other => other,
+        }
+    } else {
+        Honesty::Overclaimed
+    };
+    let mut levels = BTreeMap::new();
+    for group in ["L0", "L1", "L2"] {
+        let c = crate::suite::Counts::of(
+            findings
+                .iter()
+                .filter(|f| RULES.iter().any(|r| r.id == f.rule_id && r.group == group)),
+        );
+        levels.insert(group.to_owned(), c);
+    }
+    Ok(Verdict {
+        suite: SuiteId::Rcp,
+        suite_version: SUITE_VERSION.to_owned(),
+        spec_revision: SPEC_REVISION.to_owned(),
+        // The harness's exit code: 0 only with no failed check and an honest
+        // declaration.
+        passed: counts.fail == 0 && honest,
+        summary: super::certify::summary(certified, declared_text.as_deref(), honesty, 0),
+        counts,
+        detail: VerdictDetail::Rcp {
+            profile: PROFILE_REFERENCE.to_owned(),
+            certified_level: certified.as_str().to_owned(),
+            declared_level: declared_text,
+            honest,
+            report: Box::new(LevelReport {
+                honesty: honesty.as_str().to_owned(),
+                missing_for_next: missing_for_next(findings, certified),
+                violations_outside_levels: 0,
+                levels,
+                profile_differences: differences,
+            }),
+        },
+    })
+}
+
+/// What the harness's next level lacks: its failed checks, or that none of
+/// its checks applied.
+fn missing_for_next(findings: &[Finding], certified: Level) -> Vec<String> {
+    let next = match certified {
+        Level::None => "L0",
+        Level::L0 => "L1",
+        Level::L1 => "L2",
+        Level::L2 => return Vec::new(),
+    };
+    let failed: Vec<String> = RULES
+        .iter()
+        .filter(|r| {
+            findings
+                .iter()
+                .any(|f| f.rule_id == r.id && f.outcome == Outcome::Fail)
+        })
+        .filter(|r| r.group == next || certified == Level::None)
+        .map(|r| {
+            format!(
+                "the harness's {} needs {} \"{}\"; it failed",
+                r.group, r.id, r.title
+            )
+        })
+        .collect();
+    if !failed.is_empty() {
+        return failed;
+    }
+    // A failure at a higher level stops certification too.
+    let later: Vec<String> = RULES
+        .iter()
+        .filter(|r| {
+            findings
+                .iter()
+                .any(|f| f.rule_id == r.id && f.outcome == Outcome::Fail)
+        })
+        .map(|r| {
+            format!(
+                "the harness's {} needs {} \"{}\"; it failed",
+                r.group, r.id, r.title
+            )
+        })
+        .collect();
+    if !later.is_empty() {
+        return later;
+    }
+    vec![format!(
+        "the harness certifies {next} only when one of its {next} checks applies; all were skipped"
+    )]
+}
+
+/// A finding whose message quotes the harness's detail (`str(r)[:200]`).
+fn detail(sent: &Sent) -> String {
+    match sent {
+        Ok(reply) => match reply.json() {
+            Some(v) => show(v),
+            None => reply.describe(),
+        },
+        Err(_) => outcome_words(sent),
+    }
+}
+
+/// Silence as the harness reads it (digest §8): over HTTP, 204, an empty body,
+/// or any failure (non-2xx statuses raise in `urlopen`); over stdio, no line.
+fn harness_silent(notified: &Result<Notified, super::client::Failure>) -> bool {
+    match notified {
+        Ok(Notified::Silent(_)) | Err(_) => true,
+        Ok(Notified::Answered(reply)) => match reply.status {
+            // stdio: any line is an answer.
+            None => false,
+            Some(s) => !((200..300).contains(&s) && s != 204),
+        },
+    }
+}
+
+fn evidence_of(notified: &Result<Notified, super::client::Failure>) -> crate::suite::Exchange {
+    match notified {
+        Ok(Notified::Silent(e)) => e.clone(),
+        Ok(Notified::Answered(r)) => r.exchange.clone(),
+        Err(f) => f.exchange.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(rule: &Rule, outcome: Outcome) -> Finding {
+        Finding {
+            rule_id: rule.id.to_owned(),
+            outcome,
+            message: String::new(),
+            evidence: Vec::new(),
+            duration_ms: 0,
+        }
+    }
+
+    #[test]
+    fn thirty_checks_in_order() {
+        assert_eq!(RULES.len(), 30);
+        for (n, rule) in RULES.iter().enumerate() {
+            assert_eq!(rule.id, format!("RCP-REF-{:02}", n + 1));
+        }
+    }
+
+    #[test]
+    fn certification_inherits_skipped_levels_and_stops_at_a_failure() {
+        let l0: Vec<Finding> = RULES
+            .iter()
+            .filter(|r| r.group == "L0")
+            .map(|r| finding(r, Outcome::Pass))
+            .collect();
+        let mut all = l0.clone();
+        all.push(finding(&HITS_ARRAY, Outcome::Skip));
+        all.push(finding(&RERANK, Outcome::Pass));
+        // Q2: nothing applied at L1, so L2 stands on L0.
+        assert_eq!(certify(&all), Level::L2);
+        let mut failed = l0.clone();
+        failed.push(finding(&K_CEILING, Outcome::Fail));
+        failed.push(finding(&RERANK, Outcome::Pass));
+        assert_eq!(certify(&failed), Level::L0);
+        let mut none = l0;
+        none[0].outcome = Outcome::Fail;
+        assert_eq!(certify(&none), Level::None);
+    }
+
+    #[test]
+    fn honesty_follows_the_harness() {
+        assert!(harness_honest(None, Level::L0));
+        assert!(
+            harness_honest(Some(&json!("L3")), Level::None),
+            "Q3: an invalid level is honest"
+        );
+        assert!(harness_honest(Some(&json!("l2")), Level::L0));
+        assert!(!harness_honest(Some(&json!("L2")), Level::L1));
+        assert!(!harness_honest(Some(&json!("L0")), Level::None));
+        assert!(harness_honest(Some(&json!("L1")), Level::L2));
+    }
+
+    #[test]
+    fn truthiness_is_pythons() {
+        assert!(!truthy(Some(&json!(""))));
+        assert!(!truthy(Some(&json!([]))));
+        assert!(!truthy(Some(&json!(0))));
+        assert!(truthy(Some(&json!("n"))));
+        assert!(truthy(Some(&json!(5))));
+        assert!(!truthy(None));
+    }
+}

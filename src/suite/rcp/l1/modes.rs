@@ -1,0 +1,96 @@
+//! The three retrieval modes L1 asks for (spec §14.2, §7.7): each advertised
+//! in `retrieve.modes` and answering with ranked hits.
+
+use super::*;
+
+pub const DENSE_MODE: Rule = item(
+    "RCP-L1-001",
+    "`retrieve` offers mode `dense` and it returns ranked hits",
+    SpecLevel::Should,
+    "RCP/1 §14.2, §7.7",
+);
+pub const SPARSE_MODE: Rule = item(
+    "RCP-L1-002",
+    "`retrieve` offers mode `sparse` and it returns ranked hits",
+    SpecLevel::Should,
+    "RCP/1 §14.2, §7.7",
+);
+pub const HYBRID_MODE: Rule = item(
+    "RCP-L1-003",
+    "`retrieve` offers mode `hybrid` and it returns ranked hits",
+    SpecLevel::Should,
+    "RCP/1 §14.2, §7.7",
+);
+
+impl L1Run<'_, '_> {
+    pub(super) async fn modes(&mut self) -> Result<(), EngineError> {
+        let advertised = self.init.advertised_list("retrieve", "modes");
+        for (rule, mode) in [
+            (&DENSE_MODE, "dense"),
+            (&SPARSE_MODE, "sparse"),
+            (&HYBRID_MODE, "hybrid"),
+        ] {
+            if let Some(reason) = self.conv.gone() {
+                self.conv.skip(rule, reason).await?;
+                continue;
+            }
+            if !advertised
+                .as_ref()
+                .is_some_and(|m| m.iter().any(|x| x == mode))
+            {
+                let listed = match &advertised {
+                    Some(m) => format!("`retrieve.modes` is {}", show(&json!(m))),
+                    None => "`retrieve` advertises no `modes` list".to_owned(),
+                };
+                let reason = not_advertised(
+                    &format!("`retrieve` mode `{mode}`"),
+                    &format!("{listed}; not advertised"),
+                );
+                self.conv.skip(rule, reason).await?;
+                continue;
+            }
+            self.mode(rule, mode).await?;
+        }
+        Ok(())
+    }
+
+    async fn mode(&mut self, rule: &'static Rule, mode: &str) -> Result<(), EngineError> {
+        let mut check = Check::new(rule);
+        let query = self.query();
+        let params = json!({"query": query, "k": PROBE_K, "mode": mode});
+        let sent = self
+            .retrieve(rule, &format!("`retrieve` in mode `{mode}`"), params)
+            .await?;
+        check.saw(&sent);
+        let finding = match result_of(&sent) {
+            None => check.finding(
+                rule.on_failure,
+                format!(
+                    "`retrieve` with mode \"{mode}\", which `retrieve.modes` advertises, {}; an advertised mode \
+                     must work (§7.7, §14.2)",
+                    outcome_words(&sent)
+                ),
+            ),
+            Some(result) => match hit_essentials(result) {
+                Err(problem) => check.finding(
+                    rule.on_failure,
+                    format!("`retrieve` with mode \"{mode}\" answered, but {problem} (§7.7)"),
+                ),
+                // The query is made of words of a passage the server returned,
+                // so even a lexical search must find something.
+                Ok([]) if self.facts.query.is_some() => check.finding(
+                    rule.on_failure,
+                    format!(
+                        "`retrieve` with mode \"{mode}\" returned no hits for \"{query}\", words taken from a passage \
+                         this server returned; an advertised mode must retrieve (§7.7, §14.2)"
+                    ),
+                ),
+                Ok(hits) => check.finding(
+                    Outcome::Pass,
+                    format!("`retrieve` with mode \"{mode}\" returned {} ranked hits", hits.len()),
+                ),
+            },
+        };
+        self.conv.emit(finding).await
+    }
+}

@@ -1,0 +1,484 @@
+//! The pipeline stages of §14.3 a client can call one by one: `rerank`
+//! (§7.6), `embed/multi` (§7.5), `embed/sparse` (§7.4), `query/transform`
+//! (§7.8) and `graph` (§7.9). Each rule judges what makes the stage usable;
+//! the full result shapes are judged outside the levels (RCP-OUT-005).
+
+use super::*;
+
+pub const RERANK: Rule = item(
+    "RCP-L2-001",
+    "`rerank` takes `{query, passages}` and returns aligned `scores`, highest for the relevant passage",
+    SpecLevel::Should,
+    "RCP/1 §14.3, §7.6",
+);
+pub const MULTI_VECTOR: Rule = item(
+    "RCP-L2-002",
+    "`embed/multi` returns one matrix per input, rows of the advertised dimension",
+    SpecLevel::Should,
+    "RCP/1 §14.3, §7.5",
+);
+pub const SPARSE_EMBED: Rule = item(
+    "RCP-L2-003",
+    "`embed/sparse` returns one sparse vector per text, with aligned indices and values",
+    SpecLevel::Should,
+    "RCP/1 §14.3, §7.4",
+);
+pub const TRANSFORM: Rule = item(
+    "RCP-L2-004",
+    "`query/transform` answers each advertised method and refuses the others with -32005",
+    SpecLevel::Should,
+    "RCP/1 §14.3, §7.8",
+);
+pub const GRAPH: Rule = item(
+    "RCP-L2-005",
+    "`graph` answers each advertised op with that op's result and refuses the others with -32005",
+    SpecLevel::Should,
+    "RCP/1 §14.3, §7.9",
+);
+
+/// A passage no query of a conformance probe is about.
+const UNRELATED: &str = "Zebra quilts volcano harmonica marmalade.";
+/// The transform methods and graph ops RCP/1 defines.
+const TRANSFORM_METHODS: [&str; 5] = ["rewrite", "hyde", "multi-query", "decompose", "step-back"];
+const GRAPH_OPS: [&str; 5] = ["local", "global", "drift", "communities", "neighbors"];
+/// `n` of the multi-query probe.
+const MULTI_QUERY_N: u64 = 3;
+
+fn numbers(v: Option<&Value>) -> Option<Vec<f64>> {
+    v?.as_array()?.iter().map(Value::as_f64).collect()
+}
+
+impl L2Run<'_, '_> {
+    pub(super) async fn rerank(&mut self) -> Result<(), EngineError> {
+        let rule = &RERANK;
+        if !self.gate(rule, "rerank").await? {
+            return Ok(());
+        }
+        // The relevant passage sits in the middle, so an answer that merely
+        // echoes input order cannot pass.
+        let (query, relevant) = match (self.facts.query.clone(), self.passage()) {
+            (Some(q), Some(p)) => (q, p),
+            _ => (
+                "reciprocal rank fusion".to_owned(),
+                "Reciprocal rank fusion combines several rankings by summing reciprocal ranks."
+                    .to_owned(),
+            ),
+        };
+        let passages = json!([UNRELATED, relevant, "Quartz lanterns drift over tundra."]);
+        let mut check = Check::new(rule);
+        let sent = self
+            .conv
+            .request(
+                rule,
+                "rerank",
+                json!({"query": query, "passages": passages}),
+            )
+            .await?;
+        check.saw(&sent);
+        let mut problems = Vec::new();
+        match result_of(&sent) {
+            None => problems.push(format!(
+                "`rerank` with `{{query, passages}}` (3 passages) {}",
+                outcome_words(&sent)
+            )),
+            Some(result) => match numbers(result.get("scores")) {
+                None => problems.push(format!(
+                    "`rerank` answered without a `scores` array of numbers (got {}); the spec's result is \
+                     `{{scores, order?}}`, not the `results`/`hits`/`ranking` the public harness reads (digest Q1)",
+                    show(result)
+                )),
+                Some(scores) if scores.len() != 3 => problems.push(format!(
+                    "`scores` has {} entries for 3 passages; `scores[i]` belongs to `passages[i]`",
+                    scores.len()
+                )),
+                Some(scores) => {
+                    if !(scores[1] > scores[0] && scores[1] > scores[2]) {
+                        problems.push(format!(
+                            "the passage the query was taken from scored {} against {} and {} for unrelated ones; \
+                             higher is more relevant",
+                            scores[1], scores[0], scores[2]
+                        ));
+                    }
+                    if let Some(order) = result.get("order") {
+                        let indices: Option<Vec<usize>> = order
+                            .as_array()
+                            .and_then(|o| o.iter().map(|i| i.as_u64().and_then(|i| usize::try_from(i).ok())).collect());
+                        match indices {
+                            Some(o) if o.len() == 3 && {
+                                let mut sorted = o.clone();
+                                sorted.sort_unstable();
+                                sorted == [0, 1, 2]
+                            } => {
+                                if o.windows(2).any(|w| scores[w[0]] < scores[w[1]]) {
+                                    problems.push(format!(
+                                        "`order` {} is not best-first by `scores` {}",
+                                        show(order),
+                                        show(&json!(scores))
+                                    ));
+                                }
+                            }
+                            _ => problems.push(format!(
+                                "`order` {} is not a permutation of the 3 passage indices",
+                                show(order)
+                            )),
+                        }
+                    }
+                }
+            },
+        }
+        let finding = check.verdict(
+            &problems,
+            "`rerank` scored the relevant passage highest, `scores` aligned with `passages`",
+            "`rerank` takes `{query, passages}` and returns `scores` aligned with `passages`, higher is more \
+             relevant, and `order` (when present) best first (§7.6)",
+        );
+        self.conv.emit(finding).await
+    }
+
+    pub(super) async fn multi_vector(&mut self) -> Result<(), EngineError> {
+        let rule = &MULTI_VECTOR;
+        if !self.gate(rule, "multiVector").await? {
+            return Ok(());
+        }
+        let advertised = self
+            .init
+            .capability("multiVector")
+            .and_then(|m| m.get("dimension"))
+            .and_then(Value::as_u64);
+        let mut check = Check::new(rule);
+        let inputs = json!([self.query(), "late interaction keeps one vector per token"]);
+        let sent = self
+            .conv
+            .request(
+                rule,
+                "embed/multi",
+                json!({"inputs": inputs, "kind": "document"}),
+            )
+            .await?;
+        check.saw(&sent);
+        let mut problems = Vec::new();
+        match result_of(&sent) {
+            None => problems.push(format!(
+                "`embed/multi` with 2 inputs {}",
+                outcome_words(&sent)
+            )),
+            Some(result) => {
+                let stated = result.get("dimension").and_then(Value::as_u64);
+                if let (Some(a), Some(s)) = (advertised, stated)
+                    && a != s
+                {
+                    problems.push(format!(
+                        "the result's `dimension` {s} differs from the advertised {a}"
+                    ));
+                }
+                let dimension = stated.or(advertised);
+                match result.get("matrices").and_then(Value::as_array) {
+                    None => problems.push(format!(
+                        "the result has no `matrices` array ({})",
+                        show(result)
+                    )),
+                    Some(m) if m.len() != 2 => {
+                        problems.push(format!("{} matrices came back for 2 inputs", m.len()))
+                    }
+                    Some(matrices) => {
+                        for (i, matrix) in matrices.iter().enumerate() {
+                            let rows = matrix.as_array().map(Vec::as_slice).unwrap_or_default();
+                            if rows.is_empty() {
+                                problems.push(format!("matrix {i} has no rows"));
+                            }
+                            for (r, row) in rows.iter().enumerate() {
+                                let Some(row) = numbers(Some(row)) else {
+                                    problems.push(format!(
+                                        "matrix {i} row {r} is not an array of numbers"
+                                    ));
+                                    break;
+                                };
+                                if let Some(d) = dimension
+                                    && row.len() as u64 != d
+                                {
+                                    problems.push(format!(
+                                        "matrix {i} row {r} has {} numbers; the dimension is {d}",
+                                        row.len()
+                                    ));
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let finding = check.verdict(
+            &problems,
+            format!(
+                "`embed/multi` returned one matrix per input, rows of dimension {}",
+                advertised.map_or("(not stated)".to_owned(), |d| d.to_string())
+            ),
+            "each input yields a matrix of token vectors of the advertised `dimension` (§7.5, §6)",
+        );
+        self.conv.emit(finding).await
+    }
+
+    pub(super) async fn sparse_embed(&mut self) -> Result<(), EngineError> {
+        let rule = &SPARSE_EMBED;
+        if !self.gate(rule, "sparseEmbed").await? {
+            return Ok(());
+        }
+        let vocabulary = self
+            .init
+            .capability("sparseEmbed")
+            .and_then(|m| m.get("vocabulary"))
+            .and_then(Value::as_u64);
+        let mut check = Check::new(rule);
+        let texts = json!([self.query(), "sparse lexical retrieval weights terms"]);
+        let sent = self
+            .conv
+            .request(
+                rule,
+                "embed/sparse",
+                json!({"texts": texts, "kind": "document"}),
+            )
+            .await?;
+        check.saw(&sent);
+        let mut problems = Vec::new();
+        match result_of(&sent).map(|r| r.get("sparse").and_then(Value::as_array)) {
+            None => problems.push(format!(
+                "`embed/sparse` with 2 texts {}",
+                outcome_words(&sent)
+            )),
+            Some(None) => problems.push("the result has no `sparse` array".to_owned()),
+            Some(Some(list)) if list.len() != 2 => problems.push(format!(
+                "{} sparse vectors came back for 2 texts",
+                list.len()
+            )),
+            Some(Some(list)) => {
+                for (i, v) in list.iter().enumerate() {
+                    let indices: Option<Vec<u64>> = v
+                        .get("indices")
+                        .and_then(Value::as_array)
+                        .and_then(|a| a.iter().map(Value::as_u64).collect());
+                    let values = numbers(v.get("values"));
+                    let (Some(indices), Some(values)) = (indices, values) else {
+                        problems.push(format!(
+                            "vector {i} lacks `indices` (integers ≥ 0) or `values` (numbers): {}",
+                            show(v)
+                        ));
+                        continue;
+                    };
+                    if indices.len() != values.len() {
+                        problems.push(format!(
+                            "vector {i} has {} indices and {} values; they pair up",
+                            indices.len(),
+                            values.len()
+                        ));
+                    }
+                    if indices.is_empty() {
+                        problems.push(format!("vector {i} is empty for a text of several words"));
+                    }
+                    let distinct: std::collections::BTreeSet<&u64> = indices.iter().collect();
+                    if distinct.len() != indices.len() {
+                        problems.push(format!("vector {i} repeats an index"));
+                    }
+                    if let Some(max) = vocabulary
+                        && let Some(bad) = indices.iter().find(|x| **x >= max)
+                    {
+                        problems.push(format!(
+                            "vector {i} has index {bad}, outside the advertised vocabulary of {max}"
+                        ));
+                    }
+                }
+            }
+        }
+        let finding = check.verdict(
+            &problems,
+            "`embed/sparse` returned one sparse vector per text, indices and values aligned",
+            "each text yields `{indices, values}` over the model vocabulary, one weight per index (§7.4)",
+        );
+        self.conv.emit(finding).await
+    }
+
+    pub(super) async fn transform(&mut self) -> Result<(), EngineError> {
+        let rule = &TRANSFORM;
+        if !self.gate(rule, "transform").await? {
+            return Ok(());
+        }
+        let advertised = self
+            .init
+            .advertised_list("transform", "methods")
+            .unwrap_or_default();
+        let methods: Vec<&str> = TRANSFORM_METHODS
+            .iter()
+            .copied()
+            .filter(|m| advertised.iter().any(|a| a == m))
+            .collect();
+        if methods.is_empty() {
+            return self
+                .conv
+                .skip(
+                    rule,
+                    "not verified: `transform.methods` lists none of the methods RCP/1 defines",
+                )
+                .await;
+        }
+        let mut check = Check::new(rule);
+        let mut problems = Vec::new();
+        let query = self.query();
+        for method in &methods {
+            let mut params = json!({"query": query, "method": method});
+            if *method == "multi-query" {
+                params["n"] = json!(MULTI_QUERY_N);
+            }
+            let sent = self.conv.request(rule, "query/transform", params).await?;
+            check.saw(&sent);
+            let Some(result) = result_of(&sent) else {
+                problems.push(format!("method \"{method}\" {}", outcome_words(&sent)));
+                continue;
+            };
+            let queries: Option<Vec<&str>> = result
+                .get("queries")
+                .and_then(Value::as_array)
+                .and_then(|q| q.iter().map(Value::as_str).collect());
+            match queries {
+                None => problems.push(format!(
+                    "method \"{method}\" answered without a `queries` array of strings"
+                )),
+                Some(q) if q.is_empty() || q.iter().any(|s| s.trim().is_empty()) => {
+                    problems.push(format!(
+                        "method \"{method}\" returned empty queries: {}",
+                        show(&json!(q))
+                    ))
+                }
+                Some(q) if *method == "multi-query" && q.len() as u64 > MULTI_QUERY_N => problems
+                    .push(format!(
+                        "method \"multi-query\" with n = {MULTI_QUERY_N} returned {} queries",
+                        q.len()
+                    )),
+                Some(_) => {}
+            }
+            let hypothetical = result
+                .get("hypothetical")
+                .and_then(Value::as_str)
+                .is_some_and(|h| !h.trim().is_empty());
+            if *method == "hyde" && !hypothetical {
+                problems.push("method \"hyde\" returned no `hypothetical` document".to_owned());
+            }
+        }
+        if let Some(unlisted) = TRANSFORM_METHODS.iter().find(|m| !methods.contains(m)) {
+            let sent = self
+                .conv
+                .request(
+                    rule,
+                    "query/transform",
+                    json!({"query": query, "method": unlisted}),
+                )
+                .await?;
+            check.saw(&sent);
+            if code_of(&sent) != Some(-32005) {
+                problems.push(format!(
+                    "method \"{unlisted}\", which `transform.methods` does not list, {}; it needs -32005",
+                    outcome_words(&sent)
+                ));
+            }
+        }
+        let finding = check.verdict(
+            &problems,
+            format!("`query/transform` answered {}", methods.join(", ")),
+            "`query/transform` returns `queries` (and `hypothetical` for hyde) for each advertised method and \
+             -32005 for a method it does not advertise (§7.8, §12)",
+        );
+        self.conv.emit(finding).await
+    }
+
+    pub(super) async fn graph(&mut self) -> Result<(), EngineError> {
+        let rule = &GRAPH;
+        if !self.gate(rule, "graph").await? {
+            return Ok(());
+        }
+        let advertised = self
+            .init
+            .advertised_list("graph", "ops")
+            .unwrap_or_default();
+        let ops: Vec<&str> = GRAPH_OPS
+            .iter()
+            .copied()
+            .filter(|o| advertised.iter().any(|a| a == o))
+            .collect();
+        if ops.is_empty() {
+            return self
+                .conv
+                .skip(
+                    rule,
+                    "not verified: `graph.ops` lists none of the ops RCP/1 defines",
+                )
+                .await;
+        }
+        let seed = self
+            .facts
+            .retrieved
+            .iter()
+            .flat_map(|r| r.hits())
+            .find_map(|h| h.get("id").and_then(Value::as_str).map(str::to_owned));
+        let mut check = Check::new(rule);
+        let mut problems = Vec::new();
+        let query = self.query();
+        for op in &ops {
+            let params = match (*op, &seed) {
+                ("communities", _) => json!({"op": op}),
+                ("neighbors", Some(id)) => json!({"op": op, "seedIds": [id]}),
+                _ => json!({"op": op, "query": query, "k": 3}),
+            };
+            let sent = self.conv.request(rule, "graph", params).await?;
+            check.saw(&sent);
+            let Some(result) = result_of(&sent) else {
+                problems.push(format!("op \"{op}\" {}", outcome_words(&sent)));
+                continue;
+            };
+            let array = |key: &str| result.get(key).and_then(Value::as_array);
+            let missing = match *op {
+                "local" => match array("hits") {
+                    None => Some("`hits`".to_owned()),
+                    Some(_) => hit_essentials(result).err(),
+                },
+                "drift" => match (array("hits"), array("followups")) {
+                    (Some(_), Some(_)) => hit_essentials(result).err(),
+                    _ => Some("`hits` and `followups`".to_owned()),
+                },
+                "global" => (!result.get("summary").is_some_and(Value::is_string)
+                    || array("communities").is_none())
+                .then(|| "`summary` and `communities`".to_owned()),
+                "communities" => array("communities")
+                    .is_none()
+                    .then(|| "`communities`".to_owned()),
+                _ => (array("nodes").is_none() || array("edges").is_none())
+                    .then(|| "`nodes` and `edges`".to_owned()),
+            };
+            if let Some(what) = missing {
+                problems.push(format!(
+                    "op \"{op}\" answered without {what}: {}",
+                    show(result)
+                ));
+            }
+        }
+        if let Some(unlisted) = GRAPH_OPS.iter().find(|o| !ops.contains(o)) {
+            let sent = self
+                .conv
+                .request(rule, "graph", json!({"op": unlisted, "query": query}))
+                .await?;
+            check.saw(&sent);
+            if code_of(&sent) != Some(-32005) {
+                problems.push(format!(
+                    "op \"{unlisted}\", which `graph.ops` does not list, {}; it needs -32005",
+                    outcome_words(&sent)
+                ));
+            }
+        }
+        let finding = check.verdict(
+            &problems,
+            format!("`graph` answered {} with their results", ops.join(", ")),
+            "each op has its own result (local → hits; global → summary and communities; drift → hits and \
+             followups; communities → communities; neighbors → nodes and edges), and an op outside `graph.ops` \
+             is -32005 (§7.9, §12)",
+        );
+        self.conv.emit(finding).await
+    }
+}

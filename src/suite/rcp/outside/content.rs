@@ -1,0 +1,106 @@
+//! What the server says, judged over the whole conversation: every result
+//! against its schema shape (spec §14.4 "the JSON Schema is normative for
+//! message shapes"; decision 1), and no notification the client did not opt
+//! into (§7.1, §9, §17.1).
+
+use super::*;
+use crate::suite::rcp::shape;
+
+pub const RESULT_SHAPES: Rule = must(
+    "RCP-OUT-005",
+    "every result has the shape the schema gives its method",
+    "RCP/1 §7, §14.4 (schema is normative); protocheck decision 1",
+);
+pub const UNSOLICITED: Rule = must(
+    "RCP-OUT-006",
+    "no progress or log notification the client did not opt into",
+    "RCP/1 §7.1, §9, §17.1",
+);
+
+impl Conversation<'_> {
+    pub(super) async fn result_shapes(&mut self) -> Result<(), EngineError> {
+        let rule = &RESULT_SHAPES;
+        let mut check = Check::new(rule);
+        let mut problems = Vec::new();
+        let mut judged = 0;
+        for reply in self
+            .client
+            .replies()
+            .iter()
+            .filter(|r| r.framed && !r.batch)
+        {
+            let Some(result) = reply.result() else {
+                continue;
+            };
+            let Some(found) = shape::result_problems(&reply.method, result) else {
+                continue;
+            };
+            judged += 1;
+            if found.is_empty() {
+                continue;
+            }
+            check.keep(reply.exchange.clone());
+            problems.push(format!(
+                "the `{}` result: {}",
+                reply.method,
+                found.join("; ")
+            ));
+        }
+        let finding = if judged == 0 {
+            check.finding(Outcome::Skip, "no result was received")
+        } else {
+            check.verdict(
+                &problems,
+                format!("all {judged} results have the shape of their method's schema"),
+                "every result MUST have its method's shape in the normative schema (§7, §14.4)",
+            )
+        };
+        self.emit(finding).await
+    }
+
+    pub(super) async fn unsolicited(&mut self) -> Result<(), EngineError> {
+        let rule = &UNSOLICITED;
+        let mut check = Check::new(rule);
+        let mut problems = Vec::new();
+        for observed in self.client.observed() {
+            let method = observed
+                .frame
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let place = if observed.in_stream {
+                "in the event stream"
+            } else {
+                "on stdout"
+            };
+            // A token that differs from the request's is RCP-L2-006's concern;
+            // here, only progress for a request that carried none.
+            if method == "notifications/progress" && observed.token.is_none() {
+                check.keep(observed.exchange.clone());
+                problems.push(format!(
+                    "a `notifications/progress` arrived {place} while `{}` (which carried no progressToken) was \
+                     answered: {}",
+                    observed.during,
+                    show(&observed.frame)
+                ));
+            }
+            if method == "notifications/log" && !observed.log_opted_in {
+                check.keep(observed.exchange.clone());
+                problems.push(format!(
+                    "a `notifications/log` arrived {place} while `{}` was answered, before the client opted into \
+                     logs: {}",
+                    observed.during,
+                    show(&observed.frame)
+                ));
+            }
+        }
+        let total = self.client.observed_total();
+        let finding = check.verdict(
+            &problems,
+            format!("all {total} notifications the server sent had been asked for"),
+            "a server MUST NOT send a notification the client did not opt into: progress only for a request with \
+             `_meta.progressToken`, logs only after the `log` capability or `_meta.logLevel` (§7.1, §9, §17.1)",
+        );
+        self.emit(finding).await
+    }
+}

@@ -1,0 +1,227 @@
+//! Transport MUSTs (spec §5.1 stdio framing, §5.2 HTTP binding and status
+//! mapping; protocheck decision 6 for notifications over HTTP).
+
+use super::*;
+
+pub const PATH_MATCHES_BODY: Rule = must(
+    "RCP-OUT-001",
+    "an HTTP path naming another method than the body is rejected with -32600",
+    "RCP/1 §5.2",
+);
+pub const STDIO_FRAMING: Rule = must(
+    "RCP-OUT-002",
+    "stdio: blank lines and a frame split across writes are tolerated",
+    "RCP/1 §5.1",
+);
+pub const HTTP_NOTIFICATION_STATUS: Rule = must(
+    "RCP-OUT-003",
+    "HTTP: a notification gets 204 or an empty 2xx, not an error status or a body",
+    "RCP/1 §5.2, §4.5; protocheck decision 6",
+);
+pub const HTTP_STATUS_200: Rule = must(
+    "RCP-OUT-004",
+    "HTTP: every JSON-RPC response, errors included, comes with status 200",
+    "RCP/1 §5.2 (HTTP status mapping)",
+);
+
+/// Error codes §5.2 lets travel with status 400: the body was not JSON, or not
+/// a JSON-RPC request.
+const STATUS_400_CODES: [i64; 2] = [-32700, -32600];
+
+impl Conversation<'_> {
+    pub(super) async fn path_matches_body(
+        &mut self,
+        init: Option<&Init>,
+    ) -> Result<(), EngineError> {
+        let rule = &PATH_MATCHES_BODY;
+        if !self.client.is_http() {
+            return self.skip(rule, HTTP_ONLY).await;
+        }
+        if let Some(reason) = self.blocked(init) {
+            return self.skip(rule, reason).await;
+        }
+        let mut check = Check::new(rule);
+        let id = self.client.next_id();
+        // The body names `info`, the path `ping`: both open methods, so the
+        // only reason to refuse is the mismatch itself.
+        let sent = self.client.call_at("ping", id, "info", json!({})).await;
+        let sent = self.sent(rule, sent)?;
+        check.saw(&sent);
+        let finding = if code_of(&sent) == Some(-32600) {
+            check.finding(
+                Outcome::Pass,
+                "`POST …/ping` with a body naming `info` was rejected with -32600",
+            )
+        } else {
+            check.finding(
+                rule.on_failure,
+                format!(
+                    "`POST …/ping` with a body naming `info` {}; the method in the path MUST match the body's, \
+                     and a mismatch MUST get -32600 (§5.2)",
+                    outcome_words(&sent)
+                ),
+            )
+        };
+        self.emit(finding).await
+    }
+
+    pub(super) async fn stdio_framing(&mut self) -> Result<(), EngineError> {
+        let rule = &STDIO_FRAMING;
+        if self.client.is_http() {
+            return self.skip(rule, STDIO_ONLY).await;
+        }
+        if let Some(reason) = self.gone() {
+            return self.skip(rule, reason).await;
+        }
+        let mut check = Check::new(rule);
+        let id = self.client.next_id();
+        let split = self
+            .client
+            .call_split(id.clone(), "ping", json!({"nonce": "protocheck-split"}))
+            .await;
+        let finding = match split {
+            Ok((reply, strays)) => {
+                check.keep(reply.exchange.clone());
+                let echoed = reply
+                    .result()
+                    .and_then(|r| r.get("nonce"))
+                    .is_some_and(|n| n == "protocheck-split");
+                if echoed && strays.is_empty() {
+                    check.finding(
+                        Outcome::Pass,
+                        "a `ping` sent after two blank lines and in two writes was answered once, nonce echoed",
+                    )
+                } else {
+                    let strays: Vec<String> = strays
+                        .iter()
+                        .map(|s| crate::transport::excerpt(s.as_bytes(), 120).0)
+                        .collect();
+                    check.finding(
+                        rule.on_failure,
+                        format!(
+                            "a `ping` sent after two blank lines and in two writes 50 ms apart was answered with {}{}; \
+                             a reader MUST ignore blank lines and buffer until the newline, never assume one message \
+                             per read (§5.1)",
+                            reply.describe(),
+                            if strays.is_empty() {
+                                String::new()
+                            } else {
+                                format!(", and the server also wrote: {}", strays.join(" | "))
+                            }
+                        ),
+                    )
+                }
+            }
+            Err(failure) => {
+                check.keep(failure.exchange.clone());
+                let words = failure.error.to_string();
+                let _ = self.sent(rule, Err(failure))?;
+                check.finding(
+                    rule.on_failure,
+                    format!(
+                        "a `ping` sent after two blank lines and in two writes got no answer ({words}); a reader MUST \
+                         ignore blank lines and buffer until the newline (§5.1)"
+                    ),
+                )
+            }
+        };
+        self.emit(finding).await
+    }
+
+    pub(super) async fn http_notification_status(&mut self) -> Result<(), EngineError> {
+        let rule = &HTTP_NOTIFICATION_STATUS;
+        if !self.client.is_http() {
+            return self.skip(rule, HTTP_ONLY).await;
+        }
+        let mut check = Check::new(rule);
+        let mut problems = Vec::new();
+        let mut judged = 0;
+        for exchange in self.client.notification_exchanges() {
+            let Some(response) = &exchange.response else {
+                continue;
+            };
+            judged += 1;
+            let status = response.status.unwrap_or(0);
+            let blank = response.body.trim().is_empty();
+            if (200..300).contains(&status) && blank {
+                continue;
+            }
+            // A JSON-RPC body is an answer, judged by the L0 notification rules.
+            if serde_json::from_str::<Value>(&response.body)
+                .is_ok_and(|v| v.is_object() || v.is_array())
+            {
+                continue;
+            }
+            check.keep(exchange.clone());
+            problems.push(format!(
+                "{} got HTTP {status}{}",
+                exchange.request.line,
+                if blank {
+                    String::new()
+                } else {
+                    format!(
+                        " with the body {}",
+                        show(&json!(
+                            crate::transport::excerpt(response.body.as_bytes(), 60).0
+                        ))
+                    )
+                }
+            ));
+        }
+        let finding = if judged == 0 {
+            check.finding(Outcome::Skip, "no notification was sent over HTTP")
+        } else {
+            check.verdict(
+                &problems,
+                format!("all {judged} notifications got 204 or an empty 2xx"),
+                "a notification is not answered; over HTTP that is 204 or an empty 200/202, and non-200 statuses \
+                 are for transport failures the JSON-RPC layer never saw (§4.5, §5.2; decision 6)",
+            )
+        };
+        self.emit(finding).await
+    }
+
+    pub(super) async fn http_status_200(&mut self) -> Result<(), EngineError> {
+        let rule = &HTTP_STATUS_200;
+        if !self.client.is_http() {
+            return self.skip(rule, HTTP_ONLY).await;
+        }
+        let mut check = Check::new(rule);
+        let mut problems = Vec::new();
+        let mut judged = 0;
+        for reply in self.client.replies() {
+            let Some(status) = reply.status else { continue };
+            let Some(obj) = reply.json().and_then(Value::as_object) else {
+                continue;
+            };
+            if !obj.contains_key("result") && !obj.contains_key("error") {
+                continue;
+            }
+            judged += 1;
+            if status == 200 {
+                continue;
+            }
+            let code = reply.error_code();
+            if status == 400 && code.is_some_and(|c| STATUS_400_CODES.contains(&c)) {
+                continue;
+            }
+            check.keep(reply.exchange.clone());
+            problems.push(format!(
+                "the reply to `{}` ({}) came with HTTP {status}",
+                reply.method,
+                reply.describe()
+            ));
+        }
+        let finding = if judged == 0 {
+            check.finding(Outcome::Skip, "no JSON-RPC response was received over HTTP")
+        } else {
+            check.verdict(
+                &problems,
+                format!("all {judged} JSON-RPC responses came with HTTP 200"),
+                "a well-formed JSON-RPC response, including one carrying an `error`, MUST be returned with HTTP 200 \
+                 (§5.2)",
+            )
+        };
+        self.emit(finding).await
+    }
+}

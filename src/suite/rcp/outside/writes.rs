@@ -1,0 +1,160 @@
+//! Index writes (spec §7.10, §7.11). They change the target, so they run only
+//! when the run allows writes (decision 7; off by default: no side effects on
+//! a stranger's server), only with ids under `protocheck-probe/`, and what
+//! they add is deleted again.
+
+use super::*;
+
+pub const INDEX_ADD: Rule = must(
+    "RCP-OUT-007",
+    "`index/add` returns one id per document, in order",
+    "RCP/1 §7.10",
+);
+pub const INDEX_DELETE: Rule = must(
+    "RCP-OUT-008",
+    "`index/delete` counts what it removed, and a repeat removes nothing",
+    "RCP/1 §7.11",
+);
+
+/// The prefix of every id a probe writes (decision 7).
+pub(crate) const PROBE_ID_PREFIX: &str = "protocheck-probe/";
+
+/// The skip reason when the run does not allow writes.
+pub(crate) const WRITES_OFF: &str = "not run: this probe writes to the target, and the run option `allow_writes` is off (the default)";
+
+impl Conversation<'_> {
+    pub(super) async fn writes(
+        &mut self,
+        init: Option<&Init>,
+        options: Options,
+    ) -> Result<(), EngineError> {
+        let reason = match (self.blocked(init), init) {
+            (Some(reason), _) => Some(reason),
+            (None, Some(init)) if !init.supports("index") => {
+                Some("`index` is not advertised".to_owned())
+            }
+            (None, Some(init)) if !init.flag("index", "writable") => {
+                Some("`index.writable` is not true, so `index/add` is not offered".to_owned())
+            }
+            (None, None) => Some(super::super::l0::no_init()),
+            _ if !options.allow_writes => Some(WRITES_OFF.to_owned()),
+            _ => None,
+        };
+        if let Some(reason) = reason {
+            self.skip(&INDEX_ADD, reason.clone()).await?;
+            return self.skip(&INDEX_DELETE, reason).await;
+        }
+        let nonce = uuid::Uuid::new_v4().simple().to_string();
+        let ids = [
+            format!("{PROBE_ID_PREFIX}{nonce}-1"),
+            format!("{PROBE_ID_PREFIX}{nonce}-2"),
+        ];
+        match self.index_add(&ids, &nonce).await? {
+            Some(added) => self.index_delete(&ids, added).await,
+            None => {
+                // Nothing to judge a delete against, but whatever may have
+                // been stored is removed all the same (decision 7).
+                let _ = self
+                    .request(&INDEX_DELETE, "index/delete", json!({"ids": ids}))
+                    .await?;
+                let reason = format!("not verified: {} failed", INDEX_ADD.id);
+                self.skip(&INDEX_DELETE, reason).await
+            }
+        }
+    }
+
+    /// Adds two probe documents; returns the ids the server says it stored,
+    /// `None` when it answered no `ids` at all.
+    async fn index_add(
+        &mut self,
+        ids: &[String; 2],
+        nonce: &str,
+    ) -> Result<Option<Vec<String>>, EngineError> {
+        let rule = &INDEX_ADD;
+        let mut check = Check::new(rule);
+        let documents = json!([
+            {"id": ids[0], "text": format!("protocheck probe document one {nonce}"), "meta": {"x-protocheck": true}},
+            {"id": ids[1], "text": format!("protocheck probe document two {nonce}")},
+        ]);
+        let sent = self
+            .request(rule, "index/add", json!({"documents": documents}))
+            .await?;
+        check.saw(&sent);
+        let returned: Option<Vec<String>> = result_of(&sent)
+            .and_then(|r| r.get("ids"))
+            .and_then(Value::as_array)
+            .and_then(|a| a.iter().map(|id| id.as_str().map(str::to_owned)).collect());
+        let finding = match &returned {
+            Some(got) if got.len() == 2 => check.finding(
+                Outcome::Pass,
+                format!("`index/add` of 2 documents returned 2 ids: {}", show(&json!(got))),
+            ),
+            Some(got) => check.finding(
+                rule.on_failure,
+                format!(
+                    "`index/add` of 2 documents returned {} ids ({}); `ids` has one entry per document, in order (§7.10)",
+                    got.len(),
+                    show(&json!(got))
+                ),
+            ),
+            None => check.finding(
+                rule.on_failure,
+                format!(
+                    "`index/add` of 2 documents {} without an `ids` array of strings (§7.10)",
+                    outcome_words(&sent)
+                ),
+            ),
+        };
+        self.emit(finding).await?;
+        Ok(returned)
+    }
+
+    /// Deletes the probe documents (what was sent and what the server named),
+    /// then deletes them again.
+    async fn index_delete(
+        &mut self,
+        ids: &[String; 2],
+        added: Vec<String>,
+    ) -> Result<(), EngineError> {
+        let rule = &INDEX_DELETE;
+        let mut check = Check::new(rule);
+        let mut targets: Vec<String> = ids.to_vec();
+        for id in added {
+            // Only ids under the probe prefix are ever deleted (decision 7).
+            if id.starts_with(PROBE_ID_PREFIX) && !targets.contains(&id) {
+                targets.push(id);
+            }
+        }
+        let mut problems = Vec::new();
+        let mut counts = Vec::new();
+        for attempt in ["first", "repeated"] {
+            let sent = self
+                .request(rule, "index/delete", json!({"ids": targets}))
+                .await?;
+            check.saw(&sent);
+            let deleted = result_of(&sent)
+                .and_then(|r| r.get("deleted"))
+                .and_then(Value::as_u64);
+            match (attempt, deleted) {
+                (_, None) => problems.push(format!(
+                    "the {attempt} `index/delete` {} without a `deleted` count",
+                    outcome_words(&sent)
+                )),
+                ("first", Some(n)) if n != 2 => problems.push(format!(
+                    "deleting the 2 documents just added reported `deleted: {n}`; it counts what was actually removed"
+                )),
+                ("repeated", Some(n)) if n != 0 => problems.push(format!(
+                    "deleting the same ids again reported `deleted: {n}`; absent ids remove nothing"
+                )),
+                _ => {}
+            }
+            counts.extend(deleted);
+        }
+        let finding = check.verdict(
+            &problems,
+            format!("`index/delete` reported {} then {}", counts.first().unwrap_or(&0), counts.get(1).unwrap_or(&0)),
+            "`deleted` is the count actually removed: 0 on a repeat, never an error for absent ids (§7.11)",
+        );
+        self.emit(finding).await
+    }
+}

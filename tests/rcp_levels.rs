@@ -1,0 +1,413 @@
+//! The RCP `spec` profile end to end over real HTTP on loopback: the correct
+//! reference server certifies L2 with a consistent declaration; each fault
+//! switch breaks exactly its rule, and the certified level drops as decision 9
+//! says (an L0 fault to none, L1 to L0, L2 to L1, a rule outside the levels
+//! not at all, only counted); a correct server that offers less certifies
+//! less and the verdict names what the next level needs.
+
+use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
+use protocheck::suite::runner::{Endpoint, EngineError, RunContext};
+use protocheck::suite::{
+    Finding, Outcome, Rule, RunOptions, SuiteChoice, Verdict, VerdictDetail, rcp, run_suite,
+};
+use protocheck::transport::{AddressPolicy, HttpClient, Limits};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use url::Url;
+
+async fn start(config: RcpReferenceConfig) -> Url {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("local addr");
+    tokio::spawn(async move {
+        axum::serve(listener, rcp_router(config))
+            .await
+            .expect("serve");
+    });
+    Url::parse(&format!("http://{addr}/rcp")).expect("url")
+}
+
+fn writes() -> RunOptions {
+    RunOptions {
+        allow_writes: Some(true),
+        ..RunOptions::default()
+    }
+}
+
+async fn check(url: &Url, options: RunOptions) -> (Result<Verdict, EngineError>, Vec<Finding>) {
+    let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+    let ctx = RunContext::new(http, options);
+    let (tx, mut rx) = mpsc::channel(16);
+    let collector = tokio::spawn(async move {
+        let mut findings = Vec::new();
+        while let Some(f) = rx.recv().await {
+            findings.push(f);
+        }
+        findings
+    });
+    let verdict = run_suite(SuiteChoice::Rcp, &Endpoint::Http(url.clone()), &ctx, tx).await;
+    (verdict, collector.await.expect("collector"))
+}
+
+fn dump(findings: &[Finding]) -> String {
+    findings
+        .iter()
+        .map(|f| format!("{} {:?}: {}", f.rule_id, f.outcome, f.message))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn outcome(findings: &[Finding], id: &str) -> Outcome {
+    let matching: Vec<&Finding> = findings.iter().filter(|f| f.rule_id == id).collect();
+    assert_eq!(
+        matching.len(),
+        1,
+        "{id} must be reported once:\n{}",
+        dump(findings)
+    );
+    matching[0].outcome
+}
+
+struct Rcp<'a> {
+    certified: &'a str,
+    declared: Option<&'a str>,
+    honest: bool,
+    honesty: &'a str,
+    missing: &'a [String],
+    violations: u32,
+}
+
+fn rcp(verdict: &Verdict) -> Rcp<'_> {
+    match &verdict.detail {
+        VerdictDetail::Rcp {
+            certified_level,
+            declared_level,
+            honest,
+            report,
+            ..
+        } => Rcp {
+            certified: certified_level,
+            declared: declared_level.as_deref(),
+            honest: *honest,
+            honesty: &report.honesty,
+            missing: &report.missing_for_next,
+            violations: report.violations_outside_levels,
+        },
+        other => panic!("not an RCP verdict: {other:?}"),
+    }
+}
+
+/// Rules that apply to stdio only; over HTTP they are skipped.
+const STDIO_ONLY: [&str; 1] = ["RCP-OUT-002"];
+
+#[tokio::test]
+async fn the_correct_reference_server_certifies_l2_and_declares_it() {
+    let url = start(RcpReferenceConfig::default()).await;
+    let (verdict, findings) = check(&url, writes()).await;
+    let verdict = verdict.expect("verdict");
+    let report = dump(&findings);
+    for rule in rcp::rules() {
+        let expected = if STDIO_ONLY.contains(&rule.id) {
+            Outcome::Skip
+        } else {
+            Outcome::Pass
+        };
+        assert_eq!(
+            outcome(&findings, rule.id),
+            expected,
+            "{}:\n{report}",
+            rule.id
+        );
+    }
+    assert_eq!(findings.len(), rcp::rules().len());
+    let v = rcp(&verdict);
+    assert_eq!(
+        (v.certified, v.declared, v.honest, v.honesty),
+        ("L2", Some("L2"), true, "consistent")
+    );
+    assert!(v.missing.is_empty());
+    assert_eq!(v.violations, 0);
+    assert!(verdict.passed);
+    assert_eq!(verdict.summary, "L2");
+    let VerdictDetail::Rcp { report, .. } = &verdict.detail else {
+        unreachable!()
+    };
+    let levels = &report.levels;
+    assert_eq!(levels["L0"].pass, 31);
+    assert_eq!(levels["L1"].pass, 9);
+    assert_eq!(levels["L2"].pass, 11);
+    assert_eq!((levels["outside"].pass, levels["outside"].skip), (7, 1));
+}
+
+#[tokio::test]
+async fn writes_are_off_unless_the_run_allows_them() {
+    let url = start(RcpReferenceConfig::default()).await;
+    let (verdict, findings) = check(&url, RunOptions::default()).await;
+    let verdict = verdict.expect("verdict");
+    for id in ["RCP-OUT-007", "RCP-OUT-008"] {
+        let f = findings.iter().find(|f| f.rule_id == id).expect("finding");
+        assert_eq!(f.outcome, Outcome::Skip);
+        assert!(f.message.contains("`allow_writes` is off"), "{}", f.message);
+    }
+    assert_eq!(
+        rcp(&verdict).certified,
+        "L2",
+        "writes are outside the levels"
+    );
+    assert!(verdict.passed);
+}
+
+/// The level a fault of a rule in `group` leaves certified.
+fn level_under_fault(rule: &Rule) -> &'static str {
+    match (rule.group, rule.on_failure) {
+        ("L0", Outcome::Fail) => "none",
+        ("L1", _) => "L0",
+        ("L2", _) => "L1",
+        _ => "L2",
+    }
+}
+
+#[tokio::test]
+async fn every_rule_fails_under_its_fault_and_the_level_drops_as_the_rules_say() {
+    let honesty = rcp::DECLARATION_HONEST.id;
+    let mut servers = Vec::new();
+    for rule in rcp::rules() {
+        if rule.id == honesty || STDIO_ONLY.contains(&rule.id) {
+            continue;
+        }
+        let config =
+            RcpReferenceConfig::new([rule.id]).unwrap_or_else(|e| panic!("{}: {e}", rule.id));
+        servers.push((rule, start(config).await));
+    }
+    let runs = servers
+        .iter()
+        .map(|(rule, url)| async move { (*rule, check(url, writes()).await) });
+    for (rule, (verdict, findings)) in futures::future::join_all(runs).await {
+        let verdict = verdict.unwrap_or_else(|e| panic!("{}: no verdict: {e}", rule.id));
+        let report = dump(&findings);
+        let broken = findings
+            .iter()
+            .find(|f| f.rule_id == rule.id)
+            .unwrap_or_else(|| panic!("{} not reported under its fault:\n{report}", rule.id));
+        assert_eq!(
+            broken.outcome, rule.on_failure,
+            "{} under its fault:\n{report}",
+            rule.id
+        );
+        assert!(
+            !broken.evidence.is_empty(),
+            "{} failed without evidence:\n{report}",
+            rule.id
+        );
+        for f in &findings {
+            if f.rule_id != rule.id && f.rule_id != honesty {
+                assert_ne!(
+                    f.outcome,
+                    Outcome::Fail,
+                    "fault {} also failed {}:\n{report}",
+                    rule.id,
+                    f.rule_id
+                );
+            }
+        }
+        let v = rcp(&verdict);
+        let level = level_under_fault(rule);
+        assert_eq!(v.certified, level, "{}:\n{report}", rule.id);
+        if rule.group == "outside" {
+            assert_eq!(v.violations, 1, "{}", rule.id);
+            assert!(
+                verdict.passed,
+                "{}: a violation outside the levels does not fail the run",
+                rule.id
+            );
+            assert_eq!(verdict.summary, "L2 · 1 spec violation");
+        } else {
+            assert_eq!(v.violations, 0, "{}:\n{report}", rule.id);
+        }
+        // The declaration (L2) is above any lower level: OVERCLAIMED, and the
+        // run fails; a missing declaration is not an overclaim but fails L0.
+        let expected_honesty = match (rule.id, level) {
+            ("RCP-L0-014", _) => Outcome::Skip,
+            (_, "L2") => Outcome::Pass,
+            _ => Outcome::Fail,
+        };
+        assert_eq!(
+            outcome(&findings, honesty),
+            expected_honesty,
+            "{}:\n{report}",
+            rule.id
+        );
+        assert_eq!(
+            verdict.passed,
+            level != "none" && expected_honesty != Outcome::Fail,
+            "{}",
+            rule.id
+        );
+        if level != "L2" {
+            assert!(
+                !v.missing.is_empty(),
+                "{}: the next level's needs are named",
+                rule.id
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_l0_server_without_filter_is_named_what_l1_needs_and_overclaims_l2() {
+    let config = RcpReferenceConfig {
+        withheld: ["filter".to_owned()].into(),
+        ..RcpReferenceConfig::default()
+    };
+    let url = start(config).await;
+    let (verdict, findings) = check(&url, RunOptions::default()).await;
+    let verdict = verdict.expect("verdict");
+    for id in ["RCP-L1-004", "RCP-L1-005"] {
+        let f = findings.iter().find(|f| f.rule_id == id).expect("finding");
+        assert_eq!(f.outcome, Outcome::Skip);
+        assert_eq!(
+            f.message,
+            "L1 needs `filter` (spec §14.2); `filter` is not advertised"
+        );
+    }
+    let v = rcp(&verdict);
+    assert_eq!((v.certified, v.honesty), ("L0", "OVERCLAIMED"));
+    assert_eq!(v.missing, ["L1 needs `filter`, spec §14.2; not advertised"]);
+    assert_eq!(verdict.summary, "L0 · OVERCLAIMED (declared L2)");
+    assert!(
+        !verdict.passed,
+        "an overclaim fails the run with no failed check"
+    );
+    let honesty = findings
+        .iter()
+        .find(|f| f.rule_id == "RCP-CERT-001")
+        .expect("honesty");
+    assert_eq!(honesty.outcome, Outcome::Fail);
+    assert!(
+        honesty
+            .message
+            .contains("L1 needs `filter`, spec §14.2; not advertised"),
+        "{}",
+        honesty.message
+    );
+    assert!(
+        findings
+            .iter()
+            .filter(|f| f.rule_id != "RCP-CERT-001")
+            .all(|f| f.outcome != Outcome::Fail),
+        "{}",
+        dump(&findings)
+    );
+}
+
+/// Every L2 feature of the reference server, to withhold.
+const L2_FEATURES: [&str; 10] = [
+    "rerank",
+    "multiVector",
+    "sparseEmbed",
+    "transform",
+    "graph",
+    "streaming",
+    "pagination",
+    "log",
+    "retrieve.deterministic",
+    "retrieve.snapshots",
+];
+
+#[tokio::test]
+async fn l2_needs_an_advertised_feature_and_an_honest_l1_server_passes() {
+    let config = RcpReferenceConfig {
+        withheld: L2_FEATURES.iter().map(|s| s.to_string()).collect(),
+        declared: Some("L1".to_owned()),
+        ..RcpReferenceConfig::default()
+    };
+    let url = start(config).await;
+    let (verdict, findings) = check(&url, RunOptions::default()).await;
+    let verdict = verdict.expect("verdict");
+    let v = rcp(&verdict);
+    assert_eq!(
+        (v.certified, v.declared, v.honesty),
+        ("L1", Some("L1"), "consistent")
+    );
+    assert_eq!(v.missing.len(), 1);
+    assert!(
+        v.missing[0].starts_with("L2 needs at least one of `rerank`"),
+        "{:?}",
+        v.missing
+    );
+    assert!(
+        v.missing[0].ends_with("none is advertised"),
+        "{:?}",
+        v.missing
+    );
+    assert!(verdict.passed, "{}", dump(&findings));
+    for rule in rcp::l2::RULES {
+        assert_eq!(outcome(&findings, rule.id), Outcome::Skip, "{}", rule.id);
+    }
+}
+
+#[tokio::test]
+async fn a_lower_declaration_than_certified_is_consistent() {
+    let config = RcpReferenceConfig {
+        declared: Some("L0".to_owned()),
+        ..RcpReferenceConfig::default()
+    };
+    let url = start(config).await;
+    let verdict = check(&url, RunOptions::default()).await.0.expect("verdict");
+    let v = rcp(&verdict);
+    assert_eq!(
+        (v.certified, v.declared, v.honest),
+        ("L2", Some("L0"), true)
+    );
+    assert!(verdict.passed);
+
+    // "l2" is not a level (comparison is case-sensitive): RCP-L0-014 fails, so
+    // nothing is certified, and there is no valid declaration to overclaim.
+    let config = RcpReferenceConfig {
+        declared: Some("l2".to_owned()),
+        ..RcpReferenceConfig::default()
+    };
+    let url = start(config).await;
+    let (verdict, findings) = check(&url, RunOptions::default()).await;
+    let verdict = verdict.expect("verdict");
+    let v = rcp(&verdict);
+    assert_eq!(
+        (v.certified, v.honesty, v.honest),
+        ("none", "invalid", true)
+    );
+    assert_eq!(outcome(&findings, "RCP-L0-014"), Outcome::Fail);
+    assert!(!verdict.passed);
+}
+
+#[tokio::test]
+async fn the_verdict_serialises_the_level_report() {
+    let url = start(RcpReferenceConfig::new(["RCP-L2-001"]).expect("fault")).await;
+    let verdict = check(&url, RunOptions::default()).await.0.expect("verdict");
+    let json = serde_json::to_value(&verdict).expect("json");
+    assert_eq!(json["kind"], "rcp");
+    assert_eq!(json["certified_level"], "L1");
+    assert_eq!(json["declared_level"], "L2");
+    assert_eq!(json["honesty"], "OVERCLAIMED");
+    assert_eq!(json["honest"], false);
+    assert_eq!(json["violations_outside_levels"], 0);
+    assert_eq!(json["levels"]["L2"]["fail"], 1);
+    assert_eq!(json["levels"]["L1"]["pass"], 9);
+    let missing = json["missing_for_next"][0].as_str().expect("a line");
+    assert!(
+        missing.contains("`rerank` is advertised and RCP-L2-001 failed"),
+        "{missing}"
+    );
+    // Stored verdicts from before these fields still read.
+    let mut old = json.clone();
+    for key in [
+        "honesty",
+        "missing_for_next",
+        "violations_outside_levels",
+        "levels",
+    ] {
+        old.as_object_mut().expect("object").remove(key);
+    }
+    let back: Verdict = serde_json::from_value(old).expect("an older verdict still parses");
+    assert_eq!(back.summary, verdict.summary);
+}
