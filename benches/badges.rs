@@ -117,6 +117,7 @@ fn start_server(dir: &std::path::Path) -> (SocketAddr, String) {
                     certified_level: "L0".into(),
                     declared_level: None,
                     honest: true,
+                    report: Default::default(),
                 },
             };
             store

@@ -34,6 +34,7 @@ fn verdict() -> Verdict {
             certified_level: "L0".into(),
             declared_level: Some("L0".into()),
             honest: true,
+            report: Default::default(),
         },
     }
 }
@@ -309,7 +310,7 @@ async fn a_run_against_the_reference_is_attested_and_verifies_by_api_and_cli() {
             protocheck::attest::verify::verify_json(envelope_text.as_bytes(), &keys).unwrap();
         let p = &verified.statement.predicate;
         assert_eq!(p.run_id, id, "{b}");
-        assert_eq!(p.verdict.certified_level.as_deref(), Some("L0"));
+        assert_eq!(p.verdict.certified_level.as_deref(), Some("L2"));
         assert_eq!(
             p.counts,
             serde_json::from_value(run["verdict"]["counts"].clone()).unwrap()

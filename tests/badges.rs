@@ -38,6 +38,7 @@ fn rcp(level: &str, declared: Option<&str>, honest: bool) -> Verdict {
             certified_level: level.into(),
             declared_level: declared.map(str::to_owned),
             honest,
+            report: Default::default(),
         },
     }
 }
@@ -470,9 +471,9 @@ async fn a_readme_badge_shows_the_latest_run_links_to_it_and_verifies() {
         let got = get(&app, &svg_path, None).await;
         assert_svg_headers(&got, b);
         let (title, texts, fill) = parse_svg(&got.body);
-        assert_eq!(texts, ["RCP", "L0"], "{b}");
-        assert_eq!(fill, "#a4a61d");
-        assert_eq!(title, format!("RCP: L0 — {url}"));
+        assert_eq!(texts, ["RCP", "L2"], "{b}");
+        assert_eq!(fill, "#4c1");
+        assert_eq!(title, format!("RCP: L2 — {url}"));
         let by_url = get(
             &app,
             &format!("/badge.svg?url={}&suite=rcp", url.replace(':', "%3A")),
@@ -528,7 +529,7 @@ async fn a_readme_badge_shows_the_latest_run_links_to_it_and_verifies() {
             badge["link"],
             app.url(&format!("/targets/{key}/rcp/latest"))
         );
-        assert_eq!(badge["message"], "L0");
+        assert_eq!(badge["message"], "L2");
 
         // Its attestation verifies with the published key.
         let (_, jwks) = app.get_json("/.well-known/protocheck/keys.json").await;
@@ -552,7 +553,7 @@ async fn a_readme_badge_shows_the_latest_run_links_to_it_and_verifies() {
                 .verdict
                 .certified_level
                 .as_deref(),
-            Some("L0")
+            Some("L2")
         );
         let answer: Value = app
             .http
@@ -590,7 +591,7 @@ async fn a_readme_badge_shows_the_latest_run_links_to_it_and_verifies() {
         );
 
         // Back, but broken: the badge shows the new verdict. The reference still
-        // declares L0, which it now fails.
+        // declares L2, and now certifies nothing.
         let listener = tokio::net::TcpListener::bind(addr).await.expect("rebind");
         let stop = CancellationToken::new();
         reference_on(listener, &["RCP-L0-003"], stop.clone());
@@ -599,7 +600,7 @@ async fn a_readme_badge_shows_the_latest_run_links_to_it_and_verifies() {
         assert_eq!(run["status"], "failed", "{b}: {run}");
         let got = get(&app, &svg_path, None).await;
         let (_, texts, fill) = parse_svg(&got.body);
-        assert_eq!(texts, ["RCP", "L0 OVERCLAIMED"], "{b}");
+        assert_eq!(texts, ["RCP", "L2 OVERCLAIMED"], "{b}");
         assert_eq!(fill, "#e05d44");
         stop.cancel();
         pool.shutdown().await;

@@ -226,11 +226,9 @@ async fn verify_checks_an_attestation_offline_with_the_published_keys() {
     // One changed byte of the signed payload: not verified.
     let mut doc: serde_json::Value = serde_json::from_str(&envelope).expect("envelope json");
     let payload = doc["payload"].as_str().expect("payload").to_owned();
-    let flipped = if payload.starts_with('e') {
-        format!("f{}", &payload[1..])
-    } else {
-        format!("e{}", &payload[1..])
-    };
+    let rest = payload.get(1..).unwrap_or_default();
+    let first = if payload.starts_with('e') { 'f' } else { 'e' };
+    let flipped = format!("{first}{rest}");
     doc["payload"] = serde_json::Value::String(flipped);
     std::fs::write(&envelope_path, doc.to_string()).expect("write");
     let mut cmd = protocheck();

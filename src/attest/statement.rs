@@ -92,6 +92,7 @@ impl Statement {
                 certified_level,
                 declared_level,
                 honest,
+                ..
             } => (
                 Some(profile.clone()),
                 PredicateVerdict {

@@ -117,14 +117,21 @@ pub struct Rule {
     pub group: &'static str,
 }
 
-/// The catalogue entry for `id`, in whichever suite defines it.
+/// The catalogue entry for `id`, in whichever suite or profile defines it.
 pub fn rule(id: &str) -> Option<&'static Rule> {
-    rcp::rules().iter().chain(mcp::rules()).find(|r| r.id == id)
+    rcp::rules()
+        .into_iter()
+        .chain(rcp::harness::rules())
+        .chain(mcp::rules().iter())
+        .find(|r| r.id == id)
 }
 
-/// Number of rules a run of `suite` reports on (the progress bar's total).
-pub fn rule_count(suite: SuiteId) -> usize {
+/// Number of rules a run of `suite` with `options` reports on (the progress bar's total).
+pub fn rule_count(suite: SuiteId, options: &RunOptions) -> usize {
     match suite {
+        SuiteId::Rcp if options.profile.as_deref() == Some("reference") => {
+            rcp::harness::rules().len()
+        }
         SuiteId::Rcp => rcp::rules().len(),
         SuiteId::Mcp => mcp::rules().len(),
     }

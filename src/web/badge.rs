@@ -594,6 +594,7 @@ mod tests {
                 certified_level: level.into(),
                 declared_level: declared.map(str::to_owned),
                 honest,
+                report: Default::default(),
             },
         }
     }

@@ -508,7 +508,7 @@ fn suite_of(run: &Run) -> Option<SuiteId> {
 
 fn run_view(run: &Run, done: usize) -> RunView {
     let suite = suite_of(run);
-    let total = suite.map_or(0, suite::rule_count);
+    let total = suite.map_or(0, |s| suite::rule_count(s, &run.options));
     let now = crate::now_ms();
     let (headline, declared, overclaimed) = match &run.verdict {
         Some(v) => match &v.detail {
