@@ -89,6 +89,15 @@ struct CheckArgs {
     /// Per-request timeout in milliseconds.
     #[arg(long)]
     timeout_ms: Option<u64>,
+    /// RCP profile: `spec` (the spec and its schema) or `reference` (the public harness's 30 checks).
+    #[arg(long, value_parser = ["spec", "reference"])]
+    profile: Option<String>,
+    /// Allow probes that write to the target (RCP `index/*` with reserved ids, cleaned up).
+    #[arg(long)]
+    allow_writes: bool,
+    /// Allow MCP tool calls with real arguments.
+    #[arg(long)]
+    allow_tool_calls: bool,
     /// Refuse private, loopback and link-local targets, as a public service does.
     #[arg(long)]
     public_only: bool,
@@ -360,6 +369,9 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let options = RunOptions {
         request_timeout_ms: args.timeout_ms,
         bearer_token: args.bearer_token.map(protocheck::suite::BearerToken::new),
+        profile: args.profile.clone(),
+        allow_writes: args.allow_writes.then_some(true),
+        allow_tool_calls: args.allow_tool_calls.then_some(true),
         ..RunOptions::default()
     };
     if let Err(e) = options.validate() {
