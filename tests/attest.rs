@@ -350,7 +350,7 @@ async fn a_run_against_the_reference_is_attested_and_verifies_by_api_and_cli() {
         assert_eq!(answer["key_id"], app.attestor.key_id());
         assert_eq!(answer["matches_stored_attestation"], true);
         assert_eq!(answer["statement"]["predicate"]["run_id"], id.as_str());
-        assert_eq!(answer["links"]["run"], format!("/api/v1/runs/{id}"));
+        assert_eq!(answer["links"]["run"], format!("/runs/{id}"));
 
         let mut tampered: Value = serde_json::from_str(&envelope_text).unwrap();
         let mut payload = dsse::decode(tampered["payload"].as_str().unwrap()).unwrap();

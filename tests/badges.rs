@@ -510,10 +510,14 @@ async fn a_readme_badge_shows_the_latest_run_links_to_it_and_verifies() {
             .unwrap();
         assert_eq!(resp.status(), 302, "{b}");
         let location = resp.headers()["location"].to_str().unwrap().to_owned();
-        assert_eq!(location, format!("/api/v1/runs/{id}"));
-        let (status, report) = app.get_json(&location).await;
-        assert_eq!(status, 200);
-        assert_eq!(report["id"], id.as_str());
+        assert_eq!(location, format!("/runs/{id}"));
+        let report = app.http.get(app.url(&location)).send().await.unwrap();
+        assert_eq!(report.status(), 200);
+        let html = report.text().await.unwrap();
+        assert!(
+            html.contains(&format!("/api/v1/runs/{id}")),
+            "{b}: the report of that run"
+        );
 
         // The snippets point at this badge and this link.
         let (status, snippets) = app.get_json(&format!("/api/v1/targets/{key}/badges")).await;
@@ -536,7 +540,7 @@ async fn a_readme_badge_shows_the_latest_run_links_to_it_and_verifies() {
         let keys = KeySet::from_jwks(&serde_json::from_value::<Jwks>(jwks).unwrap()).unwrap();
         let envelope = app
             .http
-            .get(app.url(&format!("{location}/attestation")))
+            .get(app.url(&format!("/api/v1/runs/{id}/attestation")))
             .send()
             .await
             .unwrap()
@@ -587,7 +591,7 @@ async fn a_readme_badge_shows_the_latest_run_links_to_it_and_verifies() {
             .unwrap();
         assert_eq!(
             resp.headers()["location"],
-            format!("/api/v1/runs/{errored}").as_str()
+            format!("/runs/{errored}").as_str()
         );
 
         // Back, but broken: the badge shows the new verdict. The reference still

@@ -122,6 +122,15 @@ async fn the_form_queues_a_run_and_the_report_shows_its_verdict() {
         assert!(html[first..first + 400].contains("RCP-L0-017"));
         assert!(html.contains("<details class=\"evidence\">"));
         assert!(html.contains("/api/v1/runs/"), "links to the JSON report");
+        assert!(
+            html.contains("/attestation\">signed attestation</a>"),
+            "links to the attestation"
+        );
+        assert!(html.contains("<img src=\"/badge/"), "shows the badge");
+        for id in ["snippet-md", "snippet-html", "snippet-rst"] {
+            assert!(html.contains(&format!("<textarea id=\"{id}\"")), "{id}");
+        }
+        assert!(html.contains("[![RCP conformance]("), "Markdown snippet");
 
         // The home page lists it.
         let home = client

@@ -54,10 +54,9 @@ const MAX_CACHED_TARGETS: usize = 10_000;
 /// directly in a browser is a document, and this keeps it inert.
 const SVG_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'";
 
-/// Where a badge links for a run: its report. The run's API document for now;
-/// the HTML report page takes its place when it exists.
+/// Where a badge links for a run: its HTML report.
 pub fn report_path(run: Uuid) -> String {
-    format!("/api/v1/runs/{run}")
+    format!("/runs/{run}")
 }
 
 /// The stable link behind a badge: redirects to the report of the run it shows.
@@ -467,7 +466,7 @@ pub async fn latest_report(
 
 /// The base of absolute URLs: the configured public URL, else the `Host` the
 /// client used (only when it looks like a host, so nothing odd is echoed).
-fn public_base(state: &AppState, headers: &HeaderMap) -> String {
+pub(crate) fn public_base(state: &AppState, headers: &HeaderMap) -> String {
     if let Some(url) = &state.badges.public_url {
         return url.trim_end_matches('/').to_owned();
     }
@@ -485,6 +484,35 @@ fn public_base(state: &AppState, headers: &HeaderMap) -> String {
 
 /// `GET /api/v1/targets/{id}/badges`: badge URLs and snippets to paste, for the
 /// target's protocol (both suites while it has none).
+/// The badge URLs of a target and suite, and ready-to-paste Markdown, HTML and
+/// reStructuredText that show the badge and link to the latest report.
+pub fn snippets(base: &str, target_key: &str, suite: SuiteId) -> Value {
+    let s = suite.as_str();
+    let svg = format!("{base}/badge/{target_key}/{s}.svg");
+    let json_url = format!("{base}/badge/{target_key}/{s}.json");
+    let link = format!("{base}{}", latest_path(target_key, suite));
+    let shields = format!(
+        "https://img.shields.io/endpoint?url={}",
+        url::form_urlencoded::byte_serialize(json_url.as_bytes()).collect::<String>()
+    );
+    let alt = format!("{} conformance", s.to_uppercase());
+    let html_alt = render::escape_xml(&alt);
+    json!({
+        "suite": s,
+        "svg": svg,
+        "json": json_url,
+        "shields": shields,
+        "link": link,
+        "markdown": format!("[![{alt}]({svg})]({link})"),
+        "html": format!(
+            r#"<a href="{}"><img src="{}" alt="{html_alt}"></a>"#,
+            render::escape_xml(&link),
+            render::escape_xml(&svg)
+        ),
+        "rst": format!(".. image:: {svg}\n   :alt: {alt}\n   :target: {link}"),
+    })
+}
+
 pub async fn badge_snippets(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -510,32 +538,10 @@ pub async fn badge_snippets(
     let mut badges = Vec::new();
     for suite in suites {
         let drawn = draw(&state, &target.id, suite).await?;
-        let s = suite.as_str();
-        let svg = format!("{base}/badge/{}/{s}.svg", target.id);
-        let json_url = format!("{base}/badge/{}/{s}.json", target.id);
-        let link = format!("{base}{}", latest_path(&target.id, suite));
-        let shields = format!(
-            "https://img.shields.io/endpoint?url={}",
-            url::form_urlencoded::byte_serialize(json_url.as_bytes()).collect::<String>()
-        );
-        let alt = format!("{} conformance", suite.as_str().to_uppercase());
-        let html_alt = render::escape_xml(&alt);
-        badges.push(json!({
-            "suite": s,
-            "label": drawn.badge.label,
-            "message": drawn.badge.message,
-            "svg": svg,
-            "json": json_url,
-            "shields": shields,
-            "link": link,
-            "markdown": format!("[![{alt}]({svg})]({link})"),
-            "html": format!(
-                r#"<a href="{}"><img src="{}" alt="{html_alt}"></a>"#,
-                render::escape_xml(&link),
-                render::escape_xml(&svg)
-            ),
-            "rst": format!(".. image:: {svg}\n   :alt: {alt}\n   :target: {link}"),
-        }));
+        let mut badge = snippets(&base, &target.id, suite);
+        badge["label"] = json!(drawn.badge.label);
+        badge["message"] = json!(drawn.badge.message);
+        badges.push(badge);
     }
     Ok(Json(json!({
         "target": super::api::target_json(&target),

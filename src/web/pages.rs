@@ -460,11 +460,22 @@ struct GroupView {
     findings: Vec<FindingView>,
 }
 
+/// The badge of the run's target and suite, with its snippets.
+struct BadgeView {
+    svg: String,
+    link: String,
+    markdown: String,
+    html: String,
+    rst: String,
+}
+
 #[derive(Template)]
 #[template(path = "run.html")]
 struct RunPage {
     run: RunView,
     groups: Vec<GroupView>,
+    badge: Option<BadgeView>,
+    attested: bool,
 }
 
 fn parse_id(raw: &str) -> Result<Uuid, PageError> {
@@ -480,6 +491,7 @@ fn clip(s: &str) -> String {
 pub async fn show_run_page(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Response, PageError> {
     let id = parse_id(&id)?;
     let run = state
@@ -488,9 +500,24 @@ pub async fn show_run_page(
         .await?
         .ok_or_else(|| PageError::NotFound(format!("No run has the id `{id}`.")))?;
     let findings = state.store.findings(id, -1).await?;
+    let badge = run.verdict.as_ref().map(|v| {
+        let base = super::badge::public_base(&state, &headers);
+        let snip = super::badge::snippets(&base, &run.target_id, v.suite);
+        let text = |k: &str| snip[k].as_str().unwrap_or_default().to_owned();
+        BadgeView {
+            svg: format!("/badge/{}/{}.svg", run.target_id, v.suite.as_str()),
+            link: text("link"),
+            markdown: text("markdown"),
+            html: text("html"),
+            rst: text("rst"),
+        }
+    });
+    let attested = state.store.get_attestation(id).await?.is_some();
     let page = RunPage {
         run: run_view(&run, findings.len()),
         groups: group_findings(&findings),
+        badge,
+        attested,
     };
     Ok(Page(StatusCode::OK, page).into_response())
 }
