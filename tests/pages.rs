@@ -99,6 +99,14 @@ async fn the_form_queues_a_run_and_the_report_shows_its_verdict() {
             .to_owned();
         let id = location.trim_start_matches("/runs/").to_owned();
         app.wait_finished(&id, FINISH).await;
+        // Signing follows the verdict; asking for the attestation waits for (or makes) it.
+        let attestation = app
+            .http
+            .get(app.url(&format!("/api/v1/runs/{id}/attestation")))
+            .send()
+            .await
+            .expect("attestation");
+        assert_eq!(attestation.status(), 200);
 
         let html = client
             .get(app.url(&location))
@@ -127,6 +135,11 @@ async fn the_form_queues_a_run_and_the_report_shows_its_verdict() {
             "links to the attestation"
         );
         assert!(html.contains("<img src=\"/badge/"), "shows the badge");
+        assert!(
+            html.contains("the signature verifies with published key"),
+            "{}: shows the signature verifies",
+            db.name()
+        );
         for id in ["snippet-md", "snippet-html", "snippet-rst"] {
             assert!(html.contains(&format!("<textarea id=\"{id}\"")), "{id}");
         }

@@ -475,7 +475,13 @@ struct RunPage {
     run: RunView,
     groups: Vec<GroupView>,
     badge: Option<BadgeView>,
-    attested: bool,
+    /// Whether the run's attestation verifies against the published keys.
+    signature: Option<SignatureView>,
+}
+
+struct SignatureView {
+    verifies: bool,
+    text: String,
 }
 
 fn parse_id(raw: &str) -> Result<Uuid, PageError> {
@@ -512,12 +518,35 @@ pub async fn show_run_page(
             rst: text("rst"),
         }
     });
-    let attested = state.store.get_attestation(id).await?.is_some();
+    let signature = match state.store.get_attestation(id).await? {
+        None => None,
+        Some(stored) => {
+            let keys = crate::attest::KeySet::from_records(&state.store.public_keys().await?);
+            let checked = crate::attest::verify::verify_json(stored.envelope.as_bytes(), &keys);
+            Some(match checked {
+                Ok(v) if v.statement.predicate.run_id == run.id.to_string() => SignatureView {
+                    verifies: true,
+                    text: format!(
+                        "the signature verifies with published key {}",
+                        stored.key_id
+                    ),
+                },
+                Ok(_) => SignatureView {
+                    verifies: false,
+                    text: "the attestation names another run".into(),
+                },
+                Err(e) => SignatureView {
+                    verifies: false,
+                    text: format!("the signature does not verify: {e}"),
+                },
+            })
+        }
+    };
     let page = RunPage {
         run: run_view(&run, findings.len()),
         groups: group_findings(&findings),
         badge,
-        attested,
+        signature,
     };
     Ok(Page(StatusCode::OK, page).into_response())
 }
