@@ -79,12 +79,7 @@ async fn a_submitted_run_is_executed_and_its_findings_and_verdict_are_served() {
         assert_eq!(history["runs"][0]["id"], id.as_str());
 
         // A fresh result is returned instead of a new run, unless forced.
-        let again: Value = app
-            .post_json("/api/v1/runs", &json!({"url": target, "suite": "rcp"}))
-            .await
-            .json()
-            .await
-            .expect("json");
+        let again: Value = app.submit(&json!({"url": target, "suite": "rcp"})).await;
         assert_eq!(again["id"], id.as_str());
         assert_eq!(again["reason"], "fresh-result");
         let forced = app
@@ -108,12 +103,7 @@ async fn auto_detects_rcp_and_the_progress_stream_replays_then_ends_with_the_ver
     for db in common::all_backends().await {
         let app = TestApp::start(&db, 100).await;
         let pool = app.workers(worker_config(1, Duration::from_secs(30)));
-        let body: Value = app
-            .post_json("/api/v1/runs", &json!({"url": target}))
-            .await
-            .json()
-            .await
-            .expect("json");
+        let body: Value = app.submit(&json!({"url": target})).await;
         assert_eq!(body["suite"], "auto");
         let id = body["id"].as_str().expect("id").to_owned();
         let run = app.wait_finished(&id, FINISH).await;
@@ -121,15 +111,7 @@ async fn auto_detects_rcp_and_the_progress_stream_replays_then_ends_with_the_ver
         assert_eq!(run["verdict"]["suite"], "rcp");
 
         // A late subscriber first gets everything that already happened, then the verdict.
-        let text = app
-            .http
-            .get(app.url(&format!("/api/v1/runs/{id}/events")))
-            .send()
-            .await
-            .expect("events")
-            .text()
-            .await
-            .expect("body");
+        let text = app.get_text(&format!("/api/v1/runs/{id}/events")).await;
         let findings = text.matches("event: finding").count();
         assert_eq!(
             findings,
@@ -151,12 +133,7 @@ async fn live_progress_streams_findings_while_the_run_executes() {
     let target = rcp_reference(&[], Duration::from_millis(30)).await;
     for db in common::all_backends().await {
         let app = TestApp::start(&db, 100).await;
-        let body: Value = app
-            .post_json("/api/v1/runs", &json!({"url": target, "suite": "rcp"}))
-            .await
-            .json()
-            .await
-            .expect("json");
+        let body: Value = app.submit(&json!({"url": target, "suite": "rcp"})).await;
         let id = body["id"].as_str().expect("id").to_owned();
         // Subscribe before any worker runs, then start one: every event arrives live.
         let stream = app
@@ -203,12 +180,7 @@ async fn an_active_run_is_deduplicated_and_idempotency_keys_are_honoured() {
         assert_eq!(second["id"], first["id"], "the canonical URL dedups");
         assert_eq!(second["reason"], "already-active");
         // Different options are different work.
-        let other: Value = app
-            .post_json("/api/v1/runs", &json!({"url": "http://127.0.0.1:9/rcp", "suite": "rcp", "options": {"request_timeout_ms": 500}}))
-            .await
-            .json()
-            .await
-            .expect("json");
+        let other: Value = app.submit(&json!({"url": "http://127.0.0.1:9/rcp", "suite": "rcp", "options": {"request_timeout_ms": 500}})).await;
         assert_ne!(other["id"], first["id"]);
 
         let keyed = |body: Value| {
@@ -400,15 +372,7 @@ async fn health_readiness_and_metrics() {
             let r = app.http.get(app.url(path)).send().await.expect("get");
             assert_eq!(r.status(), 200, "{path}");
         }
-        let text = app
-            .http
-            .get(app.url("/metrics"))
-            .send()
-            .await
-            .expect("get")
-            .text()
-            .await
-            .expect("text");
+        let text = app.get_text("/metrics").await;
         assert!(
             text.contains("protocheck_queue_depth 1"),
             "{}: {text}",
@@ -432,12 +396,7 @@ async fn history_is_paginated_newest_first() {
     let app = TestApp::start(&db, 100).await;
     let mut ids = Vec::new();
     for n in 0..5 {
-        let body: Value = app
-            .post_json("/api/v1/runs", &json!({"url": "http://127.0.0.1:9/rcp", "options": {"request_timeout_ms": 100 + n}}))
-            .await
-            .json()
-            .await
-            .expect("json");
+        let body: Value = app.submit(&json!({"url": "http://127.0.0.1:9/rcp", "options": {"request_timeout_ms": 100 + n}})).await;
         ids.push(body["id"].as_str().expect("id").to_owned());
     }
     let (_, run) = app.get_json(&format!("/api/v1/runs/{}", ids[0])).await;
@@ -484,14 +443,8 @@ async fn a_run_that_cannot_complete_ends_as_error_with_its_reason() {
         cfg.limits.connect_timeout = Duration::from_secs(2);
         let pool = app.workers(cfg);
         let body: Value = app
-            .post_json(
-                "/api/v1/runs",
-                &json!({"url": "http://127.0.0.1:9/rcp", "suite": "rcp"}),
-            )
-            .await
-            .json()
-            .await
-            .expect("json");
+            .submit(&json!({"url": "http://127.0.0.1:9/rcp", "suite": "rcp"}))
+            .await;
         let run = app
             .wait_finished(body["id"].as_str().expect("id"), FINISH)
             .await;
@@ -509,14 +462,8 @@ async fn a_run_that_cannot_complete_ends_as_error_with_its_reason() {
         strict.policy = protocheck::transport::AddressPolicy::PublicOnly;
         let pool = app.workers(strict);
         let body: Value = app
-            .post_json(
-                "/api/v1/runs",
-                &json!({"url": "http://127.0.0.1:9/other", "suite": "rcp"}),
-            )
-            .await
-            .json()
-            .await
-            .expect("json");
+            .submit(&json!({"url": "http://127.0.0.1:9/other", "suite": "rcp"}))
+            .await;
         let run = app
             .wait_finished(body["id"].as_str().expect("id"), FINISH)
             .await;
@@ -548,12 +495,7 @@ async fn auto_on_a_server_that_speaks_neither_protocol_ends_as_error_saying_what
         let pool = app.workers(worker_config(1, Duration::from_secs(30)));
         // protocheck's own API answers both probes with a 404 problem document.
         let url = app.url("/not-a-protocol-server");
-        let body: Value = app
-            .post_json("/api/v1/runs", &json!({"url": url}))
-            .await
-            .json()
-            .await
-            .expect("json");
+        let body: Value = app.submit(&json!({"url": url})).await;
         let run = app
             .wait_finished(body["id"].as_str().expect("id"), FINISH)
             .await;
@@ -580,18 +522,8 @@ async fn an_mcp_run_through_the_api_is_graded() {
     for db in common::all_backends().await {
         let app = TestApp::start(&db, 100).await;
         let pool = app.workers(worker_config(2, Duration::from_secs(30)));
-        let a: Value = app
-            .post_json("/api/v1/runs", &json!({"url": good, "suite": "mcp"}))
-            .await
-            .json()
-            .await
-            .expect("json");
-        let b: Value = app
-            .post_json("/api/v1/runs", &json!({"url": broken}))
-            .await
-            .json()
-            .await
-            .expect("json");
+        let a: Value = app.submit(&json!({"url": good, "suite": "mcp"})).await;
+        let b: Value = app.submit(&json!({"url": broken})).await;
         let a = app
             .wait_finished(a["id"].as_str().expect("id"), FINISH)
             .await;

@@ -187,23 +187,9 @@ async fn verify_checks_an_attestation_offline_with_the_published_keys() {
 
     let dir = tempfile::tempdir().expect("tempdir");
     let envelope = app
-        .http
-        .get(app.url(&format!("/api/v1/runs/{id}/attestation")))
-        .send()
-        .await
-        .expect("get")
-        .text()
-        .await
-        .expect("text");
-    let keys = app
-        .http
-        .get(app.url("/.well-known/protocheck/keys.json"))
-        .send()
-        .await
-        .expect("get")
-        .text()
-        .await
-        .expect("text");
+        .get_text(&format!("/api/v1/runs/{id}/attestation"))
+        .await;
+    let keys = app.get_text("/.well-known/protocheck/keys.json").await;
     let envelope_path = dir.path().join("attestation.json");
     let keys_path = dir.path().join("keys.json");
     std::fs::write(&envelope_path, &envelope).expect("write");

@@ -378,12 +378,7 @@ async fn target_controlled_text_is_escaped_everywhere() {
     let db = common::sqlite().await;
     let app = TestApp::start(&db, 100).await;
     let pool = app.workers(worker_config(1, Duration::from_secs(30)));
-    let body: Value = app
-        .post_json("/api/v1/runs", &json!({"url": target, "suite": "rcp"}))
-        .await
-        .json()
-        .await
-        .expect("json");
+    let body: Value = app.submit(&json!({"url": target, "suite": "rcp"})).await;
     let id = body["id"].as_str().expect("id").to_owned();
     let run = app.wait_finished(&id, FINISH).await;
     let messages: String = run["findings"]
@@ -401,30 +396,14 @@ async fn target_controlled_text_is_escaped_everywhere() {
         "/".to_owned(),
         format!("/targets/{}", run["target_id"].as_str().expect("target")),
     ] {
-        let html = app
-            .http
-            .get(app.url(&path))
-            .send()
-            .await
-            .expect("page")
-            .text()
-            .await
-            .expect("html");
+        let html = app.get_text(&path).await;
         assert!(
             !html.contains("<script>alert"),
             "{path} carries live markup"
         );
         assert!(!html.contains("<img src=x"), "{path} carries live markup");
     }
-    let page = app
-        .http
-        .get(app.url(&format!("/runs/{id}")))
-        .send()
-        .await
-        .expect("page")
-        .text()
-        .await
-        .expect("html");
+    let page = app.get_text(&format!("/runs/{id}")).await;
     let at = page.find("alert(1)").unwrap_or(0).saturating_sub(60);
     let context: String = page[at..].chars().take(160).collect();
     let escaped = [
@@ -460,25 +439,14 @@ async fn the_target_page_lists_history_and_what_changed() {
     let db = common::sqlite().await;
     let app = TestApp::start(&db, 100).await;
     let pool = app.workers(worker_config(1, Duration::from_secs(30)));
-    let first: Value = app
-        .post_json("/api/v1/runs", &json!({"url": target, "suite": "rcp"}))
-        .await
-        .json()
-        .await
-        .expect("json");
+    let first: Value = app.submit(&json!({"url": target, "suite": "rcp"})).await;
     let first = app
         .wait_finished(first["id"].as_str().expect("id"), FINISH)
         .await;
     is_broken.store(true, Ordering::SeqCst);
     let second: Value = app
-        .post_json(
-            "/api/v1/runs",
-            &json!({"url": target, "suite": "rcp", "force": true}),
-        )
-        .await
-        .json()
-        .await
-        .expect("json");
+        .submit(&json!({"url": target, "suite": "rcp", "force": true}))
+        .await;
     app.wait_finished(second["id"].as_str().expect("id"), FINISH)
         .await;
 

@@ -18,12 +18,7 @@ use uuid::Uuid;
 const FINISH: Duration = Duration::from_secs(90);
 
 async fn submit(app: &TestApp, target: &str) -> Uuid {
-    let body: Value = app
-        .post_json("/api/v1/runs", &json!({"url": target, "suite": "rcp"}))
-        .await
-        .json()
-        .await
-        .expect("json");
+    let body: Value = app.submit(&json!({"url": target, "suite": "rcp"})).await;
     body["id"]
         .as_str()
         .and_then(|s| Uuid::parse_str(s).ok())

@@ -122,6 +122,21 @@ impl TestApp {
             .expect("POST")
     }
 
+    /// `POST /api/v1/runs` with `body`; the answer's JSON (whatever its status).
+    pub async fn submit(&self, body: &Value) -> Value {
+        self.post_json("/api/v1/runs", body)
+            .await
+            .json()
+            .await
+            .expect("json")
+    }
+
+    /// `GET path` as text (whatever its status).
+    pub async fn get_text(&self, path: &str) -> String {
+        let resp = self.http.get(self.url(path)).send().await.expect("GET");
+        resp.text().await.expect("body")
+    }
+
     pub async fn get_json(&self, path: &str) -> (u16, Value) {
         let resp = self.http.get(self.url(path)).send().await.expect("GET");
         let status = resp.status().as_u16();
