@@ -9,6 +9,7 @@
 pub mod attest;
 pub mod config;
 pub mod events;
+pub mod keys;
 pub mod metrics;
 pub mod queue;
 pub mod reference;

@@ -93,6 +93,15 @@ impl Queue {
 
     /// Validates and submits. Nothing is stored unless the submission is valid.
     pub async fn submit(&self, sub: Submission) -> Result<Submitted, SubmitError> {
+        self.submit_as(sub, None).await
+    }
+
+    /// [`Queue::submit`] on behalf of an API key, which a new run records.
+    pub async fn submit_as(
+        &self,
+        sub: Submission,
+        api_key: Option<Uuid>,
+    ) -> Result<Submitted, SubmitError> {
         let url = CanonicalUrl::parse(&sub.url)?;
         sub.options.validate().map_err(SubmitError::Options)?;
         // A token would have to be stored for a worker to use it; runs through the
@@ -148,7 +157,7 @@ impl Queue {
                     max_attempts: self.max_attempts,
                     created_at_ms: now,
                 };
-                match self.store.insert_run(&new).await? {
+                match self.store.insert_run_as(&new, api_key).await? {
                     Inserted::New(run) => {
                         // A permit for one worker; a worker already waiting takes it at once.
                         self.wake.notify_one();

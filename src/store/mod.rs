@@ -24,6 +24,15 @@ macro_rules! run_columns {
     };
 }
 
+/// The columns of an [`ApiKey`], never the token hash or the webhook secret.
+macro_rules! api_key_columns {
+    () => {
+        "api_keys.id, api_keys.name, api_keys.owner, api_keys.rate_count, \
+         api_keys.rate_period_s, api_keys.created_at_ms, api_keys.revoked_at_ms, \
+         api_keys.last_used_at_ms"
+    };
+}
+
 pub mod postgres;
 pub mod sqlite;
 
@@ -235,6 +244,48 @@ pub struct SuiteRuns {
     pub active: Option<Run>,
 }
 
+/// An API key as listed: never its token (only a hash is stored) nor its webhook secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiKey {
+    pub id: Uuid,
+    /// Unique among keys that are not revoked.
+    pub name: String,
+    /// Who the key's runs are shown as belonging to; the name when absent.
+    pub owner: Option<String>,
+    /// Submissions allowed per `rate_period_s`.
+    pub rate_count: i32,
+    pub rate_period_s: i64,
+    pub created_at_ms: i64,
+    pub revoked_at_ms: Option<i64>,
+    pub last_used_at_ms: Option<i64>,
+}
+
+impl ApiKey {
+    /// What a run submitted with this key shows as its owner.
+    pub fn display_owner(&self) -> &str {
+        self.owner.as_deref().unwrap_or(&self.name)
+    }
+
+    pub fn is_revoked(&self) -> bool {
+        self.revoked_at_ms.is_some()
+    }
+}
+
+/// What `create_api_key` stores.
+#[derive(Debug, Clone)]
+pub struct NewApiKey {
+    pub id: Uuid,
+    pub name: String,
+    pub owner: Option<String>,
+    /// SHA-256 of the token, hex.
+    pub token_hash: String,
+    pub rate_count: i32,
+    pub rate_period_s: i64,
+    /// The HMAC key webhooks of this key's runs are signed with.
+    pub webhook_secret: String,
+    pub created_at_ms: i64,
+}
+
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     fn backend(&self) -> Backend;
@@ -262,7 +313,13 @@ pub trait Store: Send + Sync + 'static {
 
     /// Queues a run unless one with the same dedup key is queued or running,
     /// atomically (a unique index over active runs, not a read-then-write).
-    async fn insert_run(&self, new: &NewRun) -> StoreResult<Inserted>;
+    async fn insert_run(&self, new: &NewRun) -> StoreResult<Inserted> {
+        self.insert_run_as(new, None).await
+    }
+
+    /// [`Store::insert_run`], recording the API key that submitted the run. A run
+    /// returned as [`Inserted::Active`] keeps the key it was submitted with.
+    async fn insert_run_as(&self, new: &NewRun, api_key: Option<Uuid>) -> StoreResult<Inserted>;
 
     /// The newest `passed` or `failed` run with this dedup key finished at or after `since_ms`.
     async fn latest_finished(&self, dedup_key: &str, since_ms: i64) -> StoreResult<Option<Run>>;
@@ -369,6 +426,30 @@ pub trait Store: Send + Sync + 'static {
 
     /// Every public key ever recorded, oldest first.
     async fn public_keys(&self) -> StoreResult<Vec<PublicKeyRecord>>;
+
+    /// Stores a new API key. `None` when a key that is not revoked has the same name.
+    async fn create_api_key(&self, key: &NewApiKey) -> StoreResult<Option<ApiKey>>;
+
+    /// Every API key, revoked ones too, oldest first.
+    async fn api_keys(&self) -> StoreResult<Vec<ApiKey>>;
+
+    async fn get_api_key(&self, id: Uuid) -> StoreResult<Option<ApiKey>>;
+
+    /// The key whose token hashes to `token_hash`, revoked or not.
+    async fn api_key_by_token_hash(&self, token_hash: &str) -> StoreResult<Option<ApiKey>>;
+
+    /// Revokes the live key with this id, or else the live key with this name.
+    /// Returns the key as revoked; `None` when no live key matches.
+    async fn revoke_api_key(&self, id_or_name: &str, now_ms: i64) -> StoreResult<Option<ApiKey>>;
+
+    /// Records that the key was used.
+    async fn touch_api_key(&self, id: Uuid, now_ms: i64) -> StoreResult<()>;
+
+    /// The secret that signs webhooks of this key's runs.
+    async fn api_key_webhook_secret(&self, id: Uuid) -> StoreResult<Option<String>>;
+
+    /// The key a run was submitted with, if any.
+    async fn run_api_key(&self, run_id: Uuid) -> StoreResult<Option<ApiKey>>;
 
     /// Wakes `notify` whenever another process queues work (Postgres LISTEN), until
     /// `shutdown`. Reconnects with backoff. Returns at once where there is no such
@@ -634,5 +715,36 @@ where
         algorithm: r.algorithm,
         public_key: r.public_key,
         created_at_ms: r.created_at_ms,
+    })
+}
+
+/// `api_keys` columns as [`api_key_columns!`] selects them.
+#[derive(sqlx::FromRow)]
+struct ApiKeyRow {
+    id: String,
+    name: String,
+    owner: Option<String>,
+    rate_count: i32,
+    rate_period_s: i64,
+    created_at_ms: i64,
+    revoked_at_ms: Option<i64>,
+    last_used_at_ms: Option<i64>,
+}
+
+fn api_key_from_row<'r, R>(row: &'r R) -> StoreResult<ApiKey>
+where
+    R: sqlx::Row,
+    ApiKeyRow: sqlx::FromRow<'r, R>,
+{
+    let r: ApiKeyRow = decode_row(row)?;
+    Ok(ApiKey {
+        id: parse_uuid("api key id", &r.id)?,
+        name: r.name,
+        owner: r.owner,
+        rate_count: r.rate_count,
+        rate_period_s: r.rate_period_s,
+        created_at_ms: r.created_at_ms,
+        revoked_at_ms: r.revoked_at_ms,
+        last_used_at_ms: r.last_used_at_ms,
     })
 }

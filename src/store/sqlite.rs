@@ -10,11 +10,11 @@
 //! binds by number on SQLite as on Postgres.
 
 use super::{
-    Backend, HistoryCursor, IdempotencyRecord, Inserted, NewRun, PublicKeyRecord, ReapReport, Run,
-    RunEnd, RunStatus, Store, StoreError, StoreResult, StoredAttestation, StoredFinding, SuiteRuns,
-    Target, attestation_from_row, end_columns, finding_columns, finding_from_row,
-    idempotency_from_row, public_key_from_row, run_from_row, status_count_from_row,
-    target_from_row, to_json,
+    ApiKey, Backend, HistoryCursor, IdempotencyRecord, Inserted, NewApiKey, NewRun,
+    PublicKeyRecord, ReapReport, Run, RunEnd, RunStatus, Store, StoreError, StoreResult,
+    StoredAttestation, StoredFinding, SuiteRuns, Target, api_key_from_row, attestation_from_row,
+    end_columns, finding_columns, finding_from_row, idempotency_from_row, public_key_from_row,
+    run_from_row, status_count_from_row, target_from_row, to_json,
 };
 use crate::suite::Finding;
 use async_trait::async_trait;
@@ -135,13 +135,13 @@ impl Store for SqliteStore {
         Ok(())
     }
 
-    async fn insert_run(&self, new: &NewRun) -> StoreResult<Inserted> {
+    async fn insert_run_as(&self, new: &NewRun, api_key: Option<Uuid>) -> StoreResult<Inserted> {
         let options = to_json("run options", &new.options)?;
         for _ in 0..INSERT_RUN_TRIES {
             let inserted = sqlx::query(concat!(
                 "INSERT INTO runs (id, target_id, suite, options, dedup_key, status, max_attempts,
-                                   available_at_ms, created_at_ms)
-                 VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $7)
+                                   available_at_ms, created_at_ms, api_key_id)
+                 VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $7, $8)
                  ON CONFLICT (dedup_key) WHERE status IN ('queued', 'running') DO NOTHING
                  RETURNING ",
                 run_columns!()
@@ -153,6 +153,7 @@ impl Store for SqliteStore {
             .bind(&new.dedup_key)
             .bind(new.max_attempts)
             .bind(new.created_at_ms)
+            .bind(api_key.map(|k| k.to_string()))
             .fetch_optional(&self.pool)
             .await?;
             if let Some(row) = inserted {
@@ -571,6 +572,111 @@ impl Store for SqliteStore {
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(public_key_from_row).collect()
+    }
+
+    async fn create_api_key(&self, key: &NewApiKey) -> StoreResult<Option<ApiKey>> {
+        let row = sqlx::query(concat!(
+            "INSERT INTO api_keys (id, name, owner, token_hash, rate_count, rate_period_s,
+                                   webhook_secret, created_at_ms)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT (name) WHERE revoked_at_ms IS NULL DO NOTHING
+             RETURNING ",
+            api_key_columns!()
+        ))
+        .bind(key.id.to_string())
+        .bind(&key.name)
+        .bind(&key.owner)
+        .bind(&key.token_hash)
+        .bind(key.rate_count)
+        .bind(key.rate_period_s)
+        .bind(&key.webhook_secret)
+        .bind(key.created_at_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(api_key_from_row).transpose()
+    }
+
+    async fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            api_key_columns!(),
+            " FROM api_keys ORDER BY created_at_ms, id"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(api_key_from_row).collect()
+    }
+
+    async fn get_api_key(&self, id: Uuid) -> StoreResult<Option<ApiKey>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            api_key_columns!(),
+            " FROM api_keys WHERE id = $1"
+        ))
+        .bind(id.to_string())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(api_key_from_row).transpose()
+    }
+
+    async fn api_key_by_token_hash(&self, token_hash: &str) -> StoreResult<Option<ApiKey>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            api_key_columns!(),
+            " FROM api_keys WHERE token_hash = $1"
+        ))
+        .bind(token_hash)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(api_key_from_row).transpose()
+    }
+
+    async fn revoke_api_key(&self, id_or_name: &str, now_ms: i64) -> StoreResult<Option<ApiKey>> {
+        // An id wins over a name, should a name ever spell another key's id.
+        let row = sqlx::query(concat!(
+            "UPDATE api_keys SET revoked_at_ms = $2
+             WHERE id = (SELECT id FROM api_keys
+                         WHERE revoked_at_ms IS NULL AND (id = $1 OR name = $1)
+                         ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END
+                         LIMIT 1)
+             RETURNING ",
+            api_key_columns!()
+        ))
+        .bind(id_or_name)
+        .bind(now_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(api_key_from_row).transpose()
+    }
+
+    async fn touch_api_key(&self, id: Uuid, now_ms: i64) -> StoreResult<()> {
+        sqlx::query("UPDATE api_keys SET last_used_at_ms = $2 WHERE id = $1")
+            .bind(id.to_string())
+            .bind(now_ms)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn api_key_webhook_secret(&self, id: Uuid) -> StoreResult<Option<String>> {
+        let secret: Option<String> =
+            sqlx::query_scalar("SELECT webhook_secret FROM api_keys WHERE id = $1")
+                .bind(id.to_string())
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(secret)
+    }
+
+    async fn run_api_key(&self, run_id: Uuid) -> StoreResult<Option<ApiKey>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            api_key_columns!(),
+            " FROM api_keys JOIN runs ON runs.api_key_id = api_keys.id WHERE runs.id = $1"
+        ))
+        .bind(run_id.to_string())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(api_key_from_row).transpose()
     }
 
     async fn listen_for_work(&self, _notify: Arc<Notify>, _shutdown: CancellationToken) {}
