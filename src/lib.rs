@@ -18,6 +18,7 @@ pub mod suite;
 pub mod target;
 pub mod transport;
 pub mod web;
+pub mod webhook;
 pub mod worker;
 
 /// Milliseconds since the Unix epoch, the one time unit the store uses.

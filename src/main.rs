@@ -277,6 +277,9 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
         };
         let mut cfg = WorkerConfig::from_args(&workers, policy);
         cfg.attestor = Some(attestor.clone());
+        cfg.webhooks
+            .public_url
+            .get_or_insert_with(|| format!("http://{}", web_args.bind));
         Some(WorkerPool::start(deps, cfg)?)
     } else {
         None

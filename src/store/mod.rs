@@ -286,6 +286,54 @@ pub struct NewApiKey {
     pub created_at_ms: i64,
 }
 
+/// A run's webhook delivery: one per run that asked for a webhook, created when the run ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookDelivery {
+    /// Sent as `Protocheck-Delivery`; the same on every attempt, so receivers can deduplicate.
+    pub id: String,
+    pub run_id: Uuid,
+    pub url: String,
+    /// `pending`, `delivered` or `failed` (gave up).
+    pub state: String,
+    /// Attempts made so far.
+    pub attempts: i32,
+    pub next_attempt_at_ms: Option<i64>,
+}
+
+/// One try of a delivery.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WebhookAttempt {
+    /// 1-based.
+    pub attempt: i32,
+    pub at_ms: i64,
+    /// The receiver's HTTP status; absent when no response came.
+    pub status_code: Option<i32>,
+    /// Why the attempt did not deliver (never the receiver's body).
+    pub error: Option<String>,
+    /// When the next attempt is due; absent once delivered or given up.
+    pub next_attempt_at_ms: Option<i64>,
+}
+
+/// What an attempt leaves the delivery as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    Delivered,
+    RetryAt(i64),
+    /// Given up: out of attempts, or a refusal that retrying cannot change.
+    Failed,
+}
+
+impl AttemptOutcome {
+    /// `(state, next_attempt_at_ms)` as stored.
+    fn columns(self) -> (&'static str, Option<i64>) {
+        match self {
+            Self::Delivered => ("delivered", None),
+            Self::RetryAt(at) => ("pending", Some(at)),
+            Self::Failed => ("failed", None),
+        }
+    }
+}
+
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     fn backend(&self) -> Backend;
@@ -365,7 +413,8 @@ pub trait Store: Send + Sync + 'static {
         now_ms: i64,
     ) -> StoreResult<bool>;
 
-    /// Ends a running run held by `worker`. False when the lease was lost.
+    /// Ends a running run held by `worker`. False when the lease was lost. A run
+    /// whose options name a webhook gets its delivery in the same transaction.
     async fn finish_run(
         &self,
         run_id: Uuid,
@@ -388,7 +437,8 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<bool>;
 
     /// Handles runs whose lease expired before `now_ms`: back to the queue
-    /// (available after `backoff_ms`) while attempts remain, else `error` with the reason.
+    /// (available after `backoff_ms`) while attempts remain, else `error` with the reason
+    /// (and, for runs that asked for one, a webhook delivery, as `finish_run`).
     async fn reap_expired(&self, now_ms: i64, backoff_ms: i64) -> StoreResult<ReapReport>;
 
     /// Findings of the run's current attempt with `seq > after_seq`, in order.
@@ -450,6 +500,29 @@ pub trait Store: Send + Sync + 'static {
 
     /// The key a run was submitted with, if any.
     async fn run_api_key(&self, run_id: Uuid) -> StoreResult<Option<ApiKey>>;
+
+    /// Claims the due webhook delivery that has waited longest: its lease runs until
+    /// `now + lease_ms`, after which another process may claim it again.
+    async fn claim_webhook_delivery(
+        &self,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreResult<Option<WebhookDelivery>>;
+
+    /// Records attempt `attempt.attempt` of a delivery and what it leaves the delivery
+    /// as. False (nothing stored) when that attempt was already recorded.
+    async fn record_webhook_attempt(
+        &self,
+        delivery_id: &str,
+        attempt: &WebhookAttempt,
+        outcome: AttemptOutcome,
+    ) -> StoreResult<bool>;
+
+    /// A run's webhook delivery with its attempts, oldest first.
+    async fn run_webhook(
+        &self,
+        run_id: Uuid,
+    ) -> StoreResult<Option<(WebhookDelivery, Vec<WebhookAttempt>)>>;
 
     /// Wakes `notify` whenever another process queues work (Postgres LISTEN), until
     /// `shutdown`. Reconnects with backoff. Returns at once where there is no such
@@ -746,5 +819,58 @@ where
         created_at_ms: r.created_at_ms,
         revoked_at_ms: r.revoked_at_ms,
         last_used_at_ms: r.last_used_at_ms,
+    })
+}
+
+/// `webhook_deliveries` columns as the stores select them.
+const WEBHOOK_DELIVERY_COLUMNS: &str = "id, run_id, url, state, attempts, next_attempt_at_ms";
+
+#[derive(sqlx::FromRow)]
+struct WebhookDeliveryRow {
+    id: String,
+    run_id: String,
+    url: String,
+    state: String,
+    attempts: i32,
+    next_attempt_at_ms: Option<i64>,
+}
+
+fn webhook_delivery_from_row<'r, R>(row: &'r R) -> StoreResult<WebhookDelivery>
+where
+    R: sqlx::Row,
+    WebhookDeliveryRow: sqlx::FromRow<'r, R>,
+{
+    let r: WebhookDeliveryRow = decode_row(row)?;
+    Ok(WebhookDelivery {
+        run_id: parse_uuid("webhook run id", &r.run_id)?,
+        id: r.id,
+        url: r.url,
+        state: r.state,
+        attempts: r.attempts,
+        next_attempt_at_ms: r.next_attempt_at_ms,
+    })
+}
+
+#[derive(sqlx::FromRow)]
+struct WebhookAttemptRow {
+    attempt: i32,
+    at_ms: i64,
+    status_code: Option<i32>,
+    error: Option<String>,
+    next_attempt_at_ms: Option<i64>,
+}
+
+fn webhook_attempt_from_row<'r, R>(row: &'r R) -> StoreResult<WebhookAttempt>
+where
+    R: sqlx::Row,
+    WebhookAttemptRow: sqlx::FromRow<'r, R>,
+{
+    let r: WebhookAttemptRow = decode_row(row)?;
+    Ok(WebhookAttempt {
+        attempt: r.attempt,
+        at_ms: r.at_ms,
+        status_code: r.status_code,
+        error: r.error,
+        next_attempt_at_ms: r.next_attempt_at_ms,
     })
 }

@@ -6,8 +6,11 @@ use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::ratelimit::RateState;
 use crate::keys;
 use crate::queue::{self, Reason, Submission};
-use crate::store::{ApiKey, HistoryCursor, Run, StoredFinding, Target};
+use crate::store::{
+    ApiKey, HistoryCursor, Run, StoredFinding, Target, WebhookAttempt, WebhookDelivery,
+};
 use crate::suite::{RunOptions, SuiteChoice};
+use crate::webhook;
 use axum::Json;
 use axum::extract::connect_info::ConnectInfo;
 use axum::extract::{FromRequestParts, State};
@@ -179,6 +182,12 @@ async fn accept_submission(
             detail: format!("options: {e}"),
         })?,
     };
+    if options.webhook_url.is_some() && key.is_none() {
+        return Err(ApiError::Invalid {
+            field: "options.webhook_url",
+            detail: queue::WEBHOOK_NEEDS_KEY.into(),
+        });
+    }
     let idempotency = match headers.get("idempotency-key") {
         None => None,
         Some(v) => {
@@ -244,6 +253,9 @@ pub async fn show_run(
     let mut doc = run_json(&run, Some(&findings));
     // The key's owner (or name), never anything that would authenticate.
     doc["owner"] = json!(owner.as_ref().map(ApiKey::display_owner));
+    if run.options.webhook_url.is_some() {
+        doc["webhook"] = webhook_json(&run, state.store.run_webhook(id).await?);
+    }
     Ok(Json(doc))
 }
 
@@ -364,6 +376,44 @@ pub fn finding_json(f: &StoredFinding) -> Value {
     v
 }
 
+/// A run's webhook and its delivery attempts. The URL is shown without its path
+/// and query, which often carry the receiver's secret.
+fn webhook_json(run: &Run, delivery: Option<(WebhookDelivery, Vec<WebhookAttempt>)>) -> Value {
+    let url = run.options.webhook_url.as_deref().map(webhook::display_url);
+    let (state, deliveries) = match delivery {
+        // Created when the run ends.
+        None => ("waiting", Vec::new()),
+        Some((d, attempts)) => (
+            match d.state.as_str() {
+                "delivered" => "delivered",
+                "failed" => "failed",
+                _ => "pending",
+            },
+            attempts,
+        ),
+    };
+    json!({
+        "url": url,
+        "state": state,
+        "deliveries": deliveries.iter().map(|a| json!({
+            "attempt": a.attempt,
+            "at": rfc3339(a.at_ms),
+            "status_code": a.status_code,
+            "error": a.error,
+            "next_attempt_at": a.next_attempt_at_ms.map(rfc3339),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// Options as shown: a webhook URL without its path and query (see [`webhook_json`]).
+fn shown_options(options: &RunOptions) -> Value {
+    let mut v = serde_json::to_value(options).unwrap_or(Value::Null);
+    if let Some(url) = &options.webhook_url {
+        v["webhook_url"] = json!(webhook::display_url(url));
+    }
+    v
+}
+
 /// The API's view of a run; `findings` is included when given.
 pub fn run_json(run: &Run, findings: Option<&[StoredFinding]>) -> Value {
     let duration_ms = match (run.started_at_ms, run.finished_at_ms) {
@@ -377,7 +427,7 @@ pub fn run_json(run: &Run, findings: Option<&[StoredFinding]>) -> Value {
         "suite": run.suite,
         "suite_version": run.suite_version,
         "status": run.status,
-        "options": run.options,
+        "options": shown_options(&run.options),
         "attempts": run.attempts,
         "max_attempts": run.max_attempts,
         "created_at": rfc3339(run.created_at_ms),
