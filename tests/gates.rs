@@ -340,3 +340,34 @@ async fn usage_and_network_errors_exit_2() {
         c.report
     );
 }
+
+#[tokio::test]
+async fn the_reference_profile_is_gated_by_the_harness_certification() {
+    // The harness's rerank check (#27) disagrees with the spec, so the
+    // clean server fails it and the harness certifies L1: a baseline is how
+    // a CI job lives with a known disagreement.
+    let url = rcp(&[], Some("L1")).await;
+    let c = check(&url, &["--suite", "rcp", "--profile", "reference"]).await;
+    assert_eq!(c.code, Some(1), "{}", c.stderr);
+    assert_eq!(c.report["verdict"]["certified_level"], "L1");
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = baseline(&dir, "harness.yaml", "- RCP-REF-27\n");
+    for extra in [&[][..], &["--min-level", "L2"][..]] {
+        let args = [
+            &[
+                "--suite",
+                "rcp",
+                "--profile",
+                "reference",
+                "--expected-failures",
+                &file,
+            ][..],
+            extra,
+        ]
+        .concat();
+        let c = check(&url, &args).await;
+        assert_eq!(c.code, Some(0), "{extra:?}: {}: {}", c.stderr, c.reasons());
+        assert_eq!(strings(&c.gate()["expected_failures"]), ["RCP-REF-27"]);
+    }
+}
