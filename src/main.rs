@@ -401,19 +401,13 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         expected_failures,
     };
     // Refuse a flag that cannot apply before spending a run on it.
-    match (args.suite, gate.min_level, gate.min_grade) {
-        (_, Some(_), Some(_)) => {
-            return usage(
-                "--min-level (RCP) and --min-grade (MCP) judge different suites; give one",
-            );
-        }
-        (SuiteArg::Mcp, Some(_), None) => {
-            return usage("--min-level applies to RCP; use --min-grade with --suite mcp");
-        }
-        (SuiteArg::Rcp, None, Some(_)) => {
-            return usage("--min-grade applies to MCP; use --min-level with --suite rcp");
-        }
-        _ => {}
+    let requested = match args.suite {
+        SuiteArg::Auto => None,
+        SuiteArg::Mcp => Some(suite::SuiteId::Mcp),
+        SuiteArg::Rcp => Some(suite::SuiteId::Rcp),
+    };
+    if let Err(e) = gate.applies_to_suite(requested) {
+        return usage(e);
     }
     let gated = gate != report::Gate::default();
     let options = RunOptions {

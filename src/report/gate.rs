@@ -39,7 +39,7 @@
 //!   or not reported at all (another suite's rule) is neither forgiven nor
 //!   stale.
 
-use crate::suite::{self, Finding, Outcome, Verdict, VerdictDetail};
+use crate::suite::{self, Finding, Outcome, SuiteId, Verdict, VerdictDetail};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -127,6 +127,25 @@ const OVERCLAIM_RULE: &str = "RCP-CERT-001";
 const MAX_BASELINE_BYTES: u64 = 1024 * 1024;
 
 impl Gate {
+    /// Whether the flags can apply to a run of `requested` (`None`: the suite
+    /// is detected), checked before the run: both flags together never can,
+    /// since each judges one suite.
+    pub fn applies_to_suite(&self, requested: Option<SuiteId>) -> Result<(), String> {
+        match (requested, self.min_level, self.min_grade) {
+            (_, Some(_), Some(_)) => Err(
+                "--min-level (RCP) and --min-grade (MCP) judge different suites; give one"
+                    .to_owned(),
+            ),
+            (Some(SuiteId::Mcp), Some(_), None) => {
+                Err("--min-level applies to RCP; use --min-grade with --suite mcp".to_owned())
+            }
+            (Some(SuiteId::Rcp), None, Some(_)) => {
+                Err("--min-grade applies to MCP; use --min-level with --suite rcp".to_owned())
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Whether the level and grade flags fit `verdict`'s suite; the message
     /// says which flag to use instead. A client refuses with exit 2.
     pub fn applies_to(&self, verdict: &Verdict) -> Result<(), String> {
@@ -379,7 +398,7 @@ fn parse_ids(ids: Vec<String>) -> Result<BTreeSet<String>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::{Counts, SuiteId};
+    use crate::suite::Counts;
 
     fn finding(id: &str, outcome: Outcome) -> Finding {
         Finding {
