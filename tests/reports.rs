@@ -523,6 +523,50 @@ async fn check_prints_every_format_valid_against_its_schema() {
     }
 }
 
+#[tokio::test]
+async fn a_stdio_target_gets_a_logical_location_in_sarif() {
+    let tools = tools();
+    let server = format!(
+        "'{}' reference rcp --stdio --break RCP-L1-001",
+        env!("CARGO_BIN_EXE_protocheck")
+    );
+    let mut outputs = Vec::new();
+    for format in ["json", "junit", "sarif"] {
+        let mut cmd = protocheck();
+        cmd.args([
+            "check", "--stdio", &server, "--suite", "rcp", "--format", format,
+        ]);
+        let out = output(cmd).await;
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        outputs.push(String::from_utf8(out.stdout).expect("utf-8"));
+    }
+    let doc: Value = serde_json::from_str(&outputs[0]).expect("json");
+    assert_report_valid(&report_schema(), &doc, "stdio");
+    assert!(
+        doc["target"]["url"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("stdio: ")),
+        "{}",
+        doc["target"]
+    );
+    let sarif: Value = serde_json::from_str(&outputs[2]).expect("sarif");
+    let results = sarif["runs"][0]["results"].as_array().expect("results");
+    assert!(!results.is_empty());
+    for r in results {
+        assert!(r["locations"][0]["physicalLocation"].is_null(), "{r}");
+        assert_eq!(r["locations"][0]["logicalLocations"][0]["kind"], "resource");
+    }
+    if let Some(tools) = &tools {
+        tools.junit(&outputs[1], "stdio");
+        tools.sarif(&sarif, "stdio");
+    }
+}
+
 /// A target that answers everything with markup, CDATA terminators and
 /// characters XML cannot hold.
 async fn hostile_target() -> String {
