@@ -284,6 +284,99 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::suite::{
+        Counts, Exchange, LevelReport, RequestRecord, ResponseRecord, SuiteId, VerdictDetail,
+    };
+
+    /// A report using every optional part: run, RCP verdict with profile
+    /// differences, evidence with headers, a rule that is not in the catalogue, a gate.
+    fn full_report() -> Report {
+        let findings = vec![
+            Finding {
+                rule_id: "RCP-REF-27".into(),
+                outcome: Outcome::Fail,
+                message: "rerank failed".into(),
+                evidence: vec![Exchange {
+                    request: RequestRecord {
+                        line: "POST http://127.0.0.1:1/rcp/rerank".into(),
+                        headers: vec![("content-type".into(), "application/json".into())],
+                        body: "{}".into(),
+                    },
+                    response: Some(ResponseRecord {
+                        status: Some(200),
+                        headers: vec![("x-a".into(), "1".into()), ("x-a".into(), "2".into())],
+                        body: "{\"error\":{}}".into(),
+                        truncated: true,
+                        elapsed_ms: 3,
+                    }),
+                    error: None,
+                }],
+                duration_ms: 4,
+            },
+            Finding {
+                rule_id: "RCP-GONE-001".into(),
+                outcome: Outcome::Warn,
+                message: "a rule from an older catalogue".into(),
+                evidence: vec![],
+                duration_ms: 0,
+            },
+        ];
+        let verdict = Verdict {
+            suite: SuiteId::Rcp,
+            suite_version: "0.2.0".into(),
+            spec_revision: "RCP/1 1.0".into(),
+            passed: false,
+            summary: "L1".into(),
+            counts: Counts::of(&findings),
+            detail: VerdictDetail::Rcp {
+                profile: "reference".into(),
+                certified_level: "L1".into(),
+                declared_level: None,
+                honest: true,
+                report: Box::new(LevelReport {
+                    honesty: "undeclared".into(),
+                    missing_for_next: vec!["L2 needs #27".into()],
+                    violations_outside_levels: 0,
+                    levels: [("L2".to_owned(), Counts::of(&findings))].into(),
+                    profile_differences: vec!["#27 differs".into()],
+                }),
+            },
+        };
+        let mut report = Report::from_check("http://127.0.0.1:1/rcp", Ok(&verdict), &findings);
+        report.run = Some(RunInfo {
+            id: Uuid::nil(),
+            status: RunStatus::Failed,
+            suite: "rcp".into(),
+            suite_version: Some("0.2.0".into()),
+            created_at: rfc3339(1_700_000_000_000),
+            started_at: Some(rfc3339(1_700_000_000_100)),
+            finished_at: None,
+            attempts: 1,
+        });
+        report.apply_gate(&Gate {
+            expected_failures: Some(["RCP-REF-27".to_owned()].into()),
+            ..Gate::default()
+        });
+        report
+    }
+
+    #[test]
+    fn a_full_report_round_trips_and_matches_its_schema() {
+        let report = full_report();
+        assert!(report.findings[1].rule.is_none());
+        assert_eq!(report.passed(), Some(true), "{:?}", report.gate);
+        let text = report.to_json();
+        let back: Report = serde_json::from_str(&text).expect("parses");
+        assert_eq!(back, report);
+        let schema: serde_json::Value = serde_json::from_str(SCHEMA).expect("schema");
+        let validator = jsonschema::draft202012::new(&schema).expect("compiles");
+        let doc: serde_json::Value = serde_json::from_str(&text).expect("json");
+        let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+        for format in [Format::Text, Format::Junit, Format::Sarif] {
+            assert_eq!(back.render(format), report.render(format));
+        }
+    }
 
     #[test]
     fn spec_links() {
