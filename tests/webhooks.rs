@@ -224,6 +224,16 @@ async fn a_finished_run_is_announced_signed_with_the_keys_secret() {
             "{b}"
         );
         assert_eq!(body["run_url"], format!("{PUBLIC_URL}/runs/{id}"), "{b}");
+        // The links name what the service serves.
+        for link in ["report_url", "run_url", "api_url"] {
+            let path = body[link]
+                .as_str()
+                .unwrap()
+                .strip_prefix(PUBLIC_URL)
+                .unwrap();
+            let resp = app.http.get(app.url(path)).send().await.unwrap();
+            assert_eq!(resp.status(), 200, "{b}: {link} {path}");
+        }
         assert_eq!(body["finished_at"], finished["finished_at"], "{b}");
 
         // The run page shows the section, escaped, without the secret path.
@@ -381,7 +391,10 @@ async fn a_private_receiver_is_refused_under_public_only_and_not_retried() {
         assert_eq!(attempts[0]["status_code"], Value::Null, "{b}");
         assert_eq!(attempts[0]["next_attempt_at"], Value::Null, "{b}");
         let error = attempts[0]["error"].as_str().unwrap();
-        assert!(error.contains("refused") && error.contains("localhost"), "{b}: {error}");
+        assert!(
+            error.contains("refused") && error.contains("localhost"),
+            "{b}: {error}"
+        );
         assert!(
             hook.got().is_empty(),
             "{b}: the receiver was never contacted"
