@@ -51,8 +51,8 @@ pub struct WorkerArgs {
     /// The public base URL of report links in webhooks (the same variable as
     /// `serve`'s `--public-url`). Without it, `serve` uses `http://` and its bind
     /// address, and `worker` sends paths.
-    #[arg(long = "webhook-public-url", env = "PROTOCHECK_PUBLIC_URL")]
-    pub public_url: Option<String>,
+    #[arg(long, env = "PROTOCHECK_PUBLIC_URL")]
+    pub webhook_public_url: Option<String>,
 }
 
 impl WorkerArgs {

@@ -73,7 +73,7 @@ impl WorkerConfig {
         cfg.poll = Duration::from_secs(args.poll_secs.max(1));
         cfg.shutdown_grace = Duration::from_secs(args.shutdown_grace_secs);
         cfg.run_deadline = Duration::from_secs(args.run_deadline_secs.max(1));
-        cfg.webhooks.public_url = args.public_url.clone();
+        cfg.webhooks.public_url = args.webhook_public_url.clone();
         cfg
     }
 
