@@ -625,3 +625,17 @@ fn usage(message: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
     eprintln!("error: {message}");
     Ok(ExitCode::from(EXIT_USAGE))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every subcommand's arguments are consistent (ids, flags and env variables
+    /// shared by flattened groups), which clap otherwise checks only when the
+    /// subcommand is first parsed at run time.
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}
