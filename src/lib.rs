@@ -13,6 +13,7 @@ pub mod events;
 pub mod metrics;
 pub mod queue;
 pub mod reference;
+pub mod report;
 pub mod store;
 pub mod suite;
 pub mod target;

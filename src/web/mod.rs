@@ -10,6 +10,7 @@ pub mod ops;
 pub mod pages;
 pub mod progress;
 pub mod ratelimit;
+pub mod report;
 
 use crate::events::RunEvents;
 use crate::metrics::Metrics;
@@ -120,6 +121,13 @@ pub fn app(state: AppState) -> Router {
             "/api/v1/runs/{id}/attestation",
             get(attest::show_attestation),
         )
+        .route("/api/v1/runs/{id}/report.json", get(report::report_json))
+        .route(
+            "/api/v1/runs/{id}/report.junit.xml",
+            get(report::report_junit),
+        )
+        .route("/api/v1/runs/{id}/report.sarif", get(report::report_sarif))
+        .route("/api/v1/schema/report.json", get(report::report_schema))
         .route("/api/v1/verify", post(attest::verify))
         .route("/.well-known/protocheck/keys.json", get(attest::keys))
         .route("/badge/{target}/{file}", get(badge::badge_by_key))
