@@ -12,9 +12,13 @@
 //! `Idempotency-Key` for the whole invocation, so a retried POST after a lost
 //! answer never queues a second run.
 
+use crate::report::{Format, Gate, Report, gate};
+use crate::suite::SuiteId;
 use crate::transport::sse::{SseReader, is_event_stream};
 use crate::transport::{AddressPolicy, HttpClient, HttpRequest, HttpResponse, Limits};
 use serde_json::Value;
+use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Duration;
 use tokio::time::Instant;
 use url::Url;
@@ -438,6 +442,22 @@ pub struct SubmitArgs {
     /// Do not print findings on stderr while waiting.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Report format (with --wait): `text`, `json` (the report document),
+    /// `junit` (JUnit XML) or `sarif` (SARIF 2.1.0).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "text")]
+    pub format: Format,
+    /// Write the report to FILE instead of stdout (stdout then gets the text summary).
+    #[arg(long, value_name = "FILE", requires = "wait")]
+    pub output: Option<PathBuf>,
+    /// Gate (RCP): the certified level must be at least this one.
+    #[arg(long, value_enum, value_name = "LEVEL", requires = "wait")]
+    pub min_level: Option<gate::Level>,
+    /// Gate (MCP): the grade must be at least this one.
+    #[arg(long, value_enum, value_name = "GRADE", requires = "wait")]
+    pub min_grade: Option<gate::Grade>,
+    /// Baseline of known failures: a YAML or JSON list of rule ids (see `check`).
+    #[arg(long, value_name = "FILE", requires = "wait")]
+    pub expected_failures: Option<PathBuf>,
 }
 
 impl SubmitArgs {
@@ -468,22 +488,20 @@ pub const EXIT_FAIL: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 
 /// Runs `protocheck submit`; the exit status follows the contract in the README.
-pub async fn submit_command(args: SubmitArgs) -> std::process::ExitCode {
-    use std::process::ExitCode;
+pub async fn submit_command(args: SubmitArgs) -> ExitCode {
     let deadline = Instant::now() + args.timeout;
+    // Every flag is checked before the run is queued: a typo costs no run.
+    let gate = match gate_of(&args) {
+        Ok(g) => g,
+        Err(e) => return usage(e),
+    };
     let client = match Client::new(&args.server, args.api_key.clone()) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_USAGE);
-        }
+        Err(e) => return usage(e),
     };
     let submitted = match client.submit(&args.request(), deadline).await {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_USAGE);
-        }
+        Err(e) => return usage(e),
     };
     let page = client.page(submitted.id);
     eprintln!("run {} ({}): {page}", submitted.id, submitted.reason);
@@ -492,66 +510,98 @@ pub async fn submit_command(args: SubmitArgs) -> std::process::ExitCode {
         return ExitCode::from(EXIT_PASS);
     }
     let quiet = args.quiet;
-    let run = client
+    let waited = client
         .wait(submitted.id, deadline, args.poll, |p| {
             if !quiet {
                 show_progress(&p);
             }
         })
         .await;
-    let run = match run {
-        Ok(run) => run,
+    if let Err(e) = waited {
+        return usage(e);
+    }
+    let report = match client.report(submitted.id, deadline).await {
+        Ok(doc) => doc,
+        Err(e) => return usage(e),
+    };
+    let mut report: Report = match serde_json::from_value(report) {
+        Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_USAGE);
+            return usage(format!(
+                "the server's report could not be read ({e}); is it a protocheck of another version?"
+            ));
         }
     };
-    finish(&client, submitted.id, &run, &args, deadline).await
+    finish(&mut report, &gate, &args)
+}
+
+fn usage(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// The gate the flags ask for, checked against the requested suite.
+fn gate_of(args: &SubmitArgs) -> Result<Gate, String> {
+    let expected_failures = match &args.expected_failures {
+        None => None,
+        Some(path) => Some(gate::load_expected_failures(path)?),
+    };
+    let gate = Gate {
+        min_level: args.min_level,
+        min_grade: args.min_grade,
+        expected_failures,
+    };
+    let requested = match args.suite.as_str() {
+        "mcp" => Some(SuiteId::Mcp),
+        "rcp" => Some(SuiteId::Rcp),
+        _ => None,
+    };
+    gate.applies_to_suite(requested)?;
+    Ok(gate)
 }
 
 fn show_progress(p: &Progress) {
     match p {
-        Progress::Finding(f) => {
-            let outcome = f.get("outcome").and_then(Value::as_str).unwrap_or("?");
-            let rule = f.get("rule_id").and_then(Value::as_str).unwrap_or("?");
-            let message = f.get("message").and_then(Value::as_str).unwrap_or("");
-            eprintln!("{:<4}  {rule:<12}  {message}", outcome.to_ascii_uppercase());
-        }
+        Progress::Finding(f) => match serde_json::from_value(f.clone()) {
+            Ok(finding) => eprintln!("{}", crate::report::text::finding_line(&finding)),
+            Err(_) => eprintln!("(a finding protocheck could not read)"),
+        },
         Progress::Restart => eprintln!("the run was retried; its findings start over"),
         Progress::Polling(why) => eprintln!("{why}; polling the run instead"),
         Progress::Status(s) => eprintln!("run is {s}"),
     }
 }
 
-/// The finished run: its report on stdout, the exit status from its outcome.
-async fn finish(
-    client: &Client,
-    id: Uuid,
-    run: &Value,
-    _args: &SubmitArgs,
-    deadline: Instant,
-) -> std::process::ExitCode {
-    use std::process::ExitCode;
-    let status = run.get("status").and_then(Value::as_str).unwrap_or("");
-    if status != "passed" && status != "failed" {
-        let why = run.get("error").and_then(Value::as_str).unwrap_or(status);
-        eprintln!("error: the run ended as {status}: {why}");
-        return ExitCode::from(EXIT_USAGE);
+/// The finished run's report on stdout (or in `--output`), the exit status
+/// from its gate: a run without a verdict (`error`) is not a failed verdict.
+fn finish(report: &mut Report, gate: &Gate, args: &SubmitArgs) -> ExitCode {
+    let misapplied = report
+        .verdict
+        .as_ref()
+        .and_then(|v| gate.applies_to(v).err());
+    if *gate != Gate::default() && misapplied.is_none() {
+        report.apply_gate(gate);
     }
-    let full = match client.run(id, deadline).await {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_USAGE);
+    let rendered = report.render(args.format);
+    match &args.output {
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, &rendered) {
+                return usage(format!("cannot write {}: {e}", path.display()));
+            }
+            print!("{}", crate::report::text::summary(report));
         }
-    };
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&full).unwrap_or_default()
-    );
-    ExitCode::from(if status == "passed" {
-        EXIT_PASS
-    } else {
-        EXIT_FAIL
-    })
+        None => print!("{rendered}"),
+    }
+    if let Some(e) = misapplied {
+        return usage(e);
+    }
+    match report.passed() {
+        Some(true) => ExitCode::from(EXIT_PASS),
+        Some(false) => ExitCode::from(EXIT_FAIL),
+        None => {
+            let why = report.error.as_deref().unwrap_or("the run has no verdict");
+            let status = report.run.as_ref().map_or("unknown", |r| r.status.as_str());
+            usage(format!("the run ended as {status}: {why}"))
+        }
+    }
 }

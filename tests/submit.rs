@@ -145,6 +145,31 @@ async fn submit_wait_against_a_live_serve_exits_by_the_verdict() {
         show(&out)
     );
 
+    // The same gates and formats as `check`: JUnit on stdout, the level gate met.
+    let mut cmd = protocheck();
+    cmd.args([
+        "submit",
+        &good,
+        "--server",
+        &served.base,
+        "--suite",
+        "rcp",
+        "--wait",
+        "--quiet",
+        "--format",
+        "junit",
+        "--min-level",
+        "L2",
+    ]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let xml = String::from_utf8_lossy(&out.stdout);
+    assert!(xml.starts_with("<?xml"), "{xml}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("PASS"),
+        "--quiet"
+    );
+
     // Without --wait: the run id on stdout, exit 0 once it is accepted.
     let mut cmd = protocheck();
     cmd.args(["submit", &good, "--server", &served.base, "--force"]);
@@ -218,6 +243,28 @@ async fn submit_usage_and_network_errors_exit_2() {
             show(&out)
         );
     }
+
+    // Gates need --wait, and must fit the suite: refused before any run is queued.
+    for args in [
+        vec!["--min-grade", "strict"],
+        vec!["--wait", "--suite", "mcp", "--min-level", "L1"],
+        vec![
+            "--wait",
+            "--expected-failures",
+            "/nonexistent/baseline.yaml",
+        ],
+    ] {
+        let mut cmd = protocheck();
+        cmd.args(["submit", "http://127.0.0.1:1/", "--server", &app.base]);
+        cmd.args(&args);
+        let out = output(cmd).await;
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", show(&out));
+    }
+    let key = protocheck::target::CanonicalUrl::parse("http://127.0.0.1:1/")
+        .expect("canonical")
+        .key();
+    let (status, _) = app.get_json(&format!("/api/v1/targets/{key}")).await;
+    assert_eq!(status, 404, "refused flags queued nothing");
 
     // No service listens there: a network error, not a verdict.
     let mut cmd = protocheck();
