@@ -7,6 +7,7 @@
 //! run queue), [`attest`] (signed verdicts), and [`web`] (the axum router).
 
 pub mod attest;
+pub mod client;
 pub mod config;
 pub mod events;
 pub mod keys;

@@ -61,6 +61,8 @@ enum Command {
     Keys(KeysCommand),
     /// Check one server locally, with no database. Exit 0 only when the verdict passes.
     Check(CheckArgs),
+    /// Submit a run to a protocheck service; with --wait, follow it and exit by its gate.
+    Submit(protocheck::client::SubmitArgs),
     /// Verify a signed attestation (offline with a key file). Exit 0 verified, 1 not.
     Verify(protocheck::attest::VerifyArgs),
     /// Start a reference target server (correct by default; --break RULE-ID breaks one rule).
@@ -200,7 +202,7 @@ fn main() -> ExitCode {
     };
     let quiet = matches!(
         cli.command,
-        Some(Command::Check(_) | Command::Verify(_) | Command::Keys(_))
+        Some(Command::Check(_) | Command::Verify(_) | Command::Submit(_) | Command::Keys(_))
     );
     init_tracing(quiet);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -236,6 +238,7 @@ fn main() -> ExitCode {
             Some(Command::Keys(command)) => keys(command).await,
             Some(Command::Check(args)) => check(args).await,
             Some(Command::Verify(args)) => protocheck::attest::verify_command(args).await,
+            Some(Command::Submit(args)) => Ok(protocheck::client::submit_command(args).await),
             Some(Command::Reference(ReferenceCommand::Rcp(args))) => {
                 protocheck::reference::rcp::run_rcp_reference(args)
                     .await
