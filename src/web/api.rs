@@ -3,14 +3,19 @@
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::ratelimit::RateState;
+use crate::keys;
 use crate::queue::{self, Reason, Submission};
-use crate::store::{HistoryCursor, Run, StoredFinding, Target};
+use crate::store::{
+    ApiKey, HistoryCursor, Run, StoredFinding, Target, WebhookAttempt, WebhookDelivery,
+};
 use crate::suite::{RunOptions, SuiteChoice};
+use crate::webhook;
 use axum::Json;
 use axum::extract::connect_info::ConnectInfo;
 use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -52,17 +57,117 @@ pub struct SubmitBody {
     pub force: Option<bool>,
 }
 
+/// `POST /api/v1/runs`. With `Authorization: Bearer <API key>` the submission
+/// counts against the key's quota and the run records the key; without the header
+/// it counts against the client address. A header that names no live key is
+/// refused (401), never taken for anonymous use. Every answer after the rate
+/// decision carries the limiter's `RateLimit-*` headers.
 pub async fn submit_run(
     State(state): State<AppState>,
     ClientAddr(client): ClientAddr,
     headers: HeaderMap,
     body: Result<ApiJson<SubmitBody>, ApiError>,
 ) -> ApiResult<Response> {
+    let key = match headers.get(header::AUTHORIZATION) {
+        None => None,
+        Some(value) => match keys::authenticate(state.store.as_ref(), value.as_bytes()).await? {
+            Ok(key) => Some(key),
+            Err(refused) => {
+                // Refusals count against the address, so guessing keys is rate limited too.
+                if let Err(limited) = state.limiter.check_addr(client) {
+                    return Ok(with_rate_headers(
+                        ApiError::RateLimited {
+                            retry_after_s: limited.retry_after_s.unwrap_or(1),
+                        }
+                        .into_response(),
+                        &limited,
+                    ));
+                }
+                return Ok(invalid_token(refused.detail()));
+            }
+        },
+    };
     // The limit counts every POST, malformed ones too: they cost as much to refuse.
-    state
-        .limiter
-        .check(client)
-        .map_err(|retry_after_s| ApiError::RateLimited { retry_after_s })?;
+    let decision = match &key {
+        Some(k) => state.limiter.check_key(k),
+        None => state.limiter.check_addr(client),
+    };
+    let rate = match decision {
+        Ok(rate) => rate,
+        Err(limited) => {
+            let resp = match &key {
+                Some(k) => problem(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate-limited",
+                    "Too many requests",
+                    &format!(
+                        "too many submissions with the API key `{}`; retry in {}s",
+                        k.name,
+                        limited.retry_after_s.unwrap_or(1)
+                    ),
+                ),
+                None => ApiError::RateLimited {
+                    retry_after_s: limited.retry_after_s.unwrap_or(1),
+                }
+                .into_response(),
+            };
+            return Ok(with_rate_headers(resp, &limited));
+        }
+    };
+    if let Some(k) = &key
+        && let Err(e) = state.store.touch_api_key(k.id, crate::now_ms()).await
+    {
+        tracing::warn!(key = %k.id, error = %e, "recording the use of an API key failed");
+    }
+    let resp = match accept_submission(&state, key.as_ref(), &headers, body).await {
+        Ok(resp) => resp,
+        Err(e) => e.into_response(),
+    };
+    Ok(with_rate_headers(resp, &rate))
+}
+
+fn with_rate_headers(mut resp: Response, rate: &RateState) -> Response {
+    resp.headers_mut().extend(rate.headers());
+    resp
+}
+
+/// A problem+json answer built here rather than from [`ApiError`].
+fn problem(status: StatusCode, slug: &str, title: &str, detail: &str) -> Response {
+    let body = json!({
+        "type": format!("/problems/{slug}"),
+        "title": title,
+        "status": status.as_u16(),
+        "detail": detail,
+    });
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/problem+json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// 401 for a credential that names no live key (RFC 6750 §3.1).
+fn invalid_token(detail: &str) -> Response {
+    let mut resp = problem(
+        StatusCode::UNAUTHORIZED,
+        "invalid-token",
+        "Invalid API key",
+        detail,
+    );
+    resp.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(r#"Bearer error="invalid_token""#),
+    );
+    resp
+}
+
+async fn accept_submission(
+    state: &AppState,
+    key: Option<&ApiKey>,
+    headers: &HeaderMap,
+    body: Result<ApiJson<SubmitBody>, ApiError>,
+) -> ApiResult<Response> {
     let ApiJson(body) = body?;
 
     let suite_name = body.suite.as_deref().unwrap_or("auto");
@@ -77,6 +182,12 @@ pub async fn submit_run(
             detail: format!("options: {e}"),
         })?,
     };
+    if options.webhook_url.is_some() && key.is_none() {
+        return Err(ApiError::Invalid {
+            field: "options.webhook_url",
+            detail: queue::WEBHOOK_NEEDS_KEY.into(),
+        });
+    }
     let idempotency = match headers.get("idempotency-key") {
         None => None,
         Some(v) => {
@@ -91,14 +202,17 @@ pub async fn submit_run(
     };
     let submitted = state
         .queue
-        .submit(Submission {
-            url: body.url,
-            suite,
-            options,
-            max_age_s: body.max_age_s.unwrap_or(queue::DEFAULT_MAX_AGE_S),
-            force: body.force.unwrap_or(false),
-            idempotency,
-        })
+        .submit_as(
+            Submission {
+                url: body.url,
+                suite,
+                options,
+                max_age_s: body.max_age_s.unwrap_or(queue::DEFAULT_MAX_AGE_S),
+                force: body.force.unwrap_or(false),
+                idempotency,
+            },
+            key.map(|k| k.id),
+        )
         .await?;
 
     let location = format!("/api/v1/runs/{}", submitted.run.id);
@@ -107,7 +221,9 @@ pub async fn submit_run(
     } else {
         StatusCode::OK
     };
+    let owner = state.store.run_api_key(submitted.run.id).await?;
     let mut doc = run_json(&submitted.run, None);
+    doc["owner"] = json!(owner.as_ref().map(ApiKey::display_owner));
     doc["reason"] = json!(submitted.reason);
     Ok((status, [(header::LOCATION, location)], Json(doc)).into_response())
 }
@@ -133,7 +249,14 @@ pub async fn show_run(
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no run has the id `{id}`")))?;
     let findings = state.store.findings(id, -1).await?;
-    Ok(Json(run_json(&run, Some(&findings))))
+    let owner = state.store.run_api_key(id).await?;
+    let mut doc = run_json(&run, Some(&findings));
+    // The key's owner (or name), never anything that would authenticate.
+    doc["owner"] = json!(owner.as_ref().map(ApiKey::display_owner));
+    if run.options.webhook_url.is_some() {
+        doc["webhook"] = webhook_json(&run, state.store.run_webhook(id).await?);
+    }
+    Ok(Json(doc))
 }
 
 /// `GET /api/v1/targets/{id}`.
@@ -253,6 +376,44 @@ pub fn finding_json(f: &StoredFinding) -> Value {
     v
 }
 
+/// A run's webhook and its delivery attempts. The URL is shown without its path
+/// and query, which often carry the receiver's secret.
+fn webhook_json(run: &Run, delivery: Option<(WebhookDelivery, Vec<WebhookAttempt>)>) -> Value {
+    let url = run.options.webhook_url.as_deref().map(webhook::display_url);
+    let (state, deliveries) = match delivery {
+        // Created when the run ends.
+        None => ("waiting", Vec::new()),
+        Some((d, attempts)) => (
+            match d.state.as_str() {
+                "delivered" => "delivered",
+                "failed" => "failed",
+                _ => "pending",
+            },
+            attempts,
+        ),
+    };
+    json!({
+        "url": url,
+        "state": state,
+        "deliveries": deliveries.iter().map(|a| json!({
+            "attempt": a.attempt,
+            "at": rfc3339(a.at_ms),
+            "status_code": a.status_code,
+            "error": a.error,
+            "next_attempt_at": a.next_attempt_at_ms.map(rfc3339),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// Options as shown: a webhook URL without its path and query (see [`webhook_json`]).
+fn shown_options(options: &RunOptions) -> Value {
+    let mut v = serde_json::to_value(options).unwrap_or(Value::Null);
+    if let Some(url) = &options.webhook_url {
+        v["webhook_url"] = json!(webhook::display_url(url));
+    }
+    v
+}
+
 /// The API's view of a run; `findings` is included when given.
 pub fn run_json(run: &Run, findings: Option<&[StoredFinding]>) -> Value {
     let duration_ms = match (run.started_at_ms, run.finished_at_ms) {
@@ -266,7 +427,7 @@ pub fn run_json(run: &Run, findings: Option<&[StoredFinding]>) -> Value {
         "suite": run.suite,
         "suite_version": run.suite_version,
         "status": run.status,
-        "options": run.options,
+        "options": shown_options(&run.options),
         "attempts": run.attempts,
         "max_attempts": run.max_attempts,
         "created_at": rfc3339(run.created_at_ms),
