@@ -429,6 +429,10 @@ pub struct SubmitArgs {
     /// Reuse a finished run at most this old (seconds) instead of queueing one.
     #[arg(long)]
     pub max_age_s: Option<u64>,
+    /// Announce the finished run to this URL, signed with the API key's
+    /// webhook secret (needs --api-key).
+    #[arg(long, value_name = "URL", requires = "api_key")]
+    pub webhook_url: Option<String>,
     /// Wait for the verdict, print the report and exit by the gate.
     #[arg(long)]
     pub wait: bool,
@@ -471,6 +475,9 @@ impl SubmitArgs {
         }
         if self.allow_tool_calls {
             options.insert("allow_tool_calls".into(), Value::Bool(true));
+        }
+        if let Some(url) = &self.webhook_url {
+            options.insert("webhook_url".into(), Value::String(url.clone()));
         }
         SubmitRequest {
             url: self.url.clone(),

@@ -266,6 +266,18 @@ async fn submit_usage_and_network_errors_exit_2() {
     let (status, _) = app.get_json(&format!("/api/v1/targets/{key}")).await;
     assert_eq!(status, 404, "refused flags queued nothing");
 
+    // A key the service does not know is refused (401), never used anonymously.
+    let mut cmd = protocheck();
+    cmd.args(["submit", "http://127.0.0.1:1/", "--server", &app.base])
+        .env("PROTOCHECK_API_KEY", "pck_not-a-key");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("401"),
+        "{}",
+        show(&out)
+    );
+
     // No service listens there: a network error, not a verdict.
     let mut cmd = protocheck();
     cmd.args([
