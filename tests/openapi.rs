@@ -5,8 +5,8 @@
 
 mod common;
 
-use common::app::TestApp;
-use serde_json::Value;
+use common::app::{TestApp, mcp_reference, rcp_reference, worker_config};
+use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::time::Duration;
@@ -137,6 +137,122 @@ async fn the_document_is_openapi_3_1_and_documents_every_served_route() {
     let (status, body) = app.get_json("/api/v1/nothing-here").await;
     assert_eq!(status, 404);
     assert!(fallback(&body), "{body}");
+}
+
+/// Where `instance` breaks the document's component schema `name`.
+fn violations(doc: &Value, name: &str, instance: &Value) -> Vec<String> {
+    let schema = json!({
+        "$ref": format!("#/components/schemas/{name}"),
+        "components": doc["components"],
+    });
+    let validator = jsonschema::draft202012::new(&schema).expect("a valid JSON Schema");
+    validator
+        .iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect()
+}
+
+fn assert_matches(doc: &Value, name: &str, instance: &Value) {
+    let errors = violations(doc, name, instance);
+    assert!(
+        errors.is_empty(),
+        "{name} does not match the document: {errors:#?}\n{instance:#}"
+    );
+}
+
+/// Schemathesis sees queued runs only (its app has no workers); finished runs
+/// carry the verdicts, findings with evidence and attestations, checked here.
+#[tokio::test]
+async fn finished_runs_and_their_attestations_match_the_document() {
+    let rcp = rcp_reference(&["RCP-L0-003"], Duration::ZERO).await;
+    let mcp = mcp_reference(&["MCP-HDR-001"]).await;
+    for db in common::all_backends().await {
+        let app = TestApp::start(&db, 100).await;
+        let pool = app.workers(worker_config(2, Duration::from_secs(30)));
+        let doc = document(&app).await;
+        for (url, suite) in [(&rcp, "rcp"), (&mcp, "mcp")] {
+            let submitted = app.submit(&json!({"url": url, "suite": suite})).await;
+            assert_matches(&doc, "SubmittedRun", &submitted);
+            let id = submitted["id"].as_str().expect("id");
+            let run = app.wait_finished(id, Duration::from_secs(60)).await;
+            assert_eq!(run["status"], "failed", "{}: {run:#}", db.name());
+            let findings = run["findings"].as_array().expect("findings");
+            assert!(
+                findings.iter().any(|f| f["evidence"].is_array()),
+                "findings with evidence: {run:#}"
+            );
+            assert_matches(&doc, "RunView", &run);
+            // The schemas say something: a verdict of the wrong shape breaks them.
+            let mut broken = run.clone();
+            broken["verdict"]["counts"]["fail"] = json!("many");
+            assert!(!violations(&doc, "RunView", &broken).is_empty());
+
+            let target = run["target_id"].as_str().expect("target id");
+            let (status, history) = app
+                .get_json(&format!("/api/v1/targets/{target}/runs"))
+                .await;
+            assert_eq!(status, 200);
+            assert_matches(&doc, "HistoryPage", &history);
+            let (status, badges) = app
+                .get_json(&format!("/api/v1/targets/{target}/badges"))
+                .await;
+            assert_eq!(status, 200);
+            assert_matches(&doc, "TargetBadges", &badges);
+
+            let (status, envelope) = app
+                .get_json(&format!("/api/v1/runs/{id}/attestation"))
+                .await;
+            assert_eq!(status, 200);
+            assert_matches(&doc, "Envelope", &envelope);
+            let verified: Value = app
+                .post_json("/api/v1/verify", &envelope)
+                .await
+                .json()
+                .await
+                .expect("json");
+            assert_eq!(verified["valid"], true, "{verified:#}");
+            assert_matches(&doc, "Verification", &verified);
+        }
+        let (status, keys) = app.get_json("/.well-known/protocheck/keys.json").await;
+        assert_eq!(status, 200);
+        assert_matches(&doc, "Jwks", &keys);
+        pool.shutdown().await;
+    }
+}
+
+/// A body is a JSON object: serde would read a struct from an array by
+/// position, and the document says object.
+#[tokio::test]
+async fn bodies_and_options_that_are_not_objects_are_refused() {
+    for db in common::all_backends().await {
+        let app = TestApp::start(&db, 100).await;
+        let url = "http://127.0.0.1:9/rcp";
+        for (path, body, field) in [
+            ("/api/v1/runs", json!([url]), "body"),
+            (
+                "/api/v1/runs",
+                json!({"url": url, "options": [null, null]}),
+                "options",
+            ),
+            (
+                "/api/v1/runs",
+                json!({"url": url, "max_age_s": 1u64 << 63}),
+                "max_age_s",
+            ),
+            (
+                "/api/v1/verify",
+                json!(["e30=", "application/vnd.in-toto+json", []]),
+                "body",
+            ),
+        ] {
+            let resp = app.post_json(path, &body).await;
+            assert_eq!(resp.status(), 422, "{path} {body}");
+            let problem: Value = resp.json().await.expect("problem");
+            assert_eq!(problem["field"], field, "{path} {body}: {problem}");
+        }
+        let (_, runs) = app.get_json("/api/v1/targets/anything/runs").await;
+        assert_eq!(runs["status"], 404, "nothing was stored: {runs}");
+    }
 }
 
 /// The schemathesis CLI named by `PROTOCHECK_SCHEMATHESIS`; `None` (with a
