@@ -7,11 +7,13 @@
 //! run queue), [`attest`] (signed verdicts), and [`web`] (the axum router).
 
 pub mod attest;
+pub mod client;
 pub mod config;
 pub mod events;
 pub mod metrics;
 pub mod queue;
 pub mod reference;
+pub mod report;
 pub mod store;
 pub mod suite;
 pub mod target;

@@ -6,8 +6,9 @@ use protocheck::config::{DatabaseArgs, WebArgs, WorkerArgs};
 use protocheck::events::RunEvents;
 use protocheck::metrics::Metrics;
 use protocheck::queue::Queue;
+use protocheck::report::{self, Report};
 use protocheck::store::{self, Backend};
-use protocheck::suite::{self, Endpoint, Outcome, RunContext, RunOptions, SuiteChoice};
+use protocheck::suite::{self, Endpoint, RunContext, RunOptions, SuiteChoice};
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
 use protocheck::web::{self, AppState};
 use protocheck::worker::{WorkerConfig, WorkerDeps, WorkerPool};
@@ -57,6 +58,8 @@ enum Command {
     },
     /// Check one server locally, with no database. Exit 0 only when the verdict passes.
     Check(CheckArgs),
+    /// Submit a run to a protocheck service; with --wait, follow it and exit by its gate.
+    Submit(protocheck::client::SubmitArgs),
     /// Verify a signed attestation (offline with a key file). Exit 0 verified, 1 not.
     Verify(protocheck::attest::VerifyArgs),
     /// Start a reference target server (correct by default; --break RULE-ID breaks one rule).
@@ -83,9 +86,28 @@ struct CheckArgs {
     /// Which suite to run.
     #[arg(long, value_enum, default_value = "auto")]
     suite: SuiteArg,
-    /// Print the verdict and findings as JSON instead of text.
-    #[arg(long)]
+    /// Report format: `text` (findings as they arrive, then the verdict),
+    /// `json` (the report document, schema at /api/v1/schema/report.json),
+    /// `junit` (JUnit XML) or `sarif` (SARIF 2.1.0).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    format: Option<report::Format>,
+    /// Same as `--format json`.
+    #[arg(long, conflicts_with = "format")]
     json: bool,
+    /// Gate (RCP): the certified level must be at least this one.
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    min_level: Option<report::gate::Level>,
+    /// Gate (MCP): the grade must be at least this one.
+    #[arg(long, value_enum, value_name = "GRADE")]
+    min_grade: Option<report::gate::Grade>,
+    /// Baseline of known failures: a YAML or JSON list of rule ids. Listed
+    /// failures do not fail the gate, new ones do, and listed rules that pass
+    /// now fail it as stale.
+    #[arg(long, value_name = "FILE")]
+    expected_failures: Option<std::path::PathBuf>,
+    /// Write the report to FILE instead of stdout (stdout then gets the text summary).
+    #[arg(long, value_name = "FILE")]
+    output: Option<std::path::PathBuf>,
     /// Per-request timeout in milliseconds.
     #[arg(long)]
     timeout_ms: Option<u64>,
@@ -141,7 +163,10 @@ fn main() -> ExitCode {
             };
         }
     };
-    let quiet = matches!(cli.command, Some(Command::Check(_) | Command::Verify(_)));
+    let quiet = matches!(
+        cli.command,
+        Some(Command::Check(_) | Command::Verify(_) | Command::Submit(_))
+    );
     init_tracing(quiet);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -175,6 +200,7 @@ fn main() -> ExitCode {
             }
             Some(Command::Check(args)) => check(args).await,
             Some(Command::Verify(args)) => protocheck::attest::verify_command(args).await,
+            Some(Command::Submit(args)) => Ok(protocheck::client::submit_command(args).await),
             Some(Command::Reference(ReferenceCommand::Rcp(args))) => {
                 protocheck::reference::rcp::run_rcp_reference(args)
                     .await
@@ -359,13 +385,37 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         (_, Some(cmd)) => Endpoint::Stdio(cmd.clone()),
         (Some(url), None) => match protocheck::target::CanonicalUrl::parse(url) {
             Ok(u) => Endpoint::Http(u.url().clone()),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(ExitCode::from(EXIT_USAGE));
-            }
+            Err(e) => return usage(e.to_string()),
         },
         (None, None) => unreachable!("clap requires a URL or --stdio"),
     };
+    let format = if args.json {
+        report::Format::Json
+    } else {
+        args.format.unwrap_or(report::Format::Text)
+    };
+    let expected_failures = match &args.expected_failures {
+        None => None,
+        Some(path) => match report::gate::load_expected_failures(path) {
+            Ok(ids) => Some(ids),
+            Err(e) => return usage(e),
+        },
+    };
+    let gate = report::Gate {
+        min_level: args.min_level,
+        min_grade: args.min_grade,
+        expected_failures,
+    };
+    // Refuse a flag that cannot apply before spending a run on it.
+    let requested = match args.suite {
+        SuiteArg::Auto => None,
+        SuiteArg::Mcp => Some(suite::SuiteId::Mcp),
+        SuiteArg::Rcp => Some(suite::SuiteId::Rcp),
+    };
+    if let Err(e) = gate.applies_to_suite(requested) {
+        return usage(e);
+    }
+    let gated = gate != report::Gate::default();
     let options = RunOptions {
         request_timeout_ms: args.timeout_ms,
         bearer_token: args.bearer_token.map(protocheck::suite::BearerToken::new),
@@ -375,8 +425,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         ..RunOptions::default()
     };
     if let Err(e) = options.validate() {
-        eprintln!("error: {e}");
-        return Ok(ExitCode::from(EXIT_USAGE));
+        return usage(e);
     }
     // `check` runs on the user's own machine: private targets are theirs to test.
     let policy = if args.public_only {
@@ -387,12 +436,13 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let http = HttpClient::new(policy, Limits::default())?;
     let ctx = RunContext::new(http, options);
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
-    let json = args.json;
+    // Text on stdout shows findings as they arrive; every other output waits for the report.
+    let stream = format == report::Format::Text && args.output.is_none();
     let printer = tokio::spawn(async move {
         let mut all = Vec::new();
         while let Some(f) = rx.recv().await {
-            if !json {
-                print_finding(&f);
+            if stream {
+                println!("{}", report::text::finding_line(&f));
             }
             all.push(f);
         }
@@ -400,44 +450,45 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     });
     let verdict = suite::run_suite(args.suite.into(), &endpoint, &ctx, tx).await;
     let findings = printer.await.unwrap_or_default();
-    match verdict {
-        Ok(v) => {
-            if json {
-                let doc = serde_json::json!({"target": endpoint.to_string(), "verdict": v, "findings": findings});
-                println!("{}", serde_json::to_string_pretty(&doc)?);
-            } else {
-                let c = v.counts;
-                println!();
-                println!(
-                    "{} passed, {} failed, {} warnings, {} info, {} skipped",
-                    c.pass, c.fail, c.warn, c.info, c.skip
-                );
-                println!(
-                    "verdict: {} ({})",
-                    v.summary,
-                    if v.passed { "passes" } else { "fails" }
-                );
-            }
-            Ok(ExitCode::from(u8::from(!v.passed)))
-        }
-        Err(e) => {
-            if json {
-                let doc = serde_json::json!({"target": endpoint.to_string(), "error": e.to_string(), "findings": findings});
-                println!("{}", serde_json::to_string_pretty(&doc)?);
-            }
-            eprintln!("error: {e}");
-            Ok(ExitCode::from(EXIT_USAGE))
-        }
+    let target = endpoint.to_string();
+    let error = verdict.as_ref().err().map(ToString::to_string);
+    let mut doc = Report::from_check(
+        &target,
+        verdict
+            .as_ref()
+            .map_err(|_| error.as_deref().unwrap_or_default()),
+        &findings,
+    );
+    let misapplied = match &doc.verdict {
+        Some(v) => gate.applies_to(v).err(),
+        None => None,
+    };
+    if gated && misapplied.is_none() {
+        doc.apply_gate(&gate);
     }
+    let rendered = doc.render(format);
+    match &args.output {
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, &rendered) {
+                return usage(format!("cannot write {}: {e}", path.display()));
+            }
+            print!("{}", report::text::summary(&doc));
+        }
+        None if stream => print!("{}", report::text::summary(&doc)),
+        None => print!("{rendered}"),
+    }
+    if let Some(e) = error {
+        eprintln!("error: {e}");
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
+    if let Some(e) = misapplied {
+        return usage(e);
+    }
+    Ok(ExitCode::from(u8::from(doc.passed() != Some(true))))
 }
 
-fn print_finding(f: &suite::Finding) {
-    let tag = match f.outcome {
-        Outcome::Pass => "PASS",
-        Outcome::Fail => "FAIL",
-        Outcome::Warn => "WARN",
-        Outcome::Info => "INFO",
-        Outcome::Skip => "SKIP",
-    };
-    println!("{tag:<4}  {:<12}  {}", f.rule_id, f.message);
+/// Prints `message` as a usage error: exit 2.
+fn usage(message: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
+    eprintln!("error: {message}");
+    Ok(ExitCode::from(EXIT_USAGE))
 }

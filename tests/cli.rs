@@ -228,3 +228,53 @@ async fn verify_checks_an_attestation_offline_with_the_published_keys() {
         "a tampered attestation does not verify"
     );
 }
+
+#[tokio::test]
+async fn check_json_is_an_alias_of_format_json_and_output_writes_the_report_to_a_file() {
+    let good = rcp_reference(&[], Duration::ZERO).await;
+    let mut cmd = protocheck();
+    cmd.args(["check", &good, "--suite", "rcp", "--json"]);
+    let alias = output(cmd).await;
+    assert_eq!(alias.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&alias.stdout).expect("--json prints JSON");
+    assert_eq!(doc["report_version"], "1");
+    assert_eq!(doc["verdict"]["certified_level"], "L2");
+
+    let mut cmd = protocheck();
+    cmd.args(["check", &good, "--json", "--format", "sarif"]);
+    assert_eq!(
+        output(cmd).await.status.code(),
+        Some(2),
+        "--json and --format together are a usage error"
+    );
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("report.sarif");
+    let mut cmd = protocheck();
+    cmd.args([
+        "check", &good, "--suite", "rcp", "--format", "sarif", "--output",
+    ])
+    .arg(&file);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("verdict: L2") && !stdout.contains("\"runs\""),
+        "stdout gets the summary, the file the report: {stdout}"
+    );
+    let sarif: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("report written"))
+            .expect("SARIF JSON");
+    assert_eq!(sarif["version"], "2.1.0");
+
+    let mut cmd = protocheck();
+    cmd.args(["check", &good, "--suite", "rcp", "--output"])
+        .arg(dir.path().join("no/such/dir/report.txt"));
+    let out = output(cmd).await;
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an unwritable --output is a usage error"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write"));
+}

@@ -11,6 +11,7 @@ pub mod ops;
 pub mod pages;
 pub mod progress;
 pub mod ratelimit;
+pub mod report;
 
 use crate::events::RunEvents;
 use crate::metrics::Metrics;
@@ -123,6 +124,10 @@ pub fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(api::target_history))
         .routes(routes!(badge::badge_snippets))
         .routes(routes!(attest::show_attestation))
+        .routes(routes!(report::report_json))
+        .routes(routes!(report::report_junit))
+        .routes(routes!(report::report_sarif))
+        .routes(routes!(report::report_schema))
         .routes(routes!(attest::verify))
         .routes(routes!(attest::keys))
         .routes(routes!(badge::badge_by_key))

@@ -28,6 +28,7 @@ pub const DOCUMENT_PATH: &str = "/api/openapi.json";
     tags(
         (name = "runs", description = "Submit conformance runs and follow them"),
         (name = "targets", description = "Servers under test and their history"),
+        (name = "reports", description = "Reports of finished runs for CI: JSON, JUnit XML, SARIF"),
         (name = "badges", description = "Conformance badges and their snippets"),
         (name = "attestations", description = "Signed verdicts and their verification"),
         (name = "operations", description = "Health, readiness, metrics and this document"),
@@ -41,6 +42,7 @@ pub const DOCUMENT_PATH: &str = "/api/openapi.json";
             UnsupportedMediaType,
             Unprocessable,
             TooManyRequests,
+            RunNotFinished,
             InternalError,
             TimedOut,
         ),
@@ -81,6 +83,16 @@ pub struct Unprocessable(pub Problem);
     headers(("Retry-After" = u64, description = "Seconds until a submission is accepted again"))
 )]
 pub struct TooManyRequests(pub Problem);
+
+/// The run is still queued or running: its report exists once it has
+/// finished (the problem adds `run_status` and `links` to the run and its
+/// progress stream).
+#[derive(ToResponse)]
+#[response(
+    content_type = "application/problem+json",
+    headers(("Retry-After" = u64, description = "Seconds to wait before asking again"))
+)]
+pub struct RunNotFinished(pub Problem);
 
 /// An internal failure (logged; the detail is not shown).
 #[derive(ToResponse)]

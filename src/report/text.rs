@@ -1,0 +1,72 @@
+//! The text report: one line per finding, then the counts, the verdict and
+//! the gate. `check` prints the finding lines as findings arrive and the
+//! rest at the end; [`render`] is both at once.
+
+use super::Report;
+use crate::suite::{Finding, Outcome};
+use std::fmt::Write;
+
+/// One finding: `FAIL  RCP-L0-003    message`.
+pub fn finding_line(f: &Finding) -> String {
+    let tag = match f.outcome {
+        Outcome::Pass => "PASS",
+        Outcome::Fail => "FAIL",
+        Outcome::Warn => "WARN",
+        Outcome::Info => "INFO",
+        Outcome::Skip => "SKIP",
+    };
+    format!("{tag:<4}  {:<12}  {}", f.rule_id, f.message)
+}
+
+/// Everything after the finding lines but the error: counts, verdict, gate.
+/// (`check` prints the error on stderr.)
+pub fn summary(report: &Report) -> String {
+    let mut out = String::new();
+    if let Some(v) = &report.verdict {
+        let c = v.counts;
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "{} passed, {} failed, {} warnings, {} info, {} skipped",
+            c.pass, c.fail, c.warn, c.info, c.skip
+        );
+        let _ = writeln!(
+            out,
+            "verdict: {} ({})",
+            v.summary,
+            if v.passed { "passes" } else { "fails" }
+        );
+    }
+    if let Some(g) = &report.gate {
+        if g.passed {
+            let _ = writeln!(out, "gate: passes");
+        } else {
+            let _ = writeln!(out, "gate: fails");
+            for reason in &g.reasons {
+                let _ = writeln!(out, "  - {reason}");
+            }
+        }
+        if !g.expected_failures.is_empty() {
+            let _ = writeln!(
+                out,
+                "  expected failures (baseline): {}",
+                g.expected_failures.join(", ")
+            );
+        }
+    }
+    out
+}
+
+/// The whole text report.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    for f in &report.findings {
+        out.push_str(&finding_line(&f.finding));
+        out.push('\n');
+    }
+    out.push_str(&summary(report));
+    if let Some(e) = &report.error {
+        out.push_str(&format!("error: {e}\n"));
+    }
+    out
+}

@@ -1,0 +1,281 @@
+//! `protocheck submit`: the CI client against a live protocheck on loopback,
+//! with the exit-code contract (0 passes, 1 fails, 2 usage or network error),
+//! the polling fallback and the wait on `429 Retry-After`.
+
+mod common;
+
+use common::app::{TestApp, rcp_reference, worker_config};
+use serde_json::{Value, json};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+fn protocheck() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_protocheck"));
+    cmd.env_remove("DATABASE_URL")
+        .env_remove("PROTOCHECK_API_KEY")
+        .env_remove("PROTOCHECK_SERVER")
+        .env("RUST_LOG", "warn");
+    cmd
+}
+
+async fn output(mut cmd: Command) -> Output {
+    tokio::task::spawn_blocking(move || cmd.output().expect("run protocheck"))
+        .await
+        .expect("join")
+}
+
+fn show(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// `protocheck serve` as its own process on a free loopback port, with a
+/// SQLite database in `dir`. Killed on drop.
+struct Served {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn live_serve(dir: &std::path::Path) -> Served {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let child = protocheck()
+        .arg("serve")
+        .env(
+            "DATABASE_URL",
+            format!("sqlite://{}", dir.join("serve.db").display()),
+        )
+        .env("PROTOCHECK_BIND", format!("127.0.0.1:{port}"))
+        .env("PROTOCHECK_WORKERS", "2")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn serve");
+    let served = Served {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+    };
+    let client = reqwest::Client::new();
+    for _ in 0..300 {
+        if let Ok(r) = client.get(format!("{}/readyz", served.base)).send().await
+            && r.status() == 200
+        {
+            return served;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("serve did not become ready at {}", served.base);
+}
+
+#[tokio::test]
+async fn submit_wait_against_a_live_serve_exits_by_the_verdict() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = live_serve(dir.path()).await;
+
+    let good = rcp_reference(&[], Duration::ZERO).await;
+    let mut cmd = protocheck();
+    cmd.args([
+        "submit",
+        &good,
+        "--server",
+        &served.base,
+        "--suite",
+        "rcp",
+        "--wait",
+        "--format",
+        "json",
+    ]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("the report is JSON");
+    assert_eq!(report["verdict"]["passed"], true, "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("PASS") && stderr.contains("RCP-L0-"),
+        "findings are shown while waiting: {stderr}"
+    );
+
+    let broken = rcp_reference(&["RCP-L0-003"], Duration::ZERO).await;
+    let mut cmd = protocheck();
+    cmd.args([
+        "submit",
+        &broken,
+        "--server",
+        &served.base,
+        "--suite",
+        "rcp",
+        "--wait",
+        "--format",
+        "json",
+    ]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("the report is JSON");
+    assert_eq!(report["verdict"]["passed"], false);
+
+    // A target nobody answers on: the run ends as `error`, which is not a failed verdict.
+    let mut cmd = protocheck();
+    cmd.args([
+        "submit",
+        "http://127.0.0.1:9/rcp",
+        "--server",
+        &served.base,
+        "--suite",
+        "rcp",
+        "--wait",
+    ]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("ended as error"),
+        "{}",
+        show(&out)
+    );
+
+    // The same gates and formats as `check`: JUnit on stdout, the level gate met.
+    let mut cmd = protocheck();
+    cmd.args([
+        "submit",
+        &good,
+        "--server",
+        &served.base,
+        "--suite",
+        "rcp",
+        "--wait",
+        "--quiet",
+        "--format",
+        "junit",
+        "--min-level",
+        "L2",
+    ]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let xml = String::from_utf8_lossy(&out.stdout);
+    assert!(xml.starts_with("<?xml"), "{xml}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("PASS"),
+        "--quiet"
+    );
+
+    // Without --wait: the run id on stdout, exit 0 once it is accepted.
+    let mut cmd = protocheck();
+    cmd.args(["submit", &good, "--server", &served.base, "--force"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert!(uuid::Uuid::parse_str(&id).is_ok(), "{}", show(&out));
+}
+
+#[tokio::test]
+async fn submit_polls_when_asked_and_waits_out_429() {
+    let db = common::sqlite().await;
+    // 60 a minute: a burst of 60, then one more each second.
+    let app = TestApp::start(&db, 60).await;
+    let _pool = app.workers(worker_config(2, Duration::from_secs(30)));
+    let good = rcp_reference(&[], Duration::ZERO).await;
+
+    // Spend the burst with malformed submissions (they count too).
+    for _ in 0..70 {
+        app.post_json("/api/v1/runs", &json!({"nonsense": true}))
+            .await;
+    }
+    let mut cmd = protocheck();
+    cmd.args([
+        "submit", &good, "--server", &app.base, "--suite", "rcp", "--wait", "--poll", "--format",
+        "json",
+    ]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("rate limited"),
+        "the 429 was waited out: {stderr}"
+    );
+    assert!(
+        !stderr.contains("PASS"),
+        "polling sees no findings stream: {stderr}"
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("the report is JSON");
+    assert_eq!(report["verdict"]["passed"], true);
+}
+
+#[tokio::test]
+async fn submit_usage_and_network_errors_exit_2() {
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 30).await;
+
+    // The service refuses the submission (a scheme it cannot check): 2, with its reason.
+    let mut cmd = protocheck();
+    cmd.args(["submit", "ftp://example.com/", "--server", &app.base]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("refused"),
+        "{}",
+        show(&out)
+    );
+
+    for server in [
+        "not a url",
+        "ftp://127.0.0.1/",
+        "http://user:pw@127.0.0.1:1/",
+    ] {
+        let mut cmd = protocheck();
+        cmd.args(["submit", "http://127.0.0.1:1/", "--server", server]);
+        let out = output(cmd).await;
+        assert_eq!(out.status.code(), Some(2), "{server}: {}", show(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("--server"),
+            "{server}: {}",
+            show(&out)
+        );
+    }
+
+    // Gates need --wait, and must fit the suite: refused before any run is queued.
+    for args in [
+        vec!["--min-grade", "strict"],
+        vec!["--wait", "--suite", "mcp", "--min-level", "L1"],
+        vec![
+            "--wait",
+            "--expected-failures",
+            "/nonexistent/baseline.yaml",
+        ],
+    ] {
+        let mut cmd = protocheck();
+        cmd.args(["submit", "http://127.0.0.1:1/", "--server", &app.base]);
+        cmd.args(&args);
+        let out = output(cmd).await;
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", show(&out));
+    }
+    let key = protocheck::target::CanonicalUrl::parse("http://127.0.0.1:1/")
+        .expect("canonical")
+        .key();
+    let (status, _) = app.get_json(&format!("/api/v1/targets/{key}")).await;
+    assert_eq!(status, 404, "refused flags queued nothing");
+
+    // No service listens there: a network error, not a verdict.
+    let mut cmd = protocheck();
+    cmd.args([
+        "submit",
+        "http://127.0.0.1:1/",
+        "--server",
+        "http://127.0.0.1:9",
+        "--timeout",
+        "5s",
+    ]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+}
