@@ -42,7 +42,7 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
     }
 }
 
-/// `POST /api/v1/runs`.
+/// The body of `POST /api/v1/runs`.
 #[derive(Debug, Deserialize, serde::Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SubmitBody {
