@@ -48,6 +48,11 @@ pub struct WorkerArgs {
     /// The key that signs each verdict as it is stored.
     #[command(flatten)]
     pub attest: AttestArgs,
+    /// The public base URL of report links in webhooks (the same variable as
+    /// `serve`'s `--public-url`). Without it, `serve` uses `http://` and its bind
+    /// address, and `worker` sends paths.
+    #[arg(long, env = "PROTOCHECK_PUBLIC_URL")]
+    pub webhook_public_url: Option<String>,
 }
 
 impl WorkerArgs {

@@ -10,6 +10,7 @@ pub mod attest;
 pub mod client;
 pub mod config;
 pub mod events;
+pub mod keys;
 pub mod metrics;
 pub mod queue;
 pub mod reference;
@@ -19,6 +20,7 @@ pub mod suite;
 pub mod target;
 pub mod transport;
 pub mod web;
+pub mod webhook;
 pub mod worker;
 
 /// Milliseconds since the Unix epoch, the one time unit the store uses.

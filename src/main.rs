@@ -56,6 +56,9 @@ enum Command {
         #[arg(long)]
         down: bool,
     },
+    /// Manage API keys: create (the token is shown once), list, revoke.
+    #[command(subcommand)]
+    Keys(KeysCommand),
     /// Check one server locally, with no database. Exit 0 only when the verdict passes.
     Check(CheckArgs),
     /// Submit a run to a protocheck service; with --wait, follow it and exit by its gate.
@@ -65,6 +68,40 @@ enum Command {
     /// Start a reference target server (correct by default; --break RULE-ID breaks one rule).
     #[command(subcommand)]
     Reference(ReferenceCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum KeysCommand {
+    /// Create a key; prints its token and webhook signing secret, once.
+    Create {
+        #[command(flatten)]
+        db: DatabaseArgs,
+        /// A name for the key, unique among keys that are not revoked.
+        #[arg(long)]
+        name: String,
+        /// Submissions allowed: N/s, N/m (or N/min), N/h or N/d.
+        #[arg(long, value_parser = parse_rate)]
+        rate: protocheck::keys::Rate,
+        /// Who the key's runs are shown as belonging to (default: the key's name).
+        #[arg(long)]
+        owner: Option<String>,
+    },
+    /// List keys (never their tokens or secrets).
+    List {
+        #[command(flatten)]
+        db: DatabaseArgs,
+    },
+    /// Revoke a key by id or name; its token stops working at once.
+    Revoke {
+        #[command(flatten)]
+        db: DatabaseArgs,
+        /// The key's id or name.
+        key: String,
+    },
+}
+
+fn parse_rate(s: &str) -> Result<protocheck::keys::Rate, String> {
+    s.parse()
 }
 
 #[derive(Debug, Subcommand)]
@@ -165,7 +202,7 @@ fn main() -> ExitCode {
     };
     let quiet = matches!(
         cli.command,
-        Some(Command::Check(_) | Command::Verify(_) | Command::Submit(_))
+        Some(Command::Check(_) | Command::Verify(_) | Command::Submit(_) | Command::Keys(_))
     );
     init_tracing(quiet);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -198,6 +235,7 @@ fn main() -> ExitCode {
             Some(Command::Migrate { db, down }) => {
                 migrate(db, down).await.map(|()| ExitCode::SUCCESS)
             }
+            Some(Command::Keys(command)) => keys(command).await,
             Some(Command::Check(args)) => check(args).await,
             Some(Command::Verify(args)) => protocheck::attest::verify_command(args).await,
             Some(Command::Submit(args)) => Ok(protocheck::client::submit_command(args).await),
@@ -262,6 +300,9 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
         };
         let mut cfg = WorkerConfig::from_args(&workers, policy);
         cfg.attestor = Some(attestor.clone());
+        cfg.webhooks
+            .public_url
+            .get_or_insert_with(|| format!("http://{}", web_args.bind));
         Some(WorkerPool::start(deps, cfg)?)
     } else {
         None
@@ -351,6 +392,101 @@ async fn migrate(db: DatabaseArgs, down: bool) -> anyhow::Result<()> {
         println!("migrations applied");
     }
     Ok(())
+}
+
+/// `protocheck keys …`.
+async fn keys(command: KeysCommand) -> anyhow::Result<ExitCode> {
+    use protocheck::keys::{KeyError, Rate, create_key};
+    match command {
+        KeysCommand::Create {
+            db,
+            name,
+            rate,
+            owner,
+        } => {
+            let store = open_store(&db).await?;
+            match create_key(
+                store.as_ref(),
+                &name,
+                owner.as_deref(),
+                rate,
+                protocheck::now_ms(),
+            )
+            .await
+            {
+                Ok(created) => {
+                    println!(
+                        "created API key `{}` ({})",
+                        created.key.name, created.key.id
+                    );
+                    println!("owner: {}", created.key.display_owner());
+                    println!("rate: {rate}");
+                    println!();
+                    println!("token: {}", created.token);
+                    println!("webhook signing secret: {}", created.webhook_secret);
+                    println!();
+                    println!(
+                        "The token and the secret are shown this once: protocheck keeps only a hash of the token. Store them now."
+                    );
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(
+                    e
+                    @ (KeyError::InvalidName(_) | KeyError::InvalidOwner | KeyError::NameTaken(_)),
+                ) => {
+                    eprintln!("error: {e}");
+                    Ok(ExitCode::from(EXIT_USAGE))
+                }
+                Err(e) => Err(e).context("creating the key"),
+            }
+        }
+        KeysCommand::List { db } => {
+            let store = open_store(&db).await?;
+            let keys = store.api_keys().await.context("listing keys")?;
+            if keys.is_empty() {
+                println!("no API keys");
+                return Ok(ExitCode::SUCCESS);
+            }
+            println!(
+                "{:<36}  {:<20}  {:<20}  {:<10}  {:<24}  {:<24}  STATUS",
+                "ID", "NAME", "OWNER", "RATE", "CREATED", "LAST USED"
+            );
+            for k in keys {
+                let status = match k.revoked_at_ms {
+                    Some(at) => format!("revoked {}", web::api::rfc3339(at)),
+                    None => "active".to_owned(),
+                };
+                println!(
+                    "{:<36}  {:<20}  {:<20}  {:<10}  {:<24}  {:<24}  {status}",
+                    k.id,
+                    k.name,
+                    k.display_owner(),
+                    Rate::of(&k).to_string(),
+                    web::api::rfc3339(k.created_at_ms),
+                    k.last_used_at_ms
+                        .map_or_else(|| "never".to_owned(), web::api::rfc3339),
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        KeysCommand::Revoke { db, key } => {
+            let store = open_store(&db).await?;
+            match store
+                .revoke_api_key(&key, protocheck::now_ms())
+                .await
+                .context("revoking the key")?
+            {
+                Some(k) => {
+                    println!("revoked API key `{}` ({})", k.name, k.id);
+                    Ok(ExitCode::SUCCESS)
+                }
+                None => {
+                    eprintln!("error: no active API key has the id or name `{key}`");
+                    Ok(ExitCode::from(EXIT_USAGE))
+                }
+            }
+        }
+    }
 }
 
 /// Waits for ctrl-c or SIGTERM, then cancels `stop`.
@@ -491,4 +627,18 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
 fn usage(message: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
     eprintln!("error: {message}");
     Ok(ExitCode::from(EXIT_USAGE))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every subcommand's arguments are consistent (ids, flags and env variables
+    /// shared by flattened groups), which clap otherwise checks only when the
+    /// subcommand is first parsed at run time.
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
 }

@@ -11,6 +11,8 @@ use uuid::Uuid;
 
 /// A finished run younger than this is returned instead of queueing a new one.
 pub const DEFAULT_MAX_AGE_S: u64 = 300;
+/// Why a webhook on an anonymous submission is refused.
+pub const WEBHOOK_NEEDS_KEY: &str = "options.webhook_url needs an API key (Authorization: Bearer …): webhooks are signed with the key's secret";
 /// Longest `Idempotency-Key` accepted.
 pub const MAX_IDEMPOTENCY_KEY_BYTES: usize = 255;
 
@@ -93,6 +95,15 @@ impl Queue {
 
     /// Validates and submits. Nothing is stored unless the submission is valid.
     pub async fn submit(&self, sub: Submission) -> Result<Submitted, SubmitError> {
+        self.submit_as(sub, None).await
+    }
+
+    /// [`Queue::submit`] on behalf of an API key, which a new run records.
+    pub async fn submit_as(
+        &self,
+        sub: Submission,
+        api_key: Option<Uuid>,
+    ) -> Result<Submitted, SubmitError> {
         let url = CanonicalUrl::parse(&sub.url)?;
         sub.options.validate().map_err(SubmitError::Options)?;
         // A token would have to be stored for a worker to use it; runs through the
@@ -101,6 +112,10 @@ impl Queue {
             return Err(SubmitError::Options(
                 "options.bearer_token is not accepted by the service: it would have to be stored; use `protocheck check --bearer-token` locally".into(),
             ));
+        }
+        // The signature's secret belongs to an API key: no key, no webhook.
+        if sub.options.webhook_url.is_some() && api_key.is_none() {
+            return Err(SubmitError::Options(WEBHOOK_NEEDS_KEY.into()));
         }
         if let Some((key, _)) = &sub.idempotency
             && (key.is_empty()
@@ -120,7 +135,16 @@ impl Queue {
             .store
             .upsert_target(&url.key(), url.as_str(), now)
             .await?;
-        let dedup_key = dedup_key(&target.id, sub.suite, &sub.options);
+        let mut dedup_key = dedup_key(&target.id, sub.suite, &sub.options);
+        // The webhook URL is in the options, so runs with different webhooks are not
+        // merged and every receiver is told. A webhook is signed with the submitting
+        // key's secret, so with one the key is part of the identity too: another key's
+        // receiver could not verify a run this key submitted.
+        if sub.options.webhook_url.is_some()
+            && let Some(key) = api_key
+        {
+            dedup_key = hex::encode(Sha256::digest(format!("{dedup_key}\0{key}")));
+        }
 
         let mut submitted = None;
         if !sub.force {
@@ -148,7 +172,7 @@ impl Queue {
                     max_attempts: self.max_attempts,
                     created_at_ms: now,
                 };
-                match self.store.insert_run(&new).await? {
+                match self.store.insert_run_as(&new, api_key).await? {
                     Inserted::New(run) => {
                         // A permit for one worker; a worker already waiting takes it at once.
                         self.wake.notify_one();

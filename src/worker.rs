@@ -11,6 +11,7 @@ use crate::metrics::Metrics;
 use crate::store::{Run, RunEnd, Store};
 use crate::suite::{self, Endpoint, Finding, RunContext, SuiteChoice};
 use crate::transport::{AddressPolicy, HttpClient, Limits};
+use crate::webhook::WebhookConfig;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, mpsc};
@@ -22,6 +23,8 @@ use uuid::Uuid;
 const RETRY_BASE: Duration = Duration::from_secs(2);
 /// Longest retry delay.
 const RETRY_CAP: Duration = Duration::from_secs(120);
+/// A webhook receiver's answer is never read beyond this.
+const WEBHOOK_BODY_BYTES: usize = 4096;
 /// Findings buffered between the engine and the store writer.
 const FINDINGS_BUFFER: usize = 64;
 
@@ -43,6 +46,8 @@ pub struct WorkerConfig {
     /// Signs each verdict as it is stored; without one, verdicts are signed when
     /// their attestation is first requested.
     pub attestor: Option<crate::attest::Attestor>,
+    /// Webhook delivery: retries, timeout, the public base of report links.
+    pub webhooks: WebhookConfig,
 }
 
 impl WorkerConfig {
@@ -59,6 +64,7 @@ impl WorkerConfig {
             policy,
             limits: Limits::default(),
             attestor: None,
+            webhooks: WebhookConfig::default(),
         }
     }
 
@@ -67,6 +73,7 @@ impl WorkerConfig {
         cfg.poll = Duration::from_secs(args.poll_secs.max(1));
         cfg.shutdown_grace = Duration::from_secs(args.shutdown_grace_secs);
         cfg.run_deadline = Duration::from_secs(args.run_deadline_secs.max(1));
+        cfg.webhooks.public_url = args.webhook_public_url.clone();
         cfg
     }
 
@@ -102,6 +109,7 @@ impl WorkerPool {
         let shutdown = CancellationToken::new();
         let mut tasks = JoinSet::new();
         let cfg = Arc::new(cfg);
+        let webhook_wake = Arc::new(Notify::new());
         let process = Uuid::new_v4().simple().to_string();
         for n in 0..cfg.workers {
             let worker = Worker {
@@ -110,12 +118,30 @@ impl WorkerPool {
                 cfg: cfg.clone(),
                 http: http.clone(),
                 shutdown: shutdown.clone(),
+                webhook_wake: webhook_wake.clone(),
             };
             tasks.spawn(worker.run());
         }
         tasks.spawn(reaper(deps.clone(), cfg.clone(), shutdown.clone()));
         let (store, wake, stop) = (deps.store.clone(), deps.wake.clone(), shutdown.clone());
         tasks.spawn(async move { store.listen_for_work(wake, stop).await });
+        // Webhooks go through the same guard as targets: a receiver the policy
+        // refuses is never contacted. The response body is not read (see `webhook`).
+        let hooks = HttpClient::new(
+            cfg.policy,
+            Limits {
+                request_timeout: cfg.webhooks.timeout,
+                max_body_bytes: WEBHOOK_BODY_BYTES,
+                ..cfg.limits.clone()
+            },
+        )?;
+        tasks.spawn(crate::webhook::delivery_loop(
+            deps.store.clone(),
+            hooks,
+            Arc::new(cfg.webhooks.clone()),
+            webhook_wake.clone(),
+            shutdown.clone(),
+        ));
         Ok(Self { tasks, shutdown })
     }
 
@@ -146,6 +172,8 @@ struct Worker {
     cfg: Arc<WorkerConfig>,
     http: HttpClient,
     shutdown: CancellationToken,
+    /// Told when a run ends, so its webhook goes out without waiting for a poll.
+    webhook_wake: Arc<Notify>,
 }
 
 /// How a run's execution ended, from the worker's side.
@@ -272,6 +300,9 @@ impl Worker {
                     .metrics
                     .observe_run(&run.suite, status, started.elapsed().as_secs_f64());
                 tracing::info!(worker = %self.id, run = %run.id, status, "run ended");
+                if run.options.webhook_url.is_some() {
+                    self.webhook_wake.notify_one();
+                }
             }
             Err(e) => {
                 tracing::error!(worker = %self.id, run = %run.id, error = %e, "recording the end of a run failed; its lease will expire and it will run again")

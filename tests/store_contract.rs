@@ -1239,3 +1239,266 @@ async fn listen_for_work_wakes_workers_on_postgres() {
         assert!(stopped.is_ok(), "{b}: the listener returns on shutdown");
     }
 }
+
+fn new_api_key(name: &str, token_hash: &str, created_at_ms: i64) -> protocheck::store::NewApiKey {
+    protocheck::store::NewApiKey {
+        id: Uuid::now_v7(),
+        name: name.to_string(),
+        owner: None,
+        token_hash: token_hash.to_string(),
+        rate_count: 10,
+        rate_period_s: 60,
+        webhook_secret: format!("whsec_{name}"),
+        created_at_ms,
+    }
+}
+
+#[tokio::test]
+async fn api_keys_are_unique_among_live_ones_and_mark_their_runs() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let a = s
+            .create_api_key(&new_api_key("ci", "h1", 10))
+            .await
+            .unwrap()
+            .expect("created");
+        assert_eq!(a.name, "ci", "{b}");
+        assert_eq!(a.display_owner(), "ci", "{b}");
+        assert_eq!((a.revoked_at_ms, a.last_used_at_ms), (None, None), "{b}");
+        assert_eq!(
+            s.create_api_key(&new_api_key("ci", "h2", 11))
+                .await
+                .unwrap(),
+            None,
+            "{b}: a live key has the name"
+        );
+        assert_eq!(
+            s.api_key_by_token_hash("h1").await.unwrap().map(|k| k.id),
+            Some(a.id),
+            "{b}"
+        );
+        assert_eq!(s.api_key_by_token_hash("h2").await.unwrap(), None, "{b}");
+        assert_eq!(
+            s.api_key_webhook_secret(a.id).await.unwrap().as_deref(),
+            Some("whsec_ci"),
+            "{b}"
+        );
+        s.touch_api_key(a.id, 20).await.unwrap();
+        assert_eq!(
+            s.get_api_key(a.id).await.unwrap().unwrap().last_used_at_ms,
+            Some(20),
+            "{b}"
+        );
+
+        // A run records the key that submitted it; a deduplicated submit keeps the first.
+        let t = target(s, "t").await;
+        let keyed = match s
+            .insert_run_as(&new_run(&t, "k1", 100), Some(a.id))
+            .await
+            .unwrap()
+        {
+            Inserted::New(run) => run,
+            other => panic!("{b}: {other:?}"),
+        };
+        assert_eq!(
+            s.run_api_key(keyed.id).await.unwrap().map(|k| k.id),
+            Some(a.id),
+            "{b}"
+        );
+        assert!(matches!(
+            s.insert_run_as(&new_run(&t, "k1", 101), None).await.unwrap(),
+            Inserted::Active(run) if run.id == keyed.id
+        ));
+        let anonymous = queue(s, &t, "k2", 102).await;
+        assert_eq!(s.run_api_key(anonymous.id).await.unwrap(), None, "{b}");
+
+        // Revoking frees the name; an id is preferred to a name.
+        let revoked = s.revoke_api_key(&a.id.to_string(), 30).await.unwrap();
+        assert_eq!(revoked.map(|k| k.revoked_at_ms), Some(Some(30)), "{b}");
+        assert_eq!(s.revoke_api_key("ci", 31).await.unwrap(), None, "{b}");
+        let c = s
+            .create_api_key(&new_api_key("ci", "h3", 40))
+            .await
+            .unwrap()
+            .expect("the name is free again");
+        let listed: Vec<_> = s
+            .api_keys()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|k| k.id)
+            .collect();
+        assert_eq!(
+            listed,
+            vec![a.id, c.id],
+            "{b}: oldest first, revoked ones too"
+        );
+        assert_eq!(
+            s.run_api_key(keyed.id).await.unwrap().map(|k| k.id),
+            Some(a.id),
+            "{b}: a revoked key still names its runs"
+        );
+    }
+}
+
+#[tokio::test]
+async fn migrations_with_api_keys_are_reversible() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let key = s
+            .create_api_key(&new_api_key("ci", "h1", 10))
+            .await
+            .unwrap()
+            .expect("created");
+        let t = target(s, "t").await;
+        s.insert_run_as(&new_run(&t, "k", 100), Some(key.id))
+            .await
+            .unwrap();
+        s.migrate_down_all().await.expect("down to zero");
+        assert!(s.api_keys().await.is_err(), "{b}: the key table is gone");
+        s.migrate().await.expect("up again");
+        assert!(s.api_keys().await.unwrap().is_empty(), "{b}");
+    }
+}
+
+fn webhook_run(target_id: &str, dedup_key: &str, created_at_ms: i64) -> NewRun {
+    let mut new = new_run(target_id, dedup_key, created_at_ms);
+    new.options.webhook_url = Some("https://hooks.example/h".to_string());
+    new
+}
+
+#[tokio::test]
+async fn webhook_deliveries_are_created_with_the_end_claimed_with_a_lease_and_recorded_once() {
+    use protocheck::store::{AttemptOutcome, WebhookAttempt};
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let t = target(s, "t").await;
+        // A run without a webhook gets no delivery.
+        let plain = finished_run(s, &t, "plain", 10, RunEnd::Verdict(verdict(true)), 15).await;
+        assert_eq!(s.run_webhook(plain.id).await.unwrap(), None, "{b}");
+
+        let run = match s.insert_run(&webhook_run(&t, "hooked", 20)).await.unwrap() {
+            Inserted::New(run) => run,
+            other => panic!("{b}: {other:?}"),
+        };
+        assert_eq!(
+            s.run_webhook(run.id).await.unwrap(),
+            None,
+            "{b}: not before the end"
+        );
+        claim(s, "w", 30).await.expect("claimed");
+        assert!(
+            s.finish_run(run.id, "w", &RunEnd::Verdict(verdict(false)), "1", 40)
+                .await
+                .unwrap()
+        );
+        let (d, attempts) = s.run_webhook(run.id).await.unwrap().expect("a delivery");
+        assert_eq!(
+            (
+                d.url.as_str(),
+                d.state.as_str(),
+                d.attempts,
+                d.next_attempt_at_ms
+            ),
+            ("https://hooks.example/h", "pending", 0, Some(40)),
+            "{b}"
+        );
+        assert!(attempts.is_empty(), "{b}");
+
+        // Due at 40; claimed once per lease.
+        assert_eq!(
+            s.claim_webhook_delivery(39, 100).await.unwrap(),
+            None,
+            "{b}"
+        );
+        let c = s
+            .claim_webhook_delivery(40, 100)
+            .await
+            .unwrap()
+            .expect("due");
+        assert_eq!(c.id, d.id, "{b}");
+        assert_eq!(
+            s.claim_webhook_delivery(41, 100).await.unwrap(),
+            None,
+            "{b}: leased"
+        );
+        let again = s.claim_webhook_delivery(141, 100).await.unwrap();
+        assert_eq!(
+            again.map(|x| x.id),
+            Some(d.id.clone()),
+            "{b}: the lease expired"
+        );
+
+        let first = WebhookAttempt {
+            attempt: 1,
+            at_ms: 150,
+            status_code: Some(500),
+            error: Some("the receiver answered HTTP 500".into()),
+            next_attempt_at_ms: Some(1_000),
+        };
+        let retry = AttemptOutcome::RetryAt(1_000);
+        assert!(
+            s.record_webhook_attempt(&d.id, &first, retry)
+                .await
+                .unwrap()
+        );
+        assert!(
+            !s.record_webhook_attempt(&d.id, &first, retry)
+                .await
+                .unwrap(),
+            "{b}: an attempt is recorded once"
+        );
+        assert_eq!(
+            s.claim_webhook_delivery(999, 100).await.unwrap(),
+            None,
+            "{b}"
+        );
+        let c = s
+            .claim_webhook_delivery(1_000, 100)
+            .await
+            .unwrap()
+            .expect("due");
+        assert_eq!(c.attempts, 1, "{b}");
+        let second = WebhookAttempt {
+            attempt: 2,
+            at_ms: 1_010,
+            status_code: Some(204),
+            error: None,
+            next_attempt_at_ms: None,
+        };
+        assert!(
+            s.record_webhook_attempt(&d.id, &second, AttemptOutcome::Delivered)
+                .await
+                .unwrap()
+        );
+        let (d, attempts) = s.run_webhook(run.id).await.unwrap().unwrap();
+        assert_eq!((d.state.as_str(), d.attempts), ("delivered", 2), "{b}");
+        assert_eq!(attempts, vec![first, second], "{b}");
+        assert_eq!(
+            s.claim_webhook_delivery(i64::MAX / 2, 100).await.unwrap(),
+            None
+        );
+
+        // A run the reaper ends as `error` is announced too.
+        let reaped = match s
+            .insert_run(&webhook_run(&t, "reaped", 2_000))
+            .await
+            .unwrap()
+        {
+            Inserted::New(run) => run,
+            other => panic!("{b}: {other:?}"),
+        };
+        for n in 0..3 {
+            let now = 3_000 + n * 100_000;
+            claim(s, "w", now).await.expect("claimed");
+            s.reap_expired(now + LEASE_MS + 1, 0).await.unwrap();
+        }
+        assert_eq!(run_status(s, reaped.id).await, RunStatus::Error, "{b}");
+        let (d, _) = s.run_webhook(reaped.id).await.unwrap().expect("announced");
+        assert_eq!(d.state, "pending", "{b}");
+    }
+}
+
+async fn run_status(store: &dyn Store, id: Uuid) -> RunStatus {
+    run(store, id).await.status
+}

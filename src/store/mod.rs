@@ -24,6 +24,15 @@ macro_rules! run_columns {
     };
 }
 
+/// The columns of an [`ApiKey`], never the token hash or the webhook secret.
+macro_rules! api_key_columns {
+    () => {
+        "api_keys.id, api_keys.name, api_keys.owner, api_keys.rate_count, \
+         api_keys.rate_period_s, api_keys.created_at_ms, api_keys.revoked_at_ms, \
+         api_keys.last_used_at_ms"
+    };
+}
+
 pub mod postgres;
 pub mod sqlite;
 
@@ -235,6 +244,96 @@ pub struct SuiteRuns {
     pub active: Option<Run>,
 }
 
+/// An API key as listed: never its token (only a hash is stored) nor its webhook secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiKey {
+    pub id: Uuid,
+    /// Unique among keys that are not revoked.
+    pub name: String,
+    /// Who the key's runs are shown as belonging to; the name when absent.
+    pub owner: Option<String>,
+    /// Submissions allowed per `rate_period_s`.
+    pub rate_count: i32,
+    pub rate_period_s: i64,
+    pub created_at_ms: i64,
+    pub revoked_at_ms: Option<i64>,
+    pub last_used_at_ms: Option<i64>,
+}
+
+impl ApiKey {
+    /// What a run submitted with this key shows as its owner.
+    pub fn display_owner(&self) -> &str {
+        self.owner.as_deref().unwrap_or(&self.name)
+    }
+
+    pub fn is_revoked(&self) -> bool {
+        self.revoked_at_ms.is_some()
+    }
+}
+
+/// What `create_api_key` stores.
+#[derive(Debug, Clone)]
+pub struct NewApiKey {
+    pub id: Uuid,
+    pub name: String,
+    pub owner: Option<String>,
+    /// SHA-256 of the token, hex.
+    pub token_hash: String,
+    pub rate_count: i32,
+    pub rate_period_s: i64,
+    /// The HMAC key webhooks of this key's runs are signed with.
+    pub webhook_secret: String,
+    pub created_at_ms: i64,
+}
+
+/// A run's webhook delivery: one per run that asked for a webhook, created when the run ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookDelivery {
+    /// Sent as `Protocheck-Delivery`; the same on every attempt, so receivers can deduplicate.
+    pub id: String,
+    pub run_id: Uuid,
+    pub url: String,
+    /// `pending`, `delivered` or `failed` (gave up).
+    pub state: String,
+    /// Attempts made so far.
+    pub attempts: i32,
+    pub next_attempt_at_ms: Option<i64>,
+}
+
+/// One try of a delivery.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WebhookAttempt {
+    /// 1-based.
+    pub attempt: i32,
+    pub at_ms: i64,
+    /// The receiver's HTTP status; absent when no response came.
+    pub status_code: Option<i32>,
+    /// Why the attempt did not deliver (never the receiver's body).
+    pub error: Option<String>,
+    /// When the next attempt is due; absent once delivered or given up.
+    pub next_attempt_at_ms: Option<i64>,
+}
+
+/// What an attempt leaves the delivery as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    Delivered,
+    RetryAt(i64),
+    /// Given up: out of attempts, or a refusal that retrying cannot change.
+    Failed,
+}
+
+impl AttemptOutcome {
+    /// `(state, next_attempt_at_ms)` as stored.
+    fn columns(self) -> (&'static str, Option<i64>) {
+        match self {
+            Self::Delivered => ("delivered", None),
+            Self::RetryAt(at) => ("pending", Some(at)),
+            Self::Failed => ("failed", None),
+        }
+    }
+}
+
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     fn backend(&self) -> Backend;
@@ -262,7 +361,13 @@ pub trait Store: Send + Sync + 'static {
 
     /// Queues a run unless one with the same dedup key is queued or running,
     /// atomically (a unique index over active runs, not a read-then-write).
-    async fn insert_run(&self, new: &NewRun) -> StoreResult<Inserted>;
+    async fn insert_run(&self, new: &NewRun) -> StoreResult<Inserted> {
+        self.insert_run_as(new, None).await
+    }
+
+    /// [`Store::insert_run`], recording the API key that submitted the run. A run
+    /// returned as [`Inserted::Active`] keeps the key it was submitted with.
+    async fn insert_run_as(&self, new: &NewRun, api_key: Option<Uuid>) -> StoreResult<Inserted>;
 
     /// The newest `passed` or `failed` run with this dedup key finished at or after `since_ms`.
     async fn latest_finished(&self, dedup_key: &str, since_ms: i64) -> StoreResult<Option<Run>>;
@@ -308,7 +413,8 @@ pub trait Store: Send + Sync + 'static {
         now_ms: i64,
     ) -> StoreResult<bool>;
 
-    /// Ends a running run held by `worker`. False when the lease was lost.
+    /// Ends a running run held by `worker`. False when the lease was lost. A run
+    /// whose options name a webhook gets its delivery in the same transaction.
     async fn finish_run(
         &self,
         run_id: Uuid,
@@ -331,7 +437,8 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<bool>;
 
     /// Handles runs whose lease expired before `now_ms`: back to the queue
-    /// (available after `backoff_ms`) while attempts remain, else `error` with the reason.
+    /// (available after `backoff_ms`) while attempts remain, else `error` with the reason
+    /// (and, for runs that asked for one, a webhook delivery, as `finish_run`).
     async fn reap_expired(&self, now_ms: i64, backoff_ms: i64) -> StoreResult<ReapReport>;
 
     /// Findings of the run's current attempt with `seq > after_seq`, in order.
@@ -369,6 +476,53 @@ pub trait Store: Send + Sync + 'static {
 
     /// Every public key ever recorded, oldest first.
     async fn public_keys(&self) -> StoreResult<Vec<PublicKeyRecord>>;
+
+    /// Stores a new API key. `None` when a key that is not revoked has the same name.
+    async fn create_api_key(&self, key: &NewApiKey) -> StoreResult<Option<ApiKey>>;
+
+    /// Every API key, revoked ones too, oldest first.
+    async fn api_keys(&self) -> StoreResult<Vec<ApiKey>>;
+
+    async fn get_api_key(&self, id: Uuid) -> StoreResult<Option<ApiKey>>;
+
+    /// The key whose token hashes to `token_hash`, revoked or not.
+    async fn api_key_by_token_hash(&self, token_hash: &str) -> StoreResult<Option<ApiKey>>;
+
+    /// Revokes the live key with this id, or else the live key with this name.
+    /// Returns the key as revoked; `None` when no live key matches.
+    async fn revoke_api_key(&self, id_or_name: &str, now_ms: i64) -> StoreResult<Option<ApiKey>>;
+
+    /// Records that the key was used.
+    async fn touch_api_key(&self, id: Uuid, now_ms: i64) -> StoreResult<()>;
+
+    /// The secret that signs webhooks of this key's runs.
+    async fn api_key_webhook_secret(&self, id: Uuid) -> StoreResult<Option<String>>;
+
+    /// The key a run was submitted with, if any.
+    async fn run_api_key(&self, run_id: Uuid) -> StoreResult<Option<ApiKey>>;
+
+    /// Claims the due webhook delivery that has waited longest: its lease runs until
+    /// `now + lease_ms`, after which another process may claim it again.
+    async fn claim_webhook_delivery(
+        &self,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreResult<Option<WebhookDelivery>>;
+
+    /// Records attempt `attempt.attempt` of a delivery and what it leaves the delivery
+    /// as. False (nothing stored) when that attempt was already recorded.
+    async fn record_webhook_attempt(
+        &self,
+        delivery_id: &str,
+        attempt: &WebhookAttempt,
+        outcome: AttemptOutcome,
+    ) -> StoreResult<bool>;
+
+    /// A run's webhook delivery with its attempts, oldest first.
+    async fn run_webhook(
+        &self,
+        run_id: Uuid,
+    ) -> StoreResult<Option<(WebhookDelivery, Vec<WebhookAttempt>)>>;
 
     /// Wakes `notify` whenever another process queues work (Postgres LISTEN), until
     /// `shutdown`. Reconnects with backoff. Returns at once where there is no such
@@ -634,5 +788,89 @@ where
         algorithm: r.algorithm,
         public_key: r.public_key,
         created_at_ms: r.created_at_ms,
+    })
+}
+
+/// `api_keys` columns as [`api_key_columns!`] selects them.
+#[derive(sqlx::FromRow)]
+struct ApiKeyRow {
+    id: String,
+    name: String,
+    owner: Option<String>,
+    rate_count: i32,
+    rate_period_s: i64,
+    created_at_ms: i64,
+    revoked_at_ms: Option<i64>,
+    last_used_at_ms: Option<i64>,
+}
+
+fn api_key_from_row<'r, R>(row: &'r R) -> StoreResult<ApiKey>
+where
+    R: sqlx::Row,
+    ApiKeyRow: sqlx::FromRow<'r, R>,
+{
+    let r: ApiKeyRow = decode_row(row)?;
+    Ok(ApiKey {
+        id: parse_uuid("api key id", &r.id)?,
+        name: r.name,
+        owner: r.owner,
+        rate_count: r.rate_count,
+        rate_period_s: r.rate_period_s,
+        created_at_ms: r.created_at_ms,
+        revoked_at_ms: r.revoked_at_ms,
+        last_used_at_ms: r.last_used_at_ms,
+    })
+}
+
+/// `webhook_deliveries` columns as the stores select them.
+const WEBHOOK_DELIVERY_COLUMNS: &str = "id, run_id, url, state, attempts, next_attempt_at_ms";
+
+#[derive(sqlx::FromRow)]
+struct WebhookDeliveryRow {
+    id: String,
+    run_id: String,
+    url: String,
+    state: String,
+    attempts: i32,
+    next_attempt_at_ms: Option<i64>,
+}
+
+fn webhook_delivery_from_row<'r, R>(row: &'r R) -> StoreResult<WebhookDelivery>
+where
+    R: sqlx::Row,
+    WebhookDeliveryRow: sqlx::FromRow<'r, R>,
+{
+    let r: WebhookDeliveryRow = decode_row(row)?;
+    Ok(WebhookDelivery {
+        run_id: parse_uuid("webhook run id", &r.run_id)?,
+        id: r.id,
+        url: r.url,
+        state: r.state,
+        attempts: r.attempts,
+        next_attempt_at_ms: r.next_attempt_at_ms,
+    })
+}
+
+#[derive(sqlx::FromRow)]
+struct WebhookAttemptRow {
+    attempt: i32,
+    at_ms: i64,
+    status_code: Option<i32>,
+    error: Option<String>,
+    next_attempt_at_ms: Option<i64>,
+}
+
+fn webhook_attempt_from_row<'r, R>(row: &'r R) -> StoreResult<WebhookAttempt>
+where
+    R: sqlx::Row,
+    WebhookAttemptRow: sqlx::FromRow<'r, R>,
+{
+    let r: WebhookAttemptRow = decode_row(row)?;
+    Ok(WebhookAttempt {
+        attempt: r.attempt,
+        at_ms: r.at_ms,
+        status_code: r.status_code,
+        error: r.error,
+        next_attempt_at_ms: r.next_attempt_at_ms,
     })
 }

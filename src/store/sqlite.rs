@@ -10,11 +10,13 @@
 //! binds by number on SQLite as on Postgres.
 
 use super::{
-    Backend, HistoryCursor, IdempotencyRecord, Inserted, NewRun, PublicKeyRecord, ReapReport, Run,
-    RunEnd, RunStatus, Store, StoreError, StoreResult, StoredAttestation, StoredFinding, SuiteRuns,
-    Target, attestation_from_row, end_columns, finding_columns, finding_from_row,
-    idempotency_from_row, public_key_from_row, run_from_row, status_count_from_row,
-    target_from_row, to_json,
+    ApiKey, AttemptOutcome, Backend, HistoryCursor, IdempotencyRecord, Inserted, NewApiKey, NewRun,
+    PublicKeyRecord, ReapReport, Run, RunEnd, RunStatus, Store, StoreError, StoreResult,
+    StoredAttestation, StoredFinding, SuiteRuns, Target, WEBHOOK_DELIVERY_COLUMNS, WebhookAttempt,
+    WebhookDelivery, api_key_from_row, attestation_from_row, end_columns, finding_columns,
+    finding_from_row, idempotency_from_row, public_key_from_row, run_from_row,
+    status_count_from_row, target_from_row, to_json, webhook_attempt_from_row,
+    webhook_delivery_from_row,
 };
 use crate::suite::Finding;
 use async_trait::async_trait;
@@ -40,6 +42,20 @@ const MAX_CONNECTIONS: u32 = 8;
 /// between the insert and the lookup. Once is enough in practice; the bound only
 /// guarantees termination.
 const INSERT_RUN_TRIES: usize = 3;
+
+/// Creates the webhook delivery of run `$1`, ended at `$2`, if its options name a webhook.
+const ENQUEUE_WEBHOOK: &str = "INSERT INTO webhook_deliveries
+        (id, run_id, url, state, attempts, next_attempt_at_ms, created_at_ms)
+    SELECT lower(hex(randomblob(16))), runs.id, json_extract(runs.options, '$.webhook_url'), 'pending', 0, $2, $2
+    FROM runs WHERE runs.id = $1 AND json_extract(runs.options, '$.webhook_url') IS NOT NULL
+    ON CONFLICT (run_id) DO NOTHING";
+
+/// The same for every run the reaper ended as `error` at `$1`.
+const ENQUEUE_REAPED_WEBHOOKS: &str = "INSERT INTO webhook_deliveries
+        (id, run_id, url, state, attempts, next_attempt_at_ms, created_at_ms)
+    SELECT lower(hex(randomblob(16))), runs.id, json_extract(runs.options, '$.webhook_url'), 'pending', 0, $1, $1
+    FROM runs WHERE runs.status = 'error' AND runs.finished_at_ms = $1 AND json_extract(runs.options, '$.webhook_url') IS NOT NULL
+    ON CONFLICT (run_id) DO NOTHING";
 
 /// The SQLite implementation of [`Store`].
 #[derive(Debug, Clone)]
@@ -135,13 +151,13 @@ impl Store for SqliteStore {
         Ok(())
     }
 
-    async fn insert_run(&self, new: &NewRun) -> StoreResult<Inserted> {
+    async fn insert_run_as(&self, new: &NewRun, api_key: Option<Uuid>) -> StoreResult<Inserted> {
         let options = to_json("run options", &new.options)?;
         for _ in 0..INSERT_RUN_TRIES {
             let inserted = sqlx::query(concat!(
                 "INSERT INTO runs (id, target_id, suite, options, dedup_key, status, max_attempts,
-                                   available_at_ms, created_at_ms)
-                 VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $7)
+                                   available_at_ms, created_at_ms, api_key_id)
+                 VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $7, $8)
                  ON CONFLICT (dedup_key) WHERE status IN ('queued', 'running') DO NOTHING
                  RETURNING ",
                 run_columns!()
@@ -153,6 +169,7 @@ impl Store for SqliteStore {
             .bind(&new.dedup_key)
             .bind(new.max_attempts)
             .bind(new.created_at_ms)
+            .bind(api_key.map(|k| k.to_string()))
             .fetch_optional(&self.pool)
             .await?;
             if let Some(row) = inserted {
@@ -348,6 +365,7 @@ impl Store for SqliteStore {
         now_ms: i64,
     ) -> StoreResult<bool> {
         let (status, verdict, error) = end_columns(end)?;
+        let mut tx = self.pool.begin().await?;
         let done = sqlx::query(
             "UPDATE runs
              SET status = $3, verdict = $4, error = $5, suite_version = $6, finished_at_ms = $7,
@@ -361,9 +379,18 @@ impl Store for SqliteStore {
         .bind(error)
         .bind(suite_version)
         .bind(now_ms)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        Ok(done.rows_affected() == 1)
+        if done.rows_affected() != 1 {
+            return Ok(false);
+        }
+        sqlx::query(ENQUEUE_WEBHOOK)
+            .bind(run_id.to_string())
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
     }
 
     async fn requeue_run(
@@ -394,6 +421,7 @@ impl Store for SqliteStore {
     async fn reap_expired(&self, now_ms: i64, backoff_ms: i64) -> StoreResult<ReapReport> {
         // SET expressions read the row as it was, so the reasons name the worker
         // that held the lease even though the same statement clears `locked_by`.
+        let mut tx = self.pool.begin().await?;
         let errored = sqlx::query(
             "UPDATE runs
              SET status = 'error', finished_at_ms = $1,
@@ -404,9 +432,15 @@ impl Store for SqliteStore {
                AND attempts >= max_attempts",
         )
         .bind(now_ms)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?
         .rows_affected();
+        // Runs ended here announce their end like runs a worker finished.
+        sqlx::query(ENQUEUE_REAPED_WEBHOOKS)
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
         let requeued = sqlx::query(
             "UPDATE runs
              SET status = 'queued', available_at_ms = $2,
@@ -571,6 +605,199 @@ impl Store for SqliteStore {
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(public_key_from_row).collect()
+    }
+
+    async fn create_api_key(&self, key: &NewApiKey) -> StoreResult<Option<ApiKey>> {
+        let row = sqlx::query(concat!(
+            "INSERT INTO api_keys (id, name, owner, token_hash, rate_count, rate_period_s,
+                                   webhook_secret, created_at_ms)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT (name) WHERE revoked_at_ms IS NULL DO NOTHING
+             RETURNING ",
+            api_key_columns!()
+        ))
+        .bind(key.id.to_string())
+        .bind(&key.name)
+        .bind(&key.owner)
+        .bind(&key.token_hash)
+        .bind(key.rate_count)
+        .bind(key.rate_period_s)
+        .bind(&key.webhook_secret)
+        .bind(key.created_at_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(api_key_from_row).transpose()
+    }
+
+    async fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            api_key_columns!(),
+            " FROM api_keys ORDER BY created_at_ms, id"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(api_key_from_row).collect()
+    }
+
+    async fn get_api_key(&self, id: Uuid) -> StoreResult<Option<ApiKey>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            api_key_columns!(),
+            " FROM api_keys WHERE id = $1"
+        ))
+        .bind(id.to_string())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(api_key_from_row).transpose()
+    }
+
+    async fn api_key_by_token_hash(&self, token_hash: &str) -> StoreResult<Option<ApiKey>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            api_key_columns!(),
+            " FROM api_keys WHERE token_hash = $1"
+        ))
+        .bind(token_hash)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(api_key_from_row).transpose()
+    }
+
+    async fn revoke_api_key(&self, id_or_name: &str, now_ms: i64) -> StoreResult<Option<ApiKey>> {
+        // An id wins over a name, should a name ever spell another key's id.
+        let row = sqlx::query(concat!(
+            "UPDATE api_keys SET revoked_at_ms = $2
+             WHERE id = (SELECT id FROM api_keys
+                         WHERE revoked_at_ms IS NULL AND (id = $1 OR name = $1)
+                         ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END
+                         LIMIT 1)
+             RETURNING ",
+            api_key_columns!()
+        ))
+        .bind(id_or_name)
+        .bind(now_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(api_key_from_row).transpose()
+    }
+
+    async fn touch_api_key(&self, id: Uuid, now_ms: i64) -> StoreResult<()> {
+        sqlx::query("UPDATE api_keys SET last_used_at_ms = $2 WHERE id = $1")
+            .bind(id.to_string())
+            .bind(now_ms)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn api_key_webhook_secret(&self, id: Uuid) -> StoreResult<Option<String>> {
+        let secret: Option<String> =
+            sqlx::query_scalar("SELECT webhook_secret FROM api_keys WHERE id = $1")
+                .bind(id.to_string())
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(secret)
+    }
+
+    async fn run_api_key(&self, run_id: Uuid) -> StoreResult<Option<ApiKey>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            api_key_columns!(),
+            " FROM api_keys JOIN runs ON runs.api_key_id = api_keys.id WHERE runs.id = $1"
+        ))
+        .bind(run_id.to_string())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(api_key_from_row).transpose()
+    }
+
+    async fn claim_webhook_delivery(
+        &self,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreResult<Option<WebhookDelivery>> {
+        let sql = format!(
+            "UPDATE webhook_deliveries SET lease_expires_at_ms = $2
+             WHERE id = (SELECT id FROM webhook_deliveries
+                         WHERE state = 'pending' AND next_attempt_at_ms <= $1
+                           AND (lease_expires_at_ms IS NULL OR lease_expires_at_ms < $1)
+                         ORDER BY next_attempt_at_ms, id
+                         LIMIT 1)
+             RETURNING {WEBHOOK_DELIVERY_COLUMNS}"
+        );
+        let row = sqlx::query(&sql)
+            .bind(now_ms)
+            .bind(now_ms.saturating_add(lease_ms))
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(webhook_delivery_from_row).transpose()
+    }
+
+    async fn record_webhook_attempt(
+        &self,
+        delivery_id: &str,
+        attempt: &WebhookAttempt,
+        outcome: AttemptOutcome,
+    ) -> StoreResult<bool> {
+        let (state, next) = outcome.columns();
+        let mut tx = self.pool.begin().await?;
+        let done = sqlx::query(
+            "UPDATE webhook_deliveries
+             SET attempts = $2, state = $3, next_attempt_at_ms = $4, lease_expires_at_ms = NULL
+             WHERE id = $1 AND state = 'pending' AND attempts = $2 - 1",
+        )
+        .bind(delivery_id)
+        .bind(attempt.attempt)
+        .bind(state)
+        .bind(next)
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() != 1 {
+            return Ok(false);
+        }
+        sqlx::query(
+            "INSERT INTO webhook_attempts
+                 (delivery_id, attempt, at_ms, status_code, error, next_attempt_at_ms)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(delivery_id)
+        .bind(attempt.attempt)
+        .bind(attempt.at_ms)
+        .bind(attempt.status_code)
+        .bind(&attempt.error)
+        .bind(attempt.next_attempt_at_ms)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn run_webhook(
+        &self,
+        run_id: Uuid,
+    ) -> StoreResult<Option<(WebhookDelivery, Vec<WebhookAttempt>)>> {
+        let sql =
+            format!("SELECT {WEBHOOK_DELIVERY_COLUMNS} FROM webhook_deliveries WHERE run_id = $1");
+        let row = sqlx::query(&sql)
+            .bind(run_id.to_string())
+            .fetch_optional(&self.pool)
+            .await?;
+        let Some(delivery) = row.as_ref().map(webhook_delivery_from_row).transpose()? else {
+            return Ok(None);
+        };
+        let rows = sqlx::query(
+            "SELECT attempt, at_ms, status_code, error, next_attempt_at_ms
+             FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt",
+        )
+        .bind(&delivery.id)
+        .fetch_all(&self.pool)
+        .await?;
+        let attempts = rows
+            .iter()
+            .map(webhook_attempt_from_row)
+            .collect::<StoreResult<Vec<_>>>()?;
+        Ok(Some((delivery, attempts)))
     }
 
     async fn listen_for_work(&self, _notify: Arc<Notify>, _shutdown: CancellationToken) {}

@@ -327,6 +327,11 @@ pub struct RunOptions {
     /// only a run driven in-process (`protocheck check`) can use it.
     #[serde(default, skip_serializing)]
     pub bearer_token: Option<BearerToken>,
+    /// Where to announce the run's end (see [`crate::webhook`]); needs an API key.
+    /// Part of the dedup key: submissions with different webhooks are different
+    /// runs, so every receiver is told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_url: Option<String>,
 }
 
 /// A credential given with a run. Its `Debug` form and every serialisation
@@ -379,6 +384,9 @@ impl RunOptions {
                 "options.request_timeout_ms must be between 1 and {}",
                 MAX_REQUEST_TIMEOUT.as_millis()
             ));
+        }
+        if let Some(url) = &self.webhook_url {
+            crate::webhook::validate_url(url)?;
         }
         if let Some(token) = &self.bearer_token
             && (token.0.is_empty()

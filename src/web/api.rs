@@ -4,17 +4,22 @@ use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::openapi::{
-    BadRequest, InternalError, NotFound, PayloadTooLarge, TimedOut, TooManyRequests, Unprocessable,
-    UnsupportedMediaType,
+    BadRequest, InternalError, InvalidApiKey, NotFound, PayloadTooLarge, TimedOut, TooManyRequests,
+    Unprocessable, UnsupportedMediaType,
 };
+use super::ratelimit::RateState;
+use crate::keys;
 use crate::queue::{self, Reason, Submission};
-use crate::store::{HistoryCursor, Run, RunStatus, StoredFinding, Target};
+use crate::store::{
+    ApiKey, HistoryCursor, Run, RunStatus, StoredFinding, Target, WebhookAttempt, WebhookDelivery,
+};
 use crate::suite::{Finding, RunOptions, SuiteChoice, Verdict};
+use crate::webhook;
 use axum::Json;
 use axum::extract::connect_info::ConnectInfo;
 use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -65,6 +70,11 @@ pub struct SubmitBody {
     pub force: Option<bool>,
 }
 
+/// `POST /api/v1/runs`. With `Authorization: Bearer <API key>` the submission
+/// counts against the key's quota and the run records the key; without the header
+/// it counts against the client address. A header that names no live key is
+/// refused (401), never taken for anonymous use. Every answer after the rate
+/// decision carries the limiter's `RateLimit-*` headers.
 /// Why a submission returned the run it did.
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -115,17 +125,32 @@ pub struct SubmittedRun {
     tag = "runs",
     summary = "Submit a run",
     description = "Queues a conformance run of a server, or returns an equal run that is \
-        active or fresh. Submissions are rate-limited per client address.",
+        active or fresh. Submissions are rate-limited per API key (`Authorization: Bearer`) \
+        or, without one, per client address; `RateLimit-*` headers tell the state.",
     params(SubmitHeaders),
+    security((), ("api_key" = [])),
     request_body(content = SubmitBody, content_type = "application/json"),
     responses(
         (status = 200, description = "An existing run answers the submission (see `reason`)",
             body = SubmittedRun,
-            headers(("Location" = String, description = "The run's URL"))),
+            headers(
+                ("Location" = String, description = "The run's URL"),
+                ("RateLimit-Limit" = u32, description = "Submissions allowed in a window"),
+                ("RateLimit-Remaining" = u32, description = "Submissions still allowed now"),
+                ("RateLimit-Reset" = u64, description = "Seconds until the limit is whole again"),
+                ("RateLimit-Policy" = String, description = "`{limit};w={window seconds}`"),
+            )),
         (status = 202, description = "A new run was queued",
             body = SubmittedRun,
-            headers(("Location" = String, description = "The run's URL"))),
+            headers(
+                ("Location" = String, description = "The run's URL"),
+                ("RateLimit-Limit" = u32, description = "Submissions allowed in a window"),
+                ("RateLimit-Remaining" = u32, description = "Submissions still allowed now"),
+                ("RateLimit-Reset" = u64, description = "Seconds until the limit is whole again"),
+                ("RateLimit-Policy" = String, description = "`{limit};w={window seconds}`"),
+            )),
         (status = 400, response = BadRequest),
+        (status = 401, response = InvalidApiKey),
         (status = 413, response = PayloadTooLarge),
         (status = 415, response = UnsupportedMediaType),
         (status = 422, response = Unprocessable),
@@ -140,11 +165,108 @@ pub async fn submit_run(
     headers: HeaderMap,
     body: Result<ApiJson<SubmitBody>, ApiError>,
 ) -> ApiResult<Response> {
+    let key = match headers.get(header::AUTHORIZATION) {
+        None => None,
+        Some(value) => match keys::authenticate(state.store.as_ref(), value.as_bytes()).await? {
+            Ok(key) => Some(key),
+            Err(refused) => {
+                // Refusals count against the address, so guessing keys is rate limited too.
+                if let Err(limited) = state.limiter.check_addr(client) {
+                    return Ok(with_rate_headers(
+                        ApiError::RateLimited {
+                            retry_after_s: limited.retry_after_s.unwrap_or(1),
+                        }
+                        .into_response(),
+                        &limited,
+                    ));
+                }
+                return Ok(invalid_token(refused.detail()));
+            }
+        },
+    };
     // The limit counts every POST, malformed ones too: they cost as much to refuse.
-    state
-        .limiter
-        .check(client)
-        .map_err(|retry_after_s| ApiError::RateLimited { retry_after_s })?;
+    let decision = match &key {
+        Some(k) => state.limiter.check_key(k),
+        None => state.limiter.check_addr(client),
+    };
+    let rate = match decision {
+        Ok(rate) => rate,
+        Err(limited) => {
+            let resp = match &key {
+                Some(k) => problem(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate-limited",
+                    "Too many requests",
+                    &format!(
+                        "too many submissions with the API key `{}`; retry in {}s",
+                        k.name,
+                        limited.retry_after_s.unwrap_or(1)
+                    ),
+                ),
+                None => ApiError::RateLimited {
+                    retry_after_s: limited.retry_after_s.unwrap_or(1),
+                }
+                .into_response(),
+            };
+            return Ok(with_rate_headers(resp, &limited));
+        }
+    };
+    if let Some(k) = &key
+        && let Err(e) = state.store.touch_api_key(k.id, crate::now_ms()).await
+    {
+        tracing::warn!(key = %k.id, error = %e, "recording the use of an API key failed");
+    }
+    let resp = match accept_submission(&state, key.as_ref(), &headers, body).await {
+        Ok(resp) => resp,
+        Err(e) => e.into_response(),
+    };
+    Ok(with_rate_headers(resp, &rate))
+}
+
+fn with_rate_headers(mut resp: Response, rate: &RateState) -> Response {
+    resp.headers_mut().extend(rate.headers());
+    resp
+}
+
+/// A problem+json answer built here rather than from [`ApiError`].
+fn problem(status: StatusCode, slug: &str, title: &str, detail: &str) -> Response {
+    let body = super::error::Problem {
+        problem_type: format!("/problems/{slug}"),
+        title: title.to_owned(),
+        status: status.as_u16(),
+        detail: detail.to_owned(),
+        field: None,
+        retry_after_s: None,
+    };
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/problem+json")],
+        serde_json::to_string(&body).unwrap_or_default(),
+    )
+        .into_response()
+}
+
+/// 401 for a credential that names no live key (RFC 6750 §3.1).
+fn invalid_token(detail: &str) -> Response {
+    let mut resp = problem(
+        StatusCode::UNAUTHORIZED,
+        "invalid-token",
+        "Invalid API key",
+        detail,
+    );
+    resp.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(r#"Bearer error="invalid_token""#),
+    );
+    resp
+}
+
+async fn accept_submission(
+    state: &AppState,
+    key: Option<&ApiKey>,
+    headers: &HeaderMap,
+    body: Result<ApiJson<SubmitBody>, ApiError>,
+) -> ApiResult<Response> {
     let ApiJson(body) = body?;
 
     let suite_name = body.suite.as_deref().unwrap_or("auto");
@@ -173,6 +295,12 @@ pub async fn submit_run(
             detail: format!("max_age_s must be between 0 and {}", i64::MAX),
         });
     }
+    if options.webhook_url.is_some() && key.is_none() {
+        return Err(ApiError::Invalid {
+            field: "options.webhook_url",
+            detail: queue::WEBHOOK_NEEDS_KEY.into(),
+        });
+    }
     let idempotency = match headers.get("idempotency-key") {
         None => None,
         Some(v) => {
@@ -187,14 +315,17 @@ pub async fn submit_run(
     };
     let submitted = state
         .queue
-        .submit(Submission {
-            url: body.url,
-            suite,
-            options,
-            max_age_s: body.max_age_s.unwrap_or(queue::DEFAULT_MAX_AGE_S),
-            force: body.force.unwrap_or(false),
-            idempotency,
-        })
+        .submit_as(
+            Submission {
+                url: body.url,
+                suite,
+                options,
+                max_age_s: body.max_age_s.unwrap_or(queue::DEFAULT_MAX_AGE_S),
+                force: body.force.unwrap_or(false),
+                idempotency,
+            },
+            key.map(|k| k.id),
+        )
         .await?;
 
     let location = format!("/api/v1/runs/{}", submitted.run.id);
@@ -203,8 +334,11 @@ pub async fn submit_run(
     } else {
         StatusCode::OK
     };
+    let owner = state.store.run_api_key(submitted.run.id).await?;
+    let mut run = RunView::new(&submitted.run, None);
+    run.owner = Some(owner.as_ref().map(|k| k.display_owner().to_owned()));
     let doc = SubmittedRun {
-        run: RunView::new(&submitted.run, None),
+        run,
         reason: submitted.reason.into(),
     };
     Ok((status, [(header::LOCATION, location)], Json(doc)).into_response())
@@ -245,7 +379,14 @@ pub async fn show_run(
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no run has the id `{id}`")))?;
     let findings = state.store.findings(id, -1).await?;
-    Ok(Json(RunView::new(&run, Some(&findings))))
+    let owner = state.store.run_api_key(id).await?;
+    let mut view = RunView::new(&run, Some(&findings));
+    // The key's owner (or name), never anything that would authenticate.
+    view.owner = Some(owner.as_ref().map(|k| k.display_owner().to_owned()));
+    if run.options.webhook_url.is_some() {
+        view.webhook = Some(WebhookView::new(&run, state.store.run_webhook(id).await?));
+    }
+    Ok(Json(view))
 }
 
 /// `GET /api/v1/targets/{id}`.
@@ -490,6 +631,14 @@ pub struct RunView {
     #[schema(required = true)]
     pub error: Option<String>,
     pub links: RunLinks,
+    /// The owner (or name) of the API key that submitted the run, null for an
+    /// anonymous run; on the answers about one run only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub owner: Option<Option<String>>,
+    /// The run's webhook, when it has one (`GET /api/v1/runs/{id}` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub webhook: Option<WebhookView>,
     /// Every finding so far (only on `GET /api/v1/runs/{id}`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub findings: Option<Vec<FindingView>>,
@@ -518,7 +667,7 @@ impl RunView {
             suite: run.suite.clone(),
             suite_version: run.suite_version.clone(),
             status: run.status,
-            options: run.options.clone(),
+            options: shown_options(&run.options),
             attempts: run.attempts,
             max_attempts: run.max_attempts,
             created_at: rfc3339(run.created_at_ms),
@@ -532,6 +681,8 @@ impl RunView {
                 events: format!("/api/v1/runs/{}/events", run.id),
                 target: format!("/api/v1/targets/{}", run.target_id),
             },
+            owner: None,
+            webhook: None,
             findings: findings.map(|fs| fs.iter().map(FindingView::new).collect()),
         }
     }
@@ -543,6 +694,76 @@ pub fn target_json(t: &Target) -> Value {
 
 pub fn finding_json(f: &StoredFinding) -> Value {
     serde_json::to_value(FindingView::new(f)).unwrap_or(Value::Null)
+}
+
+/// A run's webhook and its delivery attempts. The URL is shown without its path
+/// and query, which often carry the receiver's secret.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookView {
+    #[schema(required = true)]
+    pub url: Option<String>,
+    /// `waiting` (the run has not ended), `pending`, `delivered` or `failed`.
+    pub state: String,
+    pub deliveries: Vec<WebhookAttemptView>,
+}
+
+/// One delivery attempt of a webhook.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookAttemptView {
+    /// 1-based.
+    pub attempt: i32,
+    #[schema(format = DateTime)]
+    pub at: String,
+    /// The receiver's HTTP status; null when no response came.
+    #[schema(required = true)]
+    pub status_code: Option<i32>,
+    /// Why the attempt did not deliver.
+    #[schema(required = true)]
+    pub error: Option<String>,
+    /// When the next attempt is due; null once delivered or given up.
+    #[schema(required = true, format = DateTime)]
+    pub next_attempt_at: Option<String>,
+}
+
+impl WebhookView {
+    fn new(run: &Run, delivery: Option<(WebhookDelivery, Vec<WebhookAttempt>)>) -> Self {
+        let url = run.options.webhook_url.as_deref().map(webhook::display_url);
+        let (state, deliveries) = match delivery {
+            // Created when the run ends.
+            None => ("waiting", Vec::new()),
+            Some((d, attempts)) => (
+                match d.state.as_str() {
+                    "delivered" => "delivered",
+                    "failed" => "failed",
+                    _ => "pending",
+                },
+                attempts,
+            ),
+        };
+        Self {
+            url,
+            state: state.to_owned(),
+            deliveries: deliveries
+                .iter()
+                .map(|a| WebhookAttemptView {
+                    attempt: a.attempt,
+                    at: rfc3339(a.at_ms),
+                    status_code: a.status_code,
+                    error: a.error.clone(),
+                    next_attempt_at: a.next_attempt_at_ms.map(rfc3339),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Options as shown: a webhook URL without its path and query (see [`WebhookView`]).
+fn shown_options(options: &RunOptions) -> RunOptions {
+    let mut shown = options.clone();
+    if let Some(url) = &options.webhook_url {
+        shown.webhook_url = Some(webhook::display_url(url));
+    }
+    shown
 }
 
 /// The API's view of a run; `findings` is included when given.

@@ -33,6 +33,7 @@ pub const DOCUMENT_PATH: &str = "/api/openapi.json";
         (name = "attestations", description = "Signed verdicts and their verification"),
         (name = "operations", description = "Health, readiness, metrics and this document"),
     ),
+    modifiers(&ApiKeyScheme),
     components(
         schemas(Problem),
         responses(
@@ -42,6 +43,7 @@ pub const DOCUMENT_PATH: &str = "/api/openapi.json";
             UnsupportedMediaType,
             Unprocessable,
             TooManyRequests,
+            InvalidApiKey,
             RunNotFinished,
             InternalError,
             TimedOut,
@@ -49,6 +51,28 @@ pub const DOCUMENT_PATH: &str = "/api/openapi.json";
     ),
 )]
 pub struct ApiDoc;
+
+/// `Authorization: Bearer <API key>`, made with `protocheck keys create`.
+pub struct ApiKeyScheme;
+
+impl utoipa::Modify for ApiKeyScheme {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "api_key",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "An API key (`protocheck keys create`): its own submission rate, \
+                         and runs marked with its owner",
+                    ))
+                    .build(),
+            ),
+        );
+    }
+}
 
 /// The request is not well-formed: a body that is not JSON, or a query string
 /// that does not parse or names an unknown parameter.
@@ -93,6 +117,15 @@ pub struct TooManyRequests(pub Problem);
     headers(("Retry-After" = u64, description = "Seconds to wait before asking again"))
 )]
 pub struct RunNotFinished(pub Problem);
+
+/// The `Authorization` header names no live API key (it is never taken for
+/// anonymous use).
+#[derive(ToResponse)]
+#[response(
+    content_type = "application/problem+json",
+    headers(("WWW-Authenticate" = String, description = "`Bearer error=\"invalid_token\"`"))
+)]
+pub struct InvalidApiKey(pub Problem);
 
 /// An internal failure (logged; the detail is not shown).
 #[derive(ToResponse)]

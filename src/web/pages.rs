@@ -477,6 +477,56 @@ struct RunPage {
     badge: Option<BadgeView>,
     /// Whether the run's attestation verifies against the published keys.
     signature: Option<SignatureView>,
+    webhook: Option<WebhookView>,
+}
+
+/// A run's webhook: where (without path or query) and each attempt's outcome.
+struct WebhookView {
+    url: String,
+    state: String,
+    attempts: Vec<WebhookAttemptView>,
+}
+
+struct WebhookAttemptView {
+    attempt: i32,
+    at: String,
+    outcome: String,
+    next: Option<String>,
+}
+
+async fn webhook_view(state: &AppState, run: &Run) -> Result<Option<WebhookView>, PageError> {
+    let Some(url) = run.options.webhook_url.as_deref() else {
+        return Ok(None);
+    };
+    let delivery = state.store.run_webhook(run.id).await?;
+    let (status, attempts) = match delivery {
+        None => ("sent when the run ends".to_owned(), Vec::new()),
+        Some((d, attempts)) => (
+            match d.state.as_str() {
+                "delivered" => "delivered".to_owned(),
+                "failed" => "given up".to_owned(),
+                _ => "retrying".to_owned(),
+            },
+            attempts,
+        ),
+    };
+    Ok(Some(WebhookView {
+        url: crate::webhook::display_url(url),
+        state: status,
+        attempts: attempts
+            .into_iter()
+            .map(|a| WebhookAttemptView {
+                attempt: a.attempt,
+                at: super::api::rfc3339(a.at_ms),
+                outcome: match (a.status_code, a.error) {
+                    (_, Some(e)) => e,
+                    (Some(code), None) => format!("HTTP {code}"),
+                    (None, None) => "no answer".to_owned(),
+                },
+                next: a.next_attempt_at_ms.map(super::api::rfc3339),
+            })
+            .collect(),
+    }))
 }
 
 struct SignatureView {
@@ -547,6 +597,7 @@ pub async fn show_run_page(
         groups: group_findings(&findings),
         badge,
         signature,
+        webhook: webhook_view(&state, &run).await?,
     };
     Ok(Page(StatusCode::OK, page).into_response())
 }

@@ -1,0 +1,2 @@
+ALTER TABLE runs DROP COLUMN api_key_id;
+DROP TABLE api_keys;

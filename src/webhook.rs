@@ -1,0 +1,391 @@
+//! Webhooks: a run submitted with `options.webhook_url` (which needs an API key)
+//! is announced to that URL when it ends as `passed`, `failed` or `error`.
+//!
+//! The store creates the delivery in the transaction that ends the run, so a
+//! crash cannot lose it. A delivery loop in every worker pool claims due
+//! deliveries with a lease (as workers claim runs), POSTs the JSON announcement
+//! and records each attempt; connection errors, timeouts and non-2xx answers are
+//! retried with growing delays, and a delivery left by a stopped process is
+//! picked up by the next one. Addresses the SSRF guard refuses are not retried.
+//!
+//! The body is signed with the API key's webhook secret:
+//! `Protocheck-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`.
+//! A receiver recomputes the HMAC over the raw body it received and compares in
+//! constant time ([`verify_signature`] does exactly that), and refuses old `t`s.
+
+use crate::store::{AttemptOutcome, Run, Store, WebhookAttempt, WebhookDelivery};
+use crate::transport::{HttpClient, HttpRequest, TransportError};
+use hmac::{Hmac, Mac};
+use serde_json::{Value, json};
+use sha2::Sha256;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use url::Url;
+
+/// The one event protocheck sends.
+pub const EVENT_RUN_FINISHED: &str = "run.finished";
+pub const SIGNATURE_HEADER: &str = "protocheck-signature";
+pub const DELIVERY_HEADER: &str = "protocheck-delivery";
+pub const EVENT_HEADER: &str = "protocheck-event";
+/// Longest webhook URL accepted.
+pub const MAX_URL_BYTES: usize = 2048;
+/// Longest an error kept with an attempt.
+const MAX_ERROR_CHARS: usize = 300;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// Delivery settings.
+#[derive(Debug, Clone)]
+pub struct WebhookConfig {
+    /// Delay before each retry: attempts = retries + 1.
+    pub retry_delays: Vec<Duration>,
+    /// Time for the receiver to answer (its status line and headers).
+    pub timeout: Duration,
+    /// How often the loop looks for due deliveries when nothing woke it.
+    pub poll: Duration,
+    /// A claimed delivery is another process's again after this.
+    pub lease: Duration,
+    /// Deliveries in flight at once per process.
+    pub concurrency: usize,
+    /// Base of the report and page URLs in the announcement (`PROTOCHECK_PUBLIC_URL`);
+    /// without it they are paths.
+    pub public_url: Option<String>,
+}
+
+impl Default for WebhookConfig {
+    fn default() -> Self {
+        Self {
+            retry_delays: vec![
+                Duration::from_secs(10),
+                Duration::from_secs(30),
+                Duration::from_secs(120),
+                Duration::from_secs(600),
+            ],
+            timeout: Duration::from_secs(10),
+            poll: Duration::from_secs(1),
+            lease: Duration::from_secs(60),
+            concurrency: 4,
+            public_url: None,
+        }
+    }
+}
+
+impl WebhookConfig {
+    pub fn max_attempts(&self) -> i32 {
+        i32::try_from(self.retry_delays.len()).unwrap_or(i32::MAX - 1) + 1
+    }
+}
+
+/// Checks a webhook URL: absolute `http`/`https` with a host, no user name or
+/// password, at most [`MAX_URL_BYTES`].
+pub fn validate_url(raw: &str) -> Result<Url, String> {
+    let field = "options.webhook_url";
+    if raw.len() > MAX_URL_BYTES {
+        return Err(format!("{field} must be at most {MAX_URL_BYTES} bytes"));
+    }
+    let url = Url::parse(raw).map_err(|e| format!("{field} is not an absolute URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!("{field} must be an http or https URL"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("{field} must name a host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(format!(
+            "{field} must not carry a user name or password; receivers check the signature instead"
+        ));
+    }
+    Ok(url)
+}
+
+/// How a webhook URL is shown to people: scheme, host and port only. Receivers
+/// often put a secret in the path or query (`/hooks/T0/B0/XYZ`), and runs are public.
+pub fn display_url(raw: &str) -> String {
+    match Url::parse(raw) {
+        Ok(url) => {
+            let origin = url.origin().ascii_serialization();
+            if url.path() == "/" && url.query().is_none() {
+                origin
+            } else {
+                format!("{origin}/…")
+            }
+        }
+        Err(_) => "(invalid URL)".to_owned(),
+    }
+}
+
+/// The `Protocheck-Signature` value of `body` sent at `t` (Unix seconds).
+pub fn sign(secret: &[u8], t: i64, body: &[u8]) -> String {
+    format!(
+        "t={t},v1={}",
+        hex::encode(mac(secret, t, body).finalize().into_bytes())
+    )
+}
+
+fn mac(secret: &[u8], t: i64, body: &[u8]) -> HmacSha256 {
+    // HMAC takes keys of any length; `new_from_slice` cannot fail for it.
+    let mut mac = <HmacSha256 as Mac>::new_from_slice(secret)
+        .unwrap_or_else(|_| unreachable!("HMAC accepts every key length"));
+    mac.update(t.to_string().as_bytes());
+    mac.update(b".");
+    mac.update(body);
+    mac
+}
+
+/// What a receiver does: true when `header` signs `body` with `secret` and its
+/// time is within `tolerance` of `now_s`. The comparison is constant-time.
+pub fn verify_signature(
+    secret: &[u8],
+    header: &str,
+    body: &[u8],
+    now_s: i64,
+    tolerance: Duration,
+) -> bool {
+    let mut t = None;
+    let mut v1 = Vec::new();
+    for part in header.split(',') {
+        match part.trim().split_once('=') {
+            Some(("t", value)) => t = value.parse::<i64>().ok(),
+            Some(("v1", value)) => v1.extend(hex::decode(value).ok()),
+            _ => {}
+        }
+    }
+    let Some(t) = t else { return false };
+    let tolerance = i64::try_from(tolerance.as_secs()).unwrap_or(i64::MAX);
+    if now_s.abs_diff(t) > tolerance.unsigned_abs() {
+        return false;
+    }
+    v1.iter()
+        .any(|sig| mac(secret, t, body).verify_slice(sig).is_ok())
+}
+
+/// The announcement of a finished run.
+pub fn payload(run: &Run, public_url: Option<&str>) -> Value {
+    let base = public_url.unwrap_or("").trim_end_matches('/');
+    let verdict = run.verdict.as_ref().map(|v| {
+        let mut doc = json!({
+            "suite": v.suite,
+            "suite_version": v.suite_version,
+            "passed": v.passed,
+            "summary": v.summary,
+            "counts": v.counts,
+        });
+        match &v.detail {
+            crate::suite::VerdictDetail::Rcp {
+                certified_level,
+                declared_level,
+                honest,
+                ..
+            } => {
+                doc["certified_level"] = json!(certified_level);
+                doc["declared_level"] = json!(declared_level);
+                doc["honest"] = json!(honest);
+            }
+            crate::suite::VerdictDetail::Mcp { grade } => doc["grade"] = json!(grade),
+        }
+        doc
+    });
+    json!({
+        "event": EVENT_RUN_FINISHED,
+        "run_id": run.id,
+        "target_url": run.target_url,
+        "suite": run.suite,
+        "status": run.status,
+        "verdict": verdict,
+        "error": run.error,
+        "report_url": format!("{base}/api/v1/runs/{}/report.json", run.id),
+        "run_url": format!("{base}/runs/{}", run.id),
+        "api_url": format!("{base}/api/v1/runs/{}", run.id),
+        "finished_at": run.finished_at_ms.map(crate::web::api::rfc3339),
+    })
+}
+
+/// Claims and sends due deliveries until `shutdown`; deliveries in flight finish
+/// (each is bounded by the timeout) before it returns.
+pub async fn delivery_loop(
+    store: Arc<dyn Store>,
+    http: HttpClient,
+    cfg: Arc<WebhookConfig>,
+    wake: Arc<Notify>,
+    shutdown: CancellationToken,
+) {
+    let mut in_flight = JoinSet::new();
+    loop {
+        while in_flight.len() < cfg.concurrency.max(1) && !shutdown.is_cancelled() {
+            let claimed = store
+                .claim_webhook_delivery(crate::now_ms(), duration_ms(cfg.lease))
+                .await;
+            match claimed {
+                Ok(Some(delivery)) => {
+                    let (store, http, cfg) = (store.clone(), http.clone(), cfg.clone());
+                    in_flight
+                        .spawn(async move { deliver(store.as_ref(), &http, &cfg, delivery).await });
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::warn!(error = %e, "claiming a webhook delivery failed");
+                    break;
+                }
+            }
+        }
+        if shutdown.is_cancelled() {
+            break;
+        }
+        tokio::select! {
+            Some(_) = in_flight.join_next() => {}
+            () = wake.notified() => {}
+            () = tokio::time::sleep(cfg.poll) => {}
+            () = shutdown.cancelled() => break,
+        }
+    }
+    while in_flight.join_next().await.is_some() {}
+}
+
+fn clip(s: &str) -> String {
+    s.chars().take(MAX_ERROR_CHARS).collect()
+}
+
+/// One attempt of one delivery, recorded whatever happens.
+async fn deliver(store: &dyn Store, http: &HttpClient, cfg: &WebhookConfig, d: WebhookDelivery) {
+    let attempt = d.attempts + 1;
+    let (status_code, error, retryable) = match send(store, http, cfg, &d).await {
+        Ok(status) if (200..300).contains(&status) => (Some(status), None, false),
+        Ok(status) => (
+            Some(status),
+            Some(format!("the receiver answered HTTP {status}")),
+            true,
+        ),
+        Err(Failure::Permanent(reason)) => (None, Some(clip(&reason)), false),
+        Err(Failure::Transient(reason)) => (None, Some(clip(&reason)), true),
+    };
+    let now = crate::now_ms();
+    let outcome = if error.is_none() {
+        AttemptOutcome::Delivered
+    } else if retryable && attempt < cfg.max_attempts() {
+        let delay = usize::try_from(attempt - 1)
+            .ok()
+            .and_then(|i| cfg.retry_delays.get(i))
+            .copied()
+            .unwrap_or(Duration::from_secs(60));
+        AttemptOutcome::RetryAt(now.saturating_add(duration_ms(delay)))
+    } else {
+        AttemptOutcome::Failed
+    };
+    let record = WebhookAttempt {
+        attempt,
+        at_ms: now,
+        status_code: status_code.map(i32::from),
+        error,
+        next_attempt_at_ms: match outcome {
+            AttemptOutcome::RetryAt(at) => Some(at),
+            _ => None,
+        },
+    };
+    match store.record_webhook_attempt(&d.id, &record, outcome).await {
+        Ok(true) => tracing::info!(
+            delivery = %d.id, run = %d.run_id, attempt, status = ?record.status_code,
+            error = ?record.error, "webhook attempt recorded"
+        ),
+        Ok(false) => {
+            tracing::warn!(delivery = %d.id, "webhook attempt recorded by another process")
+        }
+        Err(e) => {
+            tracing::error!(delivery = %d.id, error = %e, "recording a webhook attempt failed; it will be retried when the lease expires")
+        }
+    }
+}
+
+enum Failure {
+    /// Retrying cannot help: the address is refused, the run or its key is gone.
+    Permanent(String),
+    Transient(String),
+}
+
+async fn send(
+    store: &dyn Store,
+    http: &HttpClient,
+    cfg: &WebhookConfig,
+    d: &WebhookDelivery,
+) -> Result<u16, Failure> {
+    let transient = |e: crate::store::StoreError| Failure::Transient(format!("database: {e}"));
+    let run = store
+        .get_run(d.run_id)
+        .await
+        .map_err(transient)?
+        .ok_or_else(|| Failure::Permanent("the run no longer exists".into()))?;
+    let key = store
+        .run_api_key(d.run_id)
+        .await
+        .map_err(transient)?
+        .ok_or_else(|| Failure::Permanent("the run has no API key to sign with".into()))?;
+    let secret = store
+        .api_key_webhook_secret(key.id)
+        .await
+        .map_err(transient)?
+        .ok_or_else(|| Failure::Permanent("the run's API key has no webhook secret".into()))?;
+    let url = validate_url(&d.url).map_err(Failure::Permanent)?;
+    let body = payload(&run, cfg.public_url.as_deref()).to_string();
+    let t = crate::now_ms() / 1000;
+    let req = HttpRequest::post_raw(url, "application/json", body.clone().into())
+        .header(
+            SIGNATURE_HEADER,
+            sign(secret.as_bytes(), t, body.as_bytes()),
+        )
+        .header(DELIVERY_HEADER, d.id.clone())
+        .header(EVENT_HEADER, EVENT_RUN_FINISHED)
+        .timeout(cfg.timeout);
+    // Only the status matters: the body is never read beyond what arrives with the
+    // head, never stored and never shown, and redirects are not followed.
+    match http.send_streaming(&req).await {
+        Ok(resp) => Ok(resp.status),
+        Err(e @ TransportError::Forbidden { .. }) => Err(Failure::Permanent(e.to_string())),
+        Err(e) => Err(Failure::Transient(e.to_string())),
+    }
+}
+
+fn duration_ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_verify_with_the_secret_only() {
+        let body = br#"{"event":"run.finished"}"#;
+        let header = sign(b"whsec_a", 1_000, body);
+        assert!(header.starts_with("t=1000,v1="), "{header}");
+        let tol = Duration::from_secs(300);
+        assert!(verify_signature(b"whsec_a", &header, body, 1_100, tol));
+        assert!(!verify_signature(b"whsec_b", &header, body, 1_100, tol));
+        assert!(!verify_signature(b"whsec_a", &header, b"{}", 1_100, tol));
+        assert!(!verify_signature(b"whsec_a", &header, body, 2_000, tol));
+        assert!(!verify_signature(b"whsec_a", "v1=00", body, 1_000, tol));
+    }
+
+    #[test]
+    fn urls_are_checked_and_shown_without_their_path() {
+        assert!(validate_url("https://hooks.example.com/x?y=1").is_ok());
+        for bad in [
+            "ftp://example.com/",
+            "/relative",
+            "https://user:pw@example.com/",
+            "https://user@example.com/",
+        ] {
+            assert!(validate_url(bad).is_err(), "{bad}");
+        }
+        assert!(validate_url(&format!("https://e.com/{}", "a".repeat(MAX_URL_BYTES))).is_err());
+        assert_eq!(
+            display_url("https://hooks.example.com/T0/B0/XYZ?k=1"),
+            "https://hooks.example.com/…"
+        );
+        assert_eq!(
+            display_url("http://127.0.0.1:9000/"),
+            "http://127.0.0.1:9000"
+        );
+    }
+}

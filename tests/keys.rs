@@ -1,0 +1,361 @@
+//! API keys: created through the store and through `protocheck keys`, stored
+//! hashed, raising the submit limit above the per-address one, shown as the run's
+//! owner, refused with 401 when unknown, malformed or revoked; `RateLimit-*`
+//! headers on every submit answer. Every test runs on SQLite and on Postgres.
+
+mod common;
+
+use common::TestDb;
+use common::app::TestApp;
+use protocheck::keys::{self, KeyError, Rate, Refused};
+use protocheck::store::Backend;
+use serde_json::{Value, json};
+use std::process::Command;
+
+fn rate(s: &str) -> Rate {
+    s.parse().expect("rate")
+}
+
+/// Every text column of every `api_keys` row, read straight from the database.
+async fn raw_key_rows(db: &TestDb) -> Vec<String> {
+    let sql = "SELECT id || ' ' || name || ' ' || COALESCE(owner, '') || ' ' || token_hash \
+               || ' ' || webhook_secret FROM api_keys";
+    match db.store.backend() {
+        Backend::Sqlite => {
+            let pool = sqlx::SqlitePool::connect(&db.url).await.expect("sqlite");
+            sqlx::query_scalar(sql)
+                .fetch_all(&pool)
+                .await
+                .expect("rows")
+        }
+        Backend::Postgres => {
+            let pool = sqlx::PgPool::connect(&db.url).await.expect("postgres");
+            sqlx::query_scalar(sql)
+                .fetch_all(&pool)
+                .await
+                .expect("rows")
+        }
+    }
+}
+
+#[tokio::test]
+async fn keys_are_stored_hashed_unique_by_name_and_revocable() {
+    for db in common::all_backends().await {
+        let (s, b) = (db.store.as_ref(), db.name());
+        let created = keys::create_key(s, "ci", Some("Release team"), rate("60/h"), 1_000)
+            .await
+            .expect("create");
+        assert!(keys::is_well_formed(&created.token), "{b}");
+        assert!(created.webhook_secret.starts_with("whsec_"), "{b}");
+        assert_eq!(created.key.display_owner(), "Release team", "{b}");
+        assert_eq!(
+            (created.key.rate_count, created.key.rate_period_s),
+            (60, 3600)
+        );
+
+        // The token is never stored, only its SHA-256.
+        let rows = raw_key_rows(&db).await;
+        assert_eq!(rows.len(), 1, "{b}");
+        assert!(!rows[0].contains(&created.token), "{b}: {}", rows[0]);
+        assert!(rows[0].contains(&keys::hash_token(&created.token)), "{b}");
+
+        let header = format!("Bearer {}", created.token);
+        let found = keys::authenticate(s, header.as_bytes()).await.unwrap();
+        assert_eq!(found.map(|k| k.id), Ok(created.key.id), "{b}");
+        assert_eq!(
+            s.api_key_webhook_secret(created.key.id).await.unwrap(),
+            Some(created.webhook_secret.clone()),
+            "{b}"
+        );
+
+        // A live name is unique.
+        let dup = keys::create_key(s, "ci", None, rate("1/s"), 2_000).await;
+        assert!(matches!(dup, Err(KeyError::NameTaken(_))), "{b}: {dup:?}");
+        let bad = keys::create_key(s, "white space", None, rate("1/s"), 2_000).await;
+        assert!(matches!(bad, Err(KeyError::InvalidName(_))), "{b}: {bad:?}");
+
+        // Revoked by name: the token stops working and the name is free again.
+        let revoked = s
+            .revoke_api_key("ci", 3_000)
+            .await
+            .unwrap()
+            .expect("revoked");
+        assert_eq!(revoked.revoked_at_ms, Some(3_000), "{b}");
+        assert_eq!(s.revoke_api_key("ci", 3_001).await.unwrap(), None, "{b}");
+        let found = keys::authenticate(s, header.as_bytes()).await.unwrap();
+        assert_eq!(found.map(|k| k.id), Err(Refused::Revoked), "{b}");
+        let again = keys::create_key(s, "ci", None, rate("5/m"), 4_000)
+            .await
+            .expect("the name of a revoked key may be reused");
+        assert_eq!(
+            again.key.display_owner(),
+            "ci",
+            "{b}: owner defaults to the name"
+        );
+
+        // Revoked by id.
+        let by_id = s
+            .revoke_api_key(&again.key.id.to_string(), 5_000)
+            .await
+            .unwrap();
+        assert_eq!(by_id.map(|k| k.id), Some(again.key.id), "{b}");
+        let listed = s.api_keys().await.unwrap();
+        assert_eq!(listed.len(), 2, "{b}");
+        assert!(listed.iter().all(|k| k.is_revoked()), "{b}");
+
+        let unknown = format!("Bearer pck_{}", "A".repeat(32));
+        let found = keys::authenticate(s, unknown.as_bytes()).await.unwrap();
+        assert_eq!(found.map(|k| k.id), Err(Refused::Unknown), "{b}");
+        let found = keys::authenticate(s, b"Bearer nope").await.unwrap();
+        assert_eq!(found.map(|k| k.id), Err(Refused::Malformed), "{b}");
+    }
+}
+
+fn header<'a>(resp: &'a reqwest::Response, name: &str) -> &'a str {
+    resp.headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_else(|| panic!("no {name} header: {:?}", resp.headers()))
+}
+
+fn header_n(resp: &reqwest::Response, name: &str) -> u64 {
+    header(resp, name).parse().expect("a number")
+}
+
+async fn post(app: &TestApp, token: Option<&str>, body: &Value) -> reqwest::Response {
+    let mut req = app.http.post(app.url("/api/v1/runs")).json(body);
+    if let Some(t) = token {
+        req = req.header("authorization", t);
+    }
+    req.send().await.expect("POST")
+}
+
+#[tokio::test]
+async fn a_key_raises_the_limit_and_its_owner_is_shown_on_the_run() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        // Per address: 2 a minute. The key: 5 a minute.
+        let app = TestApp::start(&db, 2).await;
+        let created = keys::create_key(
+            db.store.as_ref(),
+            "ci",
+            Some("Release team"),
+            rate("5/min"),
+            1,
+        )
+        .await
+        .unwrap();
+        let bearer = format!("Bearer {}", created.token);
+
+        let mut keyed_run = None;
+        for n in 0..5u64 {
+            let body = json!({"url": format!("http://127.0.0.1:9/k{n}/rcp")});
+            let resp = post(&app, Some(&bearer), &body).await;
+            assert_eq!(resp.status(), 202, "{b}: keyed submission {n}");
+            assert_eq!(header_n(&resp, "ratelimit-limit"), 5, "{b}");
+            assert_eq!(header_n(&resp, "ratelimit-remaining"), 4 - n, "{b}");
+            assert_eq!(header(&resp, "ratelimit-policy"), "5;w=60", "{b}");
+            assert!(header_n(&resp, "ratelimit-reset") <= 60, "{b}");
+            let doc: Value = resp.json().await.unwrap();
+            assert_eq!(doc["owner"], "Release team", "{b}: {doc}");
+            assert!(!doc.to_string().contains(&created.token), "{b}");
+            keyed_run = doc["id"].as_str().map(str::to_owned);
+        }
+        let limited = post(
+            &app,
+            Some(&bearer),
+            &json!({"url": "http://127.0.0.1:9/k5/rcp"}),
+        )
+        .await;
+        assert_eq!(limited.status(), 429, "{b}: the key's sixth submission");
+        assert_eq!(header_n(&limited, "ratelimit-remaining"), 0, "{b}");
+        assert!(header_n(&limited, "retry-after") >= 1, "{b}");
+        assert!(header_n(&limited, "ratelimit-reset") >= header_n(&limited, "retry-after"));
+        let problem: Value = limited.json().await.unwrap();
+        assert_eq!(problem["status"], 429, "{b}: {problem}");
+
+        // The same address without the key still has its own two.
+        for n in 0..2u64 {
+            let resp = post(
+                &app,
+                None,
+                &json!({"url": format!("http://127.0.0.1:9/a{n}/rcp")}),
+            )
+            .await;
+            assert_eq!(resp.status(), 202, "{b}: anonymous submission {n}");
+            assert_eq!(header_n(&resp, "ratelimit-limit"), 2, "{b}");
+            assert_eq!(header_n(&resp, "ratelimit-remaining"), 1 - n, "{b}");
+            assert_eq!(header(&resp, "ratelimit-policy"), "2;w=60", "{b}");
+            let doc: Value = resp.json().await.unwrap();
+            assert_eq!(
+                doc["owner"],
+                Value::Null,
+                "{b}: anonymous runs have no owner"
+            );
+        }
+        let resp = post(&app, None, &json!({"url": "http://127.0.0.1:9/a2/rcp"})).await;
+        assert_eq!(resp.status(), 429, "{b}: the address's third submission");
+        assert_eq!(header_n(&resp, "ratelimit-remaining"), 0, "{b}");
+
+        // The run shows the owner, never the token.
+        let keyed_run = keyed_run.expect("a keyed run");
+        let (status, run) = app.get_json(&format!("/api/v1/runs/{keyed_run}")).await;
+        assert_eq!(status, 200, "{b}");
+        assert_eq!(run["owner"], "Release team", "{b}: {run}");
+        assert!(!run.to_string().contains(&created.token), "{b}");
+        let key = db.store.get_api_key(created.key.id).await.unwrap().unwrap();
+        assert!(key.last_used_at_ms.is_some(), "{b}: use is recorded");
+    }
+}
+
+#[tokio::test]
+async fn unknown_malformed_and_revoked_keys_get_401_not_anonymous_use() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let app = TestApp::start(&db, 100).await;
+        let created = keys::create_key(db.store.as_ref(), "gone", None, rate("10/m"), 1)
+            .await
+            .unwrap();
+        db.store
+            .revoke_api_key("gone", 2)
+            .await
+            .unwrap()
+            .expect("revoked");
+        let body = json!({"url": "http://127.0.0.1:9/rcp"});
+        let cases = [
+            format!("Bearer pck_{}", "x".repeat(32)),
+            "Bearer not-a-key".to_owned(),
+            "Basic dXNlcjpwYXNz".to_owned(),
+            "Bearer".to_owned(),
+            format!("Bearer {}", created.token),
+        ];
+        for auth in &cases {
+            let resp = post(&app, Some(auth), &body).await;
+            assert_eq!(resp.status(), 401, "{b}: {auth}");
+            assert_eq!(
+                header(&resp, "www-authenticate"),
+                r#"Bearer error="invalid_token""#,
+                "{b}"
+            );
+            assert_eq!(header(&resp, "content-type"), "application/problem+json");
+            let problem: Value = resp.json().await.unwrap();
+            assert_eq!(problem["status"], 401, "{b}: {problem}");
+            assert_eq!(problem["type"], "/problems/invalid-token", "{b}");
+        }
+        assert!(
+            db.store.count_by_status().await.unwrap().is_empty(),
+            "{b}: no run was queued"
+        );
+    }
+}
+
+fn protocheck(db: &TestDb, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_protocheck"))
+        .env("DATABASE_URL", &db.url)
+        .env("RUST_LOG", "warn")
+        .args(args)
+        .output()
+        .expect("run protocheck")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_keys_command_creates_lists_and_revokes() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let out = tokio::task::block_in_place(|| {
+            protocheck(
+                &db,
+                &[
+                    "keys", "create", "--name", "ci", "--rate", "60/h", "--owner", "QA",
+                ],
+            )
+        });
+        let stdout = text(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{b}: {stdout}{}",
+            text(&out.stderr)
+        );
+        assert!(stdout.contains("shown this once"), "{b}: {stdout}");
+        let value_after = |label: &str| {
+            stdout
+                .lines()
+                .find_map(|l| l.strip_prefix(label))
+                .map(str::trim)
+                .map(str::to_owned)
+                .unwrap_or_else(|| panic!("{b}: no `{label}` in {stdout}"))
+        };
+        let token = value_after("token:");
+        let secret = value_after("webhook signing secret:");
+        assert!(keys::is_well_formed(&token), "{b}: {token}");
+
+        let header = format!("Bearer {token}");
+        let key = keys::authenticate(db.store.as_ref(), header.as_bytes())
+            .await
+            .unwrap()
+            .expect("the printed token authenticates");
+        assert_eq!(
+            (key.name.as_str(), key.display_owner()),
+            ("ci", "QA"),
+            "{b}"
+        );
+        assert_eq!((key.rate_count, key.rate_period_s), (60, 3600), "{b}");
+        assert_eq!(
+            db.store.api_key_webhook_secret(key.id).await.unwrap(),
+            Some(secret.clone()),
+            "{b}"
+        );
+
+        let out = tokio::task::block_in_place(|| {
+            protocheck(&db, &["keys", "create", "--name", "ci", "--rate", "1/s"])
+        });
+        assert_eq!(out.status.code(), Some(2), "{b}: a duplicate name");
+        assert!(
+            text(&out.stderr).contains("exists already"),
+            "{b}: {}",
+            text(&out.stderr)
+        );
+
+        for bad in ["60/fortnight", "0/h", "sixty/h", "60"] {
+            let out = tokio::task::block_in_place(|| {
+                protocheck(&db, &["keys", "create", "--name", "other", "--rate", bad])
+            });
+            assert_eq!(out.status.code(), Some(2), "{b}: rate {bad}");
+            assert!(
+                text(&out.stderr).contains("rate"),
+                "{b}: {}",
+                text(&out.stderr)
+            );
+        }
+
+        let out = tokio::task::block_in_place(|| protocheck(&db, &["keys", "list"]));
+        let listed = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{b}");
+        assert!(
+            listed.contains("ci") && listed.contains("60/h"),
+            "{b}: {listed}"
+        );
+        assert!(listed.contains("active"), "{b}: {listed}");
+        assert!(
+            !listed.contains(&token) && !listed.contains(&secret),
+            "{b}: {listed}"
+        );
+        assert!(!listed.contains(&keys::hash_token(&token)), "{b}: {listed}");
+
+        let out = tokio::task::block_in_place(|| protocheck(&db, &["keys", "revoke", "ci"]));
+        assert_eq!(out.status.code(), Some(0), "{b}: {}", text(&out.stderr));
+        let out = tokio::task::block_in_place(|| protocheck(&db, &["keys", "revoke", "ci"]));
+        assert_eq!(out.status.code(), Some(2), "{b}: nothing left to revoke");
+        let found = keys::authenticate(db.store.as_ref(), header.as_bytes())
+            .await
+            .unwrap();
+        assert_eq!(found.map(|k| k.id), Err(Refused::Revoked), "{b}");
+        let out = tokio::task::block_in_place(|| protocheck(&db, &["keys", "list"]));
+        assert!(text(&out.stdout).contains("revoked"), "{b}");
+    }
+}
