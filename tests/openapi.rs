@@ -220,6 +220,35 @@ async fn finished_runs_and_their_attestations_match_the_document() {
         let (status, keys) = app.get_json("/.well-known/protocheck/keys.json").await;
         assert_eq!(status, 200);
         assert_matches(&doc, "Jwks", &keys);
+
+        // A run submitted with an API key shows its owner and its webhook.
+        let key = protocheck::keys::create_key(
+            db.store.as_ref(),
+            "ci",
+            Some("Release team"),
+            "60/min".parse().expect("rate"),
+            1,
+        )
+        .await
+        .expect("create key");
+        let body = json!({"url": "http://127.0.0.1:9/rcp",
+            "options": {"webhook_url": "http://127.0.0.1:9/hook/secret"}});
+        let resp = app
+            .http
+            .post(app.url("/api/v1/runs"))
+            .header("authorization", format!("Bearer {}", key.token))
+            .json(&body)
+            .send()
+            .await
+            .expect("POST");
+        assert_eq!(resp.status(), 202);
+        let submitted: Value = resp.json().await.expect("json");
+        assert_eq!(submitted["owner"], "Release team");
+        assert_matches(&doc, "SubmittedRun", &submitted);
+        let id = submitted["id"].as_str().expect("id");
+        let (_, run) = app.get_json(&format!("/api/v1/runs/{id}")).await;
+        assert!(run["webhook"]["state"].is_string(), "{run:#}");
+        assert_matches(&doc, "RunView", &run);
         pool.shutdown().await;
     }
 }
