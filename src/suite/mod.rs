@@ -15,7 +15,7 @@ use std::time::Duration;
 pub use runner::{Endpoint, EngineError, RunContext, run_suite};
 
 /// The suite a user asks for. `Auto` probes the target and picks one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SuiteChoice {
     Auto,
@@ -43,7 +43,7 @@ impl SuiteChoice {
 }
 
 /// A protocol suite the engine can run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SuiteId {
     Mcp,
@@ -69,7 +69,19 @@ pub enum SpecLevel {
 }
 
 /// The outcome of one rule on one target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     Pass,
@@ -138,7 +150,7 @@ pub fn rule_count(suite: SuiteId, options: &RunOptions) -> usize {
 }
 
 /// A request as recorded for evidence: bounded and with credentials redacted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RequestRecord {
     /// `POST http://host/rcp/info`, or `stdin` for the stdio transport.
     pub line: String,
@@ -149,7 +161,7 @@ pub struct RequestRecord {
 }
 
 /// A response as recorded for evidence: bounded excerpt, never the whole body.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ResponseRecord {
     /// HTTP status, absent on stdio.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -165,7 +177,7 @@ pub struct ResponseRecord {
 }
 
 /// One request and what came back (or why nothing did).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Exchange {
     pub request: RequestRecord,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -176,7 +188,7 @@ pub struct Exchange {
 
 /// A finding: one rule's outcome on the target, with the message a server author
 /// can act on and the exchanges that prove it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Finding {
     pub rule_id: String,
     pub outcome: Outcome,
@@ -187,7 +199,7 @@ pub struct Finding {
 }
 
 /// Findings per outcome.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Counts {
     pub pass: u32,
     pub fail: u32,
@@ -222,7 +234,7 @@ impl Counts {
 
 /// The verdict of a finished run. `passed` decides the run's status
 /// (`passed` / `failed`); the rest is what reports and badges show.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Verdict {
     pub suite: SuiteId,
     /// Version of protocheck's rules for this suite; stored so old reports keep meaning.
@@ -238,7 +250,7 @@ pub struct Verdict {
 }
 
 /// Suite-specific verdict fields.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum VerdictDetail {
     Rcp {
@@ -262,7 +274,7 @@ pub enum VerdictDetail {
 
 /// What an RCP verdict reports beyond the certified and declared levels.
 /// Every field defaults, so verdicts stored before a field existed still read.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LevelReport {
     /// The declaration against the certified level: `consistent`,
     /// `OVERCLAIMED`, `undeclared` or `invalid`.
@@ -286,11 +298,12 @@ pub struct LevelReport {
 }
 
 /// Options a run carries. Unknown keys are refused so a typo is not silently ignored.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunOptions {
     /// RCP profile: `spec` (default) or `reference`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^(spec|reference)$")]
     pub profile: Option<String>,
     /// Allow probes that write to the target (RCP `index/*`, `feedback`,
     /// `memory/build`). Off when absent: no side effects on a stranger's server
@@ -305,6 +318,7 @@ pub struct RunOptions {
     pub server_json: Option<serde_json::Value>,
     /// Per-request timeout in milliseconds (bounded by the service's limits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 30000)]
     pub request_timeout_ms: Option<u64>,
     /// An OAuth bearer token for an MCP server that requires authorization
     /// (`mcp-2026-07-28.md` §15.9): sent on every request of this run and never

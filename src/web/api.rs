@@ -3,13 +3,17 @@
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::openapi::{
+    BadRequest, InternalError, InvalidApiKey, NotFound, PayloadTooLarge, TimedOut, TooManyRequests,
+    Unprocessable, UnsupportedMediaType,
+};
 use super::ratelimit::RateState;
 use crate::keys;
 use crate::queue::{self, Reason, Submission};
 use crate::store::{
-    ApiKey, HistoryCursor, Run, StoredFinding, Target, WebhookAttempt, WebhookDelivery,
+    ApiKey, HistoryCursor, Run, RunStatus, StoredFinding, Target, WebhookAttempt, WebhookDelivery,
 };
-use crate::suite::{RunOptions, SuiteChoice};
+use crate::suite::{Finding, RunOptions, SuiteChoice, Verdict};
 use crate::webhook;
 use axum::Json;
 use axum::extract::connect_info::ConnectInfo;
@@ -17,9 +21,10 @@ use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 /// Runs listed per page of a target's history, unless the client asks for fewer.
@@ -42,17 +47,25 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
     }
 }
 
-/// `POST /api/v1/runs`.
-#[derive(Debug, Deserialize, serde::Serialize)]
+/// The body of `POST /api/v1/runs`.
+#[derive(Debug, Deserialize, serde::Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SubmitBody {
+    /// The server to check: an `http` or `https` URL.
+    #[schema(examples("http://127.0.0.1:8766/rcp"))]
     pub url: String,
+    /// `auto` (the default) detects the protocol.
     #[serde(default)]
+    #[schema(value_type = Option<SuiteChoice>)]
     pub suite: Option<String>,
     #[serde(default)]
+    #[schema(value_type = Option<RunOptions>)]
     pub options: Option<Value>,
+    /// A finished run of the same target, suite and options younger than this
+    /// is returned instead of a new one (default 300; int64).
     #[serde(default)]
     pub max_age_s: Option<u64>,
+    /// Queue a new run even when a fresh result exists.
     #[serde(default)]
     pub force: Option<bool>,
 }
@@ -62,6 +75,90 @@ pub struct SubmitBody {
 /// it counts against the client address. A header that names no live key is
 /// refused (401), never taken for anonymous use. Every answer after the rate
 /// decision carries the limiter's `RateLimit-*` headers.
+/// Why a submission returned the run it did.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SubmitReason {
+    /// A new run was queued.
+    Queued,
+    /// The same target, suite and options are already queued or running.
+    AlreadyActive,
+    /// A finished run younger than `max_age_s` exists.
+    FreshResult,
+    /// The same `Idempotency-Key` was seen with the same request.
+    IdempotentReplay,
+}
+
+impl From<Reason> for SubmitReason {
+    fn from(r: Reason) -> Self {
+        match r {
+            Reason::Queued => Self::Queued,
+            Reason::AlreadyActive => Self::AlreadyActive,
+            Reason::FreshResult => Self::FreshResult,
+            Reason::IdempotentReplay => Self::IdempotentReplay,
+        }
+    }
+}
+
+/// The headers of a submission (documentation only: the handler reads them itself).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Header)]
+pub struct SubmitHeaders {
+    /// Repeating a submission with the same key and body returns the same run
+    /// (`idempotent-replay`); the same key with another body is refused.
+    #[param(rename = "Idempotency-Key", value_type = String, required = false,
+        pattern = "^[!-~]{1,255}$")]
+    pub idempotency_key: Option<String>,
+}
+
+/// The answer to a submission: the run, and why it is this one.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubmittedRun {
+    #[serde(flatten)]
+    pub run: RunView,
+    pub reason: SubmitReason,
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/v1/runs",
+    tag = "runs",
+    summary = "Submit a run",
+    description = "Queues a conformance run of a server, or returns an equal run that is \
+        active or fresh. Submissions are rate-limited per API key (`Authorization: Bearer`) \
+        or, without one, per client address; `RateLimit-*` headers tell the state.",
+    params(SubmitHeaders),
+    security((), ("api_key" = [])),
+    request_body(content = SubmitBody, content_type = "application/json"),
+    responses(
+        (status = 200, description = "An existing run answers the submission (see `reason`)",
+            body = SubmittedRun,
+            headers(
+                ("Location" = String, description = "The run's URL"),
+                ("RateLimit-Limit" = u32, description = "Submissions allowed in a window"),
+                ("RateLimit-Remaining" = u32, description = "Submissions still allowed now"),
+                ("RateLimit-Reset" = u64, description = "Seconds until the limit is whole again"),
+                ("RateLimit-Policy" = String, description = "`{limit};w={window seconds}`"),
+            )),
+        (status = 202, description = "A new run was queued",
+            body = SubmittedRun,
+            headers(
+                ("Location" = String, description = "The run's URL"),
+                ("RateLimit-Limit" = u32, description = "Submissions allowed in a window"),
+                ("RateLimit-Remaining" = u32, description = "Submissions still allowed now"),
+                ("RateLimit-Reset" = u64, description = "Seconds until the limit is whole again"),
+                ("RateLimit-Policy" = String, description = "`{limit};w={window seconds}`"),
+            )),
+        (status = 400, response = BadRequest),
+        (status = 401, response = InvalidApiKey),
+        (status = 413, response = PayloadTooLarge),
+        (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = Unprocessable),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = InternalError),
+        (status = 503, response = TimedOut),
+    )
+)]
 pub async fn submit_run(
     State(state): State<AppState>,
     ClientAddr(client): ClientAddr,
@@ -133,16 +230,18 @@ fn with_rate_headers(mut resp: Response, rate: &RateState) -> Response {
 
 /// A problem+json answer built here rather than from [`ApiError`].
 fn problem(status: StatusCode, slug: &str, title: &str, detail: &str) -> Response {
-    let body = json!({
-        "type": format!("/problems/{slug}"),
-        "title": title,
-        "status": status.as_u16(),
-        "detail": detail,
-    });
+    let body = super::error::Problem {
+        problem_type: format!("/problems/{slug}"),
+        title: title.to_owned(),
+        status: status.as_u16(),
+        detail: detail.to_owned(),
+        field: None,
+        retry_after_s: None,
+    };
     (
         status,
         [(header::CONTENT_TYPE, "application/problem+json")],
-        body.to_string(),
+        serde_json::to_string(&body).unwrap_or_default(),
     )
         .into_response()
 }
@@ -177,11 +276,25 @@ async fn accept_submission(
     })?;
     let options: RunOptions = match &body.options {
         None | Some(Value::Null) => RunOptions::default(),
+        // serde would read a struct from an array too, by position.
+        Some(v) if !v.is_object() => {
+            return Err(ApiError::Invalid {
+                field: "options",
+                detail: "options must be an object".into(),
+            });
+        }
         Some(v) => serde_json::from_value(v.clone()).map_err(|e| ApiError::Invalid {
             field: "options",
             detail: format!("options: {e}"),
         })?,
     };
+    // The document says int64, as most clients can hold; larger ages mean nothing anyway.
+    if body.max_age_s.is_some_and(|s| i64::try_from(s).is_err()) {
+        return Err(ApiError::Invalid {
+            field: "max_age_s",
+            detail: format!("max_age_s must be between 0 and {}", i64::MAX),
+        });
+    }
     if options.webhook_url.is_some() && key.is_none() {
         return Err(ApiError::Invalid {
             field: "options.webhook_url",
@@ -222,9 +335,12 @@ async fn accept_submission(
         StatusCode::OK
     };
     let owner = state.store.run_api_key(submitted.run.id).await?;
-    let mut doc = run_json(&submitted.run, None);
-    doc["owner"] = json!(owner.as_ref().map(ApiKey::display_owner));
-    doc["reason"] = json!(submitted.reason);
+    let mut run = RunView::new(&submitted.run, None);
+    run.owner = Some(owner.as_ref().map(|k| k.display_owner().to_owned()));
+    let doc = SubmittedRun {
+        run,
+        reason: submitted.reason.into(),
+    };
     Ok((status, [(header::LOCATION, location)], Json(doc)).into_response())
 }
 
@@ -238,10 +354,24 @@ fn clip(s: &str) -> String {
 }
 
 /// `GET /api/v1/runs/{id}`: status, verdict, findings and timings.
+#[utoipa::path(
+    get,
+    path = "/api/v1/runs/{id}",
+    tag = "runs",
+    summary = "A run with its findings",
+    params(("id" = String, Path, description = "The run's id (a UUID)")),
+    responses(
+        (status = 200, description = "The run, its verdict once finished, and every finding so far",
+            body = RunView),
+        (status = 404, response = NotFound),
+        (status = 500, response = InternalError),
+        (status = 503, response = TimedOut),
+    )
+)]
 pub async fn show_run(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<RunView>> {
     let id = parse_run_id(&id)?;
     let run = state
         .store
@@ -250,22 +380,35 @@ pub async fn show_run(
         .ok_or_else(|| ApiError::NotFound(format!("no run has the id `{id}`")))?;
     let findings = state.store.findings(id, -1).await?;
     let owner = state.store.run_api_key(id).await?;
-    let mut doc = run_json(&run, Some(&findings));
+    let mut view = RunView::new(&run, Some(&findings));
     // The key's owner (or name), never anything that would authenticate.
-    doc["owner"] = json!(owner.as_ref().map(ApiKey::display_owner));
+    view.owner = Some(owner.as_ref().map(|k| k.display_owner().to_owned()));
     if run.options.webhook_url.is_some() {
-        doc["webhook"] = webhook_json(&run, state.store.run_webhook(id).await?);
+        view.webhook = Some(WebhookView::new(&run, state.store.run_webhook(id).await?));
     }
-    Ok(Json(doc))
+    Ok(Json(view))
 }
 
 /// `GET /api/v1/targets/{id}`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/targets/{id}",
+    tag = "targets",
+    summary = "A target",
+    params(("id" = String, Path, description = "The target's key: 24 lower-case hex digits")),
+    responses(
+        (status = 200, description = "The target", body = TargetView),
+        (status = 404, response = NotFound),
+        (status = 500, response = InternalError),
+        (status = 503, response = TimedOut),
+    )
+)]
 pub async fn show_target(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<TargetView>> {
     let target = find_target(&state, &id).await?;
-    Ok(Json(target_json(&target)))
+    Ok(Json(TargetView::new(&target)))
 }
 
 async fn find_target(state: &AppState, id: &str) -> ApiResult<Target> {
@@ -276,20 +419,60 @@ async fn find_target(state: &AppState, id: &str) -> ApiResult<Target> {
         .ok_or_else(|| ApiError::NotFound(format!("no target has the id `{}`", clip(id))))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct HistoryQuery {
+    /// Runs per page (default 20).
+    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<u32>,
-    /// Cursor from the previous page's `next`.
+    /// Cursor from the previous page's `next`: a run id of this target.
     pub before: Option<String>,
 }
 
+/// One page of a target's run history.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HistoryPage {
+    pub target: TargetView,
+    /// Newest first.
+    pub runs: Vec<RunView>,
+    /// The cursor of the next page (`before`), or null on the last page.
+    #[schema(required = true)]
+    pub next: Option<String>,
+    pub links: HistoryLinks,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HistoryLinks {
+    /// The next page, or null on the last page.
+    #[schema(required = true)]
+    pub next: Option<String>,
+}
+
 /// `GET /api/v1/targets/{id}/runs`: newest first, paginated by cursor.
+#[utoipa::path(
+    get,
+    path = "/api/v1/targets/{id}/runs",
+    tag = "targets",
+    summary = "A target's run history",
+    params(
+        ("id" = String, Path, description = "The target's key: 24 lower-case hex digits"),
+        HistoryQuery,
+    ),
+    responses(
+        (status = 200, description = "A page of runs, newest first", body = HistoryPage),
+        (status = 400, response = BadRequest),
+        (status = 404, response = NotFound),
+        (status = 422, response = Unprocessable),
+        (status = 500, response = InternalError),
+        (status = 503, response = TimedOut),
+    )
+)]
 pub async fn target_history(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<HistoryQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<HistoryPage>> {
     let target = find_target(&state, &id).await?;
     let limit = q.limit.unwrap_or(DEFAULT_PAGE);
     if limit == 0 || limit > MAX_PAGE {
@@ -337,12 +520,12 @@ pub async fn target_history(
             target.id
         )
     });
-    Ok(Json(json!({
-        "target": target_json(&target),
-        "runs": runs.iter().map(|r| run_json(r, None)).collect::<Vec<_>>(),
-        "next": next,
-        "links": {"next": next_link},
-    })))
+    Ok(Json(HistoryPage {
+        target: TargetView::new(&target),
+        runs: runs.iter().map(|r| RunView::new(r, None)).collect(),
+        next,
+        links: HistoryLinks { next: next_link },
+    }))
 }
 
 /// Any other path.
@@ -357,93 +540,233 @@ pub fn rfc3339(ms: i64) -> String {
     humantime::format_rfc3339_millis(t).to_string()
 }
 
+/// A target as the API shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TargetView {
+    /// The target's key: 24 lower-case hex digits.
+    pub id: String,
+    /// The canonical URL.
+    pub url: String,
+    /// The protocol last detected on it (`mcp`, `rcp`), or null.
+    #[schema(required = true)]
+    pub protocol: Option<String>,
+    #[schema(format = DateTime)]
+    pub created_at: String,
+    pub links: TargetLinks,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TargetLinks {
+    #[serde(rename = "self")]
+    pub self_: String,
+    pub runs: String,
+}
+
+impl TargetView {
+    pub fn new(t: &Target) -> Self {
+        Self {
+            id: t.id.clone(),
+            url: t.canonical_url.clone(),
+            protocol: t.protocol.clone(),
+            created_at: rfc3339(t.created_at_ms),
+            links: TargetLinks {
+                self_: format!("/api/v1/targets/{}", t.id),
+                runs: format!("/api/v1/targets/{}/runs", t.id),
+            },
+        }
+    }
+}
+
+/// A finding as the API shows it: the rule's outcome with its evidence, its
+/// position in the run, and when it was recorded.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FindingView {
+    /// 0-based order within the run's current attempt (the SSE event id).
+    pub seq: i64,
+    #[serde(flatten)]
+    pub finding: Finding,
+    #[schema(format = DateTime)]
+    pub created_at: String,
+}
+
+impl FindingView {
+    pub fn new(f: &StoredFinding) -> Self {
+        Self {
+            seq: f.seq,
+            finding: f.finding.clone(),
+            created_at: rfc3339(f.created_at_ms),
+        }
+    }
+}
+
+/// A run as the API shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunView {
+    pub id: Uuid,
+    /// The target's canonical URL.
+    pub url: String,
+    pub target_id: String,
+    /// The suite requested: `auto`, `mcp` or `rcp`.
+    pub suite: String,
+    /// Version of the rules the run was judged with; null until it finishes.
+    #[schema(required = true)]
+    pub suite_version: Option<String>,
+    pub status: RunStatus,
+    pub options: RunOptions,
+    /// Attempts started so far, including the current one.
+    pub attempts: i32,
+    pub max_attempts: i32,
+    #[schema(format = DateTime)]
+    pub created_at: String,
+    #[schema(required = true, format = DateTime)]
+    pub started_at: Option<String>,
+    #[schema(required = true, format = DateTime)]
+    pub finished_at: Option<String>,
+    #[schema(required = true)]
+    pub duration_ms: Option<i64>,
+    /// Null until the run finishes with a verdict.
+    #[schema(required = true)]
+    pub verdict: Option<Verdict>,
+    /// Why the run ended as `error`, or why the last attempt was retried.
+    #[schema(required = true)]
+    pub error: Option<String>,
+    pub links: RunLinks,
+    /// The owner (or name) of the API key that submitted the run, null for an
+    /// anonymous run; on the answers about one run only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub owner: Option<Option<String>>,
+    /// The run's webhook, when it has one (`GET /api/v1/runs/{id}` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub webhook: Option<WebhookView>,
+    /// Every finding so far (only on `GET /api/v1/runs/{id}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub findings: Option<Vec<FindingView>>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunLinks {
+    #[serde(rename = "self")]
+    pub self_: String,
+    /// Live progress as server-sent events.
+    pub events: String,
+    pub target: String,
+}
+
+impl RunView {
+    /// The view of `run`; `findings` is included when given.
+    pub fn new(run: &Run, findings: Option<&[StoredFinding]>) -> Self {
+        let duration_ms = match (run.started_at_ms, run.finished_at_ms) {
+            (Some(s), Some(f)) => Some(f - s),
+            _ => None,
+        };
+        Self {
+            id: run.id,
+            url: run.target_url.clone(),
+            target_id: run.target_id.clone(),
+            suite: run.suite.clone(),
+            suite_version: run.suite_version.clone(),
+            status: run.status,
+            options: shown_options(&run.options),
+            attempts: run.attempts,
+            max_attempts: run.max_attempts,
+            created_at: rfc3339(run.created_at_ms),
+            started_at: run.started_at_ms.map(rfc3339),
+            finished_at: run.finished_at_ms.map(rfc3339),
+            duration_ms,
+            verdict: run.verdict.clone(),
+            error: run.error.clone(),
+            links: RunLinks {
+                self_: format!("/api/v1/runs/{}", run.id),
+                events: format!("/api/v1/runs/{}/events", run.id),
+                target: format!("/api/v1/targets/{}", run.target_id),
+            },
+            owner: None,
+            webhook: None,
+            findings: findings.map(|fs| fs.iter().map(FindingView::new).collect()),
+        }
+    }
+}
+
 pub fn target_json(t: &Target) -> Value {
-    json!({
-        "id": t.id,
-        "url": t.canonical_url,
-        "protocol": t.protocol,
-        "created_at": rfc3339(t.created_at_ms),
-        "links": {"self": format!("/api/v1/targets/{}", t.id), "runs": format!("/api/v1/targets/{}/runs", t.id)},
-    })
+    serde_json::to_value(TargetView::new(t)).unwrap_or(Value::Null)
 }
 
 pub fn finding_json(f: &StoredFinding) -> Value {
-    let mut v = serde_json::to_value(f).unwrap_or(Value::Null);
-    v["created_at"] = json!(rfc3339(f.created_at_ms));
-    if let Some(obj) = v.as_object_mut() {
-        obj.remove("created_at_ms");
-    }
-    v
+    serde_json::to_value(FindingView::new(f)).unwrap_or(Value::Null)
 }
 
 /// A run's webhook and its delivery attempts. The URL is shown without its path
 /// and query, which often carry the receiver's secret.
-fn webhook_json(run: &Run, delivery: Option<(WebhookDelivery, Vec<WebhookAttempt>)>) -> Value {
-    let url = run.options.webhook_url.as_deref().map(webhook::display_url);
-    let (state, deliveries) = match delivery {
-        // Created when the run ends.
-        None => ("waiting", Vec::new()),
-        Some((d, attempts)) => (
-            match d.state.as_str() {
-                "delivered" => "delivered",
-                "failed" => "failed",
-                _ => "pending",
-            },
-            attempts,
-        ),
-    };
-    json!({
-        "url": url,
-        "state": state,
-        "deliveries": deliveries.iter().map(|a| json!({
-            "attempt": a.attempt,
-            "at": rfc3339(a.at_ms),
-            "status_code": a.status_code,
-            "error": a.error,
-            "next_attempt_at": a.next_attempt_at_ms.map(rfc3339),
-        })).collect::<Vec<_>>(),
-    })
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookView {
+    #[schema(required = true)]
+    pub url: Option<String>,
+    /// `waiting` (the run has not ended), `pending`, `delivered` or `failed`.
+    pub state: String,
+    pub deliveries: Vec<WebhookAttemptView>,
 }
 
-/// Options as shown: a webhook URL without its path and query (see [`webhook_json`]).
-fn shown_options(options: &RunOptions) -> Value {
-    let mut v = serde_json::to_value(options).unwrap_or(Value::Null);
-    if let Some(url) = &options.webhook_url {
-        v["webhook_url"] = json!(webhook::display_url(url));
+/// One delivery attempt of a webhook.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookAttemptView {
+    /// 1-based.
+    pub attempt: i32,
+    #[schema(format = DateTime)]
+    pub at: String,
+    /// The receiver's HTTP status; null when no response came.
+    #[schema(required = true)]
+    pub status_code: Option<i32>,
+    /// Why the attempt did not deliver.
+    #[schema(required = true)]
+    pub error: Option<String>,
+    /// When the next attempt is due; null once delivered or given up.
+    #[schema(required = true, format = DateTime)]
+    pub next_attempt_at: Option<String>,
+}
+
+impl WebhookView {
+    fn new(run: &Run, delivery: Option<(WebhookDelivery, Vec<WebhookAttempt>)>) -> Self {
+        let url = run.options.webhook_url.as_deref().map(webhook::display_url);
+        let (state, deliveries) = match delivery {
+            // Created when the run ends.
+            None => ("waiting", Vec::new()),
+            Some((d, attempts)) => (
+                match d.state.as_str() {
+                    "delivered" => "delivered",
+                    "failed" => "failed",
+                    _ => "pending",
+                },
+                attempts,
+            ),
+        };
+        Self {
+            url,
+            state: state.to_owned(),
+            deliveries: deliveries
+                .iter()
+                .map(|a| WebhookAttemptView {
+                    attempt: a.attempt,
+                    at: rfc3339(a.at_ms),
+                    status_code: a.status_code,
+                    error: a.error.clone(),
+                    next_attempt_at: a.next_attempt_at_ms.map(rfc3339),
+                })
+                .collect(),
+        }
     }
-    v
+}
+
+/// Options as shown: a webhook URL without its path and query (see [`WebhookView`]).
+fn shown_options(options: &RunOptions) -> RunOptions {
+    let mut shown = options.clone();
+    if let Some(url) = &options.webhook_url {
+        shown.webhook_url = Some(webhook::display_url(url));
+    }
+    shown
 }
 
 /// The API's view of a run; `findings` is included when given.
 pub fn run_json(run: &Run, findings: Option<&[StoredFinding]>) -> Value {
-    let duration_ms = match (run.started_at_ms, run.finished_at_ms) {
-        (Some(s), Some(f)) => Some(f - s),
-        _ => None,
-    };
-    let mut v = json!({
-        "id": run.id,
-        "url": run.target_url,
-        "target_id": run.target_id,
-        "suite": run.suite,
-        "suite_version": run.suite_version,
-        "status": run.status,
-        "options": shown_options(&run.options),
-        "attempts": run.attempts,
-        "max_attempts": run.max_attempts,
-        "created_at": rfc3339(run.created_at_ms),
-        "started_at": run.started_at_ms.map(rfc3339),
-        "finished_at": run.finished_at_ms.map(rfc3339),
-        "duration_ms": duration_ms,
-        "verdict": run.verdict,
-        "error": run.error,
-        "links": {
-            "self": format!("/api/v1/runs/{}", run.id),
-            "events": format!("/api/v1/runs/{}/events", run.id),
-            "target": format!("/api/v1/targets/{}", run.target_id),
-        },
-    });
-    if let Some(findings) = findings {
-        v["findings"] = Value::Array(findings.iter().map(finding_json).collect());
-    }
-    v
+    serde_json::to_value(RunView::new(run, findings)).unwrap_or(Value::Null)
 }

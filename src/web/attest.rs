@@ -4,16 +4,35 @@
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath};
+use super::openapi::{
+    BadRequest, InternalError, NotFound, PayloadTooLarge, TimedOut, Unprocessable,
+    UnsupportedMediaType,
+};
 use crate::attest::dsse::{self, Envelope};
+use crate::attest::statement::Statement;
 use crate::attest::{self, AttestError, verify_envelope};
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde::Serialize;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 /// `GET /.well-known/protocheck/keys.json`: every public key that ever signed.
+#[utoipa::path(
+    get,
+    path = "/.well-known/protocheck/keys.json",
+    tag = "attestations",
+    summary = "The service's public keys",
+    responses(
+        (status = 200, description = "Every public key that ever signed a verdict",
+            content_type = "application/jwk-set+json", body = super::openapi::Jwks,
+            headers(("Cache-Control" = String, description = "`max-age=60`"))),
+        (status = 500, response = InternalError),
+        (status = 503, response = TimedOut),
+    )
+)]
 pub async fn keys(State(state): State<AppState>) -> ApiResult<Response> {
     let (jwks, _) = attest::service_keys(state.store.as_ref(), state.attestor.as_ref()).await?;
     let mut resp = Json(jwks).into_response();
@@ -40,6 +59,21 @@ fn no_attestation(id: Uuid, why: impl std::fmt::Display) -> ApiError {
 
 /// `GET /api/v1/runs/{id}/attestation`: the DSSE envelope, byte for byte as
 /// stored. A verdict that was not signed when its run ended is signed now.
+#[utoipa::path(
+    get,
+    path = "/api/v1/runs/{id}/attestation",
+    tag = "attestations",
+    summary = "A run's signed verdict",
+    params(("id" = String, Path, description = "The run's id (a UUID)")),
+    responses(
+        (status = 200, description = "The DSSE envelope of the run's in-toto statement, byte for \
+            byte as stored", content_type = "application/json", body = super::openapi::Envelope,
+            headers(("Cache-Control" = String, description = "`max-age=86400, immutable`"))),
+        (status = 404, response = NotFound),
+        (status = 500, response = InternalError),
+        (status = 503, response = TimedOut),
+    )
+)]
 pub async fn show_attestation(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -90,10 +124,27 @@ pub async fn show_attestation(
 /// `POST /api/v1/verify`: a DSSE envelope in; `valid` and the signed statement
 /// out, or the reason it is not valid. Input that is not an envelope is a 400
 /// (not JSON) or 422 (not the shape of one, or undecodable base64).
+#[utoipa::path(
+    post,
+    path = "/api/v1/verify",
+    tag = "attestations",
+    summary = "Verify an attestation",
+    request_body(content = super::openapi::Envelope, content_type = "application/json"),
+    responses(
+        (status = 200, description = "Whether the envelope verifies against the service's keys",
+            body = Verification),
+        (status = 400, response = BadRequest),
+        (status = 413, response = PayloadTooLarge),
+        (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = Unprocessable),
+        (status = 500, response = InternalError),
+        (status = 503, response = TimedOut),
+    )
+)]
 pub async fn verify(
     State(state): State<AppState>,
     body: Result<ApiJson<Envelope>, ApiError>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Verification>> {
     let ApiJson(envelope) = body?;
     let (_, keys) = attest::service_keys(state.store.as_ref(), state.attestor.as_ref()).await?;
     let verified = match verify_envelope(&envelope, &keys) {
@@ -104,7 +155,12 @@ pub async fn verify(
                 detail: e.to_string(),
             });
         }
-        Err(e) => return Ok(Json(json!({"valid": false, "reason": e.to_string()}))),
+        Err(e) => {
+            return Ok(Json(Verification::Invalid(Invalid {
+                valid: false,
+                reason: e.to_string(),
+            })));
+        }
     };
     let run_id = Uuid::parse_str(&verified.statement.predicate.run_id).ok();
     // Whether this service still holds this very statement for the run: a valid
@@ -121,14 +177,57 @@ pub async fn verify(
         },
         None => None,
     };
-    Ok(Json(json!({
-        "valid": true,
-        "key_id": verified.key_id,
-        "statement": verified.statement,
-        "matches_stored_attestation": matches_stored,
-        "links": {
-            "run": run_id.map(super::badge::report_path),
-            "keys": attest::verify::KEYS_PATH,
+    Ok(Json(Verification::Valid(Box::new(Valid {
+        valid: true,
+        key_id: verified.key_id,
+        statement: verified.statement,
+        matches_stored_attestation: matches_stored,
+        links: VerificationLinks {
+            run: run_id.map(super::badge::report_path),
+            keys: attest::verify::KEYS_PATH.to_owned(),
         },
-    })))
+    }))))
+}
+
+/// The answer of `POST /api/v1/verify`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum Verification {
+    Valid(Box<Valid>),
+    Invalid(Invalid),
+}
+
+/// A valid signature by one of the service's keys.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Valid {
+    /// Always true.
+    pub valid: bool,
+    /// The `kid` of the key that signed.
+    pub key_id: String,
+    /// The signed in-toto statement.
+    #[schema(value_type = Object)]
+    pub statement: Statement,
+    /// Whether this service holds this very statement for the run it names;
+    /// null when the statement names no run id.
+    #[schema(required = true)]
+    pub matches_stored_attestation: Option<bool>,
+    pub links: VerificationLinks,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct VerificationLinks {
+    /// The report of the run the statement names.
+    #[schema(required = true)]
+    pub run: Option<String>,
+    /// The published key set.
+    pub keys: String,
+}
+
+/// A well-formed envelope that does not verify.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Invalid {
+    /// Always false.
+    pub valid: bool,
+    /// Why it does not verify.
+    pub reason: String,
 }

@@ -21,6 +21,7 @@ pub use render::{Badge, Color};
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiPath, ApiQuery};
+use super::openapi::{BadRequest, InternalError, NotFound, ShieldsBadge, TimedOut, Unprocessable};
 use crate::events::RunEvents;
 use crate::store::{RunStatus, SuiteRuns, Target};
 use crate::suite::{SuiteId, Verdict, VerdictDetail};
@@ -30,13 +31,14 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant};
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 /// The MCP revision the MCP suite judges against, shown in its badge's label.
@@ -313,6 +315,36 @@ fn unknown_suite(s: &str) -> ApiError {
 }
 
 /// `GET /badge/{target}/{suite}.svg` and `.json`.
+#[utoipa::path(
+    get,
+    path = "/badge/{target}/{file}",
+    tag = "badges",
+    summary = "A target's badge",
+    description = "The badge of the newest finished run of the target and suite (`pending`, \
+        `error` or `unknown` otherwise), as SVG or in the shields.io endpoint schema.",
+    params(
+        ("target" = String, Path, description = "The target's key: 24 lower-case hex digits"),
+        ("file" = String, Path, pattern = "^(mcp|rcp)\\.(svg|json)$",
+            description = "`{suite}.svg` or `{suite}.json`, the suite `mcp` or `rcp`"),
+        IfNoneMatch,
+    ),
+    responses(
+        (status = 200, description = "The badge",
+            content(
+                (String = "image/svg+xml"),
+                (ShieldsBadge = "application/json"),
+            ),
+            headers(
+                ("ETag" = String, description = "Strong validator of the body"),
+                ("Cache-Control" = String, description = "`max-age=…`"),
+            )),
+        (status = 304, description = "`If-None-Match` names the current badge",
+            headers(("ETag" = String, description = "Strong validator of the body"))),
+        (status = 404, response = NotFound),
+        (status = 500, response = InternalError),
+        (status = 503, response = TimedOut),
+    )
+)]
 pub async fn badge_by_key(
     State(state): State<AppState>,
     ApiPath((target, file)): ApiPath<(String, String)>,
@@ -332,11 +364,24 @@ pub async fn badge_by_key(
     Ok(respond(&drawn, format, &headers))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct BadgeQuery {
+    /// The server's URL, as it was submitted (it is canonicalised).
     pub url: String,
+    #[param(value_type = SuiteId)]
     pub suite: String,
+}
+
+/// The conditional request header of badges (documentation only: the
+/// handlers read it themselves).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Header)]
+pub struct IfNoneMatch {
+    /// ETags of badges the client holds; a match answers 304.
+    #[param(rename = "If-None-Match", value_type = String, required = false)]
+    pub if_none_match: Option<String>,
 }
 
 async fn badge_by_url(
@@ -358,6 +403,26 @@ async fn badge_by_url(
 }
 
 /// `GET /badge.svg?url=…&suite=…`.
+#[utoipa::path(
+    get,
+    path = "/badge.svg",
+    tag = "badges",
+    summary = "A badge by server URL, as SVG",
+    params(BadgeQuery, IfNoneMatch),
+    responses(
+        (status = 200, description = "The badge", content_type = "image/svg+xml", body = String,
+            headers(
+                ("ETag" = String, description = "Strong validator of the body"),
+                ("Cache-Control" = String, description = "`max-age=…`"),
+            )),
+        (status = 304, description = "`If-None-Match` names the current badge",
+            headers(("ETag" = String, description = "Strong validator of the body"))),
+        (status = 400, response = BadRequest),
+        (status = 422, response = Unprocessable),
+        (status = 500, response = InternalError),
+        (status = 503, response = TimedOut),
+    )
+)]
 pub async fn svg_by_url(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<BadgeQuery>,
@@ -367,6 +432,26 @@ pub async fn svg_by_url(
 }
 
 /// `GET /badge.json?url=…&suite=…`.
+#[utoipa::path(
+    get,
+    path = "/badge.json",
+    tag = "badges",
+    summary = "A badge by server URL, in the shields.io endpoint schema",
+    params(BadgeQuery, IfNoneMatch),
+    responses(
+        (status = 200, description = "The badge", body = ShieldsBadge,
+            headers(
+                ("ETag" = String, description = "Strong validator of the body"),
+                ("Cache-Control" = String, description = "`max-age=…`"),
+            )),
+        (status = 304, description = "`If-None-Match` names the current badge",
+            headers(("ETag" = String, description = "Strong validator of the body"))),
+        (status = 400, response = BadRequest),
+        (status = 422, response = Unprocessable),
+        (status = 500, response = InternalError),
+        (status = 503, response = TimedOut),
+    )
+)]
 pub async fn json_by_url(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<BadgeQuery>,
@@ -426,6 +511,26 @@ fn respond(drawn: &Drawn, format: Format, headers: &HeaderMap) -> Response {
 
 /// `GET /targets/{target}/{suite}/latest`: redirects to the report of the run
 /// the badge shows (the newest finished, else the newest active).
+#[utoipa::path(
+    get,
+    path = "/targets/{target}/{suite}/latest",
+    tag = "badges",
+    summary = "The report behind a badge",
+    params(
+        ("target" = String, Path, description = "The target's key: 24 lower-case hex digits"),
+        ("suite" = SuiteId, Path),
+    ),
+    responses(
+        (status = 302, description = "To the HTML report of the run the badge shows",
+            headers(
+                ("Location" = String, description = "`/runs/{id}`"),
+                ("Cache-Control" = String, description = "`no-cache`"),
+            )),
+        (status = 404, response = NotFound),
+        (status = 500, response = InternalError),
+        (status = 503, response = TimedOut),
+    )
+)]
 pub async fn latest_report(
     State(state): State<AppState>,
     ApiPath((target, suite)): ApiPath<(String, String)>,
@@ -482,42 +587,92 @@ pub(crate) fn public_base(state: &AppState, headers: &HeaderMap) -> String {
     format!("http://{host}")
 }
 
-/// `GET /api/v1/targets/{id}/badges`: badge URLs and snippets to paste, for the
-/// target's protocol (both suites while it has none).
+/// A badge's URLs and ready-to-paste snippets.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BadgeSnippets {
+    pub suite: SuiteId,
+    /// The SVG badge.
+    pub svg: String,
+    /// The badge in the shields.io endpoint schema.
+    pub json: String,
+    /// The same badge drawn by shields.io.
+    pub shields: String,
+    /// The report behind the badge.
+    pub link: String,
+    pub markdown: String,
+    pub html: String,
+    pub rst: String,
+    /// What the badge says now.
+    pub label: String,
+    pub message: String,
+}
+
+/// The badges of a target.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TargetBadges {
+    pub target: super::api::TargetView,
+    pub badges: Vec<BadgeSnippets>,
+}
+
 /// The badge URLs of a target and suite, and ready-to-paste Markdown, HTML and
 /// reStructuredText that show the badge and link to the latest report.
 pub fn snippets(base: &str, target_key: &str, suite: SuiteId) -> Value {
-    let s = suite.as_str();
-    let svg = format!("{base}/badge/{target_key}/{s}.svg");
-    let json_url = format!("{base}/badge/{target_key}/{s}.json");
-    let link = format!("{base}{}", latest_path(target_key, suite));
-    let shields = format!(
-        "https://img.shields.io/endpoint?url={}",
-        url::form_urlencoded::byte_serialize(json_url.as_bytes()).collect::<String>()
-    );
-    let alt = format!("{} conformance", s.to_uppercase());
-    let html_alt = render::escape_xml(&alt);
-    json!({
-        "suite": s,
-        "svg": svg,
-        "json": json_url,
-        "shields": shields,
-        "link": link,
-        "markdown": format!("[![{alt}]({svg})]({link})"),
-        "html": format!(
-            r#"<a href="{}"><img src="{}" alt="{html_alt}"></a>"#,
-            render::escape_xml(&link),
-            render::escape_xml(&svg)
-        ),
-        "rst": format!(".. image:: {svg}\n   :alt: {alt}\n   :target: {link}"),
-    })
+    serde_json::to_value(BadgeSnippets::new(base, target_key, suite)).unwrap_or(Value::Null)
 }
 
+impl BadgeSnippets {
+    /// The snippets of `target_key` and `suite`; `label` and `message` are left empty.
+    pub fn new(base: &str, target_key: &str, suite: SuiteId) -> Self {
+        let s = suite.as_str();
+        let svg = format!("{base}/badge/{target_key}/{s}.svg");
+        let json_url = format!("{base}/badge/{target_key}/{s}.json");
+        let link = format!("{base}{}", latest_path(target_key, suite));
+        let shields = format!(
+            "https://img.shields.io/endpoint?url={}",
+            url::form_urlencoded::byte_serialize(json_url.as_bytes()).collect::<String>()
+        );
+        let alt = format!("{} conformance", s.to_uppercase());
+        let html_alt = render::escape_xml(&alt);
+        BadgeSnippets {
+            suite,
+            markdown: format!("[![{alt}]({svg})]({link})"),
+            html: format!(
+                r#"<a href="{}"><img src="{}" alt="{html_alt}"></a>"#,
+                render::escape_xml(&link),
+                render::escape_xml(&svg)
+            ),
+            rst: format!(".. image:: {svg}\n   :alt: {alt}\n   :target: {link}"),
+            svg,
+            json: json_url,
+            shields,
+            link,
+            label: String::new(),
+            message: String::new(),
+        }
+    }
+}
+
+/// `GET /api/v1/targets/{id}/badges`: badge URLs and snippets to paste, for the
+/// target's protocol (both suites while it has none).
+#[utoipa::path(
+    get,
+    path = "/api/v1/targets/{id}/badges",
+    tag = "badges",
+    summary = "A target's badges and snippets",
+    params(("id" = String, Path, description = "The target's key: 24 lower-case hex digits")),
+    responses(
+        (status = 200, description = "One entry per suite of the target's protocol (both while \
+            none was detected)", body = TargetBadges),
+        (status = 404, response = NotFound),
+        (status = 500, response = InternalError),
+        (status = 503, response = TimedOut),
+    )
+)]
 pub async fn badge_snippets(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<TargetBadges>> {
     let target = if is_target_key(&id) {
         state.store.get_target(&id).await?
     } else {
@@ -538,15 +693,15 @@ pub async fn badge_snippets(
     let mut badges = Vec::new();
     for suite in suites {
         let drawn = draw(&state, &target.id, suite).await?;
-        let mut badge = snippets(&base, &target.id, suite);
-        badge["label"] = json!(drawn.badge.label);
-        badge["message"] = json!(drawn.badge.message);
+        let mut badge = BadgeSnippets::new(&base, &target.id, suite);
+        badge.label = drawn.badge.label.clone();
+        badge.message = drawn.badge.message.clone();
         badges.push(badge);
     }
-    Ok(Json(json!({
-        "target": super::api::target_json(&target),
-        "badges": badges,
-    })))
+    Ok(Json(TargetBadges {
+        target: super::api::TargetView::new(&target),
+        badges,
+    }))
 }
 
 #[cfg(test)]

@@ -3,7 +3,27 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// An RFC 9457 problem: the body of every API error.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Problem {
+    /// `/problems/{slug}`, e.g. `/problems/invalid-field`.
+    #[serde(rename = "type")]
+    pub problem_type: String,
+    pub title: String,
+    /// The HTTP status, repeated.
+    pub status: u16,
+    /// What was wrong, for people.
+    pub detail: String,
+    /// The request field at fault (`invalid-field` problems only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// Seconds until a submission is accepted again (`rate-limited` problems only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after_s: Option<u64>,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -112,23 +132,23 @@ impl IntoResponse for ApiError {
         if let Self::Internal(detail) = &self {
             tracing::error!(%detail, "internal error answering a request");
         }
-        let mut body = json!({
-            "type": format!("/problems/{slug}"),
-            "title": title,
-            "status": status.as_u16(),
-            "detail": self.to_string(),
-        });
-        if let Self::Invalid { field, .. } = &self {
-            body["field"] = json!(field);
-        }
         let retry_after = match &self {
-            Self::RateLimited { retry_after_s } => {
-                body["retry_after_s"] = json!(retry_after_s);
-                Some(*retry_after_s)
-            }
+            Self::RateLimited { retry_after_s } => Some(*retry_after_s),
             _ => None,
         };
-        let mut resp = (status, body.to_string()).into_response();
+        let body = Problem {
+            problem_type: format!("/problems/{slug}"),
+            title: title.to_owned(),
+            status: status.as_u16(),
+            detail: self.to_string(),
+            field: match &self {
+                Self::Invalid { field, .. } => Some((*field).to_owned()),
+                _ => None,
+            },
+            retry_after_s: retry_after,
+        };
+        let body = serde_json::to_string(&body).unwrap_or_default();
+        let mut resp = (status, body).into_response();
         resp.headers_mut().insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/problem+json"),

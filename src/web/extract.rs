@@ -2,13 +2,49 @@
 //! axum's plain-text defaults.
 
 use super::error::ApiError;
+use axum::Json;
+use axum::body::Bytes;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
-use axum::extract::{FromRequest, FromRequestParts};
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use serde::de::DeserializeOwned;
 
-/// A JSON body. Size is bounded by the router's `DefaultBodyLimit`.
-#[derive(Debug, FromRequest)]
-#[from_request(via(axum::Json), rejection(ApiError))]
+/// A JSON object as the body. Size is bounded by the router's `DefaultBodyLimit`.
+#[derive(Debug)]
 pub struct ApiJson<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let content_type = req
+            .headers()
+            .get(axum::http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .map(|v| v.trim().to_ascii_lowercase());
+        let is_json = content_type.is_some_and(|ct| {
+            ct.strip_prefix("application/")
+                .is_some_and(|sub| sub == "json" || sub.ends_with("+json"))
+        });
+        if !is_json {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|e| ApiError::from(JsonRejection::from(e)))?;
+        // Syntax first (400), then the shape: serde reads a struct from an
+        // array too, by position, so anything but an object is refused here.
+        let Json(value) = Json::<serde_json::Value>::from_bytes(&bytes)?;
+        if !value.is_object() {
+            return Err(ApiError::Invalid {
+                field: "body",
+                detail: "the body must be a JSON object".into(),
+            });
+        }
+        let Json(body) = Json::<T>::from_bytes(&bytes)?;
+        Ok(Self(body))
+    }
+}
 
 /// Path parameters.
 #[derive(Debug, FromRequestParts)]

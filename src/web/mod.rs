@@ -6,6 +6,7 @@ pub mod attest;
 pub mod badge;
 pub mod error;
 pub mod extract;
+pub mod openapi;
 pub mod ops;
 pub mod pages;
 pub mod progress;
@@ -20,11 +21,14 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request};
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use axum::routing::{get, post};
+use axum::routing::get;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// Largest API request body: a submission is a URL and a few options.
 pub const MAX_API_BODY_BYTES: usize = 64 * 1024;
@@ -107,43 +111,45 @@ impl AppState {
     }
 }
 
-/// The whole router.
-pub fn app(state: AppState) -> Router {
+/// The API's routes, each registered with its OpenAPI operation (`routes!`
+/// reads the path and method from the handler's `#[utoipa::path]`), so the
+/// document at `/api/openapi.json` describes exactly what is served.
+pub fn api_routes() -> OpenApiRouter<AppState> {
     // Progress streams live as long as the run; they are outside the request timeout.
-    let streams = Router::new().route("/api/v1/runs/{id}/events", get(progress::run_events));
-    let api = Router::new()
-        .route("/api/v1/runs", post(api::submit_run))
-        .route("/api/v1/runs/{id}", get(api::show_run))
-        .route("/api/v1/targets/{id}", get(api::show_target))
-        .route("/api/v1/targets/{id}/runs", get(api::target_history))
-        .route("/api/v1/targets/{id}/badges", get(badge::badge_snippets))
-        .route(
-            "/api/v1/runs/{id}/attestation",
-            get(attest::show_attestation),
-        )
-        .route("/api/v1/runs/{id}/report.json", get(report::report_json))
-        .route(
-            "/api/v1/runs/{id}/report.junit.xml",
-            get(report::report_junit),
-        )
-        .route("/api/v1/runs/{id}/report.sarif", get(report::report_sarif))
-        .route("/api/v1/schema/report.json", get(report::report_schema))
-        .route("/api/v1/verify", post(attest::verify))
-        .route("/.well-known/protocheck/keys.json", get(attest::keys))
-        .route("/badge/{target}/{file}", get(badge::badge_by_key))
-        .route("/badge.svg", get(badge::svg_by_url))
-        .route("/badge.json", get(badge::json_by_url))
-        .route(
-            "/targets/{target}/{suite}/latest",
-            get(badge::latest_report),
-        )
-        .route("/healthz", get(ops::healthz))
-        .route("/readyz", get(ops::readyz))
-        .route("/metrics", get(ops::metrics))
+    let streams = OpenApiRouter::new().routes(routes!(progress::run_events));
+    let api = OpenApiRouter::new()
+        .routes(routes!(api::submit_run))
+        .routes(routes!(api::show_run))
+        .routes(routes!(api::show_target))
+        .routes(routes!(api::target_history))
+        .routes(routes!(badge::badge_snippets))
+        .routes(routes!(attest::show_attestation))
+        .routes(routes!(report::report_json))
+        .routes(routes!(report::report_junit))
+        .routes(routes!(report::report_sarif))
+        .routes(routes!(report::report_schema))
+        .routes(routes!(attest::verify))
+        .routes(routes!(attest::keys))
+        .routes(routes!(badge::badge_by_key))
+        .routes(routes!(badge::svg_by_url))
+        .routes(routes!(badge::json_by_url))
+        .routes(routes!(badge::latest_report))
+        .routes(routes!(ops::healthz))
+        .routes(routes!(ops::readyz))
+        .routes(routes!(ops::metrics))
+        .routes(routes!(openapi::openapi_json))
         .layer(TimeoutLayer::with_status_code(
             axum::http::StatusCode::SERVICE_UNAVAILABLE,
             REQUEST_TIMEOUT,
         ));
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .merge(api)
+        .merge(streams)
+}
+
+/// The whole router.
+pub fn app(state: AppState) -> Router {
+    let (api, _) = api_routes().split_for_parts();
     let pages = Router::new()
         .route("/", get(pages::home).post(pages::submit_form))
         .route("/runs/{id}", get(pages::show_run_page))
@@ -152,7 +158,6 @@ pub fn app(state: AppState) -> Router {
         .layer(middleware::from_fn(pages::page_headers));
     Router::new()
         .merge(api)
-        .merge(streams)
         .merge(pages)
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_API_BODY_BYTES))

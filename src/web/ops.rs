@@ -6,11 +6,31 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 
 /// Liveness: the process answers.
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "operations",
+    summary = "Liveness",
+    responses((status = 200, description = "The process answers", content_type = "text/plain",
+        body = String, example = "ok\n")),
+)]
 pub async fn healthz() -> impl IntoResponse {
     (StatusCode::OK, "ok\n")
 }
 
 /// Readiness: the database answers.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "operations",
+    summary = "Readiness",
+    responses(
+        (status = 200, description = "The database answers", content_type = "text/plain",
+            body = String, example = "ready\n"),
+        (status = 503, description = "The database does not answer", content_type = "text/plain",
+            body = String, example = "database unreachable\n"),
+    ),
+)]
 pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     match state.store.ping().await {
         Ok(()) => (StatusCode::OK, "ready\n"),
@@ -22,6 +42,14 @@ pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
 }
 
 /// Prometheus text exposition.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "operations",
+    summary = "Prometheus metrics",
+    responses((status = 200, description = "Prometheus text exposition format 0.0.4",
+        content_type = "text/plain", body = String)),
+)]
 pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     let by_status = match state.store.count_by_status().await {
         Ok(counts) => counts,

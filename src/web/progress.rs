@@ -10,6 +10,7 @@ use super::AppState;
 use super::api::{finding_json, run_json};
 use super::error::{ApiError, ApiResult};
 use super::extract::ApiPath;
+use super::openapi::{InternalError, NotFound};
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -20,6 +21,35 @@ use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 use uuid::Uuid;
 
+/// The headers of a progress request (documentation only: the handler reads them itself).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+pub struct ResumeHeaders {
+    /// Resume after this finding `seq`: the stream replays only later findings.
+    #[param(rename = "Last-Event-ID", value_type = String, required = false)]
+    pub last_event_id: Option<String>,
+}
+
+/// The stream's events: `finding` (a finding, as in a run's `findings`; the
+/// event id is its `seq`), `restart` (a retry starts the findings over:
+/// `{"attempt": n}`), `verdict` (the finished run, without findings; the
+/// stream ends) and `error`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/runs/{id}/events",
+    tag = "runs",
+    summary = "Live progress of a run",
+    params(
+        ("id" = String, Path, description = "The run's id (a UUID)"),
+        ResumeHeaders,
+    ),
+    responses(
+        (status = 200, description = "Server-sent events: what already happened, then each new \
+            finding, then the verdict", content_type = "text/event-stream", body = String),
+        (status = 404, response = NotFound),
+        (status = 500, response = InternalError),
+    )
+)]
 pub async fn run_events(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,

@@ -8,6 +8,7 @@
 use super::AppState;
 use super::error::ApiError;
 use super::extract::ApiPath;
+use super::openapi::{InternalError, NotFound, RunNotFinished, TimedOut};
 use crate::report::{self, Format, Report};
 use crate::store::RunStatus;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -104,6 +105,21 @@ fn with_type(body: String, content_type: &'static str) -> Response {
 }
 
 /// `GET /api/v1/runs/{id}/report.json`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/runs/{id}/report.json",
+    tag = "reports",
+    summary = "A finished run's report as JSON",
+    params(("id" = String, Path, description = "The run's id (a UUID)")),
+    responses(
+        (status = 200, description = "The report, valid against `/api/v1/schema/report.json`",
+            content_type = "application/json", body = Object),
+        (status = 404, response = NotFound),
+        (status = 409, response = RunNotFinished),
+        (status = 500, response = InternalError),
+        (status = 503, response = TimedOut),
+    )
+)]
 pub async fn report_json(
     axum::extract::State(state): axum::extract::State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -113,6 +129,21 @@ pub async fn report_json(
 }
 
 /// `GET /api/v1/runs/{id}/report.junit.xml`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/runs/{id}/report.junit.xml",
+    tag = "reports",
+    summary = "A finished run's report as JUnit XML",
+    params(("id" = String, Path, description = "The run's id (a UUID)")),
+    responses(
+        (status = 200, description = "One test case per rule", content_type = "application/xml",
+            body = String),
+        (status = 404, response = NotFound),
+        (status = 409, response = RunNotFinished),
+        (status = 500, response = InternalError),
+        (status = 503, response = TimedOut),
+    )
+)]
 pub async fn report_junit(
     axum::extract::State(state): axum::extract::State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -122,6 +153,21 @@ pub async fn report_junit(
 }
 
 /// `GET /api/v1/runs/{id}/report.sarif`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/runs/{id}/report.sarif",
+    tag = "reports",
+    summary = "A finished run's report as SARIF 2.1.0",
+    params(("id" = String, Path, description = "The run's id (a UUID)")),
+    responses(
+        (status = 200, description = "One result per failing or warning rule",
+            content_type = "application/sarif+json", body = Object),
+        (status = 404, response = NotFound),
+        (status = 409, response = RunNotFinished),
+        (status = 500, response = InternalError),
+        (status = 503, response = TimedOut),
+    )
+)]
 pub async fn report_sarif(
     axum::extract::State(state): axum::extract::State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -131,6 +177,17 @@ pub async fn report_sarif(
 }
 
 /// `GET /api/v1/schema/report.json`: the report's JSON Schema.
+#[utoipa::path(
+    get,
+    path = "/api/v1/schema/report.json",
+    tag = "reports",
+    summary = "The JSON report's JSON Schema",
+    responses(
+        (status = 200, description = "The versioned JSON Schema of `report.json`",
+            content_type = "application/schema+json", body = Object),
+        (status = 503, response = TimedOut),
+    )
+)]
 pub async fn report_schema() -> Response {
     let mut resp = with_type(report::SCHEMA.to_owned(), "application/schema+json");
     resp.headers_mut().insert(
