@@ -5,6 +5,9 @@
 //!
 //! `cargo bench --bench reports`. Loopback only; figures are printed, never asserted.
 
+mod common;
+
+use common::timed;
 use protocheck::reference::mcp::{McpReferenceConfig, serve_mcp_reference};
 use protocheck::report::{Format, Report};
 use protocheck::suite::{self, Endpoint, RunContext, RunOptions, SuiteChoice};
@@ -121,23 +124,6 @@ async fn main() {
     show("check (no service)", &mut times);
     let _ = serve.kill();
     let _ = serve.wait();
-}
-
-async fn timed(mut cmd: Command) -> Duration {
-    tokio::task::spawn_blocking(move || {
-        let started = Instant::now();
-        let out = cmd.output().expect("run protocheck");
-        let elapsed = started.elapsed();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        elapsed
-    })
-    .await
-    .expect("join")
 }
 
 fn show(name: &str, times: &mut [Duration]) {

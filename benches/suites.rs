@@ -5,11 +5,14 @@
 //!
 //! `cargo bench --bench suites`. Loopback only; figures are printed, never asserted.
 
+mod common;
+
+use common::timed;
 use protocheck::reference::mcp::{McpReferenceConfig, serve_mcp_reference};
 use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
 use std::collections::BTreeSet;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const RUNS: usize = 20;
 
@@ -68,23 +71,6 @@ async fn check(url: &str, suite: &str) -> Duration {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_protocheck"));
     cmd.args(["check", url, "--suite", suite, "--json"]);
     timed(cmd).await
-}
-
-async fn timed(mut cmd: Command) -> Duration {
-    tokio::task::spawn_blocking(move || {
-        let started = Instant::now();
-        let out = cmd.output().expect("run protocheck check");
-        let elapsed = started.elapsed();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        elapsed
-    })
-    .await
-    .expect("join")
 }
 
 fn report(name: &str, times: &mut [Duration], requests: Option<f64>) {

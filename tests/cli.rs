@@ -3,21 +3,11 @@
 
 mod common;
 
+use common::cli::{output, protocheck};
+
 use common::app::{TestApp, mcp_reference, rcp_reference, worker_config};
 use std::process::{Command, Stdio};
 use std::time::Duration;
-
-fn protocheck() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_protocheck"));
-    cmd.env_remove("DATABASE_URL").env("RUST_LOG", "warn");
-    cmd
-}
-
-async fn output(mut cmd: Command) -> std::process::Output {
-    tokio::task::spawn_blocking(move || cmd.output().expect("run protocheck"))
-        .await
-        .expect("join")
-}
 
 #[tokio::test]
 async fn check_exits_0_on_a_passing_verdict_1_on_a_failing_one_and_2_when_unreachable() {

@@ -5,18 +5,11 @@
 
 mod common;
 
+use common::cli::protocheck;
+
 use common::app::{mcp_reference, serve};
 use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
 use serde_json::Value;
-use std::process::Command;
-
-fn protocheck() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_protocheck"));
-    cmd.env_remove("DATABASE_URL")
-        .env_remove("PROTOCHECK_BEARER_TOKEN")
-        .env("RUST_LOG", "warn");
-    cmd
-}
 
 /// An RCP reference server with `faults`, declaring `declared` (L2 when `None`).
 async fn rcp(faults: &[&str], declared: Option<&str>) -> String {

@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::cli::{output, protocheck};
+
 use common::app::{TestApp, mcp_reference, rcp_reference, serve, worker_config};
 use protocheck::report::{Format, Report};
 use serde_json::{Value, json};
@@ -458,20 +460,6 @@ async fn the_report_schema_is_published() {
     assert!(validator.is_valid(&doc));
     doc["surprise"] = json!(1);
     assert!(!validator.is_valid(&doc));
-}
-
-fn protocheck() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_protocheck"));
-    cmd.env_remove("DATABASE_URL")
-        .env_remove("PROTOCHECK_BEARER_TOKEN")
-        .env("RUST_LOG", "warn");
-    cmd
-}
-
-async fn output(mut cmd: Command) -> std::process::Output {
-    tokio::task::spawn_blocking(move || cmd.output().expect("run protocheck"))
-        .await
-        .expect("join")
 }
 
 #[tokio::test]

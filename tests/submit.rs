@@ -5,32 +5,16 @@
 mod common;
 
 use common::app::{TestApp, rcp_reference, worker_config};
+use common::cli::{output, protocheck, show};
 use serde_json::{Value, json};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::time::Duration;
 
-fn protocheck() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_protocheck"));
-    cmd.env_remove("DATABASE_URL")
-        .env_remove("PROTOCHECK_API_KEY")
-        .env_remove("PROTOCHECK_SERVER")
-        .env("RUST_LOG", "warn");
-    cmd
-}
-
-async fn output(mut cmd: Command) -> Output {
-    tokio::task::spawn_blocking(move || cmd.output().expect("run protocheck"))
-        .await
-        .expect("join")
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+/// `protocheck submit TARGET --server SERVER ARGS…`, run to its end.
+async fn submit(target: &str, server: &str, args: &[&str]) -> Output {
+    let mut cmd = protocheck();
+    cmd.args(["submit", target, "--server", server]).args(args);
+    output(cmd).await
 }
 
 /// `protocheck serve` as its own process on a free loopback port, with a
@@ -86,19 +70,12 @@ async fn submit_wait_against_a_live_serve_exits_by_the_verdict() {
     let served = live_serve(dir.path()).await;
 
     let good = rcp_reference(&[], Duration::ZERO).await;
-    let mut cmd = protocheck();
-    cmd.args([
-        "submit",
+    let out = submit(
         &good,
-        "--server",
         &served.base,
-        "--suite",
-        "rcp",
-        "--wait",
-        "--format",
-        "json",
-    ]);
-    let out = output(cmd).await;
+        &["--suite", "rcp", "--wait", "--format", "json"],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let report: Value = serde_json::from_slice(&out.stdout).expect("the report is JSON");
     assert_eq!(report["verdict"]["passed"], true, "{}", show(&out));
@@ -109,35 +86,23 @@ async fn submit_wait_against_a_live_serve_exits_by_the_verdict() {
     );
 
     let broken = rcp_reference(&["RCP-L0-003"], Duration::ZERO).await;
-    let mut cmd = protocheck();
-    cmd.args([
-        "submit",
+    let out = submit(
         &broken,
-        "--server",
         &served.base,
-        "--suite",
-        "rcp",
-        "--wait",
-        "--format",
-        "json",
-    ]);
-    let out = output(cmd).await;
+        &["--suite", "rcp", "--wait", "--format", "json"],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     let report: Value = serde_json::from_slice(&out.stdout).expect("the report is JSON");
     assert_eq!(report["verdict"]["passed"], false);
 
     // A target nobody answers on: the run ends as `error`, which is not a failed verdict.
-    let mut cmd = protocheck();
-    cmd.args([
-        "submit",
+    let out = submit(
         "http://127.0.0.1:9/rcp",
-        "--server",
         &served.base,
-        "--suite",
-        "rcp",
-        "--wait",
-    ]);
-    let out = output(cmd).await;
+        &["--suite", "rcp", "--wait"],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("ended as error"),
@@ -146,22 +111,21 @@ async fn submit_wait_against_a_live_serve_exits_by_the_verdict() {
     );
 
     // The same gates and formats as `check`: JUnit on stdout, the level gate met.
-    let mut cmd = protocheck();
-    cmd.args([
-        "submit",
+    let out = submit(
         &good,
-        "--server",
         &served.base,
-        "--suite",
-        "rcp",
-        "--wait",
-        "--quiet",
-        "--format",
-        "junit",
-        "--min-level",
-        "L2",
-    ]);
-    let out = output(cmd).await;
+        &[
+            "--suite",
+            "rcp",
+            "--wait",
+            "--quiet",
+            "--format",
+            "junit",
+            "--min-level",
+            "L2",
+        ],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let xml = String::from_utf8_lossy(&out.stdout);
     assert!(xml.starts_with("<?xml"), "{xml}");
@@ -171,9 +135,7 @@ async fn submit_wait_against_a_live_serve_exits_by_the_verdict() {
     );
 
     // Without --wait: the run id on stdout, exit 0 once it is accepted.
-    let mut cmd = protocheck();
-    cmd.args(["submit", &good, "--server", &served.base, "--force"]);
-    let out = output(cmd).await;
+    let out = submit(&good, &served.base, &["--force"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
     assert!(uuid::Uuid::parse_str(&id).is_ok(), "{}", show(&out));
@@ -192,12 +154,12 @@ async fn submit_polls_when_asked_and_waits_out_429() {
         app.post_json("/api/v1/runs", &json!({"nonsense": true}))
             .await;
     }
-    let mut cmd = protocheck();
-    cmd.args([
-        "submit", &good, "--server", &app.base, "--suite", "rcp", "--wait", "--poll", "--format",
-        "json",
-    ]);
-    let out = output(cmd).await;
+    let out = submit(
+        &good,
+        &app.base,
+        &["--suite", "rcp", "--wait", "--poll", "--format", "json"],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -218,9 +180,7 @@ async fn submit_usage_and_network_errors_exit_2() {
     let app = TestApp::start(&db, 30).await;
 
     // The service refuses the submission (a scheme it cannot check): 2, with its reason.
-    let mut cmd = protocheck();
-    cmd.args(["submit", "ftp://example.com/", "--server", &app.base]);
-    let out = output(cmd).await;
+    let out = submit("ftp://example.com/", &app.base, &[]).await;
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("refused"),
@@ -233,9 +193,7 @@ async fn submit_usage_and_network_errors_exit_2() {
         "ftp://127.0.0.1/",
         "http://user:pw@127.0.0.1:1/",
     ] {
-        let mut cmd = protocheck();
-        cmd.args(["submit", "http://127.0.0.1:1/", "--server", server]);
-        let out = output(cmd).await;
+        let out = submit("http://127.0.0.1:1/", server, &[]).await;
         assert_eq!(out.status.code(), Some(2), "{server}: {}", show(&out));
         assert!(
             String::from_utf8_lossy(&out.stderr).contains("--server"),
@@ -279,15 +237,11 @@ async fn submit_usage_and_network_errors_exit_2() {
     );
 
     // No service listens there: a network error, not a verdict.
-    let mut cmd = protocheck();
-    cmd.args([
-        "submit",
+    let out = submit(
         "http://127.0.0.1:1/",
-        "--server",
         "http://127.0.0.1:9",
-        "--timeout",
-        "5s",
-    ]);
-    let out = output(cmd).await;
+        &["--timeout", "5s"],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
 }

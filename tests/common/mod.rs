@@ -98,6 +98,7 @@ pub async fn all_backends() -> Vec<TestDb> {
     dbs
 }
 pub mod app;
+pub mod cli;
 
 /// Says once per test binary, on the real stderr (the test harness captures
 /// `eprintln!` of passing tests), that the Postgres legs did not run.
