@@ -26,8 +26,10 @@ use uuid::Uuid;
 
 /// Largest answer read from the server: a report with evidence of every rule.
 const MAX_ANSWER_BYTES: usize = 32 * 1024 * 1024;
-/// Pause between polls when the event stream is not available.
-const POLL_EVERY: Duration = Duration::from_secs(2);
+/// Pauses between polls when the event stream is not available: the first
+/// is short (most runs take well under a second), then doubling to the longest.
+const POLL_FIRST: Duration = Duration::from_millis(200);
+const POLL_LONGEST: Duration = Duration::from_secs(2);
 /// Transient failures (connection refused, 5xx) retried before giving up.
 const TRANSIENT_RETRIES: u32 = 4;
 
@@ -288,6 +290,7 @@ impl Client {
             }
         }
         let mut last_status = String::new();
+        let mut pause = POLL_FIRST;
         loop {
             let run = self.run(id, deadline).await?;
             let status = run
@@ -302,13 +305,14 @@ impl Client {
                 progress(Progress::Status(status.clone()));
                 last_status = status.clone();
             }
-            if Instant::now() + POLL_EVERY > deadline {
+            if Instant::now() + pause > deadline {
                 return Err(ClientError::Timeout(format!(
                     "run {id} is still {status}; stopped waiting (see {})",
                     self.page(id)
                 )));
             }
-            tokio::time::sleep(POLL_EVERY).await;
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(POLL_LONGEST);
         }
     }
 
