@@ -203,6 +203,12 @@ async fn a_key_raises_the_limit_and_its_owner_is_shown_on_the_run() {
         assert_eq!(status, 200, "{b}");
         assert_eq!(run["owner"], "Release team", "{b}: {run}");
         assert!(!run.to_string().contains(&created.token), "{b}");
+        let page = app.get_text(&format!("/runs/{keyed_run}")).await;
+        assert!(
+            page.contains("<dt>Submitted by</dt><dd>Release team (API key)</dd>"),
+            "{b}: the run page shows the owner"
+        );
+        assert!(!page.contains(&created.token), "{b}");
         let key = db.store.get_api_key(created.key.id).await.unwrap().unwrap();
         assert!(key.last_used_at_ms.is_some(), "{b}: use is recorded");
     }

@@ -129,7 +129,12 @@ async fn the_form_queues_a_run_and_the_report_shows_its_verdict() {
         );
         assert!(html[first..first + 400].contains("RCP-L0-017"));
         assert!(html.contains("<details class=\"evidence\">"));
-        assert!(html.contains("/api/v1/runs/"), "links to the JSON report");
+        for report in ["report.json", "report.junit.xml", "report.sarif"] {
+            assert!(
+                html.contains(&format!("/api/v1/runs/{id}/{report}\"")),
+                "links to the {report}"
+            );
+        }
         assert!(
             html.contains("/attestation\">signed attestation</a>"),
             "links to the attestation"

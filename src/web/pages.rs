@@ -478,6 +478,8 @@ struct RunPage {
     /// Whether the run's attestation verifies against the published keys.
     signature: Option<SignatureView>,
     webhook: Option<WebhookView>,
+    /// Who submitted the run: the API key's owner (or name); `None` when anonymous.
+    owner: Option<String>,
 }
 
 /// A run's webhook: where (without path or query) and each attempt's outcome.
@@ -598,6 +600,11 @@ pub async fn show_run_page(
         badge,
         signature,
         webhook: webhook_view(&state, &run).await?,
+        owner: state
+            .store
+            .run_api_key(run.id)
+            .await?
+            .map(|k| k.display_owner().to_owned()),
     };
     Ok(Page(StatusCode::OK, page).into_response())
 }
