@@ -9,6 +9,9 @@ use axum::body::{Body, to_bytes};
 use axum::extract::Request;
 use axum::middleware::{self, Next};
 use axum::response::Response;
+mod common;
+
+use common::suite::{dump, loopback, rcp_at, router_at, run};
 use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
 use protocheck::suite::runner::{Endpoint, EngineError, RunContext};
 use protocheck::suite::{
@@ -23,35 +26,17 @@ use url::Url;
 
 /// Starts the reference server on an ephemeral loopback port.
 async fn start(config: RcpReferenceConfig) -> Url {
-    start_router(rcp_router(config)).await
+    rcp_at(config).await
 }
 
 async fn start_router(router: axum::Router) -> Url {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let addr = listener.local_addr().expect("local addr");
-    tokio::spawn(async move {
-        axum::serve(listener, router).await.expect("serve");
-    });
-    Url::parse(&format!("http://{addr}/rcp")).expect("url")
+    router_at(router).await
 }
 
 /// Runs the RCP suite against `url` (loopback only, hence AllowPrivate).
 async fn check(url: &Url) -> (Result<Verdict, EngineError>, Vec<Finding>) {
-    let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
-    let ctx = RunContext::new(http, RunOptions::default());
-    let (tx, mut rx) = mpsc::channel(16);
-    let collector = tokio::spawn(async move {
-        let mut findings = Vec::new();
-        while let Some(f) = rx.recv().await {
-            findings.push(f);
-        }
-        findings
-    });
-    let verdict = run_suite(SuiteChoice::Rcp, &Endpoint::Http(url.clone()), &ctx, tx).await;
-    let findings = collector.await.expect("collector");
-    (verdict, findings)
+    let ctx = loopback(RunOptions::default());
+    run(SuiteChoice::Rcp, &Endpoint::Http(url.clone()), &ctx).await
 }
 
 fn outcome(findings: &[Finding], id: &str) -> Outcome {
@@ -62,14 +47,6 @@ fn outcome(findings: &[Finding], id: &str) -> Outcome {
         "{id} must be reported exactly once: {findings:#?}"
     );
     matching[0].outcome
-}
-
-fn dump(findings: &[Finding]) -> String {
-    findings
-        .iter()
-        .map(|f| format!("{} {:?}: {}", f.rule_id, f.outcome, f.message))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn level(verdict: &Verdict) -> (&str, Option<&str>, bool) {

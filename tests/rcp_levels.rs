@@ -5,27 +5,27 @@
 //! not at all, only counted); a correct server that offers less certifies
 //! less and the verdict names what the next level needs.
 
-use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
-use protocheck::suite::runner::{Endpoint, EngineError, RunContext};
+mod common;
+
+use common::suite::{dump, loopback, rcp_at, run};
+use protocheck::reference::rcp::RcpReferenceConfig;
+use protocheck::suite::runner::{Endpoint, EngineError};
 use protocheck::suite::{
-    Finding, Outcome, Rule, RunOptions, SuiteChoice, Verdict, VerdictDetail, rcp, run_suite,
+    Finding, Outcome, Rule, RunOptions, SuiteChoice, Verdict, VerdictDetail, rcp,
 };
-use protocheck::transport::{AddressPolicy, HttpClient, Limits};
-use tokio::net::TcpListener;
-use tokio::sync::mpsc;
 use url::Url;
 
 async fn start(config: RcpReferenceConfig) -> Url {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let addr = listener.local_addr().expect("local addr");
-    tokio::spawn(async move {
-        axum::serve(listener, rcp_router(config))
-            .await
-            .expect("serve");
-    });
-    Url::parse(&format!("http://{addr}/rcp")).expect("url")
+    rcp_at(config).await
+}
+
+async fn check(url: &Url, options: RunOptions) -> (Result<Verdict, EngineError>, Vec<Finding>) {
+    run(
+        SuiteChoice::Rcp,
+        &Endpoint::Http(url.clone()),
+        &loopback(options),
+    )
+    .await
 }
 
 fn writes() -> RunOptions {
@@ -33,29 +33,6 @@ fn writes() -> RunOptions {
         allow_writes: Some(true),
         ..RunOptions::default()
     }
-}
-
-async fn check(url: &Url, options: RunOptions) -> (Result<Verdict, EngineError>, Vec<Finding>) {
-    let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
-    let ctx = RunContext::new(http, options);
-    let (tx, mut rx) = mpsc::channel(16);
-    let collector = tokio::spawn(async move {
-        let mut findings = Vec::new();
-        while let Some(f) = rx.recv().await {
-            findings.push(f);
-        }
-        findings
-    });
-    let verdict = run_suite(SuiteChoice::Rcp, &Endpoint::Http(url.clone()), &ctx, tx).await;
-    (verdict, collector.await.expect("collector"))
-}
-
-fn dump(findings: &[Finding]) -> String {
-    findings
-        .iter()
-        .map(|f| format!("{} {:?}: {}", f.rule_id, f.outcome, f.message))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn outcome(findings: &[Finding], id: &str) -> Outcome {

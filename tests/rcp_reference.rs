@@ -5,27 +5,23 @@
 //! declared L2: OVERCLAIMED, and the report says why with the spec section.
 //! Each harness check fails under a fault that breaks it.
 
-use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
-use protocheck::suite::runner::{Endpoint, EngineError, RunContext};
-use protocheck::suite::{
-    Finding, Outcome, RunOptions, SuiteChoice, Verdict, VerdictDetail, rcp, run_suite,
-};
-use protocheck::transport::{AddressPolicy, HttpClient, Limits};
-use tokio::net::TcpListener;
-use tokio::sync::mpsc;
+mod common;
+
+use common::suite::{dump, loopback, rcp_at, run};
+use protocheck::reference::rcp::RcpReferenceConfig;
+use protocheck::suite::runner::{Endpoint, EngineError};
+use protocheck::suite::{Finding, Outcome, RunOptions, SuiteChoice, Verdict, VerdictDetail, rcp};
 use url::Url;
 
 async fn start(config: RcpReferenceConfig) -> Url {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let addr = listener.local_addr().expect("local addr");
-    tokio::spawn(async move {
-        axum::serve(listener, rcp_router(config))
-            .await
-            .expect("serve");
-    });
-    Url::parse(&format!("http://{addr}/rcp")).expect("url")
+    rcp_at(config).await
+}
+
+async fn check(
+    endpoint: Endpoint,
+    options: RunOptions,
+) -> (Result<Verdict, EngineError>, Vec<Finding>) {
+    run(SuiteChoice::Rcp, &endpoint, &loopback(options)).await
 }
 
 fn options(allow_writes: bool) -> RunOptions {
@@ -36,36 +32,10 @@ fn options(allow_writes: bool) -> RunOptions {
     }
 }
 
-async fn check(
-    endpoint: Endpoint,
-    options: RunOptions,
-) -> (Result<Verdict, EngineError>, Vec<Finding>) {
-    let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
-    let ctx = RunContext::new(http, options);
-    let (tx, mut rx) = mpsc::channel(16);
-    let collector = tokio::spawn(async move {
-        let mut findings = Vec::new();
-        while let Some(f) = rx.recv().await {
-            findings.push(f);
-        }
-        findings
-    });
-    let verdict = run_suite(SuiteChoice::Rcp, &endpoint, &ctx, tx).await;
-    (verdict, collector.await.expect("collector"))
-}
-
 async fn check_http(config: RcpReferenceConfig, allow_writes: bool) -> (Verdict, Vec<Finding>) {
     let url = start(config).await;
     let (verdict, findings) = check(Endpoint::Http(url), options(allow_writes)).await;
     (verdict.expect("verdict"), findings)
-}
-
-fn dump(findings: &[Finding]) -> String {
-    findings
-        .iter()
-        .map(|f| format!("{} {:?}: {}", f.rule_id, f.outcome, f.message))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn failed(findings: &[Finding]) -> Vec<&str> {

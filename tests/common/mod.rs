@@ -99,6 +99,7 @@ pub async fn all_backends() -> Vec<TestDb> {
 }
 pub mod app;
 pub mod cli;
+pub mod suite;
 
 /// Says once per test binary, on the real stderr (the test harness captures
 /// `eprintln!` of passing tests), that the Postgres legs did not run.
