@@ -210,6 +210,11 @@ impl HttpClient {
         self.policy
     }
 
+    /// The extra CA certificate (DER) trusted beside the built-in roots, if any.
+    pub(crate) fn extra_root(&self) -> Option<&[u8]> {
+        self.extra_root.as_deref().map(Vec::as_slice)
+    }
+
     pub fn limits(&self) -> &Limits {
         &self.limits
     }

@@ -4,6 +4,7 @@
 
 pub mod guard;
 pub mod http;
+pub mod raw;
 pub mod sse;
 pub mod stdio;
 

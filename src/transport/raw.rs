@@ -1,0 +1,461 @@
+//! One HTTP/1.1 connection written byte for byte: for the probes that need
+//! control no pooled client gives, namely header names spelled exactly as the
+//! probe says (hyper lower-cases them) and several requests that must travel
+//! on one and the same connection (a pool may open another at any time).
+//!
+//! The same guards as [`super::HttpClient`]: the address policy is checked on
+//! every address a name resolves to before connecting, TLS verifies the chain
+//! against the same roots, and every exchange is bounded in time (the
+//! request timeout) and size (`max_body_bytes`, a 64 KiB head).
+
+use super::{HttpClient, TransportError};
+use bytes::{Buf, Bytes, BytesMut};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio_rustls::rustls;
+use url::Url;
+
+/// Largest response head read.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Most response headers parsed.
+const MAX_HEADERS: usize = 100;
+
+trait Stream: AsyncRead + AsyncWrite + Send + Unpin {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin> Stream for T {}
+
+/// One request: header names are sent exactly as given.
+#[derive(Debug, Clone)]
+pub struct RawRequest {
+    pub method: &'static str,
+    pub headers: Vec<(String, String)>,
+    pub body: Bytes,
+}
+
+/// One response, read whole within bounds.
+#[derive(Debug, Clone)]
+pub struct RawResponse {
+    pub status: u16,
+    /// Names lower-cased, values as text (lossy).
+    pub headers: Vec<(String, String)>,
+    pub body: Bytes,
+    pub elapsed: Duration,
+    /// The body was cut where the caller's `enough` said so: the stream was
+    /// still open, and the connection cannot be used again.
+    pub cut: bool,
+}
+
+impl RawResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A dedicated connection to the target. Requests on it go one after the
+/// other on the same TCP connection, or fail: it never reconnects.
+pub struct RawConnection {
+    stream: Box<dyn Stream>,
+    buf: BytesMut,
+    local: SocketAddr,
+    peer: SocketAddr,
+    host_header: String,
+    path: String,
+    timeout: Duration,
+    max_body: usize,
+    /// Set once the connection cannot carry another request.
+    closed: Option<String>,
+    /// Requests sent on it so far.
+    pub requests: usize,
+}
+
+impl std::fmt::Debug for RawConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawConnection")
+            .field("local", &self.local)
+            .field("peer", &self.peer)
+            .finish_non_exhaustive()
+    }
+}
+
+fn io(err: std::io::Error) -> TransportError {
+    TransportError::Io(err.to_string())
+}
+
+impl RawConnection {
+    /// Opens a connection to `url`'s host through `client`'s address policy,
+    /// with TLS for `https` (HTTP/1.1 only, by ALPN).
+    pub async fn open(client: &HttpClient, url: &Url) -> Result<Self, TransportError> {
+        let limits = client.limits().clone();
+        let host = url
+            .host_str()
+            .ok_or_else(|| TransportError::Protocol(format!("URL {url} has no host")))?
+            .to_owned();
+        let port = url
+            .port_or_known_default()
+            .ok_or_else(|| TransportError::Protocol(format!("URL {url} has no port")))?;
+        let lookup = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        let addrs: Vec<SocketAddr> = tokio::time::timeout(
+            limits.connect_timeout,
+            tokio::net::lookup_host((lookup.as_str(), port)),
+        )
+        .await
+        .map_err(|_| TransportError::Timeout(limits.connect_timeout))?
+        .map_err(|e| TransportError::Resolve {
+            host: host.clone(),
+            detail: e.to_string(),
+        })?
+        .collect();
+        // As the pooled client's resolver: one forbidden address refuses the name.
+        for addr in &addrs {
+            client
+                .policy()
+                .check(addr.ip())
+                .map_err(|reason| TransportError::Forbidden {
+                    host: host.clone(),
+                    reason: format!("{reason} ({})", addr.ip()),
+                })?;
+        }
+        let mut last = TransportError::Connect(format!("{host} resolves to no address"));
+        let mut tcp = None;
+        for addr in addrs {
+            match tokio::time::timeout(limits.connect_timeout, tokio::net::TcpStream::connect(addr))
+                .await
+            {
+                Ok(Ok(stream)) => {
+                    tcp = Some(stream);
+                    break;
+                }
+                Ok(Err(e)) => last = TransportError::Connect(e.to_string()),
+                Err(_) => last = TransportError::Timeout(limits.connect_timeout),
+            }
+        }
+        let tcp = tcp.ok_or(last)?;
+        let _ = tcp.set_nodelay(true);
+        let local = tcp.local_addr().map_err(io)?;
+        let peer = tcp.peer_addr().map_err(io)?;
+        let stream: Box<dyn Stream> = if url.scheme() == "https" {
+            let config = tls_config(client.extra_root())?;
+            let name = rustls::pki_types::ServerName::try_from(lookup.clone())
+                .map_err(|e| TransportError::Protocol(format!("bad TLS server name: {e}")))?;
+            let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+            let tls = tokio::time::timeout(limits.connect_timeout, connector.connect(name, tcp))
+                .await
+                .map_err(|_| TransportError::Timeout(limits.connect_timeout))?
+                .map_err(|e| TransportError::Connect(format!("TLS: {e}")))?;
+            Box::new(tls)
+        } else {
+            Box::new(tcp)
+        };
+        let host_header = match url.port() {
+            Some(p) => format!("{host}:{p}"),
+            None => host.clone(),
+        };
+        let mut path = url.path().to_owned();
+        if let Some(q) = url.query() {
+            path.push('?');
+            path.push_str(q);
+        }
+        Ok(Self {
+            stream,
+            buf: BytesMut::new(),
+            local,
+            peer,
+            host_header,
+            path,
+            timeout: limits.request_timeout,
+            max_body: limits.max_body_bytes,
+            closed: None,
+            requests: 0,
+        })
+    }
+
+    /// Our end of the connection: the same on every request, by construction.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    pub fn peer_addr(&self) -> SocketAddr {
+        self.peer
+    }
+
+    /// Why the connection cannot carry another request, once it cannot.
+    pub fn closed(&self) -> Option<&str> {
+        self.closed.as_deref()
+    }
+
+    /// `Host` as sent.
+    pub fn host(&self) -> &str {
+        &self.host_header
+    }
+
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Sends `req` and reads the answer. `enough` is asked after each piece of
+    /// an event-stream body whether what was read so far suffices (the final
+    /// JSON-RPC message arrived); the rest is then not waited for, and the
+    /// connection is closed, since it still carries that stream.
+    pub async fn send(
+        &mut self,
+        req: &RawRequest,
+        enough: &(dyn Fn(&[u8]) -> bool + Sync),
+    ) -> Result<RawResponse, TransportError> {
+        if let Some(why) = &self.closed {
+            return Err(TransportError::Io(format!(
+                "the connection can carry no more requests: {why}"
+            )));
+        }
+        self.requests += 1;
+        let timeout = self.timeout;
+        let started = Instant::now();
+        let result = tokio::time::timeout(timeout, self.exchange(req, enough, started))
+            .await
+            .unwrap_or(Err(TransportError::Timeout(timeout)));
+        if let Err(e) = &result {
+            self.closed = Some(e.to_string());
+        }
+        result
+    }
+
+    async fn exchange(
+        &mut self,
+        req: &RawRequest,
+        enough: &(dyn Fn(&[u8]) -> bool + Sync),
+        started: Instant,
+    ) -> Result<RawResponse, TransportError> {
+        let mut head = format!("{} {} HTTP/1.1\r\n", req.method, self.path);
+        let has = |name: &str| {
+            req.headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(name))
+        };
+        if !has("host") {
+            head.push_str(&format!("Host: {}\r\n", self.host_header));
+        }
+        for (name, value) in &req.headers {
+            // A name or value with CR/LF would split the request: never sent.
+            if name.contains(['\r', '\n', ':']) || value.contains(['\r', '\n']) {
+                return Err(TransportError::Protocol(format!(
+                    "header {name:?} cannot be written"
+                )));
+            }
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        if !has("content-length") {
+            head.push_str(&format!("Content-Length: {}\r\n", req.body.len()));
+        }
+        head.push_str("\r\n");
+        let mut out = Vec::with_capacity(head.len() + req.body.len());
+        out.extend_from_slice(head.as_bytes());
+        out.extend_from_slice(&req.body);
+        self.stream.write_all(&out).await.map_err(io)?;
+        self.stream.flush().await.map_err(io)?;
+
+        let (status, headers) = loop {
+            let (status, headers) = self.read_head().await?;
+            // Interim answers (100 Continue, 103) precede the real one.
+            if !(100..200).contains(&status) {
+                break (status, headers);
+            }
+        };
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.to_ascii_lowercase())
+        };
+        let chunked = header("transfer-encoding").is_some_and(|v| v.contains("chunked"));
+        let length = header("content-length").and_then(|v| v.trim().parse::<usize>().ok());
+        let close = header("connection").is_some_and(|v| v.contains("close"));
+        let stream = header("content-type").is_some_and(|v| v.contains("text/event-stream"));
+        let never_body = status == 204 || status == 304 || req.method == "HEAD";
+        let mut body = BytesMut::new();
+        let mut cut = false;
+        if never_body {
+        } else if chunked {
+            cut = self.read_chunked(&mut body, stream, enough).await?;
+        } else if let Some(n) = length {
+            if n > self.max_body {
+                return Err(TransportError::TooLarge {
+                    limit: self.max_body,
+                });
+            }
+            self.fill(n).await?;
+            body.extend_from_slice(&self.buf.split_to(n));
+        } else {
+            // Delimited by the end of the connection.
+            cut = self.read_to_end(&mut body, stream, enough).await?;
+            self.closed = Some("the server ended the body by closing the connection".into());
+        }
+        if close {
+            self.closed = Some("the server answered `Connection: close`".into());
+        } else if cut {
+            self.closed = Some("an event stream was left open by the server".into());
+        }
+        Ok(RawResponse {
+            status,
+            headers,
+            body: body.freeze(),
+            elapsed: started.elapsed(),
+            cut,
+        })
+    }
+
+    /// Reads more bytes into the buffer; an error at the end of the stream.
+    async fn more(&mut self) -> Result<(), TransportError> {
+        let mut chunk = [0u8; 8192];
+        let n = self.stream.read(&mut chunk).await.map_err(io)?;
+        if n == 0 {
+            self.closed = Some("the server closed the connection".into());
+            return Err(TransportError::Io(
+                "the server closed the connection".into(),
+            ));
+        }
+        self.buf.extend_from_slice(&chunk[..n]);
+        Ok(())
+    }
+
+    async fn fill(&mut self, n: usize) -> Result<(), TransportError> {
+        while self.buf.len() < n {
+            self.more().await?;
+        }
+        Ok(())
+    }
+
+    async fn read_head(&mut self) -> Result<(u16, Vec<(String, String)>), TransportError> {
+        loop {
+            if let Some(end) = find(&self.buf, b"\r\n\r\n") {
+                let raw = self.buf.split_to(end + 4);
+                let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
+                let mut parsed = httparse::Response::new(&mut slots);
+                parsed
+                    .parse(&raw)
+                    .map_err(|e| TransportError::Protocol(format!("bad response head: {e}")))?;
+                let status = parsed
+                    .code
+                    .ok_or_else(|| TransportError::Protocol("response without status".into()))?;
+                let headers = parsed
+                    .headers
+                    .iter()
+                    .map(|h| {
+                        (
+                            h.name.to_ascii_lowercase(),
+                            String::from_utf8_lossy(h.value).into_owned(),
+                        )
+                    })
+                    .collect();
+                return Ok((status, headers));
+            }
+            if self.buf.len() > MAX_HEAD_BYTES {
+                return Err(TransportError::TooLarge {
+                    limit: MAX_HEAD_BYTES,
+                });
+            }
+            self.more().await?;
+        }
+    }
+
+    async fn read_line(&mut self) -> Result<Bytes, TransportError> {
+        loop {
+            if let Some(end) = find(&self.buf, b"\r\n") {
+                let line = self.buf.split_to(end).freeze();
+                self.buf.advance(2);
+                return Ok(line);
+            }
+            if self.buf.len() > MAX_HEAD_BYTES {
+                return Err(TransportError::Protocol("chunk line too long".into()));
+            }
+            self.more().await?;
+        }
+    }
+
+    /// Decodes a chunked body; `Ok(true)` when it was cut by `enough`.
+    async fn read_chunked(
+        &mut self,
+        body: &mut BytesMut,
+        stream: bool,
+        enough: &(dyn Fn(&[u8]) -> bool + Sync),
+    ) -> Result<bool, TransportError> {
+        loop {
+            let line = self.read_line().await?;
+            let text = String::from_utf8_lossy(&line);
+            let size_text = text.split(';').next().unwrap_or("").trim();
+            let size = usize::from_str_radix(size_text, 16)
+                .map_err(|_| TransportError::Protocol(format!("bad chunk size {size_text:?}")))?;
+            if size == 0 {
+                // Trailers, then the blank line.
+                while !self.read_line().await?.is_empty() {}
+                return Ok(false);
+            }
+            if body.len() + size > self.max_body {
+                return Err(TransportError::TooLarge {
+                    limit: self.max_body,
+                });
+            }
+            self.fill(size + 2).await?;
+            body.extend_from_slice(&self.buf.split_to(size));
+            self.buf.advance(2);
+            if stream && enough(body) {
+                return Ok(true);
+            }
+        }
+    }
+
+    async fn read_to_end(
+        &mut self,
+        body: &mut BytesMut,
+        stream: bool,
+        enough: &(dyn Fn(&[u8]) -> bool + Sync),
+    ) -> Result<bool, TransportError> {
+        loop {
+            body.extend_from_slice(&self.buf.split());
+            if body.len() > self.max_body {
+                return Err(TransportError::TooLarge {
+                    limit: self.max_body,
+                });
+            }
+            if stream && enough(body) {
+                return Ok(true);
+            }
+            let mut chunk = [0u8; 8192];
+            let n = self.stream.read(&mut chunk).await.map_err(io)?;
+            if n == 0 {
+                return Ok(false);
+            }
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The TLS configuration of the pooled client: the built-in roots, plus the
+/// extra root a test gave; HTTP/1.1 only.
+fn tls_config(extra_root: Option<&[u8]>) -> Result<rustls::ClientConfig, TransportError> {
+    let mut roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    if let Some(der) = extra_root {
+        roots
+            .add(rustls::pki_types::CertificateDer::from(der.to_vec()))
+            .map_err(|e| TransportError::Io(format!("cannot read the extra root: {e}")))?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TransportError::Io(format!("TLS configuration: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
