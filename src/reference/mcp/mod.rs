@@ -25,7 +25,6 @@ use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -37,6 +36,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod auth;
+mod spelling;
 mod tls;
 
 pub use auth::{ISSUER_PATH, SCOPE_READ, SCOPE_TOOLS};
@@ -64,10 +64,34 @@ pub enum ReferenceEra {
     LegacyOnly,
 }
 
+/// Behaviours the specification allows that a checker can misjudge. None is a
+/// fault: a server with any of them is still correct, and protocheck must
+/// grade it so (each one stands for a false verdict protocheck once gave).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Allowed {
+    /// Dual-era only: a POST without `MCP-Protocol-Version` is a 2025-03-26
+    /// request (streamable-http, "Protocol Version Header": a server supporting
+    /// older clients MAY treat a request without the header as 2025-03-26), so
+    /// `server/discover` sent that way is answered 200 with -32601.
+    MissingVersionIsLegacy,
+    /// The 403 to an invalid Origin has a `text/plain` body: the spec names the
+    /// status, and the body MAY be a JSON-RPC error (so may be anything).
+    PlainForbidden,
+    /// `-32022`'s `data.supported` also names the legacy revisions the server
+    /// once spoke, though `server/discover` lists 2026-07-28 only.
+    LegacyInSupported,
+    /// `ttlMs` written with a zero fraction (`300000.0`): an integer in JSON
+    /// Schema 2020-12.
+    IntegralFloatTtl,
+}
+
 /// How the reference server behaves: correct, or with some rules broken.
 #[derive(Debug, Clone)]
 pub struct McpReferenceConfig {
     faults: BTreeSet<String>,
+    allowed: BTreeSet<Allowed>,
+    /// The name half of MCP-HDR-006's fault alone (see [`Self::case_sensitive_names`]).
+    case_sensitive_names: bool,
     era: ReferenceEra,
     tools_only: bool,
     side_effects: Arc<AtomicUsize>,
@@ -179,6 +203,8 @@ impl McpReferenceConfig {
         }
         Ok(Self {
             faults,
+            allowed: BTreeSet::new(),
+            case_sensitive_names: false,
             era: ReferenceEra::Modern,
             tools_only: false,
             side_effects: Arc::new(AtomicUsize::new(0)),
@@ -212,6 +238,23 @@ impl McpReferenceConfig {
     /// (benchmarks report requests per run with it).
     pub fn requests_served(&self) -> usize {
         self.requests.load(Ordering::Relaxed)
+    }
+
+    /// Looks the `Mcp-Method` header up case-sensitively, as `mcp-method`: a
+    /// request spelling it `Mcp-Method` (as the spec does) is refused as
+    /// lacking it. One half of `--break MCP-HDR-006` (the other compares header
+    /// values case-insensitively), for tests that need this half alone. Plain
+    /// HTTP served by [`serve_mcp_reference`] only: names are read as they
+    /// arrive on the connection.
+    pub fn case_sensitive_names(mut self) -> Self {
+        self.case_sensitive_names = true;
+        self
+    }
+
+    /// The same server with a behaviour the spec allows (see [`Allowed`]).
+    pub fn allowing(mut self, behaviour: Allowed) -> Self {
+        self.allowed.insert(behaviour);
+        self
     }
 
     pub fn with_era(mut self, era: ReferenceEra) -> Self {
@@ -252,6 +295,8 @@ struct Inner {
     next_connection: AtomicUsize,
     connections: Mutex<HashMap<SocketAddr, Connection>>,
     legacy_sessions: Mutex<HashSet<String>>,
+    /// How clients spelled `Mcp-*` header names, per connection.
+    spellings: spelling::Spellings,
 }
 
 type Shared = Arc<Inner>;
@@ -259,6 +304,22 @@ type Shared = Arc<Inner>;
 impl Inner {
     fn breaks(&self, rule: &McpRule) -> bool {
         self.config.faults.contains(rule.rule.id)
+    }
+
+    fn allows(&self, behaviour: Allowed) -> bool {
+        self.config.allowed.contains(&behaviour)
+    }
+
+    /// Whether the server, looking `name` up case-sensitively in lower case,
+    /// fails to find it though the client sent it in another spelling.
+    fn misses_by_case(&self, peer: Option<SocketAddr>, name: &str) -> bool {
+        if !(self.breaks(&hdr::CASE) || self.config.case_sensitive_names) {
+            return false;
+        }
+        let Some(names) = peer.and_then(|p| self.spellings.of(p)) else {
+            return false;
+        };
+        names.iter().any(|n| n.eq_ignore_ascii_case(name)) && !names.iter().any(|n| n == name)
     }
 
     /// Called when a connection is accepted: it starts with no history.
@@ -332,6 +393,7 @@ impl Inner {
             next_connection: AtomicUsize::new(0),
             connections: Mutex::new(HashMap::new()),
             legacy_sessions: Mutex::new(HashSet::new()),
+            spellings: spelling::Spellings::default(),
         }
     }
 }
@@ -374,14 +436,28 @@ pub async fn serve_mcp_reference(
     config: McpReferenceConfig,
 ) -> std::io::Result<()> {
     let state = Arc::new(Inner::new(config));
-    let tracker = state.clone();
-    let listener = listener.tap_io(move |tcp| {
-        if let Ok(peer) = tcp.peer_addr() {
-            tracker.accepted(peer);
-        }
-    });
-    let app = router(state).into_make_service_with_connect_info::<SocketAddr>();
-    axum::serve(listener, app).await
+    let app = router(state.clone());
+    loop {
+        let (tcp, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(_) => {
+                // Out of descriptors or a reset before accept: wait, go on.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = tcp.set_nodelay(true);
+        state.accepted(peer);
+        let stream = spelling::Recording::new(tcp, peer, state.spellings.clone());
+        let app = app.clone().layer(axum::Extension(ConnectInfo(peer)));
+        tokio::spawn(async move {
+            let service = hyper_util::service::TowerToHyperService::new(app);
+            let _ =
+                hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
+                    .serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+        });
+    }
 }
 
 /// Serves the reference server over HTTPS with `certificate` until the future
@@ -601,7 +677,12 @@ fn respond(state: &Inner, out: Out) -> Response {
             content_type,
             session,
         } => {
-            let mut resp = (status, body.to_string()).into_response();
+            // A plain-text body is written as it is, not as a JSON string.
+            let text = match &body {
+                Value::String(t) if !content_type.contains("json") => t.clone(),
+                other => other.to_string(),
+            };
+            let mut resp = (status, text).into_response();
             resp.headers_mut()
                 .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
             if let Some(sid) = session
@@ -844,6 +925,14 @@ fn origin_allowed(headers: &HeaderMap) -> bool {
 
 fn process(state: &Inner, peer: Option<SocketAddr>, headers: &HeaderMap, body: &[u8]) -> Out {
     if !state.breaks(&sec::ORIGIN_403) && !origin_allowed(headers) {
+        if state.allows(Allowed::PlainForbidden) {
+            return Out::Json {
+                status: StatusCode::FORBIDDEN,
+                body: Value::String("Forbidden: Origin not allowed".into()),
+                content_type: "text/plain; charset=utf-8",
+                session: None,
+            };
+        }
         return rpc_error(
             StatusCode::FORBIDDEN,
             &Value::Null,
@@ -901,12 +990,14 @@ fn process(state: &Inner, peer: Option<SocketAddr>, headers: &HeaderMap, body: &
         ReferenceEra::Modern => false,
         ReferenceEra::LegacyOnly => true,
         ReferenceEra::DualEra => {
-            headers.get(H_METHOD).is_none()
-                && (method == "initialize"
-                    || headers
-                        .get(H_PROTOCOL_VERSION)
-                        .and_then(|v| v.to_str().ok())
-                        .is_some_and(|v| LEGACY_VERSIONS.contains(&v)))
+            (state.allows(Allowed::MissingVersionIsLegacy)
+                && !headers.contains_key(H_PROTOCOL_VERSION))
+                || (headers.get(H_METHOD).is_none()
+                    && (method == "initialize"
+                        || headers
+                            .get(H_PROTOCOL_VERSION)
+                            .and_then(|v| v.to_str().ok())
+                            .is_some_and(|v| LEGACY_VERSIONS.contains(&v))))
         }
     };
     let out = if legacy {
@@ -1027,8 +1118,14 @@ fn validate<'a>(
     if state.breaks(&hdr::BEFORE_DISPATCH) && !METHODS.contains(&method) {
         return Err(method_not_found(state, id, method));
     }
-    match header_text(headers, H_METHOD) {
-        None if state.breaks(&hdr::MISSING_METHOD) => {}
+    let method_header = if state.misses_by_case(peer, H_METHOD) {
+        None
+    } else {
+        header_text(headers, H_METHOD)
+    };
+    match method_header {
+        // The fault: Mcp-Method required on server/discover only.
+        None if state.breaks(&hdr::MISSING_METHOD) && method != "server/discover" => {}
         None => {
             return Err(mismatch(
                 id,
@@ -1137,7 +1234,15 @@ fn validate<'a>(
         let data = if state.breaks(&err::UNSUPPORTED_VERSION) {
             json!({"requested": meta_version})
         } else {
-            json!({"supported": state.advertised_versions(), "requested": meta_version})
+            let mut supported = state.advertised_versions();
+            if state.allows(Allowed::LegacyInSupported) {
+                for v in LEGACY_VERSIONS {
+                    if !supported.contains(v) {
+                        supported.push(v);
+                    }
+                }
+            }
+            json!({"supported": supported, "requested": meta_version})
         };
         return Err(rpc_error(
             StatusCode::BAD_REQUEST,
@@ -1377,11 +1482,14 @@ fn dispatch(state: &Inner, peer: Option<SocketAddr>, req: Validated<'_>) -> Out 
                 list.rotate_left(n);
             }
             let ttl = if state.breaks(&cac::TTL_VALUE) {
-                -1
+                json!(-1)
+            } else if state.allows(Allowed::IntegralFloatTtl) {
+                json!(300_000.0)
             } else {
-                300_000
+                json!(300_000)
             };
-            let result = cached(object(json!({"tools": list})), ttl, "public");
+            let mut result = cached(object(json!({"tools": list})), 0, "public");
+            result.insert("ttlMs".into(), ttl);
             complete(state, id, "tools/list", result)
         }
         "tools/call" => call_tool(state, &req),
