@@ -497,14 +497,30 @@ async fn broken_rule_messages_are_actionable() {
     let run = run_reference(config(&["MCP-HDR-006"])).await;
     let f = run.finding("MCP-HDR-006");
     assert_eq!(f.outcome, Outcome::Fail);
+    // Both halves of the fault: a name spelled as the spec does is not found,
+    // and a value in another case is taken for the body's.
     assert!(
-        f.message.contains(
-            "`Mcp-Method: SERVER/DISCOVER` with body `server/discover` was accepted with 200"
-        ) && f.message.contains("expected 400 with -32020"),
+        f.message
+            .contains("with header names spelled as the spec writes them")
+            && f.message.contains(
+                "`Mcp-Method: SERVER/DISCOVER` with body `server/discover` was accepted with 200"
+            )
+            && f.message.contains("expected 400 with -32020"),
         "{}",
         f.message
     );
-    let exchange = &f.evidence[0];
+    let spelled = &f.evidence[0];
+    assert!(
+        spelled
+            .request
+            .headers
+            .iter()
+            .any(|(n, v)| n == "Mcp-Method" && v == "server/discover"),
+        "{:?}",
+        spelled.request.headers
+    );
+    assert_eq!(spelled.response.as_ref().and_then(|r| r.status), Some(400));
+    let exchange = &f.evidence[2];
     assert!(
         exchange
             .request

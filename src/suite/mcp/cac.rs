@@ -214,13 +214,16 @@ async fn ttl_value(s: &mut Session) -> Judgement {
     {
         return Judgement::skip("no cacheable result carries ttlMs, so there is no value to judge");
     }
-    // The schema makes ttlMs an integer with minimum 0; a fraction is refused too.
+    // The schema makes ttlMs `{"type": "integer", "minimum": 0}`; a fraction is
+    // refused too. In JSON Schema 2020-12 an integer is any number with a zero
+    // fractional part, so `30000.0` is an integer (§15 amendment "JSON Schema
+    // semantics for numbers").
     judge(
         s,
         "ttlMs",
         |v| match v {
             None => None,
-            Some(Value::Number(n)) if n.as_u64().is_some() => None,
+            Some(n) if super::wire::as_integer(n).is_some_and(|i| i >= 0) => None,
             Some(other) => Some(format!("has `ttlMs: {}`", clip(&other.to_string(), 40))),
         },
         "ttlMs MUST be a non-negative integer number of milliseconds",

@@ -8,6 +8,7 @@
 
 use super::wire::{self, ACCEPT_BOTH, H_METHOD, H_NAME, H_PROTOCOL_VERSION, PROTOCOL_VERSION};
 use crate::suite::{BearerToken, Exchange, ResponseRecord};
+use crate::transport::raw::{RawConnection, RawRequest};
 use crate::transport::sse::{SseReader, is_event_stream};
 use crate::transport::{HttpClient, HttpRequest, TransportError, excerpt, redact_headers};
 use bytes::{Bytes, BytesMut};
@@ -35,6 +36,71 @@ pub fn client_info() -> Value {
     json!({"name": "protocheck", "version": env!("CARGO_PKG_VERSION")})
 }
 
+/// What a probe is for, set where the request is built: a request a
+/// conforming server serves, or one bent on purpose so that a conforming
+/// server must refuse it.
+///
+/// §15 amendment "A finding judges only what its probe provoked": the answer
+/// to an invalid probe is judged only by the rule that sent it, which holds
+/// the [`Reply`]. Only answers to valid probes enter the run's log, so the
+/// run-wide rules ("every response", "every result", every error code) never
+/// see the 403 to a bad Origin or the 400 to a missing header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intent {
+    Valid,
+    Invalid(Invalidity),
+}
+
+/// How a probe was made invalid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Invalidity {
+    /// A required header (Mcp-Method, Mcp-Name, MCP-Protocol-Version,
+    /// Mcp-Param-*) left out.
+    MissingHeader,
+    /// A required header whose value differs from the body.
+    HeaderMismatch,
+    /// An `Origin` the server does not serve.
+    Origin,
+    /// A method the 2026-07-28 revision does not define (or removed).
+    UnknownMethod,
+    /// A protocol version other than 2026-07-28.
+    UnsupportedVersion,
+    /// A required `_meta` key (or `_meta` itself) left out.
+    MissingMeta,
+    /// A credential the server did not issue.
+    ForeignCredential,
+}
+
+impl Intent {
+    pub fn is_valid(self) -> bool {
+        self == Self::Valid
+    }
+}
+
+/// The methods a 2026-07-28 client may send (schema `ClientRequest`); any other
+/// method name makes a probe [`Invalidity::UnknownMethod`].
+pub const MODERN_METHODS: &[&str] = &[
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "subscriptions/listen",
+];
+
+/// Headers that mirror the body: changing or dropping one makes a probe invalid.
+fn is_mirrored(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name == H_METHOD
+        || name == H_NAME
+        || name == H_PROTOCOL_VERSION
+        || name.starts_with(wire::H_PARAM_PREFIX)
+}
+
 /// One request, conforming until a rule bends it.
 #[derive(Debug, Clone)]
 pub struct Probe {
@@ -45,6 +111,9 @@ pub struct Probe {
     pub notification: bool,
     /// Legacy (initialize-era) traffic is not judged by the run-wide rules.
     pub legacy: bool,
+    /// Set by the builders below whenever they bend the request; never
+    /// cleared once invalid.
+    pub intent: Intent,
 }
 
 impl Probe {
@@ -64,6 +133,11 @@ impl Probe {
             }),
         );
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let intent = if MODERN_METHODS.contains(&method) {
+            Intent::Valid
+        } else {
+            Intent::Invalid(Invalidity::UnknownMethod)
+        };
         let mut probe = Self {
             method: method.to_owned(),
             body,
@@ -74,6 +148,7 @@ impl Probe {
             ],
             notification: false,
             legacy: false,
+            intent,
         };
         probe.mirror_name();
         probe
@@ -101,18 +176,48 @@ impl Probe {
             .and_then(Value::as_str)
         {
             let encoded = wire::encode_header_value(value);
-            self.set_header(H_NAME, encoded);
+            self.put_header(H_NAME, encoded);
         }
+    }
+
+    /// Marks the probe invalid (the first reason is kept).
+    pub fn invalid(mut self, why: Invalidity) -> Self {
+        self.mark(why);
+        self
+    }
+
+    fn mark(&mut self, why: Invalidity) {
+        if self.intent.is_valid() {
+            self.intent = Intent::Invalid(why);
+        }
+    }
+
+    /// Sets a header without judging what it does to the probe's intent.
+    fn put_header(&mut self, name: &str, value: String) {
+        let name = name.to_ascii_lowercase();
+        self.headers.retain(|(n, _)| *n != name);
+        self.headers.push((name, value));
     }
 
     pub fn id(&self) -> Option<&Value> {
         self.body.get("id")
     }
 
+    /// Sets a header. A mirrored header given another value than it has makes
+    /// the probe a header mismatch; an `Origin` (protocheck sends one only to
+    /// probe Origin validation) or an `Authorization` of its own (a credential
+    /// the server did not issue) make it invalid too.
     pub fn set_header(&mut self, name: &str, value: impl Into<String>) {
-        let name = name.to_ascii_lowercase();
-        self.headers.retain(|(n, _)| *n != name);
-        self.headers.push((name, value.into()));
+        let value = value.into();
+        let lower = name.to_ascii_lowercase();
+        if is_mirrored(&lower) && self.header(&lower) != Some(value.as_str()) {
+            self.mark(Invalidity::HeaderMismatch);
+        } else if lower == "origin" {
+            self.mark(Invalidity::Origin);
+        } else if lower == "authorization" {
+            self.mark(Invalidity::ForeignCredential);
+        }
+        self.put_header(&lower, value);
     }
 
     pub fn with_header(mut self, name: &str, value: impl Into<String>) -> Self {
@@ -122,6 +227,9 @@ impl Probe {
 
     pub fn without_header(mut self, name: &str) -> Self {
         let name = name.to_ascii_lowercase();
+        if is_mirrored(&name) && self.header(&name).is_some() {
+            self.mark(Invalidity::MissingHeader);
+        }
         self.headers.retain(|(n, _)| *n != name);
         self
     }
@@ -140,6 +248,9 @@ impl Probe {
     }
 
     pub fn with_meta(mut self, key: &str, value: Value) -> Self {
+        if key == wire::META_PROTOCOL_VERSION && value.as_str() != Some(PROTOCOL_VERSION) {
+            self.mark(Invalidity::UnsupportedVersion);
+        }
         if let Some(meta) = self.meta_mut() {
             meta.insert(key.to_owned(), value);
         }
@@ -147,6 +258,7 @@ impl Probe {
     }
 
     pub fn without_meta(mut self, key: &str) -> Self {
+        self.mark(Invalidity::MissingMeta);
         if let Some(meta) = self.meta_mut() {
             meta.remove(key);
         }
@@ -155,6 +267,7 @@ impl Probe {
 
     /// Drops `params._meta` entirely.
     pub fn without_meta_object(mut self) -> Self {
+        self.mark(Invalidity::MissingMeta);
         if let Some(params) = self.body.get_mut("params").and_then(Value::as_object_mut) {
             params.remove("_meta");
         }
@@ -179,8 +292,9 @@ impl Probe {
             .pointer("/params/arguments")
             .cloned()
             .unwrap_or(Value::Null);
+        // Mirroring the body is what a conforming client does: still valid.
         for (name, value) in wire::param_headers(input_schema, &arguments) {
-            self.set_header(&name, value);
+            self.put_header(&name, value);
         }
         self
     }
@@ -194,6 +308,9 @@ impl Probe {
 
     /// Replaces the body's `method` without touching the headers.
     pub fn with_body_method(mut self, method: &str) -> Self {
+        if method != self.method {
+            self.mark(Invalidity::HeaderMismatch);
+        }
         if let Some(obj) = self.body.as_object_mut() {
             obj.insert("method".into(), json!(method));
         }
@@ -205,6 +322,8 @@ impl Probe {
 #[derive(Debug, Clone)]
 pub struct Reply {
     pub method: String,
+    /// The intent of the probe this answers.
+    pub intent: Intent,
     pub status: Option<u16>,
     pub content_type: Option<String>,
     pub sse: bool,
@@ -236,7 +355,8 @@ impl Reply {
     }
 
     pub fn error_code(&self) -> Option<i64> {
-        self.error()?.get("code")?.as_i64()
+        // JSON-RPC codes are integers; `-32601.0` is one too (JSON Schema reading).
+        wire::as_integer(self.error()?.get("code")?)
     }
 
     pub fn ok(&self) -> bool {
@@ -277,9 +397,30 @@ impl Reply {
         format!("{status}{media} with a body that is not a JSON-RPC response ({media_type})")
     }
 
-    fn failed(method: &str, exchange: Exchange, err: TransportError) -> Self {
+    /// A reply to nothing: a request that was never sent.
+    pub fn empty(method: &str) -> Self {
+        let exchange = Exchange {
+            request: crate::suite::RequestRecord {
+                line: String::new(),
+                headers: Vec::new(),
+                body: String::new(),
+            },
+            response: None,
+            error: Some("not sent".into()),
+        };
+        let mut probe = Probe::request(0, method, json!({}));
+        probe.headers.clear();
+        Self::failed(
+            &probe,
+            exchange,
+            TransportError::Io("the request was not sent".into()),
+        )
+    }
+
+    fn failed(probe: &Probe, exchange: Exchange, err: TransportError) -> Self {
         Self {
-            method: method.to_owned(),
+            method: probe.method.clone(),
+            intent: probe.intent,
             status: None,
             content_type: None,
             sse: false,
@@ -438,7 +579,8 @@ impl McpClient {
         Probe::request(self.next_id(), method, params)
     }
 
-    /// The replies logged so far.
+    /// The answers to the valid probes of the run so far: the one way the
+    /// run-wide rules read replies. Answers to invalid probes are never here.
     pub async fn seen(&self) -> Vec<Seen> {
         self.seen.lock().await.clone()
     }
@@ -490,7 +632,7 @@ impl McpClient {
                     response: None,
                     error: Some(err.to_string()),
                 };
-                return Reply::failed(&probe.method, exchange, err);
+                return Reply::failed(probe, exchange, err);
             }
         };
         let status = resp.status;
@@ -508,6 +650,7 @@ impl McpClient {
         let sse = is_event_stream(&headers);
         let mut reply = Reply {
             method: probe.method.clone(),
+            intent: probe.intent,
             status: Some(status),
             content_type,
             sse,
@@ -541,7 +684,8 @@ impl McpClient {
         if let Some(err) = &reply.transport_error {
             reply.exchange.error = Some(err.to_string());
         }
-        if !probe.legacy && !probe.notification {
+        // Only answers to valid modern requests are logged (see [`Intent`]).
+        if !probe.legacy && !probe.notification && probe.intent.is_valid() {
             let authorized = self.bearer.is_some() && probe.header("authorization").is_none();
             self.log(&reply, listen, authorized).await;
         }
@@ -784,6 +928,228 @@ impl McpClient {
         }
     }
 }
+
+/// How the header names of a probe are spelled on a dedicated connection.
+/// Header names are case-insensitive (streamable-http#case-sensitivity), so
+/// every spelling of a valid request must be served alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spelling {
+    /// `mcp-method`: what the pooled client sends (hyper lower-cases names).
+    Lower,
+    /// As the spec writes them: `Mcp-Method`, `Mcp-Name`, `MCP-Protocol-Version`,
+    /// `Mcp-Param-{Name}`; other names in Title-Case.
+    Spec,
+    /// `MCP-METHOD`.
+    Upper,
+}
+
+impl Spelling {
+    pub fn name(self, lower: &str) -> String {
+        match self {
+            Self::Lower => lower.to_ascii_lowercase(),
+            Self::Upper => lower.to_ascii_uppercase(),
+            Self::Spec if lower.eq_ignore_ascii_case(H_PROTOCOL_VERSION) => {
+                "MCP-Protocol-Version".to_owned()
+            }
+            Self::Spec => lower
+                .split('-')
+                .map(|part| {
+                    let mut chars = part.chars();
+                    match chars.next() {
+                        Some(first) => {
+                            first.to_ascii_uppercase().to_string()
+                                + &chars.as_str().to_ascii_lowercase()
+                        }
+                        None => String::new(),
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("-"),
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Lower => "lower-case (`mcp-method`)",
+            Self::Spec => {
+                "as the spec writes them (`Mcp-Method`, `Mcp-Name`, `MCP-Protocol-Version`)"
+            }
+            Self::Upper => "upper-case (`MCP-METHOD`)",
+        }
+    }
+}
+
+/// The JSON-RPC messages of an event-stream body read so far.
+fn sse_messages(body: &[u8]) -> Vec<Value> {
+    let text = String::from_utf8_lossy(body).replace("\r\n", "\n");
+    let mut out = Vec::new();
+    // Only complete events: the text after the last blank line may be partial.
+    let complete = match text.rfind("\n\n") {
+        Some(end) => &text[..end],
+        None => return out,
+    };
+    for event in complete.split("\n\n") {
+        let data: Vec<&str> = event
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(|d| d.strip_prefix(' ').unwrap_or(d))
+            .collect();
+        if data.is_empty() {
+            continue;
+        }
+        if let Ok(v) = serde_json::from_str::<Value>(&data.join("\n")) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// Whether `frame` is the final answer to the request `id`.
+fn answers(frame: &Value, id: Option<&Value>) -> bool {
+    frame.get("method").is_none()
+        && (frame.get("result").is_some() || frame.get("error").is_some())
+        && frame
+            .get("id")
+            .is_none_or(|v| v.is_null() || id.is_none() || Some(v) == id)
+}
+
+impl McpClient {
+    /// Opens a dedicated HTTP/1.1 connection to the endpoint: requests sent
+    /// with [`Self::send_on`] travel on it one after the other, on the same
+    /// TCP connection, or fail (it never reconnects).
+    pub async fn dedicated(&self) -> Result<RawConnection, TransportError> {
+        RawConnection::open(&self.http, &self.url).await
+    }
+
+    /// Sends `probe` on `conn` with its header names spelled `spelling`. The
+    /// answer is judged by the rule that sent it and is not logged: the
+    /// run-wide rules judge the replies of the streaming client, which also
+    /// measures how streams end.
+    pub async fn send_on(
+        &self,
+        conn: &mut RawConnection,
+        probe: &Probe,
+        spelling: Spelling,
+    ) -> Reply {
+        let _permit = self.permits.acquire().await.ok();
+        let body = Bytes::from(probe.body.to_string());
+        let mut headers: Vec<(String, String)> = vec![
+            (spelling.name("content-type"), "application/json".to_owned()),
+            (spelling.name("user-agent"), USER_AGENT_RAW.to_owned()),
+        ];
+        for (name, value) in &probe.headers {
+            headers.push((spelling.name(name), value.clone()));
+        }
+        if let Some(token) = &self.bearer
+            && probe.header("authorization").is_none()
+        {
+            headers.push((
+                spelling.name("authorization"),
+                format!("Bearer {}", token.expose()),
+            ));
+        }
+        headers.push((spelling.name(CANARY_HEADER), self.canary.to_string()));
+        let evidence_bytes = self.http.limits().evidence_bytes;
+        let record = crate::suite::RequestRecord {
+            line: format!(
+                "POST {} (dedicated connection {} → {}, request {})",
+                self.url,
+                conn.local_addr(),
+                conn.peer_addr(),
+                conn.requests + 1
+            ),
+            // Names as sent (the spelling is what a finding may be about),
+            // values redacted as everywhere.
+            headers: redact_headers(headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())))
+                .into_iter()
+                .zip(&headers)
+                .map(|((_, value), (name, _))| (name.clone(), value))
+                .collect(),
+            body: excerpt(&body, evidence_bytes).0,
+        };
+        let id = probe.id().cloned();
+        let enough =
+            move |so_far: &[u8]| sse_messages(so_far).iter().any(|f| answers(f, id.as_ref()));
+        let req = RawRequest {
+            method: "POST",
+            headers,
+            body,
+        };
+        let resp = match conn.send(&req, &enough).await {
+            Ok(resp) => resp,
+            Err(err) => {
+                let exchange = Exchange {
+                    request: record,
+                    response: None,
+                    error: Some(err.to_string()),
+                };
+                return Reply::failed(probe, exchange, err);
+            }
+        };
+        let content_type = resp.header("content-type").map(str::to_owned);
+        let sse = content_type
+            .as_deref()
+            .is_some_and(|c| c.to_ascii_lowercase().contains("text/event-stream"));
+        let mut reply = Reply {
+            method: probe.method.clone(),
+            intent: probe.intent,
+            status: Some(resp.status),
+            content_type,
+            sse,
+            message: None,
+            notifications: Vec::new(),
+            server_requests: Vec::new(),
+            stray_frames: Vec::new(),
+            terminated: None,
+            accel_buffering: resp.header(wire::H_ACCEL_BUFFERING).map(str::to_owned),
+            session_id: resp.header(wire::H_SESSION_ID).map(str::to_owned),
+            body_len: resp.body.len(),
+            transport_error: None,
+            exchange: Exchange {
+                request: record,
+                response: None,
+                error: None,
+            },
+        };
+        if sse {
+            let id = probe.id();
+            for frame in sse_messages(&resp.body) {
+                let has_method = frame.get("method").is_some();
+                let has_id = frame.get("id").is_some_and(|v| !v.is_null());
+                if has_method && has_id {
+                    reply.server_requests.push(frame);
+                } else if has_method {
+                    reply.notifications.push(frame);
+                } else if reply.message.is_none() && answers(&frame, id) {
+                    reply.message = Some(frame);
+                } else {
+                    reply.stray_frames.push(frame);
+                }
+            }
+            reply.terminated = Some(!resp.cut);
+        } else {
+            reply.message = serde_json::from_slice::<Value>(&resp.body)
+                .ok()
+                .filter(Value::is_object);
+        }
+        let (shown, truncated) = excerpt(&resp.body, evidence_bytes);
+        reply.exchange.response = Some(ResponseRecord {
+            status: Some(resp.status),
+            headers: redact_headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes()))),
+            body: shown,
+            truncated,
+            elapsed_ms: u64::try_from(resp.elapsed.as_millis()).unwrap_or(u64::MAX),
+        });
+        reply
+    }
+}
+
+/// The user agent of the dedicated connections (the pooled client's own).
+const USER_AGENT_RAW: &str = concat!(
+    "protocheck/",
+    env!("CARGO_PKG_VERSION"),
+    " (conformance checker)"
+);
 
 /// The answer to a GET or DELETE on the endpoint.
 #[derive(Debug, Clone)]

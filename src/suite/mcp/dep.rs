@@ -97,7 +97,10 @@ pub(crate) const INITIALIZE_ERROR: McpRule = McpRule::new(
     |s| initialize_error(s).boxed(),
 )
 .requires(&[])
-.on_legacy();
+.on_legacy()
+// versioning page: "a modern-only server SHOULD name the protocol versions it
+// supports in any error it returns to an initialize request".
+.modern_only();
 
 pub(crate) const RULES: &[McpRule] = &[
     NO_PING,

@@ -131,6 +131,40 @@ impl Session {
         )
     }
 
+    /// One conforming request for each method family the server serves:
+    /// `server/discover`, and per advertised capability its list method and
+    /// its named method addressed to a name that does not exist (tools/call
+    /// of an unknown tool runs nothing, whatever the server does with it).
+    /// The header, version, `_meta` and Origin rules probe each of them (§15
+    /// amendment: requirements are probed on more than one method family).
+    pub(crate) fn family_probes(&self) -> Vec<super::client::Probe> {
+        let c = &self.client;
+        let unknown = super::survey::unknown_name;
+        let mut probes = vec![c.request("server/discover", serde_json::json!({}))];
+        if self.advertises("tools") {
+            probes.push(c.request("tools/list", serde_json::json!({})));
+            probes.push(c.request(
+                "tools/call",
+                serde_json::json!({"name": unknown("tool"), "arguments": {}}),
+            ));
+        }
+        if self.advertises("resources") {
+            probes.push(c.request("resources/list", serde_json::json!({})));
+            probes.push(c.request(
+                "resources/read",
+                serde_json::json!({"uri": format!("protocheck://missing/{}", unknown("resource"))}),
+            ));
+        }
+        if self.advertises("prompts") {
+            probes.push(c.request("prompts/list", serde_json::json!({})));
+            probes.push(c.request(
+                "prompts/get",
+                serde_json::json!({"name": unknown("prompt")}),
+            ));
+        }
+        probes
+    }
+
     /// Whether protocheck may run `tool` with placeholder arguments: it is
     /// annotated read-only, or the run allows tool calls (DESIGN "no side effects").
     pub(crate) fn may_call(&self, tool: &Value) -> bool {
@@ -142,8 +176,14 @@ impl Session {
     }
 }
 
-/// Why a rule cannot be judged before its check runs, if it cannot.
-fn precondition(rule: &McpRule, session: &Session, reporter: &Reporter) -> Option<String> {
+/// What the rules judged so far came to: outcome and message by rule id.
+type Judged = std::collections::HashMap<&'static str, (Outcome, String)>;
+
+/// Why a rule cannot be judged before its check runs, if it cannot. Checked
+/// once here for every rule, never inside the checks: authorization, era (a
+/// legacy-only server; a modern-only rule on a dual-era server) and the rules
+/// this one requires (§15.4, no cascades).
+fn precondition(rule: &McpRule, session: &Session, judged: &Judged) -> Option<String> {
     // A server that refuses the run's requests with 401 can be judged on its
     // authorization and its transport only; everything else is unverified,
     // not failed (§15.4, §15.9).
@@ -165,16 +205,24 @@ fn precondition(rule: &McpRule, session: &Session, reporter: &Reporter) -> Optio
             session.era.describe()
         ));
     }
+    // §15 amendment "Era scoping is consistent": a rule the spec writes for
+    // servers that support only 2026-07-28 does not apply to a dual-era one.
+    if rule.modern_only && matches!(session.era, Era::Dual { .. }) {
+        return Some(format!(
+            "not applicable: {}; the spec writes this requirement for servers that support \
+             only {SPEC_REVISION} ({})",
+            session.era.describe(),
+            rule.rule.spec_ref
+        ));
+    }
     for id in rule.requires {
-        let finding = reporter
-            .findings()
-            .iter()
-            .rev()
-            .find(|f| f.rule_id == *id)?;
-        match finding.outcome {
+        let Some((outcome, message)) = judged.get(id) else {
+            continue;
+        };
+        match outcome {
             Outcome::Pass => {}
-            Outcome::Skip if finding.message.starts_with("not verified:") => {
-                return Some(finding.message.clone());
+            Outcome::Skip if message.starts_with("not verified:") => {
+                return Some(message.clone());
             }
             Outcome::Skip => return Some(format!("not verified: {id} was skipped")),
             Outcome::Fail | Outcome::Warn | Outcome::Info => {
@@ -183,6 +231,62 @@ fn precondition(rule: &McpRule, session: &Session, reporter: &Reporter) -> Optio
         }
     }
     None
+}
+
+/// Judges one rule (precondition, then its check) into a finding.
+async fn judge(
+    rule: &McpRule,
+    session: &mut Session,
+    judged: &Judged,
+    ctx: &RunContext,
+) -> Finding {
+    let watch = Stopwatch::start();
+    let judgement = match precondition(rule, session, judged) {
+        Some(reason) => Judgement::skip(reason),
+        None => (rule.check)(session).await,
+    };
+    let outcome = match judgement.kind {
+        Kind::Pass => Outcome::Pass,
+        Kind::Fail => rule.rule.on_failure,
+        Kind::Warn => Outcome::Warn,
+        Kind::Skip => Outcome::Skip,
+    };
+    // Evidence is kept where a server author needs it: on what went wrong.
+    let evidence = match outcome {
+        Outcome::Pass | Outcome::Skip => Vec::new(),
+        _ => judgement.evidence,
+    };
+    let message = match outcome {
+        Outcome::Pass | Outcome::Skip => judgement.message,
+        // Every non-pass points to the sentence it enforces.
+        _ => cite(rule, &judgement.message),
+    };
+    let mut finding = Finding {
+        rule_id: rule.rule.id.to_owned(),
+        outcome,
+        message: super::client::clip(&message, MAX_MESSAGE_CHARS),
+        evidence,
+        duration_ms: watch.ms(),
+    };
+    if let Some(token) = &ctx.options.bearer_token {
+        redact_token(&mut finding, token.expose());
+    }
+    finding
+}
+
+/// `message` with the rule's requirement appended: what a fail, warn or info
+/// enforces, its keyword, and the link to the sentence in the published spec. The message is cut first so
+/// that the citation always survives [`MAX_MESSAGE_CHARS`].
+pub(crate) fn cite(rule: &McpRule, message: &str) -> String {
+    let citation = format!(
+        " [Spec, {} {}: {} — {}]",
+        rule.rule.id,
+        rule.keyword.as_str().replace('_', " "),
+        rule.sentence,
+        rule.rule.spec_ref
+    );
+    let room = MAX_MESSAGE_CHARS.saturating_sub(citation.chars().count() + 1);
+    format!("{}{citation}", super::client::clip(message, room))
 }
 
 pub(crate) async fn run(
@@ -213,33 +317,33 @@ pub(crate) async fn run(
         .iter()
         .filter(|r| r.phase == Phase::Probe)
         .chain(catalogue().iter().filter(|r| r.phase == Phase::RunWide));
+    // Findings are emitted in catalogue order, but a rule another one requires
+    // is judged first when it comes later in that order (MCP-STL-003 before
+    // the HDR rules that need a cold connection to work), so the requirement
+    // is known when the dependent rule's precondition is checked.
+    let mut judged = Judged::new();
+    let mut early: std::collections::HashMap<&'static str, Finding> =
+        std::collections::HashMap::new();
     for rule in ordered {
-        let watch = Stopwatch::start();
-        let judgement = match precondition(rule, &session, reporter) {
-            Some(reason) => Judgement::skip(reason),
-            None => (rule.check)(&mut session).await,
-        };
-        let outcome = match judgement.kind {
-            Kind::Pass => Outcome::Pass,
-            Kind::Fail => rule.rule.on_failure,
-            Kind::Warn => Outcome::Warn,
-            Kind::Skip => Outcome::Skip,
-        };
-        // Evidence is kept where a server author needs it: on what went wrong.
-        let evidence = match outcome {
-            Outcome::Pass | Outcome::Skip => Vec::new(),
-            _ => judgement.evidence,
-        };
-        let mut finding = Finding {
-            rule_id: rule.rule.id.to_owned(),
-            outcome,
-            message: super::client::clip(&judgement.message, MAX_MESSAGE_CHARS),
-            evidence,
-            duration_ms: watch.ms(),
-        };
-        if let Some(token) = &ctx.options.bearer_token {
-            redact_token(&mut finding, token.expose());
+        for id in rule.requires {
+            if judged.contains_key(id) {
+                continue;
+            }
+            let Some(required) = super::rule(id) else {
+                continue;
+            };
+            let finding = judge(required, &mut session, &judged, ctx).await;
+            judged.insert(required.rule.id, (finding.outcome, finding.message.clone()));
+            early.insert(required.rule.id, finding);
         }
+        let finding = match early.remove(rule.rule.id) {
+            Some(finding) => finding,
+            None => {
+                let finding = judge(rule, &mut session, &judged, ctx).await;
+                judged.insert(rule.rule.id, (finding.outcome, finding.message.clone()));
+                finding
+            }
+        };
         reporter.emit(finding).await?;
     }
     era::close(&session).await;

@@ -74,6 +74,7 @@ pub fn initialize_probe(client: &McpClient) -> Probe {
         headers: vec![("accept".into(), wire::ACCEPT_BOTH.into())],
         notification: false,
         legacy: true,
+        intent: super::client::Intent::Valid,
     }
 }
 
@@ -176,6 +177,7 @@ impl LegacySession {
             headers,
             notification: id.is_null(),
             legacy: true,
+            intent: super::client::Intent::Valid,
         }
     }
 

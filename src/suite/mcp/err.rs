@@ -111,12 +111,49 @@ pub(crate) const RULES: &[McpRule] = &[
 const UNSUPPORTED: &str = "1900-01-01";
 
 async fn unsupported_version(s: &mut Session) -> Judgement {
-    let probe = s
-        .client
-        .request("server/discover", json!({}))
-        .with_version(UNSUPPORTED);
-    let reply = s.client.send(&probe).await;
+    // Every method family the server serves: a server that checks the version
+    // on some methods only lets the others through.
+    let mut methods = Vec::new();
+    let mut readings = Vec::new();
+    for template in s.family_probes() {
+        let method = template.method.clone();
+        let reply = s.client.send(&template.with_version(UNSUPPORTED)).await;
+        match judge_unsupported(s, &reply) {
+            Ok(reading) => {
+                if !reading.is_empty() && !readings.contains(&reading) {
+                    readings.push(reading);
+                }
+                methods.push(format!("`{method}`"));
+            }
+            Err(problems) => {
+                return Judgement::fail(format!(
+                    "`{method}` for protocol version {UNSUPPORTED}: {}; an unsupported version \
+                     MUST be answered 400 with UnsupportedProtocolVersionError (-32022) whose \
+                     data lists `supported` versions and echoes `requested`",
+                    problems.join("; ")
+                ))
+                .reply(&reply);
+            }
+        }
+    }
+    Judgement::pass(format!(
+        "{} for version {UNSUPPORTED} were refused with 400, -32022 and the supported \
+         versions{}",
+        methods.join(", "),
+        readings.join("")
+    ))
+}
+
+/// Judges one answer to a request for an unsupported version: the reading of
+/// `data.supported` the server chose, or what is wrong.
+fn judge_unsupported(s: &Session, reply: &Reply) -> Result<String, Vec<String>> {
     let mut problems = Vec::new();
+    // Which reading of `data.supported` the server chose (§15.8): said in the
+    // finding, never judged. No sentence of the spec requires `supported` to be
+    // a subset of server/discover's `supportedVersions` (the spec's own
+    // examples differ: basic/index#error-codes lists 2025-11-25 in it), so a
+    // server may name legacy revisions it still speaks (§15 amendment).
+    let mut reading = String::new();
     if reply.status != Some(400) {
         problems.push(format!(
             "the HTTP status was {} instead of 400",
@@ -132,19 +169,32 @@ async fn unsupported_version(s: &mut Session) -> Judgement {
         let data = reply.error().and_then(|e| e.get("data"));
         match data.and_then(|d| d.get("supported")) {
             Some(Value::Array(list)) if !list.is_empty() && list.iter().all(Value::is_string) => {
-                if let Some(advertised) = s.supported_versions() {
-                    let extra: Vec<&str> = list
+                let listed: Vec<String> = list
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(|v| super::client::clip(v, 40))
+                    .collect();
+                let extra: Vec<String> = match s.supported_versions() {
+                    Some(advertised) => listed
                         .iter()
-                        .filter_map(Value::as_str)
-                        .filter(|v| !advertised.iter().any(|a| a == v))
-                        .collect();
-                    if !extra.is_empty() {
-                        problems.push(format!(
-                            "data.supported lists {extra:?}, which server/discover's \
-                             supportedVersions ({advertised:?}) does not"
-                        ));
-                    }
-                }
+                        .filter(|v| !advertised.iter().any(|a| a == *v))
+                        .cloned()
+                        .collect(),
+                    None => Vec::new(),
+                };
+                reading = if extra.is_empty() {
+                    format!(
+                        "; data.supported lists {}",
+                        super::client::some(&listed, 6, ", ")
+                    )
+                } else {
+                    format!(
+                        "; data.supported lists {}, including {} that server/discover's \
+                         supportedVersions does not (the spec allows either reading)",
+                        super::client::some(&listed, 6, ", "),
+                        super::client::some(&extra, 4, ", ")
+                    )
+                };
             }
             Some(other) => problems.push(format!(
                 "data.supported is {}, not a non-empty array of versions",
@@ -163,17 +213,9 @@ async fn unsupported_version(s: &mut Session) -> Judgement {
         }
     }
     if problems.is_empty() {
-        Judgement::pass(format!(
-            "a request for version {UNSUPPORTED} was refused with 400, -32022 and the supported versions"
-        ))
+        Ok(reading)
     } else {
-        Judgement::fail(format!(
-            "a request for protocol version {UNSUPPORTED}: {}; an unsupported version MUST be \
-             answered 400 with UnsupportedProtocolVersionError (-32022) whose data lists \
-             `supported` versions and echoes `requested`",
-            problems.join("; ")
-        ))
-        .reply(&reply)
+        Err(problems)
     }
 }
 
@@ -356,26 +398,37 @@ async fn missing_meta(s: &mut Session) -> Judgement {
     let mut problems = Vec::new();
     let mut readings = Vec::new();
     let mut evidence: Vec<Reply> = Vec::new();
+    // Every method family the server serves (§15 amendment).
+    let families = s.family_probes();
     for (what, bend, mismatch_allowed) in cases {
-        let client = match s.client.fresh_connection() {
-            Ok(c) => c,
-            Err(e) => return Judgement::skip(format!("could not open a new connection: {e}")),
-        };
-        let reply = client
-            .send(&bend(client.request("server/discover", json!({}))))
-            .await;
-        let code = reply.error_code();
-        // The header still names a version the body lacks: the spec does not
-        // rank "missing field" above "mismatch", so -32020 is an accepted reading.
-        let ok_code = code == Some(code::INVALID_PARAMS)
-            || (mismatch_allowed && code == Some(code::HEADER_MISMATCH));
-        if reply.status == Some(400) && ok_code {
-            if code == Some(code::HEADER_MISMATCH) {
-                readings.push(format!("{what} was read as a header mismatch (-32020)"));
+        for template in &families {
+            let client = match s.client.fresh_connection() {
+                Ok(c) => c,
+                Err(e) => return Judgement::skip(format!("could not open a new connection: {e}")),
+            };
+            let mut probe = template.clone();
+            if let Some(id) = probe.body.get_mut("id") {
+                *id = json!(client.next_id());
             }
-        } else {
-            problems.push(format!("{what} answered {}", reply.describe()));
-            evidence.push(reply);
+            let reply = client.send(&bend(probe)).await;
+            let code = reply.error_code();
+            // The header still names a version the body lacks: the spec does not
+            // rank "missing field" above "mismatch", so -32020 is an accepted reading.
+            let ok_code = code == Some(code::INVALID_PARAMS)
+                || (mismatch_allowed && code == Some(code::HEADER_MISMATCH));
+            if reply.status == Some(400) && ok_code {
+                let reading = format!("{what} was read as a header mismatch (-32020)");
+                if code == Some(code::HEADER_MISMATCH) && !readings.contains(&reading) {
+                    readings.push(reading);
+                }
+            } else {
+                problems.push(format!(
+                    "`{}` with {what} answered {}",
+                    template.method,
+                    reply.describe()
+                ));
+                evidence.push(reply);
+            }
         }
     }
     if problems.is_empty() {
@@ -389,9 +442,9 @@ async fn missing_meta(s: &mut Session) -> Judgement {
         ))
     } else {
         let mut j = Judgement::fail(format!(
-            "`server/discover` with {}; a request missing a required `_meta` field is malformed \
-             and MUST be refused with HTTP 400 and JSON-RPC -32602",
-            problems.join("; with ")
+            "{}; a request missing a required `_meta` field is malformed and MUST be refused \
+             with HTTP 400 and JSON-RPC -32602",
+            super::client::some(&problems, 4, "; ")
         ));
         for r in &evidence {
             j = j.reply(r);

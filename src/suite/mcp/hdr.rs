@@ -6,12 +6,12 @@
 //! names, `server/discover`, and tools annotated read-only (or any tool when the
 //! run sets allow_tool_calls).
 
-use super::client::{Probe, Reply};
+use super::client::{Probe, Reply, Spelling};
 use super::engine::{Judgement, Session};
-use super::era::Era;
+use super::stl::COLD_ID;
 use super::survey::{placeholder_arguments, unknown_name};
 use super::wire::{self, H_METHOD, H_NAME, H_PROTOCOL_VERSION, HeaderAnnotation, code};
-use super::{Keyword, McpRule, spec};
+use super::{DISCOVER_ID, Keyword, McpRule, spec};
 use crate::suite::Outcome;
 use futures::FutureExt;
 use serde_json::{Value, json};
@@ -46,6 +46,11 @@ pub(crate) const NAME_MATCHES: McpRule = McpRule::new(
     |s| name_matches(s).boxed(),
 );
 
+/// Modern-only: streamable-http, "Protocol Version Header": a server that
+/// supports clients older than 2025-06-18 "MAY treat a request that omits the
+/// header as protocol version 2025-03-26", and then answers it as such (the
+/// official Python SDK answers `server/discover` 200 with -32601). The engine
+/// skips the rule for dual-era servers.
 pub(crate) const MISSING_VERSION: McpRule = McpRule::new(
     "MCP-HDR-004",
     "Missing MCP-Protocol-Version rejected (modern-only servers)",
@@ -54,7 +59,8 @@ pub(crate) const MISSING_VERSION: McpRule = McpRule::new(
     spec!("/basic/transports/streamable-http#protocol-version-header"),
     "HDR",
     |s| missing_version(s).boxed(),
-);
+)
+.modern_only();
 
 pub(crate) const VERSION_MATCHES: McpRule = McpRule::new(
     "MCP-HDR-005",
@@ -94,7 +100,10 @@ pub(crate) const PARAM_MATCHES: McpRule = McpRule::new(
     spec!("/basic/transports/streamable-http#server-behavior-for-custom-headers"),
     "HDR",
     |s| param_matches(s).boxed(),
-);
+)
+// A tools/call sent with no server/discover before it on its connection: a
+// server failing STL-003 refuses it for that, not for its headers (§15.4).
+.requires(&[DISCOVER_ID, COLD_ID]);
 
 pub(crate) const PARAM_CHARACTERS: McpRule = McpRule::new(
     "MCP-HDR-009",
@@ -104,7 +113,10 @@ pub(crate) const PARAM_CHARACTERS: McpRule = McpRule::new(
     spec!("/basic/transports/streamable-http#server-behavior-for-custom-headers"),
     "HDR",
     |s| param_characters(s).boxed(),
-);
+)
+// A tools/call sent with no server/discover before it on its connection: a
+// server failing STL-003 refuses it for that, not for its headers (§15.4).
+.requires(&[DISCOVER_ID, COLD_ID]);
 
 pub(crate) const BEFORE_DISPATCH: McpRule = McpRule::new(
     "MCP-HDR-010",
@@ -169,22 +181,116 @@ fn named_request(s: &Session, name: &str) -> Option<Probe> {
 const NO_NAMED_METHOD: &str =
     "the server advertises no tools, prompts or resources, so no request carries Mcp-Name";
 
+/// Sends `bend(probe)` for every method family the server serves and
+/// requires each to be refused with 400 and -32020. A server that checks a
+/// header on some methods only fails on the first method it lets through.
+async fn expect_mismatch_everywhere(
+    s: &Session,
+    bend: impl Fn(Probe) -> Probe,
+    what: &str,
+    why: &str,
+) -> Judgement {
+    let mut methods = Vec::new();
+    for probe in s.family_probes() {
+        let method = probe.method.clone();
+        let reply = s.client.send(&bend(probe)).await;
+        if !is_mismatch(&reply) {
+            return expect_mismatch(&reply, &format!("`{method}` {what}"), why);
+        }
+        methods.push(format!("`{method}`"));
+    }
+    Judgement::pass(format!(
+        "{} {what} were each refused with 400 and -32020",
+        methods.join(", ")
+    ))
+}
+
 async fn missing_method(s: &mut Session) -> Judgement {
-    let probe = s
-        .client
-        .request("server/discover", json!({}))
-        .without_header(H_METHOD);
-    let reply = s.client.send(&probe).await;
-    expect_mismatch(
-        &reply,
-        "`server/discover` without `Mcp-Method`",
+    expect_mismatch_everywhere(
+        s,
+        |p| p.without_header(H_METHOD),
+        "without `Mcp-Method`",
         "the header is required on every request",
     )
+    .await
+}
+
+/// A tool protocheck may call, read-only ones first, with its input schema.
+///
+/// Decision (HDR-002/003): streamable-http#server-validation lists "a required
+/// standard header missing" and "a header value not matching the body" as
+/// failures but does not order them against the lookup of the tool, so a
+/// server may answer an unknown tool name with -32602 before it looks at the
+/// headers. Probing with a real tool (annotated `readOnlyHint: true`, or any
+/// when the run sets allow_tool_calls, §15.6) makes that order irrelevant; the
+/// unknown-name probe is the fallback, and its "unknown tool" answer proves
+/// nothing either way.
+fn real_tool(s: &Session) -> Option<(String, Value)> {
+    let tools = &s.survey.tools.items;
+    let read_only = |t: &&Value| {
+        t.pointer("/annotations/readOnlyHint")
+            .and_then(Value::as_bool)
+            == Some(true)
+    };
+    tools
+        .iter()
+        .filter(read_only)
+        .chain(tools.iter().filter(|t| !read_only(t)))
+        .filter(|t| s.may_call(t))
+        .find_map(|t| {
+            let name = t.get("name")?.as_str()?.to_owned();
+            Some((name, t.get("inputSchema").cloned().unwrap_or(Value::Null)))
+        })
+}
+
+/// A conforming call of `tool` with placeholder arguments and mirrored headers.
+fn real_call(s: &Session, tool: &str, schema: &Value) -> Probe {
+    s.client
+        .request(
+            "tools/call",
+            json!({"name": tool, "arguments": placeholder_arguments(schema)}),
+        )
+        .with_param_headers(schema)
+}
+
+/// Judges a header probe sent with an unknown tool name: an "unknown tool"
+/// answer leaves the rule unverified (see [`real_tool`]).
+fn judge_unknown_name_probe(reply: &Reply, what: &str, why: &str) -> Judgement {
+    if is_mismatch(reply) {
+        return Judgement::pass(format!(
+            "{what} was refused with 400 and -32020 (probed with an unknown tool name: no tool \
+             is annotated readOnlyHint: true and the run does not allow tool calls)"
+        ));
+    }
+    if reply.error_code() == Some(code::INVALID_PARAMS) {
+        return Judgement::skip(format!(
+            "not verified: {what} answered {} (unknown tool): the server looked the tool up \
+             before the headers, which the spec does not forbid, so this says nothing about its \
+             header validation; no tool is annotated readOnlyHint: true to probe with a real \
+             name (set allow_tool_calls to use any tool)",
+            reply.describe()
+        ));
+    }
+    expect_mismatch(reply, what, why)
 }
 
 async fn missing_name(s: &mut Session) -> Judgement {
     if !s.advertises("tools") {
         return Judgement::skip("the server does not advertise tools");
+    }
+    let why = "Mcp-Name is required on tools/call";
+    if let Some((tool, schema)) = real_tool(s) {
+        let probe = real_call(s, &tool, &schema).without_header(H_NAME);
+        let reply = s.client.send(&probe).await;
+        let what = format!("`tools/call` of the real tool `{tool}` without `Mcp-Name`");
+        let j = expect_mismatch(&reply, &what, why);
+        return match j.kind {
+            super::engine::Kind::Pass => Judgement::pass(format!(
+                "{what} was refused with 400 and -32020 (a real tool, so the order in which the \
+                 server checks the tool and the headers does not matter)"
+            )),
+            _ => j,
+        };
     }
     let name = unknown_name("tool");
     let probe = s
@@ -192,27 +298,42 @@ async fn missing_name(s: &mut Session) -> Judgement {
         .request("tools/call", json!({"name": name, "arguments": {}}))
         .without_header(H_NAME);
     let reply = s.client.send(&probe).await;
-    expect_mismatch(
-        &reply,
-        "`tools/call` without `Mcp-Name`",
-        "Mcp-Name is required on tools/call",
-    )
+    judge_unknown_name_probe(&reply, "`tools/call` without `Mcp-Name`", why)
 }
 
 async fn name_matches(s: &mut Session) -> Judgement {
-    let body_name = unknown_name("a");
     let header_name = unknown_name("b");
+    let why = "the header must match the body";
+    if s.advertises("tools")
+        && let Some((tool, schema)) = real_tool(s)
+    {
+        let probe = real_call(s, &tool, &schema).with_header(H_NAME, header_name.clone());
+        let reply = s.client.send(&probe).await;
+        let what = format!(
+            "`tools/call` with `Mcp-Name: {header_name}` and a body naming the real tool `{tool}`"
+        );
+        let j = expect_mismatch(&reply, &what, why);
+        return match j.kind {
+            super::engine::Kind::Pass => Judgement::pass(format!(
+                "{what} was refused with 400 and -32020 (a real tool, so the order in which the \
+                 server checks the tool and the headers does not matter)"
+            )),
+            _ => j,
+        };
+    }
+    let body_name = unknown_name("a");
     let Some(probe) = named_request(s, &body_name) else {
         return Judgement::skip(NO_NAMED_METHOD);
     };
     let method = probe.method.clone();
     let probe = probe.with_header(H_NAME, header_name.clone());
     let reply = s.client.send(&probe).await;
-    expect_mismatch(
-        &reply,
-        &format!("`{method}` with `Mcp-Name: {header_name}` and a body naming `{body_name}`"),
-        "the header must match the body",
-    )
+    let what = format!("`{method}` with `Mcp-Name: {header_name}` and a body naming `{body_name}`");
+    if method == "tools/call" {
+        judge_unknown_name_probe(&reply, &what, why)
+    } else {
+        expect_mismatch(&reply, &what, why)
+    }
 }
 
 async fn missing_version(s: &mut Session) -> Judgement {
@@ -221,13 +342,6 @@ async fn missing_version(s: &mut Session) -> Judgement {
         .request("server/discover", json!({}))
         .without_header(H_PROTOCOL_VERSION);
     let reply = s.client.send(&probe).await;
-    if !is_mismatch(&reply) && reply.ok() && matches!(s.era, Era::Dual { .. }) {
-        return Judgement::skip(format!(
-            "{}: a server that supports clients older than 2025-06-18 MAY treat a request \
-             without the header as 2025-03-26, and this one accepted it",
-            s.era.describe()
-        ));
-    }
     expect_mismatch(
         &reply,
         "`server/discover` without `MCP-Protocol-Version`",
@@ -238,39 +352,49 @@ async fn missing_version(s: &mut Session) -> Judgement {
 async fn version_matches(s: &mut Session) -> Judgement {
     // Both directions: a server reading only the body, or only the header,
     // accepts one of them. Which error wins between "mismatch" and "unsupported
-    // version" is not specified, so either is accepted and named.
+    // version" is not specified, so either is accepted and named (§15.8).
+    // Every method family the server serves is probed.
     let other = "1900-01-01";
     let cases = [
         (wire::PROTOCOL_VERSION, other),
         (other, wire::PROTOCOL_VERSION),
     ];
     let mut readings = Vec::new();
-    for (header, meta) in cases {
-        let probe = s
-            .client
-            .request("server/discover", json!({}))
-            .with_meta(wire::META_PROTOCOL_VERSION, json!(meta))
-            .with_header(H_PROTOCOL_VERSION, header);
-        let reply = s.client.send(&probe).await;
-        let what =
-            format!("`MCP-Protocol-Version: {header}` with `_meta` protocolVersion \"{meta}\"");
-        match (reply.status, reply.error_code()) {
-            (Some(400), Some(code::HEADER_MISMATCH)) => {}
-            (Some(400), Some(code::UNSUPPORTED_PROTOCOL_VERSION)) => {
-                readings.push(format!(
-                    "{what} was refused as an unsupported version (-32022)"
-                ));
-            }
-            _ => {
-                return Judgement::fail(format!(
-                    "{what}{} answered {}; the header MUST match the body, expected 400 with \
-                     -32020 (HeaderMismatch)",
-                    if reply.ok() { " was accepted:" } else { "" },
-                    reply.describe()
-                ))
-                .reply(&reply);
+    let mut methods = Vec::new();
+    for template in s.family_probes() {
+        for (header, meta) in cases {
+            let probe = template
+                .clone()
+                .with_meta(wire::META_PROTOCOL_VERSION, json!(meta))
+                .with_header(H_PROTOCOL_VERSION, header);
+            let reply = s.client.send(&probe).await;
+            let what = format!(
+                "`{}` with `MCP-Protocol-Version: {header}` and `_meta` protocolVersion \"{meta}\"",
+                template.method
+            );
+            match (reply.status, reply.error_code()) {
+                (Some(400), Some(code::HEADER_MISMATCH)) => {}
+                (Some(400), Some(code::UNSUPPORTED_PROTOCOL_VERSION)) => {
+                    let reading = format!(
+                        "`MCP-Protocol-Version: {header}` with `_meta` \"{meta}\" was refused as an \
+                         unsupported version (-32022)"
+                    );
+                    if !readings.contains(&reading) {
+                        readings.push(reading);
+                    }
+                }
+                _ => {
+                    return Judgement::fail(format!(
+                        "{what}{} answered {}; the header MUST match the body, expected 400 with \
+                         -32020 (HeaderMismatch)",
+                        if reply.ok() { " was accepted:" } else { "" },
+                        reply.describe()
+                    ))
+                    .reply(&reply);
+                }
             }
         }
+        methods.push(format!("`{}`", template.method));
     }
     let note = if readings.is_empty() {
         String::new()
@@ -278,42 +402,124 @@ async fn version_matches(s: &mut Session) -> Judgement {
         format!(" ({})", readings.join("; "))
     };
     Judgement::pass(format!(
-        "requests whose MCP-Protocol-Version header and `_meta` version differ were refused with 400{note}"
+        "{} whose MCP-Protocol-Version header and `_meta` version differ were refused with \
+         400{note}",
+        methods.join(", ")
     ))
 }
 
+/// `(status, error code, has result)`: what two answers must share to count as the same.
+fn shape(reply: &Reply) -> (Option<u16>, Option<i64>, bool) {
+    (reply.status, reply.error_code(), reply.result().is_some())
+}
+
 async fn case(s: &mut Session) -> Judgement {
-    // protocheck's requests travel with lower-case header names (HTTP/2 and
-    // hyper send them so), and server/discover was answered: names were matched
-    // whatever their case. The value half of "Case Sensitivity" is what can fail:
-    // a value in another case is a different value.
+    // Names half (streamable-http#case-sensitivity: header names MUST be
+    // compared case-insensitively). The pooled client sends names lower-case
+    // only (hyper writes them so), which a server looking up `Mcp-Method`
+    // case-sensitively would refuse while one looking up `mcp-method` would
+    // not: so valid requests go, on a dedicated HTTP/1.1 connection where
+    // names travel byte for byte, spelled lower-case, as the spec writes them
+    // and upper-case, and every spelling must be answered like the first
+    // (§15 amendment "Header names are probed in several spellings").
     if !s.discover.ok() {
         return Judgement::skip(
             "not verified: server/discover with lower-case header names failed",
         );
     }
+    let mut requests = vec![s.client.request("server/discover", json!({}))];
+    if let Some(named) = named_request(s, &unknown_name("case")) {
+        requests.push(named);
+    }
+    if let Ok(target) = param_target(s, None) {
+        let (value, _) = target.values();
+        requests.push(target.call(s, value));
+    }
+    let mut conn = match s.client.dedicated().await {
+        Ok(c) => c,
+        Err(e) => {
+            return Judgement::skip(format!(
+                "could not open a connection to send header names as written: {e}"
+            ));
+        }
+    };
+    let mut baseline: Vec<Reply> = Vec::new();
+    let mut tried = Vec::new();
+    let mut refused: Option<(String, Reply, Reply)> = None;
+    'spellings: for spelling in [Spelling::Lower, Spelling::Spec, Spelling::Upper] {
+        for (i, template) in requests.iter().enumerate() {
+            if conn.closed().is_some() {
+                conn = match s.client.dedicated().await {
+                    Ok(c) => c,
+                    Err(e) => {
+                        return Judgement::skip(format!(
+                            "could not open a connection to send header names as written: {e}"
+                        ));
+                    }
+                };
+            }
+            let mut probe = template.clone();
+            if let Some(id) = probe.body.get_mut("id") {
+                *id = json!(s.client.next_id());
+            }
+            let reply = s.client.send_on(&mut conn, &probe, spelling).await;
+            if spelling == Spelling::Lower {
+                baseline.push(reply);
+                continue;
+            }
+            let Some(lower) = baseline.get(i) else {
+                continue;
+            };
+            if is_mismatch(&reply) || shape(&reply) != shape(lower) {
+                let text = format!(
+                    "`{}` with header names spelled {} answered {}, but {} with the same names \
+                     lower-case; header names are case-insensitive and MUST be compared so",
+                    probe.method,
+                    spelling.describe(),
+                    reply.describe(),
+                    lower.describe()
+                );
+                refused = Some((text, reply, lower.clone()));
+                break 'spellings;
+            }
+            tried.push(format!("`{}`", probe.method));
+        }
+    }
+    tried.sort();
+    tried.dedup();
+    // Values half: a value in another case is a different value.
     let probe = s
         .client
         .request("server/discover", json!({}))
         .with_header(H_METHOD, "SERVER/DISCOVER");
     let reply = s.client.send(&probe).await;
-    if is_mismatch(&reply) {
-        Judgement::pass(
-            "lower-case header names were accepted, and `Mcp-Method: SERVER/DISCOVER` with body \
-             `server/discover` was refused with 400 and -32020",
-        )
-    } else {
+    let value_problem = (!is_mismatch(&reply)).then(|| {
         let how = if reply.ok() {
             "was accepted with 200".to_owned()
         } else {
             format!("answered {}", reply.describe())
         };
-        Judgement::fail(format!(
+        format!(
             "`Mcp-Method: SERVER/DISCOVER` with body `server/discover` {how}; header names are \
              case-insensitive but header values are case-sensitive and must match the body, \
              expected 400 with -32020"
-        ))
-        .reply(&reply)
+        )
+    });
+    match (refused, value_problem) {
+        (None, None) => Judgement::pass(format!(
+            "{} were answered alike with header names spelled lower-case, as the spec writes \
+             them and upper-case (HTTP/1.1, names sent byte for byte), and `Mcp-Method: \
+             SERVER/DISCOVER` with body `server/discover` was refused with 400 and -32020",
+            tried.join(", ")
+        )),
+        (Some((text, spelled, lower)), None) => Judgement::fail(text).reply(&spelled).reply(&lower),
+        (None, Some(text)) => Judgement::fail(text).reply(&reply),
+        (Some((names, spelled, lower)), Some(values)) => {
+            Judgement::fail(format!("{names}; and {values}"))
+                .reply(&spelled)
+                .reply(&lower)
+                .reply(&reply)
+        }
     }
 }
 
@@ -358,7 +564,9 @@ struct ParamTarget {
 }
 
 fn primitive(annotation: &HeaderAnnotation) -> Option<&'static str> {
-    match annotation.schema_type.as_ref()?.as_str()? {
+    // The property's type as JSON Schema reads it: a local `$ref`, an
+    // enum-only schema and `["string", "null"]` count (see `wire::value_type`).
+    match annotation.value_type.as_deref()? {
         "string" => Some("string"),
         "integer" => Some("integer"),
         "boolean" => Some("boolean"),

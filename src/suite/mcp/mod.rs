@@ -105,6 +105,14 @@ pub struct McpRule {
     pub(crate) phase: Phase,
     /// Judged on a server that speaks only a legacy revision (DEP, REG).
     pub(crate) on_legacy: bool,
+    /// The spec limits the rule to servers that support only 2026-07-28: the
+    /// engine skips it, with that reason, for a dual-era server (§15
+    /// amendment "Era scoping is consistent").
+    pub(crate) modern_only: bool,
+    /// The requirement the rule enforces, as the spec states it at
+    /// `rule.spec_ref` (the rule's title unless set with [`McpRule::says`]):
+    /// every fail, warn and info finding cites it with that link.
+    pub sentence: &'static str,
     pub(crate) check: Check,
 }
 
@@ -152,6 +160,8 @@ impl McpRule {
             requires: &[DISCOVER_ID],
             phase: Phase::Probe,
             on_legacy: false,
+            modern_only: false,
+            sentence: title,
             check,
         }
     }
@@ -169,6 +179,28 @@ impl McpRule {
     pub(crate) const fn on_legacy(mut self) -> Self {
         self.on_legacy = true;
         self
+    }
+
+    /// The spec's own sentence for this rule (quoted in every non-pass).
+    pub(crate) const fn says(mut self, sentence: &'static str) -> Self {
+        self.sentence = sentence;
+        self
+    }
+
+    /// The rule applies to servers that support only 2026-07-28.
+    pub(crate) const fn modern_only(mut self) -> Self {
+        self.modern_only = true;
+        self
+    }
+
+    /// Whether the spec limits this rule to servers that support only 2026-07-28.
+    pub fn is_modern_only(&self) -> bool {
+        self.modern_only
+    }
+
+    /// The rules that must pass before this one can be judged.
+    pub fn requirements(&self) -> &'static [&'static str] {
+        self.requires
     }
 }
 

@@ -249,21 +249,20 @@ async fn header_type(s: &mut Session) -> Judgement {
     judge_annotations(
         s,
         |a| {
+            // The type as JSON Schema 2020-12 reads the property schema: a
+            // local `$ref` is followed, an enum-only schema has the type of
+            // its values, and `["string", "null"]` is a string (null sends no
+            // header). Decisions and spec sentences: `wire::value_type`.
             let allowed = |t: &str| matches!(t, "string" | "integer" | "boolean");
-            match &a.schema_type {
-                Some(Value::String(t)) if allowed(t) => None,
-                // `["string", "null"]`: null means "no value", which sends no header.
-                Some(Value::Array(ts)) => {
-                    let real: Vec<&str> = ts
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .filter(|t| *t != "null")
-                        .collect();
-                    (real.len() != 1 || !allowed(real[0]))
-                        .then(|| format!("is on a property of type {}", Value::Array(ts.clone())))
-                }
-                Some(t) => Some(format!("is on a property of type {t}")),
-                None => Some("is on a property that declares no type".into()),
+            match (&a.value_type, &a.schema_type) {
+                (Some(t), _) if allowed(t) => None,
+                (Some(t), _) => Some(format!("is on a property of type {t}")),
+                (None, Some(t)) => Some(format!("is on a property of type {t}")),
+                (None, None) => Some(
+                    "is on a property whose type cannot be told (no `type`, no local `$ref`, \
+                     no single-typed `enum`)"
+                        .into(),
+                ),
             }
         },
         "x-mcp-header MUST only annotate string, integer or boolean properties (never number, \

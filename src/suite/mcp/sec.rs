@@ -9,7 +9,7 @@
 //! the handshake fails, the engine reports MCP-SEC-002 failed and skips the rest
 //! ([`super::engine`]).
 
-use super::client::{CANARY_HEADER, Reply, Seen, clip, some};
+use super::client::{CANARY_HEADER, Reply, clip, some};
 use super::engine::{Judgement, Session};
 use super::survey::unknown_name;
 use super::wire::{H_METHOD, META_SERVER_INFO};
@@ -115,29 +115,64 @@ pub const MAX_SCHEMA_DEPTH: usize = 32;
 pub const MAX_SUBSCHEMAS: usize = 1000;
 
 async fn origin_403(s: &mut Session) -> Judgement {
-    // A request valid in every other respect, so the only reason to refuse it is
-    // the Origin (streamable-http "Security & Endpoint": DNS rebinding).
-    let probe = s
-        .client
-        .request("server/discover", json!({}))
-        .with_header("origin", FOREIGN_ORIGIN);
-    let reply = s.client.send(&probe).await;
-    match reply.status {
-        Some(403) => Judgement::pass(format!("Origin {FOREIGN_ORIGIN} was refused with 403")),
-        Some(code) if (400..500).contains(&code) => Judgement::fail(format!(
-            "a request with Origin {FOREIGN_ORIGIN} got {}; an invalid Origin MUST be answered \
-             with 403 Forbidden (another 4xx is not the status the spec names)",
-            reply.describe()
-        ))
-        .reply(&reply),
-        _ => Judgement::fail(format!(
-            "a request with Origin {FOREIGN_ORIGIN} got {}; servers MUST validate Origin and \
-             answer an invalid one with 403, or a web page can reach the server through DNS \
-             rebinding",
-            reply.describe()
-        ))
-        .reply(&reply),
+    // Requests valid in every other respect, so the only reason to refuse them
+    // is the Origin (streamable-http "Security & Endpoint": DNS rebinding), on
+    // every method family the server serves. Only the status is judged: the
+    // body of the 403 MAY be a JSON-RPC error, so it may be anything.
+    //
+    // The spec does not order Origin validation and authorization: a 401 (the
+    // run's credentials do not reach that method) says nothing about the
+    // Origin, so that method is left out and named (§15.8).
+    let mut methods = Vec::new();
+    let mut unreached = Vec::new();
+    for template in s.family_probes() {
+        let method = template.method.clone();
+        let reply = s
+            .client
+            .send(&template.with_header("origin", FOREIGN_ORIGIN))
+            .await;
+        match reply.status {
+            Some(403) => methods.push(format!("`{method}`")),
+            Some(401) => unreached.push(format!("`{method}`")),
+            Some(code) if (400..500).contains(&code) => {
+                return Judgement::fail(format!(
+                    "`{method}` with Origin {FOREIGN_ORIGIN} got {}; an invalid Origin MUST be \
+                     answered with 403 Forbidden (another 4xx is not the status the spec names)",
+                    reply.describe()
+                ))
+                .reply(&reply);
+            }
+            _ => {
+                return Judgement::fail(format!(
+                    "`{method}` with Origin {FOREIGN_ORIGIN} got {}; servers MUST validate \
+                     Origin and answer an invalid one with 403, or a web page can reach the \
+                     server through DNS rebinding",
+                    reply.describe()
+                ))
+                .reply(&reply);
+            }
+        }
     }
+    if methods.is_empty() {
+        return Judgement::skip(format!(
+            "not verified: every request with a foreign Origin was refused with 401 first ({}), \
+             before any Origin check could show",
+            unreached.join(", ")
+        ));
+    }
+    let note = if unreached.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} answered 401 first: authorization was checked before the Origin, which the \
+             spec does not order)",
+            unreached.join(", ")
+        )
+    };
+    Judgement::pass(format!(
+        "{} with Origin {FOREIGN_ORIGIN} were each refused with 403{note}",
+        methods.join(", ")
+    ))
 }
 
 /// Whether the endpoint is on this machine (`mcp-2026-07-28.md` §15.10).
@@ -200,17 +235,27 @@ fn erroneous_request(s: &Session) -> super::client::Probe {
 async fn no_echo(s: &mut Session) -> Judgement {
     // Every request of the run carries the canary header; this one is sure to
     // end in an error.
-    let _ = s.client.send(&erroneous_request(s)).await;
+    // The answers judged: this rule's own erroneous request, and the answers
+    // to the run's valid requests (the answers to other rules' invalid probes
+    // belong to those rules, §15 amendment).
+    let own = s.client.send(&erroneous_request(s)).await;
     let canary = s.client.canary().to_owned();
-    let seen = s.client.seen().await;
-    let errors = seen
-        .iter()
-        .filter(|r| r.status.is_some_and(|c| c >= 400) || r.error_code.is_some())
-        .count();
-    let echoed: Vec<&Seen> = seen
-        .iter()
-        .filter(|r| reflects(&r.exchange, &canary))
+    let mut seen: Vec<(String, Option<u16>, bool, Exchange)> = s
+        .client
+        .seen()
+        .await
+        .into_iter()
+        .map(|r| {
+            let error = r.status.is_some_and(|c| c >= 400) || r.error_code.is_some();
+            (r.method, r.status, error, r.exchange)
+        })
         .collect();
+    if own.status.is_some() {
+        seen.push((own.method.clone(), own.status, true, own.exchange.clone()));
+    }
+    let errors = seen.iter().filter(|r| r.2).count();
+    let echoed: Vec<&(String, Option<u16>, bool, Exchange)> =
+        seen.iter().filter(|r| reflects(&r.3, &canary)).collect();
     if echoed.is_empty() {
         return Judgement::pass(format!(
             "the {CANARY_HEADER} header sent with every request was repeated in none of {} \
@@ -220,7 +265,7 @@ async fn no_echo(s: &mut Session) -> Judgement {
     }
     let methods: Vec<String> = echoed
         .iter()
-        .map(|r| format!("{} ({})", r.method, status_text(r.status)))
+        .map(|r| format!("{} ({})", r.0, status_text(r.1)))
         .collect();
     let mut j = Judgement::fail(format!(
         "the value of the request header {CANARY_HEADER} came back in {} of {} replies: {}; \
@@ -230,7 +275,7 @@ async fn no_echo(s: &mut Session) -> Judgement {
         some(&methods, 4, ", ")
     ));
     for r in echoed.iter().take(2) {
-        j = j.with(&r.exchange);
+        j = j.with(&r.3);
     }
     j
 }

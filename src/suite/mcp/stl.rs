@@ -1,13 +1,14 @@
 //! STL — statelessness and session removal (basic/index#statelessness;
 //! streamable-http, "Earlier Streamable HTTP Revisions"; tools#capabilities).
 
-use super::client::{McpClient, Probe, Reply, clip, some};
+use super::client::{McpClient, Probe, Reply, Spelling, clip, some};
 use super::engine::{Judgement, Session};
-use super::era::{Era, recognised_modern};
+use super::era::recognised_modern;
 use super::wire::{self, H_LAST_EVENT_ID, H_SESSION_ID};
-use super::{Keyword, McpRule, spec};
+use super::{DISCOVER_ID, Keyword, McpRule, spec};
 use crate::suite::Outcome;
 use crate::transport::HttpRequest;
+use crate::transport::raw::RawConnection;
 use futures::FutureExt;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -34,7 +35,7 @@ pub(crate) const SESSION_IGNORED: McpRule = McpRule::new(
 );
 
 pub(crate) const COLD_REQUEST: McpRule = McpRule::new(
-    "MCP-STL-003",
+    COLD_ID,
     "A cold modern request succeeds with no prior handshake",
     Keyword::Must,
     Outcome::Fail,
@@ -62,7 +63,8 @@ pub(crate) const GET_405: McpRule = McpRule::new(
     "STL",
     |s| get_405(s).boxed(),
 )
-.requires(&[]);
+.requires(&[])
+.modern_only();
 
 pub(crate) const DELETE_405: McpRule = McpRule::new(
     "MCP-STL-006",
@@ -73,7 +75,8 @@ pub(crate) const DELETE_405: McpRule = McpRule::new(
     "STL",
     |s| delete_405(s).boxed(),
 )
-.requires(&[]);
+.requires(&[])
+.modern_only();
 
 pub(crate) const LAST_EVENT_ID: McpRule = McpRule::new(
     "MCP-STL-007",
@@ -83,7 +86,8 @@ pub(crate) const LAST_EVENT_ID: McpRule = McpRule::new(
     spec!("/basic/transports/streamable-http#earlier-streamable-http-revisions"),
     "STL",
     |s| last_event_id(s).boxed(),
-);
+)
+.modern_only();
 
 pub(crate) const LIST_PER_CONNECTION: McpRule = McpRule::new(
     "MCP-STL-008",
@@ -93,7 +97,14 @@ pub(crate) const LIST_PER_CONNECTION: McpRule = McpRule::new(
     spec!("/server/tools#capabilities"),
     "STL",
     |s| list_per_connection(s).boxed(),
-);
+)
+// Its probes open new connections and send tools/list first: a server that
+// refuses requests before server/discover on a connection fails STL-003, and
+// this rule is then unverifiable, not failed again (§15.4).
+.requires(&[DISCOVER_ID, COLD_ID]);
+
+/// The id of MCP-STL-003, which rules probing on new connections require.
+pub(crate) const COLD_ID: &str = "MCP-STL-003";
 
 pub(crate) const RULES: &[McpRule] = &[
     NO_SESSION_ID,
@@ -225,34 +236,76 @@ async fn cold_request(s: &mut Session) -> Judgement {
     }
 }
 
+/// Why a same-connection probe could not run to its end, as a skip reason.
+fn connection_lost(conn: &RawConnection, reply: &Reply) -> Option<String> {
+    if reply.status.is_some() {
+        return None;
+    }
+    Some(format!(
+        "not verified: request {} on one dedicated connection ({} → {}) got no answer ({}); \
+         the probe needs the server to keep the connection open",
+        conn.requests,
+        conn.local_addr(),
+        conn.peer_addr(),
+        reply
+            .transport_error
+            .as_ref()
+            .map_or_else(|| "no response".to_owned(), ToString::to_string)
+    ))
+}
+
 async fn no_connection_state(s: &mut Session) -> Judgement {
-    let client = match s.client.fresh_connection() {
+    // §15 amendment "Same-connection rules run on one dedicated, verified
+    // connection": a pool may carry the warm-up and the probe on different
+    // connections, and the verdict would then depend on the pool. One
+    // HTTP/1.1 connection carries all three requests in order, or the rule is
+    // skipped.
+    let mut conn = match s.client.dedicated().await {
         Ok(c) => c,
         Err(e) => return Judgement::skip(format!("could not open a new connection: {e}")),
     };
+    let (local, peer) = (conn.local_addr(), conn.peer_addr());
     // The probe lacks clientCapabilities; a server that fills them in from an
     // earlier request on the connection answers it differently once warmed up.
     let lacking = |c: &McpClient| {
         c.request("server/discover", json!({}))
             .without_meta(wire::META_CLIENT_CAPABILITIES)
     };
-    let cold = client.send(&lacking(&client)).await;
-    let warm_up = client
+    let cold = s
+        .client
+        .send_on(&mut conn, &lacking(&s.client), Spelling::Lower)
+        .await;
+    if let Some(reason) = connection_lost(&conn, &cold) {
+        return Judgement::skip(reason);
+    }
+    let warm_up = s
+        .client
         .request("server/discover", json!({}))
         .with_capabilities(json!({"elicitation": {}, "roots": {}}));
-    let warmed = client.send(&warm_up).await;
-    let warm = client.send(&lacking(&client)).await;
+    let warmed = s.client.send_on(&mut conn, &warm_up, Spelling::Lower).await;
+    if let Some(reason) = connection_lost(&conn, &warmed) {
+        return Judgement::skip(reason);
+    }
+    let warm = s
+        .client
+        .send_on(&mut conn, &lacking(&s.client), Spelling::Lower)
+        .await;
+    if let Some(reason) = connection_lost(&conn, &warm) {
+        return Judgement::skip(reason);
+    }
     if shape(&cold) == shape(&warm) {
         Judgement::pass(format!(
-            "the same request answered {} on a new connection and again after another \
-             request on that connection",
+            "on one connection ({local} → {peer}, all three requests on that TCP connection), \
+             the same request answered {} first and again after a request declaring \
+             capabilities",
             cold.describe()
         ))
     } else {
         Judgement::fail(format!(
-            "`server/discover` without `_meta` clientCapabilities answered {} on a new \
-             connection but {} after a request declaring capabilities on the same connection; \
-             servers MUST NOT take capabilities, version or identity from earlier requests",
+            "on one connection ({local} → {peer}, all three requests on that TCP connection), \
+             `server/discover` without `_meta` clientCapabilities answered {} as its first \
+             request but {} after a request declaring capabilities; servers MUST NOT take \
+             capabilities, version or identity from earlier requests",
             cold.describe(),
             warm.describe()
         ))
@@ -271,23 +324,12 @@ fn bare(s: &Session, method: http::Method) -> HttpRequest {
     .timeout(s.client.timeout())
 }
 
-/// A dual-era server may keep the 2025-11-25 GET stream, DELETE and resumption
-/// for its legacy clients: the SHOULDs are written for modern-only servers.
-fn dual_era_reason(s: &Session) -> Option<String> {
-    match &s.era {
-        Era::Dual { .. } => Some(format!(
-            "{}; the 405 and resumption SHOULDs apply to servers that support only {}",
-            s.era.describe(),
-            wire::PROTOCOL_VERSION
-        )),
-        _ => None,
-    }
-}
-
+/// STL-005/006/007 are modern-only (streamable-http, "Earlier Streamable HTTP
+/// Revisions": the 405 and resumption SHOULDs are written for servers that
+/// support only 2026-07-28; a dual-era server keeps the 2025-11-25 GET stream,
+/// DELETE and resumption for its legacy clients). The engine skips them for
+/// dual-era servers ([`McpRule::modern_only`]).
 async fn method_405(s: &mut Session, method: http::Method) -> Judgement {
-    if let Some(reason) = dual_era_reason(s) {
-        return Judgement::skip(reason);
-    }
     let reply = s.client.bare(bare(s, method.clone()), BARE_WINDOW).await;
     match reply.status {
         Some(405) => Judgement::pass(format!("{method} on the MCP endpoint answered 405")),
@@ -341,15 +383,21 @@ async fn last_event_id(s: &mut Session) -> Judgement {
     }
 }
 
-/// Tool names from every page of `tools/list` sent through `client`.
-async fn tool_names(client: &McpClient) -> Result<BTreeSet<String>, Reply> {
+/// Tool names from every page of `tools/list`, all sent on `conn`.
+async fn tool_names(
+    client: &McpClient,
+    conn: &mut RawConnection,
+) -> Result<(BTreeSet<String>, Reply), Reply> {
     let mut names = BTreeSet::new();
     let mut cursor: Option<String> = None;
+    let mut last = None;
     for _ in 0..10 {
         let params = cursor
             .as_ref()
             .map_or_else(|| json!({}), |c| json!({"cursor": c}));
-        let reply = client.send(&client.request("tools/list", params)).await;
+        let reply = client
+            .send_on(conn, &client.request("tools/list", params), Spelling::Lower)
+            .await;
         let Some(tools) = reply
             .result()
             .and_then(|r| r.get("tools"))
@@ -362,16 +410,21 @@ async fn tool_names(client: &McpClient) -> Result<BTreeSet<String>, Reply> {
                 .iter()
                 .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned)),
         );
-        match reply
+        let next = reply
             .result()
             .and_then(|r| r.get("nextCursor"))
             .and_then(Value::as_str)
-        {
-            Some(next) if Some(next) != cursor.as_deref() => cursor = Some(next.to_owned()),
+            .map(str::to_owned);
+        last = Some(reply);
+        match next {
+            Some(next) if Some(next.as_str()) != cursor.as_deref() => cursor = Some(next),
             _ => break,
         }
     }
-    Ok(names)
+    match last {
+        Some(reply) => Ok((names, reply)),
+        None => Err(Reply::empty("tools/list")),
+    }
 }
 
 /// Tool names for a message: quoted, clipped, and not too many.
@@ -394,43 +447,84 @@ async fn list_per_connection(s: &mut Session) -> Judgement {
             s.survey.tools.problem.as_deref().unwrap_or("no page")
         ));
     }
+    // tools#capabilities: the list "MUST NOT vary per-connection or as a side
+    // effect of other requests on the connection". The first list (the
+    // survey's) is compared with: a dedicated connection's list; the same
+    // connection's list again after other requests on it; and a second
+    // dedicated connection's list. Each dedicated connection carries all its
+    // requests itself (§15 amendment), so the verdict does not depend on how a
+    // pool spreads them.
     let first: BTreeSet<String> = s.survey.tools.names("name").into_iter().collect();
-    for attempt in 1..=2 {
-        let client = match s.client.fresh_connection() {
-            Ok(c) => c,
-            Err(e) => return Judgement::skip(format!("could not open a new connection: {e}")),
-        };
-        match tool_names(&client).await {
+    let mut lists = Vec::new();
+    let mut a = match s.client.dedicated().await {
+        Ok(c) => c,
+        Err(e) => return Judgement::skip(format!("could not open a new connection: {e}")),
+    };
+    let label_a = format!("new connection A ({} → {})", a.local_addr(), a.peer_addr());
+    lists.push((label_a.clone(), tool_names(&s.client, &mut a).await));
+    // Other requests on A: a discover declaring capabilities, and a call of a
+    // tool that does not exist (harmless whatever the server does with it).
+    let others = [
+        s.client
+            .request("server/discover", json!({}))
+            .with_capabilities(json!({"elicitation": {}, "roots": {}, "sampling": {}})),
+        s.client.request(
+            "tools/call",
+            json!({"name": super::survey::unknown_name("tool"), "arguments": {}}),
+        ),
+    ];
+    for probe in &others {
+        let reply = s.client.send_on(&mut a, probe, Spelling::Lower).await;
+        if let Some(reason) = connection_lost(&a, &reply) {
+            return Judgement::skip(reason);
+        }
+    }
+    lists.push((
+        format!("{label_a}, after other requests on it"),
+        tool_names(&s.client, &mut a).await,
+    ));
+    let mut b = match s.client.dedicated().await {
+        Ok(c) => c,
+        Err(e) => return Judgement::skip(format!("could not open a new connection: {e}")),
+    };
+    let label_b = format!("new connection B ({} → {})", b.local_addr(), b.peer_addr());
+    lists.push((label_b, tool_names(&s.client, &mut b).await));
+    for (label, list) in &lists {
+        match list {
             Err(reply) => {
+                if reply.status.is_none() {
+                    return Judgement::skip(format!(
+                        "not verified: `tools/list` on {label} got no answer ({}); the probe \
+                         needs the server to keep the connection open",
+                        reply.describe()
+                    ));
+                }
                 return Judgement::fail(format!(
-                    "`tools/list` on new connection {attempt} answered {}, though it worked on \
-                     the first connection; the set MUST NOT vary per connection",
+                    "`tools/list` on {label} answered {}, though it worked on the first \
+                     connection; the set MUST NOT vary per connection",
                     reply.describe()
                 ))
-                .reply(&reply);
+                .reply(reply);
             }
-            Ok(names) if names != first => {
+            Ok((names, reply)) if *names != first => {
                 let extra = quote_names(names.difference(&first));
-                let missing = quote_names(first.difference(&names));
+                let missing = quote_names(first.difference(names));
                 let mut j = Judgement::fail(format!(
-                    "`tools/list` on new connection {attempt} differs from the first connection \
-                     (only there: {extra}; missing there: {missing}); the set MUST NOT vary per \
-                     connection or as a side effect of other requests"
+                    "`tools/list` on {label} differs from the first connection's (only there: \
+                     {extra}; missing there: {missing}); the set MUST NOT vary per connection \
+                     or as a side effect of other requests on the connection"
                 ));
                 if let Some(page) = s.survey.tools.pages.first() {
                     j = j.reply(page);
                 }
-                let seen = client.seen().await;
-                if let Some(last) = seen.iter().rev().find(|r| r.method == "tools/list") {
-                    j = j.with(&last.exchange);
-                }
-                return j;
+                return j.reply(reply);
             }
             Ok(_) => {}
         }
     }
     Judgement::pass(format!(
-        "tools/list gave the same {} tools on three connections",
+        "tools/list gave the same {} tools on the first connection, on {label_a} before and \
+         after other requests on it, and on a second new connection",
         first.len()
     ))
 }

@@ -287,7 +287,11 @@ fn placeholder(schema: &Value, depth: usize) -> Value {
         "array" => json!([]),
         "null" => Value::Null,
         _ => {
-            let min_len = schema.get("minLength").and_then(Value::as_u64).unwrap_or(0);
+            let min_len = schema
+                .get("minLength")
+                .and_then(super::wire::as_integer)
+                .and_then(|n| u64::try_from(n).ok())
+                .unwrap_or(0);
             let text = "protocheck".to_owned();
             json!(if (text.len() as u64) < min_len {
                 "p".repeat(usize::try_from(min_len).unwrap_or(10).min(256))

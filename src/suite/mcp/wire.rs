@@ -49,6 +49,26 @@ pub mod code {
     pub const RESERVED_RANGE: std::ops::RangeInclusive<i64> = -32099..=-32020;
 }
 
+/// A JSON number as an integer, the way JSON Schema 2020-12 reads one: any
+/// number with a zero fractional part (`30000.0` is the integer 30000;
+/// json-schema-core §6.3, "integer"). Every integer a target sends is read
+/// through this, never through `as_i64`/`as_u64` alone, which refuse `30000.0`.
+pub fn as_integer(value: &Value) -> Option<i64> {
+    let Value::Number(n) = value else {
+        return None;
+    };
+    if let Some(i) = n.as_i64() {
+        return Some(i);
+    }
+    if n.as_u64().is_some() {
+        // Beyond i64: still an integer, but larger than anything judged here.
+        return Some(i64::MAX);
+    }
+    let f = n.as_f64()?;
+    // ±2^63 bounds the cast; beyond it a float is far past every limit judged.
+    (f.is_finite() && f.fract() == 0.0 && f.abs() < 9.2e18).then_some(f as i64)
+}
+
 /// The methods whose `Mcp-Name` header mirrors a body field, and that field
 /// (streamable-http#standard-request-headers).
 pub fn name_field(method: &str) -> Option<&'static str> {
@@ -193,6 +213,10 @@ pub struct HeaderAnnotation {
     pub pointer: String,
     /// The annotated schema's `type` keyword.
     pub schema_type: Option<Value>,
+    /// The one type the annotated property's values can have, as JSON Schema
+    /// 2020-12 reads the property schema (see [`value_type`]); `None` when no
+    /// single type follows.
+    pub value_type: Option<String>,
 }
 
 impl HeaderAnnotation {
@@ -243,7 +267,81 @@ pub fn header_annotations(schema: &Value) -> Vec<HeaderAnnotation> {
         &mut budget,
         &mut found,
     );
+    for a in &mut found {
+        let node = if a.pointer == "/" {
+            Some(schema)
+        } else {
+            schema.pointer(&a.pointer)
+        };
+        a.value_type = node.and_then(|n| value_type(n, schema, 0));
+    }
     found
+}
+
+/// Most local `$ref` hops followed when typing a property.
+const MAX_REF_HOPS: usize = 8;
+
+/// The one JSON type the values of the property schema `node` can have, read
+/// as JSON Schema 2020-12 reads it, for the x-mcp-header type rule
+/// (streamable-http#schema-extension: "integer, string, boolean" properties).
+///
+/// Decisions (the spec names the types but not how they are declared):
+/// - `type: ["string", "null"]`: null is "no value", for which the client
+///   sends no header (streamable-http#schema-extension: absent or null ⇒
+///   header omitted), so one allowed type plus null is that type.
+/// - no `type`, a local `$ref` (`#…`): the referenced schema's type; `$ref` is
+///   an applicator beside its siblings in 2020-12, so the property admits only
+///   what the target admits. Remote `$ref`s are never fetched (MCP-SEC-005):
+///   no type.
+/// - no `type`, only `enum` (or `const`): the type all its non-null values
+///   share (an enum of strings admits only strings); mixed values: no type.
+pub fn value_type(node: &Value, root: &Value, hops: usize) -> Option<String> {
+    let obj = node.as_object()?;
+    match obj.get("type") {
+        Some(Value::String(t)) => return Some(t.clone()),
+        Some(Value::Array(ts)) => {
+            let real: Vec<&str> = ts
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|t| *t != "null")
+                .collect();
+            return (real.len() == 1 && ts.iter().all(Value::is_string))
+                .then(|| real[0].to_owned());
+        }
+        Some(_) => return None,
+        None => {}
+    }
+    if let Some(Value::String(reference)) = obj.get("$ref")
+        && let Some(pointer) = reference.strip_prefix('#')
+        && hops < MAX_REF_HOPS
+    {
+        let target = if pointer.is_empty() {
+            Some(root)
+        } else {
+            root.pointer(pointer)
+        };
+        return value_type(target?, root, hops + 1);
+    }
+    let values: Vec<&Value> = match (obj.get("enum"), obj.get("const")) {
+        (Some(Value::Array(list)), _) => list.iter().collect(),
+        (None, Some(c)) => vec![c],
+        _ => return None,
+    };
+    let kinds: std::collections::BTreeSet<&str> = values
+        .iter()
+        .filter(|v| !v.is_null())
+        .map(|v| match v {
+            Value::String(_) => "string",
+            Value::Bool(_) => "boolean",
+            n @ Value::Number(_) if as_integer(n).is_some() => "integer",
+            Value::Number(_) => "number",
+            Value::Array(_) => "array",
+            _ => "object",
+        })
+        .collect();
+    (kinds.len() == 1)
+        .then(|| kinds.into_iter().next().map(str::to_owned))
+        .flatten()
 }
 
 fn walk(
@@ -270,6 +368,7 @@ fn walk(
                 pointer.clone()
             },
             schema_type: obj.get("type").cloned(),
+            value_type: None,
         });
     }
     for (key, child) in obj {

@@ -1,0 +1,275 @@
+//! False verdicts the MCP suite once gave, each pinned by a reference server
+//! that behaves as the specification allows (or, for false passes, with a
+//! fault the old probes could not see). Loopback only.
+
+use protocheck::reference::mcp::{Allowed, McpReferenceConfig, ReferenceEra, serve_mcp_reference};
+use protocheck::suite::mcp::{self, McpSettings};
+use protocheck::suite::runner::Reporter;
+use protocheck::suite::{
+    Endpoint, Finding, Outcome, RunContext, RunOptions, Verdict, VerdictDetail,
+};
+use protocheck::transport::{AddressPolicy, HttpClient, Limits};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use url::Url;
+
+struct Run {
+    verdict: Verdict,
+    findings: Vec<Finding>,
+}
+
+impl Run {
+    fn finding(&self, id: &str) -> &Finding {
+        self.findings
+            .iter()
+            .find(|f| f.rule_id == id)
+            .unwrap_or_else(|| panic!("no finding for {id}"))
+    }
+
+    fn outcome(&self, id: &str) -> Outcome {
+        self.finding(id).outcome
+    }
+
+    fn grade(&self) -> &str {
+        match &self.verdict.detail {
+            VerdictDetail::Mcp { grade } => grade,
+            other => panic!("not an MCP verdict: {other:?}"),
+        }
+    }
+
+    fn table(&self) -> String {
+        self.findings
+            .iter()
+            .map(|f| format!("{} {:?}: {}", f.rule_id, f.outcome, f.message))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Outcome per rule: what must not change between runs.
+    fn outcomes(&self) -> BTreeMap<String, Outcome> {
+        self.findings
+            .iter()
+            .map(|f| (f.rule_id.clone(), f.outcome))
+            .collect()
+    }
+}
+
+fn config(faults: &[&str]) -> McpReferenceConfig {
+    McpReferenceConfig::new(faults.iter().map(|f| (*f).to_owned()).collect()).expect("known faults")
+}
+
+/// Runs the suite against a reference server with `config` on 127.0.0.1.
+async fn run(config: McpReferenceConfig) -> Run {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1");
+    let addr = listener.local_addr().expect("local addr");
+    let server = tokio::spawn(async move {
+        let _ = serve_mcp_reference(listener, config).await;
+    });
+    let url: Url = format!("http://{addr}/mcp").parse().expect("url");
+    let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+    let ctx = RunContext::new(http, RunOptions::default());
+    let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+    let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    let mut reporter = Reporter::new(tx);
+    let verdict = tokio::time::timeout(
+        Duration::from_secs(60),
+        mcp::run_with(
+            &Endpoint::Http(url),
+            &ctx,
+            &mut reporter,
+            &McpSettings::default(),
+        ),
+    )
+    .await
+    .expect("run finishes within 60 s")
+    .expect("run gives a verdict");
+    let findings = reporter.findings().to_vec();
+    drop(reporter);
+    let _ = drain.await;
+    server.abort();
+    Run { verdict, findings }
+}
+
+#[tokio::test]
+async fn a_dual_era_server_may_read_a_missing_version_header_as_2025_03_26() {
+    // What the official Python SDK does: `server/discover` without the header
+    // is answered as a 2025-03-26 request, 200 with -32601.
+    let run = run(config(&[])
+        .with_era(ReferenceEra::DualEra)
+        .allowing(Allowed::MissingVersionIsLegacy))
+    .await;
+    let f = run.finding("MCP-HDR-004");
+    assert_eq!(f.outcome, Outcome::Skip, "{}", f.message);
+    assert!(f.message.contains("dual-era"), "{}", f.message);
+    assert_eq!(run.grade(), "strict", "{}", run.table());
+}
+
+#[tokio::test]
+async fn a_403_to_a_bad_origin_may_have_any_body() {
+    let run = run(config(&[]).allowing(Allowed::PlainForbidden)).await;
+    assert_eq!(run.outcome("MCP-SEC-001"), Outcome::Pass, "{}", run.table());
+    let f = run.finding("MCP-RES-005");
+    assert_eq!(f.outcome, Outcome::Pass, "{}", f.message);
+    assert_eq!(run.grade(), "strict", "{}", run.table());
+}
+
+#[tokio::test]
+async fn unsupported_version_may_name_legacy_versions() {
+    let run = run(config(&[]).allowing(Allowed::LegacyInSupported)).await;
+    let f = run.finding("MCP-ERR-001");
+    assert_eq!(f.outcome, Outcome::Pass, "{}", f.message);
+    // The reading the server chose is named.
+    assert!(f.message.contains("2025-11-25"), "{}", f.message);
+    assert_eq!(run.grade(), "strict", "{}", run.table());
+}
+
+#[tokio::test]
+async fn a_ttl_with_a_zero_fraction_is_an_integer() {
+    let run = run(config(&[]).allowing(Allowed::IntegralFloatTtl)).await;
+    let f = run.finding("MCP-CAC-004");
+    assert_eq!(f.outcome, Outcome::Pass, "{}", f.message);
+    assert_eq!(run.grade(), "strict", "{}", run.table());
+}
+
+#[tokio::test]
+async fn header_names_are_probed_as_the_spec_spells_them() {
+    // A server that finds `mcp-method` only in lower case refuses `Mcp-Method:`
+    // as the spec spells it; lower-case-only probes never see it.
+    let run = run(config(&[]).case_sensitive_names()).await;
+    let f = run.finding("MCP-HDR-006");
+    assert_eq!(f.outcome, Outcome::Fail, "{}", f.message);
+    assert!(
+        f.message.contains("as the spec writes them"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.evidence[0]
+            .request
+            .headers
+            .iter()
+            .any(|(n, _)| n == "Mcp-Method"),
+        "the evidence shows the spelling sent: {:?}",
+        f.evidence[0].request.headers
+    );
+}
+
+#[tokio::test]
+async fn mcp_method_is_required_on_every_method_family() {
+    // `--break MCP-HDR-001` requires Mcp-Method on server/discover only.
+    let run = run(config(&["MCP-HDR-001"])).await;
+    let f = run.finding("MCP-HDR-001");
+    assert_eq!(f.outcome, Outcome::Fail, "{}", f.message);
+    assert!(!f.message.contains("`server/discover`"), "{}", f.message);
+}
+
+#[tokio::test]
+async fn a_server_refusing_cold_requests_is_not_failed_twice() {
+    let run = run(config(&["MCP-STL-003"])).await;
+    assert_eq!(run.outcome("MCP-STL-003"), Outcome::Fail, "{}", run.table());
+    for id in ["MCP-HDR-008", "MCP-HDR-009", "MCP-STL-008"] {
+        let f = run.finding(id);
+        assert_eq!(f.outcome, Outcome::Skip, "{id}: {}", f.message);
+        assert_eq!(f.message, "not verified: MCP-STL-003 failed", "{id}");
+    }
+}
+
+#[tokio::test]
+async fn modern_only_rules_are_skipped_for_dual_era_servers() {
+    let run = run(config(&[]).with_era(ReferenceEra::DualEra)).await;
+    for r in mcp::catalogue() {
+        let f = run.finding(r.rule.id);
+        if r.is_modern_only() {
+            assert_eq!(f.outcome, Outcome::Skip, "{}: {}", r.rule.id, f.message);
+            assert!(
+                f.message.starts_with("not applicable: dual-era"),
+                "{}: {}",
+                r.rule.id,
+                f.message
+            );
+        } else {
+            assert!(
+                !f.message.starts_with("not applicable"),
+                "{}: {}",
+                r.rule.id,
+                f.message
+            );
+        }
+    }
+    let modern_only: Vec<&str> = mcp::catalogue()
+        .iter()
+        .filter(|r| r.is_modern_only())
+        .map(|r| r.rule.id)
+        .collect();
+    for id in ["MCP-HDR-004", "MCP-STL-005", "MCP-STL-006", "MCP-STL-007"] {
+        assert!(modern_only.contains(&id), "{id} is modern-only");
+    }
+}
+
+#[tokio::test]
+async fn same_connection_rules_give_the_same_verdict_every_run() {
+    for fault in ["MCP-STL-004", "MCP-STL-008"] {
+        for _ in 0..6 {
+            let run = run(config(&[fault])).await;
+            let f = run.finding(fault);
+            assert_eq!(f.outcome, Outcome::Fail, "{fault}: {}", f.message);
+            assert!(f.message.contains("connection"), "{}", f.message);
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_same_server_gets_the_same_verdict_every_run() {
+    for faults in [
+        &[][..],
+        &["MCP-STL-004", "MCP-HDR-006"][..],
+        &["MCP-RES-005"][..],
+    ] {
+        let first = run(config(faults)).await;
+        for _ in 0..2 {
+            let again = run(config(faults)).await;
+            assert_eq!(
+                first.outcomes(),
+                again.outcomes(),
+                "{faults:?}:\n{}\n---\n{}",
+                first.table(),
+                again.table()
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_non_pass_finding_cites_its_spec_sentence() {
+    let faults: Vec<&str> = vec![
+        "MCP-HDR-001",
+        "MCP-HDR-006",
+        "MCP-STL-004",
+        "MCP-STL-007",
+        "MCP-RES-005",
+        "MCP-ERR-001",
+        "MCP-CAC-004",
+        "MCP-SEC-001",
+        "MCP-DEP-001",
+    ];
+    let run = run(config(&faults)).await;
+    let mut non_pass = 0;
+    for f in &run.findings {
+        if matches!(f.outcome, Outcome::Pass | Outcome::Skip) {
+            continue;
+        }
+        non_pass += 1;
+        let rule = mcp::rule(&f.rule_id).expect("rule");
+        assert!(
+            f.message.contains(&format!("[Spec, {} ", f.rule_id))
+                && f.message.contains(rule.sentence)
+                && f.message.contains(rule.rule.spec_ref),
+            "{} does not cite its sentence: {}",
+            f.rule_id,
+            f.message
+        );
+    }
+    assert!(non_pass >= faults.len(), "{}", run.table());
+}
