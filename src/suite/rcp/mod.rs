@@ -108,6 +108,7 @@ pub async fn run(
                 violations_outside_levels: violations,
                 levels: certify::by_level(findings),
                 profile_differences: Vec::new(),
+                not_exercised: cert.unverified.clone(),
             }),
         },
     })
@@ -153,7 +154,7 @@ fn honesty_finding(
     let unverified = if cert.unverified.is_empty() {
         String::new()
     } else {
-        format!(" Not verified: {}.", cert.unverified.join("; "))
+        format!(" {}.", cert.unverified.join("; "))
     };
     match (honesty, declared) {
         (Honesty::Overclaimed, Some(d)) => check.finding(
