@@ -573,6 +573,7 @@ async fn advertised_features_that_could_not_be_exercised_are_listed_in_the_verdi
             line.starts_with("`log`: advertised, not exercised"),
             "{line}"
         );
+        assert_eq!(verdict.summary, "L2 · not exercised: `log`");
         let honesty = finding(&findings, rcp::DECLARATION_HONEST.id);
         assert!(
             honesty.message.contains("advertised, not exercised"),
