@@ -610,3 +610,44 @@ async fn stdio_servers_that_log_only_with_the_capability_or_send_no_progress_cer
         assert_l2(variants, &verdict, &findings);
     }
 }
+
+/// The rules that accept another reading still fail a broken server that
+/// takes it: a frame after the final response of a stream without progress,
+/// empty pages that keep handing out cursors, a log level outside §17.1 for
+/// a client with the `log` capability, a snapshot served instead of -32016.
+#[tokio::test]
+async fn faults_fail_their_rule_under_each_other_reading() {
+    let cases: [(&[&str], &str, &str); 5] = [
+        (
+            &["no-progress"],
+            "RCP-L2-006",
+            "followed the final response",
+        ),
+        (
+            &["empty-last-page"],
+            "RCP-L2-008",
+            "yet hands out another `nextCursor`",
+        ),
+        (&["log-needs-capability"], "RCP-L2-009", "verbose"),
+        (&["snapshot-conflict"], "RCP-L2-011", "never silently serve"),
+        (&["max-k=3"], "RCP-L2-008", "repeats hits"),
+    ];
+    for (variants, rule, words) in cases {
+        let mut config = variant(variants);
+        config.faults = [rule.to_owned()].into();
+        let url = start(config).await;
+        let (verdict, findings) = check(&url, RunOptions::default()).await;
+        let report = dump(&findings);
+        let f = finding(&findings, rule);
+        assert_eq!(f.outcome, Outcome::Fail, "{variants:?}: {report}");
+        assert!(f.message.contains(words), "{variants:?}: {}", f.message);
+        assert!(!f.evidence.is_empty());
+        let failed: Vec<&str> = findings
+            .iter()
+            .filter(|f| f.outcome == Outcome::Fail && f.rule_id != rcp::DECLARATION_HONEST.id)
+            .map(|f| f.rule_id.as_str())
+            .collect();
+        assert_eq!(failed, [rule], "{variants:?}:\n{report}");
+        assert_eq!(rcp(&verdict.expect("verdict")).certified, "L1");
+    }
+}

@@ -442,8 +442,10 @@ pub(super) fn retrieve(
         Some(Value::String(c)) => parse_cursor(c, print)?,
         Some(_) => return Err(bad_param("cursor", "`cursor` must be a string")),
     };
-    // The fault of RCP-L2-008: every cursor leads back to the first page.
-    let offset = if config.has(&l2::PAGINATION) {
+    // The fault of RCP-L2-008: every cursor leads back to the first page
+    // (with the `empty-last-page` variant: empty pages hand out cursors).
+    let endless = config.has(&l2::PAGINATION) && config.variants.empty_last_page;
+    let offset = if config.has(&l2::PAGINATION) && !endless {
         0
     } else {
         offset
@@ -576,7 +578,7 @@ pub(super) fn retrieve(
     // The variant gives every non-empty page a cursor, so the last one leads
     // to an empty page (§10 does not rule that out).
     let more = if config.variants.empty_last_page {
-        offset < total
+        offset < total || endless
     } else {
         offset + k < total
     };

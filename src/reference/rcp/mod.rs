@@ -681,7 +681,31 @@ async fn handle_post(
         }
     };
     match reply {
-        Some(reply) if stream => sse_response(&ctx.frames, &reply),
+        Some(reply) if stream => {
+            let mut body = sse_response(&ctx.frames, &reply);
+            // The fault of RCP-L2-006 with the `no-progress` variant (which
+            // sends no progress to overshoot): a frame follows the final
+            // response to a request that asked for progress.
+            if config.has(&l2::STREAMING_PROGRESS)
+                && config.variants.no_progress
+                && message.pointer("/params/_meta/progressToken").is_some()
+            {
+                body.push_str(&sse_frame(&serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": {"progressToken": "late", "progress": 1.0},
+                })));
+            }
+            (
+                StatusCode::OK,
+                [
+                    (header::CONTENT_TYPE, "text/event-stream"),
+                    (header::CACHE_CONTROL, "no-cache"),
+                ],
+                body,
+            )
+                .into_response()
+        }
         Some(reply) if config.has(&outside::HTTP_STATUS_200) && reply.get("error").is_some() => {
             json_response(StatusCode::BAD_REQUEST, &reply)
         }
@@ -705,22 +729,16 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
 
 /// Spec §5.2: zero or more notification frames, then exactly one frame with
 /// the response, each a `data:` line and a blank line; then the stream ends.
-fn sse_response(frames: &[Value], reply: &Value) -> Response {
-    let mut body = String::new();
-    for frame in frames.iter().chain(std::iter::once(reply)) {
-        body.push_str("data: ");
-        body.push_str(&frame.to_string());
-        body.push_str("\n\n");
-    }
-    (
-        StatusCode::OK,
-        [
-            (header::CONTENT_TYPE, "text/event-stream"),
-            (header::CACHE_CONTROL, "no-cache"),
-        ],
-        body,
-    )
-        .into_response()
+fn sse_response(frames: &[Value], reply: &Value) -> String {
+    frames
+        .iter()
+        .chain(std::iter::once(reply))
+        .map(sse_frame)
+        .collect()
+}
+
+fn sse_frame(frame: &Value) -> String {
+    format!("data: {frame}\n\n")
 }
 
 /// Serves NDJSON on `reader`/`writer` until EOF (an implicit `shutdown`, spec
