@@ -8,7 +8,7 @@
 mod common;
 
 use common::suite::{dump, loopback, rcp_at, run};
-use protocheck::reference::rcp::RcpReferenceConfig;
+use protocheck::reference::rcp::{RcpReferenceConfig, RcpVariants};
 use protocheck::suite::runner::{Endpoint, EngineError};
 use protocheck::suite::{
     Finding, Outcome, Rule, RunOptions, SuiteChoice, Verdict, VerdictDetail, rcp,
@@ -387,4 +387,267 @@ async fn the_verdict_serialises_the_level_report() {
     }
     let back: Verdict = serde_json::from_value(old).expect("an older verdict still parses");
     assert_eq!(back.summary, verdict.summary);
+}
+
+/// A reference server behaving in `variants` (ways the spec also allows).
+fn variant(variants: &[&str]) -> RcpReferenceConfig {
+    RcpReferenceConfig {
+        variants: RcpVariants::parse(variants).expect("variants"),
+        ..RcpReferenceConfig::default()
+    }
+}
+
+/// No rule fails, the level is L2 and the run passes.
+fn assert_l2(what: &str, verdict: &Verdict, findings: &[Finding]) {
+    let report = dump(findings);
+    let failed: Vec<&str> = findings
+        .iter()
+        .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Warn))
+        .map(|f| f.rule_id.as_str())
+        .collect();
+    assert!(failed.is_empty(), "{what}: {failed:?} failed:\n{report}");
+    assert_eq!(rcp(verdict).certified, "L2", "{what}:\n{report}");
+    assert!(verdict.passed, "{what}:\n{report}");
+}
+
+fn finding<'a>(findings: &'a [Finding], id: &str) -> &'a Finding {
+    findings
+        .iter()
+        .find(|f| f.rule_id == id)
+        .unwrap_or_else(|| panic!("{id} not reported:\n{}", dump(findings)))
+}
+
+/// A server behaving in `variants` (a way the spec allows, which the default
+/// reference server does not take) passes `rule`, whose finding contains
+/// `words`, and certifies L2 with no failed rule.
+async fn another_reading_certifies_l2(variants: &[&str], rule: &str, words: &str) {
+    let url = start(variant(variants)).await;
+    let (verdict, findings) = check(&url, writes()).await;
+    let what = variants.join(" ");
+    let verdict = verdict.unwrap_or_else(|e| panic!("{what}: no verdict: {e}"));
+    let f = finding(&findings, rule);
+    assert_eq!(f.outcome, Outcome::Pass, "{what}: {rule}: {}", f.message);
+    assert!(f.message.contains(words), "{what}: {rule}: {}", f.message);
+    assert_l2(&what, &verdict, &findings);
+}
+
+/// §5.2: "zero or more `notifications/progress` frames".
+#[tokio::test]
+async fn an_event_stream_without_progress_frames_certifies_l2() {
+    another_reading_certifies_l2(&["no-progress"], "RCP-L2-006", "0 progress frame").await;
+}
+
+/// §5.2: the server "MAY respond with `text/event-stream`".
+#[tokio::test]
+async fn a_buffered_reply_to_a_request_accepting_an_event_stream_certifies_l2() {
+    another_reading_certifies_l2(&["buffered-streams"], "RCP-L2-006", "buffered").await;
+}
+
+/// §17.1: servers "SHOULD emit logs only when the client advertised the
+/// `log` capability".
+#[tokio::test]
+async fn a_server_logging_only_to_clients_with_the_log_capability_certifies_l2() {
+    another_reading_certifies_l2(&["log-needs-capability"], "RCP-L2-009", "notifications/log")
+        .await;
+}
+
+/// §12's table says -32016 where §7.7.1 says -32010.
+#[tokio::test]
+async fn conflict_for_an_unavailable_snapshot_certifies_l2() {
+    another_reading_certifies_l2(&["snapshot-conflict"], "RCP-L2-011", "-32016").await;
+}
+
+/// §10: a `nextCursor` may lead to an empty last page.
+#[tokio::test]
+async fn an_empty_last_page_certifies_l2() {
+    another_reading_certifies_l2(&["empty-last-page"], "RCP-L2-008", "last page was empty").await;
+}
+
+/// §8: a server advertises its own operators; its hits show `meta.year`.
+#[tokio::test]
+async fn a_filter_with_only_ordered_operators_certifies_l2() {
+    another_reading_certifies_l2(&["filter-operators=gt,gte,lt,lte"], "RCP-L1-004", "year").await;
+}
+
+/// §8 does not define an empty `in`, which the SDKs' validator refuses: it is
+/// never probed, even when the hits show no metadata and `exists` is not
+/// advertised.
+#[tokio::test]
+async fn a_server_refusing_an_empty_in_list_certifies_l2() {
+    another_reading_certifies_l2(
+        &[
+            "no-hit-meta",
+            "reject-empty-set",
+            "filter-operators=eq,ne,gt,gte,lt,lte,in,nin,contains",
+        ],
+        "RCP-L1-004",
+        "no document can satisfy",
+    )
+    .await;
+}
+
+/// No query returns more than maxK = 3 hits: pagination is still exercised,
+/// with pages of fewer hits.
+#[tokio::test]
+async fn pagination_is_exercised_when_no_query_returns_more_than_three_hits() {
+    another_reading_certifies_l2(&["max-k=3"], "RCP-L2-008", "pages of k = 2").await;
+}
+
+/// A spec contradiction is named in the finding, with the code the server used.
+#[tokio::test]
+async fn either_code_for_an_unavailable_snapshot_passes_and_the_finding_names_the_contradiction() {
+    for (variants, code) in [(&[][..], "-32010"), (&["snapshot-conflict"][..], "-32016")] {
+        let url = start(variant(variants)).await;
+        let (verdict, findings) = check(&url, RunOptions::default()).await;
+        let f = finding(&findings, "RCP-L2-011");
+        assert_eq!(f.outcome, Outcome::Pass, "{}", f.message);
+        assert!(f.message.contains(code), "{}", f.message);
+        assert!(
+            f.message.contains("§7.7.1") && f.message.contains("§12"),
+            "{}",
+            f.message
+        );
+        assert_l2(code, &verdict.expect("verdict"), &findings);
+    }
+}
+
+/// The filter rule still fails a server that ignores filters, whichever
+/// operators it advertises and whether or not its hits show metadata.
+#[tokio::test]
+async fn an_ignored_filter_fails_with_any_advertised_operators() {
+    for variants in [
+        &["filter-operators=gt,gte,lt,lte"][..],
+        &["filter-operators=eq"][..],
+        &["filter-operators=in,nin"][..],
+        &[
+            "no-hit-meta",
+            "reject-empty-set",
+            "filter-operators=eq,ne,gt,gte,lt,lte,in,nin,contains",
+        ][..],
+        &["no-hit-meta", "filter-operators=gt,lt"][..],
+    ] {
+        let mut config = variant(variants);
+        config.faults = ["RCP-L1-004".to_owned()].into();
+        let url = start(config).await;
+        let (verdict, findings) = check(&url, RunOptions::default()).await;
+        let f = finding(&findings, "RCP-L1-004");
+        assert_eq!(f.outcome, Outcome::Fail, "{variants:?}: {}", f.message);
+        assert!(!f.evidence.is_empty());
+        assert_eq!(rcp(&verdict.expect("verdict")).certified, "L0");
+        // Without the fault, the same server reaches L2.
+        let url = start(variant(variants)).await;
+        let (verdict, findings) = check(&url, RunOptions::default()).await;
+        assert_l2(&variants.join(" "), &verdict.expect("verdict"), &findings);
+    }
+}
+
+/// A feature protocheck cannot exercise is said to be "advertised, not
+/// exercised", with what would exercise it, and the verdict lists it.
+#[tokio::test]
+async fn advertised_features_that_could_not_be_exercised_are_listed_in_the_verdict() {
+    let without_streaming = RcpReferenceConfig {
+        withheld: ["streaming".to_owned()].into(),
+        ..RcpReferenceConfig::default()
+    };
+    for config in [without_streaming, variant(&["buffered-streams"])] {
+        let url = start(config).await;
+        let (verdict, findings) = check(&url, RunOptions::default()).await;
+        let verdict = verdict.expect("verdict");
+        let log = finding(&findings, "RCP-L2-009");
+        assert_eq!(log.outcome, Outcome::Skip, "{}", log.message);
+        assert!(
+            log.message.starts_with("advertised, not exercised:"),
+            "{}",
+            log.message
+        );
+        assert!(log.message.contains("would exercise it"), "{}", log.message);
+        assert_l2("log not exercised", &verdict, &findings);
+        let json = serde_json::to_value(&verdict).expect("json");
+        let listed = json["not_exercised"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(listed.len(), 1, "{json}");
+        let line = listed[0].as_str().unwrap_or_default();
+        assert!(
+            line.starts_with("`log`: advertised, not exercised"),
+            "{line}"
+        );
+        assert_eq!(verdict.summary, "L2 · not exercised: `log`");
+        let honesty = finding(&findings, rcp::DECLARATION_HONEST.id);
+        assert!(
+            honesty.message.contains("advertised, not exercised"),
+            "{}",
+            honesty.message
+        );
+    }
+}
+
+/// Over stdio, a server that logs only to clients with the `log` capability
+/// and one that sends no progress frame both certify L2.
+#[tokio::test]
+async fn stdio_servers_that_log_only_with_the_capability_or_send_no_progress_certify_l2() {
+    for variants in ["log-needs-capability", "no-progress"] {
+        let command = format!(
+            "'{}' reference rcp --stdio --variant {variants}",
+            env!("CARGO_BIN_EXE_protocheck")
+        );
+        let (verdict, findings) = run(
+            SuiteChoice::Rcp,
+            &Endpoint::Stdio(command),
+            &loopback(RunOptions::default()),
+        )
+        .await;
+        let verdict = verdict.unwrap_or_else(|e| panic!("{variants}: no verdict: {e}"));
+        for id in ["RCP-L2-006", "RCP-L2-009"] {
+            assert_eq!(
+                finding(&findings, id).outcome,
+                Outcome::Pass,
+                "{variants}:\n{}",
+                dump(&findings)
+            );
+        }
+        assert_l2(variants, &verdict, &findings);
+    }
+}
+
+/// The rules that accept another reading still fail a broken server that
+/// takes it: a frame after the final response of a stream without progress,
+/// empty pages that keep handing out cursors, a log level outside §17.1 for
+/// a client with the `log` capability, a snapshot served instead of -32016.
+#[tokio::test]
+async fn faults_fail_their_rule_under_each_other_reading() {
+    let cases: [(&[&str], &str, &str); 5] = [
+        (
+            &["no-progress"],
+            "RCP-L2-006",
+            "followed the final response",
+        ),
+        (
+            &["empty-last-page"],
+            "RCP-L2-008",
+            "yet hands out another `nextCursor`",
+        ),
+        (&["log-needs-capability"], "RCP-L2-009", "verbose"),
+        (&["snapshot-conflict"], "RCP-L2-011", "never silently serve"),
+        (&["max-k=3"], "RCP-L2-008", "repeats hits"),
+    ];
+    for (variants, rule, words) in cases {
+        let mut config = variant(variants);
+        config.faults = [rule.to_owned()].into();
+        let url = start(config).await;
+        let (verdict, findings) = check(&url, RunOptions::default()).await;
+        let report = dump(&findings);
+        let f = finding(&findings, rule);
+        assert_eq!(f.outcome, Outcome::Fail, "{variants:?}: {report}");
+        assert!(f.message.contains(words), "{variants:?}: {}", f.message);
+        assert!(!f.evidence.is_empty());
+        let failed: Vec<&str> = findings
+            .iter()
+            .filter(|f| f.outcome == Outcome::Fail && f.rule_id != rcp::DECLARATION_HONEST.id)
+            .map(|f| f.rule_id.as_str())
+            .collect();
+        assert_eq!(failed, [rule], "{variants:?}:\n{report}");
+        assert_eq!(rcp(&verdict.expect("verdict")).certified, "L1");
+    }
 }

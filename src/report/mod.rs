@@ -339,6 +339,7 @@ mod tests {
                     violations_outside_levels: 0,
                     levels: [("L2".to_owned(), Counts::of(&findings))].into(),
                     profile_differences: vec!["#27 differs".into()],
+                    not_exercised: vec!["`log`: advertised, not exercised: over HTTP".into()],
                 }),
             },
         };

@@ -295,6 +295,10 @@ pub struct LevelReport {
     /// differently, and why, naming the spec section.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profile_differences: Vec<String>,
+    /// Advertised features protocheck could not exercise, with what would
+    /// exercise them: they neither count for a level nor block it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_exercised: Vec<String>,
 }
 
 /// Options a run carries. Unknown keys are refused so a typo is not silently ignored.

@@ -3,8 +3,10 @@
 //! field, a value of the wrong type or an operator the field's type does not
 //! allow, and for an empty `and`/`or`), and evaluation against a document.
 
+use super::RcpReferenceConfig;
 use super::engine::Doc;
 use super::methods::{RpcError, bad_param};
+use crate::suite::rcp::l1;
 use serde_json::{Value, json};
 
 /// The type of an advertised field (spec §8 table).
@@ -33,8 +35,21 @@ const MAX_DEPTH: usize = 16;
 const MAX_CLAUSES: usize = 64;
 const MAX_SET: usize = 64;
 
+/// The operators advertised: all of §8's, or those of the `filter-operators`
+/// variant.
+fn advertised_operators(config: &RcpReferenceConfig) -> Vec<&'static str> {
+    match &config.variants.filter_operators {
+        None => OPERATORS.to_vec(),
+        Some(ops) => OPERATORS
+            .iter()
+            .copied()
+            .filter(|o| ops.iter().any(|x| x == o))
+            .collect(),
+    }
+}
+
 /// The `filter` capability's metadata.
-pub(super) fn capability() -> Value {
+pub(super) fn capability(config: &RcpReferenceConfig) -> Value {
     let fields: serde_json::Map<String, Value> = FIELDS
         .iter()
         .map(|(name, ty, _)| {
@@ -46,7 +61,7 @@ pub(super) fn capability() -> Value {
             ((*name).to_owned(), json!(ty))
         })
         .collect();
-    json!({"fields": fields, "operators": OPERATORS})
+    json!({"fields": fields, "operators": advertised_operators(config)})
 }
 
 /// A validated filter tree.
@@ -62,19 +77,37 @@ pub(super) enum Filter {
     Not(Box<Filter>),
 }
 
-/// Validates `value` as a filter tree. `lenient` is the fault of RCP-L1-005: a
-/// clause on an unadvertised field matches everything instead of -32602.
-pub(super) fn parse(value: &Value, lenient: bool) -> Result<Filter, RpcError> {
+/// How a filter is validated.
+#[derive(Debug, Clone, Copy)]
+struct Rules<'a> {
+    /// The fault of RCP-L1-005: a clause on an unadvertised field matches
+    /// everything instead of -32602.
+    lenient: bool,
+    operators: &'a [&'static str],
+    /// The `reject-empty-set` variant.
+    reject_empty_set: bool,
+}
+
+/// Validates `value` as a filter tree against the advertised fields and
+/// operators.
+pub(super) fn parse(value: &Value, config: &RcpReferenceConfig) -> Result<Filter, RpcError> {
+    let operators = advertised_operators(config);
+    let rules = Rules {
+        lenient: config.has(&l1::FILTER_VALIDATED),
+        operators: &operators,
+        reject_empty_set: config.variants.reject_empty_set,
+    };
     let mut clauses = 0;
-    parse_at(value, 0, &mut clauses, lenient)
+    parse_at(value, 0, &mut clauses, rules)
 }
 
 fn parse_at(
     value: &Value,
     depth: usize,
     clauses: &mut usize,
-    lenient: bool,
+    rules: Rules<'_>,
 ) -> Result<Filter, RpcError> {
+    let lenient = rules.lenient;
     *clauses += 1;
     if depth > MAX_DEPTH || *clauses > MAX_CLAUSES {
         return Err(bad_param(
@@ -95,7 +128,7 @@ fn parse_at(
             };
             let parsed = items
                 .iter()
-                .map(|c| parse_at(c, depth + 1, clauses, lenient))
+                .map(|c| parse_at(c, depth + 1, clauses, rules))
                 .collect::<Result<Vec<_>, _>>()?;
             return Ok(make(parsed));
         }
@@ -105,7 +138,7 @@ fn parse_at(
             inner,
             depth + 1,
             clauses,
-            lenient,
+            rules,
         )?)));
     }
     let Some(name) = obj.get("field").and_then(Value::as_str) else {
@@ -129,11 +162,16 @@ fn parse_at(
         .and_then(Value::as_str)
         .and_then(|op| OPERATORS.iter().find(|o| **o == op).copied())
     else {
-        return Err(bad_param(
-            &path,
-            "`op` must be one of the advertised operators",
-        ));
+        return Err(bad_param(&path, "`op` must be one of the operators of §8"));
     };
+    // Spec §8: an operator outside the advertised `filter.operators` is -32005.
+    if !rules.operators.contains(&op) {
+        return Err((
+            -32005,
+            format!("filter operator `{op}` is not advertised"),
+            json!({"option": "filter.op"}),
+        ));
+    }
     let value = obj.get("value").cloned().unwrap_or(Value::Null);
     let fits = |v: &Value| match ty {
         FieldType::Keyword | FieldType::Text => v.is_string(),
@@ -142,9 +180,11 @@ fn parse_at(
     let ok = match op {
         "eq" | "ne" => fits(&value),
         "gt" | "gte" | "lt" | "lte" => ty == FieldType::Int && fits(&value),
-        "in" | "nin" => value
-            .as_array()
-            .is_some_and(|set| set.len() <= MAX_SET && set.iter().all(fits)),
+        "in" | "nin" => value.as_array().is_some_and(|set| {
+            set.len() <= MAX_SET
+                && set.iter().all(fits)
+                && !(set.is_empty() && rules.reject_empty_set)
+        }),
         "contains" => (ty == FieldType::Text || array) && value.is_string(),
         _ => value.is_boolean(), // exists
     };
@@ -215,7 +255,7 @@ mod tests {
     use super::*;
 
     fn count(filter: Value) -> usize {
-        let f = parse(&filter, false).expect("valid filter");
+        let f = parse(&filter, &RcpReferenceConfig::default()).expect("valid filter");
         Index::builtin()
             .docs()
             .iter()
@@ -248,6 +288,53 @@ mod tests {
     }
 
     #[test]
+    fn variants_narrow_the_operators_and_refuse_empty_sets() {
+        let config = RcpReferenceConfig {
+            variants: super::super::RcpVariants::parse([
+                "filter-operators=gt,gte,lt,lte",
+                "reject-empty-set",
+            ])
+            .expect("variants"),
+            ..RcpReferenceConfig::default()
+        };
+        assert_eq!(
+            capability(&config)["operators"],
+            json!(["gt", "gte", "lt", "lte"])
+        );
+        let (code, _, data) = parse(
+            &json!({"field": "lang", "op": "eq", "value": "en"}),
+            &config,
+        )
+        .expect_err("unadvertised operator");
+        assert_eq!((code, &data["option"]), (-32005, &json!("filter.op")));
+        assert!(
+            parse(
+                &json!({"field": "year", "op": "gte", "value": 2020}),
+                &config
+            )
+            .is_ok()
+        );
+        let config = RcpReferenceConfig {
+            variants: super::super::RcpVariants::parse(["reject-empty-set"]).expect("variant"),
+            ..RcpReferenceConfig::default()
+        };
+        let (code, _, _) = parse(&json!({"field": "lang", "op": "in", "value": []}), &config)
+            .expect_err("empty set");
+        assert_eq!(code, -32602);
+        assert!(
+            parse(
+                &json!({"field": "lang", "op": "in", "value": []}),
+                &RcpReferenceConfig::default()
+            )
+            .is_ok(),
+            "by default an empty set is accepted and matches nothing"
+        );
+        assert!(super::super::RcpVariants::parse(["filter-operators=like"]).is_err());
+        assert!(super::super::RcpVariants::parse(["max-k=0"]).is_err());
+        assert!(super::super::RcpVariants::parse(["no-such-variant"]).is_err());
+    }
+
+    #[test]
     fn invalid_filters_are_refused_with_the_field() {
         for (filter, field) in [
             (
@@ -268,7 +355,8 @@ mod tests {
             ),
             (json!({"and": []}), "filter"),
         ] {
-            let (code, _, data) = parse(&filter, false).expect_err("invalid");
+            let (code, _, data) =
+                parse(&filter, &RcpReferenceConfig::default()).expect_err("invalid");
             assert_eq!(code, -32602);
             assert_eq!(data["field"], field, "{filter}");
         }

@@ -24,6 +24,11 @@ fn unsupported(option: &str, message: impl Into<String>) -> RpcError {
 
 /// `retrieve.maxK`: larger `k` values are clamped, not refused (spec §7.7).
 pub(super) const MAX_K: u64 = 50;
+
+/// The advertised `retrieve.maxK` (the `max-k` variant changes it).
+pub(super) fn max_k(config: &RcpReferenceConfig) -> u64 {
+    config.variants.max_k.unwrap_or(MAX_K)
+}
 /// `rerank.maxCandidates`, and the ceiling of `candidateK`.
 pub(super) const MAX_CANDIDATES: u64 = 100;
 /// Most inputs one embedding or rerank call takes (`embed.batchLimit` in spirit).
@@ -240,6 +245,11 @@ fn hit(
         "meta": doc.meta,
         "scores": scored.stages.iter().map(|(k, v)| (k.to_string(), json!(wire_score(*v)))).collect::<Map<_, _>>(),
     });
+    if config.variants.no_hit_meta
+        && let Some(obj) = hit.as_object_mut()
+    {
+        obj.remove("meta");
+    }
     if include_text {
         hit["text"] = json!(doc.text);
     }
@@ -310,10 +320,15 @@ pub(super) fn retrieve(
         let Some(version) = version.as_str() else {
             return Err(bad_param("indexVersion", "`indexVersion` must be a string"));
         };
-        // Spec §7.7.1: serve exactly the pinned snapshot or fail with -32010.
+        // Spec §7.7.1: serve exactly the pinned snapshot or fail with -32010;
+        // §12's table gives -32016 for the same case, which a variant uses.
         if version != index.version() && !config.has(&l2::SNAPSHOTS) {
             return Err((
-                -32010,
+                if config.variants.snapshot_conflict {
+                    -32016
+                } else {
+                    -32010
+                },
                 format!(
                     "snapshot `{version}` is not available; this server keeps only the current one"
                 ),
@@ -414,7 +429,7 @@ pub(super) fn retrieve(
             refuse("filter", "`filter` is not advertised".to_owned())?;
             None
         }
-        Some(f) => Some(filter::parse(f, config.has(&l1::FILTER_VALIDATED))?),
+        Some(f) => Some(filter::parse(f, config)?),
         None => None,
     };
     let version = index.version();
@@ -427,18 +442,21 @@ pub(super) fn retrieve(
         Some(Value::String(c)) => parse_cursor(c, print)?,
         Some(_) => return Err(bad_param("cursor", "`cursor` must be a string")),
     };
-    // The fault of RCP-L2-008: every cursor leads back to the first page.
-    let offset = if config.has(&l2::PAGINATION) {
+    // The fault of RCP-L2-008: every cursor leads back to the first page
+    // (with the `empty-last-page` variant: empty pages hand out cursors).
+    let endless = config.has(&l2::PAGINATION) && config.variants.empty_last_page;
+    let offset = if config.has(&l2::PAGINATION) && !endless {
         0
     } else {
         offset
     };
 
-    if k > MAX_K && config.has(&harness::MAX_K_CLAMPED) {
-        return Err(bad_param("k", format!("`k` must be at most {MAX_K}")));
+    let max = max_k(config);
+    if k > max && config.has(&harness::MAX_K_CLAMPED) {
+        return Err(bad_param("k", format!("`k` must be at most {max}")));
     }
     // Clamp, never refuse (spec §7.7).
-    let k = usize::try_from(k.min(MAX_K)).unwrap_or(1);
+    let k = usize::try_from(k.min(max)).unwrap_or(1);
     let candidates =
         usize::try_from(candidate_k.unwrap_or(MAX_CANDIDATES).min(MAX_CANDIDATES)).unwrap_or(1);
     match mode {
@@ -557,7 +575,14 @@ pub(super) fn retrieve(
         "hits"
     };
     let mut result = json!({hits_key: page, "indexVersion": version, "usage": usage});
-    if offset + k < total && config.offers("pagination") {
+    // The variant gives every non-empty page a cursor, so the last one leads
+    // to an empty page (§10 does not rule that out).
+    let more = if config.variants.empty_last_page {
+        offset < total || endless
+    } else {
+        offset + k < total
+    };
+    if more && config.offers("pagination") {
         result["nextCursor"] = json!(cursor_for(offset + k, print));
     }
     Ok(result)

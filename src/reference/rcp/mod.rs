@@ -233,7 +233,7 @@ static FAULTS: &[(&Rule, &str)] = &[
     ),
     (
         &outside::UNSOLICITED,
-        "every `retrieve` also sends a `notifications/log`, opted in or not",
+        "every `retrieve` also sends `notifications/progress`, with a progressToken or without",
     ),
     (
         &outside::INDEX_ADD,
@@ -295,6 +295,130 @@ pub struct RcpReferenceConfig {
     pub withheld: BTreeSet<String>,
     /// The level declared in `_meta.conformance` instead of "L2".
     pub declared: Option<String>,
+    /// Correct behaviours the spec allows besides the default ones.
+    pub variants: RcpVariants,
+}
+
+/// Behaviours a correct server may also choose (each still certifies L2):
+/// they prove protocheck accepts every reading of the spec, not only the
+/// default server's. Named on the command line with `--variant`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RcpVariants {
+    /// `no-progress`: event streams carry the final response only (§5.2:
+    /// "zero or more `notifications/progress` frames").
+    pub no_progress: bool,
+    /// `buffered-streams`: a request that accepts an event stream still gets
+    /// one buffered JSON response (§5.2: the server "MAY respond with
+    /// `text/event-stream`").
+    pub buffered_streams: bool,
+    /// `log-needs-capability`: logs go only to a client whose `initialize`
+    /// advertised the `log` capability; `_meta.logLevel` alone opts into
+    /// nothing (§17.1: servers "SHOULD emit logs only when the client
+    /// advertised the `log` capability").
+    pub log_needs_capability: bool,
+    /// `snapshot-conflict`: an unavailable pinned `indexVersion` fails with
+    /// -32016, as §12's table says, instead of §7.7.1's -32010.
+    pub snapshot_conflict: bool,
+    /// `empty-last-page`: every non-empty page carries a `nextCursor`, so the
+    /// last one leads to an empty page (§10 only says a missing `nextCursor`
+    /// means no more results).
+    pub empty_last_page: bool,
+    /// `filter-operators=a,b,…`: only these filter operators are advertised;
+    /// any other is refused with -32005 (§8).
+    pub filter_operators: Option<Vec<String>>,
+    /// `no-hit-meta`: hits carry no `meta` (it is optional, §7.7).
+    pub no_hit_meta: bool,
+    /// `reject-empty-set`: `in`/`nin` with an empty list are refused with
+    /// -32602, as the SDKs' filter validator does (§8 does not define them).
+    pub reject_empty_set: bool,
+    /// `max-k=N`: `retrieve.maxK` is N instead of 50.
+    pub max_k: Option<u64>,
+}
+
+/// The variant names `--variant` takes, with what each changes.
+pub const VARIANTS: &[(&str, &str)] = &[
+    (
+        "no-progress",
+        "event streams carry no progress frame, only the final response",
+    ),
+    (
+        "buffered-streams",
+        "requests accepting an event stream get one buffered JSON response",
+    ),
+    (
+        "log-needs-capability",
+        "logs only for a client that advertised the `log` capability",
+    ),
+    (
+        "snapshot-conflict",
+        "an unavailable pinned `indexVersion` fails with -32016 (not -32010)",
+    ),
+    (
+        "empty-last-page",
+        "the last page carries a `nextCursor` that leads to an empty page",
+    ),
+    (
+        "filter-operators=OPS",
+        "only these comma-separated filter operators are advertised",
+    ),
+    ("no-hit-meta", "hits carry no `meta`"),
+    (
+        "reject-empty-set",
+        "`in`/`nin` with an empty list are refused with -32602",
+    ),
+    ("max-k=N", "`retrieve.maxK` is N"),
+];
+
+impl RcpVariants {
+    /// Parses `--variant` values; an unknown one is refused with the list.
+    pub fn parse<I, S>(names: I) -> Result<Self, String>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut v = Self::default();
+        for name in names {
+            let name = name.as_ref();
+            let (key, value) = match name.split_once('=') {
+                Some((k, val)) => (k, Some(val)),
+                None => (name, None),
+            };
+            match (key, value) {
+                ("no-progress", None) => v.no_progress = true,
+                ("buffered-streams", None) => v.buffered_streams = true,
+                ("log-needs-capability", None) => v.log_needs_capability = true,
+                ("snapshot-conflict", None) => v.snapshot_conflict = true,
+                ("empty-last-page", None) => v.empty_last_page = true,
+                ("no-hit-meta", None) => v.no_hit_meta = true,
+                ("reject-empty-set", None) => v.reject_empty_set = true,
+                ("filter-operators", Some(ops)) => {
+                    let ops: Vec<String> = ops.split(',').map(|o| o.trim().to_owned()).collect();
+                    if let Some(bad) = ops
+                        .iter()
+                        .find(|o| !filter::OPERATORS.contains(&o.as_str()))
+                    {
+                        return Err(format!(
+                            "`{bad}` is not a filter operator; operators: {}",
+                            filter::OPERATORS.join(", ")
+                        ));
+                    }
+                    v.filter_operators = Some(ops);
+                }
+                ("max-k", Some(n)) => match n.parse::<u64>() {
+                    Ok(n) if n >= 1 => v.max_k = Some(n),
+                    _ => return Err(format!("`max-k` takes an integer ≥ 1, not `{n}`")),
+                },
+                _ => {
+                    let valid: Vec<&str> = VARIANTS.iter().map(|(n, _)| *n).collect();
+                    return Err(format!(
+                        "`{name}` is not a reference-server variant; variants: {}",
+                        valid.join(", ")
+                    ));
+                }
+            }
+        }
+        Ok(v)
+    }
 }
 
 impl RcpReferenceConfig {
@@ -358,6 +482,10 @@ pub struct RcpReferenceArgs {
     /// Declare this level in `_meta.conformance` instead of L2.
     #[arg(long, value_name = "LEVEL")]
     pub declare: Option<String>,
+    /// Behave in another way the spec also allows (repeatable), e.g.
+    /// `--variant no-progress` or `--variant filter-operators=gt,gte,lt,lte`.
+    #[arg(long = "variant", value_name = "VARIANT")]
+    pub variants: Vec<String>,
 }
 
 /// Runs the reference server until ctrl-c (HTTP) or EOF / `shutdown` (stdio).
@@ -366,6 +494,7 @@ pub async fn run_rcp_reference(args: RcpReferenceArgs) -> anyhow::Result<()> {
     config.latency = Duration::from_millis(args.latency_ms);
     config.withheld = args.without.into_iter().collect();
     config.declared = args.declare;
+    config.variants = RcpVariants::parse(&args.variants).map_err(anyhow::Error::msg)?;
     if args.stdio {
         let stdin = tokio::io::BufReader::new(tokio::io::stdin());
         serve_rcp_stdio(config, stdin, tokio::io::stdout()).await?;
@@ -400,6 +529,8 @@ struct Session {
     gates_open: bool,
     /// The lowest log severity the client opted into at `initialize` (§17.1).
     log: Option<usize>,
+    /// The client's `initialize` advertised the `log` capability.
+    log_capability: bool,
 }
 
 impl Session {
@@ -501,6 +632,7 @@ async fn handle_post(
     // stream gets one (spec §5.2); a batch is always answered as one body.
     let stream = message.is_object()
         && config.offers("streaming")
+        && !config.variants.buffered_streams
         && (accepts_event_stream(&headers)
             || (config.has(&l2::STREAMING_BUFFERED)
                 && message.pointer("/params/_meta/progressToken").is_some()));
@@ -549,7 +681,31 @@ async fn handle_post(
         }
     };
     match reply {
-        Some(reply) if stream => sse_response(&ctx.frames, &reply),
+        Some(reply) if stream => {
+            let mut body = sse_response(&ctx.frames, &reply);
+            // The fault of RCP-L2-006 with the `no-progress` variant (which
+            // sends no progress to overshoot): a frame follows the final
+            // response to a request that asked for progress.
+            if config.has(&l2::STREAMING_PROGRESS)
+                && config.variants.no_progress
+                && message.pointer("/params/_meta/progressToken").is_some()
+            {
+                body.push_str(&sse_frame(&serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": {"progressToken": "late", "progress": 1.0},
+                })));
+            }
+            (
+                StatusCode::OK,
+                [
+                    (header::CONTENT_TYPE, "text/event-stream"),
+                    (header::CACHE_CONTROL, "no-cache"),
+                ],
+                body,
+            )
+                .into_response()
+        }
         Some(reply) if config.has(&outside::HTTP_STATUS_200) && reply.get("error").is_some() => {
             json_response(StatusCode::BAD_REQUEST, &reply)
         }
@@ -573,22 +729,16 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
 
 /// Spec §5.2: zero or more notification frames, then exactly one frame with
 /// the response, each a `data:` line and a blank line; then the stream ends.
-fn sse_response(frames: &[Value], reply: &Value) -> Response {
-    let mut body = String::new();
-    for frame in frames.iter().chain(std::iter::once(reply)) {
-        body.push_str("data: ");
-        body.push_str(&frame.to_string());
-        body.push_str("\n\n");
-    }
-    (
-        StatusCode::OK,
-        [
-            (header::CONTENT_TYPE, "text/event-stream"),
-            (header::CACHE_CONTROL, "no-cache"),
-        ],
-        body,
-    )
-        .into_response()
+fn sse_response(frames: &[Value], reply: &Value) -> String {
+    frames
+        .iter()
+        .chain(std::iter::once(reply))
+        .map(sse_frame)
+        .collect()
+}
+
+fn sse_frame(frame: &Value) -> String {
+    format!("data: {frame}\n\n")
 }
 
 /// Serves NDJSON on `reader`/`writer` until EOF (an implicit `shutdown`, spec

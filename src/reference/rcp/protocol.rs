@@ -361,20 +361,26 @@ fn side_for(
         return Side::default();
     }
     let meta = params.get("_meta");
-    let progress = meta
+    let mut progress = meta
         .and_then(|m| m.get("progressToken"))
         .filter(|t| (t.is_string() || t.is_i64() || t.is_u64()) && config.offers("streaming"))
         .cloned();
-    let mut log = meta
-        .and_then(|m| m.get("logLevel"))
-        .map(log_level)
-        .or(session.log)
-        .filter(|_| config.offers("log"));
-    if config.has(&outside::UNSOLICITED) {
-        log = Some(log.map_or(1, |l| l.min(1)));
+    // The fault of RCP-OUT-006: progress for every request, token or not.
+    if config.has(&outside::UNSOLICITED) && progress.is_none() {
+        progress = Some(json!("protocheck-reference-unsolicited"));
     }
+    let meta_log = meta.and_then(|m| m.get("logLevel")).map(log_level);
+    let log = if config.variants.log_needs_capability {
+        // The variant: only a client that advertised the `log` capability
+        // gets logs (§17.1), at the level it asks for.
+        meta_log.or(session.log).filter(|_| session.log_capability)
+    } else {
+        meta_log.or(session.log)
+    }
+    .filter(|_| config.offers("log"));
     Side {
-        progress,
+        // The variant streams the final response only (§5.2: "zero or more").
+        progress: progress.filter(|_| !config.variants.no_progress),
         log,
         frames: Vec::new(),
         overshoot: config.has(&l2::STREAMING_PROGRESS),
@@ -446,6 +452,7 @@ fn initialize(
         .and_then(|c| c.get("log"))
         .is_some_and(|l| !l.is_null());
     session.log = meta_level.map(log_level).or(log_cap.then_some(1));
+    session.log_capability = log_cap;
     let mut result = server_description(config, ctx.new_token.as_deref());
     result["protocolVersion"] = if config.has(&harness::PROTOCOL_VERSION) {
         json!(0)
@@ -505,7 +512,7 @@ fn all_capabilities(config: &RcpReferenceConfig) -> Map<String, Value> {
     caps.insert(
         "retrieve".into(),
         json!({
-            "maxK": methods::MAX_K,
+            "maxK": methods::max_k(config),
             "modes": ["dense", "sparse", "hybrid"],
             "defaultMode": "hybrid",
             "fusion": ["rrf", "weighted"],
@@ -515,7 +522,7 @@ fn all_capabilities(config: &RcpReferenceConfig) -> Map<String, Value> {
             "scoreScale": "unbounded",
         }),
     );
-    caps.insert("filter".into(), super::filter::capability());
+    caps.insert("filter".into(), super::filter::capability(config));
     caps.insert("citations".into(), json!({}));
     caps.insert(
         "rerank".into(),

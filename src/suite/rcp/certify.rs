@@ -64,7 +64,8 @@ pub struct Certification {
     pub level: Level,
     /// What the level above the certified one is missing, one line per item.
     pub missing_for_next: Vec<String>,
-    /// Advertised L2 features whose checks could not run, with the reason.
+    /// Advertised L2 features protocheck could not exercise, each "<feature>:
+    /// advertised, not exercised: <why, and what would exercise it>".
     pub unverified: Vec<String>,
 }
 
@@ -151,10 +152,14 @@ pub fn certify(findings: &[Finding], advertised: &[&Feature]) -> Certification {
                 .map(|x| x.message.clone())
                 .next()
                 .unwrap_or_default();
-            format!(
-                "{} is advertised but could not be verified: {reason}",
-                f.name
-            )
+            // The finding says "advertised, not exercised: <why; what would
+            // exercise it>"; a reason worded otherwise (the target went away)
+            // is prefixed the same way.
+            if reason.starts_with("advertised, not exercised") {
+                format!("{}: {reason}", f.name)
+            } else {
+                format!("{}: advertised, not exercised: {reason}", f.name)
+            }
         })
         .collect();
     let mut l2_missing: Vec<String> = statuses

@@ -49,7 +49,8 @@ pub(crate) struct Observed {
     pub during: String,
     /// The `_meta.progressToken` of that request, if it carried one.
     pub token: Option<Value>,
-    /// Whether any request so far had opted into logs (`_meta.logLevel`).
+    /// Whether any request so far had opted into logs (`_meta.logLevel`, or the
+    /// `log` capability of `initialize`).
     pub log_opted_in: bool,
     /// Whether it arrived inside an HTTP event stream (else on stdout).
     pub in_stream: bool,
@@ -215,7 +216,8 @@ pub(crate) struct RcpClient {
     observed_total: usize,
     /// The method and progress token of the request being answered.
     awaiting: (String, Option<Value>),
-    /// A request has opted into logs with `_meta.logLevel` (spec §17.1).
+    /// A request has opted into logs: `_meta.logLevel`, or the `log`
+    /// capability of `initialize` (spec §17.1).
     log_opted_in: bool,
     /// The exchanges of notifications sent over HTTP, for the status rule.
     notification_exchanges: Vec<Exchange>,
@@ -340,10 +342,17 @@ impl RcpClient {
     }
 
     /// Notes what a request asks for before it is sent (see [`Observed`]).
+    /// A client opts into logs with `_meta.logLevel` on a request, or with the
+    /// `log` capability of its `initialize` (spec §7.1, §17.1).
     fn note_request(&mut self, method: &str, params: &Value) {
         let meta = params.get("_meta");
         let token = meta.and_then(|m| m.get("progressToken")).cloned();
-        if meta.and_then(|m| m.get("logLevel")).is_some() {
+        let log_capability = method == "initialize"
+            && params
+                .get("capabilities")
+                .and_then(|c| c.get("log"))
+                .is_some_and(|l| !l.is_null());
+        if log_capability || meta.and_then(|m| m.get("logLevel")).is_some() {
             self.log_opted_in = true;
         }
         self.awaiting = (method.to_owned(), token);

@@ -95,7 +95,10 @@ pub async fn run(
         // Decision 8: a certified level and an honest declaration pass the
         // run; spec violations outside the levels are counted, not gating.
         passed: cert.level != Level::None && honesty.honest(),
-        summary: certify::summary(cert.level, declared, honesty, violations),
+        summary: with_not_exercised(
+            certify::summary(cert.level, declared, honesty, violations),
+            &cert.unverified,
+        ),
         counts: reporter.counts(),
         detail: VerdictDetail::Rcp {
             profile: PROFILE_SPEC.to_owned(),
@@ -108,6 +111,7 @@ pub async fn run(
                 violations_outside_levels: violations,
                 levels: certify::by_level(findings),
                 profile_differences: Vec::new(),
+                not_exercised: cert.unverified.clone(),
             }),
         },
     })
@@ -133,6 +137,23 @@ async fn converse(
     Ok((report, advertised))
 }
 
+/// The summary line, naming the advertised features protocheck could not
+/// exercise: `L2 · not exercised: `log``. Each line of `unverified` starts
+/// with the feature's name and ": ".
+fn with_not_exercised(summary: String, unverified: &[String]) -> String {
+    if unverified.is_empty() {
+        return summary;
+    }
+    let names: Vec<&str> = unverified
+        .iter()
+        .map(|line| {
+            line.split_once(": ")
+                .map_or(line.as_str(), |(name, _)| name)
+        })
+        .collect();
+    format!("{summary} · not exercised: {}", names.join(", "))
+}
+
 /// RCP-CERT-001: the declaration against the certified level, with what the
 /// next level needs.
 fn honesty_finding(
@@ -153,7 +174,7 @@ fn honesty_finding(
     let unverified = if cert.unverified.is_empty() {
         String::new()
     } else {
-        format!(" Not verified: {}.", cert.unverified.join("; "))
+        format!(" {}.", cert.unverified.join("; "))
     };
     match (honesty, declared) {
         (Honesty::Overclaimed, Some(d)) => check.finding(

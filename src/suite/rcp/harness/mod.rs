@@ -446,6 +446,7 @@ pub(crate) async fn run(
                 violations_outside_levels: 0,
                 levels,
                 profile_differences: differences,
+                not_exercised: Vec::new(),
             }),
         },
     })

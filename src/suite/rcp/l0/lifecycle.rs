@@ -170,16 +170,19 @@ impl Conversation<'_> {
             self.skip(rule, reason).await?;
             return Ok(Handshake::failed(SessionMode::PerSession));
         }
+        // Both advertise the client `log` capability, so RCP-L2-009 can probe
+        // logs: §17.1, servers "SHOULD emit logs only when the client
+        // advertised the `log` capability" (decision, amendment 11).
         let tolerant = json!({
             "protocolVersion": CLIENT_PROTOCOL_VERSION,
             "client": client_info(),
-            "capabilities": {"x-protocheck-probe": {"note": "an unknown client capability key"}},
+            "capabilities": {"log": {}, "x-protocheck-probe": {"note": "an unknown client capability key"}},
             "_meta": {"x-protocheck-unknown": {"note": "an unknown _meta key"}},
         });
         let plain = json!({
             "protocolVersion": CLIENT_PROTOCOL_VERSION,
             "client": client_info(),
-            "capabilities": {},
+            "capabilities": {"log": {}},
         });
         let first = self.request(rule, "initialize", tolerant).await?;
         check.saw(&first);

@@ -19,62 +19,329 @@ pub const FILTER_VALIDATED: Rule = item(
 
 /// A field name no server advertises.
 const UNADVERTISED_FIELD: &str = "x-protocheck-unadvertised-field";
+/// A value no document is expected to hold, for a field whose values the run
+/// has not seen.
+const PROBE_VALUE: &str = "protocheck-probe-value";
 
-/// The advertised filter field names (spec §6: a list, or a name → type map).
-fn fields(init: &Init) -> Option<Vec<String>> {
+/// The advertised filter fields, in the order advertised, with their declared
+/// type when `fields` is a name → type map (spec §6, §8).
+fn fields(init: &Init) -> Option<Vec<(String, Option<String>)>> {
     let fields = init.capability("filter")?.get("fields")?;
-    let names: Vec<String> = match fields {
+    let named: Vec<(String, Option<String>)> = match fields {
         Value::Array(list) => list
             .iter()
             .filter_map(Value::as_str)
-            .map(str::to_owned)
+            .map(|n| (n.to_owned(), None))
             .collect(),
-        Value::Object(map) => map.keys().cloned().collect(),
+        Value::Object(map) => map
+            .iter()
+            .map(|(n, t)| (n.clone(), t.as_str().map(str::to_owned)))
+            .collect(),
         _ => return None,
     };
-    (!names.is_empty()).then_some(names)
+    (!named.is_empty()).then_some(named)
 }
 
 /// Whether `op` may be used: listed in `filter.operators`, or no list given.
+/// Decision (amendment 11): a filter is judged with the operators the server
+/// advertises. §8: "Servers advertise allowed `fields` and `operators`", and
+/// an operator outside them is -32005, so no probe uses one.
 fn operator_allowed(init: &Init, op: &str) -> bool {
     init.advertised_list("filter", "operators")
         .is_none_or(|ops| ops.iter().any(|o| o == op))
 }
 
-/// A scalar `meta` value one of the hits carries for an advertised field:
-/// `(field, value, hit id, the result it came from)`.
-fn known_value(
-    fields: &[String],
-    retrieved: &[Retrieved],
-) -> Option<(String, Value, Value, Retrieved)> {
-    for r in retrieved {
+/// Whether the ordered comparisons apply to a field of this declared type
+/// (§8 table: `gt`…`lte` apply to `int`/`float`/`date`).
+fn ordered_type(ty: Option<&str>) -> bool {
+    ty.is_none_or(|t| matches!(t, "int" | "float" | "date"))
+}
+
+/// Whether a returned hit whose `meta.<field>` is `got` satisfies the clause
+/// `op value` (§8 table); `None` when the answer is not known (values that do
+/// not compare, an operator on an array-valued field other than membership).
+fn satisfies(op: &str, value: &Value, got: &Value) -> Option<bool> {
+    let scalar = |v: &Value| matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_));
+    let member = |v: &Value| match got {
+        Value::Array(items) => items.contains(v),
+        other => other == v,
+    };
+    let ordered = |f: fn(f64, f64) -> bool| match (got.as_f64(), value.as_f64()) {
+        (Some(a), Some(b)) => Some(f(a, b)),
+        _ => None,
+    };
+    match op {
+        "eq" if scalar(value) => Some(member(value)),
+        "ne" if scalar(value) => Some(!member(value)),
+        "gt" => ordered(|a, b| a > b),
+        "gte" => ordered(|a, b| a >= b),
+        "lt" => ordered(|a, b| a < b),
+        "lte" => ordered(|a, b| a <= b),
+        "in" => value.as_array().map(|set| set.iter().any(member)),
+        "nin" => value.as_array().map(|set| !set.iter().any(member)),
+        "contains" => match (got, value) {
+            (Value::Array(items), v) => Some(items.contains(v)),
+            (Value::String(s), Value::String(needle)) => Some(s.contains(needle.as_str())),
+            _ => None,
+        },
+        // A hit that shows the field has it.
+        "exists" => value.as_bool(),
+        _ => None,
+    }
+}
+
+/// A value one hit showed for an advertised field: the material of the
+/// probes built from data.
+#[derive(Debug, Clone)]
+struct Seen {
+    field: String,
+    ty: Option<String>,
+    value: Value,
+    hit: Value,
+    base: usize,
+}
+
+/// A filter probe and what it must do.
+#[derive(Debug, Clone)]
+struct Probe {
+    field: String,
+    op: &'static str,
+    value: Value,
+    /// The hit the probe was built from, and whether it must stay.
+    subject: Option<(Value, bool)>,
+    /// The result whose request the probe repeats with the filter.
+    base: Option<usize>,
+    /// Some hit must go: the subject is dropped, or the base shows a hit that
+    /// contradicts the clause.
+    restrictive: bool,
+}
+
+impl Probe {
+    fn clause(&self) -> Value {
+        json!({"field": self.field, "op": self.op, "value": self.value})
+    }
+
+    fn label(&self) -> String {
+        format!("{} {} {}", self.field, self.op, self.value)
+    }
+}
+
+/// The clauses of a probe built from `seen`, best first: `(op, value, keeps
+/// the hit)`. Only advertised operators, with the value shape §8 gives them.
+fn clauses_for(init: &Init, seen: &Seen) -> Vec<(&'static str, Value, bool)> {
+    let v = &seen.value;
+    let ty = seen.ty.as_deref();
+    let mut out = Vec::new();
+    let scalar = matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_));
+    if scalar {
+        out.push(("eq", v.clone(), true));
+        out.push(("ne", v.clone(), false));
+        out.push(("in", json!([v]), true));
+        out.push(("nin", json!([v]), false));
+        let comparable =
+            (v.is_number() && ordered_type(ty)) || (v.is_string() && ty == Some("date"));
+        if comparable {
+            out.push(("gte", v.clone(), true));
+            out.push(("gt", v.clone(), false));
+            out.push(("lte", v.clone(), true));
+            out.push(("lt", v.clone(), false));
+        }
+        if ty == Some("text") && v.is_string() {
+            out.push(("contains", v.clone(), true));
+        }
+    } else if let Value::Array(items) = v
+        && let Some(first) = items
+            .iter()
+            .find(|e| matches!(e, Value::String(_) | Value::Number(_) | Value::Bool(_)))
+    {
+        // §8: `contains` on an array-valued field is element membership.
+        out.push(("contains", first.clone(), true));
+    }
+    out.push(("exists", json!(true), true));
+    out.push(("exists", json!(false), false));
+    out.retain(|(op, _, _)| operator_allowed(init, op));
+    out
+}
+
+/// Every value the hits of plain (unfiltered, first-page) results showed for
+/// an advertised field, in the order of the results, hits and fields.
+fn seen_values(fields: &[(String, Option<String>)], retrieved: &[Retrieved]) -> Vec<Seen> {
+    let mut seen = Vec::new();
+    for (base, r) in retrieved.iter().enumerate() {
+        if ["filter", "minScore", "cursor"]
+            .iter()
+            .any(|k| r.params.get(*k).is_some())
+        {
+            continue;
+        }
         for hit in r.hits() {
-            let Some(meta) = hit.get("meta").and_then(Value::as_object) else {
+            let (Some(meta), Some(id)) =
+                (hit.get("meta").and_then(Value::as_object), hit.get("id"))
+            else {
                 continue;
             };
-            for field in fields {
-                match meta.get(field) {
-                    Some(v @ (Value::String(_) | Value::Number(_) | Value::Bool(_))) => {
-                        let id = hit.get("id").cloned().unwrap_or(Value::Null);
-                        return Some((field.clone(), v.clone(), id, r.clone()));
-                    }
-                    _ => continue,
+            for (field, ty) in fields {
+                if let Some(v) = meta.get(field).filter(|v| !v.is_null()) {
+                    seen.push(Seen {
+                        field: field.clone(),
+                        ty: ty.clone(),
+                        value: v.clone(),
+                        hit: id.clone(),
+                        base,
+                    });
                 }
             }
         }
     }
-    None
+    seen
 }
 
-/// Whether a hit's `meta` value for `field` equals `value` (an array-valued
-/// field matches when one of its elements does); `None` when the hit does not
-/// show the field.
-fn meta_equals(hit: &Value, field: &str, value: &Value) -> Option<bool> {
-    let got = hit.get("meta")?.get(field)?;
-    Some(match got {
-        Value::Array(items) => items.contains(value),
-        other => other == value,
+/// Whether another hit of the base result shows a value of the field that
+/// the clause rejects (so the filter must remove it).
+fn contradicted_in(base: &Retrieved, field: &str, op: &str, value: &Value) -> bool {
+    base.hits().iter().any(|h| {
+        h.get("meta")
+            .and_then(|m| m.get(field))
+            .and_then(|got| satisfies(op, value, got))
+            == Some(false)
     })
+}
+
+/// The probes built from the metadata the hits showed: one that must keep a
+/// hit (preferring one that must also remove another), and one that must
+/// drop it.
+fn data_probes(init: &Init, seen: &[Seen], retrieved: &[Retrieved]) -> Vec<Probe> {
+    let mut keep: Option<Probe> = None;
+    let mut drop: Option<Probe> = None;
+    for s in seen {
+        for (op, value, keeps) in clauses_for(init, s) {
+            let restrictive = !keeps
+                || retrieved
+                    .get(s.base)
+                    .is_some_and(|b| contradicted_in(b, &s.field, op, &value));
+            let probe = Probe {
+                field: s.field.clone(),
+                op,
+                value,
+                subject: Some((s.hit.clone(), keeps)),
+                base: Some(s.base),
+                restrictive,
+            };
+            if keeps {
+                if keep.as_ref().is_none_or(|k| !k.restrictive && restrictive) {
+                    keep = Some(probe);
+                }
+            } else if drop.is_none() {
+                drop = Some(probe);
+            }
+        }
+    }
+    keep.into_iter().chain(drop).collect()
+}
+
+/// A value of the declared type to write a clause with, when the run saw
+/// none: the type's own kind of value, or a string when no type is declared.
+fn typed_value(ty: Option<&str>) -> Option<Value> {
+    match ty {
+        None | Some("keyword" | "text") => Some(json!(PROBE_VALUE)),
+        Some("int") => Some(json!(0)),
+        Some("float") => Some(json!(0.5)),
+        Some("bool") => Some(json!(true)),
+        // A date's encoding is the server's choice (§4.6); geo has no
+        // operator of its own in §8.
+        _ => None,
+    }
+}
+
+/// A filter no document can satisfy, built from advertised operators only:
+/// `exists` both ways, `eq` and `ne` (or `in` and `nin`) of one value, or a
+/// lower bound above an upper one. Returns the filter, its field, and whether
+/// the field's value type is only a guess (no declared type, no value seen).
+///
+/// Decision (amendment 11): an empty `in` list is never probed. §8 defines
+/// `in` as "set membership" with an "array of scalars" and says nothing of
+/// an empty one, and the SDKs' validator, which §8's implementation note says
+/// a server "SHOULD call", rejects it with -32602: a case the spec leaves
+/// undefined never decides a level.
+fn contradiction(
+    init: &Init,
+    fields: &[(String, Option<String>)],
+    seen: &[Seen],
+) -> Option<(Value, String, bool)> {
+    let allowed = |op: &str| operator_allowed(init, op);
+    let (first, _) = fields.first()?;
+    if allowed("exists") {
+        return Some((
+            json!({"and": [
+                {"field": first, "op": "exists", "value": true},
+                {"field": first, "op": "exists", "value": false},
+            ]}),
+            first.clone(),
+            false,
+        ));
+    }
+    // A field and a value of its type: one the hits showed, else one of its
+    // declared type, else a string for an untyped field (a guess).
+    let valued: Vec<(String, Option<String>, Value, bool)> = fields
+        .iter()
+        .filter_map(|(f, ty)| {
+            let shown = seen
+                .iter()
+                .find(|s| {
+                    &s.field == f
+                        && matches!(
+                            s.value,
+                            Value::String(_) | Value::Number(_) | Value::Bool(_)
+                        )
+                })
+                .map(|s| s.value.clone());
+            match shown {
+                Some(v) => Some((f.clone(), ty.clone(), v, false)),
+                None => {
+                    typed_value(ty.as_deref()).map(|v| (f.clone(), ty.clone(), v, ty.is_none()))
+                }
+            }
+        })
+        .collect();
+    for (a, b, set) in [("eq", "ne", false), ("in", "nin", true)] {
+        if allowed(a) && allowed(b) {
+            let (field, _, value, guess) = valued.first()?;
+            let value = if set { json!([value]) } else { value.clone() };
+            return Some((
+                json!({"and": [
+                    {"field": field, "op": a, "value": value},
+                    {"field": field, "op": b, "value": value},
+                ]}),
+                field.clone(),
+                *guess,
+            ));
+        }
+    }
+    // x > 1 (or ≥ 1) and x < 0 (or ≤ 0): no number is both.
+    let lower = ["gt", "gte"].into_iter().find(|o| allowed(o))?;
+    let upper = ["lt", "lte"].into_iter().find(|o| allowed(o))?;
+    let (field, ..) = valued.iter().find(|(_, ty, v, _)| {
+        matches!(ty.as_deref(), Some("int" | "float")) || (ty.is_none() && v.is_number())
+    })?;
+    Some((
+        json!({"and": [
+            {"field": field, "op": lower, "value": 1},
+            {"field": field, "op": upper, "value": 0},
+        ]}),
+        field.clone(),
+        false,
+    ))
+}
+
+/// The fields the hits showed values for, once each.
+fn seen_fields(seen: &[Seen]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for s in seen {
+        if !names.contains(&s.field.as_str()) {
+            names.push(&s.field);
+        }
+    }
+    names.join(", ")
 }
 
 fn ids(hits: &[Value]) -> Vec<&Value> {
@@ -98,139 +365,208 @@ impl L1Run<'_, '_> {
         })
     }
 
+    /// RCP-L1-004. Probes are built from the operators the server advertises
+    /// and the metadata its hits showed (§8: "Servers advertise allowed
+    /// `fields` and `operators`"): a clause that must keep a hit (`eq`, `in`,
+    /// `gte`, `lte`, `contains`, `exists: true`) and one that must drop it
+    /// (`ne`, `nin`, `gt`, `lt`, `exists: false`), each repeating the request
+    /// the hit came from. When the hits show no metadata, or no probe could
+    /// show a hit being removed, a filter no document can satisfy must
+    /// return no hits.
     pub(super) async fn filter(&mut self) -> Result<(), EngineError> {
         let rule = &FILTER_RESTRICTS;
         if let Some(reason) = self.filter_skip() {
             return self.conv.skip(rule, reason).await;
         }
         let fields = fields(self.init).unwrap_or_default();
-        match known_value(&fields, &self.facts.retrieved) {
-            Some(known)
-                if operator_allowed(self.init, "eq") && operator_allowed(self.init, "ne") =>
-            {
-                self.filter_by_value(known).await
-            }
-            _ => self.filter_contradiction(&fields).await,
-        }
-    }
-
-    /// A hit showed `field = value`: `eq` must keep it, `ne` must drop it. The
-    /// same query, mode and `k` are used, so the filtered candidates are a
-    /// subset of the unfiltered ones and the hit stays in the top `k`.
-    async fn filter_by_value(
-        &mut self,
-        (field, value, id, base): (String, Value, Value, Retrieved),
-    ) -> Result<(), EngineError> {
-        let rule = &FILTER_RESTRICTS;
+        let seen = seen_values(&fields, &self.facts.retrieved);
+        let probes = data_probes(self.init, &seen, &self.facts.retrieved);
         let mut check = Check::new(rule);
-        check.keep(base.exchange.clone());
         let mut problems = Vec::new();
-        for (op, keep) in [("eq", true), ("ne", false)] {
-            let mut params = base.params.clone();
-            params["filter"] = json!({"field": field, "op": op, "value": value});
-            let label = format!("`retrieve` with filter {field} {op} {value}");
-            let sent = self.retrieve(rule, &label, params).await?;
-            check.saw(&sent);
-            let hits = match result_of(&sent).map(hit_essentials) {
-                Some(Ok(hits)) => hits,
-                Some(Err(problem)) => {
-                    problems.push(format!("{label}: {problem}"));
-                    continue;
+        let mut done = Vec::new();
+        for probe in &probes {
+            self.run_probe(&mut check, probe, &mut problems, &mut done)
+                .await?;
+        }
+        if !probes.iter().any(|p| p.restrictive) {
+            match contradiction(self.init, &fields, &seen) {
+                Some((filter, field, guess)) => {
+                    let skipped = self
+                        .run_contradiction(
+                            &mut check,
+                            &filter,
+                            &field,
+                            guess,
+                            &mut problems,
+                            &mut done,
+                        )
+                        .await?;
+                    if let Some(reason) = skipped {
+                        return self.conv.emit(check.finding(Outcome::Skip, reason)).await;
+                    }
                 }
+                None if !problems.is_empty() => {}
                 None => {
-                    problems.push(format!("{label} {}", outcome_words(&sent)));
-                    continue;
+                    let ops = self
+                        .init
+                        .advertised_list("filter", "operators")
+                        .map_or_else(|| "all of §8".to_owned(), |o| o.join(", "));
+                    let shown = if seen.is_empty() {
+                        "no hit showed a `meta` value for an advertised field".to_owned()
+                    } else {
+                        format!(
+                            "the hits showed `meta` values ({}) but none that a probe could remove",
+                            seen_fields(&seen)
+                        )
+                    };
+                    let reason = format!(
+                        "not verified: {shown}, and the advertised operators ({ops}) cannot write a filter with a known \
+                         answer on the advertised fields"
+                    );
+                    return self.conv.emit(check.finding(Outcome::Skip, reason)).await;
                 }
-            };
-            let present = ids(hits).contains(&&id);
-            if keep && !present {
-                problems.push(format!(
-                    "{label} dropped hit {id}, whose `meta.{field}` is {value} (it was in the unfiltered top {})",
-                    base.hits().len()
-                ));
-            }
-            if !keep && present {
-                problems.push(format!(
-                    "{label} still returned hit {id}, whose `meta.{field}` is {value}"
-                ));
-            }
-            let wrong: Vec<&Value> = hits
-                .iter()
-                .filter(|h| meta_equals(h, &field, &value) == Some(!keep))
-                .filter_map(|h| h.get("id"))
-                .collect();
-            if !wrong.is_empty() {
-                problems.push(format!(
-                    "{label} returned hits whose `meta.{field}` contradicts it: {}",
-                    show(&json!(wrong))
-                ));
             }
         }
         let finding = check.verdict(
             &problems,
-            format!("filter `{field}` eq {value} kept hit {id} and `ne` dropped it"),
+            format!(
+                "filters built from the advertised operators restrict the hits: {}",
+                done.join("; ")
+            ),
             "an advertised `filter` restricts the hits to those its clauses match (§8, §14.2)",
         );
         self.conv.emit(finding).await
     }
 
-    /// No hit shows its metadata: a filter no document can satisfy must
-    /// return no hits.
-    async fn filter_contradiction(&mut self, fields: &[String]) -> Result<(), EngineError> {
+    /// One probe built from data: the subject hit kept or dropped, and no
+    /// returned hit showing a value the clause rejects.
+    async fn run_probe(
+        &mut self,
+        check: &mut Check,
+        probe: &Probe,
+        problems: &mut Vec<String>,
+        done: &mut Vec<String>,
+    ) -> Result<(), EngineError> {
         let rule = &FILTER_RESTRICTS;
-        let Some(field) = fields.first() else {
-            return self
-                .conv
-                .skip(rule, "not verified: `filter.fields` is empty")
-                .await;
+        let Some(base) = probe
+            .base
+            .and_then(|b| self.facts.retrieved.get(b))
+            .cloned()
+        else {
+            return Ok(());
         };
-        let filter = if operator_allowed(self.init, "exists") {
-            json!({"and": [
-                {"field": field, "op": "exists", "value": true},
-                {"field": field, "op": "exists", "value": false},
-            ]})
-        } else if operator_allowed(self.init, "in") {
-            json!({"field": field, "op": "in", "value": []})
-        } else {
-            return self
-                .conv
-                .skip(
-                    rule,
-                    "not verified: no hit shows its metadata and neither `exists` nor `in` is an advertised operator, \
-                     so no filter with a known answer could be written",
-                )
-                .await;
+        check.keep(base.exchange.clone());
+        let mut params = base.params.clone();
+        params["filter"] = probe.clause();
+        let label = format!("`retrieve` with filter {}", probe.label());
+        let sent = self.retrieve(rule, &label, params).await?;
+        check.saw(&sent);
+        let hits = match result_of(&sent).map(hit_essentials) {
+            Some(Ok(hits)) => hits,
+            Some(Err(problem)) => {
+                problems.push(format!("{label}: {problem}"));
+                return Ok(());
+            }
+            None => {
+                problems.push(format!(
+                    "{label} {} (the operator is advertised)",
+                    outcome_words(&sent)
+                ));
+                return Ok(());
+            }
         };
-        let mut check = Check::new(rule);
+        let field = &probe.field;
+        if let Some((id, keep)) = &probe.subject {
+            let present = ids(hits).contains(&id);
+            let shown = self.shown_value(probe.base, id, field);
+            if *keep && !present {
+                problems.push(format!(
+                    "{label} dropped hit {id}, whose `meta.{field}` is {shown} (it was in the unfiltered top {})",
+                    base.hits().len()
+                ));
+            }
+            if !*keep && present {
+                problems.push(format!(
+                    "{label} still returned hit {id}, whose `meta.{field}` is {shown}"
+                ));
+            }
+            if *keep == present {
+                done.push(format!(
+                    "{} {} hit {id}",
+                    probe.label(),
+                    if *keep { "kept" } else { "dropped" }
+                ));
+            }
+        }
+        let wrong: Vec<&Value> = hits
+            .iter()
+            .filter(|h| {
+                h.get("meta")
+                    .and_then(|m| m.get(field))
+                    .and_then(|got| satisfies(probe.op, &probe.value, got))
+                    == Some(false)
+            })
+            .filter_map(|h| h.get("id"))
+            .collect();
+        if !wrong.is_empty() {
+            problems.push(format!(
+                "{label} returned hits whose `meta.{field}` contradicts it: {}",
+                show(&json!(wrong))
+            ));
+        }
+        Ok(())
+    }
+
+    /// The value hit `id` showed for `field` in result `base`, for a finding.
+    fn shown_value(&self, base: Option<usize>, id: &Value, field: &str) -> String {
+        base.and_then(|b| self.facts.retrieved.get(b))
+            .and_then(|r| r.hits().iter().find(|h| h.get("id") == Some(id)).cloned())
+            .and_then(|h| h.get("meta").and_then(|m| m.get(field)).cloned())
+            .map_or_else(|| "unknown".to_owned(), |v| show(&v))
+    }
+
+    /// A filter no document can satisfy must return no hits. Returns a skip
+    /// reason when the answer is an error that a guessed value type explains.
+    async fn run_contradiction(
+        &mut self,
+        check: &mut Check,
+        filter: &Value,
+        field: &str,
+        guess: bool,
+        problems: &mut Vec<String>,
+        done: &mut Vec<String>,
+    ) -> Result<Option<String>, EngineError> {
+        let rule = &FILTER_RESTRICTS;
         let params = json!({"query": self.query(), "k": PROBE_K, "filter": filter});
         let sent = self
             .retrieve(
                 rule,
-                "`retrieve` with a filter no document satisfies",
+                "`retrieve` with a filter no document can satisfy",
                 params,
             )
             .await?;
         check.saw(&sent);
-        let finding = match result_of(&sent).map(hit_essentials) {
-            Some(Ok([])) => check.finding(
-                Outcome::Pass,
-                format!("a filter no document can satisfy ({filter}) returned no hits"),
-            ),
-            Some(Ok(hits)) => check.finding(
-                rule.on_failure,
-                format!(
-                    "the filter {filter}, which no document can satisfy, returned {} hits; an advertised `filter` \
-                     restricts the hits (§8, §14.2)",
-                    hits.len()
-                ),
-            ),
-            Some(Err(problem)) => check.finding(rule.on_failure, format!("a filtered `retrieve`: {problem}")),
-            None => check.finding(
-                rule.on_failure,
-                format!("`retrieve` with the filter {filter} {} (§8)", outcome_words(&sent)),
-            ),
-        };
-        self.conv.emit(finding).await
+        match result_of(&sent).map(hit_essentials) {
+            Some(Ok([])) => done.push(format!(
+                "a filter no document can satisfy ({filter}) returned no hits"
+            )),
+            Some(Ok(hits)) => problems.push(format!(
+                "the filter {filter}, which no document can satisfy, returned {} hits",
+                hits.len()
+            )),
+            Some(Err(problem)) => problems.push(format!("a filtered `retrieve`: {problem}")),
+            None if guess && code_of(&sent) == Some(-32602) => {
+                return Ok(Some(format!(
+                    "not verified: no hit showed a `meta` value and `filter.fields` declares no type for `{field}`, so \
+                     the value of the probe {filter} was a guess, and it was refused with -32602"
+                )));
+            }
+            None => problems.push(format!(
+                "`retrieve` with the filter {filter} {} (its operators and field are advertised)",
+                outcome_words(&sent)
+            )),
+        }
+        Ok(None)
     }
 
     pub(super) async fn validated_filter(&mut self) -> Result<(), EngineError> {
@@ -238,18 +574,30 @@ impl L1Run<'_, '_> {
         if let Some(reason) = self.filter_skip() {
             return self.conv.skip(rule, reason).await;
         }
-        let fields = fields(self.init).unwrap_or_default();
+        let fields: Vec<String> = fields(self.init)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        // An advertised operator, with a value of the shape §8 gives it, so
+        // only the field is wrong.
         let op = self
             .init
             .advertised_list("filter", "operators")
             .and_then(|ops| ops.into_iter().next())
             .unwrap_or_else(|| "eq".to_owned());
+        let value = match op.as_str() {
+            "gt" | "gte" | "lt" | "lte" => json!(1),
+            "in" | "nin" => json!(["x"]),
+            "exists" => json!(true),
+            _ => json!("x"),
+        };
         let mut check = Check::new(rule);
         let mut problems = Vec::new();
         let query = self.query();
         let probes = [
             (
-                json!({"field": UNADVERTISED_FIELD, "op": op, "value": "x"}),
+                json!({"field": UNADVERTISED_FIELD, "op": op, "value": value}),
                 format!("a clause on the unadvertised field `{UNADVERTISED_FIELD}`"),
             ),
             (json!({"and": []}), "an empty `and`".to_owned()),
@@ -277,5 +625,32 @@ impl L1Run<'_, '_> {
             "filters referencing unadvertised fields, and empty `and`/`or` arrays, MUST be rejected with -32602 (§8, §15.4)",
         );
         self.conv.emit(finding).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clauses_are_judged_as_section_8_defines_them() {
+        assert_eq!(satisfies("gte", &json!(2020), &json!(2021)), Some(true));
+        assert_eq!(satisfies("gt", &json!(2020), &json!(2020)), Some(false));
+        assert_eq!(satisfies("lte", &json!(2020.5), &json!(2020)), Some(true));
+        assert_eq!(satisfies("eq", &json!("a"), &json!(["a", "b"])), Some(true));
+        assert_eq!(satisfies("ne", &json!("a"), &json!("b")), Some(true));
+        assert_eq!(
+            satisfies("in", &json!(["a"]), &json!(["b", "a"])),
+            Some(true)
+        );
+        assert_eq!(satisfies("nin", &json!(["a"]), &json!("a")), Some(false));
+        assert_eq!(
+            satisfies("contains", &json!("ens"), &json!("dense")),
+            Some(true)
+        );
+        assert_eq!(satisfies("exists", &json!(false), &json!(1)), Some(false));
+        // Values that do not compare give no answer, never a verdict.
+        assert_eq!(satisfies("lt", &json!(1), &json!("x")), None);
+        assert_eq!(satisfies("gt", &json!(1), &json!([2])), None);
     }
 }

@@ -7,7 +7,7 @@ use crate::suite::rcp::client::Reply;
 
 pub const STREAMING_PROGRESS: Rule = item(
     "RCP-L2-006",
-    "with `_meta.progressToken` (and, over HTTP, `Accept: text/event-stream`), progress arrives before the reply",
+    "with `_meta.progressToken` (and, over HTTP, `Accept: text/event-stream`), any progress frames echo the token and precede exactly one final response",
     SpecLevel::Should,
     "RCP/1 §14.3, §9, §5.2 (SSE)",
 );
@@ -19,15 +19,31 @@ pub const STREAMING_BUFFERED: Rule = item(
 );
 pub const LOG: Rule = item(
     "RCP-L2-009",
-    "a client that opts in with `_meta.logLevel` receives well-formed `notifications/log`",
+    "a client that opts in (the `log` capability and `_meta.logLevel`) receives well-formed `notifications/log`",
     SpecLevel::Should,
     "RCP/1 §14.3, §17.1",
 );
 
 /// The progress token of the streaming probe: a string, echoed verbatim.
 const PROGRESS_TOKEN: &str = "protocheck-progress-1";
+/// The progress token of the log probe's second attempt over HTTP.
+const LOG_PROGRESS_TOKEN: &str = "protocheck-progress-log";
 
 impl L2Run<'_, '_> {
+    /// RCP-L2-006: the structure of what answers a request carrying
+    /// `_meta.progressToken` (and, over HTTP, `Accept: text/event-stream`).
+    ///
+    /// Decisions (amendment 11):
+    /// - Progress is optional. §5.2: the server "MAY respond with
+    ///   `text/event-stream` and emit zero or more `notifications/progress`
+    ///   frames followed by exactly one final frame"; §9: the server "MAY
+    ///   send, before the final response" progress. So the frames are judged
+    ///   (each well-formed, progress echoing the token, exactly one final
+    ///   response with the request id, nothing after it), never their number.
+    /// - A buffered JSON reply to a request that accepts an event stream is
+    ///   allowed: §5.2 says the server "MAY respond with `text/event-stream`",
+    ///   and only requires the buffered reply when the client did not ask for
+    ///   SSE. It passes, and the finding says the stream was not used.
     pub(super) async fn streaming_progress(&mut self) -> Result<(), EngineError> {
         let rule = &STREAMING_PROGRESS;
         if !self.gate(rule, "streaming").await? {
@@ -58,24 +74,20 @@ impl L2Run<'_, '_> {
         check.keep(streamed.reply.exchange.clone());
         let mut problems = streamed.problems.clone();
         let http = self.conv.client.is_http();
-        if http && !streamed.event_stream {
-            problems.push(
-                "asked for an event stream (`Accept: text/event-stream`, with a progressToken), the server answered \
-                 one buffered response: it advertises `streaming` but did not stream"
-                    .to_owned(),
-            );
-        }
         let progress: Vec<&Value> = streamed
             .notifications
             .iter()
             .filter(|n| n.get("method").and_then(Value::as_str) == Some("notifications/progress"))
             .collect();
-        if progress.is_empty() && (!http || streamed.event_stream) {
-            problems.push(format!(
-                "no `notifications/progress` arrived before the reply to a `retrieve` carrying progressToken \
-                 \"{PROGRESS_TOKEN}\"{}",
-                if http { " in the event stream" } else { " on stdout" }
-            ));
+        for frame in &streamed.notifications {
+            if frame.get("jsonrpc").and_then(Value::as_str) != Some("2.0")
+                || !frame.get("method").is_some_and(Value::is_string)
+            {
+                problems.push(format!(
+                    "a frame before the final response is not a JSON-RPC 2.0 notification: {}",
+                    show(frame)
+                ));
+            }
         }
         for frame in &progress {
             let params = frame.get("params").unwrap_or(&Value::Null);
@@ -96,15 +108,27 @@ impl L2Run<'_, '_> {
             }
         }
         problems.extend(final_reply_problems(&streamed.reply, &id));
+        let passed = if http && !streamed.event_stream {
+            "the request accepted an event stream and got one buffered JSON response with its result, which §5.2 \
+             allows (the server \"MAY respond with `text/event-stream`\"), so there were no frames to judge"
+                .to_owned()
+        } else {
+            format!(
+                "{} progress frame(s) echoing the token, then exactly one final response{}; §5.2 allows \"zero or \
+                 more\" progress frames",
+                progress.len(),
+                if http {
+                    ", in an event stream"
+                } else {
+                    " on stdout"
+                }
+            )
+        };
         let finding = check.verdict(
             &problems,
-            format!(
-                "{} progress frame(s) echoing the token preceded the final response{}",
-                progress.len(),
-                if http { " in an event stream" } else { "" }
-            ),
-            "with `_meta.progressToken` and `streaming` advertised, progress frames echo the token and precede exactly \
-             one final response, which stays authoritative (§9, §5.2)",
+            passed,
+            "with `_meta.progressToken` and `streaming` advertised, any progress frames echo the token and precede \
+             exactly one final response, and nothing follows it (§9, §5.2)",
         );
         self.conv.emit(finding).await
     }
@@ -156,6 +180,16 @@ impl L2Run<'_, '_> {
         self.conv.emit(finding).await
     }
 
+    /// RCP-L2-009. The client opts in both ways §7.1 names: the `log`
+    /// capability in its `initialize` (decision, amendment 11: §17.1 says
+    /// servers "SHOULD emit logs only when the client advertised the `log`
+    /// capability") and `_meta.logLevel` on the request.
+    ///
+    /// Over HTTP a log reaches the client only inside an event stream (§5.2),
+    /// which a server MAY decline: when it answers buffered JSON, the request
+    /// is repeated with a progressToken (some servers stream only those);
+    /// when neither streams, `log` is "advertised, not exercised" (it neither
+    /// counts for L2 nor blocks it, and the verdict lists it).
     pub(super) async fn log(&mut self) -> Result<(), EngineError> {
         let rule = &LOG;
         if !self.gate(rule, "log").await? {
@@ -167,44 +201,74 @@ impl L2Run<'_, '_> {
                 .conv
                 .skip(
                     rule,
-                    "not verifiable over HTTP: a `notifications/log` can reach an HTTP client only inside an event \
-                     stream, and `streaming` is not advertised (spec §5.2, §17.1)",
+                    "advertised, not exercised: over HTTP a `notifications/log` can reach the client only inside an \
+                     event stream (spec §5.2, §17.1), and `streaming` is not advertised; a run over stdio, or a server \
+                     that also advertises `streaming` and streams, would exercise it",
                 )
                 .await;
         }
         let levels = self.init.advertised_list("log", "levels");
         let mut check = Check::new(rule);
-        let params = json!({"query": self.query(), "k": 2, "_meta": {"logLevel": "debug"}});
-        let id = self.conv.client.next_id();
-        let streamed = match self
-            .conv
-            .client
-            .call_stream(id.clone(), "retrieve", params)
-            .await
-        {
-            Ok(s) => s,
-            Err(failure) => {
-                check.keep(failure.exchange.clone());
-                let words = format!("got no answer ({})", failure.error);
-                let _ = self.conv.sent(rule, Err(failure))?;
-                let finding = check.finding(
-                    rule.on_failure,
-                    format!("`retrieve` with `_meta.logLevel` \"debug\" {words} (§17.1)"),
-                );
-                return self.conv.emit(finding).await;
+        let plain = json!({"query": self.query(), "k": 2, "_meta": {"logLevel": "debug"}});
+        let with_token = json!({"query": self.query(), "k": 2,
+            "_meta": {"logLevel": "debug", "progressToken": LOG_PROGRESS_TOKEN}});
+        let mut attempts = vec![plain];
+        if http {
+            attempts.push(with_token);
+        }
+        let mut answered = None;
+        for params in attempts {
+            let id = self.conv.client.next_id();
+            let streamed = match self
+                .conv
+                .client
+                .call_stream(id.clone(), "retrieve", params)
+                .await
+            {
+                Ok(s) => s,
+                Err(failure) => {
+                    check.keep(failure.exchange.clone());
+                    let words = format!("got no answer ({})", failure.error);
+                    let _ = self.conv.sent(rule, Err(failure))?;
+                    let finding = check.finding(
+                        rule.on_failure,
+                        format!("`retrieve` with `_meta.logLevel` \"debug\" {words} (§17.1)"),
+                    );
+                    return self.conv.emit(finding).await;
+                }
+            };
+            check.keep(streamed.reply.exchange.clone());
+            let buffered = http && !streamed.event_stream;
+            let failed = !final_reply_problems(&streamed.reply, &id).is_empty();
+            answered = Some((streamed, id));
+            if !buffered || failed {
+                break;
             }
+        }
+        let Some((streamed, id)) = answered else {
+            return Ok(());
         };
-        check.keep(streamed.reply.exchange.clone());
+        let mut problems = streamed.problems.clone();
+        problems.extend(final_reply_problems(&streamed.reply, &id));
+        if http && !streamed.event_stream && problems.is_empty() {
+            let finding = check.finding(
+                Outcome::Skip,
+                "advertised, not exercised: requests that accepted an event stream, with and without a \
+                 progressToken, got buffered JSON responses, which §5.2 allows, so no `notifications/log` could reach \
+                 protocheck over HTTP (§5.2, §17.1); a server that streams such requests, or a run over stdio, would \
+                 exercise it",
+            );
+            return self.conv.emit(finding).await;
+        }
         let logs: Vec<&Value> = streamed
             .notifications
             .iter()
             .filter(|n| n.get("method").and_then(Value::as_str) == Some("notifications/log"))
             .collect();
-        let mut problems = streamed.problems.clone();
-        if logs.is_empty() {
+        if logs.is_empty() && problems.is_empty() {
             problems.push(format!(
-                "a `retrieve` with `_meta.logLevel` \"debug\" brought no `notifications/log`{}; the server advertises \
-                 `log`",
+                "a `retrieve` with `_meta.logLevel` \"debug\", from a client whose `initialize` advertised the `log` \
+                 capability, brought no `notifications/log`{}; the server advertises `log`",
                 if http { " in its event stream" } else { " on stdout" }
             ));
         }
@@ -222,10 +286,13 @@ impl L2Run<'_, '_> {
                 ));
             }
         }
-        problems.extend(final_reply_problems(&streamed.reply, &id));
         let finding = check.verdict(
             &problems,
-            format!("{} well-formed `notifications/log` arrived for a request that opted in", logs.len()),
+            format!(
+                "{} well-formed `notifications/log` arrived for a request from a client that opted in (the `log` \
+                 capability and `_meta.logLevel`)",
+                logs.len()
+            ),
             "a server advertising `log` sends `notifications/log` `{level, message}` to a client that opted in \
              (§17.1, §14.3)",
         );

@@ -5,12 +5,15 @@
 //! features. Decision 9 reads it as: L1 certified, at least one L2 feature
 //! advertised, and every advertised L2 feature passes its checks. A feature
 //! that is not advertised is skipped and costs nothing; one that is advertised
-//! and broken blocks L2. A feature whose checks could not run on this
-//! transport (logs over HTTP without streaming) is "unverified": it neither
-//! counts for L2 nor blocks it, and the report says so.
+//! and broken blocks L2. A feature protocheck could not exercise (logs over
+//! HTTP from a server that does not stream, pagination when no query returns
+//! two hits) is skipped as "advertised, not exercised", saying what would
+//! exercise it: it neither counts for L2 nor blocks it, and the verdict lists
+//! it (`not_exercised`).
 
 use super::conversation::{
-    Check, Conversation, Init, code_of, loose_id, outcome_words, result_of, same_id, show,
+    Check, Conversation, Init, code_of, exchange_of, loose_id, outcome_words, result_of, same_id,
+    show,
 };
 use super::l1::{L1Facts, hit_essentials};
 use super::shape;

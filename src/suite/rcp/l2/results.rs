@@ -19,17 +19,20 @@ pub const DETERMINISTIC: Rule = item(
 );
 pub const SNAPSHOTS: Rule = item(
     "RCP-L2-011",
-    "with `retrieve.snapshots`, a pinned `indexVersion` is served exactly, and an unknown one is -32010",
+    "with `retrieve.snapshots`, a pinned `indexVersion` is served exactly, and an unknown one fails (-32010 or -32016)",
     SpecLevel::Must,
     "RCP/1 §14.3, §7.7.1",
 );
 
-/// Page size of the pagination probe; a result of more hits proves there is
-/// more than one page.
+/// Largest page size of the pagination probe; smaller when no result of the
+/// run had more hits than that.
 const PAGE_K: u64 = 4;
-/// Most pages followed: enough to see pages continue, bounded for a server
-/// whose cursors never end.
-const MAX_PAGES: usize = 6;
+/// `k` of the probe that looks for enough hits to page through when the run
+/// found none.
+const BROAD_K: u64 = 10;
+/// Most pages followed: enough to reach the end of a small corpus, bounded
+/// for a server whose cursors never end.
+const MAX_PAGES: usize = 12;
 const SEED: u64 = 20_260_728;
 /// A snapshot id no server has.
 const UNKNOWN_SNAPSHOT: &str = "protocheck-probe/no-such-snapshot";
@@ -56,38 +59,83 @@ fn ranking(result: &Value) -> Vec<(Value, Value)> {
         .unwrap_or_default()
 }
 
+/// Whether a result answers a plain request (no filter, threshold or cursor),
+/// so a smaller `k` of the same request pages through the same hits.
+fn plain(r: &Retrieved) -> bool {
+    ["filter", "minScore", "cursor"]
+        .iter()
+        .all(|k| r.params.get(*k).is_none())
+}
+
 impl L2Run<'_, '_> {
-    /// A result of the L1 run with more hits than one page holds.
-    fn several_hits(&self) -> Option<&Retrieved> {
-        self.facts.retrieved.iter().find(|r| {
-            r.hits().len() as u64 > PAGE_K
-                && r.params.get("filter").is_none()
-                && r.params.get("minScore").is_none()
-        })
+    /// The plain result of the L1 run with the most hits, if it has two or
+    /// more (so a page of fewer hits leaves a second page).
+    fn several_hits(&self) -> Option<Retrieved> {
+        self.facts
+            .retrieved
+            .iter()
+            .filter(|r| plain(r) && r.hits().len() >= 2)
+            .max_by_key(|r| r.hits().len().min(PAGE_K as usize + 1))
+            .cloned()
     }
 
+    /// RCP-L2-008. The request of a result with `n` ≥ 2 hits is repeated with
+    /// `k` = min(4, n − 1), so a second page exists, and `nextCursor` is
+    /// followed to its end. When the run has no such result, one broad
+    /// `retrieve` (k = 10) looks for one; when even that finds fewer than two
+    /// hits, `pagination` is "advertised, not exercised".
+    ///
+    /// Decision (amendment 11): a page reached through `nextCursor` may be
+    /// empty. §10 says only that "A missing/empty `nextCursor` means no more
+    /// results"; it never promises that a present one leads to a non-empty
+    /// page. What is judged: no hit repeats across pages, no page exceeds `k`,
+    /// and the cursors end (an empty page that hands out yet another cursor,
+    /// or a cursor handed out twice, never ends).
     pub(super) async fn pagination(&mut self) -> Result<(), EngineError> {
         let rule = &PAGINATION;
         if !self.gate(rule, "pagination").await? {
             return Ok(());
         }
-        let Some(base) = self.several_hits().cloned() else {
-            return self
-                .conv
-                .skip(
-                    rule,
-                    format!("not verified: no `retrieve` of this run returned more than {PAGE_K} hits, so no second page is known to exist"),
-                )
-                .await;
-        };
         let mut check = Check::new(rule);
+        let base = match self.several_hits() {
+            Some(base) => base,
+            None => {
+                let params = json!({"query": self.query(), "k": BROAD_K});
+                let sent = self.conv.request(rule, "retrieve", params.clone()).await?;
+                check.saw(&sent);
+                match result_of(&sent).map(|r| (r, hit_essentials(r))) {
+                    Some((result, Ok(hits))) if hits.len() >= 2 => Retrieved {
+                        label: "a broad `retrieve`".to_owned(),
+                        params,
+                        result: result.clone(),
+                        exchange: exchange_of(&sent).clone(),
+                    },
+                    _ => {
+                        let finding = check.finding(
+                            Outcome::Skip,
+                            format!(
+                                "advertised, not exercised: no `retrieve` of this run, nor a broad one with k = \
+                                 {BROAD_K} ({}), returned two or more hits, so no second page is known to exist; a \
+                                 corpus with at least two passages matching the query would exercise it",
+                                outcome_words(&sent)
+                            ),
+                        );
+                        return self.conv.emit(finding).await;
+                    }
+                }
+            }
+        };
         check.keep(base.exchange.clone());
+        let page_k = (base.hits().len() as u64 - 1).clamp(1, PAGE_K);
         let mut params = base.params.clone();
-        params["k"] = json!(PAGE_K);
+        params["k"] = json!(page_k);
         let mut problems = Vec::new();
         let mut seen: Vec<Value> = Vec::new();
+        let mut cursors: Vec<String> = Vec::new();
         let mut pages = 0;
+        let mut empty_pages = 0;
         let mut cursor: Option<String> = None;
+        let mut ended = false;
         while pages < MAX_PAGES {
             let mut page_params = params.clone();
             if let Some(c) = &cursor {
@@ -107,16 +155,21 @@ impl L2Run<'_, '_> {
                     break;
                 }
             };
-            if hits.len() as u64 > PAGE_K {
+            if hits.len() as u64 > page_k {
                 problems.push(format!(
-                    "page {pages} has {} hits for k = {PAGE_K}",
+                    "page {pages} has {} hits for k = {page_k}",
                     hits.len()
                 ));
             }
-            if pages > 1 && hits.is_empty() {
+            if pages == 1 && hits.is_empty() {
                 problems.push(format!(
-                    "page {pages}, reached with a `nextCursor`, is empty"
+                    "the first page is empty, though the same request with k = {} returned {} hits",
+                    base.k().unwrap_or_default(),
+                    base.hits().len()
                 ));
+            }
+            if hits.is_empty() {
+                empty_pages += 1;
             }
             let repeated: Vec<Value> = ids(hits)
                 .into_iter()
@@ -131,9 +184,30 @@ impl L2Run<'_, '_> {
             }
             seen.extend(ids(hits));
             match result.get("nextCursor") {
-                None | Some(Value::Null) => break,
-                Some(Value::String(c)) if c.is_empty() => break,
-                Some(Value::String(c)) => cursor = Some(c.clone()),
+                None | Some(Value::Null) => {
+                    ended = true;
+                    break;
+                }
+                Some(Value::String(c)) if c.is_empty() => {
+                    ended = true;
+                    break;
+                }
+                Some(Value::String(c)) if cursors.contains(c) => {
+                    problems.push(format!(
+                        "page {pages} hands out a `nextCursor` already handed out, so the cursors never end"
+                    ));
+                    break;
+                }
+                Some(Value::String(_)) if hits.is_empty() => {
+                    problems.push(format!(
+                        "page {pages} is empty yet hands out another `nextCursor`, so the cursors need not end"
+                    ));
+                    break;
+                }
+                Some(Value::String(c)) => {
+                    cursors.push(c.clone());
+                    cursor = Some(c.clone());
+                }
                 Some(other) => {
                     problems.push(format!(
                         "`nextCursor` is {}, not an opaque string",
@@ -143,19 +217,34 @@ impl L2Run<'_, '_> {
                 }
             }
         }
-        if pages == 1 && problems.is_empty() {
+        if pages == 1 && ended && problems.is_empty() {
             problems.push(format!(
-                "with k = {PAGE_K} the first page carried no `nextCursor`, though the same request with k = {} \
+                "with k = {page_k} the first page carried no `nextCursor`, though the same request with k = {} \
                  returned {} hits",
                 base.k().unwrap_or_default(),
                 base.hits().len()
             ));
         }
+        let end = if ended {
+            let empty = if empty_pages > 0 {
+                " (the last page was empty, which §10 allows)"
+            } else {
+                ""
+            };
+            format!("the cursors ended after {pages} pages{empty}")
+        } else {
+            format!(
+                "the cursors had not ended after {pages} pages, where protocheck stops following them"
+            )
+        };
         let finding = check.verdict(
             &problems,
-            format!("{pages} pages of k = {PAGE_K} followed by `nextCursor`, {} distinct hits, none repeated", seen.len()),
-            "with `pagination` advertised, a result with more hits than `k` carries `nextCursor`, and repeating the \
-             request with `cursor` returns the next page (§10)",
+            format!(
+                "{pages} pages of k = {page_k} followed by `nextCursor`, {} distinct hits, none repeated; {end}",
+                seen.len()
+            ),
+            "with `pagination` advertised, a result with more hits than `k` carries `nextCursor`, repeating the \
+             request with `cursor` returns the next page without repeating hits, and the cursors end (§10)",
         );
         self.conv.emit(finding).await
     }
@@ -250,23 +339,42 @@ impl L2Run<'_, '_> {
                 }
             }
         }
+        // Decision (amendment 11): the spec contradicts itself here. §7.7.1:
+        // the server "MUST either serve that snapshot or fail with `-32010`
+        // (`BackendUnavailable`) if it has been garbage-collected"; §12's
+        // table: `-32016` `Conflict` covers "a pinned `indexVersion` no longer
+        // available". Both readings are accepted, and the finding says which
+        // code the server used.
         let unknown = json!({"query": query, "k": 3, "indexVersion": UNKNOWN_SNAPSHOT});
         let sent = self.conv.request(rule, "retrieve", unknown).await?;
         check.saw(&sent);
-        if code_of(&sent) != Some(-32010) {
+        let code = code_of(&sent).filter(|c| [-32010, -32016].contains(c));
+        if code.is_none() {
             problems.push(format!(
-                "`retrieve` pinned to the unknown snapshot \"{UNKNOWN_SNAPSHOT}\" {}; it must fail with -32010, never \
-                 silently serve another snapshot",
+                "`retrieve` pinned to the unknown snapshot \"{UNKNOWN_SNAPSHOT}\" {}; it must fail (with -32010 per \
+                 §7.7.1, or -32016 per §12's table), never silently serve another snapshot",
                 outcome_words(&sent)
             ));
         }
+        let (used, other) = match code {
+            Some(-32016) => (
+                "-32016 (Conflict, as §12's table says)",
+                "§7.7.1 says -32010",
+            ),
+            _ => (
+                "-32010 (BackendUnavailable, as §7.7.1 says)",
+                "§12's table says -32016",
+            ),
+        };
         let finding = check.verdict(
             &problems,
             format!(
-                "the served snapshot {} could be pinned, and an unknown one got -32010",
+                "the served snapshot {} could be pinned, and an unknown one got {used}; {other} for the same case: \
+                 the spec contradicts itself, so either code passes",
                 served.as_ref().map(show).unwrap_or_default()
             ),
-            "a pinned `indexVersion` is served exactly or fails with -32010 (§7.7.1)",
+            "a pinned `indexVersion` is served exactly or fails with -32010 (§7.7.1) or -32016 (§12), never served \
+             from another snapshot",
         );
         self.conv.emit(finding).await
     }
