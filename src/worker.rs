@@ -9,7 +9,7 @@
 use crate::events::RunEvents;
 use crate::metrics::Metrics;
 use crate::store::{Run, RunEnd, Store};
-use crate::suite::{self, Endpoint, Finding, RunContext, SuiteChoice};
+use crate::suite::{self, Endpoint, Finding, HandshakeHistory, RunContext, SuiteChoice};
 use crate::transport::{AddressPolicy, HttpClient, Limits};
 use crate::webhook::WebhookConfig;
 use std::sync::Arc;
@@ -324,6 +324,9 @@ impl Worker {
         };
         let mut ctx = RunContext::new(self.http.clone(), run.options.clone());
         ctx.deadline = self.cfg.run_deadline;
+        if choice != SuiteChoice::Mcp {
+            ctx.handshake_history = self.handshake_history(run).await;
+        }
         let (tx, mut rx) = mpsc::channel::<Finding>(FINDINGS_BUFFER);
 
         let engine = suite::run_suite(choice, &endpoint, &ctx, tx);
@@ -385,6 +388,38 @@ impl Worker {
                     grace.as_mut().reset(tokio::time::Instant::now() + self.cfg.shutdown_grace);
                 }
                 _ = &mut grace, if draining => return Execution::Released,
+            }
+        }
+    }
+}
+
+impl Worker {
+    /// Whether an earlier run of this target saw its RCP handshake complete:
+    /// the newest finished run where `RCP-L0-011` (`initialize` negotiates)
+    /// passed. A long-lived server that keeps one initialized flag for the
+    /// whole process can then be certified on a later run, as that run showed
+    /// (RCP decision 3; see [`HandshakeHistory`]).
+    async fn handshake_history(&self, run: &Run) -> HandshakeHistory {
+        let found = self
+            .deps
+            .store
+            .latest_run_with_finding(
+                &run.target_id,
+                suite::rcp::l0::INITIALIZE_NEGOTIATES.id,
+                suite::Outcome::Pass,
+            )
+            .await;
+        match found {
+            Ok(Some(earlier)) => HandshakeHistory::Observed {
+                run_id: earlier.id.to_string(),
+                at_ms: earlier.finished_at_ms.unwrap_or(earlier.created_at_ms),
+            },
+            Ok(None) => HandshakeHistory::NotObserved,
+            Err(e) => {
+                // Without the history a process-wide server gets no level and
+                // the verdict says why; it never gets one it did not show.
+                tracing::warn!(run = %run.id, error = %e, "reading the target's handshake history failed");
+                HandshakeHistory::Unavailable
             }
         }
     }

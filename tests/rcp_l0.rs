@@ -15,7 +15,8 @@ use common::suite::{dump, loopback, rcp_at, router_at, run};
 use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
 use protocheck::suite::runner::{Endpoint, EngineError, RunContext};
 use protocheck::suite::{
-    Finding, Outcome, RunOptions, SuiteChoice, Verdict, VerdictDetail, rcp, run_suite,
+    Finding, HandshakeHistory, Outcome, RunOptions, SuiteChoice, Verdict, VerdictDetail, rcp,
+    run_suite,
 };
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
 use serde_json::{Value, json};
@@ -147,6 +148,128 @@ async fn the_session_model_skips_carry_the_decided_reasons() {
             (Outcome::Skip, "stateless HTTP server (spec §5)")
         );
     }
+}
+
+/// Runs the suite against `url` with `history` as the service would look it up.
+async fn check_remembering(
+    url: &Url,
+    history: HandshakeHistory,
+) -> (Result<Verdict, EngineError>, Vec<Finding>) {
+    let mut ctx = loopback(RunOptions::default());
+    ctx.handshake_history = history;
+    run(SuiteChoice::Rcp, &Endpoint::Http(url.clone()), &ctx).await
+}
+
+fn finding<'a>(findings: &'a [Finding], id: &str) -> &'a Finding {
+    findings
+        .iter()
+        .find(|f| f.rule_id == id)
+        .unwrap_or_else(|| panic!("{id} missing:\n{}", dump(findings)))
+}
+
+/// Decision 3 as narrowed: a server whose `initialize` never succeeds (always
+/// -32600, nothing gated) looks like a process-wide server an earlier client
+/// initialized; without a run that saw its handshake it certifies nothing,
+/// whatever history source says so, and the verdict says which case it was.
+#[tokio::test]
+async fn a_server_whose_initialize_never_succeeds_is_not_certified_over_http() {
+    let config = RcpReferenceConfig {
+        never_initialize: true,
+        ..RcpReferenceConfig::default()
+    };
+    let url = start(config).await;
+    for (history, says) in [
+        (
+            HandshakeHistory::Unavailable,
+            "`protocheck check` keeps no history",
+        ),
+        (
+            HandshakeHistory::NotObserved,
+            "no earlier run of this target saw `initialize` succeed",
+        ),
+    ] {
+        let (verdict, findings) = check_remembering(&url, history).await;
+        let verdict = verdict.expect("verdict");
+        let report = dump(&findings);
+        let handshake = finding(&findings, "RCP-L0-011");
+        assert_eq!(handshake.outcome, Outcome::Skip, "{report}");
+        assert!(
+            handshake
+                .message
+                .starts_with("the handshake was not observed")
+                && handshake.message.contains(says)
+                && handshake
+                    .message
+                    .contains("Restart the server and run again"),
+            "{report}"
+        );
+        assert_eq!(level(&verdict), ("none", Some("L2"), true), "{report}");
+        assert!(!verdict.passed);
+        assert_eq!(verdict.summary, "none · handshake not observed");
+        let VerdictDetail::Rcp { report: lr, .. } = &verdict.detail else {
+            panic!("not RCP")
+        };
+        assert_eq!(lr.honesty, "unverified");
+        assert!(
+            lr.missing_for_next[0].starts_with("L0 needs RCP-L0-011")
+                && lr.missing_for_next[0]
+                    .ends_with("the handshake was not observed: restart the server and run again"),
+            "{:?}",
+            lr.missing_for_next
+        );
+        assert_eq!(outcome(&findings, "RCP-CERT-001"), Outcome::Skip);
+    }
+}
+
+/// A long-lived process-wide server: the first run sees the handshake and
+/// certifies L2; a second run finds it already initialized and gets the same
+/// level only when told an earlier run saw the handshake.
+#[tokio::test]
+async fn a_process_wide_server_keeps_its_level_on_a_second_run_only_with_history() {
+    let config = RcpReferenceConfig {
+        process_wide: true,
+        ..RcpReferenceConfig::default()
+    };
+    let url = start(config).await;
+    let (first, findings) = check_remembering(&url, HandshakeHistory::NotObserved).await;
+    let first = first.expect("verdict");
+    assert_eq!(outcome(&findings, "RCP-L0-011"), Outcome::Pass);
+    assert_eq!(
+        level(&first),
+        ("L2", Some("L2"), true),
+        "{}",
+        dump(&findings)
+    );
+
+    let (second, findings) = check_remembering(&url, HandshakeHistory::NotObserved).await;
+    let second = second.expect("verdict");
+    assert_eq!(level(&second).0, "none", "{}", dump(&findings));
+    assert_eq!(outcome(&findings, "RCP-L0-027"), Outcome::Info);
+
+    let history = HandshakeHistory::Observed {
+        run_id: "0b7c5a1e-0000-4000-8000-000000000001".into(),
+        at_ms: 1_790_000_000_000,
+    };
+    let (third, findings) = check_remembering(&url, history).await;
+    let third = third.expect("verdict");
+    let report = dump(&findings);
+    let handshake = finding(&findings, "RCP-L0-011");
+    assert_eq!(handshake.outcome, Outcome::Info, "{report}");
+    assert!(
+        handshake
+            .message
+            .contains("Run 0b7c5a1e-0000-4000-8000-000000000001 saw this target complete `initialize` at 2026-09-21T"),
+        "{report}"
+    );
+    for id in ["RCP-L0-004", "RCP-L0-010"] {
+        assert_eq!(
+            finding(&findings, id).message,
+            "not verifiable on a server that is already initialized (spec §11.3 decision)"
+        );
+    }
+    assert_eq!(level(&third), level(&first), "{report}");
+    assert!(third.passed);
+    assert_eq!(third.summary, "L2");
 }
 
 #[tokio::test]
@@ -335,4 +458,163 @@ async fn a_slow_server_still_certifies_and_a_too_slow_one_is_a_retryable_error()
         matches!(err, EngineError::Unreachable(_)) && err.is_retryable(),
         "{err}"
     );
+}
+
+/// A JSON-RPC result or error for `frame`'s id, as a server would send it.
+fn reply_to(frame: &Value, answer: Value) -> Response {
+    let mut body = json!({"jsonrpc": "2.0", "id": frame["id"].clone()});
+    if answer.get("code").is_some() {
+        body["error"] = answer;
+    } else {
+        body["result"] = answer;
+    }
+    Response::builder()
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .expect("response")
+}
+
+/// The reference server behind a middleware that answers some requests
+/// itself, the way a lax server would; every other request goes through.
+fn lax(answer: fn(&str, &Value) -> Option<Value>) -> axum::Router {
+    rcp_router(RcpReferenceConfig::default()).layer(middleware::from_fn(
+        move |request: Request, next: Next| async move {
+            let (parts, body) = request.into_parts();
+            let bytes = to_bytes(body, 1 << 20).await.unwrap_or_default();
+            let frame: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            let method = frame["method"].as_str().unwrap_or_default().to_owned();
+            if frame.get("id").is_some()
+                && let Some(answer) = answer(&method, &frame["params"])
+            {
+                return reply_to(&frame, answer);
+            }
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        },
+    ))
+}
+
+fn hits() -> Value {
+    json!({"hits": [{"id": "doc-1", "score": 1.0}]})
+}
+
+/// What the upstream C++ reference server was seen to do with option values
+/// it does not advertise: serve them. The reference server advertises no
+/// `retrieve.units` (so only chunk/passage, §6.1), no `retrieve.modalities`
+/// (so only text, §4.8), fusion rrf and weighted, and graph ops local,
+/// neighbors and communities.
+fn serves_unadvertised_options(method: &str, p: &Value) -> Option<Value> {
+    let served = match method {
+        "retrieve" => {
+            p.get("unit").is_some()
+                || p.get("modality").is_some()
+                || p["fusion"]["method"] == "convex"
+        }
+        "graph" => ["global", "drift"].contains(&p["op"].as_str().unwrap_or_default()),
+        _ => false,
+    };
+    served.then(hits)
+}
+
+/// What the same server did with malformed params: a `retrieve` without
+/// `query` or without `k` (both required, schema `RetrieveParams`) and a
+/// `graph` without `op` returned hits; `query: 123` crashed with -32603.
+fn serves_malformed_params(method: &str, p: &Value) -> Option<Value> {
+    match method {
+        "retrieve" if p["query"].is_number() => {
+            Some(json!({"code": -32603, "message": "internal error"}))
+        }
+        "retrieve" if p.get("query").is_none() || p.get("k").is_none() => Some(hits()),
+        "graph" if p.get("op").is_none() => Some(hits()),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn unadvertised_option_values_are_probed_against_the_advertised_or_default_set() {
+    let url = start_router(lax(serves_unadvertised_options)).await;
+    let (verdict, findings) = check(&url).await;
+    let verdict = verdict.expect("verdict");
+    let report = dump(&findings);
+    let f = findings
+        .iter()
+        .find(|f| f.rule_id == "RCP-L0-019")
+        .expect("RCP-L0-019");
+    assert_eq!(f.outcome, Outcome::Fail, "{report}");
+    for probe in [
+        "unit \"document\"",
+        "modality \"image\"",
+        "fusion.method \"convex\"",
+        "op \"global\"",
+    ] {
+        assert!(f.message.contains(probe), "{probe}: {}", f.message);
+    }
+    assert_eq!(level(&verdict).0, "none", "{report}");
+    // The op probe is judged once, by RCP-L0-019; RCP-L2-005 judges the
+    // advertised ops only, so the two cannot disagree.
+    assert_eq!(outcome(&findings, "RCP-L2-005"), Outcome::Pass, "{report}");
+}
+
+#[tokio::test]
+async fn every_required_field_and_field_type_of_every_advertised_method_is_probed() {
+    let url = start_router(lax(serves_malformed_params)).await;
+    let (verdict, findings) = check(&url).await;
+    let verdict = verdict.expect("verdict");
+    let report = dump(&findings);
+    let f = findings
+        .iter()
+        .find(|f| f.rule_id == "RCP-L0-020")
+        .expect("RCP-L0-020");
+    assert_eq!(f.outcome, Outcome::Fail, "{report}");
+    for probe in [
+        "`retrieve` without the required `query`",
+        "`retrieve` without the required `k`",
+        "`retrieve` `query` = 123",
+        "`graph` without the required `op`",
+    ] {
+        assert!(f.message.contains(probe), "{probe}: {}", f.message);
+    }
+    assert!(f.message.contains("-32603"), "{}", f.message);
+    assert_eq!(level(&verdict).0, "none", "{report}");
+}
+
+/// The spec body gives no code for `notifications/cancel` sent with an id
+/// (§7.14, §12); only the Appendix E change log calls it malformed. Any error
+/// passes, and a result is a warning that leaves the level alone.
+#[tokio::test]
+async fn a_cancel_sent_with_an_id_is_not_an_l0_blocker() {
+    fn other_error(method: &str, _: &Value) -> Option<Value> {
+        (method == "notifications/cancel")
+            .then(|| json!({"code": -32602, "message": "cancel is a notification"}))
+    }
+    fn result(method: &str, _: &Value) -> Option<Value> {
+        (method == "notifications/cancel").then(|| json!({}))
+    }
+    for (answer, expected) in [
+        (other_error as fn(&str, &Value) -> Option<Value>, "pass"),
+        (result, "warn"),
+    ] {
+        let url = start_router(lax(answer)).await;
+        let (verdict, findings) = check(&url).await;
+        let verdict = verdict.expect("verdict");
+        let report = dump(&findings);
+        let f = findings
+            .iter()
+            .find(|f| f.rule_id == "RCP-L0-032")
+            .expect("RCP-L0-032");
+        assert_eq!(f.outcome.as_str(), expected, "{report}");
+        assert_eq!(level(&verdict), ("L2", Some("L2"), true), "{report}");
+    }
+}
+
+/// The public harness's process-wide servers, already initialized when the
+/// run starts, and a server whose `initialize` never succeeds look the same
+/// to one run: without a run that saw the handshake, no level.
+#[tokio::test]
+async fn an_already_initialized_server_without_history_certifies_no_level() {
+    let url = start(RcpReferenceConfig::new(["RCP-L0-027"]).expect("fault")).await;
+    let (verdict, findings) = check(&url).await;
+    let verdict = verdict.expect("verdict");
+    assert_eq!(level(&verdict).0, "none", "{}", dump(&findings));
+    assert!(!verdict.passed);
 }

@@ -137,6 +137,11 @@ async fn writes_are_off_unless_the_run_allows_them() {
 
 /// The level a fault of a rule in `group` leaves certified.
 fn level_under_fault(rule: &Rule) -> &'static str {
+    // Already initialized at start, and this run has no history of a
+    // handshake: no level (decision 3 as narrowed).
+    if rule.id == rcp::l0::PER_SESSION_INIT.id {
+        return "none";
+    }
     match (rule.group, rule.on_failure) {
         ("L0", Outcome::Fail) => "none",
         ("L1", _) => "L0",
@@ -205,7 +210,7 @@ async fn every_rule_fails_under_its_fault_and_the_level_drops_as_the_rules_say()
         // The declaration (L2) is above any lower level: OVERCLAIMED, and the
         // run fails; a missing declaration is not an overclaim but fails L0.
         let expected_honesty = match (rule.id, level) {
-            ("RCP-L0-014", _) => Outcome::Skip,
+            ("RCP-L0-014" | "RCP-L0-027", _) => Outcome::Skip,
             (_, "L2") => Outcome::Pass,
             _ => Outcome::Fail,
         };

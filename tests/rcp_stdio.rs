@@ -97,6 +97,23 @@ async fn the_correct_reference_server_certifies_l2_over_stdio() {
     );
 }
 
+/// Over stdio the session is the process, so a server whose `initialize`
+/// never succeeds cannot pass for an already-initialized one: the handshake
+/// fails and no level is certified (decision 3 applies to HTTP only).
+#[tokio::test]
+async fn a_server_whose_initialize_never_succeeds_is_not_certified_over_stdio() {
+    let (verdict, findings) = check(reference_command("--never-initialize")).await;
+    let verdict = verdict.expect("verdict");
+    let report = dump(&findings);
+    let handshake = findings
+        .iter()
+        .find(|f| f.rule_id == rcp::l0::INITIALIZE_NEGOTIATES.id)
+        .expect("RCP-L0-011");
+    assert_eq!(handshake.outcome, Outcome::Fail, "{report}");
+    assert_eq!(certified(&verdict), "none", "{report}");
+    assert!(!verdict.passed);
+}
+
 #[tokio::test]
 async fn a_fault_over_stdio_fails_its_rule_only() {
     let rule = &rcp::l0::NUMERIC_ID_ECHO;

@@ -372,6 +372,17 @@ pub trait Store: Send + Sync + 'static {
     /// The newest `passed` or `failed` run with this dedup key finished at or after `since_ms`.
     async fn latest_finished(&self, dedup_key: &str, since_ms: i64) -> StoreResult<Option<Run>>;
 
+    /// The newest `passed` or `failed` run of `target_id` whose findings (of
+    /// its last attempt) hold `rule_id` with `outcome`. The RCP suite's
+    /// handshake history reads it: a run where `RCP-L0-011` passed saw the
+    /// target complete `initialize` (see [`crate::suite::HandshakeHistory`]).
+    async fn latest_run_with_finding(
+        &self,
+        target_id: &str,
+        rule_id: &str,
+        outcome: crate::suite::Outcome,
+    ) -> StoreResult<Option<Run>>;
+
     async fn get_run(&self, id: Uuid) -> StoreResult<Option<Run>>;
 
     /// A target's runs, newest first, at most `limit`, older than `before` when given.

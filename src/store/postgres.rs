@@ -210,6 +210,31 @@ impl Store for PgStore {
         row.as_ref().map(run_from_row).transpose()
     }
 
+    async fn latest_run_with_finding(
+        &self,
+        target_id: &str,
+        rule_id: &str,
+        outcome: crate::suite::Outcome,
+    ) -> StoreResult<Option<Run>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs
+             WHERE target_id = $1 AND status IN ('passed', 'failed')
+               AND EXISTS (SELECT 1 FROM findings f
+                           WHERE f.run_id = runs.id AND f.attempt = runs.attempts
+                             AND f.rule_id = $2 AND f.outcome = $3)
+             ORDER BY finished_at_ms DESC, id DESC
+             LIMIT 1"
+        ))
+        .bind(target_id)
+        .bind(rule_id)
+        .bind(outcome.as_str())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(run_from_row).transpose()
+    }
+
     async fn get_run(&self, id: Uuid) -> StoreResult<Option<Run>> {
         self.fetch_run(
             concat!("SELECT ", run_columns!(), " FROM runs WHERE id = $1"),

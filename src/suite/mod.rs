@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-pub use runner::{Endpoint, EngineError, RunContext, run_suite};
+pub use runner::{Endpoint, EngineError, HandshakeHistory, RunContext, run_suite};
 
 /// The suite a user asks for. `Auto` probes the target and picks one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]

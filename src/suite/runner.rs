@@ -35,6 +35,10 @@ pub struct RunContext {
     pub options: RunOptions,
     /// Whole-run deadline.
     pub deadline: Duration,
+    /// What earlier runs saw of this target's RCP handshake. Not an option: it
+    /// is looked up by whoever drives the run, never stored with it, and not
+    /// part of the dedup key.
+    pub handshake_history: HandshakeHistory,
 }
 
 impl RunContext {
@@ -43,8 +47,31 @@ impl RunContext {
             http,
             options,
             deadline: DEFAULT_RUN_DEADLINE,
+            handshake_history: HandshakeHistory::default(),
         }
     }
+}
+
+/// Whether an earlier run saw this target complete its RCP `initialize`
+/// handshake (RCP decision 3, as narrowed by the amendment of 2026-11-30).
+///
+/// A server that keeps one initialized flag for its whole process (as the
+/// Python and C++ reference servers do) looks, to a second client, exactly
+/// like a server whose `initialize` never succeeds: gated calls answer before
+/// `initialize`, and `initialize` is refused with -32600. One run cannot tell
+/// them apart; the service's history can. With it, the level is certified as
+/// the earlier run showed; without it, no level is, because L0 needs
+/// `initialize` answered (spec §14.1 rule 1).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum HandshakeHistory {
+    /// No history is kept: `protocheck check` runs without a database.
+    #[default]
+    Unavailable,
+    /// No finished run of this target saw its handshake complete.
+    NotObserved,
+    /// Run `run_id`, finished at `at_ms` (ms since the epoch), saw this target
+    /// complete `initialize`.
+    Observed { run_id: String, at_ms: i64 },
 }
 
 /// Why a run could not produce a verdict. The message is shown to the user.

@@ -286,8 +286,13 @@ pub(super) fn retrieve(
     params: &Map<String, Value>,
     side: &mut Side,
 ) -> Result<Value, RpcError> {
-    let query = text_of(params.get("query").unwrap_or(&Value::Null), "query")?;
-    let k = if config.has(&l0::MALFORMED_PARAMS) {
+    let malformed_ok = config.has(&l0::MALFORMED_PARAMS);
+    let query = match params.get("query") {
+        // The fault of RCP-L0-020: a missing query is read as empty.
+        None if malformed_ok => String::new(),
+        q => text_of(q.unwrap_or(&Value::Null), "query")?,
+    };
+    let k = if malformed_ok {
         // The fault: coerce whatever arrives into something usable.
         let n = match params.get("k") {
             Some(Value::String(s)) => s.trim().parse::<i64>().unwrap_or(1),
@@ -300,7 +305,12 @@ pub(super) fn retrieve(
     };
     let candidate_k = positive_int(params, "candidateK")?;
     positive_int(params, "tokenBudget")?;
-    let strict = boolean(params, "strict", true)?;
+    // The fault of RCP-L0-019: unadvertised option values fall back silently,
+    // as if every request set `strict:false`.
+    let strict = boolean(params, "strict", true)? && !config.has(&l0::UNSUPPORTED_OPTION);
+    // Spec §12: a wrong JSON type is -32602 "independently of capabilities",
+    // so types are checked before any option is refused with -32005.
+    retrieve_types(params)?;
     let include_text = boolean(params, "includeText", true)?;
     let include_vectors = boolean(params, "includeVectors", false)?;
     let min_score = match params.get("minScore") {
@@ -588,6 +598,29 @@ pub(super) fn retrieve(
     Ok(result)
 }
 
+/// The JSON types of the `retrieve` options this server refuses or ignores
+/// (schema `RetrieveParams`).
+fn retrieve_types(params: &Map<String, Value>) -> Result<(), RpcError> {
+    let present = |f: &str| params.get(f).filter(|v| !v.is_null());
+    for field in ["mmr", "recency", "filter"] {
+        if present(field).is_some_and(|v| !v.is_object()) {
+            return Err(bad_param(field, format!("`{field}` must be an object")));
+        }
+    }
+    for field in ["unit", "sessionId", "cursor"] {
+        if present(field).is_some_and(|v| !v.is_string()) {
+            return Err(bad_param(field, format!("`{field}` must be a string")));
+        }
+    }
+    if present("level").is_some_and(|v| !v.is_u64()) {
+        return Err(bad_param("level", "`level` must be an integer ≥ 0"));
+    }
+    if present("rewrite").is_some_and(|v| !v.is_string() && *v != Value::Bool(false)) {
+        return Err(bad_param("rewrite", "`rewrite` is a method name or false"));
+    }
+    Ok(())
+}
+
 fn fusion(
     params: &Map<String, Value>,
     refuse: &mut impl FnMut(&str, String) -> Result<(), RpcError>,
@@ -659,6 +692,12 @@ pub(super) fn rerank(
         }
         Some(_) => return Err(bad_param("method", "`method` must be a string")),
     }
+    if params
+        .get("model")
+        .is_some_and(|m| !m.is_null() && !m.is_string())
+    {
+        return Err(bad_param("model", "`model` must be a string"));
+    }
     let top_n = positive_int(params, "topN")?;
     let sign = if config.has(&l2::RERANK) { -1.0 } else { 1.0 };
     let scores: Vec<f64> = passages
@@ -729,7 +768,35 @@ pub(super) fn embed_multi(
     config: &RcpReferenceConfig,
     params: &Map<String, Value>,
 ) -> Result<Value, RpcError> {
-    let inputs = inputs(params)?;
+    let lenient = config.has(&l0::UNSUPPORTED_OPTION);
+    match params.get("encoding") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(e)) if e == "json" => {}
+        // The fault of RCP-L0-019: answer in JSON whatever was asked.
+        Some(Value::String(_)) if lenient => {}
+        // Spec §7.3.1: json is the only encoding without an advertised list.
+        Some(Value::String(e)) => {
+            return Err(unsupported(
+                "encoding",
+                format!("encoding `{e}` is not advertised"),
+            ));
+        }
+        Some(_) => return Err(bad_param("encoding", "`encoding` must be a string")),
+    }
+    let inputs = if lenient {
+        // The fault of RCP-L0-019: non-text blocks are embedded as empty text.
+        let mut relaxed = params.clone();
+        if let Some(Value::Array(items)) = relaxed.get_mut("inputs") {
+            for item in items.iter_mut() {
+                if item.get("type").is_some_and(|t| t != "text") {
+                    *item = json!("");
+                }
+            }
+        }
+        inputs(&relaxed)?
+    } else {
+        inputs(params)?
+    };
     kind(params)?;
     let mut matrices: Vec<Vec<Vec<f32>>> = inputs.iter().map(|t| token_matrix(t)).collect();
     if config.has(&l2::MULTI_VECTOR) {
@@ -750,6 +817,12 @@ pub(super) fn transform(
     let method = match params.get("method") {
         Some(Value::String(m)) => m.as_str(),
         _ => return Err(bad_param("method", "`method` is required")),
+    };
+    // The fault of RCP-L0-019: an unadvertised method falls back to rewrite.
+    let method = if !TRANSFORM_METHODS.contains(&method) && config.has(&l0::UNSUPPORTED_OPTION) {
+        "rewrite"
+    } else {
+        method
     };
     if !TRANSFORM_METHODS.contains(&method) {
         return Err(unsupported(
@@ -804,8 +877,34 @@ pub(super) fn graph(
 ) -> Result<Value, RpcError> {
     let op = match params.get("op") {
         Some(Value::String(op)) => op.as_str(),
+        // The fault of RCP-L0-020: a missing op is read as `local`.
+        None if config.has(&l0::MALFORMED_PARAMS) => "local",
         _ => return Err(bad_param("op", "`op` is required")),
     };
+    // The fault of RCP-L0-019: an unadvertised op falls back to `local`.
+    let op = if !GRAPH_OPS.contains(&op) && config.has(&l0::UNSUPPORTED_OPTION) {
+        "local"
+    } else {
+        op
+    };
+    if params
+        .get("seedIds")
+        .is_some_and(|v| !v.is_null() && !v.is_array())
+    {
+        return Err(bad_param("seedIds", "`seedIds` must be an array of ids"));
+    }
+    if params
+        .get("level")
+        .is_some_and(|v| !v.is_null() && !v.is_u64())
+    {
+        return Err(bad_param("level", "`level` must be an integer ≥ 0"));
+    }
+    if params
+        .get("sessionId")
+        .is_some_and(|v| !v.is_null() && !v.is_string())
+    {
+        return Err(bad_param("sessionId", "`sessionId` must be a string"));
+    }
     if !GRAPH_OPS.contains(&op) {
         return Err(unsupported(
             "op",

@@ -108,11 +108,11 @@ static FAULTS: &[(&Rule, &str)] = &[
     ),
     (
         &l0::UNSUPPORTED_OPTION,
-        "`rerank` silently falls back on an unadvertised `method`",
+        "unadvertised option values are served, not refused: retrieve unit, modality and fusion, rerank and transform methods, graph ops, embed/multi encodings and image inputs",
     ),
     (
         &l0::MALFORMED_PARAMS,
-        "`retrieve` coerces a string `k` and clamps a negative one",
+        "`retrieve` coerces a string `k`, clamps a negative one and reads a missing `query` as empty; `graph` reads a missing `op` as local",
     ),
     (
         &l0::INFO_AFTER_INIT,
@@ -295,6 +295,17 @@ pub struct RcpReferenceConfig {
     pub withheld: BTreeSet<String>,
     /// The level declared in `_meta.conformance` instead of "L2".
     pub declared: Option<String>,
+    /// HTTP: one session for the whole process, starting uninitialized and
+    /// staying initialized once a client initializes it, as the Python and C++
+    /// reference servers keep it (protocheck decision 3). Correct per spec §5,
+    /// but a second run finds it already initialized.
+    pub process_wide: bool,
+    /// `initialize` never succeeds: it is refused with -32600 as if the
+    /// session were already initialized, and every gated method answers
+    /// (over HTTP and stdio). A broken server that looks, to one run, like a
+    /// process-wide server initialized by an earlier client; it must never be
+    /// certified (decision 3 as narrowed on 2026-11-30).
+    pub never_initialize: bool,
     /// Correct behaviours the spec allows besides the default ones.
     pub variants: RcpVariants,
 }
@@ -451,6 +462,12 @@ impl RcpReferenceConfig {
         self.faults.contains(rule.id)
     }
 
+    /// The session is initialized before any client says `initialize`: the
+    /// fault of RCP-L0-027, or a server whose `initialize` never succeeds.
+    fn initialized_at_start(&self) -> bool {
+        self.never_initialize || self.has(&l0::PER_SESSION_INIT)
+    }
+
     /// Whether `capability` is offered (not withheld).
     fn offers(&self, capability: &str) -> bool {
         !self.withheld.contains(capability)
@@ -482,6 +499,14 @@ pub struct RcpReferenceArgs {
     /// Declare this level in `_meta.conformance` instead of L2.
     #[arg(long, value_name = "LEVEL")]
     pub declare: Option<String>,
+    /// HTTP: keep one initialized flag for the whole process, as the Python
+    /// and C++ reference servers do (a second run finds it initialized).
+    #[arg(long)]
+    pub process_wide: bool,
+    /// Never let `initialize` succeed (-32600, as if already initialized)
+    /// while answering every gated method: a server that must not certify.
+    #[arg(long)]
+    pub never_initialize: bool,
     /// Behave in another way the spec also allows (repeatable), e.g.
     /// `--variant no-progress` or `--variant filter-operators=gt,gte,lt,lte`.
     #[arg(long = "variant", value_name = "VARIANT")]
@@ -494,6 +519,8 @@ pub async fn run_rcp_reference(args: RcpReferenceArgs) -> anyhow::Result<()> {
     config.latency = Duration::from_millis(args.latency_ms);
     config.withheld = args.without.into_iter().collect();
     config.declared = args.declare;
+    config.process_wide = args.process_wide;
+    config.never_initialize = args.never_initialize;
     config.variants = RcpVariants::parse(&args.variants).map_err(anyhow::Error::msg)?;
     if args.stdio {
         let stdin = tokio::io::BufReader::new(tokio::io::stdin());
@@ -579,8 +606,13 @@ struct ServerState {
 
 /// The HTTP binding: `POST /rcp/{method}` (spec §5).
 pub fn rcp_router(config: RcpReferenceConfig) -> Router {
+    let global = if config.initialized_at_start() {
+        Session::initialized()
+    } else {
+        Session::default()
+    };
     let sessions = Sessions {
-        global: Session::initialized(),
+        global,
         ..Sessions::default()
     };
     let state = Arc::new(ServerState {
@@ -647,7 +679,7 @@ async fn handle_post(
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let sessions = &mut *guard;
-        if config.has(&l0::PER_SESSION_INIT) {
+        if config.initialized_at_start() || config.process_wide {
             protocol::handle_body(server, &mut sessions.global, &message, &mut ctx)
         } else if let Some(session) = token.as_ref().and_then(|t| sessions.by_token.get_mut(t)) {
             let reply = protocol::handle_body(server, session, &message, &mut ctx);
@@ -754,7 +786,7 @@ where
 {
     let server = Server::new(config);
     let config = &server.config;
-    let mut session = if config.has(&l0::PER_SESSION_INIT) {
+    let mut session = if config.initialized_at_start() {
         Session::initialized()
     } else {
         Session::default()

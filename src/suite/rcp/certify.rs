@@ -67,6 +67,9 @@ pub struct Certification {
     /// Advertised L2 features protocheck could not exercise, each "<feature>:
     /// advertised, not exercised: <why, and what would exercise it>".
     pub unverified: Vec<String>,
+    /// The server was already initialized and no run saw its handshake
+    /// succeed: no level, and the declaration cannot be judged (decision 3).
+    pub handshake_unobserved: bool,
 }
 
 /// The last finding of `rule`, if it was reported.
@@ -196,12 +199,42 @@ pub fn certify(findings: &[Finding], advertised: &[&Feature]) -> Certification {
         ));
     }
 
+    // Spec §14.1 rule 1: an L0 server MUST "Answer `initialize` with
+    // negotiated `protocolVersion` ≥ 1". A level is certified only when this
+    // run saw that (RCP-L0-011 passes), or, for a long-lived server that was
+    // already initialized, when an earlier run of the same target did
+    // (RCP-L0-011 is `info`, decision 3 as narrowed). Anything else — a
+    // handshake never seen to succeed, a target gone before it — certifies
+    // nothing, even when no L0 rule failed.
+    let handshake = finding_of(findings, &l0::INITIALIZE_NEGOTIATES);
+    let handshake_seen = matches!(
+        handshake.map(|f| f.outcome),
+        Some(Outcome::Pass | Outcome::Info)
+    );
+    let handshake_unobserved = !handshake_seen
+        && handshake.is_some_and(|f| {
+            f.outcome == Outcome::Skip && f.message.starts_with(l0::HANDSHAKE_NOT_OBSERVED)
+        });
     let (level, missing_for_next) = if !l0_failed.is_empty() {
         let lines = l0_failed
             .iter()
             .map(|r| format!("L0 needs {} ({}), {}; it failed", r.id, r.title, r.spec_ref))
             .collect();
         (Level::None, lines)
+    } else if !handshake_seen {
+        let rule = &l0::INITIALIZE_NEGOTIATES;
+        let why = match handshake {
+            Some(_) if handshake_unobserved => {
+                "the handshake was not observed: restart the server and run again".to_owned()
+            }
+            Some(f) => format!("not verified ({})", f.message),
+            None => format!("{} was not reported", rule.id),
+        };
+        let line = format!(
+            "L0 needs {} ({}), {}; {why}",
+            rule.id, rule.title, rule.spec_ref
+        );
+        (Level::None, vec![line])
     } else if !l1_missing.is_empty() {
         (Level::L0, l1_missing)
     } else if !l2_missing.is_empty() {
@@ -213,6 +246,7 @@ pub fn certify(findings: &[Finding], advertised: &[&Feature]) -> Certification {
         level,
         missing_for_next,
         unverified,
+        handshake_unobserved,
     }
 }
 
@@ -255,6 +289,10 @@ pub enum Honesty {
     Undeclared,
     /// A value that is not "L0", "L1" or "L2".
     Invalid,
+    /// No level could be established because the handshake was never seen
+    /// to succeed (decision 3): the declaration is neither proved nor
+    /// disproved, so it is not called an overclaim.
+    Unverified,
 }
 
 impl Honesty {
@@ -273,6 +311,7 @@ impl Honesty {
             Self::Overclaimed => "OVERCLAIMED",
             Self::Undeclared => "undeclared",
             Self::Invalid => "invalid",
+            Self::Unverified => "unverified",
         }
     }
 
@@ -296,6 +335,9 @@ pub fn summary(
             " · OVERCLAIMED (declared {})",
             declared.unwrap_or_default()
         ));
+    }
+    if honesty == Honesty::Unverified {
+        line.push_str(" · handshake not observed");
     }
     if violations > 0 {
         let s = if violations == 1 { "" } else { "s" };
@@ -436,6 +478,54 @@ mod tests {
             certify(&findings, &features(&["`streaming`"])).level,
             Level::L2
         );
+    }
+
+    #[test]
+    fn no_level_without_a_handshake_seen_now_or_by_an_earlier_run() {
+        let all = features(&["`rerank`"]);
+        let mut findings = all_pass();
+        let unobserved = format!("{}: no earlier run saw it", l0::HANDSHAKE_NOT_OBSERVED);
+        set(
+            &mut findings,
+            &l0::INITIALIZE_NEGOTIATES,
+            Outcome::Skip,
+            &unobserved,
+        );
+        let c = certify(&findings, &all);
+        assert_eq!(c.level, Level::None);
+        assert!(c.handshake_unobserved);
+        assert_eq!(
+            c.missing_for_next,
+            [format!(
+                "L0 needs RCP-L0-011 ({}), {}; the handshake was not observed: restart the server and run again",
+                l0::INITIALIZE_NEGOTIATES.title,
+                l0::INITIALIZE_NEGOTIATES.spec_ref
+            )]
+        );
+        assert_eq!(
+            summary(c.level, Some("L2"), Honesty::Unverified, 0),
+            "none · handshake not observed"
+        );
+        assert!(Honesty::Unverified.honest());
+
+        // The target went away before the handshake: no level either.
+        set(
+            &mut findings,
+            &l0::INITIALIZE_NEGOTIATES,
+            Outcome::Skip,
+            "not verified: gone",
+        );
+        let c = certify(&findings, &all);
+        assert_eq!((c.level, c.handshake_unobserved), (Level::None, false));
+
+        // An earlier run saw the handshake of this already-initialized server.
+        set(
+            &mut findings,
+            &l0::INITIALIZE_NEGOTIATES,
+            Outcome::Info,
+            "run x saw it",
+        );
+        assert_eq!(certify(&findings, &all).level, Level::L2);
     }
 
     #[test]

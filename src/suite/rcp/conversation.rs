@@ -4,7 +4,7 @@
 //! words for a finding.
 
 use super::client::{Failure, RcpClient, Reply};
-use crate::suite::runner::{EngineError, Reporter, Stopwatch};
+use crate::suite::runner::{EngineError, HandshakeHistory, Reporter, Stopwatch};
 use crate::suite::{Exchange, Finding, Outcome, Rule};
 use crate::transport::TransportError;
 use serde_json::{Map, Value, json};
@@ -210,6 +210,8 @@ pub(crate) struct Conversation<'a> {
     /// The rule during which the target stopped answering for good; later checks
     /// that need the target are skipped rather than failed (no cascades).
     pub gone_during: Option<&'static str>,
+    /// What earlier runs saw of this target's handshake (decision 3).
+    pub history: HandshakeHistory,
 }
 
 impl<'a> Conversation<'a> {
@@ -218,6 +220,7 @@ impl<'a> Conversation<'a> {
             client,
             reporter,
             gone_during: None,
+            history: HandshakeHistory::default(),
         }
     }
 

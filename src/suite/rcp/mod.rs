@@ -75,13 +75,18 @@ pub async fn run(
         allow_writes: ctx.options.writes_allowed(),
     };
     let mut client = RcpClient::connect(endpoint, ctx).await?;
-    let outcome = converse(&mut client, reporter, options).await;
+    let history = ctx.handshake_history.clone();
+    let outcome = converse(&mut client, reporter, options, history).await;
     client.close().await;
     let (report, advertised) = outcome?;
 
     let cert = certify::certify(reporter.findings(), &advertised);
     let declared = report.declared.as_deref();
-    let honesty = Honesty::judge(declared, cert.level);
+    let honesty = if cert.handshake_unobserved {
+        Honesty::Unverified
+    } else {
+        Honesty::judge(declared, cert.level)
+    };
     reporter
         .emit(honesty_finding(&cert, declared, honesty))
         .await?;
@@ -125,8 +130,10 @@ async fn converse(
     client: &mut RcpClient,
     reporter: &mut Reporter,
     options: outside::Options,
+    history: super::HandshakeHistory,
 ) -> Result<(l0::L0Report, Vec<&'static l2::Feature>), EngineError> {
     let mut conv = Conversation::new(client, reporter);
+    conv.history = history;
     let report = l0::open(&mut conv).await?;
     let init = report.init.as_ref();
     let facts = l1::run(&mut conv, init).await?;
@@ -182,6 +189,14 @@ fn honesty_finding(
             format!(
                 "OVERCLAIMED: the server declares {d} but certifies {certified}; a declared level MUST NOT be above \
                  what the server proves (§14; decision 8).{next}{unverified}"
+            ),
+        ),
+        (Honesty::Unverified, _) => check.finding(
+            crate::suite::Outcome::Skip,
+            format!(
+                "not judged: {}, so no level could be established and the declaration is neither proved nor \
+                 disproved: restart the server and run again (protocheck decision 3).{next}",
+                l0::HANDSHAKE_NOT_OBSERVED
             ),
         ),
         (Honesty::Consistent, Some(d)) => check.finding(

@@ -178,6 +178,9 @@ impl Conversation<'_> {
         self.emit(finding).await
     }
 
+    /// Every option of every advertised method whose values are an
+    /// advertised set, or a set the spec fixes when the list is absent, is
+    /// probed with a value outside that set (see [`option_probes`]).
     pub(super) async fn unsupported_option(
         &mut self,
         init: Option<&Init>,
@@ -187,36 +190,64 @@ impl Conversation<'_> {
             let reason = self.blocked(init).unwrap_or_else(no_init);
             return self.skip(rule, reason).await;
         };
-        let Some((method, params, what)) = option_probe(init) else {
+        let probes = option_probes(init);
+        if probes.is_empty() {
             return self
                 .skip(
                     rule,
-                    "no advertised method lists its options (retrieve.modes or units, embed.encodings, \
-                     rerank.methods) with one left out, so no unsupported option could be chosen",
+                    "no advertised method has an option whose advertised or default set leaves a value out \
+                     (retrieve mode, fusion, unit, modality; embed encoding and modality; embed/multi encoding \
+                     and modality; rerank method; query/transform method; graph op), so none could be probed",
                 )
                 .await;
-        };
+        }
         let mut check = Check::new(rule);
-        let sent = self.request(rule, method, params).await?;
-        check.saw(&sent);
-        let finding = if code_of(&sent) == Some(-32005) {
-            check.finding(
-                Outcome::Pass,
-                format!("`{method}` with {what} was rejected with -32005"),
-            )
-        } else {
-            check.finding(
-                rule.on_failure,
-                format!(
-                    "`{method}` with {what} {}; the spec requires error -32005 (OptionUnsupported) for an \
-                     unadvertised option value unless the request sets `strict:false` (§14.1 rule 4, §12)",
+        let mut problems = Vec::new();
+        let mut done = Vec::new();
+        for probe in probes {
+            if self.gone().is_some() {
+                break;
+            }
+            let sent = self.request(rule, probe.method, probe.params).await?;
+            check.saw(&sent);
+            match code_of(&sent) {
+                Some(code) if probe.accepted.contains(&code) => {
+                    done.push(format!("`{}` {} ({code})", probe.method, probe.short));
+                }
+                _ => problems.push(format!(
+                    "`{}` with {} {}",
+                    probe.method,
+                    probe.what,
                     outcome_words(&sent)
-                ),
-            )
-        };
+                )),
+            }
+        }
+        let finding = check.verdict(
+            &problems,
+            format!(
+                "{} unadvertised option value{} refused: {}",
+                done.len(),
+                if done.len() == 1 { " was" } else { "s were" },
+                done.join(", ")
+            ),
+            "the spec requires error -32005 (OptionUnsupported) for an option value outside the advertised set, \
+             or outside the spec's default when the list is absent, unless the request sets `strict:false` \
+             (§14.1 rule 4, §12, §7.7)",
+        );
         self.emit(finding).await
     }
 
+    /// Every required field left out and every field given the wrong JSON
+    /// type, for every read-only method the server advertises (the table in
+    /// `params`, written from the schema). §12: -32602 is for "a missing
+    /// required field, a wrong JSON type, a value out of range"; §14.1 rule 5:
+    /// "validate params and return `-32602` on malformed input instead of
+    /// crashing". §12 also makes the choice normative: -32602 is for a request
+    /// "malformed *independently of capabilities*", so a wrong type on an
+    /// option the server does not offer is still -32602, not -32005. The only
+    /// exceptions are fields the spec lets a server ignore when it does not
+    /// offer the feature (`seed`, `tokenBudget`, `sessionId`; see
+    /// `params::Hint`): there a result is accepted as well.
     pub(super) async fn malformed_params(
         &mut self,
         init: Option<&Init>,
@@ -226,159 +257,338 @@ impl Conversation<'_> {
             let reason = self.blocked(init).unwrap_or_else(no_init);
             return self.skip(rule, reason).await;
         };
-        let probes: Vec<(&str, Value, &str)> = if init.supports("retrieve") {
-            vec![
-                ("retrieve", json!({"query": PROBE_QUERY, "k": -5}), "k = -5"),
-                (
-                    "retrieve",
-                    json!({"query": PROBE_QUERY, "k": "3"}),
-                    "k = \"3\" (a string)",
-                ),
-            ]
-        } else if init.supports("embed") {
-            vec![
-                (
-                    "embed",
-                    json!({"inputs": PROBE_QUERY}),
-                    "`inputs` as a string instead of an array",
-                ),
-                ("embed", json!({"kind": "query"}), "no `inputs` at all"),
-            ]
-        } else if init.supports("rerank") {
-            vec![
-                (
-                    "rerank",
-                    json!({"query": PROBE_QUERY, "passages": "a"}),
-                    "`passages` as a string",
-                ),
-                (
-                    "rerank",
-                    json!({"query": PROBE_QUERY}),
-                    "no `passages` at all",
-                ),
-            ]
-        } else if init.supports("graph") {
-            vec![
-                (
-                    "graph",
-                    json!({"op": 5, "query": PROBE_QUERY}),
-                    "`op` = 5 (a number)",
-                ),
-                ("graph", json!({"query": PROBE_QUERY}), "no `op` at all"),
-            ]
-        } else {
+        let probes = params::probes(init);
+        if probes.is_empty() {
             return self
                 .skip(
                     rule,
                     format!(
-                        "not verified: {} failed (no retrieval method to probe)",
+                        "not verified: {} failed (no read-only retrieval method to probe)",
                         RETRIEVAL_CAPABILITY.id
                     ),
                 )
                 .await;
-        };
+        }
         let mut check = Check::new(rule);
         let mut problems = Vec::new();
-        let mut done = Vec::new();
-        for (method, params, what) in probes {
-            let sent = self.request(rule, method, params).await?;
-            check.saw(&sent);
-            if code_of(&sent) == Some(-32602) {
-                done.push(format!("`{method}` with {what}"));
+        let mut passed = 0usize;
+        let mut ignored = Vec::new();
+        let mut first_seen = Vec::new();
+        let mut methods: Vec<&str> = Vec::new();
+        for probe in probes {
+            if self.gone().is_some() {
+                break;
+            }
+            let sent = self.request(rule, probe.method, probe.params).await?;
+            if !methods.contains(&probe.method) {
+                methods.push(probe.method);
+            }
+            let code = code_of(&sent);
+            if code == Some(-32602) {
+                passed += 1;
+                if first_seen.len() < 2 {
+                    first_seen.push(exchange_of(&sent).clone());
+                }
+            } else if let (Some(why), Some(_)) = (probe.ignorable, result_of(&sent)) {
+                passed += 1;
+                ignored.push(format!(
+                    "`{}` with {} was ignored ({why})",
+                    probe.method, probe.what
+                ));
             } else {
-                problems.push(format!("`{method}` with {what} {}", outcome_words(&sent)));
+                check.saw(&sent);
+                problems.push(format!(
+                    "`{}` {} {}",
+                    probe.method,
+                    probe.what,
+                    outcome_words(&sent)
+                ));
             }
         }
-        let finding = if problems.is_empty() {
-            check.finding(
-                Outcome::Pass,
-                format!("{} were rejected with -32602", done.join(" and ")),
-            )
+        if problems.is_empty() {
+            for exchange in first_seen {
+                check.keep(exchange);
+            }
+        }
+        let note = if ignored.is_empty() {
+            String::new()
         } else {
-            check.finding(
-                rule.on_failure,
-                format!(
-                    "{}; the spec requires error -32602 (InvalidParams) for malformed params, e.g. a `k` that is not \
-                     an integer ≥ 1 (§14.1 rule 5, §12)",
-                    problems.join("; ")
-                ),
-            )
+            format!("; {}", ignored.join("; "))
         };
+        let finding = check.verdict(
+            &problems,
+            format!(
+                "all {passed} malformed requests to {} (each required field left out, each field of the wrong \
+                 JSON type, `k` negative) were rejected with -32602{note}",
+                methods.join(", ")
+            ),
+            "the spec requires error -32602 (InvalidParams) for a missing required field, a wrong JSON type or a \
+             value out of range, whatever the capabilities (§14.1 rule 5, §12)",
+        );
         self.emit(finding).await
     }
 }
 
-/// Picks an option value the server does not advertise for a method it does:
-/// `(method, params, words for the finding)`.
-fn option_probe(init: &Init) -> Option<(&'static str, Value, String)> {
-    let missing = |all: &[&'static str], advertised: &[String]| {
-        all.iter()
-            .copied()
-            .find(|v| !advertised.iter().any(|a| a == v))
-    };
-    if init.supports("retrieve") {
-        if let Some(modes) = init.advertised_list("retrieve", "modes")
-            && let Some(mode) = missing(&["dense", "sparse", "hybrid"], &modes)
-        {
-            return Some((
-                "retrieve",
-                json!({"query": PROBE_QUERY, "k": 1, "mode": mode}),
-                format!(
-                    "mode \"{mode}\", which `retrieve.modes` ({}) does not list,",
-                    show(&json!(modes))
-                ),
-            ));
+/// One probe of RCP-L0-019: a value outside an option's advertised set.
+struct OptionProbe {
+    method: &'static str,
+    params: Value,
+    /// The value and the set it is outside of, for a failure.
+    what: String,
+    /// The value alone, for a pass.
+    short: String,
+    /// The codes that pass.
+    accepted: &'static [i64],
+}
+
+/// -32005 only (§12: "a requested option value … is not in the advertised set").
+const OPTION_UNSUPPORTED: &[i64] = &[-32005];
+/// A non-text Content block sent to a text-only method: §4.8 says servers
+/// "MUST reject a block whose `type`/`mimeType` is outside the modalities they
+/// advertised with `-32005`", and also that "a text-only server MAY accept only
+/// the string form", which reads as a block being malformed input (-32602).
+/// Both readings are accepted.
+const BLOCK_REFUSED: &[i64] = &[-32005, -32602];
+
+/// A one-pixel PNG, as base64: the smallest real image block.
+const PNG_PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==";
+
+/// The values an option may take (the schema's enum), in spec order.
+const MODES: &[&str] = &["dense", "sparse", "hybrid"];
+const FUSIONS: &[&str] = &["rrf", "weighted", "convex"];
+const UNITS: &[&str] = &[
+    "chunk",
+    "passage",
+    "document",
+    "node",
+    "triplet",
+    "path",
+    "subgraph",
+    "community",
+    "tree-node",
+    "page",
+];
+const MODALITIES: &[&str] = &["text", "image", "audio", "code", "multimodal"];
+const ENCODINGS: &[&str] = &["json", "f32-base64"];
+const RERANK_METHODS: &[&str] = &["cross-encoder", "colbert", "llm"];
+const TRANSFORM_METHODS: &[&str] = &["rewrite", "hyde", "multi-query", "decompose", "step-back"];
+/// The graph ops RCP/1 defines (§6, §7.9), in the order RCP-L2-005 reads them.
+pub(crate) const GRAPH_OPS: &[&str] = &["local", "global", "drift", "communities", "neighbors"];
+
+/// The set an option is judged against: the advertised list, or the spec's
+/// default when the list is absent (`None` when the spec gives none). Returns
+/// the set and how to name it in a finding.
+fn option_set(
+    init: &Init,
+    cap: &str,
+    field: &str,
+    default: Option<(&[&str], &str)>,
+) -> Option<(Vec<String>, String)> {
+    match init.advertised_list(cap, field) {
+        Some(list) => {
+            let shown = show(&json!(list));
+            Some((list, format!("`{cap}.{field}` ({shown})")))
         }
-        if let Some(units) = init.advertised_list("retrieve", "units") {
-            let all = [
-                "chunk",
-                "passage",
-                "document",
-                "node",
-                "triplet",
-                "path",
-                "subgraph",
-                "community",
-                "tree-node",
-                "page",
-            ];
-            if let Some(unit) = missing(&all, &units) {
-                return Some((
-                    "retrieve",
-                    json!({"query": PROBE_QUERY, "k": 1, "unit": unit}),
-                    format!(
-                        "unit \"{unit}\", which `retrieve.units` ({}) does not list,",
-                        show(&json!(units))
-                    ),
-                ));
+        None => default.map(|(values, why)| {
+            (
+                values.iter().map(|v| (*v).to_owned()).collect(),
+                format!("the spec's default when `{cap}.{field}` is absent ({why})"),
+            )
+        }),
+    }
+}
+
+/// The first value of `all` outside `set`.
+fn outside(all: &[&'static str], set: &[String]) -> Option<&'static str> {
+    all.iter().copied().find(|v| !set.iter().any(|s| s == v))
+}
+
+/// Every option value probe for the methods `init` advertises.
+///
+/// §14.1 rule 4: an L0 server MUST reject "unsupported advertised-method
+/// options with `-32005`"; §12: -32005 is for "a requested option value (a
+/// `mode`, `rerank.method`, `filter` operator) … not in the advertised set".
+/// Where a list is absent the spec's default is the advertised set:
+/// - §6.1 `units`: "absent means `chunk`/`passage` only";
+/// - §4.8 modalities: "the default, when unadvertised, is `["text"]`";
+/// - §7.3.1 encodings: `"json"` is "Always supported; it is the default", and
+///   "Requesting an unadvertised encoding is `-32005`"; "The same `encoding`
+///   field applies to `embed/multi`", so `embed/multi` is probed only when no
+///   `embed.encodings` lists `f32-base64` (a list that does leaves open
+///   whether it covers `embed/multi` too).
+///
+/// Lists the spec gives no default for (`retrieve.modes`, `retrieve.fusion`,
+/// `rerank.methods`, `transform.methods`, `graph.ops`) are probed only when
+/// advertised. Not probed here: `rerank.method` inside `retrieve` (the spec
+/// does not say which list governs it), `rewrite` inside `retrieve`, and
+/// filter operators (RCP-L1-005, digest Q10). Judging an op outside
+/// `graph.ops` and a method outside `transform.methods` is this rule's alone,
+/// so RCP-L2-004/005 and this rule cannot disagree on one probe.
+fn option_probes(init: &Init) -> Vec<OptionProbe> {
+    let mut probes = Vec::new();
+    let mut add = |method: &'static str,
+                   params: Value,
+                   option: &str,
+                   value: &str,
+                   set: &str,
+                   accepted: &'static [i64]| {
+        probes.push(OptionProbe {
+            method,
+            params,
+            what: format!("{option} \"{value}\", outside {set},"),
+            short: format!("{option} \"{value}\""),
+            accepted,
+        });
+    };
+    let image = json!({"type": "image", "mimeType": "image/png", "data": PNG_PIXEL});
+    if init.supports("retrieve") {
+        let base = |extra: Value| {
+            let mut p = json!({"query": PROBE_QUERY, "k": 1});
+            if let (Some(p), Some(extra)) = (p.as_object_mut(), extra.as_object()) {
+                p.extend(extra.clone());
             }
+            p
+        };
+        if let Some((set, named)) = option_set(init, "retrieve", "modes", None)
+            && let Some(v) = outside(MODES, &set)
+        {
+            add(
+                "retrieve",
+                base(json!({"mode": v})),
+                "mode",
+                v,
+                &named,
+                OPTION_UNSUPPORTED,
+            );
+        }
+        // Fusion applies "when `mode:\"hybrid\"`" (§6.1): probed with an
+        // advertised hybrid mode so the mode itself is not what is refused.
+        let hybrid = init
+            .advertised_list("retrieve", "modes")
+            .is_some_and(|m| m.iter().any(|x| x == "hybrid"));
+        if hybrid
+            && let Some((set, named)) = option_set(init, "retrieve", "fusion", None)
+            && let Some(v) = outside(FUSIONS, &set)
+        {
+            let params = base(json!({"mode": "hybrid", "fusion": {"method": v}}));
+            add(
+                "retrieve",
+                params,
+                "fusion.method",
+                v,
+                &named,
+                OPTION_UNSUPPORTED,
+            );
+        }
+        let units = Some((&["chunk", "passage"][..], "chunk and passage, §6.1"));
+        if let Some((set, named)) = option_set(init, "retrieve", "units", units)
+            && let Some(v) = outside(UNITS, &set)
+        {
+            add(
+                "retrieve",
+                base(json!({"unit": v})),
+                "unit",
+                v,
+                &named,
+                OPTION_UNSUPPORTED,
+            );
+        }
+        let text = Some((&["text"][..], "text, §4.8"));
+        if let Some((set, named)) = option_set(init, "retrieve", "modalities", text)
+            && let Some(v) = outside(MODALITIES, &set)
+        {
+            let params = base(json!({"modality": v}));
+            add(
+                "retrieve",
+                params,
+                "modality",
+                v,
+                &named,
+                OPTION_UNSUPPORTED,
+            );
         }
     }
-    if init.supports("embed")
-        && let Some(encodings) = init.advertised_list("embed", "encodings")
-        && let Some(encoding) = missing(&["json", "f32-base64"], &encodings)
-    {
-        return Some((
-            "embed",
-            json!({"inputs": [PROBE_QUERY], "encoding": encoding}),
-            format!(
-                "encoding \"{encoding}\", which `embed.encodings` ({}) does not list,",
-                show(&json!(encodings))
-            ),
-        ));
+    let json_only = Some((&["json"][..], "json, §7.3.1"));
+    let text_only = Some((&["text"][..], "text, §4.8"));
+    if init.supports("embed") {
+        if let Some((set, named)) = option_set(init, "embed", "encodings", json_only)
+            && let Some(v) = outside(ENCODINGS, &set)
+        {
+            let params = json!({"inputs": [PROBE_QUERY], "encoding": v});
+            add("embed", params, "encoding", v, &named, OPTION_UNSUPPORTED);
+        }
+        if let Some((set, named)) = option_set(init, "embed", "modalities", text_only)
+            && !set.iter().any(|m| m == "image")
+        {
+            let params = json!({"inputs": [image.clone()]});
+            add(
+                "embed",
+                params,
+                "input type",
+                "image",
+                &named,
+                BLOCK_REFUSED,
+            );
+        }
+    }
+    if init.supports("multiVector") {
+        let binary_listed = init
+            .advertised_list("embed", "encodings")
+            .is_some_and(|e| e.iter().any(|x| x == "f32-base64"));
+        if !binary_listed {
+            let named = "the spec's default `json` encoding (no `embed.encodings` lists `f32-base64`, §7.3.1)";
+            let params = json!({"inputs": [PROBE_QUERY], "encoding": "f32-base64"});
+            add(
+                "embed/multi",
+                params,
+                "encoding",
+                "f32-base64",
+                named,
+                OPTION_UNSUPPORTED,
+            );
+        }
+        if let Some((set, named)) = option_set(init, "multiVector", "modalities", text_only)
+            && !set.iter().any(|m| m == "image")
+        {
+            let params = json!({"inputs": [image.clone()]});
+            add(
+                "embed/multi",
+                params,
+                "input type",
+                "image",
+                &named,
+                BLOCK_REFUSED,
+            );
+        }
     }
     if init.supports("rerank")
-        && let Some(methods) = init.advertised_list("rerank", "methods")
-        && let Some(method) = missing(&["cross-encoder", "colbert", "llm"], &methods)
+        && let Some((set, named)) = option_set(init, "rerank", "methods", None)
+        && let Some(v) = outside(RERANK_METHODS, &set)
     {
-        return Some((
-            "rerank",
-            json!({"query": PROBE_QUERY, "passages": ["a", "b"], "method": method}),
-            format!(
-                "method \"{method}\", which `rerank.methods` ({}) does not list,",
-                show(&json!(methods))
-            ),
-        ));
+        let params = json!({"query": PROBE_QUERY, "passages": ["a", "b"], "method": v});
+        add("rerank", params, "method", v, &named, OPTION_UNSUPPORTED);
     }
-    None
+    if init.supports("transform")
+        && let Some((set, named)) = option_set(init, "transform", "methods", None)
+        && let Some(v) = outside(TRANSFORM_METHODS, &set)
+    {
+        let params = json!({"query": PROBE_QUERY, "method": v});
+        add(
+            "query/transform",
+            params,
+            "method",
+            v,
+            &named,
+            OPTION_UNSUPPORTED,
+        );
+    }
+    // §7.9: "`op` **MUST** be in `graph.ops`".
+    if init.supports("graph")
+        && let Some((set, named)) = option_set(init, "graph", "ops", None)
+        && let Some(v) = outside(GRAPH_OPS, &set)
+    {
+        let params = json!({"op": v, "query": PROBE_QUERY});
+        add("graph", params, "op", v, &named, OPTION_UNSUPPORTED);
+    }
+    probes
 }

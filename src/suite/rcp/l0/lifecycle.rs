@@ -272,13 +272,16 @@ impl Conversation<'_> {
         // The session was initialized before this handshake: read its result from `info`.
         let info = self.request(rule, "info", json!({})).await?;
         check.saw(&info);
-        let reason = match source {
-            InitSource::InfoAfterVersionZero => format!(
-                "not verified: {} failed (the server accepted protocolVersion 0, which initialized this session, \
-                 so `initialize` was rightly refused with -32600)",
-                VERSION_ZERO_REJECTED.id
+        let (outcome, reason) = match source {
+            InitSource::InfoAfterVersionZero => (
+                Outcome::Skip,
+                format!(
+                    "not verified: {} failed (the server accepted protocolVersion 0, which initialized this session, \
+                     so `initialize` was rightly refused with -32600)",
+                    VERSION_ZERO_REJECTED.id
+                ),
             ),
-            _ => ALREADY_INITIALIZED.to_owned(),
+            _ => already_initialized_handshake(&self.history),
         };
         match result_of(&info).and_then(Value::as_object) {
             Some(result) => {
@@ -287,7 +290,7 @@ impl Conversation<'_> {
                     exchange: exchange_of(&info).clone(),
                     source,
                 };
-                self.emit(check.finding(Outcome::Skip, reason)).await?;
+                self.emit(check.finding(outcome, reason)).await?;
                 // The first `initialize` was refused for being a repeat, so its
                 // tolerance of unknown keys cannot be judged.
                 Ok(Handshake {
@@ -592,7 +595,8 @@ impl Conversation<'_> {
                     Outcome::Info,
                     "the server was already initialized when this run started: `retrieve` before `initialize` got an \
                      answer and `initialize` got -32600. It keeps one initialized flag for the whole process (as the \
-                     reference Python and C++ servers do), so the pre-initialize checks cannot be verified on this run. \
+                     reference Python and C++ servers do), so the pre-initialize checks cannot be verified on this run, \
+                     and a level is certified only if an earlier run saw its handshake succeed (see RCP-L0-011). \
                      Restart the server before a run, or keep the initialized state per session (a token in \
                      `_meta.session`, sent back in `RCP-Session`), to have them checked (spec §5; protocheck decision 3)",
                 )
@@ -722,4 +726,59 @@ impl Conversation<'_> {
         };
         self.emit(finding).await
     }
+}
+
+/// RCP-L0-011 on a server that was already initialized when the run started
+/// (gated calls answered before `initialize`, and `initialize` got -32600).
+///
+/// Decision 3, as narrowed by the amendment of 2026-11-30: such a server is
+/// either long-lived and process-wide (an earlier client initialized it, as
+/// with the Python and C++ reference servers) or one whose `initialize` never
+/// succeeds, and one run cannot tell which. Spec §14.1 rule 1: an L0 server
+/// MUST "Answer `initialize` with negotiated `protocolVersion` ≥ 1", so a
+/// handshake protocheck never saw certifies nothing. When an earlier run of
+/// the same target saw `initialize` succeed (the service's history), the
+/// finding is `info` and the level is certified as before; otherwise it is
+/// skipped, which leaves the run without a level (see `certify`), and the
+/// message says which case it was and how to get a full verdict.
+pub(crate) fn already_initialized_handshake(history: &HandshakeHistory) -> (Outcome, String) {
+    const SIGNATURE: &str = "the server was already initialized when this run started: `retrieve` before \
+        `initialize` got an answer and `initialize` got -32600";
+    match history {
+        HandshakeHistory::Observed { run_id, at_ms } => (
+            Outcome::Info,
+            format!(
+                "{SIGNATURE}. Run {run_id} saw this target complete `initialize` at {}, so it is taken as a \
+                 long-lived server that keeps one initialized flag for the whole process: the handshake is not \
+                 re-checked and the pre-initialize checks are skipped (spec §5; protocheck decision 3)",
+                time_of(*at_ms)
+            ),
+        ),
+        HandshakeHistory::NotObserved => (
+            Outcome::Skip,
+            format!(
+                "{HANDSHAKE_NOT_OBSERVED}: {SIGNATURE}, and no earlier run of this target saw `initialize` succeed. \
+                 A long-lived server initialized by an earlier client and a server whose `initialize` never \
+                 succeeds look the same, so no level is certified (L0 needs `initialize` answered, §14.1 rule 1). \
+                 Restart the server and run again (protocheck decision 3)"
+            ),
+        ),
+        HandshakeHistory::Unavailable => (
+            Outcome::Skip,
+            format!(
+                "{HANDSHAKE_NOT_OBSERVED}: {SIGNATURE}. `protocheck check` keeps no history of earlier runs, and a \
+                 long-lived server initialized by an earlier client looks the same as a server whose `initialize` \
+                 never succeeds, so no level is certified (L0 needs `initialize` answered, §14.1 rule 1). Restart \
+                 the server and run again, or run it through the service, which remembers a run that saw the \
+                 handshake (protocheck decision 3)"
+            ),
+        ),
+    }
+}
+
+/// RFC 3339 (UTC, seconds) for a time in ms since the epoch.
+fn time_of(ms: i64) -> String {
+    let at =
+        std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    humantime::format_rfc3339_seconds(at).to_string()
 }

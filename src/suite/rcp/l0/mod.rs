@@ -18,7 +18,7 @@ pub(crate) use super::conversation::{
     Check, Conversation, Init, InitSource, PROBE_QUERY, Sent, client_info, code_of, exchange_of,
     loose_id, outcome_words, result_of, same_id, show,
 };
-use crate::suite::runner::EngineError;
+use crate::suite::runner::{EngineError, HandshakeHistory};
 use crate::suite::{Exchange, Outcome, Rule, SpecLevel};
 use serde_json::{Map, Value, json};
 
@@ -26,6 +26,7 @@ mod errors;
 mod framing;
 mod lifecycle;
 mod notifications;
+mod params;
 
 pub use errors::{
     MALFORMED_PARAMS, TOLERATES_UNKNOWN, UNADVERTISED_METHOD, UNKNOWN_METHOD, UNSUPPORTED_OPTION,
@@ -105,6 +106,10 @@ pub static RULES: &[Rule] = &[
 /// The skip reason of decision 3 (process-wide initialization).
 pub const ALREADY_INITIALIZED: &str =
     "not verifiable on a server that is already initialized (spec §11.3 decision)";
+/// How RCP-L0-011 begins when the handshake was never seen to succeed on a
+/// server that was already initialized (decision 3, narrowed): the run
+/// certifies no level.
+pub const HANDSHAKE_NOT_OBSERVED: &str = "the handshake was not observed";
 /// The skip reason of decision 4 (stateless HTTP).
 pub const STATELESS: &str = "stateless HTTP server (spec §5)";
 

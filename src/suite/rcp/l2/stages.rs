@@ -25,13 +25,13 @@ pub const SPARSE_EMBED: Rule = item(
 );
 pub const TRANSFORM: Rule = item(
     "RCP-L2-004",
-    "`query/transform` answers each advertised method and refuses the others with -32005",
+    "`query/transform` answers each advertised method with its queries",
     SpecLevel::Should,
     "RCP/1 §14.3, §7.8",
 );
 pub const GRAPH: Rule = item(
     "RCP-L2-005",
-    "`graph` answers each advertised op with that op's result and refuses the others with -32005",
+    "`graph` answers each advertised op with that op's result",
     SpecLevel::Should,
     "RCP/1 §14.3, §7.9",
 );
@@ -363,28 +363,13 @@ impl L2Run<'_, '_> {
                 problems.push("method \"hyde\" returned no `hypothetical` document".to_owned());
             }
         }
-        if let Some(unlisted) = TRANSFORM_METHODS.iter().find(|m| !methods.contains(m)) {
-            let sent = self
-                .conv
-                .request(
-                    rule,
-                    "query/transform",
-                    json!({"query": query, "method": unlisted}),
-                )
-                .await?;
-            check.saw(&sent);
-            if code_of(&sent) != Some(-32005) {
-                problems.push(format!(
-                    "method \"{unlisted}\", which `transform.methods` does not list, {}; it needs -32005",
-                    outcome_words(&sent)
-                ));
-            }
-        }
+        // A method outside `transform.methods` is RCP-L0-019's to judge
+        // (§14.1 rule 4), so the two rules never disagree on one probe.
         let finding = check.verdict(
             &problems,
             format!("`query/transform` answered {}", methods.join(", ")),
-            "`query/transform` returns `queries` (and `hypothetical` for hyde) for each advertised method and \
-             -32005 for a method it does not advertise (§7.8, §12)",
+            "`query/transform` returns `queries` (and `hypothetical` for hyde) for each advertised method (§7.8); \
+             a method it does not advertise is judged by RCP-L0-019",
         );
         self.conv.emit(finding).await
     }
@@ -459,25 +444,14 @@ impl L2Run<'_, '_> {
                 ));
             }
         }
-        if let Some(unlisted) = GRAPH_OPS.iter().find(|o| !ops.contains(o)) {
-            let sent = self
-                .conv
-                .request(rule, "graph", json!({"op": unlisted, "query": query}))
-                .await?;
-            check.saw(&sent);
-            if code_of(&sent) != Some(-32005) {
-                problems.push(format!(
-                    "op \"{unlisted}\", which `graph.ops` does not list, {}; it needs -32005",
-                    outcome_words(&sent)
-                ));
-            }
-        }
+        // An op outside `graph.ops` is RCP-L0-019's to judge (§14.1 rule 4,
+        // §7.9), so the two rules never disagree on one probe.
         let finding = check.verdict(
             &problems,
             format!("`graph` answered {} with their results", ops.join(", ")),
             "each op has its own result (local → hits; global → summary and communities; drift → hits and \
-             followups; communities → communities; neighbors → nodes and edges), and an op outside `graph.ops` \
-             is -32005 (§7.9, §12)",
+             followups; communities → communities; neighbors → nodes and edges) (§7.9); an op outside \
+             `graph.ops` is judged by RCP-L0-019",
         );
         self.conv.emit(finding).await
     }
