@@ -36,8 +36,16 @@ impl Checked {
 
 /// `protocheck check URL --format json ARGS…`.
 async fn check(url: &str, args: &[&str]) -> Checked {
+    check_target(&[url], args).await
+}
+
+/// `protocheck check TARGET… --format json ARGS…` (a URL, or `--stdio CMD`).
+async fn check_target(target: &[&str], args: &[&str]) -> Checked {
     let mut cmd = protocheck();
-    cmd.args(["check", url, "--format", "json"]).args(args);
+    cmd.arg("check")
+        .args(target)
+        .args(["--format", "json"])
+        .args(args);
     let out = tokio::task::spawn_blocking(move || cmd.output().expect("run protocheck"))
         .await
         .expect("join");
@@ -338,9 +346,15 @@ async fn usage_and_network_errors_exit_2() {
 async fn the_reference_profile_is_gated_by_the_harness_certification() {
     // The harness's rerank check (#27) disagrees with the spec, so the
     // clean server fails it and the harness certifies L1: a baseline is how
-    // a CI job lives with a known disagreement.
-    let url = rcp(&[], Some("L1")).await;
-    let c = check(&url, &["--suite", "rcp", "--profile", "reference"]).await;
+    // a CI job lives with a known disagreement. Over stdio: the HTTP
+    // reference server issues a session token, which the harness never sends
+    // back, so there it certifies nothing.
+    let command = format!(
+        "'{}' reference rcp --stdio --declare L1",
+        env!("CARGO_BIN_EXE_protocheck")
+    );
+    let target = ["--stdio", command.as_str()];
+    let c = check_target(&target, &["--suite", "rcp", "--profile", "reference"]).await;
     assert_eq!(c.code, Some(1), "{}", c.stderr);
     assert_eq!(c.report["verdict"]["certified_level"], "L1");
 
@@ -359,7 +373,7 @@ async fn the_reference_profile_is_gated_by_the_harness_certification() {
             extra,
         ]
         .concat();
-        let c = check(&url, &args).await;
+        let c = check_target(&target, &args).await;
         assert_eq!(c.code, Some(0), "{extra:?}: {}: {}", c.stderr, c.reasons());
         assert_eq!(strings(&c.gate()["expected_failures"]), ["RCP-REF-27"]);
     }

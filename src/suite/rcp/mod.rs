@@ -59,18 +59,23 @@ pub async fn run(
 ) -> Result<Verdict, EngineError> {
     match ctx.options.profile.as_deref() {
         None | Some(PROFILE_SPEC) => {}
-        Some(PROFILE_REFERENCE) => {
-            let mut client = RcpClient::connect(endpoint, ctx).await?;
-            let verdict = harness::run(&mut client, reporter, ctx.options.writes_allowed()).await;
-            client.close().await;
-            return verdict;
-        }
+        Some(PROFILE_REFERENCE) => return harness::run(endpoint, ctx, reporter).await,
         Some(other) => {
             return Err(EngineError::Unsupported(format!(
                 "the RCP profile `{other}` is unknown; use `spec` or `reference`"
             )));
         }
     }
+    run_spec(endpoint, ctx, reporter).await
+}
+
+/// The `spec` profile; the `reference` profile also runs it, unseen, to
+/// compare with the harness from facts of the same run.
+pub(crate) async fn run_spec(
+    endpoint: &Endpoint,
+    ctx: &RunContext,
+    reporter: &mut Reporter,
+) -> Result<Verdict, EngineError> {
     let options = outside::Options {
         allow_writes: ctx.options.writes_allowed(),
     };

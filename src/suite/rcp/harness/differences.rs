@@ -1,10 +1,20 @@
-//! Where the `spec` profile would judge this server differently from the
-//! harness, in plain words with the spec section (decision 2), from what the
-//! harness run saw. Only disagreements the run can show are named; the many
-//! L0 MUSTs the harness never checks (digest Q4) need a `spec` run to judge.
+//! The comparison finding (RCP-REF-DIFF): where the harness and the `spec`
+//! profile judge this server differently, and why, in plain words with the
+//! spec section (decision 2).
+//!
+//! Every sentence states something this run observed: the harness's verdict
+//! from its own checks, the `spec` profile's verdict and findings from its
+//! run right after (on a new connection), and the answers the server gave.
+//! A sentence is said only when the facts it states were seen; none is a
+//! template that asserts what "would" happen. Each sentence has a test on a
+//! server where it is said and one where it is not (tests/rcp_reference.rs).
 
 use super::*;
-use crate::suite::rcp::l0::DECLARES_LEVEL;
+use crate::suite::rcp::l0::{DECLARES_LEVEL, PER_SESSION_INIT};
+use crate::suite::rcp::l2::RERANK as SPEC_RERANK;
+
+/// Most items of the `spec` profile's "next level needs" list quoted.
+const MAX_MISSING: usize = 6;
 
 fn outcome(findings: &[Finding], rule: &Rule) -> Option<Outcome> {
     findings
@@ -14,62 +24,128 @@ fn outcome(findings: &[Finding], rule: &Rule) -> Option<Outcome> {
         .map(|f| f.outcome)
 }
 
-/// The L1 items of §14.2 that the capabilities do not advertise.
-fn missing_l1_items(caps: &Map<String, Value>) -> Vec<String> {
-    let mut missing = Vec::new();
-    let modes: Vec<&str> = caps
-        .get("retrieve")
-        .and_then(|r| r.get("modes"))
-        .and_then(Value::as_array)
-        .map(|m| m.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    for mode in ["dense", "sparse", "hybrid"] {
-        if !modes.contains(&mode) {
-            missing.push(format!("`retrieve` mode `{mode}`"));
-        }
+fn outcome_words(outcome: Option<Outcome>) -> &'static str {
+    match outcome {
+        Some(Outcome::Pass) => "passed",
+        Some(Outcome::Fail) => "failed",
+        Some(Outcome::Warn) => "warned",
+        Some(Outcome::Skip) => "was skipped",
+        Some(Outcome::Info) => "was reported for information",
+        None => "was not reported",
     }
-    let offered = |k: &str| {
-        caps.get(k)
-            .is_some_and(|v| !v.is_null() && *v != Value::Bool(false))
-    };
-    if !offered("filter") {
-        missing.push("`filter`".to_owned());
-    }
-    if !offered("citations") {
-        let nested = caps
-            .get("retrieve")
-            .and_then(|r| r.get("citations"))
-            .is_some_and(|c| !c.is_null() && *c != Value::Bool(false));
-        missing.push(if nested {
-            "`citations` as a top-level capability (it sits inside `retrieve`, where §6 does not define it)".to_owned()
-        } else {
-            "`citations`".to_owned()
-        });
-    }
-    missing
 }
 
-pub(super) fn list(findings: &[Finding], observed: &Observed, certified: Level) -> Vec<String> {
+/// What the harness prints as its verdict, in its own words.
+fn harness_words(observed: &Observed, certified: Level, honest: bool) -> String {
+    if let Some(stop) = &observed.stopped {
+        return format!(
+            "The harness raises at {} ({}), so it prints no certified level and exits 1.",
+            stop.at, stop.why
+        );
+    }
+    let level = match certified {
+        Level::None => "NONE (L0 MUSTs failed)",
+        other => other.as_str(),
+    };
+    // The harness prints the declaration line only for a truthy value.
+    let declared = match &observed.declared {
+        Some(d) if truthy(Some(d)) => format!(
+            ", then \"declared _meta.conformance={} — {}\"",
+            match d {
+                // Python's `repr` of a string.
+                Value::String(s) => format!("'{}'", crate::transport::excerpt(s.as_bytes(), 32).0),
+                other => show(other),
+            },
+            if honest { "consistent" } else { "OVERCLAIMED" }
+        ),
+        _ => String::new(),
+    };
+    format!("The harness prints \"CERTIFIED LEVEL: {level}\"{declared}.")
+}
+
+pub(super) fn list(
+    findings: &[Finding],
+    observed: &Observed,
+    certified: Level,
+    honest: bool,
+    spec: &Result<SpecView, String>,
+) -> Vec<String> {
     let mut out = Vec::new();
     let caps = observed.caps();
 
-    // Q1: the rerank shape.
-    if let Some((spec_ok, answer)) = &observed.spec_rerank {
-        match (outcome(findings, &RERANK), spec_ok) {
-            (Some(Outcome::Fail), true) => out.push(
-                "Check #27 (rerank) failed because the harness sends `documents` and reads `results`, `hits` or \
-                 `ranking`, while this server answers the spec's `{query, passages}` with `{scores, order}` (RCP/1 \
-                 §7.6; digest Q1). The `spec` profile accepts this rerank."
-                    .to_owned(),
-            ),
-            (Some(Outcome::Pass), false) => out.push(format!(
-                "Check #27 (rerank) passed on the harness's own shape (`documents` → `results`/`hits`/`ranking`), \
-                 but asked in the spec's shape (`{{query, passages}}`) the server answered {answer}; the `spec` \
-                 profile fails its rerank ({}, RCP/1 §7.6; digest Q1).",
-                crate::suite::rcp::l2::RERANK.id
-            )),
-            _ => {}
+    // The two verdicts side by side.
+    let harness = harness_words(observed, certified, honest);
+    match spec {
+        Ok(view) => {
+            out.push(format!(
+                "{harness} The `spec` profile, run on this server right after the harness on a new connection \
+                 (protocheck's own view), judges it: {}.",
+                view.verdict.summary
+            ));
+            let missing = match &view.verdict.detail {
+                VerdictDetail::Rcp { report, .. } => report.missing_for_next.clone(),
+                _ => Vec::new(),
+            };
+            if view.level() != certified.as_str() && !missing.is_empty() {
+                let shown: Vec<String> = missing.iter().take(MAX_MISSING).cloned().collect();
+                let more = missing.len().saturating_sub(MAX_MISSING);
+                let more = if more > 0 {
+                    format!(" (and {more} more)")
+                } else {
+                    String::new()
+                };
+                out.push(format!(
+                    "The `spec` profile's next level up needs: {}{more}.",
+                    shown.join("; ")
+                ));
+            }
         }
+        Err(e) => out.push(format!(
+            "{harness} The `spec` profile could not be run after the harness ({e}), so nothing here is \
+             compared with it."
+        )),
+    }
+    let spec_outcome = |rule: &Rule| spec.as_ref().ok().and_then(|v| v.outcome(rule));
+
+    // Sessions (digest §2: a stateful server "MAY return a token in
+    // `initialize.result._meta.session` and require it on later requests";
+    // decision 5). The harness sends no header but `Content-Type`.
+    if observed.session_token {
+        let effect = if observed.gated_after_init.is_empty() {
+            "none of its later checks was answered -32001 (NotInitialized), so this server did not require it"
+                .to_owned()
+        } else {
+            format!(
+                "{} of its later checks were answered -32001 (NotInitialized): {}",
+                observed.gated_after_init.len(),
+                observed.gated_after_init.join(", ")
+            )
+        };
+        out.push(format!(
+            "`initialize` (id 2) returned a session token in `_meta.session`; the harness never sends it back in \
+             `RCP-Session`, and {effect}. protocheck's own view sends it back (RCP/1 §5 sessions; decision 5)."
+        ));
+    }
+
+    // Q1: the rerank shape. Said only when #27 reached an initialized
+    // session (its answer is not -32001), so the request shape is what
+    // differs from the `spec` profile's rerank probe.
+    let spec_rerank = spec_outcome(&SPEC_RERANK);
+    let rerank_in_session = observed
+        .rerank_answer
+        .as_ref()
+        .filter(|(_, gated)| !gated)
+        .map(|(answer, _)| answer);
+    match (outcome(findings, &RERANK), rerank_in_session) {
+        (Some(Outcome::Fail), Some(answer)) if spec_rerank == Some(Outcome::Pass) => out.push(format!(
+            "Check #27 (rerank) sends `documents` and reads `results`, `hits` or `ranking` (digest Q1); it failed, answered {answer}. The `spec` profile's {}, sending the spec's `{{query, passages}}` and reading `{{scores}}` (RCP/1 §7.6), passed.",
+            SPEC_RERANK.id
+        )),
+        (Some(Outcome::Pass), _) if spec_rerank == Some(Outcome::Fail) => out.push(format!(
+            "Check #27 (rerank) passed on the harness's own shape (`documents` → `results`/`hits`/`ranking`, digest Q1), while the `spec` profile's {}, sending the spec's `{{query, passages}}` and reading `{{scores}}` (RCP/1 §7.6), failed.",
+            SPEC_RERANK.id
+        )),
+        _ => {}
     }
 
     // Q2: L2 on top of an L1 where nothing applied.
@@ -79,55 +155,86 @@ pub(super) fn list(findings: &[Finding], observed: &Observed, certified: Level) 
     if certified == Level::L2 && !l1_applied {
         out.push(
             "The harness certified L2 although none of its L1 checks applied (`retrieve` is not advertised), \
-             inheriting the level below (digest Q2). The `spec` profile certifies L2 only on top of L1 (RCP/1 \
-             §14.3: \"L1, plus\"; decision 9), and its L1 needs `retrieve` (§14.2)."
+             inheriting the level below (digest Q2); the `spec` profile certifies L2 only on top of L1 (RCP/1 \
+             §14.3: \"L1, plus\"; decision 9)."
                 .to_owned(),
         );
-    } else if certified >= Level::L1 {
-        let missing = missing_l1_items(&caps);
-        if !missing.is_empty() {
-            out.push(format!(
-                "The harness certified {} from `retrieve` basics alone; the `spec` profile's L1 also needs {} \
-                 (RCP/1 §14.2; decision 9), which this server does not advertise, so it certifies at most L0 there.",
-                certified.as_str(),
-                missing.join(", ")
-            ));
+    }
+
+    // Q3: the declaration, as seen in `initialize` and in `info`.
+    if observed.init_sent
+        && observed
+            .stopped
+            .as_ref()
+            .is_none_or(|s| s.at != "RCP-REF-10")
+    {
+        let spec_declares = spec_outcome(&DECLARES_LEVEL);
+        let because = if spec_declares == Some(Outcome::Fail) {
+            ", because a server MUST state its level (RCP/1 §14)"
+        } else {
+            ""
+        };
+        let spec_part = if spec.is_ok() {
+            format!(
+                " The `spec` profile's {} {}{because}.",
+                DECLARES_LEVEL.id,
+                outcome_words(spec_declares)
+            )
+        } else {
+            String::new()
+        };
+        match &observed.declared {
+            None => {
+                let init = if observed.init.is_empty() {
+                    format!(
+                        "was answered with {}",
+                        observed.init_answer.as_deref().unwrap_or("nothing")
+                    )
+                } else {
+                    "returned a result without one".to_owned()
+                };
+                let info: Vec<String> = observed
+                    .info_declared
+                    .iter()
+                    .filter_map(|(id, d)| d.as_ref().map(|d| format!("`info` (id {id}) declared {}", show(d))))
+                    .collect();
+                let info = if info.is_empty() {
+                    " No `info` result seen declared one either.".to_owned()
+                } else {
+                    format!(" {}, which the harness does not read.", info.join("; "))
+                };
+                out.push(format!(
+                    "The harness reads `_meta.conformance` only from `initialize` (id 2), which {init}; with no \
+                     declaration it prints no declaration line and counts it as honest (digest Q3).{info}{spec_part}"
+                ));
+            }
+            Some(d) if d.as_str().and_then(Level::declared).is_none() => out.push(format!(
+                "`initialize` declares `_meta.conformance` {}, not one of \"L0\", \"L1\", \"L2\" (compared \
+                 case-sensitively, RCP/1 §4.6); the harness counts that as honest (digest Q3).{spec_part}",
+                show(d)
+            )),
+            Some(_) => {}
         }
     }
 
-    // Q3: the declaration.
-    match &observed.declared {
-        None => out.push(format!(
-            "The server declares no `_meta.conformance`, which the harness counts as honest (digest Q3); the \
-             `spec` profile fails {} and certifies nothing, because a server MUST state its level (RCP/1 §14).",
-            DECLARES_LEVEL.id
-        )),
-        Some(d) if d.as_str().and_then(Level::declared).is_none() => out.push(format!(
-            "The server declares `_meta.conformance` {}, not one of \"L0\", \"L1\", \"L2\" (compared \
-             case-sensitively, RCP/1 §4.6); the harness counts that as honest (digest Q3), the `spec` profile \
-             fails {} (§14).",
-            show(d),
-            DECLARES_LEVEL.id
-        )),
-        Some(_) => {}
-    }
-
-    // Sessions (digest Q6, decisions 3 and 5).
+    // An already-initialized server (digest Q6; decision 3).
     if observed.already_initialized {
-        out.push(
-            "The server was already initialized when this run started (one initialized flag for the whole \
-             process, RCP/1 §5.2): the harness counts the pre-initialize and handshake checks as failures, while \
-             the `spec` profile skips the pre-initialize checks as not verifiable (decision 3)."
-                .to_owned(),
-        );
-    }
-    if observed.session_token {
-        out.push(
-            "The server issued a session token in `initialize` `_meta.session`; protocheck sends it back in \
-             `RCP-Session` (RCP/1 §5.2; decision 5). The harness never does, so the harness itself would run every \
-             check after `initialize` in an uninitialized session against this server (digest Q6)."
-                .to_owned(),
-        );
+        let spec_part = match spec_outcome(&PER_SESSION_INIT) {
+            Some(Outcome::Info) => format!(
+                " The `spec` profile found it already initialized too ({}) and skipped its pre-initialize checks \
+                 as not verifiable (decision 3).",
+                PER_SESSION_INIT.id
+            ),
+            Some(Outcome::Pass) => format!(
+                " On its own connection the `spec` profile found it not initialized ({} passed).",
+                PER_SESSION_INIT.id
+            ),
+            _ => String::new(),
+        };
+        out.push(format!(
+            "The server was already initialized when the harness started: #3 (`retrieve` before `initialize`) \
+             got no -32001 and `initialize` (id 2) got -32600, which the harness counts as failures.{spec_part}"
+        ));
     }
 
     // Writes (decision 7).

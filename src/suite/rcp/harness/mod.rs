@@ -10,20 +10,31 @@
 //!   on an L1 where nothing applied;
 //! - Q3: a missing or invalid `_meta.conformance` counts as honest.
 //!
-//! Where protocheck departs from the harness it says so in the comparison
-//! finding: it sends back a session token the server issued (decision 5),
-//! writes only with `allow_writes` and under `protocheck-probe/` ids
-//! (decision 7), pairs stdio replies by id, and reports a check whose request
-//! failed at the HTTP level as failed where the harness would stop.
+//! The headline is what the harness prints for the same server. Like the
+//! harness, this profile never sends back a session token the server issued
+//! (the harness sends no header but `Content-Type`), so on a server that
+//! requires one its checks after `initialize` meet an uninitialized session
+//! and it certifies nothing, as the harness does. Where the harness would
+//! raise (a non-2xx status, a body that is not JSON, an answer or a member
+//! it reads that is not an object) it stops before printing a level and
+//! exits 1; this profile reports that check as failed, the rest as not
+//! reached, and the verdict as the harness's stop.
 //!
-//! The comparison finding also says, in plain words and with the spec
-//! section, where the `spec` profile would judge this server differently.
+//! protocheck departs from the harness only where it must: it writes only
+//! with `allow_writes` and under `protocheck-probe/` ids (decision 7), and it
+//! pairs stdio replies by id where the harness reads the next line.
+//!
+//! After the harness, the `spec` profile runs on a second connection (a new
+//! process for stdio) with its findings kept out of this report: that is
+//! protocheck's own view (it sends the session token back, decision 5). The
+//! comparison finding (RCP-REF-DIFF) states, sentence by sentence, only what
+//! this run observed: the two verdicts, and the reasons the run can show.
 
 use super::certify::{Honesty, Level};
-use super::client::{Notified, RcpClient};
+use super::client::{Body, Notified, RcpClient};
 use super::conversation::{Check, Conversation, Sent, exchange_of, outcome_words, show};
 use super::{PROFILE_REFERENCE, SPEC_REVISION, SUITE_VERSION};
-use crate::suite::runner::{EngineError, Reporter};
+use crate::suite::runner::{Endpoint, EngineError, Reporter, RunContext};
 use crate::suite::{
     Finding, LevelReport, Outcome, Rule, SpecLevel, SuiteId, Verdict, VerdictDetail,
 };
@@ -282,22 +293,94 @@ pub fn rules() -> Vec<&'static Rule> {
         .collect()
 }
 
+/// Where the harness raised and stopped (see the module comment).
+#[derive(Debug)]
+pub(crate) struct Stop {
+    /// Where, in words: a check's id, or the request after the checks.
+    pub at: String,
+    /// The check that fails there, when the exception is in its own reading.
+    pub rule: Option<&'static Rule>,
+    /// The Python exception, in words.
+    pub why: String,
+    pub exchange: crate::suite::Exchange,
+    /// The failing check has been reported.
+    pub reported: bool,
+}
+
 /// What the harness run saw that the verdict and the comparison need.
 #[derive(Debug, Default)]
 pub(crate) struct Observed {
     /// The `initialize` (id 2) result, or `{}` as the harness reads a failure.
     pub init: Map<String, Value>,
-    /// `_meta.conformance` as the harness reads it.
+    /// What `initialize` (id 2) was answered with, in words.
+    pub init_answer: Option<String>,
+    /// `initialize` (id 2) has been sent.
+    pub init_sent: bool,
+    /// `_meta.conformance` as the harness reads it (from `initialize`).
     pub declared: Option<Value>,
-    /// The server issued `_meta.session`, which protocheck sends back.
+    /// `_meta.conformance` in the `info` results (by request id), which the
+    /// harness does not read.
+    pub info_declared: Vec<(&'static str, Option<Value>)>,
+    /// `initialize` returned `_meta.session`, which the harness never sends back.
     pub session_token: bool,
-    /// The spec-shaped `rerank` probe, when `rerank` is advertised: whether it
-    /// answered `scores` aligned with `passages`, and what it answered.
-    pub spec_rerank: Option<(bool, String)>,
+    /// Checks after `initialize` whose answer was -32001 (NotInitialized).
+    pub gated_after_init: Vec<&'static str>,
+    /// What #27 was answered with, and whether that was -32001.
+    pub rerank_answer: Option<(String, bool)>,
     /// #3 got an answer other than -32001 and `initialize` got -32600: the
     /// server was already initialized when the run started.
     pub already_initialized: bool,
     pub writes_allowed: bool,
+    /// The harness would have raised here.
+    pub stopped: Option<Stop>,
+}
+
+/// The `_meta.conformance` of a result, as the harness reads it:
+/// `(res.get("_meta", {}) or {}).get("conformance")`, `None` for null.
+fn declaration_in(result: &Map<String, Value>) -> Option<Value> {
+    result
+        .get("_meta")
+        .filter(|m| truthy(Some(m)))
+        .and_then(|m| m.get("conformance"))
+        .filter(|c| !c.is_null())
+        .cloned()
+}
+
+/// Why the harness's `t.raw(...)` would raise on `sent`, or on the `.get`
+/// calls its check makes on the members named in `reads`.
+fn harness_stops(sent: &Sent, reads: &[&str]) -> Option<String> {
+    let reply = match sent {
+        Err(failure) => {
+            return Some(format!(
+                "no answer ({}); the harness has no timeout of its own and would wait or raise",
+                failure.error
+            ));
+        }
+        Ok(reply) => reply,
+    };
+    if let Some(status) = reply.status
+        && !(200..300).contains(&status)
+    {
+        return Some(format!(
+            "HTTP {status}: `urlopen` raises HTTPError for a status outside 2xx"
+        ));
+    }
+    let value = match &reply.body {
+        Body::Empty => return Some("an empty answer: `json.loads` raises".to_owned()),
+        Body::NotJson => return Some("an answer that is not JSON: `json.loads` raises".to_owned()),
+        Body::Json(v) => v,
+    };
+    let Some(obj) = value.as_object() else {
+        return Some(format!(
+            "the answer {} is not an object: `r.get` raises AttributeError",
+            show(value)
+        ));
+    };
+    reads.iter().find_map(|key| {
+        obj.get(*key)
+            .filter(|v| !v.is_object())
+            .map(|v| format!("`{key}` is {}, not an object: `.get` on it raises", show(v)))
+    })
 }
 
 impl Observed {
@@ -375,40 +458,95 @@ pub fn harness_honest(declared: Option<&Value>, certified: Level) -> bool {
     }
 }
 
-/// Runs the `reference` profile.
+/// protocheck's own view: the `spec` profile's verdict and findings, from a
+/// run on a second connection right after the harness.
+pub(crate) struct SpecView {
+    pub verdict: Verdict,
+    pub findings: Vec<Finding>,
+}
+
+impl SpecView {
+    pub fn level(&self) -> &str {
+        match &self.verdict.detail {
+            VerdictDetail::Rcp {
+                certified_level, ..
+            } => certified_level,
+            _ => "none",
+        }
+    }
+
+    pub fn outcome(&self, rule: &Rule) -> Option<Outcome> {
+        self.findings
+            .iter()
+            .rev()
+            .find(|f| f.rule_id == rule.id)
+            .map(|f| f.outcome)
+    }
+}
+
+/// Runs the `spec` profile with its findings kept out of the report.
+async fn spec_view(endpoint: &Endpoint, ctx: &RunContext) -> Result<SpecView, String> {
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    let mut reporter = Reporter::new(tx);
+    let verdict = super::run_spec(endpoint, ctx, &mut reporter).await;
+    let findings = reporter.findings().to_vec();
+    drop(reporter);
+    let _ = drain.await;
+    match verdict {
+        Ok(verdict) => Ok(SpecView { verdict, findings }),
+        Err(e) => Err(crate::transport::excerpt(e.to_string().as_bytes(), 200).0),
+    }
+}
+
+/// Runs the `reference` profile: the harness, then the `spec` profile's
+/// view for the comparison.
 pub(crate) async fn run(
-    client: &mut RcpClient,
+    endpoint: &Endpoint,
+    ctx: &RunContext,
     reporter: &mut Reporter,
-    writes_allowed: bool,
 ) -> Result<Verdict, EngineError> {
-    let mut conv = Conversation::new(client, reporter);
     let mut observed = Observed {
-        writes_allowed,
+        writes_allowed: ctx.options.writes_allowed(),
         ..Observed::default()
     };
-    checks::run(&mut conv, &mut observed).await?;
-    let findings = conv.reporter.findings().to_vec();
-    let certified = certify(&findings);
+    let mut client = RcpClient::connect(endpoint, ctx).await?;
+    let harness = {
+        let mut conv = Conversation::new(&mut client, reporter);
+        checks::run(&mut conv, &mut observed).await
+    };
+    client.close().await;
+    harness?;
+    let spec = spec_view(endpoint, ctx).await;
+
+    let findings = reporter.findings().to_vec();
+    // Python exits 1 on an uncaught exception, before the summary lines: no
+    // level is printed. The verdict records it as none.
+    let certified = if observed.stopped.is_some() {
+        Level::None
+    } else {
+        certify(&findings)
+    };
     let declared = observed.declared.clone();
-    let honest = harness_honest(declared.as_ref(), certified);
+    let honest = observed.stopped.is_none() && harness_honest(declared.as_ref(), certified);
     let declared_text = declared.as_ref().map(|d| match d {
         Value::String(s) => crate::transport::excerpt(s.as_bytes(), 32).0,
         other => crate::transport::excerpt(other.to_string().as_bytes(), 32).0,
     });
-    let differences = differences::list(&findings, &observed, certified);
-    let diff = Check::new(&PROFILE_DIFFERENCES);
-    let message = if differences.is_empty() {
-        "no disagreement with the `spec` profile is known from what this run saw; the `spec` profile also checks \
-         L0 MUSTs, L1 items and L2 features the harness leaves out (digest Q4), so run it for the full picture"
-            .to_owned()
-    } else {
-        differences.join(" ")
-    };
-    conv.emit(diff.finding(Outcome::Info, message)).await?;
+    let differences = differences::list(&findings, &observed, certified, honest, &spec);
+    let mut diff = Check::new(&PROFILE_DIFFERENCES);
+    if let Some(stop) = &observed.stopped {
+        diff.keep(stop.exchange.clone());
+    }
+    reporter
+        .emit(diff.finding(Outcome::Info, differences.join(" ")))
+        .await?;
 
-    let findings = conv.reporter.findings();
-    let counts = conv.reporter.counts();
-    let honesty = if honest {
+    let findings = reporter.findings();
+    let counts = reporter.counts();
+    let honesty = if observed.stopped.is_some() {
+        Honesty::judge(declared_text.as_deref(), certified)
+    } else if honest {
         match Honesty::judge(declared_text.as_deref(), certified) {
             // The harness's rule, not the spec profile's, decides.
             Honesty::Overclaimed => Honesty::Consistent,
@@ -416,6 +554,19 @@ pub(crate) async fn run(
         }
     } else {
         Honesty::Overclaimed
+    };
+    let summary = match &observed.stopped {
+        // The harness prints neither a level nor a declaration verdict.
+        Some(stop) => format!("harness stops at {}: {}", stop.at, stop.why),
+        // The harness's own words for no level: "NONE (L0 MUSTs failed)".
+        None if certified == Level::None => {
+            super::certify::summary(certified, declared_text.as_deref(), honesty, 0).replacen(
+                "none",
+                "NONE (L0 MUSTs failed)",
+                1,
+            )
+        }
+        None => super::certify::summary(certified, declared_text.as_deref(), honesty, 0),
     };
     let mut levels = BTreeMap::new();
     for group in ["L0", "L1", "L2"] {
@@ -431,9 +582,9 @@ pub(crate) async fn run(
         suite_version: SUITE_VERSION.to_owned(),
         spec_revision: SPEC_REVISION.to_owned(),
         // The harness's exit code: 0 only with no failed check and an honest
-        // declaration.
+        // declaration (and no exception).
         passed: counts.fail == 0 && honest,
-        summary: super::certify::summary(certified, declared_text.as_deref(), honesty, 0),
+        summary,
         counts,
         detail: VerdictDetail::Rcp {
             profile: PROFILE_REFERENCE.to_owned(),
@@ -510,6 +661,14 @@ fn detail(sent: &Sent) -> String {
             None => reply.describe(),
         },
         Err(_) => outcome_words(sent),
+    }
+}
+
+/// What a request was answered with, in words: "error -32600 (InvalidRequest)".
+fn answer_words(sent: &Sent) -> String {
+    match sent {
+        Ok(reply) => reply.describe(),
+        Err(failure) => format!("no answer ({})", failure.error),
     }
 }
 
