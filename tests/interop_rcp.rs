@@ -87,6 +87,9 @@ enum Transport {
     Stdio,
     /// A second run against the same HTTP process, right after the `http` row's run.
     HttpSecondRun,
+    /// The same, submitted to the service, which has the first run in the
+    /// target's history. Judged by the service's tests, not here.
+    ServiceSecondRun,
 }
 
 impl Transport {
@@ -95,6 +98,7 @@ impl Transport {
             "http" => Some(Self::Http),
             "stdio" => Some(Self::Stdio),
             "http, second run" => Some(Self::HttpSecondRun),
+            "service, second run" => Some(Self::ServiceSecondRun),
             _ => None,
         }
     }
@@ -316,7 +320,10 @@ fn run_panel(python: &str, rows: &[Expected], runs: usize, jobs: usize) -> Resul
     for _ in 0..runs {
         for profile in PROFILES {
             for (i, row) in rows.iter().enumerate() {
-                if row.transport == Transport::HttpSecondRun {
+                if matches!(
+                    row.transport,
+                    Transport::HttpSecondRun | Transport::ServiceSecondRun
+                ) {
                     continue;
                 }
                 let second = (row.transport == Transport::Http)
@@ -353,8 +360,7 @@ fn run_panel(python: &str, rows: &[Expected], runs: usize, jobs: usize) -> Resul
             });
         }
     });
-    let results = results.lock().map(|r| r.clone()).unwrap_or_default();
-    results
+    results.lock().map(|r| r.clone()).unwrap_or_default()
 }
 
 fn label(row: &Expected) -> String {
@@ -362,6 +368,7 @@ fn label(row: &Expected) -> String {
         Transport::Http => "http",
         Transport::Stdio => "stdio",
         Transport::HttpSecondRun => "http, second run",
+        Transport::ServiceSecondRun => "service, second run",
     };
     format!("{} ({t})", row.server)
 }
@@ -460,7 +467,10 @@ fn the_panel_gets_the_verdicts_the_spec_gives_it_every_time() {
     for row in &rows {
         let file = panel_dir().join(format!("{}.py", row.server));
         assert!(file.is_file(), "no server {}", file.display());
-        if row.transport == Transport::HttpSecondRun {
+        if matches!(
+            row.transport,
+            Transport::HttpSecondRun | Transport::ServiceSecondRun
+        ) {
             assert!(
                 rows.iter()
                     .any(|r| r.server == row.server && r.transport == Transport::Http),
@@ -478,6 +488,13 @@ fn the_panel_gets_the_verdicts_the_spec_gives_it_every_time() {
         "RCP interop panel, {runs} runs per server and profile:"
     ));
     for (i, row) in rows.iter().enumerate() {
+        if row.transport == Transport::ServiceSecondRun {
+            say(&format!(
+                "  {}: judged by the service tests (history)",
+                label(row)
+            ));
+            continue;
+        }
         let empty = Vec::new();
         let spec = results.get(&(i, "spec")).unwrap_or(&empty);
         let reference = results.get(&(i, "reference")).unwrap_or(&empty);
