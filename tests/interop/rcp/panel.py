@@ -369,6 +369,7 @@ def retrieve(params: dict, cfg: Config) -> dict:
         notes.append(f"{name} {value!r} is not supported; ignored")
         return None
 
+    # The schema's RetrieveParams requires `query` and `k`; §12 -32602 "Missing/malformed params".
     k = params.get("k")
     if k is None and not cfg.lenient_params:
         bad("k", "'k' is required")
