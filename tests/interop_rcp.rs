@@ -241,6 +241,7 @@ fn start_http(python: &str, file: &Path) -> Result<(ServerProc, String), String>
     let mut child = Command::new(python)
         .arg(file)
         .arg("--http")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -263,6 +264,9 @@ fn start_http(python: &str, file: &Path) -> Result<(ServerProc, String), String>
 
 fn check(target: &[String], profile: &str) -> Result<Observed, String> {
     let mut cmd = common::cli::protocheck();
+    // A stdio server is spawned by protocheck and inherits this: no
+    // __pycache__ in the source tree.
+    cmd.env("PYTHONDONTWRITEBYTECODE", "1");
     cmd.arg("check").args(target).args([
         "--suite",
         "rcp",

@@ -13,6 +13,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+os.environ["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ in the source tree
 EXPECTED = os.path.join(HERE, "..", "EXPECTED.md")
 
 

@@ -311,10 +311,6 @@ def current() -> Session:
     return _local.session
 
 
-def sse_requested() -> bool:
-    return bool(getattr(_local, "sse", False))
-
-
 # ── handlers ──────────────────────────────────────────────────────────────────
 
 def maybe_log(params: dict, cfg: Config, message: str, data=None):
@@ -373,13 +369,14 @@ def retrieve(params: dict, cfg: Config) -> dict:
         notes.append(f"{name} {value!r} is not supported; ignored")
         return None
 
+    # The schema's RetrieveParams requires `query` and `k`; §12 -32602 "Missing/malformed params".
     k = params.get("k")
     if k is None and not cfg.lenient_params:
         bad("k", "'k' is required")
     k = min(k or 10, 50)  # §7.7: clamp to maxK
     mode = option("mode", want(params, "mode", (str,)), cfg.modes) or default_mode(cfg)
     option("modality", want(params, "modality", (str,)), ["text"])
-    option("unit", want(params, "unit", (str,)), ["chunk", "passage"])
+    unit = option("unit", want(params, "unit", (str,)), ["chunk", "passage"]) or "chunk"
     level = want(params, "level", (int,))
     option("level", level, [0])
     fusion = want(params, "fusion", (dict,)) or {}
@@ -445,6 +442,7 @@ def retrieve(params: dict, cfg: Config) -> dict:
     if min_score is not None:
         order = [d for d in order if scores[d] >= min_score]
     page = order[offset:offset + k]
+    used = None
     if isinstance(budget, int):
         packed, used = [], 0
         for d in page:
@@ -454,15 +452,18 @@ def retrieve(params: dict, cfg: Config) -> dict:
             packed.append(d)
             used += cost
         page = packed
-    result = {"hits": [make_hit(d, scores[d], cfg, include_text is not False, include_vectors)
+    # §7.7.2: "each `Hit` echoes its own `unit`".
+    result = {"hits": [make_hit(d, scores[d], cfg, include_text is not False, include_vectors, unit)
                        for d in page],
               "usage": {"candidates": len(order), "latencyMs": 0}}
+    if used is not None:
+        result["usage"]["tokens"] = used  # §7.7.2: "SHOULD report the packed total"
     if notes:
         result["usage"]["notes"] = notes
     if cfg.snapshots:
         result["indexVersion"] = SNAPSHOT
     if cfg.pagination:
-        more = offset + k < len(order)
+        more = offset + len(page) < len(order)
         # The variant hands out a cursor whenever its page was non-empty, so the
         # last cursor leads to an empty page (§10 only says a missing cursor ends).
         if more or (cfg.trailing_empty_page and page):
