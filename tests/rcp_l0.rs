@@ -569,7 +569,7 @@ async fn every_required_field_and_field_type_of_every_advertised_method_is_probe
     for probe in [
         "`retrieve` without the required `query`",
         "`retrieve` without the required `k`",
-        "`retrieve` `query` = 123",
+        "`retrieve` with `query` = 123",
         "`graph` without the required `op`",
     ] {
         assert!(f.message.contains(probe), "{probe}: {}", f.message);
