@@ -181,7 +181,7 @@ async fn a_server_whose_initialize_never_succeeds_is_not_certified_over_http() {
     for (history, says) in [
         (
             HandshakeHistory::Unavailable,
-            "`protocheck check` keeps no history",
+            "no history of earlier runs is available (`protocheck check` keeps none)",
         ),
         (
             HandshakeHistory::NotObserved,
