@@ -417,7 +417,8 @@ impl Worker {
             Ok(None) => HandshakeHistory::NotObserved,
             Err(e) => {
                 // Without the history a process-wide server gets no level and
-                // the verdict says why; it never gets one it did not show.
+                // the verdict says no history was available; it never gets a
+                // level it did not show.
                 tracing::warn!(run = %run.id, error = %e, "reading the target's handshake history failed");
                 HandshakeHistory::Unavailable
             }

@@ -181,7 +181,7 @@ async fn a_server_whose_initialize_never_succeeds_is_not_certified_over_http() {
     for (history, says) in [
         (
             HandshakeHistory::Unavailable,
-            "`protocheck check` keeps no history",
+            "no history of earlier runs is available (`protocheck check` keeps none)",
         ),
         (
             HandshakeHistory::NotObserved,
@@ -569,7 +569,7 @@ async fn every_required_field_and_field_type_of_every_advertised_method_is_probe
     for probe in [
         "`retrieve` without the required `query`",
         "`retrieve` without the required `k`",
-        "`retrieve` `query` = 123",
+        "`retrieve` with `query` = 123",
         "`graph` without the required `op`",
     ] {
         assert!(f.message.contains(probe), "{probe}: {}", f.message);

@@ -277,7 +277,8 @@ pub enum VerdictDetail {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LevelReport {
     /// The declaration against the certified level: `consistent`,
-    /// `OVERCLAIMED`, `undeclared` or `invalid`.
+    /// `OVERCLAIMED`, `undeclared`, `invalid`, or `unverified` (no level
+    /// could be established: the handshake was not observed, RCP decision 3).
     #[serde(default)]
     pub honesty: String,
     /// What the level above the certified one is missing, one line each

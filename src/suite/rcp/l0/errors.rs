@@ -248,6 +248,10 @@ impl Conversation<'_> {
     /// exceptions are fields the spec lets a server ignore when it does not
     /// offer the feature (`seed`, `tokenBudget`, `sessionId`; see
     /// `params::Hint`): there a result is accepted as well.
+    ///
+    /// Politeness: one request at a time, at most one per required field and
+    /// one per field (62 when every read-only method is advertised), all of
+    /// them requests a conformant server refuses without doing any work.
     pub(super) async fn malformed_params(
         &mut self,
         init: Option<&Init>,

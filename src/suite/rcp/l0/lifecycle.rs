@@ -766,8 +766,8 @@ pub(crate) fn already_initialized_handshake(history: &HandshakeHistory) -> (Outc
         HandshakeHistory::Unavailable => (
             Outcome::Skip,
             format!(
-                "{HANDSHAKE_NOT_OBSERVED}: {SIGNATURE}. `protocheck check` keeps no history of earlier runs, and a \
-                 long-lived server initialized by an earlier client looks the same as a server whose `initialize` \
+                "{HANDSHAKE_NOT_OBSERVED}: {SIGNATURE}, and no history of earlier runs is available (`protocheck \
+                 check` keeps none). A long-lived server initialized by an earlier client looks the same as a server whose `initialize` \
                  never succeeds, so no level is certified (L0 needs `initialize` answered, §14.1 rule 1). Restart \
                  the server and run again, or run it through the service, which remembers a run that saw the \
                  handshake (protocheck decision 3)"

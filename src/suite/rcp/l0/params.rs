@@ -307,7 +307,8 @@ pub(crate) fn base(method: &str, init: &Init) -> Map<String, Value> {
 pub(crate) struct ParamsProbe {
     pub method: &'static str,
     pub params: Value,
-    /// What is wrong, for the finding: "without `query`", "`k` = \"3\" (a string)".
+    /// What is wrong, for the finding: "without the required `query`",
+    /// "with `k` = \"3\" (a string), not an integer,".
     pub what: String,
     /// When set, a result is also accepted (the field may be ignored), with why.
     pub ignorable: Option<&'static str>,
@@ -336,7 +337,7 @@ pub(crate) fn probes(init: &Init) -> Vec<ParamsProbe> {
             }
             let wrong = field.ty.wrong();
             let what = format!(
-                "`{}` = {}, not {}",
+                "with `{}` = {}, not {},",
                 field.name,
                 show(&wrong),
                 field.ty.words()
@@ -365,7 +366,7 @@ pub(crate) fn probes(init: &Init) -> Vec<ParamsProbe> {
             out.push(ParamsProbe {
                 method: method.name,
                 params: Value::Object(params),
-                what: "`k` = -5".to_owned(),
+                what: "with `k` = -5".to_owned(),
                 ignorable: None,
             });
         }
@@ -432,7 +433,7 @@ mod tests {
         );
         let seed = retrieve
             .iter()
-            .find(|p| p.what.starts_with("`seed`"))
+            .find(|p| p.what.starts_with("with `seed`"))
             .expect("seed");
         assert!(seed.ignorable.is_some());
         let seeded = probes_for(json!({"retrieve": {"deterministic": true}}), "`seed`");
@@ -442,7 +443,7 @@ mod tests {
     fn probes_for(caps: Value, what: &str) -> ParamsProbe {
         probes(&init(caps))
             .into_iter()
-            .find(|p| p.what.starts_with(what))
+            .find(|p| p.what.starts_with(&format!("with {what}")))
             .expect("probe")
     }
 
