@@ -656,3 +656,28 @@ async fn faults_fail_their_rule_under_each_other_reading() {
         assert_eq!(rcp(&verdict.expect("verdict")).certified, "L1");
     }
 }
+
+/// A session initialized before the run (decision 3) never saw protocheck's
+/// `log` capability: a server that logs only to clients advertising it is
+/// "advertised, not exercised", not failed.
+#[tokio::test]
+async fn logs_are_not_exercised_on_a_session_initialized_before_the_run() {
+    let mut config = variant(&["log-needs-capability"]);
+    config.faults = [rcp::l0::PER_SESSION_INIT.id.to_owned()].into();
+    let url = start(config).await;
+    let (verdict, findings) = check(&url, RunOptions::default()).await;
+    let log = finding(&findings, "RCP-L2-009");
+    assert_eq!(log.outcome, Outcome::Skip, "{}", log.message);
+    assert!(
+        log.message
+            .starts_with("advertised, not exercised: no `notifications/log` arrived"),
+        "{}",
+        log.message
+    );
+    let json = serde_json::to_value(verdict.expect("verdict")).expect("json");
+    assert_eq!(
+        json["not_exercised"].as_array().map(Vec::len),
+        Some(1),
+        "{json}"
+    );
+}

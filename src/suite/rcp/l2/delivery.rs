@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::suite::rcp::client::Reply;
+use crate::suite::rcp::conversation::InitSource;
 
 pub const STREAMING_PROGRESS: Rule = item(
     "RCP-L2-006",
@@ -265,6 +266,17 @@ impl L2Run<'_, '_> {
             .iter()
             .filter(|n| n.get("method").and_then(Value::as_str) == Some("notifications/log"))
             .collect();
+        if logs.is_empty() && problems.is_empty() && self.init.source != InitSource::Initialize {
+            // The session was initialized before this run (decision 3), so
+            // the server never saw protocheck's `log` capability.
+            let finding = check.finding(
+                Outcome::Skip,
+                "advertised, not exercised: no `notifications/log` arrived, and this session was initialized before \
+                 the run, so the server never saw protocheck's `log` capability (§17.1: servers \"SHOULD emit logs \
+                 only when the client advertised the `log` capability\"); a run on a fresh session would exercise it",
+            );
+            return self.conv.emit(finding).await;
+        }
         if logs.is_empty() && problems.is_empty() {
             problems.push(format!(
                 "a `retrieve` with `_meta.logLevel` \"debug\", from a client whose `initialize` advertised the `log` \
