@@ -1,8 +1,9 @@
 //! The RCP `reference` profile: the public harness's 30 checks, certification
 //! and honesty verdict, against the reference server over loopback HTTP and
-//! stdio. Every expected verdict here (counts, failed checks, level, the
-//! declaration line, exit status) is what the harness itself printed for the
-//! same server and options (`python3 conformance/check.py`, run by hand).
+//! stdio. The expected verdicts here (counts, failed checks, level, the
+//! declaration line, exit status) are what the harness itself printed for the
+//! same server and options (`python3 conformance/check.py`, run by hand),
+//! except where a test says otherwise.
 //!
 //! Over HTTP the reference server issues a session token, which the harness
 //! never sends back: it certifies nothing there. Over stdio there is one
@@ -382,6 +383,72 @@ async fn a_server_speaking_the_harness_rerank_shape_certifies_l2_there_and_the_r
         differences(&verdict)
     );
     assert!(!said(&verdict, &[Q1]), "{:?}", differences(&verdict));
+}
+
+/// The token a [`shared_session`] server hands to every request that has none.
+type SharedToken = std::sync::Arc<std::sync::Mutex<Option<String>>>;
+
+/// Makes the reference server one session for the whole process, like the
+/// Python reference server, while `initialize` still returns a token: a
+/// request without `RCP-Session` gets the last token issued.
+async fn shared_session(
+    axum::extract::State(token): axum::extract::State<SharedToken>,
+    mut request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let known = token.lock().expect("lock").clone();
+    if let Some(t) = known
+        && !request.headers().contains_key("rcp-session")
+    {
+        request
+            .headers_mut()
+            .insert("rcp-session", t.parse().expect("header"));
+    }
+    let (parts, body) = next.run(request).await.into_parts();
+    let bytes = axum::body::to_bytes(body, 1 << 20).await.expect("body");
+    if let Ok(reply) = serde_json::from_slice::<serde_json::Value>(&bytes)
+        && let Some(t) = reply
+            .pointer("/result/_meta/session")
+            .and_then(|t| t.as_str())
+    {
+        *token.lock().expect("lock") = Some(t.to_owned());
+    }
+    axum::response::Response::from_parts(parts, axum::body::Body::from(bytes))
+}
+
+/// A server that returns a session token but does not require it. Its one
+/// session is the stdio server's, so the expected verdict is the one the
+/// harness printed over stdio ("28 passed, 1 failed, 1 skipped", L1,
+/// OVERCLAIMED; this wrapped server was not run through the harness itself).
+/// The comparison names the token and says it was not needed.
+#[tokio::test]
+async fn a_token_the_server_does_not_require_is_named_but_not_blamed() {
+    let token = SharedToken::default();
+    let router = protocheck::reference::rcp::rcp_router(RcpReferenceConfig::default())
+        .layer(axum::middleware::from_fn_with_state(token, shared_session));
+    let url = common::suite::router_at(router).await;
+    let (verdict, findings) = check(Endpoint::Http(url), options(true)).await;
+    let verdict = verdict.expect("verdict");
+    let report = dump(&findings);
+    assert_eq!(
+        verdict.summary, "L1 · OVERCLAIMED (declared L2)",
+        "{report}"
+    );
+    assert_eq!(harness_counts(&verdict), (28, 1, 1), "{report}");
+    assert!(
+        said(
+            &verdict,
+            &[SESSION, "none of its later checks was answered -32001"]
+        ),
+        "{:?}",
+        differences(&verdict)
+    );
+    assert!(
+        !said(&verdict, &["of its later checks were answered -32001"]),
+        "{:?}",
+        differences(&verdict)
+    );
+    assert!(said(&verdict, &[Q1]), "{:?}", differences(&verdict));
 }
 
 #[tokio::test]

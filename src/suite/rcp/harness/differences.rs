@@ -138,11 +138,15 @@ pub(super) fn list(
         .map(|(answer, _)| answer);
     match (outcome(findings, &RERANK), rerank_in_session) {
         (Some(Outcome::Fail), Some(answer)) if spec_rerank == Some(Outcome::Pass) => out.push(format!(
-            "Check #27 (rerank) sends `documents` and reads `results`, `hits` or `ranking` (digest Q1); it failed, answered {answer}. The `spec` profile's {}, sending the spec's `{{query, passages}}` and reading `{{scores}}` (RCP/1 §7.6), passed.",
+            "Check #27 (rerank) sends `documents` and reads `results`, `hits` or `ranking` (digest Q1); it \
+             failed, answered {answer}. The `spec` profile's {}, sending the spec's `{{query, passages}}` and \
+             reading `{{scores}}` (RCP/1 §7.6), passed.",
             SPEC_RERANK.id
         )),
         (Some(Outcome::Pass), _) if spec_rerank == Some(Outcome::Fail) => out.push(format!(
-            "Check #27 (rerank) passed on the harness's own shape (`documents` → `results`/`hits`/`ranking`, digest Q1), while the `spec` profile's {}, sending the spec's `{{query, passages}}` and reading `{{scores}}` (RCP/1 §7.6), failed.",
+            "Check #27 (rerank) passed on the harness's own shape (`documents` → `results`/`hits`/`ranking`, \
+             digest Q1), while the `spec` profile's {}, sending the spec's `{{query, passages}}` and reading \
+             `{{scores}}` (RCP/1 §7.6), failed.",
             SPEC_RERANK.id
         )),
         _ => {}
@@ -162,12 +166,9 @@ pub(super) fn list(
     }
 
     // Q3: the declaration, as seen in `initialize` and in `info`.
-    if observed.init_sent
-        && observed
-            .stopped
-            .as_ref()
-            .is_none_or(|s| s.at != "RCP-REF-10")
-    {
+    // Said only when the harness got to print its verdict (a harness that
+    // raised prints nothing about the declaration).
+    if observed.init_sent && observed.stopped.is_none() {
         let spec_declares = spec_outcome(&DECLARES_LEVEL);
         let because = if spec_declares == Some(Outcome::Fail) {
             ", because a server MUST state its level (RCP/1 §14)"

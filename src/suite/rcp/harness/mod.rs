@@ -22,7 +22,13 @@
 //!
 //! protocheck departs from the harness only where it must: it writes only
 //! with `allow_writes` and under `protocheck-probe/` ids (decision 7), and it
-//! pairs stdio replies by id where the harness reads the next line.
+//! pairs stdio replies by id where the harness reads the next line. Known
+//! cases where the reproduction is not exact: a notification answered over
+//! HTTP after the harness's 0.5 s timeout (the harness counts it as silent,
+//! protocheck as an answer); `capabilities` that is a list or a string (read
+//! here as empty; the harness tests membership in it, then raises at its
+//! first `caps.get`); a 301–303 redirect (urllib follows it as a GET,
+//! protocheck reports the status).
 //!
 //! After the harness, the `spec` profile runs on a second connection (a new
 //! process for stdio) with its findings kept out of this report: that is
