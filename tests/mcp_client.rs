@@ -179,3 +179,68 @@ async fn requests_in_flight_stay_within_the_limit() {
     assert_eq!(MAX_IN_FLIGHT.load(Ordering::SeqCst), 2);
     task.abort();
 }
+
+#[tokio::test]
+async fn answers_to_invalid_probes_never_reach_the_run_wide_rules() {
+    use protocheck::suite::mcp::client::{Intent, Invalidity};
+    // A server answering everything in text/plain: only the answer to the
+    // valid request may be judged by "every response" rules.
+    let (c, task) = client("/plain").await;
+    let valid = c.request("tools/list", json!({}));
+    assert_eq!(valid.intent, Intent::Valid);
+    let bent = [
+        (
+            c.request("server/discover", json!({}))
+                .with_header("origin", "https://x.invalid"),
+            Invalidity::Origin,
+        ),
+        (
+            c.request("server/discover", json!({}))
+                .without_header("Mcp-Method"),
+            Invalidity::MissingHeader,
+        ),
+        (
+            c.request("server/discover", json!({}))
+                .with_header("mcp-method", "tools/list"),
+            Invalidity::HeaderMismatch,
+        ),
+        (
+            c.request("protocheck/unknown", json!({})),
+            Invalidity::UnknownMethod,
+        ),
+        (
+            c.request("server/discover", json!({}))
+                .with_version("1900-01-01"),
+            Invalidity::UnsupportedVersion,
+        ),
+        (
+            c.request("server/discover", json!({}))
+                .without_meta("io.modelcontextprotocol/protocolVersion"),
+            Invalidity::MissingMeta,
+        ),
+        (
+            c.request("server/discover", json!({}))
+                .with_body_method("tools/list"),
+            Invalidity::HeaderMismatch,
+        ),
+    ];
+    for (probe, why) in &bent {
+        assert_eq!(probe.intent, Intent::Invalid(*why), "{:?}", probe.headers);
+        let reply = c.send(probe).await;
+        // The rule that sent it still gets the whole answer.
+        assert_eq!(reply.intent, Intent::Invalid(*why));
+        assert_eq!(reply.status, Some(200));
+    }
+    // Conforming bends keep a probe valid: the same version, mirrored headers.
+    let same = c
+        .request("tools/call", json!({"name": "a", "arguments": {}}))
+        .with_version("2026-07-28")
+        .with_header("mcp-name", "a")
+        .with_capabilities(json!({"elicitation": {}}));
+    assert_eq!(same.intent, Intent::Valid);
+    let _ = c.send(&valid).await;
+    let seen = c.seen().await;
+    assert_eq!(seen.len(), 1, "only the valid probe's answer is logged");
+    assert_eq!(seen[0].method, "tools/list");
+    task.abort();
+}

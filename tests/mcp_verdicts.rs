@@ -273,3 +273,16 @@ async fn every_non_pass_finding_cites_its_spec_sentence() {
     }
     assert!(non_pass >= faults.len(), "{}", run.table());
 }
+
+#[tokio::test]
+async fn header_probes_use_a_real_read_only_tool() {
+    // A server may look the tool up before it reads Mcp-Name; a probe naming
+    // a real read-only tool reaches the header check either way.
+    let run = run(config(&[]).allowing(Allowed::ToolLookupFirst)).await;
+    for id in ["MCP-HDR-002", "MCP-HDR-003"] {
+        let f = run.finding(id);
+        assert_eq!(f.outcome, Outcome::Pass, "{id}: {}", f.message);
+        assert!(f.message.contains("real tool"), "{id}: {}", f.message);
+    }
+    assert_eq!(run.grade(), "strict", "{}", run.table());
+}

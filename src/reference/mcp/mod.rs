@@ -83,6 +83,9 @@ pub enum Allowed {
     /// `ttlMs` written with a zero fraction (`300000.0`): an integer in JSON
     /// Schema 2020-12.
     IntegralFloatTtl,
+    /// `tools/call` of a tool that does not exist is answered -32602 before
+    /// `Mcp-Name` is looked at: the spec does not order the two checks.
+    ToolLookupFirst,
 }
 
 /// How the reference server behaves: correct, or with some rules broken.
@@ -1251,6 +1254,13 @@ fn validate<'a>(
             "Unsupported protocol version",
             Some(data),
         ));
+    }
+    if state.allows(Allowed::ToolLookupFirst)
+        && method == "tools/call"
+        && let Some(name) = params.get("name").and_then(Value::as_str)
+        && !tools(state, None).iter().any(|t| t["name"] == name)
+    {
+        return Err(invalid_params(id, format!("Unknown tool: {name}"), None));
     }
     if let Some(field) = wire::name_field(method) {
         validate_name(state, headers, id, field, params.get(field))?;

@@ -28,6 +28,7 @@ pub(crate) const CHALLENGE: McpRule = McpRule::new(
     "AUT",
     |s| challenge(s).boxed(),
 )
+.says("an unauthenticated request MUST be answered 401, with WWW-Authenticate naming resource_metadata or a well-known PRM document")
 .requires(&[]);
 
 pub(crate) const PRM_SERVED: McpRule = McpRule::new(
@@ -39,6 +40,7 @@ pub(crate) const PRM_SERVED: McpRule = McpRule::new(
     "AUT",
     |s| prm_served(s).boxed(),
 )
+.says("servers MUST serve RFC 9728 Protected Resource Metadata with at least one authorization_servers entry")
 .requires(&[]);
 
 pub(crate) const PRM_RESOURCE: McpRule = McpRule::new(
@@ -50,6 +52,7 @@ pub(crate) const PRM_RESOURCE: McpRule = McpRule::new(
     "AUT",
     |s| prm_resource(s).boxed(),
 )
+.says("the PRM resource MUST identify this server (its canonical URI)")
 .requires(&[]);
 
 pub(crate) const AS_METADATA: McpRule = McpRule::new(
@@ -61,6 +64,7 @@ pub(crate) const AS_METADATA: McpRule = McpRule::new(
     "AUT",
     |s| as_metadata(s).boxed(),
 )
+.says("each authorization server MUST publish RFC 8414 or OpenID Connect discovery metadata")
 .requires(&[]);
 
 pub(crate) const ISS_PARAMETER: McpRule = McpRule::new(
@@ -72,6 +76,7 @@ pub(crate) const ISS_PARAMETER: McpRule = McpRule::new(
     "AUT",
     |s| iss_parameter(s).boxed(),
 )
+.says("authorization servers SHOULD advertise authorization_response_iss_parameter_supported: true")
 .requires(&[]);
 
 pub(crate) const CHALLENGE_SCOPE: McpRule = McpRule::new(
@@ -83,6 +88,7 @@ pub(crate) const CHALLENGE_SCOPE: McpRule = McpRule::new(
     "AUT",
     |s| challenge_scope(s).boxed(),
 )
+.says("WWW-Authenticate SHOULD carry a scope parameter naming the scopes needed")
 .requires(&[]);
 
 pub(crate) const INSUFFICIENT_SCOPE: McpRule = McpRule::new(
@@ -94,6 +100,7 @@ pub(crate) const INSUFFICIENT_SCOPE: McpRule = McpRule::new(
     "AUT",
     |s| insufficient_scope(s).boxed(),
 )
+.says("a token lacking scope SHOULD be answered 403 with error=\"insufficient_scope\"")
 .requires(&[])
 .run_wide();
 
@@ -106,6 +113,7 @@ pub(crate) const AUDIENCE: McpRule = McpRule::new(
     "AUT",
     |s| audience(s).boxed(),
 )
+.says("servers MUST reject tokens not issued for them (audience)")
 .requires(&[]);
 
 pub(crate) const NO_OFFLINE_ACCESS: McpRule = McpRule::new(
@@ -117,6 +125,7 @@ pub(crate) const NO_OFFLINE_ACCESS: McpRule = McpRule::new(
     "AUT",
     |s| no_offline_access(s).boxed(),
 )
+.says("offline_access SHOULD NOT be requested or advertised by default")
 .requires(&[]);
 
 pub(crate) const PKCE_S256: McpRule = McpRule::new(
@@ -128,6 +137,7 @@ pub(crate) const PKCE_S256: McpRule = McpRule::new(
     "AUT",
     |s| pkce_s256(s).boxed(),
 )
+.says("authorization servers MUST support PKCE with S256")
 .requires(&[]);
 
 pub(crate) const CIMD: McpRule = McpRule::new(
@@ -139,6 +149,7 @@ pub(crate) const CIMD: McpRule = McpRule::new(
     "AUT",
     |s| cimd(s).boxed(),
 )
+.says("authorization servers SHOULD support Client ID Metadata Documents; Dynamic Client Registration is deprecated")
 .requires(&[]);
 
 pub(crate) const RULES: &[McpRule] = &[

@@ -21,7 +21,8 @@ pub(crate) const TTL_PRESENT: McpRule = McpRule::new(
     spec!("/server/utilities/caching"),
     "CAC",
     |s| ttl_present(s).boxed(),
-);
+)
+.says("the cacheable results (tools/list, prompts/list, resources/list, resources/templates/list, resources/read, server/discover) MUST carry ttlMs");
 
 pub(crate) const SCOPE_PRESENT: McpRule = McpRule::new(
     "MCP-CAC-002",
@@ -31,7 +32,8 @@ pub(crate) const SCOPE_PRESENT: McpRule = McpRule::new(
     spec!("/server/utilities/caching"),
     "CAC",
     |s| scope_present(s).boxed(),
-);
+)
+.says("the cacheable results MUST carry cacheScope");
 
 pub(crate) const SCOPE_VALUE: McpRule = McpRule::new(
     "MCP-CAC-003",
@@ -41,7 +43,8 @@ pub(crate) const SCOPE_VALUE: McpRule = McpRule::new(
     spec!("/server/utilities/caching"),
     "CAC",
     |s| scope_value(s).boxed(),
-);
+)
+.says("cacheScope MUST be exactly \"public\" or \"private\"");
 
 pub(crate) const TTL_VALUE: McpRule = McpRule::new(
     "MCP-CAC-004",
@@ -51,6 +54,9 @@ pub(crate) const TTL_VALUE: McpRule = McpRule::new(
     spec!("/server/utilities/caching"),
     "CAC",
     |s| ttl_value(s).boxed(),
+)
+.says(
+    "ttlMs MUST be an integer number of milliseconds, at least 0 (schema: type integer, minimum 0)",
 );
 
 pub(crate) const PUBLIC_NOT_PERSONAL: McpRule = McpRule::new(
@@ -61,7 +67,8 @@ pub(crate) const PUBLIC_NOT_PERSONAL: McpRule = McpRule::new(
     spec!("/server/utilities/caching"),
     "CAC",
     |s| public_not_personal(s).boxed(),
-);
+)
+.says("results that depend on the requester's authorization or identity should be cacheScope private, not public");
 
 pub(crate) const RULES: &[McpRule] = &[
     TTL_PRESENT,

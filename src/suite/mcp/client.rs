@@ -463,6 +463,9 @@ pub fn some(items: &[String], max: usize, sep: &str) -> String {
 #[derive(Debug, Clone)]
 pub struct Seen {
     pub method: String,
+    /// The request's JSON-RPC id: [`McpClient::seen`] lists replies in this
+    /// order, whatever order concurrent answers arrived in.
+    pub order: i64,
     pub status: Option<u16>,
     pub content_type: Option<String>,
     pub sse: bool,
@@ -582,7 +585,10 @@ impl McpClient {
     /// The answers to the valid probes of the run so far: the one way the
     /// run-wide rules read replies. Answers to invalid probes are never here.
     pub async fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().await.clone()
+        let mut seen = self.seen.lock().await.clone();
+        // Repeatability: the order of requests, not of concurrent answers.
+        seen.sort_by_key(|r| r.order);
+        seen
     }
 
     /// Builds the HTTP request of a probe.
@@ -687,18 +693,20 @@ impl McpClient {
         // Only answers to valid modern requests are logged (see [`Intent`]).
         if !probe.legacy && !probe.notification && probe.intent.is_valid() {
             let authorized = self.bearer.is_some() && probe.header("authorization").is_none();
-            self.log(&reply, listen, authorized).await;
+            let order = probe.id().and_then(wire::as_integer).unwrap_or(i64::MAX);
+            self.log(&reply, order, listen, authorized).await;
         }
         reply
     }
 
-    async fn log(&self, reply: &Reply, listen: bool, authorized: bool) {
+    async fn log(&self, reply: &Reply, order: i64, listen: bool, authorized: bool) {
         let mut seen = self.seen.lock().await;
         if seen.len() >= MAX_SEEN || reply.status.is_none() {
             return;
         }
         seen.push(Seen {
             method: reply.method.clone(),
+            order,
             status: reply.status,
             content_type: reply.content_type.clone(),
             sse: reply.sse,

@@ -24,6 +24,7 @@ pub(crate) const NO_PING: McpRule = McpRule::new(
     "DEP",
     |s| no_ping(s).boxed(),
 )
+.says("ping was removed in 2026-07-28: a modern server answers it like an unknown method")
 .requires(&[])
 .on_legacy();
 
@@ -36,6 +37,7 @@ pub(crate) const NO_SET_LEVEL: McpRule = McpRule::new(
     "DEP",
     |s| no_set_level(s).boxed(),
 )
+.says("logging/setLevel was removed: the log level travels in per-request _meta")
 .requires(&[])
 .on_legacy();
 
@@ -47,6 +49,9 @@ pub(crate) const NO_SUBSCRIBE: McpRule = McpRule::new(
     spec!("/changelog"),
     "DEP",
     |s| no_subscribe(s).boxed(),
+)
+.says(
+    "resources/subscribe and resources/unsubscribe were removed in favour of subscriptions/listen",
 )
 .requires(&[])
 .on_legacy();
@@ -60,6 +65,7 @@ pub(crate) const NO_LEGACY_SSE: McpRule = McpRule::new(
     "DEP",
     |s| no_legacy_sse(s).boxed(),
 )
+.says("the 2024-11-05 HTTP+SSE transport is deprecated")
 .requires(&[])
 .on_legacy();
 
@@ -72,6 +78,7 @@ pub(crate) const NO_DEPRECATED_CAPABILITIES: McpRule = McpRule::new(
     "DEP",
     |s| no_deprecated_capabilities(s).boxed(),
 )
+.says("Roots, Sampling and Logging are deprecated")
 .requires(&[])
 .on_legacy();
 
@@ -84,6 +91,7 @@ pub(crate) const ACCEPTS_INITIALIZE: McpRule = McpRule::new(
     "DEP",
     |s| accepts_initialize(s).boxed(),
 )
+.says("a dual-era server MAY answer initialize with legacy semantics")
 .requires(&[])
 .on_legacy();
 
@@ -96,6 +104,7 @@ pub(crate) const INITIALIZE_ERROR: McpRule = McpRule::new(
     "DEP",
     |s| initialize_error(s).boxed(),
 )
+.says("a modern-only server SHOULD name the protocol versions it supports in any error it returns to initialize")
 .requires(&[])
 .on_legacy()
 // versioning page: "a modern-only server SHOULD name the protocol versions it

@@ -20,6 +20,7 @@ pub(crate) const DISCOVER: McpRule = McpRule::new(
     "DSC",
     |s| discover_implemented(s).boxed(),
 )
+.says("servers MUST implement server/discover, which any request may precede or follow")
 .requires(&[])
 .on_legacy();
 
@@ -31,7 +32,8 @@ pub(crate) const VERSIONS: McpRule = McpRule::new(
     spec!("/server/discover"),
     "DSC",
     |s| versions_advertised(s).boxed(),
-);
+)
+.says("a DiscoverResult MUST list the protocol versions the server supports in supportedVersions");
 
 pub(crate) const CURRENT_REVISION: McpRule = McpRule::new(
     "MCP-DSC-003",
@@ -42,6 +44,7 @@ pub(crate) const CURRENT_REVISION: McpRule = McpRule::new(
     "DSC",
     |s| current_revision(s).boxed(),
 )
+.says("a server MAY list any revision it supports; listing a current one lets current clients connect")
 .requires(&[VERSIONS.rule.id]);
 
 pub(crate) const EXTENSION_IDS: McpRule = McpRule::new(
@@ -52,7 +55,8 @@ pub(crate) const EXTENSION_IDS: McpRule = McpRule::new(
     spec!("/basic/versioning#extension-negotiation"),
     "DSC",
     |s| extension_ids(s).boxed(),
-);
+)
+.says("extension identifiers MUST use a reverse-DNS prefix, and the modelcontextprotocol/mcp prefixes are reserved");
 
 pub(crate) const SERVER_INFO: McpRule = McpRule::new(
     "MCP-DSC-005",
@@ -63,6 +67,7 @@ pub(crate) const SERVER_INFO: McpRule = McpRule::new(
     "DSC",
     |s| server_info(s).boxed(),
 )
+.says("servers SHOULD identify themselves in result _meta io.modelcontextprotocol/serverInfo (an Implementation with name and version)")
 .run_wide();
 
 pub(crate) const RULES: &[McpRule] = &[

@@ -20,7 +20,8 @@ pub(crate) const UNSUPPORTED_VERSION: McpRule = McpRule::new(
     spec!("/basic/transports/streamable-http#protocol-version-header"),
     "ERR",
     |s| unsupported_version(s).boxed(),
-);
+)
+.says("an unsupported protocol version MUST be answered HTTP 400 with -32022 whose data lists supported versions and echoes requested");
 
 pub(crate) const UNKNOWN_METHOD: McpRule = McpRule::new(
     "MCP-ERR-002",
@@ -31,6 +32,7 @@ pub(crate) const UNKNOWN_METHOD: McpRule = McpRule::new(
     "ERR",
     |s| unknown_method(s).boxed(),
 )
+.says("an unknown method MUST be answered HTTP 404 with JSON-RPC -32601")
 .requires(&[]);
 
 pub(crate) const RESOURCE_NOT_FOUND: McpRule = McpRule::new(
@@ -41,7 +43,8 @@ pub(crate) const RESOURCE_NOT_FOUND: McpRule = McpRule::new(
     spec!("/server/resources#error-handling"),
     "ERR",
     |s| resource_not_found(s).boxed(),
-);
+)
+.says("a missing resource is answered -32602; the retired -32002 MUST NOT be emitted");
 
 pub(crate) const NO_32042: McpRule = McpRule::new(
     "MCP-ERR-004",
@@ -52,6 +55,7 @@ pub(crate) const NO_32042: McpRule = McpRule::new(
     "ERR",
     |s| no_32042(s).boxed(),
 )
+.says("the retired -32042 MUST NOT be emitted by a 2026-07-28 implementation")
 .run_wide();
 
 pub(crate) const RESERVED_RANGE: McpRule = McpRule::new(
@@ -63,6 +67,7 @@ pub(crate) const RESERVED_RANGE: McpRule = McpRule::new(
     "ERR",
     |s| reserved_range(s).boxed(),
 )
+.says("implementations MUST NOT emit codes in -32020..-32099 other than -32020, -32021 and -32022")
 .run_wide();
 
 pub(crate) const MISSING_META: McpRule = McpRule::new(
@@ -73,7 +78,8 @@ pub(crate) const MISSING_META: McpRule = McpRule::new(
     spec!("/basic/index#meta"),
     "ERR",
     |s| missing_meta(s).boxed(),
-);
+)
+.says("a request missing a required _meta field MUST be answered HTTP 400 with -32602");
 
 pub(crate) const MISSING_CAPABILITY: McpRule = McpRule::new(
     "MCP-ERR-007",
@@ -83,7 +89,8 @@ pub(crate) const MISSING_CAPABILITY: McpRule = McpRule::new(
     spec!("/basic/index#meta"),
     "ERR",
     |s| missing_capability(s).boxed(),
-);
+)
+.says("a request needing a client capability it did not declare MUST be answered HTTP 400 with -32021 and data.requiredCapabilities");
 
 pub(crate) const LEGACY_RANGE: McpRule = McpRule::new(
     "MCP-ERR-008",
@@ -94,6 +101,7 @@ pub(crate) const LEGACY_RANGE: McpRule = McpRule::new(
     "ERR",
     |s| legacy_range(s).boxed(),
 )
+.says("new implementations SHOULD NOT emit codes in the legacy -32000..-32019 range")
 .run_wide();
 
 pub(crate) const RULES: &[McpRule] = &[

@@ -24,7 +24,8 @@ pub(crate) const MISSING_METHOD: McpRule = McpRule::new(
     spec!("/basic/transports/streamable-http#server-validation"),
     "HDR",
     |s| missing_method(s).boxed(),
-);
+)
+.says("a request without the required Mcp-Method header MUST be rejected with HTTP 400 and -32020 (HeaderMismatch)");
 
 pub(crate) const MISSING_NAME: McpRule = McpRule::new(
     "MCP-HDR-002",
@@ -34,7 +35,8 @@ pub(crate) const MISSING_NAME: McpRule = McpRule::new(
     spec!("/basic/transports/streamable-http#server-validation"),
     "HDR",
     |s| missing_name(s).boxed(),
-);
+)
+.says("tools/call, prompts/get and resources/read without the required Mcp-Name header MUST be rejected with HTTP 400 and -32020");
 
 pub(crate) const NAME_MATCHES: McpRule = McpRule::new(
     "MCP-HDR-003",
@@ -44,7 +46,8 @@ pub(crate) const NAME_MATCHES: McpRule = McpRule::new(
     spec!("/basic/transports/streamable-http#server-validation"),
     "HDR",
     |s| name_matches(s).boxed(),
-);
+)
+.says("servers that process the body MUST reject a request whose header values differ from the body values: HTTP 400 and -32020");
 
 /// Modern-only: streamable-http, "Protocol Version Header": a server that
 /// supports clients older than 2025-06-18 "MAY treat a request that omits the
@@ -60,6 +63,7 @@ pub(crate) const MISSING_VERSION: McpRule = McpRule::new(
     "HDR",
     |s| missing_version(s).boxed(),
 )
+.says("every POST MUST carry MCP-Protocol-Version; a missing header is answered 400 and -32020, unless the server supports pre-2025-06-18 clients and treats it as 2025-03-26")
 .modern_only();
 
 pub(crate) const VERSION_MATCHES: McpRule = McpRule::new(
@@ -70,7 +74,8 @@ pub(crate) const VERSION_MATCHES: McpRule = McpRule::new(
     spec!("/basic/transports/streamable-http#protocol-version-header"),
     "HDR",
     |s| version_matches(s).boxed(),
-);
+)
+.says("an MCP-Protocol-Version header that differs from _meta protocolVersion MUST be rejected with HTTP 400 and -32020");
 
 pub(crate) const CASE: McpRule = McpRule::new(
     "MCP-HDR-006",
@@ -80,7 +85,8 @@ pub(crate) const CASE: McpRule = McpRule::new(
     spec!("/basic/transports/streamable-http#case-sensitivity"),
     "HDR",
     |s| case(s).boxed(),
-);
+)
+.says("header names MUST be compared case-insensitively; header values are case-sensitive");
 
 pub(crate) const BASE64: McpRule = McpRule::new(
     "MCP-HDR-007",
@@ -90,7 +96,8 @@ pub(crate) const BASE64: McpRule = McpRule::new(
     spec!("/basic/transports/streamable-http#value-encoding"),
     "HDR",
     |s| base64(s).boxed(),
-);
+)
+.says("servers MUST decode =?base64?...?= header values before comparing them with the body");
 
 pub(crate) const PARAM_MATCHES: McpRule = McpRule::new(
     "MCP-HDR-008",
@@ -101,6 +108,7 @@ pub(crate) const PARAM_MATCHES: McpRule = McpRule::new(
     "HDR",
     |s| param_matches(s).boxed(),
 )
+.says("when an x-mcp-header argument has a value, the Mcp-Param-{Name} header MUST be sent and the server MUST validate it against the body, rejecting a missing or different one with 400 and -32020")
 // A tools/call sent with no server/discover before it on its connection: a
 // server failing STL-003 refuses it for that, not for its headers (§15.4).
 .requires(&[DISCOVER_ID, COLD_ID]);
@@ -114,6 +122,7 @@ pub(crate) const PARAM_CHARACTERS: McpRule = McpRule::new(
     "HDR",
     |s| param_characters(s).boxed(),
 )
+.says("servers MUST reject a recognised Mcp-Param-{Name} header containing invalid characters")
 // A tools/call sent with no server/discover before it on its connection: a
 // server failing STL-003 refuses it for that, not for its headers (§15.4).
 .requires(&[DISCOVER_ID, COLD_ID]);
@@ -126,7 +135,8 @@ pub(crate) const BEFORE_DISPATCH: McpRule = McpRule::new(
     spec!("/basic/transports/streamable-http#server-validation"),
     "HDR",
     |s| before_dispatch(s).boxed(),
-);
+)
+.says("header validation rejects a mismatched request before it is dispatched, so no handler ever runs it");
 
 pub(crate) const RULES: &[McpRule] = &[
     MISSING_METHOD,

@@ -21,6 +21,7 @@ pub(crate) const SERVER_JSON_VALID: McpRule = McpRule::new(
     "REG",
     |s| server_json_valid(s).boxed(),
 )
+.says("server.json follows the MCP Registry schema")
 .requires(&[])
 .on_legacy();
 
@@ -33,6 +34,7 @@ pub(crate) const NAMESPACE: McpRule = McpRule::new(
     "REG",
     |s| namespace(s).boxed(),
 )
+.says("the registry name's namespace is verifiable (GitHub or DNS)")
 .requires(&[])
 .on_legacy();
 
@@ -45,6 +47,7 @@ pub(crate) const SEMVER: McpRule = McpRule::new(
     "REG",
     |s| semver(s).boxed(),
 )
+.says("version is present and valid semantic versioning")
 .requires(&[])
 .on_legacy();
 
@@ -57,6 +60,7 @@ pub(crate) const REMOTE_MATCHES: McpRule = McpRule::new(
     "REG",
     |s| remote_matches(s).boxed(),
 )
+.says("a declared remote endpoint matches the probed URL")
 .requires(&[])
 .on_legacy();
 

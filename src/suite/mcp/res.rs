@@ -21,6 +21,7 @@ pub(crate) const RESULT_TYPE: McpRule = McpRule::new(
     "RES",
     |s| result_type(s).boxed(),
 )
+.says("every result MUST carry resultType")
 .run_wide();
 
 pub(crate) const RESULT_TYPE_KNOWN: McpRule = McpRule::new(
@@ -32,6 +33,7 @@ pub(crate) const RESULT_TYPE_KNOWN: McpRule = McpRule::new(
     "RES",
     |s| result_type_known(s).boxed(),
 )
+.says("resultType MUST be complete, input_required (tools/call, resources/read, prompts/get only) or a value of an advertised extension")
 .run_wide();
 
 pub(crate) const NO_SERVER_REQUESTS: McpRule = McpRule::new(
@@ -43,6 +45,7 @@ pub(crate) const NO_SERVER_REQUESTS: McpRule = McpRule::new(
     "RES",
     |s| no_server_requests(s).boxed(),
 )
+.says("on a response stream the server MUST NOT send independent JSON-RPC requests")
 .run_wide();
 
 pub(crate) const NOTIFICATION_202: McpRule = McpRule::new(
@@ -53,7 +56,8 @@ pub(crate) const NOTIFICATION_202: McpRule = McpRule::new(
     spec!("/basic/transports/streamable-http#sending-messages"),
     "RES",
     |s| notification_202(s).boxed(),
-);
+)
+.says("an accepted notification POST MUST be answered 202 Accepted with no body");
 
 pub(crate) const CONTENT_TYPE: McpRule = McpRule::new(
     "MCP-RES-005",
@@ -64,6 +68,7 @@ pub(crate) const CONTENT_TYPE: McpRule = McpRule::new(
     "RES",
     |s| content_type(s).boxed(),
 )
+.says("a request MUST be answered with Content-Type application/json or text/event-stream; the final response SHOULD terminate the stream")
 .run_wide();
 
 pub(crate) const ACCEL_BUFFERING: McpRule = McpRule::new(
@@ -75,6 +80,7 @@ pub(crate) const ACCEL_BUFFERING: McpRule = McpRule::new(
     "RES",
     |s| accel_buffering(s).boxed(),
 )
+.says("a server opening an SSE stream SHOULD send X-Accel-Buffering: no")
 .run_wide();
 
 pub(crate) const DETERMINISTIC_ORDER: McpRule = McpRule::new(
@@ -85,7 +91,8 @@ pub(crate) const DETERMINISTIC_ORDER: McpRule = McpRule::new(
     spec!("/server/tools#capabilities"),
     "RES",
     |s| deterministic_order(s).boxed(),
-);
+)
+.says("tools/list SHOULD return tools in the same order while the set is unchanged");
 
 pub(crate) const RULES: &[McpRule] = &[
     RESULT_TYPE,

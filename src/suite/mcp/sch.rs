@@ -20,7 +20,8 @@ pub(crate) const HEADER_TOKEN: McpRule = McpRule::new(
     spec!("/server/tools#x-mcp-header"),
     "SCH",
     |s| header_token(s).boxed(),
-);
+)
+.says("an x-mcp-header value MUST be a non-empty RFC 9110 token");
 
 pub(crate) const HEADER_CONTROLS: McpRule = McpRule::new(
     "MCP-SCH-002",
@@ -30,7 +31,8 @@ pub(crate) const HEADER_CONTROLS: McpRule = McpRule::new(
     spec!("/server/tools#x-mcp-header"),
     "SCH",
     |s| header_controls(s).boxed(),
-);
+)
+.says("an x-mcp-header value MUST NOT contain control characters, CR or LF");
 
 pub(crate) const HEADER_UNIQUE: McpRule = McpRule::new(
     "MCP-SCH-003",
@@ -40,7 +42,8 @@ pub(crate) const HEADER_UNIQUE: McpRule = McpRule::new(
     spec!("/server/tools#x-mcp-header"),
     "SCH",
     |s| header_unique(s).boxed(),
-);
+)
+.says("x-mcp-header values MUST be case-insensitively unique within an inputSchema");
 
 pub(crate) const HEADER_TYPE: McpRule = McpRule::new(
     "MCP-SCH-004",
@@ -50,7 +53,8 @@ pub(crate) const HEADER_TYPE: McpRule = McpRule::new(
     spec!("/server/tools#x-mcp-header"),
     "SCH",
     |s| header_type(s).boxed(),
-);
+)
+.says("x-mcp-header MUST only annotate properties of type string, integer or boolean");
 
 pub(crate) const HEADER_REACHABLE: McpRule = McpRule::new(
     "MCP-SCH-005",
@@ -60,7 +64,8 @@ pub(crate) const HEADER_REACHABLE: McpRule = McpRule::new(
     spec!("/basic/transports/streamable-http#schema-extension"),
     "SCH",
     |s| header_reachable(s).boxed(),
-);
+)
+.says("x-mcp-header MUST only sit on properties reachable from the root through properties alone");
 
 pub(crate) const SCHEMA_VALID: McpRule = McpRule::new(
     "MCP-SCH-006",
@@ -70,7 +75,8 @@ pub(crate) const SCHEMA_VALID: McpRule = McpRule::new(
     spec!("/basic/index#json-schema-usage"),
     "SCH",
     |s| schema_valid(s).boxed(),
-);
+)
+.says("schemas MUST be valid for their declared dialect, JSON Schema 2020-12 by default");
 
 pub(crate) const HEADER_SAFE_NAMES: McpRule = McpRule::new(
     "MCP-SCH-007",
@@ -80,7 +86,8 @@ pub(crate) const HEADER_SAFE_NAMES: McpRule = McpRule::new(
     spec!("/server/tools#tool-names"),
     "SCH",
     |s| header_safe_names(s).boxed(),
-);
+)
+.says("tool, prompt and resource names SHOULD be header-safe ASCII");
 
 pub(crate) const RULES: &[McpRule] = &[
     HEADER_TOKEN,

@@ -27,7 +27,8 @@ pub(crate) const ORIGIN_403: McpRule = McpRule::new(
     spec!("/basic/transports/streamable-http"),
     "SEC",
     |s| origin_403(s).boxed(),
-);
+)
+.says("servers MUST validate Origin and answer an invalid one with HTTP 403");
 
 pub(crate) const HTTPS: McpRule = McpRule::new(
     HTTPS_ID,
@@ -38,6 +39,7 @@ pub(crate) const HTTPS: McpRule = McpRule::new(
     "SEC",
     |s| https(s).boxed(),
 )
+.says("the endpoint is served over HTTPS with a valid certificate chain")
 .requires(&[]);
 
 pub(crate) const HTTPS_ID: &str = "MCP-SEC-002";
@@ -51,6 +53,7 @@ pub(crate) const NO_ECHO: McpRule = McpRule::new(
     "SEC",
     |s| no_echo(s).boxed(),
 )
+.says("error messages should not repeat request headers or credentials")
 .run_wide();
 
 pub(crate) const ICONS: McpRule = McpRule::new(
@@ -61,7 +64,8 @@ pub(crate) const ICONS: McpRule = McpRule::new(
     spec!("/basic/index#icons"),
     "SEC",
     |s| icons(s).boxed(),
-);
+)
+.says("icon URIs MUST be https: or data: and same-origin; no unsafe scheme");
 
 pub(crate) const NETWORK_REF: McpRule = McpRule::new(
     "MCP-SEC-005",
@@ -71,7 +75,8 @@ pub(crate) const NETWORK_REF: McpRule = McpRule::new(
     spec!("/basic/index#ref-resolution"),
     "SEC",
     |s| network_ref(s).boxed(),
-);
+)
+.says("implementations MUST NOT automatically dereference network $ref URIs");
 
 pub(crate) const SCHEMA_BOUNDS: McpRule = McpRule::new(
     "MCP-SEC-006",
@@ -81,7 +86,8 @@ pub(crate) const SCHEMA_BOUNDS: McpRule = McpRule::new(
     spec!("/basic/index#composition-keyword-resource-use"),
     "SEC",
     |s| schema_bounds(s).boxed(),
-);
+)
+.says("implementations SHOULD bound schema depth and subschema count");
 
 pub(crate) const NO_AUTH_REFLECTION: McpRule = McpRule::new(
     "MCP-SEC-007",
@@ -92,6 +98,7 @@ pub(crate) const NO_AUTH_REFLECTION: McpRule = McpRule::new(
     "SEC",
     |s| no_auth_reflection(s).boxed(),
 )
+.says("servers must not reflect Authorization header values into responses")
 .run_wide();
 
 pub(crate) const RULES: &[McpRule] = &[

@@ -22,7 +22,8 @@ pub(crate) const NO_SESSION_ID: McpRule = McpRule::new(
     spec!("/basic/transports/streamable-http#earlier-streamable-http-revisions"),
     "STL",
     |s| no_session_id(s).boxed(),
-);
+)
+.says("there are no protocol sessions: a server does not mint or echo Mcp-Session-Id");
 
 pub(crate) const SESSION_IGNORED: McpRule = McpRule::new(
     "MCP-STL-002",
@@ -32,7 +33,8 @@ pub(crate) const SESSION_IGNORED: McpRule = McpRule::new(
     spec!("/basic/transports/streamable-http#earlier-streamable-http-revisions"),
     "STL",
     |s| session_ignored(s).boxed(),
-);
+)
+.says("a server receiving Mcp-Session-Id SHOULD ignore it: it MUST NOT require or validate one");
 
 pub(crate) const COLD_REQUEST: McpRule = McpRule::new(
     COLD_ID,
@@ -42,7 +44,8 @@ pub(crate) const COLD_REQUEST: McpRule = McpRule::new(
     spec!("/basic/index#statelessness"),
     "STL",
     |s| cold_request(s).boxed(),
-);
+)
+.says("servers MUST NOT rely on prior requests for version, capabilities or identity: any request may be the first, with no handshake");
 
 pub(crate) const NO_CONNECTION_STATE: McpRule = McpRule::new(
     "MCP-STL-004",
@@ -52,7 +55,8 @@ pub(crate) const NO_CONNECTION_STATE: McpRule = McpRule::new(
     spec!("/basic/index#statelessness"),
     "STL",
     |s| no_connection_state(s).boxed(),
-);
+)
+.says("servers MUST NOT rely on prior requests on the same connection for version, capabilities or identity");
 
 pub(crate) const GET_405: McpRule = McpRule::new(
     "MCP-STL-005",
@@ -63,6 +67,7 @@ pub(crate) const GET_405: McpRule = McpRule::new(
     "STL",
     |s| get_405(s).boxed(),
 )
+.says("a server that supports only 2026-07-28 SHOULD answer GET on the MCP endpoint with 405 Method Not Allowed")
 .requires(&[])
 .modern_only();
 
@@ -75,6 +80,7 @@ pub(crate) const DELETE_405: McpRule = McpRule::new(
     "STL",
     |s| delete_405(s).boxed(),
 )
+.says("a server that supports only 2026-07-28 SHOULD answer DELETE on the MCP endpoint with 405 Method Not Allowed")
 .requires(&[])
 .modern_only();
 
@@ -87,6 +93,9 @@ pub(crate) const LAST_EVENT_ID: McpRule = McpRule::new(
     "STL",
     |s| last_event_id(s).boxed(),
 )
+.says(
+    "streams are not resumable: a server that supports only 2026-07-28 SHOULD ignore Last-Event-ID",
+)
 .modern_only();
 
 pub(crate) const LIST_PER_CONNECTION: McpRule = McpRule::new(
@@ -98,6 +107,7 @@ pub(crate) const LIST_PER_CONNECTION: McpRule = McpRule::new(
     "STL",
     |s| list_per_connection(s).boxed(),
 )
+.says("tools/list MUST return the set available to the requesting client and MUST NOT vary per connection or as a side effect of other requests on it")
 // Its probes open new connections and send tools/list first: a server that
 // refuses requests before server/discover on a connection fails STL-003, and
 // this rule is then unverifiable, not failed again (§15.4).

@@ -538,3 +538,55 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod value_type_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn annotated_properties_are_typed_as_json_schema_reads_them() {
+        let schema = json!({
+            "type": "object",
+            "$defs": {"Region": {"type": "string"}, "Alias": {"$ref": "#/$defs/Region"}},
+            "properties": {
+                "a": {"$ref": "#/$defs/Region", "x-mcp-header": "A"},
+                "b": {"$ref": "#/$defs/Alias", "x-mcp-header": "B"},
+                "c": {"enum": ["eu", "us", null], "x-mcp-header": "C"},
+                "d": {"type": ["string", "null"], "x-mcp-header": "D"},
+                "e": {"enum": [1, 2.0], "x-mcp-header": "E"},
+                "f": {"enum": ["x", 1], "x-mcp-header": "F"},
+                "g": {"type": ["string", "integer"], "x-mcp-header": "G"},
+                "h": {"$ref": "https://example.com/s.json", "x-mcp-header": "H"},
+                "i": {"type": "number", "x-mcp-header": "I"},
+                "j": {"const": true, "x-mcp-header": "J"}
+            }
+        });
+        let types: Vec<(String, Option<String>)> = header_annotations(&schema)
+            .into_iter()
+            .map(|a| (a.name().unwrap_or_default().to_owned(), a.value_type))
+            .collect();
+        let expected = [
+            ("A", Some("string")),
+            ("B", Some("string")),
+            ("C", Some("string")),
+            ("D", Some("string")),
+            ("E", Some("integer")),
+            ("F", None),
+            ("G", None),
+            ("H", None),
+            ("I", Some("number")),
+            ("J", Some("boolean")),
+        ];
+        for (name, want) in expected {
+            let got = types
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, t)| t.clone());
+            assert_eq!(got, Some(want.map(str::to_owned)), "{name}");
+        }
+        assert_eq!(as_integer(&json!(30000.0)), Some(30000));
+        assert_eq!(as_integer(&json!(0.5)), None);
+        assert_eq!(as_integer(&json!(-32601)), Some(-32601));
+    }
+}
