@@ -80,6 +80,9 @@ impl L2Run<'_, '_> {
             .iter()
             .filter(|n| n.get("method").and_then(Value::as_str) == Some("notifications/progress"))
             .collect();
+        // Every frame before the final one is a JSON-RPC notification; besides
+        // progress, `notifications/log` may share the stream (§17.1: a server
+        // advertising `log` "MAY emit `notifications/log` ... at any time").
         for frame in &streamed.notifications {
             if frame.get("jsonrpc").and_then(Value::as_str) != Some("2.0")
                 || !frame.get("method").is_some_and(Value::is_string)
