@@ -459,3 +459,89 @@ fn tls_config(extra_root: Option<&[u8]>) -> Result<rustls::ClientConfig, Transpo
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(config)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::{AddressPolicy, Limits};
+
+    #[tokio::test]
+    async fn the_address_policy_guards_dedicated_connections_too() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("bind: {e}"));
+        let addr = listener
+            .local_addr()
+            .unwrap_or_else(|e| panic!("addr: {e}"));
+        let url: Url = format!("http://{addr}/mcp")
+            .parse()
+            .unwrap_or_else(|e| panic!("url: {e}"));
+        let public = HttpClient::new(AddressPolicy::PublicOnly, Limits::default())
+            .unwrap_or_else(|e| panic!("client: {e}"));
+        let refused = RawConnection::open(&public, &url).await;
+        assert!(
+            matches!(refused, Err(TransportError::Forbidden { .. })),
+            "{refused:?}"
+        );
+        let private = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default())
+            .unwrap_or_else(|e| panic!("client: {e}"));
+        let server = tokio::spawn(async move {
+            // Two answers on one connection, one chunked, then the end.
+            let (mut tcp, _) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 4096];
+            let mut answered = 0;
+            while answered < 2 {
+                let n = tcp.read(&mut buf).await.unwrap_or(0);
+                if n == 0 {
+                    break;
+                }
+                seen.extend_from_slice(&buf[..n]);
+                while let Some(end) = find(&seen, b"\r\n\r\n") {
+                    let head = String::from_utf8_lossy(&seen[..end]).into_owned();
+                    seen.drain(..end + 4);
+                    assert!(head.contains("\r\nMcp-Method: x"), "{head}");
+                    let answer: &[u8] = if answered == 0 {
+                        b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}"
+                    } else {
+                        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\n[\r\n1\r\n]\r\n0\r\n\r\n"
+                    };
+                    let _ = tcp.write_all(answer).await;
+                    answered += 1;
+                }
+            }
+        });
+        let mut conn = RawConnection::open(&private, &url)
+            .await
+            .unwrap_or_else(|e| panic!("open: {e}"));
+        let req = RawRequest {
+            method: "POST",
+            headers: vec![("Mcp-Method".into(), "x".into())],
+            body: Bytes::new(),
+        };
+        let never = |_: &[u8]| false;
+        let first = conn
+            .send(&req, &never)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((first.status, &first.body[..]), (200, &b"{}"[..]));
+        let second = conn
+            .send(&req, &never)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(&second.body[..], b"[]");
+        assert_eq!(conn.requests, 2);
+        assert!(conn.closed().is_none());
+        let _ = server.await;
+        // A header that would split the request is never written.
+        let bad = RawRequest {
+            method: "POST",
+            headers: vec![("X".into(), "a\r\nInjected: 1".into())],
+            body: Bytes::new(),
+        };
+        assert!(matches!(
+            conn.send(&bad, &never).await,
+            Err(TransportError::Protocol(_))
+        ));
+    }
+}
