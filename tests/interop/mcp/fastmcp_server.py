@@ -2,11 +2,13 @@
 
     python fastmcp_server.py [PORT]
 
-PORT 0 (the default) takes any free port; the server binds 127.0.0.1 and
-prints `PORT n` once it listens. fastmcp's defaults are kept, except
+The port is PORT, else the PORT environment variable, else 0 (any free
+port); the server binds 127.0.0.1 and prints `PORT n` on stdout once it has
+the socket. fastmcp's defaults are kept, except
 stateless HTTP, which a 2026-07-28 deployment behind several workers uses.
 """
 
+import os
 import socket
 import sys
 
@@ -52,4 +54,4 @@ async def main(port: int) -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main, int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+    anyio.run(main, int(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("PORT", "0")))

@@ -4,10 +4,12 @@
 
 MODE is `stateless-json` (stateless, JSON responses), `stateless-sse`
 (stateless, SSE responses) or `stateful` (the SDK's session mode, SSE
-responses). PORT 0 (the default) takes any free port; the server binds
-127.0.0.1 and prints `PORT n` once it listens.
+responses). The port is PORT, else the PORT environment variable, else 0
+(any free port); the server binds 127.0.0.1 and prints `PORT n` on stdout
+once it has the socket.
 """
 
+import os
 import socket
 import sys
 
@@ -62,4 +64,4 @@ async def main(mode: str, port: int) -> None:
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in MODES:
         sys.exit("usage: sdk_server.py {" + ",".join(MODES) + "} [PORT]")
-    anyio.run(main, sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0)
+    anyio.run(main, sys.argv[1], int(sys.argv[2] if len(sys.argv) > 2 else os.environ.get("PORT", "0")))

@@ -11,6 +11,7 @@ HTTP = basic/transports/streamable-http, BASIC = basic/index.
 
 import base64
 import json
+import os
 import re
 import socket
 import sys
@@ -375,8 +376,8 @@ class Server:
 
 
 def serve(server, argv):
-    """Binds 127.0.0.1 on the port in argv (0 = any), prints `PORT n`, serves."""
-    port = int(argv[0]) if argv else 0
+    """Binds 127.0.0.1 on the port in argv or $PORT (0 = any), prints `PORT n`, serves."""
+    port = int(argv[0] if argv else os.environ.get("PORT", "0"))
     handler = type("H", (Handler,), {"srv": server})
     httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
     httpd.daemon_threads = True
