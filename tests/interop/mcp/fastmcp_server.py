@@ -4,8 +4,10 @@
 
 The port is PORT, else the PORT environment variable, else 0 (any free
 port); the server binds 127.0.0.1 and prints `PORT n` on stdout once it has
-the socket. fastmcp's defaults are kept, except
-stateless HTTP, which a 2026-07-28 deployment behind several workers uses.
+the socket. fastmcp's defaults are kept, except two settings: stateless HTTP,
+which a 2026-07-28 deployment behind several workers uses, and Host/Origin
+protection, which fastmcp turns on by itself for a server it binds to
+localhost but cannot see here, since the socket is bound before the app.
 """
 
 import os
