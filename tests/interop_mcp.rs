@@ -80,9 +80,13 @@ fn launcher(name: &str, tools: &Tools) -> Result<Command, String> {
         cmd.arg(dir.join("sdk_server.py")).arg(mode).arg("0");
         return Ok(cmd);
     }
-    if name == "fastmcp" {
+    if name == "fastmcp" || name == "fastmcp-default-origin" {
         let mut cmd = Command::new(python()?);
-        cmd.arg(dir.join("fastmcp_server.py")).arg("0");
+        cmd.arg(dir.join("fastmcp_server.py"));
+        if name == "fastmcp-default-origin" {
+            cmd.arg("--default-origin");
+        }
+        cmd.arg("0");
         return Ok(cmd);
     }
     if name == "everything" {

@@ -49,6 +49,7 @@ launch() {
   case "$1" in
     sdk-*) "$python" "$here/sdk_server.py" "${1#sdk-}" 0 ;;
     fastmcp) "$python" "$here/fastmcp_server.py" 0 ;;
+    fastmcp-default-origin) "$python" "$here/fastmcp_server.py" --default-origin 0 ;;
     everything) PORT=0 "$node" --require "$here/loopback.cjs" "$everything" streamableHttp ;;
     spec-*) "$python" "$here/spec/variants.py" "${1#spec-}" 0 ;;
     *) echo "unknown panel server $1" >&2; return 2 ;;

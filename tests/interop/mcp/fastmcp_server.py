@@ -1,13 +1,14 @@
 """A small server on fastmcp (pinned in .ci/run), served over Streamable HTTP.
 
-    python fastmcp_server.py [PORT]
+    python fastmcp_server.py [--default-origin] [PORT]
 
 The port is PORT, else the PORT environment variable, else 0 (any free
 port); the server binds 127.0.0.1 and prints `PORT n` on stdout once it has
-the socket. fastmcp's defaults are kept, except two settings: stateless HTTP,
-which a 2026-07-28 deployment behind several workers uses, and Host/Origin
-protection, which fastmcp turns on by itself for a server it binds to
-localhost but cannot see here, since the socket is bound before the app.
+the socket. Stateless HTTP, which a 2026-07-28 deployment behind several
+workers uses. Host/Origin protection is on, since the specification says
+"Servers MUST validate the Origin header on all incoming connections"; with
+`--default-origin` it keeps fastmcp 4.2.3's default
+(`http_host_origin_protection = False`: no Origin check).
 """
 
 import os
@@ -45,8 +46,8 @@ def greet(who: str = "world") -> str:
     return f"Say hello to {who}"
 
 
-async def main(port: int) -> None:
-    app = mcp.http_app(stateless_http=True, host_origin_protection=True)
+async def main(port: int, protect: bool) -> None:
+    app = mcp.http_app(stateless_http=True, host_origin_protection=protect or None)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
@@ -56,4 +57,7 @@ async def main(port: int) -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main, int(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("PORT", "0")))
+    args = sys.argv[1:]
+    protect = "--default-origin" not in args
+    args = [a for a in args if a != "--default-origin"]
+    anyio.run(main, int(args[0] if args else os.environ.get("PORT", "0")), protect)
