@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The MCP interop panel's verdicts and timings:
+#
+#   tests/interop/mcp/bench.sh [RUNS] [SERVER...]
+#
+# For each panel server (default: all rows of tests/interop/EXPECTED.md's MCP
+# table), starts it on an ephemeral loopback port, runs
+# `protocheck check URL --suite mcp --format json` RUNS times (default 5)
+# one after another, and prints the grade, the failing and warning rules and
+# the median wall time. Then, when the official conformance CLI is installed,
+# runs it once per RUNS on the SDK server (stateless, JSON) for comparison.
+#
+# The binary is $PROTOCHECK_BIN, else the release build under
+# $CARGO_TARGET_DIR (or target/), else the debug build; the script says which.
+# The tools are those .ci/run installs (PROTOCHECK_INTEROP_PYTHON,
+# PROTOCHECK_INTEROP_NODE, PROTOCHECK_INTEROP_EVERYTHING,
+# PROTOCHECK_INTEROP_CONFORMANCE); the defaults are their places under
+# /work/ci-tools.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../../.." && pwd)"
+runs="${1:-5}"
+export PYTHONDONTWRITEBYTECODE=1
+shift || true
+
+tools="${PROTOCHECK_CI_TOOLS:-/work/ci-tools}"
+python="${PROTOCHECK_INTEROP_PYTHON:-$tools/interop-mcp-venv/bin/python}"
+node="${PROTOCHECK_INTEROP_NODE:-$tools/node22/node_modules/node/bin/node}"
+everything="${PROTOCHECK_INTEROP_EVERYTHING:-$tools/mcp-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js}"
+conformance="${PROTOCHECK_INTEROP_CONFORMANCE:-$tools/mcp-everything/node_modules/.bin/conformance}"
+
+target="${CARGO_TARGET_DIR:-$repo/target}"
+if [ -n "${PROTOCHECK_BIN:-}" ]; then
+  bin="$PROTOCHECK_BIN"; kind="given"
+elif [ -x "$target/release/protocheck" ]; then
+  bin="$target/release/protocheck"; kind="release"
+else
+  bin="$target/debug/protocheck"; kind="debug"
+fi
+[ -x "$bin" ] || { echo "no protocheck binary at $bin (cargo build --release)" >&2; exit 2; }
+
+if [ $# -eq 0 ]; then
+  # The rows of the MCP table, in order.
+  set -- $(awk '/^## MCP/{m=1;next} /^## /{m=0} m && /^\| `?[a-z]/ && !/^\| server/ {gsub(/[|` ]/,"",$2); print $2}' \
+    FS='|' OFS='|' "$repo/tests/interop/EXPECTED.md")
+fi
+
+launch() {
+  case "$1" in
+    sdk-*) "$python" "$here/sdk_server.py" "${1#sdk-}" 0 ;;
+    fastmcp) "$python" "$here/fastmcp_server.py" 0 ;;
+    fastmcp-default-origin) "$python" "$here/fastmcp_server.py" --default-origin 0 ;;
+    everything) PORT=0 "$node" --require "$here/loopback.cjs" "$everything" streamableHttp ;;
+    spec-*) "$python" "$here/spec/variants.py" "${1#spec-}" 0 ;;
+    *) echo "unknown panel server $1" >&2; return 2 ;;
+  esac
+}
+
+pid=""
+out=""
+cleanup() {
+  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  if [ -n "$out" ]; then rm -f "$out"; fi
+}
+trap cleanup EXIT
+
+# Starts $1 in the background; sets pid and port.
+start() {
+  out="$(mktemp)"
+  launch "$1" >"$out" 2>/dev/null &
+  pid=$!
+  port=""
+  for _ in $(seq 1 600); do
+    port="$(awk '/^PORT /{print $2; exit}' "$out")"
+    # Any HTTP answer will do (a GET may open a stream that never ends).
+    if [ -n "$port" ] && [ "$(curl -s -o /dev/null --max-time 2 -w '%{http_code}' "http://127.0.0.1:$port/mcp" || true)" != "000" ]; then
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "$1 did not start" >&2
+  return 1
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
+now() { date +%s.%N; }
+
+echo "protocheck: $bin ($kind build), $runs runs per server, $(nproc) cores"
+echo
+echo "| server | grade | fail | warn | median wall time (s) |"
+echo "|---|---|---|---|---|"
+for name in "$@"; do
+  start "$name"
+  times=()
+  report=""
+  for _ in $(seq 1 "$runs"); do
+    t0=$(now)
+    report="$("$bin" check "http://127.0.0.1:$port/mcp" --suite mcp --format json 2>/dev/null || true)"
+    t1=$(now)
+    times+=("$(echo "$t1 - $t0" | bc -l)")
+  done
+  summary="$(printf '%s' "$report" | "$python" -c '
+import json, sys
+d = json.load(sys.stdin)
+by = lambda o: ", ".join(sorted(f["rule_id"] for f in d["findings"] if f["outcome"] == o)) or "—"
+print("%s | %s | %s" % (d["verdict"]["grade"], by("fail"), by("warn")))')"
+  med="$(printf '%s\n' "${times[@]}" | median)"
+  printf '| %s | %s | %.2f |\n' "$name" "$summary" "$med"
+  cleanup; pid=""; out=""
+done
+
+if [ -x "$conformance" ] && [ -x "$node" ]; then
+  echo
+  start sdk-stateless-json
+  times=()
+  line=""
+  for _ in $(seq 1 "$runs"); do
+    t0=$(now)
+    line="$(PATH="$(dirname "$node"):$PATH" "$conformance" server --url "http://127.0.0.1:$port/mcp" \
+      --spec-version 2026-07-28 2>&1 | grep -E 'Passed:|passed|failed' | tail -n 1 || true)"
+    t1=$(now)
+    times+=("$(echo "$t1 - $t0" | bc -l)")
+  done
+  med="$(printf '%s\n' "${times[@]}" | median)"
+  echo "conformance $("$node" "$conformance" --version 2>/dev/null || echo '?') --spec-version 2026-07-28 on sdk-stateless-json: ${line:-no summary line}; median wall time $(printf '%.2f' "$med") s"
+  cleanup; pid=""; out=""
+else
+  echo
+  echo "(the official conformance CLI is not installed; .ci/run's install_interop_mcp installs it)"
+fi

@@ -1,0 +1,584 @@
+//! The MCP interop panel: servers protocheck's authors did not write (the
+//! official Python SDK, fastmcp, the reference `server-everything`) and small
+//! servers written from the specification text alone, each checked with
+//! `protocheck check URL --suite mcp --format json` several times. Every run
+//! must give the same verdict, and that verdict must be the one
+//! `tests/interop/EXPECTED.md` (section "## MCP") derives from the
+//! specification.
+//!
+//! The tools come from the package registries; `.ci/run` installs them
+//! (`install_interop_mcp`) and names them in `PROTOCHECK_INTEROP_PYTHON`,
+//! `PROTOCHECK_INTEROP_NODE` and `PROTOCHECK_INTEROP_EVERYTHING`. Without them
+//! the test says `SKIPPED: …` and passes, except under
+//! `PROTOCHECK_REQUIRE_TOOLS=1`. `PROTOCHECK_INTEROP_ONLY=a,b` limits the panel
+//! to the named servers, `PROTOCHECK_INTEROP_RUNS` sets the runs per server
+//! (default 10, at least 2).
+
+mod common;
+
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Says on the real stderr (the harness captures `eprintln!` of passing tests)
+/// that a part of a test did not run.
+fn say_skipped(what: &str) {
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {what}");
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn panel_dir() -> PathBuf {
+    root().join("tests/interop/mcp")
+}
+
+/// The tools `.ci/run` installs, where they are.
+struct Tools {
+    python: Option<PathBuf>,
+    node: Option<PathBuf>,
+    everything: Option<PathBuf>,
+}
+
+impl Tools {
+    fn from_env() -> Self {
+        let file = |var: &str| {
+            std::env::var_os(var)
+                .map(PathBuf::from)
+                .filter(|p| p.is_file())
+        };
+        Self {
+            python: file("PROTOCHECK_INTEROP_PYTHON"),
+            node: file("PROTOCHECK_INTEROP_NODE"),
+            everything: file("PROTOCHECK_INTEROP_EVERYTHING"),
+        }
+    }
+}
+
+fn tools_required() -> bool {
+    std::env::var("PROTOCHECK_REQUIRE_TOOLS").as_deref() == Ok("1")
+}
+
+/// How to start one panel server: a command that prints `PORT n` on stdout
+/// once it listens on 127.0.0.1:n, and the path of its MCP endpoint.
+fn launcher(name: &str, tools: &Tools) -> Result<Command, String> {
+    let python = || {
+        tools
+            .python
+            .clone()
+            .ok_or("PROTOCHECK_INTEROP_PYTHON names no Python with mcp and fastmcp")
+    };
+    let dir = panel_dir();
+    if let Some(mode) = name.strip_prefix("sdk-") {
+        let mut cmd = Command::new(python()?);
+        cmd.arg(dir.join("sdk_server.py")).arg(mode).arg("0");
+        return Ok(cmd);
+    }
+    if name == "fastmcp" || name == "fastmcp-default-origin" {
+        let mut cmd = Command::new(python()?);
+        cmd.arg(dir.join("fastmcp_server.py"));
+        if name == "fastmcp-default-origin" {
+            cmd.arg("--default-origin");
+        }
+        cmd.arg("0");
+        return Ok(cmd);
+    }
+    if name == "everything" {
+        let node = tools
+            .node
+            .clone()
+            .ok_or("PROTOCHECK_INTEROP_NODE names no Node 22")?;
+        let everything = tools
+            .everything
+            .clone()
+            .ok_or("PROTOCHECK_INTEROP_EVERYTHING names no server-everything dist/index.js")?;
+        let mut cmd = Command::new(node);
+        cmd.arg("--require")
+            .arg(dir.join("loopback.cjs"))
+            .arg(everything)
+            .arg("streamableHttp")
+            .env("PORT", "0");
+        return Ok(cmd);
+    }
+    if let Some(variant) = name.strip_prefix("spec-") {
+        let mut cmd = Command::new(python()?);
+        cmd.arg(dir.join("spec/variants.py")).arg(variant).arg("0");
+        return Ok(cmd);
+    }
+    Err(format!("no launcher for panel server `{name}`"))
+}
+
+/// A running panel server, killed when dropped (also on panic).
+struct Running {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(name: &str, mut cmd: Command) -> Result<Running, String> {
+    cmd.env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("{name}: cannot start: {e}"))?;
+    let Some(stdout) = child.stdout.take() else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(format!("{name}: no stdout"));
+    };
+    let mut running = Running { child, port: 0 };
+    // The first `PORT n` line; the rest of stdout is drained so the server
+    // never blocks on a full pipe.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        for line in lines.by_ref() {
+            let Ok(line) = line else { break };
+            if let Some(port) = line.strip_prefix("PORT ") {
+                let _ = tx.send(port.trim().parse::<u16>().ok());
+                break;
+            }
+        }
+        for _ in lines {}
+    });
+    let port = rx
+        .recv_timeout(Duration::from_secs(120))
+        .ok()
+        .flatten()
+        .ok_or_else(|| format!("{name}: never printed `PORT n`"))?;
+    running.port = port;
+    // Ready once it answers an HTTP request (any status).
+    for _ in 0..600 {
+        if answers(port) {
+            return Ok(running);
+        }
+        if let Ok(Some(status)) = running.child.try_wait() {
+            return Err(format!("{name}: exited with {status} before answering"));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Err(format!("{name}: did not answer on 127.0.0.1:{port}"))
+}
+
+fn answers(port: u16) -> bool {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let req = format!("GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    if s.write_all(req.as_bytes()).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    s.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.")
+}
+
+/// One run's verdict: the grade and each rule's outcome (with the skip reason).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Verdict {
+    grade: String,
+    outcomes: BTreeMap<String, String>,
+    skips: BTreeMap<String, String>,
+}
+
+fn check(url: &str) -> Result<Verdict, String> {
+    let mut cmd = common::cli::protocheck();
+    cmd.args(["check", url, "--suite", "mcp", "--format", "json"]);
+    let out = cmd.output().map_err(|e| format!("run protocheck: {e}"))?;
+    if !matches!(out.status.code(), Some(0 | 1)) {
+        return Err(format!(
+            "protocheck check {url} gave no verdict:\n{}",
+            common::cli::show(&out)
+        ));
+    }
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("protocheck's JSON report does not parse: {e}"))?;
+    let grade = doc["verdict"]["grade"]
+        .as_str()
+        .ok_or_else(|| format!("the report has no MCP grade: {}", doc["verdict"]))?
+        .to_owned();
+    let mut outcomes = BTreeMap::new();
+    let mut skips = BTreeMap::new();
+    for f in doc["findings"].as_array().into_iter().flatten() {
+        let (Some(rule), Some(outcome)) = (f["rule_id"].as_str(), f["outcome"].as_str()) else {
+            return Err(format!("a finding without rule_id or outcome: {f}"));
+        };
+        outcomes.insert(rule.to_owned(), outcome.to_owned());
+        if outcome == "skip" {
+            let reason = f["message"].as_str().unwrap_or_default();
+            skips.insert(rule.to_owned(), reason.to_owned());
+        }
+    }
+    Ok(Verdict {
+        grade,
+        outcomes,
+        skips,
+    })
+}
+
+/// What `EXPECTED.md` says of one server.
+#[derive(Debug, Default)]
+struct Expected {
+    grades: BTreeSet<String>,
+    /// Rule → the outcomes it may have; a rule not listed must pass or skip.
+    outcomes: BTreeMap<String, BTreeSet<String>>,
+    /// Rule → a substring its skip reason must contain.
+    skip_reasons: BTreeMap<String, String>,
+}
+
+/// The parsed table of the "## MCP" section of `tests/interop/EXPECTED.md`.
+fn expectations() -> BTreeMap<String, Expected> {
+    let path = root().join("tests/interop/EXPECTED.md");
+    let text = std::fs::read_to_string(&path).expect("read tests/interop/EXPECTED.md");
+    parse_expected(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn cells(line: &str) -> Vec<String> {
+    let inner = line.trim().trim_start_matches('|').trim_end_matches('|');
+    inner.split('|').map(|c| c.trim().to_owned()).collect()
+}
+
+fn items(cell: &str) -> Vec<String> {
+    let cell = cell.replace('`', "");
+    if matches!(cell.trim(), "" | "-" | "—" | "none") {
+        return Vec::new();
+    }
+    cell.split(',')
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn parse_expected(text: &str) -> Result<BTreeMap<String, Expected>, String> {
+    const HEADER: [&str; 7] = ["server", "grade", "fail", "warn", "info", "skip", "either"];
+    // The "## MCP" section only: it ends at the next second-level heading.
+    let section: Vec<&str> = text
+        .lines()
+        .skip_while(|l| l.trim() != "## MCP")
+        .skip(1)
+        .take_while(|l| !l.starts_with("## "))
+        .collect();
+    if section.is_empty() {
+        return Err("no `## MCP` section".into());
+    }
+    let start = section
+        .iter()
+        .position(|l| l.trim_start().starts_with('|') && cells(l) == HEADER)
+        .ok_or("the MCP section has no table `| server | grade | fail | warn | info | skip | either |`")?;
+    let mut out = BTreeMap::new();
+    for line in section[start + 2..]
+        .iter()
+        .take_while(|l| l.trim_start().starts_with('|'))
+    {
+        let c = cells(line);
+        if c.len() != HEADER.len() {
+            return Err(format!("row with {} cells: {line}", c.len()));
+        }
+        let name = c[0].replace('`', "");
+        let mut e = Expected {
+            grades: c[1].split('/').map(|g| g.trim().to_owned()).collect(),
+            ..Default::default()
+        };
+        for g in &e.grades {
+            if !["strict", "compliant", "non-compliant"].contains(&g.as_str()) {
+                return Err(format!("{name}: unknown grade `{g}`"));
+            }
+        }
+        let mut add = |rule: &str, outcomes: &[&str]| -> Result<(), String> {
+            if !rule.starts_with("MCP-") {
+                return Err(format!("{name}: `{rule}` is not a rule id"));
+            }
+            let set = outcomes.iter().map(|o| o.to_string()).collect();
+            if e.outcomes.insert(rule.to_owned(), set).is_some() {
+                return Err(format!("{name}: {rule} is listed twice"));
+            }
+            Ok(())
+        };
+        for (col, outcome) in [(2, "fail"), (3, "warn"), (4, "info")] {
+            for rule in items(&c[col]) {
+                add(&rule, &[outcome])?;
+            }
+        }
+        // `MCP-X-001 "reason substring"`
+        for item in items(&c[5]) {
+            let (rule, reason) = match item.split_once(' ') {
+                Some((r, why)) => (r.to_owned(), why.trim().trim_matches('"').to_owned()),
+                None => (item.clone(), String::new()),
+            };
+            add(&rule, &["skip"])?;
+            if !reason.is_empty() {
+                e.skip_reasons.insert(rule, reason);
+            }
+        }
+        // `MCP-X-001=fail/skip`
+        for item in items(&c[6]) {
+            let (rule, alts) = item
+                .split_once('=')
+                .ok_or_else(|| format!("{name}: `{item}` is not RULE=outcome/outcome"))?;
+            let alts: Vec<&str> = alts.split('/').map(str::trim).collect();
+            for a in &alts {
+                if !["pass", "fail", "warn", "info", "skip"].contains(a) {
+                    return Err(format!("{name}: unknown outcome `{a}`"));
+                }
+            }
+            add(rule.trim(), &alts)?;
+        }
+        if out.insert(name.clone(), e).is_some() {
+            return Err(format!("server `{name}` has two rows"));
+        }
+    }
+    if out.is_empty() {
+        return Err("the MCP table has no rows".into());
+    }
+    Ok(out)
+}
+
+/// Where `got` departs from `want`, one line each.
+fn disagreements(want: &Expected, got: &Verdict) -> Vec<String> {
+    let mut out = Vec::new();
+    if !want.grades.contains(&got.grade) {
+        out.push(format!(
+            "grade {} (expected {})",
+            got.grade,
+            want.grades.iter().cloned().collect::<Vec<_>>().join(" or ")
+        ));
+    }
+    let neutral: BTreeSet<String> = ["pass".to_owned(), "skip".to_owned()].into();
+    for (rule, outcome) in &got.outcomes {
+        let allowed = want.outcomes.get(rule).unwrap_or(&neutral);
+        if !allowed.contains(outcome) {
+            let why = got
+                .skips
+                .get(rule)
+                .map(|r| format!(" ({})", clip(r)))
+                .unwrap_or_default();
+            out.push(format!(
+                "{rule} {outcome}{why}, expected {}",
+                allowed.iter().cloned().collect::<Vec<_>>().join(" or ")
+            ));
+        } else if outcome == "skip"
+            && let Some(reason) = want.skip_reasons.get(rule)
+        {
+            let said = got.skips.get(rule).map(String::as_str).unwrap_or_default();
+            if !said.contains(reason.as_str()) {
+                out.push(format!(
+                    "{rule} skipped with \"{}\", expected a reason with \"{reason}\"",
+                    clip(said)
+                ));
+            }
+        }
+    }
+    for rule in want.outcomes.keys() {
+        if !got.outcomes.contains_key(rule) {
+            out.push(format!("{rule} has no finding"));
+        }
+    }
+    out
+}
+
+fn clip(s: &str) -> String {
+    let s: String = s.chars().take(160).collect();
+    s.replace('\n', " ")
+}
+
+fn runs_per_server() -> usize {
+    std::env::var("PROTOCHECK_INTEROP_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10)
+        .max(2)
+}
+
+/// Starts one server, checks it `runs` times, stops it; the report lines.
+fn run_server(name: &str, want: &Expected, tools: &Tools, runs: usize) -> Result<(), String> {
+    let cmd = launcher(name, tools)?;
+    let server = start(name, cmd)?;
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let mut verdicts: Vec<Verdict> = Vec::new();
+    for _ in 0..runs {
+        verdicts.push(check(&url).map_err(|e| format!("{name}: {e}"))?);
+    }
+    drop(server);
+    let first = &verdicts[0];
+    let mut problems = Vec::new();
+    for (i, v) in verdicts.iter().enumerate().skip(1) {
+        if v.grade != first.grade || v.outcomes != first.outcomes {
+            let changed: Vec<String> = first
+                .outcomes
+                .iter()
+                .filter(|(r, o)| v.outcomes.get(*r) != Some(o))
+                .map(|(r, o)| format!("{r} {o}→{}", v.outcomes.get(r).map_or("-", |s| s)))
+                .collect();
+            problems.push(format!(
+                "run {} differs from run 1: grade {}→{}; {}",
+                i + 1,
+                first.grade,
+                v.grade,
+                changed.join(", ")
+            ));
+        }
+    }
+    for v in &verdicts {
+        for d in disagreements(want, v) {
+            if !problems.contains(&d) {
+                problems.push(d);
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name} (grade {} in run 1):\n  {}",
+            first.grade,
+            problems.join("\n  ")
+        ))
+    }
+}
+
+#[test]
+fn the_expected_table_parses_and_every_server_has_a_launcher() {
+    let expected = expectations();
+    // Launchers exist for every row (whether the tools are here or not).
+    let everywhere = Tools {
+        python: Some(PathBuf::from("python3")),
+        node: Some(PathBuf::from("node")),
+        everything: Some(PathBuf::from("index.js")),
+    };
+    for name in expected.keys() {
+        assert!(
+            launcher(name, &everywhere).is_ok(),
+            "{name} has no launcher"
+        );
+    }
+    // Every hand-written variant has a row.
+    let variants = std::fs::read_to_string(panel_dir().join("spec/variants.py"))
+        .expect("read spec/variants.py");
+    let listed = variants
+        .split("VARIANTS = {")
+        .nth(1)
+        .expect("VARIANTS table");
+    for line in listed.lines().take_while(|l| !l.starts_with('}')) {
+        if let Some(name) = line
+            .trim()
+            .strip_prefix('"')
+            .and_then(|l| l.split('"').next())
+        {
+            let row = format!("spec-{name}");
+            assert!(
+                expected.contains_key(&row),
+                "variant {name} has no row `{row}`"
+            );
+        }
+    }
+    // A grammar error in the table is caught here, not as a confusing verdict.
+    assert!(parse_expected("## MCP\n\n| server | grade |\n|--|--|\n| x | y |\n").is_err());
+    let one = parse_expected(
+        "## RCP\n| server | grade | fail | warn | info | skip | either |\n|-|-|-|-|-|-|-|\n| r | strict | | | | | |\n\
+         ## MCP\n| server | grade | fail | warn | info | skip | either |\n|-|-|-|-|-|-|-|\n\
+         | a | compliant/strict | MCP-HDR-001 | — | — | `MCP-HDR-004 \"dual-era\"` | MCP-STL-004=fail/skip |\n",
+    )
+    .expect("parses");
+    assert_eq!(one.keys().collect::<Vec<_>>(), ["a"]);
+    let a = &one["a"];
+    assert_eq!(a.grades.len(), 2);
+    assert_eq!(a.skip_reasons["MCP-HDR-004"], "dual-era");
+    assert_eq!(a.outcomes["MCP-STL-004"].len(), 2);
+    assert!(a.outcomes["MCP-HDR-001"].contains("fail"));
+}
+
+#[test]
+fn panel_servers_get_the_verdicts_the_specification_gives_them() {
+    let tools = Tools::from_env();
+    if tools.python.is_none() {
+        assert!(
+            !tools_required(),
+            "PROTOCHECK_REQUIRE_TOOLS=1 but PROTOCHECK_INTEROP_PYTHON names no Python (see install_interop_mcp in .ci/run)"
+        );
+        say_skipped(
+            "MCP interop panel; set PROTOCHECK_INTEROP_PYTHON (and PROTOCHECK_INTEROP_NODE, \
+             PROTOCHECK_INTEROP_EVERYTHING) as .ci/run's install_interop_mcp does",
+        );
+        return;
+    }
+    if tools.node.is_none() || tools.everything.is_none() {
+        assert!(
+            !tools_required(),
+            "PROTOCHECK_REQUIRE_TOOLS=1 but PROTOCHECK_INTEROP_NODE or PROTOCHECK_INTEROP_EVERYTHING is missing"
+        );
+    }
+    let only: Option<BTreeSet<String>> = std::env::var("PROTOCHECK_INTEROP_ONLY")
+        .ok()
+        .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect());
+    let expected = expectations();
+    let runs = runs_per_server();
+    let mut names: Vec<String> = Vec::new();
+    for name in expected.keys() {
+        if only.as_ref().is_some_and(|o| !o.contains(name)) {
+            continue;
+        }
+        if name == "everything" && (tools.node.is_none() || tools.everything.is_none()) {
+            say_skipped("server-everything in the MCP interop panel; Node 22 is not installed");
+            continue;
+        }
+        names.push(name.clone());
+    }
+    // Runs wait on the servers more than they compute: several servers at once.
+    let jobs = 6;
+    let (tx, rx) = mpsc::channel();
+    let queue = std::sync::Mutex::new(names.clone());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(names.len()) {
+            let tx = tx.clone();
+            let queue = &queue;
+            let expected = &expected;
+            let tools = &tools;
+            scope.spawn(move || {
+                loop {
+                    let next = queue.lock().ok().and_then(|mut q| q.pop());
+                    let Some(name) = next else { break };
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        run_server(&name, &expected[&name], tools, runs)
+                    }))
+                    .unwrap_or_else(|_| Err(format!("{name}: the run panicked")));
+                    let _ = tx.send((name, result));
+                }
+            });
+        }
+    });
+    drop(tx);
+    let mut failures = Vec::new();
+    for (name, result) in rx {
+        match result {
+            Ok(()) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "interop: {name}: {runs} identical verdicts, as expected"
+                );
+            }
+            Err(e) => failures.push(e),
+        }
+    }
+    failures.sort();
+    assert!(
+        failures.is_empty(),
+        "{} of {} panel servers disagree with tests/interop/EXPECTED.md:\n{}",
+        failures.len(),
+        names.len(),
+        failures.join("\n")
+    );
+}
