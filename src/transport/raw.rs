@@ -330,6 +330,9 @@ impl RawConnection {
         Ok(())
     }
 
+    /// The status and headers of the next response head; an HTTP/1.0 answer
+    /// without `Connection: keep-alive` gets `connection: close` added, for
+    /// that is what it means.
     async fn read_head(&mut self) -> Result<(u16, Vec<(String, String)>), TransportError> {
         loop {
             if let Some(end) = find(&self.buf, b"\r\n\r\n") {
@@ -342,7 +345,7 @@ impl RawConnection {
                 let status = parsed
                     .code
                     .ok_or_else(|| TransportError::Protocol("response without status".into()))?;
-                let headers = parsed
+                let mut headers: Vec<(String, String)> = parsed
                     .headers
                     .iter()
                     .map(|h| {
@@ -352,6 +355,12 @@ impl RawConnection {
                         )
                     })
                     .collect();
+                let keep_alive = headers.iter().any(|(n, v)| {
+                    n == "connection" && v.to_ascii_lowercase().contains("keep-alive")
+                });
+                if parsed.version == Some(0) && !keep_alive {
+                    headers.push(("connection".into(), "close".into()));
+                }
                 return Ok((status, headers));
             }
             if self.buf.len() > MAX_HEAD_BYTES {
