@@ -70,6 +70,8 @@ pub struct RawConnection {
     closed: Option<String>,
     /// Requests sent on it so far.
     pub requests: usize,
+    /// Requests answered on it so far.
+    pub answered: usize,
 }
 
 impl std::fmt::Debug for RawConnection {
@@ -173,6 +175,7 @@ impl RawConnection {
             max_body: limits.max_body_bytes,
             closed: None,
             requests: 0,
+            answered: 0,
         })
     }
 
@@ -219,8 +222,9 @@ impl RawConnection {
         let result = tokio::time::timeout(timeout, self.exchange(req, enough, started))
             .await
             .unwrap_or(Err(TransportError::Timeout(timeout)));
-        if let Err(e) = &result {
-            self.closed = Some(e.to_string());
+        match &result {
+            Ok(_) => self.answered += 1,
+            Err(e) => self.closed = Some(e.to_string()),
         }
         result
     }
