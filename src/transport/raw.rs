@@ -21,6 +21,10 @@ use url::Url;
 const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// Most response headers parsed.
 const MAX_HEADERS: usize = 100;
+/// How long the end of an event stream is awaited once its answer is in: the
+/// final response SHOULD terminate the stream (streamable-http, "Receiving
+/// Messages"); the pooled MCP client grants the same.
+pub const STREAM_END_GRACE: Duration = Duration::from_millis(1500);
 
 trait Stream: AsyncRead + AsyncWrite + Send + Unpin {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin> Stream for T {}
@@ -70,6 +74,8 @@ pub struct RawConnection {
     closed: Option<String>,
     /// Requests sent on it so far.
     pub requests: usize,
+    /// Requests answered on it so far.
+    pub answered: usize,
 }
 
 impl std::fmt::Debug for RawConnection {
@@ -173,6 +179,7 @@ impl RawConnection {
             max_body: limits.max_body_bytes,
             closed: None,
             requests: 0,
+            answered: 0,
         })
     }
 
@@ -219,8 +226,9 @@ impl RawConnection {
         let result = tokio::time::timeout(timeout, self.exchange(req, enough, started))
             .await
             .unwrap_or(Err(TransportError::Timeout(timeout)));
-        if let Err(e) = &result {
-            self.closed = Some(e.to_string());
+        match &result {
+            Ok(_) => self.answered += 1,
+            Err(e) => self.closed = Some(e.to_string()),
         }
         result
     }
@@ -330,6 +338,9 @@ impl RawConnection {
         Ok(())
     }
 
+    /// The status and headers of the next response head; an HTTP/1.0 answer
+    /// without `Connection: keep-alive` gets `connection: close` added, for
+    /// that is what it means.
     async fn read_head(&mut self) -> Result<(u16, Vec<(String, String)>), TransportError> {
         loop {
             if let Some(end) = find(&self.buf, b"\r\n\r\n") {
@@ -342,7 +353,7 @@ impl RawConnection {
                 let status = parsed
                     .code
                     .ok_or_else(|| TransportError::Protocol("response without status".into()))?;
-                let headers = parsed
+                let mut headers: Vec<(String, String)> = parsed
                     .headers
                     .iter()
                     .map(|h| {
@@ -352,6 +363,12 @@ impl RawConnection {
                         )
                     })
                     .collect();
+                let keep_alive = headers.iter().any(|(n, v)| {
+                    n == "connection" && v.to_ascii_lowercase().contains("keep-alive")
+                });
+                if parsed.version == Some(0) && !keep_alive {
+                    headers.push(("connection".into(), "close".into()));
+                }
                 return Ok((status, headers));
             }
             if self.buf.len() > MAX_HEAD_BYTES {
@@ -377,7 +394,10 @@ impl RawConnection {
         }
     }
 
-    /// Decodes a chunked body; `Ok(true)` when it was cut by `enough`.
+    /// Decodes a chunked body; `Ok(true)` when it was cut by `enough`. Once
+    /// `enough` is satisfied, the end of the stream is awaited for
+    /// [`STREAM_END_GRACE`] at most: a stream that ends with its answer (as it
+    /// SHOULD) leaves the connection usable, one kept open does not.
     async fn read_chunked(
         &mut self,
         body: &mut BytesMut,
@@ -385,28 +405,43 @@ impl RawConnection {
         enough: &(dyn Fn(&[u8]) -> bool + Sync),
     ) -> Result<bool, TransportError> {
         loop {
-            let line = self.read_line().await?;
-            let text = String::from_utf8_lossy(&line);
-            let size_text = text.split(';').next().unwrap_or("").trim();
-            let size = usize::from_str_radix(size_text, 16)
-                .map_err(|_| TransportError::Protocol(format!("bad chunk size {size_text:?}")))?;
-            if size == 0 {
-                // Trailers, then the blank line.
-                while !self.read_line().await?.is_empty() {}
+            if stream && enough(body) {
+                let rest = async {
+                    while self.read_chunk(body).await? {}
+                    Ok::<(), TransportError>(())
+                };
+                return Ok(!matches!(
+                    tokio::time::timeout(STREAM_END_GRACE, rest).await,
+                    Ok(Ok(()))
+                ));
+            }
+            if !self.read_chunk(body).await? {
                 return Ok(false);
             }
-            if body.len() + size > self.max_body {
-                return Err(TransportError::TooLarge {
-                    limit: self.max_body,
-                });
-            }
-            self.fill(size + 2).await?;
-            body.extend_from_slice(&self.buf.split_to(size));
-            self.buf.advance(2);
-            if stream && enough(body) {
-                return Ok(true);
-            }
         }
+    }
+
+    /// Reads one chunk into `body`; `false` at the last (empty) chunk.
+    async fn read_chunk(&mut self, body: &mut BytesMut) -> Result<bool, TransportError> {
+        let line = self.read_line().await?;
+        let text = String::from_utf8_lossy(&line);
+        let size_text = text.split(';').next().unwrap_or("").trim();
+        let size = usize::from_str_radix(size_text, 16)
+            .map_err(|_| TransportError::Protocol(format!("bad chunk size {size_text:?}")))?;
+        if size == 0 {
+            // Trailers, then the blank line.
+            while !self.read_line().await?.is_empty() {}
+            return Ok(false);
+        }
+        if body.len() + size > self.max_body {
+            return Err(TransportError::TooLarge {
+                limit: self.max_body,
+            });
+        }
+        self.fill(size + 2).await?;
+        body.extend_from_slice(&self.buf.split_to(size));
+        self.buf.advance(2);
+        Ok(true)
     }
 
     async fn read_to_end(
@@ -504,7 +539,9 @@ mod tests {
                     let answer: &[u8] = if answered == 0 {
                         b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}"
                     } else {
-                        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\n[\r\n1\r\n]\r\n0\r\n\r\n"
+                        // An event stream whose answer is in its first chunk
+                        // and which then ends, as it should.
+                        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n1\r\n[\r\n1\r\n]\r\n0\r\n\r\n"
                     };
                     let _ = tcp.write_all(answer).await;
                     answered += 1;
@@ -525,11 +562,17 @@ mod tests {
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((first.status, &first.body[..]), (200, &b"{}"[..]));
+        // `enough` at once: the rest of the stream is still read, since it ends.
+        let at_once = |_: &[u8]| true;
         let second = conn
-            .send(&req, &never)
+            .send(&req, &at_once)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(&second.body[..], b"[]");
+        assert!(
+            !second.cut,
+            "the stream ended, so the connection stays usable"
+        );
         assert_eq!(conn.requests, 2);
         assert!(conn.closed().is_none());
         let _ = server.await;
