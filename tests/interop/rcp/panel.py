@@ -395,6 +395,8 @@ def retrieve(params: dict, cfg: Config) -> dict:
             bad("mmr.lambda", "'mmr.lambda' is a number in [0,1]")
     rewrite = params.get("rewrite")
     if rewrite is not None and rewrite is not False:
+        if not isinstance(rewrite, str):
+            bad("rewrite", "'rewrite' is a transform method or false")
         option("rewrite", rewrite, [])
     if want(params, "recency", (dict,)) is not None:
         option("recency", "recency", [])
@@ -482,6 +484,7 @@ def rerank_handler(params: dict, cfg: Config) -> dict:
     if not isinstance(passages, list):
         bad("passages", "'passages' is a required array")
     method = want(params, "method", (str,))
+    want(params, "model", (str,))  # schema RerankParams: `model` is a string
     if method is not None and method != "cross-encoder" and not cfg.lenient_options:
         unsupported("method", method)  # §7.6: "`method` MUST be in `rerank.methods`"
     texts = []
@@ -536,8 +539,14 @@ def graph_handler(params: dict, cfg: Config) -> dict:
         bad("op", f"unknown graph op {op!r}")
     if op not in ("local", "global") and not cfg.lenient_options:
         unsupported("op", op)
-    q = params.get("query") if isinstance(params.get("query"), str) else ""
-    k = params.get("k") if isinstance(params.get("k"), int) else 5
+    # Schema GraphParams: the type of every optional field is checked too
+    # (§14.1 rule 5: "validate params and return -32602 on malformed input").
+    q = want(params, "query", (str,)) or ""
+    k = want(params, "k", (int,)) or 5
+    want(params, "seedIds", (list,))
+    want(params, "hops", (int,))
+    want(params, "level", (int,))
+    want(params, "sessionId", (str,))
     scores = dense_scores(q)
     top = ranked(scores)[:k]
     if op == "global":

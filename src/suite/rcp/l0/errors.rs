@@ -299,6 +299,17 @@ impl Conversation<'_> {
                     "`{}` with {} was ignored ({why})",
                     probe.method, probe.what
                 ));
+            } else if let Some((_, why)) = probe
+                .also
+                .filter(|(codes, _)| code.is_some_and(|c| codes.contains(&c)))
+            {
+                passed += 1;
+                ignored.push(format!(
+                    "`{}` {} {} ({why})",
+                    probe.method,
+                    probe.what,
+                    outcome_words(&sent)
+                ));
             } else {
                 check.saw(&sent);
                 problems.push(format!(

@@ -312,7 +312,32 @@ pub(crate) struct ParamsProbe {
     pub what: String,
     /// When set, a result is also accepted (the field may be ignored), with why.
     pub ignorable: Option<&'static str>,
+    /// Error codes accepted besides -32602, with why: a value that is
+    /// malformed and, read another way, also an unsupported option value or
+    /// an unknown cursor. The spec does not order those checks.
+    pub also: Option<(&'static [i64], &'static str)>,
 }
+
+/// An optional field with a value of the wrong type is malformed (-32602,
+/// §12 "Missing/malformed params") and, read another way, a requested option
+/// the server does not support (-32005, §14.1 rule 4: "unsupported
+/// advertised-method options"), for example a `cursor` sent to a server that
+/// does not advertise `pagination`, or a number where a mode name belongs.
+/// The spec does not order the two checks, so both pass (the finding names
+/// the code the server chose). A required field has only the first reading.
+const ALSO_UNSUPPORTED: (&[i64], &str) = (
+    &[-32005],
+    "an unsupported option value, -32005 (§14.1 rule 4); the spec does not order that check and the \
+     type check",
+);
+
+/// A `cursor` of the wrong type is also one the server never issued: an
+/// unknown or expired cursor (-32015 NotFound); accepted as well.
+const ALSO_UNKNOWN_CURSOR: (&[i64], &str) = (
+    &[-32005, -32015],
+    "an unsupported option or an unknown cursor (-32005, -32015); the spec does not order those \
+     checks and the type check",
+);
 
 /// Every probe for the methods `init` advertises: each required field left
 /// out, each field with a value of the wrong JSON type, and `k` out of range.
@@ -328,6 +353,7 @@ pub(crate) fn probes(init: &Init) -> Vec<ParamsProbe> {
                 params: Value::Object(params),
                 what: format!("without the required `{}`", field.name),
                 ignorable: None,
+                also: None,
             });
         }
         for field in method.fields {
@@ -351,11 +377,17 @@ pub(crate) fn probes(init: &Init) -> Vec<ParamsProbe> {
                 };
                 (!read).then_some(h.why)
             });
+            let also = match (field.required, field.name) {
+                (true, _) => None,
+                (false, "cursor") => Some(ALSO_UNKNOWN_CURSOR),
+                (false, _) => Some(ALSO_UNSUPPORTED),
+            };
             out.push(ParamsProbe {
                 method: method.name,
                 params: Value::Object(params),
                 what,
                 ignorable,
+                also,
             });
         }
         if method.name == "retrieve" {
@@ -368,6 +400,7 @@ pub(crate) fn probes(init: &Init) -> Vec<ParamsProbe> {
                 params: Value::Object(params),
                 what: "with `k` = -5".to_owned(),
                 ignorable: None,
+                also: None,
             });
         }
     }
@@ -438,6 +471,17 @@ mod tests {
         assert!(seed.ignorable.is_some());
         let seeded = probes_for(json!({"retrieve": {"deterministic": true}}), "`seed`");
         assert!(seeded.ignorable.is_none());
+        // A required field has one reading (-32602); an optional one is also
+        // an unsupported option (-32005), and a cursor an unknown one.
+        let query = probes_for(json!({"retrieve": {}}), "`query`");
+        assert!(query.also.is_none());
+        let mode = probes_for(json!({"retrieve": {}}), "`mode`");
+        assert_eq!(mode.also.map(|(codes, _)| codes), Some(&[-32005][..]));
+        let cursor = probes_for(json!({"retrieve": {}}), "`cursor`");
+        assert_eq!(
+            cursor.also.map(|(codes, _)| codes),
+            Some(&[-32005, -32015][..])
+        );
     }
 
     fn probes_for(caps: Value, what: &str) -> ParamsProbe {

@@ -281,11 +281,20 @@ impl L2Run<'_, '_> {
             return self.conv.emit(finding).await;
         }
         if logs.is_empty() && problems.is_empty() {
-            problems.push(format!(
-                "a `retrieve` with `_meta.logLevel` \"debug\", from a client whose `initialize` advertised the `log` \
-                 capability, brought no `notifications/log`{}; the server advertises `log`",
-                if http { " in its event stream" } else { " on stdout" }
-            ));
+            // §17.1: a server that advertises `log` "MAY emit
+            // `notifications/log` … at any time": logging is never required,
+            // so a silent server is not failed. Its `log` is not exercised.
+            let finding = check.finding(
+                Outcome::Skip,
+                format!(
+                    "advertised, not exercised: a `retrieve` with `_meta.logLevel` \"debug\", from a client whose \
+                     `initialize` advertised the `log` capability, brought no `notifications/log`{}, which §17.1 \
+                     allows (a server \"MAY emit `notifications/log`\"); a server that logs such a request would \
+                     exercise it",
+                    if http { " in its event stream" } else { " on stdout" }
+                ),
+            );
+            return self.conv.emit(finding).await;
         }
         for frame in &logs {
             let params = frame.get("params").unwrap_or(&Value::Null);
