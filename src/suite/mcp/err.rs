@@ -33,7 +33,10 @@ pub(crate) const UNKNOWN_METHOD: McpRule = McpRule::new(
     |s| unknown_method(s).boxed(),
 )
 .says("an unknown method MUST be answered HTTP 404 with JSON-RPC -32601")
-.requires(&[]);
+// Its probe may be the first request on a pooled connection: a server failing
+// STL-003 refuses it for that, not because the method is unknown, and the
+// verdict would depend on which connection the pool picked (§15.4).
+.requires(&[super::stl::COLD_ID]);
 
 pub(crate) const RESOURCE_NOT_FOUND: McpRule = McpRule::new(
     "MCP-ERR-003",

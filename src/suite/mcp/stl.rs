@@ -266,65 +266,100 @@ fn connection_lost(conn: &RawConnection, reply: &Reply) -> Option<String> {
     ))
 }
 
+/// What an answer says, for comparing the same request before and after a
+/// warm-up: status, error code, and for a list the names (or URIs) it lists.
+fn content(reply: &Reply) -> (Option<u16>, Option<i64>, bool, BTreeSet<String>) {
+    let (status, code, result) = shape(reply);
+    let mut listed = BTreeSet::new();
+    if let Some(r) = reply.result() {
+        for (key, field) in [("tools", "name"), ("prompts", "name"), ("resources", "uri")] {
+            for item in r.get(key).and_then(Value::as_array).into_iter().flatten() {
+                if let Some(v) = item.get(field).and_then(Value::as_str) {
+                    listed.insert(format!("{key}:{v}"));
+                }
+            }
+        }
+    }
+    (status, code, result, listed)
+}
+
 async fn no_connection_state(s: &mut Session) -> Judgement {
     // §15 amendment "Same-connection rules run on one dedicated, verified
     // connection": a pool may carry the warm-up and the probe on different
-    // connections, and the verdict would then depend on the pool. One
-    // HTTP/1.1 connection carries all three requests in order, or the rule is
-    // skipped.
-    let mut conn = match s.client.dedicated().await {
-        Ok(c) => c,
-        Err(e) => return Judgement::skip(format!("could not open a new connection: {e}")),
-    };
-    let (local, peer) = (conn.local_addr(), conn.peer_addr());
-    // The probe lacks clientCapabilities; a server that fills them in from an
-    // earlier request on the connection answers it differently once warmed up.
-    let lacking = |c: &McpClient| {
-        c.request("server/discover", json!({}))
-            .without_meta(wire::META_CLIENT_CAPABILITIES)
-    };
-    let cold = s
-        .client
-        .send_on(&mut conn, &lacking(&s.client), Spelling::Lower)
-        .await;
-    if let Some(reason) = connection_lost(&conn, &cold) {
-        return Judgement::skip(reason);
+    // connections, and the verdict would then depend on the pool. Each probe
+    // gets its own HTTP/1.1 connection that carries its three requests in
+    // order, or the rule is skipped.
+    //
+    // BASIC "Statelessness": servers MUST NOT rely on prior requests over the
+    // same connection to establish context. The whole requirement is probed:
+    // `server/discover` without clientCapabilities (context taken from an
+    // earlier request's capabilities) and every list method the server
+    // advertises (a set or an answer that changes once another request was
+    // seen on the connection), each as the first request on a new connection
+    // and again after a `server/discover` declaring capabilities.
+    let mut probes: Vec<(&str, Probe)> = vec![(
+        "server/discover without clientCapabilities",
+        s.client
+            .request("server/discover", json!({}))
+            .without_meta(wire::META_CLIENT_CAPABILITIES),
+    )];
+    for (capability, method) in [
+        ("tools", "tools/list"),
+        ("resources", "resources/list"),
+        ("prompts", "prompts/list"),
+    ] {
+        if s.advertises(capability) {
+            probes.push((method, s.client.request(method, json!({}))));
+        }
     }
     let warm_up = s
         .client
         .request("server/discover", json!({}))
         .with_capabilities(json!({"elicitation": {}, "roots": {}}));
-    let warmed = s.client.send_on(&mut conn, &warm_up, Spelling::Lower).await;
-    if let Some(reason) = connection_lost(&conn, &warmed) {
-        return Judgement::skip(reason);
+    let mut judged = Vec::new();
+    for (what, probe) in &probes {
+        let mut conn = match s.client.dedicated().await {
+            Ok(c) => c,
+            Err(e) => return Judgement::skip(format!("could not open a new connection: {e}")),
+        };
+        let (local, peer) = (conn.local_addr(), conn.peer_addr());
+        let cold = s.client.send_on(&mut conn, probe, Spelling::Lower).await;
+        if let Some(reason) = connection_lost(&conn, &cold) {
+            return Judgement::skip(reason);
+        }
+        let warmed = s.client.send_on(&mut conn, &warm_up, Spelling::Lower).await;
+        if let Some(reason) = connection_lost(&conn, &warmed) {
+            return Judgement::skip(reason);
+        }
+        let warm = s.client.send_on(&mut conn, probe, Spelling::Lower).await;
+        if let Some(reason) = connection_lost(&conn, &warm) {
+            return Judgement::skip(reason);
+        }
+        if content(&cold) != content(&warm) {
+            return Judgement::fail(format!(
+                "on one connection ({local} → {peer}, all three requests on that TCP \
+                 connection), {what} answered {} as the first request but {} after a \
+                 `server/discover` declaring capabilities{}; servers MUST NOT rely on prior \
+                 requests over the same connection for version, capabilities or identity",
+                cold.describe(),
+                warm.describe(),
+                if shape(&cold) == shape(&warm) {
+                    " (a different list)"
+                } else {
+                    ""
+                }
+            ))
+            .reply(&cold)
+            .reply(&warmed)
+            .reply(&warm);
+        }
+        judged.push(format!("{what} ({local} → {peer})"));
     }
-    let warm = s
-        .client
-        .send_on(&mut conn, &lacking(&s.client), Spelling::Lower)
-        .await;
-    if let Some(reason) = connection_lost(&conn, &warm) {
-        return Judgement::skip(reason);
-    }
-    if shape(&cold) == shape(&warm) {
-        Judgement::pass(format!(
-            "on one connection ({local} → {peer}, all three requests on that TCP connection), \
-             the same request answered {} first and again after a request declaring \
-             capabilities",
-            cold.describe()
-        ))
-    } else {
-        Judgement::fail(format!(
-            "on one connection ({local} → {peer}, all three requests on that TCP connection), \
-             `server/discover` without `_meta` clientCapabilities answered {} as its first \
-             request but {} after a request declaring capabilities; servers MUST NOT take \
-             capabilities, version or identity from earlier requests",
-            cold.describe(),
-            warm.describe()
-        ))
-        .reply(&cold)
-        .reply(&warmed)
-        .reply(&warm)
-    }
+    Judgement::pass(format!(
+        "each probe, on its own connection, was answered alike as the first request and again \
+         after a `server/discover` declaring capabilities on that connection: {}",
+        judged.join("; ")
+    ))
 }
 
 fn bare(s: &Session, method: http::Method) -> HttpRequest {
