@@ -40,7 +40,7 @@ use std::sync::LazyLock;
 pub use engine::Session;
 
 /// Version of protocheck's MCP rules; stored with each run.
-pub const SUITE_VERSION: &str = "0.1.0";
+pub const SUITE_VERSION: &str = "0.2.0";
 /// The MCP revision the rules judge against.
 pub const SPEC_REVISION: &str = wire::PROTOCOL_VERSION;
 

@@ -29,7 +29,7 @@ use conversation::{Check, Conversation};
 pub use certify::DECLARATION_HONEST;
 
 /// Version of protocheck's RCP rules; stored with every run (results are versioned).
-pub const SUITE_VERSION: &str = "0.2.0";
+pub const SUITE_VERSION: &str = "0.3.0";
 
 /// The protocol revision this suite judges against.
 pub const SPEC_REVISION: &str = "RCP/1 1.0";
