@@ -174,6 +174,22 @@ async fn a_server_refusing_cold_requests_is_not_failed_twice() {
         assert_eq!(f.outcome, Outcome::Skip, "{id}: {}", f.message);
         assert_eq!(f.message, "not verified: MCP-STL-003 failed", "{id}");
     }
+    // Every rule whose probes travel over pooled connections is unverified:
+    // its answer would depend on whether the connection had seen a discover.
+    for id in ["MCP-ERR-002", "MCP-ERR-003", "MCP-HDR-001", "MCP-RES-001"] {
+        let f = run.finding(id);
+        assert_eq!(f.outcome, Outcome::Skip, "{id}: {}", f.message);
+        assert!(
+            f.message.starts_with("not verified: MCP-STL-003 failed"),
+            "{id}: {}",
+            f.message
+        );
+    }
+    // Those judged from `server/discover` alone, or on dedicated connections,
+    // still are.
+    for id in ["MCP-DSC-001", "MCP-DSC-002", "MCP-STL-004"] {
+        assert_ne!(run.outcome(id), Outcome::Skip, "{id}: {}", run.table());
+    }
 }
 
 #[tokio::test]

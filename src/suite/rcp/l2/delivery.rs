@@ -3,7 +3,7 @@
 //! and never as a substitute for the one buffered reply a plain request gets.
 
 use super::*;
-use crate::suite::rcp::client::Reply;
+use crate::suite::rcp::client::{Failure, Reply};
 use crate::suite::rcp::conversation::InitSource;
 
 pub const STREAMING_PROGRESS: Rule = item(
@@ -62,14 +62,8 @@ impl L2Run<'_, '_> {
         let streamed = match streamed {
             Ok(s) => s,
             Err(failure) => {
-                check.keep(failure.exchange.clone());
-                let words = format!("got no answer ({})", failure.error);
-                let _ = self.conv.sent(rule, Err(failure))?;
-                let finding = check.finding(
-                    rule.on_failure,
-                    format!("`retrieve` with a progressToken, asking for an event stream, {words} (§9, §5.2)"),
-                );
-                return self.conv.emit(finding).await;
+                let what = "`retrieve` with a progressToken, asking for an event stream,";
+                return self.unanswered(check, failure, what, "§9, §5.2").await;
             }
         };
         check.keep(streamed.reply.exchange.clone());
@@ -231,14 +225,8 @@ impl L2Run<'_, '_> {
             {
                 Ok(s) => s,
                 Err(failure) => {
-                    check.keep(failure.exchange.clone());
-                    let words = format!("got no answer ({})", failure.error);
-                    let _ = self.conv.sent(rule, Err(failure))?;
-                    let finding = check.finding(
-                        rule.on_failure,
-                        format!("`retrieve` with `_meta.logLevel` \"debug\" {words} (§17.1)"),
-                    );
-                    return self.conv.emit(finding).await;
+                    let what = "`retrieve` with `_meta.logLevel` \"debug\"";
+                    return self.unanswered(check, failure, what, "§17.1").await;
                 }
             };
             check.keep(streamed.reply.exchange.clone());
@@ -320,6 +308,23 @@ impl L2Run<'_, '_> {
             "a server advertising `log` sends `notifications/log` `{level, message}` to a client that opted in \
              (§17.1, §14.3)",
         );
+        self.conv.emit(finding).await
+    }
+
+    /// The finding of `check`'s rule when its streamed request (`what`) got
+    /// no answer at all.
+    async fn unanswered(
+        &mut self,
+        mut check: Check,
+        failure: Failure,
+        what: &str,
+        sections: &str,
+    ) -> Result<(), EngineError> {
+        let rule = check.rule;
+        check.keep(failure.exchange.clone());
+        let words = format!("got no answer ({})", failure.error);
+        let _ = self.conv.sent(rule, Err(failure))?;
+        let finding = check.finding(rule.on_failure, format!("{what} {words} ({sections})"));
         self.conv.emit(finding).await
     }
 }
