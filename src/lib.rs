@@ -23,6 +23,15 @@ pub mod web;
 pub mod webhook;
 pub mod worker;
 
+/// RFC 3339 UTC time with milliseconds, as the API, reports, attestations and
+/// webhooks write the store's epoch milliseconds (a negative time reads as the
+/// epoch).
+pub fn rfc3339(ms: i64) -> String {
+    let t =
+        std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
 /// Milliseconds since the Unix epoch, the one time unit the store uses.
 pub fn now_ms() -> i64 {
     let since = std::time::SystemTime::now()

@@ -453,7 +453,7 @@ async fn keys(command: KeysCommand) -> anyhow::Result<ExitCode> {
             );
             for k in keys {
                 let status = match k.revoked_at_ms {
-                    Some(at) => format!("revoked {}", web::api::rfc3339(at)),
+                    Some(at) => format!("revoked {}", protocheck::rfc3339(at)),
                     None => "active".to_owned(),
                 };
                 println!(
@@ -462,9 +462,9 @@ async fn keys(command: KeysCommand) -> anyhow::Result<ExitCode> {
                     k.name,
                     k.display_owner(),
                     Rate::of(&k).to_string(),
-                    web::api::rfc3339(k.created_at_ms),
+                    protocheck::rfc3339(k.created_at_ms),
                     k.last_used_at_ms
-                        .map_or_else(|| "never".to_owned(), web::api::rfc3339),
+                        .map_or_else(|| "never".to_owned(), protocheck::rfc3339),
                 );
             }
             Ok(ExitCode::SUCCESS)

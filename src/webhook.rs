@@ -199,7 +199,7 @@ pub fn payload(run: &Run, public_url: Option<&str>) -> Value {
         "report_url": format!("{base}/api/v1/runs/{}/report.json", run.id),
         "run_url": format!("{base}/runs/{}", run.id),
         "api_url": format!("{base}/api/v1/runs/{}", run.id),
-        "finished_at": run.finished_at_ms.map(crate::web::api::rfc3339),
+        "finished_at": run.finished_at_ms.map(crate::rfc3339),
     })
 }
 

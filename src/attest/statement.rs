@@ -137,7 +137,7 @@ impl Statement {
                 verdict: detail,
                 counts: verdict.counts,
                 findings_sha256: findings_sha256(&findings)?,
-                finished_at: rfc3339_millis(finished_at_ms),
+                finished_at: crate::rfc3339(finished_at_ms),
                 protocheck_version: env!("CARGO_PKG_VERSION").to_owned(),
             },
         })
@@ -157,12 +157,6 @@ impl Statement {
 /// Hex SHA-256 of the JCS form of `findings`.
 pub fn findings_sha256(findings: &[&Finding]) -> Result<String, serde_json::Error> {
     Ok(hex::encode(Sha256::digest(serde_jcs::to_vec(findings)?)))
-}
-
-fn rfc3339_millis(ms: i64) -> String {
-    let t =
-        std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
-    humantime::format_rfc3339_millis(t).to_string()
 }
 
 #[cfg(test)]

@@ -160,13 +160,6 @@ fn with_rules(findings: impl IntoIterator<Item = Finding>) -> Vec<ReportFinding>
         .collect()
 }
 
-/// RFC 3339 UTC with milliseconds, as the API writes times.
-fn rfc3339(ms: i64) -> String {
-    let t =
-        std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
-    humantime::format_rfc3339_millis(t).to_string()
-}
-
 impl Report {
     fn new(target: String) -> Self {
         Self {
@@ -191,9 +184,9 @@ impl Report {
             status: run.status,
             suite: run.suite.clone(),
             suite_version: run.suite_version.clone(),
-            created_at: rfc3339(run.created_at_ms),
-            started_at: run.started_at_ms.map(rfc3339),
-            finished_at: run.finished_at_ms.map(rfc3339),
+            created_at: crate::rfc3339(run.created_at_ms),
+            started_at: run.started_at_ms.map(crate::rfc3339),
+            finished_at: run.finished_at_ms.map(crate::rfc3339),
             attempts: run.attempts,
         });
         report.verdict = run.verdict.clone();
@@ -349,8 +342,8 @@ mod tests {
             status: RunStatus::Failed,
             suite: "rcp".into(),
             suite_version: Some("0.2.0".into()),
-            created_at: rfc3339(1_700_000_000_000),
-            started_at: Some(rfc3339(1_700_000_000_100)),
+            created_at: crate::rfc3339(1_700_000_000_000),
+            started_at: Some(crate::rfc3339(1_700_000_000_100)),
             finished_at: None,
             attempts: 1,
         });

@@ -149,42 +149,9 @@ pub fn rule_count(suite: SuiteId, options: &RunOptions) -> usize {
     }
 }
 
-/// A request as recorded for evidence: bounded and with credentials redacted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct RequestRecord {
-    /// `POST http://host/rcp/info`, or `stdin` for the stdio transport.
-    pub line: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub headers: Vec<(String, String)>,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub body: String,
-}
-
-/// A response as recorded for evidence: bounded excerpt, never the whole body.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct ResponseRecord {
-    /// HTTP status, absent on stdio.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub headers: Vec<(String, String)>,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub body: String,
-    /// True when `body` is an excerpt of a longer body.
-    #[serde(default)]
-    pub truncated: bool,
-    pub elapsed_ms: u64,
-}
-
-/// One request and what came back (or why nothing did).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Exchange {
-    pub request: RequestRecord,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response: Option<ResponseRecord>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
+/// The evidence types live with the transport that records them; the suite
+/// and everything above it name them through here.
+pub use crate::transport::evidence::{Exchange, RequestRecord, ResponseRecord};
 
 /// A finding: one rule's outcome on the target, with the message a server author
 /// can act on and the exchanges that prove it.

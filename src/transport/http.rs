@@ -1,8 +1,8 @@
 //! The outbound HTTP client: no redirects followed, no proxies, a size cap on
 //! bodies, timeouts on everything, and the SSRF guard in the resolver.
 
+use super::evidence::{Exchange, RequestRecord, ResponseRecord};
 use super::{AddressPolicy, Limits, TransportError, excerpt, redact_headers};
-use crate::suite::{Exchange, RequestRecord, ResponseRecord};
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use futures::stream::BoxStream;

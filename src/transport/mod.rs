@@ -2,6 +2,7 @@
 //! transport bounds time, bytes, redirects and streams, and refuses addresses the
 //! [`AddressPolicy`] forbids at connect time.
 
+pub mod evidence;
 pub mod guard;
 pub mod http;
 pub mod raw;

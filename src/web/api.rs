@@ -533,13 +533,6 @@ pub async fn not_found(uri: axum::http::Uri) -> ApiError {
     ApiError::NotFound(format!("nothing is served at `{}`", clip(uri.path())))
 }
 
-/// RFC 3339 time with milliseconds, in UTC.
-pub fn rfc3339(ms: i64) -> String {
-    let t =
-        std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
-    humantime::format_rfc3339_millis(t).to_string()
-}
-
 /// A target as the API shows it.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TargetView {
@@ -568,7 +561,7 @@ impl TargetView {
             id: t.id.clone(),
             url: t.canonical_url.clone(),
             protocol: t.protocol.clone(),
-            created_at: rfc3339(t.created_at_ms),
+            created_at: crate::rfc3339(t.created_at_ms),
             links: TargetLinks {
                 self_: format!("/api/v1/targets/{}", t.id),
                 runs: format!("/api/v1/targets/{}/runs", t.id),
@@ -594,7 +587,7 @@ impl FindingView {
         Self {
             seq: f.seq,
             finding: f.finding.clone(),
-            created_at: rfc3339(f.created_at_ms),
+            created_at: crate::rfc3339(f.created_at_ms),
         }
     }
 }
@@ -670,9 +663,9 @@ impl RunView {
             options: shown_options(&run.options),
             attempts: run.attempts,
             max_attempts: run.max_attempts,
-            created_at: rfc3339(run.created_at_ms),
-            started_at: run.started_at_ms.map(rfc3339),
-            finished_at: run.finished_at_ms.map(rfc3339),
+            created_at: crate::rfc3339(run.created_at_ms),
+            started_at: run.started_at_ms.map(crate::rfc3339),
+            finished_at: run.finished_at_ms.map(crate::rfc3339),
             duration_ms,
             verdict: run.verdict.clone(),
             error: run.error.clone(),
@@ -747,10 +740,10 @@ impl WebhookView {
                 .iter()
                 .map(|a| WebhookAttemptView {
                     attempt: a.attempt,
-                    at: rfc3339(a.at_ms),
+                    at: crate::rfc3339(a.at_ms),
                     status_code: a.status_code,
                     error: a.error.clone(),
-                    next_attempt_at: a.next_attempt_at_ms.map(rfc3339),
+                    next_attempt_at: a.next_attempt_at_ms.map(crate::rfc3339),
                 })
                 .collect(),
         }

@@ -4,8 +4,9 @@
 //! `textContent`, and the pages' Content-Security-Policy allows no inline script.
 
 use super::AppState;
-use super::api::{ClientAddr, rfc3339};
+use super::api::ClientAddr;
 use crate::queue::{self, Submission, SubmitError};
+use crate::rfc3339;
 use crate::store::{Run, RunStatus, StoredFinding};
 use crate::suite::{self, Exchange, Outcome, RunOptions, SuiteChoice, SuiteId, VerdictDetail};
 use askama::Template;
@@ -519,13 +520,13 @@ async fn webhook_view(state: &AppState, run: &Run) -> Result<Option<WebhookView>
             .into_iter()
             .map(|a| WebhookAttemptView {
                 attempt: a.attempt,
-                at: super::api::rfc3339(a.at_ms),
+                at: crate::rfc3339(a.at_ms),
                 outcome: match (a.status_code, a.error) {
                     (_, Some(e)) => e,
                     (Some(code), None) => format!("HTTP {code}"),
                     (None, None) => "no answer".to_owned(),
                 },
-                next: a.next_attempt_at_ms.map(super::api::rfc3339),
+                next: a.next_attempt_at_ms.map(crate::rfc3339),
             })
             .collect(),
     }))
