@@ -45,13 +45,15 @@ if [ $# -eq 0 ]; then
     FS='|' OFS='|' "$repo/tests/interop/EXPECTED.md")
 fi
 
+# Runs in the background job itself (exec), so that killing the job's pid
+# stops the server and none outlives the script.
 launch() {
   case "$1" in
-    sdk-*) "$python" "$here/sdk_server.py" "${1#sdk-}" 0 ;;
-    fastmcp) "$python" "$here/fastmcp_server.py" 0 ;;
-    fastmcp-default-origin) "$python" "$here/fastmcp_server.py" --default-origin 0 ;;
-    everything) PORT=0 "$node" --require "$here/loopback.cjs" "$everything" streamableHttp ;;
-    spec-*) "$python" "$here/spec/variants.py" "${1#spec-}" 0 ;;
+    sdk-*) exec "$python" "$here/sdk_server.py" "${1#sdk-}" 0 ;;
+    fastmcp) exec "$python" "$here/fastmcp_server.py" 0 ;;
+    fastmcp-default-origin) exec "$python" "$here/fastmcp_server.py" --default-origin 0 ;;
+    everything) PORT=0 exec "$node" --require "$here/loopback.cjs" "$everything" streamableHttp ;;
+    spec-*) exec "$python" "$here/spec/variants.py" "${1#spec-}" 0 ;;
     *) echo "unknown panel server $1" >&2; return 2 ;;
   esac
 }
