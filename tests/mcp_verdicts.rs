@@ -259,35 +259,41 @@ async fn the_same_server_gets_the_same_verdict_every_run() {
 
 #[tokio::test]
 async fn every_non_pass_finding_cites_its_spec_sentence() {
-    let faults: Vec<&str> = vec![
-        "MCP-HDR-001",
-        "MCP-HDR-006",
-        "MCP-STL-004",
-        "MCP-STL-007",
-        "MCP-RES-005",
-        "MCP-ERR-001",
-        "MCP-CAC-004",
-        "MCP-SEC-001",
-        "MCP-DEP-001",
+    // A server whose answers depend on its connection's history (STL-004)
+    // leaves the pooled rules unverified, so its fault runs on its own.
+    let fault_sets: [&[&str]; 2] = [
+        &[
+            "MCP-HDR-001",
+            "MCP-HDR-006",
+            "MCP-STL-007",
+            "MCP-RES-005",
+            "MCP-ERR-001",
+            "MCP-CAC-004",
+            "MCP-SEC-001",
+            "MCP-DEP-001",
+        ],
+        &["MCP-STL-004"],
     ];
-    let run = run(config(&faults)).await;
-    let mut non_pass = 0;
-    for f in &run.findings {
-        if matches!(f.outcome, Outcome::Pass | Outcome::Skip) {
-            continue;
+    for faults in fault_sets {
+        let run = run(config(faults)).await;
+        let mut non_pass = 0;
+        for f in &run.findings {
+            if matches!(f.outcome, Outcome::Pass | Outcome::Skip) {
+                continue;
+            }
+            non_pass += 1;
+            let rule = mcp::rule(&f.rule_id).expect("rule");
+            assert!(
+                f.message.contains(&format!("[Spec, {} ", f.rule_id))
+                    && f.message.contains(rule.sentence)
+                    && f.message.contains(rule.rule.spec_ref),
+                "{} does not cite its sentence: {}",
+                f.rule_id,
+                f.message
+            );
         }
-        non_pass += 1;
-        let rule = mcp::rule(&f.rule_id).expect("rule");
-        assert!(
-            f.message.contains(&format!("[Spec, {} ", f.rule_id))
-                && f.message.contains(rule.sentence)
-                && f.message.contains(rule.rule.spec_ref),
-            "{} does not cite its sentence: {}",
-            f.rule_id,
-            f.message
-        );
+        assert!(non_pass >= faults.len(), "{}", run.table());
     }
-    assert!(non_pass >= faults.len(), "{}", run.table());
 }
 
 #[tokio::test]

@@ -231,32 +231,47 @@ fn precondition(rule: &McpRule, session: &Session, judged: &Judged) -> Option<St
             }
         }
     }
-    // A server failing MCP-STL-003 answers a request differently by whether
-    // `server/discover` came first on its connection. Every probe that
-    // travels over pooled connections would then be judged by which
-    // connection the pool picked, and the same server would get different
-    // verdicts on different runs. Only the rules whose verdict cannot depend
-    // on that are judged; the others are unverified, never failed (§15.4).
-    if matches!(judged.get(COLD_ID), Some((Outcome::Fail, _)))
-        && !judged_without_pooled_requests(rule.rule.id)
-    {
-        return Some(format!(
-            "not verified: {COLD_ID} failed: the server answers a request by whether \
-             `server/discover` came first on its connection, so this rule's probes would be \
-             judged by the connection that carried them"
-        ));
+    // A server failing MCP-STL-003, -004 or -008 answers a request by what
+    // came before it on its connection (a `server/discover`, a declaration
+    // of capabilities). Every probe that travels over pooled connections
+    // would then be judged by which connection the pool picked, and the same
+    // server would get different verdicts on different runs. Only the rules
+    // whose verdict cannot depend on that are judged; the others are
+    // unverified, never failed (§15.4).
+    if !judged_without_pooled_requests(rule.rule.id) {
+        let stateful = connection_rules()
+            .into_iter()
+            .find(|id| matches!(judged.get(id), Some((Outcome::Fail, _))));
+        if let Some(id) = stateful {
+            return Some(format!(
+                "not verified: {id} failed: the server answers a request by what came before \
+                 it on its connection, so this rule's probes would be judged by the connection \
+                 that carried them"
+            ));
+        }
     }
     None
 }
 
-/// The rules a server failing MCP-STL-003 is still judged on: their verdict
-/// rests on the answer to `server/discover` (which any connection may carry
-/// first), on the endpoint's URL and certificate, or on dedicated
-/// connections whose every request protocheck orders itself.
+/// The rules that find a server answering by its connection's history,
+/// judged before every other rule.
+fn connection_rules() -> [&'static str; 3] {
+    [
+        COLD_ID,
+        super::stl::NO_CONNECTION_STATE.rule.id,
+        super::stl::LIST_PER_CONNECTION.rule.id,
+    ]
+}
+
+/// The rules a server answering by its connection's history is still judged
+/// on: their verdict rests on the answer to `server/discover` (which any
+/// connection may carry first), on the endpoint's URL and certificate, or on
+/// dedicated connections whose every request protocheck orders itself.
 fn judged_without_pooled_requests(id: &str) -> bool {
     [
         COLD_ID,
         super::stl::NO_CONNECTION_STATE.rule.id,
+        super::stl::LIST_PER_CONNECTION.rule.id,
         super::dsc::DISCOVER_ID,
         super::dsc::VERSIONS.rule.id,
         super::dsc::CURRENT_REVISION.rule.id,
@@ -357,9 +372,10 @@ pub(crate) async fn run(
     let mut judged = Judged::new();
     let mut early: std::collections::HashMap<&'static str, Finding> =
         std::collections::HashMap::new();
-    // MCP-STL-003 (after what it requires) is judged before every other rule:
-    // when it fails, most rules cannot be judged at all (see `precondition`).
-    for id in [super::dsc::DISCOVER_ID, COLD_ID] {
+    // The connection rules (after what they require) are judged before every
+    // other rule: when one fails, most rules cannot be judged at all (see
+    // `precondition`).
+    for id in std::iter::once(super::dsc::DISCOVER_ID).chain(connection_rules()) {
         if let Some(first) = super::rule(id) {
             let finding = judge(first, &mut session, &judged, ctx).await;
             judged.insert(first.rule.id, (finding.outcome, finding.message.clone()));
