@@ -153,8 +153,10 @@ fn object<'a>(p: &mut Problems, path: &str, v: &'a Value) -> Option<&'a Map<Stri
     obj
 }
 
-const MODALITIES: &[&str] = &["text", "image", "audio", "code", "multimodal"];
-const UNITS: &[&str] = &[
+/// The modalities RCP/1 defines (§4.8), in spec order.
+pub(crate) const MODALITIES: &[&str] = &["text", "image", "audio", "code", "multimodal"];
+/// The retrieval units RCP/1 defines (§6.1), in spec order.
+pub(crate) const UNITS: &[&str] = &[
     "chunk",
     "passage",
     "document",

@@ -371,19 +371,6 @@ const PNG_PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR
 /// The values an option may take (the schema's enum), in spec order.
 const MODES: &[&str] = &["dense", "sparse", "hybrid"];
 const FUSIONS: &[&str] = &["rrf", "weighted", "convex"];
-const UNITS: &[&str] = &[
-    "chunk",
-    "passage",
-    "document",
-    "node",
-    "triplet",
-    "path",
-    "subgraph",
-    "community",
-    "tree-node",
-    "page",
-];
-const MODALITIES: &[&str] = &["text", "image", "audio", "code", "multimodal"];
 const ENCODINGS: &[&str] = &["json", "f32-base64"];
 const RERANK_METHODS: &[&str] = &["cross-encoder", "colbert", "llm"];
 const TRANSFORM_METHODS: &[&str] = &["rewrite", "hyde", "multi-query", "decompose", "step-back"];
@@ -497,7 +484,7 @@ fn option_probes(init: &Init) -> Vec<OptionProbe> {
         }
         let units = Some((&["chunk", "passage"][..], "chunk and passage, §6.1"));
         if let Some((set, named)) = option_set(init, "retrieve", "units", units)
-            && let Some(v) = outside(UNITS, &set)
+            && let Some(v) = outside(crate::suite::rcp::shape::UNITS, &set)
         {
             add(
                 "retrieve",
@@ -510,7 +497,7 @@ fn option_probes(init: &Init) -> Vec<OptionProbe> {
         }
         let text = Some((&["text"][..], "text, §4.8"));
         if let Some((set, named)) = option_set(init, "retrieve", "modalities", text)
-            && let Some(v) = outside(MODALITIES, &set)
+            && let Some(v) = outside(crate::suite::rcp::shape::MODALITIES, &set)
         {
             let params = base(json!({"modality": v}));
             add(
