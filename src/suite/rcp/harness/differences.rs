@@ -7,7 +7,7 @@
 //! run right after (on a new connection), and the answers the server gave.
 //! A sentence is said only when the facts it states were seen; none is a
 //! template that asserts what "would" happen. Each sentence has a test on a
-//! server where it is said and one where it is not (tests/rcp_reference.rs).
+//! server where it is said and one where it is not (tests/it/rcp_reference.rs).
 
 use super::*;
 use crate::suite::rcp::l0::{DECLARES_LEVEL, PER_SESSION_INIT};

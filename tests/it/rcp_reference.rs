@@ -14,7 +14,7 @@
 //! Each sentence of the comparison (RCP-REF-DIFF) is tested on a server where
 //! it is said and on one where it is not.
 
-mod common;
+use crate::common;
 
 use common::suite::{dump, loopback, rcp_at, run};
 use protocheck::reference::rcp::RcpReferenceConfig;

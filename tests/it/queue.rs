@@ -2,7 +2,7 @@
 //! expires, then another worker finishes the run with nothing lost; a worker
 //! that shuts down gracefully gives its run back.
 
-mod common;
+use crate::common;
 
 use common::app::{TestApp, rcp_reference, worker_config};
 use protocheck::events::RunEvents;

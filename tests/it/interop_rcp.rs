@@ -11,7 +11,7 @@
 //! missing tool fails it. `PROTOCHECK_INTEROP_RUNS` (default 10) sets the
 //! repetitions, `PROTOCHECK_INTEROP_JOBS` (default 3) how many run at once.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};

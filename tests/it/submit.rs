@@ -2,7 +2,7 @@
 //! with the exit-code contract (0 passes, 1 fails, 2 usage or network error),
 //! the polling fallback and the wait on `429 Retry-After`.
 
-mod common;
+use crate::common;
 
 use common::app::{TestApp, rcp_reference, worker_config};
 use common::cli::{output, protocheck, show};

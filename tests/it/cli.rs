@@ -1,7 +1,7 @@
 //! The `protocheck` binary: exit codes of `check`, `migrate`, and `serve` with
 //! a graceful stop on SIGTERM.
 
-mod common;
+use crate::common;
 
 use common::cli::{output, protocheck};
 

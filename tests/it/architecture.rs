@@ -94,7 +94,7 @@ fn no_module_imports_a_module_of_its_own_or_a_higher_layer() {
         };
         let Some(own) = layer_of(&module) else {
             problems.push(format!(
-                "src/{module} is in no layer of tests/architecture.rs (add it, and to the README)"
+                "src/{module} is in no layer of tests/it/architecture.rs (add it, and to the README)"
             ));
             continue;
         };

@@ -3,7 +3,7 @@
 //! owner, refused with 401 when unknown, malformed or revoked; `RateLimit-*`
 //! headers on every submit answer. Every test runs on SQLite and on Postgres.
 
-mod common;
+use crate::common;
 
 use common::TestDb;
 use common::app::TestApp;

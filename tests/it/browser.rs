@@ -7,7 +7,7 @@
 //! so and passes, unless `PROTOCHECK_REQUIRE_BROWSER=1` (set by `.ci/run`,
 //! which installs them), where their absence is a failure.
 
-mod common;
+use crate::common;
 
 use common::app::{TestApp, rcp_reference, worker_config};
 use fantoccini::{ClientBuilder, Locator};

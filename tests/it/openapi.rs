@@ -3,7 +3,7 @@
 //! operation with generated good and bad input, finds no server error and no
 //! answer that breaks the document.
 
-mod common;
+use crate::common;
 
 use common::app::{TestApp, mcp_reference, rcp_reference, worker_config};
 use serde_json::{Value, json};

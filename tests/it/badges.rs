@@ -3,7 +3,7 @@
 //! text stays inert, and a run against the RCP reference server shows on its badge,
 //! which links to its report and whose attestation verifies with the published key.
 
-mod common;
+use crate::common;
 
 use common::app::{TestApp, serve, worker_config};
 use protocheck::attest::{Jwks, KeySet};

@@ -5,11 +5,11 @@
 //! matches the published schema. The fault matrix of every rule is in
 //! `rcp_levels.rs`.
 
+use crate::common;
 use axum::body::{Body, to_bytes};
 use axum::extract::Request;
 use axum::middleware::{self, Next};
 use axum::response::Response;
-mod common;
 
 use common::suite::{dump, loopback, rcp_at, router_at, run};
 use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};

@@ -14,7 +14,7 @@
 //! to the named servers, `PROTOCHECK_INTEROP_RUNS` sets the runs per server
 //! (default 10, at least 2).
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

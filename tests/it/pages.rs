@@ -2,7 +2,7 @@
 //! API, errors sit next to their field, cross-site posts are refused, every
 //! target-controlled string is escaped, and the target page says what changed.
 
-mod common;
+use crate::common;
 
 use axum::routing::post;
 use common::app::{TestApp, rcp_reference, serve, worker_config};

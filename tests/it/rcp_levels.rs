@@ -5,7 +5,7 @@
 //! not at all, only counted); a correct server that offers less certifies
 //! less and the verdict names what the next level needs.
 
-mod common;
+use crate::common;
 
 use common::suite::{dump, loopback, rcp_at, run};
 use protocheck::reference::rcp::{RcpReferenceConfig, RcpVariants};

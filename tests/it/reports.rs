@@ -4,7 +4,7 @@
 //! against its schema: the report's own JSON Schema, Jenkins' JUnit XSD with
 //! `xmllint`, and the SARIF 2.1.0 schema.
 
-mod common;
+use crate::common;
 
 use common::cli::{output, protocheck};
 

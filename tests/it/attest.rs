@@ -2,7 +2,7 @@
 //! verification through the API and through `protocheck verify`'s library
 //! function, on both backends with real HTTP on loopback.
 
-mod common;
+use crate::common;
 
 use common::app::{TestApp, rcp_reference, worker_config};
 use protocheck::attest::dsse::{self, Envelope, PAYLOAD_TYPE};

@@ -4,7 +4,7 @@
 //! run; anonymous webhooks are refused; the SSRF guard applies; a delivery left
 //! by a crashed process is sent by the next one. SQLite and Postgres.
 
-mod common;
+use crate::common;
 
 use axum::Router;
 use axum::body::Bytes;

@@ -2,7 +2,7 @@
 //! `PROTOCHECK_TEST_DATABASE_URL` is set, on Postgres. Times are passed in, so the
 //! tests move the clock instead of sleeping.
 
-mod common;
+use crate::common;
 
 use protocheck::store::{
     Backend, HistoryCursor, IdempotencyRecord, Inserted, NewRun, PublicKeyRecord, ReapReport, Run,

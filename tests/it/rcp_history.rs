@@ -4,7 +4,7 @@
 //! for the whole process keeps its level on a second run, while a server
 //! whose `initialize` never succeeds is never certified.
 
-mod common;
+use crate::common;
 
 use common::app::{TestApp, serve, worker_config};
 use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};

@@ -3,7 +3,7 @@
 //! requirements, OVERCLAIMED, and the baseline of known failures, against the
 //! reference servers with their fault switches, on loopback.
 
-mod common;
+use crate::common;
 
 use common::cli::protocheck;
 

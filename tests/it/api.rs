@@ -1,7 +1,7 @@
 //! The REST API end to end: real HTTP on loopback, real databases (SQLite
 //! always, Postgres when configured), in-process workers and the RCP reference server.
 
-mod common;
+use crate::common;
 
 use common::app::{TestApp, mcp_reference, rcp_reference, worker_config};
 use protocheck::store::RunStatus;

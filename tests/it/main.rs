@@ -1,0 +1,34 @@
+//! The integration tests, one binary: each module was once its own test
+//! target. One binary links the crate once instead of once per file.
+//! Run one module with `cargo test --test it -- <module>::`.
+
+mod common;
+
+mod api;
+mod architecture;
+mod attest;
+mod badges;
+mod browser;
+mod cli;
+mod gates;
+mod interop_mcp;
+mod interop_rcp;
+mod keys;
+mod mcp_catalogue;
+mod mcp_client;
+mod mcp_rules;
+mod mcp_schema;
+mod mcp_verdicts;
+mod openapi;
+mod pages;
+mod queue;
+mod rcp_history;
+mod rcp_l0;
+mod rcp_levels;
+mod rcp_reference;
+mod rcp_stdio;
+mod reports;
+mod store_contract;
+mod submit;
+mod transport;
+mod webhooks;
