@@ -37,5 +37,11 @@ pub fn now_ms() -> i64 {
     let since = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+    duration_ms(since)
+}
+
+/// A duration in the store's unit, milliseconds (saturating: no duration the
+/// service handles comes near the limit).
+pub fn duration_ms(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }

@@ -216,7 +216,7 @@ pub async fn delivery_loop(
     loop {
         while in_flight.len() < cfg.concurrency.max(1) && !shutdown.is_cancelled() {
             let claimed = store
-                .claim_webhook_delivery(crate::now_ms(), duration_ms(cfg.lease))
+                .claim_webhook_delivery(crate::now_ms(), crate::duration_ms(cfg.lease))
                 .await;
             match claimed {
                 Ok(Some(delivery)) => {
@@ -270,7 +270,7 @@ async fn deliver(store: &dyn Store, http: &HttpClient, cfg: &WebhookConfig, d: W
             .and_then(|i| cfg.retry_delays.get(i))
             .copied()
             .unwrap_or(Duration::from_secs(60));
-        AttemptOutcome::RetryAt(now.saturating_add(duration_ms(delay)))
+        AttemptOutcome::RetryAt(now.saturating_add(crate::duration_ms(delay)))
     } else {
         AttemptOutcome::Failed
     };
@@ -344,10 +344,6 @@ async fn send(
         Err(e @ TransportError::Forbidden { .. }) => Err(Failure::Permanent(e.to_string())),
         Err(e) => Err(Failure::Transient(e.to_string())),
     }
-}
-
-fn duration_ms(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]

@@ -196,7 +196,7 @@ impl Worker {
             let notified = self.deps.wake.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            let lease_ms = duration_ms(self.cfg.lease);
+            let lease_ms = crate::duration_ms(self.cfg.lease);
             match self
                 .deps
                 .store
@@ -272,7 +272,13 @@ impl Worker {
                     delay.as_secs()
                 );
                 store
-                    .requeue_run(run.id, &self.id, &reason, now + duration_ms(delay), true)
+                    .requeue_run(
+                        run.id,
+                        &self.id,
+                        &reason,
+                        now + crate::duration_ms(delay),
+                        true,
+                    )
                     .await
                     .map(|_| "retried")
             }
@@ -375,7 +381,7 @@ impl Worker {
                 }
                 _ = heartbeat.tick() => {
                     let ok = self.deps.store
-                        .heartbeat(run.id, &self.id, crate::now_ms(), duration_ms(self.cfg.lease))
+                        .heartbeat(run.id, &self.id, crate::now_ms(), crate::duration_ms(self.cfg.lease))
                         .await;
                     match ok {
                         Ok(true) => {}
@@ -438,7 +444,7 @@ async fn reaper(deps: WorkerDeps, cfg: Arc<WorkerConfig>, shutdown: Cancellation
         }
         match deps
             .store
-            .reap_expired(crate::now_ms(), duration_ms(cfg.retry_base))
+            .reap_expired(crate::now_ms(), crate::duration_ms(cfg.retry_base))
             .await
         {
             Ok(report) if report.requeued > 0 || report.errored > 0 => {
@@ -455,8 +461,4 @@ async fn reaper(deps: WorkerDeps, cfg: Arc<WorkerConfig>, shutdown: Cancellation
             Err(e) => tracing::warn!(error = %e, "reaping expired leases failed"),
         }
     }
-}
-
-fn duration_ms(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
