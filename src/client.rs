@@ -562,11 +562,7 @@ fn gate_of(args: &SubmitArgs) -> Result<Gate, String> {
         min_grade: args.min_grade,
         expected_failures,
     };
-    let requested = match args.suite.as_str() {
-        "mcp" => Some(SuiteId::Mcp),
-        "rcp" => Some(SuiteId::Rcp),
-        _ => None,
-    };
+    let requested = SuiteId::parse(&args.suite);
     gate.applies_to_suite(requested)?;
     Ok(gate)
 }

@@ -5,8 +5,8 @@ use super::runner::{Endpoint, EngineError, RunContext};
 use crate::transport::HttpRequest;
 use serde_json::json;
 
-/// The MCP revision the detection probe announces.
-const MCP_REVISION: &str = "2026-07-28";
+/// The MCP revision the detection probe announces: the suite's own.
+use super::mcp::wire::PROTOCOL_VERSION as MCP_REVISION;
 
 /// Probes `endpoint` and returns the suite that fits, or says what was tried.
 ///

@@ -40,6 +40,15 @@ impl SuiteChoice {
             _ => None,
         }
     }
+
+    /// The protocol a choice names; `None` for `auto`, which detection decides.
+    pub fn protocol(self) -> Option<SuiteId> {
+        match self {
+            Self::Auto => None,
+            Self::Mcp => Some(SuiteId::Mcp),
+            Self::Rcp => Some(SuiteId::Rcp),
+        }
+    }
 }
 
 /// A protocol suite the engine can run.
@@ -56,6 +65,11 @@ impl SuiteId {
             Self::Mcp => "mcp",
             Self::Rcp => "rcp",
         }
+    }
+
+    /// The suite a name such as `mcp` names; `auto` names none.
+    pub fn parse(s: &str) -> Option<Self> {
+        SuiteChoice::parse(s).and_then(SuiteChoice::protocol)
     }
 }
 
