@@ -25,6 +25,16 @@ pub enum UrlError {
     Credentials,
     #[error("the URL has no host")]
     NoHost,
+    #[error("port 0 cannot be connected to; give the server's port")]
+    PortZero,
+    #[error(
+        "the URL contains {0}, which a URL parser would drop or rewrite into a different URL; remove it"
+    )]
+    HiddenCharacter(String),
+    #[error(
+        "the URL must start with `{0}://` followed by the host; extra or missing slashes, and backslashes, would be rewritten into a different URL"
+    )]
+    Slashes(String),
 }
 
 /// A validated, canonical target URL.
@@ -35,18 +45,39 @@ impl CanonicalUrl {
     /// Validates `input` and returns its canonical form: lower-case scheme and host
     /// (the URL parser does both for http and https), no default port, no fragment,
     /// and no trailing slash except on the root path.
+    ///
+    /// Only what cannot change the meaning is normalised. Input that a URL
+    /// parser would silently turn into a different URL is refused instead:
+    /// control characters (the parser drops tabs and line breaks anywhere),
+    /// invisible characters (IDNA maps a soft hyphen in a host to nothing),
+    /// backslashes and missing or extra slashes after the scheme (`http:///x`
+    /// would become `http://x/`). Spaces around the URL are trimmed.
     pub fn parse(input: &str) -> Result<Self, UrlError> {
-        let trimmed = input.trim();
+        let trimmed = input.trim_matches(' ');
         if trimmed.is_empty() {
             return Err(UrlError::Empty);
         }
         if trimmed.len() > MAX_URL_BYTES {
             return Err(UrlError::TooLong(trimmed.len()));
         }
+        if let Some(c) = trimmed.chars().find(|&c| is_hidden(c)) {
+            return Err(UrlError::HiddenCharacter(describe(c)));
+        }
         let mut url = Url::parse(trimmed).map_err(|e| UrlError::Malformed(e.to_string()))?;
         match url.scheme() {
             "http" | "https" => {}
             other => return Err(UrlError::Scheme(other.to_owned())),
+        }
+        // The scheme is ASCII, so its length in the input is its length here.
+        let after_scheme = &trimmed[url.scheme().len()..];
+        if trimmed.contains('\\')
+            || !after_scheme.starts_with("://")
+            || after_scheme[3..].starts_with('/')
+        {
+            return Err(UrlError::Slashes(url.scheme().to_owned()));
+        }
+        if url.port() == Some(0) {
+            return Err(UrlError::PortZero);
         }
         if !url.username().is_empty() || url.password().is_some() {
             return Err(UrlError::Credentials);
@@ -82,6 +113,41 @@ impl CanonicalUrl {
     pub fn key(&self) -> String {
         target_key(self.as_str())
     }
+}
+
+/// Characters no one means to put in a URL and a parser drops or rewrites:
+/// controls (C0, DEL, C1), whitespace other than the ASCII space (which the
+/// parser percent-encodes), and Unicode's default-ignorable code points, which
+/// render as nothing (zero-width spaces and joiners, bidi controls, the soft
+/// hyphen, variation selectors, tags).
+fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || (c.is_whitespace() && c != ' ')
+        || matches!(
+            u32::from(c),
+            0x00AD
+                | 0x034F
+                | 0x061C
+                | 0x115F..=0x1160
+                | 0x17B4..=0x17B5
+                | 0x180B..=0x180F
+                | 0x200B..=0x200F
+                | 0x202A..=0x202E
+                | 0x2060..=0x206F
+                | 0x3164
+                | 0xFE00..=0xFE0F
+                | 0xFEFF
+                | 0xFFA0
+                | 0xFFF0..=0xFFF8
+                | 0x1BCA0..=0x1BCA3
+                | 0x1D173..=0x1D17A
+                | 0xE0000..=0xE0FFF
+        )
+}
+
+/// A hidden character as the user can find it again: its code point.
+fn describe(c: char) -> String {
+    format!("the invisible or control character U+{:04X}", u32::from(c))
 }
 
 /// The target key of an already canonical URL (see [`CanonicalUrl::key`]).
@@ -155,10 +221,62 @@ mod tests {
             CanonicalUrl::parse("http://u@example.com/"),
             Err(UrlError::Credentials)
         );
+        assert_eq!(
+            CanonicalUrl::parse("http://example.com:0/mcp"),
+            Err(UrlError::PortZero)
+        );
         let long = format!("http://example.com/{}", "a".repeat(MAX_URL_BYTES));
         assert!(matches!(
             CanonicalUrl::parse(&long),
             Err(UrlError::TooLong(_))
         ));
+    }
+
+    /// Each of these would parse, into another URL than the one typed.
+    #[test]
+    fn input_that_a_parser_would_rewrite_is_refused() {
+        for input in [
+            "http://exam\rple.com/mcp",
+            "http://example.com/m\ncp",
+            "http://example.com/mcp\0",
+            "http://exa\tmple.com/",
+            "\nhttp://example.com/",
+            "http://ex\u{AD}ample.com/",
+            "http://example\u{200B}.com/",
+            "http://example.com/\u{202E}pcm",
+            "\u{FEFF}http://example.com/",
+            "http://example.com/\u{1B}[31m",
+            "http://example.com/\u{85}",
+            "http://example.com/\u{A0}",
+        ] {
+            assert!(
+                matches!(
+                    CanonicalUrl::parse(input),
+                    Err(UrlError::HiddenCharacter(_))
+                ),
+                "{input:?} -> {:?}",
+                CanonicalUrl::parse(input)
+            );
+        }
+        for input in [
+            "http:///example.com/mcp",
+            "http:example.com/mcp",
+            "http:/example.com/mcp",
+            "https:\\\\example.com/mcp",
+            "http://example.com\\mcp",
+            "HTTP:////example.com",
+        ] {
+            assert!(
+                matches!(CanonicalUrl::parse(input), Err(UrlError::Slashes(_))),
+                "{input:?} -> {:?}",
+                CanonicalUrl::parse(input)
+            );
+        }
+        // Still accepted: spaces around, upper-case schemes, non-ASCII hosts.
+        assert_eq!(canon(" HTTPS://Example.com/x "), "https://example.com/x");
+        assert_eq!(
+            canon("http://bücher.example/"),
+            "http://xn--bcher-kva.example/"
+        );
     }
 }

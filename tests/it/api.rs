@@ -231,6 +231,15 @@ async fn bad_input_gets_a_precise_problem_and_nothing_is_stored() {
                 "credentials",
             ),
             (json!({"url": long}), 422, "limit is 2048"),
+            // Input a parser would rewrite into another URL is refused, not normalised.
+            (json!({"url": "http://exam\r\nple.com/mcp"}), 422, "U+000D"),
+            (json!({"url": "http://ex\u{AD}ample.com/"}), 422, "U+00AD"),
+            (
+                json!({"url": "http:///example.com/mcp"}),
+                422,
+                "must start with `http://`",
+            ),
+            (json!({"url": "http://example.com:0/mcp"}), 422, "port 0"),
             (
                 json!({"url": "http://example.com/", "suite": "smtp"}),
                 422,
