@@ -3,6 +3,7 @@
 //! target and writes findings into a channel, and whoever drives it (a worker,
 //! the `check` command) decides where they go.
 
+pub mod context;
 pub mod detect;
 pub mod mcp;
 pub mod rcp;
@@ -12,7 +13,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-pub use runner::{Endpoint, EngineError, HandshakeHistory, RunContext, run_suite};
+pub use context::{Endpoint, EngineError, HandshakeHistory, RunContext};
+pub use runner::run_suite;
 
 /// The suite a user asks for. `Auto` probes the target and picks one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]

@@ -1,0 +1,164 @@
+//! The shared context of a run: what it is pointed at, what it may use
+//! ([`RunContext`]), how it fails ([`EngineError`]), and the [`Reporter`] that
+//! carries its findings out. Every suite (MCP, RCP) and the detection read
+//! these; none of them needs the runner that picks between them.
+
+use super::{Counts, DEFAULT_RUN_DEADLINE, Finding, Outcome, RunOptions};
+use crate::transport::{HttpClient, TransportError};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+use url::Url;
+
+/// What a run is pointed at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A server reached over HTTP at this (canonical) URL.
+    Http(Url),
+    /// A command spawned as a child speaking stdio (the CLI only).
+    Stdio(String),
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Http(url) => write!(f, "{url}"),
+            Self::Stdio(cmd) => write!(f, "stdio: {cmd}"),
+        }
+    }
+}
+
+/// Everything a suite needs to probe a target.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    pub http: HttpClient,
+    pub options: RunOptions,
+    /// Whole-run deadline.
+    pub deadline: Duration,
+    /// What earlier runs saw of this target's RCP handshake. Not an option: it
+    /// is looked up by whoever drives the run, never stored with it, and not
+    /// part of the dedup key.
+    pub handshake_history: HandshakeHistory,
+}
+
+impl RunContext {
+    pub fn new(http: HttpClient, options: RunOptions) -> Self {
+        Self {
+            http,
+            options,
+            deadline: DEFAULT_RUN_DEADLINE,
+            handshake_history: HandshakeHistory::default(),
+        }
+    }
+}
+
+/// Whether an earlier run saw this target complete its RCP `initialize`
+/// handshake (RCP decision 3, as narrowed by the amendment of 2026-11-30).
+///
+/// A server that keeps one initialized flag for its whole process (as the
+/// Python and C++ reference servers do) looks, to a second client, exactly
+/// like a server whose `initialize` never succeeds: gated calls answer before
+/// `initialize`, and `initialize` is refused with -32600. One run cannot tell
+/// them apart; the service's history can. With it, the level is certified as
+/// the earlier run showed; without it, no level is, because L0 needs
+/// `initialize` answered (spec §14.1 rule 1).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum HandshakeHistory {
+    /// No history is kept: `protocheck check` runs without a database.
+    #[default]
+    Unavailable,
+    /// No finished run of this target saw its handshake complete.
+    NotObserved,
+    /// Run `run_id`, finished at `at_ms` (ms since the epoch), saw this target
+    /// complete `initialize`.
+    Observed { run_id: String, at_ms: i64 },
+}
+
+/// Why a run could not produce a verdict. The message is shown to the user.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    #[error("the target could not be reached: {0}")]
+    Unreachable(TransportError),
+    #[error("the target is not allowed: {0}")]
+    Forbidden(TransportError),
+    #[error("could not tell which protocol the target speaks: {0}")]
+    Detect(String),
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("the run did not finish within its {}s deadline", .0.as_secs())]
+    Deadline(Duration),
+    #[error("the run was abandoned: its findings could no longer be recorded")]
+    Aborted,
+}
+
+impl EngineError {
+    /// Whether a later attempt could succeed (the target was down or slow).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Unreachable(e) => e.is_transient(),
+            Self::Deadline(_) => true,
+            _ => false,
+        }
+    }
+
+    /// Classifies a transport error met before the suite could start.
+    pub fn from_transport(err: TransportError) -> Self {
+        match err {
+            TransportError::Forbidden { .. } => Self::Forbidden(err),
+            other => Self::Unreachable(other),
+        }
+    }
+}
+
+/// Collects findings, streams each one out as it is produced, and keeps them for
+/// the verdict.
+pub struct Reporter {
+    tx: mpsc::Sender<Finding>,
+    findings: Vec<Finding>,
+}
+
+impl Reporter {
+    pub fn new(tx: mpsc::Sender<Finding>) -> Self {
+        Self {
+            tx,
+            findings: Vec::new(),
+        }
+    }
+
+    /// Records a finding; fails when the receiving side has gone away.
+    pub async fn emit(&mut self, finding: Finding) -> Result<(), EngineError> {
+        self.findings.push(finding.clone());
+        self.tx
+            .send(finding)
+            .await
+            .map_err(|_| EngineError::Aborted)
+    }
+
+    pub fn findings(&self) -> &[Finding] {
+        &self.findings
+    }
+
+    pub fn outcome_of(&self, rule_id: &str) -> Option<Outcome> {
+        self.findings
+            .iter()
+            .rev()
+            .find(|f| f.rule_id == rule_id)
+            .map(|f| f.outcome)
+    }
+
+    pub fn counts(&self) -> Counts {
+        Counts::of(&self.findings)
+    }
+}
+
+/// Measures how long a rule took, for the finding's `duration_ms`.
+pub struct Stopwatch(Instant);
+
+impl Stopwatch {
+    pub fn start() -> Self {
+        Self(Instant::now())
+    }
+
+    pub fn ms(&self) -> u64 {
+        u64::try_from(self.0.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+}
