@@ -1,0 +1,444 @@
+//! The Streamable HTTP face of the reference server: the handlers of its
+//! routes, the checks every POST passes before its era is chosen (Origin,
+//! JSON-RPC framing, notifications), and how an answer ([`Out`]) becomes an
+//! HTTP response, plain JSON or an SSE stream.
+
+use super::legacy::{self, REMOVED};
+use super::validate::validate;
+use super::{Allowed, Inner, MAX_BODY, Shared, auth, methods};
+use crate::suite::mcp::wire::{self, H_SESSION_ID, code};
+use crate::suite::mcp::{err, reg, res, sec, stl};
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Keep-alive period and lifetime of a `subscriptions/listen` stream.
+const LISTEN_KEEPALIVE: Duration = Duration::from_secs(15);
+const LISTEN_KEEPALIVES: u32 = 40;
+/// Pause between progress notifications of the `count` tool.
+const COUNT_STEP: Duration = Duration::from_millis(20);
+
+/// What a request is answered with, before it becomes HTTP.
+pub(super) enum Out {
+    Json {
+        status: StatusCode,
+        body: Value,
+        content_type: &'static str,
+        session: Option<String>,
+    },
+    Empty(StatusCode),
+    /// An SSE response: frames sent with a pause before each.
+    Stream(Vec<Value>),
+    /// A `subscriptions/listen` stream: the acknowledgement, keep-alives, the final result.
+    Listen {
+        ack: Value,
+        last: Value,
+    },
+}
+
+impl Out {
+    pub(super) fn json(status: StatusCode, body: Value) -> Self {
+        Self::Json {
+            status,
+            body,
+            content_type: "application/json",
+            session: None,
+        }
+    }
+}
+
+pub(super) fn rpc_error(
+    status: StatusCode,
+    id: &Value,
+    code: i64,
+    message: impl Into<String>,
+    data: Option<Value>,
+) -> Out {
+    let mut error = json!({"code": code, "message": message.into()});
+    if let Some(data) = data {
+        error["data"] = data;
+    }
+    let mut body = json!({"jsonrpc": "2.0", "error": error});
+    // An id that could not be read is left out (basic/index#error-responses).
+    if !id.is_null() {
+        body["id"] = id.clone();
+    }
+    Out::json(status, body)
+}
+
+pub(super) fn mismatch(id: &Value, message: impl Into<String>) -> Out {
+    rpc_error(
+        StatusCode::BAD_REQUEST,
+        id,
+        code::HEADER_MISMATCH,
+        message,
+        None,
+    )
+}
+
+pub(super) fn invalid_params(id: &Value, message: impl Into<String>, data: Option<Value>) -> Out {
+    rpc_error(
+        StatusCode::BAD_REQUEST,
+        id,
+        code::INVALID_PARAMS,
+        message,
+        data,
+    )
+}
+
+pub(super) fn method_not_found(state: &Inner, id: &Value, method: &str) -> Out {
+    let status = if state.breaks(&err::UNKNOWN_METHOD) && !REMOVED.contains(&method) {
+        StatusCode::OK
+    } else {
+        StatusCode::NOT_FOUND
+    };
+    rpc_error(
+        status,
+        id,
+        code::METHOD_NOT_FOUND,
+        format!("Method not found: {method}"),
+        None,
+    )
+}
+
+fn sse_bytes(frame: &Value) -> Bytes {
+    Bytes::from(format!("event: message\ndata: {frame}\n\n"))
+}
+
+fn respond(state: &Inner, out: Out) -> Response {
+    let mut resp = match out {
+        Out::Json {
+            status,
+            body,
+            content_type,
+            session,
+        } => {
+            // A plain-text body is written as it is, not as a JSON string.
+            let text = match &body {
+                Value::String(t) if !content_type.contains("json") => t.clone(),
+                other => other.to_string(),
+            };
+            let mut resp = (status, text).into_response();
+            resp.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+            if let Some(sid) = session
+                && let Ok(v) = HeaderValue::from_str(&sid)
+            {
+                resp.headers_mut().insert(H_SESSION_ID, v);
+            }
+            resp
+        }
+        Out::Empty(status) => status.into_response(),
+        Out::Stream(frames) => {
+            let stream = futures::stream::iter(frames).then(|frame| async move {
+                tokio::time::sleep(COUNT_STEP).await;
+                Ok::<_, Infallible>(sse_bytes(&frame))
+            });
+            sse_response(state, Body::from_stream(stream))
+        }
+        Out::Listen { ack, last } => {
+            let ack = sse_bytes(&ack);
+            let last = sse_bytes(&last);
+            let stream = futures::stream::unfold(0u32, move |n| {
+                let (ack, last) = (ack.clone(), last.clone());
+                async move {
+                    match n {
+                        0 => Some((Ok::<_, Infallible>(ack), 1)),
+                        n if n > LISTEN_KEEPALIVES => None,
+                        n => {
+                            tokio::time::sleep(LISTEN_KEEPALIVE).await;
+                            // The graceful end: a final result with the subscription id.
+                            let frame = if n == LISTEN_KEEPALIVES {
+                                last
+                            } else {
+                                Bytes::from_static(b":\n\n")
+                            };
+                            Some((Ok(frame), n + 1))
+                        }
+                    }
+                }
+            });
+            sse_response(state, Body::from_stream(stream))
+        }
+    };
+    if state.breaks(&stl::NO_SESSION_ID) {
+        let minted = format!("{:032x}", rand::random::<u128>());
+        if let Ok(v) = HeaderValue::from_str(&minted) {
+            resp.headers_mut().insert(H_SESSION_ID, v);
+        }
+    }
+    resp
+}
+
+pub(super) fn sse_response(state: &Inner, body: Body) -> Response {
+    let mut resp = Response::new(body);
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if !state.breaks(&res::ACCEL_BUFFERING) {
+        h.insert(wire::H_ACCEL_BUFFERING, HeaderValue::from_static("no"));
+    }
+    resp
+}
+
+pub(super) async fn handle_protected_resource(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+) -> Response {
+    auth::protected_resource(&state, &headers)
+}
+
+pub(super) async fn handle_authorization_server(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+) -> Response {
+    auth::authorization_server(&state, &headers)
+}
+
+pub(super) async fn handle_get(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    if let Some(refused) = auth::check(&state, &headers, None) {
+        return refused;
+    }
+    if state.breaks(&stl::GET_405) {
+        // The 2025-11-25 standalone stream: open, a comment, then closed.
+        return sse_response(&state, Body::from(":stream\n\n"));
+    }
+    method_not_allowed()
+}
+
+pub(super) async fn handle_delete(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    if let Some(refused) = auth::check(&state, &headers, None) {
+        return refused;
+    }
+    if legacy::end_session(&state, &headers) {
+        return StatusCode::OK.into_response();
+    }
+    if state.breaks(&stl::DELETE_405) {
+        return StatusCode::OK.into_response();
+    }
+    method_not_allowed()
+}
+
+fn method_not_allowed() -> Response {
+    let mut resp = StatusCode::METHOD_NOT_ALLOWED.into_response();
+    resp.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    resp
+}
+
+pub(super) async fn handle_server_json(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+) -> Response {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("127.0.0.1");
+    let path = if state.breaks(&reg::REMOTE_MATCHES) {
+        "/mcp-v2"
+    } else {
+        "/mcp"
+    };
+    let description = if state.breaks(&reg::SERVER_JSON_VALID) {
+        "protocheck's MCP reference server. ".repeat(5)
+    } else {
+        "protocheck's MCP 2026-07-28 reference server".to_owned()
+    };
+    let name = if state.breaks(&reg::NAMESPACE) {
+        "protocheck-reference/mcp"
+    } else {
+        "io.github.protocheck/reference-mcp"
+    };
+    let version = if state.breaks(&reg::SEMVER) {
+        "v1.0"
+    } else {
+        "0.1.0"
+    };
+    let doc = json!({
+        "$schema": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
+        "name": name,
+        "description": description,
+        "version": version,
+        "repository": {"url": "https://github.com/protocheck/protocheck", "source": "github"},
+        "remotes": [{"type": "streamable-http", "url": format!("{}://{host}{path}", if state.config.tls { "https" } else { "http" })}]
+    });
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        doc.to_string(),
+    )
+        .into_response()
+}
+
+pub(super) async fn handle_post(State(state): State<Shared>, req: Request) -> Response {
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0);
+    let headers = req.headers().clone();
+    let body = match axum::body::to_bytes(req.into_body(), MAX_BODY).await {
+        Ok(b) => b,
+        Err(_) => {
+            let out = rpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &Value::Null,
+                code::INVALID_REQUEST,
+                "request body too large",
+                None,
+            );
+            return respond(&state, out);
+        }
+    };
+    if state.config.auth.is_some() {
+        let method = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|m| m.get("method").and_then(Value::as_str).map(str::to_owned));
+        if let Some(refused) = auth::check(&state, &headers, method.as_deref()) {
+            return refused;
+        }
+    }
+    let out = process(&state, peer, &headers, &body);
+    respond(&state, echo_faults(&state, &headers, out))
+}
+
+/// The faults of MCP-SEC-003 and MCP-SEC-007: error messages that repeat the
+/// request's headers (all but Authorization) or its Authorization header.
+fn echo_faults(state: &Inner, headers: &HeaderMap, mut out: Out) -> Out {
+    let echo_headers = state.breaks(&sec::NO_ECHO);
+    let echo_authorization = state.breaks(&sec::NO_AUTH_REFLECTION);
+    if !echo_headers && !echo_authorization {
+        return out;
+    }
+    if let Out::Json { status, body, .. } = &mut out
+        && status.as_u16() >= 400
+        && let Some(message) = body.pointer_mut("/error/message")
+        && let Some(text) = message.as_str()
+    {
+        let mut text = text.to_owned();
+        for (name, value) in headers {
+            let is_authorization = *name == header::AUTHORIZATION;
+            if (is_authorization && echo_authorization) || (!is_authorization && echo_headers) {
+                text.push_str(&format!(
+                    " [{name}: {}]",
+                    value.to_str().unwrap_or("(not text)")
+                ));
+            }
+        }
+        *message = Value::String(text);
+    }
+    out
+}
+
+/// An `Origin` that is not this machine is refused (streamable-http, "Security
+/// & Endpoint": DNS rebinding).
+fn origin_allowed(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let Some(host) = origin
+        .to_str()
+        .ok()
+        .and_then(|o| url::Url::parse(o).ok())
+        .and_then(|u| u.host_str().map(str::to_owned))
+    else {
+        return false;
+    };
+    matches!(host.as_str(), "localhost" | "127.0.0.1" | "[::1]")
+}
+
+fn process(state: &Inner, peer: Option<SocketAddr>, headers: &HeaderMap, body: &[u8]) -> Out {
+    if !state.breaks(&sec::ORIGIN_403) && !origin_allowed(headers) {
+        if state.allows(Allowed::PlainForbidden) {
+            return Out::Json {
+                status: StatusCode::FORBIDDEN,
+                body: Value::String("Forbidden: Origin not allowed".into()),
+                content_type: "text/plain; charset=utf-8",
+                session: None,
+            };
+        }
+        return rpc_error(
+            StatusCode::FORBIDDEN,
+            &Value::Null,
+            code::INVALID_REQUEST,
+            "Origin not allowed",
+            None,
+        );
+    }
+    let Ok(message) = serde_json::from_slice::<Value>(body) else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            &Value::Null,
+            code::PARSE_ERROR,
+            "Parse error",
+            None,
+        );
+    };
+    let Some(msg) = message.as_object() else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            &Value::Null,
+            code::INVALID_REQUEST,
+            "Invalid request: not a JSON-RPC object",
+            None,
+        );
+    };
+    let Some(method) = msg.get("method").and_then(Value::as_str) else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            &Value::Null,
+            code::INVALID_REQUEST,
+            "Invalid request: clients send requests and notifications only",
+            None,
+        );
+    };
+    let id = msg.get("id").cloned().unwrap_or(Value::Null);
+    if !msg.contains_key("id") {
+        // A notification (streamable-http, "Sending Messages" 5).
+        return if state.breaks(&res::NOTIFICATION_202) {
+            Out::Empty(StatusCode::NO_CONTENT)
+        } else {
+            Out::Empty(StatusCode::ACCEPTED)
+        };
+    }
+    if !(id.is_string() || id.is_i64() || id.is_u64()) {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            &Value::Null,
+            code::INVALID_REQUEST,
+            "Invalid request: id must be a string or an integer",
+            None,
+        );
+    }
+    let legacy = legacy::speaks_legacy(state, headers, method);
+    let out = if legacy {
+        legacy::legacy_request(state, headers, &id, method, msg.get("params"))
+    } else {
+        modern_request(state, peer, headers, &id, method, msg.get("params"))
+    };
+    if method == "initialize" && !legacy {
+        return legacy::name_versions(state, out);
+    }
+    out
+}
+
+fn modern_request(
+    state: &Inner,
+    peer: Option<SocketAddr>,
+    headers: &HeaderMap,
+    id: &Value,
+    method: &str,
+    params: Option<&Value>,
+) -> Out {
+    match validate(state, peer, headers, id, method, params) {
+        Ok(request) => methods::dispatch(state, peer, request),
+        Err(out) => out,
+    }
+}
