@@ -19,7 +19,7 @@ mod widths;
 pub use render::{Badge, Color};
 
 use super::AppState;
-use super::error::{ApiError, ApiResult};
+use super::error::{ApiResult, WebError};
 use super::extract::{ApiPath, ApiQuery};
 use super::openapi::{BadRequest, InternalError, NotFound, ShieldsBadge, TimedOut, Unprocessable};
 use crate::events::RunEvents;
@@ -307,8 +307,8 @@ fn parse_suite(s: &str) -> Option<SuiteId> {
     }
 }
 
-fn unknown_suite(s: &str) -> ApiError {
-    ApiError::NotFound(format!(
+fn unknown_suite(s: &str) -> WebError {
+    WebError::NotFound(format!(
         "no badge for the suite `{}`; use `mcp` or `rcp`",
         s.chars().take(32).collect::<String>()
     ))
@@ -354,7 +354,7 @@ pub async fn badge_by_key(
         Some((suite, "svg")) => (suite, Format::Svg),
         Some((suite, "json")) => (suite, Format::Json),
         _ => {
-            return Err(ApiError::NotFound(
+            return Err(WebError::NotFound(
                 "a badge is `{suite}.svg` or `{suite}.json`".into(),
             ));
         }
@@ -390,11 +390,11 @@ async fn badge_by_url(
     format: Format,
     headers: &HeaderMap,
 ) -> ApiResult<Response> {
-    let url = CanonicalUrl::parse(&q.url).map_err(|e| ApiError::Invalid {
+    let url = CanonicalUrl::parse(&q.url).map_err(|e| WebError::Invalid {
         field: "url",
         detail: e.to_string(),
     })?;
-    let suite = parse_suite(&q.suite).ok_or_else(|| ApiError::Invalid {
+    let suite = parse_suite(&q.suite).ok_or_else(|| WebError::Invalid {
         field: "suite",
         detail: "suite must be `mcp` or `rcp`".into(),
     })?;
@@ -542,7 +542,7 @@ pub async fn latest_report(
         None
     };
     let target = known.ok_or_else(|| {
-        ApiError::NotFound(format!(
+        WebError::NotFound(format!(
             "no target has the id `{}`",
             target.chars().take(64).collect::<String>()
         ))
@@ -552,7 +552,7 @@ pub async fn latest_report(
         .latest_runs_for_suite(&target.id, suite_id.as_str())
         .await?;
     let run = runs.finished.or(runs.active).ok_or_else(|| {
-        ApiError::NotFound(format!(
+        WebError::NotFound(format!(
             "target `{}` has no {} run yet",
             target.id,
             suite_id.as_str()
@@ -679,7 +679,7 @@ pub async fn badge_snippets(
         None
     };
     let target = target.ok_or_else(|| {
-        ApiError::NotFound(format!(
+        WebError::NotFound(format!(
             "no target has the id `{}`",
             id.chars().take(64).collect::<String>()
         ))

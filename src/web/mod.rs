@@ -200,8 +200,10 @@ async fn not_found(headers: axum::http::HeaderMap, uri: axum::http::Uri) -> Resp
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("text/html"));
     if wants_html {
-        let mut resp =
-            pages::PageError::NotFound("There is no page at this address.".into()).into_response();
+        let mut resp = error::AsPage(error::WebError::NotFound(
+            "There is no page at this address.".into(),
+        ))
+        .into_response();
         resp.headers_mut().insert(
             axum::http::header::CONTENT_SECURITY_POLICY,
             axum::http::HeaderValue::from_static(pages::PAGE_CSP),

@@ -5,6 +5,7 @@
 
 use super::AppState;
 use super::api::ClientAddr;
+use super::error::{AsPage, PageResult, WebError};
 use crate::queue::{self, Submission, SubmitError};
 use crate::rfc3339;
 use crate::store::{Run, RunStatus, StoredFinding};
@@ -49,66 +50,6 @@ impl<T: Template> IntoResponse for Page<T> {
     }
 }
 
-#[derive(Template)]
-#[template(path = "error.html")]
-struct ErrorPage {
-    title: String,
-    detail: String,
-}
-
-/// A page-level error, shown as a page in the site's style.
-pub enum PageError {
-    NotFound(String),
-    Forbidden(String),
-    BadRequest(String),
-    RateLimited(u64),
-    Internal(String),
-}
-
-impl IntoResponse for PageError {
-    fn into_response(self) -> Response {
-        let (status, title, detail, retry) = match self {
-            Self::NotFound(d) => (StatusCode::NOT_FOUND, "Not found", d, None),
-            Self::Forbidden(d) => (StatusCode::FORBIDDEN, "Forbidden", d, None),
-            Self::BadRequest(d) => (StatusCode::BAD_REQUEST, "Bad request", d, None),
-            Self::RateLimited(s) => (
-                StatusCode::TOO_MANY_REQUESTS,
-                "Too many submissions",
-                format!("This address has submitted too many runs. Try again in {s} seconds."),
-                Some(s),
-            ),
-            Self::Internal(d) => {
-                tracing::error!(detail = %d, "internal error rendering a page");
-                (
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "Something went wrong",
-                    "protocheck could not answer this request. Try again later.".to_owned(),
-                    None,
-                )
-            }
-        };
-        let mut resp = Page(
-            status,
-            ErrorPage {
-                title: title.to_owned(),
-                detail,
-            },
-        )
-        .into_response();
-        if let Some(s) = retry {
-            resp.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(s));
-        }
-        resp
-    }
-}
-
-impl From<crate::store::StoreError> for PageError {
-    fn from(e: crate::store::StoreError) -> Self {
-        Self::Internal(e.to_string())
-    }
-}
-
 /// Adds the page security headers to every HTML response.
 pub async fn page_headers(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let mut resp = next.run(req).await;
@@ -139,7 +80,7 @@ pub async fn static_file(Path(name): Path<String>) -> Response {
             include_str!("../../static/run.js"),
             "text/javascript; charset=utf-8",
         ),
-        _ => return PageError::NotFound("No such file.".into()).into_response(),
+        _ => return AsPage(WebError::NotFound("No such file.".into())).into_response(),
     };
     (
         [
@@ -251,7 +192,7 @@ async fn home_page(
     csrf: String,
     form: FormView,
     errors: FormErrors,
-) -> Result<Response, PageError> {
+) -> PageResult<Response> {
     let recent = state.store.recent_runs(RECENT_RUNS).await?;
     let now = crate::now_ms();
     let recent = recent.iter().map(|r| run_row(r, now)).collect();
@@ -265,10 +206,7 @@ async fn home_page(
 }
 
 /// `GET /`.
-pub async fn home(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-) -> Result<Response, PageError> {
+pub async fn home(State(state): State<AppState>, headers: HeaderMap) -> PageResult<Response> {
     let csrf = csrf_cookie(&headers)
         .filter(|t| t.len() == 32)
         .unwrap_or_else(new_csrf_token);
@@ -310,26 +248,28 @@ pub async fn submit_form(
     ClientAddr(client): ClientAddr,
     headers: HeaderMap,
     form: Result<Form<HomeForm>, FormRejection>,
-) -> Result<Response, PageError> {
+) -> PageResult<Response> {
     if !same_origin(&headers) {
-        return Err(PageError::Forbidden(
+        return Err(WebError::Forbidden(
             "This form can only be submitted from protocheck's own page.".into(),
-        ));
+        )
+        .into());
     }
     state
         .limiter
-        .check(client)
-        .map_err(PageError::RateLimited)?;
-    let Form(form) = form.map_err(|e| PageError::BadRequest(e.body_text()))?;
+        .check_addr(client)
+        .map_err(|rate| WebError::RateLimited { key: None, rate })?;
+    let Form(form) = form.map_err(|e| WebError::MalformedBody(e.body_text()))?;
     let cookie = csrf_cookie(&headers);
     let csrf = cookie
         .clone()
         .filter(|t| t.len() == 32)
         .unwrap_or_else(new_csrf_token);
     if cookie.as_deref() != Some(form.csrf.as_str()) || form.csrf.is_empty() {
-        return Err(PageError::Forbidden(
+        return Err(WebError::Forbidden(
             "The form has expired. Reload the start page and submit again.".into(),
-        ));
+        )
+        .into());
     }
 
     let view = FormView {
@@ -399,7 +339,7 @@ pub async fn submit_form(
             home_page(&state, StatusCode::UNPROCESSABLE_ENTITY, csrf, view, errors).await
         }
         Err(SubmitError::Store(e)) => Err(e.into()),
-        Err(e) => Err(PageError::BadRequest(e.to_string())),
+        Err(e) => Err(WebError::MalformedBody(e.to_string()).into()),
     }
 }
 
@@ -497,7 +437,7 @@ struct WebhookAttemptView {
     next: Option<String>,
 }
 
-async fn webhook_view(state: &AppState, run: &Run) -> Result<Option<WebhookView>, PageError> {
+async fn webhook_view(state: &AppState, run: &Run) -> PageResult<Option<WebhookView>> {
     let Some(url) = run.options.webhook_url.as_deref() else {
         return Ok(None);
     };
@@ -537,9 +477,13 @@ struct SignatureView {
     text: String,
 }
 
-fn parse_id(raw: &str) -> Result<Uuid, PageError> {
-    Uuid::parse_str(raw)
-        .map_err(|_| PageError::NotFound(format!("No run has the id `{}`.", clip(raw))))
+fn parse_id(raw: &str) -> PageResult<Uuid> {
+    Uuid::parse_str(raw).map_err(|_| {
+        AsPage(WebError::NotFound(format!(
+            "No run has the id `{}`.",
+            clip(raw)
+        )))
+    })
 }
 
 fn clip(s: &str) -> String {
@@ -551,13 +495,13 @@ pub async fn show_run_page(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
-) -> Result<Response, PageError> {
+) -> PageResult<Response> {
     let id = parse_id(&id)?;
     let run = state
         .store
         .get_run(id)
         .await?
-        .ok_or_else(|| PageError::NotFound(format!("No run has the id `{id}`.")))?;
+        .ok_or_else(|| WebError::NotFound(format!("No run has the id `{id}`.")))?;
     let findings = state.store.findings(id, -1).await?;
     let badge = run.verdict.as_ref().map(|v| {
         let base = super::badge::public_base(&state, &headers);
@@ -810,11 +754,12 @@ struct TargetPage {
 pub async fn show_target_page(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Response, PageError> {
-    let target =
-        state.store.get_target(&id).await?.ok_or_else(|| {
-            PageError::NotFound(format!("No target has the key `{}`.", clip(&id)))
-        })?;
+) -> PageResult<Response> {
+    let target = state
+        .store
+        .get_target(&id)
+        .await?
+        .ok_or_else(|| WebError::NotFound(format!("No target has the key `{}`.", clip(&id))))?;
     let runs = state
         .store
         .target_runs(&target.id, None, TARGET_HISTORY)

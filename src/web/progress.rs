@@ -8,7 +8,7 @@
 
 use super::AppState;
 use super::api::{finding_json, run_json};
-use super::error::{ApiError, ApiResult};
+use super::error::{ApiResult, WebError};
 use super::extract::ApiPath;
 use super::openapi::{InternalError, NotFound};
 use axum::extract::State;
@@ -56,12 +56,12 @@ pub async fn run_events(
     headers: HeaderMap,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     let id = Uuid::parse_str(&id)
-        .map_err(|_| ApiError::NotFound(format!("no run has the id `{id}`")))?;
+        .map_err(|_| WebError::NotFound(format!("no run has the id `{id}`")))?;
     let run = state
         .store
         .get_run(id)
         .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no run has the id `{id}`")))?;
+        .ok_or_else(|| WebError::NotFound(format!("no run has the id `{id}`")))?;
     let resume_after: i64 = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
