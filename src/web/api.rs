@@ -15,7 +15,6 @@ use crate::store::{
 };
 use crate::suite::{Finding, RunOptions, SuiteChoice, Verdict};
 use crate::webhook;
-use axum::Json;
 use axum::extract::connect_info::ConnectInfo;
 use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
@@ -287,7 +286,7 @@ async fn accept_submission(
         run,
         reason: submitted.reason.into(),
     };
-    Ok((status, [(header::LOCATION, location)], Json(doc)).into_response())
+    Ok((status, [(header::LOCATION, location)], ApiJson(doc)).into_response())
 }
 
 fn parse_run_id(raw: &str) -> ApiResult<Uuid> {
@@ -317,7 +316,7 @@ fn clip(s: &str) -> String {
 pub async fn show_run(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<RunView>> {
+) -> ApiResult<ApiJson<RunView>> {
     let id = parse_run_id(&id)?;
     let run = state
         .store
@@ -332,7 +331,7 @@ pub async fn show_run(
     if run.options.webhook_url.is_some() {
         view.webhook = Some(WebhookView::new(&run, state.store.run_webhook(id).await?));
     }
-    Ok(Json(view))
+    Ok(ApiJson(view))
 }
 
 /// `GET /api/v1/targets/{id}`.
@@ -352,9 +351,9 @@ pub async fn show_run(
 pub async fn show_target(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<TargetView>> {
+) -> ApiResult<ApiJson<TargetView>> {
     let target = find_target(&state, &id).await?;
-    Ok(Json(TargetView::new(&target)))
+    Ok(ApiJson(TargetView::new(&target)))
 }
 
 async fn find_target(state: &AppState, id: &str) -> ApiResult<Target> {
@@ -418,7 +417,7 @@ pub async fn target_history(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<HistoryQuery>,
-) -> ApiResult<Json<HistoryPage>> {
+) -> ApiResult<ApiJson<HistoryPage>> {
     let target = find_target(&state, &id).await?;
     let limit = q.limit.unwrap_or(DEFAULT_PAGE);
     if limit == 0 || limit > MAX_PAGE {
@@ -466,7 +465,7 @@ pub async fn target_history(
             target.id
         )
     });
-    Ok(Json(HistoryPage {
+    Ok(ApiJson(HistoryPage {
         target: TargetView::new(&target),
         runs: runs.iter().map(|r| RunView::new(r, None)).collect(),
         next,

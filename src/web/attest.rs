@@ -11,7 +11,6 @@ use super::openapi::{
 use crate::attest::dsse::{self, Envelope};
 use crate::attest::statement::Statement;
 use crate::attest::{self, AttestError, verify_envelope};
-use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
@@ -35,7 +34,7 @@ use uuid::Uuid;
 )]
 pub async fn keys(State(state): State<AppState>) -> ApiResult<Response> {
     let (jwks, _) = attest::service_keys(state.store.as_ref(), state.attestor.as_ref()).await?;
-    let mut resp = Json(jwks).into_response();
+    let mut resp = ApiJson(jwks).into_response();
     let h = resp.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
@@ -144,7 +143,7 @@ pub async fn show_attestation(
 pub async fn verify(
     State(state): State<AppState>,
     body: Result<ApiJson<Envelope>, WebError>,
-) -> ApiResult<Json<Verification>> {
+) -> ApiResult<ApiJson<Verification>> {
     let ApiJson(envelope) = body?;
     let (_, keys) = attest::service_keys(state.store.as_ref(), state.attestor.as_ref()).await?;
     let verified = match verify_envelope(&envelope, &keys) {
@@ -156,7 +155,7 @@ pub async fn verify(
             });
         }
         Err(e) => {
-            return Ok(Json(Verification::Invalid(Invalid {
+            return Ok(ApiJson(Verification::Invalid(Invalid {
                 valid: false,
                 reason: e.to_string(),
             })));
@@ -177,7 +176,7 @@ pub async fn verify(
         },
         None => None,
     };
-    Ok(Json(Verification::Valid(Box::new(Valid {
+    Ok(ApiJson(Verification::Valid(Box::new(Valid {
         valid: true,
         key_id: verified.key_id,
         statement: verified.statement,

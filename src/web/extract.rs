@@ -1,16 +1,31 @@
-//! The API's own extractors: rejections come back as problem+json, never as
-//! axum's plain-text defaults.
+//! The web layer's own extractors: the API's rejections come back as
+//! problem+json, never as axum's plain-text defaults. `clippy.toml` forbids
+//! axum's `Path` and `Json` everywhere else, so no route can fall back to
+//! them by accident; this file wraps them once.
+#![allow(
+    clippy::disallowed_types,
+    reason = "the one place that wraps axum's Path and Json extractors"
+)]
 
 use super::error::WebError;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 /// A JSON object as the body. Size is bounded by the router's `DefaultBodyLimit`.
+/// As an answer, the value serialised as `application/json`.
 #[derive(Debug)]
 pub struct ApiJson<T>(pub T);
+
+impl<T: Serialize> IntoResponse for ApiJson<T> {
+    fn into_response(self) -> Response {
+        Json(self.0).into_response()
+    }
+}
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     type Rejection = WebError;
@@ -50,6 +65,12 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
 #[derive(Debug, FromRequestParts)]
 #[from_request(via(axum::extract::Path), rejection(WebError))]
 pub struct ApiPath<T>(pub T);
+
+/// Path parameters of an HTML page. A path that does not decode is refused
+/// with axum's own plain-text answer, as the pages always did.
+#[derive(Debug, FromRequestParts)]
+#[from_request(via(axum::extract::Path))]
+pub struct PagePath<T>(pub T);
 
 /// Query parameters.
 #[derive(Debug, FromRequestParts)]

@@ -1,6 +1,11 @@
 //! The axum router: REST API v1, server-sent progress, badges, attestations,
 //! health and metrics. `app(state)` is used by `serve` and by the tests alike.
 
+// Routes read paths and JSON bodies only through the owned extractors of
+// `extract` (clippy.toml names axum's raw ones), so every API rejection is a
+// problem document.
+#![deny(clippy::disallowed_types)]
+
 pub mod api;
 pub mod attest;
 pub mod badge;

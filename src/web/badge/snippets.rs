@@ -5,9 +5,8 @@ use super::{draw, is_target_key, latest_path};
 use crate::suite::SuiteId;
 use crate::web::AppState;
 use crate::web::error::{ApiResult, WebError};
-use crate::web::extract::ApiPath;
+use crate::web::extract::{ApiJson, ApiPath};
 use crate::web::openapi::{InternalError, NotFound, TimedOut};
-use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use serde::Serialize;
@@ -117,7 +116,7 @@ pub async fn badge_snippets(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
-) -> ApiResult<Json<TargetBadges>> {
+) -> ApiResult<ApiJson<TargetBadges>> {
     let target = if is_target_key(&id) {
         state.store.get_target(&id).await?
     } else {
@@ -143,7 +142,7 @@ pub async fn badge_snippets(
         badge.message = drawn.badge.message.clone();
         badges.push(badge);
     }
-    Ok(Json(TargetBadges {
+    Ok(ApiJson(TargetBadges {
         target: crate::web::api::TargetView::new(&target),
         badges,
     }))

@@ -19,8 +19,8 @@ pub use target::show_target_page;
 use super::error::{AsPage, WebError};
 use crate::rfc3339;
 use crate::store::{Run, RunStatus};
+use crate::web::extract::PagePath;
 use askama::Template;
-use axum::extract::Path;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use uuid::Uuid;
@@ -69,7 +69,7 @@ pub async fn page_headers(req: axum::extract::Request, next: axum::middleware::N
 }
 
 /// `/static/…`: the stylesheet and the progress script, compiled in.
-pub async fn static_file(Path(name): Path<String>) -> Response {
+pub async fn static_file(PagePath(name): PagePath<String>) -> Response {
     let (body, ctype) = match name.as_str() {
         "style.css" => (
             include_str!("../../../static/style.css"),

@@ -7,8 +7,9 @@ use crate::store::{Run, RunStatus, StoredFinding};
 use crate::suite::{self, Exchange, Outcome, SuiteChoice, SuiteId, VerdictDetail};
 use crate::web::AppState;
 use crate::web::error::{AsPage, PageResult, WebError};
+use crate::web::extract::PagePath;
 use askama::Template;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use uuid::Uuid;
@@ -157,7 +158,7 @@ fn parse_id(raw: &str) -> PageResult<Uuid> {
 /// `GET /runs/{id}`.
 pub async fn show_run_page(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    PagePath(id): PagePath<String>,
     headers: HeaderMap,
 ) -> PageResult<Response> {
     let id = parse_id(&id)?;

@@ -6,8 +6,9 @@ use crate::store::{Run, StoredFinding};
 use crate::suite::{Outcome, SuiteId};
 use crate::web::AppState;
 use crate::web::error::{PageResult, WebError};
+use crate::web::extract::PagePath;
 use askama::Template;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
@@ -33,7 +34,7 @@ struct TargetPage {
 /// `GET /targets/{id}`: history and what changed between the last two runs of each suite.
 pub async fn show_target_page(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    PagePath(id): PagePath<String>,
 ) -> PageResult<Response> {
     let target = state
         .store
