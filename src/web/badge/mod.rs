@@ -10,9 +10,9 @@
 //!
 //! Badges are drawn once and kept in memory, keyed by target and suite, so a badge
 //! on a busy README costs a map lookup. A cached badge is dropped when a run in
-//! this process changes (the [`RunEvents`](crate::events::RunEvents) bus), and re-read after
-//! [`SHARED_QUEUE_TTL`] at the latest for runs finished by workers elsewhere.
-
+//! this process changes (the [`RunEvents`](crate::events::RunEvents) bus), and
+//! re-read after [`SHARED_QUEUE_TTL`] at the latest for runs finished by
+//! workers elsewhere.
 //!
 //! `describe` decides what a badge says, `cache` draws and keeps badges,
 //! `render` and `widths` turn one into SVG or shields.io JSON, `serve` answers

@@ -17,9 +17,9 @@ pub use run::show_run_page;
 pub use target::show_target_page;
 
 use super::error::{AsPage, WebError};
+use super::extract::PagePath;
 use crate::rfc3339;
 use crate::store::{Run, RunStatus};
-use crate::web::extract::PagePath;
 use askama::Template;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
