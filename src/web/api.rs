@@ -1,7 +1,7 @@
 //! REST API v1 handlers.
 
 use super::AppState;
-use super::error::{ApiError, ApiResult};
+use super::error::{ApiResult, WebError};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::openapi::{
     BadRequest, InternalError, InvalidApiKey, NotFound, PayloadTooLarge, TimedOut, TooManyRequests,
@@ -15,11 +15,10 @@ use crate::store::{
 };
 use crate::suite::{Finding, RunOptions, SuiteChoice, Verdict};
 use crate::webhook;
-use axum::Json;
 use axum::extract::connect_info::ConnectInfo;
 use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -163,7 +162,7 @@ pub async fn submit_run(
     State(state): State<AppState>,
     ClientAddr(client): ClientAddr,
     headers: HeaderMap,
-    body: Result<ApiJson<SubmitBody>, ApiError>,
+    body: Result<ApiJson<SubmitBody>, WebError>,
 ) -> ApiResult<Response> {
     let key = match headers.get(header::AUTHORIZATION) {
         None => None,
@@ -172,15 +171,12 @@ pub async fn submit_run(
             Err(refused) => {
                 // Refusals count against the address, so guessing keys is rate limited too.
                 if let Err(limited) = state.limiter.check_addr(client) {
-                    return Ok(with_rate_headers(
-                        ApiError::RateLimited {
-                            retry_after_s: limited.retry_after_s.unwrap_or(1),
-                        }
-                        .into_response(),
-                        &limited,
-                    ));
+                    return Err(WebError::RateLimited {
+                        key: None,
+                        rate: limited,
+                    });
                 }
-                return Ok(invalid_token(refused.detail()));
+                return Err(WebError::Unauthorized(refused.detail().to_owned()));
             }
         },
     };
@@ -189,28 +185,10 @@ pub async fn submit_run(
         Some(k) => state.limiter.check_key(k),
         None => state.limiter.check_addr(client),
     };
-    let rate = match decision {
-        Ok(rate) => rate,
-        Err(limited) => {
-            let resp = match &key {
-                Some(k) => problem(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "rate-limited",
-                    "Too many requests",
-                    &format!(
-                        "too many submissions with the API key `{}`; retry in {}s",
-                        k.name,
-                        limited.retry_after_s.unwrap_or(1)
-                    ),
-                ),
-                None => ApiError::RateLimited {
-                    retry_after_s: limited.retry_after_s.unwrap_or(1),
-                }
-                .into_response(),
-            };
-            return Ok(with_rate_headers(resp, &limited));
-        }
-    };
+    let rate = decision.map_err(|limited| WebError::RateLimited {
+        key: key.as_ref().map(|k| k.name.clone()),
+        rate: limited,
+    })?;
     if let Some(k) = &key
         && let Err(e) = state.store.touch_api_key(k.id, crate::now_ms()).await
     {
@@ -228,49 +206,16 @@ fn with_rate_headers(mut resp: Response, rate: &RateState) -> Response {
     resp
 }
 
-/// A problem+json answer built here rather than from [`ApiError`].
-fn problem(status: StatusCode, slug: &str, title: &str, detail: &str) -> Response {
-    let body = super::error::Problem {
-        problem_type: format!("/problems/{slug}"),
-        title: title.to_owned(),
-        status: status.as_u16(),
-        detail: detail.to_owned(),
-        field: None,
-        retry_after_s: None,
-    };
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/problem+json")],
-        serde_json::to_string(&body).unwrap_or_default(),
-    )
-        .into_response()
-}
-
-/// 401 for a credential that names no live key (RFC 6750 §3.1).
-fn invalid_token(detail: &str) -> Response {
-    let mut resp = problem(
-        StatusCode::UNAUTHORIZED,
-        "invalid-token",
-        "Invalid API key",
-        detail,
-    );
-    resp.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static(r#"Bearer error="invalid_token""#),
-    );
-    resp
-}
-
 async fn accept_submission(
     state: &AppState,
     key: Option<&ApiKey>,
     headers: &HeaderMap,
-    body: Result<ApiJson<SubmitBody>, ApiError>,
+    body: Result<ApiJson<SubmitBody>, WebError>,
 ) -> ApiResult<Response> {
     let ApiJson(body) = body?;
 
     let suite_name = body.suite.as_deref().unwrap_or("auto");
-    let suite = SuiteChoice::parse(suite_name).ok_or_else(|| ApiError::Invalid {
+    let suite = SuiteChoice::parse(suite_name).ok_or_else(|| WebError::Invalid {
         field: "suite",
         detail: format!("suite `{suite_name}` is unknown; use `auto`, `mcp` or `rcp`"),
     })?;
@@ -278,25 +223,25 @@ async fn accept_submission(
         None | Some(Value::Null) => RunOptions::default(),
         // serde would read a struct from an array too, by position.
         Some(v) if !v.is_object() => {
-            return Err(ApiError::Invalid {
+            return Err(WebError::Invalid {
                 field: "options",
                 detail: "options must be an object".into(),
             });
         }
-        Some(v) => serde_json::from_value(v.clone()).map_err(|e| ApiError::Invalid {
+        Some(v) => serde_json::from_value(v.clone()).map_err(|e| WebError::Invalid {
             field: "options",
             detail: format!("options: {e}"),
         })?,
     };
     // The document says int64, as most clients can hold; larger ages mean nothing anyway.
     if body.max_age_s.is_some_and(|s| i64::try_from(s).is_err()) {
-        return Err(ApiError::Invalid {
+        return Err(WebError::Invalid {
             field: "max_age_s",
             detail: format!("max_age_s must be between 0 and {}", i64::MAX),
         });
     }
     if options.webhook_url.is_some() && key.is_none() {
-        return Err(ApiError::Invalid {
+        return Err(WebError::Invalid {
             field: "options.webhook_url",
             detail: queue::WEBHOOK_NEEDS_KEY.into(),
         });
@@ -304,7 +249,7 @@ async fn accept_submission(
     let idempotency = match headers.get("idempotency-key") {
         None => None,
         Some(v) => {
-            let key = v.to_str().map_err(|_| ApiError::Invalid {
+            let key = v.to_str().map_err(|_| WebError::Invalid {
                 field: "Idempotency-Key",
                 detail: "the Idempotency-Key must be visible ASCII".into(),
             })?;
@@ -341,12 +286,12 @@ async fn accept_submission(
         run,
         reason: submitted.reason.into(),
     };
-    Ok((status, [(header::LOCATION, location)], Json(doc)).into_response())
+    Ok((status, [(header::LOCATION, location)], ApiJson(doc)).into_response())
 }
 
 fn parse_run_id(raw: &str) -> ApiResult<Uuid> {
     Uuid::parse_str(raw)
-        .map_err(|_| ApiError::NotFound(format!("no run has the id `{}`", clip(raw))))
+        .map_err(|_| WebError::NotFound(format!("no run has the id `{}`", clip(raw))))
 }
 
 fn clip(s: &str) -> String {
@@ -371,13 +316,13 @@ fn clip(s: &str) -> String {
 pub async fn show_run(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<RunView>> {
+) -> ApiResult<ApiJson<RunView>> {
     let id = parse_run_id(&id)?;
     let run = state
         .store
         .get_run(id)
         .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no run has the id `{id}`")))?;
+        .ok_or_else(|| WebError::NotFound(format!("no run has the id `{id}`")))?;
     let findings = state.store.findings(id, -1).await?;
     let owner = state.store.run_api_key(id).await?;
     let mut view = RunView::new(&run, Some(&findings));
@@ -386,7 +331,7 @@ pub async fn show_run(
     if run.options.webhook_url.is_some() {
         view.webhook = Some(WebhookView::new(&run, state.store.run_webhook(id).await?));
     }
-    Ok(Json(view))
+    Ok(ApiJson(view))
 }
 
 /// `GET /api/v1/targets/{id}`.
@@ -406,9 +351,9 @@ pub async fn show_run(
 pub async fn show_target(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<TargetView>> {
+) -> ApiResult<ApiJson<TargetView>> {
     let target = find_target(&state, &id).await?;
-    Ok(Json(TargetView::new(&target)))
+    Ok(ApiJson(TargetView::new(&target)))
 }
 
 async fn find_target(state: &AppState, id: &str) -> ApiResult<Target> {
@@ -416,7 +361,7 @@ async fn find_target(state: &AppState, id: &str) -> ApiResult<Target> {
         .store
         .get_target(id)
         .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no target has the id `{}`", clip(id))))
+        .ok_or_else(|| WebError::NotFound(format!("no target has the id `{}`", clip(id))))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -472,11 +417,11 @@ pub async fn target_history(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<HistoryQuery>,
-) -> ApiResult<Json<HistoryPage>> {
+) -> ApiResult<ApiJson<HistoryPage>> {
     let target = find_target(&state, &id).await?;
     let limit = q.limit.unwrap_or(DEFAULT_PAGE);
     if limit == 0 || limit > MAX_PAGE {
-        return Err(ApiError::Invalid {
+        return Err(WebError::Invalid {
             field: "limit",
             detail: format!("limit must be between 1 and {MAX_PAGE}"),
         });
@@ -484,7 +429,7 @@ pub async fn target_history(
     let before = match q.before.as_deref() {
         None => None,
         Some(raw) => {
-            let run_id = Uuid::parse_str(raw).map_err(|_| ApiError::Invalid {
+            let run_id = Uuid::parse_str(raw).map_err(|_| WebError::Invalid {
                 field: "before",
                 detail: "before must be a run id from `next`".into(),
             })?;
@@ -493,7 +438,7 @@ pub async fn target_history(
                 .get_run(run_id)
                 .await?
                 .filter(|r| r.target_id == target.id)
-                .ok_or_else(|| ApiError::Invalid {
+                .ok_or_else(|| WebError::Invalid {
                     field: "before",
                     detail: "before names no run of this target".into(),
                 })?;
@@ -520,7 +465,7 @@ pub async fn target_history(
             target.id
         )
     });
-    Ok(Json(HistoryPage {
+    Ok(ApiJson(HistoryPage {
         target: TargetView::new(&target),
         runs: runs.iter().map(|r| RunView::new(r, None)).collect(),
         next,
@@ -529,8 +474,8 @@ pub async fn target_history(
 }
 
 /// Any other path.
-pub async fn not_found(uri: axum::http::Uri) -> ApiError {
-    ApiError::NotFound(format!("nothing is served at `{}`", clip(uri.path())))
+pub async fn not_found(uri: axum::http::Uri) -> WebError {
+    WebError::NotFound(format!("nothing is served at `{}`", clip(uri.path())))
 }
 
 /// A target as the API shows it.

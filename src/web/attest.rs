@@ -2,7 +2,7 @@
 //! verification of an envelope against the service's keys.
 
 use super::AppState;
-use super::error::{ApiError, ApiResult};
+use super::error::{ApiResult, WebError};
 use super::extract::{ApiJson, ApiPath};
 use super::openapi::{
     BadRequest, InternalError, NotFound, PayloadTooLarge, TimedOut, Unprocessable,
@@ -11,7 +11,6 @@ use super::openapi::{
 use crate::attest::dsse::{self, Envelope};
 use crate::attest::statement::Statement;
 use crate::attest::{self, AttestError, verify_envelope};
-use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
@@ -35,7 +34,7 @@ use uuid::Uuid;
 )]
 pub async fn keys(State(state): State<AppState>) -> ApiResult<Response> {
     let (jwks, _) = attest::service_keys(state.store.as_ref(), state.attestor.as_ref()).await?;
-    let mut resp = Json(jwks).into_response();
+    let mut resp = ApiJson(jwks).into_response();
     let h = resp.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
@@ -53,8 +52,8 @@ pub async fn keys(State(state): State<AppState>) -> ApiResult<Response> {
     Ok(resp)
 }
 
-fn no_attestation(id: Uuid, why: impl std::fmt::Display) -> ApiError {
-    ApiError::NotFound(format!("run `{id}` has no attestation: {why}"))
+fn no_attestation(id: Uuid, why: impl std::fmt::Display) -> WebError {
+    WebError::NotFound(format!("run `{id}` has no attestation: {why}"))
 }
 
 /// `GET /api/v1/runs/{id}/attestation`: the DSSE envelope, byte for byte as
@@ -79,7 +78,7 @@ pub async fn show_attestation(
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Response> {
     let id = Uuid::parse_str(&id).map_err(|_| {
-        ApiError::NotFound(format!(
+        WebError::NotFound(format!(
             "no run has the id `{}`",
             id.chars().take(64).collect::<String>()
         ))
@@ -93,12 +92,12 @@ pub async fn show_attestation(
             match attest::attest_run(state.store.as_ref(), attestor, id).await {
                 Ok(stored) => stored,
                 Err(AttestError::UnknownRun(_)) => {
-                    return Err(ApiError::NotFound(format!("no run has the id `{id}`")));
+                    return Err(WebError::NotFound(format!("no run has the id `{id}`")));
                 }
                 Err(e @ AttestError::NoVerdict(..)) => return Err(no_attestation(id, e)),
                 Err(AttestError::Store(e)) => return Err(e.into()),
                 Err(e @ AttestError::Statement(_)) => {
-                    return Err(ApiError::Internal(e.to_string()));
+                    return Err(WebError::Internal(e.to_string()));
                 }
             }
         }
@@ -143,20 +142,20 @@ pub async fn show_attestation(
 )]
 pub async fn verify(
     State(state): State<AppState>,
-    body: Result<ApiJson<Envelope>, ApiError>,
-) -> ApiResult<Json<Verification>> {
+    body: Result<ApiJson<Envelope>, WebError>,
+) -> ApiResult<ApiJson<Verification>> {
     let ApiJson(envelope) = body?;
     let (_, keys) = attest::service_keys(state.store.as_ref(), state.attestor.as_ref()).await?;
     let verified = match verify_envelope(&envelope, &keys) {
         Ok(v) => v,
         Err(e) if e.is_malformed() => {
-            return Err(ApiError::Invalid {
+            return Err(WebError::Invalid {
                 field: "envelope",
                 detail: e.to_string(),
             });
         }
         Err(e) => {
-            return Ok(Json(Verification::Invalid(Invalid {
+            return Ok(ApiJson(Verification::Invalid(Invalid {
                 valid: false,
                 reason: e.to_string(),
             })));
@@ -177,7 +176,7 @@ pub async fn verify(
         },
         None => None,
     };
-    Ok(Json(Verification::Valid(Box::new(Valid {
+    Ok(ApiJson(Verification::Valid(Box::new(Valid {
         valid: true,
         key_id: verified.key_id,
         statement: verified.statement,

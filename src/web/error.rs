@@ -1,10 +1,21 @@
-//! The API's one error type, rendered as RFC 9457 problem+json. Internal
-//! failures are logged with their detail and shown to the user without it.
+//! The web layer's one error type, [`WebError`], and its two renderings. The
+//! route decides which one a client sees, never the error: the API answers
+//! RFC 9457 problem+json (`WebError`'s own [`IntoResponse`]), the HTML pages
+//! answer a page in the site's style (through [`AsPage`]). This file is the
+//! only place that writes a problem document, so every API error has the same
+//! shape. Internal failures are logged with their detail and shown to the user
+//! without it.
 
+use super::pages::Page;
+use super::ratelimit::RateState;
+use crate::store::RunStatus;
+use askama::Template;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use serde_json::json;
 use utoipa::ToSchema;
+use uuid::Uuid;
 
 /// An RFC 9457 problem: the body of every API error.
 #[derive(Debug, Serialize, ToSchema)]
@@ -25,9 +36,11 @@ pub struct Problem {
     pub retry_after_s: Option<u64>,
 }
 
+/// Why a request of the API or of a page was not answered as asked.
 #[derive(Debug, thiserror::Error)]
-pub enum ApiError {
-    /// The body is not valid JSON or not the expected shape.
+pub enum WebError {
+    /// The body is not valid JSON or not the expected shape, or a form or
+    /// query string does not parse.
     #[error("{0}")]
     MalformedBody(String),
     /// The body is larger than the API accepts.
@@ -42,16 +55,52 @@ pub enum ApiError {
     Conflict(String),
     #[error("{0}")]
     NotFound(String),
-    #[error("too many submissions from this address; retry in {retry_after_s}s")]
-    RateLimited { retry_after_s: u64 },
+    /// A request the site refuses to act on (a form posted from elsewhere, an
+    /// expired form).
+    #[error("{0}")]
+    Forbidden(String),
+    /// An `Authorization` header that names no live API key; never taken for
+    /// anonymous use.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// Too many submissions. `key` names the API key whose quota is used up,
+    /// `None` for a client address; `rate` is the state of the limiter that
+    /// refused, sent along as its `RateLimit-*` headers by the API.
+    #[error("{}", rate_limited_detail(.key.as_deref(), .rate))]
+    RateLimited {
+        key: Option<String>,
+        rate: RateState,
+    },
+    /// A report was asked of a run still queued or running.
+    #[error("run `{id}` is {}; its report exists once it has finished", .status.as_str())]
+    NotFinished { id: Uuid, status: RunStatus },
     #[error("the database is not reachable")]
     Unavailable,
     #[error("internal error")]
     Internal(String),
 }
 
-impl ApiError {
-    fn parts(&self) -> (StatusCode, &'static str, &'static str) {
+/// Seconds a refused client waits before trying again.
+fn retry_after(rate: &RateState) -> u64 {
+    rate.retry_after_s.unwrap_or(1)
+}
+
+fn rate_limited_detail(key: Option<&str>, rate: &RateState) -> String {
+    match key {
+        Some(name) => format!(
+            "too many submissions with the API key `{name}`; retry in {}s",
+            retry_after(rate)
+        ),
+        None => format!(
+            "too many submissions from this address; retry in {}s",
+            retry_after(rate)
+        ),
+    }
+}
+
+impl WebError {
+    /// Status, problem slug and problem title.
+    fn problem_parts(&self) -> (StatusCode, &'static str, &'static str) {
         match self {
             Self::MalformedBody(_) => (
                 StatusCode::BAD_REQUEST,
@@ -79,11 +128,16 @@ impl ApiError {
                 "Idempotency-Key reused",
             ),
             Self::NotFound(_) => (StatusCode::NOT_FOUND, "not-found", "Not found"),
+            Self::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden", "Forbidden"),
+            Self::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "invalid-token", "Invalid API key"),
             Self::RateLimited { .. } => (
                 StatusCode::TOO_MANY_REQUESTS,
                 "rate-limited",
                 "Too many requests",
             ),
+            Self::NotFinished { .. } => {
+                (StatusCode::CONFLICT, "run-not-finished", "Run not finished")
+            }
             Self::Unavailable => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "unavailable",
@@ -96,15 +150,165 @@ impl ApiError {
             ),
         }
     }
+
+    /// The API's rendering: an RFC 9457 problem document.
+    fn problem_response(self) -> Response {
+        let (status, slug, title) = self.problem_parts();
+        if let Self::Internal(detail) = &self {
+            tracing::error!(%detail, "internal error answering a request");
+        }
+        // Only an address's refusal repeats the wait in the body; a key's
+        // refusal tells it in the `Retry-After` of the limiter's headers.
+        let body_retry_after = match &self {
+            Self::RateLimited { key: None, rate } => Some(retry_after(rate)),
+            _ => None,
+        };
+        let problem = Problem {
+            problem_type: format!("/problems/{slug}"),
+            title: title.to_owned(),
+            status: status.as_u16(),
+            detail: self.to_string(),
+            field: match &self {
+                Self::Invalid { field, .. } => Some((*field).to_owned()),
+                _ => None,
+            },
+            retry_after_s: body_retry_after,
+        };
+        let body = match &self {
+            // Points the client at what to follow until the report exists.
+            Self::NotFinished { id, status } => {
+                let mut doc = serde_json::to_value(&problem).unwrap_or_default();
+                if let Some(members) = doc.as_object_mut() {
+                    members.insert("run_status".into(), json!(status));
+                    members.insert(
+                        "links".into(),
+                        json!({
+                            "run": format!("/api/v1/runs/{id}"),
+                            "events": format!("/api/v1/runs/{id}/events"),
+                        }),
+                    );
+                }
+                doc.to_string()
+            }
+            _ => serde_json::to_string(&problem).unwrap_or_default(),
+        };
+        let mut resp = (status, body).into_response();
+        let h = resp.headers_mut();
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        if let Some(secs) = body_retry_after {
+            h.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        match &self {
+            Self::RateLimited { rate, .. } => h.extend(rate.headers()),
+            // RFC 6750 §3.1.
+            Self::Unauthorized(_) => {
+                h.insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static(r#"Bearer error="invalid_token""#),
+                );
+            }
+            // A run takes seconds: come back in a moment.
+            Self::NotFinished { .. } => {
+                h.insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
+            }
+            _ => {}
+        }
+        resp
+    }
+
+    /// The pages' rendering: an HTML page in the site's style, written for
+    /// people rather than programs.
+    fn page_response(self) -> Response {
+        let (status, title, detail, retry) = match self {
+            Self::NotFound(d) => (StatusCode::NOT_FOUND, "Not found", d, None),
+            Self::Forbidden(d) => (StatusCode::FORBIDDEN, "Forbidden", d, None),
+            Self::MalformedBody(d) => (StatusCode::BAD_REQUEST, "Bad request", d, None),
+            // Pages send only `Retry-After`, not the limiter's `RateLimit-*` headers.
+            Self::RateLimited { rate, .. } => {
+                let s = retry_after(&rate);
+                (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "Too many submissions",
+                    format!("This address has submitted too many runs. Try again in {s} seconds."),
+                    Some(s),
+                )
+            }
+            Self::Internal(d) => {
+                tracing::error!(detail = %d, "internal error rendering a page");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "Something went wrong",
+                    "protocheck could not answer this request. Try again later.".to_owned(),
+                    None,
+                )
+            }
+            // No page reports these today; they read as the API words them.
+            other => {
+                let (status, _, title) = other.problem_parts();
+                (status, title, other.to_string(), None)
+            }
+        };
+        let mut resp = Page(
+            status,
+            ErrorPage {
+                title: title.to_owned(),
+                detail,
+            },
+        )
+        .into_response();
+        if let Some(s) = retry {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(s));
+        }
+        resp
+    }
 }
 
-impl From<crate::store::StoreError> for ApiError {
+#[derive(Template)]
+#[template(path = "error.html")]
+struct ErrorPage {
+    title: String,
+    detail: String,
+}
+
+impl IntoResponse for WebError {
+    fn into_response(self) -> Response {
+        self.problem_response()
+    }
+}
+
+/// A [`WebError`] shown as an HTML page: what the pages' handlers fail with.
+#[derive(Debug)]
+pub struct AsPage(pub WebError);
+
+impl IntoResponse for AsPage {
+    fn into_response(self) -> Response {
+        self.0.page_response()
+    }
+}
+
+impl From<WebError> for AsPage {
+    fn from(e: WebError) -> Self {
+        Self(e)
+    }
+}
+
+impl From<crate::store::StoreError> for AsPage {
+    fn from(e: crate::store::StoreError) -> Self {
+        Self(e.into())
+    }
+}
+
+impl From<crate::store::StoreError> for WebError {
     fn from(e: crate::store::StoreError) -> Self {
         Self::Internal(e.to_string())
     }
 }
 
-impl From<crate::queue::SubmitError> for ApiError {
+impl From<crate::queue::SubmitError> for WebError {
     fn from(e: crate::queue::SubmitError) -> Self {
         use crate::queue::SubmitError as S;
         match e {
@@ -126,39 +330,7 @@ impl From<crate::queue::SubmitError> for ApiError {
     }
 }
 
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let (status, slug, title) = self.parts();
-        if let Self::Internal(detail) = &self {
-            tracing::error!(%detail, "internal error answering a request");
-        }
-        let retry_after = match &self {
-            Self::RateLimited { retry_after_s } => Some(*retry_after_s),
-            _ => None,
-        };
-        let body = Problem {
-            problem_type: format!("/problems/{slug}"),
-            title: title.to_owned(),
-            status: status.as_u16(),
-            detail: self.to_string(),
-            field: match &self {
-                Self::Invalid { field, .. } => Some((*field).to_owned()),
-                _ => None,
-            },
-            retry_after_s: retry_after,
-        };
-        let body = serde_json::to_string(&body).unwrap_or_default();
-        let mut resp = (status, body).into_response();
-        resp.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/problem+json"),
-        );
-        if let Some(secs) = retry_after {
-            resp.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-        }
-        resp
-    }
-}
-
-pub type ApiResult<T> = Result<T, ApiError>;
+/// What API handlers return: errors answer problem+json.
+pub type ApiResult<T> = Result<T, WebError>;
+/// What page handlers return: errors answer an HTML page.
+pub type PageResult<T> = Result<T, AsPage>;

@@ -1,21 +1,36 @@
-//! The API's own extractors: rejections come back as problem+json, never as
-//! axum's plain-text defaults.
+//! The web layer's own extractors: the API's rejections come back as
+//! problem+json, never as axum's plain-text defaults. `clippy.toml` forbids
+//! axum's `Path` and `Json` everywhere else, so no route can fall back to
+//! them by accident; this file wraps them once.
+#![allow(
+    clippy::disallowed_types,
+    reason = "the one place that wraps axum's Path and Json extractors"
+)]
 
-use super::error::ApiError;
+use super::error::WebError;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 /// A JSON object as the body. Size is bounded by the router's `DefaultBodyLimit`.
+/// As an answer, the value serialised as `application/json`.
 #[derive(Debug)]
 pub struct ApiJson<T>(pub T);
 
-impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
-    type Rejection = ApiError;
+impl<T: Serialize> IntoResponse for ApiJson<T> {
+    fn into_response(self) -> Response {
+        Json(self.0).into_response()
+    }
+}
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
+    type Rejection = WebError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, WebError> {
         let content_type = req
             .headers()
             .get(axum::http::header::CONTENT_TYPE)
@@ -27,16 +42,16 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
                 .is_some_and(|sub| sub == "json" || sub.ends_with("+json"))
         });
         if !is_json {
-            return Err(ApiError::UnsupportedMediaType);
+            return Err(WebError::UnsupportedMediaType);
         }
         let bytes = Bytes::from_request(req, state)
             .await
-            .map_err(|e| ApiError::from(JsonRejection::from(e)))?;
+            .map_err(|e| WebError::from(JsonRejection::from(e)))?;
         // Syntax first (400), then the shape: serde reads a struct from an
         // array too, by position, so anything but an object is refused here.
         let Json(value) = Json::<serde_json::Value>::from_bytes(&bytes)?;
         if !value.is_object() {
-            return Err(ApiError::Invalid {
+            return Err(WebError::Invalid {
                 field: "body",
                 detail: "the body must be a JSON object".into(),
             });
@@ -48,15 +63,21 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
 
 /// Path parameters.
 #[derive(Debug, FromRequestParts)]
-#[from_request(via(axum::extract::Path), rejection(ApiError))]
+#[from_request(via(axum::extract::Path), rejection(WebError))]
 pub struct ApiPath<T>(pub T);
+
+/// Path parameters of an HTML page. A path that does not decode is refused
+/// with axum's own plain-text answer, as the pages always did.
+#[derive(Debug, FromRequestParts)]
+#[from_request(via(axum::extract::Path))]
+pub struct PagePath<T>(pub T);
 
 /// Query parameters.
 #[derive(Debug, FromRequestParts)]
-#[from_request(via(axum::extract::Query), rejection(ApiError))]
+#[from_request(via(axum::extract::Query), rejection(WebError))]
 pub struct ApiQuery<T>(pub T);
 
-impl From<JsonRejection> for ApiError {
+impl From<JsonRejection> for WebError {
     fn from(r: JsonRejection) -> Self {
         match r {
             JsonRejection::MissingJsonContentType(_) => Self::UnsupportedMediaType,
@@ -76,13 +97,13 @@ impl From<JsonRejection> for ApiError {
     }
 }
 
-impl From<PathRejection> for ApiError {
+impl From<PathRejection> for WebError {
     fn from(r: PathRejection) -> Self {
         Self::NotFound(r.body_text())
     }
 }
 
-impl From<QueryRejection> for ApiError {
+impl From<QueryRejection> for WebError {
     fn from(r: QueryRejection) -> Self {
         Self::MalformedBody(r.body_text())
     }

@@ -1,6 +1,11 @@
 //! The axum router: REST API v1, server-sent progress, badges, attestations,
 //! health and metrics. `app(state)` is used by `serve` and by the tests alike.
 
+// Routes read paths and JSON bodies only through the owned extractors of
+// `extract` (clippy.toml names axum's raw ones), so every API rejection is a
+// problem document.
+#![deny(clippy::disallowed_types)]
+
 pub mod api;
 pub mod attest;
 pub mod badge;
@@ -200,8 +205,10 @@ async fn not_found(headers: axum::http::HeaderMap, uri: axum::http::Uri) -> Resp
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("text/html"));
     if wants_html {
-        let mut resp =
-            pages::PageError::NotFound("There is no page at this address.".into()).into_response();
+        let mut resp = error::AsPage(error::WebError::NotFound(
+            "There is no page at this address.".into(),
+        ))
+        .into_response();
         resp.headers_mut().insert(
             axum::http::header::CONTENT_SECURITY_POLICY,
             axum::http::HeaderValue::from_static(pages::PAGE_CSP),

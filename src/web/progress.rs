@@ -8,7 +8,7 @@
 
 use super::AppState;
 use super::api::{finding_json, run_json};
-use super::error::{ApiError, ApiResult};
+use super::error::{ApiResult, WebError};
 use super::extract::ApiPath;
 use super::openapi::{InternalError, NotFound};
 use axum::extract::State;
@@ -56,12 +56,12 @@ pub async fn run_events(
     headers: HeaderMap,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     let id = Uuid::parse_str(&id)
-        .map_err(|_| ApiError::NotFound(format!("no run has the id `{id}`")))?;
+        .map_err(|_| WebError::NotFound(format!("no run has the id `{id}`")))?;
     let run = state
         .store
         .get_run(id)
         .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no run has the id `{id}`")))?;
+        .ok_or_else(|| WebError::NotFound(format!("no run has the id `{id}`")))?;
     let resume_after: i64 = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
@@ -88,13 +88,16 @@ fn async_stream(
                 if let Some(ev) = pending.pop() {
                     return Some((Ok(ev), Some((state, wake, attempt, last_seq, pending))));
                 }
+                // The response began with a 200 long ago, so a failure here can
+                // no longer be a status: it is logged and the stream ends with an
+                // `error` event, which tells the client to stop rather than wait
+                // for a verdict that this stream would never deliver.
                 let run = match state.store.get_run(run_id).await {
                     Ok(Some(run)) => run,
-                    Ok(None) | Err(_) => {
-                        let ev = Event::default()
-                            .event("error")
-                            .data("the run could not be read");
-                        return Some((Ok(ev), None));
+                    Ok(None) => return Some((Ok(read_failed("the run could not be read")), None)),
+                    Err(e) => {
+                        tracing::error!(run = %run_id, error = %e, "reading a run for its progress stream failed");
+                        return Some((Ok(read_failed("the run could not be read")), None));
                     }
                 };
                 if run.attempts != attempt {
@@ -106,11 +109,18 @@ fn async_stream(
                         .data(json!({"attempt": attempt}).to_string());
                     return Some((Ok(ev), Some((state, wake, attempt, last_seq, pending))));
                 }
-                let findings = state
-                    .store
-                    .findings(run_id, last_seq)
-                    .await
-                    .unwrap_or_default();
+                // An unreadable page of findings is not "no new findings": taken
+                // as such, the stream would announce a verdict without them.
+                let findings = match state.store.findings(run_id, last_seq).await {
+                    Ok(findings) => findings,
+                    Err(e) => {
+                        tracing::error!(run = %run_id, error = %e, "reading findings for a progress stream failed");
+                        return Some((
+                            Ok(read_failed("the run's findings could not be read")),
+                            None,
+                        ));
+                    }
+                };
                 if !findings.is_empty() {
                     // `pending` is popped from the end, so it holds events newest first.
                     for f in findings.iter().rev() {
@@ -146,4 +156,9 @@ fn async_stream(
             }
         },
     )
+}
+
+/// The last event of a stream that can no longer read the store.
+fn read_failed(why: &'static str) -> Event {
+    Event::default().event("error").data(why)
 }

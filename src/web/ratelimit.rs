@@ -149,13 +149,6 @@ impl SubmitLimiter {
         }
     }
 
-    /// `Ok` when `addr` may submit now, else the seconds until it may.
-    pub fn check(&self, addr: IpAddr) -> Result<(), u64> {
-        self.check_addr(addr)
-            .map(|_| ())
-            .map_err(|state| state.retry_after_s.unwrap_or(1))
-    }
-
     /// The per-address decision for an anonymous client, with the limiter's state.
     pub fn check_addr(&self, addr: IpAddr) -> Result<RateState, RateState> {
         if self.by_addr.len() > RETAIN_ABOVE {

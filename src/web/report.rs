@@ -6,14 +6,12 @@
 //! mistake half a run for the verdict, and it can wait on `/events` or poll.
 
 use super::AppState;
-use super::error::ApiError;
+use super::error::{ApiResult, WebError};
 use super::extract::ApiPath;
 use super::openapi::{InternalError, NotFound, RunNotFinished, TimedOut};
 use crate::report::{self, Format, Report};
-use crate::store::RunStatus;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 use uuid::Uuid;
 
 /// JUnit XML has no registered media type; `application/xml` is what CI
@@ -22,62 +20,11 @@ const JUNIT_TYPE: &str = "application/xml";
 /// SARIF's registered media type (SARIF 2.1.0 Appendix, IANA).
 const SARIF_TYPE: &str = "application/sarif+json";
 
-/// Failures of a report request: the API's errors, plus a run not finished yet.
-pub enum ReportError {
-    Api(ApiError),
-    NotFinished { id: Uuid, status: RunStatus },
-}
-
-impl From<ApiError> for ReportError {
-    fn from(e: ApiError) -> Self {
-        Self::Api(e)
-    }
-}
-
-impl From<crate::store::StoreError> for ReportError {
-    fn from(e: crate::store::StoreError) -> Self {
-        Self::Api(e.into())
-    }
-}
-
-impl IntoResponse for ReportError {
-    fn into_response(self) -> Response {
-        match self {
-            Self::Api(e) => e.into_response(),
-            Self::NotFinished { id, status } => {
-                let body = json!({
-                    "type": "/problems/run-not-finished",
-                    "title": "Run not finished",
-                    "status": 409,
-                    "detail": format!(
-                        "run `{id}` is {}; its report exists once it has finished",
-                        status.as_str()
-                    ),
-                    "run_status": status,
-                    "links": {
-                        "run": format!("/api/v1/runs/{id}"),
-                        "events": format!("/api/v1/runs/{id}/events"),
-                    },
-                });
-                let mut resp = (StatusCode::CONFLICT, body.to_string()).into_response();
-                let h = resp.headers_mut();
-                h.insert(
-                    header::CONTENT_TYPE,
-                    HeaderValue::from_static("application/problem+json"),
-                );
-                // A run takes seconds: come back in a moment.
-                h.insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
-                resp
-            }
-        }
-    }
-}
-
 /// The finished run's report, or why there is none.
-async fn finished_report(state: &AppState, raw_id: &str) -> Result<Report, ReportError> {
+async fn finished_report(state: &AppState, raw_id: &str) -> ApiResult<Report> {
     // Malformed ids are unknown ids, as on `GET /api/v1/runs/{id}`.
     let id = Uuid::parse_str(raw_id).map_err(|_| {
-        ApiError::NotFound(format!(
+        WebError::NotFound(format!(
             "no run has the id `{}`",
             raw_id.chars().take(64).collect::<String>()
         ))
@@ -86,9 +33,9 @@ async fn finished_report(state: &AppState, raw_id: &str) -> Result<Report, Repor
         .store
         .get_run(id)
         .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no run has the id `{id}`")))?;
+        .ok_or_else(|| WebError::NotFound(format!("no run has the id `{id}`")))?;
     if !run.status.is_finished() {
-        return Err(ReportError::NotFinished {
+        return Err(WebError::NotFinished {
             id,
             status: run.status,
         });
@@ -123,7 +70,7 @@ fn with_type(body: String, content_type: &'static str) -> Response {
 pub async fn report_json(
     axum::extract::State(state): axum::extract::State<AppState>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Response, ReportError> {
+) -> ApiResult<Response> {
     let report = finished_report(&state, &id).await?;
     Ok(with_type(report.render(Format::Json), "application/json"))
 }
@@ -147,7 +94,7 @@ pub async fn report_json(
 pub async fn report_junit(
     axum::extract::State(state): axum::extract::State<AppState>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Response, ReportError> {
+) -> ApiResult<Response> {
     let report = finished_report(&state, &id).await?;
     Ok(with_type(report.render(Format::Junit), JUNIT_TYPE))
 }
@@ -171,7 +118,7 @@ pub async fn report_junit(
 pub async fn report_sarif(
     axum::extract::State(state): axum::extract::State<AppState>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Response, ReportError> {
+) -> ApiResult<Response> {
     let report = finished_report(&state, &id).await?;
     Ok(with_type(report.render(Format::Sarif), SARIF_TYPE))
 }

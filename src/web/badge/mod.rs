@@ -1,0 +1,92 @@
+//! Badges: `GET /badge/{target}/{suite}.svg` and `.json` (the shields.io endpoint
+//! schema), the same by URL (`GET /badge.svg?url=…&suite=…`), the link behind a
+//! badge (`/targets/{target}/{suite}/latest`) and ready-to-paste snippets.
+//!
+//! A badge never starts a run and never lies: it shows the newest finished run of
+//! its target and suite (`pending` while the only runs are queued or running,
+//! `error` when the newest one errored, a grey `unknown` for a target protocheck
+//! has never seen), and links to that run's report, which carries the signed
+//! attestation.
+//!
+//! Badges are drawn once and kept in memory, keyed by target and suite, so a badge
+//! on a busy README costs a map lookup. A cached badge is dropped when a run in
+//! this process changes (the [`RunEvents`](crate::events::RunEvents) bus), and
+//! re-read after [`SHARED_QUEUE_TTL`] at the latest for runs finished by
+//! workers elsewhere.
+//!
+//! `describe` decides what a badge says, `cache` draws and keeps badges,
+//! `render` and `widths` turn one into SVG or shields.io JSON, `serve` answers
+//! the badge routes and `snippets` the snippets to paste.
+
+mod cache;
+mod describe;
+mod render;
+mod serve;
+mod snippets;
+mod widths;
+
+pub use cache::{BadgeCache, Drawn, draw};
+pub use describe::describe;
+pub use render::{Badge, Color};
+// Globs, so the OpenAPI operations `utoipa` generates beside each handler
+// (`__path_…`) are reachable where the router registers them.
+pub use serve::*;
+pub(crate) use snippets::public_base;
+pub use snippets::*;
+
+use crate::suite::SuiteId;
+use std::time::Duration;
+use uuid::Uuid;
+
+/// The MCP revision the MCP suite judges against, shown in its badge's label.
+pub const MCP_REVISION: &str = "2026-07-28";
+/// Workers in other processes (Postgres) finish runs without telling this one:
+/// a cached badge is re-read from the store after this long at most.
+pub const SHARED_QUEUE_TTL: Duration = Duration::from_secs(5);
+/// `max-age` of a `pending` badge, which will change as soon as the run ends.
+pub const PENDING_MAX_AGE: Duration = Duration::from_secs(30);
+/// Where a badge links for a run: its HTML report.
+pub fn report_path(run: Uuid) -> String {
+    format!("/runs/{run}")
+}
+
+/// The stable link behind a badge: redirects to the report of the run it shows.
+pub fn latest_path(target_key: &str, suite: SuiteId) -> String {
+    format!("/targets/{target_key}/{}/latest", suite.as_str())
+}
+
+/// Badge settings of the web layer.
+#[derive(Debug, Clone)]
+pub struct BadgeSettings {
+    /// `Cache-Control: max-age` of a badge.
+    pub max_age: Duration,
+    /// Base of the absolute URLs in snippets; `None`: the request's `Host`.
+    pub public_url: Option<String>,
+}
+
+impl Default for BadgeSettings {
+    fn default() -> Self {
+        Self {
+            max_age: Duration::from_secs(300),
+            public_url: None,
+        }
+    }
+}
+
+/// A target key is 24 lower-case hex digits; anything else names no target.
+fn is_target_key(s: &str) -> bool {
+    s.len() == 24 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_keys_are_24_hex_digits() {
+        assert!(is_target_key("00112233445566778899aabb"));
+        assert!(!is_target_key("00112233445566778899AABB"));
+        assert!(!is_target_key("<script>"));
+        assert!(!is_target_key(""));
+    }
+}

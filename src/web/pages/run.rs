@@ -1,0 +1,389 @@
+//! `GET /runs/{id}`: a run's report, grouped findings with their evidence,
+//! its badge, signature and webhook, and live progress while it runs.
+
+use super::{Page, clip, duration, relative, status_class};
+use crate::rfc3339;
+use crate::store::{Run, RunStatus, StoredFinding};
+use crate::suite::{self, Exchange, Outcome, SuiteChoice, SuiteId, VerdictDetail};
+use crate::web::AppState;
+use crate::web::error::{AsPage, PageResult, WebError};
+use crate::web::extract::PagePath;
+use askama::Template;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use uuid::Uuid;
+
+struct Counts {
+    pass: u32,
+    fail: u32,
+    warn: u32,
+    info: u32,
+    skip: u32,
+}
+
+struct RunView {
+    id: Uuid,
+    url: String,
+    target_id: String,
+    suite_label: String,
+    status: &'static str,
+    status_class: &'static str,
+    finished: bool,
+    attempts: i32,
+    headline: String,
+    declared: Option<String>,
+    overclaimed: bool,
+    error: Option<String>,
+    counts: Counts,
+    done: usize,
+    total: usize,
+    total_or_one: usize,
+    total_label: String,
+    percent: usize,
+    created_iso: String,
+    created_relative: String,
+    duration: Option<String>,
+    suite_version: Option<String>,
+}
+
+struct ExchangeView {
+    request: String,
+    response: String,
+}
+
+struct FindingView {
+    rule_id: String,
+    title: String,
+    outcome: &'static str,
+    message: String,
+    level: String,
+    spec_ref: String,
+    spec_href: Option<String>,
+    duration_ms: u64,
+    evidence: Vec<ExchangeView>,
+}
+
+struct GroupView {
+    name: String,
+    failing: usize,
+    findings: Vec<FindingView>,
+}
+
+/// The badge of the run's target and suite, with its snippets.
+struct BadgeView {
+    svg: String,
+    link: String,
+    markdown: String,
+    html: String,
+    rst: String,
+}
+
+#[derive(Template)]
+#[template(path = "run.html")]
+struct RunPage {
+    run: RunView,
+    groups: Vec<GroupView>,
+    badge: Option<BadgeView>,
+    /// Whether the run's attestation verifies against the published keys.
+    signature: Option<SignatureView>,
+    webhook: Option<WebhookView>,
+    /// Who submitted the run: the API key's owner (or name); `None` when anonymous.
+    owner: Option<String>,
+}
+
+/// A run's webhook: where (without path or query) and each attempt's outcome.
+struct WebhookView {
+    url: String,
+    state: String,
+    attempts: Vec<WebhookAttemptView>,
+}
+
+struct WebhookAttemptView {
+    attempt: i32,
+    at: String,
+    outcome: String,
+    next: Option<String>,
+}
+
+async fn webhook_view(state: &AppState, run: &Run) -> PageResult<Option<WebhookView>> {
+    let Some(url) = run.options.webhook_url.as_deref() else {
+        return Ok(None);
+    };
+    let delivery = state.store.run_webhook(run.id).await?;
+    let (status, attempts) = match delivery {
+        None => ("sent when the run ends".to_owned(), Vec::new()),
+        Some((d, attempts)) => (
+            match d.state.as_str() {
+                "delivered" => "delivered".to_owned(),
+                "failed" => "given up".to_owned(),
+                _ => "retrying".to_owned(),
+            },
+            attempts,
+        ),
+    };
+    Ok(Some(WebhookView {
+        url: crate::webhook::display_url(url),
+        state: status,
+        attempts: attempts
+            .into_iter()
+            .map(|a| WebhookAttemptView {
+                attempt: a.attempt,
+                at: crate::rfc3339(a.at_ms),
+                outcome: match (a.status_code, a.error) {
+                    (_, Some(e)) => e,
+                    (Some(code), None) => format!("HTTP {code}"),
+                    (None, None) => "no answer".to_owned(),
+                },
+                next: a.next_attempt_at_ms.map(crate::rfc3339),
+            })
+            .collect(),
+    }))
+}
+
+struct SignatureView {
+    verifies: bool,
+    text: String,
+}
+
+fn parse_id(raw: &str) -> PageResult<Uuid> {
+    Uuid::parse_str(raw).map_err(|_| {
+        AsPage(WebError::NotFound(format!(
+            "No run has the id `{}`.",
+            clip(raw)
+        )))
+    })
+}
+
+/// `GET /runs/{id}`.
+pub async fn show_run_page(
+    State(state): State<AppState>,
+    PagePath(id): PagePath<String>,
+    headers: HeaderMap,
+) -> PageResult<Response> {
+    let id = parse_id(&id)?;
+    let run = state
+        .store
+        .get_run(id)
+        .await?
+        .ok_or_else(|| WebError::NotFound(format!("No run has the id `{id}`.")))?;
+    let findings = state.store.findings(id, -1).await?;
+    let badge = run.verdict.as_ref().map(|v| {
+        let base = crate::web::badge::public_base(&state, &headers);
+        let snip = crate::web::badge::snippets(&base, &run.target_id, v.suite);
+        let text = |k: &str| snip[k].as_str().unwrap_or_default().to_owned();
+        BadgeView {
+            svg: format!("/badge/{}/{}.svg", run.target_id, v.suite.as_str()),
+            link: text("link"),
+            markdown: text("markdown"),
+            html: text("html"),
+            rst: text("rst"),
+        }
+    });
+    let signature = match state.store.get_attestation(id).await? {
+        None => None,
+        Some(stored) => {
+            let keys = crate::attest::KeySet::from_records(&state.store.public_keys().await?);
+            let checked = crate::attest::verify::verify_json(stored.envelope.as_bytes(), &keys);
+            Some(match checked {
+                Ok(v) if v.statement.predicate.run_id == run.id.to_string() => SignatureView {
+                    verifies: true,
+                    text: format!(
+                        "the signature verifies with published key {}",
+                        stored.key_id
+                    ),
+                },
+                Ok(_) => SignatureView {
+                    verifies: false,
+                    text: "the attestation names another run".into(),
+                },
+                Err(e) => SignatureView {
+                    verifies: false,
+                    text: format!("the signature does not verify: {e}"),
+                },
+            })
+        }
+    };
+    let page = RunPage {
+        run: run_view(&run, findings.len()),
+        groups: group_findings(&findings),
+        badge,
+        signature,
+        webhook: webhook_view(&state, &run).await?,
+        owner: state
+            .store
+            .run_api_key(run.id)
+            .await?
+            .map(|k| k.display_owner().to_owned()),
+    };
+    Ok(Page(StatusCode::OK, page).into_response())
+}
+
+fn suite_of(run: &Run) -> Option<SuiteId> {
+    match run.verdict.as_ref().map(|v| v.suite) {
+        Some(s) => Some(s),
+        None => match SuiteChoice::parse(&run.suite) {
+            Some(SuiteChoice::Mcp) => Some(SuiteId::Mcp),
+            Some(SuiteChoice::Rcp) => Some(SuiteId::Rcp),
+            _ => None,
+        },
+    }
+}
+
+fn run_view(run: &Run, done: usize) -> RunView {
+    let suite = suite_of(run);
+    let total = suite.map_or(0, |s| suite::rule_count(s, &run.options));
+    let now = crate::now_ms();
+    let (headline, declared, overclaimed) = match &run.verdict {
+        Some(v) => match &v.detail {
+            VerdictDetail::Rcp {
+                declared_level,
+                honest,
+                ..
+            } => (v.summary.clone(), declared_level.clone(), !honest),
+            VerdictDetail::Mcp { .. } => (v.summary.clone(), None, false),
+        },
+        None if run.status == RunStatus::Error => {
+            ("Error: the run could not complete".to_owned(), None, false)
+        }
+        None => (run.status.as_str().to_owned(), None, false),
+    };
+    let counts = run.verdict.as_ref().map(|v| v.counts).unwrap_or_default();
+    RunView {
+        id: run.id,
+        url: run.target_url.clone(),
+        target_id: run.target_id.clone(),
+        suite_label: match suite {
+            Some(SuiteId::Mcp) => "MCP 2026-07-28".into(),
+            Some(SuiteId::Rcp) => "RCP/1".into(),
+            None => "Conformance".into(),
+        },
+        status: run.status.as_str(),
+        status_class: status_class(run.status),
+        finished: run.status.is_finished(),
+        attempts: run.attempts,
+        headline,
+        declared,
+        overclaimed,
+        error: run.error.clone().filter(|_| run.status == RunStatus::Error),
+        counts: Counts {
+            pass: counts.pass,
+            fail: counts.fail,
+            warn: counts.warn,
+            info: counts.info,
+            skip: counts.skip,
+        },
+        done,
+        total,
+        total_or_one: total.max(1),
+        total_label: if total > 0 {
+            total.to_string()
+        } else {
+            "?".into()
+        },
+        percent: (done * 100).checked_div(total).map_or(0, |p| p.min(100)),
+        created_iso: rfc3339(run.created_at_ms),
+        created_relative: relative(now, run.created_at_ms),
+        duration: match (run.started_at_ms, run.finished_at_ms) {
+            (Some(s), Some(f)) => Some(duration(f - s)),
+            _ => None,
+        },
+        suite_version: run.suite_version.clone(),
+    }
+}
+
+fn outcome_rank(o: Outcome) -> u8 {
+    match o {
+        Outcome::Fail => 0,
+        Outcome::Warn => 1,
+        Outcome::Info => 2,
+        Outcome::Skip => 3,
+        Outcome::Pass => 4,
+    }
+}
+
+/// Findings by category (MCP) or level (RCP), groups with failures first, and
+/// failures first within each group.
+fn group_findings(findings: &[StoredFinding]) -> Vec<GroupView> {
+    let mut groups: Vec<GroupView> = Vec::new();
+    let mut sorted: Vec<&StoredFinding> = findings.iter().collect();
+    sorted.sort_by_key(|f| (outcome_rank(f.finding.outcome), f.finding.rule_id.clone()));
+    for f in sorted {
+        let rule = suite::rule(&f.finding.rule_id);
+        let name = rule.map_or("Other", |r| r.group).to_owned();
+        let view = finding_view(f, rule);
+        let failing = matches!(f.finding.outcome, Outcome::Fail | Outcome::Warn);
+        match groups.iter_mut().find(|g| g.name == name) {
+            Some(g) => {
+                g.failing += usize::from(failing);
+                g.findings.push(view);
+            }
+            None => groups.push(GroupView {
+                name,
+                failing: usize::from(failing),
+                findings: vec![view],
+            }),
+        }
+    }
+    groups.sort_by(|a, b| {
+        (b.failing > 0)
+            .cmp(&(a.failing > 0))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    groups
+}
+
+fn finding_view(f: &StoredFinding, rule: Option<&suite::Rule>) -> FindingView {
+    let spec_ref = rule.map_or_else(String::new, |r| r.spec_ref.to_owned());
+    let spec_href = rule
+        .and_then(|r| {
+            r.spec_ref
+                .split_whitespace()
+                .find(|w| w.starts_with("https://"))
+        })
+        .map(str::to_owned);
+    FindingView {
+        rule_id: f.finding.rule_id.clone(),
+        title: rule.map_or_else(String::new, |r| r.title.to_owned()),
+        outcome: f.finding.outcome.as_str(),
+        message: f.finding.message.clone(),
+        level: rule.map_or_else(String::new, |r| format!("{:?}", r.level).to_uppercase()),
+        spec_ref,
+        spec_href,
+        duration_ms: f.finding.duration_ms,
+        evidence: f.finding.evidence.iter().map(exchange_view).collect(),
+    }
+}
+
+fn exchange_view(x: &Exchange) -> ExchangeView {
+    let mut request = x.request.line.clone();
+    for (k, v) in &x.request.headers {
+        request.push_str(&format!("\n{k}: {v}"));
+    }
+    if !x.request.body.is_empty() {
+        request.push_str("\n\n");
+        request.push_str(&x.request.body);
+    }
+    let response = match (&x.response, &x.error) {
+        (Some(r), _) => {
+            let mut s = r
+                .status
+                .map_or_else(|| "reply".to_owned(), |s| format!("HTTP {s}"));
+            s.push_str(&format!("  ({} ms)", r.elapsed_ms));
+            for (k, v) in &r.headers {
+                s.push_str(&format!("\n{k}: {v}"));
+            }
+            if !r.body.is_empty() {
+                s.push_str("\n\n");
+                s.push_str(&r.body);
+            }
+            if r.truncated {
+                s.push_str("\n[… truncated]");
+            }
+            s
+        }
+        (None, Some(e)) => format!("no response: {e}"),
+        (None, None) => "no response".to_owned(),
+    };
+    ExchangeView { request, response }
+}
