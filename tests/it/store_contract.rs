@@ -1,9 +1,38 @@
-//! The `Store` contract: every test runs the same body on SQLite and, when
-//! `PROTOCHECK_TEST_DATABASE_URL` is set, on Postgres. Times are passed in, so the
-//! tests move the clock instead of sleeping.
+//! The `Store` contract: every body runs as two tests, `<body>::sqlite` and
+//! `<body>::postgres` (see [`contract!`]), so a failure names its backend and each
+//! can be run alone. The Postgres ones run when `PROTOCHECK_TEST_DATABASE_URL` is
+//! set. Times are passed in, so the tests move the clock instead of sleeping.
 
 use crate::common;
 
+/// Declares the contract body `$name`, an `async fn(TestDb)` written right below,
+/// as the tests `$name::sqlite` and `$name::postgres`; any further arguments go
+/// to `#[tokio::test(…)]`. Without `PROTOCHECK_TEST_DATABASE_URL` the Postgres
+/// test passes after saying once, on stderr, that it skipped (as every Postgres
+/// leg of the test suite does; see `common::postgres`).
+///
+/// The tests live in a module named after the body (a module and a function may
+/// share a name) because `macro_rules!` cannot join identifiers into
+/// `$name_sqlite`.
+macro_rules! contract {
+    ($name:ident $(, $($test:tt)*)?) => {
+        mod $name {
+            #[tokio::test$(($($test)*))?]
+            async fn sqlite() {
+                super::$name(crate::common::sqlite().await).await;
+            }
+
+            #[tokio::test$(($($test)*))?]
+            async fn postgres() {
+                if let Some(db) = crate::common::postgres().await {
+                    super::$name(db).await;
+                }
+            }
+        }
+    };
+}
+
+use common::TestDb;
 use protocheck::store::{
     Backend, HistoryCursor, IdempotencyRecord, Inserted, NewRun, PublicKeyRecord, ReapReport, Run,
     RunEnd, RunStatus, Store, StoredAttestation,
@@ -173,773 +202,683 @@ async fn finding_rules(store: &dyn Store, run_id: Uuid, after_seq: i64) -> Vec<(
         .collect()
 }
 
-#[tokio::test]
-async fn upsert_target_is_idempotent() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let first = s
-            .upsert_target("t1", "https://one.example/rcp", 100)
-            .await
-            .unwrap();
-        assert_eq!(first.created_at_ms, 100, "{b}");
-        assert_eq!(first.protocol, None, "{b}");
-        let again = s
-            .upsert_target("t1", "https://one.example/rcp", 200)
-            .await
-            .unwrap();
-        assert_eq!(
-            again, first,
-            "{b}: a second upsert returns the stored target"
-        );
+contract!(upsert_target_is_idempotent);
+async fn upsert_target_is_idempotent(db: TestDb) {
+    let s = db.store.as_ref();
+    let first = s
+        .upsert_target("t1", "https://one.example/rcp", 100)
+        .await
+        .unwrap();
+    assert_eq!(first.created_at_ms, 100);
+    assert_eq!(first.protocol, None);
+    let again = s
+        .upsert_target("t1", "https://one.example/rcp", 200)
+        .await
+        .unwrap();
+    assert_eq!(again, first, "a second upsert returns the stored target");
 
-        s.set_target_protocol("t1", "rcp").await.unwrap();
-        let stored = s.get_target("t1").await.unwrap().expect("target");
-        assert_eq!(stored.protocol.as_deref(), Some("rcp"), "{b}");
-        assert_eq!(stored.canonical_url, "https://one.example/rcp", "{b}");
+    s.set_target_protocol("t1", "rcp").await.unwrap();
+    let stored = s.get_target("t1").await.unwrap().expect("target");
+    assert_eq!(stored.protocol.as_deref(), Some("rcp"));
+    assert_eq!(stored.canonical_url, "https://one.example/rcp");
 
-        assert_eq!(s.get_target("missing").await.unwrap(), None, "{b}");
-        assert!(
-            s.upsert_target("t2", "https://one.example/rcp", 300)
-                .await
-                .is_err(),
-            "{b}: one canonical URL belongs to one target"
-        );
-    }
+    assert_eq!(s.get_target("missing").await.unwrap(), None);
+    assert!(
+        s.upsert_target("t2", "https://one.example/rcp", 300)
+            .await
+            .is_err(),
+        "one canonical URL belongs to one target"
+    );
 }
 
-#[tokio::test]
-async fn insert_run_dedups_active_runs_only() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let t = target(s, "t").await;
-        let first = queue(s, &t, "k", 100).await;
-        assert_eq!(first.status, RunStatus::Queued, "{b}");
-        assert_eq!(first.target_url, "https://t.example/rcp", "{b}");
-        assert_eq!(first.attempts, 0, "{b}");
-        assert_eq!(first.available_at_ms, 100, "{b}");
-        assert_eq!(first.options.profile.as_deref(), Some("spec"), "{b}");
-        assert_eq!(
-            run(s, first.id).await,
-            first,
-            "{b}: the returned run is the stored one"
-        );
+contract!(insert_run_dedups_active_runs_only);
+async fn insert_run_dedups_active_runs_only(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    let first = queue(s, &t, "k", 100).await;
+    assert_eq!(first.status, RunStatus::Queued);
+    assert_eq!(first.target_url, "https://t.example/rcp");
+    assert_eq!(first.attempts, 0);
+    assert_eq!(first.available_at_ms, 100);
+    assert_eq!(first.options.profile.as_deref(), Some("spec"));
+    assert_eq!(
+        run(s, first.id).await,
+        first,
+        "the returned run is the stored one"
+    );
 
-        let Inserted::Active(active) = s.insert_run(&new_run(&t, "k", 200)).await.unwrap() else {
-            panic!("{b}: a queued run with the same key is returned");
-        };
-        assert_eq!(active.id, first.id, "{b}");
+    let Inserted::Active(active) = s.insert_run(&new_run(&t, "k", 200)).await.unwrap() else {
+        panic!("a queued run with the same key is returned");
+    };
+    assert_eq!(active.id, first.id);
 
-        assert!(
-            s.insert_run(&new_run("no-such-target", "k-orphan", 200))
-                .await
-                .is_err(),
-            "{b}: a run needs a known target"
-        );
-        let other = s.insert_run(&new_run(&t, "other-key", 200)).await.unwrap();
-        assert!(
-            matches!(other, Inserted::New(_)),
-            "{b}: another key is a new run"
-        );
+    assert!(
+        s.insert_run(&new_run("no-such-target", "k-orphan", 200))
+            .await
+            .is_err(),
+        "a run needs a known target"
+    );
+    let other = s.insert_run(&new_run(&t, "other-key", 200)).await.unwrap();
+    assert!(
+        matches!(other, Inserted::New(_)),
+        "another key is a new run"
+    );
 
-        let claimed = claim(s, "w1", 1_000).await.expect("claim");
-        assert_eq!(claimed.id, first.id, "{b}");
-        let Inserted::Active(active) = s.insert_run(&new_run(&t, "k", 300)).await.unwrap() else {
-            panic!("{b}: a running run with the same key is returned");
-        };
-        assert_eq!(active.id, first.id, "{b}");
-        assert_eq!(active.status, RunStatus::Running, "{b}");
+    let claimed = claim(s, "w1", 1_000).await.expect("claim");
+    assert_eq!(claimed.id, first.id);
+    let Inserted::Active(active) = s.insert_run(&new_run(&t, "k", 300)).await.unwrap() else {
+        panic!("a running run with the same key is returned");
+    };
+    assert_eq!(active.id, first.id);
+    assert_eq!(active.status, RunStatus::Running);
 
-        let end = RunEnd::Verdict(verdict(true));
-        assert!(
-            s.finish_run(first.id, "w1", &end, "1.0.0", 2_000)
-                .await
-                .unwrap(),
-            "{b}"
-        );
-        let Inserted::New(again) = s.insert_run(&new_run(&t, "k", 400)).await.unwrap() else {
-            panic!("{b}: once the run finished, the same key queues a new run");
-        };
-        assert_ne!(again.id, first.id, "{b}");
-    }
+    let end = RunEnd::Verdict(verdict(true));
+    assert!(
+        s.finish_run(first.id, "w1", &end, "1.0.0", 2_000)
+            .await
+            .unwrap()
+    );
+    let Inserted::New(again) = s.insert_run(&new_run(&t, "k", 400)).await.unwrap() else {
+        panic!("once the run finished, the same key queues a new run");
+    };
+    assert_ne!(again.id, first.id);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_inserts_with_one_key_queue_one_run() {
-    for db in common::all_backends().await {
-        let b = db.name();
-        let t = target(db.store.as_ref(), "t").await;
-        let barrier = Arc::new(Barrier::new(8));
-        let tasks: Vec<_> = (0..8)
-            .map(|_| {
-                let (store, barrier, t) = (db.store.clone(), barrier.clone(), t.clone());
-                tokio::spawn(async move {
-                    barrier.wait().await;
-                    store.insert_run(&new_run(&t, "same", 100)).await
-                })
+contract!(
+    concurrent_inserts_with_one_key_queue_one_run,
+    flavor = "multi_thread",
+    worker_threads = 4
+);
+async fn concurrent_inserts_with_one_key_queue_one_run(db: TestDb) {
+    let t = target(db.store.as_ref(), "t").await;
+    let barrier = Arc::new(Barrier::new(8));
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let (store, barrier, t) = (db.store.clone(), barrier.clone(), t.clone());
+            tokio::spawn(async move {
+                barrier.wait().await;
+                store.insert_run(&new_run(&t, "same", 100)).await
             })
-            .collect();
-        let mut new = Vec::new();
-        let mut active = Vec::new();
-        for task in tasks {
-            match task.await.unwrap() {
-                Ok(Inserted::New(r)) => new.push(r.id),
-                Ok(Inserted::Active(r)) => active.push(r.id),
-                Err(e) => panic!("{b}: insert failed: {e}"),
-            }
+        })
+        .collect();
+    let mut new = Vec::new();
+    let mut active = Vec::new();
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(Inserted::New(r)) => new.push(r.id),
+            Ok(Inserted::Active(r)) => active.push(r.id),
+            Err(e) => panic!("insert failed: {e}"),
         }
-        assert_eq!(new.len(), 1, "{b}: exactly one insert queues a run");
-        assert!(
-            active.iter().all(|id| *id == new[0]),
-            "{b}: the others get that run"
-        );
     }
+    assert_eq!(new.len(), 1, "exactly one insert queues a run");
+    assert!(
+        active.iter().all(|id| *id == new[0]),
+        "the others get that run"
+    );
 }
 
-#[tokio::test]
-async fn latest_finished_respects_since_and_ignores_errors() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let t = target(s, "t").await;
-        let passed = finished_run(s, &t, "k", 100, RunEnd::Verdict(verdict(true)), 1_000).await;
-        finished_run(
-            s,
-            &t,
-            "k",
-            2_000,
-            RunEnd::Error("target unreachable".into()),
-            3_000,
-        )
-        .await;
-        finished_run(s, &t, "other", 4_000, RunEnd::Verdict(verdict(true)), 5_000).await;
+contract!(latest_finished_respects_since_and_ignores_errors);
+async fn latest_finished_respects_since_and_ignores_errors(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    let passed = finished_run(s, &t, "k", 100, RunEnd::Verdict(verdict(true)), 1_000).await;
+    finished_run(
+        s,
+        &t,
+        "k",
+        2_000,
+        RunEnd::Error("target unreachable".into()),
+        3_000,
+    )
+    .await;
+    finished_run(s, &t, "other", 4_000, RunEnd::Verdict(verdict(true)), 5_000).await;
 
-        let latest = s.latest_finished("k", 0).await.unwrap().map(|r| r.id);
-        assert_eq!(latest, Some(passed.id), "{b}: error runs are not results");
-        let latest = s.latest_finished("k", 1_000).await.unwrap().map(|r| r.id);
-        assert_eq!(latest, Some(passed.id), "{b}: since is inclusive");
-        assert_eq!(
-            s.latest_finished("k", 1_001).await.unwrap(),
-            None,
-            "{b}: too old"
-        );
+    let latest = s.latest_finished("k", 0).await.unwrap().map(|r| r.id);
+    assert_eq!(latest, Some(passed.id), "error runs are not results");
+    let latest = s.latest_finished("k", 1_000).await.unwrap().map(|r| r.id);
+    assert_eq!(latest, Some(passed.id), "since is inclusive");
+    assert_eq!(
+        s.latest_finished("k", 1_001).await.unwrap(),
+        None,
+        "too old"
+    );
 
-        let failed = finished_run(s, &t, "k", 6_000, RunEnd::Verdict(verdict(false)), 7_000).await;
-        let latest = s.latest_finished("k", 0).await.unwrap().map(|r| r.id);
-        assert_eq!(
-            latest,
-            Some(failed.id),
-            "{b}: a failed run is a result too, the newest wins"
-        );
-    }
+    let failed = finished_run(s, &t, "k", 6_000, RunEnd::Verdict(verdict(false)), 7_000).await;
+    let latest = s.latest_finished("k", 0).await.unwrap().map(|r| r.id);
+    assert_eq!(
+        latest,
+        Some(failed.id),
+        "a failed run is a result too, the newest wins"
+    );
 }
 
-#[tokio::test]
-async fn claim_takes_oldest_available_run() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let t = target(s, "t").await;
-        let newer = queue(s, &t, "k2", 200).await;
-        let older = queue(s, &t, "k1", 100).await;
-        let future = queue(s, &t, "k3", 5_000).await;
+contract!(claim_takes_oldest_available_run);
+async fn claim_takes_oldest_available_run(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    let newer = queue(s, &t, "k2", 200).await;
+    let older = queue(s, &t, "k1", 100).await;
+    let future = queue(s, &t, "k3", 5_000).await;
 
-        assert_eq!(
-            claim(s, "w", 50).await,
-            None,
-            "{b}: nothing is available before it is created"
-        );
-        let first = claim(s, "w", 1_000).await.expect("claim");
-        assert_eq!(first.id, older.id, "{b}: oldest first");
+    assert_eq!(
+        claim(s, "w", 50).await,
+        None,
+        "nothing is available before it is created"
+    );
+    let first = claim(s, "w", 1_000).await.expect("claim");
+    assert_eq!(first.id, older.id, "oldest first");
 
-        let reason = "retry later";
-        assert!(
-            s.requeue_run(first.id, "w", reason, 3_000, true)
+    let reason = "retry later";
+    assert!(
+        s.requeue_run(first.id, "w", reason, 3_000, true)
+            .await
+            .unwrap()
+    );
+    let second = claim(s, "w", 1_000).await.expect("claim");
+    assert_eq!(second.id, newer.id, "a run in backoff is skipped");
+    assert_eq!(
+        claim(s, "w", 1_000).await,
+        None,
+        "nothing else is available yet"
+    );
+
+    let third = claim(s, "w", 3_000).await.expect("claim");
+    assert_eq!(third.id, older.id, "available again after its backoff");
+    let fourth = claim(s, "w", 5_000).await.expect("claim");
+    assert_eq!(fourth.id, future.id);
+    assert_eq!(claim(s, "w", 10_000).await, None, "queue empty");
+}
+
+contract!(claim_counts_attempts_and_sets_started_at_once);
+async fn claim_counts_attempts_and_sets_started_at_once(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    let queued = queue(s, &t, "k", 100).await;
+    assert_eq!(queued.started_at_ms, None);
+
+    let first = claim(s, "w1", 1_000).await.expect("claim");
+    assert_eq!(first.status, RunStatus::Running);
+    assert_eq!(first.attempts, 1);
+    assert_eq!(first.locked_by.as_deref(), Some("w1"));
+    assert_eq!(first.lease_expires_at_ms, Some(1_000 + LEASE_MS));
+    assert_eq!(first.started_at_ms, Some(1_000));
+    assert_eq!(
+        run(s, queued.id).await,
+        first,
+        "the claim returns the stored run"
+    );
+
+    assert!(
+        s.requeue_run(queued.id, "w1", "crashed", 1_500, true)
+            .await
+            .unwrap()
+    );
+    let second = claim(s, "w2", 2_000).await.expect("claim");
+    assert_eq!(second.attempts, 2);
+    assert_eq!(second.locked_by.as_deref(), Some("w2"));
+    assert_eq!(
+        second.started_at_ms,
+        Some(1_000),
+        "started_at is the first claim"
+    );
+    assert_eq!(
+        second.error.as_deref(),
+        Some("crashed"),
+        "why it was retried"
+    );
+}
+
+contract!(
+    concurrent_claimers_never_share_a_run,
+    flavor = "multi_thread",
+    worker_threads = 4
+);
+async fn concurrent_claimers_never_share_a_run(db: TestDb) {
+    let t = target(db.store.as_ref(), "t").await;
+    let mut queued = HashSet::new();
+    for i in 0..5 {
+        queued.insert(
+            queue(db.store.as_ref(), &t, &format!("k{i}"), 100 + i)
                 .await
-                .unwrap(),
-            "{b}"
-        );
-        let second = claim(s, "w", 1_000).await.expect("claim");
-        assert_eq!(second.id, newer.id, "{b}: a run in backoff is skipped");
-        assert_eq!(
-            claim(s, "w", 1_000).await,
-            None,
-            "{b}: nothing else is available yet"
-        );
-
-        let third = claim(s, "w", 3_000).await.expect("claim");
-        assert_eq!(third.id, older.id, "{b}: available again after its backoff");
-        let fourth = claim(s, "w", 5_000).await.expect("claim");
-        assert_eq!(fourth.id, future.id, "{b}");
-        assert_eq!(claim(s, "w", 10_000).await, None, "{b}: queue empty");
-    }
-}
-
-#[tokio::test]
-async fn claim_counts_attempts_and_sets_started_at_once() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let t = target(s, "t").await;
-        let queued = queue(s, &t, "k", 100).await;
-        assert_eq!(queued.started_at_ms, None, "{b}");
-
-        let first = claim(s, "w1", 1_000).await.expect("claim");
-        assert_eq!(first.status, RunStatus::Running, "{b}");
-        assert_eq!(first.attempts, 1, "{b}");
-        assert_eq!(first.locked_by.as_deref(), Some("w1"), "{b}");
-        assert_eq!(first.lease_expires_at_ms, Some(1_000 + LEASE_MS), "{b}");
-        assert_eq!(first.started_at_ms, Some(1_000), "{b}");
-        assert_eq!(
-            run(s, queued.id).await,
-            first,
-            "{b}: the claim returns the stored run"
-        );
-
-        assert!(
-            s.requeue_run(queued.id, "w1", "crashed", 1_500, true)
-                .await
-                .unwrap(),
-            "{b}"
-        );
-        let second = claim(s, "w2", 2_000).await.expect("claim");
-        assert_eq!(second.attempts, 2, "{b}");
-        assert_eq!(second.locked_by.as_deref(), Some("w2"), "{b}");
-        assert_eq!(
-            second.started_at_ms,
-            Some(1_000),
-            "{b}: started_at is the first claim"
-        );
-        assert_eq!(
-            second.error.as_deref(),
-            Some("crashed"),
-            "{b}: why it was retried"
+                .id,
         );
     }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_claimers_never_share_a_run() {
-    for db in common::all_backends().await {
-        let b = db.name();
-        let t = target(db.store.as_ref(), "t").await;
-        let mut queued = HashSet::new();
-        for i in 0..5 {
-            queued.insert(
-                queue(db.store.as_ref(), &t, &format!("k{i}"), 100 + i)
-                    .await
-                    .id,
-            );
-        }
-        let barrier = Arc::new(Barrier::new(8));
-        let tasks: Vec<_> = (0..8)
-            .map(|i| {
-                let (store, barrier) = (db.store.clone(), barrier.clone());
-                tokio::spawn(async move {
-                    barrier.wait().await;
-                    store.claim_run(&format!("w{i}"), 1_000, LEASE_MS).await
-                })
+    let barrier = Arc::new(Barrier::new(8));
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let (store, barrier) = (db.store.clone(), barrier.clone());
+            tokio::spawn(async move {
+                barrier.wait().await;
+                store.claim_run(&format!("w{i}"), 1_000, LEASE_MS).await
             })
-            .collect();
-        let mut claimed = Vec::new();
-        for task in tasks {
-            match task.await.unwrap() {
-                Ok(Some(run)) => claimed.push(run),
-                Ok(None) => {}
-                Err(e) => panic!("{b}: claim failed: {e}"),
-            }
-        }
-        let ids: HashSet<_> = claimed.iter().map(|r| r.id).collect();
-        assert_eq!(claimed.len(), 5, "{b}: every run is claimed once");
-        assert_eq!(ids, queued, "{b}: no run is claimed twice");
-        for r in &claimed {
-            let stored = run(db.store.as_ref(), r.id).await;
-            assert_eq!(
-                stored.locked_by, r.locked_by,
-                "{b}: the stored holder is the claimer"
-            );
-            assert_eq!(stored.attempts, 1, "{b}");
+        })
+        .collect();
+    let mut claimed = Vec::new();
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(Some(run)) => claimed.push(run),
+            Ok(None) => {}
+            Err(e) => panic!("claim failed: {e}"),
         }
     }
-}
-
-#[tokio::test]
-async fn heartbeat_extends_only_the_holders_lease() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let t = target(s, "t").await;
-        let queued = queue(s, &t, "k", 100).await;
-        claim(s, "w1", 1_000).await.expect("claim");
-
-        assert!(
-            !s.heartbeat(queued.id, "w2", 2_000, LEASE_MS).await.unwrap(),
-            "{b}: not w2's"
-        );
+    let ids: HashSet<_> = claimed.iter().map(|r| r.id).collect();
+    assert_eq!(claimed.len(), 5, "every run is claimed once");
+    assert_eq!(ids, queued, "no run is claimed twice");
+    for r in &claimed {
+        let stored = run(db.store.as_ref(), r.id).await;
         assert_eq!(
-            run(s, queued.id).await.lease_expires_at_ms,
-            Some(1_000 + LEASE_MS),
-            "{b}"
+            stored.locked_by, r.locked_by,
+            "the stored holder is the claimer"
         );
-        assert!(
-            s.heartbeat(queued.id, "w1", 2_000, LEASE_MS).await.unwrap(),
-            "{b}"
-        );
-        assert_eq!(
-            run(s, queued.id).await.lease_expires_at_ms,
-            Some(2_000 + LEASE_MS),
-            "{b}"
-        );
-        assert!(
-            !s.heartbeat(Uuid::new_v4(), "w1", 2_000, LEASE_MS)
-                .await
-                .unwrap(),
-            "{b}: unknown run"
-        );
-
-        let end = RunEnd::Verdict(verdict(true));
-        assert!(
-            s.finish_run(queued.id, "w1", &end, "1.0.0", 3_000)
-                .await
-                .unwrap(),
-            "{b}"
-        );
-        assert!(
-            !s.heartbeat(queued.id, "w1", 4_000, LEASE_MS).await.unwrap(),
-            "{b}: a finished run has no lease"
-        );
+        assert_eq!(stored.attempts, 1);
     }
 }
 
-#[tokio::test]
-async fn append_finding_needs_the_lease_and_the_current_attempt() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let t = target(s, "t").await;
-        let queued = queue(s, &t, "k", 100).await;
-        assert!(
-            !append(s, queued.id, "w1", 0, 0, "R-0").await,
-            "{b}: a queued run takes none"
-        );
+contract!(heartbeat_extends_only_the_holders_lease);
+async fn heartbeat_extends_only_the_holders_lease(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    let queued = queue(s, &t, "k", 100).await;
+    claim(s, "w1", 1_000).await.expect("claim");
 
-        claim(s, "w1", 1_000).await.expect("claim");
-        let stored = finding("RCP-L0-001", Outcome::Fail);
-        assert!(
-            s.append_finding(queued.id, "w1", 1, 0, &stored, 1_100)
-                .await
-                .unwrap(),
-            "{b}: the holder appends"
-        );
-        assert!(
-            !append(s, queued.id, "w2", 1, 1, "R-w2").await,
-            "{b}: wrong worker"
-        );
-        assert!(
-            !append(s, queued.id, "w1", 2, 1, "R-a2").await,
-            "{b}: not the current attempt"
-        );
-
-        let findings = s.findings(queued.id, -1).await.unwrap();
-        assert_eq!(
-            findings.len(),
-            1,
-            "{b}: only the accepted finding is stored"
-        );
-        assert_eq!(findings[0].seq, 0, "{b}");
-        assert_eq!(findings[0].finding, stored, "{b}: the finding round-trips");
-        assert_eq!(findings[0].created_at_ms, 1_100, "{b}");
-
-        assert!(
-            s.requeue_run(queued.id, "w1", "lost", 2_000, true)
-                .await
-                .unwrap(),
-            "{b}"
-        );
-        assert!(
-            !append(s, queued.id, "w1", 1, 1, "R-late").await,
-            "{b}: the lease is gone"
-        );
-    }
-}
-
-#[tokio::test]
-async fn findings_are_those_of_the_current_attempt() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let t = target(s, "t").await;
-        let id = queue(s, &t, "k", 100).await.id;
-
-        claim(s, "w1", 1_000).await.expect("claim");
-        for seq in 0..3 {
-            assert!(
-                append(s, id, "w1", 1, seq, &format!("A1-{seq}")).await,
-                "{b}"
-            );
-        }
-        assert_eq!(
-            finding_rules(s, id, 0).await.len(),
-            2,
-            "{b}: after_seq is exclusive"
-        );
-
-        // The lease expires; another worker takes attempt 2 and starts afresh.
-        let reaped = s.reap_expired(1_000 + LEASE_MS + 1, 0).await.unwrap();
-        assert_eq!(
-            reaped,
-            ReapReport {
-                requeued: 1,
-                errored: 0
-            },
-            "{b}"
-        );
-        let second = claim(s, "w2", 1_000 + LEASE_MS + 1).await.expect("claim");
-        assert_eq!(second.attempts, 2, "{b}");
-        assert_eq!(
-            finding_rules(s, id, -1).await,
-            vec![],
-            "{b}: attempt 1 is gone"
-        );
-        assert!(
-            !append(s, id, "w1", 1, 3, "A1-late").await,
-            "{b}: the stale worker is refused"
-        );
-        for seq in 0..3 {
-            assert!(
-                append(s, id, "w2", 2, seq, &format!("A2-{seq}")).await,
-                "{b}"
-            );
-        }
-        let expected: Vec<_> = (1..3).map(|seq| (seq, format!("A2-{seq}"))).collect();
-        assert_eq!(
-            finding_rules(s, id, 0).await,
-            expected,
-            "{b}: in order, after seq 0"
-        );
-
-        // A graceful shutdown gives the attempt back: the next claim reuses its number
-        // and must still start with no findings.
-        assert!(
-            s.requeue_run(id, "w2", "shutting down", 0, false)
-                .await
-                .unwrap(),
-            "{b}"
-        );
-        let third = claim(s, "w3", 1_000 + LEASE_MS + 2).await.expect("claim");
-        assert_eq!(third.attempts, 2, "{b}: the given-back attempt is reused");
-        assert_eq!(finding_rules(s, id, -1).await, vec![], "{b}: no leftovers");
-        assert!(
-            append(s, id, "w3", 2, 0, "A3-0").await,
-            "{b}: seq 0 is free again"
-        );
-        assert_eq!(
-            finding_rules(s, id, -1).await,
-            vec![(0, "A3-0".to_string())],
-            "{b}"
-        );
-    }
-}
-
-#[tokio::test]
-async fn finish_run_records_the_end() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let t = target(s, "t").await;
-
-        let passed = finished_run(s, &t, "k1", 100, RunEnd::Verdict(verdict(true)), 1_000).await;
-        assert_eq!(passed.status, RunStatus::Passed, "{b}");
-        assert_eq!(
-            passed.verdict,
-            Some(verdict(true)),
-            "{b}: the verdict round-trips"
-        );
-        assert_eq!(passed.suite_version.as_deref(), Some("1.0.0"), "{b}");
-        assert_eq!(passed.finished_at_ms, Some(1_000), "{b}");
-        assert_eq!(passed.locked_by, None, "{b}");
-        assert_eq!(passed.lease_expires_at_ms, None, "{b}");
-        assert_eq!(passed.error, None, "{b}");
-
-        let failed = finished_run(s, &t, "k2", 200, RunEnd::Verdict(verdict(false)), 2_000).await;
-        assert_eq!(failed.status, RunStatus::Failed, "{b}");
-        assert_eq!(failed.verdict, Some(verdict(false)), "{b}");
-
-        let reason = "target closed every connection";
-        let errored = finished_run(s, &t, "k3", 300, RunEnd::Error(reason.into()), 3_000).await;
-        assert_eq!(errored.status, RunStatus::Error, "{b}");
-        assert_eq!(errored.error.as_deref(), Some(reason), "{b}");
-        assert_eq!(errored.verdict, None, "{b}");
-
-        let end = RunEnd::Verdict(verdict(true));
-        assert!(
-            !s.finish_run(passed.id, "w-finish", &end, "1.0.0", 4_000)
-                .await
-                .unwrap(),
-            "{b}: a finished run cannot end twice"
-        );
-        let id = queue(s, &t, "k4", 400).await.id;
-        claim(s, "w1", 1_000).await.expect("claim");
-        assert!(
-            !s.finish_run(id, "w2", &end, "1.0.0", 4_000).await.unwrap(),
-            "{b}: not w2's"
-        );
-        assert_eq!(run(s, id).await.status, RunStatus::Running, "{b}");
-    }
-}
-
-#[tokio::test]
-async fn requeue_run_counts_or_gives_back_the_attempt() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let t = target(s, "t").await;
-        let id = queue(s, &t, "k", 100).await.id;
-        claim(s, "w1", 1_000).await.expect("claim");
-
-        assert!(
-            !s.requeue_run(id, "w2", "x", 2_000, true).await.unwrap(),
-            "{b}: not w2's"
-        );
-        assert!(
-            s.requeue_run(id, "w1", "probe timed out", 2_000, true)
-                .await
-                .unwrap(),
-            "{b}"
-        );
-        let requeued = run(s, id).await;
-        assert_eq!(requeued.status, RunStatus::Queued, "{b}");
-        assert_eq!(requeued.attempts, 1, "{b}: the attempt counts");
-        assert_eq!(requeued.available_at_ms, 2_000, "{b}");
-        assert_eq!(requeued.error.as_deref(), Some("probe timed out"), "{b}");
-        assert_eq!(requeued.locked_by, None, "{b}");
-        assert_eq!(requeued.lease_expires_at_ms, None, "{b}");
-        assert!(
-            !s.requeue_run(id, "w1", "again", 2_000, true).await.unwrap(),
-            "{b}: a queued run is held by no one"
-        );
-
-        assert_eq!(
-            claim(s, "w2", 2_000).await.expect("claim").attempts,
-            2,
-            "{b}"
-        );
-        assert!(
-            s.requeue_run(id, "w2", "shutting down", 2_000, false)
-                .await
-                .unwrap(),
-            "{b}"
-        );
-        let given_back = run(s, id).await;
-        assert_eq!(
-            given_back.attempts, 1,
-            "{b}: a graceful shutdown gives the attempt back"
-        );
-        assert_eq!(given_back.error.as_deref(), Some("shutting down"), "{b}");
-        assert_eq!(
-            claim(s, "w3", 2_000).await.expect("claim").attempts,
-            2,
-            "{b}"
-        );
-    }
-}
-
-#[tokio::test]
-async fn reap_expired_requeues_then_ends_as_error() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let t = target(s, "t").await;
-        let mut doomed = new_run(&t, "k", 100);
-        doomed.max_attempts = 2;
-        let Inserted::New(doomed) = s.insert_run(&doomed).await.unwrap() else {
-            panic!("{b}: new run");
-        };
-        claim(s, "w1", 1_000).await.expect("claim");
-        let healthy = queue(s, &t, "k-healthy", 200).await.id;
-        claim(s, "w-healthy", 1_000).await.expect("claim");
-        let expiry = 1_000 + LEASE_MS;
-        assert!(
-            s.heartbeat(healthy, "w-healthy", expiry, LEASE_MS)
-                .await
-                .unwrap(),
-            "{b}"
-        );
-
-        let none = s.reap_expired(expiry, 500).await.unwrap();
-        assert_eq!(
-            none,
-            ReapReport::default(),
-            "{b}: a lease is good until it expires"
-        );
-
-        let first = s.reap_expired(expiry + 1, 500).await.unwrap();
-        assert_eq!(
-            first,
-            ReapReport {
-                requeued: 1,
-                errored: 0
-            },
-            "{b}"
-        );
-        let requeued = run(s, doomed.id).await;
-        assert_eq!(requeued.status, RunStatus::Queued, "{b}");
-        assert_eq!(
-            requeued.available_at_ms,
-            expiry + 1 + 500,
-            "{b}: after the backoff"
-        );
-        assert_eq!(requeued.locked_by, None, "{b}");
-        assert_eq!(
-            requeued.error.as_deref(),
-            Some("lease expired (worker w1 stopped responding); retrying"),
-            "{b}"
-        );
-        assert_eq!(
-            run(s, healthy).await.status,
-            RunStatus::Running,
-            "{b}: heartbeat kept it"
-        );
-
-        assert_eq!(
-            claim(s, "w2", expiry + 1).await,
-            None,
-            "{b}: still backing off"
-        );
-        let second = claim(s, "w2", expiry + 501).await.expect("claim");
-        assert_eq!((second.id, second.attempts), (doomed.id, 2), "{b}");
-
-        let last = s
-            .reap_expired(expiry + 501 + LEASE_MS + 1, 500)
+    assert!(
+        !s.heartbeat(queued.id, "w2", 2_000, LEASE_MS).await.unwrap(),
+        "not w2's"
+    );
+    assert_eq!(
+        run(s, queued.id).await.lease_expires_at_ms,
+        Some(1_000 + LEASE_MS)
+    );
+    assert!(s.heartbeat(queued.id, "w1", 2_000, LEASE_MS).await.unwrap());
+    assert_eq!(
+        run(s, queued.id).await.lease_expires_at_ms,
+        Some(2_000 + LEASE_MS)
+    );
+    assert!(
+        !s.heartbeat(Uuid::new_v4(), "w1", 2_000, LEASE_MS)
             .await
-            .unwrap();
-        assert_eq!(last.errored, 1, "{b}: out of attempts");
-        let errored = run(s, doomed.id).await;
-        assert_eq!(errored.status, RunStatus::Error, "{b}");
-        assert_eq!(
-            errored.finished_at_ms,
-            Some(expiry + 501 + LEASE_MS + 1),
-            "{b}"
-        );
-        assert_eq!(errored.locked_by, None, "{b}");
-        assert_eq!(
-            errored.error.as_deref(),
-            Some("lease expired after 2 attempts; last worker w2 stopped responding"),
-            "{b}"
-        );
-        let quiet = s
-            .reap_expired(expiry + 501 + LEASE_MS + 2, 500)
+            .unwrap(),
+        "unknown run"
+    );
+
+    let end = RunEnd::Verdict(verdict(true));
+    assert!(
+        s.finish_run(queued.id, "w1", &end, "1.0.0", 3_000)
             .await
-            .unwrap();
-        assert_eq!(quiet.errored, 0, "{b}: an ended run is not reaped again");
-    }
+            .unwrap()
+    );
+    assert!(
+        !s.heartbeat(queued.id, "w1", 4_000, LEASE_MS).await.unwrap(),
+        "a finished run has no lease"
+    );
 }
 
-#[tokio::test]
-async fn target_runs_paginate_newest_first() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let t = target(s, "t").await;
-        let other = target(s, "other").await;
-        let mut runs = Vec::new();
-        // Two runs share a creation time: the id breaks the tie.
-        for (i, created) in [100, 200, 300, 300, 400, 500].into_iter().enumerate() {
-            runs.push(queue(s, &t, &format!("k{i}"), created).await);
+contract!(append_finding_needs_the_lease_and_the_current_attempt);
+async fn append_finding_needs_the_lease_and_the_current_attempt(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    let queued = queue(s, &t, "k", 100).await;
+    assert!(
+        !append(s, queued.id, "w1", 0, 0, "R-0").await,
+        "a queued run takes none"
+    );
+
+    claim(s, "w1", 1_000).await.expect("claim");
+    let stored = finding("RCP-L0-001", Outcome::Fail);
+    assert!(
+        s.append_finding(queued.id, "w1", 1, 0, &stored, 1_100)
+            .await
+            .unwrap(),
+        "the holder appends"
+    );
+    assert!(
+        !append(s, queued.id, "w2", 1, 1, "R-w2").await,
+        "wrong worker"
+    );
+    assert!(
+        !append(s, queued.id, "w1", 2, 1, "R-a2").await,
+        "not the current attempt"
+    );
+
+    let findings = s.findings(queued.id, -1).await.unwrap();
+    assert_eq!(findings.len(), 1, "only the accepted finding is stored");
+    assert_eq!(findings[0].seq, 0);
+    assert_eq!(findings[0].finding, stored, "the finding round-trips");
+    assert_eq!(findings[0].created_at_ms, 1_100);
+
+    assert!(
+        s.requeue_run(queued.id, "w1", "lost", 2_000, true)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !append(s, queued.id, "w1", 1, 1, "R-late").await,
+        "the lease is gone"
+    );
+}
+
+contract!(findings_are_those_of_the_current_attempt);
+async fn findings_are_those_of_the_current_attempt(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    let id = queue(s, &t, "k", 100).await.id;
+
+    claim(s, "w1", 1_000).await.expect("claim");
+    for seq in 0..3 {
+        assert!(append(s, id, "w1", 1, seq, &format!("A1-{seq}")).await);
+    }
+    assert_eq!(
+        finding_rules(s, id, 0).await.len(),
+        2,
+        "after_seq is exclusive"
+    );
+
+    // The lease expires; another worker takes attempt 2 and starts afresh.
+    let reaped = s.reap_expired(1_000 + LEASE_MS + 1, 0).await.unwrap();
+    assert_eq!(
+        reaped,
+        ReapReport {
+            requeued: 1,
+            errored: 0
         }
-        queue(s, &other, "elsewhere", 250).await;
-        runs.sort_by(|x, y| {
-            (y.created_at_ms, y.id.to_string()).cmp(&(x.created_at_ms, x.id.to_string()))
+    );
+    let second = claim(s, "w2", 1_000 + LEASE_MS + 1).await.expect("claim");
+    assert_eq!(second.attempts, 2);
+    assert_eq!(finding_rules(s, id, -1).await, vec![], "attempt 1 is gone");
+    assert!(
+        !append(s, id, "w1", 1, 3, "A1-late").await,
+        "the stale worker is refused"
+    );
+    for seq in 0..3 {
+        assert!(append(s, id, "w2", 2, seq, &format!("A2-{seq}")).await);
+    }
+    let expected: Vec<_> = (1..3).map(|seq| (seq, format!("A2-{seq}"))).collect();
+    assert_eq!(
+        finding_rules(s, id, 0).await,
+        expected,
+        "in order, after seq 0"
+    );
+
+    // A graceful shutdown gives the attempt back: the next claim reuses its number
+    // and must still start with no findings.
+    assert!(
+        s.requeue_run(id, "w2", "shutting down", 0, false)
+            .await
+            .unwrap()
+    );
+    let third = claim(s, "w3", 1_000 + LEASE_MS + 2).await.expect("claim");
+    assert_eq!(third.attempts, 2, "the given-back attempt is reused");
+    assert_eq!(finding_rules(s, id, -1).await, vec![], "no leftovers");
+    assert!(
+        append(s, id, "w3", 2, 0, "A3-0").await,
+        "seq 0 is free again"
+    );
+    assert_eq!(
+        finding_rules(s, id, -1).await,
+        vec![(0, "A3-0".to_string())]
+    );
+}
+
+contract!(finish_run_records_the_end);
+async fn finish_run_records_the_end(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+
+    let passed = finished_run(s, &t, "k1", 100, RunEnd::Verdict(verdict(true)), 1_000).await;
+    assert_eq!(passed.status, RunStatus::Passed);
+    assert_eq!(
+        passed.verdict,
+        Some(verdict(true)),
+        "the verdict round-trips"
+    );
+    assert_eq!(passed.suite_version.as_deref(), Some("1.0.0"));
+    assert_eq!(passed.finished_at_ms, Some(1_000));
+    assert_eq!(passed.locked_by, None);
+    assert_eq!(passed.lease_expires_at_ms, None);
+    assert_eq!(passed.error, None);
+
+    let failed = finished_run(s, &t, "k2", 200, RunEnd::Verdict(verdict(false)), 2_000).await;
+    assert_eq!(failed.status, RunStatus::Failed);
+    assert_eq!(failed.verdict, Some(verdict(false)));
+
+    let reason = "target closed every connection";
+    let errored = finished_run(s, &t, "k3", 300, RunEnd::Error(reason.into()), 3_000).await;
+    assert_eq!(errored.status, RunStatus::Error);
+    assert_eq!(errored.error.as_deref(), Some(reason));
+    assert_eq!(errored.verdict, None);
+
+    let end = RunEnd::Verdict(verdict(true));
+    assert!(
+        !s.finish_run(passed.id, "w-finish", &end, "1.0.0", 4_000)
+            .await
+            .unwrap(),
+        "a finished run cannot end twice"
+    );
+    let id = queue(s, &t, "k4", 400).await.id;
+    claim(s, "w1", 1_000).await.expect("claim");
+    assert!(
+        !s.finish_run(id, "w2", &end, "1.0.0", 4_000).await.unwrap(),
+        "not w2's"
+    );
+    assert_eq!(run(s, id).await.status, RunStatus::Running);
+}
+
+contract!(requeue_run_counts_or_gives_back_the_attempt);
+async fn requeue_run_counts_or_gives_back_the_attempt(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    let id = queue(s, &t, "k", 100).await.id;
+    claim(s, "w1", 1_000).await.expect("claim");
+
+    assert!(
+        !s.requeue_run(id, "w2", "x", 2_000, true).await.unwrap(),
+        "not w2's"
+    );
+    assert!(
+        s.requeue_run(id, "w1", "probe timed out", 2_000, true)
+            .await
+            .unwrap()
+    );
+    let requeued = run(s, id).await;
+    assert_eq!(requeued.status, RunStatus::Queued);
+    assert_eq!(requeued.attempts, 1, "the attempt counts");
+    assert_eq!(requeued.available_at_ms, 2_000);
+    assert_eq!(requeued.error.as_deref(), Some("probe timed out"));
+    assert_eq!(requeued.locked_by, None);
+    assert_eq!(requeued.lease_expires_at_ms, None);
+    assert!(
+        !s.requeue_run(id, "w1", "again", 2_000, true).await.unwrap(),
+        "a queued run is held by no one"
+    );
+
+    assert_eq!(claim(s, "w2", 2_000).await.expect("claim").attempts, 2);
+    assert!(
+        s.requeue_run(id, "w2", "shutting down", 2_000, false)
+            .await
+            .unwrap()
+    );
+    let given_back = run(s, id).await;
+    assert_eq!(
+        given_back.attempts, 1,
+        "a graceful shutdown gives the attempt back"
+    );
+    assert_eq!(given_back.error.as_deref(), Some("shutting down"));
+    assert_eq!(claim(s, "w3", 2_000).await.expect("claim").attempts, 2);
+}
+
+contract!(reap_expired_requeues_then_ends_as_error);
+async fn reap_expired_requeues_then_ends_as_error(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    let mut doomed = new_run(&t, "k", 100);
+    doomed.max_attempts = 2;
+    let Inserted::New(doomed) = s.insert_run(&doomed).await.unwrap() else {
+        panic!("new run");
+    };
+    claim(s, "w1", 1_000).await.expect("claim");
+    let healthy = queue(s, &t, "k-healthy", 200).await.id;
+    claim(s, "w-healthy", 1_000).await.expect("claim");
+    let expiry = 1_000 + LEASE_MS;
+    assert!(
+        s.heartbeat(healthy, "w-healthy", expiry, LEASE_MS)
+            .await
+            .unwrap()
+    );
+
+    let none = s.reap_expired(expiry, 500).await.unwrap();
+    assert_eq!(
+        none,
+        ReapReport::default(),
+        "a lease is good until it expires"
+    );
+
+    let first = s.reap_expired(expiry + 1, 500).await.unwrap();
+    assert_eq!(
+        first,
+        ReapReport {
+            requeued: 1,
+            errored: 0
+        }
+    );
+    let requeued = run(s, doomed.id).await;
+    assert_eq!(requeued.status, RunStatus::Queued);
+    assert_eq!(
+        requeued.available_at_ms,
+        expiry + 1 + 500,
+        "after the backoff"
+    );
+    assert_eq!(requeued.locked_by, None);
+    assert_eq!(
+        requeued.error.as_deref(),
+        Some("lease expired (worker w1 stopped responding); retrying")
+    );
+    assert_eq!(
+        run(s, healthy).await.status,
+        RunStatus::Running,
+        "heartbeat kept it"
+    );
+
+    assert_eq!(claim(s, "w2", expiry + 1).await, None, "still backing off");
+    let second = claim(s, "w2", expiry + 501).await.expect("claim");
+    assert_eq!((second.id, second.attempts), (doomed.id, 2));
+
+    let last = s
+        .reap_expired(expiry + 501 + LEASE_MS + 1, 500)
+        .await
+        .unwrap();
+    assert_eq!(last.errored, 1, "out of attempts");
+    let errored = run(s, doomed.id).await;
+    assert_eq!(errored.status, RunStatus::Error);
+    assert_eq!(errored.finished_at_ms, Some(expiry + 501 + LEASE_MS + 1));
+    assert_eq!(errored.locked_by, None);
+    assert_eq!(
+        errored.error.as_deref(),
+        Some("lease expired after 2 attempts; last worker w2 stopped responding")
+    );
+    let quiet = s
+        .reap_expired(expiry + 501 + LEASE_MS + 2, 500)
+        .await
+        .unwrap();
+    assert_eq!(quiet.errored, 0, "an ended run is not reaped again");
+}
+
+contract!(target_runs_paginate_newest_first);
+async fn target_runs_paginate_newest_first(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    let other = target(s, "other").await;
+    let mut runs = Vec::new();
+    // Two runs share a creation time: the id breaks the tie.
+    for (i, created) in [100, 200, 300, 300, 400, 500].into_iter().enumerate() {
+        runs.push(queue(s, &t, &format!("k{i}"), created).await);
+    }
+    queue(s, &other, "elsewhere", 250).await;
+    runs.sort_by(|x, y| {
+        (y.created_at_ms, y.id.to_string()).cmp(&(x.created_at_ms, x.id.to_string()))
+    });
+    let expected: Vec<Uuid> = runs.iter().map(|r| r.id).collect();
+
+    let mut seen = Vec::new();
+    let mut cursor: Option<HistoryCursor> = None;
+    let mut pages = 0;
+    loop {
+        let page = s.target_runs(&t, cursor.as_ref(), 4).await.unwrap();
+        pages += 1;
+        assert!(page.len() <= 4, "at most limit");
+        let Some(last) = page.last() else { break };
+        cursor = Some(HistoryCursor {
+            created_at_ms: last.created_at_ms,
+            id: last.id,
         });
-        let expected: Vec<Uuid> = runs.iter().map(|r| r.id).collect();
-
-        let mut seen = Vec::new();
-        let mut cursor: Option<HistoryCursor> = None;
-        let mut pages = 0;
-        loop {
-            let page = s.target_runs(&t, cursor.as_ref(), 4).await.unwrap();
-            pages += 1;
-            assert!(page.len() <= 4, "{b}: at most limit");
-            let Some(last) = page.last() else { break };
-            cursor = Some(HistoryCursor {
-                created_at_ms: last.created_at_ms,
-                id: last.id,
-            });
-            assert!(
-                page.iter()
-                    .all(|r| r.target_id == t && r.target_url.contains("t.")),
-                "{b}"
-            );
-            seen.extend(page.iter().map(|r| r.id));
-        }
-        assert_eq!(seen, expected, "{b}: every run once, newest first");
-        assert_eq!(pages, 3, "{b}: 4 + 2 + an empty page");
         assert!(
-            s.target_runs("nobody", None, 10).await.unwrap().is_empty(),
-            "{b}"
+            page.iter()
+                .all(|r| r.target_id == t && r.target_url.contains("t."))
         );
+        seen.extend(page.iter().map(|r| r.id));
     }
+    assert_eq!(seen, expected, "every run once, newest first");
+    assert_eq!(pages, 3, "4 + 2 + an empty page");
+    assert!(s.target_runs("nobody", None, 10).await.unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn count_by_status_groups_runs() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let t = target(s, "t").await;
-        assert!(
-            s.count_by_status()
-                .await
-                .unwrap()
-                .iter()
-                .all(|(_, n)| *n == 0),
-            "{b}: empty"
-        );
+contract!(count_by_status_groups_runs);
+async fn count_by_status_groups_runs(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    assert!(
+        s.count_by_status()
+            .await
+            .unwrap()
+            .iter()
+            .all(|(_, n)| *n == 0),
+        "empty"
+    );
 
-        finished_run(s, &t, "p1", 100, RunEnd::Verdict(verdict(true)), 1_000).await;
-        finished_run(s, &t, "p2", 100, RunEnd::Verdict(verdict(true)), 1_000).await;
-        finished_run(s, &t, "f", 100, RunEnd::Verdict(verdict(false)), 1_000).await;
-        finished_run(s, &t, "e", 100, RunEnd::Error("boom".into()), 1_000).await;
-        queue(s, &t, "r", 100).await;
-        claim(s, "w", 1_000).await.expect("claim");
-        queue(s, &t, "q1", 100).await;
-        queue(s, &t, "q2", 100).await;
+    finished_run(s, &t, "p1", 100, RunEnd::Verdict(verdict(true)), 1_000).await;
+    finished_run(s, &t, "p2", 100, RunEnd::Verdict(verdict(true)), 1_000).await;
+    finished_run(s, &t, "f", 100, RunEnd::Verdict(verdict(false)), 1_000).await;
+    finished_run(s, &t, "e", 100, RunEnd::Error("boom".into()), 1_000).await;
+    queue(s, &t, "r", 100).await;
+    claim(s, "w", 1_000).await.expect("claim");
+    queue(s, &t, "q1", 100).await;
+    queue(s, &t, "q2", 100).await;
 
-        let counts: HashMap<_, _> = s.count_by_status().await.unwrap().into_iter().collect();
-        let expected = HashMap::from([
-            (RunStatus::Queued, 2),
-            (RunStatus::Running, 1),
-            (RunStatus::Passed, 2),
-            (RunStatus::Failed, 1),
-            (RunStatus::Error, 1),
-        ]);
-        let counts: HashMap<_, _> = counts.into_iter().filter(|(_, n)| *n > 0).collect();
-        assert_eq!(counts, expected, "{b}");
-    }
+    let counts: HashMap<_, _> = s.count_by_status().await.unwrap().into_iter().collect();
+    let expected = HashMap::from([
+        (RunStatus::Queued, 2),
+        (RunStatus::Running, 1),
+        (RunStatus::Passed, 2),
+        (RunStatus::Failed, 1),
+        (RunStatus::Error, 1),
+    ]);
+    let counts: HashMap<_, _> = counts.into_iter().filter(|(_, n)| *n > 0).collect();
+    assert_eq!(counts, expected);
 }
 
-#[tokio::test]
-async fn idempotency_keeps_the_first_record() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let t = target(s, "t").await;
-        let run_id = queue(s, &t, "k", 100).await.id;
-        assert_eq!(s.get_idempotency("key-1").await.unwrap(), None, "{b}");
+contract!(idempotency_keeps_the_first_record);
+async fn idempotency_keeps_the_first_record(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    let run_id = queue(s, &t, "k", 100).await.id;
+    assert_eq!(s.get_idempotency("key-1").await.unwrap(), None);
 
-        let first = IdempotencyRecord {
-            key: "key-1".into(),
-            request_hash: "aaaa".into(),
-            run_id,
-        };
-        assert_eq!(
-            s.put_idempotency(&first, 1_000).await.unwrap(),
-            first,
-            "{b}"
-        );
-        let second = IdempotencyRecord {
-            key: "key-1".into(),
-            request_hash: "bbbb".into(),
-            run_id: Uuid::new_v4(),
-        };
-        assert_eq!(
-            s.put_idempotency(&second, 2_000).await.unwrap(),
-            first,
-            "{b}: the key keeps what it was first stored with"
-        );
-        assert_eq!(
-            s.get_idempotency("key-1").await.unwrap(),
-            Some(first),
-            "{b}"
-        );
-    }
+    let first = IdempotencyRecord {
+        key: "key-1".into(),
+        request_hash: "aaaa".into(),
+        run_id,
+    };
+    assert_eq!(s.put_idempotency(&first, 1_000).await.unwrap(), first);
+    let second = IdempotencyRecord {
+        key: "key-1".into(),
+        request_hash: "bbbb".into(),
+        run_id: Uuid::new_v4(),
+    };
+    assert_eq!(
+        s.put_idempotency(&second, 2_000).await.unwrap(),
+        first,
+        "the key keeps what it was first stored with"
+    );
+    assert_eq!(s.get_idempotency("key-1").await.unwrap(), Some(first));
 }
 
 /// Queues a run asking for `suite`, claims it and ends it, with no other run queued meanwhile.
@@ -980,174 +919,153 @@ fn mcp_verdict() -> Verdict {
     }
 }
 
-#[tokio::test]
-async fn latest_runs_for_suite_follow_the_verdicts_suite() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let t = target(s, "t").await;
-        let other = target(s, "other").await;
-        assert_eq!(
-            s.latest_runs_for_suite(&t, "rcp").await.unwrap(),
-            Default::default(),
-            "{b}: no runs"
-        );
+contract!(latest_runs_for_suite_follow_the_verdicts_suite);
+async fn latest_runs_for_suite_follow_the_verdicts_suite(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    let other = target(s, "other").await;
+    assert_eq!(
+        s.latest_runs_for_suite(&t, "rcp").await.unwrap(),
+        Default::default(),
+        "no runs"
+    );
 
-        let passed = finished_suite_run(s, &t, "rcp", RunEnd::Verdict(verdict(true)), 1_000).await;
-        // Another target's newer run and an MCP verdict do not count for this RCP badge.
-        finished_suite_run(s, &other, "rcp", RunEnd::Verdict(verdict(false)), 2_000).await;
-        let mcp = finished_suite_run(s, &t, "auto", RunEnd::Verdict(mcp_verdict()), 3_000).await;
-        let runs = s.latest_runs_for_suite(&t, "rcp").await.unwrap();
-        assert_eq!(runs.finished.map(|r| r.id), Some(passed.id), "{b}");
-        assert_eq!(runs.active, None, "{b}");
-        let runs = s.latest_runs_for_suite(&t, "mcp").await.unwrap();
-        assert_eq!(
-            runs.finished.map(|r| r.id),
-            Some(mcp.id),
-            "{b}: an auto run counts for the suite that judged it"
-        );
+    let passed = finished_suite_run(s, &t, "rcp", RunEnd::Verdict(verdict(true)), 1_000).await;
+    // Another target's newer run and an MCP verdict do not count for this RCP badge.
+    finished_suite_run(s, &other, "rcp", RunEnd::Verdict(verdict(false)), 2_000).await;
+    let mcp = finished_suite_run(s, &t, "auto", RunEnd::Verdict(mcp_verdict()), 3_000).await;
+    let runs = s.latest_runs_for_suite(&t, "rcp").await.unwrap();
+    assert_eq!(runs.finished.map(|r| r.id), Some(passed.id));
+    assert_eq!(runs.active, None);
+    let runs = s.latest_runs_for_suite(&t, "mcp").await.unwrap();
+    assert_eq!(
+        runs.finished.map(|r| r.id),
+        Some(mcp.id),
+        "an auto run counts for the suite that judged it"
+    );
 
-        // A run that ended in error was judged by no suite: it counts for the suite it
-        // asked for, and an `auto` one for every suite.
-        let errored =
-            finished_suite_run(s, &t, "rcp", RunEnd::Error("unreachable".into()), 4_000).await;
-        let runs = s.latest_runs_for_suite(&t, "rcp").await.unwrap();
-        assert_eq!(runs.finished.map(|r| r.id), Some(errored.id), "{b}");
-        let runs = s.latest_runs_for_suite(&t, "mcp").await.unwrap();
-        assert_eq!(runs.finished.map(|r| r.id), Some(mcp.id), "{b}");
-        let auto_err =
-            finished_suite_run(s, &t, "auto", RunEnd::Error("unreachable".into()), 5_000).await;
-        for suite in ["rcp", "mcp"] {
-            let runs = s.latest_runs_for_suite(&t, suite).await.unwrap();
-            assert_eq!(
-                runs.finished.map(|r| r.id),
-                Some(auto_err.id),
-                "{b} {suite}"
-            );
-        }
-
-        // Active runs: the newest queued or running one asking for the suite or `auto`.
-        let mut new = new_run(&t, "active-mcp", 6_000);
-        new.suite = "mcp".to_string();
-        s.insert_run(&new).await.unwrap();
-        assert_eq!(
-            s.latest_runs_for_suite(&t, "rcp").await.unwrap().active,
-            None,
-            "{b}: an MCP run is not an RCP badge's business"
-        );
-        let queued = queue(s, &t, "active-rcp", 7_000).await;
-        let runs = s.latest_runs_for_suite(&t, "rcp").await.unwrap();
-        assert_eq!(runs.active.map(|r| r.id), Some(queued.id), "{b}");
-        assert_eq!(runs.finished.map(|r| r.id), Some(auto_err.id), "{b}");
-        let runs = s.latest_runs_for_suite(&t, "mcp").await.unwrap();
-        assert_eq!(runs.active.map(|r| r.suite), Some("mcp".to_string()), "{b}");
+    // A run that ended in error was judged by no suite: it counts for the suite it
+    // asked for, and an `auto` one for every suite.
+    let errored =
+        finished_suite_run(s, &t, "rcp", RunEnd::Error("unreachable".into()), 4_000).await;
+    let runs = s.latest_runs_for_suite(&t, "rcp").await.unwrap();
+    assert_eq!(runs.finished.map(|r| r.id), Some(errored.id));
+    let runs = s.latest_runs_for_suite(&t, "mcp").await.unwrap();
+    assert_eq!(runs.finished.map(|r| r.id), Some(mcp.id));
+    let auto_err =
+        finished_suite_run(s, &t, "auto", RunEnd::Error("unreachable".into()), 5_000).await;
+    for suite in ["rcp", "mcp"] {
+        let runs = s.latest_runs_for_suite(&t, suite).await.unwrap();
+        assert_eq!(runs.finished.map(|r| r.id), Some(auto_err.id), "{suite}");
     }
+
+    // Active runs: the newest queued or running one asking for the suite or `auto`.
+    let mut new = new_run(&t, "active-mcp", 6_000);
+    new.suite = "mcp".to_string();
+    s.insert_run(&new).await.unwrap();
+    assert_eq!(
+        s.latest_runs_for_suite(&t, "rcp").await.unwrap().active,
+        None,
+        "an MCP run is not an RCP badge's business"
+    );
+    let queued = queue(s, &t, "active-rcp", 7_000).await;
+    let runs = s.latest_runs_for_suite(&t, "rcp").await.unwrap();
+    assert_eq!(runs.active.map(|r| r.id), Some(queued.id));
+    assert_eq!(runs.finished.map(|r| r.id), Some(auto_err.id));
+    let runs = s.latest_runs_for_suite(&t, "mcp").await.unwrap();
+    assert_eq!(runs.active.map(|r| r.suite), Some("mcp".to_string()));
 }
 
-#[tokio::test]
-async fn attestations_keep_the_first_one_stored() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let t = target(s, "t").await;
-        let done = finished_run(s, &t, "k", 100, RunEnd::Verdict(verdict(true)), 200).await;
-        assert_eq!(s.get_attestation(done.id).await.unwrap(), None, "{b}");
+contract!(attestations_keep_the_first_one_stored);
+async fn attestations_keep_the_first_one_stored(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    let done = finished_run(s, &t, "k", 100, RunEnd::Verdict(verdict(true)), 200).await;
+    assert_eq!(s.get_attestation(done.id).await.unwrap(), None);
 
-        let first = StoredAttestation {
-            run_id: done.id,
-            key_id: "kid-1".to_string(),
-            envelope:
-                r#"{"payload":"e30=","payloadType":"application/vnd.in-toto+json","signatures":[]}"#
-                    .to_string(),
-            created_at_ms: 300,
-        };
-        assert_eq!(s.put_attestation(&first).await.unwrap(), first, "{b}");
-        let second = StoredAttestation {
-            key_id: "kid-2".to_string(),
-            envelope: "{}".to_string(),
-            created_at_ms: 400,
-            ..first.clone()
-        };
-        assert_eq!(
-            s.put_attestation(&second).await.unwrap(),
-            first,
-            "{b}: a run is attested once"
-        );
-        assert_eq!(
-            s.get_attestation(done.id).await.unwrap(),
-            Some(first.clone()),
-            "{b}"
-        );
+    let first = StoredAttestation {
+        run_id: done.id,
+        key_id: "kid-1".to_string(),
+        envelope:
+            r#"{"payload":"e30=","payloadType":"application/vnd.in-toto+json","signatures":[]}"#
+                .to_string(),
+        created_at_ms: 300,
+    };
+    assert_eq!(s.put_attestation(&first).await.unwrap(), first);
+    let second = StoredAttestation {
+        key_id: "kid-2".to_string(),
+        envelope: "{}".to_string(),
+        created_at_ms: 400,
+        ..first.clone()
+    };
+    assert_eq!(
+        s.put_attestation(&second).await.unwrap(),
+        first,
+        "a run is attested once"
+    );
+    assert_eq!(
+        s.get_attestation(done.id).await.unwrap(),
+        Some(first.clone())
+    );
 
-        let orphan = StoredAttestation {
-            run_id: Uuid::new_v4(),
-            ..first
-        };
-        assert!(
-            s.put_attestation(&orphan).await.is_err(),
-            "{b}: an attestation belongs to a stored run"
-        );
-    }
+    let orphan = StoredAttestation {
+        run_id: Uuid::new_v4(),
+        ..first
+    };
+    assert!(
+        s.put_attestation(&orphan).await.is_err(),
+        "an attestation belongs to a stored run"
+    );
 }
 
-#[tokio::test]
-async fn public_keys_are_never_replaced() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        assert_eq!(s.public_keys().await.unwrap(), vec![], "{b}");
-        let old = PublicKeyRecord {
-            key_id: "old".to_string(),
-            algorithm: "Ed25519".to_string(),
-            public_key: "b2xk".to_string(),
-            created_at_ms: 100,
-        };
-        let new = PublicKeyRecord {
-            key_id: "new".to_string(),
-            public_key: "bmV3".to_string(),
-            created_at_ms: 200,
-            ..old.clone()
-        };
-        s.put_public_key(&new).await.unwrap();
-        s.put_public_key(&old).await.unwrap();
-        s.put_public_key(&PublicKeyRecord {
-            public_key: "changed".to_string(),
-            ..old.clone()
-        })
-        .await
-        .unwrap();
-        assert_eq!(
-            s.public_keys().await.unwrap(),
-            vec![old, new],
-            "{b}: oldest first, the first record of an id kept"
-        );
-    }
+contract!(public_keys_are_never_replaced);
+async fn public_keys_are_never_replaced(db: TestDb) {
+    let s = db.store.as_ref();
+    assert_eq!(s.public_keys().await.unwrap(), vec![]);
+    let old = PublicKeyRecord {
+        key_id: "old".to_string(),
+        algorithm: "Ed25519".to_string(),
+        public_key: "b2xk".to_string(),
+        created_at_ms: 100,
+    };
+    let new = PublicKeyRecord {
+        key_id: "new".to_string(),
+        public_key: "bmV3".to_string(),
+        created_at_ms: 200,
+        ..old.clone()
+    };
+    s.put_public_key(&new).await.unwrap();
+    s.put_public_key(&old).await.unwrap();
+    s.put_public_key(&PublicKeyRecord {
+        public_key: "changed".to_string(),
+        ..old.clone()
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        s.public_keys().await.unwrap(),
+        vec![old, new],
+        "oldest first, the first record of an id kept"
+    );
 }
 
-#[tokio::test]
-async fn migrations_are_reversible() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        s.migrate().await.expect("migrating twice is a no-op");
-        s.ping().await.unwrap();
-        target(s, "t").await;
+contract!(migrations_are_reversible);
+async fn migrations_are_reversible(db: TestDb) {
+    let s = db.store.as_ref();
+    s.migrate().await.expect("migrating twice is a no-op");
+    s.ping().await.unwrap();
+    target(s, "t").await;
 
-        s.migrate_down_all().await.expect("down to zero");
-        assert!(s.get_target("t").await.is_err(), "{b}: the tables are gone");
-        assert!(s.public_keys().await.is_err(), "{b}: the key table too");
-        s.ping().await.expect("the database itself is still there");
+    s.migrate_down_all().await.expect("down to zero");
+    assert!(s.get_target("t").await.is_err(), "the tables are gone");
+    assert!(s.public_keys().await.is_err(), "the key table too");
+    s.ping().await.expect("the database itself is still there");
 
-        s.migrate().await.expect("up again");
-        assert_eq!(
-            s.get_target("t").await.unwrap(),
-            None,
-            "{b}: a fresh schema"
-        );
-        let t = target(s, "t").await;
-        let run = queue(s, &t, "k", 100).await;
-        assert_eq!(
-            claim(s, "w", 1_000).await.map(|r| r.id),
-            Some(run.id),
-            "{b}"
-        );
-    }
+    s.migrate().await.expect("up again");
+    assert_eq!(s.get_target("t").await.unwrap(), None, "a fresh schema");
+    let t = target(s, "t").await;
+    let run = queue(s, &t, "k", 100).await;
+    assert_eq!(claim(s, "w", 1_000).await.map(|r| r.id), Some(run.id));
 }
 
 /// Waits out any wake-ups already delivered (and the permit a wake may leave).
@@ -1173,71 +1091,62 @@ async fn terminate_listener(url: &str) {
     assert_eq!(terminated, 1, "exactly one listening connection");
 }
 
-#[tokio::test]
-async fn listen_for_work_wakes_workers_on_postgres() {
-    for db in common::all_backends().await {
-        let b = db.name();
-        let notify = Arc::new(Notify::new());
-        let shutdown = CancellationToken::new();
-        let listener = tokio::spawn({
-            let (store, notify, shutdown) = (db.store.clone(), notify.clone(), shutdown.clone());
-            async move { store.listen_for_work(notify, shutdown).await }
-        });
+contract!(listen_for_work_wakes_workers_on_postgres);
+async fn listen_for_work_wakes_workers_on_postgres(db: TestDb) {
+    let notify = Arc::new(Notify::new());
+    let shutdown = CancellationToken::new();
+    let listener = tokio::spawn({
+        let (store, notify, shutdown) = (db.store.clone(), notify.clone(), shutdown.clone());
+        async move { store.listen_for_work(notify, shutdown).await }
+    });
 
-        if db.store.backend() == Backend::Sqlite {
-            let returned = tokio::time::timeout(PATIENCE, listener).await;
-            assert!(
-                returned.is_ok(),
-                "{b}: no channel to listen on, returns at once"
-            );
-            continue;
-        }
-
-        // The listener wakes workers once it is listening: that says it is ready.
-        tokio::time::timeout(PATIENCE, notify.notified())
-            .await
-            .expect("listener ready");
-        drain(&notify).await;
-
-        let s = db.store.as_ref();
-        let t = target(s, "t").await;
-        // Armed before the insert, as a worker arms before it polls.
-        let woken = notify.notified();
-        let id = queue(s, &t, "k", 100).await.id;
-        tokio::time::timeout(PATIENCE, woken)
-            .await
-            .expect("an insert wakes workers");
-        drain(&notify).await;
-
-        claim(s, "w", 1_000).await.expect("claim");
-        let woken = notify.notified();
-        assert!(
-            s.requeue_run(id, "w", "retry", 1_000, true).await.unwrap(),
-            "{b}"
-        );
-        tokio::time::timeout(PATIENCE, woken)
-            .await
-            .expect("a requeue wakes workers");
-        drain(&notify).await;
-
-        // Notifications sent while the listener is disconnected are lost, so it wakes
-        // workers when it is back, and then goes on listening.
-        let woken = notify.notified();
-        terminate_listener(&db.url).await;
-        tokio::time::timeout(PATIENCE, woken)
-            .await
-            .expect("a reconnect wakes workers");
-        drain(&notify).await;
-        let woken = notify.notified();
-        queue(s, &t, "k2", 200).await;
-        tokio::time::timeout(PATIENCE, woken)
-            .await
-            .expect("an insert after a reconnect wakes workers");
-
-        shutdown.cancel();
-        let stopped = tokio::time::timeout(PATIENCE, listener).await;
-        assert!(stopped.is_ok(), "{b}: the listener returns on shutdown");
+    if db.store.backend() == Backend::Sqlite {
+        let returned = tokio::time::timeout(PATIENCE, listener).await;
+        assert!(returned.is_ok(), "no channel to listen on, returns at once");
+        return;
     }
+
+    // The listener wakes workers once it is listening: that says it is ready.
+    tokio::time::timeout(PATIENCE, notify.notified())
+        .await
+        .expect("listener ready");
+    drain(&notify).await;
+
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    // Armed before the insert, as a worker arms before it polls.
+    let woken = notify.notified();
+    let id = queue(s, &t, "k", 100).await.id;
+    tokio::time::timeout(PATIENCE, woken)
+        .await
+        .expect("an insert wakes workers");
+    drain(&notify).await;
+
+    claim(s, "w", 1_000).await.expect("claim");
+    let woken = notify.notified();
+    assert!(s.requeue_run(id, "w", "retry", 1_000, true).await.unwrap());
+    tokio::time::timeout(PATIENCE, woken)
+        .await
+        .expect("a requeue wakes workers");
+    drain(&notify).await;
+
+    // Notifications sent while the listener is disconnected are lost, so it wakes
+    // workers when it is back, and then goes on listening.
+    let woken = notify.notified();
+    terminate_listener(&db.url).await;
+    tokio::time::timeout(PATIENCE, woken)
+        .await
+        .expect("a reconnect wakes workers");
+    drain(&notify).await;
+    let woken = notify.notified();
+    queue(s, &t, "k2", 200).await;
+    tokio::time::timeout(PATIENCE, woken)
+        .await
+        .expect("an insert after a reconnect wakes workers");
+
+    shutdown.cancel();
+    let stopped = tokio::time::timeout(PATIENCE, listener).await;
+    assert!(stopped.is_ok(), "the listener returns on shutdown");
 }
 
 fn new_api_key(name: &str, token_hash: &str, created_at_ms: i64) -> protocheck::store::NewApiKey {
@@ -1253,112 +1162,100 @@ fn new_api_key(name: &str, token_hash: &str, created_at_ms: i64) -> protocheck::
     }
 }
 
-#[tokio::test]
-async fn api_keys_are_unique_among_live_ones_and_mark_their_runs() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let a = s
-            .create_api_key(&new_api_key("ci", "h1", 10))
+contract!(api_keys_are_unique_among_live_ones_and_mark_their_runs);
+async fn api_keys_are_unique_among_live_ones_and_mark_their_runs(db: TestDb) {
+    let s = db.store.as_ref();
+    let a = s
+        .create_api_key(&new_api_key("ci", "h1", 10))
+        .await
+        .unwrap()
+        .expect("created");
+    assert_eq!(a.name, "ci");
+    assert_eq!(a.display_owner(), "ci");
+    assert_eq!((a.revoked_at_ms, a.last_used_at_ms), (None, None));
+    assert_eq!(
+        s.create_api_key(&new_api_key("ci", "h2", 11))
             .await
-            .unwrap()
-            .expect("created");
-        assert_eq!(a.name, "ci", "{b}");
-        assert_eq!(a.display_owner(), "ci", "{b}");
-        assert_eq!((a.revoked_at_ms, a.last_used_at_ms), (None, None), "{b}");
-        assert_eq!(
-            s.create_api_key(&new_api_key("ci", "h2", 11))
-                .await
-                .unwrap(),
-            None,
-            "{b}: a live key has the name"
-        );
-        assert_eq!(
-            s.api_key_by_token_hash("h1").await.unwrap().map(|k| k.id),
-            Some(a.id),
-            "{b}"
-        );
-        assert_eq!(s.api_key_by_token_hash("h2").await.unwrap(), None, "{b}");
-        assert_eq!(
-            s.api_key_webhook_secret(a.id).await.unwrap().as_deref(),
-            Some("whsec_ci"),
-            "{b}"
-        );
-        s.touch_api_key(a.id, 20).await.unwrap();
-        assert_eq!(
-            s.get_api_key(a.id).await.unwrap().unwrap().last_used_at_ms,
-            Some(20),
-            "{b}"
-        );
+            .unwrap(),
+        None,
+        "a live key has the name"
+    );
+    assert_eq!(
+        s.api_key_by_token_hash("h1").await.unwrap().map(|k| k.id),
+        Some(a.id)
+    );
+    assert_eq!(s.api_key_by_token_hash("h2").await.unwrap(), None);
+    assert_eq!(
+        s.api_key_webhook_secret(a.id).await.unwrap().as_deref(),
+        Some("whsec_ci")
+    );
+    s.touch_api_key(a.id, 20).await.unwrap();
+    assert_eq!(
+        s.get_api_key(a.id).await.unwrap().unwrap().last_used_at_ms,
+        Some(20)
+    );
 
-        // A run records the key that submitted it; a deduplicated submit keeps the first.
-        let t = target(s, "t").await;
-        let keyed = match s
-            .insert_run_as(&new_run(&t, "k1", 100), Some(a.id))
-            .await
-            .unwrap()
-        {
-            Inserted::New(run) => run,
-            other => panic!("{b}: {other:?}"),
-        };
-        assert_eq!(
-            s.run_api_key(keyed.id).await.unwrap().map(|k| k.id),
-            Some(a.id),
-            "{b}"
-        );
-        assert!(matches!(
-            s.insert_run_as(&new_run(&t, "k1", 101), None).await.unwrap(),
-            Inserted::Active(run) if run.id == keyed.id
-        ));
-        let anonymous = queue(s, &t, "k2", 102).await;
-        assert_eq!(s.run_api_key(anonymous.id).await.unwrap(), None, "{b}");
+    // A run records the key that submitted it; a deduplicated submit keeps the first.
+    let t = target(s, "t").await;
+    let keyed = match s
+        .insert_run_as(&new_run(&t, "k1", 100), Some(a.id))
+        .await
+        .unwrap()
+    {
+        Inserted::New(run) => run,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        s.run_api_key(keyed.id).await.unwrap().map(|k| k.id),
+        Some(a.id)
+    );
+    assert!(matches!(
+        s.insert_run_as(&new_run(&t, "k1", 101), None).await.unwrap(),
+        Inserted::Active(run) if run.id == keyed.id
+    ));
+    let anonymous = queue(s, &t, "k2", 102).await;
+    assert_eq!(s.run_api_key(anonymous.id).await.unwrap(), None);
 
-        // Revoking frees the name; an id is preferred to a name.
-        let revoked = s.revoke_api_key(&a.id.to_string(), 30).await.unwrap();
-        assert_eq!(revoked.map(|k| k.revoked_at_ms), Some(Some(30)), "{b}");
-        assert_eq!(s.revoke_api_key("ci", 31).await.unwrap(), None, "{b}");
-        let c = s
-            .create_api_key(&new_api_key("ci", "h3", 40))
-            .await
-            .unwrap()
-            .expect("the name is free again");
-        let listed: Vec<_> = s
-            .api_keys()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|k| k.id)
-            .collect();
-        assert_eq!(
-            listed,
-            vec![a.id, c.id],
-            "{b}: oldest first, revoked ones too"
-        );
-        assert_eq!(
-            s.run_api_key(keyed.id).await.unwrap().map(|k| k.id),
-            Some(a.id),
-            "{b}: a revoked key still names its runs"
-        );
-    }
+    // Revoking frees the name; an id is preferred to a name.
+    let revoked = s.revoke_api_key(&a.id.to_string(), 30).await.unwrap();
+    assert_eq!(revoked.map(|k| k.revoked_at_ms), Some(Some(30)));
+    assert_eq!(s.revoke_api_key("ci", 31).await.unwrap(), None);
+    let c = s
+        .create_api_key(&new_api_key("ci", "h3", 40))
+        .await
+        .unwrap()
+        .expect("the name is free again");
+    let listed: Vec<_> = s
+        .api_keys()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|k| k.id)
+        .collect();
+    assert_eq!(listed, vec![a.id, c.id], "oldest first, revoked ones too");
+    assert_eq!(
+        s.run_api_key(keyed.id).await.unwrap().map(|k| k.id),
+        Some(a.id),
+        "a revoked key still names its runs"
+    );
 }
 
-#[tokio::test]
-async fn migrations_with_api_keys_are_reversible() {
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let key = s
-            .create_api_key(&new_api_key("ci", "h1", 10))
-            .await
-            .unwrap()
-            .expect("created");
-        let t = target(s, "t").await;
-        s.insert_run_as(&new_run(&t, "k", 100), Some(key.id))
-            .await
-            .unwrap();
-        s.migrate_down_all().await.expect("down to zero");
-        assert!(s.api_keys().await.is_err(), "{b}: the key table is gone");
-        s.migrate().await.expect("up again");
-        assert!(s.api_keys().await.unwrap().is_empty(), "{b}");
-    }
+contract!(migrations_with_api_keys_are_reversible);
+async fn migrations_with_api_keys_are_reversible(db: TestDb) {
+    let s = db.store.as_ref();
+    let key = s
+        .create_api_key(&new_api_key("ci", "h1", 10))
+        .await
+        .unwrap()
+        .expect("created");
+    let t = target(s, "t").await;
+    s.insert_run_as(&new_run(&t, "k", 100), Some(key.id))
+        .await
+        .unwrap();
+    s.migrate_down_all().await.expect("down to zero");
+    assert!(s.api_keys().await.is_err(), "the key table is gone");
+    s.migrate().await.expect("up again");
+    assert!(s.api_keys().await.unwrap().is_empty());
 }
 
 fn webhook_run(target_id: &str, dedup_key: &str, created_at_ms: i64) -> NewRun {
@@ -1367,136 +1264,123 @@ fn webhook_run(target_id: &str, dedup_key: &str, created_at_ms: i64) -> NewRun {
     new
 }
 
-#[tokio::test]
-async fn webhook_deliveries_are_created_with_the_end_claimed_with_a_lease_and_recorded_once() {
+contract!(webhook_deliveries_are_created_with_the_end_claimed_with_a_lease_and_recorded_once);
+async fn webhook_deliveries_are_created_with_the_end_claimed_with_a_lease_and_recorded_once(
+    db: TestDb,
+) {
     use protocheck::store::{AttemptOutcome, WebhookAttempt};
-    for db in common::all_backends().await {
-        let (s, b) = (db.store.as_ref(), db.name());
-        let t = target(s, "t").await;
-        // A run without a webhook gets no delivery.
-        let plain = finished_run(s, &t, "plain", 10, RunEnd::Verdict(verdict(true)), 15).await;
-        assert_eq!(s.run_webhook(plain.id).await.unwrap(), None, "{b}");
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    // A run without a webhook gets no delivery.
+    let plain = finished_run(s, &t, "plain", 10, RunEnd::Verdict(verdict(true)), 15).await;
+    assert_eq!(s.run_webhook(plain.id).await.unwrap(), None);
 
-        let run = match s.insert_run(&webhook_run(&t, "hooked", 20)).await.unwrap() {
-            Inserted::New(run) => run,
-            other => panic!("{b}: {other:?}"),
-        };
-        assert_eq!(
-            s.run_webhook(run.id).await.unwrap(),
-            None,
-            "{b}: not before the end"
-        );
-        claim(s, "w", 30).await.expect("claimed");
-        assert!(
-            s.finish_run(run.id, "w", &RunEnd::Verdict(verdict(false)), "1", 40)
-                .await
-                .unwrap()
-        );
-        let (d, attempts) = s.run_webhook(run.id).await.unwrap().expect("a delivery");
-        assert_eq!(
-            (
-                d.url.as_str(),
-                d.state.as_str(),
-                d.attempts,
-                d.next_attempt_at_ms
-            ),
-            ("https://hooks.example/h", "pending", 0, Some(40)),
-            "{b}"
-        );
-        assert!(attempts.is_empty(), "{b}");
-
-        // Due at 40; claimed once per lease.
-        assert_eq!(
-            s.claim_webhook_delivery(39, 100).await.unwrap(),
-            None,
-            "{b}"
-        );
-        let c = s
-            .claim_webhook_delivery(40, 100)
+    let run = match s.insert_run(&webhook_run(&t, "hooked", 20)).await.unwrap() {
+        Inserted::New(run) => run,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        s.run_webhook(run.id).await.unwrap(),
+        None,
+        "not before the end"
+    );
+    claim(s, "w", 30).await.expect("claimed");
+    assert!(
+        s.finish_run(run.id, "w", &RunEnd::Verdict(verdict(false)), "1", 40)
             .await
             .unwrap()
-            .expect("due");
-        assert_eq!(c.id, d.id, "{b}");
-        assert_eq!(
-            s.claim_webhook_delivery(41, 100).await.unwrap(),
-            None,
-            "{b}: leased"
-        );
-        let again = s.claim_webhook_delivery(141, 100).await.unwrap();
-        assert_eq!(
-            again.map(|x| x.id),
-            Some(d.id.clone()),
-            "{b}: the lease expired"
-        );
+    );
+    let (d, attempts) = s.run_webhook(run.id).await.unwrap().expect("a delivery");
+    assert_eq!(
+        (
+            d.url.as_str(),
+            d.state.as_str(),
+            d.attempts,
+            d.next_attempt_at_ms
+        ),
+        ("https://hooks.example/h", "pending", 0, Some(40))
+    );
+    assert!(attempts.is_empty());
 
-        let first = WebhookAttempt {
-            attempt: 1,
-            at_ms: 150,
-            status_code: Some(500),
-            error: Some("the receiver answered HTTP 500".into()),
-            next_attempt_at_ms: Some(1_000),
-        };
-        let retry = AttemptOutcome::RetryAt(1_000);
-        assert!(
-            s.record_webhook_attempt(&d.id, &first, retry)
-                .await
-                .unwrap()
-        );
-        assert!(
-            !s.record_webhook_attempt(&d.id, &first, retry)
-                .await
-                .unwrap(),
-            "{b}: an attempt is recorded once"
-        );
-        assert_eq!(
-            s.claim_webhook_delivery(999, 100).await.unwrap(),
-            None,
-            "{b}"
-        );
-        let c = s
-            .claim_webhook_delivery(1_000, 100)
+    // Due at 40; claimed once per lease.
+    assert_eq!(s.claim_webhook_delivery(39, 100).await.unwrap(), None);
+    let c = s
+        .claim_webhook_delivery(40, 100)
+        .await
+        .unwrap()
+        .expect("due");
+    assert_eq!(c.id, d.id);
+    assert_eq!(
+        s.claim_webhook_delivery(41, 100).await.unwrap(),
+        None,
+        "leased"
+    );
+    let again = s.claim_webhook_delivery(141, 100).await.unwrap();
+    assert_eq!(again.map(|x| x.id), Some(d.id.clone()), "the lease expired");
+
+    let first = WebhookAttempt {
+        attempt: 1,
+        at_ms: 150,
+        status_code: Some(500),
+        error: Some("the receiver answered HTTP 500".into()),
+        next_attempt_at_ms: Some(1_000),
+    };
+    let retry = AttemptOutcome::RetryAt(1_000);
+    assert!(
+        s.record_webhook_attempt(&d.id, &first, retry)
             .await
             .unwrap()
-            .expect("due");
-        assert_eq!(c.attempts, 1, "{b}");
-        let second = WebhookAttempt {
-            attempt: 2,
-            at_ms: 1_010,
-            status_code: Some(204),
-            error: None,
-            next_attempt_at_ms: None,
-        };
-        assert!(
-            s.record_webhook_attempt(&d.id, &second, AttemptOutcome::Delivered)
-                .await
-                .unwrap()
-        );
-        let (d, attempts) = s.run_webhook(run.id).await.unwrap().unwrap();
-        assert_eq!((d.state.as_str(), d.attempts), ("delivered", 2), "{b}");
-        assert_eq!(attempts, vec![first, second], "{b}");
-        assert_eq!(
-            s.claim_webhook_delivery(i64::MAX / 2, 100).await.unwrap(),
-            None
-        );
-
-        // A run the reaper ends as `error` is announced too.
-        let reaped = match s
-            .insert_run(&webhook_run(&t, "reaped", 2_000))
+    );
+    assert!(
+        !s.record_webhook_attempt(&d.id, &first, retry)
+            .await
+            .unwrap(),
+        "an attempt is recorded once"
+    );
+    assert_eq!(s.claim_webhook_delivery(999, 100).await.unwrap(), None);
+    let c = s
+        .claim_webhook_delivery(1_000, 100)
+        .await
+        .unwrap()
+        .expect("due");
+    assert_eq!(c.attempts, 1);
+    let second = WebhookAttempt {
+        attempt: 2,
+        at_ms: 1_010,
+        status_code: Some(204),
+        error: None,
+        next_attempt_at_ms: None,
+    };
+    assert!(
+        s.record_webhook_attempt(&d.id, &second, AttemptOutcome::Delivered)
             .await
             .unwrap()
-        {
-            Inserted::New(run) => run,
-            other => panic!("{b}: {other:?}"),
-        };
-        for n in 0..3 {
-            let now = 3_000 + n * 100_000;
-            claim(s, "w", now).await.expect("claimed");
-            s.reap_expired(now + LEASE_MS + 1, 0).await.unwrap();
-        }
-        assert_eq!(run_status(s, reaped.id).await, RunStatus::Error, "{b}");
-        let (d, _) = s.run_webhook(reaped.id).await.unwrap().expect("announced");
-        assert_eq!(d.state, "pending", "{b}");
+    );
+    let (d, attempts) = s.run_webhook(run.id).await.unwrap().unwrap();
+    assert_eq!((d.state.as_str(), d.attempts), ("delivered", 2));
+    assert_eq!(attempts, vec![first, second]);
+    assert_eq!(
+        s.claim_webhook_delivery(i64::MAX / 2, 100).await.unwrap(),
+        None
+    );
+
+    // A run the reaper ends as `error` is announced too.
+    let reaped = match s
+        .insert_run(&webhook_run(&t, "reaped", 2_000))
+        .await
+        .unwrap()
+    {
+        Inserted::New(run) => run,
+        other => panic!("{other:?}"),
+    };
+    for n in 0..3 {
+        let now = 3_000 + n * 100_000;
+        claim(s, "w", now).await.expect("claimed");
+        s.reap_expired(now + LEASE_MS + 1, 0).await.unwrap();
     }
+    assert_eq!(run_status(s, reaped.id).await, RunStatus::Error);
+    let (d, _) = s.run_webhook(reaped.id).await.unwrap().expect("announced");
+    assert_eq!(d.state, "pending");
 }
 
 async fn run_status(store: &dyn Store, id: Uuid) -> RunStatus {

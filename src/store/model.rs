@@ -1,0 +1,276 @@
+//! What the store keeps: targets, runs, findings, attestations, signing and API
+//! keys, webhook deliveries, as the rest of protocheck sees them. Plain data,
+//! independent of either database; [`super::rows`] decodes them from rows.
+
+use crate::suite::{Finding, RunOptions, Verdict};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// A server under test, identified by its canonical URL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    /// Stable URL-safe key (see [`crate::target::target_key`]).
+    pub id: String,
+    pub canonical_url: String,
+    /// The protocol last detected on it (`mcp`, `rcp`), if any.
+    pub protocol: Option<String>,
+    pub created_at_ms: i64,
+}
+
+/// Where a run is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Queued,
+    Running,
+    Passed,
+    Failed,
+    Error,
+    Cancelled,
+}
+
+impl RunStatus {
+    pub const ALL: [RunStatus; 6] = [
+        Self::Queued,
+        Self::Running,
+        Self::Passed,
+        Self::Failed,
+        Self::Error,
+        Self::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Running => "running",
+            Self::Passed => "passed",
+            Self::Failed => "failed",
+            Self::Error => "error",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// True once the run will not change again.
+    pub fn is_finished(self) -> bool {
+        !matches!(self, Self::Queued | Self::Running)
+    }
+}
+
+/// A conformance run: the queue entry and, once finished, its verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub id: Uuid,
+    pub target_id: String,
+    pub target_url: String,
+    /// The suite requested: `auto`, `mcp` or `rcp`.
+    pub suite: String,
+    /// Version of the rules the run was judged with; set when the run finishes.
+    pub suite_version: Option<String>,
+    pub options: RunOptions,
+    /// Hash of target, suite and options: active runs with equal keys are deduplicated.
+    pub dedup_key: String,
+    pub status: RunStatus,
+    /// Attempts started so far (claims), including the current one.
+    pub attempts: i32,
+    pub max_attempts: i32,
+    pub locked_by: Option<String>,
+    pub lease_expires_at_ms: Option<i64>,
+    /// A queued run is not claimed before this time (retry backoff).
+    pub available_at_ms: i64,
+    pub created_at_ms: i64,
+    pub started_at_ms: Option<i64>,
+    pub finished_at_ms: Option<i64>,
+    pub verdict: Option<Verdict>,
+    /// Why the run ended as `error`, or why the last attempt was retried.
+    pub error: Option<String>,
+}
+
+/// What `insert_run` needs.
+#[derive(Debug, Clone)]
+pub struct NewRun {
+    pub id: Uuid,
+    pub target_id: String,
+    pub suite: String,
+    pub options: RunOptions,
+    pub dedup_key: String,
+    pub max_attempts: i32,
+    pub created_at_ms: i64,
+}
+
+/// The result of inserting a run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Inserted {
+    /// A new run was queued.
+    New(Run),
+    /// A run with the same dedup key is queued or running: that one is returned.
+    Active(Run),
+}
+
+/// A finding as stored, with its position in the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredFinding {
+    /// 0-based order within the run's current attempt.
+    pub seq: i64,
+    #[serde(flatten)]
+    pub finding: Finding,
+    pub created_at_ms: i64,
+}
+
+/// How a run ends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEnd {
+    /// The suite finished: status is `passed` or `failed` from `verdict.passed`.
+    Verdict(Verdict),
+    /// The run could not complete; the reason is shown to the user.
+    Error(String),
+}
+
+/// What the reaper did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReapReport {
+    /// Expired leases put back in the queue.
+    pub requeued: u64,
+    /// Expired leases on runs out of attempts, ended as `error`.
+    pub errored: u64,
+}
+
+/// An `Idempotency-Key` seen on a submit, with what it produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyRecord {
+    pub key: String,
+    /// SHA-256 of the request body, to refuse the same key with a different request.
+    pub request_hash: String,
+    pub run_id: Uuid,
+}
+
+/// Cursor for a target's run history, newest first: runs strictly older than this.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryCursor {
+    pub created_at_ms: i64,
+    pub id: Uuid,
+}
+
+/// A signed attestation of a run's verdict: a DSSE envelope, kept as the JSON
+/// text that was produced so it is served byte for byte (see [`crate::attest`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredAttestation {
+    pub run_id: Uuid,
+    /// The `kid` of the key that signed it.
+    pub key_id: String,
+    pub envelope: String,
+    pub created_at_ms: i64,
+}
+
+/// The public half of a signing key, as published in the key set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicKeyRecord {
+    pub key_id: String,
+    /// `Ed25519`.
+    pub algorithm: String,
+    /// The raw public key, base64url without padding (a JWK's `x`).
+    pub public_key: String,
+    pub created_at_ms: i64,
+}
+
+/// What a badge of one target and suite is drawn from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SuiteRuns {
+    /// The newest run that ended `passed`, `failed` or `error`, by finish time.
+    pub finished: Option<Run>,
+    /// The newest queued or running run that may be judged by the suite.
+    pub active: Option<Run>,
+}
+
+/// An API key as listed: never its token (only a hash is stored) nor its webhook secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiKey {
+    pub id: Uuid,
+    /// Unique among keys that are not revoked.
+    pub name: String,
+    /// Who the key's runs are shown as belonging to; the name when absent.
+    pub owner: Option<String>,
+    /// Submissions allowed per `rate_period_s`.
+    pub rate_count: i32,
+    pub rate_period_s: i64,
+    pub created_at_ms: i64,
+    pub revoked_at_ms: Option<i64>,
+    pub last_used_at_ms: Option<i64>,
+}
+
+impl ApiKey {
+    /// What a run submitted with this key shows as its owner.
+    pub fn display_owner(&self) -> &str {
+        self.owner.as_deref().unwrap_or(&self.name)
+    }
+
+    pub fn is_revoked(&self) -> bool {
+        self.revoked_at_ms.is_some()
+    }
+}
+
+/// What `create_api_key` stores.
+#[derive(Debug, Clone)]
+pub struct NewApiKey {
+    pub id: Uuid,
+    pub name: String,
+    pub owner: Option<String>,
+    /// SHA-256 of the token, hex.
+    pub token_hash: String,
+    pub rate_count: i32,
+    pub rate_period_s: i64,
+    /// The HMAC key webhooks of this key's runs are signed with.
+    pub webhook_secret: String,
+    pub created_at_ms: i64,
+}
+
+/// A run's webhook delivery: one per run that asked for a webhook, created when the run ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookDelivery {
+    /// Sent as `Protocheck-Delivery`; the same on every attempt, so receivers can deduplicate.
+    pub id: String,
+    pub run_id: Uuid,
+    pub url: String,
+    /// `pending`, `delivered` or `failed` (gave up).
+    pub state: String,
+    /// Attempts made so far.
+    pub attempts: i32,
+    pub next_attempt_at_ms: Option<i64>,
+}
+
+/// One try of a delivery.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WebhookAttempt {
+    /// 1-based.
+    pub attempt: i32,
+    pub at_ms: i64,
+    /// The receiver's HTTP status; absent when no response came.
+    pub status_code: Option<i32>,
+    /// Why the attempt did not deliver (never the receiver's body).
+    pub error: Option<String>,
+    /// When the next attempt is due; absent once delivered or given up.
+    pub next_attempt_at_ms: Option<i64>,
+}
+
+/// What an attempt leaves the delivery as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    Delivered,
+    RetryAt(i64),
+    /// Given up: out of attempts, or a refusal that retrying cannot change.
+    Failed,
+}
+
+impl AttemptOutcome {
+    /// `(state, next_attempt_at_ms)` as stored.
+    pub(super) fn columns(self) -> (&'static str, Option<i64>) {
+        match self {
+            Self::Delivered => ("delivered", None),
+            Self::RetryAt(at) => ("pending", Some(at)),
+            Self::Failed => ("failed", None),
+        }
+    }
+}

@@ -1,0 +1,926 @@
+//! The one implementation of [`Store`], over either database.
+//!
+//! SQLite and Postgres run the same statements, and differ in a handful of
+//! places: how a connection pool is opened, how a claim locks its row, how a
+//! JSON field is read, how a random id is made, and whether another process can
+//! announce new work. [`Dialect`] names exactly those places; [`SqlStore`] is
+//! generic over it and holds everything else, once.
+//!
+//! Why a trait over [`sqlx::Database`] rather than a macro stamping out two
+//! copies, or sqlx's `Any` driver: every statement is type-checked once against
+//! the bounds below, a difference between the backends can only live in
+//! [`Dialect`] where it is named and documented, and each backend keeps its
+//! native driver (SQLite's `BEGIN IMMEDIATE`, Postgres' `LISTEN`), which `Any`
+//! would hide. The `where` clause on the implementation lists what sqlx must be
+//! able to encode and decode for a database to serve as a store.
+//!
+//! Queries are built at run time (`sqlx::query`), not with the `query!` macros:
+//! there is no database at build time and no `.sqlx` cache to keep in sync; the
+//! contract tests in `tests/store_contract.rs` check every statement instead.
+//! Parameters are written `$N`, which sqlx binds by number on SQLite as on
+//! Postgres. The statements with a dialect's fragment in them are formatted per
+//! call; next to a round trip to the database that costs nothing.
+
+use super::rows::{
+    WEBHOOK_DELIVERY_COLUMNS, api_key_from_row, attestation_from_row, end_columns, finding_columns,
+    finding_from_row, idempotency_from_row, public_key_from_row, run_from_row,
+    status_count_from_row, target_from_row, to_json, webhook_attempt_from_row,
+    webhook_delivery_from_row,
+};
+use super::{
+    ApiKey, AttemptOutcome, Backend, HistoryCursor, IdempotencyRecord, Inserted, NewApiKey, NewRun,
+    PublicKeyRecord, ReapReport, Run, RunEnd, RunStatus, Store, StoreError, StoreResult,
+    StoredAttestation, StoredFinding, SuiteRuns, Target, WebhookAttempt, WebhookDelivery,
+};
+use crate::suite::Finding;
+use async_trait::async_trait;
+use sqlx::migrate::{Migrate, Migrator};
+use sqlx::pool::PoolOptions;
+use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool, Row, Type};
+use std::future::Future;
+use std::sync::Arc;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+/// How many times `insert_run` retries when the conflicting active run finishes
+/// between the insert and the lookup. Once is enough in practice; the bound only
+/// guarantees termination.
+const INSERT_RUN_TRIES: usize = 3;
+
+/// What one database does its own way. Implemented by [`sqlx::Sqlite`] (in
+/// [`super::sqlite`]) and [`sqlx::Postgres`] (in [`super::postgres`]).
+pub trait Dialect: Database {
+    /// Which database this is, as [`Store::backend`] reports it.
+    const BACKEND: Backend;
+
+    /// The migrations of this database, embedded in the binary.
+    const MIGRATOR: &'static Migrator;
+
+    /// Connections in the pool.
+    const MAX_CONNECTIONS: u32;
+
+    /// The statement that begins the transaction of a run's claim, where plain
+    /// `BEGIN` is not enough.
+    const BEGIN_CLAIM: Option<&'static str>;
+
+    /// Appended to the subquery that picks the run or webhook delivery a claim
+    /// takes, after its `LIMIT 1`: the row lock that keeps two claimers from
+    /// taking the same row, or nothing where the claim's transaction already
+    /// excludes every other writer.
+    const SKIP_LOCKED: &'static str;
+
+    /// Appended to the check in `append_finding` that the worker still holds the
+    /// run: a lock that keeps the run from being requeued until the finding is
+    /// written, or nothing where writers are serialised anyway.
+    const FOR_SHARE: &'static str;
+
+    /// An SQL expression for a new random id as text (webhook delivery ids).
+    const NEW_ID: &'static str;
+
+    /// How to open the database `url` names.
+    fn connect_options(url: &str) -> Result<ConnectOptions<Self>, sqlx::Error>;
+
+    /// An SQL expression for the text of the top-level `field` of the JSON
+    /// document stored as text in `column`; NULL when the field is absent.
+    fn json_text(column: &str, field: &str) -> String;
+
+    /// How many rows a statement changed (sqlx has no trait for it).
+    fn rows_affected(done: &Self::QueryResult) -> u64;
+
+    /// [`Store::listen_for_work`] on this database.
+    fn listen_for_work(
+        pool: &Pool<Self>,
+        notify: Arc<Notify>,
+        shutdown: CancellationToken,
+    ) -> impl Future<Output = ()> + Send;
+}
+
+/// The options a connection of `DB` is opened with.
+pub type ConnectOptions<DB> = <<DB as Database>::Connection as sqlx::Connection>::Options;
+
+/// A store on the database `DB`; see [`super::sqlite::SqliteStore`] and
+/// [`super::postgres::PgStore`].
+#[derive(Debug, Clone)]
+pub struct SqlStore<DB: Database> {
+    pool: Pool<DB>,
+}
+
+impl<DB: Dialect> SqlStore<DB> {
+    /// Opens the database `url` names (see [`Dialect::connect_options`]).
+    pub async fn connect(url: &str) -> StoreResult<Self> {
+        let pool = PoolOptions::new()
+            .max_connections(DB::MAX_CONNECTIONS)
+            .connect_with(DB::connect_options(url)?)
+            .await?;
+        Ok(Self { pool })
+    }
+}
+
+/// Creates the webhook delivery of run `$1`, ended at `$2`, if its options name a webhook.
+fn enqueue_webhook<DB: Dialect>() -> String {
+    let url = DB::json_text("runs.options", "webhook_url");
+    format!(
+        "INSERT INTO webhook_deliveries
+            (id, run_id, url, state, attempts, next_attempt_at_ms, created_at_ms)
+        SELECT {new_id}, runs.id, {url}, 'pending', 0, $2, $2
+        FROM runs WHERE runs.id = $1 AND {url} IS NOT NULL
+        ON CONFLICT (run_id) DO NOTHING",
+        new_id = DB::NEW_ID,
+    )
+}
+
+/// The same for every run the reaper ended as `error` at `$1`.
+fn enqueue_reaped_webhooks<DB: Dialect>() -> String {
+    let url = DB::json_text("runs.options", "webhook_url");
+    format!(
+        "INSERT INTO webhook_deliveries
+            (id, run_id, url, state, attempts, next_attempt_at_ms, created_at_ms)
+        SELECT {new_id}, runs.id, {url}, 'pending', 0, $1, $1
+        FROM runs WHERE runs.status = 'error' AND runs.finished_at_ms = $1 AND {url} IS NOT NULL
+        ON CONFLICT (run_id) DO NOTHING",
+        new_id = DB::NEW_ID,
+    )
+}
+
+#[async_trait]
+impl<DB> Store for SqlStore<DB>
+where
+    DB: Dialect,
+    // What sqlx must provide for `DB`: executors for pools and transactions,
+    // migrations, and encoding and decoding of the column types the store uses
+    // (text, 64- and 32-bit integers, and NULLs of each through `Option`).
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    DB::Connection: Migrate,
+    for<'q> String: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> i32: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> Option<String>: Encode<'q, DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB>,
+    for<'q> Option<i64>: Encode<'q, DB>,
+    for<'q> Option<i32>: Encode<'q, DB>,
+    for<'r> &'r str: ColumnIndex<DB::Row>,
+    usize: ColumnIndex<DB::Row>,
+{
+    fn backend(&self) -> Backend {
+        DB::BACKEND
+    }
+
+    async fn migrate(&self) -> StoreResult<()> {
+        DB::MIGRATOR.run(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn migrate_down_all(&self) -> StoreResult<()> {
+        DB::MIGRATOR.undo(&self.pool, 0).await?;
+        Ok(())
+    }
+
+    async fn ping(&self) -> StoreResult<()> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn upsert_target(
+        &self,
+        id: &str,
+        canonical_url: &str,
+        now_ms: i64,
+    ) -> StoreResult<Target> {
+        // Conflict on the id only: the same URL under another id is a real error.
+        sqlx::query(
+            "INSERT INTO targets (id, canonical_url, created_at_ms) VALUES ($1, $2, $3)
+             ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(id)
+        .bind(canonical_url)
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        self.get_target(id)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt(format!("target `{id}` vanished after upsert")))
+    }
+
+    async fn get_target(&self, id: &str) -> StoreResult<Option<Target>> {
+        let row = sqlx::query(
+            "SELECT id, canonical_url, protocol, created_at_ms FROM targets WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(target_from_row).transpose()
+    }
+
+    async fn set_target_protocol(&self, id: &str, protocol: &str) -> StoreResult<()> {
+        sqlx::query("UPDATE targets SET protocol = $2 WHERE id = $1")
+            .bind(id)
+            .bind(protocol)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn insert_run_as(&self, new: &NewRun, api_key: Option<Uuid>) -> StoreResult<Inserted> {
+        let options = to_json("run options", &new.options)?;
+        for _ in 0..INSERT_RUN_TRIES {
+            let inserted = sqlx::query(concat!(
+                "INSERT INTO runs (id, target_id, suite, options, dedup_key, status, max_attempts,
+                                   available_at_ms, created_at_ms, api_key_id)
+                 VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $7, $8)
+                 ON CONFLICT (dedup_key) WHERE status IN ('queued', 'running') DO NOTHING
+                 RETURNING ",
+                run_columns!()
+            ))
+            .bind(new.id.to_string())
+            .bind(&new.target_id)
+            .bind(&new.suite)
+            .bind(&options)
+            .bind(&new.dedup_key)
+            .bind(new.max_attempts)
+            .bind(new.created_at_ms)
+            .bind(api_key.map(|k| k.to_string()))
+            .fetch_optional(&self.pool)
+            .await?;
+            if let Some(row) = inserted {
+                return Ok(Inserted::New(run_from_row(&row)?));
+            }
+            let active = sqlx::query(concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM runs WHERE dedup_key = $1 AND status IN ('queued', 'running')"
+            ))
+            .bind(&new.dedup_key)
+            .fetch_optional(&self.pool)
+            .await?;
+            if let Some(row) = active {
+                return Ok(Inserted::Active(run_from_row(&row)?));
+            }
+        }
+        Err(StoreError::Corrupt(format!(
+            "dedup key `{}` kept conflicting with runs that then finished",
+            new.dedup_key
+        )))
+    }
+
+    async fn latest_finished(&self, dedup_key: &str, since_ms: i64) -> StoreResult<Option<Run>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs
+             WHERE dedup_key = $1 AND status IN ('passed', 'failed') AND finished_at_ms >= $2
+             ORDER BY finished_at_ms DESC, id DESC
+             LIMIT 1"
+        ))
+        .bind(dedup_key)
+        .bind(since_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(run_from_row).transpose()
+    }
+
+    async fn latest_run_with_finding(
+        &self,
+        target_id: &str,
+        rule_id: &str,
+        outcome: crate::suite::Outcome,
+    ) -> StoreResult<Option<Run>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs
+             WHERE target_id = $1 AND status IN ('passed', 'failed')
+               AND EXISTS (SELECT 1 FROM findings f
+                           WHERE f.run_id = runs.id AND f.attempt = runs.attempts
+                             AND f.rule_id = $2 AND f.outcome = $3)
+             ORDER BY finished_at_ms DESC, id DESC
+             LIMIT 1"
+        ))
+        .bind(target_id)
+        .bind(rule_id)
+        .bind(outcome.as_str())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(run_from_row).transpose()
+    }
+
+    async fn get_run(&self, id: Uuid) -> StoreResult<Option<Run>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE id = $1"
+        ))
+        .bind(id.to_string())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(run_from_row).transpose()
+    }
+
+    async fn target_runs(
+        &self,
+        target_id: &str,
+        before: Option<&HistoryCursor>,
+        limit: u32,
+    ) -> StoreResult<Vec<Run>> {
+        let query = match before {
+            None => sqlx::query(concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM runs WHERE target_id = $1
+                 ORDER BY created_at_ms DESC, id DESC LIMIT $2"
+            ))
+            .bind(target_id)
+            .bind(i64::from(limit)),
+            Some(cursor) => sqlx::query(concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM runs WHERE target_id = $1 AND (created_at_ms, id) < ($3, $4)
+                 ORDER BY created_at_ms DESC, id DESC LIMIT $2"
+            ))
+            .bind(target_id)
+            .bind(i64::from(limit))
+            .bind(cursor.created_at_ms)
+            .bind(cursor.id.to_string()),
+        };
+        let rows = query.fetch_all(&self.pool).await?;
+        rows.iter().map(run_from_row).collect()
+    }
+
+    async fn recent_runs(&self, limit: u32) -> StoreResult<Vec<Run>> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs ORDER BY created_at_ms DESC, id DESC LIMIT $1"
+        ))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(run_from_row).collect()
+    }
+
+    async fn claim_run(
+        &self,
+        worker: &str,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreResult<Option<Run>> {
+        // Dropping the transaction on an error path rolls it back.
+        let mut tx = match DB::BEGIN_CLAIM {
+            Some(begin) => self.pool.begin_with(begin).await?,
+            None => self.pool.begin().await?,
+        };
+        let sql = format!(
+            concat!(
+                "UPDATE runs
+                 SET status = 'running', locked_by = $1, lease_expires_at_ms = $2,
+                     attempts = attempts + 1, started_at_ms = COALESCE(started_at_ms, $3)
+                 WHERE id = (SELECT id FROM runs
+                             WHERE status = 'queued' AND available_at_ms <= $3
+                             ORDER BY created_at_ms, id
+                             LIMIT 1{skip_locked})
+                 RETURNING ",
+                run_columns!()
+            ),
+            skip_locked = DB::SKIP_LOCKED,
+        );
+        let row = sqlx::query(&sql)
+            .bind(worker)
+            .bind(now_ms.saturating_add(lease_ms))
+            .bind(now_ms)
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(row) = row else {
+            tx.commit().await?;
+            return Ok(None);
+        };
+        let id: String = row.try_get("id")?;
+        // Every finding present now belongs to an earlier attempt. That includes one
+        // with the same number when a shutdown gave its attempt back, which is why
+        // this is not `attempt < attempts`.
+        sqlx::query("DELETE FROM findings WHERE run_id = $1")
+            .bind(&id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        // Decoded after the commit: a run that does not decode is then held under a
+        // lease like any other, and the reaper ends it as `error` after max_attempts
+        // instead of it blocking the head of the queue forever.
+        run_from_row(&row).map(Some)
+    }
+
+    async fn heartbeat(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreResult<bool> {
+        let done = sqlx::query(
+            "UPDATE runs SET lease_expires_at_ms = $3
+             WHERE id = $1 AND status = 'running' AND locked_by = $2",
+        )
+        .bind(run_id.to_string())
+        .bind(worker)
+        .bind(now_ms.saturating_add(lease_ms))
+        .execute(&self.pool)
+        .await?;
+        Ok(DB::rows_affected(&done) == 1)
+    }
+
+    async fn append_finding(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        attempt: i32,
+        seq: i64,
+        finding: &Finding,
+        now_ms: i64,
+    ) -> StoreResult<bool> {
+        let (outcome, evidence, duration_ms) = finding_columns(finding)?;
+        // On Postgres, FOR SHARE holds the run row until the insert commits, so a
+        // requeue or reap cannot slip in between the check and the write; one that
+        // already did makes the check re-read the new row version and fail. SQLite's
+        // single writer gives the same guarantee without it.
+        let sql = format!(
+            "INSERT INTO findings (run_id, attempt, seq, rule_id, outcome, message, evidence,
+                                   duration_ms, created_at_ms)
+             SELECT $1, $3, $4, $5, $6, $7, $8, $9, $10
+             WHERE EXISTS (SELECT 1 FROM runs
+                           WHERE id = $1 AND status = 'running' AND locked_by = $2
+                             AND attempts = $3{for_share})",
+            for_share = DB::FOR_SHARE,
+        );
+        let done = sqlx::query(&sql)
+            .bind(run_id.to_string())
+            .bind(worker)
+            .bind(attempt)
+            .bind(seq)
+            .bind(&finding.rule_id)
+            .bind(outcome)
+            .bind(&finding.message)
+            .bind(evidence)
+            .bind(duration_ms)
+            .bind(now_ms)
+            .execute(&self.pool)
+            .await?;
+        Ok(DB::rows_affected(&done) == 1)
+    }
+
+    async fn finish_run(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        end: &RunEnd,
+        suite_version: &str,
+        now_ms: i64,
+    ) -> StoreResult<bool> {
+        let (status, verdict, error) = end_columns(end)?;
+        let mut tx = self.pool.begin().await?;
+        let done = sqlx::query(
+            "UPDATE runs
+             SET status = $3, verdict = $4, error = $5, suite_version = $6, finished_at_ms = $7,
+                 locked_by = NULL, lease_expires_at_ms = NULL
+             WHERE id = $1 AND status = 'running' AND locked_by = $2",
+        )
+        .bind(run_id.to_string())
+        .bind(worker)
+        .bind(status.as_str())
+        .bind(verdict)
+        .bind(error)
+        .bind(suite_version)
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await?;
+        if DB::rows_affected(&done) != 1 {
+            return Ok(false);
+        }
+        sqlx::query(&enqueue_webhook::<DB>())
+            .bind(run_id.to_string())
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn requeue_run(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        reason: &str,
+        available_at_ms: i64,
+        count_attempt: bool,
+    ) -> StoreResult<bool> {
+        let given_back: i32 = if count_attempt { 0 } else { 1 };
+        let done = sqlx::query(
+            "UPDATE runs
+             SET status = 'queued', locked_by = NULL, lease_expires_at_ms = NULL,
+                 available_at_ms = $3, error = $4, attempts = attempts - $5
+             WHERE id = $1 AND status = 'running' AND locked_by = $2",
+        )
+        .bind(run_id.to_string())
+        .bind(worker)
+        .bind(available_at_ms)
+        .bind(reason)
+        .bind(given_back)
+        .execute(&self.pool)
+        .await?;
+        Ok(DB::rows_affected(&done) == 1)
+    }
+
+    async fn reap_expired(&self, now_ms: i64, backoff_ms: i64) -> StoreResult<ReapReport> {
+        // SET expressions read the row as it was, so the reasons name the worker
+        // that held the lease even though the same statement clears `locked_by`.
+        // Race-safe under Postgres' READ COMMITTED: a row a heartbeat extended
+        // meanwhile is re-checked against the WHERE clause and skipped.
+        let mut tx = self.pool.begin().await?;
+        let errored = sqlx::query(
+            "UPDATE runs
+             SET status = 'error', finished_at_ms = $1,
+                 error = 'lease expired after ' || attempts || ' attempts; last worker '
+                         || COALESCE(locked_by, '?') || ' stopped responding',
+                 locked_by = NULL, lease_expires_at_ms = NULL
+             WHERE status = 'running' AND lease_expires_at_ms < $1
+               AND attempts >= max_attempts",
+        )
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await?;
+        // Runs ended here announce their end like runs a worker finished.
+        sqlx::query(&enqueue_reaped_webhooks::<DB>())
+            .bind(now_ms)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        let requeued = sqlx::query(
+            "UPDATE runs
+             SET status = 'queued', available_at_ms = $2,
+                 error = 'lease expired (worker ' || COALESCE(locked_by, '?')
+                         || ' stopped responding); retrying',
+                 locked_by = NULL, lease_expires_at_ms = NULL
+             WHERE status = 'running' AND lease_expires_at_ms < $1
+               AND attempts < max_attempts",
+        )
+        .bind(now_ms)
+        .bind(now_ms.saturating_add(backoff_ms))
+        .execute(&self.pool)
+        .await?;
+        Ok(ReapReport {
+            requeued: DB::rows_affected(&requeued),
+            errored: DB::rows_affected(&errored),
+        })
+    }
+
+    async fn findings(&self, run_id: Uuid, after_seq: i64) -> StoreResult<Vec<StoredFinding>> {
+        let rows = sqlx::query(
+            "SELECT f.seq, f.rule_id, f.outcome, f.message, f.evidence, f.duration_ms,
+                    f.created_at_ms
+             FROM findings f JOIN runs r ON r.id = f.run_id AND f.attempt = r.attempts
+             WHERE f.run_id = $1 AND f.seq > $2
+             ORDER BY f.seq",
+        )
+        .bind(run_id.to_string())
+        .bind(after_seq)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(finding_from_row).collect()
+    }
+
+    async fn count_by_status(&self) -> StoreResult<Vec<(RunStatus, i64)>> {
+        let rows = sqlx::query("SELECT status, COUNT(*) FROM runs GROUP BY status")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(status_count_from_row).collect()
+    }
+
+    async fn get_idempotency(&self, key: &str) -> StoreResult<Option<IdempotencyRecord>> {
+        let row =
+            sqlx::query("SELECT key, request_hash, run_id FROM idempotency_keys WHERE key = $1")
+                .bind(key)
+                .fetch_optional(&self.pool)
+                .await?;
+        row.as_ref().map(idempotency_from_row).transpose()
+    }
+
+    async fn put_idempotency(
+        &self,
+        record: &IdempotencyRecord,
+        now_ms: i64,
+    ) -> StoreResult<IdempotencyRecord> {
+        sqlx::query(
+            "INSERT INTO idempotency_keys (key, request_hash, run_id, created_at_ms)
+             VALUES ($1, $2, $3, $4)
+             ON CONFLICT (key) DO NOTHING",
+        )
+        .bind(&record.key)
+        .bind(&record.request_hash)
+        .bind(record.run_id.to_string())
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        self.get_idempotency(&record.key).await?.ok_or_else(|| {
+            StoreError::Corrupt(format!(
+                "idempotency key `{}` vanished after insert",
+                record.key
+            ))
+        })
+    }
+
+    async fn latest_runs_for_suite(&self, target_id: &str, suite: &str) -> StoreResult<SuiteRuns> {
+        let sql = format!(
+            concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM runs
+                 WHERE runs.target_id = $1 AND runs.status IN ('passed', 'failed', 'error')
+                   AND CASE WHEN runs.verdict IS NULL THEN runs.suite IN ($2, 'auto')
+                            ELSE {verdict_suite} = $2 END
+                 ORDER BY runs.finished_at_ms DESC, runs.id DESC
+                 LIMIT 1"
+            ),
+            verdict_suite = DB::json_text("runs.verdict", "suite"),
+        );
+        let finished = sqlx::query(&sql)
+            .bind(target_id)
+            .bind(suite)
+            .fetch_optional(&self.pool)
+            .await?;
+        let active = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs
+             WHERE runs.target_id = $1 AND runs.status IN ('queued', 'running')
+               AND runs.suite IN ($2, 'auto')
+             ORDER BY runs.created_at_ms DESC, runs.id DESC
+             LIMIT 1"
+        ))
+        .bind(target_id)
+        .bind(suite)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(SuiteRuns {
+            finished: finished.as_ref().map(run_from_row).transpose()?,
+            active: active.as_ref().map(run_from_row).transpose()?,
+        })
+    }
+
+    async fn put_attestation(
+        &self,
+        attestation: &StoredAttestation,
+    ) -> StoreResult<StoredAttestation> {
+        sqlx::query(
+            "INSERT INTO attestations (run_id, key_id, envelope, created_at_ms)
+             VALUES ($1, $2, $3, $4)
+             ON CONFLICT (run_id) DO NOTHING",
+        )
+        .bind(attestation.run_id.to_string())
+        .bind(&attestation.key_id)
+        .bind(&attestation.envelope)
+        .bind(attestation.created_at_ms)
+        .execute(&self.pool)
+        .await?;
+        self.get_attestation(attestation.run_id)
+            .await?
+            .ok_or_else(|| {
+                StoreError::Corrupt(format!(
+                    "attestation of run `{}` vanished after insert",
+                    attestation.run_id
+                ))
+            })
+    }
+
+    async fn get_attestation(&self, run_id: Uuid) -> StoreResult<Option<StoredAttestation>> {
+        let row = sqlx::query(
+            "SELECT run_id, key_id, envelope, created_at_ms FROM attestations WHERE run_id = $1",
+        )
+        .bind(run_id.to_string())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(attestation_from_row).transpose()
+    }
+
+    async fn put_public_key(&self, key: &PublicKeyRecord) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO signing_keys (key_id, algorithm, public_key, created_at_ms)
+             VALUES ($1, $2, $3, $4)
+             ON CONFLICT (key_id) DO NOTHING",
+        )
+        .bind(&key.key_id)
+        .bind(&key.algorithm)
+        .bind(&key.public_key)
+        .bind(key.created_at_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn public_keys(&self) -> StoreResult<Vec<PublicKeyRecord>> {
+        let rows = sqlx::query(
+            "SELECT key_id, algorithm, public_key, created_at_ms FROM signing_keys
+             ORDER BY created_at_ms, key_id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(public_key_from_row).collect()
+    }
+
+    async fn create_api_key(&self, key: &NewApiKey) -> StoreResult<Option<ApiKey>> {
+        let row = sqlx::query(concat!(
+            "INSERT INTO api_keys (id, name, owner, token_hash, rate_count, rate_period_s,
+                                   webhook_secret, created_at_ms)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT (name) WHERE revoked_at_ms IS NULL DO NOTHING
+             RETURNING ",
+            api_key_columns!()
+        ))
+        .bind(key.id.to_string())
+        .bind(&key.name)
+        .bind(&key.owner)
+        .bind(&key.token_hash)
+        .bind(key.rate_count)
+        .bind(key.rate_period_s)
+        .bind(&key.webhook_secret)
+        .bind(key.created_at_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(api_key_from_row).transpose()
+    }
+
+    async fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            api_key_columns!(),
+            " FROM api_keys ORDER BY created_at_ms, id"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(api_key_from_row).collect()
+    }
+
+    async fn get_api_key(&self, id: Uuid) -> StoreResult<Option<ApiKey>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            api_key_columns!(),
+            " FROM api_keys WHERE id = $1"
+        ))
+        .bind(id.to_string())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(api_key_from_row).transpose()
+    }
+
+    async fn api_key_by_token_hash(&self, token_hash: &str) -> StoreResult<Option<ApiKey>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            api_key_columns!(),
+            " FROM api_keys WHERE token_hash = $1"
+        ))
+        .bind(token_hash)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(api_key_from_row).transpose()
+    }
+
+    async fn revoke_api_key(&self, id_or_name: &str, now_ms: i64) -> StoreResult<Option<ApiKey>> {
+        // An id wins over a name, should a name ever spell another key's id.
+        let row = sqlx::query(concat!(
+            "UPDATE api_keys SET revoked_at_ms = $2
+             WHERE id = (SELECT id FROM api_keys
+                         WHERE revoked_at_ms IS NULL AND (id = $1 OR name = $1)
+                         ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END
+                         LIMIT 1)
+             RETURNING ",
+            api_key_columns!()
+        ))
+        .bind(id_or_name)
+        .bind(now_ms)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(api_key_from_row).transpose()
+    }
+
+    async fn touch_api_key(&self, id: Uuid, now_ms: i64) -> StoreResult<()> {
+        sqlx::query("UPDATE api_keys SET last_used_at_ms = $2 WHERE id = $1")
+            .bind(id.to_string())
+            .bind(now_ms)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn api_key_webhook_secret(&self, id: Uuid) -> StoreResult<Option<String>> {
+        let secret: Option<String> =
+            sqlx::query_scalar("SELECT webhook_secret FROM api_keys WHERE id = $1")
+                .bind(id.to_string())
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(secret)
+    }
+
+    async fn run_api_key(&self, run_id: Uuid) -> StoreResult<Option<ApiKey>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            api_key_columns!(),
+            " FROM api_keys JOIN runs ON runs.api_key_id = api_keys.id WHERE runs.id = $1"
+        ))
+        .bind(run_id.to_string())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(api_key_from_row).transpose()
+    }
+
+    async fn claim_webhook_delivery(
+        &self,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreResult<Option<WebhookDelivery>> {
+        let sql = format!(
+            "UPDATE webhook_deliveries SET lease_expires_at_ms = $2
+             WHERE id = (SELECT id FROM webhook_deliveries
+                         WHERE state = 'pending' AND next_attempt_at_ms <= $1
+                           AND (lease_expires_at_ms IS NULL OR lease_expires_at_ms < $1)
+                         ORDER BY next_attempt_at_ms, id
+                         LIMIT 1{skip_locked})
+             RETURNING {WEBHOOK_DELIVERY_COLUMNS}",
+            skip_locked = DB::SKIP_LOCKED,
+        );
+        let row = sqlx::query(&sql)
+            .bind(now_ms)
+            .bind(now_ms.saturating_add(lease_ms))
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(webhook_delivery_from_row).transpose()
+    }
+
+    async fn record_webhook_attempt(
+        &self,
+        delivery_id: &str,
+        attempt: &WebhookAttempt,
+        outcome: AttemptOutcome,
+    ) -> StoreResult<bool> {
+        let (state, next) = outcome.columns();
+        let mut tx = self.pool.begin().await?;
+        let done = sqlx::query(
+            "UPDATE webhook_deliveries
+             SET attempts = $2, state = $3, next_attempt_at_ms = $4, lease_expires_at_ms = NULL
+             WHERE id = $1 AND state = 'pending' AND attempts = $2 - 1",
+        )
+        .bind(delivery_id)
+        .bind(attempt.attempt)
+        .bind(state)
+        .bind(next)
+        .execute(&mut *tx)
+        .await?;
+        if DB::rows_affected(&done) != 1 {
+            return Ok(false);
+        }
+        sqlx::query(
+            "INSERT INTO webhook_attempts
+                 (delivery_id, attempt, at_ms, status_code, error, next_attempt_at_ms)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(delivery_id)
+        .bind(attempt.attempt)
+        .bind(attempt.at_ms)
+        .bind(attempt.status_code)
+        .bind(&attempt.error)
+        .bind(attempt.next_attempt_at_ms)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn run_webhook(
+        &self,
+        run_id: Uuid,
+    ) -> StoreResult<Option<(WebhookDelivery, Vec<WebhookAttempt>)>> {
+        let sql =
+            format!("SELECT {WEBHOOK_DELIVERY_COLUMNS} FROM webhook_deliveries WHERE run_id = $1");
+        let row = sqlx::query(&sql)
+            .bind(run_id.to_string())
+            .fetch_optional(&self.pool)
+            .await?;
+        let Some(delivery) = row.as_ref().map(webhook_delivery_from_row).transpose()? else {
+            return Ok(None);
+        };
+        let rows = sqlx::query(
+            "SELECT attempt, at_ms, status_code, error, next_attempt_at_ms
+             FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt",
+        )
+        .bind(&delivery.id)
+        .fetch_all(&self.pool)
+        .await?;
+        let attempts = rows
+            .iter()
+            .map(webhook_attempt_from_row)
+            .collect::<StoreResult<Vec<_>>>()?;
+        Ok(Some((delivery, attempts)))
+    }
+
+    async fn listen_for_work(&self, notify: Arc<Notify>, shutdown: CancellationToken) {
+        DB::listen_for_work(&self.pool, notify, shutdown).await;
+    }
+}
