@@ -16,7 +16,7 @@
 //!
 //! Queries are built at run time (`sqlx::query`), not with the `query!` macros:
 //! there is no database at build time and no `.sqlx` cache to keep in sync; the
-//! contract tests in `tests/store_contract.rs` check every statement instead.
+//! contract tests in `tests/it/store_contract.rs` check every statement instead.
 //! Parameters are written `$N`, which sqlx binds by number on SQLite as on
 //! Postgres. The statements with a dialect's fragment in them are formatted per
 //! call; next to a round trip to the database that costs nothing.
