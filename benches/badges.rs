@@ -96,6 +96,7 @@ fn start_server(dir: &std::path::Path) -> (SocketAddr, String) {
                     target_id: key.clone(),
                     suite: "rcp".into(),
                     options: RunOptions::default(),
+                    webhook_url: None,
                     dedup_key: "bench".into(),
                     max_attempts: 1,
                     created_at_ms: 1,

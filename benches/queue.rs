@@ -124,6 +124,7 @@ async fn submit(queue: &Queue, target: &str, tag: &str) -> Uuid {
         url: format!("{target}?bench={tag}"),
         suite: SuiteChoice::Rcp,
         options: RunOptions::default(),
+        webhook_url: None,
         max_age_s: 0,
         force: true,
         idempotency: None,

@@ -2,11 +2,13 @@
 //! store's primitives. The web API, the web form and the CLI all submit here.
 
 use crate::store::{IdempotencyRecord, Inserted, NewRun, Run, Store, StoreError};
-use crate::suite::{RunOptions, SuiteChoice};
+use crate::suite::{BearerToken, RunOptions, SuiteChoice};
 use crate::target::{CanonicalUrl, UrlError};
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use tokio::sync::Notify;
+use url::Url;
 use uuid::Uuid;
 
 /// A finished run younger than this is returned instead of queueing a new one.
@@ -15,6 +17,119 @@ pub const DEFAULT_MAX_AGE_S: u64 = 300;
 pub const WEBHOOK_NEEDS_KEY: &str = "options.webhook_url needs an API key (Authorization: Bearer …): webhooks are signed with the key's secret";
 /// Longest `Idempotency-Key` accepted.
 pub const MAX_IDEMPOTENCY_KEY_BYTES: usize = 255;
+/// Longest webhook URL accepted.
+pub const MAX_WEBHOOK_URL_BYTES: usize = 2048;
+
+// The `options` object of a submission: the engine's `RunOptions` and where to
+// announce the run's end, which is the service's concern and never reaches the
+// engine. The API reads and shows it as one object, documented under the name
+// `RunOptions` (so the field docs below are the API's). `into_parts` and
+// `from_parts` name every field, so a field added to one type and not the
+// other does not compile.
+/// Options a run carries. Unknown keys are refused so a typo is not silently ignored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = RunOptions)]
+pub struct SubmitOptions {
+    /// RCP profile: `spec` (default) or `reference`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^(spec|reference)$")]
+    pub profile: Option<String>,
+    /// Allow probes that write to the target (RCP `index/*`, `feedback`,
+    /// `memory/build`). Off when absent: no side effects on a stranger's server
+    /// unless the run asks for them (see [`RunOptions::writes_allowed`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_writes: Option<bool>,
+    /// Allow MCP tool calls with real arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_tool_calls: Option<bool>,
+    /// MCP registry `server.json`: a URL or the document itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_json: Option<serde_json::Value>,
+    /// Per-request timeout in milliseconds (bounded by the service's limits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 30000)]
+    pub request_timeout_ms: Option<u64>,
+    /// Read so that the service can refuse it (see [`Queue::submit`]); never
+    /// serialised.
+    #[serde(default, skip_serializing)]
+    pub bearer_token: Option<BearerToken>,
+    /// Where to announce the run's end (see [`crate::webhook`]); needs an API key.
+    /// Part of the dedup key: submissions with different webhooks are different
+    /// runs, so every receiver is told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_url: Option<String>,
+}
+
+impl SubmitOptions {
+    /// The engine's options and the webhook URL.
+    pub fn into_parts(self) -> (RunOptions, Option<String>) {
+        let Self {
+            profile,
+            allow_writes,
+            allow_tool_calls,
+            server_json,
+            request_timeout_ms,
+            bearer_token,
+            webhook_url,
+        } = self;
+        let options = RunOptions {
+            profile,
+            allow_writes,
+            allow_tool_calls,
+            server_json,
+            request_timeout_ms,
+            bearer_token,
+        };
+        (options, webhook_url)
+    }
+
+    /// The one object the API shows for a run's options and webhook.
+    pub fn from_parts(options: RunOptions, webhook_url: Option<String>) -> Self {
+        let RunOptions {
+            profile,
+            allow_writes,
+            allow_tool_calls,
+            server_json,
+            request_timeout_ms,
+            bearer_token,
+        } = options;
+        Self {
+            profile,
+            allow_writes,
+            allow_tool_calls,
+            server_json,
+            request_timeout_ms,
+            bearer_token,
+            webhook_url,
+        }
+    }
+}
+
+/// Checks a webhook URL: absolute `http`/`https` with a host, no user name or
+/// password, at most [`MAX_WEBHOOK_URL_BYTES`]. Webhook delivery checks it
+/// again before each attempt.
+pub fn validate_webhook_url(raw: &str) -> Result<Url, String> {
+    let field = "options.webhook_url";
+    if raw.len() > MAX_WEBHOOK_URL_BYTES {
+        return Err(format!(
+            "{field} must be at most {MAX_WEBHOOK_URL_BYTES} bytes"
+        ));
+    }
+    let url = Url::parse(raw).map_err(|e| format!("{field} is not an absolute URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!("{field} must be an http or https URL"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("{field} must name a host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(format!(
+            "{field} must not carry a user name or password; receivers check the signature instead"
+        ));
+    }
+    Ok(url)
+}
 
 /// A submission, as parsed from the API or the form.
 #[derive(Debug, Clone)]
@@ -22,6 +137,8 @@ pub struct Submission {
     pub url: String,
     pub suite: SuiteChoice,
     pub options: RunOptions,
+    /// Where to announce the run's end; needs an API key.
+    pub webhook_url: Option<String>,
     /// Reuse a finished run younger than this many seconds.
     pub max_age_s: u64,
     /// Queue a new run even when a fresh result exists.
@@ -57,6 +174,9 @@ pub enum SubmitError {
     Url(#[from] UrlError),
     #[error("{0}")]
     Options(String),
+    /// A webhook without an API key to sign it (`options.webhook_url`).
+    #[error("{WEBHOOK_NEEDS_KEY}")]
+    WebhookNeedsKey,
     #[error("this Idempotency-Key was already used with a different request")]
     IdempotencyMismatch,
     #[error(
@@ -104,18 +224,21 @@ impl Queue {
         sub: Submission,
         api_key: Option<Uuid>,
     ) -> Result<Submitted, SubmitError> {
+        // The signature's secret belongs to an API key: no key, no webhook.
+        if sub.webhook_url.is_some() && api_key.is_none() {
+            return Err(SubmitError::WebhookNeedsKey);
+        }
         let url = CanonicalUrl::parse(&sub.url)?;
         sub.options.validate().map_err(SubmitError::Options)?;
+        if let Some(webhook) = &sub.webhook_url {
+            validate_webhook_url(webhook).map_err(SubmitError::Options)?;
+        }
         // A token would have to be stored for a worker to use it; runs through the
         // service never carry one (`protocheck check --bearer-token` does, locally).
         if sub.options.carries_credentials() {
             return Err(SubmitError::Options(
                 "options.bearer_token is not accepted by the service: it would have to be stored; use `protocheck check --bearer-token` locally".into(),
             ));
-        }
-        // The signature's secret belongs to an API key: no key, no webhook.
-        if sub.options.webhook_url.is_some() && api_key.is_none() {
-            return Err(SubmitError::Options(WEBHOOK_NEEDS_KEY.into()));
         }
         if let Some((key, _)) = &sub.idempotency
             && (key.is_empty()
@@ -135,12 +258,17 @@ impl Queue {
             .store
             .upsert_target(&url.key(), url.as_str(), now)
             .await?;
-        let mut dedup_key = dedup_key(&target.id, sub.suite, &sub.options);
-        // The webhook URL is in the options, so runs with different webhooks are not
+        let mut dedup_key = dedup_key(
+            &target.id,
+            sub.suite,
+            &sub.options,
+            sub.webhook_url.as_deref(),
+        );
+        // The webhook URL is in the key, so runs with different webhooks are not
         // merged and every receiver is told. A webhook is signed with the submitting
         // key's secret, so with one the key is part of the identity too: another key's
         // receiver could not verify a run this key submitted.
-        if sub.options.webhook_url.is_some()
+        if sub.webhook_url.is_some()
             && let Some(key) = api_key
         {
             dedup_key = hex::encode(Sha256::digest(format!("{dedup_key}\0{key}")));
@@ -168,6 +296,7 @@ impl Queue {
                     target_id: target.id.clone(),
                     suite: sub.suite.as_str().to_owned(),
                     options: sub.options.clone(),
+                    webhook_url: sub.webhook_url.clone(),
                     dedup_key,
                     max_attempts: self.max_attempts,
                     created_at_ms: now,
@@ -227,14 +356,26 @@ impl Queue {
     }
 }
 
-/// Runs with equal keys are the same work: target, requested suite and options.
-pub fn dedup_key(target_id: &str, suite: SuiteChoice, options: &RunOptions) -> String {
+/// Runs with equal keys are the same work: target, requested suite, options and
+/// webhook. The options and webhook are hashed as the one `options` object the
+/// API reads, in canonical form.
+pub fn dedup_key(
+    target_id: &str,
+    suite: SuiteChoice,
+    options: &RunOptions,
+    webhook_url: Option<&str>,
+) -> String {
+    let submitted = SubmitOptions::from_parts(options.clone(), webhook_url.map(str::to_owned));
+    // serde_json's map is ordered by key, so re-serialising a Value sorts nested keys too.
+    let canonical = serde_json::to_value(&submitted)
+        .unwrap_or(serde_json::Value::Null)
+        .to_string();
     let mut h = Sha256::new();
     h.update(target_id.as_bytes());
     h.update([0]);
     h.update(suite.as_str().as_bytes());
     h.update([0]);
-    h.update(options.canonical_json().as_bytes());
+    h.update(canonical.as_bytes());
     hex::encode(h.finalize())
 }
 

@@ -13,6 +13,7 @@
 //! A receiver recomputes the HMAC over the raw body it received and compares in
 //! constant time ([`verify_signature`] does exactly that), and refuses old `t`s.
 
+use crate::queue::validate_webhook_url;
 use crate::store::{AttemptOutcome, Run, Store, WebhookAttempt, WebhookDelivery};
 use crate::transport::{HttpClient, HttpRequest, TransportError};
 use hmac::{Hmac, Mac};
@@ -30,8 +31,6 @@ pub const EVENT_RUN_FINISHED: &str = "run.finished";
 pub const SIGNATURE_HEADER: &str = "protocheck-signature";
 pub const DELIVERY_HEADER: &str = "protocheck-delivery";
 pub const EVENT_HEADER: &str = "protocheck-event";
-/// Longest webhook URL accepted.
-pub const MAX_URL_BYTES: usize = 2048;
 /// Longest an error kept with an attempt.
 const MAX_ERROR_CHARS: usize = 300;
 
@@ -77,28 +76,6 @@ impl WebhookConfig {
     pub fn max_attempts(&self) -> i32 {
         i32::try_from(self.retry_delays.len()).unwrap_or(i32::MAX - 1) + 1
     }
-}
-
-/// Checks a webhook URL: absolute `http`/`https` with a host, no user name or
-/// password, at most [`MAX_URL_BYTES`].
-pub fn validate_url(raw: &str) -> Result<Url, String> {
-    let field = "options.webhook_url";
-    if raw.len() > MAX_URL_BYTES {
-        return Err(format!("{field} must be at most {MAX_URL_BYTES} bytes"));
-    }
-    let url = Url::parse(raw).map_err(|e| format!("{field} is not an absolute URL: {e}"))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!("{field} must be an http or https URL"));
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(format!("{field} must name a host"));
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(format!(
-            "{field} must not carry a user name or password; receivers check the signature instead"
-        ));
-    }
-    Ok(url)
 }
 
 /// How a webhook URL is shown to people: scheme, host and port only. Receivers
@@ -326,7 +303,7 @@ async fn send(
         .await
         .map_err(transient)?
         .ok_or_else(|| Failure::Permanent("the run's API key has no webhook secret".into()))?;
-    let url = validate_url(&d.url).map_err(Failure::Permanent)?;
+    let url = validate_webhook_url(&d.url).map_err(Failure::Permanent)?;
     let body = payload(&run, cfg.public_url.as_deref()).to_string();
     let t = crate::now_ms() / 1000;
     let req = HttpRequest::post_raw(url, "application/json", body.clone().into())
@@ -365,16 +342,23 @@ mod tests {
 
     #[test]
     fn urls_are_checked_and_shown_without_their_path() {
-        assert!(validate_url("https://hooks.example.com/x?y=1").is_ok());
+        use crate::queue::MAX_WEBHOOK_URL_BYTES;
+        assert!(validate_webhook_url("https://hooks.example.com/x?y=1").is_ok());
         for bad in [
             "ftp://example.com/",
             "/relative",
             "https://user:pw@example.com/",
             "https://user@example.com/",
         ] {
-            assert!(validate_url(bad).is_err(), "{bad}");
+            assert!(validate_webhook_url(bad).is_err(), "{bad}");
         }
-        assert!(validate_url(&format!("https://e.com/{}", "a".repeat(MAX_URL_BYTES))).is_err());
+        assert!(
+            validate_webhook_url(&format!(
+                "https://e.com/{}",
+                "a".repeat(MAX_WEBHOOK_URL_BYTES)
+            ))
+            .is_err()
+        );
         assert_eq!(
             display_url("https://hooks.example.com/T0/B0/XYZ?k=1"),
             "https://hooks.example.com/…"

@@ -306,7 +306,7 @@ impl Worker {
                     .metrics
                     .observe_run(&run.suite, status, started.elapsed().as_secs_f64());
                 tracing::info!(worker = %self.id, run = %run.id, status, "run ended");
-                if run.options.webhook_url.is_some() {
+                if run.webhook_url.is_some() {
                     self.webhook_wake.notify_one();
                 }
             }

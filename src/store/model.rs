@@ -71,7 +71,10 @@ pub struct Run {
     /// Version of the rules the run was judged with; set when the run finishes.
     pub suite_version: Option<String>,
     pub options: RunOptions,
-    /// Hash of target, suite and options: active runs with equal keys are deduplicated.
+    /// Where the run's end is announced (see [`crate::webhook`]).
+    pub webhook_url: Option<String>,
+    /// Hash of target, suite, options and webhook: active runs with equal keys
+    /// are deduplicated.
     pub dedup_key: String,
     pub status: RunStatus,
     /// Attempts started so far (claims), including the current one.
@@ -96,6 +99,7 @@ pub struct NewRun {
     pub target_id: String,
     pub suite: String,
     pub options: RunOptions,
+    pub webhook_url: Option<String>,
     pub dedup_key: String,
     pub max_attempts: i32,
     pub created_at_ms: i64,

@@ -11,7 +11,7 @@ macro_rules! run_columns {
     () => {
         "runs.id, runs.target_id, \
          (SELECT targets.canonical_url FROM targets WHERE targets.id = runs.target_id) AS target_url, \
-         runs.suite, runs.suite_version, runs.options, runs.dedup_key, runs.status, \
+         runs.suite, runs.suite_version, runs.options, runs.webhook_url, runs.dedup_key, runs.status, \
          runs.attempts, runs.max_attempts, runs.locked_by, runs.lease_expires_at_ms, \
          runs.available_at_ms, runs.created_at_ms, runs.started_at_ms, runs.finished_at_ms, \
          runs.verdict, runs.error"
@@ -69,6 +69,7 @@ pub(super) struct RunRow {
     suite: String,
     suite_version: Option<String>,
     options: String,
+    webhook_url: Option<String>,
     dedup_key: String,
     status: String,
     attempts: i32,
@@ -103,6 +104,7 @@ where
         target_url: r.target_url,
         suite: r.suite,
         suite_version: r.suite_version,
+        webhook_url: r.webhook_url,
         dedup_key: r.dedup_key,
         attempts: r.attempts,
         max_attempts: r.max_attempts,

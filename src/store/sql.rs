@@ -117,14 +117,13 @@ impl<DB: Dialect> SqlStore<DB> {
     }
 }
 
-/// Creates the webhook delivery of run `$1`, ended at `$2`, if its options name a webhook.
+/// Creates the webhook delivery of run `$1`, ended at `$2`, if it has a webhook.
 fn enqueue_webhook<DB: Dialect>() -> String {
-    let url = DB::json_text("runs.options", "webhook_url");
     format!(
         "INSERT INTO webhook_deliveries
             (id, run_id, url, state, attempts, next_attempt_at_ms, created_at_ms)
-        SELECT {new_id}, runs.id, {url}, 'pending', 0, $2, $2
-        FROM runs WHERE runs.id = $1 AND {url} IS NOT NULL
+        SELECT {new_id}, runs.id, runs.webhook_url, 'pending', 0, $2, $2
+        FROM runs WHERE runs.id = $1 AND runs.webhook_url IS NOT NULL
         ON CONFLICT (run_id) DO NOTHING",
         new_id = DB::NEW_ID,
     )
@@ -132,12 +131,12 @@ fn enqueue_webhook<DB: Dialect>() -> String {
 
 /// The same for every run the reaper ended as `error` at `$1`.
 fn enqueue_reaped_webhooks<DB: Dialect>() -> String {
-    let url = DB::json_text("runs.options", "webhook_url");
     format!(
         "INSERT INTO webhook_deliveries
             (id, run_id, url, state, attempts, next_attempt_at_ms, created_at_ms)
-        SELECT {new_id}, runs.id, {url}, 'pending', 0, $1, $1
-        FROM runs WHERE runs.status = 'error' AND runs.finished_at_ms = $1 AND {url} IS NOT NULL
+        SELECT {new_id}, runs.id, runs.webhook_url, 'pending', 0, $1, $1
+        FROM runs
+        WHERE runs.status = 'error' AND runs.finished_at_ms = $1 AND runs.webhook_url IS NOT NULL
         ON CONFLICT (run_id) DO NOTHING",
         new_id = DB::NEW_ID,
     )
@@ -227,9 +226,9 @@ where
         let options = to_json("run options", &new.options)?;
         for _ in 0..INSERT_RUN_TRIES {
             let inserted = sqlx::query(concat!(
-                "INSERT INTO runs (id, target_id, suite, options, dedup_key, status, max_attempts,
-                                   available_at_ms, created_at_ms, api_key_id)
-                 VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $7, $8)
+                "INSERT INTO runs (id, target_id, suite, options, webhook_url, dedup_key, status,
+                                   max_attempts, available_at_ms, created_at_ms, api_key_id)
+                 VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $8, $9)
                  ON CONFLICT (dedup_key) WHERE status IN ('queued', 'running') DO NOTHING
                  RETURNING ",
                 run_columns!()
@@ -238,6 +237,7 @@ where
             .bind(&new.target_id)
             .bind(&new.suite)
             .bind(&options)
+            .bind(&new.webhook_url)
             .bind(&new.dedup_key)
             .bind(new.max_attempts)
             .bind(new.created_at_ms)

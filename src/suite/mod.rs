@@ -285,13 +285,15 @@ pub struct LevelReport {
     pub not_exercised: Vec<String>,
 }
 
-/// Options a run carries. Unknown keys are refused so a typo is not silently ignored.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+/// Options a run carries, as the engine reads them. Unknown keys are refused so
+/// a typo is not silently ignored. What a submission carries beyond them (where
+/// to announce the run's end) is the service's concern: see
+/// `queue::SubmitOptions`, the API's `options` object.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunOptions {
     /// RCP profile: `spec` (default) or `reference`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(pattern = "^(spec|reference)$")]
     pub profile: Option<String>,
     /// Allow probes that write to the target (RCP `index/*`, `feedback`,
     /// `memory/build`). Off when absent: no side effects on a stranger's server
@@ -306,7 +308,6 @@ pub struct RunOptions {
     pub server_json: Option<serde_json::Value>,
     /// Per-request timeout in milliseconds (bounded by the service's limits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(minimum = 1, maximum = 30000)]
     pub request_timeout_ms: Option<u64>,
     /// An OAuth bearer token for an MCP server that requires authorization
     /// (`mcp-2026-07-28.md` §15.9): sent on every request of this run and never
@@ -315,11 +316,6 @@ pub struct RunOptions {
     /// only a run driven in-process (`protocheck check`) can use it.
     #[serde(default, skip_serializing)]
     pub bearer_token: Option<BearerToken>,
-    /// Where to announce the run's end (see [`crate::webhook`]); needs an API key.
-    /// Part of the dedup key: submissions with different webhooks are different
-    /// runs, so every receiver is told.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub webhook_url: Option<String>,
 }
 
 /// A credential given with a run. Its `Debug` form and every serialisation
@@ -372,9 +368,6 @@ impl RunOptions {
                 "options.request_timeout_ms must be between 1 and {}",
                 MAX_REQUEST_TIMEOUT.as_millis()
             ));
-        }
-        if let Some(url) = &self.webhook_url {
-            crate::webhook::validate_url(url)?;
         }
         if let Some(token) = &self.bearer_token
             && (token.0.is_empty()

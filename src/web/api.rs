@@ -9,11 +9,11 @@ use super::openapi::{
 };
 use super::ratelimit::RateState;
 use crate::keys;
-use crate::queue::{self, Reason, Submission};
+use crate::queue::{self, Reason, Submission, SubmitOptions};
 use crate::store::{
     ApiKey, HistoryCursor, Run, RunStatus, StoredFinding, Target, WebhookAttempt, WebhookDelivery,
 };
-use crate::suite::{Finding, RunOptions, SuiteChoice, Verdict};
+use crate::suite::{Finding, SuiteChoice, Verdict};
 use crate::webhook;
 use axum::extract::connect_info::ConnectInfo;
 use axum::extract::{FromRequestParts, State};
@@ -58,7 +58,7 @@ pub struct SubmitBody {
     #[schema(value_type = Option<SuiteChoice>)]
     pub suite: Option<String>,
     #[serde(default)]
-    #[schema(value_type = Option<RunOptions>)]
+    #[schema(value_type = Option<SubmitOptions>)]
     pub options: Option<Value>,
     /// A finished run of the same target, suite and options younger than this
     /// is returned instead of a new one (default 300; int64).
@@ -219,8 +219,8 @@ async fn accept_submission(
         field: "suite",
         detail: format!("suite `{suite_name}` is unknown; use `auto`, `mcp` or `rcp`"),
     })?;
-    let options: RunOptions = match &body.options {
-        None | Some(Value::Null) => RunOptions::default(),
+    let options: SubmitOptions = match &body.options {
+        None | Some(Value::Null) => SubmitOptions::default(),
         // serde would read a struct from an array too, by position.
         Some(v) if !v.is_object() => {
             return Err(WebError::Invalid {
@@ -240,12 +240,7 @@ async fn accept_submission(
             detail: format!("max_age_s must be between 0 and {}", i64::MAX),
         });
     }
-    if options.webhook_url.is_some() && key.is_none() {
-        return Err(WebError::Invalid {
-            field: "options.webhook_url",
-            detail: queue::WEBHOOK_NEEDS_KEY.into(),
-        });
-    }
+    let (options, webhook_url) = options.into_parts();
     let idempotency = match headers.get("idempotency-key") {
         None => None,
         Some(v) => {
@@ -265,6 +260,7 @@ async fn accept_submission(
                 url: body.url,
                 suite,
                 options,
+                webhook_url,
                 max_age_s: body.max_age_s.unwrap_or(queue::DEFAULT_MAX_AGE_S),
                 force: body.force.unwrap_or(false),
                 idempotency,
@@ -328,7 +324,7 @@ pub async fn show_run(
     let mut view = RunView::new(&run, Some(&findings));
     // The key's owner (or name), never anything that would authenticate.
     view.owner = Some(owner.as_ref().map(|k| k.display_owner().to_owned()));
-    if run.options.webhook_url.is_some() {
+    if run.webhook_url.is_some() {
         view.webhook = Some(WebhookView::new(&run, state.store.run_webhook(id).await?));
     }
     Ok(ApiJson(view))
@@ -550,7 +546,7 @@ pub struct RunView {
     #[schema(required = true)]
     pub suite_version: Option<String>,
     pub status: RunStatus,
-    pub options: RunOptions,
+    pub options: SubmitOptions,
     /// Attempts started so far, including the current one.
     pub attempts: i32,
     pub max_attempts: i32,
@@ -605,7 +601,7 @@ impl RunView {
             suite: run.suite.clone(),
             suite_version: run.suite_version.clone(),
             status: run.status,
-            options: shown_options(&run.options),
+            options: shown_options(run),
             attempts: run.attempts,
             max_attempts: run.max_attempts,
             created_at: crate::rfc3339(run.created_at_ms),
@@ -665,7 +661,7 @@ pub struct WebhookAttemptView {
 
 impl WebhookView {
     fn new(run: &Run, delivery: Option<(WebhookDelivery, Vec<WebhookAttempt>)>) -> Self {
-        let url = run.options.webhook_url.as_deref().map(webhook::display_url);
+        let url = run.webhook_url.as_deref().map(webhook::display_url);
         let (state, deliveries) = match delivery {
             // Created when the run ends.
             None => ("waiting", Vec::new()),
@@ -695,13 +691,11 @@ impl WebhookView {
     }
 }
 
-/// Options as shown: a webhook URL without its path and query (see [`WebhookView`]).
-fn shown_options(options: &RunOptions) -> RunOptions {
-    let mut shown = options.clone();
-    if let Some(url) = &options.webhook_url {
-        shown.webhook_url = Some(webhook::display_url(url));
-    }
-    shown
+/// Options as shown, with the webhook among them as it was submitted: its URL
+/// without its path and query (see [`WebhookView`]).
+fn shown_options(run: &Run) -> SubmitOptions {
+    let url = run.webhook_url.as_deref().map(webhook::display_url);
+    SubmitOptions::from_parts(run.options.clone(), url)
 }
 
 /// The API's view of a run; `findings` is included when given.

@@ -320,6 +320,10 @@ impl From<crate::queue::SubmitError> for WebError {
                 field: "options",
                 detail,
             },
+            S::WebhookNeedsKey => Self::Invalid {
+                field: "options.webhook_url",
+                detail: S::WebhookNeedsKey.to_string(),
+            },
             S::IdempotencyKey => Self::Invalid {
                 field: "Idempotency-Key",
                 detail: S::IdempotencyKey.to_string(),

@@ -48,6 +48,7 @@ async fn stored_run(store: &dyn Store, url: &str, end: RunEnd) -> Uuid {
         target_id: key.clone(),
         suite: "rcp".into(),
         options: RunOptions::default(),
+        webhook_url: None,
         dedup_key: format!("{key}-{}", Uuid::new_v4()),
         max_attempts: 3,
         created_at_ms: 1_000,

@@ -73,6 +73,7 @@ async fn queue_run(store: &dyn Store, key: &str, suite: &str) -> Uuid {
         target_id: key.to_owned(),
         suite: suite.into(),
         options: RunOptions::default(),
+        webhook_url: None,
         dedup_key: Uuid::new_v4().to_string(),
         max_attempts: 3,
         created_at_ms: protocheck::now_ms(),

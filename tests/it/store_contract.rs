@@ -70,6 +70,7 @@ fn new_run(target_id: &str, dedup_key: &str, created_at_ms: i64) -> NewRun {
             allow_writes: Some(false),
             ..RunOptions::default()
         },
+        webhook_url: None,
         dedup_key: dedup_key.to_string(),
         max_attempts: 3,
         created_at_ms,
@@ -1260,7 +1261,7 @@ async fn migrations_with_api_keys_are_reversible(db: TestDb) {
 
 fn webhook_run(target_id: &str, dedup_key: &str, created_at_ms: i64) -> NewRun {
     let mut new = new_run(target_id, dedup_key, created_at_ms);
-    new.options.webhook_url = Some("https://hooks.example/h".to_string());
+    new.webhook_url = Some("https://hooks.example/h".to_string());
     new
 }
 

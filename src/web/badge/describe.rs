@@ -92,6 +92,7 @@ mod tests {
             suite: "rcp".into(),
             suite_version: None,
             options: RunOptions::default(),
+            webhook_url: None,
             dedup_key: "k".into(),
             status,
             attempts: 1,

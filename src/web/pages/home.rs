@@ -238,6 +238,7 @@ pub async fn submit_form(
         url: form.url,
         suite,
         options,
+        webhook_url: None,
         max_age_s: queue::DEFAULT_MAX_AGE_S,
         force: form.force.is_some(),
         idempotency: None,

@@ -107,7 +107,7 @@ struct WebhookAttemptView {
 }
 
 async fn webhook_view(state: &AppState, run: &Run) -> PageResult<Option<WebhookView>> {
-    let Some(url) = run.options.webhook_url.as_deref() else {
+    let Some(url) = run.webhook_url.as_deref() else {
         return Ok(None);
     };
     let delivery = state.store.run_webhook(run.id).await?;
