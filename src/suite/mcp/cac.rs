@@ -6,9 +6,9 @@
 //! `mcp-2026-07-28.md` §15); discover gets its own message.
 
 use super::client::{Reply, client_info, clip, some};
-use super::engine::{Judgement, Session};
+use super::rule::{Keyword, McpRule, spec};
+use super::session::{Judgement, Session};
 use super::wire;
-use super::{Keyword, McpRule, spec};
 use crate::suite::Outcome;
 use futures::FutureExt;
 use serde_json::{Value, json};

@@ -5,10 +5,10 @@
 //! they say what a move to 2026-07-28 removes.
 
 use super::client::Reply;
-use super::engine::{Judgement, Session};
 use super::era::{Era, LegacySession, negotiated_version};
+use super::rule::{DISCOVER_ID, Keyword, McpRule, spec};
+use super::session::{Judgement, Session};
 use super::wire::{self, LEGACY_VERSIONS, PROTOCOL_VERSION};
-use super::{DISCOVER_ID, Keyword, McpRule, spec};
 use crate::suite::Outcome;
 use crate::transport::HttpRequest;
 use futures::FutureExt;
@@ -126,7 +126,7 @@ pub(crate) const RULES: &[McpRule] = &[
 async fn removed_method(s: &mut Session, method: &str, params: Value) -> Option<Reply> {
     if let Era::Legacy { .. } = s.era {
         if s.legacy.is_none() {
-            let opened = LegacySession::open(s).await.map(|(l, _)| l);
+            let opened = LegacySession::open(&s.client).await.map(|(l, _)| l);
             s.legacy = Some(opened);
         }
         let legacy = s.legacy.as_ref()?.as_ref()?;

@@ -1,15 +1,13 @@
 //! DSC — discovery and capabilities (server/discover, versioning, basic#meta).
 
 use super::client::{clip, some};
-use super::engine::{Judgement, Session};
 use super::era::Era;
+use super::rule::{DISCOVER_ID, Keyword, McpRule, spec};
+use super::session::{Judgement, Session};
 use super::wire::{LEGACY_VERSION, META_SERVER_INFO, PROTOCOL_VERSION};
-use super::{Keyword, McpRule, spec};
 use crate::suite::Outcome;
 use futures::FutureExt;
 use serde_json::Value;
-
-pub(crate) const DISCOVER_ID: &str = "MCP-DSC-001";
 
 pub(crate) const DISCOVER: McpRule = McpRule::new(
     DISCOVER_ID,
@@ -22,7 +20,8 @@ pub(crate) const DISCOVER: McpRule = McpRule::new(
 )
 .says("servers MUST implement server/discover, which any request may precede or follow")
 .requires(&[])
-.on_legacy();
+.on_legacy()
+.pool_independent();
 
 pub(crate) const VERSIONS: McpRule = McpRule::new(
     "MCP-DSC-002",
@@ -33,7 +32,8 @@ pub(crate) const VERSIONS: McpRule = McpRule::new(
     "DSC",
     |s| versions_advertised(s).boxed(),
 )
-.says("a DiscoverResult MUST list the protocol versions the server supports in supportedVersions");
+.says("a DiscoverResult MUST list the protocol versions the server supports in supportedVersions")
+.pool_independent();
 
 pub(crate) const CURRENT_REVISION: McpRule = McpRule::new(
     "MCP-DSC-003",
@@ -45,7 +45,8 @@ pub(crate) const CURRENT_REVISION: McpRule = McpRule::new(
     |s| current_revision(s).boxed(),
 )
 .says("a server MAY list any revision it supports; listing a current one lets current clients connect")
-.requires(&[VERSIONS.rule.id]);
+.requires(&[VERSIONS.rule.id])
+.pool_independent();
 
 pub(crate) const EXTENSION_IDS: McpRule = McpRule::new(
     "MCP-DSC-004",
@@ -56,7 +57,8 @@ pub(crate) const EXTENSION_IDS: McpRule = McpRule::new(
     "DSC",
     |s| extension_ids(s).boxed(),
 )
-.says("extension identifiers MUST use a reverse-DNS prefix, and the modelcontextprotocol/mcp prefixes are reserved");
+.says("extension identifiers MUST use a reverse-DNS prefix, and the modelcontextprotocol/mcp prefixes are reserved")
+.pool_independent();
 
 pub(crate) const SERVER_INFO: McpRule = McpRule::new(
     "MCP-DSC-005",

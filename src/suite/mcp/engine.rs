@@ -1,181 +1,45 @@
 //! The run loop: opens the session (cold probe, era, survey), judges each rule
-//! with the no-cascade and capability rules applied, and grades the run.
+//! with the no-cascade and capability rules applied, and grades the run. It
+//! reads the rules from the catalogue and what sets a rule apart (judged on a
+//! legacy server, when the server refuses the run, whatever the connection)
+//! from the rule's properties, so it names no rule file.
 
-use super::client::{McpClient, Reply};
+use super::catalogue::{self, catalogue};
+use super::client::{McpClient, clip};
 use super::era::{self, Era};
-use super::stl::COLD_ID;
+use super::rule::{DISCOVER_ID, McpRule, Phase};
+use super::session::{Judgement, Kind, Session};
 use super::survey::Survey;
-use super::{McpRule, McpSettings, Phase, SPEC_REVISION, SUITE_VERSION, catalogue};
+use super::wire;
 use crate::suite::runner::{EngineError, Reporter, RunContext, Stopwatch};
-use crate::suite::{Exchange, Finding, Outcome, RunOptions, SuiteId, Verdict, VerdictDetail};
-use serde_json::Value;
+use crate::suite::{Exchange, Finding, Outcome, SuiteId, Verdict, VerdictDetail};
 use url::Url;
 
-/// Most exchanges kept as evidence for one finding.
-const MAX_EVIDENCE: usize = 4;
+/// Version of protocheck's MCP rules; stored with each run.
+pub const SUITE_VERSION: &str = "0.2.0";
+/// The MCP revision the rules judge against.
+pub const SPEC_REVISION: &str = wire::PROTOCOL_VERSION;
+
+/// Default limit on concurrent requests to one target.
+pub const DEFAULT_MAX_CONCURRENCY: usize = 4;
+
+/// Tunables of a run that [`crate::suite::RunOptions`] does not carry.
+#[derive(Debug, Clone)]
+pub struct McpSettings {
+    /// Most requests in flight to the target at once.
+    pub max_concurrency: usize,
+}
+
+impl Default for McpSettings {
+    fn default() -> Self {
+        Self {
+            max_concurrency: DEFAULT_MAX_CONCURRENCY,
+        }
+    }
+}
+
 /// Longest finding message: messages quote what the target sent, so they are cut.
 const MAX_MESSAGE_CHARS: usize = 2000;
-
-/// A check's verdict on one rule, before it becomes a [`Finding`].
-#[derive(Debug, Clone)]
-pub struct Judgement {
-    pub(crate) kind: Kind,
-    pub(crate) message: String,
-    pub(crate) evidence: Vec<Exchange>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Pass,
-    /// The rule's outcome on failure (`fail`, `warn` or `info`).
-    Fail,
-    /// A `warn` whatever the rule's outcome on failure: for a part of a rule
-    /// that the spec words as SHOULD.
-    Warn,
-    Skip,
-}
-
-impl Judgement {
-    pub(crate) fn pass(message: impl Into<String>) -> Self {
-        Self {
-            kind: Kind::Pass,
-            message: message.into(),
-            evidence: Vec::new(),
-        }
-    }
-
-    pub(crate) fn fail(message: impl Into<String>) -> Self {
-        Self {
-            kind: Kind::Fail,
-            message: message.into(),
-            evidence: Vec::new(),
-        }
-    }
-
-    pub(crate) fn warn(message: impl Into<String>) -> Self {
-        Self {
-            kind: Kind::Warn,
-            message: message.into(),
-            evidence: Vec::new(),
-        }
-    }
-
-    pub(crate) fn skip(reason: impl Into<String>) -> Self {
-        Self {
-            kind: Kind::Skip,
-            message: reason.into(),
-            evidence: Vec::new(),
-        }
-    }
-
-    /// Adds an exchange as evidence.
-    pub(crate) fn with(mut self, exchange: &Exchange) -> Self {
-        if self.evidence.len() < MAX_EVIDENCE {
-            self.evidence.push(exchange.clone());
-        }
-        self
-    }
-
-    /// Adds the exchange of a reply as evidence.
-    pub(crate) fn reply(self, reply: &Reply) -> Self {
-        self.with(&reply.exchange)
-    }
-}
-
-/// Everything the checks share: the client, the options, and the probes made
-/// before the rules (cold request, era, survey).
-pub struct Session {
-    pub(crate) client: McpClient,
-    pub(crate) options: RunOptions,
-    pub(crate) url: Url,
-    pub(crate) era: Era,
-    /// `tools/list` sent as the very first request of the run, on a new connection.
-    pub(crate) cold: Reply,
-    /// The `server/discover` probe.
-    pub(crate) discover: Reply,
-    /// The legacy `initialize` probe.
-    pub(crate) initialize: Reply,
-    pub(crate) survey: Survey,
-    /// A legacy session for the DEP rules on a legacy-only server, once opened.
-    pub(crate) legacy: Option<Option<super::era::LegacySession>>,
-    /// The run's server.json, once read (REG rules).
-    pub(crate) registry: Option<Result<super::reg::RegistryDoc, super::reg::RegistryError>>,
-    /// What the authorization probes found (AUT rules), once taken.
-    pub(crate) auth: Option<super::aut::AuthSurvey>,
-}
-
-impl Session {
-    pub(crate) fn discover_result(&self) -> Option<&Value> {
-        self.discover.result()
-    }
-
-    /// `DiscoverResult.capabilities`, or null.
-    pub(crate) fn capabilities(&self) -> &Value {
-        &self.survey.capabilities
-    }
-
-    /// Whether the server advertises the capability `name` (an object value).
-    pub(crate) fn advertises(&self, name: &str) -> bool {
-        self.capabilities().get(name).is_some_and(Value::is_object)
-    }
-
-    /// `supportedVersions` as strings, when discover gave them.
-    pub(crate) fn supported_versions(&self) -> Option<Vec<String>> {
-        let list = self
-            .discover_result()?
-            .get("supportedVersions")?
-            .as_array()?;
-        Some(
-            list.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect(),
-        )
-    }
-
-    /// One conforming request for each method family the server serves:
-    /// `server/discover`, and per advertised capability its list method and
-    /// its named method addressed to a name that does not exist (tools/call
-    /// of an unknown tool runs nothing, whatever the server does with it).
-    /// The header, version, `_meta` and Origin rules probe each of them (§15
-    /// amendment: requirements are probed on more than one method family).
-    pub(crate) fn family_probes(&self) -> Vec<super::client::Probe> {
-        let c = &self.client;
-        let unknown = super::survey::unknown_name;
-        let mut probes = vec![c.request("server/discover", serde_json::json!({}))];
-        if self.advertises("tools") {
-            probes.push(c.request("tools/list", serde_json::json!({})));
-            probes.push(c.request(
-                "tools/call",
-                serde_json::json!({"name": unknown("tool"), "arguments": {}}),
-            ));
-        }
-        if self.advertises("resources") {
-            probes.push(c.request("resources/list", serde_json::json!({})));
-            probes.push(c.request(
-                "resources/read",
-                serde_json::json!({"uri": format!("protocheck://missing/{}", unknown("resource"))}),
-            ));
-        }
-        if self.advertises("prompts") {
-            probes.push(c.request("prompts/list", serde_json::json!({})));
-            probes.push(c.request(
-                "prompts/get",
-                serde_json::json!({"name": unknown("prompt")}),
-            ));
-        }
-        probes
-    }
-
-    /// Whether protocheck may run `tool` with placeholder arguments: it is
-    /// annotated read-only, or the run allows tool calls (DESIGN "no side effects").
-    pub(crate) fn may_call(&self, tool: &Value) -> bool {
-        self.options.allow_tool_calls == Some(true)
-            || tool
-                .pointer("/annotations/readOnlyHint")
-                .and_then(Value::as_bool)
-                == Some(true)
-    }
-}
 
 /// What the rules judged so far came to: outcome and message by rule id.
 type Judged = std::collections::HashMap<&'static str, (Outcome, String)>;
@@ -188,10 +52,7 @@ fn precondition(rule: &McpRule, session: &Session, judged: &Judged) -> Option<St
     // A server that refuses the run's requests with 401 can be judged on its
     // authorization and its transport only; everything else is unverified,
     // not failed (§15.4, §15.9).
-    if session.discover.status == Some(401)
-        && rule.rule.group != "AUT"
-        && rule.rule.id != super::sec::HTTPS_ID
-    {
+    if session.discover.status == Some(401) && rule.rule.group != "AUT" && !rule.judges_tls {
         return Some(if session.options.bearer_token.is_some() {
             "not verified: the server refused the run's bearer token (HTTP 401)".to_owned()
         } else {
@@ -238,10 +99,9 @@ fn precondition(rule: &McpRule, session: &Session, judged: &Judged) -> Option<St
     // server would get different verdicts on different runs. Only the rules
     // whose verdict cannot depend on that are judged; the others are
     // unverified, never failed (§15.4).
-    if !judged_without_pooled_requests(rule.rule.id) {
-        let stateful = connection_rules()
-            .into_iter()
-            .find(|id| matches!(judged.get(id), Some((Outcome::Fail, _))));
+    if !rule.pool_independent {
+        let stateful =
+            connection_rules().find(|id| matches!(judged.get(id), Some((Outcome::Fail, _))));
         if let Some(id) = stateful {
             return Some(format!(
                 "not verified: {id} failed: the server answers a request by what came before \
@@ -253,32 +113,13 @@ fn precondition(rule: &McpRule, session: &Session, judged: &Judged) -> Option<St
     None
 }
 
-/// The rules that find a server answering by its connection's history,
-/// judged before every other rule.
-fn connection_rules() -> [&'static str; 3] {
-    [
-        COLD_ID,
-        super::stl::NO_CONNECTION_STATE.rule.id,
-        super::stl::LIST_PER_CONNECTION.rule.id,
-    ]
-}
-
-/// The rules a server answering by its connection's history is still judged
-/// on: their verdict rests on the answer to `server/discover` (which any
-/// connection may carry first), on the endpoint's URL and certificate, or on
-/// dedicated connections whose every request protocheck orders itself.
-fn judged_without_pooled_requests(id: &str) -> bool {
-    [
-        COLD_ID,
-        super::stl::NO_CONNECTION_STATE.rule.id,
-        super::stl::LIST_PER_CONNECTION.rule.id,
-        super::dsc::DISCOVER_ID,
-        super::dsc::VERSIONS.rule.id,
-        super::dsc::CURRENT_REVISION.rule.id,
-        super::dsc::EXTENSION_IDS.rule.id,
-        super::sec::HTTPS_ID,
-    ]
-    .contains(&id)
+/// The ids of the rules that find a server answering by its connection's
+/// history, in catalogue order; they are judged before every other rule.
+fn connection_rules() -> impl Iterator<Item = &'static str> {
+    catalogue()
+        .iter()
+        .filter(|r| r.finds_connection_state)
+        .map(|r| r.rule.id)
 }
 
 /// Judges one rule (precondition, then its check) into a finding.
@@ -312,7 +153,7 @@ async fn judge(
     let mut finding = Finding {
         rule_id: rule.rule.id.to_owned(),
         outcome,
-        message: super::client::clip(&message, MAX_MESSAGE_CHARS),
+        message: clip(&message, MAX_MESSAGE_CHARS),
         evidence,
         duration_ms: watch.ms(),
     };
@@ -334,7 +175,7 @@ pub(crate) fn cite(rule: &McpRule, message: &str) -> String {
         rule.rule.spec_ref
     );
     let room = MAX_MESSAGE_CHARS.saturating_sub(citation.chars().count() + 1);
-    format!("{}{citation}", super::client::clip(message, room))
+    format!("{}{citation}", clip(message, room))
 }
 
 pub(crate) async fn run(
@@ -350,16 +191,31 @@ pub(crate) async fn run(
         settings.max_concurrency,
     )
     .with_bearer(ctx.options.bearer_token.clone());
-    let mut session = match era::open(client, url.clone(), ctx.options.clone()).await {
-        Ok(session) => session,
+    let opening = match era::detect(&client).await {
+        Ok(opening) => opening,
         Err(EngineError::Unreachable(err)) if url.scheme() == "https" && is_certificate(&err) => {
             return untrusted_endpoint(&url, &err, reporter).await;
         }
         Err(e) => return Err(e),
     };
-    if !matches!(session.era, Era::Legacy { .. }) {
-        session.survey = Survey::take(&session).await;
-    }
+    let survey = if matches!(opening.era, Era::Legacy { .. }) {
+        Survey::default()
+    } else {
+        Survey::take(&client, &opening.discover, ctx.options.allow_tool_calls).await
+    };
+    let mut session = Session {
+        client,
+        options: ctx.options.clone(),
+        url,
+        era: opening.era,
+        cold: opening.cold,
+        discover: opening.discover,
+        initialize: opening.initialize,
+        survey,
+        legacy: None,
+        registry: None,
+        auth: None,
+    };
 
     let ordered = catalogue()
         .iter()
@@ -375,8 +231,8 @@ pub(crate) async fn run(
     // The connection rules (after what they require) are judged before every
     // other rule: when one fails, most rules cannot be judged at all (see
     // `precondition`).
-    for id in std::iter::once(super::dsc::DISCOVER_ID).chain(connection_rules()) {
-        if let Some(first) = super::rule(id) {
+    for id in std::iter::once(DISCOVER_ID).chain(connection_rules()) {
+        if let Some(first) = catalogue::rule(id) {
             let finding = judge(first, &mut session, &judged, ctx).await;
             judged.insert(first.rule.id, (finding.outcome, finding.message.clone()));
             early.insert(first.rule.id, finding);
@@ -387,7 +243,7 @@ pub(crate) async fn run(
             if judged.contains_key(id) {
                 continue;
             }
-            let Some(required) = super::rule(id) else {
+            let Some(required) = catalogue::rule(id) else {
                 continue;
             };
             let finding = judge(required, &mut session, &judged, ctx).await;
@@ -404,7 +260,8 @@ pub(crate) async fn run(
         };
         reporter.emit(finding).await?;
     }
-    era::close(&session).await;
+    let legacy = session.legacy.as_ref().and_then(Option::as_ref);
+    era::close(&session.client, legacy, &session.initialize).await;
     Ok(verdict(reporter, &session.era))
 }
 
@@ -415,21 +272,24 @@ fn is_certificate(err: &crate::transport::TransportError) -> bool {
 }
 
 /// The verdict on an https endpoint whose certificate the client refused:
-/// MCP-SEC-002 fails, and every other rule is skipped, for nothing can be
+/// the rule that judges TLS (MCP-SEC-002) fails, and every other rule is skipped, for nothing can be
 /// verified over a connection that is not trusted (§15.4, no cascades).
 async fn untrusted_endpoint(
     url: &Url,
     err: &crate::transport::TransportError,
     reporter: &mut Reporter,
 ) -> Result<Verdict, EngineError> {
-    let https_id = super::sec::HTTPS_ID;
+    let tls_id = catalogue()
+        .iter()
+        .find(|r| r.judges_tls)
+        .map_or("the TLS rule", |r| r.rule.id);
     let host = url.host_str().unwrap_or("?");
     for rule in catalogue() {
-        let finding = if rule.rule.id == https_id {
+        let finding = if rule.judges_tls {
             Finding {
                 rule_id: rule.rule.id.to_owned(),
                 outcome: rule.rule.on_failure,
-                message: super::client::clip(
+                message: clip(
                     &format!(
                         "the TLS handshake with {host} failed: {err}; the certificate chain MUST \
                          reach a trusted root, name this host and be within its validity period"
@@ -452,7 +312,7 @@ async fn untrusted_endpoint(
                 rule_id: rule.rule.id.to_owned(),
                 outcome: Outcome::Skip,
                 message: format!(
-                    "not verified: {https_id} failed (no trusted TLS connection to {host})"
+                    "not verified: {tls_id} failed (no trusted TLS connection to {host})"
                 ),
                 evidence: Vec::new(),
                 duration_ms: 0,

@@ -8,15 +8,11 @@
 //! client would send it, because the DEP rules judge how it is handled.
 
 use super::client::{McpClient, Probe, Reply, client_info};
-use super::engine::Session;
-use super::survey::Survey;
 use super::wire::{self, H_PROTOCOL_VERSION, H_SESSION_ID, LEGACY_VERSION, code};
-use crate::suite::RunOptions;
 use crate::suite::runner::EngineError;
 use crate::transport::HttpRequest;
 use serde_json::{Value, json};
 use std::time::Duration;
-use url::Url;
 
 /// What the server speaks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,12 +83,18 @@ pub fn negotiated_version(reply: &Reply) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Sends the opening probes and builds the session.
-pub(crate) async fn open(
-    client: McpClient,
-    url: Url,
-    options: RunOptions,
-) -> Result<Session, EngineError> {
+/// What the opening probes found: the era and the three replies the rules
+/// judge it by.
+pub(crate) struct Opening {
+    pub era: Era,
+    /// `tools/list` sent as the very first request of the run, on a new connection.
+    pub cold: Reply,
+    pub discover: Reply,
+    pub initialize: Reply,
+}
+
+/// Sends the opening probes through `client` and tells the era.
+pub(crate) async fn detect(client: &McpClient) -> Result<Opening, EngineError> {
     // STL-003: the very first request of the run is not discover, and travels on
     // a connection nothing else has used.
     let cold_client = client
@@ -110,7 +112,7 @@ pub(crate) async fn open(
     {
         return Err(EngineError::from_transport(err.clone()));
     }
-    let initialize = client.send(&initialize_probe(&client)).await;
+    let initialize = client.send(&initialize_probe(client)).await;
     let modern = recognised_modern(&discover);
     let legacy = negotiated_version(&initialize);
     let era = match (modern, legacy) {
@@ -120,18 +122,11 @@ pub(crate) async fn open(
         // discover is broken: MCP-DSC-001 fails and says what came back.
         (_, None) => Era::Modern,
     };
-    Ok(Session {
-        client,
-        options,
-        url,
+    Ok(Opening {
         era,
         cold,
         discover,
         initialize,
-        survey: Survey::default(),
-        legacy: None,
-        registry: None,
-        auth: None,
     })
 }
 
@@ -143,8 +138,7 @@ pub(crate) struct LegacySession {
 
 impl LegacySession {
     /// Opens a session with `initialize` and `notifications/initialized`.
-    pub(crate) async fn open(session: &Session) -> Option<(Self, Reply)> {
-        let client = &session.client;
+    pub(crate) async fn open(client: &McpClient) -> Option<(Self, Reply)> {
         let reply = client.send(&initialize_probe(client)).await;
         let version = negotiated_version(&reply)?;
         let legacy = Self {
@@ -195,20 +189,21 @@ impl LegacySession {
     }
 }
 
-/// Ends the legacy sessions the run opened.
-pub(crate) async fn close(session: &Session) {
-    if let Some(Some(legacy)) = &session.legacy {
-        legacy.close(&session.client).await;
+/// Ends the legacy sessions the run opened: the DEP rules' one, if any, and
+/// the one the opening `initialize` may have started.
+pub(crate) async fn close(client: &McpClient, legacy: Option<&LegacySession>, initialize: &Reply) {
+    if let Some(legacy) = legacy {
+        legacy.close(client).await;
     }
     if let (Some(version), Some(sid)) = (
-        negotiated_version(&session.initialize),
-        session.initialize.session_id.clone(),
+        negotiated_version(initialize),
+        initialize.session_id.clone(),
     ) {
         LegacySession {
             version,
             session_id: Some(sid),
         }
-        .close(&session.client)
+        .close(client)
         .await;
     }
 }

@@ -4,10 +4,10 @@
 //! ERR-004, 005 and 008 are run-wide: every error seen during the run counts.
 
 use super::client::{Probe, Reply, Seen};
-use super::engine::{Judgement, Session};
+use super::rule::{Keyword, McpRule, spec};
+use super::session::{Judgement, Session};
 use super::survey::unknown_name;
 use super::wire::{self, code};
-use super::{Keyword, McpRule, spec};
 use crate::suite::Outcome;
 use futures::FutureExt;
 use serde_json::{Value, json};

@@ -7,11 +7,11 @@
 //! run sets allow_tool_calls).
 
 use super::client::{Probe, Reply, Spelling};
-use super::engine::{Judgement, Session};
+use super::rule::{DISCOVER_ID, Keyword, McpRule, spec};
+use super::session::{Judgement, Session};
 use super::stl::COLD_ID;
 use super::survey::{placeholder_arguments, unknown_name};
 use super::wire::{self, H_METHOD, H_NAME, H_PROTOCOL_VERSION, HeaderAnnotation, code};
-use super::{DISCOVER_ID, Keyword, McpRule, spec};
 use crate::suite::Outcome;
 use futures::FutureExt;
 use serde_json::{Value, json};
@@ -295,7 +295,7 @@ async fn missing_name(s: &mut Session) -> Judgement {
         let what = format!("`tools/call` of the real tool `{tool}` without `Mcp-Name`");
         let j = expect_mismatch(&reply, &what, why);
         return match j.kind {
-            super::engine::Kind::Pass => Judgement::pass(format!(
+            super::session::Kind::Pass => Judgement::pass(format!(
                 "{what} was refused with 400 and -32020 (a real tool, so the order in which the \
                  server checks the tool and the headers does not matter)"
             )),
@@ -324,7 +324,7 @@ async fn name_matches(s: &mut Session) -> Judgement {
         );
         let j = expect_mismatch(&reply, &what, why);
         return match j.kind {
-            super::engine::Kind::Pass => Judgement::pass(format!(
+            super::session::Kind::Pass => Judgement::pass(format!(
                 "{what} was refused with 400 and -32020 (a real tool, so the order in which the \
                  server checks the tool and the headers does not matter)"
             )),

@@ -13,12 +13,26 @@
 //! advertise is skipped with that reason.
 //!
 //! All 79 rules of `mcp-rules-79.md` are here.
+//!
+//! The files form layers, lowest first, and import only downwards
+//! (`tests/architecture.rs` finds any cycle): `wire` and `client` (the
+//! protocol and its HTTP client); the surveys, which need only the client and
+//! the endpoint's URL (`era`, `survey`, `aut_survey`, `reg_survey`); `session`
+//! (the [`Session`] every check reads and the `Judgement` it gives) and `rule`
+//! ([`McpRule`] and its properties); the rule files; `catalogue`; `engine`;
+//! and this file, which only declares and re-exports.
 
 pub mod client;
 mod engine;
 mod era;
 mod survey;
 pub mod wire;
+
+mod aut_survey;
+mod catalogue;
+mod reg_survey;
+mod rule;
+mod session;
 
 pub(crate) mod aut;
 pub(crate) mod cac;
@@ -32,227 +46,13 @@ pub(crate) mod sch;
 pub(crate) mod sec;
 pub(crate) mod stl;
 
+use super::Verdict;
 use super::runner::{Endpoint, EngineError, Reporter, RunContext};
-use super::{Outcome, Rule, SpecLevel, Verdict};
-use futures::future::BoxFuture;
-use std::sync::LazyLock;
 
-pub use engine::Session;
-
-/// Version of protocheck's MCP rules; stored with each run.
-pub const SUITE_VERSION: &str = "0.2.0";
-/// The MCP revision the rules judge against.
-pub const SPEC_REVISION: &str = wire::PROTOCOL_VERSION;
-
-/// Default limit on concurrent requests to one target.
-pub const DEFAULT_MAX_CONCURRENCY: usize = 4;
-
-/// The exact RFC 2119 keyword of a rule. [`SpecLevel`] has no negative forms,
-/// so `MUST NOT` maps to `Must` there and the keyword is kept here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum Keyword {
-    #[serde(rename = "MUST")]
-    Must,
-    #[serde(rename = "MUST_NOT")]
-    MustNot,
-    #[serde(rename = "SHOULD")]
-    Should,
-    #[serde(rename = "SHOULD_NOT")]
-    ShouldNot,
-    #[serde(rename = "MAY")]
-    May,
-}
-
-impl Keyword {
-    pub const fn level(self) -> SpecLevel {
-        match self {
-            Self::Must | Self::MustNot => SpecLevel::Must,
-            Self::Should | Self::ShouldNot => SpecLevel::Should,
-            Self::May => SpecLevel::May,
-        }
-    }
-
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Must => "MUST",
-            Self::MustNot => "MUST_NOT",
-            Self::Should => "SHOULD",
-            Self::ShouldNot => "SHOULD_NOT",
-            Self::May => "MAY",
-        }
-    }
-}
-
-/// When a rule is judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Phase {
-    /// In catalogue order, with its own probes.
-    Probe,
-    /// After every probe rule, over every reply seen during the run.
-    RunWide,
-}
-
-/// A rule's check: reads the session's probes, sends its own, and judges.
-pub(crate) type Check = for<'a> fn(&'a mut Session) -> BoxFuture<'a, engine::Judgement>;
-
-/// One rule: data and its check.
-#[derive(Clone, Copy)]
-pub struct McpRule {
-    pub rule: Rule,
-    pub keyword: Keyword,
-    /// Rules whose failure makes this one unverifiable.
-    pub(crate) requires: &'static [&'static str],
-    pub(crate) phase: Phase,
-    /// Judged on a server that speaks only a legacy revision (DEP, REG).
-    pub(crate) on_legacy: bool,
-    /// The spec limits the rule to servers that support only 2026-07-28: the
-    /// engine skips it, with that reason, for a dual-era server (§15
-    /// amendment "Era scoping is consistent").
-    pub(crate) modern_only: bool,
-    /// The requirement the rule enforces, as the spec states it at
-    /// `rule.spec_ref` (the rule's title unless set with [`McpRule::says`]):
-    /// every fail, warn and info finding cites it with that link.
-    pub sentence: &'static str,
-    pub(crate) check: Check,
-}
-
-impl std::fmt::Debug for McpRule {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpRule")
-            .field("id", &self.rule.id)
-            .field("keyword", &self.keyword)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Link into the published 2026-07-28 specification.
-macro_rules! spec {
-    ($path:literal) => {
-        concat!(
-            "https://modelcontextprotocol.io/specification/2026-07-28",
-            $path
-        )
-    };
-}
-pub(crate) use spec;
-
-impl McpRule {
-    /// A probe rule that needs `server/discover` to have answered.
-    pub(crate) const fn new(
-        id: &'static str,
-        title: &'static str,
-        keyword: Keyword,
-        on_failure: Outcome,
-        spec_ref: &'static str,
-        group: &'static str,
-        check: Check,
-    ) -> Self {
-        Self {
-            rule: Rule {
-                id,
-                title,
-                level: keyword.level(),
-                on_failure,
-                spec_ref,
-                group,
-            },
-            keyword,
-            requires: &[DISCOVER_ID],
-            phase: Phase::Probe,
-            on_legacy: false,
-            modern_only: false,
-            sentence: title,
-            check,
-        }
-    }
-
-    pub(crate) const fn requires(mut self, ids: &'static [&'static str]) -> Self {
-        self.requires = ids;
-        self
-    }
-
-    pub(crate) const fn run_wide(mut self) -> Self {
-        self.phase = Phase::RunWide;
-        self
-    }
-
-    pub(crate) const fn on_legacy(mut self) -> Self {
-        self.on_legacy = true;
-        self
-    }
-
-    /// The spec's own sentence for this rule (quoted in every non-pass).
-    pub(crate) const fn says(mut self, sentence: &'static str) -> Self {
-        self.sentence = sentence;
-        self
-    }
-
-    /// The rule applies to servers that support only 2026-07-28.
-    pub(crate) const fn modern_only(mut self) -> Self {
-        self.modern_only = true;
-        self
-    }
-
-    /// Whether the spec limits this rule to servers that support only 2026-07-28.
-    pub fn is_modern_only(&self) -> bool {
-        self.modern_only
-    }
-
-    /// The rules that must pass before this one can be judged.
-    pub fn requirements(&self) -> &'static [&'static str] {
-        self.requires
-    }
-}
-
-pub(crate) use dsc::DISCOVER_ID;
-
-/// Every implemented rule, in the order of `mcp-rules-79.md`.
-pub fn catalogue() -> &'static [McpRule] {
-    static CATALOGUE: LazyLock<Vec<McpRule>> = LazyLock::new(|| {
-        [
-            dsc::RULES,
-            hdr::RULES,
-            stl::RULES,
-            res::RULES,
-            err::RULES,
-            cac::RULES,
-            sch::RULES,
-            aut::RULES,
-            sec::RULES,
-            dep::RULES,
-            reg::RULES,
-        ]
-        .concat()
-    });
-    &CATALOGUE
-}
-
-/// The rules of [`catalogue`] as plain [`Rule`]s.
-pub fn rules() -> &'static [Rule] {
-    static RULES: LazyLock<Vec<Rule>> =
-        LazyLock::new(|| catalogue().iter().map(|r| r.rule).collect());
-    &RULES
-}
-
-/// The catalogue entry with this id.
-pub fn rule(id: &str) -> Option<&'static McpRule> {
-    catalogue().iter().find(|r| r.rule.id == id)
-}
-
-/// Tunables of a run that [`crate::suite::RunOptions`] does not carry.
-#[derive(Debug, Clone)]
-pub struct McpSettings {
-    /// Most requests in flight to the target at once.
-    pub max_concurrency: usize,
-}
-
-impl Default for McpSettings {
-    fn default() -> Self {
-        Self {
-            max_concurrency: DEFAULT_MAX_CONCURRENCY,
-        }
-    }
-}
+pub use catalogue::{catalogue, rule, rules};
+pub use engine::{DEFAULT_MAX_CONCURRENCY, McpSettings, SPEC_REVISION, SUITE_VERSION};
+pub use rule::{Keyword, McpRule};
+pub use session::Session;
 
 /// Runs the MCP suite against `endpoint` with the default settings.
 pub async fn run(
@@ -285,6 +85,40 @@ pub async fn run_with(
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    #[test]
+    fn the_properties_the_engine_reads_are_set_where_it_needs_them() {
+        let tls: Vec<&str> = catalogue()
+            .iter()
+            .filter(|r| r.judges_tls)
+            .map(|r| r.rule.id)
+            .collect();
+        assert_eq!(tls, ["MCP-SEC-002"]);
+        let connection: Vec<&str> = catalogue()
+            .iter()
+            .filter(|r| r.finds_connection_state)
+            .map(|r| r.rule.id)
+            .collect();
+        assert_eq!(connection, ["MCP-STL-003", "MCP-STL-004", "MCP-STL-008"]);
+        let independent: Vec<&str> = catalogue()
+            .iter()
+            .filter(|r| r.pool_independent)
+            .map(|r| r.rule.id)
+            .collect();
+        assert_eq!(
+            independent,
+            [
+                "MCP-DSC-001",
+                "MCP-DSC-002",
+                "MCP-DSC-003",
+                "MCP-DSC-004",
+                "MCP-STL-003",
+                "MCP-STL-004",
+                "MCP-STL-008",
+                "MCP-SEC-002",
+            ]
+        );
+    }
 
     #[test]
     fn catalogue_ids_are_unique_and_well_formed() {

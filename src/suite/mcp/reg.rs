@@ -4,10 +4,10 @@
 //! the registry's server.schema.json, `mcp-2026-07-28.md` §12). Without one the
 //! rules are skipped with that reason.
 
-use super::engine::{Judgement, Session};
-use super::{Keyword, McpRule};
-use crate::suite::{Exchange, Outcome};
-use crate::transport::HttpRequest;
+use super::reg_survey::{self, RegistryDoc, RegistryError};
+use super::rule::{Keyword, McpRule};
+use super::session::{Judgement, Session};
+use crate::suite::Outcome;
 use futures::FutureExt;
 use serde_json::Value;
 use url::Url;
@@ -66,22 +66,6 @@ pub(crate) const REMOTE_MATCHES: McpRule = McpRule::new(
 
 pub(crate) const RULES: &[McpRule] = &[SERVER_JSON_VALID, NAMESPACE, SEMVER, REMOTE_MATCHES];
 
-/// The document a run carries, once read.
-#[derive(Debug, Clone)]
-pub(crate) struct RegistryDoc {
-    pub doc: Value,
-    /// Where it came from: a URL or "options.server_json".
-    pub source: String,
-    pub exchange: Option<Exchange>,
-}
-
-/// Why the document could not be read.
-#[derive(Debug, Clone)]
-pub(crate) struct RegistryError {
-    pub message: String,
-    pub exchange: Option<Exchange>,
-}
-
 const NO_SERVER_JSON: &str =
     "no server.json was given with the run (options.server_json: a URL or the document)";
 
@@ -89,80 +73,10 @@ const NO_SERVER_JSON: &str =
 async fn load(s: &mut Session) -> Option<Result<RegistryDoc, RegistryError>> {
     if s.registry.is_none() {
         let given = s.options.server_json.clone()?;
-        let loaded = read(s, given).await;
+        let loaded = reg_survey::read(&s.client, given).await;
         s.registry = Some(loaded);
     }
     s.registry.clone()
-}
-
-async fn read(s: &Session, given: Value) -> Result<RegistryDoc, RegistryError> {
-    let text = match given {
-        Value::Object(_) => {
-            return Ok(RegistryDoc {
-                doc: given,
-                source: "options.server_json".into(),
-                exchange: None,
-            });
-        }
-        Value::String(text) => text,
-        _ => {
-            return Err(RegistryError {
-                message: "options.server_json is neither a URL nor a server.json object".into(),
-                exchange: None,
-            });
-        }
-    };
-    let trimmed = text.trim();
-    if trimmed.starts_with('{') {
-        return serde_json::from_str::<Value>(trimmed)
-            .ok()
-            .filter(Value::is_object)
-            .map(|doc| RegistryDoc {
-                doc,
-                source: "options.server_json".into(),
-                exchange: None,
-            })
-            .ok_or(RegistryError {
-                message: "options.server_json holds text that is not a JSON object".into(),
-                exchange: None,
-            });
-    }
-    let url = Url::parse(trimmed)
-        .ok()
-        .filter(|u| matches!(u.scheme(), "http" | "https"))
-        .ok_or_else(|| RegistryError {
-            message: format!(
-                "options.server_json {:?} is neither an http(s) URL nor a JSON object",
-                super::client::clip(trimmed, 80)
-            ),
-            exchange: None,
-        })?;
-    // Fetched through the guarded client: the same address rules as the target.
-    let req = HttpRequest::get(url.clone())
-        .header("accept", "application/json")
-        .timeout(s.client.timeout());
-    let (exchange, result) = s.client.http().exchange(&req).await;
-    match result {
-        Ok(resp) if resp.status == 200 => match resp.json().filter(Value::is_object) {
-            Some(doc) => Ok(RegistryDoc {
-                doc,
-                source: url.to_string(),
-                exchange: Some(exchange),
-            }),
-            None => Err(RegistryError {
-                message: format!("{url} did not return a JSON object"),
-                exchange: Some(exchange),
-            }),
-        },
-        Ok(resp) => Err(RegistryError {
-            message: format!("{url} answered HTTP {}", resp.status),
-            exchange: Some(exchange),
-        }),
-        Err(e) => Err(RegistryError {
-            message: format!("{url} could not be fetched: {e}"),
-            exchange: Some(exchange),
-        }),
-    }
 }
 
 /// The document, or the judgement to give when there is none.

@@ -5,9 +5,9 @@
 //! modern request seen during the run, so every probe of every rule counts.
 
 use super::client::{Probe, Seen, clip, some};
-use super::engine::{Judgement, Session};
+use super::rule::{Keyword, McpRule, spec};
+use super::session::{Judgement, Session};
 use super::wire;
-use super::{Keyword, McpRule, spec};
 use crate::suite::Outcome;
 use futures::FutureExt;
 use serde_json::{Value, json};

@@ -4,9 +4,9 @@
 //! Judged on the tools/list, prompts/list and resources/list the survey read.
 
 use super::client::{clip, some};
-use super::engine::{Judgement, Session};
+use super::rule::{Keyword, McpRule, spec};
+use super::session::{Judgement, Session};
 use super::wire::{self, HeaderAnnotation};
-use super::{Keyword, McpRule, spec};
 use crate::suite::Outcome;
 use futures::FutureExt;
 use serde_json::Value;

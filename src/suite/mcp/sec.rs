@@ -6,14 +6,14 @@
 //! MCP-SEC-002 judges the connection itself: every request of the run goes
 //! through a client that verifies the chain, host name and validity against
 //! its trusted roots, so a run that got this far over https passed them. When
-//! the handshake fails, the engine reports MCP-SEC-002 failed and skips the rest
-//! ([`super::engine`]).
+//! the handshake fails, the engine reports the rule that judges TLS (this one)
+//! failed and skips the rest.
 
 use super::client::{CANARY_HEADER, Reply, clip, some};
-use super::engine::{Judgement, Session};
+use super::rule::{Keyword, McpRule, spec};
+use super::session::{Judgement, Session};
 use super::survey::unknown_name;
 use super::wire::{H_METHOD, META_SERVER_INFO};
-use super::{Keyword, McpRule, spec};
 use crate::suite::{Exchange, Outcome};
 use futures::FutureExt;
 use serde_json::{Value, json};
@@ -40,7 +40,9 @@ pub(crate) const HTTPS: McpRule = McpRule::new(
     |s| https(s).boxed(),
 )
 .says("the endpoint is served over HTTPS with a valid certificate chain")
-.requires(&[]);
+.requires(&[])
+.judges_tls()
+.pool_independent();
 
 pub(crate) const HTTPS_ID: &str = "MCP-SEC-002";
 

@@ -2,10 +2,10 @@
 //! streamable-http, "Earlier Streamable HTTP Revisions"; tools#capabilities).
 
 use super::client::{McpClient, Probe, Reply, Spelling, clip, some};
-use super::engine::{Judgement, Session};
 use super::era::recognised_modern;
+use super::rule::{DISCOVER_ID, Keyword, McpRule, spec};
+use super::session::{Judgement, Session};
 use super::wire::{self, H_LAST_EVENT_ID, H_SESSION_ID};
-use super::{DISCOVER_ID, Keyword, McpRule, spec};
 use crate::suite::Outcome;
 use crate::transport::HttpRequest;
 use crate::transport::raw::RawConnection;
@@ -45,7 +45,9 @@ pub(crate) const COLD_REQUEST: McpRule = McpRule::new(
     "STL",
     |s| cold_request(s).boxed(),
 )
-.says("servers MUST NOT rely on prior requests for version, capabilities or identity: any request may be the first, with no handshake");
+.says("servers MUST NOT rely on prior requests for version, capabilities or identity: any request may be the first, with no handshake")
+.finds_connection_state()
+.pool_independent();
 
 pub(crate) const NO_CONNECTION_STATE: McpRule = McpRule::new(
     "MCP-STL-004",
@@ -56,7 +58,9 @@ pub(crate) const NO_CONNECTION_STATE: McpRule = McpRule::new(
     "STL",
     |s| no_connection_state(s).boxed(),
 )
-.says("servers MUST NOT rely on prior requests on the same connection for version, capabilities or identity");
+.says("servers MUST NOT rely on prior requests on the same connection for version, capabilities or identity")
+.finds_connection_state()
+.pool_independent();
 
 pub(crate) const GET_405: McpRule = McpRule::new(
     "MCP-STL-005",
@@ -111,7 +115,9 @@ pub(crate) const LIST_PER_CONNECTION: McpRule = McpRule::new(
 // Its probes open new connections and send tools/list first: a server that
 // refuses requests before server/discover on a connection fails STL-003, and
 // this rule is then unverifiable, not failed again (§15.4).
-.requires(&[DISCOVER_ID, COLD_ID]);
+.requires(&[DISCOVER_ID, COLD_ID])
+.finds_connection_state()
+.pool_independent();
 
 /// The id of MCP-STL-003, which rules probing on new connections require.
 pub(crate) const COLD_ID: &str = "MCP-STL-003";

@@ -6,8 +6,7 @@
 //! (annotated read-only, or allowed by the run), with the MRTR retry when a tool
 //! asks for input.
 
-use super::client::{Probe, Reply};
-use super::engine::Session;
+use super::client::{McpClient, Probe, Reply};
 use super::wire::code;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
@@ -68,16 +67,32 @@ pub struct Survey {
     pub listen: Option<Reply>,
 }
 
+/// Whether protocheck may run `tool` with placeholder arguments: it is
+/// annotated read-only, or the run allows tool calls (DESIGN "no side effects").
+pub(crate) fn may_call(tool: &Value, allow_tool_calls: Option<bool>) -> bool {
+    allow_tool_calls == Some(true)
+        || tool
+            .pointer("/annotations/readOnlyHint")
+            .and_then(Value::as_bool)
+            == Some(true)
+}
+
 /// A name no server defines, for probes that must not run anything.
 pub fn unknown_name(kind: &str) -> String {
     format!("protocheck-no-such-{kind}-{:08x}", rand::random::<u32>())
 }
 
 impl Survey {
-    pub(crate) async fn take(session: &Session) -> Self {
+    /// Surveys the server through `client`, from what its answer to
+    /// `server/discover` advertises; `allow_tool_calls` is the run's option.
+    pub(crate) async fn take(
+        client: &McpClient,
+        discover: &Reply,
+        allow_tool_calls: Option<bool>,
+    ) -> Self {
         let mut survey = Self {
-            capabilities: session
-                .discover_result()
+            capabilities: discover
+                .result()
                 .and_then(|r| r.get("capabilities"))
                 .cloned()
                 .unwrap_or(Value::Null),
@@ -90,17 +105,16 @@ impl Survey {
             has("resources"),
             has("completions"),
         );
-        let client = &session.client;
 
         if tools {
-            survey.tools = list(session, "tools/list", "tools").await;
+            survey.tools = list(client, "tools/list", "tools").await;
         }
         if prompts {
-            survey.prompts = list(session, "prompts/list", "prompts").await;
+            survey.prompts = list(client, "prompts/list", "prompts").await;
         }
         if resources {
-            survey.resources = list(session, "resources/list", "resources").await;
-            survey.templates = list(session, "resources/templates/list", "resourceTemplates").await;
+            survey.resources = list(client, "resources/list", "resources").await;
+            survey.templates = list(client, "resources/templates/list", "resourceTemplates").await;
             for uri in survey.resources.names("uri").into_iter().take(MAX_READS) {
                 let reply = client
                     .send(&client.request("resources/read", json!({"uri": uri})))
@@ -119,7 +133,7 @@ impl Survey {
             survey.prompt_get = Some(client.send(&probe).await);
         }
         if completions {
-            survey.completion = complete(session, &survey).await;
+            survey.completion = complete(client, &survey).await;
         }
         if tools {
             let probe = client.request(
@@ -136,21 +150,20 @@ impl Survey {
             .tools
             .items
             .iter()
-            .filter(|t| session.may_call(t))
+            .filter(|t| may_call(t, allow_tool_calls))
             .take(MAX_TOOL_CALLS)
             .cloned()
             .collect();
         // Tools may be slow; the client's limit keeps at most a few calls in flight.
         survey.tool_calls =
-            futures::future::join_all(callable.iter().map(|tool| call_tool(session, tool))).await;
-        survey.listen = listen(session, &survey).await;
+            futures::future::join_all(callable.iter().map(|tool| call_tool(client, tool))).await;
+        survey.listen = listen(client, &survey).await;
         survey
     }
 }
 
 /// Reads every page of a list method.
-async fn list(session: &Session, method: &str, key: &str) -> Listing {
-    let client = &session.client;
+async fn list(client: &McpClient, method: &str, key: &str) -> Listing {
     let mut listing = Listing::default();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_PAGES {
@@ -205,8 +218,7 @@ fn prompt_arguments(prompt: &Value) -> Value {
 
 /// One `completion/complete` on the first prompt argument, or else the first
 /// template variable.
-async fn complete(session: &Session, survey: &Survey) -> Option<Reply> {
-    let client = &session.client;
+async fn complete(client: &McpClient, survey: &Survey) -> Option<Reply> {
     let prompt_ref = survey.prompts.items.iter().find_map(|p| {
         let name = p.get("name")?.as_str()?;
         let arg = p
@@ -331,8 +343,7 @@ fn input_response(request: &Value) -> Value {
 /// Calls a tool protocheck may run, first with no capabilities; follows a
 /// -32021 by declaring what it asked for, and an `input_required` result with
 /// the MRTR retry.
-pub(crate) async fn call_tool(session: &Session, tool: &Value) -> ToolCall {
-    let client = &session.client;
+async fn call_tool(client: &McpClient, tool: &Value) -> ToolCall {
     let name = tool
         .get("name")
         .and_then(Value::as_str)
@@ -395,7 +406,7 @@ pub(crate) async fn call_tool(session: &Session, tool: &Value) -> ToolCall {
 
 /// A short `subscriptions/listen` asking for every list change the server
 /// advertises, read until the acknowledgement and then closed.
-async fn listen(session: &Session, survey: &Survey) -> Option<Reply> {
+async fn listen(client: &McpClient, survey: &Survey) -> Option<Reply> {
     let caps = &survey.capabilities;
     let changed = |name: &str| caps.pointer(&format!("/{name}/listChanged")) == Some(&json!(true));
     let mut filter = Map::new();
@@ -411,7 +422,6 @@ async fn listen(session: &Session, survey: &Survey) -> Option<Reply> {
     if filter.is_empty() {
         return None;
     }
-    let client = &session.client;
     let probe = client.request("subscriptions/listen", json!({"notifications": filter}));
     Some(client.listen(&probe, LISTEN_WINDOW).await)
 }

@@ -1,0 +1,170 @@
+//! What every check shares: the [`Session`] (the client, the run's options
+//! and what the opening probes and the surveys found) and the [`Judgement`] a
+//! check gives. It knows the surveys, never a rule file.
+
+use super::aut_survey::AuthSurvey;
+use super::client::{McpClient, Probe, Reply};
+use super::era::{Era, LegacySession};
+use super::reg_survey::{RegistryDoc, RegistryError};
+use super::survey::{self, Survey, unknown_name};
+use crate::suite::{Exchange, RunOptions};
+use serde_json::{Value, json};
+use url::Url;
+
+/// Most exchanges kept as evidence for one finding.
+const MAX_EVIDENCE: usize = 4;
+
+/// A check's verdict on one rule, before it becomes a
+/// [`Finding`](crate::suite::Finding).
+#[derive(Debug, Clone)]
+pub struct Judgement {
+    pub(crate) kind: Kind,
+    pub(crate) message: String,
+    pub(crate) evidence: Vec<Exchange>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Pass,
+    /// The rule's outcome on failure (`fail`, `warn` or `info`).
+    Fail,
+    /// A `warn` whatever the rule's outcome on failure: for a part of a rule
+    /// that the spec words as SHOULD.
+    Warn,
+    Skip,
+}
+
+impl Judgement {
+    pub(crate) fn pass(message: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::Pass,
+            message: message.into(),
+            evidence: Vec::new(),
+        }
+    }
+
+    pub(crate) fn fail(message: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::Fail,
+            message: message.into(),
+            evidence: Vec::new(),
+        }
+    }
+
+    pub(crate) fn warn(message: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::Warn,
+            message: message.into(),
+            evidence: Vec::new(),
+        }
+    }
+
+    pub(crate) fn skip(reason: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::Skip,
+            message: reason.into(),
+            evidence: Vec::new(),
+        }
+    }
+
+    /// Adds an exchange as evidence.
+    pub(crate) fn with(mut self, exchange: &Exchange) -> Self {
+        if self.evidence.len() < MAX_EVIDENCE {
+            self.evidence.push(exchange.clone());
+        }
+        self
+    }
+
+    /// Adds the exchange of a reply as evidence.
+    pub(crate) fn reply(self, reply: &Reply) -> Self {
+        self.with(&reply.exchange)
+    }
+}
+
+/// Everything the checks share: the client, the options, and the probes made
+/// before the rules (cold request, era, survey).
+pub struct Session {
+    pub(crate) client: McpClient,
+    pub(crate) options: RunOptions,
+    pub(crate) url: Url,
+    pub(crate) era: Era,
+    /// `tools/list` sent as the very first request of the run, on a new connection.
+    pub(crate) cold: Reply,
+    /// The `server/discover` probe.
+    pub(crate) discover: Reply,
+    /// The legacy `initialize` probe.
+    pub(crate) initialize: Reply,
+    pub(crate) survey: Survey,
+    /// A legacy session for the DEP rules on a legacy-only server, once opened.
+    pub(crate) legacy: Option<Option<LegacySession>>,
+    /// The run's server.json, once read (REG rules).
+    pub(crate) registry: Option<Result<RegistryDoc, RegistryError>>,
+    /// What the authorization probes found (AUT rules), once taken.
+    pub(crate) auth: Option<AuthSurvey>,
+}
+
+impl Session {
+    pub(crate) fn discover_result(&self) -> Option<&Value> {
+        self.discover.result()
+    }
+
+    /// `DiscoverResult.capabilities`, or null.
+    pub(crate) fn capabilities(&self) -> &Value {
+        &self.survey.capabilities
+    }
+
+    /// Whether the server advertises the capability `name` (an object value).
+    pub(crate) fn advertises(&self, name: &str) -> bool {
+        self.capabilities().get(name).is_some_and(Value::is_object)
+    }
+
+    /// `supportedVersions` as strings, when discover gave them.
+    pub(crate) fn supported_versions(&self) -> Option<Vec<String>> {
+        let list = self
+            .discover_result()?
+            .get("supportedVersions")?
+            .as_array()?;
+        Some(
+            list.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect(),
+        )
+    }
+
+    /// One conforming request for each method family the server serves:
+    /// `server/discover`, and per advertised capability its list method and
+    /// its named method addressed to a name that does not exist (tools/call
+    /// of an unknown tool runs nothing, whatever the server does with it).
+    /// The header, version, `_meta` and Origin rules probe each of them (§15
+    /// amendment: requirements are probed on more than one method family).
+    pub(crate) fn family_probes(&self) -> Vec<Probe> {
+        let c = &self.client;
+        let unknown = unknown_name;
+        let mut probes = vec![c.request("server/discover", json!({}))];
+        if self.advertises("tools") {
+            probes.push(c.request("tools/list", json!({})));
+            probes.push(c.request(
+                "tools/call",
+                json!({"name": unknown("tool"), "arguments": {}}),
+            ));
+        }
+        if self.advertises("resources") {
+            probes.push(c.request("resources/list", json!({})));
+            probes.push(c.request(
+                "resources/read",
+                json!({"uri": format!("protocheck://missing/{}", unknown("resource"))}),
+            ));
+        }
+        if self.advertises("prompts") {
+            probes.push(c.request("prompts/list", json!({})));
+            probes.push(c.request("prompts/get", json!({"name": unknown("prompt")})));
+        }
+        probes
+    }
+
+    /// Whether protocheck may run `tool` with placeholder arguments: it is
+    /// annotated read-only, or the run allows tool calls (DESIGN "no side effects").
+    pub(crate) fn may_call(&self, tool: &Value) -> bool {
+        survey::may_call(tool, self.options.allow_tool_calls)
+    }
+}
