@@ -18,11 +18,13 @@ bin=$(realpath "${1:?usage: snapshot.sh PROTOCHECK_BINARY OUT_DIR}")
 out=${2:?usage: snapshot.sh PROTOCHECK_BINARY OUT_DIR}
 mkdir -p "$out"
 work=$(mktemp -d)
-pids=()
+# Servers are started inside command substitutions, so their ids go to a file
+# the cleanup reads, not to a variable of a subshell.
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  while read -r p; do kill "$p" 2>/dev/null || true; done <"$work/pids"
   rm -rf "$work"
 }
+: >"$work/pids"
 trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -70,7 +72,7 @@ done
 # The service: its OpenAPI document and report schema.
 port=$(free_port)
 DATABASE_URL="sqlite://$work/snap.db" "$bin" serve --bind "127.0.0.1:$port" >"$work/serve.log" 2>&1 &
-pids+=($!)
+echo $! >>"$work/pids"
 wait_port "$port"
 curl -sf "http://127.0.0.1:$port/api/openapi.json" | jq -S . >"$out/openapi.json"
 curl -sf "http://127.0.0.1:$port/api/v1/schema/report.json" | jq -S . >"$out/report-schema.json"
@@ -90,7 +92,7 @@ reference() { # kind, args...
   shift
   p=$(free_port)
   "$bin" reference "$kind" --port "$p" "$@" >"$work/ref-$p.log" 2>&1 &
-  pids+=($!)
+  echo $! >>"$work/pids"
   wait_port "$p"
   echo "$p"
 }
