@@ -166,7 +166,7 @@ impl Queue {
                 let new = NewRun {
                     id: Uuid::now_v7(),
                     target_id: target.id.clone(),
-                    suite: sub.suite.as_str().to_owned(),
+                    suite: sub.suite,
                     options: sub.options.clone(),
                     dedup_key,
                     max_attempts: self.max_attempts,

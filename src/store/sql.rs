@@ -236,7 +236,7 @@ where
             ))
             .bind(new.id.to_string())
             .bind(&new.target_id)
-            .bind(&new.suite)
+            .bind(new.suite.as_str())
             .bind(&options)
             .bind(&new.dedup_key)
             .bind(new.max_attempts)
