@@ -302,11 +302,9 @@ impl Worker {
         };
         match result {
             Ok(status) => {
-                self.deps.metrics.observe_run(
-                    run.suite.as_str(),
-                    status,
-                    started.elapsed().as_secs_f64(),
-                );
+                self.deps
+                    .metrics
+                    .observe_run(run.suite, status, started.elapsed().as_secs_f64());
                 tracing::info!(worker = %self.id, run = %run.id, status, "run ended");
                 if run.options.webhook_url.is_some() {
                     self.webhook_wake.notify_one();
