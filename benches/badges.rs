@@ -15,7 +15,7 @@ use protocheck::events::RunEvents;
 use protocheck::metrics::Metrics;
 use protocheck::queue::Queue;
 use protocheck::store::{self, Inserted, NewRun, RunEnd};
-use protocheck::suite::{Counts, RunOptions, SuiteId, Verdict, VerdictDetail};
+use protocheck::suite::{Counts, RunOptions, SuiteChoice, SuiteId, Verdict, VerdictDetail};
 use protocheck::web::{self, AppState};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -94,7 +94,7 @@ fn start_server(dir: &std::path::Path) -> (SocketAddr, String) {
                 .insert_run(&NewRun {
                     id: uuid::Uuid::now_v7(),
                     target_id: key.clone(),
-                    suite: "rcp".into(),
+                    suite: SuiteChoice::Rcp,
                     options: RunOptions::default(),
                     webhook_url: None,
                     dedup_key: "bench".into(),

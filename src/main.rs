@@ -543,11 +543,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         expected_failures,
     };
     // Refuse a flag that cannot apply before spending a run on it.
-    let requested = match args.suite {
-        SuiteArg::Auto => None,
-        SuiteArg::Mcp => Some(suite::SuiteId::Mcp),
-        SuiteArg::Rcp => Some(suite::SuiteId::Rcp),
-    };
+    let requested = SuiteChoice::from(args.suite).protocol();
     if let Err(e) = gate.applies_to_suite(requested) {
         return usage(e);
     }

@@ -2,6 +2,7 @@
 //! status) are read from it at scrape time, so every process reports the shared
 //! queue; durations are recorded where they happen.
 
+use crate::suite::SuiteChoice;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -83,11 +84,11 @@ impl Metrics {
         }))
     }
 
-    pub fn observe_run(&self, suite: &str, status: &str, seconds: f64) {
+    pub fn observe_run(&self, suite: SuiteChoice, status: &str, seconds: f64) {
         self.0
             .run_duration
             .get_or_create(&RunLabels {
-                suite: suite.to_owned(),
+                suite: suite.as_str().to_owned(),
                 status: status.to_owned(),
             })
             .observe(seconds);

@@ -294,7 +294,7 @@ impl Queue {
                 let new = NewRun {
                     id: Uuid::now_v7(),
                     target_id: target.id.clone(),
-                    suite: sub.suite.as_str().to_owned(),
+                    suite: sub.suite,
                     options: sub.options.clone(),
                     webhook_url: sub.webhook_url.clone(),
                     dedup_key,

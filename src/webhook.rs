@@ -169,7 +169,7 @@ pub fn payload(run: &Run, public_url: Option<&str>) -> Value {
         "event": EVENT_RUN_FINISHED,
         "run_id": run.id,
         "target_url": run.target_url,
-        "suite": run.suite,
+        "suite": run.suite.as_str(),
         "status": run.status,
         "verdict": verdict,
         "error": run.error,

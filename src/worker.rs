@@ -304,7 +304,7 @@ impl Worker {
             Ok(status) => {
                 self.deps
                     .metrics
-                    .observe_run(&run.suite, status, started.elapsed().as_secs_f64());
+                    .observe_run(run.suite, status, started.elapsed().as_secs_f64());
                 tracing::info!(worker = %self.id, run = %run.id, status, "run ended");
                 if run.webhook_url.is_some() {
                     self.webhook_wake.notify_one();
@@ -319,7 +319,7 @@ impl Worker {
 
     /// Runs the suite while heartbeating and writing findings; watches for shutdown.
     async fn drive(&self, run: &Run) -> Execution {
-        let choice = SuiteChoice::parse(&run.suite).unwrap_or(SuiteChoice::Auto);
+        let choice = run.suite;
         let endpoint = match url::Url::parse(&run.target_url) {
             Ok(url) => Endpoint::Http(url),
             Err(e) => {

@@ -182,7 +182,7 @@ impl Report {
         report.run = Some(RunInfo {
             id: run.id,
             status: run.status,
-            suite: run.suite.clone(),
+            suite: run.suite.as_str().to_owned(),
             suite_version: run.suite_version.clone(),
             created_at: crate::rfc3339(run.created_at_ms),
             started_at: run.started_at_ms.map(crate::rfc3339),

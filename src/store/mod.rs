@@ -21,8 +21,8 @@ pub mod sql;
 pub mod sqlite;
 
 pub use model::{
-    ApiKey, AttemptOutcome, HistoryCursor, IdempotencyRecord, Inserted, NewApiKey, NewRun,
-    PublicKeyRecord, ReapReport, Run, RunEnd, RunStatus, StoredAttestation, StoredFinding,
+    ApiKey, AttemptOutcome, DeliveryState, HistoryCursor, IdempotencyRecord, Inserted, NewApiKey,
+    NewRun, PublicKeyRecord, ReapReport, Run, RunEnd, RunStatus, StoredAttestation, StoredFinding,
     SuiteRuns, Target, WebhookAttempt, WebhookDelivery,
 };
 

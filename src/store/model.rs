@@ -2,7 +2,7 @@
 //! keys, webhook deliveries, as the rest of protocheck sees them. Plain data,
 //! independent of either database; [`super::rows`] decodes them from rows.
 
-use crate::suite::{Finding, RunOptions, Verdict};
+use crate::suite::{Finding, RunOptions, SuiteChoice, Verdict};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -67,7 +67,7 @@ pub struct Run {
     pub target_id: String,
     pub target_url: String,
     /// The suite requested: `auto`, `mcp` or `rcp`.
-    pub suite: String,
+    pub suite: SuiteChoice,
     /// Version of the rules the run was judged with; set when the run finishes.
     pub suite_version: Option<String>,
     pub options: RunOptions,
@@ -97,7 +97,7 @@ pub struct Run {
 pub struct NewRun {
     pub id: Uuid,
     pub target_id: String,
-    pub suite: String,
+    pub suite: SuiteChoice,
     pub options: RunOptions,
     pub webhook_url: Option<String>,
     pub dedup_key: String,
@@ -238,11 +238,36 @@ pub struct WebhookDelivery {
     pub id: String,
     pub run_id: Uuid,
     pub url: String,
-    /// `pending`, `delivered` or `failed` (gave up).
-    pub state: String,
+    pub state: DeliveryState,
     /// Attempts made so far.
     pub attempts: i32,
     pub next_attempt_at_ms: Option<i64>,
+}
+
+/// Where a webhook delivery stands, stored as `pending`, `delivered` or `failed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryState {
+    /// Not yet delivered; another attempt is due.
+    Pending,
+    Delivered,
+    /// Given up.
+    Failed,
+}
+
+impl DeliveryState {
+    pub const ALL: [Self; 3] = [Self::Pending, Self::Delivered, Self::Failed];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Delivered => "delivered",
+            Self::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|st| st.as_str() == s)
+    }
 }
 
 /// One try of a delivery.
@@ -271,10 +296,11 @@ pub enum AttemptOutcome {
 impl AttemptOutcome {
     /// `(state, next_attempt_at_ms)` as stored.
     pub(super) fn columns(self) -> (&'static str, Option<i64>) {
-        match self {
-            Self::Delivered => ("delivered", None),
-            Self::RetryAt(at) => ("pending", Some(at)),
-            Self::Failed => ("failed", None),
-        }
+        let (state, next) = match self {
+            Self::Delivered => (DeliveryState::Delivered, None),
+            Self::RetryAt(at) => (DeliveryState::Pending, Some(at)),
+            Self::Failed => (DeliveryState::Failed, None),
+        };
+        (state.as_str(), next)
     }
 }

@@ -28,10 +28,10 @@ macro_rules! api_key_columns {
 }
 
 use super::{
-    ApiKey, IdempotencyRecord, PublicKeyRecord, Run, RunEnd, RunStatus, StoreError, StoreResult,
-    StoredAttestation, StoredFinding, Target, WebhookAttempt, WebhookDelivery,
+    ApiKey, DeliveryState, IdempotencyRecord, PublicKeyRecord, Run, RunEnd, RunStatus, StoreError,
+    StoreResult, StoredAttestation, StoredFinding, Target, WebhookAttempt, WebhookDelivery,
 };
-use crate::suite::Finding;
+use crate::suite::{Finding, SuiteChoice};
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -102,7 +102,8 @@ where
             .transpose()?,
         target_id: r.target_id,
         target_url: r.target_url,
-        suite: r.suite,
+        suite: SuiteChoice::parse(&r.suite)
+            .ok_or_else(|| corrupt("run suite", format_args!("`{}`", r.suite)))?,
         suite_version: r.suite_version,
         webhook_url: r.webhook_url,
         dedup_key: r.dedup_key,
@@ -333,7 +334,8 @@ where
         run_id: parse_uuid("webhook run id", &r.run_id)?,
         id: r.id,
         url: r.url,
-        state: r.state,
+        state: DeliveryState::parse(&r.state)
+            .ok_or_else(|| corrupt("webhook state", format_args!("`{}`", r.state)))?,
         attempts: r.attempts,
         next_attempt_at_ms: r.next_attempt_at_ms,
     })

@@ -235,7 +235,7 @@ where
             ))
             .bind(new.id.to_string())
             .bind(&new.target_id)
-            .bind(&new.suite)
+            .bind(new.suite.as_str())
             .bind(&options)
             .bind(&new.webhook_url)
             .bind(&new.dedup_key)

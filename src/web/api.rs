@@ -598,7 +598,7 @@ impl RunView {
             id: run.id,
             url: run.target_url.clone(),
             target_id: run.target_id.clone(),
-            suite: run.suite.clone(),
+            suite: run.suite.as_str().to_owned(),
             suite_version: run.suite_version.clone(),
             status: run.status,
             options: shown_options(run),
@@ -665,14 +665,8 @@ impl WebhookView {
         let (state, deliveries) = match delivery {
             // Created when the run ends.
             None => ("waiting", Vec::new()),
-            Some((d, attempts)) => (
-                match d.state.as_str() {
-                    "delivered" => "delivered",
-                    "failed" => "failed",
-                    _ => "pending",
-                },
-                attempts,
-            ),
+            // The API names the states as the store does.
+            Some((d, attempts)) => (d.state.as_str(), attempts),
         };
         Self {
             url,

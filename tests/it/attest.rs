@@ -10,7 +10,7 @@ use protocheck::attest::keys::SigningKeyPair;
 use protocheck::attest::statement::Statement;
 use protocheck::attest::{Attestor, Jwks, KeySet, VerifyArgs, VerifyError, verify_command};
 use protocheck::store::{Inserted, NewRun, RunEnd, RunStatus, Store};
-use protocheck::suite::{Counts, RunOptions, SuiteId, Verdict, VerdictDetail};
+use protocheck::suite::{Counts, RunOptions, SuiteChoice, SuiteId, Verdict, VerdictDetail};
 use serde_json::{Value, json};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -46,7 +46,7 @@ async fn stored_run(store: &dyn Store, url: &str, end: RunEnd) -> Uuid {
     let new = NewRun {
         id: Uuid::now_v7(),
         target_id: key.clone(),
-        suite: "rcp".into(),
+        suite: SuiteChoice::Rcp,
         options: RunOptions::default(),
         webhook_url: None,
         dedup_key: format!("{key}-{}", Uuid::new_v4()),

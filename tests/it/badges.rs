@@ -12,7 +12,7 @@ use protocheck::metrics::Metrics;
 use protocheck::queue::Queue;
 use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
 use protocheck::store::{Inserted, NewRun, RunEnd, Store};
-use protocheck::suite::{Counts, RunOptions, SuiteId, Verdict, VerdictDetail};
+use protocheck::suite::{Counts, RunOptions, SuiteChoice, SuiteId, Verdict, VerdictDetail};
 use protocheck::target::CanonicalUrl;
 use protocheck::web::{self, AppState};
 use serde_json::{Value, json};
@@ -71,7 +71,7 @@ async fn queue_run(store: &dyn Store, key: &str, suite: &str) -> Uuid {
     let new = NewRun {
         id: Uuid::now_v7(),
         target_id: key.to_owned(),
-        suite: suite.into(),
+        suite: SuiteChoice::parse(suite).expect("a suite name"),
         options: RunOptions::default(),
         webhook_url: None,
         dedup_key: Uuid::new_v4().to_string(),

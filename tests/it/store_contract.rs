@@ -34,12 +34,12 @@ macro_rules! contract {
 
 use common::TestDb;
 use protocheck::store::{
-    Backend, HistoryCursor, IdempotencyRecord, Inserted, NewRun, PublicKeyRecord, ReapReport, Run,
-    RunEnd, RunStatus, Store, StoredAttestation,
+    Backend, DeliveryState, HistoryCursor, IdempotencyRecord, Inserted, NewRun, PublicKeyRecord,
+    ReapReport, Run, RunEnd, RunStatus, Store, StoredAttestation,
 };
 use protocheck::suite::{
-    Counts, Exchange, Finding, Outcome, RequestRecord, ResponseRecord, RunOptions, SuiteId,
-    Verdict, VerdictDetail,
+    Counts, Exchange, Finding, Outcome, RequestRecord, ResponseRecord, RunOptions, SuiteChoice,
+    SuiteId, Verdict, VerdictDetail,
 };
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -64,7 +64,7 @@ fn new_run(target_id: &str, dedup_key: &str, created_at_ms: i64) -> NewRun {
     NewRun {
         id: Uuid::new_v4(),
         target_id: target_id.to_string(),
-        suite: "rcp".to_string(),
+        suite: SuiteChoice::Rcp,
         options: RunOptions {
             profile: Some("spec".to_string()),
             allow_writes: Some(false),
@@ -891,7 +891,7 @@ async fn finished_suite_run(
     at_ms: i64,
 ) -> Run {
     let mut new = new_run(target_id, &format!("{target_id}-{suite}-{at_ms}"), at_ms);
-    new.suite = suite.to_string();
+    new.suite = SuiteChoice::parse(suite).expect("a suite name");
     let Ok(Inserted::New(queued)) = store.insert_run(&new).await else {
         panic!("expected a new run");
     };
@@ -962,7 +962,7 @@ async fn latest_runs_for_suite_follow_the_verdicts_suite(db: TestDb) {
 
     // Active runs: the newest queued or running one asking for the suite or `auto`.
     let mut new = new_run(&t, "active-mcp", 6_000);
-    new.suite = "mcp".to_string();
+    new.suite = SuiteChoice::Mcp;
     s.insert_run(&new).await.unwrap();
     assert_eq!(
         s.latest_runs_for_suite(&t, "rcp").await.unwrap().active,
@@ -974,7 +974,7 @@ async fn latest_runs_for_suite_follow_the_verdicts_suite(db: TestDb) {
     assert_eq!(runs.active.map(|r| r.id), Some(queued.id));
     assert_eq!(runs.finished.map(|r| r.id), Some(auto_err.id));
     let runs = s.latest_runs_for_suite(&t, "mcp").await.unwrap();
-    assert_eq!(runs.active.map(|r| r.suite), Some("mcp".to_string()));
+    assert_eq!(runs.active.map(|r| r.suite), Some(SuiteChoice::Mcp));
 }
 
 contract!(attestations_keep_the_first_one_stored);
@@ -1381,9 +1381,54 @@ async fn webhook_deliveries_are_created_with_the_end_claimed_with_a_lease_and_re
     }
     assert_eq!(run_status(s, reaped.id).await, RunStatus::Error);
     let (d, _) = s.run_webhook(reaped.id).await.unwrap().expect("announced");
-    assert_eq!(d.state, "pending");
+    assert_eq!(d.state, DeliveryState::Pending);
 }
 
 async fn run_status(store: &dyn Store, id: Uuid) -> RunStatus {
     run(store, id).await.status
+}
+
+/// Runs one statement against the test database behind the store's back.
+async fn execute_raw(db: &TestDb, sql: &str) {
+    use sqlx::Connection;
+    match db.store.backend() {
+        Backend::Sqlite => {
+            let mut conn = sqlx::SqliteConnection::connect(&db.url)
+                .await
+                .expect("sqlite");
+            sqlx::query(sql).execute(&mut conn).await.expect(sql);
+        }
+        Backend::Postgres => {
+            let mut conn = sqlx::PgConnection::connect(&db.url)
+                .await
+                .expect("postgres");
+            sqlx::query(sql).execute(&mut conn).await.expect(sql);
+        }
+    }
+}
+
+contract!(a_stored_suite_that_names_no_suite_is_corrupt);
+async fn a_stored_suite_that_names_no_suite_is_corrupt(db: TestDb) {
+    use protocheck::store::StoreError;
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    let run = queue(s, &t, "queued", 20).await;
+    // A stored suite that names no suite is refused when the run is read, so a
+    // worker never runs it as something it did not ask for.
+    execute_raw(
+        &db,
+        &format!("UPDATE runs SET suite = 'nope' WHERE id = '{}'", run.id),
+    )
+    .await;
+    assert!(
+        matches!(s.get_run(run.id).await, Err(StoreError::Corrupt(m)) if m.contains("nope")),
+        "{}",
+        db.name()
+    );
+    execute_raw(
+        &db,
+        &format!("UPDATE runs SET suite = 'mcp' WHERE id = '{}'", run.id),
+    )
+    .await;
+    assert_eq!(self::run(s, run.id).await.suite, SuiteChoice::Mcp);
 }

@@ -1,8 +1,8 @@
 //! What a badge says: the words and colour of a target's newest run of a suite.
 
-use super::MCP_REVISION;
 use super::render::{self, Badge, Color};
 use crate::store::{RunStatus, SuiteRuns, Target};
+use crate::suite::mcp::SPEC_REVISION as MCP_REVISION;
 use crate::suite::{SuiteId, Verdict, VerdictDetail};
 
 /// What a badge shows for `suite` on `target`, given its runs.
@@ -89,7 +89,7 @@ mod tests {
             id: Uuid::nil(),
             target_id: target().id,
             target_url: target().canonical_url,
-            suite: "rcp".into(),
+            suite: crate::suite::SuiteChoice::Rcp,
             suite_version: None,
             options: RunOptions::default(),
             webhook_url: None,

@@ -38,8 +38,6 @@ use crate::suite::SuiteId;
 use std::time::Duration;
 use uuid::Uuid;
 
-/// The MCP revision the MCP suite judges against, shown in its badge's label.
-pub const MCP_REVISION: &str = "2026-07-28";
 /// Workers in other processes (Postgres) finish runs without telling this one:
 /// a cached badge is re-read from the store after this long at most.
 pub const SHARED_QUEUE_TTL: Duration = Duration::from_secs(5);

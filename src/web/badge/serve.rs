@@ -26,14 +26,6 @@ enum Format {
     Json,
 }
 
-fn parse_suite(s: &str) -> Option<SuiteId> {
-    match s {
-        "mcp" => Some(SuiteId::Mcp),
-        "rcp" => Some(SuiteId::Rcp),
-        _ => None,
-    }
-}
-
 fn unknown_suite(s: &str) -> WebError {
     WebError::NotFound(format!(
         "no badge for the suite `{}`; use `mcp` or `rcp`",
@@ -86,7 +78,7 @@ pub async fn badge_by_key(
             ));
         }
     };
-    let suite = parse_suite(suite).ok_or_else(|| unknown_suite(suite))?;
+    let suite = SuiteId::parse(suite).ok_or_else(|| unknown_suite(suite))?;
     let drawn = draw(&state, &target, suite).await?;
     Ok(respond(&drawn, format, &headers))
 }
@@ -121,7 +113,7 @@ async fn badge_by_url(
         field: "url",
         detail: e.to_string(),
     })?;
-    let suite = parse_suite(&q.suite).ok_or_else(|| WebError::Invalid {
+    let suite = SuiteId::parse(&q.suite).ok_or_else(|| WebError::Invalid {
         field: "suite",
         detail: "suite must be `mcp` or `rcp`".into(),
     })?;
@@ -262,7 +254,7 @@ pub async fn latest_report(
     State(state): State<AppState>,
     ApiPath((target, suite)): ApiPath<(String, String)>,
 ) -> ApiResult<Response> {
-    let suite_id = parse_suite(&suite).ok_or_else(|| unknown_suite(&suite))?;
+    let suite_id = SuiteId::parse(&suite).ok_or_else(|| unknown_suite(&suite))?;
     let known = if is_target_key(&target) {
         state.store.get_target(&target).await?
     } else {

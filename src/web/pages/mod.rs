@@ -127,7 +127,8 @@ fn run_row(r: &Run, now: i64) -> RunRow {
         suite: r
             .verdict
             .as_ref()
-            .map_or_else(|| r.suite.clone(), |v| v.suite.as_str().to_owned()),
+            .map_or(r.suite.as_str(), |v| v.suite.as_str())
+            .to_owned(),
         result,
         status_class: status_class(r.status),
         when_iso: rfc3339(r.created_at_ms),

@@ -3,8 +3,8 @@
 
 use super::{Page, clip, duration, relative, status_class};
 use crate::rfc3339;
-use crate::store::{Run, RunStatus, StoredFinding};
-use crate::suite::{self, Exchange, Outcome, SuiteChoice, SuiteId, VerdictDetail};
+use crate::store::{DeliveryState, Run, RunStatus, StoredFinding};
+use crate::suite::{self, Exchange, Outcome, SuiteId, VerdictDetail};
 use crate::web::AppState;
 use crate::web::error::{AsPage, PageResult, WebError};
 use crate::web::extract::PagePath;
@@ -114,10 +114,10 @@ async fn webhook_view(state: &AppState, run: &Run) -> PageResult<Option<WebhookV
     let (status, attempts) = match delivery {
         None => ("sent when the run ends".to_owned(), Vec::new()),
         Some((d, attempts)) => (
-            match d.state.as_str() {
-                "delivered" => "delivered".to_owned(),
-                "failed" => "given up".to_owned(),
-                _ => "retrying".to_owned(),
+            match d.state {
+                DeliveryState::Delivered => "delivered".to_owned(),
+                DeliveryState::Failed => "given up".to_owned(),
+                DeliveryState::Pending => "retrying".to_owned(),
             },
             attempts,
         ),
@@ -219,14 +219,11 @@ pub async fn show_run_page(
     Ok(Page(StatusCode::OK, page).into_response())
 }
 
+/// The suite that judged the run, or before a verdict the one it asked for.
 fn suite_of(run: &Run) -> Option<SuiteId> {
-    match run.verdict.as_ref().map(|v| v.suite) {
-        Some(s) => Some(s),
-        None => match SuiteChoice::parse(&run.suite) {
-            Some(SuiteChoice::Mcp) => Some(SuiteId::Mcp),
-            Some(SuiteChoice::Rcp) => Some(SuiteId::Rcp),
-            _ => None,
-        },
+    match run.verdict.as_ref() {
+        Some(v) => Some(v.suite),
+        None => run.suite.protocol(),
     }
 }
 
@@ -254,7 +251,7 @@ fn run_view(run: &Run, done: usize) -> RunView {
         url: run.target_url.clone(),
         target_id: run.target_id.clone(),
         suite_label: match suite {
-            Some(SuiteId::Mcp) => "MCP 2026-07-28".into(),
+            Some(SuiteId::Mcp) => format!("MCP {}", suite::mcp::SPEC_REVISION),
             Some(SuiteId::Rcp) => "RCP/1".into(),
             None => "Conformance".into(),
         },
