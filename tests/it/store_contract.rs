@@ -1432,3 +1432,94 @@ async fn a_stored_suite_that_names_no_suite_is_corrupt(db: TestDb) {
     .await;
     assert_eq!(self::run(s, run.id).await.suite, SuiteChoice::Mcp);
 }
+
+/// Reverts the migration that gave runs their `webhook_url` column, and only it.
+async fn undo_webhook_column(db: &TestDb) {
+    use sqlx::Connection;
+    match db.store.backend() {
+        Backend::Sqlite => {
+            let mut conn = sqlx::SqliteConnection::connect(&db.url)
+                .await
+                .expect("sqlite");
+            protocheck::store::sqlite::MIGRATOR
+                .undo(&mut conn, 4)
+                .await
+                .expect("undo 0005");
+        }
+        Backend::Postgres => {
+            let mut conn = sqlx::PgConnection::connect(&db.url)
+                .await
+                .expect("postgres");
+            protocheck::store::postgres::MIGRATOR
+                .undo(&mut conn, 5)
+                .await
+                .expect("undo 0006");
+        }
+    }
+}
+
+async fn select_text(db: &TestDb, sql: &str) -> String {
+    use sqlx::Connection;
+    match db.store.backend() {
+        Backend::Sqlite => {
+            let mut conn = sqlx::SqliteConnection::connect(&db.url)
+                .await
+                .expect("sqlite");
+            sqlx::query_scalar(sql)
+                .fetch_one(&mut conn)
+                .await
+                .expect(sql)
+        }
+        Backend::Postgres => {
+            let mut conn = sqlx::PgConnection::connect(&db.url)
+                .await
+                .expect("postgres");
+            sqlx::query_scalar(sql)
+                .fetch_one(&mut conn)
+                .await
+                .expect(sql)
+        }
+    }
+}
+
+contract!(the_webhook_column_migration_moves_urls_both_ways);
+async fn the_webhook_column_migration_moves_urls_both_ways(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    let hooked = match s.insert_run(&webhook_run(&t, "hooked", 10)).await {
+        Ok(Inserted::New(run)) => run,
+        other => panic!("expected a new run, got {other:?}"),
+    };
+    let plain = queue(s, &t, "plain", 20).await;
+
+    // Down: the URL goes back into the options document, beside the options.
+    undo_webhook_column(&db).await;
+    let options = select_text(
+        &db,
+        &format!("SELECT options FROM runs WHERE id = '{}'", hooked.id),
+    )
+    .await;
+    let doc: serde_json::Value = serde_json::from_str(&options).expect("options JSON");
+    assert_eq!(
+        doc["webhook_url"],
+        "https://hooks.example/h",
+        "{}",
+        db.name()
+    );
+    assert_eq!(doc["profile"], "spec", "{}", db.name());
+    let options = select_text(
+        &db,
+        &format!("SELECT options FROM runs WHERE id = '{}'", plain.id),
+    )
+    .await;
+    assert!(!options.contains("webhook_url"), "{}: {options}", db.name());
+
+    // Up: out of the options, into the column; runs without one are untouched.
+    s.migrate().await.expect("up again");
+    let back = run(s, hooked.id).await;
+    assert_eq!(back.webhook_url.as_deref(), Some("https://hooks.example/h"));
+    assert_eq!(back.options, hooked.options, "{}", db.name());
+    let back = run(s, plain.id).await;
+    assert_eq!(back.webhook_url, None, "{}", db.name());
+    assert_eq!(back.options, plain.options, "{}", db.name());
+}
