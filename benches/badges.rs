@@ -13,8 +13,8 @@
 
 use protocheck::events::RunEvents;
 use protocheck::metrics::Metrics;
-use protocheck::queue::Queue;
 use protocheck::store::{self, Inserted, NewRun, RunEnd};
+use protocheck::submit::Queue;
 use protocheck::suite::{Counts, RunOptions, SuiteChoice, SuiteId, Verdict, VerdictDetail};
 use protocheck::web::{self, AppState};
 use std::net::SocketAddr;

@@ -7,9 +7,9 @@
 
 use protocheck::events::RunEvents;
 use protocheck::metrics::Metrics;
-use protocheck::queue::{Queue, Submission};
 use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
 use protocheck::store::{self, Store};
+use protocheck::submit::{Queue, Submission};
 use protocheck::suite::{RunOptions, SuiteChoice};
 use protocheck::transport::AddressPolicy;
 use protocheck::worker::{WorkerConfig, WorkerDeps, WorkerPool};

@@ -3,19 +3,19 @@
 //! The crate is one library with one binary. The parts follow `DESIGN.md`:
 //! [`suite`] (the engine, no database, no router), [`transport`] (hostile-network
 //! HTTP and stdio), [`reference`] (reference target servers with fault switches),
-//! [`store`] (one trait, Postgres and SQLite), [`queue`] and [`worker`] (lease-based
+//! [`store`] (one trait, Postgres and SQLite), [`submit`] and [`worker`] (lease-based
 //! run queue), [`attest`] (signed verdicts), and [`web`] (the axum router).
 
+pub mod api_client;
+pub mod api_keys;
 pub mod attest;
-pub mod client;
 pub mod config;
 pub mod events;
-pub mod keys;
 pub mod metrics;
-pub mod queue;
 pub mod reference;
 pub mod report;
 pub mod store;
+pub mod submit;
 pub mod suite;
 pub mod target;
 pub mod transport;

@@ -5,9 +5,9 @@ use clap::{Parser, Subcommand};
 use protocheck::config::{DatabaseArgs, WebArgs, WorkerArgs};
 use protocheck::events::RunEvents;
 use protocheck::metrics::Metrics;
-use protocheck::queue::Queue;
 use protocheck::report::{self, Report};
 use protocheck::store::{self, Backend};
+use protocheck::submit::Queue;
 use protocheck::suite::{self, Endpoint, RunContext, RunOptions, SuiteChoice};
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
 use protocheck::web::{self, AppState};
@@ -62,7 +62,7 @@ enum Command {
     /// Check one server locally, with no database. Exit 0 only when the verdict passes.
     Check(CheckArgs),
     /// Submit a run to a protocheck service; with --wait, follow it and exit by its gate.
-    Submit(protocheck::client::SubmitArgs),
+    Submit(protocheck::api_client::SubmitArgs),
     /// Verify a signed attestation (offline with a key file). Exit 0 verified, 1 not.
     Verify(protocheck::attest::VerifyArgs),
     /// Start a reference target server (correct by default; --break RULE-ID breaks one rule).
@@ -81,7 +81,7 @@ enum KeysCommand {
         name: String,
         /// Submissions allowed: N/s, N/m (or N/min), N/h or N/d.
         #[arg(long, value_parser = parse_rate)]
-        rate: protocheck::keys::Rate,
+        rate: protocheck::api_keys::Rate,
         /// Who the key's runs are shown as belonging to (default: the key's name).
         #[arg(long)]
         owner: Option<String>,
@@ -100,7 +100,7 @@ enum KeysCommand {
     },
 }
 
-fn parse_rate(s: &str) -> Result<protocheck::keys::Rate, String> {
+fn parse_rate(s: &str) -> Result<protocheck::api_keys::Rate, String> {
     s.parse()
 }
 
@@ -238,7 +238,7 @@ fn main() -> ExitCode {
             Some(Command::Keys(command)) => keys(command).await,
             Some(Command::Check(args)) => check(args).await,
             Some(Command::Verify(args)) => protocheck::attest::verify_command(args).await,
-            Some(Command::Submit(args)) => Ok(protocheck::client::submit_command(args).await),
+            Some(Command::Submit(args)) => Ok(protocheck::api_client::submit_command(args).await),
             Some(Command::Reference(ReferenceCommand::Rcp(args))) => {
                 protocheck::reference::rcp::run_rcp_reference(args)
                     .await
@@ -396,7 +396,7 @@ async fn migrate(db: DatabaseArgs, down: bool) -> anyhow::Result<()> {
 
 /// `protocheck keys …`.
 async fn keys(command: KeysCommand) -> anyhow::Result<ExitCode> {
-    use protocheck::keys::{KeyError, Rate, create_key};
+    use protocheck::api_keys::{KeyError, Rate, create_key};
     match command {
         KeysCommand::Create {
             db,

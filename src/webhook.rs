@@ -13,8 +13,8 @@
 //! A receiver recomputes the HMAC over the raw body it received and compares in
 //! constant time ([`verify_signature`] does exactly that), and refuses old `t`s.
 
-use crate::queue::validate_webhook_url;
 use crate::store::{AttemptOutcome, Run, Store, WebhookAttempt, WebhookDelivery};
+use crate::submit::validate_webhook_url;
 use crate::transport::{HttpClient, HttpRequest, TransportError};
 use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
@@ -342,7 +342,7 @@ mod tests {
 
     #[test]
     fn urls_are_checked_and_shown_without_their_path() {
-        use crate::queue::MAX_WEBHOOK_URL_BYTES;
+        use crate::submit::MAX_WEBHOOK_URL_BYTES;
         assert!(validate_webhook_url("https://hooks.example.com/x?y=1").is_ok());
         for bad in [
             "ftp://example.com/",

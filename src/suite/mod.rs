@@ -288,7 +288,7 @@ pub struct LevelReport {
 /// Options a run carries, as the engine reads them. Unknown keys are refused so
 /// a typo is not silently ignored. What a submission carries beyond them (where
 /// to announce the run's end) is the service's concern: see
-/// `queue::SubmitOptions`, the API's `options` object.
+/// `submit::SubmitOptions`, the API's `options` object.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunOptions {

@@ -8,11 +8,11 @@ use super::openapi::{
     Unprocessable, UnsupportedMediaType,
 };
 use super::ratelimit::RateState;
-use crate::keys;
-use crate::queue::{self, Reason, Submission, SubmitOptions};
+use crate::api_keys;
 use crate::store::{
     ApiKey, HistoryCursor, Run, RunStatus, StoredFinding, Target, WebhookAttempt, WebhookDelivery,
 };
+use crate::submit::{self, Reason, Submission, SubmitOptions};
 use crate::suite::{Finding, SuiteChoice, Verdict};
 use crate::webhook;
 use axum::extract::connect_info::ConnectInfo;
@@ -166,19 +166,21 @@ pub async fn submit_run(
 ) -> ApiResult<Response> {
     let key = match headers.get(header::AUTHORIZATION) {
         None => None,
-        Some(value) => match keys::authenticate(state.store.as_ref(), value.as_bytes()).await? {
-            Ok(key) => Some(key),
-            Err(refused) => {
-                // Refusals count against the address, so guessing keys is rate limited too.
-                if let Err(limited) = state.limiter.check_addr(client) {
-                    return Err(WebError::RateLimited {
-                        key: None,
-                        rate: limited,
-                    });
+        Some(value) => {
+            match api_keys::authenticate(state.store.as_ref(), value.as_bytes()).await? {
+                Ok(key) => Some(key),
+                Err(refused) => {
+                    // Refusals count against the address, so guessing keys is rate limited too.
+                    if let Err(limited) = state.limiter.check_addr(client) {
+                        return Err(WebError::RateLimited {
+                            key: None,
+                            rate: limited,
+                        });
+                    }
+                    return Err(WebError::Unauthorized(refused.detail().to_owned()));
                 }
-                return Err(WebError::Unauthorized(refused.detail().to_owned()));
             }
-        },
+        }
     };
     // The limit counts every POST, malformed ones too: they cost as much to refuse.
     let decision = match &key {
@@ -250,7 +252,7 @@ async fn accept_submission(
             })?;
             // The parsed body, re-serialised, so formatting differences are the same request.
             let canonical = serde_json::to_vec(&body).unwrap_or_default();
-            Some((key.to_owned(), queue::request_hash(&canonical)))
+            Some((key.to_owned(), submit::request_hash(&canonical)))
         }
     };
     let submitted = state
@@ -261,7 +263,7 @@ async fn accept_submission(
                 suite,
                 options,
                 webhook_url,
-                max_age_s: body.max_age_s.unwrap_or(queue::DEFAULT_MAX_AGE_S),
+                max_age_s: body.max_age_s.unwrap_or(submit::DEFAULT_MAX_AGE_S),
                 force: body.force.unwrap_or(false),
                 idempotency,
             },

@@ -308,9 +308,9 @@ impl From<crate::store::StoreError> for WebError {
     }
 }
 
-impl From<crate::queue::SubmitError> for WebError {
-    fn from(e: crate::queue::SubmitError) -> Self {
-        use crate::queue::SubmitError as S;
+impl From<crate::submit::SubmitError> for WebError {
+    fn from(e: crate::submit::SubmitError) -> Self {
+        use crate::submit::SubmitError as S;
         match e {
             S::Url(e) => Self::Invalid {
                 field: "url",

@@ -20,8 +20,8 @@ pub mod report;
 
 use crate::events::RunEvents;
 use crate::metrics::Metrics;
-use crate::queue::Queue;
 use crate::store::Store;
+use crate::submit::Queue;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request};
 use axum::middleware::{self, Next};

@@ -7,7 +7,7 @@
 //! `Reset` is the number of seconds until the bucket is full again, that is until
 //! `Remaining` equals `Limit`.
 
-use crate::keys::Rate;
+use crate::api_keys::Rate;
 use crate::store::ApiKey;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use governor::clock::{Clock, DefaultClock};

@@ -20,9 +20,9 @@ const LAYERS: &[&[&str]] = &[
     &["reference", "store"],
     // What reads and writes runs: reports, attestations, the queue, API keys,
     // metrics.
-    &["report", "attest", "queue", "keys", "metrics"],
+    &["report", "attest", "submit", "api_keys", "metrics"],
     // What acts when runs change, and the REST client.
-    &["webhook", "client"],
+    &["webhook", "api_client"],
     // Workers.
     &["worker"],
     // The web service.

@@ -5,6 +5,7 @@
 mod common;
 
 mod api;
+mod api_keys;
 mod architecture;
 mod attest;
 mod badges;
@@ -13,7 +14,6 @@ mod cli;
 mod gates;
 mod interop_mcp;
 mod interop_rcp;
-mod keys;
 mod mcp_catalogue;
 mod mcp_client;
 mod mcp_rules;

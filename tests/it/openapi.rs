@@ -222,7 +222,7 @@ async fn finished_runs_and_their_attestations_match_the_document() {
         assert_matches(&doc, "Jwks", &keys);
 
         // A run submitted with an API key shows its owner and its webhook.
-        let key = protocheck::keys::create_key(
+        let key = protocheck::api_keys::create_key(
             db.store.as_ref(),
             "ci",
             Some("Release team"),

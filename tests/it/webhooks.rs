@@ -14,7 +14,7 @@ use axum::routing::post;
 use common::TestDb;
 use common::app::{TestApp, rcp_reference, serve, worker_config};
 use hmac::{Hmac, Mac};
-use protocheck::keys::{self, CreatedKey};
+use protocheck::api_keys::{self, CreatedKey};
 use protocheck::transport::AddressPolicy;
 use protocheck::worker::WorkerConfig;
 use serde_json::{Value, json};
@@ -116,7 +116,7 @@ fn fast_webhooks(mut cfg: WorkerConfig) -> WorkerConfig {
 }
 
 async fn key(db: &TestDb) -> CreatedKey {
-    keys::create_key(
+    api_keys::create_key(
         db.store.as_ref(),
         "ci",
         Some("CI"),

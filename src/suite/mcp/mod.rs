@@ -15,7 +15,7 @@
 //! All 79 rules of `mcp-rules-79.md` are here.
 //!
 //! The files form layers, lowest first, and import only downwards
-//! (`tests/architecture.rs` finds any cycle): `wire` and `client` (the
+//! (`tests/it/architecture.rs` finds any cycle): `wire` and `client` (the
 //! protocol and its HTTP client); the surveys, which need only the client and
 //! the endpoint's URL (`era`, `survey`, `aut_survey`, `reg_survey`); `session`
 //! (the [`Session`] every check reads and the `Judgement` it gives) and `rule`

@@ -1,7 +1,7 @@
 //! `GET /` and `POST /`: the submit form, with the recent runs below it.
 
 use super::{Page, RunRow, clip, run_row};
-use crate::queue::{self, Submission, SubmitError};
+use crate::submit::{self, Submission, SubmitError};
 use crate::suite::{RunOptions, SuiteChoice};
 use crate::web::AppState;
 use crate::web::api::ClientAddr;
@@ -239,7 +239,7 @@ pub async fn submit_form(
         suite,
         options,
         webhook_url: None,
-        max_age_s: queue::DEFAULT_MAX_AGE_S,
+        max_age_s: submit::DEFAULT_MAX_AGE_S,
         force: form.force.is_some(),
         idempotency: None,
     };

@@ -7,7 +7,7 @@ use crate::common;
 
 use common::TestDb;
 use common::app::TestApp;
-use protocheck::keys::{self, KeyError, Rate, Refused};
+use protocheck::api_keys::{self, KeyError, Rate, Refused};
 use protocheck::store::Backend;
 use serde_json::{Value, json};
 use std::process::Command;
@@ -42,10 +42,10 @@ async fn raw_key_rows(db: &TestDb) -> Vec<String> {
 async fn keys_are_stored_hashed_unique_by_name_and_revocable() {
     for db in common::all_backends().await {
         let (s, b) = (db.store.as_ref(), db.name());
-        let created = keys::create_key(s, "ci", Some("Release team"), rate("60/h"), 1_000)
+        let created = api_keys::create_key(s, "ci", Some("Release team"), rate("60/h"), 1_000)
             .await
             .expect("create");
-        assert!(keys::is_well_formed(&created.token), "{b}");
+        assert!(api_keys::is_well_formed(&created.token), "{b}");
         assert!(created.webhook_secret.starts_with("whsec_"), "{b}");
         assert_eq!(created.key.display_owner(), "Release team", "{b}");
         assert_eq!(
@@ -57,10 +57,13 @@ async fn keys_are_stored_hashed_unique_by_name_and_revocable() {
         let rows = raw_key_rows(&db).await;
         assert_eq!(rows.len(), 1, "{b}");
         assert!(!rows[0].contains(&created.token), "{b}: {}", rows[0]);
-        assert!(rows[0].contains(&keys::hash_token(&created.token)), "{b}");
+        assert!(
+            rows[0].contains(&api_keys::hash_token(&created.token)),
+            "{b}"
+        );
 
         let header = format!("Bearer {}", created.token);
-        let found = keys::authenticate(s, header.as_bytes()).await.unwrap();
+        let found = api_keys::authenticate(s, header.as_bytes()).await.unwrap();
         assert_eq!(found.map(|k| k.id), Ok(created.key.id), "{b}");
         assert_eq!(
             s.api_key_webhook_secret(created.key.id).await.unwrap(),
@@ -69,9 +72,9 @@ async fn keys_are_stored_hashed_unique_by_name_and_revocable() {
         );
 
         // A live name is unique.
-        let dup = keys::create_key(s, "ci", None, rate("1/s"), 2_000).await;
+        let dup = api_keys::create_key(s, "ci", None, rate("1/s"), 2_000).await;
         assert!(matches!(dup, Err(KeyError::NameTaken(_))), "{b}: {dup:?}");
-        let bad = keys::create_key(s, "white space", None, rate("1/s"), 2_000).await;
+        let bad = api_keys::create_key(s, "white space", None, rate("1/s"), 2_000).await;
         assert!(matches!(bad, Err(KeyError::InvalidName(_))), "{b}: {bad:?}");
 
         // Revoked by name: the token stops working and the name is free again.
@@ -82,9 +85,9 @@ async fn keys_are_stored_hashed_unique_by_name_and_revocable() {
             .expect("revoked");
         assert_eq!(revoked.revoked_at_ms, Some(3_000), "{b}");
         assert_eq!(s.revoke_api_key("ci", 3_001).await.unwrap(), None, "{b}");
-        let found = keys::authenticate(s, header.as_bytes()).await.unwrap();
+        let found = api_keys::authenticate(s, header.as_bytes()).await.unwrap();
         assert_eq!(found.map(|k| k.id), Err(Refused::Revoked), "{b}");
-        let again = keys::create_key(s, "ci", None, rate("5/m"), 4_000)
+        let again = api_keys::create_key(s, "ci", None, rate("5/m"), 4_000)
             .await
             .expect("the name of a revoked key may be reused");
         assert_eq!(
@@ -104,9 +107,9 @@ async fn keys_are_stored_hashed_unique_by_name_and_revocable() {
         assert!(listed.iter().all(|k| k.is_revoked()), "{b}");
 
         let unknown = format!("Bearer pck_{}", "A".repeat(32));
-        let found = keys::authenticate(s, unknown.as_bytes()).await.unwrap();
+        let found = api_keys::authenticate(s, unknown.as_bytes()).await.unwrap();
         assert_eq!(found.map(|k| k.id), Err(Refused::Unknown), "{b}");
-        let found = keys::authenticate(s, b"Bearer nope").await.unwrap();
+        let found = api_keys::authenticate(s, b"Bearer nope").await.unwrap();
         assert_eq!(found.map(|k| k.id), Err(Refused::Malformed), "{b}");
     }
 }
@@ -136,7 +139,7 @@ async fn a_key_raises_the_limit_and_its_owner_is_shown_on_the_run() {
         let b = db.name();
         // Per address: 2 a minute. The key: 5 a minute.
         let app = TestApp::start(&db, 2).await;
-        let created = keys::create_key(
+        let created = api_keys::create_key(
             db.store.as_ref(),
             "ci",
             Some("Release team"),
@@ -219,7 +222,7 @@ async fn unknown_malformed_and_revoked_keys_get_401_not_anonymous_use() {
     for db in common::all_backends().await {
         let b = db.name();
         let app = TestApp::start(&db, 100).await;
-        let created = keys::create_key(db.store.as_ref(), "gone", None, rate("10/m"), 1)
+        let created = api_keys::create_key(db.store.as_ref(), "gone", None, rate("10/m"), 1)
             .await
             .unwrap();
         db.store
@@ -298,10 +301,10 @@ async fn the_keys_command_creates_lists_and_revokes() {
         };
         let token = value_after("token:");
         let secret = value_after("webhook signing secret:");
-        assert!(keys::is_well_formed(&token), "{b}: {token}");
+        assert!(api_keys::is_well_formed(&token), "{b}: {token}");
 
         let header = format!("Bearer {token}");
-        let key = keys::authenticate(db.store.as_ref(), header.as_bytes())
+        let key = api_keys::authenticate(db.store.as_ref(), header.as_bytes())
             .await
             .unwrap()
             .expect("the printed token authenticates");
@@ -351,13 +354,16 @@ async fn the_keys_command_creates_lists_and_revokes() {
             !listed.contains(&token) && !listed.contains(&secret),
             "{b}: {listed}"
         );
-        assert!(!listed.contains(&keys::hash_token(&token)), "{b}: {listed}");
+        assert!(
+            !listed.contains(&api_keys::hash_token(&token)),
+            "{b}: {listed}"
+        );
 
         let out = tokio::task::block_in_place(|| protocheck(&db, &["keys", "revoke", "ci"]));
         assert_eq!(out.status.code(), Some(0), "{b}: {}", text(&out.stderr));
         let out = tokio::task::block_in_place(|| protocheck(&db, &["keys", "revoke", "ci"]));
         assert_eq!(out.status.code(), Some(2), "{b}: nothing left to revoke");
-        let found = keys::authenticate(db.store.as_ref(), header.as_bytes())
+        let found = api_keys::authenticate(db.store.as_ref(), header.as_bytes())
             .await
             .unwrap();
         assert_eq!(found.map(|k| k.id), Err(Refused::Revoked), "{b}");
