@@ -6,9 +6,9 @@
 //! together with bounded, redacted evidence. Replies are also logged as
 //! [`Seen`] records, which the run-wide rules (RES, ERR, DSC-005) judge.
 //!
-//! The client itself lives here; [`probe`] builds requests, [`reply`] holds
-//! what comes back, [`streaming`] sends over the pooled HTTP client and
-//! [`dedicated`] over one HTTP/1.1 connection of a rule's own.
+//! The client itself lives here; `probe` builds requests, `reply` holds
+//! what comes back, `streaming` sends over the pooled HTTP client and
+//! `dedicated` over one HTTP/1.1 connection of a rule's own.
 
 mod dedicated;
 mod probe;
