@@ -1,0 +1,168 @@
+//! A client for MCP 2026-07-28 over Streamable HTTP, built for probing: every
+//! request is a [`Probe`] that starts conforming (headers mirrored from the body,
+//! required `_meta`) and can be bent on purpose; every answer is a [`Reply`]
+//! that keeps what a rule needs (status, media type, the final JSON-RPC message,
+//! notifications and stray requests on an SSE stream, whether the stream ended)
+//! together with bounded, redacted evidence. Replies are also logged as
+//! [`Seen`] records, which the run-wide rules (RES, ERR, DSC-005) judge.
+//!
+//! The client itself lives here; `probe` builds requests, `reply` holds
+//! what comes back, `streaming` sends over the pooled HTTP client and
+//! `dedicated` over one HTTP/1.1 connection of a rule's own.
+
+mod dedicated;
+mod probe;
+mod reply;
+mod streaming;
+
+pub use dedicated::Spelling;
+pub use probe::{Intent, Invalidity, MODERN_METHODS, Probe};
+pub use reply::{BareReply, Reply, Seen, clip, some};
+pub use streaming::STREAM_END_GRACE;
+
+use crate::suite::BearerToken;
+use crate::transport::{HttpClient, HttpRequest, TransportError};
+use bytes::Bytes;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::time::Duration;
+use tokio::sync::{Mutex, Semaphore};
+use url::Url;
+
+/// The client identity protocheck declares in `_meta` (optional per spec, sent
+/// because clients SHOULD).
+pub fn client_info() -> Value {
+    json!({"name": "protocheck", "version": env!("CARGO_PKG_VERSION")})
+}
+/// The MCP client of one run. Cheap to clone; clones share the id counter, the
+/// concurrency limit and the log.
+#[derive(Clone)]
+pub struct McpClient {
+    http: HttpClient,
+    url: Url,
+    timeout: Duration,
+    permits: Arc<Semaphore>,
+    next_id: Arc<AtomicI64>,
+    seen: Arc<Mutex<Vec<Seen>>>,
+    /// Set once a stream stayed open after its final response: later streams are
+    /// not waited on, so a server that never closes them cannot stretch the run.
+    open_stream_seen: Arc<AtomicBool>,
+    /// The run's bearer token, sent on every request (authorization is per
+    /// request: there is no session to carry it, spec §9.6).
+    bearer: Option<BearerToken>,
+    /// A value unique to this run, sent in [`CANARY_HEADER`] on every request so
+    /// that MCP-SEC-003 can look for it in every reply.
+    canary: Arc<str>,
+}
+
+/// The header that carries the run's canary value: an ordinary, non-credential
+/// header a server has no reason to repeat.
+pub const CANARY_HEADER: &str = "x-protocheck-canary";
+
+impl McpClient {
+    pub fn new(http: HttpClient, url: Url, timeout: Duration, max_concurrency: usize) -> Self {
+        Self {
+            http,
+            url,
+            timeout,
+            permits: Arc::new(Semaphore::new(max_concurrency.max(1))),
+            next_id: Arc::new(AtomicI64::new(1)),
+            seen: Arc::new(Mutex::new(Vec::new())),
+            open_stream_seen: Arc::new(AtomicBool::new(false)),
+            bearer: None,
+            canary: format!("pc-canary-{:016x}", rand::random::<u64>()).into(),
+        }
+    }
+
+    /// The same client sending `token` as a bearer token on every request.
+    pub fn with_bearer(mut self, token: Option<BearerToken>) -> Self {
+        self.bearer = token;
+        self
+    }
+
+    /// The run's bearer token, if it has one.
+    pub fn bearer(&self) -> Option<&BearerToken> {
+        self.bearer.as_ref()
+    }
+
+    /// The canary value every request of the run carries.
+    pub fn canary(&self) -> &str {
+        &self.canary
+    }
+
+    /// Adds the run's credentials and canary to a request that sets neither.
+    pub fn authorize(&self, mut req: HttpRequest) -> HttpRequest {
+        let has = |req: &HttpRequest, name: &str| req.headers.iter().any(|(n, _)| n == name);
+        if let Some(token) = &self.bearer
+            && !has(&req, "authorization")
+        {
+            req = req.header("authorization", format!("Bearer {}", token.expose()));
+        }
+        if !has(&req, CANARY_HEADER) {
+            req = req.header(CANARY_HEADER, self.canary.to_string());
+        }
+        req
+    }
+
+    /// The same client on a new connection pool, so its first request opens a
+    /// new connection (STL rules). Shares the limit and the log.
+    pub fn fresh_connection(&self) -> Result<Self, TransportError> {
+        let http = self.http.fresh()?;
+        Ok(Self {
+            http,
+            ..self.clone()
+        })
+    }
+
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    pub fn http(&self) -> &HttpClient {
+        &self.http
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    pub fn next_id(&self) -> i64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A conforming request with a fresh id.
+    pub fn request(&self, method: &str, params: Value) -> Probe {
+        Probe::request(self.next_id(), method, params)
+    }
+
+    /// The answers to the valid probes of the run so far: the one way the
+    /// run-wide rules read replies. Answers to invalid probes are never here.
+    pub async fn seen(&self) -> Vec<Seen> {
+        let mut seen = self.seen.lock().await.clone();
+        // Repeatability: the order of requests, not of concurrent answers.
+        seen.sort_by_key(|r| r.order);
+        seen
+    }
+
+    /// Builds the HTTP request of a probe.
+    fn http_request(&self, probe: &Probe) -> HttpRequest {
+        self.authorize(self.plain_request(probe))
+    }
+
+    /// The HTTP request of a probe without the run's token or canary: for the
+    /// authorization probes, which must arrive unauthenticated or with a token
+    /// of their own. Not sent through the log.
+    pub fn plain_request(&self, probe: &Probe) -> HttpRequest {
+        let mut req = HttpRequest::post_raw(
+            self.url.clone(),
+            "application/json",
+            Bytes::from(probe.body.to_string()),
+        )
+        .timeout(self.timeout);
+        for (name, value) in &probe.headers {
+            req = req.header(name, value.clone());
+        }
+        req
+    }
+}

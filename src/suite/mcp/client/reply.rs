@@ -1,0 +1,196 @@
+//! What comes back: the [`Reply`] to one probe, the [`Seen`] record of it
+//! that the run-wide rules judge, the [`BareReply`] to a GET or DELETE, and
+//! the helpers that keep texts from a target short in a finding.
+
+use super::probe::{Intent, Probe};
+use crate::suite::Exchange;
+use crate::suite::mcp::wire;
+use crate::transport::TransportError;
+use serde_json::{Value, json};
+
+/// What came back for one probe.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub method: String,
+    /// The intent of the probe this answers.
+    pub intent: Intent,
+    pub status: Option<u16>,
+    pub content_type: Option<String>,
+    pub sse: bool,
+    /// The final JSON-RPC message (the body, or the SSE frame answering the id).
+    pub message: Option<Value>,
+    /// Notifications received on the SSE stream before the final message.
+    pub notifications: Vec<Value>,
+    /// JSON-RPC requests the server sent on the stream (never allowed).
+    pub server_requests: Vec<Value>,
+    /// Frames after the final message, or with another id.
+    pub stray_frames: Vec<Value>,
+    /// `Some(true)` when an SSE stream ended after the final message.
+    pub terminated: Option<bool>,
+    pub accel_buffering: Option<String>,
+    pub session_id: Option<String>,
+    /// The body length (JSON) or the number of SSE events read.
+    pub body_len: usize,
+    pub transport_error: Option<TransportError>,
+    pub exchange: Exchange,
+}
+
+impl Reply {
+    pub fn result(&self) -> Option<&Value> {
+        self.message.as_ref()?.get("result")
+    }
+
+    pub fn error(&self) -> Option<&Value> {
+        self.message.as_ref()?.get("error")
+    }
+
+    pub fn error_code(&self) -> Option<i64> {
+        // JSON-RPC codes are integers; `-32601.0` is one too (JSON Schema reading).
+        wire::as_integer(self.error()?.get("code")?)
+    }
+
+    pub fn ok(&self) -> bool {
+        self.status == Some(200) && self.result().is_some()
+    }
+
+    /// One line for a finding: `HTTP 400 with JSON-RPC error -32020 ("…")`.
+    pub fn describe(&self) -> String {
+        if let Some(err) = &self.transport_error {
+            return format!("no answer ({err})");
+        }
+        let status = self.status.map(|s| format!("HTTP {s}")).unwrap_or_default();
+        let media = if self.sse { " (SSE)" } else { "" };
+        if let Some(error) = self.error() {
+            let code = error
+                .get("code")
+                .map(Value::to_string)
+                .unwrap_or_else(|| "without a code".into());
+            let message = error
+                .get("message")
+                .and_then(Value::as_str)
+                .map(|m| format!(" \"{}\"", clip(m, 120)))
+                .unwrap_or_default();
+            return format!("{status}{media} with JSON-RPC error {code}{message}");
+        }
+        if let Some(result) = self.result() {
+            let kind = result
+                .get("resultType")
+                .and_then(Value::as_str)
+                .map(|t| format!(" (resultType `{t}`)"))
+                .unwrap_or_default();
+            return format!("{status}{media} with a result{kind}");
+        }
+        if self.body_len == 0 {
+            return format!("{status}{media} with an empty body");
+        }
+        let media_type = self.content_type.as_deref().unwrap_or("no content type");
+        format!("{status}{media} with a body that is not a JSON-RPC response ({media_type})")
+    }
+
+    /// A reply to nothing: a request that was never sent.
+    pub fn empty(method: &str) -> Self {
+        let exchange = Exchange {
+            request: crate::suite::RequestRecord {
+                line: String::new(),
+                headers: Vec::new(),
+                body: String::new(),
+            },
+            response: None,
+            error: Some("not sent".into()),
+        };
+        let mut probe = Probe::request(0, method, json!({}));
+        probe.headers.clear();
+        Self::failed(
+            &probe,
+            exchange,
+            TransportError::Io("the request was not sent".into()),
+        )
+    }
+
+    pub(super) fn failed(probe: &Probe, exchange: Exchange, err: TransportError) -> Self {
+        Self {
+            method: probe.method.clone(),
+            intent: probe.intent,
+            status: None,
+            content_type: None,
+            sse: false,
+            message: None,
+            notifications: Vec::new(),
+            server_requests: Vec::new(),
+            stray_frames: Vec::new(),
+            terminated: None,
+            accel_buffering: None,
+            session_id: None,
+            body_len: 0,
+            transport_error: Some(err),
+            exchange,
+        }
+    }
+}
+
+/// A text cut to at most `max` characters, for messages.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let cut: String = text.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+/// At most `max` items joined with `sep`, then how many were left out: lists
+/// built from what a target sent stay short in a finding.
+pub fn some(items: &[String], max: usize, sep: &str) -> String {
+    let shown: Vec<&str> = items.iter().take(max).map(String::as_str).collect();
+    let mut out = shown.join(sep);
+    if items.len() > max {
+        out.push_str(&format!("{sep}… and {} more", items.len() - max));
+    }
+    out
+}
+
+/// What the run-wide rules need to know about a reply to a modern request.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub method: String,
+    /// The request's JSON-RPC id: [`McpClient::seen`](super::McpClient::seen)
+    /// lists replies in this order, whatever order concurrent answers arrived
+    /// in.
+    pub order: i64,
+    pub status: Option<u16>,
+    pub content_type: Option<String>,
+    pub sse: bool,
+    pub listen: bool,
+    /// The result, when the final message carried one.
+    pub result: Option<Value>,
+    pub error_code: Option<i64>,
+    pub server_requests: usize,
+    pub terminated: Option<bool>,
+    pub accel_buffering: Option<String>,
+    /// Whether the request carried the run's bearer token (MCP-AUT-007).
+    pub authorized: bool,
+    pub exchange: Exchange,
+}
+
+/// The answer to a GET or DELETE on the endpoint.
+#[derive(Debug, Clone)]
+pub struct BareReply {
+    pub status: Option<u16>,
+    pub sse: bool,
+    pub first_event: Option<crate::transport::sse::SseEvent>,
+    pub exchange: Exchange,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_and_texts_from_targets_stay_short() {
+        let items: Vec<String> = (1..=8).map(|i| i.to_string()).collect();
+        assert_eq!(some(&items, 3, ", "), "1, 2, 3, … and 5 more");
+        assert_eq!(some(&items[..2], 3, ", "), "1, 2");
+        assert_eq!(clip("abcdef", 3), "abc…");
+        assert_eq!(clip("abc", 3), "abc");
+    }
+}

@@ -1,0 +1,350 @@
+//! Sending over the pooled HTTP client: the whole answer to a probe, read
+//! as JSON or as an SSE stream within bounds and logged for the run-wide rules
+//! when the probe was valid, and the bare GET or DELETE on the endpoint.
+
+use super::{BareReply, McpClient, Probe, Reply, Seen, clip};
+use crate::suite::mcp::wire;
+use crate::suite::{Exchange, ResponseRecord};
+use crate::transport::sse::{SseReader, is_event_stream};
+use crate::transport::{HttpRequest, TransportError, excerpt, redact_headers};
+use bytes::BytesMut;
+use futures::StreamExt;
+use serde_json::Value;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// How long the client waits after a final response on an SSE stream for the
+/// stream to end. The spec says the final response SHOULD terminate the stream
+/// (streamable-http, "Receiving Messages"); a short grace avoids waiting on a
+/// server that keeps it open.
+pub const STREAM_END_GRACE: Duration = Duration::from_millis(1500);
+/// Most replies kept for the run-wide rules.
+const MAX_SEEN: usize = 600;
+/// Most JSON-RPC frames kept from one SSE stream.
+const MAX_FRAMES: usize = 64;
+
+impl McpClient {
+    /// Sends a probe and reads the whole answer, JSON or SSE, within bounds.
+    pub async fn send(&self, probe: &Probe) -> Reply {
+        self.send_inner(probe, false, None).await
+    }
+
+    /// Sends a long-lived request (`subscriptions/listen`) and reads its stream
+    /// for at most `window`, then closes it (closing is the cancellation).
+    pub async fn listen(&self, probe: &Probe, window: Duration) -> Reply {
+        self.send_inner(probe, true, Some(window)).await
+    }
+
+    async fn send_inner(&self, probe: &Probe, listen: bool, window: Option<Duration>) -> Reply {
+        // A closed semaphore cannot happen (it is never closed); go on unlimited if it did.
+        let _permit = self.permits.acquire().await.ok();
+        let req = self.http_request(probe);
+        let evidence_bytes = self.http.limits().evidence_bytes;
+        let started = Instant::now();
+        let record = req.record(evidence_bytes);
+        let resp = match self.http.send_streaming(&req).await {
+            Ok(resp) => resp,
+            Err(err) => {
+                let exchange = Exchange {
+                    request: record,
+                    response: None,
+                    error: Some(err.to_string()),
+                };
+                return Reply::failed(probe, exchange, err);
+            }
+        };
+        let status = resp.status;
+        let headers = resp.headers.clone();
+        let header = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let content_type = header("content-type");
+        let accel_buffering = header(wire::H_ACCEL_BUFFERING);
+        let session_id = header(wire::H_SESSION_ID);
+        let shown_headers = redact_headers(headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
+        let sse = is_event_stream(&headers);
+        let mut reply = Reply {
+            method: probe.method.clone(),
+            intent: probe.intent,
+            status: Some(status),
+            content_type,
+            sse,
+            message: None,
+            notifications: Vec::new(),
+            server_requests: Vec::new(),
+            stray_frames: Vec::new(),
+            terminated: None,
+            accel_buffering,
+            session_id,
+            body_len: 0,
+            transport_error: None,
+            exchange: Exchange {
+                request: record,
+                response: None,
+                error: None,
+            },
+        };
+        let (shown_body, truncated) = if sse {
+            self.read_sse(resp, probe, listen, window, &mut reply).await
+        } else {
+            self.read_json(resp, &mut reply).await
+        };
+        reply.exchange.response = Some(ResponseRecord {
+            status: Some(status),
+            headers: shown_headers,
+            body: shown_body,
+            truncated,
+            elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        });
+        if let Some(err) = &reply.transport_error {
+            reply.exchange.error = Some(err.to_string());
+        }
+        // Only answers to valid modern requests are logged (see [`Intent`]).
+        if !probe.legacy && !probe.notification && probe.intent.is_valid() {
+            let authorized = self.bearer.is_some() && probe.header("authorization").is_none();
+            let order = probe.id().and_then(wire::as_integer).unwrap_or(i64::MAX);
+            self.log(&reply, order, listen, authorized).await;
+        }
+        reply
+    }
+
+    async fn log(&self, reply: &Reply, order: i64, listen: bool, authorized: bool) {
+        let mut seen = self.seen.lock().await;
+        if seen.len() >= MAX_SEEN || reply.status.is_none() {
+            return;
+        }
+        seen.push(Seen {
+            method: reply.method.clone(),
+            order,
+            status: reply.status,
+            content_type: reply.content_type.clone(),
+            sse: reply.sse,
+            listen,
+            result: reply.result().cloned(),
+            error_code: reply.error_code(),
+            server_requests: reply.server_requests.len(),
+            terminated: reply.terminated,
+            accel_buffering: reply.accel_buffering.clone(),
+            authorized,
+            exchange: reply.exchange.clone(),
+        });
+    }
+
+    /// Reads a non-SSE body within the size cap and the request timeout.
+    async fn read_json(
+        &self,
+        mut resp: crate::transport::StreamingResponse,
+        reply: &mut Reply,
+    ) -> (String, bool) {
+        let limit = self.http.limits().max_body_bytes;
+        let deadline = tokio::time::Instant::from_std(resp.started) + self.timeout;
+        let mut body = BytesMut::new();
+        loop {
+            match tokio::time::timeout_at(deadline, resp.body.next()).await {
+                Err(_) => {
+                    reply.transport_error = Some(TransportError::Timeout(self.timeout));
+                    break;
+                }
+                Ok(None) => break,
+                Ok(Some(Err(err))) => {
+                    reply.transport_error = Some(err);
+                    break;
+                }
+                Ok(Some(Ok(chunk))) => {
+                    if body.len() + chunk.len() > limit {
+                        reply.transport_error = Some(TransportError::TooLarge { limit });
+                        break;
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+            }
+        }
+        reply.body_len = body.len();
+        // The media type is judged by RES-005; the body is read as JSON whatever
+        // it claims, so that one wrong header does not hide every other finding.
+        reply.message = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .filter(Value::is_object);
+        excerpt(&body, self.http.limits().evidence_bytes)
+    }
+
+    /// Reads an SSE response: frames until the one answering the probe's id,
+    /// then waits briefly for the stream to end. A listen stream is read for
+    /// its window and then closed.
+    async fn read_sse(
+        &self,
+        resp: crate::transport::StreamingResponse,
+        probe: &Probe,
+        listen: bool,
+        window: Option<Duration>,
+        reply: &mut Reply,
+    ) -> (String, bool) {
+        let limits = self.http.limits();
+        let evidence_bytes = limits.evidence_bytes;
+        let mut shown = String::new();
+        let mut reader = SseReader::new(resp, limits);
+        let id = probe.id().cloned();
+        let budget = window.unwrap_or(self.timeout);
+        let deadline = tokio::time::Instant::now() + budget;
+        let mut frames = 0usize;
+        loop {
+            let next = tokio::time::timeout_at(deadline, reader.next_event()).await;
+            let event = match next {
+                Err(_) => {
+                    if !listen {
+                        reply.transport_error = Some(TransportError::Timeout(budget));
+                    }
+                    break;
+                }
+                Ok(Ok(None)) => {
+                    if reply.message.is_some() {
+                        reply.terminated = Some(true);
+                    }
+                    break;
+                }
+                Ok(Err(err)) => {
+                    reply.transport_error = Some(err);
+                    break;
+                }
+                Ok(Ok(Some(event))) => event,
+            };
+            reply.body_len += 1;
+            if shown.len() < evidence_bytes {
+                if let Some(name) = &event.event {
+                    shown.push_str(&format!("event: {name}\n"));
+                }
+                shown.push_str(&format!("data: {}\n\n", event.data));
+            }
+            frames += 1;
+            if frames > MAX_FRAMES {
+                break;
+            }
+            let Ok(frame) = serde_json::from_str::<Value>(&event.data) else {
+                reply
+                    .stray_frames
+                    .push(Value::String(clip(&event.data, 200)));
+                continue;
+            };
+            let has_method = frame.get("method").is_some();
+            let has_id = frame.get("id").is_some_and(|v| !v.is_null());
+            if has_method && has_id {
+                reply.server_requests.push(frame);
+            } else if has_method {
+                if reply.message.is_some() {
+                    reply.stray_frames.push(frame);
+                } else {
+                    reply.notifications.push(frame);
+                    // A listen stream is watched only until its first notification
+                    // (the acknowledgement); closing it is the cancellation.
+                    if listen {
+                        break;
+                    }
+                }
+            } else if reply.message.is_none()
+                && frame
+                    .get("id")
+                    .is_none_or(|v| v.is_null() || id.is_none() || Some(v) == id.as_ref())
+            {
+                reply.message = Some(frame);
+                if listen || self.open_stream_seen.load(Ordering::Relaxed) {
+                    break;
+                }
+                // The final response SHOULD terminate the stream: give it a moment.
+                match tokio::time::timeout(STREAM_END_GRACE, reader.next_event()).await {
+                    Ok(Ok(None)) => reply.terminated = Some(true),
+                    Ok(Ok(Some(extra))) => {
+                        reply.terminated = Some(false);
+                        reply.stray_frames.push(
+                            serde_json::from_str(&extra.data)
+                                .unwrap_or_else(|_| Value::String(clip(&extra.data, 200))),
+                        );
+                    }
+                    // An error after the final frame (a reset) still ends the stream.
+                    Ok(Err(_)) => reply.terminated = Some(true),
+                    Err(_) => reply.terminated = Some(false),
+                }
+                if reply.terminated == Some(false) {
+                    self.open_stream_seen.store(true, Ordering::Relaxed);
+                }
+                break;
+            } else {
+                reply.stray_frames.push(frame);
+            }
+        }
+        let truncated = shown.len() > evidence_bytes;
+        let (text, cut) = excerpt(shown.as_bytes(), evidence_bytes);
+        (text, cut || truncated)
+    }
+
+    /// Sends a GET or DELETE to the endpoint (STL-005/006, DEP-004); the body is
+    /// read only as far as the first event or `window`.
+    pub async fn bare(&self, req: HttpRequest, window: Duration) -> BareReply {
+        let _permit = self.permits.acquire().await.ok();
+        let req = self.authorize(req);
+        let evidence_bytes = self.http.limits().evidence_bytes;
+        let record = req.record(evidence_bytes);
+        let started = Instant::now();
+        let resp = match self.http.send_streaming(&req).await {
+            Ok(resp) => resp,
+            Err(err) => {
+                return BareReply {
+                    status: None,
+                    first_event: None,
+                    sse: false,
+                    exchange: Exchange {
+                        request: record,
+                        response: None,
+                        error: Some(err.to_string()),
+                    },
+                };
+            }
+        };
+        let status = resp.status;
+        let sse = is_event_stream(&resp.headers);
+        let headers = redact_headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
+        let mut first_event = None;
+        let mut shown = String::new();
+        if sse {
+            let mut reader = SseReader::new(resp, self.http.limits());
+            if let Ok(Ok(Some(event))) = tokio::time::timeout(window, reader.next_event()).await {
+                shown = format!(
+                    "event: {}\ndata: {}\n\n",
+                    event.event.as_deref().unwrap_or("message"),
+                    event.data
+                );
+                first_event = Some(event);
+            }
+        } else {
+            let mut body = resp.body;
+            let mut bytes = BytesMut::new();
+            let deadline = tokio::time::Instant::now() + window;
+            while bytes.len() < evidence_bytes {
+                match tokio::time::timeout_at(deadline, body.next()).await {
+                    Ok(Some(Ok(chunk))) => bytes.extend_from_slice(&chunk),
+                    _ => break,
+                }
+            }
+            shown = excerpt(&bytes, evidence_bytes).0;
+        }
+        let (body, truncated) = excerpt(shown.as_bytes(), evidence_bytes);
+        BareReply {
+            status: Some(status),
+            first_event,
+            sse,
+            exchange: Exchange {
+                request: record,
+                response: Some(ResponseRecord {
+                    status: Some(status),
+                    headers,
+                    body,
+                    truncated,
+                    elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                }),
+                error: None,
+            },
+        }
+    }
+}
