@@ -54,8 +54,8 @@ pub struct SubmitBody {
     #[schema(examples("http://127.0.0.1:8766/rcp"))]
     pub url: String,
     /// `auto` (the default) detects the protocol.
-    #[serde(default)]
-    #[schema(value_type = Option<SuiteChoice>)]
+    #[serde(default, deserialize_with = "present_suite")]
+    #[schema(value_type = SuiteChoice)]
     pub suite: Option<String>,
     #[serde(default)]
     #[schema(value_type = Option<SubmitOptions>)]
@@ -285,6 +285,21 @@ async fn accept_submission(
         reason: submitted.reason.into(),
     };
     Ok((status, [(header::LOCATION, location)], ApiJson(doc)).into_response())
+}
+
+/// A `suite` that is given must name one: `null` is refused rather than read
+/// as `auto`, since a client that sends it may well mean something else.
+/// Leaving the member out means `auto`.
+fn present_suite<'de, D>(d: D) -> Result<Option<String>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    match Option::<String>::deserialize(d)? {
+        Some(suite) => Ok(Some(suite)),
+        None => Err(serde::de::Error::custom(
+            "suite must be `auto`, `mcp` or `rcp`, not null; leave it out for `auto`",
+        )),
+    }
 }
 
 fn parse_run_id(raw: &str) -> ApiResult<Uuid> {

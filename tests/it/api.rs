@@ -240,6 +240,12 @@ async fn bad_input_gets_a_precise_problem_and_nothing_is_stored() {
                 "must start with `http://`",
             ),
             (json!({"url": "http://example.com:0/mcp"}), 422, "port 0"),
+            // Null is not a suite; leaving the member out means `auto`.
+            (
+                json!({"url": "http://example.com/", "suite": null}),
+                422,
+                "not null; leave it out",
+            ),
             (
                 json!({"url": "http://example.com/", "suite": "smtp"}),
                 422,
