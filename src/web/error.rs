@@ -39,10 +39,13 @@ pub struct Problem {
 /// Why a request of the API or of a page was not answered as asked.
 #[derive(Debug, thiserror::Error)]
 pub enum WebError {
-    /// The body is not valid JSON or not the expected shape, or a form or
-    /// query string does not parse.
+    /// The body is not valid JSON or not the expected shape, or a form does
+    /// not parse.
     #[error("{0}")]
     MalformedBody(String),
+    /// The query string does not parse or lacks a parameter.
+    #[error("{0}")]
+    MalformedQuery(String),
     /// The body is larger than the API accepts.
     #[error("the request body exceeds {0} bytes")]
     BodyTooLarge(usize),
@@ -106,6 +109,11 @@ impl WebError {
                 StatusCode::BAD_REQUEST,
                 "malformed-body",
                 "Malformed request body",
+            ),
+            Self::MalformedQuery(_) => (
+                StatusCode::BAD_REQUEST,
+                "malformed-query",
+                "Malformed query string",
             ),
             Self::BodyTooLarge(_) => (
                 StatusCode::PAYLOAD_TOO_LARGE,
@@ -225,7 +233,9 @@ impl WebError {
         let (status, title, detail, retry) = match self {
             Self::NotFound(d) => (StatusCode::NOT_FOUND, "Not found", d, None),
             Self::Forbidden(d) => (StatusCode::FORBIDDEN, "Forbidden", d, None),
-            Self::MalformedBody(d) => (StatusCode::BAD_REQUEST, "Bad request", d, None),
+            Self::MalformedBody(d) | Self::MalformedQuery(d) => {
+                (StatusCode::BAD_REQUEST, "Bad request", d, None)
+            }
             // Pages send only `Retry-After`, not the limiter's `RateLimit-*` headers.
             Self::RateLimited { rate, .. } => {
                 let s = retry_after(&rate);

@@ -10,7 +10,7 @@
 use super::error::WebError;
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::rejection::{FormRejection, JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -105,6 +105,19 @@ impl From<PathRejection> for WebError {
 
 impl From<QueryRejection> for WebError {
     fn from(r: QueryRejection) -> Self {
-        Self::MalformedBody(r.body_text())
+        Self::MalformedQuery(r.body_text())
+    }
+}
+
+impl From<FormRejection> for WebError {
+    fn from(r: FormRejection) -> Self {
+        match r {
+            FormRejection::BytesRejection(b)
+                if b.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE =>
+            {
+                Self::BodyTooLarge(super::MAX_API_BODY_BYTES)
+            }
+            other => Self::MalformedBody(other.body_text()),
+        }
     }
 }

@@ -307,6 +307,18 @@ async fn bad_badge_urls_get_problems_and_unknown_targets_a_grey_badge() {
             "{path}"
         );
     }
+    // A query without its `url` is a malformed query, not a malformed body.
+    let got = get(&app, "/badge.svg?suite=mcp", None).await;
+    assert_eq!(got.status, 400, "{}", got.body);
+    let problem: Value = serde_json::from_str(&got.body).expect("problem");
+    assert_eq!(problem["title"], "Malformed query string", "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("url"),
+        "{problem}"
+    );
 }
 
 #[tokio::test]

@@ -477,3 +477,16 @@ async fn the_target_page_lists_history_and_what_changed() {
     assert!(html.contains(" ms</td>"), "durations shown");
     pool.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_form_over_the_size_limit_is_refused_with_413() {
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let client = no_redirects();
+    let token = csrf(&app, &client).await;
+    let huge = "a".repeat(protocheck::web::MAX_API_BODY_BYTES + 1);
+    let resp = post_form(&app, &client, &token, &[("url", &huge), ("suite", "rcp")]).await;
+    assert_eq!(resp.status(), 413);
+    let html = resp.text().await.expect("html");
+    assert!(html.contains("Request body too large"), "{html}");
+}

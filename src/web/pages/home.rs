@@ -173,7 +173,7 @@ pub async fn submit_form(
         .limiter
         .check_addr(client)
         .map_err(|rate| WebError::RateLimited { key: None, rate })?;
-    let Form(form) = form.map_err(|e| WebError::MalformedBody(e.body_text()))?;
+    let Form(form) = form.map_err(WebError::from)?;
     let cookie = csrf_cookie(&headers);
     let csrf = cookie
         .clone()
