@@ -32,14 +32,27 @@ pub async fn healthz() -> impl IntoResponse {
     ),
 )]
 pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    match state.store.ping().await {
-        Ok(()) => (StatusCode::OK, "ready\n"),
-        Err(e) => {
+    match tokio::time::timeout(READY_WITHIN, state.store.ping()).await {
+        Ok(Ok(())) => (StatusCode::OK, "ready\n"),
+        Ok(Err(e)) => {
             tracing::warn!(error = %e, "readiness check failed");
+            (StatusCode::SERVICE_UNAVAILABLE, "database unreachable\n")
+        }
+        Err(_) => {
+            tracing::warn!(
+                within_ms = READY_WITHIN.as_millis() as u64,
+                "readiness check failed: the database did not answer in time"
+            );
             (StatusCode::SERVICE_UNAVAILABLE, "database unreachable\n")
         }
     }
 }
+
+/// How long `/readyz` waits for `SELECT 1`. A database that answers at all
+/// answers in milliseconds; one that has gone silent (a host that is down, a
+/// network partition) would otherwise hold the probe until the pool's own
+/// timeout, and the load balancer asking would see a hang, not a 503.
+pub const READY_WITHIN: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Prometheus text exposition.
 #[utoipa::path(

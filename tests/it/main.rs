@@ -20,6 +20,7 @@ mod mcp_rules;
 mod mcp_schema;
 mod mcp_verdicts;
 mod openapi;
+mod outage;
 mod pages;
 mod queue;
 mod rcp_history;

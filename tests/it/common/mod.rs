@@ -91,6 +91,19 @@ pub async fn postgres() -> Option<TestDb> {
     })
 }
 
+impl TestDb {
+    /// The same database seen through `store` (for example a store connected
+    /// through a proxy); `self` still owns the database and drops it.
+    pub fn through(&self, store: Arc<dyn Store>) -> TestDb {
+        TestDb {
+            store,
+            url: self.url.clone(),
+            drop_pg: None,
+            _dir: None,
+        }
+    }
+}
+
 /// Both backends: SQLite always, Postgres when configured.
 pub async fn all_backends() -> Vec<TestDb> {
     let mut dbs = vec![sqlite().await];
