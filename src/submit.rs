@@ -84,6 +84,14 @@ impl SubmitOptions {
         (options, webhook_url)
     }
 
+    /// The canonical JSON form used in the dedup key: keys sorted, absent
+    /// options omitted.
+    pub fn canonical_json(&self) -> String {
+        // serde_json's map is ordered by key, so re-serialising a Value sorts nested keys too.
+        let value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        value.to_string()
+    }
+
     /// The one object the API shows for a run's options and webhook.
     pub fn from_parts(options: RunOptions, webhook_url: Option<String>) -> Self {
         let RunOptions {
@@ -365,11 +373,8 @@ pub fn dedup_key(
     options: &RunOptions,
     webhook_url: Option<&str>,
 ) -> String {
-    let submitted = SubmitOptions::from_parts(options.clone(), webhook_url.map(str::to_owned));
-    // serde_json's map is ordered by key, so re-serialising a Value sorts nested keys too.
-    let canonical = serde_json::to_value(&submitted)
-        .unwrap_or(serde_json::Value::Null)
-        .to_string();
+    let canonical =
+        SubmitOptions::from_parts(options.clone(), webhook_url.map(str::to_owned)).canonical_json();
     let mut h = Sha256::new();
     h.update(target_id.as_bytes());
     h.update([0]);

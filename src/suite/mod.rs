@@ -312,7 +312,7 @@ pub struct RunOptions {
     /// An OAuth bearer token for an MCP server that requires authorization
     /// (`mcp-2026-07-28.md` §15.9): sent on every request of this run and never
     /// kept. It is read from input but never serialised, so it is absent from
-    /// the stored options and from the dedup key ([`Self::canonical_json`]);
+    /// the stored options and from the dedup key (`submit::dedup_key`);
     /// only a run driven in-process (`protocheck check`) can use it.
     #[serde(default, skip_serializing)]
     pub bearer_token: Option<BearerToken>,
@@ -398,12 +398,5 @@ impl RunOptions {
     /// handed to a worker through the store would run without it.
     pub fn carries_credentials(&self) -> bool {
         self.bearer_token.is_some()
-    }
-
-    /// The canonical JSON form used in the dedup key: keys sorted, absent options omitted.
-    pub fn canonical_json(&self) -> String {
-        // serde_json's map is ordered by key, so re-serialising a Value sorts nested keys too.
-        let value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
-        value.to_string()
     }
 }
