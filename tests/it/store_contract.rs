@@ -1389,22 +1389,32 @@ async fn run_status(store: &dyn Store, id: Uuid) -> RunStatus {
 }
 
 /// Runs one statement against the test database behind the store's back.
+/// Runs `$body` with `$conn` bound to a new raw connection to `$db`'s
+/// database, of the backend's own connection type.
+macro_rules! on_raw_connection {
+    ($db:expr, |$conn:ident| $body:expr) => {{
+        use sqlx::Connection;
+        match $db.store.backend() {
+            Backend::Sqlite => {
+                let mut $conn = sqlx::SqliteConnection::connect(&$db.url)
+                    .await
+                    .expect("sqlite");
+                $body
+            }
+            Backend::Postgres => {
+                let mut $conn = sqlx::PgConnection::connect(&$db.url)
+                    .await
+                    .expect("postgres");
+                $body
+            }
+        }
+    }};
+}
+
 async fn execute_raw(db: &TestDb, sql: &str) {
-    use sqlx::Connection;
-    match db.store.backend() {
-        Backend::Sqlite => {
-            let mut conn = sqlx::SqliteConnection::connect(&db.url)
-                .await
-                .expect("sqlite");
-            sqlx::query(sql).execute(&mut conn).await.expect(sql);
-        }
-        Backend::Postgres => {
-            let mut conn = sqlx::PgConnection::connect(&db.url)
-                .await
-                .expect("postgres");
-            sqlx::query(sql).execute(&mut conn).await.expect(sql);
-        }
-    }
+    on_raw_connection!(db, |conn| {
+        sqlx::query(sql).execute(&mut conn).await.expect(sql);
+    })
 }
 
 contract!(a_stored_suite_that_names_no_suite_is_corrupt);
@@ -1435,51 +1445,20 @@ async fn a_stored_suite_that_names_no_suite_is_corrupt(db: TestDb) {
 
 /// Reverts the migration that gave runs their `webhook_url` column, and only it.
 async fn undo_webhook_column(db: &TestDb) {
-    use sqlx::Connection;
-    match db.store.backend() {
-        Backend::Sqlite => {
-            let mut conn = sqlx::SqliteConnection::connect(&db.url)
-                .await
-                .expect("sqlite");
-            protocheck::store::sqlite::MIGRATOR
-                .undo(&mut conn, 4)
-                .await
-                .expect("undo 0005");
-        }
-        Backend::Postgres => {
-            let mut conn = sqlx::PgConnection::connect(&db.url)
-                .await
-                .expect("postgres");
-            protocheck::store::postgres::MIGRATOR
-                .undo(&mut conn, 5)
-                .await
-                .expect("undo 0006");
-        }
-    }
+    // The last migration kept: 0004 on SQLite, 0005 on Postgres.
+    let (migrator, keep) = match db.store.backend() {
+        Backend::Sqlite => (&protocheck::store::sqlite::MIGRATOR, 4),
+        Backend::Postgres => (&protocheck::store::postgres::MIGRATOR, 5),
+    };
+    on_raw_connection!(db, |conn| migrator.undo(&mut conn, keep).await)
+        .expect("undo the webhook column");
 }
 
 async fn select_text(db: &TestDb, sql: &str) -> String {
-    use sqlx::Connection;
-    match db.store.backend() {
-        Backend::Sqlite => {
-            let mut conn = sqlx::SqliteConnection::connect(&db.url)
-                .await
-                .expect("sqlite");
-            sqlx::query_scalar(sql)
-                .fetch_one(&mut conn)
-                .await
-                .expect(sql)
-        }
-        Backend::Postgres => {
-            let mut conn = sqlx::PgConnection::connect(&db.url)
-                .await
-                .expect("postgres");
-            sqlx::query_scalar(sql)
-                .fetch_one(&mut conn)
-                .await
-                .expect(sql)
-        }
-    }
+    on_raw_connection!(db, |conn| sqlx::query_scalar(sql)
+        .fetch_one(&mut conn)
+        .await
+        .expect(sql))
 }
 
 contract!(the_webhook_column_migration_moves_urls_both_ways);
