@@ -314,6 +314,7 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
             public_url: web_args.public_url.clone(),
         },
         attestor: Some(attestor),
+        ..web::WebOptions::default()
     };
     let state = AppState::with_options(queue, events, metrics, options);
     let listener = tokio::net::TcpListener::bind(web_args.bind)

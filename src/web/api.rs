@@ -164,6 +164,15 @@ pub async fn submit_run(
     headers: HeaderMap,
     body: Result<ApiJson<SubmitBody>, WebError>,
 ) -> ApiResult<Response> {
+    super::store_deadline(submit(&state, client, &headers, body)).await
+}
+
+async fn submit(
+    state: &AppState,
+    client: IpAddr,
+    headers: &HeaderMap,
+    body: Result<ApiJson<SubmitBody>, WebError>,
+) -> ApiResult<Response> {
     let key = match headers.get(header::AUTHORIZATION) {
         None => None,
         Some(value) => {
@@ -196,7 +205,7 @@ pub async fn submit_run(
     {
         tracing::warn!(key = %k.id, error = %e, "recording the use of an API key failed");
     }
-    let resp = match accept_submission(&state, key.as_ref(), &headers, body).await {
+    let resp = match accept_submission(state, key.as_ref(), headers, body).await {
         Ok(resp) => resp,
         Err(e) => e.into_response(),
     };
