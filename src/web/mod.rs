@@ -17,6 +17,7 @@ pub mod pages;
 pub mod progress;
 pub mod ratelimit;
 pub mod report;
+pub mod serve;
 pub mod slots;
 
 use crate::events::RunEvents;
