@@ -4,8 +4,8 @@ use super::AppState;
 use super::error::{ApiResult, WebError};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::openapi::{
-    BadRequest, InternalError, InvalidApiKey, NotFound, PayloadTooLarge, TimedOut, TooManyRequests,
-    Unprocessable, UnsupportedMediaType,
+    BadRequest, BodyTimedOut, InternalError, InvalidApiKey, NotFound, PayloadTooLarge, TimedOut,
+    TooManyRequests, Unprocessable, UnsupportedMediaType,
 };
 use super::ratelimit::RateState;
 use crate::api_keys;
@@ -150,6 +150,7 @@ pub struct SubmittedRun {
             )),
         (status = 400, response = BadRequest),
         (status = 401, response = InvalidApiKey),
+        (status = 408, response = BodyTimedOut),
         (status = 413, response = PayloadTooLarge),
         (status = 415, response = UnsupportedMediaType),
         (status = 422, response = Unprocessable),

@@ -62,6 +62,8 @@ impl Default for ConnLimits {
 /// connection (typically: out of file descriptors) before it accepts again, so
 /// it neither spins nor stays deaf for long.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+/// How often a refusal for want of connections is logged.
+const WARN_EVERY: Duration = Duration::from_secs(60);
 
 /// Serves `app` on `listener` until `stop` is cancelled, then stops accepting
 /// and waits for the open connections to finish their requests.
@@ -80,6 +82,7 @@ pub async fn serve(
     builder.http1().header_read_timeout(None::<Duration>);
     let builder = Arc::new(builder);
     let limits = Arc::new(limits);
+    let mut last_warned = None;
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -100,7 +103,11 @@ pub async fn serve(
                 tracing::debug!(client = %peer.ip(), limit = ?refused, "connection refused: over the limit");
                 // Dropped here: the client sees its connection closed at once.
                 drop(stream);
-                if refused == Refused::Total {
+                // Said once a minute at most: under a flood, each refusal would be a line.
+                if refused == Refused::Total
+                    && last_warned.is_none_or(|at: Instant| at.elapsed() >= WARN_EVERY)
+                {
+                    last_warned = Some(Instant::now());
                     tracing::warn!(
                         limit = slots.total_limit(),
                         "connection refused: the service holds its maximum of connections"
