@@ -92,6 +92,30 @@ async fn healthz_from(from: &str, server: SocketAddr) -> String {
     answer.lines().next().unwrap_or("(closed)").to_owned()
 }
 
+/// A connection from `from` that has been answered once and stays open (kept
+/// alive), so it surely holds one of the server's slots. Retries while slots
+/// of connections that just closed are not given back yet.
+async fn kept_alive_from(from: &str, server: SocketAddr) -> TcpStream {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let mut conn = connect_from(from, server).await;
+        let mut buf = [0u8; 1024];
+        let answered = conn
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: protocheck\r\n\r\n")
+            .await
+            .is_ok()
+            && matches!(conn.read(&mut buf).await, Ok(n) if buf[..n].starts_with(b"HTTP/1.1 200"));
+        if answered {
+            return conn;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{from} never got a connection in"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Waits until the server has closed `conn`: a read that ends (or fails)
 /// instead of waiting. Panics after [`PATIENCE`].
 async fn assert_closed(conn: &mut TcpStream, what: &str) {
@@ -267,8 +291,8 @@ async fn one_address_cannot_hold_more_than_its_share() {
         healthz_from("127.0.0.2", server.addr).await,
         "HTTP/1.1 200 OK"
     );
-    let _second = connect_from("127.0.0.3", server.addr).await;
-    let _third = connect_from("127.0.0.3", server.addr).await;
+    let _fourth = kept_alive_from("127.0.0.3", server.addr).await;
+    let _fifth = kept_alive_from("127.0.0.3", server.addr).await;
     // Five held (three, and two from 127.0.0.3): the total is reached.
     let mut beyond = connect_from("127.0.0.4", server.addr).await;
     assert_closed(&mut beyond, "a connection over the total").await;
@@ -464,8 +488,16 @@ async fn the_serve_command_applies_its_connection_settings() {
         .stderr(log);
     let mut child = KillOnDrop(cmd.spawn().expect("spawn protocheck serve"));
 
+    // Waits for the service to listen, from an address the test uses for nothing else.
     let deadline = tokio::time::Instant::now() + PATIENCE;
-    while TcpStream::connect(addr).await.is_err() {
+    loop {
+        let socket = TcpSocket::new_v4().expect("socket");
+        socket
+            .bind(SocketAddr::from(([127, 0, 0, 9], 0)))
+            .expect("bind source");
+        if socket.connect(addr).await.is_ok() {
+            break;
+        }
         assert!(
             child.0.try_wait().expect("wait").is_none(),
             "protocheck serve exited: {}",
@@ -477,8 +509,6 @@ async fn the_serve_command_applies_its_connection_settings() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    // The probe above was a connection too; wait until it is given back.
-    tokio::time::sleep(Duration::from_millis(200)).await;
 
     let mut held = Vec::new();
     for _ in 0..4 {
