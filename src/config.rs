@@ -89,6 +89,55 @@ pub struct WebArgs {
     /// How long clients and proxies may cache a badge (`Cache-Control: max-age`).
     #[arg(long, env = "PROTOCHECK_BADGE_MAX_AGE_SECS", default_value_t = 300)]
     pub badge_max_age_secs: u64,
+    #[command(flatten)]
+    pub limits: ConnectionArgs,
+}
+
+/// Limits on client connections, so idle and slow clients cannot hold the
+/// service's file descriptors (see README, "Connection limits").
+#[derive(Debug, Clone, Args)]
+pub struct ConnectionArgs {
+    /// Seconds a client has to send a request's head: from connecting, or from
+    /// the head's first byte on a kept-alive connection. Then the connection is closed.
+    #[arg(long, env = "PROTOCHECK_HEADER_TIMEOUT_SECS", default_value_t = 10)]
+    pub header_timeout_secs: u64,
+    /// Seconds a connection may stay open with no request in flight.
+    #[arg(long, env = "PROTOCHECK_IDLE_TIMEOUT_SECS", default_value_t = 60)]
+    pub idle_timeout_secs: u64,
+    /// Seconds a request body may pause before the request is answered 408.
+    #[arg(long, env = "PROTOCHECK_BODY_TIMEOUT_SECS", default_value_t = 10)]
+    pub body_timeout_secs: u64,
+    /// Open connections, all clients together. Default: what the file limit
+    /// leaves after a reserve for the database and the workers; a larger value
+    /// is lowered to that.
+    #[arg(long, env = "PROTOCHECK_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Open connections of one client address (one /64 for IPv6); at most half
+    /// of the total.
+    #[arg(
+        long,
+        env = "PROTOCHECK_MAX_CONNECTIONS_PER_CLIENT",
+        default_value_t = 64
+    )]
+    pub max_connections_per_client: usize,
+    /// Progress streams (`/api/v1/runs/{id}/events`) one client address may
+    /// follow at once; more are answered 429.
+    #[arg(long, env = "PROTOCHECK_MAX_STREAMS_PER_CLIENT", default_value_t = 16)]
+    pub max_streams_per_client: usize,
+}
+
+impl ConnectionArgs {
+    pub fn header_timeout(&self) -> Duration {
+        Duration::from_secs(self.header_timeout_secs.max(1))
+    }
+
+    pub fn idle_timeout(&self) -> Duration {
+        Duration::from_secs(self.idle_timeout_secs.max(1))
+    }
+
+    pub fn body_timeout(&self) -> Duration {
+        Duration::from_secs(self.body_timeout_secs.max(1))
+    }
 }
 
 /// The attestation signing key (see [`crate::attest::keys::load_signing_key`]).

@@ -12,7 +12,6 @@ use protocheck::suite::{self, Endpoint, RunContext, RunOptions, SuiteChoice};
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
 use protocheck::web::{self, AppState};
 use protocheck::worker::{WorkerConfig, WorkerDeps, WorkerPool};
-use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -283,6 +282,7 @@ async fn open_store(db: &DatabaseArgs) -> anyhow::Result<Arc<dyn store::Store>> 
 }
 
 async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyhow::Result<()> {
+    let limits = connection_limits(&web_args, workers.workers);
     let store = open_store(&db).await?;
     let wake = Arc::new(Notify::new());
     let events = RunEvents::new();
@@ -314,6 +314,8 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
             public_url: web_args.public_url.clone(),
         },
         attestor: Some(attestor),
+        max_streams_per_client: web_args.limits.max_streams_per_client,
+        body_timeout: web_args.limits.body_timeout(),
     };
     let state = AppState::with_options(queue, events, metrics, options);
     let listener = tokio::net::TcpListener::bind(web_args.bind)
@@ -327,11 +329,7 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
     );
     let stop = CancellationToken::new();
     tokio::spawn(shutdown_signal(stop.clone()));
-    let server = axum::serve(
-        listener,
-        web::app(state).into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(stop.clone().cancelled_owned());
+    let server = web::serve::serve(listener, web::app(state), limits, stop.clone());
     let drain = async {
         if let Some(pool) = pool {
             stop.cancelled().await;
@@ -349,6 +347,44 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
     }
     tracing::info!("protocheck stopped");
     Ok(())
+}
+
+/// The connection limits of `serve`, within the file limit (raised to the
+/// hard limit first where the system allows it).
+fn connection_limits(web_args: &WebArgs, workers: usize) -> web::serve::ConnLimits {
+    let args = &web_args.limits;
+    let budget = web::serve::raise_file_limit()
+        .map(|limit| web::serve::FileBudget::for_workers(limit, workers));
+    let max_connections = match budget {
+        Some(b) => b.max_connections(args.max_connections),
+        None => args.max_connections.unwrap_or(1024),
+    };
+    if let Some(wanted) = args.max_connections.filter(|&w| w > max_connections) {
+        tracing::warn!(
+            wanted,
+            max_connections,
+            "the connection limit is lowered to what the file limit allows"
+        );
+    }
+    // One address never holds more than half of the service, so a single
+    // client cannot lock everyone else out.
+    let max_per_client = args
+        .max_connections_per_client
+        .clamp(1, (max_connections / 2).max(1));
+    tracing::info!(
+        file_limit = budget.map(|b| b.file_limit),
+        max_connections,
+        max_per_client,
+        header_timeout_s = args.header_timeout().as_secs(),
+        idle_timeout_s = args.idle_timeout().as_secs(),
+        "connection limits"
+    );
+    web::serve::ConnLimits {
+        header_timeout: args.header_timeout(),
+        idle_timeout: args.idle_timeout(),
+        max_connections,
+        max_per_client,
+    }
 }
 
 async fn worker(db: DatabaseArgs, workers: WorkerArgs) -> anyhow::Result<()> {

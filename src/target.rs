@@ -35,6 +35,10 @@ pub enum UrlError {
         "the URL must start with `{0}://` followed by the host; extra or missing slashes, and backslashes, would be rewritten into a different URL"
     )]
     Slashes(String),
+    #[error(
+        "the URL contains `{0}`, which is not a percent-escape (`%` and two hexadecimal digits); write a literal `%` as `%25`"
+    )]
+    PercentEscape(String),
 }
 
 /// A validated, canonical target URL.
@@ -62,6 +66,9 @@ impl CanonicalUrl {
         }
         if let Some(c) = trimmed.chars().find(|&c| is_hidden(c)) {
             return Err(UrlError::HiddenCharacter(describe(c)));
+        }
+        if let Some(bad) = bad_percent_escape(trimmed) {
+            return Err(UrlError::PercentEscape(bad));
         }
         let mut url = Url::parse(trimmed).map_err(|e| UrlError::Malformed(e.to_string()))?;
         match url.scheme() {
@@ -127,6 +134,18 @@ fn is_hidden(c: char) -> bool {
         || CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
 }
 
+/// The first `%` not followed by two hexadecimal digits, with what follows it
+/// (up to two characters). The URL parser keeps such a `%` as it is, but
+/// decoders disagree on it (some drop it, some decode `%4` with the next
+/// character), so the URL would not name one resource for every client.
+fn bad_percent_escape(input: &str) -> Option<String> {
+    input.match_indices('%').find_map(|(at, _)| {
+        let after = &input[at + 1..];
+        let digits = after.bytes().take(2).filter(u8::is_ascii_hexdigit).count();
+        (digits < 2).then(|| format!("%{}", after.chars().take(2).collect::<String>()))
+    })
+}
+
 /// A hidden character as the user can find it again: its code point.
 fn describe(c: char) -> String {
     format!("the invisible or control character U+{:04X}", u32::from(c))
@@ -152,6 +171,27 @@ mod tests {
         CanonicalUrl::parse(s)
             .map(|u| u.to_string())
             .unwrap_or_else(|e| format!("ERR {e}"))
+    }
+
+    #[test]
+    fn broken_percent_escapes_are_refused() {
+        for bad in [
+            "http://h/%zz",
+            "http://h/%4",
+            "http://h/a%",
+            "http://h/?q=%g1",
+        ] {
+            assert!(
+                matches!(CanonicalUrl::parse(bad), Err(UrlError::PercentEscape(_))),
+                "{bad}: {}",
+                canon(bad)
+            );
+        }
+        assert_eq!(
+            CanonicalUrl::parse("http://h/%zz").err().map(|e| e.to_string()),
+            Some("the URL contains `%zz`, which is not a percent-escape (`%` and two hexadecimal digits); write a literal `%` as `%25`".to_owned())
+        );
+        assert_eq!(canon("http://h/a%2Fb%25"), "http://h/a%2Fb%25");
     }
 
     #[test]

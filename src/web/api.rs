@@ -4,8 +4,8 @@ use super::AppState;
 use super::error::{ApiResult, WebError};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::openapi::{
-    BadRequest, InternalError, InvalidApiKey, NotFound, PayloadTooLarge, TimedOut, TooManyRequests,
-    Unprocessable, UnsupportedMediaType,
+    BadRequest, BodyTimedOut, InternalError, InvalidApiKey, NotFound, PayloadTooLarge, TimedOut,
+    TooManyRequests, Unprocessable, UnsupportedMediaType,
 };
 use super::ratelimit::RateState;
 use crate::api_keys;
@@ -150,6 +150,7 @@ pub struct SubmittedRun {
             )),
         (status = 400, response = BadRequest),
         (status = 401, response = InvalidApiKey),
+        (status = 408, response = BodyTimedOut),
         (status = 413, response = PayloadTooLarge),
         (status = 415, response = UnsupportedMediaType),
         (status = 422, response = Unprocessable),
@@ -162,6 +163,15 @@ pub async fn submit_run(
     State(state): State<AppState>,
     ClientAddr(client): ClientAddr,
     headers: HeaderMap,
+    body: Result<ApiJson<SubmitBody>, WebError>,
+) -> ApiResult<Response> {
+    super::store_deadline(submit(&state, client, &headers, body)).await
+}
+
+async fn submit(
+    state: &AppState,
+    client: IpAddr,
+    headers: &HeaderMap,
     body: Result<ApiJson<SubmitBody>, WebError>,
 ) -> ApiResult<Response> {
     let key = match headers.get(header::AUTHORIZATION) {
@@ -196,7 +206,7 @@ pub async fn submit_run(
     {
         tracing::warn!(key = %k.id, error = %e, "recording the use of an API key failed");
     }
-    let resp = match accept_submission(&state, key.as_ref(), &headers, body).await {
+    let resp = match accept_submission(state, key.as_ref(), headers, body).await {
         Ok(resp) => resp,
         Err(e) => e.into_response(),
     };

@@ -77,11 +77,26 @@ pub enum WebError {
     /// A report was asked of a run still queued or running.
     #[error("run `{id}` is {}; its report exists once it has finished", .status.as_str())]
     NotFinished { id: Uuid, status: RunStatus },
-    #[error("the database is not reachable")]
+    /// The request body stopped arriving before it was complete.
+    #[error("the request body stopped arriving before it was complete; send it whole")]
+    BodyTimeout,
+    /// The client follows as many progress streams as one address may.
+    #[error(
+        "this address already follows {0} progress streams; close one, or retry in {STREAM_RETRY_AFTER_S}s"
+    )]
+    TooManyStreams(usize),
+    /// The database does not answer (a connection that fails or times out);
+    /// the request may succeed once it is back.
+    #[error("the database is not reachable; retry in {UNAVAILABLE_RETRY_AFTER_S}s")]
     Unavailable,
     #[error("internal error")]
     Internal(String),
 }
+
+/// Seconds a client is told to wait while the database does not answer.
+pub const UNAVAILABLE_RETRY_AFTER_S: u64 = 5;
+/// Seconds a client over its progress streams is told to wait.
+pub const STREAM_RETRY_AFTER_S: u64 = 10;
 
 /// Seconds a refused client waits before trying again.
 fn retry_after(rate: &RateState) -> u64 {
@@ -146,6 +161,16 @@ impl WebError {
             Self::NotFinished { .. } => {
                 (StatusCode::CONFLICT, "run-not-finished", "Run not finished")
             }
+            Self::BodyTimeout => (
+                StatusCode::REQUEST_TIMEOUT,
+                "body-timeout",
+                "Request body timed out",
+            ),
+            Self::TooManyStreams(_) => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "too-many-streams",
+                "Too many progress streams",
+            ),
             Self::Unavailable => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "unavailable",
@@ -169,6 +194,8 @@ impl WebError {
         // refusal tells it in the `Retry-After` of the limiter's headers.
         let body_retry_after = match &self {
             Self::RateLimited { key: None, rate } => Some(retry_after(rate)),
+            Self::TooManyStreams(_) => Some(STREAM_RETRY_AFTER_S),
+            Self::Unavailable => Some(UNAVAILABLE_RETRY_AFTER_S),
             _ => None,
         };
         let problem = Problem {
@@ -246,6 +273,20 @@ impl WebError {
                     Some(s),
                 )
             }
+            Self::Unavailable => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Temporarily unavailable",
+                format!(
+                    "protocheck cannot reach its database right now. Try again in {UNAVAILABLE_RETRY_AFTER_S} seconds."
+                ),
+                Some(UNAVAILABLE_RETRY_AFTER_S),
+            ),
+            Self::BodyTimeout => (
+                StatusCode::REQUEST_TIMEOUT,
+                "Request timed out",
+                "The form arrived incomplete. Submit it again.".to_owned(),
+                None,
+            ),
             Self::Internal(d) => {
                 tracing::error!(detail = %d, "internal error rendering a page");
                 (
@@ -314,7 +355,36 @@ impl From<crate::store::StoreError> for AsPage {
 
 impl From<crate::store::StoreError> for WebError {
     fn from(e: crate::store::StoreError) -> Self {
-        Self::Internal(e.to_string())
+        if is_unreachable(&e) {
+            tracing::warn!(error = %e, "the database did not answer a request");
+            Self::Unavailable
+        } else {
+            Self::Internal(e.to_string())
+        }
+    }
+}
+
+/// Errors of the connection to the database, not of the statement: the
+/// database is down, unreachable or out of connections, and the same request
+/// can succeed later. Everything else (a constraint, a decoding error) stays
+/// an internal error.
+fn is_unreachable(e: &crate::store::StoreError) -> bool {
+    use crate::store::StoreError;
+    let StoreError::Database(e) = e else {
+        return false;
+    };
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        // SQLSTATE class 08 (connection exception) and 57P01-57P03 (the
+        // server is shutting down or starting).
+        sqlx::Error::Database(db) => db
+            .code()
+            .is_some_and(|c| c.starts_with("08") || matches!(&*c, "57P01" | "57P02" | "57P03")),
+        _ => false,
     }
 }
 

@@ -10,7 +10,9 @@
 use super::error::WebError;
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::rejection::{FormRejection, JsonRejection, PathRejection, QueryRejection};
+use axum::extract::rejection::{
+    BytesRejection, FormRejection, JsonRejection, PathRejection, QueryRejection,
+};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -82,7 +84,9 @@ impl From<JsonRejection> for WebError {
         match r {
             JsonRejection::MissingJsonContentType(_) => Self::UnsupportedMediaType,
             JsonRejection::BytesRejection(b) => {
-                if b.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                if body_timed_out(&b) {
+                    Self::BodyTimeout
+                } else if b.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
                     Self::BodyTooLarge(super::MAX_API_BODY_BYTES)
                 } else {
                     Self::MalformedBody(b.body_text())
@@ -117,7 +121,21 @@ impl From<FormRejection> for WebError {
             {
                 Self::BodyTooLarge(super::MAX_API_BODY_BYTES)
             }
+            FormRejection::BytesRejection(b) if body_timed_out(&b) => Self::BodyTimeout,
             other => Self::MalformedBody(other.body_text()),
         }
     }
+}
+
+/// Whether reading the body failed because it stopped arriving (the router's
+/// `RequestBodyTimeoutLayer`), found among the error's causes.
+fn body_timed_out(e: &BytesRejection) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if c.is::<tower_http::timeout::TimeoutError>() {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }

@@ -17,6 +17,8 @@ pub mod pages;
 pub mod progress;
 pub mod ratelimit;
 pub mod report;
+pub mod serve;
+pub mod slots;
 
 use crate::events::RunEvents;
 use crate::metrics::Metrics;
@@ -29,7 +31,7 @@ use axum::response::Response;
 use axum::routing::get;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tower_http::timeout::TimeoutLayer;
+use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
@@ -39,6 +41,31 @@ use utoipa_axum::routes;
 pub const MAX_API_BODY_BYTES: usize = 64 * 1024;
 /// Requests other than progress streams must finish within this, so shutdown can drain.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a submission may wait for the database. A database that answers
+/// at all answers a submission in milliseconds; one that has gone silent would
+/// hold the request until the 30-second request timeout, which answers an
+/// empty 503. Above SQLite's 5-second busy timeout, so a busy SQLite gives its
+/// own answer first.
+pub const SUBMIT_STORE_WITHIN: Duration = Duration::from_secs(10);
+
+/// Runs `work`, a handler's work on the store, answering
+/// [`error::WebError::Unavailable`] if it takes longer than
+/// [`SUBMIT_STORE_WITHIN`]. A submission cut short may still have been
+/// queued; retrying it finds the same run through deduplication.
+pub async fn store_deadline<T, E: From<error::WebError>>(
+    work: impl Future<Output = Result<T, E>>,
+) -> Result<T, E> {
+    match tokio::time::timeout(SUBMIT_STORE_WITHIN, work).await {
+        Ok(done) => done,
+        Err(_) => {
+            tracing::warn!(
+                "the database did not answer a submission within {SUBMIT_STORE_WITHIN:?}"
+            );
+            Err(error::WebError::Unavailable.into())
+        }
+    }
+}
 
 /// Shared state of the web layer.
 #[derive(Clone)]
@@ -56,6 +83,10 @@ pub struct Inner {
     pub attestor: Option<crate::attest::Attestor>,
     pub badges: badge::BadgeSettings,
     pub badge_cache: badge::BadgeCache,
+    /// The progress streams each client address follows.
+    pub streams: slots::ClientSlots,
+    /// How long a request body may pause (see [`WebOptions::body_timeout`]).
+    pub body_timeout: Duration,
 }
 
 /// Web settings beyond the queue and the buses.
@@ -64,6 +95,10 @@ pub struct WebOptions {
     pub submit_per_minute: u32,
     pub badges: badge::BadgeSettings,
     pub attestor: Option<crate::attest::Attestor>,
+    /// Progress streams one client address may follow at once; more get 429.
+    pub max_streams_per_client: usize,
+    /// How long a request body may pause before the request is answered 408.
+    pub body_timeout: Duration,
 }
 
 impl Default for WebOptions {
@@ -72,6 +107,8 @@ impl Default for WebOptions {
             submit_per_minute: 30,
             badges: badge::BadgeSettings::default(),
             attestor: None,
+            max_streams_per_client: 16,
+            body_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -112,6 +149,8 @@ impl AppState {
             attestor: options.attestor,
             badges: options.badges,
             badge_cache: badge::BadgeCache::default(),
+            streams: slots::ClientSlots::per_client(options.max_streams_per_client),
+            body_timeout: options.body_timeout,
         }))
     }
 }
@@ -166,6 +205,8 @@ pub fn app(state: AppState) -> Router {
         .merge(pages)
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_API_BODY_BYTES))
+        // A body that stops arriving fails its extractor, which answers 408.
+        .layer(RequestBodyTimeoutLayer::new(state.body_timeout))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             record_latency,

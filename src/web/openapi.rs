@@ -47,6 +47,8 @@ pub const DOCUMENT_PATH: &str = "/api/openapi.json";
             RunNotFinished,
             InternalError,
             TimedOut,
+            BodyTimedOut,
+            TooManyStreams,
         ),
     ),
 )]
@@ -132,10 +134,30 @@ pub struct InvalidApiKey(pub Problem);
 #[response(content_type = "application/problem+json")]
 pub struct InternalError(pub Problem);
 
-/// The request did not finish within 30 seconds (the service is overloaded or
-/// shutting down); no body.
+/// The service cannot answer now: its database does not answer (a problem
+/// document, `/problems/unavailable`, with `Retry-After`), or the request did
+/// not finish within 30 seconds (the service is overloaded or shutting down;
+/// no body).
 #[derive(ToResponse)]
+#[response(headers((
+    "Retry-After" = u64,
+    description = "Seconds to wait before trying again (database unreachable only)"
+)))]
 pub struct TimedOut;
+
+/// The request body stopped arriving before it was complete.
+#[derive(ToResponse)]
+#[response(content_type = "application/problem+json")]
+pub struct BodyTimedOut(pub Problem);
+
+/// This client address already follows as many progress streams as one
+/// address may.
+#[derive(ToResponse)]
+#[response(
+    content_type = "application/problem+json",
+    headers(("Retry-After" = u64, description = "Seconds to wait before opening another stream"))
+)]
+pub struct TooManyStreams(pub Problem);
 
 /// A DSSE envelope (`application/vnd.in-toto+json` payload), as the
 /// attestation endpoint serves it and `POST /api/v1/verify` reads it. Unknown

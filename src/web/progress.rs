@@ -7,14 +7,15 @@
 //! `Last-Event-ID` resumes where it stopped.
 
 use super::AppState;
+use super::api::ClientAddr;
 use super::api::{finding_json, run_json};
 use super::error::{ApiResult, WebError};
 use super::extract::ApiPath;
-use super::openapi::{InternalError, NotFound};
+use super::openapi::{InternalError, NotFound, TooManyStreams};
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use serde_json::json;
 use std::convert::Infallible;
 use std::time::Duration;
@@ -47,16 +48,25 @@ pub struct ResumeHeaders {
         (status = 200, description = "Server-sent events: what already happened, then each new \
             finding, then the verdict", content_type = "text/event-stream", body = String),
         (status = 404, response = NotFound),
+        (status = 429, response = TooManyStreams),
         (status = 500, response = InternalError),
     )
 )]
 pub async fn run_events(
     State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
     ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     let id = Uuid::parse_str(&id)
         .map_err(|_| WebError::NotFound(format!("no run has the id `{id}`")))?;
+    // Each stream holds a connection and wakes on every event of the service,
+    // so one address follows a bounded number; the slot is given back when the
+    // stream ends or the client goes away.
+    let slot = state
+        .streams
+        .take(client)
+        .map_err(|_| WebError::TooManyStreams(state.streams.per_client_limit()))?;
     let run = state
         .store
         .get_run(id)
@@ -68,7 +78,10 @@ pub async fn run_events(
         .and_then(|v| v.parse().ok())
         .unwrap_or(-1);
 
-    let stream = async_stream(state, run.id, run.attempts, resume_after);
+    let stream = async_stream(state, run.id, run.attempts, resume_after).map(move |event| {
+        let _held = &slot;
+        event
+    });
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 

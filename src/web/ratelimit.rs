@@ -185,7 +185,7 @@ impl SubmitLimiter {
 }
 
 /// One IPv6 host usually owns a whole /64, so the limit applies per /64.
-fn client_key(addr: IpAddr) -> IpAddr {
+pub(crate) fn client_key(addr: IpAddr) -> IpAddr {
     match addr {
         IpAddr::V6(v6) => {
             if let Some(v4) = v6.to_ipv4_mapped() {

@@ -571,3 +571,35 @@ async fn an_mcp_run_through_the_api_is_graded() {
         pool.shutdown().await;
     }
 }
+
+/// A `%` that is not a percent-escape is refused, by the API and by the form
+/// alike, with the same message: never passed on as it is or rewritten.
+#[tokio::test]
+async fn broken_percent_escapes_are_refused_by_the_api_and_the_form() {
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let token = "0123456789abcdef0123456789abcdef";
+    for url in ["http://127.0.0.1:9/%zz", "http://127.0.0.1:9/rcp%4"] {
+        let resp = app.post_json("/api/v1/runs", &json!({"url": url})).await;
+        assert_eq!(resp.status(), 422, "{url}");
+        let problem: Value = resp.json().await.expect("problem");
+        assert_eq!(problem["field"], "url", "{problem}");
+        let detail = problem["detail"].as_str().expect("detail").to_owned();
+        assert!(detail.contains("not a percent-escape"), "{detail}");
+
+        let page = app
+            .http
+            .post(app.url("/"))
+            .header("cookie", format!("pc_csrf={token}"))
+            .form(&[("url", url), ("csrf", token)])
+            .send()
+            .await
+            .expect("POST /");
+        assert_eq!(page.status(), 422, "{url}");
+        let html = page.text().await.expect("html");
+        // The page escapes the message for HTML; its words are the API's.
+        assert!(html.contains("not a percent-escape"), "{html}");
+    }
+    let queued = db.store.recent_runs(10).await.expect("runs");
+    assert!(queued.is_empty(), "nothing was queued: {queued:?}");
+}

@@ -11,6 +11,7 @@ mod attest;
 mod badges;
 mod browser;
 mod cli;
+mod connections;
 mod gates;
 mod interop_mcp;
 mod interop_rcp;

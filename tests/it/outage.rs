@@ -52,11 +52,10 @@ async fn pump(
     }
 }
 
-#[tokio::test]
-async fn readiness_answers_503_when_the_database_goes_silent() {
-    let Some(db) = common::postgres().await else {
-        return;
-    };
+/// The app on a store whose every connection runs through a freezable proxy;
+/// `None` without Postgres. The first value owns the database.
+async fn app_behind_proxy() -> Option<(common::TestDb, common::app::TestApp, Arc<AtomicBool>)> {
+    let db = common::postgres().await?;
     let mut url = url::Url::parse(&db.url).expect("url");
     let upstream = format!(
         "{}:{}",
@@ -70,6 +69,14 @@ async fn readiness_answers_503_when_the_database_goes_silent() {
         .await
         .expect("connect through the proxy");
     let app = common::app::TestApp::start(&db.through(store), 100).await;
+    Some((db, app, frozen))
+}
+
+#[tokio::test]
+async fn readiness_answers_503_when_the_database_goes_silent() {
+    let Some((_db, app, frozen)) = app_behind_proxy().await else {
+        return;
+    };
 
     let ready = app
         .http
@@ -96,4 +103,80 @@ async fn readiness_answers_503_when_the_database_goes_silent() {
     assert_eq!(health.status(), 200);
 
     frozen.store(false, Ordering::SeqCst);
+}
+
+/// Patience for a submission: it waits for the database up to
+/// `SUBMIT_STORE_WITHIN` before it answers 503.
+fn submit_patience() -> Duration {
+    protocheck::web::SUBMIT_STORE_WITHIN + PATIENCE
+}
+
+#[tokio::test]
+async fn a_submission_while_the_database_is_silent_gets_503_and_retry_after() {
+    let Some((_db, app, frozen)) = app_behind_proxy().await else {
+        return;
+    };
+    let body = serde_json::json!({"url": "http://127.0.0.1:9/rcp", "suite": "rcp"});
+    let before = app.post_json("/api/v1/runs", &body).await;
+    assert_eq!(before.status(), 202, "{:?}", before.text().await);
+
+    frozen.store(true, Ordering::SeqCst);
+    let answer = tokio::time::timeout(
+        submit_patience(),
+        app.http
+            .post(app.url("/api/v1/runs"))
+            .json(&serde_json::json!({"url": "http://127.0.0.1:10/rcp", "suite": "rcp"}))
+            .send(),
+    )
+    .await
+    .expect("the API answers while the database is silent")
+    .expect("POST");
+    assert_eq!(answer.status(), 503);
+    assert_eq!(answer.headers()["retry-after"], "5");
+    assert_eq!(answer.headers()["content-type"], "application/problem+json");
+    let problem: serde_json::Value = answer.json().await.expect("problem");
+    assert_eq!(problem["type"], "/problems/unavailable");
+    assert_eq!(problem["status"], 503);
+
+    // The form: an HTML page saying the same.
+    let token = "0123456789abcdef0123456789abcdef";
+    let page = tokio::time::timeout(
+        submit_patience(),
+        app.http
+            .post(app.url("/"))
+            .header("cookie", format!("pc_csrf={token}"))
+            .form(&[("url", "http://127.0.0.1:11/rcp"), ("csrf", token)])
+            .send(),
+    )
+    .await
+    .expect("the form answers while the database is silent")
+    .expect("POST /");
+    assert_eq!(page.status(), 503);
+    assert_eq!(page.headers()["retry-after"], "5");
+    assert!(
+        page.headers()["content-type"]
+            .to_str()
+            .expect("type")
+            .starts_with("text/html"),
+        "{:?}",
+        page.headers()
+    );
+    let html = page.text().await.expect("html");
+    assert!(html.contains("cannot reach its database"), "{html}");
+
+    // Back: submissions are accepted again.
+    frozen.store(false, Ordering::SeqCst);
+    let deadline = tokio::time::Instant::now() + submit_patience();
+    loop {
+        let again = app.post_json("/api/v1/runs", &body).await;
+        if again.status().is_success() {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "submissions still refused after the database came back: {}",
+            again.status()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }

@@ -163,7 +163,16 @@ pub async fn submit_form(
     headers: HeaderMap,
     form: Result<Form<HomeForm>, FormRejection>,
 ) -> PageResult<Response> {
-    if !same_origin(&headers) {
+    crate::web::store_deadline(submit(&state, client, &headers, form)).await
+}
+
+async fn submit(
+    state: &AppState,
+    client: std::net::IpAddr,
+    headers: &HeaderMap,
+    form: Result<Form<HomeForm>, FormRejection>,
+) -> PageResult<Response> {
+    if !same_origin(headers) {
         return Err(WebError::Forbidden(
             "This form can only be submitted from protocheck's own page.".into(),
         )
@@ -174,7 +183,7 @@ pub async fn submit_form(
         .check_addr(client)
         .map_err(|rate| WebError::RateLimited { key: None, rate })?;
     let Form(form) = form.map_err(WebError::from)?;
-    let cookie = csrf_cookie(&headers);
+    let cookie = csrf_cookie(headers);
     let csrf = cookie
         .clone()
         .filter(|t| t.len() == 32)
@@ -225,7 +234,7 @@ pub async fn submit_form(
         }
     };
     let (Some(suite), None, None) = (suite, &errors.server_json, &errors.form) else {
-        return home_page(&state, StatusCode::UNPROCESSABLE_ENTITY, csrf, view, errors).await;
+        return home_page(state, StatusCode::UNPROCESSABLE_ENTITY, csrf, view, errors).await;
     };
     let options = RunOptions {
         profile,
@@ -247,11 +256,11 @@ pub async fn submit_form(
         Ok(s) => Ok(Redirect::to(&format!("/runs/{}", s.run.id)).into_response()),
         Err(SubmitError::Url(e)) => {
             errors.url = Some(e.to_string());
-            home_page(&state, StatusCode::UNPROCESSABLE_ENTITY, csrf, view, errors).await
+            home_page(state, StatusCode::UNPROCESSABLE_ENTITY, csrf, view, errors).await
         }
         Err(SubmitError::Options(e)) => {
             errors.form = Some(e);
-            home_page(&state, StatusCode::UNPROCESSABLE_ENTITY, csrf, view, errors).await
+            home_page(state, StatusCode::UNPROCESSABLE_ENTITY, csrf, view, errors).await
         }
         Err(SubmitError::Store(e)) => Err(e.into()),
         Err(e) => Err(WebError::MalformedBody(e.to_string()).into()),

@@ -1,0 +1,447 @@
+//! The connection loop of `protocheck serve`: HTTP/1.1 and HTTP/2 (prior
+//! knowledge) on hyper, with the limits that keep idle and slow clients from
+//! holding the service's file descriptors.
+//!
+//! - A client must send a complete request head within `header_timeout`: from
+//!   the accept for its first request, from the first byte of the head for the
+//!   later ones on a kept-alive connection.
+//! - A connection with no request in flight and no byte of a new request for
+//!   `idle_timeout` is closed. A progress stream or a slow response is a request
+//!   in flight: it is not idle.
+//! - One client address holds at most `max_per_client` connections, and all
+//!   clients together `max_connections`. A connection over either is closed as
+//!   soon as it is accepted, never queued: a queue would hold its descriptor.
+//!
+//! `axum::serve` sets none of these, so the loop is written here; it keeps what
+//! `axum::serve` gave: `ConnectInfo<SocketAddr>` on every request and a
+//! graceful shutdown that lets requests in flight finish.
+
+use super::slots::{ClientSlots, Refused};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::connect_info::ConnectInfo;
+use bytes::Bytes;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower::ServiceExt;
+
+/// The connection limits (see the module documentation).
+#[derive(Debug, Clone)]
+pub struct ConnLimits {
+    pub header_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub max_connections: usize,
+    pub max_per_client: usize,
+}
+
+impl Default for ConnLimits {
+    fn default() -> Self {
+        Self {
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 1024,
+            max_per_client: 64,
+        }
+    }
+}
+
+/// How long the loop waits after an accept error other than a refused
+/// connection (typically: out of file descriptors) before it accepts again, so
+/// it neither spins nor stays deaf for long.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+/// How often a refusal for want of connections is logged.
+const WARN_EVERY: Duration = Duration::from_secs(60);
+
+/// Serves `app` on `listener` until `stop` is cancelled, then stops accepting
+/// and waits for the open connections to finish their requests.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnLimits,
+    stop: CancellationToken,
+) -> std::io::Result<()> {
+    let slots = ClientSlots::new(limits.max_per_client, limits.max_connections);
+    let connections = TaskTracker::new();
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    // hyper's own head timeout would also run while a kept-alive connection
+    // waits for its next request, merging the two timeouts into one; the
+    // watchdog below keeps them apart.
+    builder.http1().header_read_timeout(None::<Duration>);
+    let builder = Arc::new(builder);
+    let limits = Arc::new(limits);
+    let mut last_warned = None;
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = stop.cancelled() => break,
+        };
+        let (stream, peer) = match accepted {
+            Ok(pair) => pair,
+            Err(e) if is_connection_error(&e) => continue,
+            Err(e) => {
+                tracing::warn!(error = %e, "accepting a connection failed");
+                tokio::time::sleep(ACCEPT_BACKOFF).await;
+                continue;
+            }
+        };
+        let slot = match slots.take(peer.ip()) {
+            Ok(slot) => slot,
+            Err(refused) => {
+                tracing::debug!(client = %peer.ip(), limit = ?refused, "connection refused: over the limit");
+                // Dropped here: the client sees its connection closed at once.
+                drop(stream);
+                // Said once a minute at most: under a flood, each refusal would be a line.
+                if refused == Refused::Total
+                    && last_warned.is_none_or(|at: Instant| at.elapsed() >= WARN_EVERY)
+                {
+                    last_warned = Some(Instant::now());
+                    tracing::warn!(
+                        limit = slots.total_limit(),
+                        "connection refused: the service holds its maximum of connections"
+                    );
+                }
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let builder = builder.clone();
+        let limits = limits.clone();
+        let stop = stop.clone();
+        connections.spawn(async move {
+            serve_connection(&builder, stream, peer, app, &limits, stop).await;
+            drop(slot);
+        });
+    }
+    drop(listener);
+    connections.close();
+    connections.wait().await;
+    Ok(())
+}
+
+/// Errors of one incoming connection that says nothing about the listener.
+fn is_connection_error(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    matches!(
+        e.kind(),
+        ConnectionRefused | ConnectionAborted | ConnectionReset
+    )
+}
+
+async fn serve_connection(
+    builder: &auto::Builder<TokioExecutor>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    app: Router,
+    limits: &ConnLimits,
+    stop: CancellationToken,
+) {
+    let activity = Arc::new(Activity::new());
+    let io = TokioIo::new(Watched {
+        inner: stream,
+        activity: activity.clone(),
+    });
+    let per_request = activity.clone();
+    let service = tower::service_fn(move |mut req: axum::http::Request<_>| {
+        req.extensions_mut().insert(ConnectInfo(peer));
+        let in_flight = InFlight::begin(per_request.clone());
+        let answer = app.clone().oneshot(req);
+        async move {
+            let resp = answer.await?;
+            Ok::<_, Infallible>(resp.map(|body| {
+                Body::new(Counted {
+                    inner: body,
+                    _in_flight: in_flight,
+                })
+            }))
+        }
+    });
+    let conn = builder.serve_connection(io, TowerToHyperService::new(service));
+    tokio::pin!(conn);
+    let mut draining = false;
+    loop {
+        let deadline = activity.deadline(limits);
+        let changed = activity.changed.notified();
+        tokio::select! {
+            served = conn.as_mut() => {
+                if let Err(e) = served {
+                    tracing::debug!(client = %peer, error = %e, "connection ended with an error");
+                }
+                return;
+            }
+            () = changed => {}
+            () = sleep_until(deadline) => {
+                if activity.deadline(limits).is_some_and(|d| d <= Instant::now()) {
+                    // Nothing is in flight, so nothing is cut: dropping the
+                    // connection closes the socket.
+                    tracing::debug!(client = %peer, "connection closed: idle or slow request head");
+                    return;
+                }
+            }
+            () = stop.cancelled(), if !draining => {
+                draining = true;
+                conn.as_mut().graceful_shutdown();
+            }
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// What one connection is doing, as its watchdog sees it.
+struct Activity {
+    in_flight: AtomicUsize,
+    quiet: Mutex<Quiet>,
+    /// Woken when a request begins or ends, and at the first byte of a head.
+    changed: tokio::sync::Notify,
+}
+
+/// Since when nothing is in flight, and whether a new head has begun.
+struct Quiet {
+    since: Instant,
+    served_any: bool,
+    head_began: Option<Instant>,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            in_flight: AtomicUsize::new(0),
+            quiet: Mutex::new(Quiet {
+                since: Instant::now(),
+                served_any: false,
+                head_began: None,
+            }),
+            changed: tokio::sync::Notify::new(),
+        }
+    }
+
+    fn quiet(&self) -> std::sync::MutexGuard<'_, Quiet> {
+        self.quiet.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// When the connection is to be closed if nothing changes; `None` while a
+    /// request is in flight.
+    fn deadline(&self, limits: &ConnLimits) -> Option<Instant> {
+        if self.in_flight.load(Ordering::SeqCst) > 0 {
+            return None;
+        }
+        let quiet = self.quiet();
+        Some(match (quiet.served_any, quiet.head_began) {
+            (false, _) => quiet.since + limits.header_timeout,
+            (true, Some(began)) => began + limits.header_timeout,
+            (true, None) => quiet.since + limits.idle_timeout,
+        })
+    }
+
+    /// Bytes arrived from the client.
+    fn read_some(&self) {
+        if self.in_flight.load(Ordering::SeqCst) > 0 {
+            // A request body: the request is in flight already.
+            return;
+        }
+        let mut quiet = self.quiet();
+        if quiet.head_began.is_none() {
+            quiet.head_began = Some(Instant::now());
+            drop(quiet);
+            self.changed.notify_one();
+        }
+    }
+}
+
+/// A request in flight, from its head until its response body is dropped.
+struct InFlight(Arc<Activity>);
+
+impl InFlight {
+    fn begin(activity: Arc<Activity>) -> Self {
+        activity.in_flight.fetch_add(1, Ordering::SeqCst);
+        activity.quiet().served_any = true;
+        activity.changed.notify_one();
+        Self(activity)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut quiet = self.0.quiet();
+        if self.0.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
+            quiet.since = Instant::now();
+            quiet.head_began = None;
+        }
+        drop(quiet);
+        self.0.changed.notify_one();
+    }
+}
+
+/// A response body that keeps its request counted as in flight until it is
+/// dropped (sent to the end, or abandoned).
+struct Counted {
+    inner: Body,
+    _in_flight: InFlight,
+}
+
+impl http_body::Body for Counted {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// The client's socket, telling the watchdog when bytes arrive.
+struct Watched {
+    inner: TcpStream,
+    activity: Arc<Activity>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.activity.read_some();
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+/// The process's file limit and the connections it leaves room for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileBudget {
+    /// The soft `RLIMIT_NOFILE` in force, after raising it where allowed.
+    pub file_limit: u64,
+    /// Descriptors kept for everything but client connections.
+    pub reserved: u64,
+}
+
+impl FileBudget {
+    /// Descriptors kept for the database pool, the workers' connections to
+    /// targets, the listener, logs and files: a fixed share plus a share per
+    /// worker, as a run can hold several connections to its target at once.
+    /// Under a small file limit the reserve is at most half of it, so
+    /// connections keep the other half.
+    pub fn for_workers(file_limit: u64, workers: usize) -> Self {
+        let workers = u64::try_from(workers).unwrap_or(u64::MAX);
+        Self {
+            file_limit,
+            reserved: 64u64
+                .saturating_add(workers.saturating_mul(16))
+                .min(file_limit / 2),
+        }
+    }
+
+    /// The connection limit: `wanted` (or everything the budget allows when
+    /// `None`), never more than the descriptors left after the reserve, and at
+    /// least a handful so a tiny limit still serves someone.
+    pub fn max_connections(&self, wanted: Option<usize>) -> usize {
+        let room = usize::try_from(self.file_limit.saturating_sub(self.reserved))
+            .unwrap_or(usize::MAX)
+            .max(MIN_CONNECTIONS);
+        wanted.map_or(room.min(AUTO_CEILING), |w| w.clamp(1, room))
+    }
+}
+
+/// The fewest connections the service accepts, whatever the file limit.
+const MIN_CONNECTIONS: usize = 16;
+/// The automatic limit's ceiling, for systems whose file limit is in the millions.
+const AUTO_CEILING: usize = 65_536;
+
+/// Raises the soft file limit to the hard one where the system allows it, and
+/// returns the limit in force (`None` where it cannot be read).
+pub fn raise_file_limit() -> Option<u64> {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => Some(limit),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not raise the file limit");
+            rlimit::Resource::NOFILE.get().ok().map(|(soft, _)| soft)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_connection_limit_leaves_the_reserve_free() {
+        let budget = FileBudget::for_workers(1024, 4);
+        assert_eq!(budget.reserved, 128);
+        assert_eq!(budget.max_connections(None), 896);
+        assert_eq!(budget.max_connections(Some(100)), 100);
+        assert_eq!(budget.max_connections(Some(5000)), 896);
+        // A limit of 128 with four workers: half of it for connections.
+        assert_eq!(FileBudget::for_workers(128, 4).max_connections(None), 64);
+        assert_eq!(
+            FileBudget::for_workers(20, 4).max_connections(None),
+            MIN_CONNECTIONS
+        );
+        assert_eq!(
+            FileBudget::for_workers(1 << 20, 4).max_connections(None),
+            AUTO_CEILING
+        );
+    }
+}

@@ -1,0 +1,540 @@
+//! Connection limits of the service's own connection loop (`web::serve`), on
+//! real loopback sockets: idle and slow clients are closed after their
+//! timeouts without starving anyone else, one address cannot hold more than
+//! its share of connections or progress streams, and a body that stops
+//! arriving is answered 408. Timeouts are short here; assertions are on what
+//! happens (a connection closed, an answer given), never on how fast.
+
+use crate::common;
+use protocheck::events::RunEvents;
+use protocheck::metrics::Metrics;
+use protocheck::submit::Queue;
+use protocheck::web::serve::{ConnLimits, serve};
+use protocheck::web::{self, AppState, WebOptions};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+use tokio_util::sync::CancellationToken;
+
+/// Liveness bound: how long a test waits for what must happen. Never a
+/// measure of speed.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+struct Server {
+    addr: SocketAddr,
+    stop: CancellationToken,
+    served: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    _db: common::TestDb,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn start(limits: ConnLimits, options: WebOptions) -> Server {
+    let db = common::sqlite().await;
+    let queue = Queue::new(db.store.clone(), Arc::new(tokio::sync::Notify::new()), 3);
+    let state = AppState::with_options(queue, RunEvents::new(), Metrics::new(), options);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let stop = CancellationToken::new();
+    let served = tokio::spawn(serve(listener, web::app(state), limits, stop.clone()));
+    Server {
+        addr,
+        stop,
+        served: Some(served),
+        _db: db,
+    }
+}
+
+fn limits(header: Duration, idle: Duration, total: usize, per_client: usize) -> ConnLimits {
+    ConnLimits {
+        header_timeout: header,
+        idle_timeout: idle,
+        max_connections: total,
+        max_per_client: per_client,
+    }
+}
+
+/// A TCP connection to `server` from the loopback address `from` (any of
+/// 127.0.0.0/8 works on Linux).
+async fn connect_from(from: &str, server: SocketAddr) -> TcpStream {
+    let socket = TcpSocket::new_v4().expect("socket");
+    let local: IpAddr = from.parse().expect("address");
+    socket.bind(SocketAddr::new(local, 0)).expect("bind source");
+    socket.connect(server).await.expect("connect")
+}
+
+/// Sends `request` on `conn` and reads until the server closes it.
+async fn exchange(mut conn: TcpStream, request: &str) -> String {
+    conn.write_all(request.as_bytes()).await.expect("write");
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(PATIENCE, conn.read_to_end(&mut answer))
+        .await
+        .expect("the server answers and closes");
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// `GET /healthz` from `from`: the status line, or what went wrong.
+async fn healthz_from(from: &str, server: SocketAddr) -> String {
+    let conn = connect_from(from, server).await;
+    let answer = exchange(
+        conn,
+        "GET /healthz HTTP/1.1\r\nHost: protocheck\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    answer.lines().next().unwrap_or("(closed)").to_owned()
+}
+
+/// A connection from `from` that has been answered once and stays open (kept
+/// alive), so it surely holds one of the server's slots. Retries while slots
+/// of connections that just closed are not given back yet.
+async fn kept_alive_from(from: &str, server: SocketAddr) -> TcpStream {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let mut conn = connect_from(from, server).await;
+        let mut buf = [0u8; 1024];
+        let answered = conn
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: protocheck\r\n\r\n")
+            .await
+            .is_ok()
+            && matches!(conn.read(&mut buf).await, Ok(n) if buf[..n].starts_with(b"HTTP/1.1 200"));
+        if answered {
+            return conn;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{from} never got a connection in"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits until the server has closed `conn`: a read that ends (or fails)
+/// instead of waiting. Panics after [`PATIENCE`].
+async fn assert_closed(conn: &mut TcpStream, what: &str) {
+    let mut buf = [0u8; 4096];
+    let closed = tokio::time::timeout(PATIENCE, async {
+        loop {
+            match conn.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "{what}: still open after {PATIENCE:?}");
+}
+
+/// Whether `conn` is still open: nothing to read and no end of stream.
+fn still_open(conn: &TcpStream) -> bool {
+    let mut buf = [0u8; 1];
+    matches!(conn.try_read(&mut buf), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+}
+
+#[tokio::test]
+async fn silent_and_slow_clients_are_closed_and_do_not_starve_others() {
+    let header = Duration::from_secs(1);
+    let server = start(
+        limits(header, Duration::from_secs(2), 2000, 1000),
+        WebOptions::default(),
+    )
+    .await;
+
+    // Connections that never send a byte.
+    let mut silent = Vec::new();
+    for _ in 0..150 {
+        silent.push(connect_from("127.0.0.1", server.addr).await);
+    }
+    // Connections that send a request head one byte at a time, too slowly.
+    let stop_trickle = CancellationToken::new();
+    let mut slow = Vec::new();
+    for _ in 0..100 {
+        let conn = connect_from("127.0.0.1", server.addr).await;
+        let (mut read, mut write) = conn.into_split();
+        let stop = stop_trickle.clone();
+        tokio::spawn(async move {
+            for byte in b"GET /healthz HTTP/1.1\r\nHost: protocheck\r\n\r\n" {
+                if write.write_all(&[*byte]).await.is_err() {
+                    return;
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(header / 4) => {}
+                    () = stop.cancelled() => return,
+                }
+            }
+        });
+        slow.push(tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            loop {
+                match read.read(&mut buf).await {
+                    Ok(0) | Err(_) => return String::from_utf8_lossy(&buf).into_owned(),
+                    Ok(_) => {}
+                }
+            }
+        }));
+    }
+
+    // Everyone else still gets an answer, from the same address too.
+    assert_eq!(
+        healthz_from("127.0.0.1", server.addr).await,
+        "HTTP/1.1 200 OK"
+    );
+
+    for (i, conn) in silent.iter_mut().enumerate() {
+        assert_closed(conn, &format!("silent connection {i}")).await;
+    }
+    for (i, reader) in slow.into_iter().enumerate() {
+        let ended = tokio::time::timeout(PATIENCE, reader).await;
+        assert!(
+            ended.is_ok(),
+            "slow connection {i}: still open after {PATIENCE:?}"
+        );
+        let answer = ended.expect("ended").expect("join");
+        assert!(
+            !answer.starts_with("HTTP/1.1 200"),
+            "slow connection {i} completed its head: {answer}"
+        );
+    }
+    stop_trickle.cancel();
+    assert_eq!(
+        healthz_from("127.0.0.1", server.addr).await,
+        "HTTP/1.1 200 OK"
+    );
+}
+
+#[tokio::test]
+async fn a_kept_alive_connection_is_closed_when_idle_but_not_while_streaming() {
+    let server = start(
+        limits(Duration::from_secs(1), Duration::from_secs(1), 100, 50),
+        WebOptions::default(),
+    )
+    .await;
+
+    // One answered request, then silence: the idle timeout closes it.
+    let mut idle = connect_from("127.0.0.1", server.addr).await;
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: protocheck\r\n\r\n")
+        .await
+        .expect("write");
+    let mut buf = [0u8; 1024];
+    let n = idle.read(&mut buf).await.expect("answer");
+    assert!(
+        String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&buf[..n])
+    );
+    assert_closed(&mut idle, "an idle kept-alive connection").await;
+
+    // A progress stream is a request in flight, however quiet: not idle.
+    let db_url = format!("http://{}/api/v1/runs", server.addr);
+    let run: serde_json::Value = reqwest::Client::new()
+        .post(&db_url)
+        .json(&serde_json::json!({"url": "http://127.0.0.1:9/rcp", "suite": "rcp"}))
+        .send()
+        .await
+        .expect("submit")
+        .json()
+        .await
+        .expect("json");
+    let id = run["id"].as_str().expect("run id").to_owned();
+    let mut stream = connect_from("127.0.0.1", server.addr).await;
+    stream
+        .write_all(
+            format!("GET /api/v1/runs/{id}/events HTTP/1.1\r\nHost: protocheck\r\n\r\n").as_bytes(),
+        )
+        .await
+        .expect("write");
+    let n = stream.read(&mut buf).await.expect("stream head");
+    assert!(
+        String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&buf[..n])
+    );
+    // Several idle timeouts pass; the run stays queued (no workers), so the
+    // stream sends nothing, and stays open.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        still_open(&stream),
+        "the progress stream was closed as idle"
+    );
+}
+
+#[tokio::test]
+async fn one_address_cannot_hold_more_than_its_share() {
+    let server = start(
+        limits(Duration::from_secs(60), Duration::from_secs(60), 5, 3),
+        WebOptions::default(),
+    )
+    .await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(connect_from("127.0.0.1", server.addr).await);
+    }
+    // Make sure the server has taken the three before the fourth arrives.
+    assert_eq!(
+        healthz_from("127.0.0.2", server.addr).await,
+        "HTTP/1.1 200 OK"
+    );
+    let mut over = connect_from("127.0.0.1", server.addr).await;
+    assert_closed(&mut over, "the fourth connection of one address").await;
+    for conn in &held {
+        assert!(still_open(conn), "the first three stay open");
+    }
+    // Another address still gets in, up to the total.
+    assert_eq!(
+        healthz_from("127.0.0.2", server.addr).await,
+        "HTTP/1.1 200 OK"
+    );
+    let _fourth = kept_alive_from("127.0.0.3", server.addr).await;
+    let _fifth = kept_alive_from("127.0.0.3", server.addr).await;
+    // Five held (three, and two from 127.0.0.3): the total is reached.
+    let mut beyond = connect_from("127.0.0.4", server.addr).await;
+    assert_closed(&mut beyond, "a connection over the total").await;
+
+    // A connection given back is free again (once the server has seen it close).
+    drop(held.pop());
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let status = healthz_from("127.0.0.1", server.addr).await;
+        if status == "HTTP/1.1 200 OK" {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "a freed slot was never reused: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn progress_streams_are_capped_per_address() {
+    let options = WebOptions {
+        max_streams_per_client: 2,
+        ..WebOptions::default()
+    };
+    let server = start(ConnLimits::default(), options).await;
+    let base = format!("http://{}", server.addr);
+    let client = reqwest::Client::new();
+    let run: serde_json::Value = client
+        .post(format!("{base}/api/v1/runs"))
+        .json(&serde_json::json!({"url": "http://127.0.0.1:9/rcp", "suite": "rcp"}))
+        .send()
+        .await
+        .expect("submit")
+        .json()
+        .await
+        .expect("json");
+    let events = format!(
+        "{base}/api/v1/runs/{}/events",
+        run["id"].as_str().expect("id")
+    );
+
+    let first = client.get(&events).send().await.expect("first stream");
+    assert_eq!(first.status(), 200);
+    let second = client.get(&events).send().await.expect("second stream");
+    assert_eq!(second.status(), 200);
+    let third = client.get(&events).send().await.expect("third stream");
+    assert_eq!(third.status(), 429);
+    assert_eq!(third.headers()["retry-after"], "10");
+    assert_eq!(third.headers()["content-type"], "application/problem+json");
+    let problem: serde_json::Value = third.json().await.expect("problem");
+    assert_eq!(problem["type"], "/problems/too-many-streams");
+    assert_eq!(problem["status"], 429);
+
+    // Another address has its own streams.
+    let other = reqwest::Client::builder()
+        .local_address(IpAddr::from([127, 0, 0, 2]))
+        .build()
+        .expect("client");
+    let theirs = other.get(&events).send().await.expect("other address");
+    assert_eq!(theirs.status(), 200);
+
+    // A stream that ends gives its slot back.
+    drop(first);
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let again = client.get(&events).send().await.expect("again");
+        if again.status() == 200 {
+            break;
+        }
+        assert_eq!(again.status(), 429);
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "a closed stream never gave its slot back"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_body_that_stops_arriving_is_answered_408() {
+    let options = WebOptions {
+        body_timeout: Duration::from_secs(1),
+        ..WebOptions::default()
+    };
+    let server = start(ConnLimits::default(), options).await;
+
+    // The API: a problem document.
+    let conn = connect_from("127.0.0.1", server.addr).await;
+    let answer = exchange_keeping_open(
+        conn,
+        "POST /api/v1/runs HTTP/1.1\r\nHost: protocheck\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"url\":",
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("content-type: application/problem+json"),
+        "{answer}"
+    );
+    assert!(answer.contains("/problems/body-timeout"), "{answer}");
+
+    // The form: a page.
+    let token = "0123456789abcdef0123456789abcdef";
+    let conn = connect_from("127.0.0.1", server.addr).await;
+    let answer = exchange_keeping_open(
+        conn,
+        &format!(
+            "POST / HTTP/1.1\r\nHost: protocheck\r\nCookie: pc_csrf={token}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 200\r\n\r\nurl=http"
+        ),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("content-type: text/html"),
+        "{answer}"
+    );
+}
+
+/// Sends `request` (whose body is incomplete) and reads the answer's head and
+/// what follows, without closing the sending side.
+async fn exchange_keeping_open(mut conn: TcpStream, request: &str) -> String {
+    conn.write_all(request.as_bytes()).await.expect("write");
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    let _ = tokio::time::timeout(PATIENCE, async {
+        loop {
+            match conn.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => {
+                    answer.extend_from_slice(&buf[..n]);
+                    if String::from_utf8_lossy(&answer).contains("\r\n\r\n{")
+                        || String::from_utf8_lossy(&answer).contains("</html>")
+                    {
+                        return;
+                    }
+                }
+            }
+        }
+    })
+    .await;
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[tokio::test]
+async fn shutdown_lets_the_loop_end() {
+    let mut server = start(ConnLimits::default(), WebOptions::default()).await;
+    let _idle = connect_from("127.0.0.1", server.addr).await;
+    assert_eq!(
+        healthz_from("127.0.0.1", server.addr).await,
+        "HTTP/1.1 200 OK"
+    );
+    server.stop.cancel();
+    let served = server.served.take().expect("the loop's task");
+    let ended = tokio::time::timeout(PATIENCE, served).await;
+    assert!(
+        matches!(ended, Ok(Ok(Ok(())))),
+        "the connection loop did not end after shutdown: {ended:?}"
+    );
+}
+
+/// The real `protocheck serve`, configured through its environment: the
+/// limits reach the connection loop, and the file limit it runs with is logged.
+#[tokio::test]
+async fn the_serve_command_applies_its_connection_settings() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("free port");
+        probe.local_addr().expect("addr").port()
+    };
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let log = std::fs::File::create(dir.path().join("serve.log")).expect("log file");
+    let mut cmd = common::cli::protocheck();
+    cmd.arg("serve")
+        .env(
+            "DATABASE_URL",
+            format!("sqlite://{}", dir.path().join("serve.db").display()),
+        )
+        .env("PROTOCHECK_BIND", addr.to_string())
+        .env("PROTOCHECK_WORKERS", "0")
+        .env("PROTOCHECK_HEADER_TIMEOUT_SECS", "1")
+        .env("PROTOCHECK_MAX_CONNECTIONS_PER_CLIENT", "4")
+        .env(
+            "PROTOCHECK_SIGNING_KEY_FILE",
+            dir.path().join("key.pem").display().to_string(),
+        )
+        .env("RUST_LOG", "protocheck=info")
+        .stdout(std::process::Stdio::null())
+        .stderr(log);
+    let mut child = KillOnDrop(cmd.spawn().expect("spawn protocheck serve"));
+
+    // Waits for the service to listen, from an address the test uses for nothing else.
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let socket = TcpSocket::new_v4().expect("socket");
+        socket
+            .bind(SocketAddr::from(([127, 0, 0, 9], 0)))
+            .expect("bind source");
+        if socket.connect(addr).await.is_ok() {
+            break;
+        }
+        assert!(
+            child.0.try_wait().expect("wait").is_none(),
+            "protocheck serve exited: {}",
+            std::fs::read_to_string(dir.path().join("serve.log")).unwrap_or_default()
+        );
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "serve never listened"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(connect_from("127.0.0.1", addr).await);
+    }
+    assert_eq!(healthz_from("127.0.0.2", addr).await, "HTTP/1.1 200 OK");
+    let mut over = connect_from("127.0.0.1", addr).await;
+    assert_closed(&mut over, "the fifth connection of one address").await;
+    for (i, conn) in held.iter_mut().enumerate() {
+        assert_closed(conn, &format!("silent connection {i}")).await;
+    }
+    assert_eq!(healthz_from("127.0.0.1", addr).await, "HTTP/1.1 200 OK");
+
+    let logged = std::fs::read_to_string(dir.path().join("serve.log")).expect("log");
+    assert!(
+        logged.contains("connection limits") && logged.contains("file_limit"),
+        "{logged}"
+    );
+}
+
+/// Kills the spawned service when the test ends, passed or not.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
