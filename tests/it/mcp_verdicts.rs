@@ -326,13 +326,14 @@ async fn a_slow_server_gets_the_verdicts_of_a_fast_one() {
     // headers: later than the shortest watch window, so a window that did
     // not grow with the server's round-trip times would miss the `endpoint`
     // event and pass MCP-DEP-004 on a server that serves the legacy transport.
+    // Tools only: fewer requests, so a shorter test, and the same watches.
     let slow = Duration::from_millis(600);
     let limit = Duration::from_secs(300);
     let (correct, broken, correct_fast, broken_fast) = tokio::join!(
-        run_within(config(&[]).with_latency(slow), limit),
-        run_within(config(&WATCHING).with_latency(slow), limit),
-        run(config(&[])),
-        run(config(&WATCHING)),
+        run_within(config(&[]).tools_only().with_latency(slow), limit),
+        run_within(config(&WATCHING).tools_only().with_latency(slow), limit),
+        run(config(&[]).tools_only()),
+        run(config(&WATCHING).tools_only()),
     );
     for id in WATCHING {
         let f = correct.finding(id);
