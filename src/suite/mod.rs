@@ -7,6 +7,7 @@ pub mod context;
 pub mod detect;
 pub mod mcp;
 pub mod rcp;
+pub(crate) mod rtt;
 pub mod runner;
 
 use serde::{Deserialize, Serialize};

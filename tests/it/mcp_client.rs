@@ -5,10 +5,10 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use bytes::Bytes;
 use futures::StreamExt;
-use protocheck::suite::mcp::client::{McpClient, Probe};
+use protocheck::suite::mcp::client::{McpClient, Probe, Watches};
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
 use serde_json::{Value, json};
 use std::convert::Infallible;
@@ -72,6 +72,21 @@ fn app() -> Router {
         }))
 }
 
+/// A legacy HTTP+SSE stream: its `endpoint` event, then kept open.
+fn watched() -> Router {
+    Router::new().route(
+        "/watched",
+        get(|| async {
+            WATCHED.fetch_add(1, Ordering::SeqCst);
+            sse(
+                vec!["event: endpoint\ndata: /messages\n\n".to_owned()],
+                true,
+            )
+        }),
+    )
+}
+
+static WATCHED: AtomicUsize = AtomicUsize::new(0);
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 static MAX_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 
@@ -85,7 +100,7 @@ async fn client_with(path: &str, limit: usize) -> (McpClient, tokio::task::JoinH
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let task = tokio::spawn(async move {
-        let _ = axum::serve(listener, app()).await;
+        let _ = axum::serve(listener, app().merge(watched())).await;
     });
     let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
     let url = format!("http://{addr}{path}").parse().expect("url");
@@ -242,5 +257,29 @@ async fn answers_to_invalid_probes_never_reach_the_run_wide_rules() {
     let seen = c.seen().await;
     assert_eq!(seen.len(), 1, "only the valid probe's answer is logged");
     assert_eq!(seen[0].method, "tools/list");
+    task.abort();
+}
+
+#[tokio::test]
+async fn a_watch_is_sent_once_and_shared_by_every_check_that_awaits_it() {
+    let (c, task) = client("/json").await;
+    let url = c.url().join("/watched").expect("url");
+    let watches = Watches::default();
+    let first = watches.start(&c, axum::http::Method::GET, &url);
+    let again = watches.start(&c, axum::http::Method::GET, &url);
+    let (a, b) = tokio::join!(first, again);
+    assert_eq!(WATCHED.load(Ordering::SeqCst), 1, "one GET for both");
+    for reply in [&a, &b] {
+        assert_eq!(reply.status, Some(200));
+        assert!(reply.sse);
+        // Read as far as the first event, though the stream stays open.
+        let event = reply.first_event.as_ref().expect("the first event");
+        assert_eq!(event.event.as_deref(), Some("endpoint"));
+        assert_eq!(event.data, "/messages");
+    }
+    // Another method on the same URL is another watch.
+    let delete = watches.start(&c, axum::http::Method::DELETE, &url).await;
+    assert_eq!(delete.status, Some(405));
+    assert_eq!(WATCHED.load(Ordering::SeqCst), 1);
     task.abort();
 }

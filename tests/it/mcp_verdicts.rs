@@ -60,6 +60,11 @@ fn config(faults: &[&str]) -> McpReferenceConfig {
 
 /// Runs the suite against a reference server with `config` on 127.0.0.1.
 async fn run(config: McpReferenceConfig) -> Run {
+    run_within(config, Duration::from_secs(60)).await
+}
+
+/// [`run`], for a run that may take up to `limit`.
+async fn run_within(config: McpReferenceConfig, limit: Duration) -> Run {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind 127.0.0.1");
@@ -74,7 +79,7 @@ async fn run(config: McpReferenceConfig) -> Run {
     let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
     let mut reporter = Reporter::new(tx);
     let verdict = tokio::time::timeout(
-        Duration::from_secs(60),
+        limit,
         mcp::run_with(
             &Endpoint::Http(url),
             &ctx,
@@ -83,7 +88,7 @@ async fn run(config: McpReferenceConfig) -> Run {
         ),
     )
     .await
-    .expect("run finishes within 60 s")
+    .unwrap_or_else(|_| panic!("run finishes within {limit:?}"))
     .expect("run gives a verdict");
     let findings = reporter.findings().to_vec();
     drop(reporter);
@@ -307,4 +312,52 @@ async fn header_probes_use_a_real_read_only_tool() {
         assert!(f.message.contains("real tool"), "{id}: {}", f.message);
     }
     assert_eq!(run.grade(), "strict", "{}", run.table());
+}
+
+/// The rules that watch an answer for a while (a GET or DELETE read until its
+/// first event or the end of a window), and whose faults send what they watch
+/// for: the legacy `endpoint` event beside the endpoint (DEP-004), an event
+/// stream on GET (STL-005), a 200 to DELETE (STL-006).
+const WATCHING: [&str; 3] = ["MCP-STL-005", "MCP-STL-006", "MCP-DEP-004"];
+
+#[tokio::test]
+async fn a_slow_server_gets_the_verdicts_of_a_fast_one() {
+    // Every answer 600 ms late, and each fault's first event 600 ms after its
+    // headers: later than the shortest watch window, so a window that did
+    // not grow with the server's round-trip times would miss the `endpoint`
+    // event and pass MCP-DEP-004 on a server that serves the legacy transport.
+    // Tools only: fewer requests, so a shorter test, and the same watches.
+    let slow = Duration::from_millis(600);
+    let limit = Duration::from_secs(300);
+    let (correct, broken, correct_fast, broken_fast) = tokio::join!(
+        run_within(config(&[]).tools_only().with_latency(slow), limit),
+        run_within(config(&WATCHING).tools_only().with_latency(slow), limit),
+        run(config(&[]).tools_only()),
+        run(config(&WATCHING).tools_only()),
+    );
+    for id in WATCHING {
+        let f = correct.finding(id);
+        assert_eq!(f.outcome, Outcome::Pass, "{id}: {}", f.message);
+        let f = broken.finding(id);
+        assert_eq!(f.outcome, Outcome::Warn, "{id}: {}", f.message);
+    }
+    assert!(
+        broken.finding("MCP-DEP-004").message.contains("`endpoint`"),
+        "{}",
+        broken.table()
+    );
+    assert_eq!(
+        correct.outcomes(),
+        correct_fast.outcomes(),
+        "\n{}\n---\n{}",
+        correct.table(),
+        correct_fast.table()
+    );
+    assert_eq!(
+        broken.outcomes(),
+        broken_fast.outcomes(),
+        "\n{}\n---\n{}",
+        broken.table(),
+        broken_fast.table()
+    );
 }

@@ -5,13 +5,12 @@
 //! versions, the deprecated HTTP+SSE transport) whose faults the DEP rules check.
 
 use super::methods::server_info;
-use super::protocol::{Out, rpc_error, sse_response};
+use super::protocol::{Out, late_body, rpc_error, sse_response};
 use super::{Allowed, Inner, MAX_TRACKED, ReferenceEra, Shared};
 use crate::suite::mcp::dep;
 use crate::suite::mcp::wire::{
     H_METHOD, H_PROTOCOL_VERSION, H_SESSION_ID, LEGACY_VERSION, LEGACY_VERSIONS, code,
 };
-use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -25,9 +24,10 @@ pub(super) async fn handle_legacy_sse(State(state): State<Shared>) -> Response {
     let session = format!("{:016x}", rand::random::<u64>());
     sse_response(
         &state,
-        Body::from(format!(
-            "event: endpoint\ndata: /messages?sessionId={session}\n\n"
-        )),
+        late_body(
+            &state,
+            format!("event: endpoint\ndata: /messages?sessionId={session}\n\n"),
+        ),
     )
 }
 

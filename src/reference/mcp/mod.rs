@@ -11,7 +11,8 @@
 //! and the 2026-07-28 error codes. `/server.json` is its registry entry.
 //!
 //! It can also play a dual-era or a legacy-only (2025-11-25) server, for the
-//! era detection of the suite ([`ReferenceEra`]).
+//! era detection of the suite ([`ReferenceEra`]), and a slow one
+//! (`--latency-ms`, [`McpReferenceConfig::with_latency`]).
 //!
 //! This file holds the configuration (fault switches, era, allowed
 //! behaviours), the state shared by every request, the router and the
@@ -104,6 +105,9 @@ pub struct McpReferenceConfig {
     auth: Option<Arc<[u8; 32]>>,
     /// Whether the server is reached over HTTPS (the scheme of its own URLs).
     tls: bool,
+    /// Delay before every answer, and between the headers and the first
+    /// event of the streams a fault opens (see [`Self::with_latency`]).
+    latency: Duration,
 }
 
 /// The rules whose fault the reference server can switch on.
@@ -214,6 +218,7 @@ impl McpReferenceConfig {
             requests: Arc::new(AtomicUsize::new(0)),
             auth: None,
             tls: false,
+            latency: Duration::ZERO,
         })
     }
 
@@ -257,6 +262,16 @@ impl McpReferenceConfig {
     /// The same server with a behaviour the spec allows (see [`Allowed`]).
     pub fn allowing(mut self, behaviour: Allowed) -> Self {
         self.allowed.insert(behaviour);
+        self
+    }
+
+    /// A slow server: every answer comes `latency` late, and the first
+    /// event of the streams its faults open (the legacy transport's
+    /// `endpoint` event, the GET stream's first frame) another `latency`
+    /// after the headers, so that a client watching those streams for less
+    /// than that misses what a fault sends.
+    pub fn with_latency(mut self, latency: Duration) -> Self {
+        self.latency = latency;
         self
     }
 
@@ -391,6 +406,7 @@ impl Inner {
 
 fn router(state: Shared) -> Router {
     let requests = state.config.requests.clone();
+    let latency = state.config.latency;
     Router::new()
         .route(
             "/mcp",
@@ -416,7 +432,12 @@ fn router(state: Shared) -> Router {
         .layer(axum::middleware::from_fn(
             move |req: axum::extract::Request, next: axum::middleware::Next| {
                 requests.fetch_add(1, Ordering::Relaxed);
-                next.run(req)
+                async move {
+                    if !latency.is_zero() {
+                        tokio::time::sleep(latency).await;
+                    }
+                    next.run(req).await
+                }
             },
         ))
         .with_state(state)
@@ -512,6 +533,11 @@ pub struct McpReferenceArgs {
     /// With `--break MCP-SEC-002` the certificate is expired.
     #[arg(long)]
     pub tls: bool,
+    /// Delay every answer by this many milliseconds, and the first event of
+    /// a fault's stream (the legacy `endpoint` event, the GET stream's first
+    /// frame) by as much again after its headers.
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u64,
 }
 
 pub async fn run_mcp_reference(args: McpReferenceArgs) -> anyhow::Result<()> {
@@ -520,6 +546,7 @@ pub async fn run_mcp_reference(args: McpReferenceArgs) -> anyhow::Result<()> {
     if args.auth {
         config = config.with_auth();
     }
+    config = config.with_latency(Duration::from_millis(args.latency_ms));
     let listener = tokio::net::TcpListener::bind((args.bind.as_str(), args.port)).await?;
     let addr = listener.local_addr()?;
     let scheme = if args.tls { "https" } else { "http" };

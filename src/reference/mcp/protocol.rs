@@ -176,6 +176,19 @@ fn respond(state: &Inner, out: Out) -> Response {
     resp
 }
 
+/// A stream body whose text comes only once the configured latency has
+/// passed after the headers (at once without latency).
+pub(super) fn late_body(state: &Inner, text: String) -> Body {
+    let latency = state.config.latency;
+    if latency.is_zero() {
+        return Body::from(text);
+    }
+    Body::from_stream(futures::stream::once(async move {
+        tokio::time::sleep(latency).await;
+        Ok::<_, std::convert::Infallible>(text)
+    }))
+}
+
 pub(super) fn sse_response(state: &Inner, body: Body) -> Response {
     let mut resp = Response::new(body);
     let h = resp.headers_mut();
@@ -210,7 +223,7 @@ pub(super) async fn handle_get(State(state): State<Shared>, headers: HeaderMap) 
     }
     if state.breaks(&stl::GET_405) {
         // The 2025-11-25 standalone stream: open, a comment, then closed.
-        return sse_response(&state, Body::from(":stream\n\n"));
+        return sse_response(&state, late_body(&state, ":stream\n\n".to_owned()));
     }
     method_not_allowed()
 }

@@ -10,10 +10,8 @@ use super::rule::{DISCOVER_ID, Keyword, McpRule, spec};
 use super::session::{Judgement, Session};
 use super::wire::{self, LEGACY_VERSIONS, PROTOCOL_VERSION};
 use crate::suite::Outcome;
-use crate::transport::HttpRequest;
 use futures::FutureExt;
 use serde_json::{Value, json};
-use std::time::Duration;
 
 pub(crate) const NO_PING: McpRule = McpRule::new(
     "MCP-DEP-001",
@@ -67,7 +65,12 @@ pub(crate) const NO_LEGACY_SSE: McpRule = McpRule::new(
 )
 .says("the 2024-11-05 HTTP+SSE transport is deprecated")
 .requires(&[])
-.on_legacy();
+.on_legacy()
+.watches(|s| {
+    for url in legacy_sse_urls(&s.url) {
+        s.start_watch(http::Method::GET, &url);
+    }
+});
 
 pub(crate) const NO_DEPRECATED_CAPABILITIES: McpRule = McpRule::new(
     "MCP-DEP-005",
@@ -209,24 +212,25 @@ async fn no_subscribe(s: &mut Session) -> Judgement {
     .await
 }
 
-/// How long a GET is watched for the legacy `endpoint` event.
-const SSE_WINDOW: Duration = Duration::from_secs(2);
-
-async fn no_legacy_sse(s: &mut Session) -> Judgement {
-    // The 2024-11-05 transport serves its SSE stream at the MCP URL or, as the
-    // spec suggests for servers keeping both, beside it; `sse` is the usual name.
-    let mut urls = vec![s.url.clone()];
-    if let Ok(sibling) = s.url.join("sse")
-        && sibling != s.url
+/// Where a legacy HTTP+SSE stream may be served. The 2024-11-05 transport
+/// serves its SSE stream at the MCP URL or, as the spec suggests for servers
+/// keeping both, beside it; `sse` is the usual name.
+fn legacy_sse_urls(url: &url::Url) -> Vec<url::Url> {
+    let mut urls = vec![url.clone()];
+    if let Ok(sibling) = url.join("sse")
+        && sibling != *url
     {
         urls.push(sibling);
     }
+    urls
+}
+
+async fn no_legacy_sse(s: &mut Session) -> Judgement {
     let mut looked = Vec::new();
-    for url in urls {
-        let req = HttpRequest::get(url.clone())
-            .header("accept", "text/event-stream")
-            .timeout(s.client.timeout());
-        let reply = s.client.bare(req, SSE_WINDOW).await;
+    for url in legacy_sse_urls(&s.url) {
+        // Each GET is a watch, read as far as its first event or for a
+        // window derived from the run's round-trip times.
+        let reply = s.watch(http::Method::GET, &url).await;
         let endpoint = reply
             .first_event
             .as_ref()

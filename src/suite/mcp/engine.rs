@@ -215,6 +215,7 @@ pub(crate) async fn run(
         legacy: None,
         registry: None,
         auth: None,
+        watches: Default::default(),
     };
 
     let ordered = catalogue()
@@ -236,6 +237,19 @@ pub(crate) async fn run(
             let finding = judge(first, &mut session, &judged, ctx).await;
             judged.insert(first.rule.id, (finding.outcome, finding.message.clone()));
             early.insert(first.rule.id, finding);
+        }
+    }
+    // Watches read an answer for a while (a whole window, when the server
+    // rightly opens a stream and sends nothing on it): they start now, for
+    // every rule already known to be judged, and run while the other rules
+    // are, so their windows overlap each other and the rest of the run. A
+    // rule whose requirements are not judged yet starts its own when judged.
+    for rule in catalogue() {
+        if let Some(start) = rule.watches
+            && rule.requires.iter().all(|id| judged.contains_key(id))
+            && precondition(rule, &session, &judged).is_none()
+        {
+            start(&session);
         }
     }
     for rule in ordered {

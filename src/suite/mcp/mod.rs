@@ -118,6 +118,12 @@ mod tests {
                 "MCP-SEC-002",
             ]
         );
+        let watching: Vec<&str> = catalogue()
+            .iter()
+            .filter(|r| r.watches.is_some())
+            .map(|r| r.rule.id)
+            .collect();
+        assert_eq!(watching, ["MCP-STL-005", "MCP-STL-006", "MCP-DEP-004"]);
     }
 
     #[test]

@@ -58,6 +58,9 @@ pub(crate) enum Phase {
 /// A rule's check: reads the session's probes, sends its own, and judges.
 pub(crate) type Check = for<'a> fn(&'a mut Session) -> BoxFuture<'a, Judgement>;
 
+/// Starts the watches a rule's check awaits (see [`Session::watch`]).
+pub(crate) type StartWatches = fn(&Session);
+
 /// One rule: data and its check.
 #[derive(Clone, Copy)]
 pub struct McpRule {
@@ -86,6 +89,11 @@ pub struct McpRule {
     /// connection may carry first), on the endpoint's URL and certificate, or
     /// on dedicated connections whose every request protocheck orders itself.
     pub(crate) pool_independent: bool,
+    /// The rule's check awaits watches (a GET or DELETE read for a window):
+    /// this starts them. The engine calls it as soon as the rule is known
+    /// to be judged, so that the watches run while other rules are; a check
+    /// whose watches were not started early starts them itself.
+    pub(crate) watches: Option<StartWatches>,
     /// The requirement the rule enforces, as the spec states it at
     /// `rule.spec_ref` (the rule's title unless set with [`McpRule::says`]):
     /// every fail, warn and info finding cites it with that link.
@@ -141,6 +149,7 @@ impl McpRule {
             judges_tls: false,
             finds_connection_state: false,
             pool_independent: false,
+            watches: None,
             sentence: title,
             check,
         }
@@ -188,6 +197,12 @@ impl McpRule {
     /// The rule is judged whichever pooled connection carries its probes.
     pub(crate) const fn pool_independent(mut self) -> Self {
         self.pool_independent = true;
+        self
+    }
+
+    /// The rule's check awaits the watches `start` starts.
+    pub(crate) const fn watches(mut self, start: StartWatches) -> Self {
+        self.watches = Some(start);
         self
     }
 

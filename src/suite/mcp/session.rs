@@ -3,7 +3,7 @@
 //! check gives. It knows the surveys, never a rule file.
 
 use super::aut_survey::AuthSurvey;
-use super::client::{McpClient, Probe, Reply};
+use super::client::{BareReply, McpClient, Probe, Reply, Watches};
 use super::era::{Era, LegacySession};
 use super::reg_survey::{RegistryDoc, RegistryError};
 use super::survey::{self, Survey, unknown_name};
@@ -101,9 +101,25 @@ pub struct Session {
     pub(crate) registry: Option<Result<RegistryDoc, RegistryError>>,
     /// What the authorization probes found (AUT rules), once taken.
     pub(crate) auth: Option<AuthSurvey>,
+    /// The watches of the run, started early by the engine or by the check
+    /// that awaits them.
+    pub(crate) watches: Watches,
 }
 
 impl Session {
+    /// Starts watching the answer to `method` on `url` in the background,
+    /// unless that watch was started already.
+    pub(crate) fn start_watch(&self, method: http::Method, url: &Url) {
+        drop(self.watches.start(&self.client, method, url));
+    }
+
+    /// The answer to `method` on `url`, read as far as its first event or
+    /// the end of a window derived from the run's round-trip times: the
+    /// watch started earlier, or one started now.
+    pub(crate) async fn watch(&self, method: http::Method, url: &Url) -> BareReply {
+        self.watches.start(&self.client, method, url).await
+    }
+
     pub(crate) fn discover_result(&self) -> Option<&Value> {
         self.discover.result()
     }

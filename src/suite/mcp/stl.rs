@@ -7,12 +7,10 @@ use super::rule::{DISCOVER_ID, Keyword, McpRule, spec};
 use super::session::{Judgement, Session};
 use super::wire::{self, H_LAST_EVENT_ID, H_SESSION_ID};
 use crate::suite::Outcome;
-use crate::transport::HttpRequest;
 use crate::transport::raw::RawConnection;
 use futures::FutureExt;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
-use std::time::Duration;
 
 pub(crate) const NO_SESSION_ID: McpRule = McpRule::new(
     "MCP-STL-001",
@@ -73,7 +71,8 @@ pub(crate) const GET_405: McpRule = McpRule::new(
 )
 .says("a server that supports only 2026-07-28 SHOULD answer GET on the MCP endpoint with 405 Method Not Allowed")
 .requires(&[])
-.modern_only();
+.modern_only()
+.watches(|s| s.start_watch(http::Method::GET, &s.url));
 
 pub(crate) const DELETE_405: McpRule = McpRule::new(
     "MCP-STL-006",
@@ -86,7 +85,8 @@ pub(crate) const DELETE_405: McpRule = McpRule::new(
 )
 .says("a server that supports only 2026-07-28 SHOULD answer DELETE on the MCP endpoint with 405 Method Not Allowed")
 .requires(&[])
-.modern_only();
+.modern_only()
+.watches(|s| s.start_watch(http::Method::DELETE, &s.url));
 
 pub(crate) const LAST_EVENT_ID: McpRule = McpRule::new(
     "MCP-STL-007",
@@ -137,9 +137,6 @@ pub(crate) const RULES: &[McpRule] = &[
 fn bogus_session() -> String {
     format!("protocheck-session-{:016x}", rand::random::<u64>())
 }
-
-/// How long GET and DELETE answers are read.
-const BARE_WINDOW: Duration = Duration::from_secs(2);
 
 fn session_header(exchange: &crate::suite::Exchange) -> Option<String> {
     exchange
@@ -368,22 +365,16 @@ async fn no_connection_state(s: &mut Session) -> Judgement {
     ))
 }
 
-fn bare(s: &Session, method: http::Method) -> HttpRequest {
-    HttpRequest {
-        method,
-        ..HttpRequest::get(s.url.clone())
-    }
-    .header("accept", "text/event-stream")
-    .timeout(s.client.timeout())
-}
-
 /// STL-005/006/007 are modern-only (streamable-http, "Earlier Streamable HTTP
 /// Revisions": the 405 and resumption SHOULDs are written for servers that
 /// support only 2026-07-28; a dual-era server keeps the 2025-11-25 GET stream,
 /// DELETE and resumption for its legacy clients). The engine skips them for
 /// dual-era servers ([`McpRule::modern_only`]).
 async fn method_405(s: &mut Session, method: http::Method) -> Judgement {
-    let reply = s.client.bare(bare(s, method.clone()), BARE_WINDOW).await;
+    // The answer is a watch (read as far as its first event, or for a window
+    // derived from the run's round-trip times): the GET one is shared with
+    // MCP-DEP-004, which asks the same request whether a legacy stream opens.
+    let reply = s.watch(method.clone(), &s.url).await;
     match reply.status {
         Some(405) => Judgement::pass(format!("{method} on the MCP endpoint answered 405")),
         Some(status) => Judgement::fail(format!(

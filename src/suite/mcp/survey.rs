@@ -20,7 +20,10 @@ const MAX_READS: usize = 5;
 const MAX_TOOL_CALLS: usize = 8;
 /// MRTR rounds before giving up on a tool.
 const MAX_ROUNDS: usize = 3;
-/// How long a `subscriptions/listen` stream is watched.
+/// The longest a `subscriptions/listen` stream is watched for its
+/// acknowledgement: the fixed window protocheck used before it derived the
+/// window from the run's round-trip times ([`McpClient::adaptive_window`]),
+/// so that a slow target loses no time it had.
 pub const LISTEN_WINDOW: Duration = Duration::from_millis(1500);
 /// How deep placeholder arguments are built into nested objects.
 const MAX_ARG_DEPTH: usize = 6;

@@ -8,7 +8,12 @@
 # `protocheck check URL --suite mcp --format json` RUNS times (default 5)
 # one after another, and prints the grade, the failing and warning rules and
 # the median wall time. Then, when the official conformance CLI is installed,
-# runs it once per RUNS on the SDK server (stateless, JSON) for comparison.
+# runs it once per RUNS on the SDK server (stateless, JSON) for comparison, and
+# says how many times faster protocheck's median was on that server when the
+# panel included it. The timings of a full check against the official Python
+# SDK, stateless and stateful, beside the CLI's:
+#
+#   tests/interop/mcp/bench.sh 5 sdk-stateless-json sdk-stateful
 #
 # The binary is $PROTOCHECK_BIN, else the release build under
 # $CARGO_TARGET_DIR (or target/), else the debug build; the script says which.
@@ -89,8 +94,9 @@ now() { date +%s.%N; }
 
 echo "protocheck: $bin ($kind build), $runs runs per server, $(nproc) cores"
 echo
-echo "| server | grade | fail | warn | median wall time (s) |"
-echo "|---|---|---|---|---|"
+echo "| server | grade | fail | warn | median wall time (s) | min–max (s) |"
+echo "|---|---|---|---|---|---|"
+sdk_median=""
 for name in "$@"; do
   start "$name"
   times=()
@@ -107,7 +113,10 @@ d = json.load(sys.stdin)
 by = lambda o: ", ".join(sorted(f["rule_id"] for f in d["findings"] if f["outcome"] == o)) or "—"
 print("%s | %s | %s" % (d["verdict"]["grade"], by("fail"), by("warn")))')"
   med="$(printf '%s\n' "${times[@]}" | median)"
-  printf '| %s | %s | %.2f |\n' "$name" "$summary" "$med"
+  lo="$(printf '%s\n' "${times[@]}" | sort -n | head -n 1)"
+  hi="$(printf '%s\n' "${times[@]}" | sort -n | tail -n 1)"
+  printf '| %s | %s | %.3f | %.3f–%.3f |\n' "$name" "$summary" "$med" "$lo" "$hi"
+  if [ "$name" = sdk-stateless-json ]; then sdk_median="$med"; fi
   cleanup; pid=""; out=""
 done
 
@@ -125,6 +134,9 @@ if [ -x "$conformance" ] && [ -x "$node" ]; then
   done
   med="$(printf '%s\n' "${times[@]}" | median)"
   echo "conformance $("$node" "$conformance" --version 2>/dev/null || echo '?') --spec-version 2026-07-28 on sdk-stateless-json: ${line:-no summary line}; median wall time $(printf '%.2f' "$med") s"
+  if [ -n "$sdk_median" ]; then
+    echo "protocheck on sdk-stateless-json: median $(printf '%.3f' "$sdk_median") s, $(echo "$med / $sdk_median" | bc -l | xargs printf '%.1f')× faster than the conformance CLI"
+  fi
   cleanup; pid=""; out=""
 else
   echo

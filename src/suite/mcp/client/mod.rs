@@ -7,20 +7,25 @@
 //! [`Seen`] records, which the run-wide rules (RES, ERR, DSC-005) judge.
 //!
 //! The client itself lives here; `probe` builds requests, `reply` holds
-//! what comes back, `streaming` sends over the pooled HTTP client and
-//! `dedicated` over one HTTP/1.1 connection of a rule's own.
+//! what comes back, `streaming` sends over the pooled HTTP client,
+//! `dedicated` over one HTTP/1.1 connection of a rule's own, and `watch`
+//! watches a GET or DELETE answer in the background, for as long as the
+//! run's round-trip times say an event could still come.
 
 mod dedicated;
 mod probe;
 mod reply;
 mod streaming;
+mod watch;
 
 pub use dedicated::Spelling;
 pub use probe::{Intent, Invalidity, MODERN_METHODS, Probe};
 pub use reply::{BareReply, Reply, Seen, clip, some};
 pub use streaming::STREAM_END_GRACE;
+pub use watch::Watches;
 
 use crate::suite::BearerToken;
+use crate::suite::rtt::RttRecord;
 use crate::transport::{HttpClient, HttpRequest, TransportError};
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -54,6 +59,9 @@ pub struct McpClient {
     /// A value unique to this run, sent in [`CANARY_HEADER`] on every request so
     /// that MCP-SEC-003 can look for it in every reply.
     canary: Arc<str>,
+    /// How long the run's exchanges took: every watch and grace period of
+    /// the run is derived from it (see [`watch`]).
+    rtt: RttRecord,
 }
 
 /// The header that carries the run's canary value: an ordinary, non-credential
@@ -72,6 +80,7 @@ impl McpClient {
             open_stream_seen: Arc::new(AtomicBool::new(false)),
             bearer: None,
             canary: format!("pc-canary-{:016x}", rand::random::<u64>()).into(),
+            rtt: RttRecord::default(),
         }
     }
 

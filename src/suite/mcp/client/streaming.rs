@@ -2,21 +2,23 @@
 //! as JSON or as an SSE stream within bounds and logged for the run-wide rules
 //! when the probe was valid, and the bare GET or DELETE on the endpoint.
 
-use super::{BareReply, McpClient, Probe, Reply, Seen, clip};
+use super::{McpClient, Probe, Reply, Seen, clip};
 use crate::suite::mcp::wire;
 use crate::suite::{Exchange, ResponseRecord};
 use crate::transport::sse::{SseReader, is_event_stream};
-use crate::transport::{HttpRequest, TransportError, excerpt, redact_headers};
+use crate::transport::{TransportError, excerpt, redact_headers};
 use bytes::BytesMut;
 use futures::StreamExt;
 use serde_json::Value;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-/// How long the client waits after a final response on an SSE stream for the
-/// stream to end. The spec says the final response SHOULD terminate the stream
-/// (streamable-http, "Receiving Messages"); a short grace avoids waiting on a
-/// server that keeps it open.
+/// The longest the client waits after a final response on an SSE stream for
+/// the stream to end. The spec says the final response SHOULD terminate the
+/// stream (streamable-http, "Receiving Messages"); a short grace avoids
+/// waiting on a server that keeps it open. The grace is derived from the
+/// run's round-trip times ([`McpClient::adaptive_window`]) up to this, the
+/// fixed grace protocheck used before, so a slow target loses no time it had.
 pub const STREAM_END_GRACE: Duration = Duration::from_millis(1500);
 /// Most replies kept for the run-wide rules.
 const MAX_SEEN: usize = 600;
@@ -30,12 +32,14 @@ impl McpClient {
     }
 
     /// Sends a long-lived request (`subscriptions/listen`) and reads its stream
-    /// for at most `window`, then closes it (closing is the cancellation).
-    pub async fn listen(&self, probe: &Probe, window: Duration) -> Reply {
-        self.send_inner(probe, true, Some(window)).await
+    /// until its first notification, or for a window derived from the run's
+    /// round-trip times of at most `ceiling`, then closes it (closing is the
+    /// cancellation).
+    pub async fn listen(&self, probe: &Probe, ceiling: Duration) -> Reply {
+        self.send_inner(probe, true, Some(ceiling)).await
     }
 
-    async fn send_inner(&self, probe: &Probe, listen: bool, window: Option<Duration>) -> Reply {
+    async fn send_inner(&self, probe: &Probe, listen: bool, ceiling: Option<Duration>) -> Reply {
         // A closed semaphore cannot happen (it is never closed); go on unlimited if it did.
         let _permit = self.permits.acquire().await.ok();
         let req = self.http_request(probe);
@@ -88,9 +92,14 @@ impl McpClient {
             },
         };
         let (shown_body, truncated) = if sse {
-            self.read_sse(resp, probe, listen, window, &mut reply).await
+            self.read_sse(resp, probe, (listen, ceiling), started, &mut reply)
+                .await
         } else {
-            self.read_json(resp, &mut reply).await
+            let read = self.read_json(resp, &mut reply).await;
+            if reply.transport_error.is_none() {
+                self.rtt.record(started.elapsed());
+            }
+            read
         };
         reply.exchange.response = Some(ResponseRecord {
             status: Some(status),
@@ -171,15 +180,16 @@ impl McpClient {
         excerpt(&body, self.http.limits().evidence_bytes)
     }
 
-    /// Reads an SSE response: frames until the one answering the probe's id,
-    /// then waits briefly for the stream to end. A listen stream is read for
-    /// its window and then closed.
+    /// Reads an SSE response: frames until the one answering the probe's id
+    /// (its arrival, counted from `started`, is a round-trip time), then
+    /// waits briefly for the stream to end. A listen stream is read for a
+    /// window of at most its ceiling and then closed.
     async fn read_sse(
         &self,
         resp: crate::transport::StreamingResponse,
         probe: &Probe,
-        listen: bool,
-        window: Option<Duration>,
+        (listen, ceiling): (bool, Option<Duration>),
+        started: Instant,
         reply: &mut Reply,
     ) -> (String, bool) {
         let limits = self.http.limits();
@@ -187,7 +197,7 @@ impl McpClient {
         let mut shown = String::new();
         let mut reader = SseReader::new(resp, limits);
         let id = probe.id().cloned();
-        let budget = window.unwrap_or(self.timeout);
+        let budget = ceiling.map_or(self.timeout, |c| self.adaptive_window(c));
         let deadline = tokio::time::Instant::now() + budget;
         let mut frames = 0usize;
         loop {
@@ -249,11 +259,13 @@ impl McpClient {
                     .is_none_or(|v| v.is_null() || id.is_none() || Some(v) == id.as_ref())
             {
                 reply.message = Some(frame);
+                self.rtt.record(started.elapsed());
                 if listen || self.open_stream_seen.load(Ordering::Relaxed) {
                     break;
                 }
                 // The final response SHOULD terminate the stream: give it a moment.
-                match tokio::time::timeout(STREAM_END_GRACE, reader.next_event()).await {
+                let grace = self.adaptive_window(STREAM_END_GRACE);
+                match tokio::time::timeout(grace, reader.next_event()).await {
                     Ok(Ok(None)) => reply.terminated = Some(true),
                     Ok(Ok(Some(extra))) => {
                         reply.terminated = Some(false);
@@ -277,74 +289,5 @@ impl McpClient {
         let truncated = shown.len() > evidence_bytes;
         let (text, cut) = excerpt(shown.as_bytes(), evidence_bytes);
         (text, cut || truncated)
-    }
-
-    /// Sends a GET or DELETE to the endpoint (STL-005/006, DEP-004); the body is
-    /// read only as far as the first event or `window`.
-    pub async fn bare(&self, req: HttpRequest, window: Duration) -> BareReply {
-        let _permit = self.permits.acquire().await.ok();
-        let req = self.authorize(req);
-        let evidence_bytes = self.http.limits().evidence_bytes;
-        let record = req.record(evidence_bytes);
-        let started = Instant::now();
-        let resp = match self.http.send_streaming(&req).await {
-            Ok(resp) => resp,
-            Err(err) => {
-                return BareReply {
-                    status: None,
-                    first_event: None,
-                    sse: false,
-                    exchange: Exchange {
-                        request: record,
-                        response: None,
-                        error: Some(err.to_string()),
-                    },
-                };
-            }
-        };
-        let status = resp.status;
-        let sse = is_event_stream(&resp.headers);
-        let headers = redact_headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
-        let mut first_event = None;
-        let mut shown = String::new();
-        if sse {
-            let mut reader = SseReader::new(resp, self.http.limits());
-            if let Ok(Ok(Some(event))) = tokio::time::timeout(window, reader.next_event()).await {
-                shown = format!(
-                    "event: {}\ndata: {}\n\n",
-                    event.event.as_deref().unwrap_or("message"),
-                    event.data
-                );
-                first_event = Some(event);
-            }
-        } else {
-            let mut body = resp.body;
-            let mut bytes = BytesMut::new();
-            let deadline = tokio::time::Instant::now() + window;
-            while bytes.len() < evidence_bytes {
-                match tokio::time::timeout_at(deadline, body.next()).await {
-                    Ok(Some(Ok(chunk))) => bytes.extend_from_slice(&chunk),
-                    _ => break,
-                }
-            }
-            shown = excerpt(&bytes, evidence_bytes).0;
-        }
-        let (body, truncated) = excerpt(shown.as_bytes(), evidence_bytes);
-        BareReply {
-            status: Some(status),
-            first_event,
-            sse,
-            exchange: Exchange {
-                request: record,
-                response: Some(ResponseRecord {
-                    status: Some(status),
-                    headers,
-                    body,
-                    truncated,
-                    elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-                }),
-                error: None,
-            },
-        }
     }
 }
