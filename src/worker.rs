@@ -42,9 +42,11 @@ const FINDINGS_BUFFER: usize = 64;
 /// First wait between tries to reach a database that stopped answering; doubled
 /// per try up to [`DB_RETRY_CAP`].
 const DB_RETRY_BASE: Duration = Duration::from_millis(100);
-/// Longest wait between tries to reach the database: also the longest a run
-/// waits, once the database is back, before its worker takes it back.
-const DB_RETRY_CAP: Duration = Duration::from_secs(1);
+/// Longest wait between tries to reach the database: also about the longest a
+/// run waits, once the database is back, before its worker takes it back. A
+/// try costs one connection attempt, so a short wait costs a database that is
+/// down nothing it would notice.
+const DB_RETRY_CAP: Duration = Duration::from_millis(250);
 
 /// Worker settings.
 #[derive(Debug, Clone)]
@@ -589,7 +591,20 @@ impl Worker {
             }
             true
         };
-        let work = async { tokio::join!(engine, sink) };
+        // A sink that gave up ends the attempt at once: the engine would
+        // otherwise probe the target to the end for findings nobody stores.
+        let work = async {
+            tokio::pin!(engine);
+            tokio::pin!(sink);
+            tokio::select! {
+                verdict = &mut engine => (verdict, sink.await),
+                sink_ok = &mut sink => if sink_ok {
+                    (engine.await, true)
+                } else {
+                    (Err(suite::EngineError::Aborted), false)
+                },
+            }
+        };
         tokio::pin!(work);
         let lease = self.keep_lease(run);
         tokio::pin!(lease);
