@@ -48,6 +48,9 @@ pub struct WorkerArgs {
     /// The key that signs each verdict as it is stored.
     #[command(flatten)]
     pub attest: AttestArgs,
+    /// What protocheck sends one target host.
+    #[command(flatten)]
+    pub host_limits: HostLimitArgs,
     /// The public base URL of report links in webhooks (the same variable as
     /// `serve`'s `--public-url`). Without it, `serve` uses `http://` and its bind
     /// address, and `worker` sends paths.
@@ -72,6 +75,27 @@ impl WorkerArgs {
             AddressPolicy::PublicOnly
         }
     }
+}
+
+/// What protocheck sends one target host, whoever submits: protocheck must not
+/// be usable to flood a third party. The host is the target URL's host without
+/// its port. 0 turns a limit off. `serve` checks the hourly and `force` limits
+/// when a run is submitted (429 with `Retry-After` beyond them); every worker
+/// applies the concurrency and the gap when it claims a run.
+#[derive(Debug, Clone, Args)]
+pub struct HostLimitArgs {
+    /// Runs of one host running at once, across all workers.
+    #[arg(long, env = "PROTOCHECK_HOST_CONCURRENCY", default_value_t = 1)]
+    pub host_concurrency: u32,
+    /// Seconds between the end of a run on a host and the start of the next there.
+    #[arg(long, env = "PROTOCHECK_HOST_GAP_SECS", default_value_t = 10)]
+    pub host_gap_secs: u64,
+    /// New runs of one host per rolling hour.
+    #[arg(long, env = "PROTOCHECK_HOST_RUNS_PER_HOUR", default_value_t = 20)]
+    pub host_runs_per_hour: u32,
+    /// A target is re-run with `force` at most once per this many seconds.
+    #[arg(long, env = "PROTOCHECK_FORCE_EVERY_SECS", default_value_t = 300)]
+    pub force_every_secs: u64,
 }
 
 /// The web service.

@@ -7,7 +7,7 @@ use protocheck::events::RunEvents;
 use protocheck::metrics::Metrics;
 use protocheck::report::{self, Report};
 use protocheck::store::{self, Backend};
-use protocheck::submit::Queue;
+use protocheck::submit::{HostQuota, Queue};
 use protocheck::suite::{self, Endpoint, RunContext, RunOptions, SuiteChoice};
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
 use protocheck::web::{self, AppState};
@@ -287,7 +287,8 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
     let wake = Arc::new(Notify::new());
     let events = RunEvents::new();
     let metrics = Metrics::new();
-    let queue = Queue::new(store.clone(), wake.clone(), workers.max_attempts);
+    let queue = Queue::new(store.clone(), wake.clone(), workers.max_attempts)
+        .with_host_quota(HostQuota::from_args(&workers.host_limits));
     let policy = workers.address_policy(Some(web_args.bind));
     let attestor =
         protocheck::attest::start(&workers.attest, &db.database_url, store.as_ref()).await?;

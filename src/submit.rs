@@ -1,12 +1,13 @@
 //! Submitting runs: validation, freshness, dedup and idempotency, over the
 //! store's primitives. The web API, the web form and the CLI all submit here.
 
-use crate::store::{IdempotencyRecord, Inserted, NewRun, Run, Store, StoreError};
+use crate::store::{IdempotencyRecord, Inserted, NewRun, Run, RunOrigin, Store, StoreError};
 use crate::suite::{BearerToken, RunOptions, SuiteChoice};
 use crate::target::{CanonicalUrl, UrlError};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::Notify;
 use url::Url;
 use uuid::Uuid;
@@ -191,8 +192,48 @@ pub enum SubmitError {
         "the Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY_BYTES} visible ASCII characters"
     )]
     IdempotencyKey,
+    /// The target's host or the target itself has had as many runs as
+    /// protocheck sends it (see [`HostQuota`]).
+    #[error("{detail}")]
+    TargetLimited { detail: String, retry_after_s: u64 },
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// What protocheck sends one target host, whoever submits: protocheck must not
+/// be usable to flood a third party. Zero turns a limit off. The concurrency
+/// and the gap between runs of a host are the claim's (see
+/// [`crate::store::HostLimits`]); these are checked at submission.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HostQuota {
+    /// New runs of one host per rolling hour.
+    pub runs_per_hour: u32,
+    /// A forced run of a target is refused until this long after the last one.
+    pub force_every: Duration,
+}
+
+impl HostQuota {
+    /// No limit: what [`Queue::new`] starts with.
+    pub const NONE: Self = Self {
+        runs_per_hour: 0,
+        force_every: Duration::ZERO,
+    };
+
+    pub fn from_args(args: &crate::config::HostLimitArgs) -> Self {
+        Self {
+            runs_per_hour: args.host_runs_per_hour,
+            force_every: Duration::from_secs(args.force_every_secs),
+        }
+    }
+}
+
+/// The window of [`HostQuota::runs_per_hour`].
+const HOUR_MS: i64 = 3_600_000;
+
+/// Whole seconds from `now_ms` until `at_ms`, at least one.
+fn secs_until(at_ms: i64, now_ms: i64) -> u64 {
+    let ms = u64::try_from(at_ms.saturating_sub(now_ms)).unwrap_or(0);
+    ms.div_ceil(1000).max(1)
 }
 
 /// The submit side of the queue.
@@ -202,6 +243,7 @@ pub struct Queue {
     /// Wakes in-process workers when a run is queued.
     wake: Arc<Notify>,
     max_attempts: i32,
+    quota: HostQuota,
 }
 
 impl Queue {
@@ -210,7 +252,14 @@ impl Queue {
             store,
             wake,
             max_attempts: max_attempts.max(1),
+            quota: HostQuota::NONE,
         }
+    }
+
+    /// The same queue, refusing new runs beyond `quota`.
+    pub fn with_host_quota(mut self, quota: HostQuota) -> Self {
+        self.quota = quota;
+        self
     }
 
     pub fn store(&self) -> &Arc<dyn Store> {
@@ -296,6 +345,16 @@ impl Queue {
                 });
             }
         }
+        if submitted.is_none()
+            && let Some(refusal) = self.over_quota(&url, &target.id, sub.force, now).await?
+        {
+            // An equal run already under way is the answer: it sends the host
+            // nothing more.
+            submitted = Some(Submitted {
+                run: self.store.active_run(&dedup_key).await?.ok_or(refusal)?,
+                reason: Reason::AlreadyActive,
+            });
+        }
         let submitted = match submitted {
             Some(s) => s,
             None => {
@@ -309,7 +368,11 @@ impl Queue {
                     max_attempts: self.max_attempts,
                     created_at_ms: now,
                 };
-                match self.store.insert_run_as(&new, api_key).await? {
+                let origin = RunOrigin {
+                    api_key,
+                    forced: sub.force,
+                };
+                match self.store.insert_run_from(&new, &origin).await? {
                     Inserted::New(run) => {
                         // A permit for one worker; a worker already waiting takes it at once.
                         self.wake.notify_one();
@@ -342,6 +405,63 @@ impl Queue {
             }
         }
         Ok(submitted)
+    }
+
+    /// Why a new run of `url` would exceed the quota, if it would.
+    async fn over_quota(
+        &self,
+        url: &CanonicalUrl,
+        target_id: &str,
+        force: bool,
+        now: i64,
+    ) -> Result<Option<SubmitError>, SubmitError> {
+        let every = self.quota.force_every;
+        if force && !every.is_zero() {
+            let every_ms = i64::try_from(every.as_millis()).unwrap_or(i64::MAX);
+            if let Some(at) = self
+                .store
+                .latest_forced_at(target_id, now.saturating_sub(every_ms))
+                .await?
+            {
+                let wait = secs_until(at.saturating_add(every_ms), now);
+                return Ok(Some(SubmitError::TargetLimited {
+                    detail: format!(
+                        "this target was re-run with `force` {} s ago; protocheck runs a target \
+                         with `force` at most once every {} s, so that it cannot be used to \
+                         flood a server. Retry in {wait} s, or submit without `force` to get \
+                         the latest result.",
+                        now.saturating_sub(at).max(0) / 1000,
+                        every.as_secs(),
+                    ),
+                    retry_after_s: wait,
+                }));
+            }
+        }
+        let per_hour = self.quota.runs_per_hour;
+        let Some(host) = crate::store::host_of(url.as_str()) else {
+            return Ok(None);
+        };
+        if per_hour == 0 {
+            return Ok(None);
+        }
+        let load = self
+            .store
+            .host_load(&host, now.saturating_sub(HOUR_MS))
+            .await?;
+        if load.count < i64::from(per_hour) {
+            return Ok(None);
+        }
+        let oldest = load.oldest_at_ms.unwrap_or(now);
+        let wait = secs_until(oldest.saturating_add(HOUR_MS), now);
+        Ok(Some(SubmitError::TargetLimited {
+            detail: format!(
+                "the host `{host}` has had {} runs in the last hour, whoever submitted them; \
+                 protocheck sends at most {per_hour} runs an hour to one host, so that it \
+                 cannot be used to flood a server. Retry in {wait} s.",
+                load.count
+            ),
+            retry_after_s: wait,
+        }))
     }
 
     async fn replay(&self, key: &str, hash: &str) -> Result<Option<Submitted>, SubmitError> {

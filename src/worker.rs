@@ -5,10 +5,22 @@
 //! A worker never holds a database transaction across a run: the claim commits at
 //! once and the lease is what keeps other workers away. A worker that dies keeps
 //! its lease until it expires; the reaper then puts the run back in the queue.
+//!
+//! A run's deadline is the whole run's: it counts from the first claim
+//! (`started_at`), and a later attempt gets only what is left. Retries are for
+//! the worker's failures (a crash, a lost database, a shutdown), not for a
+//! target that is slow or broken: that is judged on the first attempt (see
+//! [`suite::EngineError::is_retryable`]).
+//!
+//! A worker that loses the database keeps its runs: a failed heartbeat is
+//! retried, and once the database answers again the worker takes its run back
+//! at once (the lease row still names it, or the reaper requeued it and nobody
+//! else claimed it) instead of waiting for the lease to expire. Only a run that
+//! another worker holds is "lost".
 
 use crate::events::RunEvents;
 use crate::metrics::Metrics;
-use crate::store::{Run, RunEnd, Store};
+use crate::store::{HostLimits, Run, RunEnd, RunStatus, Store};
 use crate::suite::{self, Endpoint, Finding, HandshakeHistory, RunContext, SuiteChoice};
 use crate::transport::{AddressPolicy, HttpClient, Limits};
 use crate::webhook::WebhookConfig;
@@ -27,6 +39,14 @@ const RETRY_CAP: Duration = Duration::from_secs(120);
 const WEBHOOK_BODY_BYTES: usize = 4096;
 /// Findings buffered between the engine and the store writer.
 const FINDINGS_BUFFER: usize = 64;
+/// First wait between tries to reach a database that stopped answering; doubled
+/// per try up to [`DB_RETRY_CAP`].
+const DB_RETRY_BASE: Duration = Duration::from_millis(100);
+/// Longest wait between tries to reach the database: also about the longest a
+/// run waits, once the database is back, before its worker takes it back. A
+/// try costs one connection attempt, so a short wait costs a database that is
+/// down nothing it would notice.
+const DB_RETRY_CAP: Duration = Duration::from_millis(250);
 
 /// Worker settings.
 #[derive(Debug, Clone)]
@@ -48,6 +68,10 @@ pub struct WorkerConfig {
     pub attestor: Option<crate::attest::Attestor>,
     /// Webhook delivery: retries, timeout, the public base of report links.
     pub webhooks: WebhookConfig,
+    /// What a claim passes over so that one host is not flooded. None by
+    /// default here; the service's settings ([`crate::config::HostLimitArgs`])
+    /// carry the defaults it runs with.
+    pub host_limits: HostLimits,
 }
 
 impl WorkerConfig {
@@ -65,6 +89,7 @@ impl WorkerConfig {
             limits: Limits::default(),
             attestor: None,
             webhooks: WebhookConfig::default(),
+            host_limits: HostLimits::NONE,
         }
     }
 
@@ -74,7 +99,28 @@ impl WorkerConfig {
         cfg.shutdown_grace = Duration::from_secs(args.shutdown_grace_secs);
         cfg.run_deadline = Duration::from_secs(args.run_deadline_secs.max(1));
         cfg.webhooks.public_url = args.webhook_public_url.clone();
+        cfg.host_limits = HostLimits {
+            running_per_host: args.host_limits.host_concurrency,
+            gap_ms: crate::duration_ms(Duration::from_secs(args.host_limits.host_gap_secs)),
+        };
         cfg
+    }
+
+    /// What is left of `run`'s deadline at `now_ms`; `None` once it has passed.
+    /// The deadline counts from the run's first claim, across attempts.
+    fn remaining(&self, run: &Run, now_ms: i64) -> Option<Duration> {
+        let started = run.started_at_ms.unwrap_or(now_ms);
+        let used = u64::try_from(now_ms.saturating_sub(started)).unwrap_or(0);
+        self.run_deadline
+            .checked_sub(Duration::from_millis(used))
+            .filter(|left| !left.is_zero())
+    }
+
+    /// How long one store call may take before the database counts as
+    /// unreachable: a heartbeat period, so a missed beat is noticed before the
+    /// next is due.
+    fn store_patience(&self) -> Duration {
+        self.heartbeat.max(Duration::from_millis(50))
     }
 
     fn backoff(&self, attempt: i32) -> Duration {
@@ -179,10 +225,39 @@ struct Worker {
 /// How a run's execution ended, from the worker's side.
 enum Execution {
     Done(Result<suite::Verdict, suite::EngineError>),
-    /// Another worker owns the run now; this one must not touch it.
-    LeaseLost,
+    /// Another worker owns the run now (named when known); this one must not touch it.
+    LeaseLost(Option<String>),
     /// Shutdown grace ran out; the run goes back to the queue.
     Released,
+    /// A finding could not be stored: the database was unreachable, or the run
+    /// is no longer this worker's. [`Worker::recover`] tells which.
+    StoreFailed,
+}
+
+/// What a worker records when an attempt ends.
+enum Ending {
+    Finish {
+        end: RunEnd,
+        suite_version: String,
+        status: &'static str,
+    },
+    Requeue {
+        reason: String,
+        available_at_ms: i64,
+        count_attempt: bool,
+        status: &'static str,
+    },
+}
+
+impl Ending {
+    fn error(reason: String) -> Self {
+        Self::Finish {
+            end: RunEnd::Error(reason),
+            // A run that ended in error was judged by no suite: it records protocheck's version.
+            suite_version: env!("CARGO_PKG_VERSION").to_owned(),
+            status: "error",
+        }
+    }
 }
 
 impl Worker {
@@ -200,7 +275,7 @@ impl Worker {
             match self
                 .deps
                 .store
-                .claim_run(&self.id, crate::now_ms(), lease_ms)
+                .claim_run_within(&self.id, crate::now_ms(), lease_ms, &self.cfg.host_limits)
                 .await
             {
                 Ok(Some(run)) => {
@@ -219,40 +294,158 @@ impl Worker {
         tracing::debug!(worker = %self.id, "worker stopped");
     }
 
-    async fn execute(&self, run: Run) {
+    /// Drives a claimed run to its end, taking it back (as a new attempt) when
+    /// the database was lost under it.
+    async fn execute(&self, claimed: Run) {
+        let mut run = claimed;
+        while let Some(next) = self.attempt(&run).await {
+            run = next;
+        }
+    }
+
+    /// One attempt of `run`; the run to go on with when the worker took it back
+    /// after losing the database.
+    async fn attempt(&self, run: &Run) -> Option<Run> {
         let started = Instant::now();
         tracing::info!(worker = %self.id, run = %run.id, attempt = run.attempts, url = %run.target_url, "run claimed");
         self.deps.events.changed(run.id);
-        let execution = self.drive(&run).await;
-        let store = &self.deps.store;
+        let Some(left) = self.cfg.remaining(run, crate::now_ms()) else {
+            let reason = format!(
+                "the run's {}s deadline passed before attempt {} could start (it counts from the run's first start)",
+                self.cfg.run_deadline.as_secs(),
+                run.attempts
+            );
+            self.record(run, Ending::error(reason), started).await;
+            return None;
+        };
+        let execution = self.drive(run, left).await;
         let now = crate::now_ms();
-        // A run that ended in error was judged by no suite: it records protocheck's version.
-        let protocheck_version = env!("CARGO_PKG_VERSION");
-        let result = match execution {
-            Execution::LeaseLost => {
-                tracing::warn!(worker = %self.id, run = %run.id, "lease lost; another worker owns the run");
-                return;
+        let ending = match execution {
+            Execution::LeaseLost(Some(holder)) => {
+                tracing::warn!(worker = %self.id, run = %run.id, holder, "lease lost to another worker; leaving the run to it");
+                return None;
             }
-            Execution::Released => {
-                let reason = "released by a worker shutting down; will run again";
-                store
-                    .requeue_run(run.id, &self.id, reason, now, false)
-                    .await
-                    .map(|_| "released")
+            Execution::LeaseLost(None) => {
+                tracing::warn!(worker = %self.id, run = %run.id, "the run was requeued while this worker could not reach the database, and cannot be taken back now; leaving it to the queue");
+                return None;
             }
+            Execution::StoreFailed => return self.recover(run).await,
+            Execution::Released => Ending::Requeue {
+                reason: "released by a worker shutting down; will run again".into(),
+                available_at_ms: now,
+                count_attempt: false,
+                status: "released",
+            },
             Execution::Done(Ok(verdict)) => {
-                if let Err(e) = store
+                if let Err(e) = self
+                    .deps
+                    .store
                     .set_target_protocol(&run.target_id, verdict.suite.as_str())
                     .await
                 {
                     tracing::warn!(run = %run.id, error = %e, "recording the target's protocol failed");
                 }
                 let status = if verdict.passed { "passed" } else { "failed" };
-                let version = verdict.suite_version.clone();
-                let finished = store
-                    .finish_run(run.id, &self.id, &RunEnd::Verdict(verdict), &version, now)
-                    .await;
-                if let (Ok(true), Some(attestor)) = (&finished, &self.cfg.attestor) {
+                Ending::Finish {
+                    suite_version: verdict.suite_version.clone(),
+                    end: RunEnd::Verdict(verdict),
+                    status,
+                }
+            }
+            Execution::Done(Err(err)) => self.after_error(run, &err, now),
+        };
+        self.record(run, ending, started).await;
+        None
+    }
+
+    /// What an attempt that failed leaves the run as: another attempt when a
+    /// later one could succeed and the deadline leaves room for it, else `error`.
+    fn after_error(&self, run: &Run, err: &suite::EngineError, now: i64) -> Ending {
+        let deadline_s = self.cfg.run_deadline.as_secs();
+        let delay = self.cfg.backoff(run.attempts);
+        let next_at = now.saturating_add(crate::duration_ms(delay));
+        let time_left = self.cfg.remaining(run, next_at).is_some();
+        if err.is_retryable() && run.attempts < run.max_attempts && time_left {
+            return Ending::Requeue {
+                reason: format!(
+                    "attempt {} of {} failed: {err}; retrying in {}s",
+                    run.attempts,
+                    run.max_attempts,
+                    delay.as_secs()
+                ),
+                available_at_ms: next_at,
+                count_attempt: true,
+                status: "retried",
+            };
+        }
+        let reason = match err {
+            // The engine was given what was left; the user is told the run's deadline.
+            suite::EngineError::Deadline(_) if run.attempts > 1 => format!(
+                "{} (counted from the run's first start, over {} attempts)",
+                suite::EngineError::Deadline(self.cfg.run_deadline),
+                run.attempts
+            ),
+            suite::EngineError::Deadline(_) => {
+                suite::EngineError::Deadline(self.cfg.run_deadline).to_string()
+            }
+            _ if err.is_retryable() && run.attempts < run.max_attempts => format!(
+                "{err} (gave up after {} attempts: the run's {deadline_s}s deadline leaves no time for another)",
+                run.attempts
+            ),
+            _ if err.is_retryable() => format!("{err} (gave up after {} attempts)", run.attempts),
+            _ => err.to_string(),
+        };
+        Ending::error(reason)
+    }
+
+    /// Records how an attempt ended, waiting out a database outage for up to a
+    /// lease (after that the run is the reaper's).
+    async fn record(&self, run: &Run, ending: Ending, started: Instant) {
+        let store = &self.deps.store;
+        let give_up = Instant::now() + self.cfg.lease;
+        let mut delay = DB_RETRY_BASE;
+        let recorded = loop {
+            let now = crate::now_ms();
+            let tried = match &ending {
+                Ending::Finish {
+                    end, suite_version, ..
+                } => store.finish_run(run.id, &self.id, end, suite_version, now),
+                Ending::Requeue {
+                    reason,
+                    available_at_ms,
+                    count_attempt,
+                    ..
+                } => store.requeue_run(run.id, &self.id, reason, *available_at_ms, *count_attempt),
+            };
+            match tokio::time::timeout(self.cfg.store_patience(), tried).await {
+                Ok(Ok(done)) => break Ok(done),
+                Ok(Err(e)) if Instant::now() >= give_up => break Err(e.to_string()),
+                Err(_) if Instant::now() >= give_up => {
+                    break Err("the database did not answer".to_owned());
+                }
+                Ok(Err(e)) => {
+                    tracing::warn!(worker = %self.id, run = %run.id, error = %e, "database unreachable; retrying to record the end of the run");
+                }
+                Err(_) => {
+                    tracing::warn!(worker = %self.id, run = %run.id, "database unreachable (no answer); retrying to record the end of the run");
+                }
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(DB_RETRY_CAP);
+        };
+        let status = match &ending {
+            Ending::Finish { status, .. } | Ending::Requeue { status, .. } => *status,
+        };
+        match recorded {
+            Ok(true) => {
+                if let (
+                    Ending::Finish {
+                        end: RunEnd::Verdict(_),
+                        ..
+                    },
+                    Some(attestor),
+                ) = (&ending, &self.cfg.attestor)
+                {
                     // A signing failure must not cost the run its verdict: log it; the
                     // attestation is created when it is first requested.
                     if let Err(e) =
@@ -261,47 +454,6 @@ impl Worker {
                         tracing::warn!(run = %run.id, error = %e, "signing the verdict failed");
                     }
                 }
-                finished.map(|_| status)
-            }
-            Execution::Done(Err(err)) if err.is_retryable() && run.attempts < run.max_attempts => {
-                let delay = self.cfg.backoff(run.attempts);
-                let reason = format!(
-                    "attempt {} of {} failed: {err}; retrying in {}s",
-                    run.attempts,
-                    run.max_attempts,
-                    delay.as_secs()
-                );
-                store
-                    .requeue_run(
-                        run.id,
-                        &self.id,
-                        &reason,
-                        now + crate::duration_ms(delay),
-                        true,
-                    )
-                    .await
-                    .map(|_| "retried")
-            }
-            Execution::Done(Err(err)) => {
-                let reason = if err.is_retryable() {
-                    format!("{err} (gave up after {} attempts)", run.attempts)
-                } else {
-                    err.to_string()
-                };
-                store
-                    .finish_run(
-                        run.id,
-                        &self.id,
-                        &RunEnd::Error(reason),
-                        protocheck_version,
-                        now,
-                    )
-                    .await
-                    .map(|_| "error")
-            }
-        };
-        match result {
-            Ok(status) => {
                 self.deps
                     .metrics
                     .observe_run(run.suite, status, started.elapsed().as_secs_f64());
@@ -310,15 +462,90 @@ impl Worker {
                     self.webhook_wake.notify_one();
                 }
             }
+            Ok(false) => {
+                tracing::warn!(worker = %self.id, run = %run.id, "the run is no longer this worker's; its end was not recorded");
+            }
             Err(e) => {
-                tracing::error!(worker = %self.id, run = %run.id, error = %e, "recording the end of a run failed; its lease will expire and it will run again")
+                tracing::error!(worker = %self.id, run = %run.id, error = %e, "recording the end of a run failed; its lease will expire and it will run again");
             }
         }
         self.deps.events.changed(run.id);
     }
 
-    /// Runs the suite while heartbeating and writing findings; watches for shutdown.
-    async fn drive(&self, run: &Run) -> Execution {
+    /// After a finding could not be stored: waits until the database answers,
+    /// then takes the run back as its next attempt if it is still this
+    /// worker's (or was requeued and nobody else claimed it). `None` when it is
+    /// another worker's, has ended, or shutdown comes first.
+    async fn recover(&self, run: &Run) -> Option<Run> {
+        let store = &self.deps.store;
+        let mut delay = DB_RETRY_BASE;
+        let mut warned = false;
+        let lost_at = Instant::now();
+        loop {
+            let now = crate::now_ms();
+            let lease_ms = crate::duration_ms(self.cfg.lease);
+            let limits = &self.cfg.host_limits;
+            let tried =
+                store.reclaim_run(run.id, &self.id, run.attempts, true, now, lease_ms, limits);
+            match tokio::time::timeout(self.cfg.store_patience(), tried).await {
+                Ok(Ok(Some(next))) => {
+                    tracing::info!(worker = %self.id, run = %run.id, attempt = next.attempts, after_ms = lost_at.elapsed().as_millis(), "database reachable again; run taken back");
+                    return Some(next);
+                }
+                Ok(Ok(None)) => {
+                    self.explain_loss(run).await;
+                    return None;
+                }
+                Ok(Err(e)) if !warned => {
+                    tracing::warn!(worker = %self.id, run = %run.id, error = %e, "database unreachable; keeping the run until it answers");
+                    warned = true;
+                }
+                Err(_) if !warned => {
+                    tracing::warn!(worker = %self.id, run = %run.id, "database unreachable (no answer); keeping the run until it answers");
+                    warned = true;
+                }
+                Ok(Err(_)) | Err(_) => {}
+            }
+            tokio::select! {
+                () = tokio::time::sleep(delay) => {}
+                () = self.shutdown.cancelled() => return None,
+            }
+            delay = (delay * 2).min(DB_RETRY_CAP);
+        }
+    }
+
+    /// Says why a run this worker was driving cannot be taken back; ends it
+    /// as `error` when it is still this worker's but out of attempts.
+    async fn explain_loss(&self, run: &Run) {
+        let current = match self.deps.store.get_run(run.id).await {
+            Ok(Some(current)) => current,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(worker = %self.id, run = %run.id, error = %e, "reading the run failed; its lease will expire");
+                return;
+            }
+        };
+        match (&current.status, current.locked_by.as_deref()) {
+            (RunStatus::Running, Some(holder)) if holder == self.id => {
+                let reason = format!(
+                    "the database was lost during attempt {} of {}, and no attempt is left",
+                    current.attempts, current.max_attempts
+                );
+                self.record(&current, Ending::error(reason), Instant::now())
+                    .await;
+            }
+            (RunStatus::Running, Some(holder)) => {
+                tracing::warn!(worker = %self.id, run = %run.id, holder, "lease lost to another worker; leaving the run to it");
+            }
+            (status, _) => {
+                tracing::info!(worker = %self.id, run = %run.id, status = status.as_str(), "the run moved on without this worker");
+            }
+        }
+    }
+
+    /// Runs the suite, with what is left of the run's deadline, while keeping
+    /// the lease and writing findings; watches for shutdown.
+    async fn drive(&self, run: &Run, deadline: Duration) -> Execution {
         let choice = run.suite;
         let endpoint = match url::Url::parse(&run.target_url) {
             Ok(url) => Endpoint::Http(url),
@@ -329,7 +556,7 @@ impl Worker {
             }
         };
         let mut ctx = RunContext::new(self.http.clone(), run.options.clone());
-        ctx.deadline = self.cfg.run_deadline;
+        ctx.deadline = deadline;
         if choice != SuiteChoice::Mcp {
             ctx.handshake_history = self.handshake_history(run).await;
         }
@@ -364,36 +591,102 @@ impl Worker {
             }
             true
         };
-        let work = async { tokio::join!(engine, sink) };
+        // A sink that gave up ends the attempt at once: the engine would
+        // otherwise probe the target to the end for findings nobody stores.
+        let work = async {
+            tokio::pin!(engine);
+            tokio::pin!(sink);
+            tokio::select! {
+                verdict = &mut engine => (verdict, sink.await),
+                sink_ok = &mut sink => if sink_ok {
+                    (engine.await, true)
+                } else {
+                    (Err(suite::EngineError::Aborted), false)
+                },
+            }
+        };
         tokio::pin!(work);
+        let lease = self.keep_lease(run);
+        tokio::pin!(lease);
 
-        let mut heartbeat =
-            tokio::time::interval(self.cfg.heartbeat.max(Duration::from_millis(50)));
-        heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        heartbeat.tick().await;
         let grace = tokio::time::sleep(Duration::MAX / 4);
         tokio::pin!(grace);
         let mut draining = false;
         loop {
             tokio::select! {
                 (verdict, sink_ok) = &mut work => {
-                    return if sink_ok { Execution::Done(verdict) } else { Execution::LeaseLost };
+                    return if sink_ok { Execution::Done(verdict) } else { Execution::StoreFailed };
                 }
-                _ = heartbeat.tick() => {
-                    let ok = self.deps.store
-                        .heartbeat(run.id, &self.id, crate::now_ms(), crate::duration_ms(self.cfg.lease))
-                        .await;
-                    match ok {
-                        Ok(true) => {}
-                        Ok(false) => return Execution::LeaseLost,
-                        Err(e) => tracing::warn!(run = %run.id, error = %e, "heartbeat failed; retrying"),
-                    }
-                }
+                holder = &mut lease => return Execution::LeaseLost(holder),
                 _ = self.shutdown.cancelled(), if !draining => {
                     draining = true;
                     grace.as_mut().reset(tokio::time::Instant::now() + self.cfg.shutdown_grace);
                 }
                 _ = &mut grace, if draining => return Execution::Released,
+            }
+        }
+    }
+
+    /// Heartbeats `run` until its lease is another worker's; returns that
+    /// worker when known. A heartbeat the database does not answer is retried
+    /// at the next beat: the run stays this worker's. When the database
+    /// answers again and the lease row no longer names this worker (the
+    /// reaper requeued the run meanwhile), the worker takes the run back
+    /// unless someone else claimed it.
+    async fn keep_lease(&self, run: &Run) -> Option<String> {
+        let store = &self.deps.store;
+        let mut beat = tokio::time::interval(self.cfg.store_patience());
+        beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        beat.tick().await;
+        let mut unreachable_since: Option<Instant> = None;
+        loop {
+            beat.tick().await;
+            let now = crate::now_ms();
+            let lease_ms = crate::duration_ms(self.cfg.lease);
+            let answer = tokio::time::timeout(
+                self.cfg.store_patience(),
+                store.heartbeat(run.id, &self.id, now, lease_ms),
+            )
+            .await;
+            let held = match answer {
+                Ok(Ok(held)) => held,
+                Ok(Err(e)) => {
+                    if unreachable_since.is_none() {
+                        tracing::warn!(worker = %self.id, run = %run.id, error = %e, "database unreachable; heartbeat failed, keeping the run");
+                    }
+                    unreachable_since.get_or_insert_with(Instant::now);
+                    continue;
+                }
+                Err(_) => {
+                    if unreachable_since.is_none() {
+                        tracing::warn!(worker = %self.id, run = %run.id, "database unreachable; heartbeat got no answer, keeping the run");
+                    }
+                    unreachable_since.get_or_insert_with(Instant::now);
+                    continue;
+                }
+            };
+            if let Some(since) = unreachable_since.take() {
+                tracing::info!(worker = %self.id, run = %run.id, down_ms = since.elapsed().as_millis(), "database reachable again");
+            }
+            if held {
+                continue;
+            }
+            let limits = &self.cfg.host_limits;
+            match store
+                .reclaim_run(run.id, &self.id, run.attempts, false, now, lease_ms, limits)
+                .await
+            {
+                Ok(Some(_)) => {
+                    tracing::info!(worker = %self.id, run = %run.id, "lease expired while the database was unreachable and nobody else claimed the run; took it back");
+                }
+                Ok(None) => {
+                    let current = store.get_run(run.id).await.ok().flatten();
+                    return current.and_then(|r| r.locked_by);
+                }
+                Err(e) => {
+                    tracing::warn!(worker = %self.id, run = %run.id, error = %e, "database unreachable; taking the run back failed, retrying");
+                    unreachable_since.get_or_insert_with(Instant::now);
+                }
             }
         }
     }

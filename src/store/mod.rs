@@ -15,15 +15,16 @@
 
 #[macro_use]
 mod rows;
+mod hosts;
 mod model;
 pub mod postgres;
 pub mod sql;
 pub mod sqlite;
 
 pub use model::{
-    ApiKey, AttemptOutcome, DeliveryState, HistoryCursor, IdempotencyRecord, Inserted, NewApiKey,
-    NewRun, PublicKeyRecord, ReapReport, Run, RunEnd, RunStatus, StoredAttestation, StoredFinding,
-    SuiteRuns, Target, WebhookAttempt, WebhookDelivery,
+    ApiKey, AttemptOutcome, DeliveryState, HistoryCursor, HostLimits, HostLoad, IdempotencyRecord,
+    Inserted, NewApiKey, NewRun, PublicKeyRecord, ReapReport, Run, RunEnd, RunOrigin, RunStatus,
+    StoredAttestation, StoredFinding, SuiteRuns, Target, WebhookAttempt, WebhookDelivery, host_of,
 };
 
 use crate::suite::Finding;
@@ -87,7 +88,26 @@ pub trait Store: Send + Sync + 'static {
 
     /// [`Store::insert_run`], recording the API key that submitted the run. A run
     /// returned as [`Inserted::Active`] keeps the key it was submitted with.
-    async fn insert_run_as(&self, new: &NewRun, api_key: Option<Uuid>) -> StoreResult<Inserted>;
+    async fn insert_run_as(&self, new: &NewRun, api_key: Option<Uuid>) -> StoreResult<Inserted> {
+        let origin = RunOrigin {
+            api_key,
+            forced: false,
+        };
+        self.insert_run_from(new, &origin).await
+    }
+
+    /// [`Store::insert_run`], recording who submitted the run and whether it was
+    /// forced. The run takes its target's host (see [`host_of`]).
+    async fn insert_run_from(&self, new: &NewRun, origin: &RunOrigin) -> StoreResult<Inserted>;
+
+    /// The queued or running run with this dedup key, if any.
+    async fn active_run(&self, dedup_key: &str) -> StoreResult<Option<Run>>;
+
+    /// Runs created for `host` after `since_ms`, whatever their status.
+    async fn host_load(&self, host: &str, since_ms: i64) -> StoreResult<HostLoad>;
+
+    /// When the newest forced run of `target_id` created after `since_ms` was created.
+    async fn latest_forced_at(&self, target_id: &str, since_ms: i64) -> StoreResult<Option<i64>>;
 
     /// The newest `passed` or `failed` run with this dedup key finished at or after `since_ms`.
     async fn latest_finished(&self, dedup_key: &str, since_ms: i64) -> StoreResult<Option<Run>>;
@@ -119,9 +139,48 @@ pub trait Store: Send + Sync + 'static {
     /// Claims the oldest available queued run in one statement and commits at once:
     /// status `running`, `locked_by = worker`, lease until `now + lease_ms`,
     /// `attempts + 1`, `started_at` set on the first claim. Findings of earlier
-    /// attempts are deleted in the same transaction.
-    async fn claim_run(&self, worker: &str, now_ms: i64, lease_ms: i64)
-    -> StoreResult<Option<Run>>;
+    /// attempts are deleted in the same transaction. No host limit applies.
+    async fn claim_run(
+        &self,
+        worker: &str,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreResult<Option<Run>> {
+        self.claim_run_within(worker, now_ms, lease_ms, &HostLimits::NONE)
+            .await
+    }
+
+    /// [`Store::claim_run`], passing over runs whose target host is at its
+    /// limits: `running_per_host` runs of that host running, or a run of that
+    /// host that ended less than `gap_ms` ago. Runs without a host are not
+    /// limited. Claims that apply limits are serialised, so two claimers never
+    /// both take the last place of a host.
+    async fn claim_run_within(
+        &self,
+        worker: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        limits: &HostLimits,
+    ) -> StoreResult<Option<Run>>;
+
+    /// Takes back run `run_id` whose attempt `attempt` `worker` was driving when
+    /// it lost the database: while the row still names `worker`, or once the
+    /// reaper put it back in the queue and nobody else claimed it (the claim's
+    /// host limits apply then). With `new_attempt` the run restarts as the next
+    /// attempt (earlier findings deleted, `attempts` at most `max_attempts`);
+    /// without, the attempt goes on with its findings. `None` when the run is
+    /// another worker's, ended, or out of attempts.
+    #[allow(clippy::too_many_arguments)]
+    async fn reclaim_run(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        attempt: i32,
+        new_attempt: bool,
+        now_ms: i64,
+        lease_ms: i64,
+        limits: &HostLimits,
+    ) -> StoreResult<Option<Run>>;
 
     /// Extends the lease. False when `worker` no longer holds the run.
     async fn heartbeat(

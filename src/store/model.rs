@@ -304,3 +304,53 @@ impl AttemptOutcome {
         (state.as_str(), next)
     }
 }
+
+/// Limits a claim applies per target host, so that protocheck cannot be used
+/// to flood a third party. Zero turns a limit off.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HostLimits {
+    /// Runs of one host running at once.
+    pub running_per_host: u32,
+    /// Milliseconds between the end of one run on a host and the start of the
+    /// next there.
+    pub gap_ms: i64,
+}
+
+impl HostLimits {
+    /// No limit at all: what [`super::Store::claim_run`] applies.
+    pub const NONE: Self = Self {
+        running_per_host: 0,
+        gap_ms: 0,
+    };
+
+    pub fn is_limited(&self) -> bool {
+        self.running_per_host > 0 || self.gap_ms > 0
+    }
+}
+
+/// Who asked for a run, and how.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunOrigin {
+    /// The API key it was submitted with.
+    pub api_key: Option<Uuid>,
+    /// Whether the submission asked for a new run despite a fresh result.
+    pub forced: bool,
+}
+
+/// Runs created for one host since some time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HostLoad {
+    pub count: i64,
+    /// When the oldest of them was created.
+    pub oldest_at_ms: Option<i64>,
+}
+
+/// The host the limits of [`HostLimits`] and the submission quotas count by:
+/// the host of the canonical URL, without its port (one machine, whatever
+/// port it is reached on), lower case, IPv6 addresses in brackets.
+pub fn host_of(canonical_url: &str) -> Option<String> {
+    let url = url::Url::parse(canonical_url).ok()?;
+    url.host_str()
+        .filter(|h| !h.is_empty())
+        .map(str::to_ascii_lowercase)
+}

@@ -43,6 +43,13 @@ impl Dialect for Postgres {
 
     // Row locks, not the transaction, keep claimers apart.
     const BEGIN_CLAIM: Option<&'static str> = None;
+    // A transaction-scoped advisory lock (its key spells "protochk" in ASCII):
+    // held from the check of a host's runs to the commit that records the
+    // claim. Claims are short, so serialising those that apply host limits
+    // costs little next to a run; per-host locks would need the host before the
+    // run is chosen.
+    const CLAIM_LOCK: Option<&'static str> =
+        Some("SELECT pg_advisory_xact_lock(8102661225468618859)");
     const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
     // `append_finding` runs in a transaction of its own: the lock lasts until
     // the finding is written.

@@ -28,9 +28,10 @@ use super::rows::{
     webhook_delivery_from_row,
 };
 use super::{
-    ApiKey, AttemptOutcome, Backend, HistoryCursor, IdempotencyRecord, Inserted, NewApiKey, NewRun,
-    PublicKeyRecord, ReapReport, Run, RunEnd, RunStatus, Store, StoreError, StoreResult,
-    StoredAttestation, StoredFinding, SuiteRuns, Target, WebhookAttempt, WebhookDelivery,
+    ApiKey, AttemptOutcome, Backend, HistoryCursor, HostLimits, HostLoad, IdempotencyRecord,
+    Inserted, NewApiKey, NewRun, PublicKeyRecord, ReapReport, Run, RunEnd, RunOrigin, RunStatus,
+    Store, StoreError, StoreResult, StoredAttestation, StoredFinding, SuiteRuns, Target,
+    WebhookAttempt, WebhookDelivery, hosts,
 };
 use crate::suite::Finding;
 use async_trait::async_trait;
@@ -63,6 +64,12 @@ pub trait Dialect: Database {
     /// The statement that begins the transaction of a run's claim, where plain
     /// `BEGIN` is not enough.
     const BEGIN_CLAIM: Option<&'static str>;
+
+    /// The statement that serialises claims which apply host limits, run first
+    /// in the claim's transaction, where the transaction does not already:
+    /// without it two claimers could each see a host's last free place and
+    /// both take it.
+    const CLAIM_LOCK: Option<&'static str>;
 
     /// Appended to the subquery that picks the run or webhook delivery a claim
     /// takes, after its `LIMIT 1`: the row lock that keeps two claimers from
@@ -114,6 +121,28 @@ impl<DB: Dialect> SqlStore<DB> {
             .connect_with(DB::connect_options(url)?)
             .await?;
         Ok(Self { pool })
+    }
+}
+
+impl<DB: Dialect> SqlStore<DB>
+where
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+{
+    /// The transaction of a claim: begun as [`Dialect::BEGIN_CLAIM`] says, and
+    /// holding [`Dialect::CLAIM_LOCK`] when host limits apply.
+    async fn begin_claim(
+        &self,
+        limits: &HostLimits,
+    ) -> StoreResult<sqlx::Transaction<'static, DB>> {
+        let mut tx = match DB::BEGIN_CLAIM {
+            Some(begin) => self.pool.begin_with(begin).await?,
+            None => self.pool.begin().await?,
+        };
+        if let (true, Some(lock)) = (limits.is_limited(), DB::CLAIM_LOCK) {
+            sqlx::query(lock).execute(&mut *tx).await?;
+        }
+        Ok(tx)
     }
 }
 
@@ -189,13 +218,15 @@ where
         now_ms: i64,
     ) -> StoreResult<Target> {
         // Conflict on the id only: the same URL under another id is a real error.
+        // A target stored before hosts were recorded gets its host now.
         sqlx::query(
-            "INSERT INTO targets (id, canonical_url, created_at_ms) VALUES ($1, $2, $3)
-             ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO targets (id, canonical_url, created_at_ms, host) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (id) DO UPDATE SET host = excluded.host WHERE targets.host IS NULL",
         )
         .bind(id)
         .bind(canonical_url)
         .bind(now_ms)
+        .bind(super::host_of(canonical_url))
         .execute(&self.pool)
         .await?;
         self.get_target(id)
@@ -222,13 +253,15 @@ where
         Ok(())
     }
 
-    async fn insert_run_as(&self, new: &NewRun, api_key: Option<Uuid>) -> StoreResult<Inserted> {
+    async fn insert_run_from(&self, new: &NewRun, origin: &RunOrigin) -> StoreResult<Inserted> {
         let options = to_json("run options", &new.options)?;
         for _ in 0..INSERT_RUN_TRIES {
             let inserted = sqlx::query(concat!(
                 "INSERT INTO runs (id, target_id, suite, options, webhook_url, dedup_key, status,
-                                   max_attempts, available_at_ms, created_at_ms, api_key_id)
-                 VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $8, $9)
+                                   max_attempts, available_at_ms, created_at_ms, api_key_id,
+                                   forced, target_host)
+                 VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $8, $9, $10,
+                         (SELECT targets.host FROM targets WHERE targets.id = $2))
                  ON CONFLICT (dedup_key) WHERE status IN ('queued', 'running') DO NOTHING
                  RETURNING ",
                 run_columns!()
@@ -241,28 +274,54 @@ where
             .bind(&new.dedup_key)
             .bind(new.max_attempts)
             .bind(new.created_at_ms)
-            .bind(api_key.map(|k| k.to_string()))
+            .bind(origin.api_key.map(|k| k.to_string()))
+            .bind(i32::from(origin.forced))
             .fetch_optional(&self.pool)
             .await?;
             if let Some(row) = inserted {
                 return Ok(Inserted::New(run_from_row(&row)?));
             }
-            let active = sqlx::query(concat!(
-                "SELECT ",
-                run_columns!(),
-                " FROM runs WHERE dedup_key = $1 AND status IN ('queued', 'running')"
-            ))
-            .bind(&new.dedup_key)
-            .fetch_optional(&self.pool)
-            .await?;
-            if let Some(row) = active {
-                return Ok(Inserted::Active(run_from_row(&row)?));
+            if let Some(run) = self.active_run(&new.dedup_key).await? {
+                return Ok(Inserted::Active(run));
             }
         }
         Err(StoreError::Corrupt(format!(
             "dedup key `{}` kept conflicting with runs that then finished",
             new.dedup_key
         )))
+    }
+
+    async fn active_run(&self, dedup_key: &str) -> StoreResult<Option<Run>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE dedup_key = $1 AND status IN ('queued', 'running')"
+        ))
+        .bind(dedup_key)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(run_from_row).transpose()
+    }
+
+    async fn host_load(&self, host: &str, since_ms: i64) -> StoreResult<HostLoad> {
+        let row = sqlx::query(hosts::HOST_LOAD)
+            .bind(host)
+            .bind(since_ms)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(HostLoad {
+            count: row.try_get(0)?,
+            oldest_at_ms: row.try_get(1)?,
+        })
+    }
+
+    async fn latest_forced_at(&self, target_id: &str, since_ms: i64) -> StoreResult<Option<i64>> {
+        let at: Option<i64> = sqlx::query_scalar(hosts::LATEST_FORCED)
+            .bind(target_id)
+            .bind(since_ms)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(at)
     }
 
     async fn latest_finished(&self, dedup_key: &str, since_ms: i64) -> StoreResult<Option<Run>> {
@@ -360,35 +419,21 @@ where
         rows.iter().map(run_from_row).collect()
     }
 
-    async fn claim_run(
+    async fn claim_run_within(
         &self,
         worker: &str,
         now_ms: i64,
         lease_ms: i64,
+        limits: &HostLimits,
     ) -> StoreResult<Option<Run>> {
         // Dropping the transaction on an error path rolls it back.
-        let mut tx = match DB::BEGIN_CLAIM {
-            Some(begin) => self.pool.begin_with(begin).await?,
-            None => self.pool.begin().await?,
-        };
-        let sql = format!(
-            concat!(
-                "UPDATE runs
-                 SET status = 'running', locked_by = $1, lease_expires_at_ms = $2,
-                     attempts = attempts + 1, started_at_ms = COALESCE(started_at_ms, $3)
-                 WHERE id = (SELECT id FROM runs
-                             WHERE status = 'queued' AND available_at_ms <= $3
-                             ORDER BY created_at_ms, id
-                             LIMIT 1{skip_locked})
-                 RETURNING ",
-                run_columns!()
-            ),
-            skip_locked = DB::SKIP_LOCKED,
-        );
-        let row = sqlx::query(&sql)
+        let mut tx = self.begin_claim(limits).await?;
+        let row = sqlx::query(&hosts::claim::<DB>())
             .bind(worker)
             .bind(now_ms.saturating_add(lease_ms))
             .bind(now_ms)
+            .bind(i64::from(limits.running_per_host))
+            .bind(limits.gap_ms)
             .fetch_optional(&mut *tx)
             .await?;
         let Some(row) = row else {
@@ -407,6 +452,44 @@ where
         // Decoded after the commit: a run that does not decode is then held under a
         // lease like any other, and the reaper ends it as `error` after max_attempts
         // instead of it blocking the head of the queue forever.
+        run_from_row(&row).map(Some)
+    }
+
+    async fn reclaim_run(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        attempt: i32,
+        new_attempt: bool,
+        now_ms: i64,
+        lease_ms: i64,
+        limits: &HostLimits,
+    ) -> StoreResult<Option<Run>> {
+        let mut tx = self.begin_claim(limits).await?;
+        let row = sqlx::query(&hosts::reclaim())
+            .bind(run_id.to_string())
+            .bind(worker)
+            .bind(attempt)
+            .bind(now_ms.saturating_add(lease_ms))
+            .bind(i32::from(new_attempt))
+            .bind(now_ms)
+            .bind(i64::from(limits.running_per_host))
+            .bind(limits.gap_ms)
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(row) = row else {
+            tx.commit().await?;
+            return Ok(None);
+        };
+        if new_attempt {
+            // The interrupted attempt's findings are incomplete: the next one starts afresh.
+            sqlx::query("DELETE FROM findings WHERE run_id = $1 AND attempt <= $2")
+                .bind(run_id.to_string())
+                .bind(attempt)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
         run_from_row(&row).map(Some)
     }
 

@@ -35,6 +35,8 @@ impl Dialect for Sqlite {
     const MAX_CONNECTIONS: u32 = 8;
 
     const BEGIN_CLAIM: Option<&'static str> = Some("BEGIN IMMEDIATE");
+    // `BEGIN IMMEDIATE` already serialises every claim.
+    const CLAIM_LOCK: Option<&'static str> = None;
     // The claim's `BEGIN IMMEDIATE` already holds the only write lock there is,
     // and no requeue can run between `append_finding`'s check and its insert.
     const SKIP_LOCKED: &'static str = "";

@@ -91,13 +91,18 @@ pub enum EngineError {
 }
 
 impl EngineError {
-    /// Whether a later attempt could succeed (the target was down or slow).
+    /// Whether the run deserves another attempt. Retries are for the worker's
+    /// failures; a target that is slow or broken is judged on the first
+    /// attempt, since asking again would only send it the same load again
+    /// (a slow target turned one run into three, each to its deadline).
+    ///
+    /// One exception: a connection refused or dropped before it was
+    /// established, which is what a server restarting looks like. A later attempt costs such a target nothing it cannot
+    /// refuse, and the run's deadline bounds every attempt together. A
+    /// timeout (connecting or waiting for an answer), a reset mid-exchange, a
+    /// name that does not resolve and the deadline itself are not retried.
     pub fn is_retryable(&self) -> bool {
-        match self {
-            Self::Unreachable(e) => e.is_transient(),
-            Self::Deadline(_) => true,
-            _ => false,
-        }
+        matches!(self, Self::Unreachable(TransportError::Connect(_)))
     }
 
     /// Classifies a transport error met before the suite could start.

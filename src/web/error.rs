@@ -31,7 +31,8 @@ pub struct Problem {
     /// The request field at fault (`invalid-field` problems only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
-    /// Seconds until a submission is accepted again (`rate-limited` problems only).
+    /// Seconds until a submission is accepted again (`rate-limited` and
+    /// `target-rate-limited` problems only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after_s: Option<u64>,
 }
@@ -74,6 +75,10 @@ pub enum WebError {
         key: Option<String>,
         rate: RateState,
     },
+    /// A new run would exceed what protocheck sends one target host or one
+    /// target (see [`crate::submit::HostQuota`]), whoever submits it.
+    #[error("{detail}")]
+    TargetLimited { detail: String, retry_after_s: u64 },
     /// A report was asked of a run still queued or running.
     #[error("run `{id}` is {}; its report exists once it has finished", .status.as_str())]
     NotFinished { id: Uuid, status: RunStatus },
@@ -158,6 +163,11 @@ impl WebError {
                 "rate-limited",
                 "Too many requests",
             ),
+            Self::TargetLimited { .. } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "target-rate-limited",
+                "Too many runs of this target",
+            ),
             Self::NotFinished { .. } => {
                 (StatusCode::CONFLICT, "run-not-finished", "Run not finished")
             }
@@ -196,6 +206,7 @@ impl WebError {
             Self::RateLimited { key: None, rate } => Some(retry_after(rate)),
             Self::TooManyStreams(_) => Some(STREAM_RETRY_AFTER_S),
             Self::Unavailable => Some(UNAVAILABLE_RETRY_AFTER_S),
+            Self::TargetLimited { retry_after_s, .. } => Some(*retry_after_s),
             _ => None,
         };
         let problem = Problem {
@@ -286,6 +297,15 @@ impl WebError {
                 "Request timed out",
                 "The form arrived incomplete. Submit it again.".to_owned(),
                 None,
+            ),
+            Self::TargetLimited {
+                detail,
+                retry_after_s,
+            } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "Too many runs of this target",
+                detail,
+                Some(retry_after_s),
             ),
             Self::Internal(d) => {
                 tracing::error!(detail = %d, "internal error rendering a page");
@@ -409,6 +429,13 @@ impl From<crate::submit::SubmitError> for WebError {
                 detail: S::IdempotencyKey.to_string(),
             },
             S::IdempotencyMismatch => Self::Conflict(S::IdempotencyMismatch.to_string()),
+            S::TargetLimited {
+                detail,
+                retry_after_s,
+            } => Self::TargetLimited {
+                detail,
+                retry_after_s,
+            },
             S::Store(e) => e.into(),
         }
     }

@@ -102,7 +102,9 @@ pub struct UnsupportedMediaType(pub Problem);
 #[response(content_type = "application/problem+json")]
 pub struct Unprocessable(pub Problem);
 
-/// Too many submissions from this client address.
+/// Too many submissions from this client address or with this API key
+/// (`rate-limited`), or a new run would exceed what protocheck sends the
+/// target's host or the target (`target-rate-limited`, whoever submits).
 #[derive(ToResponse)]
 #[response(
     content_type = "application/problem+json",

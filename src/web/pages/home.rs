@@ -262,6 +262,18 @@ async fn submit(
             errors.form = Some(e);
             home_page(state, StatusCode::UNPROCESSABLE_ENTITY, csrf, view, errors).await
         }
+        // Shown on the form, with what the user typed, like any other refusal.
+        Err(SubmitError::TargetLimited {
+            detail,
+            retry_after_s,
+        }) => {
+            errors.form = Some(detail);
+            let mut resp =
+                home_page(&state, StatusCode::TOO_MANY_REQUESTS, csrf, view, errors).await?;
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_s));
+            Ok(resp)
+        }
         Err(SubmitError::Store(e)) => Err(e.into()),
         Err(e) => Err(WebError::MalformedBody(e.to_string()).into()),
     }

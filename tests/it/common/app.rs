@@ -8,7 +8,7 @@ use protocheck::attest::keys::SigningKeyPair;
 use protocheck::events::RunEvents;
 use protocheck::metrics::Metrics;
 use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
-use protocheck::submit::Queue;
+use protocheck::submit::{HostQuota, Queue};
 use protocheck::transport::AddressPolicy;
 use protocheck::web::{self, AppState};
 use protocheck::worker::{WorkerConfig, WorkerDeps, WorkerPool};
@@ -79,13 +79,18 @@ pub struct TestApp {
 impl TestApp {
     /// The API on a socket, sharing `db`'s store; no workers (start them with `workers`).
     pub async fn start(db: &TestDb, submit_per_minute: u32) -> Self {
+        Self::start_with(db, submit_per_minute, HostQuota::NONE).await
+    }
+
+    /// [`TestApp::start`], refusing runs beyond `quota` per target host.
+    pub async fn start_with(db: &TestDb, submit_per_minute: u32, quota: HostQuota) -> Self {
         let deps = WorkerDeps {
             store: db.store.clone(),
             wake: Arc::new(Notify::new()),
             events: RunEvents::new(),
             metrics: Metrics::new(),
         };
-        let queue = Queue::new(db.store.clone(), deps.wake.clone(), 3);
+        let queue = Queue::new(db.store.clone(), deps.wake.clone(), 3).with_host_quota(quota);
         let attestor = Attestor::new(SigningKeyPair::generate().expect("signing key"));
         let options = web::WebOptions {
             submit_per_minute,

@@ -112,6 +112,7 @@ pub async fn all_backends() -> Vec<TestDb> {
 }
 pub mod app;
 pub mod cli;
+pub mod proxy;
 pub mod suite;
 
 /// Says once per test binary, on the real stderr (the test harness captures

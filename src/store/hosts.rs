@@ -1,0 +1,73 @@
+//! The statements of the per-host limits and of a worker taking back its run,
+//! shared by both databases; [`super::sql`] runs them.
+//!
+//! A host's limits are checked in the claim itself, in SQL, so that a run is
+//! never taken only to be put back: the claim passes over every queued run
+//! whose host is at its limits and takes the oldest of the others.
+
+use super::sql::Dialect;
+
+/// An SQL condition: the queued run `alias` may start now as far as its host
+/// is concerned. `now`, `per_host` and `gap` name the parameters holding the
+/// time, [`super::HostLimits::running_per_host`] and
+/// [`super::HostLimits::gap_ms`]. A run without a host (queued before hosts
+/// were recorded) is not limited.
+fn host_allows(alias: &str, now: &str, per_host: &str, gap: &str) -> String {
+    format!(
+        "({per_host} <= 0 OR {alias}.target_host IS NULL
+          OR (SELECT COUNT(*) FROM runs busy
+              WHERE busy.target_host = {alias}.target_host AND busy.status = 'running')
+             < {per_host})
+         AND ({gap} <= 0 OR {alias}.target_host IS NULL
+          OR NOT EXISTS (SELECT 1 FROM runs ended
+                         WHERE ended.target_host = {alias}.target_host
+                           AND ended.finished_at_ms > {now} - {gap}))"
+    )
+}
+
+/// Claims the oldest queued run its host allows: `$1` worker, `$2` lease
+/// expiry, `$3` now, `$4` runs per host, `$5` gap in ms.
+pub(super) fn claim<DB: Dialect>() -> String {
+    format!(
+        concat!(
+            "UPDATE runs
+             SET status = 'running', locked_by = $1, lease_expires_at_ms = $2,
+                 attempts = attempts + 1, started_at_ms = COALESCE(started_at_ms, $3)
+             WHERE id = (SELECT q.id FROM runs q
+                         WHERE q.status = 'queued' AND q.available_at_ms <= $3 AND {allows}
+                         ORDER BY q.created_at_ms, q.id
+                         LIMIT 1{skip_locked})
+             RETURNING ",
+            run_columns!()
+        ),
+        allows = host_allows("q", "$3", "$4", "$5"),
+        skip_locked = DB::SKIP_LOCKED,
+    )
+}
+
+/// Takes back run `$1` for worker `$2` whose attempt `$3` it was driving:
+/// `$4` lease expiry, `$5` 1 to start the next attempt or 0 to go on, `$6`
+/// now, `$7` runs per host, `$8` gap in ms.
+pub(super) fn reclaim() -> String {
+    format!(
+        concat!(
+            "UPDATE runs
+             SET status = 'running', locked_by = $2, lease_expires_at_ms = $4, error = NULL,
+                 attempts = attempts + $5
+             WHERE id = $1 AND attempts = $3 AND attempts + $5 <= max_attempts
+               AND ((status = 'running' AND locked_by = $2)
+                    OR (status = 'queued' AND locked_by IS NULL AND {allows}))
+             RETURNING ",
+            run_columns!()
+        ),
+        allows = host_allows("runs", "$6", "$7", "$8"),
+    )
+}
+
+/// Runs created for host `$1` after `$2`, and when the oldest was created.
+pub(super) const HOST_LOAD: &str = "SELECT COUNT(*), MIN(created_at_ms) FROM runs
+     WHERE target_host = $1 AND created_at_ms > $2";
+
+/// When the newest forced run of target `$1` created after `$2` was created.
+pub(super) const LATEST_FORCED: &str = "SELECT MAX(created_at_ms) FROM runs
+     WHERE target_id = $1 AND forced = 1 AND created_at_ms > $2";

@@ -1,0 +1,354 @@
+//! protocheck cannot be used to flood a third party: per target host, runs
+//! are limited per hour and in `force` re-runs at submission, whoever submits
+//! them, and in concurrency and spacing when workers claim them.
+
+use crate::common;
+
+use common::TestDb;
+use common::app::TestApp;
+use protocheck::store::{HostLimits, Inserted, NewRun, Run, RunEnd, Store};
+use protocheck::submit::HostQuota;
+use protocheck::suite::{RunOptions, SuiteChoice};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Barrier;
+use uuid::Uuid;
+
+const LEASE_MS: i64 = 60_000;
+
+/// A client whose connections come from `127.0.0.n`: another client address
+/// as far as the service can tell (it reads the address of the connection;
+/// `X-Forwarded-For` is not trusted).
+fn client_from(n: u8) -> reqwest::Client {
+    reqwest::Client::builder()
+        .local_address(IpAddr::V4(Ipv4Addr::new(127, 0, 0, n)))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+}
+
+async fn submit_from(app: &TestApp, n: u8, body: &Value) -> (u16, Option<u64>, Value) {
+    let resp = client_from(n)
+        .post(app.url("/api/v1/runs"))
+        .json(body)
+        .send()
+        .await
+        .expect("POST");
+    let status = resp.status().as_u16();
+    let retry_after = resp
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok());
+    (
+        status,
+        retry_after,
+        resp.json().await.unwrap_or(Value::Null),
+    )
+}
+
+/// A burst of forced submissions for one host (nothing listens there: no
+/// worker runs, the queue only fills), from several client addresses.
+#[tokio::test]
+async fn forced_bursts_for_one_host_are_refused_whoever_sends_them() {
+    for db in common::all_backends().await {
+        let quota = HostQuota {
+            runs_per_hour: 4,
+            force_every: Duration::from_secs(120),
+        };
+        let app = TestApp::start_with(&db, 1000, quota).await;
+        let target = |path: &str| format!("http://127.0.0.1:9/{path}");
+
+        // A forced run of a target, then a forced run of the same target with
+        // other options from another address: refused, the target was forced
+        // moments ago.
+        let (status, _, first) = submit_from(
+            &app,
+            2,
+            &json!({"url": target("a"), "suite": "rcp", "force": true}),
+        )
+        .await;
+        assert_eq!(status, 202, "{}: {first}", db.name());
+        let again = json!({"url": target("a"), "suite": "rcp", "force": true,
+                           "options": {"profile": "reference"}});
+        let (status, retry, problem) = submit_from(&app, 3, &again).await;
+        assert_eq!(status, 429, "{}: {problem}", db.name());
+        assert_eq!(problem["type"], "/problems/target-rate-limited");
+        let retry = retry.expect("Retry-After");
+        assert!((1..=120).contains(&retry), "{retry}");
+        assert_eq!(problem["retry_after_s"], retry);
+        let detail = problem["detail"].as_str().unwrap_or_default();
+        assert!(detail.contains("at most once every 120 s"), "{detail}");
+        // The same request as the active run is answered with that run: it
+        // sends the host nothing more.
+        let (status, _, same) = submit_from(
+            &app,
+            4,
+            &json!({"url": target("a"), "suite": "rcp", "force": true}),
+        )
+        .await;
+        assert_eq!(status, 200, "{same}");
+        assert_eq!(same["reason"], "already-active");
+        assert_eq!(same["id"], first["id"]);
+
+        // Other targets of the same host, from other addresses, up to the
+        // hourly limit of the host; then refused.
+        for (n, path) in [(5, "b"), (6, "c"), (7, "d")] {
+            let (status, _, body) = submit_from(
+                &app,
+                n,
+                &json!({"url": target(path), "suite": "rcp", "force": true}),
+            )
+            .await;
+            assert_eq!(status, 202, "{}: {body}", db.name());
+        }
+        let (status, retry, problem) = submit_from(
+            &app,
+            8,
+            &json!({"url": target("e"), "suite": "rcp", "force": true}),
+        )
+        .await;
+        assert_eq!(status, 429, "{}: {problem}", db.name());
+        assert_eq!(problem["type"], "/problems/target-rate-limited");
+        let retry = retry.expect("Retry-After");
+        assert!((1..=3600).contains(&retry), "{retry}");
+        let detail = problem["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.contains("`127.0.0.1` has had 4 runs in the last hour")
+                && detail.contains("at most 4 runs an hour"),
+            "{detail}"
+        );
+        // Without force too: the limit is the host's, not the submission's.
+        let (status, _, _) =
+            submit_from(&app, 9, &json!({"url": target("f"), "suite": "rcp"})).await;
+        assert_eq!(status, 429);
+        // Another host is not affected.
+        let (status, _, body) = submit_from(
+            &app,
+            9,
+            &json!({"url": "http://localhost:9/a", "suite": "rcp"}),
+        )
+        .await;
+        assert_eq!(status, 202, "{body}");
+
+        let runs = db.store.recent_runs(100).await.expect("runs");
+        assert_eq!(runs.len(), 5, "four runs of the host and one of another");
+    }
+}
+
+#[tokio::test]
+async fn the_form_explains_a_refusal_for_the_host() {
+    let db = common::sqlite().await;
+    let quota = HostQuota {
+        runs_per_hour: 1,
+        force_every: Duration::ZERO,
+    };
+    let app = TestApp::start_with(&db, 1000, quota).await;
+    let token = "0123456789abcdef0123456789abcdef";
+    let post = |url: &'static str| {
+        client_from(2)
+            .post(app.url("/"))
+            .header("cookie", format!("pc_csrf={token}"))
+            .form(&[("url", url), ("suite", "rcp"), ("csrf", token)])
+            .send()
+    };
+    let first = post("http://127.0.0.1:9/a").await.expect("POST /");
+    assert_eq!(first.status(), 303);
+    let refused = post("http://127.0.0.1:9/b").await.expect("POST /");
+    assert_eq!(refused.status(), 429);
+    assert!(refused.headers().contains_key("retry-after"));
+    let html = refused.text().await.expect("html");
+    assert!(
+        html.contains("the host `127.0.0.1` has had 1 runs in the last hour"),
+        "{html}"
+    );
+    assert!(
+        html.contains("value=\"http://127.0.0.1:9/b\""),
+        "what was typed stays"
+    );
+}
+
+async fn queue_for(store: &dyn Store, host: &str, path: &str, created_at_ms: i64) -> Run {
+    let url = format!("https://{host}/{path}");
+    let key = format!("{host}-{path}");
+    store
+        .upsert_target(&key, &url, created_at_ms)
+        .await
+        .expect("target");
+    let new = NewRun {
+        id: Uuid::now_v7(),
+        target_id: key,
+        suite: SuiteChoice::Rcp,
+        options: RunOptions::default(),
+        webhook_url: None,
+        dedup_key: Uuid::new_v4().to_string(),
+        max_attempts: 3,
+        created_at_ms,
+    };
+    match store.insert_run(&new).await.expect("insert") {
+        Inserted::New(run) => run,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn host_of(run: &Run) -> String {
+    protocheck::store::host_of(&run.target_url).expect("host")
+}
+
+/// Store contract, both backends: however many workers claim at once, one
+/// host never has more runs running than its limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn claims_never_run_two_runs_of_one_host_at_once() {
+    for db in common::all_backends().await {
+        claims_respect_host_concurrency(&db).await;
+    }
+}
+
+async fn claims_respect_host_concurrency(db: &TestDb) {
+    let store = &db.store;
+    for i in 0..6 {
+        queue_for(store.as_ref(), "busy.example", &format!("p{i}"), 1_000 + i).await;
+    }
+    // Another port is the same host.
+    queue_for(store.as_ref(), "busy.example:8443", "other-port", 1_010).await;
+    queue_for(store.as_ref(), "calm.example", "p", 1_020).await;
+    let limits = HostLimits {
+        running_per_host: 1,
+        gap_ms: 0,
+    };
+    let claimers = 8;
+    let barrier = Arc::new(Barrier::new(claimers));
+    let mut tasks = Vec::new();
+    for w in 0..claimers {
+        let (store, barrier) = (store.clone(), barrier.clone());
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            store
+                .claim_run_within(&format!("w{w}"), 2_000, LEASE_MS, &limits)
+                .await
+                .expect("claim")
+        }));
+    }
+    let mut claimed = Vec::new();
+    for t in tasks {
+        claimed.extend(t.await.expect("join"));
+    }
+    let mut per_host: HashMap<String, usize> = HashMap::new();
+    for run in &claimed {
+        *per_host.entry(host_of(run)).or_default() += 1;
+    }
+    assert_eq!(
+        per_host.get("busy.example"),
+        Some(&1),
+        "{}: {per_host:?}",
+        db.name()
+    );
+    assert_eq!(
+        per_host.get("calm.example"),
+        Some(&1),
+        "{}: {per_host:?}",
+        db.name()
+    );
+    assert_eq!(claimed.len(), 2, "{}", db.name());
+
+    // The oldest run of the busy host went first; the next waits for its end.
+    let busy = claimed
+        .iter()
+        .find(|r| host_of(r) == "busy.example")
+        .expect("busy run");
+    assert!(busy.target_url.ends_with("/p0"), "{}", busy.target_url);
+    let none = store
+        .claim_run_within("late", 2_100, LEASE_MS, &limits)
+        .await
+        .expect("claim");
+    assert!(none.is_none(), "{}: {none:?}", db.name());
+    let ok = store
+        .finish_run(
+            busy.id,
+            &busy.locked_by.clone().expect("holder"),
+            &RunEnd::Error("x".into()),
+            "1",
+            2_200,
+        )
+        .await
+        .expect("finish");
+    assert!(ok);
+    let next = store
+        .claim_run_within("late", 2_300, LEASE_MS, &limits)
+        .await
+        .expect("claim")
+        .expect("the next run of the host");
+    assert!(next.target_url.ends_with("/p1"), "{}", next.target_url);
+
+    // A limit of two lets a second run of the host start beside it.
+    let two = HostLimits {
+        running_per_host: 2,
+        gap_ms: 0,
+    };
+    let second = store
+        .claim_run_within("w-two", 2_400, LEASE_MS, &two)
+        .await
+        .expect("claim")
+        .expect("a second run of the host");
+    assert_eq!(host_of(&second), "busy.example");
+    let third = store
+        .claim_run_within("w-three", 2_500, LEASE_MS, &two)
+        .await
+        .expect("claim");
+    assert!(third.is_none(), "{third:?}");
+}
+
+/// Store contract, both backends: a host's next run starts no sooner than
+/// the gap after its last run ended; other hosts' runs are claimed meanwhile.
+#[tokio::test]
+async fn claims_keep_the_gap_between_runs_of_one_host() {
+    for db in common::all_backends().await {
+        let store = db.store.as_ref();
+        let limits = HostLimits {
+            running_per_host: 1,
+            gap_ms: 10_000,
+        };
+        let first = queue_for(store, "polite.example", "a", 1_000).await;
+        let second = queue_for(store, "polite.example", "b", 1_001).await;
+        let claimed = store
+            .claim_run_within("w", 2_000, LEASE_MS, &limits)
+            .await
+            .expect("claim")
+            .expect("first");
+        assert_eq!(claimed.id, first.id);
+        let ended = store
+            .finish_run(first.id, "w", &RunEnd::Error("x".into()), "1", 5_000)
+            .await
+            .expect("finish");
+        assert!(ended);
+        let other = queue_for(store, "elsewhere.example", "a", 1_002).await;
+        let meanwhile = store
+            .claim_run_within("w", 14_999, LEASE_MS, &limits)
+            .await
+            .expect("claim")
+            .expect("another host's run");
+        assert_eq!(meanwhile.id, other.id, "{}", db.name());
+        let early = store
+            .claim_run_within("w2", 14_999, LEASE_MS, &limits)
+            .await
+            .expect("claim");
+        assert!(early.is_none(), "{}: {early:?}", db.name());
+        let on_time = store
+            .claim_run_within("w2", 15_001, LEASE_MS, &limits)
+            .await
+            .expect("claim")
+            .expect("the gap has passed");
+        assert_eq!(on_time.id, second.id, "{}", db.name());
+        // Without limits (`claim_run`), nothing is passed over.
+        let third = queue_for(store, "polite.example", "c", 1_003).await;
+        let unlimited = store
+            .claim_run("w3", 15_002, LEASE_MS)
+            .await
+            .expect("claim")
+            .expect("unlimited");
+        assert_eq!(unlimited.id, third.id);
+    }
+}
