@@ -269,7 +269,7 @@ async fn submit(
         }) => {
             errors.form = Some(detail);
             let mut resp =
-                home_page(&state, StatusCode::TOO_MANY_REQUESTS, csrf, view, errors).await?;
+                home_page(state, StatusCode::TOO_MANY_REQUESTS, csrf, view, errors).await?;
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_s));
             Ok(resp)
