@@ -44,8 +44,8 @@ impl Dialect for Postgres {
     // Row locks, not the transaction, keep claimers apart.
     const BEGIN_CLAIM: Option<&'static str> = None;
     const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
-    // `append_finding` runs in a transaction of its own: the lock lasts until
-    // the finding is written.
+    // Each write of `append_findings` runs in a transaction of its own (its one
+    // statement, or the batch's): the lock lasts until the findings are written.
     const FOR_SHARE: &'static str = " FOR SHARE";
     const NEW_ID: &'static str = "gen_random_uuid()::text";
 

@@ -30,6 +30,7 @@ mod rcp_reference;
 mod rcp_stdio;
 mod reports;
 mod store_contract;
+mod store_findings;
 mod submit;
 mod transport;
 mod webhooks;
