@@ -560,37 +560,10 @@ impl Worker {
         if choice != SuiteChoice::Mcp {
             ctx.handshake_history = self.handshake_history(run).await;
         }
-        let (tx, mut rx) = mpsc::channel::<Finding>(FINDINGS_BUFFER);
+        let (tx, rx) = mpsc::channel::<Finding>(FINDINGS_BUFFER);
 
         let engine = suite::run_suite(choice, &endpoint, &ctx, tx);
-        let sink = async {
-            let mut seq = 0i64;
-            while let Some(finding) = rx.recv().await {
-                let stored = self
-                    .deps
-                    .store
-                    .append_finding(
-                        run.id,
-                        &self.id,
-                        run.attempts,
-                        seq,
-                        &finding,
-                        crate::now_ms(),
-                    )
-                    .await;
-                match stored {
-                    Ok(true) => self.deps.events.changed(run.id),
-                    Ok(false) => return false,
-                    Err(e) => {
-                        // Losing a finding would make the report lie; give the run up instead.
-                        tracing::error!(run = %run.id, error = %e, "storing a finding failed");
-                        return false;
-                    }
-                }
-                seq += 1;
-            }
-            true
-        };
+        let sink = self.store_findings(run, rx);
         // A sink that gave up ends the attempt at once: the engine would
         // otherwise probe the target to the end for findings nobody stores.
         let work = async {
@@ -720,6 +693,87 @@ impl Worker {
                 // level it did not show.
                 tracing::warn!(run = %run.id, error = %e, "reading the target's handshake history failed");
                 HandshakeHistory::Unavailable
+            }
+        }
+    }
+}
+
+/// Longest a finding waits in the worker before it is stored: what the run's
+/// page and its event stream lag behind the engine at most (plus one write).
+const FLUSH_EVERY: Duration = Duration::from_millis(100);
+
+/// Most findings written in one flush: the store's one-statement batch, so a
+/// flush is one statement.
+const FLUSH_FINDINGS: usize = crate::store::FINDINGS_PER_STATEMENT;
+
+impl Worker {
+    /// Stores the engine's findings as they come, in batches: a batch is written
+    /// [`FLUSH_EVERY`] after its first finding arrived, when it holds
+    /// [`FLUSH_FINDINGS`], or when the engine is done, whichever comes first.
+    /// One write per batch rather than per finding keeps a run's cost to the
+    /// database about constant however many findings it has, and the deadline
+    /// keeps progress live. False when the lease was lost or a write failed:
+    /// the run is then given up, whatever the engine still finds.
+    async fn store_findings(&self, run: &Run, mut rx: mpsc::Receiver<Finding>) -> bool {
+        let mut batch = Vec::with_capacity(FLUSH_FINDINGS);
+        let mut first_seq = 0i64;
+        let mut deadline: Option<tokio::time::Instant> = None;
+        loop {
+            // `None`: the batch is due; `Some(None)`: the engine is done.
+            let next = match deadline {
+                None => Some(rx.recv().await),
+                Some(at) => tokio::time::timeout_at(at, rx.recv()).await.ok(),
+            };
+            let (done, timed_out) = (matches!(next, Some(None)), next.is_none());
+            if let Some(Some(finding)) = next {
+                if batch.is_empty() {
+                    deadline = Some(tokio::time::Instant::now() + FLUSH_EVERY);
+                }
+                batch.push(finding);
+            }
+            // A steady stream of findings never lets the timeout fire: look at the clock too.
+            let due = timed_out
+                || done
+                || batch.len() >= FLUSH_FINDINGS
+                || deadline.is_some_and(|at| tokio::time::Instant::now() >= at);
+            if due && !batch.is_empty() {
+                if !self.flush_findings(run, first_seq, &batch).await {
+                    return false;
+                }
+                first_seq += i64::try_from(batch.len()).unwrap_or(i64::MAX);
+                batch.clear();
+                deadline = None;
+            }
+            if done {
+                return true;
+            }
+        }
+    }
+
+    /// Writes one batch; false when it was refused (lease lost) or failed.
+    async fn flush_findings(&self, run: &Run, first_seq: i64, batch: &[Finding]) -> bool {
+        let stored = self
+            .deps
+            .store
+            .append_findings(
+                run.id,
+                &self.id,
+                run.attempts,
+                first_seq,
+                batch,
+                crate::now_ms(),
+            )
+            .await;
+        match stored {
+            Ok(true) => {
+                self.deps.events.changed(run.id);
+                true
+            }
+            Ok(false) => false,
+            Err(e) => {
+                // Losing a finding would make the report lie; give the run up instead.
+                tracing::error!(run = %run.id, error = %e, "storing findings failed");
+                false
             }
         }
     }

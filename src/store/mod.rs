@@ -4,8 +4,9 @@
 //! about protocols: findings and verdicts are data to it.
 //!
 //! The module is laid out as: `model` what is stored, this file the trait,
-//! `rows` the decoding of rows into the model, [`sql`] the statements, and one
-//! file per database for what that database does its own way. The model's types
+//! `rows` the decoding of rows into the model, [`sql`] the statements, `count`
+//! the tally of statements sent, and one file per database for what that
+//! database does its own way. The model's types
 //! are re-exported here, so they are named `store::Run`, `store::Target`, ….
 //!
 //! Times are integer milliseconds since the Unix epoch in both backends, passed
@@ -15,6 +16,7 @@
 
 #[macro_use]
 mod rows;
+mod count;
 mod hosts;
 mod model;
 pub mod postgres;
@@ -26,6 +28,8 @@ pub use model::{
     Inserted, NewApiKey, NewRun, PublicKeyRecord, ReapReport, Run, RunEnd, RunOrigin, RunStatus,
     StoredAttestation, StoredFinding, SuiteRuns, Target, WebhookAttempt, WebhookDelivery, host_of,
 };
+
+pub use sql::FINDINGS_PER_STATEMENT;
 
 use crate::suite::Finding;
 use async_trait::async_trait;
@@ -191,15 +195,19 @@ pub trait Store: Send + Sync + 'static {
         lease_ms: i64,
     ) -> StoreResult<bool>;
 
-    /// Stores one finding of the current attempt. False (and nothing stored) when
-    /// `worker` no longer holds the run or `attempt` is not the current one.
-    async fn append_finding(
+    /// Stores `findings` as findings `first_seq`, `first_seq + 1`, … of the
+    /// current attempt, all or none: one statement for up to
+    /// [`FINDINGS_PER_STATEMENT`], one transaction beyond. False (and nothing
+    /// stored) when `worker` no longer holds the run or `attempt` is not the
+    /// current one; checked once, in the same transaction as the writes. An
+    /// empty batch stores nothing and answers that question alone.
+    async fn append_findings(
         &self,
         run_id: Uuid,
         worker: &str,
         attempt: i32,
-        seq: i64,
-        finding: &Finding,
+        first_seq: i64,
+        findings: &[Finding],
         now_ms: i64,
     ) -> StoreResult<bool>;
 
@@ -318,6 +326,11 @@ pub trait Store: Send + Sync + 'static {
     /// `shutdown`. Reconnects with backoff. Returns at once where there is no such
     /// channel (SQLite: submits and workers share one process and its `Notify`).
     async fn listen_for_work(&self, notify: Arc<Notify>, shutdown: CancellationToken);
+
+    /// How many statements this store has sent its database since it was opened,
+    /// `BEGIN` and `COMMIT` included (see `count.rs` for what is not counted):
+    /// what a run costs the database, for benchmarks and tests.
+    fn statements(&self) -> u64;
 }
 
 /// Opens the store `database_url` names: `postgres://` or `postgresql://` for

@@ -51,8 +51,8 @@ impl Dialect for Postgres {
     const CLAIM_LOCK: Option<&'static str> =
         Some("SELECT pg_advisory_xact_lock(8102661225468618859)");
     const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
-    // `append_finding` runs in a transaction of its own: the lock lasts until
-    // the finding is written.
+    // Each write of `append_findings` runs in a transaction of its own (its one
+    // statement, or the batch's): the lock lasts until the findings are written.
     const FOR_SHARE: &'static str = " FOR SHARE";
     const NEW_ID: &'static str = "gen_random_uuid()::text";
 

@@ -21,6 +21,7 @@
 //! Postgres. The statements with a dialect's fragment in them are formatted per
 //! call; next to a round trip to the database that costs nothing.
 
+use super::count::{Counted, Statements};
 use super::rows::{
     WEBHOOK_DELIVERY_COLUMNS, api_key_from_row, attestation_from_row, end_columns, finding_columns,
     finding_from_row, idempotency_from_row, public_key_from_row, run_from_row,
@@ -37,7 +38,9 @@ use crate::suite::Finding;
 use async_trait::async_trait;
 use sqlx::migrate::{Migrate, Migrator};
 use sqlx::pool::PoolOptions;
-use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool, Row, Type};
+use sqlx::{
+    ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool, Row, Transaction, Type,
+};
 use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::Notify;
@@ -48,6 +51,16 @@ use uuid::Uuid;
 /// between the insert and the lookup. Once is enough in practice; the bound only
 /// guarantees termination.
 const INSERT_RUN_TRIES: usize = 3;
+
+/// The most findings one `INSERT` carries; a larger batch takes several
+/// statements in one transaction. With the 4 shared parameters and 6 per
+/// finding, 128 findings bind 772 parameters: under 999, the lowest limit any
+/// SQLite build has had, so a system SQLite built with old defaults serves too.
+/// Workers flush at most this many at once, so each flush is one statement.
+pub const FINDINGS_PER_STATEMENT: usize = 128;
+
+/// The parameters each finding of a batch binds.
+const FINDING_PARAMS: usize = 6;
 
 /// What one database does its own way. Implemented by [`sqlx::Sqlite`] (in
 /// [`super::sqlite`]) and [`sqlx::Postgres`] (in [`super::postgres`]).
@@ -77,8 +90,8 @@ pub trait Dialect: Database {
     /// excludes every other writer.
     const SKIP_LOCKED: &'static str;
 
-    /// Appended to the check in `append_finding` that the worker still holds the
-    /// run: a lock that keeps the run from being requeued until the finding is
+    /// Appended to the check in `append_findings` that the worker still holds the
+    /// run: a lock that keeps the run from being requeued until the findings are
     /// written, or nothing where writers are serialised anyway.
     const FOR_SHARE: &'static str;
 
@@ -111,6 +124,7 @@ pub type ConnectOptions<DB> = <<DB as Database>::Connection as sqlx::Connection>
 #[derive(Debug, Clone)]
 pub struct SqlStore<DB: Database> {
     pool: Pool<DB>,
+    statements: Arc<Statements>,
 }
 
 impl<DB: Dialect> SqlStore<DB> {
@@ -120,7 +134,31 @@ impl<DB: Dialect> SqlStore<DB> {
             .max_connections(DB::MAX_CONNECTIONS)
             .connect_with(DB::connect_options(url)?)
             .await?;
-        Ok(Self { pool })
+        Ok(Self {
+            pool,
+            statements: Arc::default(),
+        })
+    }
+
+    /// The pool, counting each statement run on it.
+    fn db(&self) -> Counted<'_, &Pool<DB>> {
+        self.statements.on(&self.pool)
+    }
+
+    async fn begin(&self) -> StoreResult<Transaction<'static, DB>> {
+        self.statements.add();
+        Ok(self.pool.begin().await?)
+    }
+
+    /// A transaction opened by `statement` instead of plain `BEGIN`.
+    async fn begin_with(&self, statement: &'static str) -> StoreResult<Transaction<'static, DB>> {
+        self.statements.add();
+        Ok(self.pool.begin_with(statement).await?)
+    }
+
+    async fn commit(&self, tx: Transaction<'static, DB>) -> StoreResult<()> {
+        self.statements.add();
+        Ok(tx.commit().await?)
     }
 }
 
@@ -136,11 +174,13 @@ where
         limits: &HostLimits,
     ) -> StoreResult<sqlx::Transaction<'static, DB>> {
         let mut tx = match DB::BEGIN_CLAIM {
-            Some(begin) => self.pool.begin_with(begin).await?,
-            None => self.pool.begin().await?,
+            Some(begin) => self.begin_with(begin).await?,
+            None => self.begin().await?,
         };
         if let (true, Some(lock)) = (limits.is_limited(), DB::CLAIM_LOCK) {
-            sqlx::query(lock).execute(&mut *tx).await?;
+            sqlx::query(lock)
+                .execute(self.statements.on(&mut *tx))
+                .await?;
         }
         Ok(tx)
     }
@@ -168,6 +208,48 @@ fn enqueue_reaped_webhooks<DB: Dialect>() -> String {
         WHERE runs.status = 'error' AND runs.finished_at_ms = $1 AND runs.webhook_url IS NOT NULL
         ON CONFLICT (run_id) DO NOTHING",
         new_id = DB::NEW_ID,
+    )
+}
+
+/// The condition on `runs` that worker `$2` holds run `$1` at attempt `$3`.
+///
+/// On Postgres, FOR SHARE holds the run row until the statement's transaction
+/// commits, so a requeue or reap cannot slip in between the check and the
+/// write; one that already did makes the check re-read the new row version and
+/// fail. SQLite's single writer gives the same guarantee without it.
+fn holds_run<DB: Dialect>() -> String {
+    format!(
+        "id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3{for_share}",
+        for_share = DB::FOR_SHARE,
+    )
+}
+
+/// Inserts `rows` findings of run `$1`, attempt `$3`, created at `$4`, when worker
+/// `$2` holds the run: parameters from `$5` on are `(seq, rule_id, outcome,
+/// message, evidence, duration_ms)` per row. Column names `column1`… are what
+/// both databases call the columns of a bare `VALUES` list.
+fn insert_findings<DB: Dialect>(rows: usize) -> String {
+    let values = (0..rows)
+        .map(|row| {
+            let p = 5 + row * FINDING_PARAMS;
+            format!(
+                "(${p}, ${}, ${}, ${}, ${}, ${})",
+                p + 1,
+                p + 2,
+                p + 3,
+                p + 4,
+                p + 5
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "INSERT INTO findings (run_id, attempt, seq, rule_id, outcome, message, evidence,
+                               duration_ms, created_at_ms)
+         SELECT $1, $3, v.column1, v.column2, v.column3, v.column4, v.column5, v.column6, $4
+         FROM (VALUES {values}) AS v
+         WHERE EXISTS (SELECT 1 FROM runs WHERE {holds})",
+        holds = holds_run::<DB>(),
     )
 }
 
@@ -207,7 +289,7 @@ where
     }
 
     async fn ping(&self) -> StoreResult<()> {
-        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        sqlx::query("SELECT 1").execute(self.db()).await?;
         Ok(())
     }
 
@@ -227,7 +309,7 @@ where
         .bind(canonical_url)
         .bind(now_ms)
         .bind(super::host_of(canonical_url))
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         self.get_target(id)
             .await?
@@ -239,7 +321,7 @@ where
             "SELECT id, canonical_url, protocol, created_at_ms FROM targets WHERE id = $1",
         )
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         row.as_ref().map(target_from_row).transpose()
     }
@@ -248,7 +330,7 @@ where
         sqlx::query("UPDATE targets SET protocol = $2 WHERE id = $1")
             .bind(id)
             .bind(protocol)
-            .execute(&self.pool)
+            .execute(self.db())
             .await?;
         Ok(())
     }
@@ -276,7 +358,7 @@ where
             .bind(new.created_at_ms)
             .bind(origin.api_key.map(|k| k.to_string()))
             .bind(i32::from(origin.forced))
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.db())
             .await?;
             if let Some(row) = inserted {
                 return Ok(Inserted::New(run_from_row(&row)?));
@@ -298,7 +380,7 @@ where
             " FROM runs WHERE dedup_key = $1 AND status IN ('queued', 'running')"
         ))
         .bind(dedup_key)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         row.as_ref().map(run_from_row).transpose()
     }
@@ -307,7 +389,7 @@ where
         let row = sqlx::query(hosts::HOST_LOAD)
             .bind(host)
             .bind(since_ms)
-            .fetch_one(&self.pool)
+            .fetch_one(self.db())
             .await?;
         Ok(HostLoad {
             count: row.try_get(0)?,
@@ -319,7 +401,7 @@ where
         let at: Option<i64> = sqlx::query_scalar(hosts::LATEST_FORCED)
             .bind(target_id)
             .bind(since_ms)
-            .fetch_one(&self.pool)
+            .fetch_one(self.db())
             .await?;
         Ok(at)
     }
@@ -335,7 +417,7 @@ where
         ))
         .bind(dedup_key)
         .bind(since_ms)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         row.as_ref().map(run_from_row).transpose()
     }
@@ -360,7 +442,7 @@ where
         .bind(target_id)
         .bind(rule_id)
         .bind(outcome.as_str())
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         row.as_ref().map(run_from_row).transpose()
     }
@@ -372,7 +454,7 @@ where
             " FROM runs WHERE id = $1"
         ))
         .bind(id.to_string())
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         row.as_ref().map(run_from_row).transpose()
     }
@@ -403,7 +485,7 @@ where
             .bind(cursor.created_at_ms)
             .bind(cursor.id.to_string()),
         };
-        let rows = query.fetch_all(&self.pool).await?;
+        let rows = query.fetch_all(self.db()).await?;
         rows.iter().map(run_from_row).collect()
     }
 
@@ -414,7 +496,7 @@ where
             " FROM runs ORDER BY created_at_ms DESC, id DESC LIMIT $1"
         ))
         .bind(i64::from(limit))
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         rows.iter().map(run_from_row).collect()
     }
@@ -434,10 +516,10 @@ where
             .bind(now_ms)
             .bind(i64::from(limits.running_per_host))
             .bind(limits.gap_ms)
-            .fetch_optional(&mut *tx)
+            .fetch_optional(self.statements.on(&mut *tx))
             .await?;
         let Some(row) = row else {
-            tx.commit().await?;
+            self.commit(tx).await?;
             return Ok(None);
         };
         let id: String = row.try_get("id")?;
@@ -446,9 +528,9 @@ where
         // this is not `attempt < attempts`.
         sqlx::query("DELETE FROM findings WHERE run_id = $1")
             .bind(&id)
-            .execute(&mut *tx)
+            .execute(self.statements.on(&mut *tx))
             .await?;
-        tx.commit().await?;
+        self.commit(tx).await?;
         // Decoded after the commit: a run that does not decode is then held under a
         // lease like any other, and the reaper ends it as `error` after max_attempts
         // instead of it blocking the head of the queue forever.
@@ -475,10 +557,10 @@ where
             .bind(now_ms)
             .bind(i64::from(limits.running_per_host))
             .bind(limits.gap_ms)
-            .fetch_optional(&mut *tx)
+            .fetch_optional(self.statements.on(&mut *tx))
             .await?;
         let Some(row) = row else {
-            tx.commit().await?;
+            self.commit(tx).await?;
             return Ok(None);
         };
         if new_attempt {
@@ -486,10 +568,10 @@ where
             sqlx::query("DELETE FROM findings WHERE run_id = $1 AND attempt <= $2")
                 .bind(run_id.to_string())
                 .bind(attempt)
-                .execute(&mut *tx)
+                .execute(self.statements.on(&mut *tx))
                 .await?;
         }
-        tx.commit().await?;
+        self.commit(tx).await?;
         run_from_row(&row).map(Some)
     }
 
@@ -507,48 +589,75 @@ where
         .bind(run_id.to_string())
         .bind(worker)
         .bind(now_ms.saturating_add(lease_ms))
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         Ok(DB::rows_affected(&done) == 1)
     }
 
-    async fn append_finding(
+    async fn append_findings(
         &self,
         run_id: Uuid,
         worker: &str,
         attempt: i32,
-        seq: i64,
-        finding: &Finding,
+        first_seq: i64,
+        findings: &[Finding],
         now_ms: i64,
     ) -> StoreResult<bool> {
-        let (outcome, evidence, duration_ms) = finding_columns(finding)?;
-        // On Postgres, FOR SHARE holds the run row until the insert commits, so a
-        // requeue or reap cannot slip in between the check and the write; one that
-        // already did makes the check re-read the new row version and fail. SQLite's
-        // single writer gives the same guarantee without it.
-        let sql = format!(
-            "INSERT INTO findings (run_id, attempt, seq, rule_id, outcome, message, evidence,
-                                   duration_ms, created_at_ms)
-             SELECT $1, $3, $4, $5, $6, $7, $8, $9, $10
-             WHERE EXISTS (SELECT 1 FROM runs
-                           WHERE id = $1 AND status = 'running' AND locked_by = $2
-                             AND attempts = $3{for_share})",
-            for_share = DB::FOR_SHARE,
-        );
-        let done = sqlx::query(&sql)
-            .bind(run_id.to_string())
-            .bind(worker)
-            .bind(attempt)
-            .bind(seq)
-            .bind(&finding.rule_id)
-            .bind(outcome)
-            .bind(&finding.message)
-            .bind(evidence)
-            .bind(duration_ms)
-            .bind(now_ms)
-            .execute(&self.pool)
-            .await?;
-        Ok(DB::rows_affected(&done) == 1)
+        let run = run_id.to_string();
+        if findings.is_empty() {
+            let held = sqlx::query(&format!("SELECT 1 FROM runs WHERE {}", holds_run::<DB>()))
+                .bind(&run)
+                .bind(worker)
+                .bind(attempt)
+                .fetch_optional(self.db())
+                .await?;
+            return Ok(held.is_some());
+        }
+        let columns = findings
+            .iter()
+            .map(finding_columns)
+            .collect::<StoreResult<Vec<_>>>()?;
+        let rows: Vec<_> = findings.iter().zip(&columns).zip(first_seq..).collect();
+        let chunks: Vec<_> = rows.chunks(FINDINGS_PER_STATEMENT).collect();
+        // A batch that fits one statement, the common case, needs no transaction of
+        // its own: one statement is atomic. A larger one writes all or nothing.
+        let mut tx = match chunks.len() {
+            1 => None,
+            _ => Some(self.begin().await?),
+        };
+        for chunk in chunks {
+            let sql = insert_findings::<DB>(chunk.len());
+            let mut query = sqlx::query(&sql)
+                .bind(&run)
+                .bind(worker)
+                .bind(attempt)
+                .bind(now_ms);
+            for ((finding, (outcome, evidence, duration_ms)), seq) in chunk {
+                query = query
+                    .bind(*seq)
+                    .bind(&finding.rule_id)
+                    .bind(*outcome)
+                    .bind(&finding.message)
+                    .bind(evidence)
+                    .bind(*duration_ms);
+            }
+            let done = match &mut tx {
+                Some(tx) => query.execute(self.statements.on(&mut **tx)).await?,
+                None => query.execute(self.db()).await?,
+            };
+            if DB::rows_affected(&done) != chunk.len() as u64 {
+                // Dropping the transaction rolls back what earlier chunks wrote.
+                return Ok(false);
+            }
+        }
+        if let Some(tx) = tx {
+            self.commit(tx).await?;
+        }
+        Ok(true)
+    }
+
+    fn statements(&self) -> u64 {
+        self.statements.total()
     }
 
     async fn finish_run(
@@ -560,7 +669,7 @@ where
         now_ms: i64,
     ) -> StoreResult<bool> {
         let (status, verdict, error) = end_columns(end)?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin().await?;
         let done = sqlx::query(
             "UPDATE runs
              SET status = $3, verdict = $4, error = $5, suite_version = $6, finished_at_ms = $7,
@@ -574,7 +683,7 @@ where
         .bind(error)
         .bind(suite_version)
         .bind(now_ms)
-        .execute(&mut *tx)
+        .execute(self.statements.on(&mut *tx))
         .await?;
         if DB::rows_affected(&done) != 1 {
             return Ok(false);
@@ -582,9 +691,9 @@ where
         sqlx::query(&enqueue_webhook::<DB>())
             .bind(run_id.to_string())
             .bind(now_ms)
-            .execute(&mut *tx)
+            .execute(self.statements.on(&mut *tx))
             .await?;
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok(true)
     }
 
@@ -608,7 +717,7 @@ where
         .bind(available_at_ms)
         .bind(reason)
         .bind(given_back)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         Ok(DB::rows_affected(&done) == 1)
     }
@@ -618,7 +727,7 @@ where
         // that held the lease even though the same statement clears `locked_by`.
         // Race-safe under Postgres' READ COMMITTED: a row a heartbeat extended
         // meanwhile is re-checked against the WHERE clause and skipped.
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin().await?;
         let errored = sqlx::query(
             "UPDATE runs
              SET status = 'error', finished_at_ms = $1,
@@ -629,14 +738,14 @@ where
                AND attempts >= max_attempts",
         )
         .bind(now_ms)
-        .execute(&mut *tx)
+        .execute(self.statements.on(&mut *tx))
         .await?;
         // Runs ended here announce their end like runs a worker finished.
         sqlx::query(&enqueue_reaped_webhooks::<DB>())
             .bind(now_ms)
-            .execute(&mut *tx)
+            .execute(self.statements.on(&mut *tx))
             .await?;
-        tx.commit().await?;
+        self.commit(tx).await?;
         let requeued = sqlx::query(
             "UPDATE runs
              SET status = 'queued', available_at_ms = $2,
@@ -648,7 +757,7 @@ where
         )
         .bind(now_ms)
         .bind(now_ms.saturating_add(backoff_ms))
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         Ok(ReapReport {
             requeued: DB::rows_affected(&requeued),
@@ -666,14 +775,14 @@ where
         )
         .bind(run_id.to_string())
         .bind(after_seq)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         rows.iter().map(finding_from_row).collect()
     }
 
     async fn count_by_status(&self) -> StoreResult<Vec<(RunStatus, i64)>> {
         let rows = sqlx::query("SELECT status, COUNT(*) FROM runs GROUP BY status")
-            .fetch_all(&self.pool)
+            .fetch_all(self.db())
             .await?;
         rows.iter().map(status_count_from_row).collect()
     }
@@ -682,7 +791,7 @@ where
         let row =
             sqlx::query("SELECT key, request_hash, run_id FROM idempotency_keys WHERE key = $1")
                 .bind(key)
-                .fetch_optional(&self.pool)
+                .fetch_optional(self.db())
                 .await?;
         row.as_ref().map(idempotency_from_row).transpose()
     }
@@ -701,7 +810,7 @@ where
         .bind(&record.request_hash)
         .bind(record.run_id.to_string())
         .bind(now_ms)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         self.get_idempotency(&record.key).await?.ok_or_else(|| {
             StoreError::Corrupt(format!(
@@ -728,7 +837,7 @@ where
         let finished = sqlx::query(&sql)
             .bind(target_id)
             .bind(suite)
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.db())
             .await?;
         let active = sqlx::query(concat!(
             "SELECT ",
@@ -741,7 +850,7 @@ where
         ))
         .bind(target_id)
         .bind(suite)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         Ok(SuiteRuns {
             finished: finished.as_ref().map(run_from_row).transpose()?,
@@ -762,7 +871,7 @@ where
         .bind(&attestation.key_id)
         .bind(&attestation.envelope)
         .bind(attestation.created_at_ms)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         self.get_attestation(attestation.run_id)
             .await?
@@ -779,7 +888,7 @@ where
             "SELECT run_id, key_id, envelope, created_at_ms FROM attestations WHERE run_id = $1",
         )
         .bind(run_id.to_string())
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         row.as_ref().map(attestation_from_row).transpose()
     }
@@ -794,7 +903,7 @@ where
         .bind(&key.algorithm)
         .bind(&key.public_key)
         .bind(key.created_at_ms)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         Ok(())
     }
@@ -804,7 +913,7 @@ where
             "SELECT key_id, algorithm, public_key, created_at_ms FROM signing_keys
              ORDER BY created_at_ms, key_id",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         rows.iter().map(public_key_from_row).collect()
     }
@@ -826,7 +935,7 @@ where
         .bind(key.rate_period_s)
         .bind(&key.webhook_secret)
         .bind(key.created_at_ms)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         row.as_ref().map(api_key_from_row).transpose()
     }
@@ -837,7 +946,7 @@ where
             api_key_columns!(),
             " FROM api_keys ORDER BY created_at_ms, id"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         rows.iter().map(api_key_from_row).collect()
     }
@@ -849,7 +958,7 @@ where
             " FROM api_keys WHERE id = $1"
         ))
         .bind(id.to_string())
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         row.as_ref().map(api_key_from_row).transpose()
     }
@@ -861,7 +970,7 @@ where
             " FROM api_keys WHERE token_hash = $1"
         ))
         .bind(token_hash)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         row.as_ref().map(api_key_from_row).transpose()
     }
@@ -879,7 +988,7 @@ where
         ))
         .bind(id_or_name)
         .bind(now_ms)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         row.as_ref().map(api_key_from_row).transpose()
     }
@@ -888,7 +997,7 @@ where
         sqlx::query("UPDATE api_keys SET last_used_at_ms = $2 WHERE id = $1")
             .bind(id.to_string())
             .bind(now_ms)
-            .execute(&self.pool)
+            .execute(self.db())
             .await?;
         Ok(())
     }
@@ -897,7 +1006,7 @@ where
         let secret: Option<String> =
             sqlx::query_scalar("SELECT webhook_secret FROM api_keys WHERE id = $1")
                 .bind(id.to_string())
-                .fetch_optional(&self.pool)
+                .fetch_optional(self.db())
                 .await?;
         Ok(secret)
     }
@@ -909,7 +1018,7 @@ where
             " FROM api_keys JOIN runs ON runs.api_key_id = api_keys.id WHERE runs.id = $1"
         ))
         .bind(run_id.to_string())
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         row.as_ref().map(api_key_from_row).transpose()
     }
@@ -932,7 +1041,7 @@ where
         let row = sqlx::query(&sql)
             .bind(now_ms)
             .bind(now_ms.saturating_add(lease_ms))
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.db())
             .await?;
         row.as_ref().map(webhook_delivery_from_row).transpose()
     }
@@ -944,7 +1053,7 @@ where
         outcome: AttemptOutcome,
     ) -> StoreResult<bool> {
         let (state, next) = outcome.columns();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin().await?;
         let done = sqlx::query(
             "UPDATE webhook_deliveries
              SET attempts = $2, state = $3, next_attempt_at_ms = $4, lease_expires_at_ms = NULL
@@ -954,7 +1063,7 @@ where
         .bind(attempt.attempt)
         .bind(state)
         .bind(next)
-        .execute(&mut *tx)
+        .execute(self.statements.on(&mut *tx))
         .await?;
         if DB::rows_affected(&done) != 1 {
             return Ok(false);
@@ -970,9 +1079,9 @@ where
         .bind(attempt.status_code)
         .bind(&attempt.error)
         .bind(attempt.next_attempt_at_ms)
-        .execute(&mut *tx)
+        .execute(self.statements.on(&mut *tx))
         .await?;
-        tx.commit().await?;
+        self.commit(tx).await?;
         Ok(true)
     }
 
@@ -984,7 +1093,7 @@ where
             format!("SELECT {WEBHOOK_DELIVERY_COLUMNS} FROM webhook_deliveries WHERE run_id = $1");
         let row = sqlx::query(&sql)
             .bind(run_id.to_string())
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.db())
             .await?;
         let Some(delivery) = row.as_ref().map(webhook_delivery_from_row).transpose()? else {
             return Ok(None);
@@ -994,7 +1103,7 @@ where
              FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt",
         )
         .bind(&delivery.id)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         let attempts = rows
             .iter()

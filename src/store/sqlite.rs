@@ -38,7 +38,7 @@ impl Dialect for Sqlite {
     // `BEGIN IMMEDIATE` already serialises every claim.
     const CLAIM_LOCK: Option<&'static str> = None;
     // The claim's `BEGIN IMMEDIATE` already holds the only write lock there is,
-    // and no requeue can run between `append_finding`'s check and its insert.
+    // and no requeue can run between `append_findings`' check and its insert.
     const SKIP_LOCKED: &'static str = "";
     const FOR_SHARE: &'static str = "";
     const NEW_ID: &'static str = "lower(hex(randomblob(16)))";

@@ -34,6 +34,7 @@ mod rcp_stdio;
 mod reports;
 mod run_deadline;
 mod store_contract;
+mod store_findings;
 mod submit;
 mod transport;
 mod webhooks;

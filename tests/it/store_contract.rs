@@ -31,16 +31,14 @@ macro_rules! contract {
         }
     };
 }
+pub(crate) use contract;
 
 use common::TestDb;
 use protocheck::store::{
     Backend, DeliveryState, HistoryCursor, IdempotencyRecord, Inserted, NewRun, PublicKeyRecord,
     ReapReport, Run, RunEnd, RunStatus, Store, StoredAttestation,
 };
-use protocheck::suite::{
-    Counts, Exchange, Finding, Outcome, RequestRecord, ResponseRecord, RunOptions, SuiteChoice,
-    SuiteId, Verdict, VerdictDetail,
-};
+use protocheck::suite::{Counts, RunOptions, SuiteChoice, SuiteId, Verdict, VerdictDetail};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,11 +46,11 @@ use tokio::sync::{Barrier, Notify};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-const LEASE_MS: i64 = 60_000;
+pub(crate) const LEASE_MS: i64 = 60_000;
 /// Liveness bound for anything that waits on another task; never a timing assertion.
 const PATIENCE: Duration = Duration::from_secs(5);
 
-async fn target(store: &dyn Store, id: &str) -> String {
+pub(crate) async fn target(store: &dyn Store, id: &str) -> String {
     store
         .upsert_target(id, &format!("https://{id}.example/rcp"), 1)
         .await
@@ -77,7 +75,12 @@ fn new_run(target_id: &str, dedup_key: &str, created_at_ms: i64) -> NewRun {
     }
 }
 
-async fn queue(store: &dyn Store, target_id: &str, dedup_key: &str, created_at_ms: i64) -> Run {
+pub(crate) async fn queue(
+    store: &dyn Store,
+    target_id: &str,
+    dedup_key: &str,
+    created_at_ms: i64,
+) -> Run {
     match store
         .insert_run(&new_run(target_id, dedup_key, created_at_ms))
         .await
@@ -87,7 +90,7 @@ async fn queue(store: &dyn Store, target_id: &str, dedup_key: &str, created_at_m
     }
 }
 
-async fn claim(store: &dyn Store, worker: &str, now_ms: i64) -> Option<Run> {
+pub(crate) async fn claim(store: &dyn Store, worker: &str, now_ms: i64) -> Option<Run> {
     store
         .claim_run(worker, now_ms, LEASE_MS)
         .await
@@ -146,61 +149,6 @@ fn verdict(passed: bool) -> Verdict {
             report: Default::default(),
         },
     }
-}
-
-fn finding(rule_id: &str, outcome: Outcome) -> Finding {
-    Finding {
-        rule_id: rule_id.to_string(),
-        outcome,
-        message: format!("{rule_id}: {}", outcome.as_str()),
-        evidence: vec![Exchange {
-            request: RequestRecord {
-                line: "POST http://127.0.0.1:9/rcp/info".to_string(),
-                headers: vec![("content-type".to_string(), "application/json".to_string())],
-                body: "{}".to_string(),
-            },
-            response: Some(ResponseRecord {
-                status: Some(200),
-                headers: vec![],
-                body: "{\"rcp\":\"1.0\"}".to_string(),
-                truncated: false,
-                elapsed_ms: 3,
-            }),
-            error: None,
-        }],
-        duration_ms: 4,
-    }
-}
-
-async fn append(
-    store: &dyn Store,
-    run_id: Uuid,
-    worker: &str,
-    attempt: i32,
-    seq: i64,
-    rule_id: &str,
-) -> bool {
-    store
-        .append_finding(
-            run_id,
-            worker,
-            attempt,
-            seq,
-            &finding(rule_id, Outcome::Pass),
-            10,
-        )
-        .await
-        .expect("append finding")
-}
-
-async fn finding_rules(store: &dyn Store, run_id: Uuid, after_seq: i64) -> Vec<(i64, String)> {
-    store
-        .findings(run_id, after_seq)
-        .await
-        .expect("findings")
-        .into_iter()
-        .map(|f| (f.seq, f.finding.rule_id))
-        .collect()
 }
 
 contract!(upsert_target_is_idempotent);
@@ -511,112 +459,6 @@ async fn heartbeat_extends_only_the_holders_lease(db: TestDb) {
     assert!(
         !s.heartbeat(queued.id, "w1", 4_000, LEASE_MS).await.unwrap(),
         "a finished run has no lease"
-    );
-}
-
-contract!(append_finding_needs_the_lease_and_the_current_attempt);
-async fn append_finding_needs_the_lease_and_the_current_attempt(db: TestDb) {
-    let s = db.store.as_ref();
-    let t = target(s, "t").await;
-    let queued = queue(s, &t, "k", 100).await;
-    assert!(
-        !append(s, queued.id, "w1", 0, 0, "R-0").await,
-        "a queued run takes none"
-    );
-
-    claim(s, "w1", 1_000).await.expect("claim");
-    let stored = finding("RCP-L0-001", Outcome::Fail);
-    assert!(
-        s.append_finding(queued.id, "w1", 1, 0, &stored, 1_100)
-            .await
-            .unwrap(),
-        "the holder appends"
-    );
-    assert!(
-        !append(s, queued.id, "w2", 1, 1, "R-w2").await,
-        "wrong worker"
-    );
-    assert!(
-        !append(s, queued.id, "w1", 2, 1, "R-a2").await,
-        "not the current attempt"
-    );
-
-    let findings = s.findings(queued.id, -1).await.unwrap();
-    assert_eq!(findings.len(), 1, "only the accepted finding is stored");
-    assert_eq!(findings[0].seq, 0);
-    assert_eq!(findings[0].finding, stored, "the finding round-trips");
-    assert_eq!(findings[0].created_at_ms, 1_100);
-
-    assert!(
-        s.requeue_run(queued.id, "w1", "lost", 2_000, true)
-            .await
-            .unwrap()
-    );
-    assert!(
-        !append(s, queued.id, "w1", 1, 1, "R-late").await,
-        "the lease is gone"
-    );
-}
-
-contract!(findings_are_those_of_the_current_attempt);
-async fn findings_are_those_of_the_current_attempt(db: TestDb) {
-    let s = db.store.as_ref();
-    let t = target(s, "t").await;
-    let id = queue(s, &t, "k", 100).await.id;
-
-    claim(s, "w1", 1_000).await.expect("claim");
-    for seq in 0..3 {
-        assert!(append(s, id, "w1", 1, seq, &format!("A1-{seq}")).await);
-    }
-    assert_eq!(
-        finding_rules(s, id, 0).await.len(),
-        2,
-        "after_seq is exclusive"
-    );
-
-    // The lease expires; another worker takes attempt 2 and starts afresh.
-    let reaped = s.reap_expired(1_000 + LEASE_MS + 1, 0).await.unwrap();
-    assert_eq!(
-        reaped,
-        ReapReport {
-            requeued: 1,
-            errored: 0
-        }
-    );
-    let second = claim(s, "w2", 1_000 + LEASE_MS + 1).await.expect("claim");
-    assert_eq!(second.attempts, 2);
-    assert_eq!(finding_rules(s, id, -1).await, vec![], "attempt 1 is gone");
-    assert!(
-        !append(s, id, "w1", 1, 3, "A1-late").await,
-        "the stale worker is refused"
-    );
-    for seq in 0..3 {
-        assert!(append(s, id, "w2", 2, seq, &format!("A2-{seq}")).await);
-    }
-    let expected: Vec<_> = (1..3).map(|seq| (seq, format!("A2-{seq}"))).collect();
-    assert_eq!(
-        finding_rules(s, id, 0).await,
-        expected,
-        "in order, after seq 0"
-    );
-
-    // A graceful shutdown gives the attempt back: the next claim reuses its number
-    // and must still start with no findings.
-    assert!(
-        s.requeue_run(id, "w2", "shutting down", 0, false)
-            .await
-            .unwrap()
-    );
-    let third = claim(s, "w3", 1_000 + LEASE_MS + 2).await.expect("claim");
-    assert_eq!(third.attempts, 2, "the given-back attempt is reused");
-    assert_eq!(finding_rules(s, id, -1).await, vec![], "no leftovers");
-    assert!(
-        append(s, id, "w3", 2, 0, "A3-0").await,
-        "seq 0 is free again"
-    );
-    assert_eq!(
-        finding_rules(s, id, -1).await,
-        vec![(0, "A3-0".to_string())]
     );
 }
 
