@@ -1,5 +1,6 @@
 //! The stdio wire: writing NDJSON frames to the child, reading the line that
 //! answers a request while setting aside notifications and late replies, the
+//! `ping` barrier that proves a notification went unanswered, the
 //! split-frame probe (spec §5.1), and turning a dead child into evidence.
 
 use super::{
