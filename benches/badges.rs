@@ -117,7 +117,8 @@ fn start_server(dir: &std::path::Path) -> (SocketAddr, String) {
                     profile: "spec".into(),
                     certified_level: "L0".into(),
                     declared_level: None,
-                    honest: true,
+                    honest: None,
+                    protocol_observed: true,
                     report: Default::default(),
                 },
             };

@@ -337,11 +337,12 @@ impl Worker {
                 status: "released",
             },
             Execution::Done(Ok(verdict)) => {
-                if let Err(e) = self
-                    .deps
-                    .store
-                    .set_target_protocol(&run.target_id, verdict.suite.as_str())
-                    .await
+                if verdict.detail.protocol_observed()
+                    && let Err(e) = self
+                        .deps
+                        .store
+                        .set_target_protocol(&run.target_id, verdict.suite.as_str())
+                        .await
                 {
                     tracing::warn!(run = %run.id, error = %e, "recording the target's protocol failed");
                 }

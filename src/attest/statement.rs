@@ -101,7 +101,7 @@ impl Statement {
                     grade: None,
                     certified_level: Some(certified_level.clone()),
                     declared_level: declared_level.clone(),
-                    honest: Some(*honest),
+                    honest: *honest,
                 },
             ),
             VerdictDetail::Mcp { grade } => (

@@ -224,7 +224,7 @@ impl Gate {
                 } else {
                     format!("{level} with the baseline (certified {certified_level})")
                 };
-                if !honest {
+                if *honest == Some(false) {
                     reasons.push(format!(
                         "OVERCLAIMED: declared {} but certified {certified_level}; an overclaim always fails the gate",
                         declared_level.as_deref().unwrap_or("?")

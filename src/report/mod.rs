@@ -325,7 +325,8 @@ mod tests {
                 profile: "reference".into(),
                 certified_level: "L1".into(),
                 declared_level: None,
-                honest: true,
+                honest: None,
+                protocol_observed: true,
                 report: Box::new(LevelReport {
                     honesty: "undeclared".into(),
                     missing_for_next: vec!["L2 needs #27".into()],

@@ -242,8 +242,21 @@ pub enum VerdictDetail {
         /// `none`, `L0`, `L1` or `L2`.
         certified_level: String,
         declared_level: Option<String>,
-        /// False when the declared level is above the certified one (OVERCLAIMED).
-        honest: bool,
+        /// Whether a valid declaration was compared with the certified level:
+        /// false when it is above it (OVERCLAIMED), true when it is not, and
+        /// null when nothing was compared (no declaration, one that is not a
+        /// level, or no level established; `honesty` says which). Verdicts
+        /// stored with a plain `true` or `false` read as they were.
+        honest: Option<bool>,
+        /// Whether the run saw the target speak RCP: at least one request was
+        /// answered with a well-formed JSON-RPC 2.0 response (`"jsonrpc":
+        /// "2.0"`, an `id`, and exactly one of `result` and `error`), whatever
+        /// its HTTP status. A target that answered only with HTTP errors,
+        /// other bodies or silence is still judged, but not recorded as an
+        /// RCP server. Verdicts stored before the field existed read as true:
+        /// their target's protocol was recorded then.
+        #[serde(default = "observed_before_recorded")]
+        protocol_observed: bool,
         /// The level report: honesty, what the next level needs, per-level
         /// counts. Flattened into the same JSON object; boxed so a verdict
         /// stays small to move around.
@@ -254,6 +267,24 @@ pub enum VerdictDetail {
         /// `strict`, `compliant` or `non-compliant`.
         grade: String,
     },
+}
+
+fn observed_before_recorded() -> bool {
+    true
+}
+
+impl VerdictDetail {
+    /// Whether the run observed the target speaking the suite's protocol, so
+    /// that the target may be recorded as speaking it. An MCP verdict keeps
+    /// the rule it always had: a verdict at all.
+    pub fn protocol_observed(&self) -> bool {
+        match self {
+            Self::Rcp {
+                protocol_observed, ..
+            } => *protocol_observed,
+            Self::Mcp { .. } => true,
+        }
+    }
 }
 
 /// What an RCP verdict reports beyond the certified and declared levels.

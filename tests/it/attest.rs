@@ -33,7 +33,8 @@ fn verdict() -> Verdict {
             profile: "spec".into(),
             certified_level: "L0".into(),
             declared_level: Some("L0".into()),
-            honest: true,
+            honest: Some(true),
+            protocol_observed: true,
             report: Default::default(),
         },
     }

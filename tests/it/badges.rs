@@ -25,12 +25,12 @@ use uuid::Uuid;
 
 const FINISH: Duration = Duration::from_secs(60);
 
-fn rcp(level: &str, declared: Option<&str>, honest: bool) -> Verdict {
+fn rcp(level: &str, declared: Option<&str>, honest: Option<bool>) -> Verdict {
     Verdict {
         suite: SuiteId::Rcp,
         suite_version: "0.1.0".into(),
         spec_revision: "RCP/1 1.0".into(),
-        passed: level != "none" && honest,
+        passed: level != "none" && honest != Some(false),
         summary: level.into(),
         counts: Counts::default(),
         detail: VerdictDetail::Rcp {
@@ -38,6 +38,7 @@ fn rcp(level: &str, declared: Option<&str>, honest: bool) -> Verdict {
             certified_level: level.into(),
             declared_level: declared.map(str::to_owned),
             honest,
+            protocol_observed: true,
             report: Default::default(),
         },
     }
@@ -196,13 +197,18 @@ async fn every_state_draws_a_well_formed_badge_and_endpoint_json() {
             "lightgrey",
         )];
         let verdicts = [
-            ("rcp", rcp("L2", Some("L2"), true), "L2", "brightgreen"),
-            ("rcp", rcp("L1", None, true), "L1", "green"),
-            ("rcp", rcp("L0", None, true), "L0", "yellowgreen"),
-            ("rcp", rcp("none", None, true), "none", "red"),
             (
                 "rcp",
-                rcp("none", Some("L2"), false),
+                rcp("L2", Some("L2"), Some(true)),
+                "L2",
+                "brightgreen",
+            ),
+            ("rcp", rcp("L1", None, None), "L1", "green"),
+            ("rcp", rcp("L0", None, None), "L0", "yellowgreen"),
+            ("rcp", rcp("none", None, None), "none", "red"),
+            (
+                "rcp",
+                rcp("none", Some("L2"), Some(false)),
                 "L2 OVERCLAIMED",
                 "red",
             ),
@@ -335,7 +341,7 @@ async fn hostile_text_draws_an_inert_well_formed_badge() {
             s,
             &key,
             "rcp",
-            RunEnd::Verdict(rcp("none", Some(declared), false)),
+            RunEnd::Verdict(rcp("none", Some(declared), Some(false))),
         )
         .await;
 
@@ -378,7 +384,7 @@ async fn max_age_is_configurable_and_snippets_use_the_public_url() {
         db.store.as_ref(),
         &key,
         "rcp",
-        RunEnd::Verdict(rcp("L1", None, true)),
+        RunEnd::Verdict(rcp("L1", None, None)),
     )
     .await;
     let base = app_with_max_age(&db, Duration::from_secs(3600)).await;

@@ -24,6 +24,7 @@ mod mcp_schema;
 mod mcp_verdicts;
 mod openapi;
 mod outage;
+mod oversized;
 mod pages;
 mod queue;
 mod rcp_history;

@@ -475,6 +475,39 @@ async fn the_target_page_lists_history_and_what_changed() {
     assert!(!html.contains("Newly passing:"), "{html}");
     assert_eq!(html.matches("<tr>").count(), 3, "header and two runs");
     assert!(html.contains(" ms</td>"), "durations shown");
+    assert!(html.contains(" · speaks rcp</p>"), "{html}");
+    pool.shutdown().await;
+}
+
+/// A URL that answers every request with an HTTP 404 page is judged, but the
+/// run never saw a JSON-RPC answer: the verdict says so, and neither the store
+/// nor the target page claims the target speaks RCP.
+#[tokio::test]
+async fn a_target_that_only_answers_404_is_not_said_to_speak_rcp() {
+    let router = axum::Router::new()
+        .fallback(|| async { (axum::http::StatusCode::NOT_FOUND, "<h1>Not Found</h1>") });
+    let target = format!("{}/rcp", serve(router).await);
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let pool = app.workers(worker_config(1, Duration::from_secs(30)));
+    let body: Value = app.submit(&json!({"url": target, "suite": "rcp"})).await;
+    let run = app
+        .wait_finished(body["id"].as_str().expect("id"), FINISH)
+        .await;
+    assert_eq!(run["status"], "failed", "judged, not an error: {run}");
+    assert_eq!(run["verdict"]["protocol_observed"], false, "{run}");
+    assert_eq!(run["verdict"]["certified_level"], "none", "{run}");
+    let target_id = run["target_id"].as_str().expect("target");
+    let stored = db
+        .store
+        .get_target(target_id)
+        .await
+        .expect("store")
+        .expect("the target");
+    assert_eq!(stored.protocol, None);
+    let html = app.get_text(&format!("/targets/{target_id}")).await;
+    assert!(html.contains("<h1>"), "{html}");
+    assert!(!html.contains("speaks"), "{html}");
     pool.shutdown().await;
 }
 

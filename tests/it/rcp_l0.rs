@@ -50,7 +50,7 @@ fn outcome(findings: &[Finding], id: &str) -> Outcome {
     matching[0].outcome
 }
 
-fn level(verdict: &Verdict) -> (&str, Option<&str>, bool) {
+fn level(verdict: &Verdict) -> (&str, Option<&str>, Option<bool>) {
     match &verdict.detail {
         VerdictDetail::Rcp {
             certified_level,
@@ -83,7 +83,7 @@ fn assert_correct(verdict: &Verdict, findings: &[Finding]) {
         );
     }
     assert_eq!(findings.len(), rcp::rules().len());
-    assert_eq!(level(verdict), ("L2", Some("L2"), true));
+    assert_eq!(level(verdict), ("L2", Some("L2"), Some(true)));
     assert!(verdict.passed, "{verdict:?}");
     assert_eq!(verdict.summary, "L2");
     assert_eq!(
@@ -117,12 +117,12 @@ async fn two_runs_against_one_long_lived_server_both_pass() {
 async fn a_missing_declaration_is_not_an_overclaim_but_a_declared_level_that_fails_is() {
     let url = start(RcpReferenceConfig::new(["RCP-L0-014"]).expect("fault")).await;
     let verdict = check(&url).await.0.expect("verdict");
-    assert_eq!(level(&verdict), ("none", None, true));
+    assert_eq!(level(&verdict), ("none", None, None));
     assert_eq!(verdict.summary, "none");
 
     let url = start(RcpReferenceConfig::new(["RCP-L0-017"]).expect("fault")).await;
     let verdict = check(&url).await.0.expect("verdict");
-    assert_eq!(level(&verdict), ("none", Some("L2"), false));
+    assert_eq!(level(&verdict), ("none", Some("L2"), Some(false)));
     assert_eq!(verdict.summary, "none · OVERCLAIMED (declared L2)");
     assert!(!verdict.passed);
 }
@@ -203,7 +203,7 @@ async fn a_server_whose_initialize_never_succeeds_is_not_certified_over_http() {
                     .contains("Restart the server and run again"),
             "{report}"
         );
-        assert_eq!(level(&verdict), ("none", Some("L2"), true), "{report}");
+        assert_eq!(level(&verdict), ("none", Some("L2"), None), "{report}");
         assert!(!verdict.passed);
         assert_eq!(verdict.summary, "none · handshake not observed");
         let VerdictDetail::Rcp { report: lr, .. } = &verdict.detail else {
@@ -236,7 +236,7 @@ async fn a_process_wide_server_keeps_its_level_on_a_second_run_only_with_history
     assert_eq!(outcome(&findings, "RCP-L0-011"), Outcome::Pass);
     assert_eq!(
         level(&first),
-        ("L2", Some("L2"), true),
+        ("L2", Some("L2"), Some(true)),
         "{}",
         dump(&findings)
     );
@@ -357,7 +357,7 @@ async fn every_reply_of_the_correct_server_matches_the_published_schema() {
         ..RunOptions::default()
     };
     let verdict = check_with(&url, options).await.expect("verdict");
-    assert_eq!(level(&verdict), ("L2", Some("L2"), true));
+    assert_eq!(level(&verdict), ("L2", Some("L2"), Some(true)));
 
     let exchanges = captured.lock().expect("lock").clone();
     let mut validated = 0;
@@ -605,7 +605,7 @@ async fn a_cancel_sent_with_an_id_is_not_an_l0_blocker() {
             .find(|f| f.rule_id == "RCP-L0-032")
             .expect("RCP-L0-032");
         assert_eq!(f.outcome.as_str(), expected, "{report}");
-        assert_eq!(level(&verdict), ("L2", Some("L2"), true), "{report}");
+        assert_eq!(level(&verdict), ("L2", Some("L2"), Some(true)), "{report}");
     }
 }
 

@@ -49,7 +49,7 @@ fn outcome(findings: &[Finding], id: &str) -> Outcome {
 struct Rcp<'a> {
     certified: &'a str,
     declared: Option<&'a str>,
-    honest: bool,
+    honest: Option<bool>,
     honesty: &'a str,
     missing: &'a [String],
     violations: u32,
@@ -101,7 +101,7 @@ async fn the_correct_reference_server_certifies_l2_and_declares_it() {
     let v = rcp(&verdict);
     assert_eq!(
         (v.certified, v.declared, v.honest, v.honesty),
-        ("L2", Some("L2"), true, "consistent")
+        ("L2", Some("L2"), Some(true), "consistent")
     );
     assert!(v.missing.is_empty());
     assert_eq!(v.violations, 0);
@@ -340,7 +340,7 @@ async fn a_lower_declaration_than_certified_is_consistent() {
     let v = rcp(&verdict);
     assert_eq!(
         (v.certified, v.declared, v.honest),
-        ("L2", Some("L0"), true)
+        ("L2", Some("L0"), Some(true))
     );
     assert!(verdict.passed);
 
@@ -356,7 +356,7 @@ async fn a_lower_declaration_than_certified_is_consistent() {
     let v = rcp(&verdict);
     assert_eq!(
         (v.certified, v.honesty, v.honest),
-        ("none", "invalid", true)
+        ("none", "invalid", None)
     );
     assert_eq!(outcome(&findings, "RCP-L0-014"), Outcome::Fail);
     assert!(!verdict.passed);
@@ -390,8 +390,23 @@ async fn the_verdict_serialises_the_level_report() {
     ] {
         old.as_object_mut().expect("object").remove(key);
     }
-    let back: Verdict = serde_json::from_value(old).expect("an older verdict still parses");
+    old.as_object_mut()
+        .expect("object")
+        .remove("protocol_observed");
+    let back: Verdict = serde_json::from_value(old.clone()).expect("an older verdict still parses");
     assert_eq!(back.summary, verdict.summary);
+    // Before `honest` could be null it was always a boolean, and before
+    // `protocol_observed` existed a verdict recorded the protocol anyway.
+    for stored in [true, false] {
+        old["honest"] = serde_json::Value::Bool(stored);
+        let back: Verdict = serde_json::from_value(old.clone()).expect("a boolean `honest` reads");
+        let VerdictDetail::Rcp { honest, .. } = &back.detail else {
+            panic!("not RCP")
+        };
+        assert_eq!(*honest, Some(stored));
+        assert!(back.detail.protocol_observed());
+    }
+    assert_eq!(json["protocol_observed"], true);
 }
 
 /// A reference server behaving in `variants` (ways the spec also allows).

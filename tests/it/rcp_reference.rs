@@ -68,7 +68,7 @@ fn failed(findings: &[Finding]) -> Vec<&str> {
         .collect()
 }
 
-fn detail(verdict: &Verdict) -> (&str, &str, Option<&str>, bool, &[String]) {
+fn detail(verdict: &Verdict) -> (&str, &str, Option<&str>, Option<bool>, &[String]) {
     match &verdict.detail {
         VerdictDetail::Rcp {
             profile,
@@ -76,6 +76,7 @@ fn detail(verdict: &Verdict) -> (&str, &str, Option<&str>, bool, &[String]) {
             declared_level,
             honest,
             report,
+            ..
         } => (
             profile,
             certified_level,
@@ -152,7 +153,7 @@ async fn a_session_token_server_gets_the_harness_headline_none() {
     let (profile, certified, declared, honest, _) = detail(&verdict);
     assert_eq!(
         (profile, certified, declared, honest),
-        ("reference", "none", Some("L2"), false)
+        ("reference", "none", Some("L2"), Some(false))
     );
     assert!(!verdict.passed, "the harness exits 1");
     // The comparison: both verdicts, and the session token as the reason.
@@ -217,7 +218,7 @@ async fn an_already_initialized_server_gets_the_declaration_actually_seen() {
     assert_eq!(verdict.summary, "NONE (L0 MUSTs failed)", "{report}");
     assert_eq!(harness_counts(&verdict), (10, 6, 6), "{report}");
     let (_, certified, declared, honest, _) = detail(&verdict);
-    assert_eq!((certified, declared, honest), ("none", None, true));
+    assert_eq!((certified, declared, honest), ("none", None, None));
     assert!(
         said(
             &verdict,
@@ -260,7 +261,7 @@ async fn a_fresh_server_the_spec_profile_does_not_certify_gets_no_contradiction(
     assert_eq!(verdict.summary, "L1", "{report}");
     assert_eq!(harness_counts(&verdict), (28, 1, 1), "{report}");
     let (_, certified, declared, honest, _) = detail(&verdict);
-    assert_eq!((certified, declared, honest), ("L1", None, true));
+    assert_eq!((certified, declared, honest), ("L1", None, None));
     assert!(
         said(&verdict, &["CERTIFIED LEVEL: L1", "judges it: none"]),
         "{:?}",
@@ -313,7 +314,10 @@ async fn the_spec_following_server_fails_the_harness_rerank_check_and_the_report
     assert_eq!(harness_counts(&verdict), (28, 1, 1), "{report}");
     assert_eq!(verdict.summary, "L1 · OVERCLAIMED (declared L2)");
     let (_, certified, declared, honest, _) = detail(&verdict);
-    assert_eq!((certified, declared, honest), ("L1", Some("L2"), false));
+    assert_eq!(
+        (certified, declared, honest),
+        ("L1", Some("L2"), Some(false))
+    );
     assert!(!verdict.passed);
     assert!(
         said(&verdict, &[Q1, "RCP-L2-001", "§7.6", "-32602"]),
@@ -369,7 +373,7 @@ async fn a_server_speaking_the_harness_rerank_shape_certifies_l2_there_and_the_r
     assert!(failed(&findings).is_empty(), "{}", dump(&findings));
     assert_eq!(harness_counts(&verdict), (29, 0, 1));
     let (_, certified, _, honest, _) = detail(&verdict);
-    assert_eq!((certified, honest), ("L2", true));
+    assert_eq!((certified, honest), ("L2", Some(true)));
     assert!(verdict.passed);
     assert!(
         said(&verdict, &[Q1_REVERSE, "RCP-L2-001", "§7.6", "failed"]),
@@ -478,7 +482,12 @@ async fn quirk_q2_is_reproduced_and_explained() {
     assert!(failed(&findings).is_empty(), "{}", dump(&findings));
     assert_eq!(harness_counts(&verdict), (18, 0, 5), "{}", dump(&findings));
     let (_, certified, _, honest, _) = detail(&verdict);
-    assert_eq!((certified, honest), ("L2", true), "{}", dump(&findings));
+    assert_eq!(
+        (certified, honest),
+        ("L2", Some(true)),
+        "{}",
+        dump(&findings)
+    );
     assert!(
         said(&verdict, &[Q2, "§14.3"]),
         "{:?}",
@@ -490,13 +499,14 @@ async fn quirk_q2_is_reproduced_and_explained() {
 }
 
 /// Q3: an invalid declaration is honest in the harness ("declared
-/// _meta.conformance='l2' — consistent"), and the comparison says so.
+/// _meta.conformance='l2' — consistent"), and the comparison says so; the
+/// verdict's `honest` claims nothing, since no level was compared.
 #[tokio::test]
 async fn an_invalid_declaration_is_honest_in_the_harness_and_the_report_says_so() {
     let (verdict, findings) = check_stdio("--declare l2").await;
     assert_eq!(harness_counts(&verdict), (28, 1, 1), "{}", dump(&findings));
     let (_, certified, declared, honest, _) = detail(&verdict);
-    assert_eq!((certified, declared, honest), ("L1", Some("l2"), true));
+    assert_eq!((certified, declared, honest), ("L1", Some("l2"), None));
     assert!(
         said(&verdict, &[INVALID_DECLARATION, "RCP-L0-014 failed",]),
         "{:?}",

@@ -263,3 +263,67 @@ async fn stdio_faults_fail_their_rule_only() {
         assert_eq!(certified(&verdict), expected, "{}:\n{report}", rule.id);
     }
 }
+
+/// What the slow server below leaves out, to keep its run short (every frame
+/// it writes costs half a second): only `rerank` is advertised, so about 40
+/// frames make the run, and the server declares the L0 it then certifies.
+const SLOW_SERVER: &str = "--without retrieve --without filter --without citations --without multiVector \
+     --without sparseEmbed --without transform --without graph --without streaming --without pagination \
+     --without log --without index --declare L0";
+
+/// A server slower than the fixed wait protocheck once kept after each
+/// notification (300 ms): every frame it writes comes 500 ms late. The
+/// `ping` sent after a notification tells silence from an answer at any
+/// pace, so a server that answers notifications is still caught (and the
+/// conversation stays in step), and a correct one still passes.
+#[tokio::test]
+async fn a_server_slower_than_the_old_notification_wait_is_judged_as_a_fast_one() {
+    let rule = &rcp::l0::NOTIFY_GATED;
+    let slow = format!("--latency-ms 500 {SLOW_SERVER}");
+    let (correct, broken) = tokio::join!(
+        check(reference_command(&slow)),
+        check(reference_command(&format!("{slow} --break {}", rule.id))),
+    );
+
+    let (verdict, findings) = correct;
+    let verdict = verdict.expect("verdict");
+    let report = dump(&findings);
+    let failed: Vec<&str> = findings
+        .iter()
+        .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Warn))
+        .map(|f| f.rule_id.as_str())
+        .collect();
+    assert!(failed.is_empty(), "{failed:?}:\n{report}");
+    assert!(verdict.passed, "{report}");
+    let silent = findings
+        .iter()
+        .find(|f| f.rule_id == rule.id)
+        .expect("finding");
+    assert!(
+        silent
+            .message
+            .contains("no line before the reply to a `ping`"),
+        "{}",
+        silent.message
+    );
+
+    let (verdict, findings) = broken;
+    let verdict = verdict.expect("verdict");
+    let report = dump(&findings);
+    let failed: Vec<&str> = findings
+        .iter()
+        .filter(|f| f.outcome == Outcome::Fail && f.rule_id != HONESTY)
+        .map(|f| f.rule_id.as_str())
+        .collect();
+    assert_eq!(failed, [rule.id], "{report}");
+    let answered = findings
+        .iter()
+        .find(|f| f.rule_id == rule.id)
+        .expect("finding");
+    assert!(
+        answered.message.contains("was answered with error"),
+        "{}",
+        answered.message
+    );
+    assert!(!verdict.passed);
+}

@@ -145,7 +145,8 @@ fn verdict(passed: bool) -> Verdict {
             profile: "spec".to_string(),
             certified_level: if passed { "L1" } else { "none" }.to_string(),
             declared_level: Some("L1".to_string()),
-            honest: passed,
+            honest: Some(passed),
+            protocol_observed: true,
             report: Default::default(),
         },
     }

@@ -213,6 +213,8 @@ async fn a_finished_run_is_announced_signed_with_the_keys_secret() {
         assert_eq!(body["status"], "passed", "{b}");
         assert_eq!(body["verdict"]["passed"], true, "{b}");
         assert_eq!(body["verdict"]["certified_level"], "L2", "{b}: {body}");
+        // The declared L2 was compared with the certified one, and holds.
+        assert_eq!(body["verdict"]["honest"], true, "{b}: {body}");
         assert_eq!(body["verdict"]["summary"], finished["verdict"]["summary"]);
         assert!(
             body["verdict"]["counts"]["pass"].as_u64().unwrap() > 0,

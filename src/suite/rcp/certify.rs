@@ -320,6 +320,16 @@ impl Honesty {
     pub fn honest(self) -> bool {
         self != Self::Overclaimed
     }
+
+    /// The verdict's `honest`: a claim only where a valid declaration was
+    /// compared with the certified level, `None` where nothing was.
+    pub fn compared(self) -> Option<bool> {
+        match self {
+            Self::Consistent => Some(true),
+            Self::Overclaimed => Some(false),
+            Self::Undeclared | Self::Invalid | Self::Unverified => None,
+        }
+    }
 }
 
 /// The one-line summary: `L2`, `L1 · OVERCLAIMED (declared L2)`, `L2 · 1 spec violation`.
@@ -538,6 +548,12 @@ mod tests {
         );
         assert_eq!(Honesty::judge(Some("l2"), Level::L2), Honesty::Invalid);
         assert_eq!(Honesty::judge(None, Level::L0), Honesty::Undeclared);
+        // `honest` claims only what a valid declaration was compared for.
+        assert_eq!(Honesty::Overclaimed.compared(), Some(false));
+        assert_eq!(Honesty::Consistent.compared(), Some(true));
+        for nothing_compared in [Honesty::Invalid, Honesty::Undeclared, Honesty::Unverified] {
+            assert_eq!(nothing_compared.compared(), None);
+        }
         assert_eq!(
             summary(Level::L1, Some("L2"), Honesty::Overclaimed, 2),
             "L1 · OVERCLAIMED (declared L2) · 2 spec violations"

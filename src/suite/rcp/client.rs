@@ -17,15 +17,37 @@ use url::Url;
 
 mod http;
 mod reply;
+mod rtt;
 mod stdio;
 
 use http::post;
 use reply::parse_body;
 
-/// How long a stdio server is given to (wrongly) answer a notification. The
-/// reference harness waits 0.5 s; a local child that answers at all answers
-/// within milliseconds, so this keeps runs quick without missing real answers.
+/// Over stdio, "not answered" can only be seen as silence, so a notification
+/// is followed by a `ping` as a barrier (see [`RcpClient::send_unanswered`]).
+/// This is the least time the barrier's reply is awaited (and what any wait
+/// that ends by a deadline starts from before a round trip is measured): the
+/// fixed wait protocheck used before it had a barrier. The reference harness
+/// waits 0.5 s after each notification.
 pub(crate) const STDIO_NOTIFICATION_WAIT: Duration = Duration::from_millis(300);
+
+/// The barrier's reply is awaited this many p95 round trips of the run (at
+/// least [`STDIO_NOTIFICATION_WAIT`], at most the request timeout): a slow
+/// server still answers within it, and one that never answers `ping` costs
+/// no more than a bounded wait.
+const BARRIER_RTT_MULTIPLIER: u32 = 8;
+
+/// After the barrier's reply, a server that answers out of order (it handles
+/// frames concurrently) may still write the notification's answer: it is
+/// awaited for this many p95 round trips, between [`TAIL_FLOOR`] and
+/// [`TAIL_CEILING`]. An answer comes about one handling time after the
+/// `ping`'s; four p95s leave room for a noisy machine.
+const TAIL_RTT_MULTIPLIER: u32 = 4;
+/// The least tail: a fast local child's p95 is well under a millisecond, and
+/// scheduling noise on a busy machine is a few.
+const TAIL_FLOOR: Duration = Duration::from_millis(10);
+/// The longest tail: the old fixed wait, which caught every answer it ever saw.
+const TAIL_CEILING: Duration = STDIO_NOTIFICATION_WAIT;
 
 /// The pause between the two writes of a split frame: long enough that the
 /// halves arrive in separate reads.
@@ -90,6 +112,13 @@ pub(crate) enum Body {
     Json(Value),
     /// Bytes that do not parse as JSON.
     NotJson,
+    /// More bytes than protocheck reads (`Limits::max_body_bytes` over HTTP,
+    /// `stdio_max_line_bytes` on stdio): the target answered, with too much.
+    /// The rule whose probe provoked it judges it, as any wrong answer; the
+    /// run-wide rules never see it (nothing of it was read).
+    TooLarge {
+        limit: usize,
+    },
 }
 
 /// A request's answer with its evidence.
@@ -123,8 +152,36 @@ pub(crate) struct Failure {
 #[derive(Debug, Clone)]
 pub(crate) enum Notified {
     /// Not answered: HTTP 2xx with an empty body, or no line on stdio in time.
-    Silent(Exchange),
+    Silent(Exchange, Quiet),
     Answered(Reply),
+}
+
+/// How a silence was observed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Quiet {
+    /// Over HTTP: the response carried no JSON-RPC body (its exchange says how).
+    Http,
+    /// Over stdio: no line came before the reply to the barrier `ping`, nor
+    /// in the short wait after it.
+    BeforeBarrier,
+    /// Over stdio: no line came within the bounded wait, and the barrier
+    /// `ping` got no reply either.
+    NoBarrier,
+}
+
+impl Quiet {
+    /// The silence in words, for a finding (over stdio).
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::Http => "no JSON-RPC body",
+            Self::BeforeBarrier => {
+                "no line before the reply to a `ping` sent after it, nor shortly after that reply"
+            }
+            Self::NoBarrier => {
+                "no line within the wait; a `ping` sent after it got no reply either"
+            }
+        }
+    }
 }
 
 /// The recording client. One per run; requests are sent one at a time.
@@ -153,6 +210,10 @@ pub(crate) struct RcpClient {
     /// The exchanges of notifications sent over HTTP, for the status rule.
     notification_exchanges: Vec<Exchange>,
     limits: crate::transport::Limits,
+    /// The round trips of the stdio exchanges so far.
+    rtt: rtt::RoundTrips,
+    /// How many barrier `ping`s were sent (their ids and nonces count them).
+    barriers: u64,
 }
 
 impl RcpClient {
@@ -188,6 +249,8 @@ impl RcpClient {
             log_opted_in: false,
             notification_exchanges: Vec::new(),
             limits: limits.clone(),
+            rtt: rtt::RoundTrips::default(),
+            barriers: 0,
         })
     }
 
@@ -224,6 +287,13 @@ impl RcpClient {
     /// Every reply received for a request (not for notifications), in order.
     pub fn replies(&self) -> &[Reply] {
         &self.replies
+    }
+
+    /// Whether any request was answered with a well-formed JSON-RPC 2.0
+    /// response: what tells an RCP server from a URL that only answers with
+    /// HTTP errors or pages (see `VerdictDetail::Rcp::protocol_observed`).
+    pub fn spoke_jsonrpc(&self) -> bool {
+        self.replies.iter().any(Reply::is_jsonrpc_response)
     }
 
     /// Every server notification received so far (bounded).
@@ -341,7 +411,8 @@ impl RcpClient {
     }
 
     /// Sends a frame that must not be answered (a notification, or a batch of
-    /// only notifications) and reports whether it was.
+    /// only notifications) and reports whether it was. Over stdio a `ping`
+    /// follows it as a barrier (see `stdio_unanswered`).
     pub async fn send_unanswered(
         &mut self,
         method: &str,
@@ -354,17 +425,21 @@ impl RcpClient {
                 if self.notification_exchanges.len() < MAX_OBSERVED {
                     self.notification_exchanges.push(exchange.clone());
                 }
-                let resp = resp.map_err(|error| Failure {
-                    exchange: exchange.clone(),
-                    error,
-                })?;
+                let resp = match resp {
+                    Ok(resp) => resp,
+                    Err(TransportError::TooLarge { limit }) => {
+                        self.answered = true;
+                        return Ok(Notified::Answered(oversized(method, None, exchange, limit)));
+                    }
+                    Err(error) => return Err(Failure { exchange, error }),
+                };
                 self.answered = true;
                 // Decision 6: a JSON-RPC body is an answer. Anything else (204,
                 // an empty 2xx, or an HTTP-level status without JSON) is silence
                 // at the JSON-RPC layer; its status is judged by RCP-OUT-003.
                 let body = parse_body(&resp.body);
                 if !matches!(body, Body::Json(_)) {
-                    return Ok(Notified::Silent(exchange));
+                    return Ok(Notified::Silent(exchange, Quiet::Http));
                 }
                 Ok(Notified::Answered(Reply {
                     method: method.to_owned(),
@@ -376,29 +451,7 @@ impl RcpClient {
                     batch: false,
                 }))
             }
-            Wire::Stdio { .. } => {
-                let started = Instant::now();
-                let request = self.stdin_record(&frame);
-                if let Err(error) = self.stdio_write(&frame).await {
-                    return Err(self.stdio_failure(request, error).await);
-                }
-                match self.stdio_read_reply(STDIO_NOTIFICATION_WAIT).await {
-                    Ok(line) => {
-                        self.answered = true;
-                        let reply = self.stdio_reply(method, None, request, &line, started);
-                        Ok(Notified::Answered(Reply {
-                            framed: false,
-                            ..reply
-                        }))
-                    }
-                    Err(TransportError::Timeout(_)) => Ok(Notified::Silent(Exchange {
-                        request,
-                        response: None,
-                        error: None,
-                    })),
-                    Err(error) => Err(self.stdio_failure(request, error).await),
-                }
-            }
+            Wire::Stdio { .. } => self.stdio_unanswered(method, frame).await,
         }
     }
 
@@ -413,28 +466,13 @@ impl RcpClient {
             Wire::Http { base, http } => {
                 let session = self.session.as_deref();
                 let (exchange, resp) = post(base, http, session, self.timeout, method, frame).await;
-                let resp = resp.map_err(|error| Failure {
-                    exchange: exchange.clone(),
-                    error,
-                })?;
-                let body = if resp.body.iter().all(u8::is_ascii_whitespace) {
-                    Body::Empty
-                } else {
-                    parse_body(&resp.body)
-                };
-                // An event stream nobody asked for is the streaming rules'
-                // concern (RCP-L2-007), not a malformed JSON reply.
-                let framed = !matches!(body, Body::Empty)
-                    && !is_event_stream(&resp.headers)
-                    && ((200..300).contains(&resp.status) || matches!(body, Body::Json(_)));
-                Reply {
-                    method: method.to_owned(),
-                    request_id: id,
-                    exchange,
-                    status: Some(resp.status),
-                    body,
-                    framed,
-                    batch,
+                match resp {
+                    Ok(resp) => http_reply(method, id, exchange, &resp, batch),
+                    Err(TransportError::TooLarge { limit }) => Reply {
+                        batch,
+                        ..oversized(method, id, exchange, limit)
+                    },
+                    Err(error) => return Err(Failure { exchange, error }),
                 }
             }
             Wire::Stdio { .. } => {
@@ -444,10 +482,28 @@ impl RcpClient {
                     return Err(self.stdio_failure(request, error).await);
                 }
                 match self.stdio_read_reply(self.timeout).await {
-                    Ok(line) => Reply {
-                        batch,
-                        ..self.stdio_reply(method, id, request, &line, started)
-                    },
+                    Ok(line) => {
+                        // The first answer's round trip includes the child's
+                        // start-up, which no later wait has to cover.
+                        if self.answered {
+                            self.rtt.record(started.elapsed());
+                        }
+                        Reply {
+                            batch,
+                            ..self.stdio_reply(method, id, request, &line, started)
+                        }
+                    }
+                    Err(error @ TransportError::TooLarge { limit }) => {
+                        let exchange = Exchange {
+                            request,
+                            response: None,
+                            error: Some(error.to_string()),
+                        };
+                        Reply {
+                            batch,
+                            ..oversized(method, id, exchange, limit)
+                        }
+                    }
                     Err(error) => return Err(self.stdio_failure(request, error).await),
                 }
             }
@@ -462,5 +518,51 @@ impl RcpClient {
         if let Wire::Stdio { child } = self.wire {
             child.close().await;
         }
+    }
+}
+
+/// A request's HTTP answer as a reply.
+fn http_reply(
+    method: &str,
+    request_id: Option<Value>,
+    exchange: Exchange,
+    resp: &crate::transport::HttpResponse,
+    batch: bool,
+) -> Reply {
+    let body = parse_body(&resp.body);
+    // An event stream nobody asked for is the streaming rules' concern
+    // (RCP-L2-007), not a malformed JSON reply.
+    let framed = !matches!(body, Body::Empty)
+        && !is_event_stream(&resp.headers)
+        && ((200..300).contains(&resp.status) || matches!(body, Body::Json(_)));
+    Reply {
+        method: method.to_owned(),
+        request_id,
+        exchange,
+        status: Some(resp.status),
+        body,
+        framed,
+        batch,
+    }
+}
+
+/// The answer to a request (or a notification) that was over protocheck's
+/// size limit. It is an answer, not a failure to reach the target: the target
+/// sent it, so the rule whose probe provoked it judges it, and a run whose
+/// every answer is too large still gets a verdict rather than an error.
+pub(super) fn oversized(
+    method: &str,
+    request_id: Option<Value>,
+    exchange: Exchange,
+    limit: usize,
+) -> Reply {
+    Reply {
+        method: method.to_owned(),
+        request_id,
+        exchange,
+        status: None,
+        body: Body::TooLarge { limit },
+        framed: false,
+        batch: false,
     }
 }

@@ -82,6 +82,7 @@ pub(crate) async fn run_spec(
     let mut client = RcpClient::connect(endpoint, ctx).await?;
     let history = ctx.handshake_history.clone();
     let outcome = converse(&mut client, reporter, options, history).await;
+    let spoke = client.spoke_jsonrpc();
     client.close().await;
     let (report, advertised) = outcome?;
 
@@ -114,7 +115,8 @@ pub(crate) async fn run_spec(
             profile: PROFILE_SPEC.to_owned(),
             certified_level: cert.level.as_str().to_owned(),
             declared_level: report.declared.clone(),
-            honest: honesty.honest(),
+            honest: honesty.compared(),
+            protocol_observed: spoke,
             report: Box::new(LevelReport {
                 honesty: honesty.as_str().to_owned(),
                 missing_for_next: cert.missing_for_next,

@@ -38,7 +38,7 @@ fn verdict_badge(label: &str, v: &Verdict, url: Option<&str>) -> Badge {
             honest,
             ..
         } => {
-            if !honest {
+            if *honest == Some(false) {
                 // The declared level is the target's own text: cut it short so the
                 // word that matters always fits.
                 let claimed = declared_level.as_deref().unwrap_or(certified_level);
@@ -108,12 +108,12 @@ mod tests {
         }
     }
 
-    fn rcp(level: &str, declared: Option<&str>, honest: bool) -> Verdict {
+    fn rcp(level: &str, declared: Option<&str>, honest: Option<bool>) -> Verdict {
         Verdict {
             suite: SuiteId::Rcp,
             suite_version: "0.1.0".into(),
             spec_revision: "RCP/1 1.0".into(),
-            passed: level != "none" && honest,
+            passed: level != "none" && honest != Some(false),
             summary: level.into(),
             counts: Counts::default(),
             detail: VerdictDetail::Rcp {
@@ -121,6 +121,7 @@ mod tests {
                 certified_level: level.into(),
                 declared_level: declared.map(str::to_owned),
                 honest,
+                protocol_observed: true,
                 report: Default::default(),
             },
         }
@@ -164,23 +165,29 @@ mod tests {
     fn every_state_has_its_words_and_colour() {
         let s = |l: &str, m: &str, c| (l.to_owned(), m.to_owned(), c);
         assert_eq!(
-            said(SuiteId::Rcp, finished(rcp("L2", Some("L2"), true))),
+            said(SuiteId::Rcp, finished(rcp("L2", Some("L2"), Some(true)))),
             s("RCP", "L2", Color::BrightGreen)
         );
         assert_eq!(
-            said(SuiteId::Rcp, finished(rcp("L1", None, true))),
+            said(SuiteId::Rcp, finished(rcp("L1", None, None))),
             s("RCP", "L1", Color::Green)
         );
         assert_eq!(
-            said(SuiteId::Rcp, finished(rcp("L0", None, true))),
+            said(SuiteId::Rcp, finished(rcp("L0", None, None))),
             s("RCP", "L0", Color::YellowGreen)
         );
         assert_eq!(
-            said(SuiteId::Rcp, finished(rcp("none", None, true))),
+            said(SuiteId::Rcp, finished(rcp("none", None, None))),
             s("RCP", "none", Color::Red)
         );
+        // A declaration that is not a level was compared with nothing: the
+        // badge shows the certified level, never OVERCLAIMED.
         assert_eq!(
-            said(SuiteId::Rcp, finished(rcp("none", Some("L2"), false))),
+            said(SuiteId::Rcp, finished(rcp("L1", Some("l2"), None))),
+            s("RCP", "L1", Color::Green)
+        );
+        assert_eq!(
+            said(SuiteId::Rcp, finished(rcp("none", Some("L2"), Some(false)))),
             s("RCP", "L2 OVERCLAIMED", Color::Red)
         );
         assert_eq!(
@@ -223,7 +230,7 @@ mod tests {
 
     #[test]
     fn a_long_declared_level_leaves_room_for_overclaimed() {
-        let v = rcp("none", Some(&"<L9>".repeat(20)), false);
+        let v = rcp("none", Some(&"<L9>".repeat(20)), Some(false));
         let (_, message, _) = said(SuiteId::Rcp, finished(v));
         assert!(message.ends_with("… OVERCLAIMED"), "{message}");
         assert!(message.chars().count() <= render::MAX_TEXT_CHARS);

@@ -237,7 +237,11 @@ fn run_view(run: &Run, done: usize) -> RunView {
                 declared_level,
                 honest,
                 ..
-            } => (v.summary.clone(), declared_level.clone(), !honest),
+            } => (
+                v.summary.clone(),
+                declared_level.clone(),
+                *honest == Some(false),
+            ),
             VerdictDetail::Mcp { .. } => (v.summary.clone(), None, false),
         },
         None if run.status == RunStatus::Error => {

@@ -55,6 +55,15 @@ impl Reply {
 
     /// One line for a finding: `HTTP 400 with JSON-RPC error -32020 ("…")`.
     pub fn describe(&self) -> String {
+        // A body over the limit is an answer, with too much: the target's
+        // fault, worded as RCP words it.
+        if let Some(TransportError::TooLarge { limit }) = &self.transport_error {
+            let status = self
+                .status
+                .map(|s| format!("HTTP {s} "))
+                .unwrap_or_default();
+            return format!("{status}with a body over protocheck's {limit}-byte limit");
+        }
         if let Some(err) = &self.transport_error {
             return format!("no answer ({err})");
         }

@@ -153,14 +153,12 @@ impl RcpClient {
             }),
             error: failure.as_ref().map(ToString::to_string),
         };
-        if let Some(error) = failure
-            && final_frame.is_none()
-        {
-            return Err(Failure { exchange, error });
-        }
-        let body = match final_frame {
-            Some(v) => Body::Json(v),
-            None => Body::Empty,
+        let body = match (final_frame, failure) {
+            (Some(v), _) => Body::Json(v),
+            // A body or an event over the limit is an answer, with too much.
+            (None, Some(TransportError::TooLarge { limit })) => Body::TooLarge { limit },
+            (None, Some(error)) => return Err(Failure { exchange, error }),
+            (None, None) => Body::Empty,
         };
         let framed = matches!(body, Body::Json(_));
         let reply = Reply {

@@ -27,6 +27,17 @@ impl Reply {
         self.json()?.get("error")?.get("code")?.as_i64()
     }
 
+    /// Whether the answer is a well-formed JSON-RPC 2.0 response (`"jsonrpc":
+    /// "2.0"`, an `id` member, exactly one of `result` and `error`), or a
+    /// batch holding one; its HTTP status does not matter.
+    pub fn is_jsonrpc_response(&self) -> bool {
+        match self.json() {
+            Some(Value::Array(members)) => members.iter().any(is_response),
+            Some(v) => is_response(v),
+            None => false,
+        }
+    }
+
     /// What the server answered, in words for a finding: "a result",
     /// "error -32601 (MethodNotFound: \"Method not found\")", "HTTP 500 with a
     /// body that is not JSON".
@@ -34,6 +45,7 @@ impl Reply {
         let what = match &self.body {
             Body::Empty => "an empty body".to_owned(),
             Body::NotJson => "a body that is not JSON".to_owned(),
+            Body::TooLarge { limit } => format!("a body over protocheck's {limit}-byte limit"),
             Body::Json(v) => match v.as_object() {
                 Some(obj) if obj.contains_key("error") => describe_error(&obj["error"]),
                 Some(obj) if obj.contains_key("result") => "a result".to_owned(),
@@ -45,6 +57,15 @@ impl Reply {
             Some(status) => format!("HTTP {status} with {what}"),
         }
     }
+}
+
+fn is_response(v: &Value) -> bool {
+    let Some(obj) = v.as_object() else {
+        return false;
+    };
+    obj.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+        && obj.contains_key("id")
+        && (obj.contains_key("result") != obj.contains_key("error"))
 }
 
 fn describe_error(error: &Value) -> String {

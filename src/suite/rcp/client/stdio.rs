@@ -1,17 +1,161 @@
 //! The stdio wire: writing NDJSON frames to the child, reading the line that
 //! answers a request while setting aside notifications and late replies, the
+//! `ping` barrier that proves a notification went unanswered, the
 //! split-frame probe (spec §5.1), and turning a dead child into evidence.
 
 use super::{
-    Failure, MAX_STRAYS, RcpClient, Reply, SPLIT_PAUSE, STDERR_SETTLE, STDIO_NOTIFICATION_WAIT,
-    Wire, parse_body,
+    BARRIER_RTT_MULTIPLIER, Failure, MAX_STRAYS, Notified, Quiet, RcpClient, Reply, SPLIT_PAUSE,
+    STDERR_SETTLE, STDIO_NOTIFICATION_WAIT, TAIL_CEILING, TAIL_FLOOR, TAIL_RTT_MULTIPLIER, Wire,
+    oversized, parse_body,
 };
 use crate::suite::{Exchange, RequestRecord, ResponseRecord};
 use crate::transport::{TransportError, excerpt};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
+/// What came first after a notification and its barrier `ping`.
+enum First {
+    /// The barrier's reply: nothing answered the notification before it.
+    Barrier,
+    /// Something else: the notification's answer.
+    Answer(Answer),
+    /// Nothing within the wait, not even the barrier's reply.
+    Nothing,
+    Failed(TransportError),
+}
+
+/// A line that answered a frame which must not be answered.
+enum Answer {
+    Line(String),
+    /// A line over protocheck's line limit (not read).
+    Oversized(usize),
+}
+
 impl RcpClient {
+    /// Over stdio, sends a frame that must not be answered, then a `ping` as a
+    /// barrier, and reports whether a line answered the frame. RCP allows a
+    /// `ping` at any time, before `initialize` too: the spec digest's
+    /// "**`ping`**. … Callable any time." and L0 rule 1, "answer `info` and
+    /// `ping` at any time" (rcp-1.0.md §3, §7). A server handles its stdin in
+    /// order, so any line before the `ping`'s reply answers the frame (as the
+    /// fixed wait used to see it), and the reply itself proves the silence
+    /// without waiting it out. After that reply a short tail, scaled to the
+    /// run's round trips, catches a server that answers out of order. A server
+    /// that never answers the `ping` costs a wait bounded by the round trips,
+    /// with the old fixed wait as its floor.
+    ///
+    /// The barrier is protocheck's, not a probe: its reply joins no
+    /// [`replies`](Self::replies) list, no rule judges it, and its id is
+    /// retired so a late reply is never taken for a later request's.
+    pub(super) async fn stdio_unanswered(
+        &mut self,
+        method: &str,
+        frame: String,
+    ) -> Result<Notified, Failure> {
+        let started = Instant::now();
+        let request = self.stdin_record(&frame);
+        if let Err(error) = self.stdio_write(&frame).await {
+            return Err(self.stdio_failure(request, error).await);
+        }
+        self.barriers += 1;
+        // A string id that no server could take for a number: id-mangling
+        // faults (numbers echoed as strings, numeric-looking strings as
+        // numbers) leave it recognisable.
+        let token = format!("protocheck-barrier-{}", self.barriers);
+        let ping =
+            json!({"jsonrpc": "2.0", "id": token, "method": "ping", "params": {"nonce": token}});
+        let written = self.stdio_write(&ping.to_string()).await;
+        let sent_at = Instant::now();
+        let deadline = sent_at
+            + self.rtt.window(
+                BARRIER_RTT_MULTIPLIER,
+                STDIO_NOTIFICATION_WAIT,
+                self.timeout,
+            );
+        let first = match written {
+            Err(error) => First::Failed(error),
+            Ok(()) => self.until_barrier(&token, deadline).await,
+        };
+        let (answer, quiet) = match first {
+            First::Barrier => {
+                self.rtt.record(sent_at.elapsed());
+                self.retired_ids.push(json!(token));
+                let tail = self
+                    .rtt
+                    .window(TAIL_RTT_MULTIPLIER, TAIL_FLOOR, TAIL_CEILING);
+                let answer = match self.stdio_read_reply(tail).await {
+                    Ok(line) => Ok(Some(Answer::Line(line))),
+                    Err(TransportError::TooLarge { limit }) => Ok(Some(Answer::Oversized(limit))),
+                    Err(TransportError::Timeout(_)) => Ok(None),
+                    Err(error) => Err(error),
+                };
+                (answer, Quiet::BeforeBarrier)
+            }
+            First::Answer(answer) => {
+                // Read on to the barrier's reply, so that more lines answering
+                // the frame are not taken for the reply to the next request.
+                for _ in 0..MAX_STRAYS {
+                    if !matches!(self.until_barrier(&token, deadline).await, First::Answer(_)) {
+                        break;
+                    }
+                }
+                self.retired_ids.push(json!(token));
+                (Ok(Some(answer)), Quiet::BeforeBarrier)
+            }
+            First::Nothing => {
+                self.retired_ids.push(json!(token));
+                (Ok(None), Quiet::NoBarrier)
+            }
+            First::Failed(error) => {
+                self.retired_ids.push(json!(token));
+                (Err(error), Quiet::NoBarrier)
+            }
+        };
+        match answer {
+            Ok(Some(answer)) => {
+                self.answered = true;
+                let reply = match answer {
+                    Answer::Line(line) => self.stdio_reply(method, None, request, &line, started),
+                    Answer::Oversized(limit) => {
+                        let error = TransportError::TooLarge { limit };
+                        let exchange = Exchange {
+                            request,
+                            response: None,
+                            error: Some(error.to_string()),
+                        };
+                        oversized(method, None, exchange, limit)
+                    }
+                };
+                Ok(Notified::Answered(Reply {
+                    framed: false,
+                    ..reply
+                }))
+            }
+            Ok(None) => Ok(Notified::Silent(
+                Exchange {
+                    request,
+                    response: None,
+                    error: None,
+                },
+                quiet,
+            )),
+            Err(error) => Err(self.stdio_failure(request, error).await),
+        }
+    }
+
+    /// Reads the next line (notifications and retired ids skipped) before
+    /// `deadline`, telling the barrier's reply from any other line.
+    async fn until_barrier(&mut self, token: &str, deadline: Instant) -> First {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match self.stdio_read_reply(wait).await {
+            Ok(line) if is_barrier_reply(&line, token) => First::Barrier,
+            Ok(line) => First::Answer(Answer::Line(line)),
+            Err(TransportError::TooLarge { limit }) => First::Answer(Answer::Oversized(limit)),
+            Err(TransportError::Timeout(_)) => First::Nothing,
+            Err(error) => First::Failed(error),
+        }
+    }
+
     /// Over stdio, sends the request after two blank lines and in two writes
     /// with a pause between them: a reader must tolerate blank lines and buffer
     /// until the newline (spec §5.1). Returns the reply to this request (or,
@@ -48,11 +192,16 @@ impl RcpClient {
         let mut strays: Vec<String> = Vec::new();
         let answer = loop {
             // Once the server has written something else, more of it is
-            // waited for only briefly.
+            // waited for only as long as a barrier's reply would be (a few
+            // round trips of this server, at least the old fixed wait).
             let wait = if strays.is_empty() {
                 self.timeout
             } else {
-                STDIO_NOTIFICATION_WAIT
+                self.rtt.window(
+                    BARRIER_RTT_MULTIPLIER,
+                    STDIO_NOTIFICATION_WAIT,
+                    self.timeout,
+                )
             };
             match self.stdio_read_reply(wait).await {
                 Ok(line) => {
@@ -85,6 +234,17 @@ impl RcpClient {
                     framed: ours,
                     ..reply
                 };
+                self.replies.push(reply.clone());
+                Ok((reply, strays))
+            }
+            Err(error @ TransportError::TooLarge { limit }) => {
+                self.answered = true;
+                let exchange = Exchange {
+                    request,
+                    response: None,
+                    error: Some(error.to_string()),
+                };
+                let reply = oversized(method, Some(id), exchange, limit);
                 self.replies.push(reply.clone());
                 Ok((reply, strays))
             }
@@ -217,5 +377,45 @@ impl RcpClient {
             },
             error,
         }
+    }
+}
+
+/// Whether `line` is the reply to the barrier `ping` named `token`: its id, or
+/// the nonce of its result, is the token (either is enough, so a server that
+/// drops the nonce or mangles the id is still recognised).
+fn is_barrier_reply(line: &str, token: &str) -> bool {
+    let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(line) else {
+        return false;
+    };
+    let id = obj.get("id").and_then(Value::as_str);
+    let nonce = obj
+        .get("result")
+        .and_then(|r| r.get("nonce"))
+        .and_then(Value::as_str);
+    id == Some(token) || nonce == Some(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_barrier_reply_is_known_by_its_id_or_its_nonce() {
+        let token = "protocheck-barrier-3";
+        let ok = r#"{"jsonrpc":"2.0","id":"protocheck-barrier-3","result":{"nonce":"protocheck-barrier-3"}}"#;
+        assert!(is_barrier_reply(ok, token));
+        let no_nonce = r#"{"jsonrpc":"2.0","id":"protocheck-barrier-3","result":{}}"#;
+        assert!(is_barrier_reply(no_nonce, token));
+        let other_id = r#"{"jsonrpc":"2.0","id":null,"result":{"nonce":"protocheck-barrier-3"}}"#;
+        assert!(is_barrier_reply(other_id, token));
+        let gated = r#"{"jsonrpc":"2.0","id":"protocheck-barrier-3","error":{"code":-32001}}"#;
+        assert!(is_barrier_reply(gated, token));
+        let answer = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600}}"#;
+        assert!(!is_barrier_reply(answer, token));
+        assert!(!is_barrier_reply(
+            r#"{"jsonrpc":"2.0","id":"protocheck-barrier-2","result":{}}"#,
+            token
+        ));
+        assert!(!is_barrier_reply("not json", token));
     }
 }

@@ -374,6 +374,12 @@ fn harness_stops(sent: &Sent, reads: &[&str]) -> Option<String> {
     let value = match &reply.body {
         Body::Empty => return Some("an empty answer: `json.loads` raises".to_owned()),
         Body::NotJson => return Some("an answer that is not JSON: `json.loads` raises".to_owned()),
+        Body::TooLarge { limit } => {
+            return Some(format!(
+                "an answer over protocheck's {limit}-byte limit, which protocheck does not read, so it cannot \
+                 tell what the harness would make of it"
+            ));
+        }
         Body::Json(v) => v,
     };
     let Some(obj) = value.as_object() else {
@@ -521,6 +527,7 @@ pub(crate) async fn run(
         let mut conv = Conversation::new(&mut client, reporter);
         checks::run(&mut conv, &mut observed).await
     };
+    let spoke = client.spoke_jsonrpc();
     client.close().await;
     harness?;
     let spec = spec_view(endpoint, ctx).await;
@@ -596,7 +603,14 @@ pub(crate) async fn run(
             profile: PROFILE_REFERENCE.to_owned(),
             certified_level: certified.as_str().to_owned(),
             declared_level: declared_text,
-            honest,
+            // The harness counts a missing or invalid declaration as honest
+            // (Q3) and `passed` follows it; the field claims only what was
+            // compared, as in the `spec` profile.
+            honest: honesty.compared(),
+            protocol_observed: spoke
+                || spec
+                    .as_ref()
+                    .is_ok_and(|s| s.verdict.detail.protocol_observed()),
             report: Box::new(LevelReport {
                 honesty: honesty.as_str().to_owned(),
                 missing_for_next: missing_for_next(findings, certified),
@@ -682,7 +696,7 @@ fn answer_words(sent: &Sent) -> String {
 /// or any failure (non-2xx statuses raise in `urlopen`); over stdio, no line.
 fn harness_silent(notified: &Result<Notified, super::client::Failure>) -> bool {
     match notified {
-        Ok(Notified::Silent(_)) | Err(_) => true,
+        Ok(Notified::Silent(..)) | Err(_) => true,
         Ok(Notified::Answered(reply)) => match reply.status {
             // stdio: any line is an answer.
             None => false,
@@ -693,7 +707,7 @@ fn harness_silent(notified: &Result<Notified, super::client::Failure>) -> bool {
 
 fn evidence_of(notified: &Result<Notified, super::client::Failure>) -> crate::suite::Exchange {
     match notified {
-        Ok(Notified::Silent(e)) => e.clone(),
+        Ok(Notified::Silent(e, _)) => e.clone(),
         Ok(Notified::Answered(r)) => r.exchange.clone(),
         Err(f) => f.exchange.clone(),
     }

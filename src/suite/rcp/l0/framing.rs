@@ -122,7 +122,7 @@ impl Conversation<'_> {
                 .send_unanswered("info", only_notifications.to_string())
                 .await
             {
-                Ok(Notified::Silent(exchange)) => check.evidence.push(exchange),
+                Ok(Notified::Silent(exchange, _)) => check.evidence.push(exchange),
                 Ok(Notified::Answered(reply)) => {
                     problems.push(format!(
                         "a batch of notifications only was answered with {}; it MUST produce no output at all",

@@ -68,7 +68,7 @@ impl Conversation<'_> {
             }
         };
         let finding = match notified {
-            Notified::Silent(exchange) => {
+            Notified::Silent(exchange, quiet) => {
                 let how = match exchange.response.as_ref() {
                     Some(r) if r.body.trim().is_empty() => {
                         format!("HTTP {} with an empty body", r.status.unwrap_or_default())
@@ -78,7 +78,7 @@ impl Conversation<'_> {
                         r.status.unwrap_or_default(),
                         crate::suite::rcp::outside::HTTP_NOTIFICATION_STATUS.id
                     ),
-                    None => "no line within the wait".to_owned(),
+                    None => quiet.words().to_owned(),
                 };
                 check.evidence.push(exchange);
                 check.finding(
