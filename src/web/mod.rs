@@ -42,26 +42,24 @@ pub const MAX_API_BODY_BYTES: usize = 64 * 1024;
 /// Requests other than progress streams must finish within this, so shutdown can drain.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How long a submission may wait for the database. A database that answers
-/// at all answers a submission in milliseconds; one that has gone silent would
-/// hold the request until the 30-second request timeout, which answers an
-/// empty 503. Above SQLite's 5-second busy timeout, so a busy SQLite gives its
-/// own answer first.
-pub const SUBMIT_STORE_WITHIN: Duration = Duration::from_secs(10);
+/// How long a submission or a page may wait for the database. A database that
+/// answers at all answers in milliseconds; one that has gone silent would hold
+/// a submission until the 30-second request timeout, which answers an empty
+/// 503, and a page (outside that timeout) for ever. Above SQLite's 5-second
+/// busy timeout, so a busy SQLite gives its own answer first.
+pub const STORE_WITHIN: Duration = Duration::from_secs(10);
 
 /// Runs `work`, a handler's work on the store, answering
 /// [`error::WebError::Unavailable`] if it takes longer than
-/// [`SUBMIT_STORE_WITHIN`]. A submission cut short may still have been
+/// [`STORE_WITHIN`]. A submission cut short may still have been
 /// queued; retrying it finds the same run through deduplication.
 pub async fn store_deadline<T, E: From<error::WebError>>(
     work: impl Future<Output = Result<T, E>>,
 ) -> Result<T, E> {
-    match tokio::time::timeout(SUBMIT_STORE_WITHIN, work).await {
+    match tokio::time::timeout(STORE_WITHIN, work).await {
         Ok(done) => done,
         Err(_) => {
-            tracing::warn!(
-                "the database did not answer a submission within {SUBMIT_STORE_WITHIN:?}"
-            );
+            tracing::warn!("the database did not answer within {STORE_WITHIN:?}");
             Err(error::WebError::Unavailable.into())
         }
     }
@@ -199,6 +197,7 @@ pub fn app(state: AppState) -> Router {
         .route("/runs/{id}", get(pages::show_run_page))
         .route("/targets/{id}", get(pages::show_target_page))
         .route("/static/{name}", get(pages::static_file))
+        .layer(middleware::from_fn(pages::page_deadline))
         .layer(middleware::from_fn(pages::page_headers));
     Router::new()
         .merge(api)

@@ -3,78 +3,27 @@
 //! then on without closing anything, as a host that went silent does.
 
 use crate::common;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::common::proxy::Proxy;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 
 /// Liveness bound for the answers below; never a timing assertion on speed.
 const PATIENCE: Duration = Duration::from_secs(10);
 
-/// A TCP proxy on loopback to `upstream`; while `frozen`, nothing is forwarded.
-async fn freezable_proxy(upstream: String, frozen: Arc<AtomicBool>) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    tokio::spawn(async move {
-        while let Ok((client, _)) = listener.accept().await {
-            let Ok(server) = TcpStream::connect(&upstream).await else {
-                continue;
-            };
-            let (cr, cw) = client.into_split();
-            let (sr, sw) = server.into_split();
-            tokio::spawn(pump(cr, sw, frozen.clone()));
-            tokio::spawn(pump(sr, cw, frozen.clone()));
-        }
-    });
-    port
-}
-
-async fn pump(
-    mut from: tokio::net::tcp::OwnedReadHalf,
-    mut to: tokio::net::tcp::OwnedWriteHalf,
-    frozen: Arc<AtomicBool>,
-) {
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        let Ok(n) = from.read(&mut buf).await else {
-            return;
-        };
-        if n == 0 {
-            return;
-        }
-        while frozen.load(Ordering::SeqCst) {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        if to.write_all(&buf[..n]).await.is_err() {
-            return;
-        }
-    }
-}
-
 /// The app on a store whose every connection runs through a freezable proxy;
 /// `None` without Postgres. The first value owns the database.
-async fn app_behind_proxy() -> Option<(common::TestDb, common::app::TestApp, Arc<AtomicBool>)> {
+async fn app_behind_proxy() -> Option<(common::TestDb, common::app::TestApp, Proxy)> {
     let db = common::postgres().await?;
-    let mut url = url::Url::parse(&db.url).expect("url");
-    let upstream = format!(
-        "{}:{}",
-        url.host_str().unwrap_or("127.0.0.1"),
-        url.port().unwrap_or(5432)
-    );
-    let frozen = Arc::new(AtomicBool::new(false));
-    let port = freezable_proxy(upstream, frozen.clone()).await;
-    url.set_port(Some(port)).expect("port");
-    let store = protocheck::store::connect(url.as_str())
+    let (proxy, url) = Proxy::postgres(&db.url).await;
+    let store = protocheck::store::connect(&url)
         .await
         .expect("connect through the proxy");
     let app = common::app::TestApp::start(&db.through(store), 100).await;
-    Some((db, app, frozen))
+    Some((db, app, proxy))
 }
 
 #[tokio::test]
 async fn readiness_answers_503_when_the_database_goes_silent() {
-    let Some((_db, app, frozen)) = app_behind_proxy().await else {
+    let Some((_db, app, proxy)) = app_behind_proxy().await else {
         return;
     };
 
@@ -86,7 +35,7 @@ async fn readiness_answers_503_when_the_database_goes_silent() {
         .expect("readyz");
     assert_eq!(ready.status(), 200);
 
-    frozen.store(true, Ordering::SeqCst);
+    proxy.freeze(true);
     let answer = tokio::time::timeout(PATIENCE, app.http.get(app.url("/readyz")).send())
         .await
         .expect("/readyz answers while the database is silent, instead of hanging")
@@ -102,25 +51,25 @@ async fn readiness_answers_503_when_the_database_goes_silent() {
         .expect("healthz");
     assert_eq!(health.status(), 200);
 
-    frozen.store(false, Ordering::SeqCst);
+    proxy.freeze(false);
 }
 
 /// Patience for a submission: it waits for the database up to
-/// `SUBMIT_STORE_WITHIN` before it answers 503.
+/// `STORE_WITHIN` before it answers 503.
 fn submit_patience() -> Duration {
-    protocheck::web::SUBMIT_STORE_WITHIN + PATIENCE
+    protocheck::web::STORE_WITHIN + PATIENCE
 }
 
 #[tokio::test]
 async fn a_submission_while_the_database_is_silent_gets_503_and_retry_after() {
-    let Some((_db, app, frozen)) = app_behind_proxy().await else {
+    let Some((_db, app, proxy)) = app_behind_proxy().await else {
         return;
     };
     let body = serde_json::json!({"url": "http://127.0.0.1:9/rcp", "suite": "rcp"});
     let before = app.post_json("/api/v1/runs", &body).await;
     assert_eq!(before.status(), 202, "{:?}", before.text().await);
 
-    frozen.store(true, Ordering::SeqCst);
+    proxy.freeze(true);
     let answer = tokio::time::timeout(
         submit_patience(),
         app.http
@@ -165,7 +114,7 @@ async fn a_submission_while_the_database_is_silent_gets_503_and_retry_after() {
     assert!(html.contains("cannot reach its database"), "{html}");
 
     // Back: submissions are accepted again.
-    frozen.store(false, Ordering::SeqCst);
+    proxy.freeze(false);
     let deadline = tokio::time::Instant::now() + submit_patience();
     loop {
         let again = app.post_json("/api/v1/runs", &body).await;
@@ -179,4 +128,36 @@ async fn a_submission_while_the_database_is_silent_gets_503_and_retry_after() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+#[tokio::test]
+async fn pages_answer_503_while_the_database_is_silent() {
+    let Some((_db, app, proxy)) = app_behind_proxy().await else {
+        return;
+    };
+    let body = serde_json::json!({"url": "http://127.0.0.1:9/rcp", "suite": "rcp"});
+    let submitted = app.post_json("/api/v1/runs", &body).await;
+    assert_eq!(submitted.status(), 202);
+    let run: serde_json::Value = submitted.json().await.expect("run");
+    let id = run["id"].as_str().expect("id").to_owned();
+    let page = app
+        .http
+        .get(app.url(&format!("/runs/{id}")))
+        .send()
+        .await
+        .expect("run page");
+    assert_eq!(page.status(), 200);
+
+    proxy.freeze(true);
+    for path in [format!("/runs/{id}"), "/".to_owned()] {
+        let page = tokio::time::timeout(submit_patience(), app.http.get(app.url(&path)).send())
+            .await
+            .unwrap_or_else(|_| panic!("{path} answers while the database is silent"))
+            .expect("GET");
+        assert_eq!(page.status(), 503, "{path}");
+        assert_eq!(page.headers()["retry-after"], "5", "{path}");
+        let html = page.text().await.expect("html");
+        assert!(html.contains("cannot reach its database"), "{path}: {html}");
+    }
+    proxy.freeze(false);
 }
