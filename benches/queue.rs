@@ -394,6 +394,11 @@ fn spawn_worker(database_url: &str, home: &std::path::Path) -> Child {
         .args(["worker", "--database-url", database_url])
         .env("PROTOCHECK_WORKERS", WORKERS.to_string())
         .env("PROTOCHECK_ALLOW_PRIVATE_TARGETS", "true")
+        // Every run of the bench targets the one reference server: the
+        // per-host limits (one run at a time, a gap between runs) would
+        // measure themselves, not the queue. 0 turns them off.
+        .env("PROTOCHECK_HOST_CONCURRENCY", "0")
+        .env("PROTOCHECK_HOST_GAP_SECS", "0")
         // The start-up line only: a log line per run is not what is measured.
         .env(
             "RUST_LOG",
