@@ -5,11 +5,11 @@
 //! HTTP and over stdio.
 
 use crate::common::app::serve;
+use crate::common::suite::dump;
 use axum::http::StatusCode;
 use protocheck::suite::runner::{Endpoint, EngineError, RunContext};
-use protocheck::suite::{Finding, Outcome, RunOptions, SuiteChoice, Verdict, run_suite};
+use protocheck::suite::{Finding, Outcome, RunOptions, SuiteChoice, Verdict};
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
-use tokio::sync::mpsc;
 
 /// The limit the runs below read up to; the servers answer twice as much.
 const LIMIT: usize = 64 * 1024;
@@ -33,16 +33,7 @@ async fn check(
 ) -> (Result<Verdict, EngineError>, Vec<Finding>) {
     let http = HttpClient::new(AddressPolicy::AllowPrivate, limits()).expect("client");
     let ctx = RunContext::new(http, RunOptions::default());
-    let (tx, mut rx) = mpsc::channel(16);
-    let collector = tokio::spawn(async move {
-        let mut findings = Vec::new();
-        while let Some(f) = rx.recv().await {
-            findings.push(f);
-        }
-        findings
-    });
-    let verdict = run_suite(suite, &endpoint, &ctx, tx).await;
-    (verdict, collector.await.expect("collector"))
+    crate::common::suite::run(suite, &endpoint, &ctx).await
 }
 
 /// A server that answers every request, whatever its path, with 200 and a
@@ -56,14 +47,6 @@ async fn huge_server() -> String {
         )
     });
     serve(router).await
-}
-
-fn dump(findings: &[Finding]) -> String {
-    findings
-        .iter()
-        .map(|f| format!("{} {:?}: {}", f.rule_id, f.outcome, f.message))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The failing findings say the target answered with too much; none says it

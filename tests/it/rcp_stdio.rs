@@ -3,12 +3,10 @@
 //! correct server certifies L2, and the faults whose symptoms differ on stdio
 //! (framing, progress and logs on stdout) fail their rule only.
 
+use crate::common::suite::dump;
 use protocheck::suite::runner::{Endpoint, EngineError, RunContext};
-use protocheck::suite::{
-    Finding, Outcome, RunOptions, SuiteChoice, Verdict, VerdictDetail, rcp, run_suite,
-};
+use protocheck::suite::{Finding, Outcome, RunOptions, SuiteChoice, Verdict, VerdictDetail, rcp};
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
-use tokio::sync::mpsc;
 
 /// The honesty verdict follows from the level, so it fails with any level fault.
 const HONESTY: &str = "RCP-CERT-001";
@@ -26,24 +24,7 @@ async fn check(command: String) -> (Result<Verdict, EngineError>, Vec<Finding>) 
     // Stdio needs no network; the client is only carried by the context.
     let http = HttpClient::new(AddressPolicy::PublicOnly, Limits::default()).expect("client");
     let ctx = RunContext::new(http, RunOptions::default());
-    let (tx, mut rx) = mpsc::channel(16);
-    let collector = tokio::spawn(async move {
-        let mut findings = Vec::new();
-        while let Some(f) = rx.recv().await {
-            findings.push(f);
-        }
-        findings
-    });
-    let verdict = run_suite(SuiteChoice::Rcp, &Endpoint::Stdio(command), &ctx, tx).await;
-    (verdict, collector.await.expect("collector"))
-}
-
-fn dump(findings: &[Finding]) -> String {
-    findings
-        .iter()
-        .map(|f| format!("{} {:?}: {}", f.rule_id, f.outcome, f.message))
-        .collect::<Vec<_>>()
-        .join("\n")
+    crate::common::suite::run(SuiteChoice::Rcp, &Endpoint::Stdio(command), &ctx).await
 }
 
 fn certified(verdict: &Verdict) -> &str {
