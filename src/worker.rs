@@ -624,16 +624,13 @@ impl Worker {
             .await;
             let held = match answer {
                 Ok(Ok(held)) => held,
-                Ok(Err(e)) => {
+                failed => {
                     if unreachable_since.is_none() {
-                        tracing::warn!(worker = %self.id, run = %run.id, error = %e, "database unreachable; heartbeat failed, keeping the run");
-                    }
-                    unreachable_since.get_or_insert_with(Instant::now);
-                    continue;
-                }
-                Err(_) => {
-                    if unreachable_since.is_none() {
-                        tracing::warn!(worker = %self.id, run = %run.id, "database unreachable; heartbeat got no answer, keeping the run");
+                        let error = match failed {
+                            Ok(Err(e)) => e.to_string(),
+                            _ => "no answer".to_owned(),
+                        };
+                        tracing::warn!(worker = %self.id, run = %run.id, %error, "database unreachable; heartbeat failed, keeping the run");
                     }
                     unreachable_since.get_or_insert_with(Instant::now);
                     continue;
