@@ -60,10 +60,17 @@ impl RttRecord {
     /// the two cross). With no sample yet it is `ceiling`: nothing is known
     /// of the target, so the wait is the longest allowed.
     pub(crate) fn window(&self, multiplier: u32, floor: Duration, ceiling: Duration) -> Duration {
-        match self.percentile(WINDOW_PERCENTILE) {
-            Some(p95) => p95.saturating_mul(multiplier).max(floor).min(ceiling),
+        match self.scaled(multiplier) {
+            Some(scaled) => scaled.max(floor).min(ceiling),
             None => ceiling,
         }
+    }
+
+    /// `multiplier` times the 95th percentile, or `None` before the first
+    /// sample: for a wait that bounds it by rules of its own.
+    pub(crate) fn scaled(&self, multiplier: u32) -> Option<Duration> {
+        self.percentile(WINDOW_PERCENTILE)
+            .map(|p95| p95.saturating_mul(multiplier))
     }
 }
 

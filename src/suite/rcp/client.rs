@@ -17,7 +17,6 @@ use url::Url;
 
 mod http;
 mod reply;
-mod rtt;
 mod stdio;
 
 use http::post;
@@ -211,7 +210,7 @@ pub(crate) struct RcpClient {
     notification_exchanges: Vec<Exchange>,
     limits: crate::transport::Limits,
     /// The round trips of the stdio exchanges so far.
-    rtt: rtt::RoundTrips,
+    rtt: crate::suite::rtt::RttRecord,
     /// How many barrier `ping`s were sent (their ids and nonces count them).
     barriers: u64,
 }
@@ -249,7 +248,7 @@ impl RcpClient {
             log_opted_in: false,
             notification_exchanges: Vec::new(),
             limits: limits.clone(),
-            rtt: rtt::RoundTrips::default(),
+            rtt: crate::suite::rtt::RttRecord::default(),
             barriers: 0,
         })
     }

@@ -8,6 +8,7 @@ use super::{
     STDERR_SETTLE, STDIO_NOTIFICATION_WAIT, TAIL_CEILING, TAIL_FLOOR, TAIL_RTT_MULTIPLIER, Wire,
     oversized, parse_body,
 };
+use crate::suite::rtt::RttRecord;
 use crate::suite::{Exchange, RequestRecord, ResponseRecord};
 use crate::transport::{TransportError, excerpt};
 use serde_json::{Value, json};
@@ -67,7 +68,8 @@ impl RcpClient {
         let written = self.stdio_write(&ping.to_string()).await;
         let sent_at = Instant::now();
         let deadline = sent_at
-            + self.rtt.window(
+            + stdio_wait(
+                &self.rtt,
                 BARRIER_RTT_MULTIPLIER,
                 STDIO_NOTIFICATION_WAIT,
                 self.timeout,
@@ -80,9 +82,7 @@ impl RcpClient {
             First::Barrier => {
                 self.rtt.record(sent_at.elapsed());
                 self.retired_ids.push(json!(token));
-                let tail = self
-                    .rtt
-                    .window(TAIL_RTT_MULTIPLIER, TAIL_FLOOR, TAIL_CEILING);
+                let tail = stdio_wait(&self.rtt, TAIL_RTT_MULTIPLIER, TAIL_FLOOR, TAIL_CEILING);
                 let answer = match self.stdio_read_reply(tail).await {
                     Ok(line) => Ok(Some(Answer::Line(line))),
                     Err(TransportError::TooLarge { limit }) => Ok(Some(Answer::Oversized(limit))),
@@ -197,7 +197,8 @@ impl RcpClient {
             let wait = if strays.is_empty() {
                 self.timeout
             } else {
-                self.rtt.window(
+                stdio_wait(
+                    &self.rtt,
                     BARRIER_RTT_MULTIPLIER,
                     STDIO_NOTIFICATION_WAIT,
                     self.timeout,
@@ -395,6 +396,16 @@ fn is_barrier_reply(line: &str, token: &str) -> bool {
     id == Some(token) || nonce == Some(token)
 }
 
+/// A stdio wait: `multiplier` times the run's p95 round trip, between
+/// `floor` and `ceiling`. Unlike a watch window ([`RttRecord::window`]) it is
+/// the floor before any round trip was measured, and the floor wins over a
+/// lower ceiling, so a short request timeout never makes a wait shorter than
+/// its floor.
+fn stdio_wait(rtt: &RttRecord, multiplier: u32, floor: Duration, ceiling: Duration) -> Duration {
+    rtt.scaled(multiplier)
+        .map_or(floor, |scaled| scaled.min(ceiling).max(floor))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -417,5 +428,25 @@ mod tests {
             token
         ));
         assert!(!is_barrier_reply("not json", token));
+    }
+
+    #[test]
+    fn stdio_waits_scale_with_the_p95_and_the_floor_wins() {
+        const MS: Duration = Duration::from_millis(1);
+        let rtt = RttRecord::default();
+        assert_eq!(
+            stdio_wait(&rtt, 4, MS * 10, MS * 300),
+            MS * 10,
+            "no sample: the floor"
+        );
+        rtt.record(MS * 5);
+        assert_eq!(stdio_wait(&rtt, 4, MS * 10, MS * 300), MS * 20);
+        rtt.record(MS * 500);
+        assert_eq!(stdio_wait(&rtt, 4, MS * 10, MS * 300), MS * 300, "capped");
+        assert_eq!(
+            stdio_wait(&rtt, 4, MS * 300, MS * 100),
+            MS * 300,
+            "the floor wins"
+        );
     }
 }
