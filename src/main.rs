@@ -107,7 +107,8 @@ fn parse_rate(s: &str) -> Result<protocheck::api_keys::Rate, String> {
 enum ReferenceCommand {
     /// The RCP/1 reference server.
     Rcp(protocheck::reference::rcp::RcpReferenceArgs),
-    /// The MCP 2026-07-28 reference server (Streamable HTTP, stateless).
+    /// The MCP reference server: 2026-07-28 (Streamable HTTP, stateless), or
+    /// 2025-11-25 with `--revision 2025-11-25` (HTTP with sessions, or `--stdio`).
     Mcp(protocheck::reference::mcp::McpReferenceArgs),
 }
 
@@ -242,6 +243,16 @@ fn main() -> ExitCode {
                 protocheck::reference::rcp::run_rcp_reference(args)
                     .await
                     .map(|()| ExitCode::SUCCESS)
+            }
+            Some(Command::Reference(ReferenceCommand::Mcp(args)))
+                if args.revision == protocheck::reference::mcp2025::REVISION =>
+            {
+                match protocheck::reference::mcp2025::Mcp25Args::try_from(args) {
+                    Ok(args) => protocheck::reference::mcp2025::run_mcp25_reference(args)
+                        .await
+                        .map(|()| ExitCode::SUCCESS),
+                    Err(e) => Err(e),
+                }
             }
             Some(Command::Reference(ReferenceCommand::Mcp(args))) => {
                 protocheck::reference::mcp::run_mcp_reference(args)

@@ -2,4 +2,5 @@
 //! They prove each rule can fail, and give users a demo target.
 
 pub mod mcp;
+pub mod mcp2025;
 pub mod rcp;

@@ -22,6 +22,7 @@ mod mcp_client;
 mod mcp_rules;
 mod mcp_schema;
 mod mcp_verdicts;
+mod mcp25_reference;
 mod openapi;
 mod outage;
 mod oversized;

@@ -16,9 +16,9 @@ use std::sync::atomic::Ordering;
 
 /// The server's icon: a `data:` URI, so it is same-origin by construction
 /// (basic/index#icons).
-pub(super) const ICON: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+pub(crate) const ICON: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
-pub(super) fn server_info() -> Value {
+pub(crate) fn server_info() -> Value {
     json!({
         "name": "protocheck-reference-mcp",
         "version": env!("CARGO_PKG_VERSION"),

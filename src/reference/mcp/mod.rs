@@ -46,6 +46,9 @@ mod tools;
 mod validate;
 
 pub use auth::{ISSUER_PATH, SCOPE_READ, SCOPE_TOOLS};
+/// Lent to the 2025-11-25 reference server ([`crate::reference::mcp2025`]).
+pub(crate) use methods::{ICON, server_info};
+pub(crate) use protocol::origin_allowed;
 pub use tls::{CertificateFault, TestCertificate};
 
 /// Largest request body accepted.
@@ -538,9 +541,30 @@ pub struct McpReferenceArgs {
     /// frame) by as much again after its headers.
     #[arg(long, default_value_t = 0)]
     pub latency_ms: u64,
+    /// The MCP revision to play: 2026-07-28, or 2025-11-25 (initialize,
+    /// sessions; its faults are the `MCP25-…` rules).
+    #[arg(long, default_value = PROTOCOL_VERSION, value_parser = [PROTOCOL_VERSION, LEGACY_VERSION])]
+    pub revision: String,
+    /// 2025-11-25 only: speak newline-delimited JSON-RPC on stdin/stdout
+    /// instead of HTTP (logs go to stderr).
+    #[arg(long)]
+    pub stdio: bool,
+    /// 2025-11-25 only: issue no `Mcp-Session-Id` (a stateless server).
+    #[arg(long)]
+    pub no_sessions: bool,
+    /// 2025-11-25 only: answer every request over SSE, not only those that
+    /// stream progress.
+    #[arg(long)]
+    pub sse: bool,
 }
 
 pub async fn run_mcp_reference(args: McpReferenceArgs) -> anyhow::Result<()> {
+    if args.revision != PROTOCOL_VERSION || args.stdio || args.no_sessions || args.sse {
+        anyhow::bail!(
+            "--stdio, --no-sessions and --sse need --revision {LEGACY_VERSION}; \
+             the {PROTOCOL_VERSION} reference server speaks Streamable HTTP only"
+        );
+    }
     let mut config = McpReferenceConfig::new(args.faults.into_iter().collect())
         .map_err(|e| anyhow::anyhow!(e))?;
     if args.auth {

@@ -352,7 +352,7 @@ fn echo_faults(state: &Inner, headers: &HeaderMap, mut out: Out) -> Out {
 
 /// An `Origin` that is not this machine is refused (streamable-http, "Security
 /// & Endpoint": DNS rebinding).
-fn origin_allowed(headers: &HeaderMap) -> bool {
+pub(crate) fn origin_allowed(headers: &HeaderMap) -> bool {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return true;
     };
