@@ -93,8 +93,10 @@ pub(super) fn tools(config: &Mcp25ReferenceConfig) -> Vec<Value> {
     }
     if config.breaks(faults::TOOL_NAME_CHARACTERS) {
         // Not read-only, so that a careful checker never calls it.
-        tools.push(json!({"name": "météo du jour", "inputSchema": {"type": "object"},
-            "annotations": {"readOnlyHint": false}}));
+        tools.push(
+            json!({"name": "météo du jour", "inputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": false}}),
+        );
     }
     tools
 }
@@ -188,7 +190,9 @@ pub(super) async fn call_tool(call: &Call<'_>) -> Option<Reply> {
                 json!({"content": text(format!("waited {ms} ms")), "isError": false}),
             ))
         }
-        other if call.breaks(faults::UNKNOWN_TOOL) => Ok(tool_error(format!("Unknown tool: {other}"))),
+        other if call.breaks(faults::UNKNOWN_TOOL) => {
+            Ok(tool_error(format!("Unknown tool: {other}")))
+        }
         other => Err(invalid_params(id, format!("Unknown tool: {other}"))),
     };
     Some(match result {
@@ -201,10 +205,12 @@ async fn count(call: &Call<'_>, args: &Value) -> Option<Reply> {
     let id = call.id;
     let to = args.get("to").and_then(Value::as_i64).unwrap_or(0);
     if !(1..=5).contains(&to) {
-        return Some(match bad_input(call, "count needs an integer `to` from 1 to 5") {
-            Ok(result) => Reply::result(id, result),
-            Err(reply) => reply,
-        });
+        return Some(
+            match bad_input(call, "count needs an integer `to` from 1 to 5") {
+                Ok(result) => Reply::result(id, result),
+                Err(reply) => reply,
+            },
+        );
     }
     let token = call
         .params

@@ -45,7 +45,12 @@ impl Reply {
 /// An error answer. An id that could not be read is left out: the
 /// 2025-11-25 schema makes an error's `id` optional and never null
 /// (`JSONRPCErrorResponse` in schema.ts).
-pub(super) fn error(id: &Value, code: i64, message: impl Into<String>, data: Option<Value>) -> Reply {
+pub(super) fn error(
+    id: &Value,
+    code: i64,
+    message: impl Into<String>,
+    data: Option<Value>,
+) -> Reply {
     let mut err = json!({"code": code, "message": message.into()});
     if let Some(data) = data {
         err["data"] = data;
@@ -290,7 +295,14 @@ pub(super) fn notification(
     method: &str,
     params: &Value,
 ) -> Noted {
-    let unknown = || error(&Value::Null, -32601, format!("Method not found: {method}"), None);
+    let unknown = || {
+        error(
+            &Value::Null,
+            -32601,
+            format!("Method not found: {method}"),
+            None,
+        )
+    };
     match method {
         "notifications/initialized" if config.breaks(faults::INITIALIZED_ANSWERED) => {
             Noted::Answer(unknown())
@@ -402,12 +414,11 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
     if method == "initialize" {
         return Some(initialize(&call));
     }
-    let initialized = call
-        .session
-        .lifecycle
-        .lock()
-        .is_ok_and(|l| l.initialized);
-    if !initialized && !call.session.stateless && method != "ping" && !call.breaks(faults::BEFORE_INIT)
+    let initialized = call.session.lifecycle.lock().is_ok_and(|l| l.initialized);
+    if !initialized
+        && !call.session.stateless
+        && method != "ping"
+        && !call.breaks(faults::BEFORE_INIT)
     {
         return Some(error(
             id,
@@ -417,7 +428,9 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
         ));
     }
     let meta = call.params.get("_meta").and_then(Value::as_object);
-    if call.breaks(faults::META_REFUSED) && meta.is_some_and(|m| m.keys().any(|k| k != "progressToken")) {
+    if call.breaks(faults::META_REFUSED)
+        && meta.is_some_and(|m| m.keys().any(|k| k != "progressToken"))
+    {
         return Some(invalid_params(id, "unknown _meta key"));
     }
     let reply = match method {
@@ -435,9 +448,7 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
             return catalog::call_tool(&call).await;
         }
         "resources/list" => Reply::result(id, catalog::resources(call.config)),
-        "resources/templates/list" => {
-            Reply::result(id, catalog::resource_templates(call.config))
-        }
+        "resources/templates/list" => Reply::result(id, catalog::resource_templates(call.config)),
         "resources/read" => catalog::read_resource(&call),
         "resources/subscribe" | "resources/unsubscribe" => subscribe(&call, method),
         "prompts/list" => Reply::result(id, catalog::prompts(call.config)),
@@ -527,9 +538,11 @@ fn list_tools(call: &Call<'_>) -> Reply {
         call.notify(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
     }
     if call.breaks(faults::SAMPLING_UNDECLARED) {
-        call.notify(json!({"jsonrpc": "2.0", "id": "sampling-1", "method": "sampling/createMessage",
+        call.notify(
+            json!({"jsonrpc": "2.0", "id": "sampling-1", "method": "sampling/createMessage",
             "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
-                       "maxTokens": 10}}));
+                       "maxTokens": 10}}),
+        );
     }
     let start = match call.params.get("cursor") {
         None | Some(Value::Null) => 0,
@@ -597,7 +610,10 @@ fn set_level(call: &Call<'_>) -> Reply {
     }
     let rank = level.and_then(|l| LEVELS.iter().position(|x| *x == l));
     let Some(rank) = rank.or_else(|| call.breaks(faults::INVALID_LEVEL).then_some(0)) else {
-        return invalid_params(id, format!("unknown log level; one of {}", LEVELS.join(", ")));
+        return invalid_params(
+            id,
+            format!("unknown log level; one of {}", LEVELS.join(", ")),
+        );
     };
     if let Ok(mut l) = call.session.lifecycle.lock() {
         l.log_level = Some(rank);
@@ -620,15 +636,28 @@ mod tests {
 
     #[test]
     fn framing_errors_have_their_codes() {
-        let code = |text: &str| classify(&config(), text.as_bytes()).err().and_then(|r| r.code());
+        let code = |text: &str| {
+            classify(&config(), text.as_bytes())
+                .err()
+                .and_then(|r| r.code())
+        };
         assert_eq!(code("{"), Some(-32700));
         assert_eq!(code("[]"), Some(-32600));
-        assert_eq!(code(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#), Some(-32600));
-        assert_eq!(code(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#), Some(-32600));
+        assert_eq!(
+            code(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#),
+            Some(-32600)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#),
+            Some(-32600)
+        );
         assert_eq!(code(r#"{"jsonrpc":"2.0","id":1}"#), Some(-32600));
         assert_eq!(code(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), None);
         assert!(matches!(
-            classify(&config(), br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            classify(
+                &config(),
+                br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+            ),
             Ok(Incoming::Notification { .. })
         ));
         assert!(matches!(

@@ -8,7 +8,9 @@ use super::engine::{self, Call, Incoming, Noted, Reply, Session};
 use super::streams::Event;
 use super::{Mcp25ReferenceConfig, SUPPORTED_VERSIONS, faults};
 use crate::reference::mcp::origin_allowed;
-use crate::suite::mcp::wire::{H_ACCEL_BUFFERING, H_LAST_EVENT_ID, H_PROTOCOL_VERSION, H_SESSION_ID};
+use crate::suite::mcp::wire::{
+    H_ACCEL_BUFFERING, H_LAST_EVENT_ID, H_PROTOCOL_VERSION, H_SESSION_ID,
+};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -83,7 +85,11 @@ pub async fn serve_mcp25_reference(
 }
 
 fn status_error(state: &Server, status: StatusCode, code: i64, message: &str) -> Response {
-    json_response(state, status, &engine::error(&Value::Null, code, message, None))
+    json_response(
+        state,
+        status,
+        &engine::error(&Value::Null, code, message, None),
+    )
 }
 
 fn json_response(state: &Server, status: StatusCode, reply: &Reply) -> Response {
@@ -227,12 +233,11 @@ async fn handle_post(State(state): State<Shared>, req: Request) -> Response {
     let (id, method, params) = match incoming {
         Incoming::Request { id, method, params } => (id, method, params),
         Incoming::Notification { method, params } => {
-            let session = match check_version(&state, &headers)
-                .and_then(|()| session_of(&state, &headers))
-            {
-                Ok(session) => session,
-                Err(refused) => return refused,
-            };
+            let session =
+                match check_version(&state, &headers).and_then(|()| session_of(&state, &headers)) {
+                    Ok(session) => session,
+                    Err(refused) => return refused,
+                };
             return match engine::notification(&state.config, &session, &method, &params) {
                 Noted::Quiet => accepted(&state),
                 Noted::Answer(reply) => json_response(&state, StatusCode::OK, &reply),
@@ -243,8 +248,8 @@ async fn handle_post(State(state): State<Shared>, req: Request) -> Response {
             };
         }
         Incoming::Response => {
-            if let Err(refused) =
-                check_version(&state, &headers).and_then(|()| session_of(&state, &headers).map(drop))
+            if let Err(refused) = check_version(&state, &headers)
+                .and_then(|()| session_of(&state, &headers).map(drop))
             {
                 return refused;
             }
@@ -311,7 +316,12 @@ async fn handle_post(State(state): State<Shared>, req: Request) -> Response {
     let mut resp = if state.config.sse_responses {
         let prime = !state.config.breaks(faults::PRIMING_EVENT);
         let Ok((number, rx)) = session.streams.lock().map(|mut s| s.open(false, prime)) else {
-            return status_error(&state, StatusCode::INTERNAL_SERVER_ERROR, -32603, "Internal error");
+            return status_error(
+                &state,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                -32603,
+                "Internal error",
+            );
         };
         if let Ok(mut streams) = session.streams.lock() {
             streams.publish(number, reply.0);
@@ -374,10 +384,21 @@ fn end_session(state: &Server, headers: &HeaderMap, session: &Session) {
 
 /// Answers a request over an SSE stream of its own: its notifications, then
 /// its answer (none if it is cancelled), then the stream ends.
-fn streamed(state: Shared, session: Arc<Session>, id: Value, method: String, params: Value) -> Response {
+fn streamed(
+    state: Shared,
+    session: Arc<Session>,
+    id: Value,
+    method: String,
+    params: Value,
+) -> Response {
     let prime = !state.config.breaks(faults::PRIMING_EVENT);
     let Ok((number, rx)) = session.streams.lock().map(|mut s| s.open(false, prime)) else {
-        return status_error(&state, StatusCode::INTERNAL_SERVER_ERROR, -32603, "Internal error");
+        return status_error(
+            &state,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            -32603,
+            "Internal error",
+        );
     };
     let cut = state.config.breaks(faults::NO_RETRY);
     let resp = sse(&state, rx, &session, cut);
@@ -447,7 +468,11 @@ fn sse(state: &Server, rx: UnboundedReceiver<Event>, session: &Session, cut: boo
     let deadline = tokio::time::sleep(STREAM_LIFETIME);
     let config = state.config.clone();
     let events = tokio_stream::wrappers::UnboundedReceiverStream::new(rx);
-    let events = if cut { events.take(1).boxed() } else { events.boxed() };
+    let events = if cut {
+        events.take(1).boxed()
+    } else {
+        events.boxed()
+    };
     let stream = events
         .take_until(async move {
             tokio::select! {
@@ -458,7 +483,10 @@ fn sse(state: &Server, rx: UnboundedReceiver<Event>, session: &Session, cut: boo
         .map(move |event| Ok::<_, Infallible>(sse_frame(&config, event)));
     let mut resp = Response::new(Body::from_stream(stream));
     let h = resp.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     h.insert(H_ACCEL_BUFFERING, HeaderValue::from_static("no"));
     resp
@@ -491,9 +519,7 @@ async fn handle_get(State(state): State<Shared>, headers: HeaderMap) -> Response
             "Not Acceptable: the GET stream is text/event-stream",
         );
     }
-    let last = headers
-        .get(H_LAST_EVENT_ID)
-        .and_then(|v| v.to_str().ok());
+    let last = headers.get(H_LAST_EVENT_ID).and_then(|v| v.to_str().ok());
     if let Some(last) = last {
         let mixed = state.config.breaks(faults::REPLAY_OTHER_STREAM);
         let resumed = session
@@ -507,7 +533,12 @@ async fn handle_get(State(state): State<Shared>, headers: HeaderMap) -> Response
     }
     let prime = !state.config.breaks(faults::PRIMING_EVENT);
     let Ok((number, rx)) = session.streams.lock().map(|mut s| s.open(true, prime)) else {
-        return status_error(&state, StatusCode::INTERNAL_SERVER_ERROR, -32603, "Internal error");
+        return status_error(
+            &state,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            -32603,
+            "Internal error",
+        );
     };
     let greeting = state.config.stream_greeting;
     let breaks_get_response = state.config.breaks(faults::GET_RESPONSE);
@@ -529,7 +560,9 @@ async fn handle_get(State(state): State<Shared>, headers: HeaderMap) -> Response
 
 /// DELETE ends the session: later requests naming it get 404.
 async fn handle_delete(State(state): State<Shared>, headers: HeaderMap) -> Response {
-    if let Err(refused) = check_origin(&state, &headers).and_then(|()| check_version(&state, &headers)) {
+    if let Err(refused) =
+        check_origin(&state, &headers).and_then(|()| check_version(&state, &headers))
+    {
         return refused;
     }
     if !state.config.sessions {

@@ -17,8 +17,8 @@
 //! The modern reference server ([`crate::reference::mcp`]) lends its
 //! `serverInfo`, icon and Origin check.
 
-use std::collections::BTreeSet;
 use crate::reference::mcp::McpReferenceArgs;
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 mod catalog;

@@ -148,7 +148,9 @@ async fn serve_lines<R: AsyncBufRead + Unpin>(
 
 /// One line without its newline; `Some(None)` for a line over [`MAX_LINE`]
 /// (consumed, never buffered whole); `None` at the end of input.
-async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R) -> std::io::Result<Option<Option<Vec<u8>>>> {
+async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+) -> std::io::Result<Option<Option<Vec<u8>>>> {
     let mut line = Vec::new();
     let mut too_long = false;
     loop {

@@ -38,7 +38,11 @@ pub(super) struct Streams {
 impl Streams {
     /// Opens a new stream; its receiver starts with the priming event
     /// (an id and empty data) when `prime` is set.
-    pub(super) fn open(&mut self, standalone: bool, prime: bool) -> (u64, UnboundedReceiver<Event>) {
+    pub(super) fn open(
+        &mut self,
+        standalone: bool,
+        prime: bool,
+    ) -> (u64, UnboundedReceiver<Event>) {
         self.next += 1;
         let number = self.next;
         let (tx, rx) = unbounded_channel();
@@ -72,10 +76,10 @@ impl Streams {
             stream.backlog.pop_front();
         }
         stream.backlog.push_back((seq, message.clone()));
-        let sent = stream
-            .live
-            .as_ref()
-            .is_some_and(|live| live.send((format!("{number}-{seq}"), Some(message))).is_ok());
+        let sent = stream.live.as_ref().is_some_and(|live| {
+            live.send((format!("{number}-{seq}"), Some(message)))
+                .is_ok()
+        });
         if !sent {
             // The client went away: the stream waits for a resumption.
             stream.live = None;
