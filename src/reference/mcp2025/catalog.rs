@@ -162,7 +162,7 @@ pub(super) async fn call_tool(call: &Call<'_>) -> Option<Reply> {
                 args.get("b").and_then(Value::as_f64),
             );
             match (a, b) {
-                (Some(_), Some(b)) if b == 0.0 => Ok(tool_error("cannot divide by zero")),
+                (Some(_), Some(0.0)) => Ok(tool_error("cannot divide by zero")),
                 (Some(a), Some(b)) => Ok(success(
                     call,
                     json!({"content": text(format!("{}", a / b)), "isError": false}),

@@ -106,12 +106,19 @@ fn json_response(state: &Server, status: StatusCode, reply: &Reply) -> Response 
         .into_response()
 }
 
+/// A check's refusal: the response to send instead (boxed: it is large).
+type Refusal = Box<Response>;
+
+fn refuse(state: &Server, status: StatusCode, code: i64, message: &str) -> Refusal {
+    Box::new(status_error(state, status, code, message))
+}
+
 /// The checks every method of `/mcp` starts with.
-fn check_origin(state: &Server, headers: &HeaderMap) -> Result<(), Response> {
+fn check_origin(state: &Server, headers: &HeaderMap) -> Result<(), Refusal> {
     if state.config.breaks(faults::ORIGIN) || origin_allowed(headers) {
         return Ok(());
     }
-    Err(status_error(
+    Err(refuse(
         state,
         StatusCode::FORBIDDEN,
         -32600,
@@ -121,7 +128,7 @@ fn check_origin(state: &Server, headers: &HeaderMap) -> Result<(), Response> {
 
 /// An `MCP-Protocol-Version` the server does not support is refused; none
 /// at all means 2025-03-26, which it supports.
-fn check_version(state: &Server, headers: &HeaderMap) -> Result<(), Response> {
+fn check_version(state: &Server, headers: &HeaderMap) -> Result<(), Refusal> {
     let Some(value) = headers.get(H_PROTOCOL_VERSION) else {
         debug_assert!(SUPPORTED_VERSIONS.contains(&ASSUMED_VERSION));
         return Ok(());
@@ -132,7 +139,7 @@ fn check_version(state: &Server, headers: &HeaderMap) -> Result<(), Response> {
     if known || state.config.breaks(faults::VERSION_HEADER) {
         return Ok(());
     }
-    Err(status_error(
+    Err(refuse(
         state,
         StatusCode::BAD_REQUEST,
         -32600,
@@ -145,7 +152,7 @@ fn check_version(state: &Server, headers: &HeaderMap) -> Result<(), Response> {
 
 /// The session a request belongs to: 400 without `Mcp-Session-Id`, 404
 /// for one the server does not know (or has ended).
-fn session_of(state: &Server, headers: &HeaderMap) -> Result<Arc<Session>, Response> {
+fn session_of(state: &Server, headers: &HeaderMap) -> Result<Arc<Session>, Refusal> {
     if !state.config.sessions {
         return Ok(state.shared.clone());
     }
@@ -153,7 +160,7 @@ fn session_of(state: &Server, headers: &HeaderMap) -> Result<Arc<Session>, Respo
         if state.config.breaks(faults::SESSION_REQUIRED) {
             return Ok(state.shared.clone());
         }
-        return Err(status_error(
+        return Err(refuse(
             state,
             StatusCode::BAD_REQUEST,
             -32600,
@@ -165,13 +172,13 @@ fn session_of(state: &Server, headers: &HeaderMap) -> Result<Arc<Session>, Respo
     let was_ended = || state.ended.lock().is_ok_and(|e| e.contains(sid));
     match found {
         Some(session) => Ok(session),
-        None if state.config.breaks(faults::SESSION_UNKNOWN) && !was_ended() => Err(status_error(
+        None if state.config.breaks(faults::SESSION_UNKNOWN) && !was_ended() => Err(refuse(
             state,
             StatusCode::BAD_REQUEST,
             -32600,
             "Bad Request: no such session",
         )),
-        None => Err(status_error(
+        None => Err(refuse(
             state,
             StatusCode::NOT_FOUND,
             -32001,
@@ -202,7 +209,7 @@ fn new_session(state: &Server) -> (String, Arc<Session>) {
 async fn handle_post(State(state): State<Shared>, req: Request) -> Response {
     let headers = req.headers().clone();
     if let Err(refused) = check_origin(&state, &headers) {
-        return refused;
+        return *refused;
     }
     let Ok(body) = axum::body::to_bytes(req.into_body(), MAX_BODY).await else {
         return status_error(
@@ -236,7 +243,7 @@ async fn handle_post(State(state): State<Shared>, req: Request) -> Response {
             let session =
                 match check_version(&state, &headers).and_then(|()| session_of(&state, &headers)) {
                     Ok(session) => session,
-                    Err(refused) => return refused,
+                    Err(refused) => return *refused,
                 };
             return match engine::notification(&state.config, &session, &method, &params) {
                 Noted::Quiet => accepted(&state),
@@ -251,7 +258,7 @@ async fn handle_post(State(state): State<Shared>, req: Request) -> Response {
             if let Err(refused) = check_version(&state, &headers)
                 .and_then(|()| session_of(&state, &headers).map(drop))
             {
-                return refused;
+                return *refused;
             }
             if state.config.breaks(faults::RESPONSE_200) {
                 return json_response(&state, StatusCode::OK, &Reply(json!({"received": true})));
@@ -268,7 +275,7 @@ async fn handle_post(State(state): State<Shared>, req: Request) -> Response {
     } else {
         match check_version(&state, &headers).and_then(|()| session_of(&state, &headers)) {
             Ok(session) => (None, session),
-            Err(refused) => return refused,
+            Err(refused) => return *refused,
         }
     };
     let progress = params.pointer("/_meta/progressToken").is_some();
@@ -501,7 +508,7 @@ async fn handle_get(State(state): State<Shared>, headers: HeaderMap) -> Response
         .and_then(|()| session_of(&state, &headers))
     {
         Ok(session) => session,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     if state.config.breaks(faults::GET_NOT_SSE) {
         return json_response(&state, StatusCode::OK, &Reply(json!({})));
@@ -563,7 +570,7 @@ async fn handle_delete(State(state): State<Shared>, headers: HeaderMap) -> Respo
     if let Err(refused) =
         check_origin(&state, &headers).and_then(|()| check_version(&state, &headers))
     {
-        return refused;
+        return *refused;
     }
     if !state.config.sessions {
         let mut resp = StatusCode::METHOD_NOT_ALLOWED.into_response();
@@ -573,7 +580,7 @@ async fn handle_delete(State(state): State<Shared>, headers: HeaderMap) -> Respo
     }
     let session = match session_of(&state, &headers) {
         Ok(session) => session,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     if !state.config.breaks(faults::DELETE_KEEPS) {
         // Its requests stop and its streams close.
