@@ -1,7 +1,7 @@
 //! The MCP 2025-11-25 reference server: the initialize-based lifecycle with
 //! optional sessions, over Streamable HTTP (`/mcp`) and stdio, correct by
-//! default. Each fault switch (`--break MCP25-…`) breaks exactly one rule of
-//! protocheck's `mcp-2025-11-25` suite, so every rule can be shown to fail.
+//! default. Each fault switch (`--break MCP25-…`) breaks one rule of
+//! protocheck's `mcp-2025-11-25` suite, so that rule can be shown to fail.
 //!
 //! What it serves: `initialize` with version negotiation (2025-11-25,
 //! 2025-06-18, 2025-03-26), `ping`; four read-only tools listed two per page
@@ -10,10 +10,11 @@
 //! `slow` that stops when cancelled); two resources and a template, with
 //! subscriptions; a prompt with argument completion; logging.
 //!
-//! `engine` reads messages and answers them whatever the transport;
-//! `catalog` holds the tools, resources and prompt; `http` is Streamable
-//! HTTP (sessions, SSE answers, the GET stream and its replay, header
-//! checks); `stdio` is newline-delimited JSON-RPC on stdin/stdout.
+//! `jsonrpc` reads and writes messages; `engine` answers them whatever the
+//! transport; `catalog` holds the tools, resources and prompt; `http` is
+//! Streamable HTTP (sessions, SSE answers, the GET stream, header checks),
+//! with `streams` keeping what a resumption replays; `stdio` is
+//! newline-delimited JSON-RPC on stdin/stdout; `faults` names the switches.
 //! The modern reference server ([`crate::reference::mcp`]) lends its
 //! `serverInfo`, icon and Origin check.
 
@@ -25,6 +26,7 @@ mod catalog;
 mod engine;
 mod faults;
 mod http;
+mod jsonrpc;
 mod stdio;
 mod streams;
 
