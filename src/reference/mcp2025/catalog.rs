@@ -149,9 +149,19 @@ pub(super) async fn call_tool(call: &Call<'_>) -> Option<Reply> {
                 } else {
                     structured.to_string()
                 };
+                // An embedded resource too, and a `_meta` key of protocheck's own.
+                let embedded = json!({"type": "resource", "resource": {"uri": "ref://docs/readme",
+                    "mimeType": "text/markdown", "text": "# protocheck reference server"}});
+                let key = if call.breaks(faults::META_KEY) {
+                    "dev..protocheck/region code"
+                } else {
+                    "dev.protocheck/region"
+                };
                 Ok(success(
                     call,
-                    json!({"content": text(shown), "structuredContent": structured, "isError": false}),
+                    json!({"content": [text(shown)[0].clone(), embedded],
+                        "structuredContent": structured, "isError": false,
+                        "_meta": {key: region}}),
                 ))
             }
             None => bad_input(call, "get_forecast needs a string `region`"),

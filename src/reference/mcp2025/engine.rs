@@ -257,6 +257,9 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
         return Some(invalid_params(id, "unknown _meta key"));
     }
     let reply = match method {
+        other if other.starts_with("resources/") && call.breaks(faults::EMBEDDED_UNDECLARED) => {
+            error(id, -32601, format!("Method not found: {other}"), None)
+        }
         "ping" if call.breaks(faults::PING) => error(id, -32601, "Method not found: ping", None),
         "ping" if call.breaks(faults::RESULT_AND_ERROR) => {
             let mut reply = Reply::result(id, json!({}));
@@ -341,6 +344,7 @@ fn initialize(call: &Call<'_>) -> Reply {
     for (fault, capability) in [
         (faults::TOOLS_UNDECLARED, "tools"),
         (faults::RESOURCES_UNDECLARED, "resources"),
+        (faults::EMBEDDED_UNDECLARED, "resources"),
         (faults::PROMPTS_UNDECLARED, "prompts"),
         (faults::COMPLETIONS_UNDECLARED, "completions"),
         (faults::LOGGING_UNDECLARED, "logging"),

@@ -48,6 +48,8 @@ pub(super) const NOTIFICATION_ANSWERED: &str = "MCP25-RPC-009";
 pub(super) const META_REFUSED: &str = "MCP25-RPC-010";
 /// The answer to `prompts/list` holds a byte that is not UTF-8.
 pub(super) const INVALID_UTF8: &str = "MCP25-RPC-011";
+/// The `_meta` key of tool results is not a well-formed name.
+pub(super) const META_KEY: &str = "MCP25-RPC-012";
 
 // Streamable HTTP.
 /// JSON answers are labelled `text/plain`.
@@ -136,6 +138,8 @@ pub(super) const TOOL_IS_ERROR: &str = "MCP25-TOL-011";
 pub(super) const STRUCTURED_CONTENT: &str = "MCP25-TOL-012";
 /// The text block is prose, not the structured JSON.
 pub(super) const STRUCTURED_TEXT: &str = "MCP25-TOL-013";
+/// No `resources` capability (resources methods unknown), yet tool results embed a resource.
+pub(super) const EMBEDDED_UNDECLARED: &str = "MCP25-TOL-014";
 
 // Resources.
 /// No `resources` capability.
@@ -211,6 +215,7 @@ pub(super) const ALL: &[&str] = &[
     NOTIFICATION_ANSWERED,
     META_REFUSED,
     INVALID_UTF8,
+    META_KEY,
     CONTENT_TYPE,
     NOTIFICATION_202,
     RESPONSE_200,
@@ -251,6 +256,7 @@ pub(super) const ALL: &[&str] = &[
     TOOL_IS_ERROR,
     STRUCTURED_CONTENT,
     STRUCTURED_TEXT,
+    EMBEDDED_UNDECLARED,
     RESOURCES_UNDECLARED,
     RESOURCE_NAME,
     RESOURCE_URI,

@@ -319,6 +319,20 @@ async fn observe(fault: &str, faults: &[&str]) -> Value {
             http_rpc(url, "tools/call", json!({"name": "divide", "arguments": {"a": 1, "b": 2}})).await
         }
         "TOL-011" => http_rpc(url, "tools/call", json!({"name": "get_forecast", "arguments": {}})).await,
+        "TOL-014" => {
+            let caps = init_result(url, "2025-11-25").await["capabilities"].clone();
+            let call = http_rpc(url, "tools/call", json!({"name": "get_forecast", "arguments": {"region": "eu"}}))
+                .await;
+            let embeds = call["result"]["content"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|b| b["type"] == "resource"));
+            json!([caps.get("resources").is_some() || !embeds])
+        }
+        "RPC-012" => {
+            let call = http_rpc(url, "tools/call", json!({"name": "get_forecast", "arguments": {"region": "eu"}}))
+                .await;
+            call["result"]["_meta"].clone()
+        }
         "TOL-012" | "TOL-013" => {
             http_rpc(url, "tools/call", json!({"name": "get_forecast", "arguments": {"region": "eu"}}))
                 .await
@@ -400,6 +414,7 @@ fault_tests! {
     rpc_009 => "MCP25-RPC-009",
     rpc_010 => "MCP25-RPC-010",
     rpc_011 => "MCP25-RPC-011",
+    rpc_012 => "MCP25-RPC-012",
     htp_001 => "MCP25-HTP-001",
     htp_002 => "MCP25-HTP-002",
     htp_003 => "MCP25-HTP-003",
@@ -440,6 +455,7 @@ fault_tests! {
     tol_011 => "MCP25-TOL-011",
     tol_012 => "MCP25-TOL-012",
     tol_013 => "MCP25-TOL-013",
+    tol_014 => "MCP25-TOL-014",
     res_001 => "MCP25-RES-001",
     res_002 => "MCP25-RES-002",
     res_003 => "MCP25-RES-003",
