@@ -4,6 +4,14 @@
 //! judges; its doc says how. Rules it cannot break: MCP25-CPL-002 (it
 //! declares `completions`; MCP25-CPL-001's fault shows both sides), the
 //! AUT group (no authorization) and the TSK group (no tasks).
+//!
+//! Where one behaviour is seen by two rules, a fault shows in both:
+//! MCP25-RPC-002's `ping` answer also carries an error (MCP25-UTL-001 reads
+//! that `ping`), MCP25-CPL-001's missing capability also makes MCP25-CPL-002
+//! apply, and MCP25-UTL-002's fault ends the session (over stdio, the
+//! server), so what is probed after it meets 404 or silence. The faults
+//! that answer `tools/list` over SSE (MCP25-LIF-008, MCP25-LIF-009) do so
+//! only to have a stream to send their extra message on; SSE is allowed.
 
 // Lifecycle.
 /// `serverInfo` without `version`.

@@ -513,11 +513,15 @@ async fn handle_get(State(state): State<Shared>, headers: HeaderMap) -> Response
     if state.config.breaks(faults::GET_NOT_SSE) {
         return json_response(&state, StatusCode::OK, &Reply(json!({})));
     }
-    let accepts_sse = headers
+    // Only an `Accept` that rules the stream out is refused; none at all
+    // is served (the client's MUST is not the server's to enforce).
+    let mut accepts = headers
         .get_all(header::ACCEPT)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .any(|v| v.contains("text/event-stream") || v.contains("*/*"));
+        .peekable();
+    let accepts_sse = accepts.peek().is_none()
+        || accepts.any(|v| v.contains("text/event-stream") || v.contains("*/*"));
     if !accepts_sse {
         return status_error(
             &state,
