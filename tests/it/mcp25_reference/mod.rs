@@ -691,3 +691,14 @@ async fn an_unknown_fault_is_a_usage_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("MCP25-LIF-999"), "{stderr}");
 }
+
+#[tokio::test]
+async fn latency_delays_every_answer() {
+    let latency = Duration::from_millis(200);
+    let url = start(Mcp25ReferenceConfig::new().with_latency(latency)).await;
+    let client = Client::initialized(&url).await;
+    let started = tokio::time::Instant::now();
+    let ping = client.rpc(1, "ping", json!({})).await;
+    assert_eq!(ping["result"], json!({}));
+    assert!(started.elapsed() >= latency, "{:?}", started.elapsed());
+}
