@@ -2,7 +2,7 @@
 //! observes the behaviour its rule judges, on a correct server and on one
 //! with the switch on, and the two must differ.
 
-use super::{Client, Stdio, initialize, sse_ids, sse_messages, start};
+use super::{Client, Stdio, WAIT, initialize, read_until, sse_ids, sse_messages, start};
 use protocheck::reference::mcp2025::{Mcp25ReferenceConfig, supported_faults_2025};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -75,9 +75,12 @@ async fn stdio_after(faults: &[&str], init: bool, lines: &[&str]) -> Vec<String>
     for line in lines {
         server.send(line).await;
     }
+    // The first line may take a process start; the rest come at once.
     let mut seen = Vec::new();
-    while let Ok(Some(line)) = tokio::time::timeout(QUIET, server.line()).await {
+    let mut wait = WAIT;
+    while let Ok(Some(line)) = tokio::time::timeout(wait, server.line()).await {
         seen.push(line);
+        wait = QUIET;
     }
     seen
 }
@@ -111,7 +114,9 @@ async fn observe(fault: &str, faults: &[&str]) -> Value {
             .await;
             json!([status, text])
         }
-        "LIF-006" => json!(stdio_after(faults, true, &[]).await),
+        "LIF-006" => json!(
+            stdio_after(faults, true, &[r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#]).await
+        ),
         "LIF-007" => json!(
             stdio_after(faults, false, &[r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#])
                 .await
@@ -175,7 +180,7 @@ async fn observe(fault: &str, faults: &[&str]) -> Value {
         }
         "HTP-004" | "HTP-005" | "HTP-006" | "HTP-007" | "UTL-004" | "UTL-005" | "UTL-006" => {
             let resp = initialized().await.post(&count_with_progress(5)).await;
-            let (text, ended) = read_for(resp, Duration::from_secs(1)).await;
+            let (text, ended) = read_for(resp, Duration::from_secs(2)).await;
             let messages = sse_messages(&text);
             let answered = messages.iter().position(|m| m["id"] == 5);
             match fault.trim_start_matches("MCP25-") {
@@ -192,7 +197,12 @@ async fn observe(fault: &str, faults: &[&str]) -> Value {
             let client = initialized().await;
             let resp = client.request(Method::GET).send().await.expect("GET");
             let content_type = json!(resp.headers().get("content-type").and_then(|v| v.to_str().ok()));
-            let (text, _) = read_for(resp, QUIET).await;
+            let mut resp = resp;
+            let text = if fault.ends_with("HTP-008") {
+                String::new()
+            } else {
+                read_until(&mut resp, |t| !sse_messages(t).is_empty()).await
+            };
             if fault.ends_with("HTP-008") {
                 content_type
             } else {
@@ -211,8 +221,8 @@ async fn observe(fault: &str, faults: &[&str]) -> Value {
         }
         "HTP-011" => {
             let client = initialized().await;
-            let get = client.request(Method::GET).send().await.expect("GET");
-            let (text, _) = read_for(get, QUIET).await;
+            let mut get = client.request(Method::GET).send().await.expect("GET");
+            let text = read_until(&mut get, |t| !sse_ids(t).is_empty()).await;
             let first = sse_ids(&text).first().cloned().unwrap_or_default();
             let _ = client.post(&count_with_progress(3)).await.text().await;
             let resumed = client
@@ -221,7 +231,7 @@ async fn observe(fault: &str, faults: &[&str]) -> Value {
                 .send()
                 .await
                 .expect("GET");
-            let (replay, _) = read_for(resumed, QUIET).await;
+            let (replay, _) = read_for(resumed, Duration::from_secs(1)).await;
             json!(sse_messages(&replay).iter().any(|m| m["method"] == "notifications/progress"))
         }
         "HTP-012" | "HTP-013" => {
@@ -280,7 +290,7 @@ async fn observe(fault: &str, faults: &[&str]) -> Value {
         }
         "UTL-003" => {
             let client = initialized().await;
-            let slow = msg(7, "tools/call", json!({"name": "slow", "arguments": {"ms": 600}}));
+            let slow = msg(7, "tools/call", json!({"name": "slow", "arguments": {"ms": 5000}}));
             let call = client.post(&slow);
             let cancel = async {
                 tokio::time::sleep(Duration::from_millis(150)).await;
