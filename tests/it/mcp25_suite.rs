@@ -76,7 +76,11 @@ fn assert_complete(findings: &[Finding]) {
 // Faults are named by the rule they break.
 
 #[derive(Clone, Default)]
-struct Faults(Arc<HashSet<&'static str>>);
+struct Faults(
+    Arc<HashSet<&'static str>>,
+    /// The progress token of the last request answered (for MCP25-UTL-006).
+    Arc<std::sync::Mutex<Option<Value>>>,
+);
 
 impl Faults {
     fn on(&self, id: &str) -> bool {
@@ -199,17 +203,52 @@ async fn fault_server(State(faults): State<Faults>, _headers: HeaderMap, body: B
             );
         }
     };
-    json_response(
+    let answer = json!({"jsonrpc": "2.0", "id": answer_id, "result": result});
+    let token = message.pointer("/params/_meta/progressToken").cloned();
+    let progress = |token: &Value, value: u32| {
+        json!({"jsonrpc": "2.0", "method": "notifications/progress",
+               "params": {"progressToken": token, "progress": value}})
+    };
+    let mut before = Vec::new();
+    if let Some(token) = &token {
+        if faults.on("MCP25-UTL-004") {
+            before.push(progress(&json!("pc-not-a-token-of-yours"), 1));
+        }
+        if faults.on("MCP25-UTL-005") {
+            before.push(progress(token, 5));
+            before.push(progress(token, 3));
+        }
+    }
+    if faults.on("MCP25-UTL-006") {
+        let mut last = faults.1.lock().expect("lock");
+        if let Some(old) = last.take() {
+            before.push(progress(&old, 1));
+        }
+        *last = token;
+    }
+    if before.is_empty() {
+        return json_response(StatusCode::OK, &answer);
+    }
+    let mut stream = String::new();
+    for frame in before.iter().chain(std::iter::once(&answer)) {
+        stream.push_str(&format!("event: message\ndata: {frame}\n\n"));
+    }
+    (
         StatusCode::OK,
-        &json!({"jsonrpc": "2.0", "id": answer_id, "result": result}),
+        [("content-type", "text/event-stream")],
+        stream,
     )
+        .into_response()
 }
 
 /// The server with `faults` on 127.0.0.1; its MCP endpoint.
 async fn fault_server_at(faults: &[&'static str]) -> Endpoint {
     let router = axum::Router::new()
         .route("/mcp", axum::routing::post(fault_server))
-        .with_state(Faults(Arc::new(faults.iter().copied().collect())));
+        .with_state(Faults(
+            Arc::new(faults.iter().copied().collect()),
+            Arc::default(),
+        ));
     let base = crate::common::app::serve(router).await;
     Endpoint::Http(url::Url::parse(&format!("{base}/mcp")).expect("url"))
 }
@@ -231,9 +270,12 @@ async fn the_correct_server_passes_every_rule() {
             f.outcome
         );
     }
-    for id in ["MCP25-LIF-007"] {
-        assert_eq!(outcome(&findings, id), Outcome::Skip, "{report}");
-    }
+    // A stdio rule on an HTTP target.
+    assert_eq!(
+        outcome(&findings, "MCP25-LIF-007"),
+        Outcome::Skip,
+        "{report}"
+    );
     assert_eq!(grade(&verdict), "strict", "{report}");
     assert_eq!(verdict.spec_revision, "2025-11-25");
     assert!(verdict.passed);
@@ -254,6 +296,9 @@ async fn each_fault_fails_its_rule_and_no_other() {
         ("MCP25-RPC-008", Outcome::Fail),
         ("MCP25-RPC-009", Outcome::Fail),
         ("MCP25-UTL-001", Outcome::Fail),
+        ("MCP25-UTL-004", Outcome::Fail),
+        ("MCP25-UTL-005", Outcome::Fail),
+        ("MCP25-UTL-006", Outcome::Fail),
     ];
     for (fault, expected) in faults {
         let endpoint = fault_server_at(&[*fault]).await;

@@ -180,7 +180,6 @@ pub(crate) async fn run(
         main,
         init,
         initialized,
-        options: ctx.options.clone(),
         unknown_versions: Default::default(),
     };
     let judged = judge_all(&session, ctx, reporter, settings.max_concurrency).await;
@@ -297,5 +296,103 @@ fn verdict(reporter: &Reporter, negotiated: Option<String>) -> Verdict {
         detail: VerdictDetail::Mcp {
             grade: grade.to_owned(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::Exchange;
+    use crate::suite::mcp::Keyword;
+    use crate::suite::mcp2025::client::{Reply, Transport};
+    use crate::suite::mcp2025::rule::spec;
+    use crate::transport::{AddressPolicy, HttpClient, Limits};
+    use futures::FutureExt;
+    use serde_json::json;
+
+    fn rule() -> Mcp25Rule {
+        Mcp25Rule::new(
+            "MCP25-TST-001",
+            "a rule of this test",
+            Keyword::Must,
+            Outcome::Fail,
+            spec!("/basic"),
+            "TST",
+            |_| async { Judgement::pass("judged") }.boxed(),
+        )
+    }
+
+    /// A session over HTTP (nothing is sent) whose `initialize` advertised `tools`.
+    async fn session() -> Session {
+        let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+        let url = url::Url::parse("http://127.0.0.1:9/mcp").expect("url");
+        let client = Client::new(
+            Endpoint::Http(url),
+            http,
+            Limits::default().request_timeout,
+            1,
+        );
+        let main = client.connect().await.expect("no traffic over HTTP");
+        let mut init = Reply::new(
+            "initialize",
+            Exchange {
+                request: crate::suite::RequestRecord {
+                    line: "POST".into(),
+                    headers: Vec::new(),
+                    body: String::new(),
+                },
+                response: None,
+                error: None,
+            },
+        );
+        init.message = Some(json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "t", "version": "1"}
+        }}));
+        Session {
+            client,
+            main,
+            init,
+            initialized: None,
+            unknown_versions: Default::default(),
+        }
+    }
+
+    #[tokio::test]
+    async fn scoped_rules_are_skipped_with_their_reason() {
+        let s = session().await;
+        let judged = Judged::new();
+        assert_eq!(precondition(&rule(), &s, &judged), None);
+        let prompts = rule().needs_capability("prompts");
+        let reason = precondition(&prompts, &s, &judged).expect("skipped");
+        assert!(
+            reason.contains("does not advertise the `prompts` capability"),
+            "{reason}"
+        );
+        assert_eq!(
+            precondition(&rule().needs_capability("tools"), &s, &judged),
+            None
+        );
+        let stdio = rule().only_on(Transport::Stdio);
+        let reason = precondition(&stdio, &s, &judged).expect("skipped");
+        assert!(
+            reason.contains("written for the stdio transport"),
+            "{reason}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failed_requirement_skips_without_a_cascade() {
+        let s = session().await;
+        let mut judged = Judged::new();
+        judged.insert(INITIALIZE_ID, (Outcome::Fail, "bad".into()));
+        let reason = precondition(&rule(), &s, &judged).expect("skipped");
+        assert_eq!(reason, format!("not verified: {INITIALIZE_ID} failed"));
+        let dependent = rule().requires(&["MCP25-TST-002"]);
+        judged.insert("MCP25-TST-002", (Outcome::Skip, reason.clone()));
+        assert_eq!(precondition(&dependent, &s, &judged), Some(reason));
+        judged.insert("MCP25-TST-002", (Outcome::Pass, "ok".into()));
+        assert_eq!(precondition(&dependent, &s, &judged), None);
     }
 }

@@ -3,7 +3,7 @@
 //! [`Judgement`] a check gives.
 
 use super::client::{Client, Connection, Reply, Transport};
-use crate::suite::{Exchange, RunOptions};
+use crate::suite::Exchange;
 use serde_json::Value;
 
 /// Most exchanges kept as evidence for one finding.
@@ -84,7 +84,6 @@ pub struct Session {
     pub(crate) init: Reply,
     /// The answer to its `notifications/initialized`, when one was sent.
     pub(crate) initialized: Option<Reply>,
-    pub(crate) options: RunOptions,
     /// The answers to `initialize` asking for versions no server supports,
     /// each on a new connection: sent once, judged by several rules.
     pub(crate) unknown_versions: tokio::sync::OnceCell<Vec<(String, Reply)>>,

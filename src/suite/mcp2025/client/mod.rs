@@ -87,6 +87,20 @@ struct Log {
     notifications: Vec<Value>,
     /// Exchanges whose answer was not valid UTF-8.
     not_utf8: Vec<crate::suite::Exchange>,
+    /// Every `notifications/progress`, with when it came.
+    progress: Vec<Progress>,
+    /// The progress tokens protocheck sent, and whether each request was answered.
+    tokens: Vec<(Value, bool)>,
+}
+
+/// A `notifications/progress` the server sent, and the progress token of
+/// the request whose answer was awaited when it came (none for a frame bent
+/// on purpose, or for what came while nothing was awaited).
+#[derive(Debug, Clone)]
+pub struct Progress {
+    pub notification: Value,
+    pub during: Option<Value>,
+    pub exchange: crate::suite::Exchange,
 }
 
 impl Client {
@@ -131,10 +145,22 @@ impl Client {
         self.log().not_utf8.clone()
     }
 
+    /// Every `notifications/progress` of the run so far.
+    pub fn progress(&self) -> Vec<Progress> {
+        self.log().progress.clone()
+    }
+
+    /// The progress tokens protocheck sent so far, each with whether its
+    /// request was answered.
+    pub fn tokens(&self) -> Vec<(Value, bool)> {
+        self.log().tokens.clone()
+    }
+
     /// Records what a run-wide rule judges of `reply`: the answer itself
-    /// when `id` is the id of a conforming request, its notifications, and
-    /// whether it was UTF-8 (whatever the frame that provoked it).
-    fn record(&self, id: Option<Value>, reply: &Reply) {
+    /// when `id` is the id of a conforming request, its notifications
+    /// (progress with the request's `token`), and whether it was UTF-8
+    /// (whatever the frame that provoked it).
+    fn record(&self, id: Option<Value>, token: Option<Value>, reply: &Reply) {
         let mut log = self.log();
         if reply.invalid_utf8 && log.not_utf8.len() < MAX_LOGGED {
             log.not_utf8.push(reply.exchange.clone());
@@ -143,6 +169,20 @@ impl Client {
             if log.notifications.len() < MAX_LOGGED {
                 log.notifications.push(note.clone());
             }
+            if note.get("method").and_then(Value::as_str) == Some("notifications/progress")
+                && log.progress.len() < MAX_LOGGED
+            {
+                log.progress.push(Progress {
+                    notification: note.clone(),
+                    during: token.clone(),
+                    exchange: reply.exchange.clone(),
+                });
+            }
+        }
+        if let Some(token) = token
+            && log.tokens.len() < MAX_LOGGED
+        {
+            log.tokens.push((token, reply.message.is_some()));
         }
         if let Some(id) = id
             && log.replies.len() < MAX_LOGGED
@@ -191,7 +231,9 @@ impl Client {
                 http: self.http.clone(),
                 url: url.clone(),
             },
-            Endpoint::Stdio(command) => Wire::Stdio(stdio::Pipe::spawn(command, self.limits())?),
+            Endpoint::Stdio(command) => {
+                Wire::Stdio(Box::new(stdio::Pipe::spawn(command, self.limits())?))
+            }
         };
         Ok(Connection {
             client: self.clone(),
@@ -203,7 +245,7 @@ impl Client {
 
 enum Wire {
     Http { http: HttpClient, url: Url },
-    Stdio(stdio::Pipe),
+    Stdio(Box<stdio::Pipe>),
 }
 
 /// What a connection learnt from its `initialize`.
@@ -284,11 +326,12 @@ impl Connection {
     /// A conforming request with the id given (a string id, say); its answer
     /// joins the run's log like every conforming request's.
     pub async fn request_with_id(&self, id: Value, method: &str, params: Value) -> Reply {
+        let token = params.pointer("/_meta/progressToken").cloned();
         let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let reply = self
             .exchange(method, frame.to_string(), Awaiting::Id(id.clone()))
             .await;
-        self.client.record(Some(id), &reply);
+        self.client.record(Some(id), token, &reply);
         reply
     }
 
@@ -298,7 +341,7 @@ impl Connection {
         let reply = self
             .exchange(method, frame.to_string(), Awaiting::Id(id.clone()))
             .await;
-        self.client.record(Some(id), &reply);
+        self.client.record(Some(id), None, &reply);
         reply
     }
 
@@ -314,7 +357,7 @@ impl Connection {
     /// by the rule that sent it: only its notifications join the run's log.
     pub async fn send_frame(&self, label: &str, text: String, awaiting: Awaiting) -> Reply {
         let reply = self.exchange(label, text, awaiting).await;
-        self.client.record(None, &reply);
+        self.client.record(None, None, &reply);
         reply
     }
 
@@ -333,12 +376,30 @@ impl Connection {
             Wire::Http { .. } => Vec::new(),
             Wire::Stdio(pipe) => {
                 let frames = pipe.listen(window).await;
-                let mut log = self.client.log();
-                for frame in frames.iter().filter(|f| f.get("id").is_none()) {
-                    if log.notifications.len() < MAX_LOGGED {
-                        log.notifications.push(frame.clone());
-                    }
-                }
+                let mut heard = Reply::unsent(
+                    "(listening)",
+                    TransportError::Protocol("nothing was sent".into()),
+                );
+                heard.notifications = frames
+                    .iter()
+                    .filter(|f| f.get("id").is_none())
+                    .cloned()
+                    .collect();
+                heard.exchange.response = Some(crate::suite::ResponseRecord {
+                    status: None,
+                    headers: Vec::new(),
+                    body: crate::transport::excerpt(
+                        serde_json::to_string(&frames)
+                            .unwrap_or_default()
+                            .as_bytes(),
+                        self.client.limits().evidence_bytes,
+                    )
+                    .0,
+                    truncated: false,
+                    elapsed_ms: u64::try_from(window.as_millis()).unwrap_or(u64::MAX),
+                });
+                heard.exchange.error = None;
+                self.client.record(None, None, &heard);
                 frames
             }
         }
@@ -390,7 +451,7 @@ impl Connection {
                     self.delete().await;
                 }
             }
-            Wire::Stdio(pipe) => pipe.close().await,
+            Wire::Stdio(pipe) => (*pipe).close().await,
         }
     }
 
