@@ -183,14 +183,17 @@ async fn fault_server(State(faults): State<Faults>, _headers: HeaderMap, body: B
             if faults.on("MCP25-LIF-001") {
                 result["serverInfo"] = json!({"name": "fault-server"});
             }
-            if faults.on("MCP25-LIF-008") {
+            if faults.on("MCP25-LIF-001-instructions") {
                 result["instructions"] = json!(["not", "a", "string"]);
             }
             result
         }
         "ping" if faults.on("MCP25-UTL-001") => json!({"pong": true}),
         "ping" => json!({}),
-        "tools/list" => json!({"tools": []}),
+        "tools/list" if faults.on("MCP25-RPC-012") => {
+            json!({"tools": [], "_meta": {"-not a key-": 1}})
+        }
+        "tools/list" => json!({"tools": [], "_meta": {"dev.protocheck.test/page": 1}}),
         _ if faults.on("MCP25-RPC-007") => json!({}),
         _ => {
             let mut error = json!({"code": -32601, "message": "Method not found"});
@@ -217,6 +220,14 @@ async fn fault_server(State(faults): State<Faults>, _headers: HeaderMap, body: B
         if faults.on("MCP25-UTL-005") {
             before.push(progress(token, 5));
             before.push(progress(token, 3));
+        }
+    }
+    if method == "tools/list" {
+        if faults.on("MCP25-LIF-008") {
+            before.push(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+        }
+        if faults.on("MCP25-LIF-009") {
+            before.push(json!({"jsonrpc": "2.0", "id": "srv-1", "method": "roots/list"}));
         }
     }
     if faults.on("MCP25-UTL-006") {
@@ -285,8 +296,9 @@ async fn the_correct_server_passes_every_rule() {
 #[tokio::test]
 async fn each_fault_fails_its_rule_and_no_other() {
     let faults: &[(&str, Outcome)] = &[
-        ("MCP25-LIF-003", Outcome::Fail),
         ("MCP25-LIF-008", Outcome::Fail),
+        ("MCP25-LIF-009", Outcome::Fail),
+        ("MCP25-LIF-003", Outcome::Fail),
         ("MCP25-RPC-001", Outcome::Fail),
         ("MCP25-RPC-003", Outcome::Fail),
         ("MCP25-RPC-004", Outcome::Fail),
@@ -295,6 +307,7 @@ async fn each_fault_fails_its_rule_and_no_other() {
         ("MCP25-RPC-007", Outcome::Fail),
         ("MCP25-RPC-008", Outcome::Fail),
         ("MCP25-RPC-009", Outcome::Fail),
+        ("MCP25-RPC-012", Outcome::Fail),
         ("MCP25-UTL-001", Outcome::Fail),
         ("MCP25-UTL-004", Outcome::Fail),
         ("MCP25-UTL-005", Outcome::Fail),
@@ -334,30 +347,33 @@ async fn each_fault_fails_its_rule_and_no_other() {
 /// needs it is unverified, not failed (no cascades).
 #[tokio::test]
 async fn a_broken_initialize_skips_what_depends_on_it() {
-    let endpoint = fault_server_at(&["MCP25-LIF-001"]).await;
-    let (verdict, findings) = run(&endpoint).await;
-    let verdict = verdict.expect("verdict");
-    let report = dump(&findings);
-    assert_complete(&findings);
-    assert_eq!(
-        outcome(&findings, "MCP25-LIF-001"),
-        Outcome::Fail,
-        "{report}"
-    );
-    for f in &findings {
-        let rule = mcp2025::rule(&f.rule_id).expect("rule");
-        if rule.requirements().contains(&"MCP25-LIF-001") {
-            assert_eq!(f.outcome, Outcome::Skip, "{report}");
-            assert!(
-                f.message.starts_with("not verified: MCP25-LIF-001 failed")
-                    || f.message.starts_with("not applicable"),
-                "{}: {}",
-                f.rule_id,
-                f.message
-            );
+    // A serverInfo without a version, then instructions that are no string.
+    for fault in ["MCP25-LIF-001", "MCP25-LIF-001-instructions"] {
+        let endpoint = fault_server_at(&[fault]).await;
+        let (verdict, findings) = run(&endpoint).await;
+        let verdict = verdict.expect("verdict");
+        let report = dump(&findings);
+        assert_complete(&findings);
+        assert_eq!(
+            outcome(&findings, "MCP25-LIF-001"),
+            Outcome::Fail,
+            "{fault}: {report}"
+        );
+        for f in &findings {
+            let rule = mcp2025::rule(&f.rule_id).expect("rule");
+            if rule.requirements().contains(&"MCP25-LIF-001") {
+                assert_eq!(f.outcome, Outcome::Skip, "{report}");
+                assert!(
+                    f.message.starts_with("not verified: MCP25-LIF-001 failed")
+                        || f.message.starts_with("not applicable"),
+                    "{}: {}",
+                    f.rule_id,
+                    f.message
+                );
+            }
         }
+        assert_eq!(grade(&verdict), "non-compliant");
     }
-    assert_eq!(grade(&verdict), "non-compliant");
 }
 
 /// A server that answers `initialize` with an earlier revision is judged
@@ -400,11 +416,44 @@ async fn a_server_of_another_revision_meets_the_era_gate() {
         "{}",
         verdict.summary
     );
+    let skipped = findings
+        .iter()
+        .find(|f| f.rule_id == "MCP25-RPC-007")
+        .expect("finding");
+    assert_eq!(skipped.outcome, Outcome::Skip, "{report}");
+    assert!(
+        skipped
+            .message
+            .contains("speaks 2025-06-18, not 2025-11-25"),
+        "{}",
+        skipped.message
+    );
+
+    // A 2026-07-28 server refuses initialize the way that revision does.
+    async fn modern(body: Bytes) -> Response {
+        let message: Value = serde_json::from_slice(&body).unwrap_or_default();
+        json_response(
+            StatusCode::NOT_FOUND,
+            &rpc_error(message["id"].clone(), -32601, "Method not found"),
+        )
+    }
+    let router = axum::Router::new().route("/mcp", axum::routing::post(modern));
+    let base = crate::common::app::serve(router).await;
+    let endpoint = Endpoint::Http(url::Url::parse(&format!("{base}/mcp")).expect("url"));
+    let (verdict, findings) = run(&endpoint).await;
+    let verdict = verdict.expect("verdict");
+    let report = dump(&findings);
     assert_eq!(
-        outcome(&findings, "MCP25-RPC-007"),
-        Outcome::Skip,
+        outcome(&findings, "MCP25-LIF-001"),
+        Outcome::Info,
         "{report}"
     );
+    assert!(
+        verdict.summary.contains("speaks 2026-07-28 only"),
+        "{}",
+        verdict.summary
+    );
+    assert!(verdict.passed, "{report}");
 }
 
 /// A target that does not answer at all is unreachable, not non-compliant.
@@ -584,11 +633,7 @@ async fn server_everything_over_http_and_stdio() {
         node.display(),
         everything.display()
     ));
-    // Its stdio transport drops a line that is JSON but no JSON-RPC message
-    // (a request without `method`) without answering: MCP25-RPC-005 asks
-    // for -32600 there, so it fails on stdio alone.
-    let cases: [(Endpoint, &[&str]); 2] = [(http, &[]), (stdio, &["MCP25-RPC-005"])];
-    for (endpoint, may_fail) in cases {
+    for endpoint in [http, stdio] {
         let (verdict, findings) = run(&endpoint).await;
         let verdict = verdict.unwrap_or_else(|e| panic!("everything {endpoint}: {e}"));
         println!(
@@ -596,11 +641,22 @@ async fn server_everything_over_http_and_stdio() {
             verdict.summary,
             dump(&findings)
         );
-        assert_judged(&format!("everything {endpoint}"), &findings, CORE, may_fail);
-        // A request before initialize is served on stdio: reported, never failed.
+        assert_judged(&format!("everything {endpoint}"), &findings, CORE, &[]);
+        // On stdio it serves a request before initialize (reported, never
+        // failed) and drops a request without `method` unanswered, which
+        // passes as long as it keeps serving.
         if matches!(endpoint, Endpoint::Stdio(_)) {
-            assert_eq!(outcome(&findings, "MCP25-LIF-007"), Outcome::Info);
-            assert_eq!(outcome(&findings, "MCP25-RPC-005"), Outcome::Fail);
+            let report = dump(&findings);
+            assert_eq!(
+                outcome(&findings, "MCP25-LIF-007"),
+                Outcome::Info,
+                "{report}"
+            );
+            assert_eq!(
+                outcome(&findings, "MCP25-RPC-005"),
+                Outcome::Pass,
+                "{report}"
+            );
         }
     }
 }

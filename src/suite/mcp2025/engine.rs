@@ -58,6 +58,14 @@ fn precondition(rule: &Mcp25Rule, session: &Session, judged: &Judged) -> Option<
             session.transport().as_str()
         ));
     }
+    // The era gate (digest, decision D1): a server that speaks another
+    // revision is judged on nothing else, and every rule says why.
+    if rule.rule.id != INITIALIZE_ID
+        && let Some((Outcome::Info, message)) = judged.get(INITIALIZE_ID)
+        && rule.requires.contains(&INITIALIZE_ID)
+    {
+        return Some(format!("not applicable: the server {}", uncited(message)));
+    }
     for id in rule.requires {
         match judged.get(id) {
             None | Some((Outcome::Pass, _)) => {}
@@ -125,6 +133,11 @@ pub(crate) fn cite(rule: &Mcp25Rule, message: &str) -> String {
     format!("{}{citation}", clip(message, room))
 }
 
+/// A finding's message without the citation [`cite`] appended.
+fn uncited(message: &str) -> &str {
+    message.split(" [Spec, ").next().unwrap_or(message)
+}
+
 /// Replaces the run's bearer token wherever a finding would show it.
 fn hide(finding: &mut Finding, token: &str) {
     if token.is_empty() {
@@ -183,10 +196,9 @@ pub(crate) async fn run(
         unknown_versions: Default::default(),
     };
     let judged = judge_all(&session, ctx, reporter, settings.max_concurrency).await;
-    let negotiated = session.negotiated().map(str::to_owned);
     session.main.close().await;
     judged?;
-    Ok(verdict(reporter, negotiated))
+    Ok(verdict(reporter))
 }
 
 /// Judges every rule in waves and emits the findings in catalogue order.
@@ -254,7 +266,7 @@ async fn judge_all(
 
 /// The grade, as the first MCP suite grades: `compliant` when no rule whose
 /// failure is `fail` failed, `strict` when also nothing warned.
-fn verdict(reporter: &Reporter, negotiated: Option<String>) -> Verdict {
+fn verdict(reporter: &Reporter) -> Verdict {
     let counts = reporter.counts();
     let failing = counts.fail;
     let grade = if failing > 0 {
@@ -275,15 +287,16 @@ fn verdict(reporter: &Reporter, negotiated: Option<String>) -> Verdict {
     } else {
         "strict".to_owned()
     };
-    // The era gate: a server that answered `initialize` with another
-    // revision is judged on nothing else, and the summary says why.
-    if reporter.outcome_of(INITIALIZE_ID) == Some(Outcome::Info)
-        && let Some(version) = negotiated
-        && version != SPEC_REVISION
+    // The era gate: a server that speaks another revision is judged on
+    // nothing else, and the summary says why.
+    if let Some(gate) = reporter
+        .findings()
+        .iter()
+        .find(|f| f.rule_id == INITIALIZE_ID && f.outcome == Outcome::Info)
     {
         summary = format!(
-            "speaks {}, not {SPEC_REVISION}; the {SPEC_REVISION} rules do not apply",
-            clip(&version, 40)
+            "{}; the {SPEC_REVISION} rules do not apply",
+            uncited(&gate.message)
         );
     }
     Verdict {

@@ -116,19 +116,8 @@ pub(crate) const BEFORE_INITIALIZE: Mcp25Rule = Mcp25Rule::new(
 )
 .only_on(Transport::Stdio);
 
-pub(crate) const INSTRUCTIONS: Mcp25Rule = Mcp25Rule::new(
-    "MCP25-LIF-008",
-    "instructions, when present in the initialize result, is a string",
-    Keyword::Must,
-    Outcome::Fail,
-    spec!("/schema#initializeresult"),
-    "LIF",
-    |s| instructions(s).boxed(),
-)
-.says("the schema types the optional InitializeResult.instructions as a string");
-
 pub(crate) const DECLARED_NOTIFICATIONS: Mcp25Rule = Mcp25Rule::new(
-    "MCP25-LIF-009",
+    "MCP25-LIF-008",
     "List-changed and resource-updated notifications only for declared capabilities",
     Keyword::Must,
     Outcome::Fail,
@@ -139,6 +128,21 @@ pub(crate) const DECLARED_NOTIFICATIONS: Mcp25Rule = Mcp25Rule::new(
 .says("both parties use only capabilities that were successfully negotiated")
 .run_wide();
 
+pub(crate) const NO_CLIENT_FEATURE_REQUESTS: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-LIF-009",
+    "No sampling, elicitation or roots request to a client that declared none of them",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/lifecycle#operation"),
+    "LIF",
+    |s| no_client_feature_requests(s).boxed(),
+)
+.says(
+    "both parties use only capabilities that were successfully negotiated; protocheck \
+     declares no client capability",
+)
+.run_wide();
+
 pub(crate) const RULES: &[Mcp25Rule] = &[
     INITIALIZE_RESULT,
     SAME_VERSION,
@@ -147,8 +151,8 @@ pub(crate) const RULES: &[Mcp25Rule] = &[
     INITIALIZED_ACCEPTED,
     NO_EARLY_REQUESTS,
     BEFORE_INITIALIZE,
-    INSTRUCTIONS,
     DECLARED_NOTIFICATIONS,
+    NO_CLIENT_FEATURE_REQUESTS,
 ];
 
 /// Whether `text` is a revision of MCP: a `YYYY-MM-DD` date from the first
@@ -185,10 +189,35 @@ fn result_problems(result: &Value) -> Vec<String> {
         }
         _ => problems.push("`serverInfo` is missing or not an object".to_owned()),
     }
+    // Optional; absent is fine and not reported.
+    if let Some(instructions) = result.get("instructions")
+        && !instructions.is_string()
+    {
+        problems.push(format!(
+            "`instructions` is {} instead of a string",
+            clip(&instructions.to_string(), 60)
+        ));
+    }
     problems
 }
 
+/// Whether a refusal of `initialize` is how a 2026-07-28 server answers it:
+/// HTTP 400 or 404 with -32601 or -32020…-32022 (digest, decision D1).
+fn modern_refusal(reply: &Reply) -> bool {
+    matches!(reply.status, Some(400 | 404))
+        && reply
+            .error_code()
+            .is_some_and(|c| c == -32601 || (-32022..=-32020).contains(&c))
+}
+
 async fn initialize_result(s: &Session) -> Judgement {
+    if modern_refusal(&s.init) {
+        return Judgement::info(format!(
+            "speaks 2026-07-28 only; run the mcp-2026-07-28 suite: `initialize` was answered {}",
+            s.init.describe()
+        ))
+        .reply(&s.init);
+    }
     let Some(result) = s.init_result() else {
         return Judgement::fail(format!(
             "`initialize` (protocolVersion {PROTOCOL_VERSION}) was answered {}",
@@ -212,8 +241,7 @@ async fn initialize_result(s: &Session) -> Judgement {
         // The era gate: a server answering with another revision does not
         // speak this one, and no other rule of the suite applies to it.
         other => Judgement::info(format!(
-            "speaks {}, not {PROTOCOL_VERSION}: asked for {PROTOCOL_VERSION}, the server \
-             answered with that revision",
+            "speaks {}, not {PROTOCOL_VERSION}",
             clip(other.unwrap_or("?"), 40)
         ))
         .reply(&s.init),
@@ -572,18 +600,6 @@ async fn before_initialize(s: &Session) -> Judgement {
     .reply(&reply)
 }
 
-async fn instructions(s: &Session) -> Judgement {
-    match s.init_result().and_then(|r| r.get("instructions")) {
-        None => Judgement::skip("not applicable: the initialize result has no `instructions`"),
-        Some(Value::String(_)) => Judgement::pass("`instructions` is a string").reply(&s.init),
-        Some(other) => Judgement::fail(format!(
-            "`instructions` is {} instead of a string",
-            clip(&other.to_string(), 80)
-        ))
-        .reply(&s.init),
-    }
-}
-
 async fn declared_notifications(s: &Session) -> Judgement {
     let caps = s.capabilities();
     let declared = |cap: &str, flag: &str| {
@@ -628,4 +644,43 @@ async fn declared_notifications(s: &Session) -> Judgement {
         crate::suite::mcp::client::some(&undeclared, 4, "; ")
     ))
     .reply(&s.init)
+}
+
+/// The requests a server sends only to a client that declared the
+/// capability, and that capability.
+const CLIENT_FEATURES: &[(&str, &str)] = &[
+    ("sampling/createMessage", "sampling"),
+    ("elicitation/create", "elicitation"),
+    ("roots/list", "roots"),
+];
+
+async fn no_client_feature_requests(s: &Session) -> Judgement {
+    let requests = s.client.server_requests();
+    let mut bad: Vec<String> = Vec::new();
+    let mut evidence = Vec::new();
+    for (request, exchange) in &requests {
+        let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+        if let Some((_, capability)) = CLIENT_FEATURES.iter().find(|(m, _)| *m == method) {
+            bad.push(format!("`{method}` (capability `{capability}`)"));
+            evidence.push(exchange);
+        }
+    }
+    if bad.is_empty() {
+        return Judgement::pass(format!(
+            "the server sent {} request{} of its own, none for a client capability protocheck \
+             did not declare",
+            requests.len(),
+            if requests.len() == 1 { "" } else { "s" }
+        ))
+        .reply(&s.init);
+    }
+    bad.dedup();
+    let mut j = Judgement::fail(format!(
+        "protocheck declared no client capability, yet the server sent {}",
+        crate::suite::mcp::client::some(&bad, 4, ", ")
+    ));
+    for exchange in evidence {
+        j = j.with(exchange);
+    }
+    j
 }

@@ -146,6 +146,21 @@ pub(crate) const UTF8: Mcp25Rule = Mcp25Rule::new(
 .says("JSON-RPC messages in MCP are UTF-8 encoded")
 .run_wide();
 
+pub(crate) const META_NAMES: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-RPC-012",
+    "Every _meta key the server sends has a well-formed name",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic#meta"),
+    "RPC",
+    |s| meta_names(s).boxed(),
+)
+.says(
+    "a `_meta` key is an optional prefix of dot-separated labels ending in `/`, then a name \
+     that, unless empty, begins and ends with a letter or digit",
+)
+.run_wide();
+
 pub(crate) const RULES: &[Mcp25Rule] = &[
     ID_ECHOED,
     RESULT_XOR_ERROR,
@@ -158,6 +173,7 @@ pub(crate) const RULES: &[Mcp25Rule] = &[
     NOTIFICATION_UNANSWERED,
     META_TOLERATED,
     UTF8,
+    META_NAMES,
 ];
 
 /// A method no revision of MCP defines.
@@ -415,6 +431,15 @@ async fn still_serving(s: &Session, after: Judgement, what: &str) -> Judgement {
     .with(after.evidence.first().unwrap_or(&ping.exchange))
 }
 
+/// Silence is an accepted answer on stdio only: over HTTP every POST gets a
+/// status, and none within the timeout is a server that hung.
+fn silence_on_stdio(s: &Session) -> Silence {
+    match s.transport() {
+        Transport::Stdio => Silence::Accepted,
+        Transport::Http => Silence::Fails,
+    }
+}
+
 async fn parse_error(s: &Session) -> Judgement {
     let text = r#"{"jsonrpc":"2.0","id":1,"#.to_owned();
     let reply = s
@@ -422,13 +447,22 @@ async fn parse_error(s: &Session) -> Judgement {
         .send_frame("malformed JSON", text, Awaiting::Nothing)
         .await;
     let what = "a truncated JSON text";
-    let j = judge_refusal(
-        &reply,
-        what,
-        code::PARSE_ERROR,
-        "Parse error",
-        Silence::Accepted,
-    );
+    let j = match reply.status {
+        // A 5xx refuses the text, as a server error: the catalogue reports it as a warn.
+        Some(status) if status >= 500 && reply.result().is_none() => Judgement::warn(format!(
+            "{what} was answered {}: a server error instead of -32700 (Parse error) or an \
+             HTTP 4xx",
+            reply.describe()
+        ))
+        .reply(&reply),
+        _ => judge_refusal(
+            &reply,
+            what,
+            code::PARSE_ERROR,
+            "Parse error",
+            silence_on_stdio(s),
+        ),
+    };
     still_serving(s, j, what).await
 }
 
@@ -440,13 +474,18 @@ async fn invalid_request(s: &Session) -> Judgement {
         .send_frame("no method", frame.to_string(), Awaiting::Nothing)
         .await;
     s.main.retire(&[id]).await;
-    judge_refusal(
+    let what = "a request object without `method`";
+    // On stdio a server may drop a line that is no JSON-RPC message as long
+    // as it keeps answering (digest, decision D11): the line breaks the
+    // client's own MUST.
+    let j = judge_refusal(
         &reply,
-        "a request object without `method`",
+        what,
         code::INVALID_REQUEST,
         "Invalid Request",
-        Silence::Fails,
-    )
+        silence_on_stdio(s),
+    );
+    still_serving(s, j, what).await
 }
 
 async fn null_id(s: &Session) -> Judgement {
@@ -678,4 +717,139 @@ async fn utf8(s: &Session) -> Judgement {
         j = j.with(exchange);
     }
     j
+}
+
+/// What is wrong with a `_meta` key name (basic, "General fields"), if
+/// anything: `None` for a well-formed name, `Some(Err)` for a malformed one,
+/// `Some(Ok)` for a name under a prefix reserved for MCP.
+fn meta_key_problem(key: &str) -> Option<Result<&'static str, &'static str>> {
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    let alnum = |c: char| c.is_ascii_alphanumeric();
+    if !name.is_empty() {
+        let ends = name.starts_with(alnum) && name.ends_with(alnum);
+        let inner = name.chars().all(|c| alnum(c) || "-_.".contains(c));
+        if !ends || !inner {
+            return Some(Err(
+                "its name does not begin and end with a letter or digit, or holds \
+                             characters other than letters, digits, `-`, `_` and `.`",
+            ));
+        }
+    }
+    let prefix = prefix?;
+    let labels: Vec<&str> = prefix.split('.').collect();
+    let label_ok = |l: &&str| {
+        l.starts_with(|c: char| c.is_ascii_alphabetic())
+            && l.ends_with(alnum)
+            && l.chars().all(|c| alnum(c) || c == '-')
+    };
+    if !labels.iter().all(label_ok) {
+        return Some(Err(
+            "its prefix is not dot-separated labels that begin with a letter, \
+                         end with a letter or digit and hold only letters, digits and `-`",
+        ));
+    }
+    matches!(labels.get(1), Some(&("modelcontextprotocol" | "mcp")))
+        .then_some(Ok("its prefix is reserved for MCP"))
+}
+
+/// Every `_meta` object inside `value`, with the keys of each.
+fn meta_keys<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map {
+                if key == "_meta"
+                    && let Some(meta) = inner.as_object()
+                {
+                    out.extend(meta.keys().map(String::as_str));
+                }
+                meta_keys(inner, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| meta_keys(i, out)),
+        _ => {}
+    }
+}
+
+/// The `_meta` keys the revision itself defines under its reserved prefix.
+const DEFINED_RESERVED: &[&str] = &["io.modelcontextprotocol/related-task"];
+
+async fn meta_names(s: &Session) -> Judgement {
+    let seen = s.client.seen();
+    let notes = s.client.notifications();
+    // Each `_meta` key of the run, with the exchange that carried it (a
+    // notification's is not kept, so it has none).
+    let mut keys: Vec<(&str, Option<&Exchange>)> = Vec::new();
+    for answer in &seen {
+        let mut found = Vec::new();
+        if let Some(result) = answer.message.as_ref().and_then(|m| m.get("result")) {
+            meta_keys(result, &mut found);
+        }
+        keys.extend(found.into_iter().map(|k| (k, Some(&answer.exchange))));
+    }
+    for note in &notes {
+        let mut found = Vec::new();
+        if let Some(params) = note.get("params") {
+            meta_keys(params, &mut found);
+        }
+        keys.extend(found.into_iter().map(|k| (k, None)));
+    }
+    if keys.is_empty() {
+        return Judgement::skip("not applicable: no `_meta` key came in a result or notification");
+    }
+    let mut malformed: Vec<(String, Option<&Exchange>)> = Vec::new();
+    let mut reserved: Vec<(String, Option<&Exchange>)> = Vec::new();
+    for (key, exchange) in &keys {
+        match meta_key_problem(key) {
+            Some(Err(why)) => malformed.push((format!("`{}`: {why}", clip(key, 80)), *exchange)),
+            Some(Ok(_)) if !DEFINED_RESERVED.contains(key) => reserved.push((
+                format!("`{}` uses a prefix reserved for MCP", clip(key, 80)),
+                *exchange,
+            )),
+            _ => {}
+        }
+    }
+    let list = |items: &[(String, Option<&Exchange>)]| {
+        let mut names: Vec<String> = items.iter().map(|(p, _)| p.clone()).collect();
+        names.dedup();
+        some(&names, MAX_NAMED, "; ")
+    };
+    let with_evidence = |mut j: Judgement, items: &[(String, Option<&Exchange>)]| {
+        for exchange in items.iter().filter_map(|(_, e)| *e) {
+            j = j.with(exchange);
+        }
+        if j.evidence.is_empty() {
+            j = j.with(
+                keys.iter()
+                    .find_map(|(_, e)| *e)
+                    .unwrap_or(&s.init.exchange),
+            );
+        }
+        j
+    };
+    if !malformed.is_empty() {
+        return with_evidence(
+            Judgement::fail(format!("malformed `_meta` keys: {}", list(&malformed))),
+            &malformed,
+        );
+    }
+    if !reserved.is_empty() {
+        // The text reserves the prefix without a keyword: reported, never failed.
+        return with_evidence(
+            Judgement::info(format!(
+                "`_meta` keys under a reserved prefix that 2025-11-25 does not define: {}",
+                list(&reserved)
+            )),
+            &reserved,
+        );
+    }
+    with_evidence(
+        Judgement::pass(format!(
+            "all {} `_meta` keys of the run are well-formed",
+            keys.len()
+        )),
+        &[],
+    )
 }

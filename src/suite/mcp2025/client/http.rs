@@ -212,6 +212,20 @@ async fn read_sse(
     (text, cut || shown.len() > limits.evidence_bytes)
 }
 
+/// protocheck's answer to a request the server sent: `ping` gets an empty
+/// result (any party answers it); anything else method-not-found, since
+/// protocheck declares no client capability.
+pub(super) fn refusal(request: &Value) -> String {
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let answer = if request.get("method").and_then(Value::as_str) == Some("ping") {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}})
+    } else {
+        serde_json::json!({"jsonrpc": "2.0", "id": id,
+               "error": {"code": -32601, "message": "protocheck serves no client features"}})
+    };
+    answer.to_string()
+}
+
 /// The kinds of frames a server sends.
 pub(super) enum Kind {
     Notification,

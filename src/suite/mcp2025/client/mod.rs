@@ -91,6 +91,8 @@ struct Log {
     progress: Vec<Progress>,
     /// The progress tokens protocheck sent, and whether each request was answered.
     tokens: Vec<(Value, bool)>,
+    /// Requests the server sent, with the exchange they came in.
+    requests: Vec<(Value, crate::suite::Exchange)>,
 }
 
 /// A `notifications/progress` the server sent, and the progress token of
@@ -145,6 +147,12 @@ impl Client {
         self.log().not_utf8.clone()
     }
 
+    /// Every request the server sent during the run so far (protocheck
+    /// answered each), with the exchange it came in.
+    pub fn server_requests(&self) -> Vec<(Value, crate::suite::Exchange)> {
+        self.log().requests.clone()
+    }
+
     /// Every `notifications/progress` of the run so far.
     pub fn progress(&self) -> Vec<Progress> {
         self.log().progress.clone()
@@ -164,6 +172,11 @@ impl Client {
         let mut log = self.log();
         if reply.invalid_utf8 && log.not_utf8.len() < MAX_LOGGED {
             log.not_utf8.push(reply.exchange.clone());
+        }
+        for request in &reply.server_requests {
+            if log.requests.len() < MAX_LOGGED {
+                log.requests.push((request.clone(), reply.exchange.clone()));
+            }
         }
         for note in &reply.notifications {
             if log.notifications.len() < MAX_LOGGED {
@@ -380,11 +393,8 @@ impl Connection {
                     "(listening)",
                     TransportError::Protocol("nothing was sent".into()),
                 );
-                heard.notifications = frames
-                    .iter()
-                    .filter(|f| f.get("id").is_none())
-                    .cloned()
-                    .collect();
+                (heard.server_requests, heard.notifications) =
+                    frames.iter().cloned().partition(|f| f.get("id").is_some());
                 heard.exchange.response = Some(crate::suite::ResponseRecord {
                     status: None,
                     headers: Vec::new(),
@@ -410,7 +420,24 @@ impl Connection {
         match &self.wire {
             Wire::Http { http, url } => {
                 let state = self.state();
-                http::post(self, http, url, &state, label, text, &awaiting).await
+                let reply = http::post(self, http, url, &state, label, text, &awaiting).await;
+                // A request of the server's own on the stream is answered, so
+                // that the server is not left waiting: protocheck declares no
+                // client capability, so with method-not-found.
+                for request in &reply.server_requests {
+                    let answer = http::refusal(request);
+                    http::post(
+                        self,
+                        http,
+                        url,
+                        &state,
+                        "answer",
+                        answer,
+                        &Awaiting::Nothing,
+                    )
+                    .await;
+                }
+                reply
             }
             Wire::Stdio(pipe) => pipe.exchange(&self.client, label, text, &awaiting).await,
         }

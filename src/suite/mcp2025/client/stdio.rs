@@ -261,14 +261,7 @@ impl Inner {
     /// party answers it, basic/utilities/ping), anything else with
     /// method-not-found, since protocheck declares no client capability.
     async fn answer_server(&mut self, frame: &Value) {
-        let id = frame.get("id").cloned().unwrap_or(Value::Null);
-        let answer = if frame.get("method").and_then(Value::as_str) == Some("ping") {
-            json!({"jsonrpc": "2.0", "id": id, "result": {}})
-        } else {
-            json!({"jsonrpc": "2.0", "id": id,
-                   "error": {"code": -32601, "message": "protocheck serves no client features"}})
-        };
-        let _ = self.write(&answer.to_string()).await;
+        let _ = self.write(&super::http::refusal(frame)).await;
     }
 
     /// A pipe error, with the child's exit status and the end of its stderr.
