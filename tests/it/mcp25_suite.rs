@@ -611,6 +611,22 @@ async fn the_python_sdk_over_http() {
 }
 
 #[tokio::test]
+async fn the_python_sdk_over_stdio() {
+    let Some(python) = tool("PROTOCHECK_INTEROP_PYTHON") else {
+        return;
+    };
+    let endpoint = Endpoint::Stdio(format!(
+        "'{}' '{}' stdio",
+        python.display(),
+        panel("sdk_server.py").display()
+    ));
+    let (verdict, findings) = run(&endpoint).await;
+    let verdict = verdict.unwrap_or_else(|e| panic!("sdk stdio: {e}"));
+    println!("sdk stdio: {}\n{}", verdict.summary, dump(&findings));
+    assert_judged("sdk stdio", &findings, CORE, &[]);
+}
+
+#[tokio::test]
 async fn server_everything_over_http_and_stdio() {
     let (Some(node), Some(everything)) = (
         tool("PROTOCHECK_INTEROP_NODE"),
