@@ -101,7 +101,29 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
         .into_response()
 }
 
-async fn fault_server(State(faults): State<Faults>, _headers: HeaderMap, body: Bytes) -> Response {
+/// The session id the server issues when run with `sessions`.
+const SESSION: &str = "pc-test-session-1";
+
+async fn fault_server(State(faults): State<Faults>, headers: HeaderMap, body: Bytes) -> Response {
+    let is_initialize = serde_json::from_slice::<Value>(&body)
+        .is_ok_and(|m| m.get("method").and_then(Value::as_str) == Some("initialize"));
+    // With sessions, every POST but initialize carries the session id and
+    // the negotiated version, as a 2025-11-25 client sends them.
+    if faults.on("sessions") && !is_initialize {
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        if header("mcp-session-id") != Some(SESSION)
+            || header("mcp-protocol-version") != Some("2025-11-25")
+        {
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                &rpc_error(
+                    Value::Null,
+                    -32600,
+                    "session id or protocol version missing",
+                ),
+            );
+        }
+    }
     let Ok(message) = serde_json::from_slice::<Value>(&body) else {
         if faults.on("MCP25-RPC-004") {
             return json_response(
@@ -238,7 +260,14 @@ async fn fault_server(State(faults): State<Faults>, _headers: HeaderMap, body: B
         *last = token;
     }
     if before.is_empty() {
-        return json_response(StatusCode::OK, &answer);
+        let mut response = json_response(StatusCode::OK, &answer);
+        if faults.on("sessions") && method == "initialize" {
+            response.headers_mut().insert(
+                "mcp-session-id",
+                axum::http::HeaderValue::from_static(SESSION),
+            );
+        }
+        return response;
     }
     let mut stream = String::new();
     for frame in before.iter().chain(std::iter::once(&answer)) {
@@ -268,28 +297,36 @@ async fn fault_server_at(faults: &[&'static str]) -> Endpoint {
 /// speaks HTTP) skip; every other rule passes.
 #[tokio::test]
 async fn the_correct_server_passes_every_rule() {
-    let endpoint = fault_server_at(&[]).await;
-    let (verdict, findings) = run(&endpoint).await;
-    let verdict = verdict.expect("verdict");
-    let report = dump(&findings);
-    assert_complete(&findings);
-    for f in &findings {
-        assert!(
-            matches!(f.outcome, Outcome::Pass | Outcome::Skip),
-            "{} is {:?}:\n{report}",
-            f.rule_id,
-            f.outcome
+    // Without sessions, then with a session id it checks on every request.
+    for mode in [&[][..], &["sessions"][..]] {
+        let endpoint = fault_server_at(mode).await;
+        let (verdict, findings) = run(&endpoint).await;
+        let verdict = verdict.expect("verdict");
+        let report = dump(&findings);
+        assert_complete(&findings);
+        for f in &findings {
+            assert!(
+                matches!(f.outcome, Outcome::Pass | Outcome::Skip),
+                "{mode:?}: {} is {:?}:\n{report}",
+                f.rule_id,
+                f.outcome
+            );
+        }
+        // A stdio rule on an HTTP target.
+        assert_eq!(
+            outcome(&findings, "MCP25-LIF-007"),
+            Outcome::Skip,
+            "{report}"
         );
+        assert_eq!(
+            outcome(&findings, "MCP25-RPC-012"),
+            Outcome::Pass,
+            "{report}"
+        );
+        assert_eq!(grade(&verdict), "strict", "{report}");
+        assert_eq!(verdict.spec_revision, "2025-11-25");
+        assert!(verdict.passed);
     }
-    // A stdio rule on an HTTP target.
-    assert_eq!(
-        outcome(&findings, "MCP25-LIF-007"),
-        Outcome::Skip,
-        "{report}"
-    );
-    assert_eq!(grade(&verdict), "strict", "{report}");
-    assert_eq!(verdict.spec_revision, "2025-11-25");
-    assert!(verdict.passed);
 }
 
 /// Each fault fails its own rule, with evidence, and no other rule fails.

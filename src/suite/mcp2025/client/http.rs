@@ -77,7 +77,7 @@ pub(super) async fn post(
     let headers = redact_headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
     let deadline = tokio::time::Instant::from_std(resp.started) + timeout;
     let (body, truncated) = if reply.sse {
-        read_sse(resp, limits, awaiting, deadline, &mut reply).await
+        read_sse(resp, limits, awaiting, (deadline, timeout), &mut reply).await
     } else {
         read_body(resp, limits, deadline, &mut reply).await
     };
@@ -145,7 +145,7 @@ async fn read_sse(
     resp: StreamingResponse,
     limits: &Limits,
     awaiting: &Awaiting,
-    deadline: tokio::time::Instant,
+    (deadline, timeout): (tokio::time::Instant, Duration),
     reply: &mut Reply,
 ) -> (String, bool) {
     let mut shown = String::new();
@@ -154,9 +154,7 @@ async fn read_sse(
         let event = match tokio::time::timeout_at(deadline, reader.next_event()).await {
             Err(_) => {
                 if *awaiting != Awaiting::Nothing {
-                    reply.error = Some(TransportError::Timeout(
-                        deadline.saturating_duration_since(tokio::time::Instant::now()),
-                    ));
+                    reply.error = Some(TransportError::Timeout(timeout));
                 }
                 break;
             }
