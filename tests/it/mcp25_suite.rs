@@ -513,6 +513,18 @@ async fn an_unreachable_target_gives_no_verdict() {
         matches!(verdict, Err(EngineError::Unreachable(_))),
         "{verdict:?}"
     );
+    // A child that prints a banner and exits: the error says how it ended.
+    let quits = Endpoint::Stdio("sh -c 'echo not-json; echo bye >&2; exit 3'".into());
+    let (verdict, findings) = run(&quits).await;
+    match verdict {
+        Err(EngineError::Unreachable(err)) => {
+            let text = err.to_string();
+            assert!(text.contains("closed stdout"), "{text}");
+            assert!(text.contains("bye"), "the stderr tail is quoted: {text}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(findings.is_empty());
 }
 
 // ---------------------------------------------------------------------------
