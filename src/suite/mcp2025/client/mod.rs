@@ -76,6 +76,11 @@ pub struct Client {
     log: Arc<std::sync::Mutex<Log>>,
 }
 
+/// A wait for what may not come lasts this many 95th-percentile round trips
+/// of the run: a server answers a `ping` barrier after about one answer's
+/// worth of work, and eight leave room for a loaded machine.
+const WINDOW_MULTIPLIER: u32 = 8;
+
 /// Most replies and notifications kept for the run-wide rules.
 const MAX_LOGGED: usize = 600;
 
@@ -233,7 +238,8 @@ impl Client {
     /// How long to wait for something that may not come: a multiple of the
     /// run's round-trip times, at least `floor`, at most `ceiling`.
     pub(crate) fn window(&self, floor: Duration, ceiling: Duration) -> Duration {
-        self.rtt.window(8, floor, ceiling.min(self.timeout))
+        self.rtt
+            .window(WINDOW_MULTIPLIER, floor, ceiling.min(self.timeout))
     }
 
     /// Opens a new connection: nothing is sent over HTTP; a child is
