@@ -6,6 +6,7 @@
 pub mod context;
 pub mod detect;
 pub mod mcp;
+pub mod mcp2025;
 pub mod rcp;
 pub(crate) mod rtt;
 pub mod runner;

@@ -139,6 +139,8 @@ pub struct HttpClient {
     /// A CA certificate (DER) trusted beside the built-in roots: set only by
     /// tests, through [`HttpClient::with_extra_root`].
     extra_root: Option<Arc<Vec<u8>>>,
+    /// Whether connections are kept for later requests (see [`HttpClient::for_target`]).
+    reuse: bool,
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -157,7 +159,7 @@ const USER_AGENT: &str = concat!(
 
 impl HttpClient {
     pub fn new(policy: AddressPolicy, limits: Limits) -> Result<Self, TransportError> {
-        Self::build(policy, limits, None)
+        Self::build(policy, limits, None, true)
     }
 
     /// A client that also trusts the CA certificate `ca_der` (DER). For test
@@ -168,18 +170,51 @@ impl HttpClient {
         limits: Limits,
         ca_der: &[u8],
     ) -> Result<Self, TransportError> {
-        Self::build(policy, limits, Some(Arc::new(ca_der.to_vec())))
+        Self::build(policy, limits, Some(Arc::new(ca_der.to_vec())), true)
     }
 
     /// The same configuration on a new connection pool.
     pub fn fresh(&self) -> Result<Self, TransportError> {
-        Self::build(self.policy, (*self.limits).clone(), self.extra_root.clone())
+        Self::build(
+            self.policy,
+            (*self.limits).clone(),
+            self.extra_root.clone(),
+            self.reuse,
+        )
+    }
+
+    /// The client for a run of many requests against `url`: this one, except
+    /// for plain HTTP on this machine (`localhost` or a loopback address),
+    /// where each request gets a connection of its own. A kept-alive
+    /// connection to a server that writes a response's head and body
+    /// separately costs each answer the client kernel's delayed
+    /// acknowledgement, about 40 ms (see `quickack`, which protocheck's own
+    /// connections use, but the pooled client offers no hook for); a new
+    /// loopback connection costs a fraction of a millisecond and starts out
+    /// acknowledging at once. Over a network a new connection costs a round
+    /// trip (and a TLS handshake), so elsewhere connections are kept.
+    pub fn for_target(&self, url: &Url) -> Result<Self, TransportError> {
+        if url.scheme() != "http" || !is_this_machine(url) {
+            return Ok(self.clone());
+        }
+        Self::build(
+            self.policy,
+            (*self.limits).clone(),
+            self.extra_root.clone(),
+            false,
+        )
+    }
+
+    /// Whether connections are kept for later requests.
+    pub fn reuses_connections(&self) -> bool {
+        self.reuse
     }
 
     fn build(
         policy: AddressPolicy,
         limits: Limits,
         extra_root: Option<Arc<Vec<u8>>>,
+        reuse: bool,
     ) -> Result<Self, TransportError> {
         let mut builder = reqwest::Client::builder();
         if let Some(der) = &extra_root {
@@ -196,6 +231,7 @@ impl HttpClient {
             .dns_resolver(Arc::new(GuardedResolver { policy }))
             .user_agent(USER_AGENT)
             .pool_idle_timeout(Duration::from_secs(30))
+            .pool_max_idle_per_host(if reuse { usize::MAX } else { 0 })
             .build()
             .map_err(|e| TransportError::Io(format!("cannot build HTTP client: {e}")))?;
         Ok(Self {
@@ -203,6 +239,7 @@ impl HttpClient {
             policy,
             limits: Arc::new(limits),
             extra_root,
+            reuse,
         })
     }
 
@@ -447,6 +484,20 @@ fn chain(err: &dyn std::error::Error) -> String {
     out
 }
 
+/// Whether `url` names this machine: `localhost` (or a name under it) or a
+/// loopback address.
+fn is_this_machine(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(name)) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -504,5 +555,37 @@ mod tests {
             HttpRequest::get(url).record(100).line,
             "GET http://example.test/"
         );
+    }
+
+    #[test]
+    fn only_plain_http_on_this_machine_gets_a_connection_per_request() {
+        let client = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default())
+            .unwrap_or_else(|e| panic!("client: {e}"));
+        let reuse = |u: &str| {
+            let url = Url::parse(u).unwrap_or_else(|e| panic!("{u}: {e}"));
+            client
+                .for_target(&url)
+                .unwrap_or_else(|e| panic!("{u}: {e}"))
+                .reuses_connections()
+        };
+        for near in [
+            "http://127.0.0.1:8000/mcp",
+            "http://127.3.4.5/mcp",
+            "http://[::1]:9/mcp",
+            "http://localhost:8000/mcp",
+            "http://LocalHost./mcp",
+            "http://api.localhost/mcp",
+        ] {
+            assert!(!reuse(near), "{near}");
+        }
+        for far in [
+            "https://127.0.0.1/mcp",
+            "https://localhost/mcp",
+            "http://example.com/mcp",
+            "http://10.0.0.1/mcp",
+            "http://localhost.example.com/mcp",
+        ] {
+            assert!(reuse(far), "{far}");
+        }
     }
 }

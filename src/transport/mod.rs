@@ -5,6 +5,7 @@
 pub mod evidence;
 pub mod guard;
 pub mod http;
+pub mod quickack;
 pub mod raw;
 pub mod sse;
 pub mod stdio;

@@ -8,6 +8,7 @@
 //! against the same roots, and every exchange is bounded in time (the
 //! request timeout) and size (`max_body_bytes`, a 64 KiB head).
 
+use super::quickack::QuickAck;
 use super::{HttpClient, TransportError};
 use bytes::{Buf, Bytes, BytesMut};
 use std::net::SocketAddr;
@@ -146,6 +147,8 @@ impl RawConnection {
         let _ = tcp.set_nodelay(true);
         let local = tcp.local_addr().map_err(io)?;
         let peer = tcp.peer_addr().map_err(io)?;
+        // Requests follow one another on this connection: see `quickack`.
+        let tcp = QuickAck::new(tcp);
         let stream: Box<dyn Stream> = if url.scheme() == "https" {
             let config = tls_config(client.extra_root())?;
             let name = rustls::pki_types::ServerName::try_from(lookup.clone())

@@ -18,6 +18,7 @@ mod host_limits;
 mod interop_mcp;
 mod interop_rcp;
 mod mcp25_reference;
+mod mcp25_suite;
 mod mcp_catalogue;
 mod mcp_client;
 mod mcp_rules;

@@ -184,8 +184,12 @@ pub(crate) async fn run(
     reporter: &mut Reporter,
     settings: &McpSettings,
 ) -> Result<Verdict, EngineError> {
+    let http = ctx
+        .http
+        .for_target(&url)
+        .map_err(EngineError::from_transport)?;
     let client = McpClient::new(
-        ctx.http.clone(),
+        http,
         url.clone(),
         ctx.options.request_timeout(),
         settings.max_concurrency,

@@ -7,6 +7,10 @@ MODE is `stateless-json` (stateless, JSON responses), `stateless-sse`
 responses). The port is PORT, else the PORT environment variable, else 0
 (any free port); the server binds 127.0.0.1 and prints `PORT n` on stdout
 once it has the socket.
+
+    python sdk_server.py stdio
+
+serves the same tools, resource and prompt over stdio instead.
 """
 
 import os
@@ -62,6 +66,9 @@ async def main(mode: str, port: int) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 2 and sys.argv[1] == "stdio":
+        mcp.run("stdio")
+        sys.exit(0)
     if len(sys.argv) < 2 or sys.argv[1] not in MODES:
-        sys.exit("usage: sdk_server.py {" + ",".join(MODES) + "} [PORT]")
+        sys.exit("usage: sdk_server.py {" + ",".join(MODES) + "} [PORT] | stdio")
     anyio.run(main, sys.argv[1], int(sys.argv[2] if len(sys.argv) > 2 else os.environ.get("PORT", "0")))

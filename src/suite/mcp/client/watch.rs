@@ -40,6 +40,9 @@ const WATCH_FLOOR: Duration = Duration::from_millis(300);
 /// It is also never longer than the run's request timeout.
 pub const WATCH_CEILING: Duration = Duration::from_secs(2);
 
+/// How often a running watch looks again at the run's round-trip times.
+const RECHECK: Duration = Duration::from_millis(25);
+
 type Watch = Shared<BoxFuture<'static, BareReply>>;
 
 /// The watches of one run, by method and URL: each is sent once, in a task
@@ -124,6 +127,35 @@ impl McpClient {
             .window(WATCH_MULTIPLIER, WATCH_FLOOR, ceiling.min(self.timeout))
     }
 
+    /// Awaits `work` until `window` after `since`, or, without a fixed
+    /// window, until the adaptive window after `since` has passed. The
+    /// adaptive window is judged again as the rest of the run records round
+    /// trips (every [`RECHECK`] at most), so a watch started early, when only
+    /// the first and slowest exchanges of a run are known, ends by the
+    /// window the whole run gives. `None` when the window passed first.
+    async fn within_window<F: std::future::Future>(
+        &self,
+        since: tokio::time::Instant,
+        window: Option<Duration>,
+        work: F,
+    ) -> Option<F::Output> {
+        if let Some(window) = window {
+            return tokio::time::timeout_at(since + window, work).await.ok();
+        }
+        let mut work = std::pin::pin!(work);
+        loop {
+            let deadline = since + self.adaptive_window(WATCH_CEILING);
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return None;
+            }
+            let wake = deadline.min(now + RECHECK);
+            if let Ok(done) = tokio::time::timeout_at(wake, work.as_mut()).await {
+                return Some(done);
+            }
+        }
+    }
+
     /// Sends a GET or DELETE to the endpoint and reads its answer only as far
     /// as the first event or `window` after the headers (closing a legacy
     /// session at the end of a run).
@@ -132,8 +164,8 @@ impl McpClient {
     }
 
     /// Reads the answer to `req` for `window` after its headers, or, without
-    /// one, for the watch window derived from the round-trip times when the
-    /// headers arrive.
+    /// one, for the watch window derived from the run's round-trip times
+    /// (see [`McpClient::within_window`]).
     async fn read_answer(&self, req: HttpRequest, window: Option<Duration>) -> BareReply {
         // The permit is held while the request is in flight and given back
         // once the headers are in: a stream that is only being listened to
@@ -152,7 +184,7 @@ impl McpClient {
         };
         drop(permit);
         self.rtt.record(started.elapsed());
-        let window = window.unwrap_or_else(|| self.adaptive_window(WATCH_CEILING));
+        let headers_at = tokio::time::Instant::now();
         let status = resp.status;
         let sse = is_event_stream(&resp.headers);
         let headers = redact_headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
@@ -160,7 +192,10 @@ impl McpClient {
         let mut shown = String::new();
         if sse {
             let mut reader = SseReader::new(resp, self.http.limits());
-            if let Ok(Ok(Some(event))) = tokio::time::timeout(window, reader.next_event()).await {
+            if let Some(Ok(Some(event))) = self
+                .within_window(headers_at, window, reader.next_event())
+                .await
+            {
                 shown = format!(
                     "event: {}\ndata: {}\n\n",
                     event.event.as_deref().unwrap_or("message"),
@@ -171,10 +206,9 @@ impl McpClient {
         } else {
             let mut body = resp.body;
             let mut bytes = BytesMut::new();
-            let deadline = tokio::time::Instant::now() + window;
             while bytes.len() < evidence_bytes {
-                match tokio::time::timeout_at(deadline, body.next()).await {
-                    Ok(Some(Ok(chunk))) => bytes.extend_from_slice(&chunk),
+                match self.within_window(headers_at, window, body.next()).await {
+                    Some(Some(Ok(chunk))) => bytes.extend_from_slice(&chunk),
                     _ => break,
                 }
             }

@@ -1,0 +1,345 @@
+//! The Streamable HTTP wire: every frame is a POST to the endpoint accepting
+//! both JSON and an event stream; after `initialize` each request carries
+//! `MCP-Protocol-Version` and the `Mcp-Session-Id` the server issued. An SSE
+//! answer is read frame by frame up to the response the request awaits.
+
+use super::{Awaiting, Connection, Reply, State};
+use crate::suite::ResponseRecord;
+use crate::suite::mcp::client::clip;
+use crate::suite::mcp::wire::{ACCEPT_BOTH, H_PROTOCOL_VERSION, H_SESSION_ID};
+use crate::transport::sse::{SseReader, is_event_stream};
+use crate::transport::{HttpClient, HttpRequest, StreamingResponse, TransportError, excerpt};
+use crate::transport::{Limits, redact_headers};
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+use url::Url;
+
+/// Most SSE events read from one answer before it is cut.
+const MAX_EVENTS: usize = 64;
+
+/// Adds the session's headers to `req`.
+fn with_session(mut req: HttpRequest, state: &State) -> HttpRequest {
+    if let Some(version) = &state.version {
+        req = req.header(H_PROTOCOL_VERSION, version.clone());
+    }
+    if let Some(sid) = &state.session_id {
+        req = req.header(H_SESSION_ID, sid.clone());
+    }
+    req
+}
+
+/// POSTs `text` and reads the answer.
+pub(super) async fn post(
+    conn: &Connection,
+    http: &HttpClient,
+    url: &Url,
+    state: &State,
+    label: &str,
+    text: String,
+    awaiting: &Awaiting,
+) -> Reply {
+    let timeout = conn.client.timeout;
+    let req = HttpRequest::post_raw(url.clone(), "application/json", Bytes::from(text))
+        .header("accept", ACCEPT_BOTH)
+        .timeout(timeout);
+    let req = with_session(req, state);
+    let limits = http.limits();
+    let record = req.record(limits.evidence_bytes);
+    let started = Instant::now();
+    let mut reply = Reply::new(
+        label,
+        crate::suite::Exchange {
+            request: record,
+            response: None,
+            error: None,
+        },
+    );
+    let resp = match http.send_streaming(&req).await {
+        Ok(resp) => resp,
+        Err(err) => {
+            reply.exchange.error = Some(err.to_string());
+            reply.error = Some(err);
+            return reply;
+        }
+    };
+    let header = |name: &str| {
+        resp.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    reply.status = Some(resp.status);
+    reply.content_type = header("content-type");
+    reply.session_id = header(H_SESSION_ID);
+    reply.sse = is_event_stream(&resp.headers);
+    let headers = redact_headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
+    let deadline = tokio::time::Instant::from_std(resp.started) + timeout;
+    let (body, truncated) = if reply.sse {
+        read_sse(resp, limits, awaiting, (deadline, timeout), &mut reply).await
+    } else {
+        read_body(resp, limits, deadline, &mut reply).await
+    };
+    if reply.message.is_some() {
+        conn.client.rtt.record(started.elapsed());
+    }
+    reply.exchange.response = Some(ResponseRecord {
+        status: reply.status,
+        headers,
+        body,
+        truncated,
+        elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    });
+    if let Some(err) = &reply.error {
+        reply.exchange.error = Some(err.to_string());
+    }
+    reply
+}
+
+/// Reads a body that is not an event stream, within the size cap and the deadline.
+async fn read_body(
+    mut resp: StreamingResponse,
+    limits: &Limits,
+    deadline: tokio::time::Instant,
+    reply: &mut Reply,
+) -> (String, bool) {
+    let limit = limits.max_body_bytes;
+    let mut body = BytesMut::new();
+    loop {
+        match tokio::time::timeout_at(deadline, resp.body.next()).await {
+            Err(_) => {
+                let waited = deadline
+                    .saturating_duration_since(tokio::time::Instant::from_std(resp.started));
+                reply.error = Some(TransportError::Timeout(waited));
+                break;
+            }
+            Ok(None) => break,
+            Ok(Some(Err(err))) => {
+                reply.error = Some(err);
+                break;
+            }
+            Ok(Some(Ok(chunk))) => {
+                if body.len() + chunk.len() > limit {
+                    reply.error = Some(TransportError::TooLarge { limit });
+                    break;
+                }
+                body.extend_from_slice(&chunk);
+            }
+        }
+    }
+    reply.body_len = body.len();
+    reply.invalid_utf8 = std::str::from_utf8(&body).is_err();
+    if !body.is_empty() && reply.error.is_none() {
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(value) => reply.message = Some(value),
+            Err(_) => reply.not_json = true,
+        }
+    }
+    excerpt(&body, limits.evidence_bytes)
+}
+
+/// Reads an event stream up to the frame that answers what is awaited;
+/// notifications and server requests before it are kept.
+async fn read_sse(
+    resp: StreamingResponse,
+    limits: &Limits,
+    awaiting: &Awaiting,
+    (deadline, timeout): (tokio::time::Instant, Duration),
+    reply: &mut Reply,
+) -> (String, bool) {
+    let mut shown = String::new();
+    let mut reader = SseReader::new(resp, limits);
+    loop {
+        let event = match tokio::time::timeout_at(deadline, reader.next_event()).await {
+            Err(_) => {
+                if *awaiting != Awaiting::Nothing {
+                    reply.error = Some(TransportError::Timeout(timeout));
+                }
+                break;
+            }
+            Ok(Ok(None)) => break,
+            Ok(Err(err)) => {
+                reply.invalid_utf8 = err.to_string().contains("not valid UTF-8");
+                reply.error = Some(err);
+                break;
+            }
+            Ok(Ok(Some(event))) => event,
+        };
+        reply.body_len += 1;
+        if shown.len() < limits.evidence_bytes {
+            if let Some(name) = &event.event {
+                shown.push_str(&format!("event: {name}\n"));
+            }
+            if let Some(id) = &event.id {
+                shown.push_str(&format!("id: {id}\n"));
+            }
+            shown.push_str(&format!("data: {}\n\n", event.data));
+        }
+        if reply.body_len > MAX_EVENTS {
+            break;
+        }
+        // An event with empty data primes reconnection (streamable HTTP,
+        // "Sending Messages" 6): it carries no message.
+        if event.data.trim().is_empty() {
+            continue;
+        }
+        let Ok(frame) = serde_json::from_str::<Value>(&event.data) else {
+            reply.not_json = true;
+            continue;
+        };
+        match classify(&frame) {
+            Kind::Notification => reply.notifications.push(frame),
+            Kind::Request => reply.server_requests.push(frame),
+            Kind::Response(id) => {
+                if accepts(awaiting, id.as_ref()) {
+                    reply.message = Some(frame);
+                    break;
+                }
+            }
+            Kind::Batch => {
+                if *awaiting == Awaiting::Any {
+                    reply.message = Some(frame);
+                    break;
+                }
+            }
+            Kind::Other => {}
+        }
+    }
+    let (text, cut) = excerpt(shown.as_bytes(), limits.evidence_bytes);
+    (text, cut || shown.len() > limits.evidence_bytes)
+}
+
+/// protocheck's answer to a request the server sent: `ping` gets an empty
+/// result (any party answers it); anything else method-not-found, since
+/// protocheck declares no client capability.
+pub(super) fn refusal(request: &Value) -> String {
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let answer = if request.get("method").and_then(Value::as_str) == Some("ping") {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}})
+    } else {
+        serde_json::json!({"jsonrpc": "2.0", "id": id,
+               "error": {"code": -32601, "message": "protocheck serves no client features"}})
+    };
+    answer.to_string()
+}
+
+/// The kinds of frames a server sends.
+pub(super) enum Kind {
+    Notification,
+    Request,
+    /// A response, with its id when it has one that is not null.
+    Response(Option<Value>),
+    Batch,
+    Other,
+}
+
+pub(super) fn classify(frame: &Value) -> Kind {
+    let Some(obj) = frame.as_object() else {
+        return if frame.is_array() {
+            Kind::Batch
+        } else {
+            Kind::Other
+        };
+    };
+    let id = obj.get("id").filter(|v| !v.is_null()).cloned();
+    if obj.contains_key("method") {
+        return if obj.contains_key("id") {
+            Kind::Request
+        } else {
+            Kind::Notification
+        };
+    }
+    if obj.contains_key("result") || obj.contains_key("error") {
+        return Kind::Response(id);
+    }
+    Kind::Other
+}
+
+/// Whether a response with `id` is the answer `awaiting` waits for: its id,
+/// or a null id (the answer to a request whose id could not be read).
+pub(super) fn accepts(awaiting: &Awaiting, id: Option<&Value>) -> bool {
+    match awaiting {
+        Awaiting::Any => true,
+        Awaiting::Id(want) => id.is_none_or(|got| got == want),
+        Awaiting::Nothing => true,
+    }
+}
+
+/// A GET or DELETE on the endpoint with the session's headers, read up to
+/// the first event or the end of `window` after the headers.
+pub(super) async fn bare(
+    conn: &Connection,
+    http: &HttpClient,
+    url: &Url,
+    state: &State,
+    method: ::http::Method,
+    window: Duration,
+) -> Reply {
+    let req = HttpRequest {
+        method: method.clone(),
+        ..HttpRequest::get(url.clone())
+    }
+    .header("accept", "text/event-stream")
+    .timeout(conn.client.timeout);
+    let req = with_session(req, state);
+    let limits = http.limits();
+    let started = Instant::now();
+    let mut reply = Reply::new(
+        method.as_str(),
+        crate::suite::Exchange {
+            request: req.record(limits.evidence_bytes),
+            response: None,
+            error: None,
+        },
+    );
+    let resp = match http.send_streaming(&req).await {
+        Ok(resp) => resp,
+        Err(err) => {
+            reply.exchange.error = Some(err.to_string());
+            reply.error = Some(err);
+            return reply;
+        }
+    };
+    conn.client.rtt.record(started.elapsed());
+    reply.status = Some(resp.status);
+    reply.sse = is_event_stream(&resp.headers);
+    reply.content_type = resp
+        .headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let headers = redact_headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
+    let deadline = tokio::time::Instant::now() + window;
+    let mut shown = String::new();
+    if reply.sse {
+        let mut reader = SseReader::new(resp, limits);
+        if let Ok(Ok(Some(event))) = tokio::time::timeout_at(deadline, reader.next_event()).await {
+            shown = format!("data: {}\n\n", clip(&event.data, limits.evidence_bytes));
+            reply.body_len = 1;
+            if let Ok(frame) = serde_json::from_str::<Value>(&event.data) {
+                reply.message = Some(frame);
+            }
+        }
+    } else {
+        let mut body = resp.body;
+        let mut bytes = BytesMut::new();
+        while bytes.len() < limits.evidence_bytes {
+            match tokio::time::timeout_at(deadline, body.next()).await {
+                Ok(Some(Ok(chunk))) => bytes.extend_from_slice(&chunk),
+                _ => break,
+            }
+        }
+        reply.body_len = bytes.len();
+        shown = excerpt(&bytes, limits.evidence_bytes).0;
+    }
+    let (body, truncated) = excerpt(shown.as_bytes(), limits.evidence_bytes);
+    reply.exchange.response = Some(ResponseRecord {
+        status: reply.status,
+        headers,
+        body,
+        truncated,
+        elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    });
+    reply
+}

@@ -1,0 +1,499 @@
+//! A client for MCP 2025-11-25, built for probing, over Streamable HTTP and
+//! stdio. A [`Client`] opens [`Connection`]s: each is one MCP session (one
+//! child process on stdio; one `Mcp-Session-Id`, if the server issues one,
+//! over HTTP). A connection sends conforming requests, notifications and raw
+//! frames that a rule bends on purpose, and every answer is a [`Reply`] that
+//! keeps what a rule needs together with bounded, redacted evidence.
+//!
+//! `http` holds what only the HTTP wire does, `stdio` what only the stdio
+//! wire does, and `reply` how an answer is read.
+
+mod http;
+mod reply;
+mod stdio;
+
+pub use reply::{Reply, Seen};
+
+use crate::suite::Endpoint;
+use crate::suite::rtt::RttRecord;
+use crate::transport::{HttpClient, Limits, TransportError};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+use tokio::sync::Semaphore;
+use url::Url;
+
+/// The revision this client speaks.
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// The transport a connection speaks over; rules scoped to one are skipped
+/// on the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Http,
+    Stdio,
+}
+
+impl Transport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Http => "Streamable HTTP",
+            Self::Stdio => "stdio",
+        }
+    }
+}
+
+/// The client identity protocheck sends in `initialize`.
+pub fn client_info() -> Value {
+    json!({"name": "protocheck", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// What a frame sent waits for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Awaiting {
+    /// The response carrying this id (or, for an unreadable request, a
+    /// response whose id is null).
+    Id(Value),
+    /// The first response of any id, or an array (the answer to a batch).
+    Any,
+    /// Nothing, or an answer of any id: a notification, which must not be
+    /// answered, or a frame that a server may rightly leave unanswered.
+    /// On stdio a `ping` sent after it is the barrier that proves silence.
+    Nothing,
+}
+
+/// Opens connections to one target; clones share the id counter, the
+/// concurrency limit and the round-trip record.
+#[derive(Clone)]
+pub struct Client {
+    endpoint: Endpoint,
+    http: HttpClient,
+    timeout: Duration,
+    permits: Arc<Semaphore>,
+    next_id: Arc<AtomicI64>,
+    rtt: RttRecord,
+    log: Arc<std::sync::Mutex<Log>>,
+}
+
+/// A wait for what may not come lasts this many 95th-percentile round trips
+/// of the run: a server answers a `ping` barrier after about one answer's
+/// worth of work, and eight leave room for a loaded machine.
+const WINDOW_MULTIPLIER: u32 = 8;
+
+/// Most replies and notifications kept for the run-wide rules.
+const MAX_LOGGED: usize = 600;
+
+/// What the run-wide rules judge: the answers to the run's conforming
+/// requests and every notification the server sent.
+#[derive(Debug, Default)]
+struct Log {
+    replies: Vec<Seen>,
+    notifications: Vec<Value>,
+    /// Exchanges whose answer was not valid UTF-8.
+    not_utf8: Vec<crate::suite::Exchange>,
+    /// Every `notifications/progress`, with when it came.
+    progress: Vec<Progress>,
+    /// The progress tokens protocheck sent, and whether each request was answered.
+    tokens: Vec<(Value, bool)>,
+    /// Requests the server sent, with the exchange they came in.
+    requests: Vec<(Value, crate::suite::Exchange)>,
+}
+
+/// A `notifications/progress` the server sent, and the progress token of
+/// the request whose answer was awaited when it came (none for a frame bent
+/// on purpose, or for what came while nothing was awaited).
+#[derive(Debug, Clone)]
+pub struct Progress {
+    pub notification: Value,
+    pub during: Option<Value>,
+    pub exchange: crate::suite::Exchange,
+}
+
+impl Client {
+    pub fn new(
+        endpoint: Endpoint,
+        http: HttpClient,
+        timeout: Duration,
+        max_concurrency: usize,
+    ) -> Self {
+        Self {
+            endpoint,
+            http,
+            timeout,
+            permits: Arc::new(Semaphore::new(max_concurrency.max(1))),
+            next_id: Arc::new(AtomicI64::new(1)),
+            rtt: RttRecord::default(),
+            log: Arc::default(),
+        }
+    }
+
+    fn log(&self) -> std::sync::MutexGuard<'_, Log> {
+        self.log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The answers to the conforming requests of the run so far, in the
+    /// order of their ids.
+    pub fn seen(&self) -> Vec<Seen> {
+        let mut seen = self.log().replies.clone();
+        seen.sort_by_key(|s| s.id.as_ref().and_then(Value::as_i64).unwrap_or(i64::MAX));
+        seen
+    }
+
+    /// Every notification the server sent during the run so far.
+    pub fn notifications(&self) -> Vec<Value> {
+        self.log().notifications.clone()
+    }
+
+    /// The exchanges of the run so far whose answer was not valid UTF-8.
+    pub fn not_utf8(&self) -> Vec<crate::suite::Exchange> {
+        self.log().not_utf8.clone()
+    }
+
+    /// Every request the server sent during the run so far (protocheck
+    /// answered each), with the exchange it came in.
+    pub fn server_requests(&self) -> Vec<(Value, crate::suite::Exchange)> {
+        self.log().requests.clone()
+    }
+
+    /// Every `notifications/progress` of the run so far.
+    pub fn progress(&self) -> Vec<Progress> {
+        self.log().progress.clone()
+    }
+
+    /// The progress tokens protocheck sent so far, each with whether its
+    /// request was answered.
+    pub fn tokens(&self) -> Vec<(Value, bool)> {
+        self.log().tokens.clone()
+    }
+
+    /// Records what a run-wide rule judges of `reply`: the answer itself
+    /// when `id` is the id of a conforming request, its notifications
+    /// (progress with the request's `token`), and whether it was UTF-8
+    /// (whatever the frame that provoked it).
+    fn record(&self, id: Option<Value>, token: Option<Value>, reply: &Reply) {
+        let mut log = self.log();
+        if reply.invalid_utf8 && log.not_utf8.len() < MAX_LOGGED {
+            log.not_utf8.push(reply.exchange.clone());
+        }
+        for request in &reply.server_requests {
+            if log.requests.len() < MAX_LOGGED {
+                log.requests.push((request.clone(), reply.exchange.clone()));
+            }
+        }
+        for note in &reply.notifications {
+            if log.notifications.len() < MAX_LOGGED {
+                log.notifications.push(note.clone());
+            }
+            if note.get("method").and_then(Value::as_str) == Some("notifications/progress")
+                && log.progress.len() < MAX_LOGGED
+            {
+                log.progress.push(Progress {
+                    notification: note.clone(),
+                    during: token.clone(),
+                    exchange: reply.exchange.clone(),
+                });
+            }
+        }
+        if let Some(token) = token
+            && log.tokens.len() < MAX_LOGGED
+        {
+            log.tokens.push((token, reply.message.is_some()));
+        }
+        if let Some(id) = id
+            && log.replies.len() < MAX_LOGGED
+            && reply.message.is_some()
+        {
+            log.replies.push(Seen {
+                method: reply.method.clone(),
+                id: Some(id),
+                message: reply.message.clone(),
+                exchange: reply.exchange.clone(),
+            });
+        }
+    }
+
+    pub fn transport(&self) -> Transport {
+        match self.endpoint {
+            Endpoint::Http(_) => Transport::Http,
+            Endpoint::Stdio(_) => Transport::Stdio,
+        }
+    }
+
+    pub fn limits(&self) -> &Limits {
+        self.http.limits()
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// A fresh request id, unique within the run (so within every session).
+    pub fn next_id(&self) -> i64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// How long to wait for something that may not come: a multiple of the
+    /// run's round-trip times, at least `floor`, at most `ceiling`.
+    pub(crate) fn window(&self, floor: Duration, ceiling: Duration) -> Duration {
+        self.rtt
+            .window(WINDOW_MULTIPLIER, floor, ceiling.min(self.timeout))
+    }
+
+    /// Opens a new connection: nothing is sent over HTTP; a child is
+    /// spawned on stdio.
+    pub async fn connect(&self) -> Result<Connection, TransportError> {
+        let wire = match &self.endpoint {
+            Endpoint::Http(url) => Wire::Http {
+                http: self.http.clone(),
+                url: url.clone(),
+            },
+            Endpoint::Stdio(command) => {
+                Wire::Stdio(Box::new(stdio::Pipe::spawn(command, self.limits())?))
+            }
+        };
+        Ok(Connection {
+            client: self.clone(),
+            wire,
+            state: std::sync::Mutex::new(State::default()),
+        })
+    }
+}
+
+enum Wire {
+    Http { http: HttpClient, url: Url },
+    Stdio(Box<stdio::Pipe>),
+}
+
+/// What a connection learnt from its `initialize`.
+#[derive(Debug, Clone, Default)]
+struct State {
+    session_id: Option<String>,
+    version: Option<String>,
+}
+
+/// One MCP session on one transport.
+pub struct Connection {
+    client: Client,
+    wire: Wire,
+    state: std::sync::Mutex<State>,
+}
+
+impl Connection {
+    pub fn transport(&self) -> Transport {
+        match self.wire {
+            Wire::Http { .. } => Transport::Http,
+            Wire::Stdio(_) => Transport::Stdio,
+        }
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    fn state(&self) -> State {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The `Mcp-Session-Id` the server issued at `initialize`, if any.
+    pub fn session_id(&self) -> Option<String> {
+        self.state().session_id
+    }
+
+    /// Sends `initialize` asking for `version`. When it is answered with a
+    /// result, later requests carry the negotiated version (and, over HTTP,
+    /// the session id the answer issued).
+    pub async fn initialize(&self, version: &str) -> Reply {
+        let params = json!({
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": client_info(),
+        });
+        let reply = self.request("initialize", params).await;
+        if let Some(result) = reply.result() {
+            let mut state = self
+                .state
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            state.version = result
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            if reply.session_id.is_some() {
+                state.session_id = reply.session_id.clone();
+            }
+        }
+        reply
+    }
+
+    /// `notifications/initialized`.
+    pub async fn initialized(&self) -> Reply {
+        self.notify("notifications/initialized", json!({})).await
+    }
+
+    /// A conforming request with a fresh id.
+    pub async fn request(&self, method: &str, params: Value) -> Reply {
+        self.request_with_id(json!(self.client.next_id()), method, params)
+            .await
+    }
+
+    /// A conforming request with the id given (a string id, say); its answer
+    /// joins the run's log like every conforming request's.
+    pub async fn request_with_id(&self, id: Value, method: &str, params: Value) -> Reply {
+        let token = params.pointer("/_meta/progressToken").cloned();
+        let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let reply = self
+            .exchange(method, frame.to_string(), Awaiting::Id(id.clone()))
+            .await;
+        self.client.record(Some(id), token, &reply);
+        reply
+    }
+
+    /// A conforming request without `params` (they are optional).
+    pub async fn request_with_id_no_params(&self, id: Value, method: &str) -> Reply {
+        let frame = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        let reply = self
+            .exchange(method, frame.to_string(), Awaiting::Id(id.clone()))
+            .await;
+        self.client.record(Some(id), None, &reply);
+        reply
+    }
+
+    /// A notification; its reply says whether anything answered it.
+    pub async fn notify(&self, method: &str, params: Value) -> Reply {
+        let frame = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        self.send_frame(method, frame.to_string(), Awaiting::Nothing)
+            .await
+    }
+
+    /// Sends `text` as it is (malformed JSON, a batch, a request bent on
+    /// purpose), waiting for what `awaiting` says. Its answer is judged only
+    /// by the rule that sent it: only its notifications join the run's log.
+    pub async fn send_frame(&self, label: &str, text: String, awaiting: Awaiting) -> Reply {
+        let reply = self.exchange(label, text, awaiting).await;
+        self.client.record(None, None, &reply);
+        reply
+    }
+
+    /// Ids a frame sent by [`send_frame`](Self::send_frame) carried inside
+    /// it (a batch): a late answer to one is not taken for another's.
+    pub async fn retire(&self, ids: &[Value]) {
+        if let Wire::Stdio(pipe) = &self.wire {
+            pipe.retire(ids).await;
+        }
+    }
+
+    /// On stdio, reads what the server writes for `window` without sending
+    /// anything: the frames it sent on its own initiative. Nothing over HTTP.
+    pub async fn listen(&self, window: Duration) -> Vec<Value> {
+        match &self.wire {
+            Wire::Http { .. } => Vec::new(),
+            Wire::Stdio(pipe) => {
+                let frames = pipe.listen(window).await;
+                let mut heard = Reply::unsent(
+                    "(listening)",
+                    TransportError::Protocol("nothing was sent".into()),
+                );
+                (heard.server_requests, heard.notifications) =
+                    frames.iter().cloned().partition(|f| f.get("id").is_some());
+                heard.exchange.response = Some(crate::suite::ResponseRecord {
+                    status: None,
+                    headers: Vec::new(),
+                    body: crate::transport::excerpt(
+                        serde_json::to_string(&frames)
+                            .unwrap_or_default()
+                            .as_bytes(),
+                        self.client.limits().evidence_bytes,
+                    )
+                    .0,
+                    truncated: false,
+                    elapsed_ms: u64::try_from(window.as_millis()).unwrap_or(u64::MAX),
+                });
+                heard.exchange.error = None;
+                self.client.record(None, None, &heard);
+                frames
+            }
+        }
+    }
+
+    async fn exchange(&self, label: &str, text: String, awaiting: Awaiting) -> Reply {
+        let _permit = self.client.permits.acquire().await.ok();
+        match &self.wire {
+            Wire::Http { http, url } => {
+                let state = self.state();
+                let reply = http::post(self, http, url, &state, label, text, &awaiting).await;
+                // A request of the server's own on the stream is answered, so
+                // that the server is not left waiting: protocheck declares no
+                // client capability, so with method-not-found.
+                for request in &reply.server_requests {
+                    let answer = http::refusal(request);
+                    http::post(
+                        self,
+                        http,
+                        url,
+                        &state,
+                        "answer",
+                        answer,
+                        &Awaiting::Nothing,
+                    )
+                    .await;
+                }
+                reply
+            }
+            Wire::Stdio(pipe) => pipe.exchange(&self.client, label, text, &awaiting).await,
+        }
+    }
+
+    /// An HTTP `GET` on the endpoint, read up to its first event or for a
+    /// window; on stdio, a reply saying there is no such thing.
+    pub async fn get_stream(&self, window: Duration) -> Reply {
+        self.bare(::http::Method::GET, window).await
+    }
+
+    /// An HTTP `DELETE` of the session; on stdio, a reply saying there is no
+    /// such thing.
+    pub async fn delete(&self) -> Reply {
+        self.bare(::http::Method::DELETE, Duration::from_millis(200))
+            .await
+    }
+
+    async fn bare(&self, method: ::http::Method, window: Duration) -> Reply {
+        match &self.wire {
+            Wire::Http { http, url } => {
+                let _permit = self.client.permits.acquire().await.ok();
+                http::bare(self, http, url, &self.state(), method, window).await
+            }
+            Wire::Stdio(_) => Reply::unsent(
+                method.as_str(),
+                TransportError::Protocol("not an HTTP target".into()),
+            ),
+        }
+    }
+
+    /// Ends the session as a 2025-11-25 client does: DELETE of the session
+    /// over HTTP (when one was issued), closing stdin on stdio.
+    pub async fn close(self) {
+        match self.wire {
+            Wire::Http { .. } => {
+                if self.session_id().is_some() {
+                    self.delete().await;
+                }
+            }
+            Wire::Stdio(pipe) => (*pipe).close().await,
+        }
+    }
+
+    /// What the server wrote on stdout that is not JSON (stdio only; empty
+    /// over HTTP).
+    pub async fn noise(&self) -> Vec<String> {
+        match &self.wire {
+            Wire::Http { .. } => Vec::new(),
+            Wire::Stdio(pipe) => pipe.noise().await,
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! The run loop: opens the run's connection (`initialize`, then
+//! `notifications/initialized`), judges each rule with the no-cascade,
+//! transport and capability skips applied, and grades the run. Rules are
+//! judged in waves: a rule whose requirements are all judged joins the
+//! next wave, and the rules of one wave run side by side, at most
+//! [`Mcp25Settings::max_concurrency`] at a time. Findings are emitted in
+//! catalogue order, as soon as every rule before them is judged.
+
+use super::catalogue::catalogue;
+use super::client::{Client, PROTOCOL_VERSION};
+use super::rule::{INITIALIZE_ID, Mcp25Rule, Phase};
+use super::session::{Judgement, Kind, Session};
+use crate::suite::mcp::client::clip;
+use crate::suite::runner::{Endpoint, EngineError, Reporter, RunContext, Stopwatch};
+use crate::suite::{Finding, Outcome, SuiteId, Verdict, VerdictDetail};
+use futures::StreamExt;
+use std::collections::HashMap;
+
+/// Version of protocheck's MCP 2025-11-25 rules; stored with each run.
+pub const SUITE_VERSION: &str = "0.1.0";
+/// The MCP revision the rules judge against.
+pub const SPEC_REVISION: &str = PROTOCOL_VERSION;
+
+/// Default limit on rules judged (and requests in flight) at once.
+pub const DEFAULT_MAX_CONCURRENCY: usize = 4;
+
+/// Tunables of a run that [`crate::suite::RunOptions`] does not carry.
+#[derive(Debug, Clone)]
+pub struct Mcp25Settings {
+    /// Most rules judged, and requests in flight to the target, at once.
+    pub max_concurrency: usize,
+}
+
+impl Default for Mcp25Settings {
+    fn default() -> Self {
+        Self {
+            max_concurrency: DEFAULT_MAX_CONCURRENCY,
+        }
+    }
+}
+
+/// Longest finding message: messages quote what the target sent, so they are cut.
+const MAX_MESSAGE_CHARS: usize = 2000;
+
+/// What the rules judged so far came to: outcome and message by rule id.
+type Judged = HashMap<&'static str, (Outcome, String)>;
+
+/// Why a rule cannot be judged before its check runs, if it cannot: the
+/// transport it is written for, the rules it requires (no cascades), and
+/// the capability it needs.
+fn precondition(rule: &Mcp25Rule, session: &Session, judged: &Judged) -> Option<String> {
+    if let Some(transport) = rule.transport
+        && transport != session.transport()
+    {
+        return Some(format!(
+            "not applicable: the requirement is written for the {} transport; this run speaks {}",
+            transport.as_str(),
+            session.transport().as_str()
+        ));
+    }
+    // The era gate (digest, decision D1): a server that speaks another
+    // revision is judged on nothing else, and every rule says why.
+    if rule.rule.id != INITIALIZE_ID
+        && let Some((Outcome::Info, message)) = judged.get(INITIALIZE_ID)
+        && rule.requires.contains(&INITIALIZE_ID)
+    {
+        return Some(format!("not applicable: the server {}", uncited(message)));
+    }
+    for id in rule.requires {
+        match judged.get(id) {
+            None | Some((Outcome::Pass, _)) => {}
+            Some((Outcome::Skip, message)) if message.starts_with("not verified:") => {
+                return Some(message.clone());
+            }
+            Some((Outcome::Skip, _)) => return Some(format!("not verified: {id} was skipped")),
+            Some(_) => return Some(format!("not verified: {id} failed")),
+        }
+    }
+    if let Some(name) = rule.capability
+        && !session.advertises(name)
+    {
+        return Some(format!(
+            "not applicable: the server does not advertise the `{name}` capability in its \
+             `initialize` result"
+        ));
+    }
+    None
+}
+
+/// Judges one rule (precondition, then its check) into a finding.
+async fn judge(rule: &Mcp25Rule, session: &Session, judged: &Judged, ctx: &RunContext) -> Finding {
+    let watch = Stopwatch::start();
+    let judgement = match precondition(rule, session, judged) {
+        Some(reason) => Judgement::skip(reason),
+        None => (rule.check)(session).await,
+    };
+    let outcome = match judgement.kind {
+        Kind::Pass => Outcome::Pass,
+        Kind::Fail => rule.rule.on_failure,
+        Kind::Warn => Outcome::Warn,
+        Kind::Info => Outcome::Info,
+        Kind::Skip => Outcome::Skip,
+    };
+    let message = match outcome {
+        Outcome::Pass | Outcome::Skip => judgement.message,
+        _ => cite(rule, &judgement.message),
+    };
+    let mut finding = Finding {
+        rule_id: rule.rule.id.to_owned(),
+        outcome,
+        message: clip(&message, MAX_MESSAGE_CHARS),
+        evidence: judgement.evidence,
+        duration_ms: watch.ms(),
+    };
+    if let Some(token) = &ctx.options.bearer_token {
+        hide(&mut finding, token.expose());
+    }
+    finding
+}
+
+/// `message` with the rule's requirement appended: its keyword, the
+/// requirement and the link to it. The message is cut first so that the
+/// citation always survives [`MAX_MESSAGE_CHARS`].
+pub(crate) fn cite(rule: &Mcp25Rule, message: &str) -> String {
+    let citation = format!(
+        " [Spec, {} {}: {} — {}]",
+        rule.rule.id,
+        rule.keyword.as_str().replace('_', " "),
+        rule.sentence,
+        rule.rule.spec_ref
+    );
+    let room = MAX_MESSAGE_CHARS.saturating_sub(citation.chars().count() + 1);
+    format!("{}{citation}", clip(message, room))
+}
+
+/// A finding's message without the citation [`cite`] appended.
+fn uncited(message: &str) -> &str {
+    message.split(" [Spec, ").next().unwrap_or(message)
+}
+
+/// Replaces the run's bearer token wherever a finding would show it.
+fn hide(finding: &mut Finding, token: &str) {
+    if token.is_empty() {
+        return;
+    }
+    let hide = |text: &mut String| {
+        if text.contains(token) {
+            *text = text.replace(token, "[redacted]");
+        }
+    };
+    hide(&mut finding.message);
+    for exchange in &mut finding.evidence {
+        hide(&mut exchange.request.body);
+        if let Some(response) = &mut exchange.response {
+            hide(&mut response.body);
+        }
+        if let Some(error) = &mut exchange.error {
+            hide(error);
+        }
+    }
+}
+
+pub(crate) async fn run(
+    endpoint: &Endpoint,
+    ctx: &RunContext,
+    reporter: &mut Reporter,
+    settings: &Mcp25Settings,
+) -> Result<Verdict, EngineError> {
+    let client = Client::new(
+        endpoint.clone(),
+        ctx.http.clone(),
+        ctx.options.request_timeout(),
+        settings.max_concurrency,
+    );
+    let main = client
+        .connect()
+        .await
+        .map_err(EngineError::from_transport)?;
+    let init = main.initialize(PROTOCOL_VERSION).await;
+    if init.unanswered() {
+        let err = init.error.clone().unwrap_or_else(|| {
+            crate::transport::TransportError::Protocol("`initialize` got no answer".into())
+        });
+        main.close().await;
+        return Err(EngineError::from_transport(err));
+    }
+    let initialized = match init.result() {
+        Some(_) => Some(main.initialized().await),
+        None => None,
+    };
+    let session = Session {
+        client,
+        main,
+        init,
+        initialized,
+        unknown_versions: Default::default(),
+    };
+    let judged = judge_all(&session, ctx, reporter, settings.max_concurrency).await;
+    session.main.close().await;
+    judged?;
+    Ok(verdict(reporter))
+}
+
+/// Judges every rule in waves and emits the findings in catalogue order.
+async fn judge_all(
+    session: &Session,
+    ctx: &RunContext,
+    reporter: &mut Reporter,
+    max_concurrency: usize,
+) -> Result<(), EngineError> {
+    let rules = catalogue();
+    let mut judged = Judged::new();
+    let mut findings: Vec<Option<Finding>> = vec![None; rules.len()];
+    let mut emitted = 0;
+    while judged.len() < rules.len() {
+        // A rule is ready once every rule it requires is judged (a
+        // requirement naming no rule of the catalogue counts as judged), and
+        // a run-wide rule once every probe rule is.
+        let probing = rules
+            .iter()
+            .any(|r| r.phase == Phase::Probe && !judged.contains_key(r.rule.id));
+        let ready: Vec<usize> = (0..rules.len())
+            .filter(|&i| !judged.contains_key(rules[i].rule.id))
+            .filter(|&i| rules[i].phase == Phase::Probe || !probing)
+            .filter(|&i| {
+                rules[i]
+                    .requires
+                    .iter()
+                    .all(|id| judged.contains_key(id) || !rules.iter().any(|r| r.rule.id == *id))
+            })
+            .collect();
+        if ready.is_empty() {
+            // A cycle of requirements: judge what is left one by one.
+            let rest: Vec<usize> = (0..rules.len())
+                .filter(|&i| !judged.contains_key(rules[i].rule.id))
+                .collect();
+            for i in rest {
+                let finding = judge(&rules[i], session, &judged, ctx).await;
+                judged.insert(rules[i].rule.id, (finding.outcome, finding.message.clone()));
+                findings[i] = Some(finding);
+            }
+            break;
+        }
+        let wave: Vec<(usize, Finding)> = {
+            let judged = &judged;
+            futures::stream::iter(ready)
+                .map(|i| async move { (i, judge(&rules[i], session, judged, ctx).await) })
+                .buffered(max_concurrency.max(1))
+                .collect()
+                .await
+        };
+        for (i, finding) in wave {
+            judged.insert(rules[i].rule.id, (finding.outcome, finding.message.clone()));
+            findings[i] = Some(finding);
+        }
+        while let Some(Some(finding)) = findings.get_mut(emitted).map(Option::take) {
+            reporter.emit(finding).await?;
+            emitted += 1;
+        }
+    }
+    for finding in findings.into_iter().skip(emitted).flatten() {
+        reporter.emit(finding).await?;
+    }
+    Ok(())
+}
+
+/// The grade, as the first MCP suite grades: `compliant` when no rule whose
+/// failure is `fail` failed, `strict` when also nothing warned.
+fn verdict(reporter: &Reporter) -> Verdict {
+    let counts = reporter.counts();
+    let failing = counts.fail;
+    let grade = if failing > 0 {
+        "non-compliant"
+    } else if counts.warn > 0 {
+        "compliant"
+    } else {
+        "strict"
+    };
+    let mut summary = if failing > 0 {
+        format!("non-compliant: {failing} failing")
+    } else if counts.warn > 0 {
+        format!(
+            "compliant ({} warning{})",
+            counts.warn,
+            if counts.warn == 1 { "" } else { "s" }
+        )
+    } else {
+        "strict".to_owned()
+    };
+    // The era gate: a server that speaks another revision is judged on
+    // nothing else, and the summary says why.
+    if let Some(gate) = reporter
+        .findings()
+        .iter()
+        .find(|f| f.rule_id == INITIALIZE_ID && f.outcome == Outcome::Info)
+    {
+        summary = format!(
+            "{}; the {SPEC_REVISION} rules do not apply",
+            uncited(&gate.message)
+        );
+    }
+    Verdict {
+        suite: SuiteId::Mcp,
+        suite_version: SUITE_VERSION.to_owned(),
+        spec_revision: SPEC_REVISION.to_owned(),
+        passed: failing == 0,
+        summary,
+        counts,
+        detail: VerdictDetail::Mcp {
+            grade: grade.to_owned(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::Exchange;
+    use crate::suite::mcp::Keyword;
+    use crate::suite::mcp2025::client::{Reply, Transport};
+    use crate::suite::mcp2025::rule::spec;
+    use crate::transport::{AddressPolicy, HttpClient, Limits};
+    use futures::FutureExt;
+    use serde_json::json;
+
+    fn rule() -> Mcp25Rule {
+        Mcp25Rule::new(
+            "MCP25-TST-001",
+            "a rule of this test",
+            Keyword::Must,
+            Outcome::Fail,
+            spec!("/basic"),
+            "TST",
+            |_| async { Judgement::pass("judged") }.boxed(),
+        )
+    }
+
+    /// A session over HTTP (nothing is sent) whose `initialize` advertised `tools`.
+    async fn session() -> Session {
+        let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+        let url = url::Url::parse("http://127.0.0.1:9/mcp").expect("url");
+        let client = Client::new(
+            Endpoint::Http(url),
+            http,
+            Limits::default().request_timeout,
+            1,
+        );
+        let main = client.connect().await.expect("no traffic over HTTP");
+        let mut init = Reply::new(
+            "initialize",
+            Exchange {
+                request: crate::suite::RequestRecord {
+                    line: "POST".into(),
+                    headers: Vec::new(),
+                    body: String::new(),
+                },
+                response: None,
+                error: None,
+            },
+        );
+        init.message = Some(json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "t", "version": "1"}
+        }}));
+        Session {
+            client,
+            main,
+            init,
+            initialized: None,
+            unknown_versions: Default::default(),
+        }
+    }
+
+    #[tokio::test]
+    async fn scoped_rules_are_skipped_with_their_reason() {
+        let s = session().await;
+        let judged = Judged::new();
+        assert_eq!(precondition(&rule(), &s, &judged), None);
+        let prompts = rule().needs_capability("prompts");
+        let reason = precondition(&prompts, &s, &judged).expect("skipped");
+        assert!(
+            reason.contains("does not advertise the `prompts` capability"),
+            "{reason}"
+        );
+        assert_eq!(
+            precondition(&rule().needs_capability("tools"), &s, &judged),
+            None
+        );
+        let stdio = rule().only_on(Transport::Stdio);
+        let reason = precondition(&stdio, &s, &judged).expect("skipped");
+        assert!(
+            reason.contains("written for the stdio transport"),
+            "{reason}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failed_requirement_skips_without_a_cascade() {
+        let s = session().await;
+        let mut judged = Judged::new();
+        judged.insert(INITIALIZE_ID, (Outcome::Fail, "bad".into()));
+        let reason = precondition(&rule(), &s, &judged).expect("skipped");
+        assert_eq!(reason, format!("not verified: {INITIALIZE_ID} failed"));
+        let dependent = rule().requires(&["MCP25-TST-002"]);
+        judged.insert("MCP25-TST-002", (Outcome::Skip, reason.clone()));
+        assert_eq!(precondition(&dependent, &s, &judged), Some(reason));
+        judged.insert("MCP25-TST-002", (Outcome::Pass, "ok".into()));
+        assert_eq!(precondition(&dependent, &s, &judged), None);
+    }
+}

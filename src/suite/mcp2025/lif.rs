@@ -1,0 +1,686 @@
+//! LIF — lifecycle (basic/lifecycle): the `initialize` result, version
+//! negotiation, `notifications/initialized`, and what a server does with a
+//! request before `initialize`.
+
+use super::client::{Awaiting, Connection, PROTOCOL_VERSION, Reply, Transport};
+use super::rule::{INITIALIZE_ID, Mcp25Rule, spec};
+use super::session::{Judgement, Kind, Session};
+use crate::suite::Outcome;
+use crate::suite::mcp::Keyword;
+use crate::suite::mcp::client::clip;
+use futures::FutureExt;
+use serde_json::{Value, json};
+
+/// Versions no server supports: the answers show how the server negotiates.
+const UNKNOWN_VERSIONS: &[&str] = &["1999-01-01", "protocheck-not-a-version"];
+
+/// The first published revision of MCP: a version offered instead of an
+/// unknown one is a revision from this one on.
+const FIRST_REVISION: &str = "2024-11-05";
+
+/// How long a server is watched for requests before `notifications/initialized`.
+const EARLY_WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
+
+pub(crate) const INITIALIZE_RESULT: Mcp25Rule = Mcp25Rule::new(
+    INITIALIZE_ID,
+    "initialize is answered with protocolVersion, capabilities and serverInfo",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/lifecycle#initialization"),
+    "LIF",
+    |s| initialize_result(s).boxed(),
+)
+.says(
+    "the server answers initialize with its protocol version, its capabilities and its \
+     implementation information (serverInfo with a name and a version)",
+)
+.requires(&[]);
+
+pub(crate) const SAME_VERSION: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-LIF-002",
+    "A request for 2025-11-25 is answered with 2025-11-25",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/lifecycle#version-negotiation"),
+    "LIF",
+    |s| same_version(s).boxed(),
+)
+.says("a server that supports the version the client asked for answers with that same version")
+.requires(&[]);
+
+pub(crate) const OTHER_VERSION: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-LIF-003",
+    "A request for an unknown version is answered with a revision the server supports",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/lifecycle#version-negotiation"),
+    "LIF",
+    |s| other_version(s).boxed(),
+)
+.says(
+    "a server that does not support the version asked for answers with another version it supports",
+);
+
+pub(crate) const LATEST_VERSION: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-LIF-004",
+    "The revision offered for an unknown version is the latest the server supports",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/basic/lifecycle#version-negotiation"),
+    "LIF",
+    |s| latest_version(s).boxed(),
+)
+.says("the version offered instead of an unsupported one should be the latest the server supports")
+.requires(&[INITIALIZE_ID, "MCP25-LIF-003"]);
+
+pub(crate) const INITIALIZED_ACCEPTED: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-LIF-005",
+    "notifications/initialized is accepted: no response, and requests are served after it",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/lifecycle#initialization"),
+    "LIF",
+    |s| initialized_accepted(s).boxed(),
+)
+.says(
+    "after a successful initialize the client sends notifications/initialized; a notification \
+     never gets a response",
+);
+
+pub(crate) const NO_EARLY_REQUESTS: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-LIF-006",
+    "No server request other than ping before notifications/initialized",
+    Keyword::ShouldNot,
+    Outcome::Warn,
+    spec!("/basic/lifecycle#initialization"),
+    "LIF",
+    |s| no_early_requests(s).boxed(),
+)
+.says(
+    "until it receives notifications/initialized, the server should send no requests other \
+     than pings (logging notifications are allowed)",
+);
+
+pub(crate) const BEFORE_INITIALIZE: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-LIF-007",
+    "A request other than ping before initialize is not processed",
+    Keyword::ShouldNot,
+    Outcome::Info,
+    spec!("/basic/lifecycle#initialization"),
+    "LIF",
+    |s| before_initialize(s).boxed(),
+)
+.says(
+    "initialization comes first, and clients should send nothing but pings before the \
+     initialize response (the sentence binds the client; a server is not required to refuse)",
+)
+.only_on(Transport::Stdio);
+
+pub(crate) const DECLARED_NOTIFICATIONS: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-LIF-008",
+    "List-changed and resource-updated notifications only for declared capabilities",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/lifecycle#operation"),
+    "LIF",
+    |s| declared_notifications(s).boxed(),
+)
+.says("both parties use only capabilities that were successfully negotiated")
+.run_wide();
+
+pub(crate) const NO_CLIENT_FEATURE_REQUESTS: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-LIF-009",
+    "No sampling, elicitation or roots request to a client that declared none of them",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/lifecycle#operation"),
+    "LIF",
+    |s| no_client_feature_requests(s).boxed(),
+)
+.says(
+    "both parties use only capabilities that were successfully negotiated; protocheck \
+     declares no client capability",
+)
+.run_wide();
+
+pub(crate) const RULES: &[Mcp25Rule] = &[
+    INITIALIZE_RESULT,
+    SAME_VERSION,
+    OTHER_VERSION,
+    LATEST_VERSION,
+    INITIALIZED_ACCEPTED,
+    NO_EARLY_REQUESTS,
+    BEFORE_INITIALIZE,
+    DECLARED_NOTIFICATIONS,
+    NO_CLIENT_FEATURE_REQUESTS,
+];
+
+/// Whether `text` is a revision of MCP: a `YYYY-MM-DD` date from the first
+/// published revision on.
+fn is_revision(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            _ => c.is_ascii_digit(),
+        })
+        && text >= FIRST_REVISION
+}
+
+/// What is missing or wrong in an `InitializeResult`.
+fn result_problems(result: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    if !result.is_object() {
+        return vec!["the result is not an object".to_owned()];
+    }
+    if !result.get("protocolVersion").is_some_and(Value::is_string) {
+        problems.push("`protocolVersion` is missing or not a string".to_owned());
+    }
+    if !result.get("capabilities").is_some_and(Value::is_object) {
+        problems.push("`capabilities` is missing or not an object".to_owned());
+    }
+    match result.get("serverInfo") {
+        Some(info) if info.is_object() => {
+            for field in ["name", "version"] {
+                if !info.get(field).is_some_and(Value::is_string) {
+                    problems.push(format!("`serverInfo.{field}` is missing or not a string"));
+                }
+            }
+        }
+        _ => problems.push("`serverInfo` is missing or not an object".to_owned()),
+    }
+    // Optional; absent is fine and not reported.
+    if let Some(instructions) = result.get("instructions")
+        && !instructions.is_string()
+    {
+        problems.push(format!(
+            "`instructions` is {} instead of a string",
+            clip(&instructions.to_string(), 60)
+        ));
+    }
+    problems
+}
+
+/// Whether a refusal of `initialize` is how a 2026-07-28 server answers it:
+/// HTTP 400 or 404 with -32601 or -32020…-32022 (digest, decision D1).
+fn modern_refusal(reply: &Reply) -> bool {
+    matches!(reply.status, Some(400 | 404))
+        && reply
+            .error_code()
+            .is_some_and(|c| c == -32601 || (-32022..=-32020).contains(&c))
+}
+
+async fn initialize_result(s: &Session) -> Judgement {
+    if modern_refusal(&s.init) {
+        return Judgement::info(format!(
+            "speaks 2026-07-28 only; run the mcp-2026-07-28 suite: `initialize` was answered {}",
+            s.init.describe()
+        ))
+        .reply(&s.init);
+    }
+    let Some(result) = s.init_result() else {
+        return Judgement::fail(format!(
+            "`initialize` (protocolVersion {PROTOCOL_VERSION}) was answered {}",
+            s.init.describe()
+        ))
+        .reply(&s.init);
+    };
+    let problems = result_problems(result);
+    if !problems.is_empty() {
+        return Judgement::fail(format!(
+            "the `initialize` result is malformed: {}",
+            problems.join("; ")
+        ))
+        .reply(&s.init);
+    }
+    match s.negotiated() {
+        Some(PROTOCOL_VERSION) => Judgement::pass(format!(
+            "`initialize` answered protocolVersion {PROTOCOL_VERSION}, capabilities and serverInfo"
+        ))
+        .reply(&s.init),
+        // The era gate: a server answering with another revision does not
+        // speak this one, and no other rule of the suite applies to it.
+        other => Judgement::info(format!(
+            "speaks {}, not {PROTOCOL_VERSION}",
+            clip(other.unwrap_or("?"), 40)
+        ))
+        .reply(&s.init),
+    }
+}
+
+async fn same_version(s: &Session) -> Judgement {
+    let Some(answered) = s.negotiated() else {
+        return Judgement::skip(format!(
+            "not verified: `initialize` was answered {}",
+            s.init.describe()
+        ))
+        .reply(&s.init);
+    };
+    if answered == PROTOCOL_VERSION {
+        return Judgement::pass(format!(
+            "asked for {PROTOCOL_VERSION}, the server answered {PROTOCOL_VERSION}"
+        ))
+        .reply(&s.init);
+    }
+    // A server that does not support 2025-11-25 rightly answers another
+    // revision. Whether it supports it shows only where the server names
+    // 2025-11-25 itself: as the revision it offers for an unknown one.
+    for (asked, reply) in s.unknown_version_probes(UNKNOWN_VERSIONS).await {
+        if offered(reply) == Some(PROTOCOL_VERSION) {
+            return Judgement::fail(format!(
+                "asked for {PROTOCOL_VERSION}, the server answered `{}`, yet it offers \
+                 {PROTOCOL_VERSION} when asked for `{asked}`: it supports the revision it was \
+                 asked for and did not answer with it",
+                clip(answered, 40)
+            ))
+            .reply(&s.init)
+            .reply(reply);
+        }
+    }
+    Judgement::skip(format!(
+        "not verified: the server answered `{}` and never named {PROTOCOL_VERSION} as a revision \
+         it supports",
+        clip(answered, 40)
+    ))
+    .reply(&s.init)
+}
+
+/// The revision an `initialize` result offers.
+fn offered(reply: &Reply) -> Option<&str> {
+    reply.result()?.get("protocolVersion")?.as_str()
+}
+
+/// Whether an error answering `initialize` names a revision (in its
+/// message or data): the lifecycle page's error example lists them.
+fn names_revisions(error: &Value) -> bool {
+    fn walk(value: &Value) -> bool {
+        match value {
+            Value::String(text) => text
+                .split(|c: char| !(c.is_ascii_digit() || c == '-'))
+                .any(is_revision),
+            Value::Array(items) => items.iter().any(walk),
+            Value::Object(map) => map.values().any(walk),
+            _ => false,
+        }
+    }
+    walk(error)
+}
+
+async fn other_version(s: &Session) -> Judgement {
+    let probes = s.unknown_version_probes(UNKNOWN_VERSIONS).await;
+    let rank = |k: Kind| match k {
+        Kind::Fail => 4,
+        Kind::Warn => 3,
+        Kind::Info => 2,
+        Kind::Skip => 1,
+        Kind::Pass => 0,
+    };
+    let mut worst = Judgement::pass("");
+    let mut notes = Vec::new();
+    for (asked, reply) in probes {
+        let j = judge_other_version(asked, reply);
+        notes.push(j.message.clone());
+        if rank(j.kind) > rank(worst.kind) {
+            worst = j;
+        }
+    }
+    let mut judged = Judgement {
+        message: notes.join("; "),
+        evidence: Vec::new(),
+        ..worst
+    };
+    for (_, reply) in probes {
+        judged = judged.reply(reply);
+    }
+    judged
+}
+
+fn judge_other_version(asked: &str, reply: &Reply) -> Judgement {
+    if reply.unanswered() {
+        return Judgement::skip(format!(
+            "not verified: `initialize` asking for `{asked}` got {}",
+            reply.describe()
+        ));
+    }
+    if let Some(result) = reply.result() {
+        return match result.get("protocolVersion").and_then(Value::as_str) {
+            Some(v) if v == asked => Judgement::fail(format!(
+                "asked for `{asked}`, which is no revision of MCP, the server echoed it back"
+            )),
+            Some(v) if is_revision(v) => {
+                Judgement::pass(format!("asked for `{asked}`, the server offered {v}"))
+            }
+            Some(v) => Judgement::fail(format!(
+                "asked for `{asked}`, the server answered `{}`, which is not a revision of MCP",
+                clip(v, 40)
+            )),
+            None => Judgement::fail(format!(
+                "asked for `{asked}`, the server answered a result without a protocolVersion"
+            )),
+        };
+    }
+    // The lifecycle page's error example refuses an unsupported version with
+    // a JSON-RPC error listing the supported ones: a server author following
+    // it is not faulted.
+    if let Some(error) = reply.error_object() {
+        if names_revisions(error) {
+            return Judgement::pass(format!(
+                "asked for `{asked}`, the server refused it {} naming the revisions it supports \
+                 (the reading of the lifecycle page's error example; offering a revision is the \
+                 other)",
+                reply.describe()
+            ));
+        }
+        return Judgement::warn(format!(
+            "asked for `{asked}`, the server refused it {} without naming a revision it \
+             supports: neither a revision offered nor the lifecycle page's error with the \
+             supported versions",
+            reply.describe()
+        ));
+    }
+    Judgement::fail(format!(
+        "asked for `{asked}`, the server answered {}: neither a revision it supports nor a \
+         JSON-RPC error",
+        reply.describe()
+    ))
+}
+
+async fn latest_version(s: &Session) -> Judgement {
+    let probes = s.unknown_version_probes(UNKNOWN_VERSIONS).await;
+    let offers: Vec<(&str, &str, &Reply)> = probes
+        .iter()
+        .filter_map(|(asked, reply)| Some((asked.as_str(), offered(reply)?, reply)))
+        .collect();
+    if offers.is_empty() {
+        return Judgement::skip(
+            "not applicable: the server refused unknown versions with an error instead of \
+             offering a revision",
+        );
+    }
+    // It accepted 2025-11-25 (MCP25-LIF-001): an older offer is not its latest.
+    let older: Vec<_> = offers
+        .iter()
+        .filter(|(_, v, _)| *v < PROTOCOL_VERSION)
+        .collect();
+    if older.is_empty() {
+        let mut j = Judgement::pass(format!(
+            "for an unknown version the server offered {}",
+            offers.first().map_or("", |o| o.1)
+        ));
+        for (_, _, reply) in &offers {
+            j = j.reply(reply);
+        }
+        return j;
+    }
+    let mut j = Judgement::fail(format!(
+        "asked for `{}`, the server offered {}, older than {PROTOCOL_VERSION}, which it accepted",
+        older[0].0, older[0].1
+    ))
+    .reply(&s.init);
+    for (_, _, reply) in older {
+        j = j.reply(reply);
+    }
+    j
+}
+
+async fn initialized_accepted(s: &Session) -> Judgement {
+    let Some(note) = &s.initialized else {
+        return Judgement::skip("not verified: `initialize` was not answered with a result");
+    };
+    if note.message.is_some() {
+        return Judgement::fail(format!(
+            "`notifications/initialized` was answered {}: a notification gets no response",
+            note.describe()
+        ))
+        .reply(note);
+    }
+    if let Some(status) = note.status
+        && status >= 400
+    {
+        return Judgement::fail(format!(
+            "`notifications/initialized` was refused: {}",
+            note.describe()
+        ))
+        .reply(note);
+    }
+    if note.unanswered()
+        && let Some(err) = note.error.as_ref().filter(|e| !is_timeout(e))
+    {
+        return Judgement::skip(format!(
+            "not verified: `notifications/initialized` could not be sent: {err}"
+        ))
+        .reply(note);
+    }
+    let ping = s.main.request("ping", json!({})).await;
+    if ping.result().is_none() {
+        return Judgement::fail(format!(
+            "after `notifications/initialized`, `ping` was answered {}",
+            ping.describe()
+        ))
+        .reply(note)
+        .reply(&ping);
+    }
+    Judgement::pass(format!(
+        "`notifications/initialized` got no response ({}) and `ping` was served after it",
+        match note.status {
+            Some(status) => format!("HTTP {status}"),
+            None => "no line before the reply to a `ping` sent after it".to_owned(),
+        }
+    ))
+    .reply(note)
+    .reply(&ping)
+}
+
+fn is_timeout(err: &crate::transport::TransportError) -> bool {
+    matches!(err, crate::transport::TransportError::Timeout(_))
+}
+
+/// Judges the answer to a notification: no JSON-RPC response; over HTTP,
+/// the status is left to the HTP rules.
+pub(crate) fn judge_unanswered(reply: &Reply, what: &str) -> Judgement {
+    if reply.message.is_some() {
+        return Judgement::fail(format!(
+            "{what} was answered {}: a notification gets no response",
+            reply.describe()
+        ))
+        .reply(reply);
+    }
+    if reply.unanswered()
+        && let Some(err) = reply.error.as_ref().filter(|e| !is_timeout(e))
+    {
+        return Judgement::skip(format!("not verified: {what} could not be sent: {err}"))
+            .reply(reply);
+    }
+    Judgement::pass(format!(
+        "{what} got no JSON-RPC response ({})",
+        match reply.status {
+            Some(status) => format!("HTTP {status}"),
+            None => "no line before the reply to a `ping` sent after it".to_owned(),
+        }
+    ))
+    .reply(reply)
+}
+
+async fn no_early_requests(s: &Session) -> Judgement {
+    let conn = match s.fresh().await {
+        Ok(conn) => conn,
+        Err(j) => return j,
+    };
+    let init = conn.initialize(PROTOCOL_VERSION).await;
+    if init.result().is_none() {
+        conn.close().await;
+        return Judgement::skip(format!(
+            "not verified: `initialize` on a new connection was answered {}",
+            init.describe()
+        ))
+        .reply(&init);
+    }
+    let mut requests: Vec<Value> = init.server_requests.clone();
+    let mut evidence = vec![init.exchange.clone()];
+    match s.transport() {
+        Transport::Stdio => {
+            requests.extend(
+                conn.listen(EARLY_WINDOW)
+                    .await
+                    .into_iter()
+                    .filter(|f| f.get("id").is_some()),
+            );
+        }
+        Transport::Http => {
+            let get = conn.get_stream(EARLY_WINDOW).await;
+            if let Some(frame) = &get.message
+                && frame.get("method").is_some()
+                && frame.get("id").is_some()
+            {
+                requests.push(frame.clone());
+                evidence.push(get.exchange.clone());
+            }
+        }
+    }
+    conn.initialized().await;
+    conn.close().await;
+    let early: Vec<String> = requests
+        .iter()
+        .filter_map(|r| r.get("method").and_then(Value::as_str))
+        .filter(|m| *m != "ping")
+        .map(|m| format!("`{}`", clip(m, 60)))
+        .collect();
+    let mut j = if early.is_empty() {
+        Judgement::pass(format!(
+            "no request other than ping came in the {} ms between the initialize response and \
+             `notifications/initialized`",
+            EARLY_WINDOW.as_millis()
+        ))
+    } else {
+        Judgement::fail(format!(
+            "before `notifications/initialized` the server sent {}",
+            early.join(", ")
+        ))
+    };
+    for exchange in &evidence {
+        j = j.with(exchange);
+    }
+    j
+}
+
+async fn before_initialize(s: &Session) -> Judgement {
+    let conn: Connection = match s.fresh().await {
+        Ok(conn) => conn,
+        Err(j) => return j,
+    };
+    let id = json!(s.client.next_id());
+    let frame = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}});
+    let reply = conn
+        .send_frame("tools/list", frame.to_string(), Awaiting::Nothing)
+        .await;
+    conn.close().await;
+    if reply.result().is_some() {
+        return Judgement::fail(
+            "`tools/list` written as the first line to a new process, before initialize, was \
+             answered with a result: the server processed it without the handshake",
+        )
+        .reply(&reply);
+    }
+    if reply.unanswered()
+        && let Some(err) = reply.error.as_ref().filter(|e| !is_timeout(e))
+    {
+        return Judgement::skip(format!(
+            "not verified: `tools/list` before initialize could not be sent: {err}"
+        ))
+        .reply(&reply);
+    }
+    Judgement::pass(format!(
+        "`tools/list` before initialize was not processed: {}",
+        if reply.message.is_some() {
+            reply.describe()
+        } else {
+            "no answer before the reply to a `ping` sent after it".to_owned()
+        }
+    ))
+    .reply(&reply)
+}
+
+async fn declared_notifications(s: &Session) -> Judgement {
+    let caps = s.capabilities();
+    let declared = |cap: &str, flag: &str| {
+        caps.get(cap)
+            .and_then(|c| c.get(flag))
+            .and_then(Value::as_bool)
+            == Some(true)
+    };
+    let mut undeclared = Vec::new();
+    let notes = s.client.notifications();
+    for note in &notes {
+        let Some(method) = note.get("method").and_then(Value::as_str) else {
+            continue;
+        };
+        let needed = match method {
+            "notifications/tools/list_changed" => Some(("tools", "listChanged")),
+            "notifications/resources/list_changed" => Some(("resources", "listChanged")),
+            "notifications/prompts/list_changed" => Some(("prompts", "listChanged")),
+            _ => None,
+        };
+        if let Some((cap, flag)) = needed
+            && !declared(cap, flag)
+        {
+            undeclared.push(format!("`{method}` without `{cap}.{flag}: true`"));
+        }
+        // protocheck subscribes to no resource, so no update is solicited.
+        if method == "notifications/resources/updated" {
+            undeclared.push(format!("`{method}` with no subscription by protocheck"));
+        }
+    }
+    if undeclared.is_empty() {
+        // The capabilities judged against are the evidence.
+        return Judgement::pass(format!(
+            "none of the {} notifications of the run used an undeclared capability",
+            notes.len()
+        ))
+        .reply(&s.init);
+    }
+    undeclared.dedup();
+    Judgement::fail(format!(
+        "the server sent {}",
+        crate::suite::mcp::client::some(&undeclared, 4, "; ")
+    ))
+    .reply(&s.init)
+}
+
+/// The requests a server sends only to a client that declared the
+/// capability, and that capability.
+const CLIENT_FEATURES: &[(&str, &str)] = &[
+    ("sampling/createMessage", "sampling"),
+    ("elicitation/create", "elicitation"),
+    ("roots/list", "roots"),
+];
+
+async fn no_client_feature_requests(s: &Session) -> Judgement {
+    let requests = s.client.server_requests();
+    let mut bad: Vec<String> = Vec::new();
+    let mut evidence = Vec::new();
+    for (request, exchange) in &requests {
+        let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+        if let Some((_, capability)) = CLIENT_FEATURES.iter().find(|(m, _)| *m == method) {
+            bad.push(format!("`{method}` (capability `{capability}`)"));
+            evidence.push(exchange);
+        }
+    }
+    if bad.is_empty() {
+        return Judgement::pass(format!(
+            "the server sent {} request{} of its own, none for a client capability protocheck \
+             did not declare",
+            requests.len(),
+            if requests.len() == 1 { "" } else { "s" }
+        ))
+        .reply(&s.init);
+    }
+    bad.dedup();
+    let mut j = Judgement::fail(format!(
+        "protocheck declared no client capability, yet the server sent {}",
+        crate::suite::mcp::client::some(&bad, 4, ", ")
+    ));
+    for exchange in evidence {
+        j = j.with(exchange);
+    }
+    j
+}

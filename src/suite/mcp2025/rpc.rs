@@ -1,0 +1,855 @@
+//! RPC — the JSON-RPC base (basic, "Messages"): ids echoed, result xor
+//! error, the error object, the standard error codes, no batches, no
+//! response to a notification, `_meta` tolerated. Every probe goes over the
+//! run's initialized connection.
+
+use super::client::{Awaiting, Reply, Seen, Transport};
+use super::lif::judge_unanswered;
+use super::rule::{Mcp25Rule, spec};
+use super::session::{Judgement, Kind, Session};
+use crate::suite::mcp::Keyword;
+use crate::suite::mcp::client::{clip, some};
+use crate::suite::mcp::wire::{as_integer, code};
+use crate::suite::{Exchange, Outcome};
+use crate::transport::TransportError;
+use futures::FutureExt;
+use serde_json::{Value, json};
+
+pub(crate) const ID_ECHOED: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-RPC-001",
+    "A response carries the id of its request, with the same JSON type",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic#result-responses"),
+    "RPC",
+    |s| id_echoed(s).boxed(),
+)
+.says("results and errors repeat the id of the request they answer")
+.run_wide();
+
+pub(crate) const RESULT_XOR_ERROR: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-RPC-002",
+    "Every response has jsonrpc 2.0 and exactly one of result and error; result is an object",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic#messages"),
+    "RPC",
+    |s| result_xor_error(s).boxed(),
+)
+.says(
+    "all messages follow JSON-RPC 2.0; a success response holds a result object, a failure an \
+     error",
+)
+.run_wide();
+
+pub(crate) const ERROR_SHAPE: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-RPC-003",
+    "An error object has an integer code and a string message",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic#error-responses"),
+    "RPC",
+    |s| error_shape(s).boxed(),
+)
+.says("errors carry a code and a message, and the code is an integer")
+.run_wide();
+
+pub(crate) const PARSE_ERROR: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-RPC-004",
+    "Malformed JSON is refused (-32700, HTTP 4xx, or silence on stdio) and the server keeps serving",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic#messages"),
+    "RPC",
+    |s| parse_error(s).boxed(),
+)
+.says("JSON-RPC 2.0 reserves -32700 for text that is not valid JSON");
+
+pub(crate) const INVALID_REQUEST: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-RPC-005",
+    "A request object without method is refused with -32600",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic#requests"),
+    "RPC",
+    |s| invalid_request(s).boxed(),
+)
+.says("a request names a method; JSON-RPC answers an invalid request object with -32600");
+
+pub(crate) const NULL_ID: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-RPC-006",
+    "A request with a null id is not processed as a normal request",
+    Keyword::MustNot,
+    Outcome::Fail,
+    spec!("/basic#requests"),
+    "RPC",
+    |s| null_id(s).boxed(),
+)
+.says("unlike plain JSON-RPC, MCP forbids a null request id");
+
+pub(crate) const METHOD_NOT_FOUND: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-RPC-007",
+    "An unknown method gets error -32601",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic#messages"),
+    "RPC",
+    |s| method_not_found(s).boxed(),
+)
+.says("JSON-RPC names -32601 for a method that does not exist");
+
+pub(crate) const NO_BATCH: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-RPC-008",
+    "A JSON-RPC batch (array) is not answered as a batch",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/transports#sending-messages-to-the-server"),
+    "RPC",
+    |s| no_batch(s).boxed(),
+)
+.says(
+    "a message is a single request, notification or response (batching was removed in \
+     2025-06-18), so no answer is an array",
+);
+
+pub(crate) const NOTIFICATION_UNANSWERED: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-RPC-009",
+    "A notification, known or unknown, gets no JSON-RPC response",
+    Keyword::MustNot,
+    Outcome::Fail,
+    spec!("/basic#notifications"),
+    "RPC",
+    |s| notification_unanswered(s).boxed(),
+)
+.says("the receiver of a notification does not reply to it");
+
+pub(crate) const META_TOLERATED: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-RPC-010",
+    "A request carrying params._meta is served like one without",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic#meta"),
+    "RPC",
+    |s| meta_tolerated(s).boxed(),
+)
+.says("`_meta` is reserved for attaching metadata to any request; a server accepts it");
+
+pub(crate) const UTF8: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-RPC-011",
+    "Everything the server sends is valid UTF-8",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/transports"),
+    "RPC",
+    |s| utf8(s).boxed(),
+)
+.says("JSON-RPC messages in MCP are UTF-8 encoded")
+.run_wide();
+
+pub(crate) const META_NAMES: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-RPC-012",
+    "Every _meta key the server sends has a well-formed name",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic#meta"),
+    "RPC",
+    |s| meta_names(s).boxed(),
+)
+.says(
+    "a `_meta` key is an optional prefix of dot-separated labels ending in `/`, then a name \
+     that, unless empty, begins and ends with a letter or digit",
+)
+.run_wide();
+
+pub(crate) const RULES: &[Mcp25Rule] = &[
+    ID_ECHOED,
+    RESULT_XOR_ERROR,
+    ERROR_SHAPE,
+    PARSE_ERROR,
+    INVALID_REQUEST,
+    NULL_ID,
+    METHOD_NOT_FOUND,
+    NO_BATCH,
+    NOTIFICATION_UNANSWERED,
+    META_TOLERATED,
+    UTF8,
+    META_NAMES,
+];
+
+/// A method no revision of MCP defines.
+const UNKNOWN_METHOD: &str = "protocheck/unknown-method";
+
+/// Most problems named in one finding.
+const MAX_NAMED: usize = 4;
+
+/// Whether `got` is the id `sent`: the same value, or the same number.
+fn same_id(sent: &Value, got: Option<&Value>) -> bool {
+    match (sent, got) {
+        (_, None) => false,
+        (Value::Number(a), Some(Value::Number(b))) => a == b || a.as_f64() == b.as_f64(),
+        (a, Some(b)) => a == b,
+    }
+}
+
+/// A run-wide finding over `bad` (problem, exchange) out of the `seen`
+/// answers; a pass shows the first of them, or `fallback` when there were none.
+fn over_run(
+    bad: Vec<(String, Exchange)>,
+    seen: &[Seen],
+    what: &str,
+    fallback: &Exchange,
+) -> Judgement {
+    let total = seen.len();
+    if bad.is_empty() {
+        let j = Judgement::pass(format!("all {total} {what} of the run conform"));
+        return j.with(seen.first().map_or(fallback, |first| &first.exchange));
+    }
+    let names: Vec<String> = bad.iter().map(|(p, _)| p.clone()).collect();
+    let mut j = Judgement::fail(format!(
+        "{} of {total} {what}: {}",
+        bad.len(),
+        some(&names, MAX_NAMED, "; ")
+    ));
+    for (_, exchange) in &bad {
+        j = j.with(exchange);
+    }
+    j
+}
+
+async fn id_echoed(s: &Session) -> Judgement {
+    // Ids of both JSON types, one string that reads as a number.
+    let ids = [
+        json!(s.client.next_id()),
+        json!(format!("pc-{}", s.client.next_id())),
+        json!(s.client.next_id().to_string()),
+    ];
+    for id in ids {
+        s.main.request_with_id(id, "ping", json!({})).await;
+    }
+    let seen = s.client.seen();
+    let mut bad = Vec::new();
+    for answer in &seen {
+        let (Some(sent), Some(message)) = (&answer.id, &answer.message) else {
+            continue;
+        };
+        let got = message.get("id");
+        if !same_id(sent, got) {
+            bad.push((
+                format!(
+                    "`{}` with id {sent} was answered with id {}",
+                    answer.method,
+                    got.map_or("(none)".to_owned(), |g| clip(&g.to_string(), 60))
+                ),
+                answer.exchange.clone(),
+            ));
+        }
+    }
+    over_run(bad, &seen, "answers to requests", &s.init.exchange)
+}
+
+/// What is wrong with `message` as a single JSON-RPC 2.0 response.
+fn response_problems(message: &Value) -> Vec<&'static str> {
+    let Some(obj) = message.as_object() else {
+        return vec!["the answer is not a JSON object"];
+    };
+    let mut problems = Vec::new();
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        problems.push("`jsonrpc` is not \"2.0\"");
+    }
+    match (obj.contains_key("result"), obj.contains_key("error")) {
+        (true, true) => problems.push("it has both `result` and `error`"),
+        (false, false) => problems.push("it has neither `result` nor `error`"),
+        _ => {}
+    }
+    if obj.get("result").is_some_and(|r| !r.is_object()) {
+        problems.push("`result` is not an object");
+    }
+    problems
+}
+
+async fn result_xor_error(s: &Session) -> Judgement {
+    let seen = s.client.seen();
+    let mut bad = Vec::new();
+    for answer in &seen {
+        let Some(message) = &answer.message else {
+            continue;
+        };
+        let problems = response_problems(message);
+        if !problems.is_empty() {
+            bad.push((
+                format!("the answer to `{}`: {}", answer.method, problems.join(", ")),
+                answer.exchange.clone(),
+            ));
+        }
+    }
+    over_run(bad, &seen, "responses", &s.init.exchange)
+}
+
+/// What is wrong with the `error` of an error response.
+fn error_problems(error: &Value) -> Vec<String> {
+    let Some(obj) = error.as_object() else {
+        return vec!["`error` is not an object".to_owned()];
+    };
+    let mut problems = Vec::new();
+    match obj.get("code") {
+        Some(c) if as_integer(c).is_some() => {}
+        Some(c) => problems.push(format!(
+            "`error.code` {} is not an integer",
+            clip(&c.to_string(), 40)
+        )),
+        None => problems.push("`error.code` is missing".to_owned()),
+    }
+    if !obj.get("message").is_some_and(Value::is_string) {
+        problems.push("`error.message` is missing or not a string".to_owned());
+    }
+    problems
+}
+
+async fn error_shape(s: &Session) -> Judgement {
+    let seen = s.client.seen();
+    let errors: Vec<&Seen> = seen
+        .iter()
+        .filter(|a| a.message.as_ref().is_some_and(|m| m.get("error").is_some()))
+        .collect();
+    let mut bad = Vec::new();
+    for answer in &errors {
+        let Some(error) = answer.message.as_ref().and_then(|m| m.get("error")) else {
+            continue;
+        };
+        let problems = error_problems(error);
+        if !problems.is_empty() {
+            bad.push((
+                format!(
+                    "the error answering `{}`: {}",
+                    answer.method,
+                    problems.join(", ")
+                ),
+                answer.exchange.clone(),
+            ));
+        }
+    }
+    let errors: Vec<Seen> = errors.into_iter().cloned().collect();
+    over_run(bad, &errors, "error responses", &s.init.exchange)
+}
+
+/// How a probe's silence is judged.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Silence {
+    /// Not answering is one of the accepted answers.
+    Accepted,
+    /// The probe must be answered.
+    Fails,
+}
+
+/// Judges the answer to a frame that must be refused with `want`: that
+/// code passes; another error code warns (refused, with other words); an
+/// HTTP 4xx passes (the transport's way to refuse input); a result, a 2xx
+/// without an error, a 5xx or a dropped connection fail; silence is
+/// judged as `silence` says.
+fn judge_refusal(reply: &Reply, what: &str, want: i64, name: &str, silence: Silence) -> Judgement {
+    if reply.result().is_some() {
+        return Judgement::fail(format!(
+            "{what} was answered with a result: it was processed instead of refused with \
+             {want} ({name})"
+        ))
+        .reply(reply);
+    }
+    match reply.error_code() {
+        Some(c) if c == want => {
+            return Judgement::pass(format!("{what} was answered {}", reply.describe()))
+                .reply(reply);
+        }
+        Some(_) if reply.status.is_some_and(|st| (400..500).contains(&st)) => {
+            return Judgement::pass(format!(
+                "{what} was refused {} (an HTTP 4xx refuses it whatever the code)",
+                reply.describe()
+            ))
+            .reply(reply);
+        }
+        Some(_) => {
+            return Judgement::warn(format!(
+                "{what} was refused, but {} instead of {want} ({name})",
+                reply.describe()
+            ))
+            .reply(reply);
+        }
+        None => {}
+    }
+    match reply.status {
+        Some(status) if (400..500).contains(&status) => {
+            return Judgement::pass(format!("{what} was refused {}", reply.describe()))
+                .reply(reply);
+        }
+        Some(_) => {
+            return Judgement::fail(format!(
+                "{what} was answered {}, neither JSON-RPC error {want} ({name}) nor an HTTP 4xx",
+                reply.describe()
+            ))
+            .reply(reply);
+        }
+        None => {}
+    }
+    if reply.message.is_some() {
+        return Judgement::fail(format!(
+            "{what} was answered {}, not with error {want} ({name})",
+            reply.describe()
+        ))
+        .reply(reply);
+    }
+    if let Some(err) = &reply.error
+        && !matches!(err, TransportError::Timeout(_))
+    {
+        return Judgement::fail(format!("{what} broke the connection: {err}")).reply(reply);
+    }
+    match silence {
+        Silence::Accepted => Judgement::pass(format!(
+            "{what} got no answer (no line before the reply to a `ping` sent after it)"
+        ))
+        .reply(reply),
+        Silence::Fails => Judgement::fail(format!(
+            "{what} got no answer: it is refused with error {want} ({name})"
+        ))
+        .reply(reply),
+    }
+}
+
+/// Whether the run's connection still serves a `ping` after a probe: a
+/// server that stopped fails the probe's rule.
+async fn still_serving(s: &Session, after: Judgement, what: &str) -> Judgement {
+    if matches!(after.kind, Kind::Skip) {
+        return after;
+    }
+    let ping = s.main.request("ping", json!({})).await;
+    if ping.result().is_some() {
+        return after;
+    }
+    Judgement::fail(format!(
+        "after {what}, `ping` was answered {}: the server stopped serving",
+        ping.describe()
+    ))
+    .reply(&ping)
+    .with(after.evidence.first().unwrap_or(&ping.exchange))
+}
+
+/// Silence is an accepted answer on stdio only: over HTTP every POST gets a
+/// status, and none within the timeout is a server that hung.
+fn silence_on_stdio(s: &Session) -> Silence {
+    match s.transport() {
+        Transport::Stdio => Silence::Accepted,
+        Transport::Http => Silence::Fails,
+    }
+}
+
+async fn parse_error(s: &Session) -> Judgement {
+    let text = r#"{"jsonrpc":"2.0","id":1,"#.to_owned();
+    let reply = s
+        .main
+        .send_frame("malformed JSON", text, Awaiting::Nothing)
+        .await;
+    let what = "a truncated JSON text";
+    let j = match reply.status {
+        // A 5xx refuses the text, as a server error: the catalogue reports it as a warn.
+        Some(status) if status >= 500 && reply.result().is_none() => Judgement::warn(format!(
+            "{what} was answered {}: a server error instead of -32700 (Parse error) or an \
+             HTTP 4xx",
+            reply.describe()
+        ))
+        .reply(&reply),
+        _ => judge_refusal(
+            &reply,
+            what,
+            code::PARSE_ERROR,
+            "Parse error",
+            silence_on_stdio(s),
+        ),
+    };
+    still_serving(s, j, what).await
+}
+
+async fn invalid_request(s: &Session) -> Judgement {
+    let id = json!(s.client.next_id());
+    let frame = json!({"jsonrpc": "2.0", "id": id});
+    let reply = s
+        .main
+        .send_frame("no method", frame.to_string(), Awaiting::Nothing)
+        .await;
+    s.main.retire(&[id]).await;
+    let what = "a request object without `method`";
+    // On stdio a server may drop a line that is no JSON-RPC message as long
+    // as it keeps answering (digest, decision D11): the line breaks the
+    // client's own MUST.
+    let j = judge_refusal(
+        &reply,
+        what,
+        code::INVALID_REQUEST,
+        "Invalid Request",
+        silence_on_stdio(s),
+    );
+    still_serving(s, j, what).await
+}
+
+async fn null_id(s: &Session) -> Judgement {
+    let frame = json!({"jsonrpc": "2.0", "id": null, "method": "ping"});
+    let reply = s
+        .main
+        .send_frame("null id", frame.to_string(), Awaiting::Nothing)
+        .await;
+    let what = "a `ping` whose id is null";
+    // The rule forbids processing it as a request. An error (-32600 is the
+    // preferred code), an HTTP 4xx, or no answer at all (a server may read
+    // an object without a usable id as a notification) each refuse it.
+    if reply.result().is_some() {
+        return Judgement::fail(format!(
+            "{what} was answered {}: it was processed as a normal request",
+            reply.describe()
+        ))
+        .reply(&reply);
+    }
+    if reply.unanswered()
+        && let Some(err) = reply
+            .error
+            .as_ref()
+            .filter(|e| !matches!(e, TransportError::Timeout(_)))
+    {
+        return Judgement::skip(format!("not verified: {what} could not be sent: {err}"))
+            .reply(&reply);
+    }
+    let how = if reply.error_code() == Some(code::INVALID_REQUEST) {
+        reply.describe()
+    } else if reply.message.is_some() || reply.body_len > 0 {
+        format!("{} (-32600 is the preferred refusal)", reply.describe())
+    } else if reply.status.is_some() {
+        format!("{}, so it was not processed", reply.describe())
+    } else {
+        "no answer (no line before the reply to a `ping` sent after it)".to_owned()
+    };
+    Judgement::pass(format!("{what} was not processed: {how}")).reply(&reply)
+}
+
+async fn method_not_found(s: &Session) -> Judgement {
+    let reply = s.main.request(UNKNOWN_METHOD, json!({})).await;
+    if reply.unanswered()
+        && let Some(err) = reply
+            .error
+            .as_ref()
+            .filter(|e| !matches!(e, TransportError::Timeout(_)))
+    {
+        return Judgement::skip(format!(
+            "not verified: the request could not be sent: {err}"
+        ))
+        .reply(&reply);
+    }
+    let j = judge_refusal(
+        &reply,
+        &format!("`{UNKNOWN_METHOD}`"),
+        code::METHOD_NOT_FOUND,
+        "Method not found",
+        Silence::Fails,
+    );
+    // An HTTP 4xx without the code is no JSON-RPC answer to a well-formed
+    // request: the code is what this rule asks for.
+    if j.kind == Kind::Pass && reply.error_code() != Some(code::METHOD_NOT_FOUND) {
+        return Judgement::warn(format!(
+            "`{UNKNOWN_METHOD}` was refused {}, without error -32601 (Method not found)",
+            reply.describe()
+        ))
+        .reply(&reply);
+    }
+    j
+}
+
+async fn no_batch(s: &Session) -> Judgement {
+    let ids = [json!(s.client.next_id()), json!(s.client.next_id())];
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": ids[0], "method": "ping"},
+        {"jsonrpc": "2.0", "id": ids[1], "method": "ping"},
+    ]);
+    let reply = s
+        .main
+        .send_frame("batch", batch.to_string(), Awaiting::Nothing)
+        .await;
+    s.main.retire(&ids).await;
+    let what = "a batch of two `ping`s";
+    let j = if let Some(Value::Array(items)) = &reply.message {
+        Judgement::fail(format!(
+            "{what} was answered with a JSON array of {} items: a batch is not a message of \
+             this revision",
+            items.len()
+        ))
+        .reply(&reply)
+    } else if reply.result().is_some() {
+        Judgement::info(format!(
+            "{what} was answered {}: the server split the batch and processed its members",
+            reply.describe()
+        ))
+        .reply(&reply)
+    } else if reply.error_object().is_some() {
+        Judgement::pass(format!("{what} was refused {}", reply.describe())).reply(&reply)
+    } else {
+        match reply.status {
+            Some(status) if (400..500).contains(&status) => {
+                Judgement::pass(format!("{what} was refused {}", reply.describe())).reply(&reply)
+            }
+            Some(_) => Judgement::fail(format!(
+                "{what} was answered {}: neither an HTTP 4xx nor one JSON-RPC error",
+                reply.describe()
+            ))
+            .reply(&reply),
+            None if reply.unanswered()
+                && reply
+                    .error
+                    .as_ref()
+                    .is_some_and(|e| !matches!(e, TransportError::Timeout(_))) =>
+            {
+                Judgement::fail(format!("{what} broke the connection: {}", reply.describe()))
+                    .reply(&reply)
+            }
+            None => Judgement::pass(format!(
+                "{what} got no answer (no line before the reply to a `ping` sent after it)"
+            ))
+            .reply(&reply),
+        }
+    };
+    still_serving(s, j, what).await
+}
+
+async fn notification_unanswered(s: &Session) -> Judgement {
+    let unknown = s
+        .main
+        .notify("notifications/protocheck_unknown", json!({}))
+        .await;
+    let cancelled = s
+        .main
+        .notify(
+            "notifications/cancelled",
+            json!({"requestId": format!("pc-never-sent-{}", s.client.next_id()),
+                   "reason": "protocheck: no such request"}),
+        )
+        .await;
+    let first = judge_unanswered(&unknown, "an unknown notification");
+    let second = judge_unanswered(
+        &cancelled,
+        "`notifications/cancelled` for an unknown request",
+    );
+    combine(first, second)
+}
+
+/// The worse of two judgements on parts of one rule, with both messages.
+fn combine(a: Judgement, b: Judgement) -> Judgement {
+    let rank = |k: Kind| match k {
+        Kind::Fail => 4,
+        Kind::Warn => 3,
+        Kind::Info => 2,
+        Kind::Skip => 1,
+        Kind::Pass => 0,
+    };
+    let (worse, other) = if rank(b.kind) > rank(a.kind) {
+        (b, a)
+    } else {
+        (a, b)
+    };
+    let message = format!("{}; {}", worse.message, other.message);
+    let mut joined = Judgement { message, ..worse };
+    for exchange in &other.evidence {
+        joined = joined.with(exchange);
+    }
+    joined
+}
+
+async fn meta_tolerated(s: &Session) -> Judgement {
+    let method = if s.advertises("tools") {
+        "tools/list"
+    } else {
+        "ping"
+    };
+    let plain = s.main.request(method, json!({})).await;
+    let token = format!("pc-progress-{}", s.client.next_id());
+    let params = json!({"_meta": {"dev.protocheck/probe": "meta", "progressToken": token}});
+    let with_meta = s.main.request(method, params).await;
+    if plain.unanswered() || with_meta.unanswered() {
+        return Judgement::skip(format!(
+            "not verified: `{method}` got {}",
+            if plain.unanswered() {
+                plain.describe()
+            } else {
+                with_meta.describe()
+            }
+        ))
+        .reply(&plain)
+        .reply(&with_meta);
+    }
+    if with_meta.error_object().is_some() && plain.error_object().is_none() {
+        return Judgement::fail(format!(
+            "`{method}` with `params._meta` was answered {}, while the same request without it \
+             was answered {}",
+            with_meta.describe(),
+            plain.describe()
+        ))
+        .reply(&with_meta)
+        .reply(&plain);
+    }
+    Judgement::pass(format!(
+        "`{method}` was answered {} with `params._meta` as without it",
+        with_meta.describe()
+    ))
+    .reply(&with_meta)
+    .reply(&plain)
+}
+
+async fn utf8(s: &Session) -> Judgement {
+    let bad = s.client.not_utf8();
+    if bad.is_empty() {
+        let hint = if s.transport() == Transport::Stdio {
+            " (stdout lines are checked for bytes that had to be replaced to be read)"
+        } else {
+            ""
+        };
+        return Judgement::pass(format!("every answer of the run was valid UTF-8{hint}"))
+            .with(&s.init.exchange);
+    }
+    let mut j = Judgement::fail(format!(
+        "{} answer{} of the run {} not valid UTF-8",
+        bad.len(),
+        if bad.len() == 1 { "" } else { "s" },
+        if bad.len() == 1 { "was" } else { "were" }
+    ));
+    for exchange in &bad {
+        j = j.with(exchange);
+    }
+    j
+}
+
+/// What is wrong with a `_meta` key name (basic, "General fields"), if
+/// anything: `None` for a well-formed name, `Some(Err)` for a malformed one,
+/// `Some(Ok)` for a name under a prefix reserved for MCP.
+fn meta_key_problem(key: &str) -> Option<Result<&'static str, &'static str>> {
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    let alnum = |c: char| c.is_ascii_alphanumeric();
+    if !name.is_empty() {
+        let ends = name.starts_with(alnum) && name.ends_with(alnum);
+        let inner = name.chars().all(|c| alnum(c) || "-_.".contains(c));
+        if !ends || !inner {
+            return Some(Err(
+                "its name does not begin and end with a letter or digit, or holds \
+                             characters other than letters, digits, `-`, `_` and `.`",
+            ));
+        }
+    }
+    let prefix = prefix?;
+    let labels: Vec<&str> = prefix.split('.').collect();
+    let label_ok = |l: &&str| {
+        l.starts_with(|c: char| c.is_ascii_alphabetic())
+            && l.ends_with(alnum)
+            && l.chars().all(|c| alnum(c) || c == '-')
+    };
+    if !labels.iter().all(label_ok) {
+        return Some(Err(
+            "its prefix is not dot-separated labels that begin with a letter, \
+                         end with a letter or digit and hold only letters, digits and `-`",
+        ));
+    }
+    matches!(labels.get(1), Some(&("modelcontextprotocol" | "mcp")))
+        .then_some(Ok("its prefix is reserved for MCP"))
+}
+
+/// Every `_meta` object inside `value`, with the keys of each.
+fn meta_keys<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map {
+                if key == "_meta"
+                    && let Some(meta) = inner.as_object()
+                {
+                    out.extend(meta.keys().map(String::as_str));
+                }
+                meta_keys(inner, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| meta_keys(i, out)),
+        _ => {}
+    }
+}
+
+/// The `_meta` keys the revision itself defines under its reserved prefix.
+const DEFINED_RESERVED: &[&str] = &["io.modelcontextprotocol/related-task"];
+
+async fn meta_names(s: &Session) -> Judgement {
+    let seen = s.client.seen();
+    let notes = s.client.notifications();
+    // Each `_meta` key of the run, with the exchange that carried it (a
+    // notification's is not kept, so it has none).
+    let mut keys: Vec<(&str, Option<&Exchange>)> = Vec::new();
+    for answer in &seen {
+        let mut found = Vec::new();
+        if let Some(result) = answer.message.as_ref().and_then(|m| m.get("result")) {
+            meta_keys(result, &mut found);
+        }
+        keys.extend(found.into_iter().map(|k| (k, Some(&answer.exchange))));
+    }
+    for note in &notes {
+        let mut found = Vec::new();
+        if let Some(params) = note.get("params") {
+            meta_keys(params, &mut found);
+        }
+        keys.extend(found.into_iter().map(|k| (k, None)));
+    }
+    if keys.is_empty() {
+        return Judgement::skip("not applicable: no `_meta` key came in a result or notification");
+    }
+    let mut malformed: Vec<(String, Option<&Exchange>)> = Vec::new();
+    let mut reserved: Vec<(String, Option<&Exchange>)> = Vec::new();
+    for (key, exchange) in &keys {
+        match meta_key_problem(key) {
+            Some(Err(why)) => malformed.push((format!("`{}`: {why}", clip(key, 80)), *exchange)),
+            Some(Ok(_)) if !DEFINED_RESERVED.contains(key) => reserved.push((
+                format!("`{}` uses a prefix reserved for MCP", clip(key, 80)),
+                *exchange,
+            )),
+            _ => {}
+        }
+    }
+    let list = |items: &[(String, Option<&Exchange>)]| {
+        let mut names: Vec<String> = items.iter().map(|(p, _)| p.clone()).collect();
+        names.dedup();
+        some(&names, MAX_NAMED, "; ")
+    };
+    let with_evidence = |mut j: Judgement, items: &[(String, Option<&Exchange>)]| {
+        for exchange in items.iter().filter_map(|(_, e)| *e) {
+            j = j.with(exchange);
+        }
+        if j.evidence.is_empty() {
+            j = j.with(
+                keys.iter()
+                    .find_map(|(_, e)| *e)
+                    .unwrap_or(&s.init.exchange),
+            );
+        }
+        j
+    };
+    if !malformed.is_empty() {
+        return with_evidence(
+            Judgement::fail(format!("malformed `_meta` keys: {}", list(&malformed))),
+            &malformed,
+        );
+    }
+    if !reserved.is_empty() {
+        // The text reserves the prefix without a keyword: reported, never failed.
+        return with_evidence(
+            Judgement::info(format!(
+                "`_meta` keys under a reserved prefix that 2025-11-25 does not define: {}",
+                list(&reserved)
+            )),
+            &reserved,
+        );
+    }
+    with_evidence(
+        Judgement::pass(format!(
+            "all {} `_meta` keys of the run are well-formed",
+            keys.len()
+        )),
+        &[],
+    )
+}

@@ -1,0 +1,312 @@
+//! UTL — utilities (basic/utilities): `ping`, cancellation, progress.
+
+use super::client::{Progress, Transport};
+use super::lif::judge_unanswered;
+use super::rule::{Mcp25Rule, spec};
+use super::session::{Judgement, Session};
+use crate::suite::Outcome;
+use crate::suite::mcp::Keyword;
+use crate::suite::mcp::client::clip;
+use futures::FutureExt;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// How soon a `ping` is answered to count as prompt.
+const PROMPT: Duration = Duration::from_secs(5);
+
+pub(crate) const PING: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-UTL-001",
+    "ping is answered promptly with an empty result",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/utilities/ping#behavior-requirements"),
+    "UTL",
+    |s| ping(s).boxed(),
+)
+.says("the receiver of a ping replies promptly with an empty result");
+
+pub(crate) const LATE_CANCEL: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-UTL-002",
+    "A cancellation for a request already answered is ignored",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/utilities/cancellation#timing-considerations"),
+    "UTL",
+    |s| late_cancel(s).boxed(),
+)
+.says(
+    "both parties cope with a cancellation that arrives after the response; an invalid \
+     cancellation is ignored",
+);
+
+pub(crate) const KNOWN_TOKENS: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-UTL-004",
+    "Progress notifications name only progress tokens protocheck sent",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/utilities/progress#behavior-requirements"),
+    "UTL",
+    |s| known_tokens(s).boxed(),
+)
+.says("progress notifications only reference tokens that were given in an active request")
+.run_wide();
+
+pub(crate) const INCREASING: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-UTL-005",
+    "For one token, progress strictly increases",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/utilities/progress#progress-flow"),
+    "UTL",
+    |s| increasing(s).boxed(),
+)
+.says("the progress value increases with each notification, even when the total is unknown")
+.run_wide();
+
+pub(crate) const NONE_AFTER: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-UTL-006",
+    "No progress notification for a token after its request was answered",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/utilities/progress#implementation-notes"),
+    "UTL",
+    |s| none_after(s).boxed(),
+)
+.says("progress notifications stop once the operation they report on has completed")
+.run_wide();
+
+pub(crate) const RULES: &[Mcp25Rule] = &[PING, LATE_CANCEL, KNOWN_TOKENS, INCREASING, NONE_AFTER];
+
+/// How long protocheck watches stdout, after a request with a progress
+/// token was answered, for progress that should no longer come.
+const AFTER_WINDOW: Duration = Duration::from_secs(1);
+
+/// Whether a `ping` result is empty: `{}`, or only a `_meta` member.
+fn is_empty_result(result: &Value) -> bool {
+    result
+        .as_object()
+        .is_some_and(|obj| obj.keys().all(|k| k == "_meta"))
+}
+
+async fn ping(s: &Session) -> Judgement {
+    let mut bad = Vec::new();
+    let mut replies = Vec::new();
+    for params in [None, Some(json!({}))] {
+        let started = std::time::Instant::now();
+        let reply = match &params {
+            Some(p) => s.main.request("ping", p.clone()).await,
+            None => {
+                let id = json!(s.client.next_id());
+                s.main.request_with_id_no_params(id, "ping").await
+            }
+        };
+        let took = started.elapsed();
+        let form = if params.is_some() {
+            "`ping` with params {}"
+        } else {
+            "`ping` without params"
+        };
+        match reply.result() {
+            Some(result) if !is_empty_result(result) => bad.push(format!(
+                "{form} was answered with a result that is not empty: {}",
+                clip(&result.to_string(), 120)
+            )),
+            Some(_) if took > PROMPT => {
+                bad.push(format!("{form} took {} ms to answer", took.as_millis()))
+            }
+            Some(_) => {}
+            None => bad.push(format!("{form} was answered {}", reply.describe())),
+        }
+        replies.push(reply);
+    }
+    let j = if bad.is_empty() {
+        Judgement::pass("`ping` with and without params was answered promptly with {}")
+    } else {
+        Judgement::fail(bad.join("; "))
+    };
+    replies.iter().fold(j, Judgement::reply)
+}
+
+async fn late_cancel(s: &Session) -> Judgement {
+    let id = json!(s.client.next_id());
+    let first = s.main.request_with_id(id.clone(), "ping", json!({})).await;
+    if first.result().is_none() {
+        return Judgement::skip(format!(
+            "not verified: `ping` was answered {}",
+            first.describe()
+        ))
+        .reply(&first);
+    }
+    let cancel = s
+        .main
+        .notify(
+            "notifications/cancelled",
+            json!({"requestId": id, "reason": "protocheck: cancelled after its response"}),
+        )
+        .await;
+    let after = s.main.request("ping", json!({})).await;
+    let j = judge_unanswered(&cancel, "`notifications/cancelled` for an answered `ping`");
+    if after.result().is_none() {
+        return Judgement::fail(format!(
+            "after a cancellation of an answered `ping`, the next `ping` was answered {}",
+            after.describe()
+        ))
+        .reply(&first)
+        .reply(&cancel)
+        .reply(&after);
+    }
+    j.reply(&first).reply(&after)
+}
+
+fn token_of(progress: &Progress) -> Option<&Value> {
+    progress.notification.pointer("/params/progressToken")
+}
+
+fn describe_token(token: Option<&Value>) -> String {
+    token.map_or("(none)".to_owned(), |t| clip(&t.to_string(), 60))
+}
+
+async fn known_tokens(s: &Session) -> Judgement {
+    let progress = s.client.progress();
+    if progress.is_empty() {
+        return Judgement::skip("not applicable: the server sent no progress notification");
+    }
+    let sent: Vec<Value> = s.client.tokens().into_iter().map(|(t, _)| t).collect();
+    let unknown: Vec<&Progress> = progress
+        .iter()
+        .filter(|p| !token_of(p).is_some_and(|t| sent.contains(t)))
+        .collect();
+    if unknown.is_empty() {
+        return Judgement::pass(format!(
+            "all {} progress notifications named a token protocheck sent",
+            progress.len()
+        ))
+        .with(&progress[0].exchange);
+    }
+    let named: Vec<String> = unknown
+        .iter()
+        .map(|p| describe_token(token_of(p)))
+        .collect();
+    let mut j = Judgement::fail(format!(
+        "progress notifications named tokens protocheck never sent (the same JSON type \
+         counts): {}",
+        named.join(", ")
+    ));
+    for p in unknown {
+        j = j.with(&p.exchange);
+    }
+    j
+}
+
+/// The `progress` value of a notification, when it is a number.
+fn value_of(progress: &Progress) -> Option<f64> {
+    progress
+        .notification
+        .pointer("/params/progress")
+        .and_then(Value::as_f64)
+}
+
+async fn increasing(s: &Session) -> Judgement {
+    let progress = s.client.progress();
+    let mut by_token: Vec<(Value, Vec<&Progress>)> = Vec::new();
+    for p in &progress {
+        let token = token_of(p).cloned().unwrap_or(Value::Null);
+        match by_token.iter_mut().find(|(t, _)| *t == token) {
+            Some((_, list)) => list.push(p),
+            None => by_token.push((token, vec![p])),
+        }
+    }
+    let judged: Vec<&(Value, Vec<&Progress>)> = by_token
+        .iter()
+        .filter(|(_, list)| list.len() >= 2)
+        .collect();
+    if judged.is_empty() {
+        return Judgement::skip(
+            "not applicable: no progress token got two or more progress notifications",
+        );
+    }
+    for (token, list) in &judged {
+        let values: Vec<Option<f64>> = list.iter().map(|p| value_of(p)).collect();
+        let bad = values
+            .windows(2)
+            .position(|w| !matches!((w[0], w[1]), (Some(a), Some(b)) if b > a));
+        if let Some(at) = bad {
+            let shown: Vec<String> = values
+                .iter()
+                .map(|v| v.map_or("(not a number)".to_owned(), |v| v.to_string()))
+                .collect();
+            return Judgement::fail(format!(
+                "for token {}, progress went {}: it does not increase at notification {}",
+                describe_token(Some(token)),
+                shown.join(" → "),
+                at + 2
+            ))
+            .with(&list[at].exchange)
+            .with(&list[at + 1].exchange);
+        }
+    }
+    Judgement::pass(format!(
+        "progress increased for each of {} tokens with several notifications",
+        judged.len()
+    ))
+    .with(&judged[0].1[0].exchange)
+}
+
+async fn none_after(s: &Session) -> Judgement {
+    // A request with a progress token of this rule's own, then, on stdio,
+    // a watch of stdout once it is answered (over HTTP nothing is read from
+    // a stream after its response, so only later streams can show it).
+    let token = json!(format!("pc-progress-{}", s.client.next_id()));
+    let probe = s
+        .main
+        .request("ping", json!({"_meta": {"progressToken": token}}))
+        .await;
+    if s.transport() == Transport::Stdio && probe.message.is_some() {
+        s.main.listen(AFTER_WINDOW).await;
+    }
+    let answered: Vec<Value> = s
+        .client
+        .tokens()
+        .into_iter()
+        .filter_map(|(t, answered)| answered.then_some(t))
+        .collect();
+    if answered.is_empty() {
+        return Judgement::skip(
+            "not verified: no request that carried a progress token was answered",
+        )
+        .reply(&probe);
+    }
+    let late: Vec<Progress> = s
+        .client
+        .progress()
+        .into_iter()
+        .filter(|p| {
+            token_of(p).is_some_and(|t| answered.contains(t)) && p.during.as_ref() != token_of(p)
+        })
+        .collect();
+    if late.is_empty() {
+        return Judgement::pass(format!(
+            "no progress notification came after the answer to its request ({} requests with a \
+             progress token{})",
+            answered.len(),
+            if s.transport() == Transport::Stdio {
+                format!(
+                    ", stdout watched for {} ms after one",
+                    AFTER_WINDOW.as_millis()
+                )
+            } else {
+                String::new()
+            }
+        ))
+        .reply(&probe);
+    }
+    let named: Vec<String> = late.iter().map(|p| describe_token(token_of(p))).collect();
+    let mut j = Judgement::fail(format!(
+        "progress for token {} came after its request was answered",
+        named.join(", ")
+    ));
+    for p in &late {
+        j = j.with(&p.exchange);
+    }
+    j
+}

@@ -1,0 +1,727 @@
+//! The MCP 2025-11-25 suite: its client and rules against a small server
+//! written here with a switch per fault (each rule must fail on its fault
+//! and nowhere else, and pass on the server without faults), and against
+//! servers protocheck did not write, over Streamable HTTP and stdio: the
+//! official Python SDK and the reference `server-everything`.
+//!
+//! The real servers come from the package registries (`.ci/run` installs
+//! them and names them in `PROTOCHECK_INTEROP_PYTHON`,
+//! `PROTOCHECK_INTEROP_NODE` and `PROTOCHECK_INTEROP_EVERYTHING`); without
+//! them those tests say `SKIPPED: …` and pass, unless
+//! `PROTOCHECK_REQUIRE_TOOLS=1`.
+
+use crate::common::suite::{dump, loopback};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use protocheck::suite::mcp2025;
+use protocheck::suite::runner::{Endpoint, EngineError, Reporter};
+use protocheck::suite::{Finding, Outcome, RunOptions, Verdict, VerdictDetail};
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Runs the 2025-11-25 suite against `endpoint`; the verdict and every finding.
+async fn run(endpoint: &Endpoint) -> (Result<Verdict, EngineError>, Vec<Finding>) {
+    let ctx = loopback(RunOptions::default());
+    let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+    let collector = tokio::spawn(async move {
+        let mut findings = Vec::new();
+        while let Some(f) = rx.recv().await {
+            findings.push(f);
+        }
+        findings
+    });
+    let mut reporter = Reporter::new(tx);
+    let verdict = mcp2025::run(endpoint, &ctx, &mut reporter).await;
+    drop(reporter);
+    (verdict, collector.await.expect("collector"))
+}
+
+fn outcome(findings: &[Finding], id: &str) -> Outcome {
+    findings
+        .iter()
+        .find(|f| f.rule_id == id)
+        .unwrap_or_else(|| panic!("no finding for {id}:\n{}", dump(findings)))
+        .outcome
+}
+
+fn grade(verdict: &Verdict) -> &str {
+    match &verdict.detail {
+        VerdictDetail::Mcp { grade } => grade,
+        other => panic!("not an MCP verdict: {other:?}"),
+    }
+}
+
+/// Every rule of the catalogue has exactly one finding, in catalogue order,
+/// and every judged finding carries evidence.
+fn assert_complete(findings: &[Finding]) {
+    let ids: Vec<&str> = findings.iter().map(|f| f.rule_id.as_str()).collect();
+    let catalogue: Vec<&str> = mcp2025::rules().iter().map(|r| r.id).collect();
+    assert_eq!(ids, catalogue, "findings out of catalogue order");
+    for f in findings {
+        if f.outcome != Outcome::Skip {
+            assert!(!f.evidence.is_empty(), "{} has no evidence", f.rule_id);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A small 2025-11-25 server over HTTP, correct unless a fault is switched on.
+// Faults are named by the rule they break.
+
+#[derive(Clone, Default)]
+struct Faults(
+    Arc<HashSet<&'static str>>,
+    /// The progress token of the last request answered (for MCP25-UTL-006).
+    Arc<std::sync::Mutex<Option<Value>>>,
+);
+
+impl Faults {
+    fn on(&self, id: &str) -> bool {
+        self.0.contains(id)
+    }
+}
+
+fn rpc_error(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [("content-type", "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// The session id the server issues when run with `sessions`.
+const SESSION: &str = "pc-test-session-1";
+
+async fn fault_server(State(faults): State<Faults>, headers: HeaderMap, body: Bytes) -> Response {
+    let is_initialize = serde_json::from_slice::<Value>(&body)
+        .is_ok_and(|m| m.get("method").and_then(Value::as_str) == Some("initialize"));
+    // With sessions, every POST but initialize carries the session id and
+    // the negotiated version, as a 2025-11-25 client sends them.
+    if faults.on("sessions") && !is_initialize {
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        if header("mcp-session-id") != Some(SESSION)
+            || header("mcp-protocol-version") != Some("2025-11-25")
+        {
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                &rpc_error(
+                    Value::Null,
+                    -32600,
+                    "session id or protocol version missing",
+                ),
+            );
+        }
+    }
+    let Ok(message) = serde_json::from_slice::<Value>(&body) else {
+        if faults.on("MCP25-RPC-004") {
+            return json_response(
+                StatusCode::OK,
+                &json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+            );
+        }
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &rpc_error(Value::Null, -32700, "Parse error"),
+        );
+    };
+    if let Value::Array(items) = &message {
+        if faults.on("MCP25-RPC-008") {
+            let answers: Vec<Value> = items
+                .iter()
+                .map(|i| json!({"jsonrpc": "2.0", "id": i["id"], "result": {}}))
+                .collect();
+            return json_response(StatusCode::OK, &Value::Array(answers));
+        }
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &rpc_error(Value::Null, -32600, "batches are not supported"),
+        );
+    }
+    let Some(obj) = message.as_object() else {
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &rpc_error(Value::Null, -32600, "not a message"),
+        );
+    };
+    let method = obj.get("method").and_then(Value::as_str);
+    let Some(id) = obj.get("id").cloned() else {
+        // A notification (or a response): accepted, never answered.
+        let known = ["notifications/initialized", "notifications/cancelled"];
+        if faults.on("MCP25-RPC-009") && !method.is_some_and(|m| known.contains(&m)) {
+            return json_response(StatusCode::OK, &json!({"jsonrpc": "2.0", "result": {}}));
+        }
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let Some(method) = method else {
+        if faults.on("MCP25-RPC-005") {
+            return json_response(
+                StatusCode::OK,
+                &json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+            );
+        }
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &rpc_error(id, -32600, "a request names a method"),
+        );
+    };
+    if id.is_null() && !faults.on("MCP25-RPC-006") {
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &rpc_error(Value::Null, -32600, "ids are never null"),
+        );
+    }
+    let answer_id = if faults.on("MCP25-RPC-001") && id.is_string() {
+        json!(format!("{}-x", id.as_str().unwrap_or_default()))
+    } else {
+        id.clone()
+    };
+    let result = match method {
+        "initialize" => {
+            let asked = message["params"]["protocolVersion"].as_str().unwrap_or("");
+            let version =
+                if ["2025-11-25", "2025-06-18"].contains(&asked) || faults.on("MCP25-LIF-003") {
+                    asked
+                } else {
+                    "2025-11-25"
+                };
+            let mut result = json!({
+                "protocolVersion": version,
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "fault-server", "version": "1.0.0"},
+                "instructions": "A small server of protocheck's tests."
+            });
+            if faults.on("MCP25-LIF-001") {
+                result["serverInfo"] = json!({"name": "fault-server"});
+            }
+            if faults.on("MCP25-LIF-001-instructions") {
+                result["instructions"] = json!(["not", "a", "string"]);
+            }
+            result
+        }
+        "ping" if faults.on("MCP25-UTL-001") => json!({"pong": true}),
+        "ping" => json!({}),
+        "tools/list" if faults.on("MCP25-RPC-012") => {
+            json!({"tools": [], "_meta": {"-not a key-": 1}})
+        }
+        "tools/list" => json!({"tools": [], "_meta": {"dev.protocheck.test/page": 1}}),
+        _ if faults.on("MCP25-RPC-007") => json!({}),
+        _ => {
+            let mut error = json!({"code": -32601, "message": "Method not found"});
+            if faults.on("MCP25-RPC-003") {
+                error = json!({"code": -32601});
+            }
+            return json_response(
+                StatusCode::OK,
+                &json!({"jsonrpc": "2.0", "id": answer_id, "error": error}),
+            );
+        }
+    };
+    let answer = json!({"jsonrpc": "2.0", "id": answer_id, "result": result});
+    let token = message.pointer("/params/_meta/progressToken").cloned();
+    let progress = |token: &Value, value: u32| {
+        json!({"jsonrpc": "2.0", "method": "notifications/progress",
+               "params": {"progressToken": token, "progress": value}})
+    };
+    let mut before = Vec::new();
+    if let Some(token) = &token {
+        if faults.on("MCP25-UTL-004") {
+            before.push(progress(&json!("pc-not-a-token-of-yours"), 1));
+        }
+        if faults.on("MCP25-UTL-005") {
+            before.push(progress(token, 5));
+            before.push(progress(token, 3));
+        }
+    }
+    if method == "tools/list" {
+        if faults.on("MCP25-LIF-008") {
+            before.push(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+        }
+        if faults.on("MCP25-LIF-009") {
+            before.push(json!({"jsonrpc": "2.0", "id": "srv-1", "method": "roots/list"}));
+        }
+    }
+    if faults.on("MCP25-UTL-006") {
+        let mut last = faults.1.lock().expect("lock");
+        if let Some(old) = last.take() {
+            before.push(progress(&old, 1));
+        }
+        *last = token;
+    }
+    if before.is_empty() {
+        let mut response = json_response(StatusCode::OK, &answer);
+        if faults.on("sessions") && method == "initialize" {
+            response.headers_mut().insert(
+                "mcp-session-id",
+                axum::http::HeaderValue::from_static(SESSION),
+            );
+        }
+        return response;
+    }
+    let mut stream = String::new();
+    for frame in before.iter().chain(std::iter::once(&answer)) {
+        stream.push_str(&format!("event: message\ndata: {frame}\n\n"));
+    }
+    (
+        StatusCode::OK,
+        [("content-type", "text/event-stream")],
+        stream,
+    )
+        .into_response()
+}
+
+/// The server with `faults` on 127.0.0.1; its MCP endpoint.
+async fn fault_server_at(faults: &[&'static str]) -> Endpoint {
+    let router = axum::Router::new()
+        .route("/mcp", axum::routing::post(fault_server))
+        .with_state(Faults(
+            Arc::new(faults.iter().copied().collect()),
+            Arc::default(),
+        ));
+    let base = crate::common::app::serve(router).await;
+    Endpoint::Http(url::Url::parse(&format!("{base}/mcp")).expect("url"))
+}
+
+/// The rules the fault server cannot be judged on (it has no sessions and
+/// speaks HTTP) skip; every other rule passes.
+#[tokio::test]
+async fn the_correct_server_passes_every_rule() {
+    // Without sessions, then with a session id it checks on every request.
+    for mode in [&[][..], &["sessions"][..]] {
+        let endpoint = fault_server_at(mode).await;
+        let (verdict, findings) = run(&endpoint).await;
+        let verdict = verdict.expect("verdict");
+        let report = dump(&findings);
+        assert_complete(&findings);
+        for f in &findings {
+            assert!(
+                matches!(f.outcome, Outcome::Pass | Outcome::Skip),
+                "{mode:?}: {} is {:?}:\n{report}",
+                f.rule_id,
+                f.outcome
+            );
+        }
+        // A stdio rule on an HTTP target.
+        assert_eq!(
+            outcome(&findings, "MCP25-LIF-007"),
+            Outcome::Skip,
+            "{report}"
+        );
+        assert_eq!(
+            outcome(&findings, "MCP25-RPC-012"),
+            Outcome::Pass,
+            "{report}"
+        );
+        assert_eq!(grade(&verdict), "strict", "{report}");
+        assert_eq!(verdict.spec_revision, "2025-11-25");
+        assert!(verdict.passed);
+    }
+}
+
+/// Each fault fails its own rule, with evidence, and no other rule fails.
+#[tokio::test]
+async fn each_fault_fails_its_rule_and_no_other() {
+    let faults: &[(&str, Outcome)] = &[
+        ("MCP25-LIF-008", Outcome::Fail),
+        ("MCP25-LIF-009", Outcome::Fail),
+        ("MCP25-LIF-003", Outcome::Fail),
+        ("MCP25-RPC-001", Outcome::Fail),
+        ("MCP25-RPC-003", Outcome::Fail),
+        ("MCP25-RPC-004", Outcome::Fail),
+        ("MCP25-RPC-005", Outcome::Fail),
+        ("MCP25-RPC-006", Outcome::Fail),
+        ("MCP25-RPC-007", Outcome::Fail),
+        ("MCP25-RPC-008", Outcome::Fail),
+        ("MCP25-RPC-009", Outcome::Fail),
+        ("MCP25-RPC-012", Outcome::Fail),
+        ("MCP25-UTL-001", Outcome::Fail),
+        ("MCP25-UTL-004", Outcome::Fail),
+        ("MCP25-UTL-005", Outcome::Fail),
+        ("MCP25-UTL-006", Outcome::Fail),
+    ];
+    for (fault, expected) in faults {
+        let endpoint = fault_server_at(&[*fault]).await;
+        let (verdict, findings) = run(&endpoint).await;
+        let verdict = verdict.unwrap_or_else(|e| panic!("{fault}: {e}"));
+        let report = dump(&findings);
+        assert_complete(&findings);
+        let broken = findings
+            .iter()
+            .find(|f| f.rule_id == *fault)
+            .expect("finding");
+        assert_eq!(broken.outcome, *expected, "{fault}:\n{report}");
+        assert!(!broken.evidence.is_empty(), "{fault} without evidence");
+        assert!(
+            broken.message.contains("[Spec, ") && broken.message.contains("2025-11-25"),
+            "{fault} cites no spec: {}",
+            broken.message
+        );
+        for f in &findings {
+            if f.rule_id != *fault {
+                assert!(
+                    matches!(f.outcome, Outcome::Pass | Outcome::Skip),
+                    "{fault} also broke {}:\n{report}",
+                    f.rule_id
+                );
+            }
+        }
+        assert_eq!(grade(&verdict), "non-compliant", "{fault}:\n{report}");
+    }
+}
+
+/// A malformed `initialize` result fails MCP25-LIF-001, and every rule that
+/// needs it is unverified, not failed (no cascades).
+#[tokio::test]
+async fn a_broken_initialize_skips_what_depends_on_it() {
+    // A serverInfo without a version, then instructions that are no string.
+    for fault in ["MCP25-LIF-001", "MCP25-LIF-001-instructions"] {
+        let endpoint = fault_server_at(&[fault]).await;
+        let (verdict, findings) = run(&endpoint).await;
+        let verdict = verdict.expect("verdict");
+        let report = dump(&findings);
+        assert_complete(&findings);
+        assert_eq!(
+            outcome(&findings, "MCP25-LIF-001"),
+            Outcome::Fail,
+            "{fault}: {report}"
+        );
+        for f in &findings {
+            let rule = mcp2025::rule(&f.rule_id).expect("rule");
+            if rule.requirements().contains(&"MCP25-LIF-001") {
+                assert_eq!(f.outcome, Outcome::Skip, "{report}");
+                assert!(
+                    f.message.starts_with("not verified: MCP25-LIF-001 failed")
+                        || f.message.starts_with("not applicable"),
+                    "{}: {}",
+                    f.rule_id,
+                    f.message
+                );
+            }
+        }
+        assert_eq!(grade(&verdict), "non-compliant");
+    }
+}
+
+/// A server that answers `initialize` with an earlier revision is judged
+/// on nothing else, and the verdict says which revision it speaks.
+#[tokio::test]
+async fn a_server_of_another_revision_meets_the_era_gate() {
+    async fn old(body: Bytes) -> Response {
+        let message: Value = serde_json::from_slice(&body).unwrap_or_default();
+        let Some(id) = message.get("id").cloned() else {
+            return StatusCode::ACCEPTED.into_response();
+        };
+        let result = match message["method"].as_str() {
+            Some("initialize") => json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "serverInfo": {"name": "old", "version": "1"}
+            }),
+            _ => json!({}),
+        };
+        json_response(
+            StatusCode::OK,
+            &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        )
+    }
+    let router = axum::Router::new().route("/mcp", axum::routing::post(old));
+    let base = crate::common::app::serve(router).await;
+    let endpoint = Endpoint::Http(url::Url::parse(&format!("{base}/mcp")).expect("url"));
+    let (verdict, findings) = run(&endpoint).await;
+    let verdict = verdict.expect("verdict");
+    let report = dump(&findings);
+    assert_eq!(
+        outcome(&findings, "MCP25-LIF-001"),
+        Outcome::Info,
+        "{report}"
+    );
+    assert!(
+        verdict
+            .summary
+            .contains("speaks 2025-06-18, not 2025-11-25"),
+        "{}",
+        verdict.summary
+    );
+    let skipped = findings
+        .iter()
+        .find(|f| f.rule_id == "MCP25-RPC-007")
+        .expect("finding");
+    assert_eq!(skipped.outcome, Outcome::Skip, "{report}");
+    assert!(
+        skipped
+            .message
+            .contains("speaks 2025-06-18, not 2025-11-25"),
+        "{}",
+        skipped.message
+    );
+
+    // A 2026-07-28 server refuses initialize the way that revision does.
+    async fn modern(body: Bytes) -> Response {
+        let message: Value = serde_json::from_slice(&body).unwrap_or_default();
+        json_response(
+            StatusCode::NOT_FOUND,
+            &rpc_error(message["id"].clone(), -32601, "Method not found"),
+        )
+    }
+    let router = axum::Router::new().route("/mcp", axum::routing::post(modern));
+    let base = crate::common::app::serve(router).await;
+    let endpoint = Endpoint::Http(url::Url::parse(&format!("{base}/mcp")).expect("url"));
+    let (verdict, findings) = run(&endpoint).await;
+    let verdict = verdict.expect("verdict");
+    let report = dump(&findings);
+    assert_eq!(
+        outcome(&findings, "MCP25-LIF-001"),
+        Outcome::Info,
+        "{report}"
+    );
+    assert!(
+        verdict.summary.contains("speaks 2026-07-28 only"),
+        "{}",
+        verdict.summary
+    );
+    assert!(verdict.passed, "{report}");
+}
+
+/// A target that does not answer at all is unreachable, not non-compliant.
+#[tokio::test]
+async fn an_unreachable_target_gives_no_verdict() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    drop(listener);
+    let endpoint =
+        Endpoint::Http(url::Url::parse(&format!("http://127.0.0.1:{port}/mcp")).expect("url"));
+    let (verdict, findings) = run(&endpoint).await;
+    assert!(
+        matches!(verdict, Err(EngineError::Unreachable(_))),
+        "{verdict:?}"
+    );
+    assert!(findings.is_empty());
+    let missing = Endpoint::Stdio("/nonexistent/protocheck-mcp25-server".into());
+    let (verdict, _) = run(&missing).await;
+    assert!(
+        matches!(verdict, Err(EngineError::Unreachable(_))),
+        "{verdict:?}"
+    );
+    // A child that prints a banner and exits: the error says how it ended.
+    let quits = Endpoint::Stdio("sh -c 'echo not-json; echo bye >&2; exit 3'".into());
+    let (verdict, findings) = run(&quits).await;
+    match verdict {
+        Err(EngineError::Unreachable(err)) => {
+            let text = err.to_string();
+            assert!(text.contains("closed stdout"), "{text}");
+            assert!(text.contains("bye"), "the stderr tail is quoted: {text}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(findings.is_empty());
+}
+
+// ---------------------------------------------------------------------------
+// Servers protocheck did not write.
+
+fn say_skipped(what: &str) {
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {what}");
+}
+
+fn tool(var: &str) -> Option<PathBuf> {
+    let found = std::env::var_os(var)
+        .map(PathBuf::from)
+        .filter(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var("PROTOCHECK_REQUIRE_TOOLS").as_deref() != Ok("1"),
+            "{var} names no file and PROTOCHECK_REQUIRE_TOOLS=1"
+        );
+        say_skipped(&format!("MCP 2025-11-25 interop: {var} is not set"));
+    }
+    found
+}
+
+/// A server process that prints `PORT n` once it listens; killed when dropped.
+struct Running {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(mut cmd: Command) -> Running {
+    cmd.env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().expect("start the server");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut running = Running { child, port: 0 };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        for line in lines.by_ref() {
+            let Ok(line) = line else { break };
+            if let Some(port) = line.strip_prefix("PORT ") {
+                let _ = tx.send(port.trim().parse::<u16>().ok());
+                break;
+            }
+        }
+        for _ in lines {}
+    });
+    running.port = rx
+        .recv_timeout(Duration::from_secs(120))
+        .ok()
+        .flatten()
+        .expect("the server printed no `PORT n`");
+    // Ready once it accepts a connection.
+    for _ in 0..300 {
+        if std::net::TcpStream::connect(("127.0.0.1", running.port)).is_ok() {
+            return running;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("the server never listened on {}", running.port);
+}
+
+fn panel(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/interop/mcp")
+        .join(file)
+}
+
+/// What a run against a real server must show: no rule the server is known
+/// to honour fails, and the rules named pass.
+fn assert_judged(name: &str, findings: &[Finding], must_pass: &[&str], may_fail: &[&str]) {
+    let report = dump(findings);
+    assert_complete(findings);
+    for id in must_pass {
+        assert_eq!(
+            outcome(findings, id),
+            Outcome::Pass,
+            "{name}: {id}\n{report}"
+        );
+    }
+    for f in findings {
+        if !may_fail.contains(&f.rule_id.as_str()) {
+            assert!(
+                !matches!(f.outcome, Outcome::Fail),
+                "{name}: {} fails\n{report}",
+                f.rule_id
+            );
+        }
+    }
+}
+
+/// The rules every real 2025-11-25 server here passes, on both transports.
+const CORE: &[&str] = &[
+    "MCP25-LIF-001",
+    "MCP25-LIF-002",
+    "MCP25-LIF-005",
+    "MCP25-RPC-001",
+    "MCP25-RPC-002",
+    "MCP25-RPC-003",
+    "MCP25-RPC-007",
+    "MCP25-RPC-009",
+    "MCP25-RPC-011",
+    "MCP25-UTL-001",
+    "MCP25-UTL-002",
+];
+
+#[tokio::test]
+async fn the_python_sdk_over_http() {
+    let Some(python) = tool("PROTOCHECK_INTEROP_PYTHON") else {
+        return;
+    };
+    for mode in ["stateless-json", "stateful"] {
+        let mut cmd = Command::new(&python);
+        cmd.arg(panel("sdk_server.py")).arg(mode).arg("0");
+        let server = start(cmd);
+        let endpoint = Endpoint::Http(
+            url::Url::parse(&format!("http://127.0.0.1:{}/mcp", server.port)).expect("url"),
+        );
+        let (verdict, findings) = run(&endpoint).await;
+        let verdict = verdict.unwrap_or_else(|e| panic!("sdk {mode}: {e}"));
+        println!("sdk {mode}: {}\n{}", verdict.summary, dump(&findings));
+        assert_judged(&format!("sdk {mode}"), &findings, CORE, &[]);
+    }
+}
+
+#[tokio::test]
+async fn the_python_sdk_over_stdio() {
+    let Some(python) = tool("PROTOCHECK_INTEROP_PYTHON") else {
+        return;
+    };
+    let endpoint = Endpoint::Stdio(format!(
+        "'{}' '{}' stdio",
+        python.display(),
+        panel("sdk_server.py").display()
+    ));
+    let (verdict, findings) = run(&endpoint).await;
+    let verdict = verdict.unwrap_or_else(|e| panic!("sdk stdio: {e}"));
+    println!("sdk stdio: {}\n{}", verdict.summary, dump(&findings));
+    assert_judged("sdk stdio", &findings, CORE, &[]);
+}
+
+#[tokio::test]
+async fn server_everything_over_http_and_stdio() {
+    let (Some(node), Some(everything)) = (
+        tool("PROTOCHECK_INTEROP_NODE"),
+        tool("PROTOCHECK_INTEROP_EVERYTHING"),
+    ) else {
+        return;
+    };
+    let mut cmd = Command::new(&node);
+    cmd.arg("--require")
+        .arg(panel("loopback.cjs"))
+        .arg(&everything)
+        .arg("streamableHttp")
+        .env("PORT", "0");
+    let server = start(cmd);
+    let http = Endpoint::Http(
+        url::Url::parse(&format!("http://127.0.0.1:{}/mcp", server.port)).expect("url"),
+    );
+    let stdio = Endpoint::Stdio(format!(
+        "'{}' '{}' stdio",
+        node.display(),
+        everything.display()
+    ));
+    for endpoint in [http, stdio] {
+        let (verdict, findings) = run(&endpoint).await;
+        let verdict = verdict.unwrap_or_else(|e| panic!("everything {endpoint}: {e}"));
+        println!(
+            "everything {endpoint}: {}\n{}",
+            verdict.summary,
+            dump(&findings)
+        );
+        assert_judged(&format!("everything {endpoint}"), &findings, CORE, &[]);
+        // On stdio it serves a request before initialize (reported, never
+        // failed) and drops a request without `method` unanswered, which
+        // passes as long as it keeps serving.
+        if matches!(endpoint, Endpoint::Stdio(_)) {
+            let report = dump(&findings);
+            assert_eq!(
+                outcome(&findings, "MCP25-LIF-007"),
+                Outcome::Info,
+                "{report}"
+            );
+            assert_eq!(
+                outcome(&findings, "MCP25-RPC-005"),
+                Outcome::Pass,
+                "{report}"
+            );
+        }
+    }
+}
