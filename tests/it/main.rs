@@ -17,6 +17,7 @@ mod gates;
 mod host_limits;
 mod interop_mcp;
 mod interop_rcp;
+mod mcp25_faults;
 mod mcp25_reference;
 mod mcp25_suite;
 mod mcp_catalogue;

@@ -133,4 +133,9 @@ impl Mcp25Rule {
     pub fn requirements(&self) -> &'static [&'static str] {
         self.requires
     }
+
+    /// The transport the requirement is written for, if only one.
+    pub fn transport(&self) -> Option<Transport> {
+        self.transport
+    }
 }

@@ -1,0 +1,241 @@
+//! The fault matrix of the MCP 2025-11-25 suite: its reference server, clean
+//! and with each fault switch of `supported_faults_2025()` on, over
+//! Streamable HTTP and over stdio.
+//!
+//! The clean server must grade `strict` on both transports (every rule passes
+//! or is skipped with a reason). Each fault must give its own rule the rule's
+//! failure outcome, on every transport the rule is written for, and change no
+//! other rule's outcome, except:
+//! - rules then skipped as "not verified: …" (no cascades);
+//! - the overlaps in [`ALSO`]: one behaviour that two rules read, written
+//!   down in the reference server's `faults.rs`.
+//!
+//! One test per group, so that each group's matrix runs on its own
+//! (`cargo test --test it mcp25_faults::htp`).
+
+use crate::common::suite::{dump, loopback};
+use protocheck::reference::mcp2025::{
+    Mcp25ReferenceConfig, serve_mcp25_reference, supported_faults_2025,
+};
+use protocheck::suite::mcp2025::{self, client::Transport};
+use protocheck::suite::runner::{Endpoint, Reporter};
+use protocheck::suite::{Finding, Outcome, RunOptions, Verdict, VerdictDetail};
+use std::collections::BTreeMap;
+use url::Url;
+
+/// Faults that, by the nature of the behaviour they break, also change the
+/// outcome of another rule (see the reference server's `faults.rs`): the
+/// fault, and the rules it may also change.
+const ALSO: &[(&str, &[&str])] = &[
+    // The `ping` answer carries an error too: MCP25-UTL-001 reads that ping.
+    ("MCP25-RPC-002", &["MCP25-UTL-001"]),
+    // Without `completions` declared, completion/complete must be refused.
+    ("MCP25-CPL-001", &["MCP25-CPL-002"]),
+];
+
+/// A run's outcome per rule, with the findings for messages.
+struct Run {
+    verdict: Verdict,
+    findings: Vec<Finding>,
+}
+
+impl Run {
+    fn outcomes(&self) -> BTreeMap<&str, Outcome> {
+        self.findings
+            .iter()
+            .map(|f| (f.rule_id.as_str(), f.outcome))
+            .collect()
+    }
+
+    fn finding(&self, id: &str) -> &Finding {
+        self.findings
+            .iter()
+            .find(|f| f.rule_id == id)
+            .unwrap_or_else(|| panic!("no finding for {id}:\n{}", dump(&self.findings)))
+    }
+
+    fn grade(&self) -> &str {
+        match &self.verdict.detail {
+            VerdictDetail::Mcp { grade } => grade,
+            other => panic!("not an MCP verdict: {other:?}"),
+        }
+    }
+}
+
+async fn suite(endpoint: &Endpoint) -> Run {
+    let ctx = loopback(RunOptions::default());
+    let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+    let collector = tokio::spawn(async move {
+        let mut findings = Vec::new();
+        while let Some(f) = rx.recv().await {
+            findings.push(f);
+        }
+        findings
+    });
+    let mut reporter = Reporter::new(tx);
+    let verdict = mcp2025::run(endpoint, &ctx, &mut reporter).await;
+    drop(reporter);
+    let findings = collector.await.expect("collector");
+    let verdict =
+        verdict.unwrap_or_else(|e| panic!("{endpoint}: no verdict: {e}\n{}", dump(&findings)));
+    Run { verdict, findings }
+}
+
+/// The suite against the reference server over HTTP with `faults` on.
+async fn over_http(faults: &[&str]) -> Run {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1");
+    let addr = listener.local_addr().expect("local addr");
+    let config = Mcp25ReferenceConfig::new().with_faults(faults);
+    let server = tokio::spawn(async move {
+        let _ = serve_mcp25_reference(listener, config).await;
+    });
+    let url = Url::parse(&format!("http://{addr}/mcp")).expect("url");
+    let run = suite(&Endpoint::Http(url)).await;
+    server.abort();
+    run
+}
+
+/// The suite against the reference server as a child process on stdio.
+async fn over_stdio(faults: &[&str]) -> Run {
+    let mut command = format!(
+        "{} reference mcp --revision 2025-11-25 --stdio",
+        env!("CARGO_BIN_EXE_protocheck")
+    );
+    for fault in faults {
+        command.push_str(&format!(" --break {fault}"));
+    }
+    suite(&Endpoint::Stdio(command)).await
+}
+
+async fn over(transport: Transport, faults: &[&str]) -> Run {
+    match transport {
+        Transport::Http => over_http(faults).await,
+        Transport::Stdio => over_stdio(faults).await,
+    }
+}
+
+/// The transports a rule is judged on.
+fn transports(id: &str) -> Vec<Transport> {
+    let rule = mcp2025::rule(id).unwrap_or_else(|| panic!("{id} is not in the catalogue"));
+    match rule.transport() {
+        Some(only) => vec![only],
+        None => vec![Transport::Http, Transport::Stdio],
+    }
+}
+
+fn assert_clean(run: &Run, transport: Transport) {
+    assert_eq!(
+        run.grade(),
+        "strict",
+        "the clean reference server over {} is not strict:\n{}",
+        transport.as_str(),
+        dump(&run.findings)
+    );
+    for f in &run.findings {
+        assert!(
+            matches!(f.outcome, Outcome::Pass | Outcome::Skip),
+            "clean server over {}: {} is {:?}:\n{}",
+            transport.as_str(),
+            f.rule_id,
+            f.outcome,
+            dump(&run.findings)
+        );
+    }
+}
+
+/// Runs the matrix for the faults whose rule is in `group`.
+async fn matrix(group: &str) {
+    let prefix = format!("MCP25-{group}-");
+    let faults: Vec<&str> = supported_faults_2025()
+        .iter()
+        .copied()
+        .filter(|f| f.starts_with(&prefix) && mcp2025::rule(f).is_some())
+        .collect();
+    assert!(!faults.is_empty(), "no fault switch for the {group} group");
+    let mut problems = Vec::new();
+    for transport in [Transport::Http, Transport::Stdio] {
+        let clean = over(transport, &[]).await;
+        assert_clean(&clean, transport);
+        let clean_outcomes = clean.outcomes();
+        for fault in &faults {
+            if !transports(fault).contains(&transport) {
+                continue;
+            }
+            let broken = over(transport, &[fault]).await;
+            let rule = mcp2025::rule(fault).expect("catalogue rule");
+            let got = broken.finding(fault);
+            if got.outcome != rule.rule.on_failure {
+                problems.push(format!(
+                    "{fault} over {}: {:?}, not {:?}: {}",
+                    transport.as_str(),
+                    got.outcome,
+                    rule.rule.on_failure,
+                    got.message
+                ));
+            }
+            let also = ALSO
+                .iter()
+                .find(|(f, _)| f == fault)
+                .map_or(&[][..], |(_, also)| also);
+            for (id, outcome) in broken.outcomes() {
+                if id == *fault || also.contains(&id) {
+                    continue;
+                }
+                let before = clean_outcomes.get(id).copied();
+                if Some(outcome) == before {
+                    continue;
+                }
+                let f = broken.finding(id);
+                if outcome == Outcome::Skip && f.message.starts_with("not verified") {
+                    continue;
+                }
+                problems.push(format!(
+                    "{fault} over {} also changed {id}: {before:?} -> {outcome:?}: {}",
+                    transport.as_str(),
+                    f.message
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lif() {
+    matrix("LIF").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rpc() {
+    matrix("RPC").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn utl() {
+    matrix("UTL").await;
+}
+
+#[test]
+fn every_rule_has_a_fault_switch_and_every_switch_a_catalogue_row() {
+    let faults = supported_faults_2025();
+    let missing: Vec<&str> = mcp2025::rules()
+        .iter()
+        .map(|r| r.id)
+        .filter(|id| !faults.contains(id))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rules without a fault switch: {missing:?}"
+    );
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let catalogue = std::fs::read_to_string(root.join("docs/spec/mcp-2025-11-25-rules.md"))
+        .expect("read the catalogue");
+    for fault in faults {
+        assert!(
+            catalogue.contains(&format!("| {fault} |")),
+            "{fault} is a fault switch of the reference server but no row of the catalogue"
+        );
+    }
+}
