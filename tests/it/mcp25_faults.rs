@@ -8,7 +8,8 @@
 //! other rule's outcome, except:
 //! - rules then skipped as "not verified: …" (no cascades);
 //! - the overlaps in [`ALSO`]: one behaviour that two rules read, written
-//!   down in the reference server's `faults.rs`.
+//!   down in the reference server's `faults.rs`;
+//! - after the faults of [`ERA_FAULTS`], the era gate's skips.
 //!
 //! One test per group, so that each group's matrix runs on its own
 //! (`cargo test --test it mcp25_faults::htp`).
@@ -31,7 +32,15 @@ const ALSO: &[(&str, &[&str])] = &[
     ("MCP25-RPC-002", &["MCP25-UTL-001"]),
     // Without `completions` declared, completion/complete must be refused.
     ("MCP25-CPL-001", &["MCP25-CPL-002"]),
+    // Answering 2025-06-18 to a 2025-11-25 initialize is how a server that
+    // speaks 2025-06-18 answers: MCP25-LIF-001 notes the revision it speaks.
+    ("MCP25-LIF-002", &["MCP25-LIF-001"]),
 ];
+
+/// Faults after which the server no longer looks like a 2025-11-25 server,
+/// so the suite's era gate skips the rest as "not applicable: the server
+/// speaks …" (digest, decision D1).
+const ERA_FAULTS: &[&str] = &["MCP25-LIF-002"];
 
 /// A run's outcome per rule, with the findings for messages.
 struct Run {
@@ -189,6 +198,12 @@ async fn matrix(group: &str) {
                 }
                 let f = broken.finding(id);
                 if outcome == Outcome::Skip && f.message.starts_with("not verified") {
+                    continue;
+                }
+                if outcome == Outcome::Skip
+                    && ERA_FAULTS.contains(fault)
+                    && f.message.starts_with("not applicable: the server speaks")
+                {
                     continue;
                 }
                 problems.push(format!(
