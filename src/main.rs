@@ -99,6 +99,11 @@ enum KeysCommand {
     },
 }
 
+fn parse_mcp_revision(s: &str) -> Result<protocheck::suite::McpRevision, String> {
+    protocheck::suite::McpRevision::parse(s)
+        .ok_or_else(|| format!("`{s}` is not `newest`, `2026-07-28` or `2025-11-25`"))
+}
+
 fn parse_rate(s: &str) -> Result<protocheck::api_keys::Rate, String> {
     s.parse()
 }
@@ -123,6 +128,10 @@ struct CheckArgs {
     /// Which suite to run.
     #[arg(long, value_enum, default_value = "auto")]
     suite: SuiteArg,
+    /// Which MCP revision to judge: `newest` (the newest the server speaks),
+    /// `2026-07-28` or `2025-11-25`.
+    #[arg(long, value_name = "REVISION", default_value = "newest", value_parser = parse_mcp_revision)]
+    mcp_revision: protocheck::suite::McpRevision,
     /// Report format: `text` (findings as they arrive, then the verdict),
     /// `json` (the report document, schema at /api/v1/schema/report.json),
     /// `junit` (JUnit XML) or `sarif` (SARIF 2.1.0).
@@ -602,6 +611,8 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         profile: args.profile.clone(),
         allow_writes: args.allow_writes.then_some(true),
         allow_tool_calls: args.allow_tool_calls.then_some(true),
+        mcp_revision: (args.mcp_revision != protocheck::suite::McpRevision::Newest)
+            .then_some(args.mcp_revision),
         ..RunOptions::default()
     };
     if let Err(e) = options.validate() {

@@ -2,7 +2,7 @@
 //! store's primitives. The web API, the web form and the CLI all submit here.
 
 use crate::store::{IdempotencyRecord, Inserted, NewRun, Run, RunOrigin, Store, StoreError};
-use crate::suite::{BearerToken, RunOptions, SuiteChoice};
+use crate::suite::{BearerToken, McpRevision, RunOptions, SuiteChoice};
 use crate::target::{CanonicalUrl, UrlError};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -60,6 +60,10 @@ pub struct SubmitOptions {
     /// runs, so every receiver is told.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook_url: Option<String>,
+    /// The MCP revision to judge: `newest` (the default: the newest one the
+    /// server speaks), `2026-07-28` or `2025-11-25`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_revision: Option<McpRevision>,
 }
 
 impl SubmitOptions {
@@ -73,6 +77,7 @@ impl SubmitOptions {
             request_timeout_ms,
             bearer_token,
             webhook_url,
+            mcp_revision,
         } = self;
         let options = RunOptions {
             profile,
@@ -81,6 +86,7 @@ impl SubmitOptions {
             server_json,
             request_timeout_ms,
             bearer_token,
+            mcp_revision,
         };
         (options, webhook_url)
     }
@@ -102,6 +108,7 @@ impl SubmitOptions {
             server_json,
             request_timeout_ms,
             bearer_token,
+            mcp_revision,
         } = options;
         Self {
             profile,
@@ -111,6 +118,7 @@ impl SubmitOptions {
             request_timeout_ms,
             bearer_token,
             webhook_url,
+            mcp_revision,
         }
     }
 }

@@ -77,6 +77,41 @@ impl SuiteId {
     }
 }
 
+/// The MCP revision a run judges. A server may speak several (a dual-era
+/// server answers both `server/discover` and `initialize`); `newest`, the
+/// default, judges it by the newest one it speaks (see [`detect::mcp_route`]).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema,
+)]
+pub enum McpRevision {
+    /// The newest revision the server speaks.
+    #[default]
+    #[serde(rename = "newest")]
+    Newest,
+    /// MCP 2026-07-28 (`server/discover`, per-request metadata, stateless).
+    #[serde(rename = "2026-07-28")]
+    V2026_07_28,
+    /// MCP 2025-11-25 (`initialize`, sessions), over Streamable HTTP or stdio.
+    #[serde(rename = "2025-11-25")]
+    V2025_11_25,
+}
+
+impl McpRevision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Newest => "newest",
+            Self::V2026_07_28 => "2026-07-28",
+            Self::V2025_11_25 => "2025-11-25",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Newest, Self::V2026_07_28, Self::V2025_11_25]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
+}
+
 /// What the spec says about the behaviour a rule checks (RFC 2119 keyword).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
@@ -153,6 +188,7 @@ pub fn rule(id: &str) -> Option<&'static Rule> {
         .into_iter()
         .chain(rcp::harness::rules())
         .chain(mcp::rules().iter())
+        .chain(mcp2025::rules().iter())
         .find(|r| r.id == id)
 }
 
@@ -163,7 +199,12 @@ pub fn rule_count(suite: SuiteId, options: &RunOptions) -> usize {
             rcp::harness::rules().len()
         }
         SuiteId::Rcp => rcp::rules().len(),
-        SuiteId::Mcp => mcp::rules().len(),
+        // Before a run has chosen its revision, its total is that of the
+        // revision asked for, else of the newest.
+        SuiteId::Mcp => match options.mcp_revision.unwrap_or_default() {
+            McpRevision::V2025_11_25 => mcp2025::rules().len(),
+            McpRevision::Newest | McpRevision::V2026_07_28 => mcp::rules().len(),
+        },
     }
 }
 
@@ -349,6 +390,10 @@ pub struct RunOptions {
     /// only a run driven in-process (`protocheck check`) can use it.
     #[serde(default, skip_serializing)]
     pub bearer_token: Option<BearerToken>,
+    /// The MCP revision to judge: `newest` (the default), `2026-07-28` or
+    /// `2025-11-25`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_revision: Option<McpRevision>,
 }
 
 /// A credential given with a run. Its `Debug` form and every serialisation

@@ -1,7 +1,8 @@
 //! The runner: resolves the suite, applies the whole-run deadline, and streams
 //! findings to whoever drives the run through a channel.
 
-use super::{Finding, SuiteChoice, SuiteId, Verdict, detect, rcp};
+use super::detect::Route;
+use super::{Finding, SuiteChoice, Verdict, detect, rcp};
 use tokio::sync::mpsc;
 
 // The suites, the detection and the tests reach the context types through
@@ -20,15 +21,16 @@ pub async fn run_suite(
 ) -> Result<Verdict, EngineError> {
     let deadline = ctx.deadline;
     let work = async {
-        let suite = match choice {
-            SuiteChoice::Mcp => SuiteId::Mcp,
-            SuiteChoice::Rcp => SuiteId::Rcp,
+        let route = match choice {
+            SuiteChoice::Mcp => detect::mcp_route(endpoint, ctx).await?,
+            SuiteChoice::Rcp => Route::Rcp,
             SuiteChoice::Auto => detect::detect(endpoint, ctx).await?,
         };
         let mut reporter = Reporter::new(findings);
-        match suite {
-            SuiteId::Rcp => rcp::run(endpoint, ctx, &mut reporter).await,
-            SuiteId::Mcp => super::mcp::run(endpoint, ctx, &mut reporter).await,
+        match route {
+            Route::Rcp => rcp::run(endpoint, ctx, &mut reporter).await,
+            Route::Mcp2026 => super::mcp::run(endpoint, ctx, &mut reporter).await,
+            Route::Mcp2025 => super::mcp2025::run(endpoint, ctx, &mut reporter).await,
         }
     };
     tokio::time::timeout(deadline, work)

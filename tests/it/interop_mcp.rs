@@ -197,7 +197,17 @@ struct Verdict {
 
 fn check(url: &str) -> Result<Verdict, String> {
     let mut cmd = common::cli::protocheck();
-    cmd.args(["check", url, "--suite", "mcp", "--format", "json"]);
+    // The panel of this table is judged on 2026-07-28, whatever else a server speaks.
+    cmd.args([
+        "check",
+        url,
+        "--suite",
+        "mcp",
+        "--mcp-revision",
+        "2026-07-28",
+        "--format",
+        "json",
+    ]);
     let out = cmd.output().map_err(|e| format!("run protocheck: {e}"))?;
     if !matches!(out.status.code(), Some(0 | 1)) {
         return Err(format!(

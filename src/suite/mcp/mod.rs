@@ -74,7 +74,8 @@ pub async fn run_with(
         Endpoint::Http(url) => url.clone(),
         Endpoint::Stdio(_) => {
             return Err(EngineError::Unsupported(
-                "the MCP suite speaks Streamable HTTP only for now; give an http(s) URL".into(),
+                "the MCP 2026-07-28 suite speaks Streamable HTTP only for now; over stdio protocheck \
+                 judges MCP 2025-11-25 (`--mcp-revision newest` or `2025-11-25`)".into(),
             ));
         }
     };

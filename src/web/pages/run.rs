@@ -255,7 +255,12 @@ fn run_view(run: &Run, done: usize) -> RunView {
         url: run.target_url.clone(),
         target_id: run.target_id.clone(),
         suite_label: match suite {
-            Some(SuiteId::Mcp) => format!("MCP {}", suite::mcp::SPEC_REVISION),
+            Some(SuiteId::Mcp) => format!(
+                "MCP {}",
+                run.verdict
+                    .as_ref()
+                    .map_or(suite::mcp::SPEC_REVISION, |v| v.spec_revision.as_str())
+            ),
             Some(SuiteId::Rcp) => "RCP/1".into(),
             None => "Conformance".into(),
         },

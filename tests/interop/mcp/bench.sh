@@ -5,7 +5,7 @@
 #
 # For each panel server (default: all rows of tests/interop/EXPECTED.md's MCP
 # table), starts it on an ephemeral loopback port, runs
-# `protocheck check URL --suite mcp --format json` RUNS times (default 5)
+# `protocheck check URL --suite mcp --mcp-revision 2026-07-28 --format json` RUNS times (default 5)
 # one after another, and prints the grade, the failing and warning rules and
 # the median wall time. Then, when the official conformance CLI is installed,
 # runs it once per RUNS on the SDK server (stateless, JSON) for comparison, and
@@ -103,7 +103,7 @@ for name in "$@"; do
   report=""
   for _ in $(seq 1 "$runs"); do
     t0=$(now)
-    report="$("$bin" check "http://127.0.0.1:$port/mcp" --suite mcp --format json 2>/dev/null || true)"
+    report="$("$bin" check "http://127.0.0.1:$port/mcp" --suite mcp --mcp-revision 2026-07-28 --format json 2>/dev/null || true)"
     t1=$(now)
     times+=("$(echo "$t1 - $t0" | bc -l)")
   done
