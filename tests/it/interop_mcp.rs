@@ -1,10 +1,11 @@
-//! The MCP interop panel: servers protocheck's authors did not write (the
-//! official Python SDK, fastmcp, the reference `server-everything`) and small
-//! servers written from the specification text alone, each checked with
-//! `protocheck check URL --suite mcp --format json` several times. Every run
-//! must give the same verdict, and that verdict must be the one
-//! `tests/interop/EXPECTED.md` (section "## MCP") derives from the
-//! specification.
+//! The MCP interop panels: servers protocheck's authors did not write (the
+//! official Python SDK, fastmcp, the reference `server-everything`), small
+//! servers on the official SDKs and servers written from the specification
+//! text alone, each checked with `protocheck check --suite mcp
+//! --mcp-revision R --format json` several times. Every run must give the same
+//! verdict, and that verdict must be the one `tests/interop/EXPECTED.md`
+//! derives from the specification: section "## MCP" for revision 2026-07-28,
+//! "## MCP 2025-11-25" for 2025-11-25 (over Streamable HTTP and stdio).
 //!
 //! The tools come from the package registries; `.ci/run` installs them
 //! (`install_interop_mcp`) and names them in `PROTOCHECK_INTEROP_PYTHON`,
@@ -39,6 +40,26 @@ fn panel_dir() -> PathBuf {
     root().join("tests/interop/mcp")
 }
 
+/// One panel: a section of `EXPECTED.md` and the revision it judges.
+struct Panel {
+    heading: &'static str,
+    revision: &'static str,
+    /// The prefix of the rule ids of its suite.
+    prefix: &'static str,
+}
+
+const PANEL_2026: Panel = Panel {
+    heading: "## MCP",
+    revision: "2026-07-28",
+    prefix: "MCP-",
+};
+
+const PANEL_2025: Panel = Panel {
+    heading: "## MCP 2025-11-25",
+    revision: "2025-11-25",
+    prefix: "MCP25-",
+};
+
 /// The tools `.ci/run` installs, where they are.
 struct Tools {
     python: Option<PathBuf>,
@@ -65,9 +86,86 @@ fn tools_required() -> bool {
     std::env::var("PROTOCHECK_REQUIRE_TOOLS").as_deref() == Ok("1")
 }
 
-/// How to start one panel server: a command that prints `PORT n` on stdout
-/// once it listens on 127.0.0.1:n, and the path of its MCP endpoint.
-fn launcher(name: &str, tools: &Tools) -> Result<Command, String> {
+/// How a panel server is reached: a command that prints `PORT n` on stdout
+/// once it listens on 127.0.0.1:n (endpoint `/mcp`), or a command line that
+/// `protocheck check --stdio` starts itself, with the environment it needs.
+enum Launch {
+    Http(Command),
+    Stdio {
+        line: String,
+        env: Vec<(String, PathBuf)>,
+    },
+}
+
+/// The `node_modules` that holds server-everything and the TypeScript SDK it
+/// depends on.
+fn node_modules(everything: &std::path::Path) -> Option<PathBuf> {
+    everything
+        .ancestors()
+        .find(|p| p.file_name().is_some_and(|n| n == "node_modules"))
+        .map(PathBuf::from)
+}
+
+fn launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
+    let node = || {
+        tools
+            .node
+            .clone()
+            .ok_or("PROTOCHECK_INTEROP_NODE names no Node 22")
+    };
+    let everything = || {
+        tools
+            .everything
+            .clone()
+            .ok_or("PROTOCHECK_INTEROP_EVERYTHING names no server-everything dist/index.js")
+    };
+    let dir = panel_dir();
+    let shown = |p: &std::path::Path| p.display().to_string();
+    match name {
+        "everything-stdio" => {
+            return Ok(Launch::Stdio {
+                line: format!("{} {} stdio", shown(&node()?), shown(&everything()?)),
+                env: Vec::new(),
+            });
+        }
+        "ts-sdk" | "ts-sdk-stdio" => {
+            let modules = node_modules(&everything()?)
+                .ok_or("server-everything is not under a node_modules")?;
+            let script = dir.join("ts_sdk_server.cjs");
+            if name == "ts-sdk-stdio" {
+                return Ok(Launch::Stdio {
+                    line: format!("{} {} stdio", shown(&node()?), shown(&script)),
+                    env: vec![("NODE_PATH".into(), modules)],
+                });
+            }
+            let mut cmd = Command::new(node()?);
+            cmd.arg(script)
+                .arg("http")
+                .arg("0")
+                .env("NODE_PATH", modules);
+            return Ok(Launch::Http(cmd));
+        }
+        "sdk-stdio" => {
+            let python = tools
+                .python
+                .clone()
+                .ok_or("PROTOCHECK_INTEROP_PYTHON names no Python with mcp and fastmcp")?;
+            return Ok(Launch::Stdio {
+                line: format!(
+                    "{} {} stdio",
+                    shown(&python),
+                    shown(&dir.join("sdk_server.py"))
+                ),
+                env: vec![("PYTHONDONTWRITEBYTECODE".into(), PathBuf::from("1"))],
+            });
+        }
+        _ => {}
+    }
+    http_launcher(name, tools).map(Launch::Http)
+}
+
+/// The command of a panel server over Streamable HTTP.
+fn http_launcher(name: &str, tools: &Tools) -> Result<Command, String> {
     let python = || {
         tools
             .python
@@ -195,23 +293,43 @@ struct Verdict {
     skips: BTreeMap<String, String>,
 }
 
-fn check(url: &str) -> Result<Verdict, String> {
+/// Where `check` finds a panel server.
+enum Target {
+    Url(String),
+    Stdio {
+        line: String,
+        env: Vec<(String, PathBuf)>,
+    },
+}
+
+/// One `protocheck check` of `target` on the panel's revision.
+fn check(target: &Target, panel: &Panel) -> Result<Verdict, String> {
     let mut cmd = common::cli::protocheck();
-    // The panel of this table is judged on 2026-07-28, whatever else a server speaks.
+    cmd.arg("check");
+    let shown = match target {
+        Target::Url(url) => {
+            cmd.arg(url);
+            url.clone()
+        }
+        Target::Stdio { line, env } => {
+            cmd.arg("--stdio").arg(line);
+            cmd.envs(env.iter().map(|(k, v)| (k, v)));
+            format!("--stdio {line}")
+        }
+    };
+    // A panel is judged on its revision, whatever else a server speaks.
     cmd.args([
-        "check",
-        url,
         "--suite",
         "mcp",
         "--mcp-revision",
-        "2026-07-28",
+        panel.revision,
         "--format",
         "json",
     ]);
     let out = cmd.output().map_err(|e| format!("run protocheck: {e}"))?;
     if !matches!(out.status.code(), Some(0 | 1)) {
         return Err(format!(
-            "protocheck check {url} gave no verdict:\n{}",
+            "protocheck check {shown} gave no verdict:\n{}",
             common::cli::show(&out)
         ));
     }
@@ -250,11 +368,11 @@ struct Expected {
     skip_reasons: BTreeMap<String, String>,
 }
 
-/// The parsed table of the "## MCP" section of `tests/interop/EXPECTED.md`.
-fn expectations() -> BTreeMap<String, Expected> {
+/// The parsed table of the panel's section of `tests/interop/EXPECTED.md`.
+fn expectations(panel: &Panel) -> BTreeMap<String, Expected> {
     let path = root().join("tests/interop/EXPECTED.md");
     let text = std::fs::read_to_string(&path).expect("read tests/interop/EXPECTED.md");
-    parse_expected(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    parse_expected(&text, panel).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn cells(line: &str) -> Vec<String> {
@@ -273,22 +391,27 @@ fn items(cell: &str) -> Vec<String> {
         .collect()
 }
 
-fn parse_expected(text: &str) -> Result<BTreeMap<String, Expected>, String> {
+fn parse_expected(text: &str, panel: &Panel) -> Result<BTreeMap<String, Expected>, String> {
     const HEADER: [&str; 7] = ["server", "grade", "fail", "warn", "info", "skip", "either"];
-    // The "## MCP" section only: it ends at the next second-level heading.
+    // The panel's section only: it ends at the next second-level heading.
     let section: Vec<&str> = text
         .lines()
-        .skip_while(|l| l.trim() != "## MCP")
+        .skip_while(|l| l.trim() != panel.heading)
         .skip(1)
         .take_while(|l| !l.starts_with("## "))
         .collect();
     if section.is_empty() {
-        return Err("no `## MCP` section".into());
+        return Err(format!("no `{}` section", panel.heading));
     }
     let start = section
         .iter()
         .position(|l| l.trim_start().starts_with('|') && cells(l) == HEADER)
-        .ok_or("the MCP section has no table `| server | grade | fail | warn | info | skip | either |`")?;
+        .ok_or_else(|| {
+            format!(
+                "the `{}` section has no table `| server | grade | fail | warn | info | skip | either |`",
+                panel.heading
+            )
+        })?;
     let mut out = BTreeMap::new();
     for line in section[start + 2..]
         .iter()
@@ -309,7 +432,7 @@ fn parse_expected(text: &str) -> Result<BTreeMap<String, Expected>, String> {
             }
         }
         let mut add = |rule: &str, outcomes: &[&str]| -> Result<(), String> {
-            if !rule.starts_with("MCP-") {
+            if !rule.starts_with(panel.prefix) {
                 return Err(format!("{name}: `{rule}` is not a rule id"));
             }
             let set = outcomes.iter().map(|o| o.to_string()).collect();
@@ -413,14 +536,26 @@ fn runs_per_server() -> usize {
         .max(2)
 }
 
-/// Starts one server, checks it `runs` times, stops it; the report lines.
-fn run_server(name: &str, want: &Expected, tools: &Tools, runs: usize) -> Result<(), String> {
-    let cmd = launcher(name, tools)?;
-    let server = start(name, cmd)?;
-    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+/// Starts one server (over HTTP; a stdio server is started by each check),
+/// checks it `runs` times, stops it; the report lines.
+fn run_server(
+    name: &str,
+    want: &Expected,
+    tools: &Tools,
+    runs: usize,
+    panel: &Panel,
+) -> Result<(), String> {
+    let (server, target) = match launcher(name, tools)? {
+        Launch::Http(cmd) => {
+            let server = start(name, cmd)?;
+            let url = format!("http://127.0.0.1:{}/mcp", server.port);
+            (Some(server), Target::Url(url))
+        }
+        Launch::Stdio { line, env } => (None, Target::Stdio { line, env }),
+    };
     let mut verdicts: Vec<Verdict> = Vec::new();
     for _ in 0..runs {
-        verdicts.push(check(&url).map_err(|e| format!("{name}: {e}"))?);
+        verdicts.push(check(&target, panel).map_err(|e| format!("{name}: {e}"))?);
     }
     drop(server);
     let first = &verdicts[0];
@@ -462,14 +597,14 @@ fn run_server(name: &str, want: &Expected, tools: &Tools, runs: usize) -> Result
 
 #[test]
 fn the_expected_table_parses_and_every_server_has_a_launcher() {
-    let expected = expectations();
-    // Launchers exist for every row (whether the tools are here or not).
+    let expected = expectations(&PANEL_2026);
+    // Launchers exist for every row of both panels (whether the tools are here or not).
     let everywhere = Tools {
         python: Some(PathBuf::from("python3")),
         node: Some(PathBuf::from("node")),
-        everything: Some(PathBuf::from("index.js")),
+        everything: Some(PathBuf::from("node_modules/x/index.js")),
     };
-    for name in expected.keys() {
+    for name in expected.keys().chain(expectations(&PANEL_2025).keys()) {
         assert!(
             launcher(name, &everywhere).is_ok(),
             "{name} has no launcher"
@@ -496,11 +631,18 @@ fn the_expected_table_parses_and_every_server_has_a_launcher() {
         }
     }
     // A grammar error in the table is caught here, not as a confusing verdict.
-    assert!(parse_expected("## MCP\n\n| server | grade |\n|--|--|\n| x | y |\n").is_err());
+    assert!(
+        parse_expected(
+            "## MCP\n\n| server | grade |\n|--|--|\n| x | y |\n",
+            &PANEL_2026
+        )
+        .is_err()
+    );
     let one = parse_expected(
         "## RCP\n| server | grade | fail | warn | info | skip | either |\n|-|-|-|-|-|-|-|\n| r | strict | | | | | |\n\
          ## MCP\n| server | grade | fail | warn | info | skip | either |\n|-|-|-|-|-|-|-|\n\
          | a | compliant/strict | MCP-HDR-001 | — | — | `MCP-HDR-004 \"dual-era\"` | MCP-STL-004=fail/skip |\n",
+        &PANEL_2026,
     )
     .expect("parses");
     assert_eq!(one.keys().collect::<Vec<_>>(), ["a"]);
@@ -513,6 +655,17 @@ fn the_expected_table_parses_and_every_server_has_a_launcher() {
 
 #[test]
 fn panel_servers_get_the_verdicts_the_specification_gives_them() {
+    run_panel(&PANEL_2026);
+}
+
+#[test]
+fn panel_servers_of_2025_11_25_get_the_verdicts_the_specification_gives_them() {
+    run_panel(&PANEL_2025);
+}
+
+/// Runs every server of `panel` (those `PROTOCHECK_INTEROP_ONLY` names, if
+/// set) and compares each one's verdicts with its row.
+fn run_panel(panel: &Panel) {
     let tools = Tools::from_env();
     if tools.python.is_none() {
         assert!(
@@ -534,15 +687,18 @@ fn panel_servers_get_the_verdicts_the_specification_gives_them() {
     let only: Option<BTreeSet<String>> = std::env::var("PROTOCHECK_INTEROP_ONLY")
         .ok()
         .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect());
-    let expected = expectations();
+    let expected = expectations(panel);
     let runs = runs_per_server();
     let mut names: Vec<String> = Vec::new();
     for name in expected.keys() {
         if only.as_ref().is_some_and(|o| !o.contains(name)) {
             continue;
         }
-        if name == "everything" && (tools.node.is_none() || tools.everything.is_none()) {
-            say_skipped("server-everything in the MCP interop panel; Node 22 is not installed");
+        let on_node = name.starts_with("everything") || name.starts_with("ts-sdk");
+        if on_node && (tools.node.is_none() || tools.everything.is_none()) {
+            say_skipped(&format!(
+                "{name} in the MCP interop panel; Node 22 is not installed"
+            ));
             continue;
         }
         names.push(name.clone());
@@ -562,7 +718,7 @@ fn panel_servers_get_the_verdicts_the_specification_gives_them() {
                     let next = queue.lock().ok().and_then(|mut q| q.pop());
                     let Some(name) = next else { break };
                     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        run_server(&name, &expected[&name], tools, runs)
+                        run_server(&name, &expected[&name], tools, runs, panel)
                     }))
                     .unwrap_or_else(|_| Err(format!("{name}: the run panicked")));
                     let _ = tx.send((name, result));
