@@ -211,6 +211,36 @@ pub(super) async fn call_tool(call: &Call<'_>) -> Option<Reply> {
     })
 }
 
+/// `steps` progress notifications for `token`, one every [`COUNT_STEP`]
+/// (and, with MCP25-UTL-006's fault, one more after the answer).
+pub(super) async fn progress(call: &Call<'_>, token: &Value, steps: i64, what: &str) {
+    for i in 1..=steps {
+        tokio::time::sleep(COUNT_STEP).await;
+        let progress = if call.breaks(faults::PROGRESS_INCREASES) {
+            steps + 1 - i
+        } else {
+            i
+        };
+        let token = if call.breaks(faults::PROGRESS_TOKEN) {
+            json!("not-your-token")
+        } else {
+            token.clone()
+        };
+        call.notify(json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": token, "progress": progress, "total": steps,
+                       "message": format!("{what} {i} of {steps}")}}));
+    }
+    if call.breaks(faults::PROGRESS_AFTER_RESPONSE) {
+        let late = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": token, "progress": steps + 1, "total": steps + 1}});
+        let sink = call.sink.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(COUNT_STEP).await;
+            let _ = sink.send(late);
+        });
+    }
+}
+
 async fn count(call: &Call<'_>, args: &Value) -> Option<Reply> {
     let id = call.id;
     let to = args.get("to").and_then(Value::as_i64).unwrap_or(0);
@@ -228,31 +258,7 @@ async fn count(call: &Call<'_>, args: &Value) -> Option<Reply> {
         .and_then(|m| m.get("progressToken"))
         .cloned();
     if let Some(token) = token {
-        for i in 1..=to {
-            tokio::time::sleep(COUNT_STEP).await;
-            let progress = if call.breaks(faults::PROGRESS_INCREASES) {
-                to + 1 - i
-            } else {
-                i
-            };
-            let token = if call.breaks(faults::PROGRESS_TOKEN) {
-                json!("not-your-token")
-            } else {
-                token.clone()
-            };
-            call.notify(json!({"jsonrpc": "2.0", "method": "notifications/progress",
-                "params": {"progressToken": token, "progress": progress, "total": to,
-                           "message": format!("counted {i} of {to}")}}));
-        }
-        if call.breaks(faults::PROGRESS_AFTER_RESPONSE) {
-            let late = json!({"jsonrpc": "2.0", "method": "notifications/progress",
-                "params": {"progressToken": token, "progress": to + 1, "total": to + 1}});
-            let sink = call.sink.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep(COUNT_STEP).await;
-                let _ = sink.send(late);
-            });
-        }
+        progress(call, &token, to, "counted").await;
     }
     Some(Reply::result(
         id,

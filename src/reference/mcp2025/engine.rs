@@ -8,13 +8,15 @@ use super::streams::Streams;
 use super::{Mcp25ReferenceConfig, SUPPORTED_VERSIONS, catalog, faults};
 use crate::reference::mcp::server_info;
 use serde_json::{Value, json};
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 /// The revision the server prefers (and answers an unsupported request with).
 pub(super) const LATEST: &str = "2025-11-25";
+/// Answered request ids a session remembers.
+const FINISHED_KEPT: usize = 64;
 /// Log levels (RFC 5424 severities) from least to most severe.
 const LEVELS: &[&str] = &[
     "debug",
@@ -43,6 +45,8 @@ struct Lifecycle {
 pub(super) struct Session {
     lifecycle: Mutex<Lifecycle>,
     in_flight: Mutex<HashMap<String, CancellationToken>>,
+    /// Ids of requests answered lately (MCP25-UTL-002's fault looks them up).
+    finished: Mutex<VecDeque<String>>,
     /// Its SSE streams over HTTP (unused on stdio).
     pub(super) streams: Mutex<Streams>,
     /// Cancelled when the session ends, stopping its requests and streams.
@@ -74,6 +78,18 @@ impl Session {
         if let Ok(mut map) = self.in_flight.lock() {
             map.remove(&id.to_string());
         }
+        if let Ok(mut done) = self.finished.lock() {
+            if done.len() >= FINISHED_KEPT {
+                done.pop_front();
+            }
+            done.push_back(id.to_string());
+        }
+    }
+
+    fn answered(&self, id: &Value) -> bool {
+        self.finished
+            .lock()
+            .is_ok_and(|done| done.contains(&id.to_string()))
     }
 
     /// Cancels the request `id`; `false` if none such is in flight.
@@ -163,7 +179,7 @@ pub(super) fn notification(
             let Some(id) = params.get("requestId") else {
                 return Noted::Quiet;
             };
-            if !session.cancel(id) && config.breaks(faults::LATE_CANCEL) {
+            if !session.cancel(id) && session.answered(id) && config.breaks(faults::LATE_CANCEL) {
                 return Noted::End;
             }
             Noted::Quiet
@@ -256,6 +272,13 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
     {
         return Some(invalid_params(id, "unknown _meta key"));
     }
+    // Any request may carry a progress token; but for the tools, which
+    // report their own, one that does gets two steps of progress.
+    if method != "tools/call"
+        && let Some(token) = call.params.pointer("/_meta/progressToken")
+    {
+        catalog::progress(&call, token, 2, "step").await;
+    }
     let reply = match method {
         other if other.starts_with("resources/") && call.breaks(faults::EMBEDDED_UNDECLARED) => {
             error(id, -32601, format!("Method not found: {other}"), None)
@@ -325,6 +348,11 @@ fn initialize(call: &Call<'_>) -> Reply {
     {
         info.remove("version");
     }
+    let meta_key = if call.breaks(faults::META_KEY) {
+        "dev..protocheck/reference server"
+    } else {
+        "dev.protocheck/reference"
+    };
     let mut result = json!({
         "protocolVersion": negotiated,
         "capabilities": {
@@ -335,6 +363,7 @@ fn initialize(call: &Call<'_>) -> Reply {
             "logging": {}
         },
         "serverInfo": info,
+        "_meta": {meta_key: "mcp-2025-11-25"},
         "instructions": "protocheck's MCP 2025-11-25 reference server: a demo target for conformance checks."
     });
     let capabilities = &mut result["capabilities"];

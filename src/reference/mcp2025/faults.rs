@@ -54,9 +54,9 @@ pub(super) const NO_BATCH: &str = "MCP25-RPC-008";
 pub(super) const NOTIFICATION_ANSWERED: &str = "MCP25-RPC-009";
 /// `_meta` with a key other than `progressToken` is refused with -32602.
 pub(super) const META_REFUSED: &str = "MCP25-RPC-010";
-/// The answer to `prompts/list` holds a byte that is not UTF-8.
+/// SSE answers hold a comment with a byte that is not UTF-8 (HTTP only).
 pub(super) const INVALID_UTF8: &str = "MCP25-RPC-011";
-/// The `_meta` key of tool results is not a well-formed name.
+/// The `_meta` key of the initialize result and of tool results is not a well-formed name.
 pub(super) const META_KEY: &str = "MCP25-RPC-012";
 
 // Streamable HTTP.
@@ -108,7 +108,7 @@ pub(super) const STDIO_NO_EXIT: &str = "MCP25-STD-003";
 // Utilities.
 /// `ping` gets -32601.
 pub(super) const PING: &str = "MCP25-UTL-001";
-/// A cancellation of a finished request ends the session (stdio: the server).
+/// A cancellation of an answered request ends the session (stdio: the server).
 pub(super) const LATE_CANCEL: &str = "MCP25-UTL-002";
 /// A cancelled `slow` call is answered anyway.
 pub(super) const CANCELLED_NO_RESPONSE: &str = "MCP25-UTL-003";

@@ -487,7 +487,16 @@ fn sse(state: &Server, rx: UnboundedReceiver<Event>, session: &Session, cut: boo
                 _ = deadline => {}
             }
         })
-        .map(move |event| Ok::<_, Infallible>(sse_frame(&config, event)));
+        .enumerate()
+        .map(move |(n, event)| {
+            let mut frame = sse_frame(&config, event).to_vec();
+            if n == 0 && config.breaks(faults::INVALID_UTF8) {
+                // MCP25-RPC-011's fault: a comment holding a lone Latin-1
+                // byte (0xE9, "é"), which UTF-8 writes in two.
+                frame.extend_from_slice(b": caf\xe9\n\n");
+            }
+            Ok::<_, Infallible>(Bytes::from(frame))
+        });
     let mut resp = Response::new(Body::from_stream(stream));
     let h = resp.headers_mut();
     h.insert(

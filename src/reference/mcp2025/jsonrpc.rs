@@ -172,15 +172,7 @@ pub(super) fn encode(config: &Mcp25ReferenceConfig, message: &Value) -> Vec<u8> 
     {
         message["id"] = json!(id.to_string());
     }
-    let mut bytes = message.to_string().into_bytes();
-    if config.breaks(faults::INVALID_UTF8) && message.pointer("/result/prompts").is_some() {
-        // A lone Latin-1 byte (0xE9, "é") where UTF-8 needs two, in place of
-        // the first capital S (inside a string: no key has one).
-        if let Some(at) = bytes.iter().position(|&b| b == b'S') {
-            bytes[at] = 0xe9;
-        }
-    }
-    bytes
+    message.to_string().into_bytes()
 }
 
 #[cfg(test)]

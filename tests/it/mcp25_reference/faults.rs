@@ -153,7 +153,7 @@ async fn observe(fault: &str, faults: &[&str]) -> Value {
         }
         "RPC-011" => {
             let client = initialized().await;
-            let resp = client.post(&msg(1, "prompts/list", json!({}))).await;
+            let resp = client.post(&count_with_progress(1)).await;
             let bytes = resp.bytes().await.expect("body");
             std::str::from_utf8(&bytes).is_ok().into()
         }
