@@ -5,7 +5,6 @@
 //! (in `faults`).
 
 mod faults;
-mod suite;
 
 use crate::common::cli::{output, protocheck, show};
 use protocheck::reference::mcp2025::{Mcp25ReferenceConfig, serve_mcp25_reference};
