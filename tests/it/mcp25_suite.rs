@@ -519,7 +519,9 @@ async fn an_unreachable_target_gives_no_verdict() {
     match verdict {
         Err(EngineError::Unreachable(err)) => {
             let text = err.to_string();
-            assert!(text.contains("closed stdout"), "{text}");
+            // The child may be gone before or after the first write: a
+            // closed stdout or a broken pipe, with its exit status either way.
+            assert!(text.contains("status: 3"), "the exit is quoted: {text}");
             assert!(text.contains("bye"), "the stderr tail is quoted: {text}");
         }
         other => panic!("{other:?}"),
