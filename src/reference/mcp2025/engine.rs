@@ -256,6 +256,9 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
     {
         return Some(invalid_params(id, "unknown _meta key"));
     }
+    if initialized && call.breaks(faults::LOGGING_UNDECLARED) {
+        call.notify(undeclared_log(method));
+    }
     let reply = match method {
         other if other.starts_with("resources/") && call.breaks(faults::EMBEDDED_UNDECLARED) => {
             error(id, -32601, format!("Method not found: {other}"), None)
@@ -287,6 +290,13 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
         other => error(id, -32601, format!("Method not found: {other}"), None),
     };
     Some(reply)
+}
+
+/// MCP25-LOG-001's fault: a log notification for every request, whatever
+/// the level, from a server that does not declare `logging`.
+fn undeclared_log(method: &str) -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/message",
+        "params": {"level": "info", "logger": "requests", "data": format!("handling {method}")}})
 }
 
 fn initialize(call: &Call<'_>) -> Reply {

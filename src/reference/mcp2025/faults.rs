@@ -192,7 +192,8 @@ pub(super) const COMPLETION_LIMIT: &str = "MCP25-CPL-003";
 pub(super) const COMPLETION_UNKNOWN_PROMPT: &str = "MCP25-CPL-004";
 
 // Logging.
-/// No `logging` capability, yet `notifications/message` is sent.
+/// No `logging` capability, yet a `notifications/message` goes out for every
+/// request (over HTTP, on the GET stream when one is open).
 pub(super) const LOGGING_UNDECLARED: &str = "MCP25-LOG-001";
 /// `logging/setLevel` gets -32603.
 pub(super) const SET_LEVEL: &str = "MCP25-LOG-002";

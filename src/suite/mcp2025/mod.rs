@@ -25,6 +25,9 @@ mod rule;
 mod session;
 
 pub(crate) mod lif;
+pub(crate) mod log;
+pub(crate) mod prm;
+pub(crate) mod res;
 pub(crate) mod rpc;
 pub(crate) mod utl;
 

@@ -421,6 +421,29 @@ impl Connection {
         }
     }
 
+    /// Watches the channel of the server's own messages while `during`
+    /// runs: over HTTP a `GET` stream held open for `window` (what it carries
+    /// joins the run's log, and its reply is returned as evidence); on stdio
+    /// `during`, then stdout for `window`. Returns `during`'s reply.
+    pub async fn watch<F>(&self, window: Duration, during: F) -> (Reply, Option<Reply>)
+    where
+        F: std::future::Future<Output = Reply>,
+    {
+        match &self.wire {
+            Wire::Http { http, url } => {
+                let state = self.state();
+                let (get, _, reply) = http::watch(self, http, url, &state, window, during).await;
+                self.client.record(None, None, &get);
+                (reply, Some(get))
+            }
+            Wire::Stdio(_) => {
+                let reply = during.await;
+                self.listen(window).await;
+                (reply, None)
+            }
+        }
+    }
+
     async fn exchange(&self, label: &str, text: String, awaiting: Awaiting) -> Reply {
         let _permit = self.client.permits.acquire().await.ok();
         match &self.wire {
