@@ -9,8 +9,8 @@ use std::sync::LazyLock;
 
 /// Every implemented rule, in catalogue order.
 pub fn catalogue() -> &'static [Mcp25Rule] {
-    static CATALOGUE: LazyLock<Vec<Mcp25Rule>> =
-        LazyLock::new(|| [
+    static CATALOGUE: LazyLock<Vec<Mcp25Rule>> = LazyLock::new(|| {
+        [
             lif::RULES,
             rpc::RULES,
             utl::RULES,
@@ -18,7 +18,8 @@ pub fn catalogue() -> &'static [Mcp25Rule] {
             prm::RULES,
             log::RULES,
         ]
-        .concat());
+        .concat()
+    });
     &CATALOGUE
 }
 

@@ -241,10 +241,9 @@ fn message_problem(note: &Value) -> Option<String> {
         return Some("it has no `data`".to_owned());
     }
     match params.get("logger") {
-        Some(l) if !l.is_string() => Some(format!(
-            "its `logger` is a {}, not a string",
-            type_name(l)
-        )),
+        Some(l) if !l.is_string() => {
+            Some(format!("its `logger` is a {}, not a string", type_name(l)))
+        }
         _ => None,
     }
 }

@@ -5,8 +5,7 @@
 
 use super::client::{Reply, Seen};
 use super::res::{
-    MAX_FETCHED, MAX_NAMED, declared, label, list_pages, preferred_code, random_segment,
-    type_name,
+    MAX_FETCHED, MAX_NAMED, declared, label, list_pages, preferred_code, random_segment, type_name,
 };
 use super::rule::{Mcp25Rule, spec};
 use super::session::{Judgement, Session};
@@ -193,7 +192,10 @@ fn required_arguments(prompt: &Value) -> Vec<String> {
 /// embedded resource MCP25-PRM-005's.
 fn block_problem(block: &Value) -> Option<String> {
     let Some(obj) = block.as_object() else {
-        return Some(format!("`content` is a {}, not an object", type_name(block)));
+        return Some(format!(
+            "`content` is a {}, not an object",
+            type_name(block)
+        ));
     };
     let needs = |keys: &[&str]| {
         keys.iter()
@@ -269,10 +271,7 @@ async fn get(s: &Session) -> Judgement {
             .collect();
         let reply = s
             .main
-            .request(
-                "prompts/get",
-                json!({"name": name, "arguments": arguments}),
-            )
+            .request("prompts/get", json!({"name": name, "arguments": arguments}))
             .await;
         let shown = clip(name, 80);
         match reply.result() {
@@ -491,7 +490,10 @@ async fn missing_argument(s: &Session) -> Judgement {
             "`prompts/get` of `{}` without its required argument(s) {}",
             clip(&name, 80),
             some(
-                &required.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>(),
+                &required
+                    .iter()
+                    .map(|a| format!("`{a}`"))
+                    .collect::<Vec<_>>(),
                 MAX_NAMED,
                 ", "
             )

@@ -433,7 +433,10 @@ fn authority_problem(authority: &str) -> Option<String> {
                 .chars()
                 .all(|c| c.is_ascii_hexdigit() || matches!(c, ':' | '.' | 'v' | 'V'))
         {
-            return Some(format!("its IP literal `[{}]` is malformed", clip(inside, 60)));
+            return Some(format!(
+                "its IP literal `[{}]` is malformed",
+                clip(inside, 60)
+            ));
         }
         match after.strip_prefix(':') {
             Some(port) => ("", Some(port)),
@@ -536,7 +539,9 @@ async fn uris(s: &Session) -> Judgement {
     let mut bad: Vec<(String, &Seen)> = Vec::new();
     for (uri, at) in &uris {
         if let Some(problem) = uri_problem(uri)
-            && !bad.iter().any(|(b, _)| b.starts_with(&format!("`{}`", clip(uri, 120))))
+            && !bad
+                .iter()
+                .any(|(b, _)| b.starts_with(&format!("`{}`", clip(uri, 120))))
         {
             bad.push((format!("`{}`: {problem}", clip(uri, 120)), at));
         }
@@ -647,10 +652,7 @@ async fn read(s: &Session) -> Judgement {
     let mut bad = Vec::new();
     let mut replies = Vec::new();
     for uri in uris.iter().take(MAX_FETCHED) {
-        let reply = s
-            .main
-            .request("resources/read", json!({"uri": uri}))
-            .await;
+        let reply = s.main.request("resources/read", json!({"uri": uri})).await;
         let shown = clip(uri, 120);
         match reply.result() {
             None => bad.push(format!(
@@ -755,10 +757,7 @@ async fn not_found(s: &Session) -> Judgement {
     let note = " (-32602 is what the 2026-07-28 revision names; 2025-11-25 names -32002)";
     let mut judgements = Vec::new();
     for uri in probes {
-        let reply = s
-            .main
-            .request("resources/read", json!({"uri": uri}))
-            .await;
+        let reply = s.main.request("resources/read", json!({"uri": uri})).await;
         let what = format!("reading the unknown `{}`", clip(&uri, 120));
         let extra = if reply.error_code() == Some(-32602) {
             note
@@ -903,7 +902,10 @@ mod tests {
     #[test]
     fn contents_need_exactly_one_of_text_and_blob() {
         assert_eq!(contents_problem(&json!({"uri": "a:b", "text": "t"})), None);
-        assert_eq!(contents_problem(&json!({"uri": "a:b", "blob": "AA=="})), None);
+        assert_eq!(
+            contents_problem(&json!({"uri": "a:b", "blob": "AA=="})),
+            None
+        );
         assert!(contents_problem(&json!({"uri": "a:b", "text": "t", "blob": "AA=="})).is_some());
         assert!(contents_problem(&json!({"uri": "a:b"})).is_some());
         assert!(contents_problem(&json!({"text": "t"})).is_some());
