@@ -7,12 +7,13 @@
 //! saw none, the passive rules watch that channel for a short window while
 //! a `ping` goes out, and `logging/setLevel` is sent while it is watched.
 
+use super::client::{Reply, Transport};
 use super::res::{MAX_NAMED, is_empty_result, preferred_code, type_name};
 use super::rule::{Mcp25Rule, spec};
 use super::session::{Judgement, Session};
-use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
 use crate::suite::mcp::client::{clip, some};
+use crate::suite::{Exchange, Outcome};
 use futures::FutureExt;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -89,20 +90,11 @@ const LEVELS: &[&str] = &[
 const WATCH_FLOOR: Duration = Duration::from_millis(600);
 const WATCH_CEILING: Duration = Duration::from_secs(3);
 
-/// Every `notifications/message` the run saw so far.
-fn log_notifications(s: &Session) -> Vec<Value> {
-    s.client
-        .notifications()
-        .into_iter()
-        .filter(|n| n.get("method").and_then(Value::as_str) == Some("notifications/message"))
-        .collect()
-}
-
-/// The log notifications of the run; when there are none yet, the server's
-/// own channel is watched while a `ping` goes out. The evidence is the
-/// watch's, when there was one.
-async fn observed(s: &Session) -> (Vec<Value>, Vec<super::client::Reply>, String) {
-    let notes = log_notifications(s);
+/// The log notifications of the run, each with the exchange it came in;
+/// when there are none yet, the server's own channel is watched while a
+/// `ping` goes out, and that watch is evidence too.
+async fn observed(s: &Session) -> (Vec<(Value, Exchange)>, Vec<Reply>, String) {
+    let notes = s.client.log_messages();
     if !notes.is_empty() {
         return (notes, Vec::new(), String::new());
     }
@@ -114,11 +106,11 @@ async fn observed(s: &Session) -> (Vec<Value>, Vec<super::client::Reply>, String
     let mut evidence: Vec<_> = get.into_iter().collect();
     evidence.push(ping);
     let channel = match s.transport() {
-        super::client::Transport::Http => "the GET stream",
-        super::client::Transport::Stdio => "stdout",
+        Transport::Http => "the GET stream",
+        Transport::Stdio => "stdout",
     };
     (
-        log_notifications(s),
+        s.client.log_messages(),
         evidence,
         format!(
             "; {channel} was watched for {} ms around a `ping`",
@@ -140,19 +132,20 @@ async fn declared(s: &Session) -> Judgement {
         None => Judgement::pass(format!(
             "the server does not declare `logging` and sent no `notifications/message`{watched}"
         )),
-        Some(first) => Judgement::fail(format!(
+        Some((first, at)) => Judgement::fail(format!(
             "the server sent {} `notifications/message` without declaring the `logging` \
              capability, e.g. {}",
             notes.len(),
             quote(first)
         ))
-        .reply(&s.init),
+        .reply(&s.init)
+        .with(at),
     };
     evidence.iter().fold(j, Judgement::reply)
 }
 
 /// Why a `logging/setLevel` answer is not an empty result, if it is not.
-fn set_level_problem(reply: &super::client::Reply, level: &str) -> Option<String> {
+fn set_level_problem(reply: &Reply, level: &str) -> Option<String> {
     match reply.result() {
         Some(r) if is_empty_result(r) => None,
         Some(r) => Some(format!(
@@ -256,22 +249,25 @@ async fn message_shape(s: &Session) -> Judgement {
         ));
         return evidence.iter().fold(j, Judgement::reply);
     }
-    let bad: Vec<String> = notes
+    let bad: Vec<(String, &Exchange)> = notes
         .iter()
-        .filter_map(|n| message_problem(n).map(|p| format!("{p}: {}", quote(n))))
+        .filter_map(|(n, at)| message_problem(n).map(|p| (format!("{p}: {}", quote(n)), at)))
         .collect();
     let j = if bad.is_empty() {
-        Judgement::pass(format!(
+        let j = Judgement::pass(format!(
             "{} log notification(s), each with a defined `level` and `data`{watched}",
             notes.len()
-        ))
+        ));
+        notes.iter().take(2).fold(j, |j, (_, at)| j.with(at))
     } else {
-        Judgement::fail(format!(
+        let named: Vec<String> = bad.iter().map(|(b, _)| b.clone()).collect();
+        let j = Judgement::fail(format!(
             "{} of {} log notification(s) are malformed: {}",
             bad.len(),
             notes.len(),
-            some(&bad, MAX_NAMED, "; ")
-        ))
+            some(&named, MAX_NAMED, "; ")
+        ));
+        bad.iter().take(2).fold(j, |j, (_, at)| j.with(at))
     };
     evidence.iter().fold(j, Judgement::reply)
 }

@@ -363,7 +363,7 @@ async fn media(s: &Session) -> Judgement {
     for (block, at) in &blocks {
         let kind = kind_of(block);
         let data = block.get("data").and_then(Value::as_str);
-        if !data.is_some_and(|d| base64_decode(d).is_some()) {
+        if data.is_none_or(|d| base64_decode(d).is_none()) {
             bad.push((
                 format!("an `{kind}` block's `data` is not standard base64"),
                 at,

@@ -98,6 +98,8 @@ struct Log {
     tokens: Vec<(Value, bool)>,
     /// Requests the server sent, with the exchange they came in.
     requests: Vec<(Value, crate::suite::Exchange)>,
+    /// Every `notifications/message`, with the exchange it came in.
+    log_messages: Vec<(Value, crate::suite::Exchange)>,
 }
 
 /// A `notifications/progress` the server sent, and the progress token of
@@ -158,6 +160,12 @@ impl Client {
         self.log().requests.clone()
     }
 
+    /// Every `notifications/message` (log message) of the run so far, with
+    /// the exchange it came in.
+    pub fn log_messages(&self) -> Vec<(Value, crate::suite::Exchange)> {
+        self.log().log_messages.clone()
+    }
+
     /// Every `notifications/progress` of the run so far.
     pub fn progress(&self) -> Vec<Progress> {
         self.log().progress.clone()
@@ -186,6 +194,12 @@ impl Client {
         for note in &reply.notifications {
             if log.notifications.len() < MAX_LOGGED {
                 log.notifications.push(note.clone());
+            }
+            if note.get("method").and_then(Value::as_str) == Some("notifications/message")
+                && log.log_messages.len() < MAX_LOGGED
+            {
+                log.log_messages
+                    .push((note.clone(), reply.exchange.clone()));
             }
             if note.get("method").and_then(Value::as_str) == Some("notifications/progress")
                 && log.progress.len() < MAX_LOGGED
