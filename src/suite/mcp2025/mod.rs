@@ -29,6 +29,7 @@ pub(crate) mod log;
 pub(crate) mod prm;
 pub(crate) mod res;
 pub(crate) mod rpc;
+mod uri;
 pub(crate) mod utl;
 
 use super::Verdict;
