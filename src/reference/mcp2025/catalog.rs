@@ -377,15 +377,16 @@ pub(super) fn read_resource(call: &Call<'_>) -> Reply {
 }
 
 pub(super) fn prompts(config: &Mcp25ReferenceConfig) -> Value {
-    let required = if config.breaks(faults::PROMPT_ARGUMENTS) {
-        json!("yes")
-    } else {
-        json!(true)
-    };
+    let mut arguments =
+        vec![json!({"name": "topic", "description": "The topic", "required": true})];
+    if config.breaks(faults::PROMPT_ARGUMENTS) {
+        // An optional argument of its own, so that `topic` stays required.
+        arguments.push(json!({"name": "tone", "description": "The tone", "required": "no"}));
+    }
     json!({"prompts": [{
         "name": "summarize", "title": "Summarize a topic",
         "description": "Summarize what the MCP specification says about a topic",
-        "arguments": [{"name": "topic", "description": "The topic", "required": required}]
+        "arguments": arguments
     }]})
 }
 

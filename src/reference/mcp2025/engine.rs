@@ -279,6 +279,9 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
     {
         catalog::progress(&call, token, 2, "step").await;
     }
+    if initialized && call.breaks(faults::LOGGING_UNDECLARED) {
+        call.notify(undeclared_log(method));
+    }
     let reply = match method {
         other if other.starts_with("resources/") && call.breaks(faults::EMBEDDED_UNDECLARED) => {
             error(id, -32601, format!("Method not found: {other}"), None)
@@ -310,6 +313,13 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
         other => error(id, -32601, format!("Method not found: {other}"), None),
     };
     Some(reply)
+}
+
+/// MCP25-LOG-001's fault: a log notification for every request, whatever
+/// the level, from a server that does not declare `logging`.
+fn undeclared_log(method: &str) -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/message",
+        "params": {"level": "info", "logger": "requests", "data": format!("handling {method}")}})
 }
 
 fn initialize(call: &Call<'_>) -> Reply {
@@ -461,9 +471,6 @@ fn subscribe(call: &Call<'_>, method: &str) -> Reply {
 fn set_level(call: &Call<'_>) -> Reply {
     let id = call.id;
     let level = call.params.get("level").and_then(Value::as_str);
-    if call.breaks(faults::SET_LEVEL) {
-        return error(id, -32603, "Internal error: logging is down", None);
-    }
     let rank = level.and_then(|l| LEVELS.iter().position(|x| *x == l));
     let Some(rank) = rank.or_else(|| call.breaks(faults::INVALID_LEVEL).then_some(0)) else {
         return invalid_params(
@@ -479,5 +486,9 @@ fn set_level(call: &Call<'_>) -> Reply {
         "logging",
         json!(format!("log level set to {}", LEVELS[rank])),
     );
+    if call.breaks(faults::SET_LEVEL) {
+        // The level is set, but the answer is an error.
+        return error(id, -32603, "Internal error: logging is down", None);
+    }
     Reply::result(id, json!({}))
 }

@@ -170,7 +170,7 @@ pub(super) const SUBSCRIBE: &str = "MCP25-RES-008";
 // Prompts.
 /// No `prompts` capability.
 pub(super) const PROMPTS_UNDECLARED: &str = "MCP25-PRM-001";
-/// `required` is a string.
+/// An extra argument, `tone`, whose `required` is a string.
 pub(super) const PROMPT_ARGUMENTS: &str = "MCP25-PRM-002";
 /// A message has role `system`.
 pub(super) const PROMPT_ROLE: &str = "MCP25-PRM-003";
@@ -192,9 +192,10 @@ pub(super) const COMPLETION_LIMIT: &str = "MCP25-CPL-003";
 pub(super) const COMPLETION_UNKNOWN_PROMPT: &str = "MCP25-CPL-004";
 
 // Logging.
-/// No `logging` capability, yet `notifications/message` is sent.
+/// No `logging` capability, yet a `notifications/message` goes out for every
+/// request (over HTTP, on the GET stream when one is open).
 pub(super) const LOGGING_UNDECLARED: &str = "MCP25-LOG-001";
-/// `logging/setLevel` gets -32603.
+/// `logging/setLevel` of a valid level takes effect, but is answered with -32603.
 pub(super) const SET_LEVEL: &str = "MCP25-LOG-002";
 /// An invalid level is accepted.
 pub(super) const INVALID_LEVEL: &str = "MCP25-LOG-003";

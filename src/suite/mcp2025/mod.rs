@@ -25,7 +25,11 @@ mod rule;
 mod session;
 
 pub(crate) mod lif;
+pub(crate) mod log;
+pub(crate) mod prm;
+pub(crate) mod res;
 pub(crate) mod rpc;
+mod uri;
 pub(crate) mod utl;
 
 use super::Verdict;

@@ -343,3 +343,103 @@ pub(super) async fn bare(
     });
     reply
 }
+
+/// An HTTP `GET` stream held open while `during` runs and for at most
+/// `window` from when the stream opened: the messages the server sent on it,
+/// with the GET's own reply as evidence. `during` starts once the response
+/// head is in (or at once, when no stream opened), so that what it provokes
+/// can travel on the stream.
+pub(super) async fn watch<F>(
+    conn: &Connection,
+    http: &HttpClient,
+    url: &Url,
+    state: &State,
+    window: Duration,
+    during: F,
+) -> (Reply, Vec<Value>, Reply)
+where
+    F: std::future::Future<Output = Reply>,
+{
+    let req = HttpRequest::get(url.clone())
+        .header("accept", "text/event-stream")
+        .timeout(conn.client.timeout);
+    let req = with_session(req, state);
+    let limits = http.limits();
+    let started = Instant::now();
+    let mut reply = Reply::new(
+        "GET",
+        crate::suite::Exchange {
+            request: req.record(limits.evidence_bytes),
+            response: None,
+            error: None,
+        },
+    );
+    let resp = {
+        // Only the sending counts against the run's limit: the stream then
+        // waits on `during`, which needs a permit of its own.
+        let _permit = conn.client.permits.acquire().await.ok();
+        http.send_streaming(&req).await
+    };
+    let resp = match resp {
+        Ok(resp) => resp,
+        Err(err) => {
+            reply.exchange.error = Some(err.to_string());
+            reply.error = Some(err);
+            return (reply, Vec::new(), during.await);
+        }
+    };
+    reply.status = Some(resp.status);
+    reply.sse = is_event_stream(&resp.headers);
+    reply.content_type = resp
+        .headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let headers = redact_headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
+    let deadline = tokio::time::Instant::now() + window;
+    let mut frames = Vec::new();
+    let mut shown = String::new();
+    let during_reply = if reply.sse && (200..300).contains(&resp.status) {
+        let mut reader = SseReader::new(resp, limits);
+        let reading = async {
+            let mut events = 0;
+            while events < MAX_EVENTS {
+                match tokio::time::timeout_at(deadline, reader.next_event()).await {
+                    Ok(Ok(Some(event))) => {
+                        events += 1;
+                        if event.data.is_empty() {
+                            continue;
+                        }
+                        if shown.len() < limits.evidence_bytes {
+                            shown.push_str(&format!(
+                                "data: {}\n\n",
+                                clip(&event.data, limits.evidence_bytes)
+                            ));
+                        }
+                        if let Ok(frame) = serde_json::from_str::<Value>(&event.data) {
+                            frames.push(frame);
+                        }
+                    }
+                    _ => break,
+                }
+            }
+        };
+        let (_, during_reply) = tokio::join!(reading, during);
+        during_reply
+    } else {
+        drop(resp);
+        during.await
+    };
+    reply.body_len = frames.len();
+    (reply.notifications, reply.server_requests) =
+        frames.iter().cloned().partition(|f| f.get("id").is_none());
+    let (body, truncated) = excerpt(shown.as_bytes(), limits.evidence_bytes);
+    reply.exchange.response = Some(ResponseRecord {
+        status: reply.status,
+        headers,
+        body,
+        truncated,
+        elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    });
+    (reply, frames, during_reply)
+}

@@ -98,6 +98,8 @@ struct Log {
     tokens: Vec<(Value, bool)>,
     /// Requests the server sent, with the exchange they came in.
     requests: Vec<(Value, crate::suite::Exchange)>,
+    /// Every `notifications/message`, with the exchange it came in.
+    log_messages: Vec<(Value, crate::suite::Exchange)>,
 }
 
 /// A `notifications/progress` the server sent, and the progress token of
@@ -158,6 +160,12 @@ impl Client {
         self.log().requests.clone()
     }
 
+    /// Every `notifications/message` (log message) of the run so far, with
+    /// the exchange it came in.
+    pub fn log_messages(&self) -> Vec<(Value, crate::suite::Exchange)> {
+        self.log().log_messages.clone()
+    }
+
     /// Every `notifications/progress` of the run so far.
     pub fn progress(&self) -> Vec<Progress> {
         self.log().progress.clone()
@@ -186,6 +194,12 @@ impl Client {
         for note in &reply.notifications {
             if log.notifications.len() < MAX_LOGGED {
                 log.notifications.push(note.clone());
+            }
+            if note.get("method").and_then(Value::as_str) == Some("notifications/message")
+                && log.log_messages.len() < MAX_LOGGED
+            {
+                log.log_messages
+                    .push((note.clone(), reply.exchange.clone()));
             }
             if note.get("method").and_then(Value::as_str) == Some("notifications/progress")
                 && log.progress.len() < MAX_LOGGED
@@ -417,6 +431,29 @@ impl Connection {
                 heard.exchange.error = None;
                 self.client.record(None, None, &heard);
                 frames
+            }
+        }
+    }
+
+    /// Watches the channel of the server's own messages while `during`
+    /// runs: over HTTP a `GET` stream held open for `window` (what it carries
+    /// joins the run's log, and its reply is returned as evidence); on stdio
+    /// `during`, then stdout for `window`. Returns `during`'s reply.
+    pub async fn watch<F>(&self, window: Duration, during: F) -> (Reply, Option<Reply>)
+    where
+        F: std::future::Future<Output = Reply>,
+    {
+        match &self.wire {
+            Wire::Http { http, url } => {
+                let state = self.state();
+                let (get, _, reply) = http::watch(self, http, url, &state, window, during).await;
+                self.client.record(None, None, &get);
+                (reply, Some(get))
+            }
+            Wire::Stdio(_) => {
+                let reply = during.await;
+                self.listen(window).await;
+                (reply, None)
             }
         }
     }

@@ -1,0 +1,296 @@
+//! LOG — logging (server/utilities/logging): log notifications only with
+//! the capability, `logging/setLevel` for valid and invalid levels, and the
+//! shape of every `notifications/message`.
+//!
+//! A log notification that answers no request travels on the server's own
+//! channel: the `GET` stream over HTTP, stdout on stdio. So where the run
+//! saw none, the passive rules watch that channel for a short window while
+//! a `ping` goes out, and `logging/setLevel` is sent while it is watched.
+
+use super::client::{Reply, Transport};
+use super::res::{MAX_NAMED, is_empty_result, preferred_code, type_name};
+use super::rule::{Mcp25Rule, spec};
+use super::session::{Judgement, Session};
+use crate::suite::mcp::Keyword;
+use crate::suite::mcp::client::{clip, some};
+use crate::suite::{Exchange, Outcome};
+use futures::FutureExt;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+pub(crate) const DECLARED: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-LOG-001",
+    "No notifications/message without the logging capability",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/server/utilities/logging#capabilities"),
+    "LOG",
+    |s| declared(s).boxed(),
+)
+.says("a server that emits log message notifications declares the `logging` capability")
+.run_wide();
+
+pub(crate) const SET_LEVEL: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-LOG-002",
+    "With logging declared, logging/setLevel with a valid level gets an empty result",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/server/utilities/logging#setting-log-level"),
+    "LOG",
+    |s| set_level(s).boxed(),
+)
+.says(
+    "the logging capability includes `logging/setLevel`, which the server answers with an \
+     empty result",
+)
+.needs_capability("logging");
+
+pub(crate) const INVALID_LEVEL: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-LOG-003",
+    "An invalid log level gets error -32602",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/server/utilities/logging#error-handling"),
+    "LOG",
+    |s| invalid_level(s).boxed(),
+)
+.says("an invalid log level is answered with error -32602 (invalid params)")
+.needs_capability("logging");
+
+pub(crate) const MESSAGE_SHAPE: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-LOG-004",
+    "Every notifications/message has a syslog level and data; logger is a string when present",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/server/utilities/logging#log-message-notifications"),
+    "LOG",
+    |s| message_shape(s).boxed(),
+)
+.says(
+    "a log notification carries one of the eight syslog severities as `level`, the logged \
+     `data`, and optionally a string `logger`",
+)
+.run_wide();
+
+pub(crate) const RULES: &[Mcp25Rule] = &[DECLARED, SET_LEVEL, INVALID_LEVEL, MESSAGE_SHAPE];
+
+/// The severities of RFC 5424, as `LoggingLevel` names them.
+const LEVELS: &[&str] = &[
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// How long the server's own channel is watched, at least and at most.
+const WATCH_FLOOR: Duration = Duration::from_millis(600);
+const WATCH_CEILING: Duration = Duration::from_secs(3);
+
+/// The log notifications of the run, each with the exchange it came in;
+/// when there are none yet, the server's own channel is watched while a
+/// `ping` goes out, and that watch is evidence too.
+async fn observed(s: &Session) -> (Vec<(Value, Exchange)>, Vec<Reply>, String) {
+    let notes = s.client.log_messages();
+    if !notes.is_empty() {
+        return (notes, Vec::new(), String::new());
+    }
+    let window = s.client.window(WATCH_FLOOR, WATCH_CEILING);
+    let (ping, get) = s
+        .main
+        .watch(window, s.main.request("ping", json!({})))
+        .await;
+    let mut evidence: Vec<_> = get.into_iter().collect();
+    evidence.push(ping);
+    let channel = match s.transport() {
+        Transport::Http => "the GET stream",
+        Transport::Stdio => "stdout",
+    };
+    (
+        s.client.log_messages(),
+        evidence,
+        format!(
+            "; {channel} was watched for {} ms around a `ping`",
+            window.as_millis()
+        ),
+    )
+}
+
+fn quote(note: &Value) -> String {
+    clip(&note.to_string(), 160)
+}
+
+async fn declared(s: &Session) -> Judgement {
+    if s.advertises("logging") {
+        return Judgement::pass("the server declares the `logging` capability").reply(&s.init);
+    }
+    let (notes, evidence, watched) = observed(s).await;
+    let j = match notes.first() {
+        None => Judgement::pass(format!(
+            "the server does not declare `logging` and sent no `notifications/message`{watched}"
+        )),
+        Some((first, at)) => Judgement::fail(format!(
+            "the server sent {} `notifications/message` without declaring the `logging` \
+             capability, e.g. {}",
+            notes.len(),
+            quote(first)
+        ))
+        .reply(&s.init)
+        .with(at),
+    };
+    evidence.iter().fold(j, Judgement::reply)
+}
+
+/// Why a `logging/setLevel` answer is not an empty result, if it is not.
+fn set_level_problem(reply: &Reply, level: &str) -> Option<String> {
+    match reply.result() {
+        Some(r) if is_empty_result(r) => None,
+        Some(r) => Some(format!(
+            "`logging/setLevel` to `{level}` was answered with a result that is not empty: {}",
+            clip(&r.to_string(), 120)
+        )),
+        None => Some(format!(
+            "`logging/setLevel` to `{level}` was answered {}",
+            reply.describe()
+        )),
+    }
+}
+
+async fn set_level(s: &Session) -> Judgement {
+    // `debug` is sent while the server's own channel is watched, so that the
+    // log notifications it enables are seen (MCP25-LOG-004 judges them);
+    // `emergency` then quiets the rest of the run.
+    let window = s.client.window(WATCH_FLOOR, WATCH_CEILING);
+    let (debug, get) = s
+        .main
+        .watch(
+            window,
+            s.main
+                .request("logging/setLevel", json!({"level": "debug"})),
+        )
+        .await;
+    let emergency = s
+        .main
+        .request("logging/setLevel", json!({"level": "emergency"}))
+        .await;
+    let bad: Vec<String> = [
+        set_level_problem(&debug, "debug"),
+        set_level_problem(&emergency, "emergency"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let j = if bad.is_empty() {
+        Judgement::pass("`logging/setLevel` to `debug`, then `emergency`, got empty results")
+    } else {
+        Judgement::fail(bad.join("; "))
+    };
+    let j = j.reply(&debug).reply(&emergency);
+    match get {
+        Some(get) => j.reply(&get),
+        None => j,
+    }
+}
+
+async fn invalid_level(s: &Session) -> Judgement {
+    let reply = s
+        .main
+        .request("logging/setLevel", json!({"level": "protocheck"}))
+        .await;
+    preferred_code(
+        &reply,
+        -32602,
+        "`logging/setLevel` to the undefined level `protocheck`",
+        "",
+    )
+}
+
+/// Why a log notification is malformed, if it is.
+fn message_problem(note: &Value) -> Option<String> {
+    let Some(params) = note.get("params").and_then(Value::as_object) else {
+        return Some("it has no `params` object".to_owned());
+    };
+    match params.get("level") {
+        Some(Value::String(l)) if LEVELS.contains(&l.as_str()) => {}
+        Some(Value::String(l)) => {
+            return Some(format!(
+                "its level `{}` is none of {}",
+                clip(l, 40),
+                LEVELS.join(", ")
+            ));
+        }
+        Some(other) => {
+            return Some(format!(
+                "its `level` is a {}, not a string",
+                type_name(other)
+            ));
+        }
+        None => return Some("it has no `level`".to_owned()),
+    }
+    if !params.contains_key("data") {
+        return Some("it has no `data`".to_owned());
+    }
+    match params.get("logger") {
+        Some(l) if !l.is_string() => {
+            Some(format!("its `logger` is a {}, not a string", type_name(l)))
+        }
+        _ => None,
+    }
+}
+
+async fn message_shape(s: &Session) -> Judgement {
+    let (notes, evidence, watched) = observed(s).await;
+    if notes.is_empty() {
+        let j = Judgement::skip(format!(
+            "not applicable: the server sent no `notifications/message`{watched}"
+        ));
+        return evidence.iter().fold(j, Judgement::reply);
+    }
+    let bad: Vec<(String, &Exchange)> = notes
+        .iter()
+        .filter_map(|(n, at)| message_problem(n).map(|p| (format!("{p}: {}", quote(n)), at)))
+        .collect();
+    let j = if bad.is_empty() {
+        let j = Judgement::pass(format!(
+            "{} log notification(s), each with a defined `level` and `data`{watched}",
+            notes.len()
+        ));
+        notes.iter().take(2).fold(j, |j, (_, at)| j.with(at))
+    } else {
+        let named: Vec<String> = bad.iter().map(|(b, _)| b.clone()).collect();
+        let j = Judgement::fail(format!(
+            "{} of {} log notification(s) are malformed: {}",
+            bad.len(),
+            notes.len(),
+            some(&named, MAX_NAMED, "; ")
+        ));
+        bad.iter().take(2).fold(j, |j, (_, at)| j.with(at))
+    };
+    evidence.iter().fold(j, Judgement::reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_messages_need_a_level_and_data() {
+        let ok = json!({"method": "notifications/message",
+            "params": {"level": "info", "logger": "db", "data": {"x": 1}}});
+        assert_eq!(message_problem(&ok), None);
+        let null_data = json!({"params": {"level": "debug", "data": null}});
+        assert_eq!(message_problem(&null_data), None);
+        for bad in [
+            json!({"params": {"level": "verbose", "data": "x"}}),
+            json!({"params": {"level": "info"}}),
+            json!({"params": {"data": "x"}}),
+            json!({"params": {"level": "info", "data": "x", "logger": 3}}),
+            json!({}),
+        ] {
+            assert!(message_problem(&bad).is_some(), "{bad}");
+        }
+    }
+}
