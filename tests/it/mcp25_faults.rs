@@ -228,6 +228,11 @@ async fn rpc() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn htp() {
+    matrix("HTP").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn utl() {
     matrix("UTL").await;
 }
