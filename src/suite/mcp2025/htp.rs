@@ -349,18 +349,18 @@ async fn post_ping(s: &Session, session: Option<&str>) -> Result<(Raw, Value), J
     let (http, url) = target(s)?;
     let n = s.client.next_id();
     let id = json!(n);
-    let body = frame(
-        &id,
-        "ping",
-        json!({"_meta": {"progressToken": format!("pc-htp-{n}")}}),
-    );
+    let token = json!(format!("pc-htp-{n}"));
+    let body = frame(&id, "ping", json!({"_meta": {"progressToken": token}}));
     let req = shaped(s, url, ::http::Method::POST, Some(&body), session);
     let read = Read::Answer {
         id: id.clone(),
         hard: s.client.timeout(),
         linger: linger(s),
     };
-    Ok((send(s, http, req, read).await, id))
+    let raw = send(s, http, req, read).await;
+    let answered = raw.answer.is_some() || raw.body.as_ref().is_some_and(is_response);
+    s.client.record_token(token, answered);
+    Ok((raw, id))
 }
 
 /// A GET on the endpoint in `session`, with `Last-Event-ID` when given.

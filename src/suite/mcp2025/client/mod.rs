@@ -253,6 +253,16 @@ impl Client {
         }
     }
 
+    /// Records a progress token protocheck sent on a request a rule shaped
+    /// itself, and whether that request was answered: the progress rules
+    /// know every token protocheck gave.
+    pub(crate) fn record_token(&self, token: Value, answered: bool) {
+        let mut log = self.log();
+        if log.tokens.len() < MAX_LOGGED {
+            log.tokens.push((token, answered));
+        }
+    }
+
     /// Records a round trip of a request a rule sent itself, so that the
     /// run's waits follow the target's pace.
     pub(crate) fn record_rtt(&self, rtt: Duration) {
