@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use url::Url;
 
 mod rules;
+mod sessions;
 
 pub(crate) use rules::RULES;
 
