@@ -12,6 +12,9 @@
 //! server), so what is probed after it meets 404 or silence. The faults
 //! that answer `tools/list` over SSE (MCP25-LIF-008, MCP25-LIF-009) do so
 //! only to have a stream to send their extra message on; SSE is allowed.
+//! MCP25-LIF-005's error answer to `notifications/initialized` is, over
+//! HTTP, also a notification POST answered with neither 202 nor an error
+//! status (MCP25-HTP-002).
 
 // Lifecycle.
 /// `serverInfo` without `version`.

@@ -470,9 +470,18 @@ async fn post_streams(s: &Session) -> Result<Vec<PostStream>, Judgement> {
         streams.push(stream);
     }
     if streams.is_empty() {
+        // Answers that are not 2xx say nothing of how the server streams.
+        let served = json_only
+            .iter()
+            .all(|raw| raw.status.is_some_and(|st| (200..300).contains(&st)));
         let mut j = Judgement::skip(format!(
-            "not applicable: the server answered the `ping`s protocheck sent (with a progress \
-             token) with {}, not an SSE stream",
+            "{}: the server answered the `ping`s protocheck sent (with a progress token) with \
+             {}, not an SSE stream",
+            if served {
+                "not applicable"
+            } else {
+                "not verified"
+            },
             json_only
                 .iter()
                 .map(Raw::describe)
