@@ -35,6 +35,9 @@ const ALSO: &[(&str, &[&str])] = &[
     // Answering 2025-06-18 to a 2025-11-25 initialize is how a server that
     // speaks 2025-06-18 answers: MCP25-LIF-001 notes the revision it speaks.
     ("MCP25-LIF-002", &["MCP25-LIF-001"]),
+    // Answering `notifications/initialized` with an error body over HTTP is
+    // also a notification POST that got neither 202 nor an error status.
+    ("MCP25-LIF-005", &["MCP25-HTP-002"]),
 ];
 
 /// Faults after which the server no longer looks like a 2025-11-25 server,
@@ -236,6 +239,70 @@ async fn lif() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rpc() {
     matrix("RPC").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn htp() {
+    matrix("HTP").await;
+}
+
+/// The suite against the reference server over HTTP as `config` sets it up.
+async fn over_http_with(config: Mcp25ReferenceConfig) -> Run {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1");
+    let addr = listener.local_addr().expect("local addr");
+    let server = tokio::spawn(async move {
+        let _ = serve_mcp25_reference(listener, config).await;
+    });
+    let url = Url::parse(&format!("http://{addr}/mcp")).expect("url");
+    let run = suite(&Endpoint::Http(url)).await;
+    server.abort();
+    run
+}
+
+/// The HTP rules on the reference server without sessions (the session
+/// rules skip, saying why; every other rule is judged) and answering every
+/// request over SSE (the stream rules pass).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn htp_without_sessions_and_over_sse() {
+    let stateless = over_http_with(Mcp25ReferenceConfig::new().with_sessions(false)).await;
+    assert_clean(&stateless, Transport::Http);
+    for n in 12..=16 {
+        let f = stateless.finding(&format!("MCP25-HTP-0{n}"));
+        assert_eq!(f.outcome, Outcome::Skip, "{}", dump(&stateless.findings));
+        assert!(f.message.contains("does not use sessions"), "{}", f.message);
+    }
+    for id in [
+        "MCP25-HTP-001",
+        "MCP25-HTP-004",
+        "MCP25-HTP-017",
+        "MCP25-HTP-018",
+    ] {
+        assert_eq!(stateless.finding(id).outcome, Outcome::Pass, "{id}");
+    }
+    let sse = over_http_with(Mcp25ReferenceConfig::new().with_sse_responses(true)).await;
+    assert_clean(&sse, Transport::Http);
+    for n in [1, 4, 5, 6, 8, 9, 10, 11] {
+        let id = format!("MCP25-HTP-0{n:02}");
+        assert_eq!(
+            sse.finding(&id).outcome,
+            Outcome::Pass,
+            "{id}: {}",
+            dump(&sse.findings)
+        );
+    }
+    // Without SSE answers protocheck had no stream but the ones its progress
+    // tokens invite; with a connection closed early (the fault), HTP-007
+    // judges the stream its resumption completed.
+    let cut = over_http_with(
+        Mcp25ReferenceConfig::new()
+            .with_sse_responses(true)
+            .with_faults(&["MCP25-HTP-007"]),
+    )
+    .await;
+    assert_eq!(cut.finding("MCP25-HTP-005").outcome, Outcome::Pass);
+    assert_eq!(cut.finding("MCP25-HTP-007").outcome, Outcome::Warn);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

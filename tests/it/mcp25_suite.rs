@@ -101,17 +101,42 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
         .into_response()
 }
 
-/// The session id the server issues when run with `sessions`.
-const SESSION: &str = "pc-test-session-1";
+/// The prefix of the session ids the server issues when run with
+/// `sessions`: one id per `initialize` (MCP25-HTP-013).
+const SESSION: &str = "pc-test-session-";
+/// Numbers the session ids and the priming events' ids.
+static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 async fn fault_server(State(faults): State<Faults>, headers: HeaderMap, body: Bytes) -> Response {
     let is_initialize = serde_json::from_slice::<Value>(&body)
         .is_ok_and(|m| m.get("method").and_then(Value::as_str) == Some("initialize"));
+    // A present Origin other than loopback gets 403 (MCP25-HTP-018); a
+    // present MCP-Protocol-Version it does not speak gets 400 (MCP25-HTP-017).
+    let origin = headers.get("origin").and_then(|v| v.to_str().ok());
+    if origin.is_some_and(|o| {
+        !["http://127.0.0.1", "http://localhost"]
+            .iter()
+            .any(|ok| o == *ok || o.starts_with(&format!("{ok}:")))
+    }) {
+        return json_response(
+            StatusCode::FORBIDDEN,
+            &rpc_error(Value::Null, -32600, "Origin not allowed"),
+        );
+    }
+    if headers
+        .get("mcp-protocol-version")
+        .is_some_and(|v| v.to_str().ok() != Some("2025-11-25"))
+    {
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &rpc_error(Value::Null, -32600, "unsupported MCP-Protocol-Version"),
+        );
+    }
     // With sessions, every POST but initialize carries the session id and
     // the negotiated version, as a 2025-11-25 client sends them.
     if faults.on("sessions") && !is_initialize {
         let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-        if header("mcp-session-id") != Some(SESSION)
+        if !header("mcp-session-id").is_some_and(|sid| sid.starts_with(SESSION))
             || header("mcp-protocol-version") != Some("2025-11-25")
         {
             return json_response(
@@ -165,7 +190,8 @@ async fn fault_server(State(faults): State<Faults>, headers: HeaderMap, body: By
         return StatusCode::ACCEPTED.into_response();
     };
     let Some(method) = method else {
-        if faults.on("MCP25-RPC-005") {
+        // A response (result or error, no method) is not taken for a request.
+        if faults.on("MCP25-RPC-005") && !obj.contains_key("result") && !obj.contains_key("error") {
             return json_response(
                 StatusCode::OK,
                 &json!({"jsonrpc": "2.0", "id": id, "result": {}}),
@@ -262,14 +288,16 @@ async fn fault_server(State(faults): State<Faults>, headers: HeaderMap, body: By
     if before.is_empty() {
         let mut response = json_response(StatusCode::OK, &answer);
         if faults.on("sessions") && method == "initialize" {
-            response.headers_mut().insert(
-                "mcp-session-id",
-                axum::http::HeaderValue::from_static(SESSION),
-            );
+            let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if let Ok(sid) = axum::http::HeaderValue::from_str(&format!("{SESSION}{n}")) {
+                response.headers_mut().insert("mcp-session-id", sid);
+            }
         }
         return response;
     }
-    let mut stream = String::new();
+    // A priming event (an id, empty data) opens the stream (MCP25-HTP-004).
+    let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut stream = format!("id: pc-test-event-{n}\ndata: \n\n");
     for frame in before.iter().chain(std::iter::once(&answer)) {
         stream.push_str(&format!("event: message\ndata: {frame}\n\n"));
     }
@@ -708,7 +736,22 @@ async fn server_everything_over_http_and_stdio() {
             verdict.summary,
             dump(&findings)
         );
-        assert_judged(&format!("everything {endpoint}"), &findings, CORE, &[]);
+        // Over HTTP it accepts any Origin (its CORS allows every origin),
+        // which the transport's 403 sentence forbids (MCP25-HTP-018), and its
+        // event store replays the events of every stream after the one named
+        // by Last-Event-ID (MCP25-HTP-011), and a session ended by DELETE
+        // gets 400, not 404 (MCP25-HTP-015).
+        let may_fail: &[&str] = match endpoint {
+            Endpoint::Http(_) => &["MCP25-HTP-011", "MCP25-HTP-015", "MCP25-HTP-018"],
+            Endpoint::Stdio(_) => &[],
+        };
+        assert_judged(&format!("everything {endpoint}"), &findings, CORE, may_fail);
+        if matches!(endpoint, Endpoint::Http(_)) {
+            let report = dump(&findings);
+            for id in may_fail {
+                assert_eq!(outcome(&findings, id), Outcome::Fail, "{id}\n{report}");
+            }
+        }
         // On stdio it serves a request before initialize (reported, never
         // failed) and drops a request without `method` unanswered, which
         // passes as long as it keeps serving.

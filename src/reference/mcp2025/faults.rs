@@ -12,6 +12,9 @@
 //! server), so what is probed after it meets 404 or silence. The faults
 //! that answer `tools/list` over SSE (MCP25-LIF-008, MCP25-LIF-009) do so
 //! only to have a stream to send their extra message on; SSE is allowed.
+//! MCP25-LIF-005's error answer to `notifications/initialized` is, over
+//! HTTP, also a notification POST answered with neither 202 nor an error
+//! status (MCP25-HTP-002).
 
 // Lifecycle.
 /// `serverInfo` without `version`.
@@ -62,7 +65,7 @@ pub(super) const META_KEY: &str = "MCP25-RPC-012";
 // Streamable HTTP.
 /// JSON answers are labelled `text/plain`.
 pub(super) const CONTENT_TYPE: &str = "MCP25-HTP-001";
-/// An accepted notification gets 200, not 202.
+/// An accepted notification gets 200, not 202 (a posted response still gets 202).
 pub(super) const NOTIFICATION_202: &str = "MCP25-HTP-002";
 /// A posted JSON-RPC response gets 200 with a body.
 pub(super) const RESPONSE_200: &str = "MCP25-HTP-003";
@@ -84,13 +87,14 @@ pub(super) const EVENT_IDS: &str = "MCP25-HTP-010";
 pub(super) const REPLAY_OTHER_STREAM: &str = "MCP25-HTP-011";
 /// Session ids contain a space.
 pub(super) const SESSION_ID_ASCII: &str = "MCP25-HTP-012";
-/// Every initialize gets the same session id.
+/// Every initialize gets the same session id (the one session; DELETE then
+/// answers 405, so that no client ends the others' session).
 pub(super) const SESSION_ID_REUSED: &str = "MCP25-HTP-013";
-/// Requests without `Mcp-Session-Id` are served.
+/// Requests without `Mcp-Session-Id` get 404, as if the session were unknown.
 pub(super) const SESSION_REQUIRED: &str = "MCP25-HTP-014";
 /// DELETE answers 204 but the session lives on.
 pub(super) const DELETE_KEEPS: &str = "MCP25-HTP-015";
-/// A session id never issued gets 400, not 404.
+/// A session id never issued is served.
 pub(super) const SESSION_UNKNOWN: &str = "MCP25-HTP-016";
 /// `MCP-Protocol-Version` is not checked.
 pub(super) const VERSION_HEADER: &str = "MCP25-HTP-017";

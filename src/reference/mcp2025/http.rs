@@ -158,7 +158,13 @@ fn session_of(state: &Server, headers: &HeaderMap) -> Result<Arc<Session>, Refus
     }
     let Some(sid) = headers.get(H_SESSION_ID) else {
         if state.config.breaks(faults::SESSION_REQUIRED) {
-            return Ok(state.shared.clone());
+            // A missing id is taken for an unknown one.
+            return Err(refuse(
+                state,
+                StatusCode::NOT_FOUND,
+                -32001,
+                "Session not found",
+            ));
         }
         return Err(refuse(
             state,
@@ -172,12 +178,10 @@ fn session_of(state: &Server, headers: &HeaderMap) -> Result<Arc<Session>, Refus
     let was_ended = || state.ended.lock().is_ok_and(|e| e.contains(sid));
     match found {
         Some(session) => Ok(session),
-        None if state.config.breaks(faults::SESSION_UNKNOWN) && !was_ended() => Err(refuse(
-            state,
-            StatusCode::BAD_REQUEST,
-            -32600,
-            "Bad Request: no such session",
-        )),
+        // An id never issued is served, as if sessions were optional.
+        None if state.config.breaks(faults::SESSION_UNKNOWN) && !was_ended() => {
+            Ok(state.shared.clone())
+        }
         None => Err(refuse(
             state,
             StatusCode::NOT_FOUND,
@@ -196,7 +200,13 @@ fn new_session(state: &Server) -> (String, Arc<Session>) {
     if state.config.breaks(faults::SESSION_ID_ASCII) {
         sid = format!("session {sid}");
     }
-    let session = Arc::new(Session::default());
+    // With one id for every client (MCP25-HTP-013's fault), every client
+    // shares one session that tolerates another initialize.
+    let session = if state.config.breaks(faults::SESSION_ID_REUSED) {
+        state.shared.clone()
+    } else {
+        Arc::new(Session::default())
+    };
     if let Ok(mut sessions) = state.sessions.lock() {
         if sessions.len() >= MAX_SESSIONS {
             sessions.clear();
@@ -263,7 +273,8 @@ async fn handle_post(State(state): State<Shared>, req: Request) -> Response {
             if state.config.breaks(faults::RESPONSE_200) {
                 return json_response(&state, StatusCode::OK, &Reply(json!({"received": true})));
             }
-            return accepted(&state);
+            // Not `accepted`: MCP25-HTP-002's fault is about notifications.
+            return StatusCode::ACCEPTED.into_response();
         }
     };
     let fresh = method == "initialize" && !headers.contains_key(H_SESSION_ID);
@@ -585,7 +596,9 @@ async fn handle_delete(State(state): State<Shared>, headers: HeaderMap) -> Respo
     {
         return *refused;
     }
-    if !state.config.sessions {
+    // With one session id for every client (MCP25-HTP-013's fault), one
+    // client's DELETE would end every other's: termination is not offered.
+    if !state.config.sessions || state.config.breaks(faults::SESSION_ID_REUSED) {
         let mut resp = StatusCode::METHOD_NOT_ALLOWED.into_response();
         resp.headers_mut()
             .insert(header::ALLOW, HeaderValue::from_static("GET, POST"));

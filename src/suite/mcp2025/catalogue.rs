@@ -3,7 +3,7 @@
 //! here, so it names no rule file.
 
 use super::rule::Mcp25Rule;
-use super::{lif, log, prm, res, rpc, utl};
+use super::{htp, lif, log, prm, res, rpc, utl};
 use crate::suite::Rule;
 use std::sync::LazyLock;
 
@@ -13,6 +13,7 @@ pub fn catalogue() -> &'static [Mcp25Rule] {
         [
             lif::RULES,
             rpc::RULES,
+            htp::RULES,
             utl::RULES,
             res::RULES,
             prm::RULES,

@@ -24,6 +24,7 @@ mod catalogue;
 mod rule;
 mod session;
 
+pub(crate) mod htp;
 pub(crate) mod lif;
 pub(crate) mod log;
 pub(crate) mod prm;

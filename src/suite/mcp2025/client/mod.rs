@@ -256,6 +256,33 @@ impl Client {
             .window(WINDOW_MULTIPLIER, floor, ceiling.min(self.timeout))
     }
 
+    /// The HTTP client and endpoint URL of an HTTP target (`None` on
+    /// stdio): for rules that shape a request the connection would not send
+    /// (a header left out or bent, `Last-Event-ID`) and read its stream
+    /// themselves.
+    pub(crate) fn http_target(&self) -> Option<(&HttpClient, &Url)> {
+        match &self.endpoint {
+            Endpoint::Http(url) => Some((&self.http, url)),
+            Endpoint::Stdio(_) => None,
+        }
+    }
+
+    /// Records a progress token protocheck sent on a request a rule shaped
+    /// itself, and whether that request was answered: the progress rules
+    /// know every token protocheck gave.
+    pub(crate) fn record_token(&self, token: Value, answered: bool) {
+        let mut log = self.log();
+        if log.tokens.len() < MAX_LOGGED {
+            log.tokens.push((token, answered));
+        }
+    }
+
+    /// Records a round trip of a request a rule sent itself, so that the
+    /// run's waits follow the target's pace.
+    pub(crate) fn record_rtt(&self, rtt: Duration) {
+        self.rtt.record(rtt);
+    }
+
     /// Opens a new connection: nothing is sent over HTTP; a child is
     /// spawned on stdio.
     pub async fn connect(&self) -> Result<Connection, TransportError> {
