@@ -260,6 +260,12 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
         other if other.starts_with("resources/") && call.breaks(faults::EMBEDDED_UNDECLARED) => {
             error(id, -32601, format!("Method not found: {other}"), None)
         }
+        "resources/list" | "resources/templates/list" | "prompts/list"
+            if has_cursor(&call) =>
+        {
+            // These lists fit on one page, so no cursor is one the server issued.
+            invalid_params(id, "Invalid cursor")
+        }
         "ping" if call.breaks(faults::PING) => error(id, -32601, "Method not found: ping", None),
         "ping" if call.breaks(faults::RESULT_AND_ERROR) => {
             let mut reply = Reply::result(id, json!({}));
@@ -356,6 +362,11 @@ fn initialize(call: &Call<'_>) -> Reply {
         }
     }
     Reply::result(id, result)
+}
+
+/// Whether a list request names a cursor (null is the same as none).
+fn has_cursor(call: &Call<'_>) -> bool {
+    call.params.get("cursor").is_some_and(|c| !c.is_null())
 }
 
 fn list_tools(call: &Call<'_>) -> Reply {

@@ -3,14 +3,14 @@
 //! here, so it names no rule file.
 
 use super::rule::Mcp25Rule;
-use super::{lif, rpc, utl};
+use super::{cpl, lif, rpc, tol, utl};
 use crate::suite::Rule;
 use std::sync::LazyLock;
 
 /// Every implemented rule, in catalogue order.
 pub fn catalogue() -> &'static [Mcp25Rule] {
     static CATALOGUE: LazyLock<Vec<Mcp25Rule>> =
-        LazyLock::new(|| [lif::RULES, rpc::RULES, utl::RULES].concat());
+        LazyLock::new(|| [lif::RULES, rpc::RULES, utl::RULES, tol::RULES, cpl::RULES].concat());
     &CATALOGUE
 }
 

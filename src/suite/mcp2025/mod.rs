@@ -27,6 +27,9 @@ mod session;
 pub(crate) mod lif;
 pub(crate) mod rpc;
 pub(crate) mod utl;
+pub(crate) mod tol;
+mod tol_call;
+pub(crate) mod cpl;
 
 use super::Verdict;
 use super::runner::{Endpoint, EngineError, Reporter, RunContext};
