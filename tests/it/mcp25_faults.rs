@@ -37,6 +37,9 @@ const ALSO: &[(&str, &[&str])] = &[
         "MCP25-CPL-001",
         &["MCP25-CPL-002", "MCP25-CPL-003", "MCP25-CPL-004"],
     ),
+    // Without `tools` declared, the tool rules are not verified and call no
+    // tool; MCP25-RPC-012 reads the `_meta` of those calls' results.
+    ("MCP25-TOL-001", &["MCP25-RPC-012"]),
     // Tool results embed a resource while `resources` is undeclared: the
     // rules scoped by that capability no longer apply.
     (

@@ -260,9 +260,7 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
         other if other.starts_with("resources/") && call.breaks(faults::EMBEDDED_UNDECLARED) => {
             error(id, -32601, format!("Method not found: {other}"), None)
         }
-        "resources/list" | "resources/templates/list" | "prompts/list"
-            if has_cursor(&call) =>
-        {
+        "resources/list" | "resources/templates/list" | "prompts/list" if has_cursor(&call) => {
             // These lists fit on one page, so no cursor is one the server issued.
             invalid_params(id, "Invalid cursor")
         }

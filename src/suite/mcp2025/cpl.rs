@@ -234,8 +234,11 @@ async fn method_not_found(s: &Session) -> Judgement {
              `completions` capability"
         ))
         .reply(reply),
-        None => Judgement::skip(format!("not verified: {what} was answered {}", reply.describe()))
-            .reply(reply),
+        None => Judgement::skip(format!(
+            "not verified: {what} was answered {}",
+            reply.describe()
+        ))
+        .reply(reply),
     }
 }
 
@@ -300,13 +303,21 @@ async fn result(s: &Session) -> Judgement {
     for target in targets.0.iter().take(MAX_REFERENCES) {
         let reply = s.main.request("completion/complete", target.params()).await;
         let Some(result) = reply.result() else {
-            unjudged.push(format!("the {} was answered {}", target.describe(), reply.describe()));
+            unjudged.push(format!(
+                "the {} was answered {}",
+                target.describe(),
+                reply.describe()
+            ));
             continue;
         };
         judged += 1;
         let found = result_problems(result);
         if !found.is_empty() {
-            problems.push(format!("for the {}: {}", target.describe(), found.join(", ")));
+            problems.push(format!(
+                "for the {}: {}",
+                target.describe(),
+                found.join(", ")
+            ));
             evidence.push(reply);
         }
     }
@@ -345,10 +356,8 @@ async fn unknown_prompt(s: &Session) -> Judgement {
     let what = format!("`completion/complete` for the unknown prompt `{name}`");
     match reply.error_code() {
         Some(-32602) => Judgement::pass(format!("{what} got -32602")).reply(&reply),
-        Some(code) => {
-            Judgement::fail(format!("{what} was answered with error {code}, not -32602"))
-                .reply(&reply)
-        }
+        Some(code) => Judgement::fail(format!("{what} was answered with error {code}, not -32602"))
+            .reply(&reply),
         None if reply.result().is_some() => {
             let empty = reply
                 .result()
@@ -366,8 +375,11 @@ async fn unknown_prompt(s: &Session) -> Judgement {
             ))
             .reply(&reply)
         }
-        None => Judgement::skip(format!("not verified: {what} was answered {}", reply.describe()))
-            .reply(&reply),
+        None => Judgement::skip(format!(
+            "not verified: {what} was answered {}",
+            reply.describe()
+        ))
+        .reply(&reply),
     }
 }
 
@@ -387,11 +399,18 @@ mod tests {
 
     #[test]
     fn completion_results_are_judged_by_shape() {
-        assert!(result_problems(&json!({"completion": {"values": ["a"], "total": 1, "hasMore": false}})).is_empty());
+        assert!(
+            result_problems(
+                &json!({"completion": {"values": ["a"], "total": 1, "hasMore": false}})
+            )
+            .is_empty()
+        );
         let many: Vec<String> = (0..101).map(|i| i.to_string()).collect();
         assert!(!result_problems(&json!({"completion": {"values": many}})).is_empty());
         assert!(!result_problems(&json!({"completion": {"values": [1]}})).is_empty());
-        assert!(!result_problems(&json!({"completion": {"values": [], "hasMore": "no"}})).is_empty());
+        assert!(
+            !result_problems(&json!({"completion": {"values": [], "hasMore": "no"}})).is_empty()
+        );
         assert!(!result_problems(&json!({})).is_empty());
     }
 }

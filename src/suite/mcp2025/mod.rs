@@ -24,12 +24,12 @@ mod catalogue;
 mod rule;
 mod session;
 
+pub(crate) mod cpl;
 pub(crate) mod lif;
 pub(crate) mod rpc;
-pub(crate) mod utl;
 pub(crate) mod tol;
 mod tol_call;
-pub(crate) mod cpl;
+pub(crate) mod utl;
 
 use super::Verdict;
 use super::runner::{Endpoint, EngineError, Reporter, RunContext};

@@ -550,10 +550,7 @@ async fn unique_names(s: &Session) -> Judgement {
         .map(|(name, n)| format!("{} is listed {n} times", quoted(name)))
         .collect();
     if repeated.is_empty() {
-        return Judgement::pass(format!(
-            "the {} listed tool names are unique",
-            counts.len()
-        ));
+        return Judgement::pass(format!("the {} listed tool names are unique", counts.len()));
     }
     with_pages(
         Judgement::fail(format!(
@@ -824,8 +821,7 @@ mod tests {
         assert_eq!(name_problem("get_forecast-v1.2"), None);
         assert!(name_problem("").is_some_and(|p| p.contains("empty")));
         assert!(
-            name_problem("météo du jour")
-                .is_some_and(|p| p.contains("'é'") && p.contains("' '")),
+            name_problem("météo du jour").is_some_and(|p| p.contains("'é'") && p.contains("' '")),
             "{:?}",
             name_problem("météo du jour")
         );

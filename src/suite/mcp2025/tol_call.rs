@@ -62,7 +62,9 @@ pub(crate) const STRUCTURED: Mcp25Rule = Mcp25Rule::new(
     "TOL",
     |s| structured(s).boxed(),
 )
-.says("when an output schema is provided, the server provides structured results that conform to it")
+.says(
+    "when an output schema is provided, the server provides structured results that conform to it",
+)
 .requires(TOOLS_DECLARED)
 .needs_capability("tools");
 
@@ -160,7 +162,9 @@ async fn tool_calls(s: &Session) -> Arc<ToolCalls> {
 /// Why no call can be judged: no tool listed, or none protocheck may call.
 fn no_calls(calls: &ToolCalls) -> Option<Judgement> {
     if calls.listed == 0 {
-        return Some(Judgement::skip("not applicable: `tools/list` listed no tool"));
+        return Some(Judgement::skip(
+            "not applicable: `tools/list` listed no tool",
+        ));
     }
     calls.calls.is_empty().then(|| {
         Judgement::skip(
@@ -220,7 +224,10 @@ fn string_member(block: &Value, field: &str) -> Option<String> {
 /// What is wrong with one content block, if anything.
 pub(crate) fn block_problem(block: &Value) -> Option<String> {
     if !block.is_object() {
-        return Some(format!("is {}, not an object", clip(&block.to_string(), 40)));
+        return Some(format!(
+            "is {}, not an object",
+            clip(&block.to_string(), 40)
+        ));
     }
     let kind = block.get("type").and_then(Value::as_str);
     let mut why = Vec::new();
@@ -389,8 +396,11 @@ async fn input_errors(s: &Session) -> Judgement {
              cannot tell whether input validation errors are reported with `isError: true`"
         ))
         .reply(&reply),
-        None => Judgement::skip(format!("not verified: {what} was answered {}", reply.describe()))
-            .reply(&reply),
+        None => Judgement::skip(format!(
+            "not verified: {what} was answered {}",
+            reply.describe()
+        ))
+        .reply(&reply),
     }
 }
 
@@ -556,7 +566,10 @@ async fn embedded(s: &Session) -> Judgement {
     if with.is_empty() {
         return Judgement::skip("not applicable: no tool result embedded a resource");
     }
-    let names: Vec<String> = with.iter().map(|(t, _)| format!("`{}`", tool_name(t))).collect();
+    let names: Vec<String> = with
+        .iter()
+        .map(|(t, _)| format!("`{}`", tool_name(t)))
+        .collect();
     if s.advertises("resources") {
         return Judgement::pass(format!(
             "the results of {} embed resources, and the server declares `resources`",
