@@ -300,6 +300,7 @@ async fn result(s: &Session) -> Judgement {
     let mut unjudged = Vec::new();
     let mut evidence = Vec::new();
     let mut judged = 0;
+    let mut seen = Vec::new();
     for target in targets.0.iter().take(MAX_REFERENCES) {
         let reply = s.main.request("completion/complete", target.params()).await;
         let Some(result) = reply.result() else {
@@ -311,6 +312,7 @@ async fn result(s: &Session) -> Judgement {
             continue;
         };
         judged += 1;
+        seen.push(reply.clone());
         let found = result_problems(result);
         if !found.is_empty() {
             problems.push(format!(
@@ -337,10 +339,13 @@ async fn result(s: &Session) -> Judgement {
     } else {
         format!(" (not judged: {})", some(&unjudged))
     };
-    Judgement::pass(format!(
-        "{judged} completion result(s) hold at most {MAX_VALUES} string values, with `total` and \
-         `hasMore` typed{note}"
-    ))
+    seen.iter().fold(
+        Judgement::pass(format!(
+            "{judged} completion result(s) hold at most {MAX_VALUES} string values, with \
+             `total` and `hasMore` typed{note}"
+        )),
+        Judgement::reply,
+    )
 }
 
 async fn unknown_prompt(s: &Session) -> Judgement {

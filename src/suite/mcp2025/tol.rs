@@ -329,7 +329,8 @@ fn nothing_listed(listing: &Listing) -> Option<Judgement> {
 
 async fn declared(s: &Session) -> Judgement {
     if s.advertises("tools") {
-        return Judgement::pass("the server declares the `tools` capability");
+        return Judgement::pass("the server declares the `tools` capability")
+            .with(&s.init.exchange);
     }
     let listing = tool_list(s).await;
     let Some(first) = listing.first() else {
@@ -431,10 +432,14 @@ async fn listing(s: &Session) -> Judgement {
         .map(|why| format!(" (the walk stopped: {why})"))
         .unwrap_or_default();
     if problems.is_empty() {
-        return Judgement::pass(format!(
-            "`tools/list` listed {} tool(s) on {pages} page(s), each with a string `name`{note}",
-            listing.items.len()
-        ));
+        return with_pages(
+            Judgement::pass(format!(
+                "`tools/list` listed {} tool(s) on {pages} page(s), each with a string \
+                 `name`{note}",
+                listing.items.len()
+            )),
+            &listing,
+        );
     }
     with_pages(
         Judgement::fail(format!("{}{note}", some(&problems))),
@@ -530,9 +535,12 @@ async fn schemas(s: &Session, field: &str) -> Judgement {
             &listing,
         );
     }
-    Judgement::pass(format!(
-        "{judged} `{field}`(s) are valid JSON Schema objects rooted at `\"type\": \"object\"`"
-    ))
+    with_pages(
+        Judgement::pass(format!(
+            "{judged} `{field}`(s) are valid JSON Schema objects rooted at `\"type\": \"object\"`"
+        )),
+        &listing,
+    )
 }
 
 async fn unique_names(s: &Session) -> Judgement {
@@ -550,7 +558,10 @@ async fn unique_names(s: &Session) -> Judgement {
         .map(|(name, n)| format!("{} is listed {n} times", quoted(name)))
         .collect();
     if repeated.is_empty() {
-        return Judgement::pass(format!("the {} listed tool names are unique", counts.len()));
+        return with_pages(
+            Judgement::pass(format!("the {} listed tool names are unique", counts.len())),
+            &listing,
+        );
     }
     with_pages(
         Judgement::fail(format!(
@@ -599,10 +610,13 @@ async fn name_characters(s: &Session) -> Judgement {
         .collect();
     let bad: Vec<String> = names.iter().filter_map(|n| name_problem(n)).collect();
     if bad.is_empty() {
-        return Judgement::pass(format!(
-            "the {} listed tool names are 1–128 characters from A-Z a-z 0-9 _ - .",
-            names.len()
-        ));
+        return with_pages(
+            Judgement::pass(format!(
+                "the {} listed tool names are 1–128 characters from A-Z a-z 0-9 _ - .",
+                names.len()
+            )),
+            &listing,
+        );
     }
     with_pages(Judgement::fail(some(&bad)), &listing)
 }
@@ -640,6 +654,7 @@ async fn stable_cursors(s: &Session) -> Judgement {
     let mut problems = Vec::new();
     let mut judged = Vec::new();
     let mut evidence = Vec::new();
+    let mut seen = Vec::new();
     for (method, key, id, _) in LISTS {
         let first = if *method == "tools/list" {
             match tool_list(s).await.first() {
@@ -681,9 +696,12 @@ async fn stable_cursors(s: &Session) -> Judgement {
             )),
             _ => None,
         };
-        if let Some(p) = problem {
-            problems.push(p);
-            evidence.extend([first, once, twice]);
+        match problem {
+            Some(p) => {
+                problems.push(p);
+                evidence.extend([first, once, twice]);
+            }
+            None => seen.extend([once, twice]),
         }
     }
     if judged.is_empty() {
@@ -693,10 +711,13 @@ async fn stable_cursors(s: &Session) -> Judgement {
         );
     }
     if problems.is_empty() {
-        return Judgement::pass(format!(
-            "the first `nextCursor` of {} gave a valid page, the same when asked twice",
-            judged.join(", ")
-        ));
+        return seen.iter().fold(
+            Judgement::pass(format!(
+                "the first `nextCursor` of {} gave a valid page, the same when asked twice",
+                judged.join(", ")
+            )),
+            Judgement::reply,
+        );
     }
     evidence
         .iter()
@@ -708,6 +729,7 @@ async fn invalid_cursor(s: &Session) -> Judgement {
     let mut judged = Vec::new();
     let mut unjudged = Vec::new();
     let mut evidence = Vec::new();
+    let mut seen = Vec::new();
     for (method, key, _, capability) in LISTS {
         if !s.advertises(capability) {
             continue;
@@ -717,7 +739,10 @@ async fn invalid_cursor(s: &Session) -> Judgement {
             .request(method, json!({"cursor": "protocheck-invalid-cursor"}))
             .await;
         match reply.error_code() {
-            Some(-32602) => judged.push(format!("`{method}`")),
+            Some(-32602) => {
+                judged.push(format!("`{method}`"));
+                seen.push(reply);
+            }
             // A list the server does not implement says nothing of cursors
             // (MCP25-RES-004 judges a missing templates list).
             Some(-32601) => unjudged.push(format!("`{method}` is not implemented (-32601)")),
@@ -760,10 +785,13 @@ async fn invalid_cursor(s: &Session) -> Judgement {
         return Judgement::skip(format!("not verified: {}", some(&unjudged)));
     }
     if problems.is_empty() {
-        return Judgement::pass(format!(
-            "an invalid cursor got -32602 from {}",
-            judged.join(", ")
-        ));
+        return seen.iter().fold(
+            Judgement::pass(format!(
+                "an invalid cursor got -32602 from {}",
+                judged.join(", ")
+            )),
+            Judgement::reply,
+        );
     }
     evidence
         .iter()

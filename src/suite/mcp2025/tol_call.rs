@@ -327,10 +327,13 @@ async fn content(s: &Session) -> Judgement {
         }
     }
     if problems.is_empty() {
-        return Judgement::pass(format!(
-            "{} tool result(s) hold well-formed content blocks",
-            answered.len()
-        ));
+        return answered.iter().fold(
+            Judgement::pass(format!(
+                "{} tool result(s) hold well-formed content blocks",
+                answered.len()
+            )),
+            |j, (_, reply, _)| j.reply(reply),
+        );
     }
     evidence
         .into_iter()
@@ -454,6 +457,7 @@ async fn structured(s: &Session) -> Judgement {
     let mut notes = Vec::new();
     let mut evidence = Vec::new();
     let mut judged = 0;
+    let mut seen = Vec::new();
     for (tool, reply, result) in answered {
         let Some(schema) = tool.get("outputSchema") else {
             continue;
@@ -462,6 +466,7 @@ async fn structured(s: &Session) -> Judgement {
             continue;
         }
         judged += 1;
+        seen.push(reply);
         let name = tool_name(tool);
         let problem = match result.get("structuredContent") {
             None => Some(format!(
@@ -500,10 +505,13 @@ async fn structured(s: &Session) -> Judgement {
     } else {
         format!(" ({} not validated: {})", notes.len(), some(&notes))
     };
-    Judgement::pass(format!(
-        "{judged} successful result(s) of tools with an `outputSchema` carry conforming \
-         `structuredContent`{note}"
-    ))
+    seen.into_iter().fold(
+        Judgement::pass(format!(
+            "{judged} successful result(s) of tools with an `outputSchema` carry conforming \
+             `structuredContent`{note}"
+        )),
+        Judgement::reply,
+    )
 }
 
 async fn structured_text(s: &Session) -> Judgement {
@@ -515,11 +523,13 @@ async fn structured_text(s: &Session) -> Judgement {
     let mut problems = Vec::new();
     let mut evidence = Vec::new();
     let mut judged = 0;
+    let mut seen = Vec::new();
     for (tool, reply, result) in answered {
         let Some(structured) = result.get("structuredContent") else {
             continue;
         };
         judged += 1;
+        seen.push(reply);
         let repeated = blocks(result).iter().any(|b| {
             b.get("type").and_then(Value::as_str) == Some("text")
                 && b.get("text")
@@ -539,9 +549,12 @@ async fn structured_text(s: &Session) -> Judgement {
         return Judgement::skip("not applicable: no tool result carried `structuredContent`");
     }
     if problems.is_empty() {
-        return Judgement::pass(format!(
-            "{judged} result(s) with `structuredContent` repeat it as JSON in a text block"
-        ));
+        return seen.into_iter().fold(
+            Judgement::pass(format!(
+                "{judged} result(s) with `structuredContent` repeat it as JSON in a text block"
+            )),
+            Judgement::reply,
+        );
     }
     evidence
         .into_iter()
@@ -571,10 +584,13 @@ async fn embedded(s: &Session) -> Judgement {
         .map(|(t, _)| format!("`{}`", tool_name(t)))
         .collect();
     if s.advertises("resources") {
-        return Judgement::pass(format!(
-            "the results of {} embed resources, and the server declares `resources`",
-            names.join(", ")
-        ));
+        return with.iter().fold(
+            Judgement::pass(format!(
+                "the results of {} embed resources, and the server declares `resources`",
+                some(&names)
+            )),
+            |j, (_, reply)| j.reply(reply),
+        );
     }
     with.iter().fold(
         Judgement::fail(format!(
