@@ -40,6 +40,12 @@ const ALSO: &[(&str, &[&str])] = &[
     // Without `tools` declared, the tool rules are not verified and call no
     // tool; MCP25-RPC-012 reads the `_meta` of those calls' results.
     ("MCP25-TOL-001", &["MCP25-RPC-012"]),
+    // The fault leaves `completions` undeclared: MCP25-CPL-001 then applies,
+    // and the rules scoped by the capability no longer do.
+    (
+        "MCP25-CPL-002",
+        &["MCP25-CPL-001", "MCP25-CPL-003", "MCP25-CPL-004"],
+    ),
     // Tool results embed a resource while `resources` is undeclared: the
     // rules scoped by that capability no longer apply.
     (

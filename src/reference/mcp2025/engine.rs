@@ -283,6 +283,9 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
         "resources/subscribe" | "resources/unsubscribe" => subscribe(&call, method),
         "prompts/list" => Reply::result(id, catalog::prompts(call.config)),
         "prompts/get" => catalog::get_prompt(&call),
+        "completion/complete" if call.breaks(faults::COMPLETION_NOT_FOUND) => {
+            invalid_params(id, "Invalid params: completions are not offered")
+        }
         "completion/complete" => catalog::complete(&call),
         "logging/setLevel" => set_level(&call),
         other if call.breaks(faults::UNKNOWN_METHOD) => {
@@ -351,6 +354,7 @@ fn initialize(call: &Call<'_>) -> Reply {
         (faults::EMBEDDED_UNDECLARED, "resources"),
         (faults::PROMPTS_UNDECLARED, "prompts"),
         (faults::COMPLETIONS_UNDECLARED, "completions"),
+        (faults::COMPLETION_NOT_FOUND, "completions"),
         (faults::LOGGING_UNDECLARED, "logging"),
     ] {
         if call.breaks(fault)
