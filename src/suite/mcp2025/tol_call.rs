@@ -98,9 +98,9 @@ pub(crate) const EMBEDDED: Mcp25Rule = Mcp25Rule::new(
 .needs_capability("tools");
 
 /// Whether protocheck may call `tool`: annotated read-only, or the run
-/// allows tool calls.
-fn may_call(s: &Session, tool: &Value) -> bool {
-    s.allow_tool_calls
+/// allows tool calls (`allow`).
+fn may_call(allow: bool, tool: &Value) -> bool {
+    allow
         || tool
             .pointer("/annotations/readOnlyHint")
             .and_then(Value::as_bool)
@@ -108,14 +108,14 @@ fn may_call(s: &Session, tool: &Value) -> bool {
 }
 
 /// The listed tools protocheck may call: each name once, at most [`MAX_CALLS`].
-fn callable(s: &Session, tools: &[Value]) -> Vec<Value> {
+fn callable(allow: bool, tools: &[Value]) -> Vec<Value> {
     let mut seen = Vec::new();
     let mut out = Vec::new();
     for tool in tools {
         let Some(name) = tool.get("name").and_then(Value::as_str) else {
             continue;
         };
-        if !may_call(s, tool) || seen.contains(&name) {
+        if !may_call(allow, tool) || seen.contains(&name) {
             continue;
         }
         seen.push(name);
@@ -139,7 +139,7 @@ async fn tool_calls(s: &Session) -> Arc<ToolCalls> {
     s.shared(|| async {
         let listing = tool_list(s).await;
         let mut calls = Vec::new();
-        for tool in callable(s, &listing.items) {
+        for tool in callable(s.allow_tool_calls, &listing.items) {
             let schema = tool.get("inputSchema").cloned().unwrap_or(json!({}));
             let arguments = placeholder_arguments(&schema);
             let reply = s
@@ -342,15 +342,17 @@ async fn content(s: &Session) -> Judgement {
 
 /// The first callable tool with a required property, and that property.
 fn with_required(s: &Session, tools: &[Value]) -> Option<(Value, String)> {
-    callable(s, tools).into_iter().find_map(|tool| {
-        let first = tool
-            .pointer("/inputSchema/required")?
-            .as_array()?
-            .iter()
-            .find_map(Value::as_str)?
-            .to_owned();
-        Some((tool, first))
-    })
+    callable(s.allow_tool_calls, tools)
+        .into_iter()
+        .find_map(|tool| {
+            let first = tool
+                .pointer("/inputSchema/required")?
+                .as_array()?
+                .iter()
+                .find_map(Value::as_str)?
+                .to_owned();
+            Some((tool, first))
+        })
 }
 
 async fn input_errors(s: &Session) -> Judgement {
@@ -606,6 +608,20 @@ async fn embedded(s: &Session) -> Judgement {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_read_only_tools_are_called_unless_the_run_allows_it() {
+        let tools = [
+            json!({"name": "read", "annotations": {"readOnlyHint": true}}),
+            json!({"name": "write", "annotations": {"readOnlyHint": false}}),
+            json!({"name": "plain"}),
+            json!({"name": "read", "annotations": {"readOnlyHint": true}}),
+        ];
+        let names =
+            |allow| -> Vec<String> { callable(allow, &tools).iter().map(tool_name).collect() };
+        assert_eq!(names(false), ["read"]);
+        assert_eq!(names(true), ["read", "write", "plain"]);
+    }
 
     #[test]
     fn content_blocks_are_judged_by_kind() {
