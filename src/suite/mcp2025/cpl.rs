@@ -303,6 +303,8 @@ async fn result(s: &Session) -> Judgement {
     let mut seen = Vec::new();
     for target in targets.0.iter().take(MAX_REFERENCES) {
         let reply = s.main.request("completion/complete", target.params()).await;
+        // An error is no `CompleteResult` to judge: a server may have nothing
+        // to complete for an argument, and the row judges results only.
         let Some(result) = reply.result() else {
             unjudged.push(format!(
                 "the {} was answered {}",
