@@ -30,8 +30,36 @@ use url::Url;
 const ALSO: &[(&str, &[&str])] = &[
     // The `ping` answer carries an error too: MCP25-UTL-001 reads that ping.
     ("MCP25-RPC-002", &["MCP25-UTL-001"]),
-    // Without `completions` declared, completion/complete must be refused.
-    ("MCP25-CPL-001", &["MCP25-CPL-002"]),
+    // Without `completions` declared, completion/complete must be refused,
+    // and the rules scoped by the capability no longer apply.
+    (
+        "MCP25-CPL-001",
+        &["MCP25-CPL-002", "MCP25-CPL-003", "MCP25-CPL-004"],
+    ),
+    // Without `tools` declared, the tool rules are not verified and call no
+    // tool; MCP25-RPC-012 reads the `_meta` of those calls' results.
+    ("MCP25-TOL-001", &["MCP25-RPC-012"]),
+    // The fault leaves `completions` undeclared: MCP25-CPL-001 then applies,
+    // and the rules scoped by the capability no longer do.
+    (
+        "MCP25-CPL-002",
+        &["MCP25-CPL-001", "MCP25-CPL-003", "MCP25-CPL-004"],
+    ),
+    // Tool results embed a resource while `resources` is undeclared: the
+    // rules scoped by that capability no longer apply.
+    (
+        "MCP25-TOL-014",
+        &[
+            "MCP25-RES-001",
+            "MCP25-RES-002",
+            "MCP25-RES-003",
+            "MCP25-RES-004",
+            "MCP25-RES-005",
+            "MCP25-RES-006",
+            "MCP25-RES-007",
+            "MCP25-RES-008",
+        ],
+    ),
     // Answering 2025-06-18 to a 2025-11-25 initialize is how a server that
     // speaks 2025-06-18 answers: MCP25-LIF-001 notes the revision it speaks.
     ("MCP25-LIF-002", &["MCP25-LIF-001"]),
@@ -323,6 +351,16 @@ async fn prm() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn log() {
     matrix("LOG").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tol() {
+    matrix("TOL").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cpl() {
+    matrix("CPL").await;
 }
 
 #[test]

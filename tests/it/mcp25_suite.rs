@@ -238,10 +238,35 @@ async fn fault_server(State(faults): State<Faults>, headers: HeaderMap, body: By
         }
         "ping" if faults.on("MCP25-UTL-001") => json!({"pong": true}),
         "ping" => json!({}),
+        // One page, so no cursor is one the server issued.
+        "tools/list"
+            if message
+                .pointer("/params/cursor")
+                .is_some_and(|c| !c.is_null()) =>
+        {
+            return json_response(
+                StatusCode::OK,
+                &rpc_error(answer_id, -32602, "Invalid cursor"),
+            );
+        }
         "tools/list" if faults.on("MCP25-RPC-012") => {
             json!({"tools": [], "_meta": {"-not a key-": 1}})
         }
         "tools/list" => json!({"tools": [], "_meta": {"dev.protocheck.test/page": 1}}),
+        // It lists no tool, so every tool is unknown: invalid params.
+        "tools/call" => {
+            return json_response(
+                StatusCode::OK,
+                &rpc_error(answer_id, -32602, "Unknown tool"),
+            );
+        }
+        // A method of the specification it does not offer (no `completions`).
+        "completion/complete" => {
+            return json_response(
+                StatusCode::OK,
+                &rpc_error(answer_id, -32601, "Method not found"),
+            );
+        }
         _ if faults.on("MCP25-RPC-007") => json!({}),
         _ => {
             let mut error = json!({"code": -32601, "message": "Method not found"});

@@ -286,6 +286,10 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
         other if other.starts_with("resources/") && call.breaks(faults::EMBEDDED_UNDECLARED) => {
             error(id, -32601, format!("Method not found: {other}"), None)
         }
+        "resources/list" | "resources/templates/list" | "prompts/list" if has_cursor(&call) => {
+            // These lists fit on one page, so no cursor is one the server issued.
+            invalid_params(id, "Invalid cursor")
+        }
         "ping" if call.breaks(faults::PING) => error(id, -32601, "Method not found: ping", None),
         "ping" if call.breaks(faults::RESULT_AND_ERROR) => {
             let mut reply = Reply::result(id, json!({}));
@@ -305,6 +309,9 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
         "resources/subscribe" | "resources/unsubscribe" => subscribe(&call, method),
         "prompts/list" => Reply::result(id, catalog::prompts(call.config)),
         "prompts/get" => catalog::get_prompt(&call),
+        "completion/complete" if call.breaks(faults::COMPLETION_NOT_FOUND) => {
+            invalid_params(id, "Invalid params: completions are not offered")
+        }
         "completion/complete" => catalog::complete(&call),
         "logging/setLevel" => set_level(&call),
         other if call.breaks(faults::UNKNOWN_METHOD) => {
@@ -386,6 +393,7 @@ fn initialize(call: &Call<'_>) -> Reply {
         (faults::EMBEDDED_UNDECLARED, "resources"),
         (faults::PROMPTS_UNDECLARED, "prompts"),
         (faults::COMPLETIONS_UNDECLARED, "completions"),
+        (faults::COMPLETION_NOT_FOUND, "completions"),
         (faults::LOGGING_UNDECLARED, "logging"),
     ] {
         if call.breaks(fault)
@@ -395,6 +403,11 @@ fn initialize(call: &Call<'_>) -> Reply {
         }
     }
     Reply::result(id, result)
+}
+
+/// Whether a list request names a cursor (null is the same as none).
+fn has_cursor(call: &Call<'_>) -> bool {
+    call.params.get("cursor").is_some_and(|c| !c.is_null())
 }
 
 fn list_tools(call: &Call<'_>) -> Reply {

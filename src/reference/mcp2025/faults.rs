@@ -1,15 +1,16 @@
 //! The fault switches: one per rule of the `mcp-2025-11-25` suite that the
 //! reference server can break, named by the rule's id
 //! (docs/spec/mcp-2025-11-25-rules.md). Each breaks the behaviour its rule
-//! judges; its doc says how. Rules it cannot break: MCP25-CPL-002 (it
-//! declares `completions`; MCP25-CPL-001's fault shows both sides), the
-//! AUT group (no authorization) and the TSK group (no tasks).
+//! judges; its doc says how. Rules it cannot break: the AUT group (no
+//! authorization) and the TSK group (no tasks).
 //!
 //! Where one behaviour is seen by two rules, a fault shows in both:
 //! MCP25-RPC-002's `ping` answer also carries an error (MCP25-UTL-001 reads
 //! that `ping`), MCP25-CPL-001's missing capability also makes MCP25-CPL-002
 //! apply, and MCP25-UTL-002's fault ends the session (over stdio, the
-//! server), so what is probed after it meets 404 or silence. The faults
+//! server), so what is probed after it meets 404 or silence.
+//! MCP25-CPL-002's fault also leaves `completions` undeclared, so
+//! MCP25-CPL-001 then applies (and passes: the answer is an error). The faults
 //! that answer `tools/list` over SSE (MCP25-LIF-008, MCP25-LIF-009) do so
 //! only to have a stream to send their extra message on; SSE is allowed.
 //! MCP25-LIF-005's error answer to `notifications/initialized` is, over
@@ -190,6 +191,8 @@ pub(super) const PROMPT_ARGUMENT: &str = "MCP25-PRM-007";
 // Completion.
 /// No `completions` capability, yet completions are answered.
 pub(super) const COMPLETIONS_UNDECLARED: &str = "MCP25-CPL-001";
+/// No `completions` capability, and `completion/complete` gets -32602, not -32601.
+pub(super) const COMPLETION_NOT_FOUND: &str = "MCP25-CPL-002";
 /// 101 completion values.
 pub(super) const COMPLETION_LIMIT: &str = "MCP25-CPL-003";
 /// An unknown prompt gets an empty completion.
@@ -286,6 +289,7 @@ pub(super) const ALL: &[&str] = &[
     UNKNOWN_PROMPT,
     PROMPT_ARGUMENT,
     COMPLETIONS_UNDECLARED,
+    COMPLETION_NOT_FOUND,
     COMPLETION_LIMIT,
     COMPLETION_UNKNOWN_PROMPT,
     LOGGING_UNDECLARED,

@@ -3,7 +3,7 @@
 //! here, so it names no rule file.
 
 use super::rule::Mcp25Rule;
-use super::{htp, lif, log, prm, res, rpc, utl};
+use super::{cpl, htp, lif, log, prm, res, rpc, tol, utl};
 use crate::suite::Rule;
 use std::sync::LazyLock;
 
@@ -15,8 +15,10 @@ pub fn catalogue() -> &'static [Mcp25Rule] {
             rpc::RULES,
             htp::RULES,
             utl::RULES,
+            tol::RULES,
             res::RULES,
             prm::RULES,
+            cpl::RULES,
             log::RULES,
         ]
         .concat()

@@ -194,6 +194,8 @@ pub(crate) async fn run(
         init,
         initialized,
         unknown_versions: Default::default(),
+        allow_tool_calls: ctx.options.allow_tool_calls == Some(true),
+        shared: Default::default(),
     };
     let judged = judge_all(&session, ctx, reporter, settings.max_concurrency).await;
     session.main.close().await;
@@ -369,6 +371,8 @@ mod tests {
             init,
             initialized: None,
             unknown_versions: Default::default(),
+            allow_tool_calls: false,
+            shared: Default::default(),
         }
     }
 

@@ -24,12 +24,15 @@ mod catalogue;
 mod rule;
 mod session;
 
+pub(crate) mod cpl;
 pub(crate) mod htp;
 pub(crate) mod lif;
 pub(crate) mod log;
 pub(crate) mod prm;
 pub(crate) mod res;
 pub(crate) mod rpc;
+pub(crate) mod tol;
+mod tol_call;
 mod uri;
 pub(crate) mod utl;
 

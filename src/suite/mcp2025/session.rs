@@ -5,6 +5,10 @@
 use super::client::{Client, Connection, Reply, Transport};
 use crate::suite::Exchange;
 use serde_json::Value;
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
 
 /// Most exchanges kept as evidence for one finding.
 const MAX_EVIDENCE: usize = 4;
@@ -87,6 +91,22 @@ pub struct Session {
     /// The answers to `initialize` asking for versions no server supports,
     /// each on a new connection: sent once, judged by several rules.
     pub(crate) unknown_versions: tokio::sync::OnceCell<Vec<(String, Reply)>>,
+    /// The run lets protocheck call any tool, not only those annotated
+    /// `readOnlyHint: true` (digest §15 D14).
+    pub(crate) allow_tool_calls: bool,
+    /// What several rules read and one probe gathers, once per run.
+    pub(crate) shared: Shared,
+}
+
+/// Values gathered once per run and read by several rules (a survey of the
+/// tools, the answers to their calls), one per type.
+#[derive(Default)]
+pub(crate) struct Shared(std::sync::Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>);
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shared")
+    }
 }
 
 impl Session {
@@ -136,6 +156,34 @@ impl Session {
                 replies
             })
             .await
+    }
+
+    /// The value of type `T` of this run: the first rule to ask gathers it
+    /// with `init`, the others wait for it and read the same value.
+    pub(crate) async fn shared<T, F, Fut>(&self, init: F) -> Arc<T>
+    where
+        T: Send + Sync + 'static,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = T>,
+    {
+        let cell = {
+            let mut map = self
+                .shared
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            map.entry(TypeId::of::<T>())
+                .or_insert_with(|| Arc::new(tokio::sync::OnceCell::<Arc<T>>::new()))
+                .clone()
+        };
+        // The entry of `TypeId::of::<T>()` always holds a cell of `Arc<T>`;
+        // should it not, the value is gathered for this caller alone.
+        let cell = cell
+            .downcast::<tokio::sync::OnceCell<Arc<T>>>()
+            .unwrap_or_else(|_| Arc::new(tokio::sync::OnceCell::new()));
+        cell.get_or_init(|| async { Arc::new(init().await) })
+            .await
+            .clone()
     }
 
     /// A new connection of the rule's own (a new child on stdio), or the

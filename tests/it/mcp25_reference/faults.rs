@@ -360,8 +360,8 @@ async fn observe(fault: &str, faults: &[&str]) -> Value {
         }
         "PRM-006" => http_rpc(url, "prompts/get", json!({"name": "nope"})).await,
         "PRM-007" => http_rpc(url, "prompts/get", json!({"name": "summarize"})).await,
-        "CPL-003" | "CPL-004" => {
-            let name = if fault.ends_with("CPL-003") { "summarize" } else { "nope" };
+        "CPL-002" | "CPL-003" | "CPL-004" => {
+            let name = if fault.ends_with("CPL-004") { "nope" } else { "summarize" };
             http_rpc(url, "completion/complete", json!({
                 "ref": {"type": "ref/prompt", "name": name},
                 "argument": {"name": "topic", "value": ""}}))
@@ -482,6 +482,7 @@ fault_tests! {
     prm_006 => "MCP25-PRM-006",
     prm_007 => "MCP25-PRM-007",
     cpl_001 => "MCP25-CPL-001",
+    cpl_002 => "MCP25-CPL-002",
     cpl_003 => "MCP25-CPL-003",
     cpl_004 => "MCP25-CPL-004",
     log_001 => "MCP25-LOG-001",

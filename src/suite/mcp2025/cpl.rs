@@ -1,0 +1,423 @@
+//! CPL — completion (server/utilities/completion): `completion/complete`
+//! for the arguments of listed prompts and the variables of listed resource
+//! templates.
+
+use super::client::Reply;
+use super::rule::{Mcp25Rule, spec};
+use super::session::{Judgement, Session};
+use super::tol::{quoted, some, walk};
+use crate::suite::Outcome;
+use crate::suite::mcp::Keyword;
+use crate::suite::mcp::client::clip;
+use futures::FutureExt;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// Most suggestions a completion result may hold.
+const MAX_VALUES: usize = 100;
+/// Most references protocheck asks completions for.
+const MAX_REFERENCES: usize = 3;
+
+pub(crate) const DECLARED: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-CPL-001",
+    "A server that answers `completion/complete` with a result declares `completions`",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/server/utilities/completion#capabilities"),
+    "CPL",
+    |s| declared(s).boxed(),
+)
+.says("servers that support completions declare the `completions` capability");
+
+pub(crate) const METHOD_NOT_FOUND: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-CPL-002",
+    "Without `completions`, `completion/complete` gets -32601",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/server/utilities/completion#error-handling"),
+    "CPL",
+    |s| method_not_found(s).boxed(),
+)
+.says("a server without the completion capability should answer -32601 (Method not found)");
+
+pub(crate) const RESULT: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-CPL-003",
+    "A completion result has `completion.values` (strings, at most 100); `total`, `hasMore` typed",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/server/utilities/completion#completion-results"),
+    "CPL",
+    |s| result(s).boxed(),
+)
+.says(
+    "a completion result holds at most 100 string suggestions in `completion.values`, with \
+     `total` a number and `hasMore` a boolean when present (schema `CompleteResult`)",
+)
+.needs_capability("completions");
+
+pub(crate) const UNKNOWN_PROMPT: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-CPL-004",
+    "A completion request naming an unknown prompt gets -32602",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/server/utilities/completion#error-handling"),
+    "CPL",
+    |s| unknown_prompt(s).boxed(),
+)
+.says("an invalid prompt name should be answered with -32602 (Invalid params)")
+.needs_capability("completions");
+
+pub(crate) const RULES: &[Mcp25Rule] = &[DECLARED, METHOD_NOT_FOUND, RESULT, UNKNOWN_PROMPT];
+
+/// What a completion request can name: a reference and one of its arguments.
+#[derive(Debug, Clone)]
+struct Target {
+    reference: Value,
+    argument: String,
+}
+
+impl Target {
+    fn describe(&self) -> String {
+        match self.reference.get("type").and_then(Value::as_str) {
+            Some("ref/prompt") => format!(
+                "argument {} of prompt {}",
+                quoted(&self.argument),
+                quoted(self.reference["name"].as_str().unwrap_or_default())
+            ),
+            _ => format!(
+                "variable {} of template {}",
+                quoted(&self.argument),
+                quoted(self.reference["uri"].as_str().unwrap_or_default())
+            ),
+        }
+    }
+
+    fn params(&self) -> Value {
+        json!({"ref": self.reference, "argument": {"name": self.argument, "value": ""}})
+    }
+}
+
+/// The variable names of an RFC 6570 URI template.
+fn template_variables(template: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        let expression = &rest[start + 1..start + len];
+        let expression = expression.trim_start_matches(['+', '#', '.', '/', ';', '?', '&']);
+        for var in expression.split(',') {
+            let name = var.split(':').next().unwrap_or(var).trim_end_matches('*');
+            if !name.is_empty() && !out.iter().any(|v| v == name) {
+                out.push(name.to_owned());
+            }
+        }
+        rest = &rest[start + len + 1..];
+    }
+    out
+}
+
+/// The prompt arguments and template variables the server lists (each
+/// list asked for whether or not its capability is declared).
+struct Targets(Vec<Target>);
+
+async fn targets(s: &Session) -> Arc<Targets> {
+    s.shared(|| async {
+        let mut out = Vec::new();
+        let prompts = walk(s, "prompts/list", "prompts").await;
+        for prompt in &prompts.items {
+            let Some(name) = prompt.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let arguments = prompt.get("arguments").and_then(Value::as_array);
+            for argument in arguments.into_iter().flatten() {
+                if let Some(arg) = argument.get("name").and_then(Value::as_str) {
+                    out.push(Target {
+                        reference: json!({"type": "ref/prompt", "name": name}),
+                        argument: arg.to_owned(),
+                    });
+                }
+            }
+        }
+        let templates = walk(s, "resources/templates/list", "resourceTemplates").await;
+        for template in &templates.items {
+            let Some(uri) = template.get("uriTemplate").and_then(Value::as_str) else {
+                continue;
+            };
+            for var in template_variables(uri) {
+                out.push(Target {
+                    reference: json!({"type": "ref/resource", "uri": uri}),
+                    argument: var,
+                });
+            }
+        }
+        Targets(out)
+    })
+    .await
+}
+
+/// The probe of CPL-001 and CPL-002: `completion/complete` for the first
+/// listed target, or, with none, for a prompt no server defines.
+struct Undeclared {
+    target: Option<Target>,
+    reply: Reply,
+}
+
+async fn undeclared_probe(s: &Session) -> Arc<Undeclared> {
+    s.shared(|| async {
+        let target = targets(s).await.0.first().cloned();
+        let params = match &target {
+            Some(t) => t.params(),
+            None => json!({"ref": {"type": "ref/prompt", "name": unknown_prompt_name()},
+                           "argument": {"name": "protocheck", "value": ""}}),
+        };
+        let reply = s.main.request("completion/complete", params).await;
+        Undeclared { target, reply }
+    })
+    .await
+}
+
+fn unknown_prompt_name() -> String {
+    format!("protocheck_no_such_prompt_{:08x}", rand::random::<u32>())
+}
+
+async fn declared(s: &Session) -> Judgement {
+    if s.advertises("completions") {
+        return Judgement::skip("not applicable: the server declares `completions`");
+    }
+    let probe = undeclared_probe(s).await;
+    let Some(target) = &probe.target else {
+        return Judgement::skip(
+            "not applicable: the server lists no prompt argument or resource template variable \
+             to ask completions for",
+        );
+    };
+    let reply = &probe.reply;
+    if reply.result().is_some() {
+        return Judgement::fail(format!(
+            "`completion/complete` for the {} was answered with a result, but the server's \
+             `initialize` result declares no `completions` capability; declare `\"completions\": \
+             {{}}` in `capabilities`",
+            target.describe()
+        ))
+        .with(&s.init.exchange)
+        .reply(reply);
+    }
+    Judgement::pass(format!(
+        "`completion/complete` for the {} was answered {}, not with a result",
+        target.describe(),
+        reply.describe()
+    ))
+    .reply(reply)
+}
+
+async fn method_not_found(s: &Session) -> Judgement {
+    if s.advertises("completions") {
+        return Judgement::skip("not applicable: the server declares `completions`");
+    }
+    let probe = undeclared_probe(s).await;
+    let reply = &probe.reply;
+    let what = match &probe.target {
+        Some(t) => format!("`completion/complete` for the {}", t.describe()),
+        None => "`completion/complete` (for a prompt no server defines)".to_owned(),
+    };
+    match reply.error_code() {
+        Some(-32601) => Judgement::pass(format!("{what} got -32601")).reply(reply),
+        Some(code) => Judgement::fail(format!(
+            "{what} was answered with error {code}, not -32601, although the server declares no \
+             `completions` capability"
+        ))
+        .reply(reply),
+        None if reply.result().is_some() => Judgement::fail(format!(
+            "{what} was answered with a result, not -32601, although the server declares no \
+             `completions` capability"
+        ))
+        .reply(reply),
+        None => Judgement::skip(format!(
+            "not verified: {what} was answered {}",
+            reply.describe()
+        ))
+        .reply(reply),
+    }
+}
+
+/// What is wrong with a `CompleteResult`, if anything.
+fn result_problems(result: &Value) -> Vec<String> {
+    let Some(completion) = result.get("completion").and_then(Value::as_object) else {
+        return vec!["the result has no `completion` object".into()];
+    };
+    let mut problems = Vec::new();
+    match completion.get("values") {
+        Some(Value::Array(values)) => {
+            if values.len() > MAX_VALUES {
+                problems.push(format!(
+                    "`completion.values` holds {} suggestions (at most {MAX_VALUES})",
+                    values.len()
+                ));
+            }
+            if let Some(bad) = values.iter().find(|v| !v.is_string()) {
+                problems.push(format!(
+                    "`completion.values` holds {}, not a string",
+                    clip(&bad.to_string(), 40)
+                ));
+            }
+        }
+        Some(other) => problems.push(format!(
+            "`completion.values` is {}, not an array",
+            clip(&other.to_string(), 40)
+        )),
+        None => problems.push("`completion` has no `values` array".into()),
+    }
+    if let Some(total) = completion.get("total")
+        && !total.is_number()
+    {
+        problems.push(format!(
+            "`completion.total` is {}, not a number",
+            clip(&total.to_string(), 40)
+        ));
+    }
+    if let Some(more) = completion.get("hasMore")
+        && !more.is_boolean()
+    {
+        problems.push(format!(
+            "`completion.hasMore` is {}, not a boolean",
+            clip(&more.to_string(), 40)
+        ));
+    }
+    problems
+}
+
+async fn result(s: &Session) -> Judgement {
+    let targets = targets(s).await;
+    if targets.0.is_empty() {
+        return Judgement::skip(
+            "not applicable: the server lists no prompt argument or resource template variable \
+             to ask completions for",
+        );
+    }
+    let mut problems = Vec::new();
+    let mut unjudged = Vec::new();
+    let mut evidence = Vec::new();
+    let mut judged = 0;
+    let mut seen = Vec::new();
+    for target in targets.0.iter().take(MAX_REFERENCES) {
+        let reply = s.main.request("completion/complete", target.params()).await;
+        // An error is no `CompleteResult` to judge: a server may have nothing
+        // to complete for an argument, and the row judges results only.
+        let Some(result) = reply.result() else {
+            unjudged.push(format!(
+                "the {} was answered {}",
+                target.describe(),
+                reply.describe()
+            ));
+            continue;
+        };
+        judged += 1;
+        seen.push(reply.clone());
+        let found = result_problems(result);
+        if !found.is_empty() {
+            problems.push(format!(
+                "for the {}: {}",
+                target.describe(),
+                found.join(", ")
+            ));
+            evidence.push(reply);
+        }
+    }
+    if judged == 0 {
+        return Judgement::skip(format!(
+            "not verified: no completion request was answered with a result ({})",
+            some(&unjudged)
+        ));
+    }
+    if !problems.is_empty() {
+        return evidence
+            .iter()
+            .fold(Judgement::fail(some(&problems)), Judgement::reply);
+    }
+    let note = if unjudged.is_empty() {
+        String::new()
+    } else {
+        format!(" (not judged: {})", some(&unjudged))
+    };
+    seen.iter().fold(
+        Judgement::pass(format!(
+            "{judged} completion result(s) hold at most {MAX_VALUES} string values, with \
+             `total` and `hasMore` typed{note}"
+        )),
+        Judgement::reply,
+    )
+}
+
+async fn unknown_prompt(s: &Session) -> Judgement {
+    let name = unknown_prompt_name();
+    let reply = s
+        .main
+        .request(
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": name},
+                   "argument": {"name": "protocheck", "value": ""}}),
+        )
+        .await;
+    let what = format!("`completion/complete` for the unknown prompt `{name}`");
+    match reply.error_code() {
+        Some(-32602) => Judgement::pass(format!("{what} got -32602")).reply(&reply),
+        Some(code) => Judgement::fail(format!("{what} was answered with error {code}, not -32602"))
+            .reply(&reply),
+        None if reply.result().is_some() => {
+            let empty = reply
+                .result()
+                .and_then(|r| r.pointer("/completion/values"))
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty);
+            let shape = if empty {
+                "a result with no suggestions"
+            } else {
+                "a result"
+            };
+            Judgement::fail(format!(
+                "{what} was answered with {shape}, not error -32602: a prompt that does not exist \
+                 is invalid params"
+            ))
+            .reply(&reply)
+        }
+        None => Judgement::skip(format!(
+            "not verified: {what} was answered {}",
+            reply.describe()
+        ))
+        .reply(&reply),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_variables_are_read_from_every_expression() {
+        assert_eq!(template_variables("ref://docs/{name}"), vec!["name"]);
+        assert_eq!(
+            template_variables("x://{+base}/{id,rev:3}{?q*}"),
+            vec!["base", "id", "rev", "q"]
+        );
+        assert!(template_variables("x://plain/{unclosed").is_empty());
+    }
+
+    #[test]
+    fn completion_results_are_judged_by_shape() {
+        assert!(
+            result_problems(
+                &json!({"completion": {"values": ["a"], "total": 1, "hasMore": false}})
+            )
+            .is_empty()
+        );
+        let many: Vec<String> = (0..101).map(|i| i.to_string()).collect();
+        assert!(!result_problems(&json!({"completion": {"values": many}})).is_empty());
+        assert!(!result_problems(&json!({"completion": {"values": [1]}})).is_empty());
+        assert!(
+            !result_problems(&json!({"completion": {"values": [], "hasMore": "no"}})).is_empty()
+        );
+        assert!(!result_problems(&json!({})).is_empty());
+    }
+}

@@ -1,0 +1,869 @@
+//! TOL — tools (server/tools) and pagination (server/utilities/pagination).
+//!
+//! `tools/list` is walked once per run (every `nextCursor`, within bounds) and
+//! read by every listing rule; the calls of the callable tools (annotated
+//! `readOnlyHint: true`, or any when the run allows tool calls, digest §15
+//! D14) are made once and judged by the result rules in `tol_call.rs`.
+
+use super::client::Reply;
+use super::rule::{INITIALIZE_ID, Mcp25Rule, spec};
+use super::session::{Judgement, Session};
+use super::tol_call;
+use crate::suite::Outcome;
+use crate::suite::mcp::Keyword;
+use crate::suite::mcp::client::clip;
+use futures::FutureExt;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashSet};
+
+/// Most pages of one list protocheck reads.
+pub(crate) const MAX_PAGES: usize = 20;
+/// Most items of one list protocheck keeps.
+pub(crate) const MAX_ITEMS: usize = 1000;
+/// Most offenders a message names.
+const MAX_NAMED: usize = 5;
+
+/// The rules a server that lists tools without declaring them cannot be
+/// judged by: they rest on the `tools` capability.
+pub(crate) const TOOLS_DECLARED: &[&str] = &[INITIALIZE_ID, "MCP25-TOL-001"];
+
+pub(crate) const DECLARED: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TOL-001",
+    "A server that lists tools declares the `tools` capability",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/server/tools#capabilities"),
+    "TOL",
+    |s| declared(s).boxed(),
+)
+.says("servers that support tools declare the `tools` capability");
+
+pub(crate) const LISTING: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TOL-002",
+    "`tools/list` returns a `tools` array of tools with a string `name`",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/server/tools#listing-tools"),
+    "TOL",
+    |s| listing(s).boxed(),
+)
+.says(
+    "`tools/list` answers with a `tools` array; each tool has a string `name`, and `title` and \
+     `description` are strings when present (schema `ListToolsResult`, `Tool`)",
+)
+.requires(TOOLS_DECLARED)
+.needs_capability("tools");
+
+pub(crate) const INPUT_SCHEMA: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TOL-003",
+    "Every `inputSchema` is a valid JSON Schema object rooted at `\"type\": \"object\"`",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/server/tools#tool"),
+    "TOL",
+    |s| schemas(s, "inputSchema").boxed(),
+)
+.says(
+    "a tool's `inputSchema` is a valid JSON Schema object (never null) with `\"type\": \
+     \"object\"` at its root, valid in its declared dialect or JSON Schema 2020-12 when it \
+     declares none",
+)
+.requires(TOOLS_DECLARED)
+.needs_capability("tools");
+
+pub(crate) const OUTPUT_SCHEMA: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TOL-004",
+    "Every `outputSchema` is a valid JSON Schema object rooted at `\"type\": \"object\"`",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/server/tools#tool"),
+    "TOL",
+    |s| schemas(s, "outputSchema").boxed(),
+)
+.says(
+    "a tool's `outputSchema`, when present, follows the JSON Schema rules of the input schema \
+     and has `\"type\": \"object\"` at its root",
+)
+.requires(TOOLS_DECLARED)
+.needs_capability("tools");
+
+pub(crate) const UNIQUE_NAMES: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TOL-005",
+    "Tool names are unique within the server",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/server/tools#tool-names"),
+    "TOL",
+    |s| unique_names(s).boxed(),
+)
+.says("tool names should be unique within a server")
+.requires(TOOLS_DECLARED)
+.needs_capability("tools");
+
+pub(crate) const NAME_CHARACTERS: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TOL-006",
+    "Tool names are 1–128 characters from `A-Z a-z 0-9 _ - .`",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/server/tools#tool-names"),
+    "TOL",
+    |s| name_characters(s).boxed(),
+)
+.says(
+    "tool names should be 1 to 128 characters long and use only ASCII letters, digits, \
+     underscore, hyphen and dot (case-sensitive, no spaces or other characters)",
+)
+.requires(TOOLS_DECLARED)
+.needs_capability("tools");
+
+pub(crate) const STABLE_CURSORS: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TOL-007",
+    "Following `nextCursor` yields a valid next page; a repeated cursor gives the same page",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/server/utilities/pagination#implementation-guidelines"),
+    "TOL",
+    |s| stable_cursors(s).boxed(),
+)
+.says("servers should provide stable cursors");
+
+pub(crate) const INVALID_CURSOR: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TOL-008",
+    "An invalid cursor gets error -32602",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/server/utilities/pagination#error-handling"),
+    "TOL",
+    |s| invalid_cursor(s).boxed(),
+)
+.says("an invalid cursor should result in an error with code -32602 (Invalid params)");
+
+pub(crate) const UNKNOWN_TOOL: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TOL-009",
+    "`tools/call` of an unknown tool is a protocol error (-32602), not a tool result",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/server/tools#error-handling"),
+    "TOL",
+    |s| unknown_tool(s).boxed(),
+)
+.says(
+    "an unknown tool is a protocol error, reported as a JSON-RPC error (the specification's \
+     example uses -32602, Invalid params), not as a tool result",
+)
+.requires(TOOLS_DECLARED)
+.needs_capability("tools");
+
+pub(crate) const RULES: &[Mcp25Rule] = &[
+    DECLARED,
+    LISTING,
+    INPUT_SCHEMA,
+    OUTPUT_SCHEMA,
+    UNIQUE_NAMES,
+    NAME_CHARACTERS,
+    STABLE_CURSORS,
+    INVALID_CURSOR,
+    UNKNOWN_TOOL,
+    tol_call::CONTENT,
+    tol_call::INPUT_ERRORS,
+    tol_call::STRUCTURED,
+    tol_call::STRUCTURED_TEXT,
+    tol_call::EMBEDDED,
+];
+
+/// One list method walked page by page, following `nextCursor`.
+#[derive(Debug, Clone)]
+pub(crate) struct Listing {
+    /// The answer to each page asked for, the first page first.
+    pub(crate) pages: Vec<Reply>,
+    /// The items of every page answered with a well-formed result.
+    pub(crate) items: Vec<Value>,
+    /// Why the walk ended before the list did, when it did.
+    pub(crate) stopped: Option<String>,
+}
+
+impl Listing {
+    /// The first page's answer (every walk asks for one).
+    pub(crate) fn first(&self) -> Option<&Reply> {
+        self.pages.first()
+    }
+}
+
+/// Walks `method`, whose result lists its items under `key`: every page,
+/// at most [`MAX_PAGES`] and [`MAX_ITEMS`], stopping at an error, a page
+/// without the array, a missing or repeated cursor.
+pub(crate) async fn walk(s: &Session, method: &'static str, key: &str) -> Listing {
+    let mut listing = Listing {
+        pages: Vec::new(),
+        items: Vec::new(),
+        stopped: None,
+    };
+    let mut cursors = HashSet::new();
+    let mut cursor: Option<String> = None;
+    while listing.pages.len() < MAX_PAGES {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let reply = s.main.request(method, params).await;
+        let items = reply
+            .result()
+            .and_then(|r| r.get(key))
+            .and_then(Value::as_array)
+            .cloned();
+        let next = reply
+            .result()
+            .and_then(|r| r.get("nextCursor"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let page = listing.pages.len() + 1;
+        match items {
+            Some(items) => {
+                let room = MAX_ITEMS.saturating_sub(listing.items.len());
+                listing.items.extend(items.into_iter().take(room));
+            }
+            None if page > 1 => {
+                listing.stopped = Some(format!(
+                    "page {page} (cursor {}) was answered {}",
+                    quoted(cursor.as_deref().unwrap_or_default()),
+                    reply.describe()
+                ));
+            }
+            None => {}
+        }
+        let ended = reply
+            .result()
+            .and_then(|r| r.get(key))
+            .is_none_or(|i| !i.is_array());
+        listing.pages.push(reply);
+        if ended || listing.stopped.is_some() {
+            break;
+        }
+        let Some(next) = next else { break };
+        if !cursors.insert(next.clone()) {
+            listing.stopped = Some(format!(
+                "page {page} offered the cursor {} again",
+                quoted(&next)
+            ));
+            break;
+        }
+        if listing.items.len() >= MAX_ITEMS {
+            listing.stopped = Some(format!("protocheck reads at most {MAX_ITEMS} items"));
+            break;
+        }
+        cursor = Some(next);
+    }
+    if listing.pages.len() >= MAX_PAGES && listing.stopped.is_none() {
+        let more = listing
+            .pages
+            .last()
+            .and_then(Reply::result)
+            .is_some_and(|r| r.get("nextCursor").is_some());
+        if more {
+            listing.stopped = Some(format!("protocheck reads at most {MAX_PAGES} pages"));
+        }
+    }
+    listing
+}
+
+/// The run's walk of `tools/list`.
+pub(crate) struct ToolList(Listing);
+
+impl std::ops::Deref for ToolList {
+    type Target = Listing;
+
+    fn deref(&self) -> &Listing {
+        &self.0
+    }
+}
+
+/// `tools/list`, walked once per run (whether or not `tools` is declared).
+pub(crate) async fn tool_list(s: &Session) -> std::sync::Arc<ToolList> {
+    s.shared(|| async { ToolList(walk(s, "tools/list", "tools").await) })
+        .await
+}
+
+/// A tool's `name`, for messages.
+pub(crate) fn tool_name(tool: &Value) -> String {
+    tool.get("name")
+        .and_then(Value::as_str)
+        .map(|n| clip(n, 80))
+        .unwrap_or_else(|| "(no name)".to_owned())
+}
+
+pub(crate) fn quoted(text: &str) -> String {
+    format!("`{}`", clip(text, 80))
+}
+
+/// At most [`MAX_NAMED`] of `items`, joined, with how many more there were.
+pub(crate) fn some(items: &[String]) -> String {
+    let mut out = items
+        .iter()
+        .take(MAX_NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ");
+    if items.len() > MAX_NAMED {
+        out.push_str(&format!(" (and {} more)", items.len() - MAX_NAMED));
+    }
+    out
+}
+
+/// The listing's pages as evidence (at most the session's bound).
+fn with_pages(j: Judgement, listing: &Listing) -> Judgement {
+    listing.pages.iter().fold(j, Judgement::reply)
+}
+
+/// The skip of a rule that reads the listed tools, when none was listed.
+fn nothing_listed(listing: &Listing) -> Option<Judgement> {
+    listing.items.is_empty().then(|| {
+        let why = match listing.first() {
+            Some(r) if r.result().is_none() => {
+                format!("`tools/list` was answered {}", r.describe())
+            }
+            _ => "`tools/list` listed no tool".to_owned(),
+        };
+        Judgement::skip(format!("not applicable: {why}"))
+    })
+}
+
+async fn declared(s: &Session) -> Judgement {
+    if s.advertises("tools") {
+        return Judgement::pass("the server declares the `tools` capability")
+            .with(&s.init.exchange);
+    }
+    let listing = tool_list(s).await;
+    let Some(first) = listing.first() else {
+        return Judgement::pass("`tools/list` got no answer");
+    };
+    if listing.items.is_empty() {
+        return Judgement::pass(format!(
+            "the server declares no `tools` capability, and `tools/list` was answered {} \
+             listing no tool",
+            first.describe()
+        ))
+        .reply(first);
+    }
+    let names: Vec<String> = listing.items.iter().map(tool_name).collect();
+    Judgement::fail(format!(
+        "the server lists {} tool(s) ({}) in answer to `tools/list` but its `initialize` result \
+         declares no `tools` capability; declare `\"tools\": {{}}` in `capabilities`",
+        listing.items.len(),
+        some(&names)
+    ))
+    .with(&s.init.exchange)
+    .reply(first)
+}
+
+/// What is wrong with one listed tool's `name`, `title`, `description`.
+fn tool_problems(index: usize, tool: &Value) -> Vec<String> {
+    let Some(obj) = tool.as_object() else {
+        return vec![format!(
+            "tool #{index} is {}, not an object",
+            clip(&tool.to_string(), 60)
+        )];
+    };
+    let mut problems = Vec::new();
+    match obj.get("name") {
+        Some(Value::String(_)) => {}
+        Some(other) => problems.push(format!(
+            "tool #{index} has a `name` that is not a string: {}",
+            clip(&other.to_string(), 60)
+        )),
+        None => problems.push(format!("tool #{index} has no `name`")),
+    }
+    for field in ["title", "description"] {
+        if let Some(value) = obj.get(field)
+            && !value.is_string()
+        {
+            problems.push(format!(
+                "tool `{}` has a `{field}` that is not a string: {}",
+                tool_name(tool),
+                clip(&value.to_string(), 60)
+            ));
+        }
+    }
+    problems
+}
+
+async fn listing(s: &Session) -> Judgement {
+    let listing = tool_list(s).await;
+    let mut problems = Vec::new();
+    let mut index = 0;
+    for (n, page) in listing.pages.iter().enumerate() {
+        let Some(result) = page.result() else {
+            if n == 0 {
+                problems.push(format!(
+                    "`tools/list` was answered {} although the server declares `tools`",
+                    page.describe()
+                ));
+            }
+            // A refused later page is a cursor problem: MCP25-TOL-007 judges it.
+            continue;
+        };
+        match result.get("tools") {
+            Some(Value::Array(tools)) => {
+                for tool in tools {
+                    index += 1;
+                    problems.extend(tool_problems(index, tool));
+                }
+            }
+            Some(other) => problems.push(format!(
+                "page {} has a `tools` member that is not an array: {}",
+                n + 1,
+                clip(&other.to_string(), 60)
+            )),
+            None => problems.push(format!("page {} has no `tools` array", n + 1)),
+        }
+        if let Some(cursor) = result.get("nextCursor")
+            && !cursor.is_string()
+        {
+            problems.push(format!(
+                "page {} has a `nextCursor` that is not a string: {}",
+                n + 1,
+                clip(&cursor.to_string(), 60)
+            ));
+        }
+    }
+    let pages = listing.pages.len();
+    let note = listing
+        .stopped
+        .as_ref()
+        .map(|why| format!(" (the walk stopped: {why})"))
+        .unwrap_or_default();
+    if problems.is_empty() {
+        return with_pages(
+            Judgement::pass(format!(
+                "`tools/list` listed {} tool(s) on {pages} page(s), each with a string \
+                 `name`{note}",
+                listing.items.len()
+            )),
+            &listing,
+        );
+    }
+    with_pages(
+        Judgement::fail(format!("{}{note}", some(&problems))),
+        &listing,
+    )
+}
+
+/// Why `schema` is not a valid JSON Schema of its dialect: `Err` with the
+/// problem, or `Ok(Some(note))` when its dialect is one protocheck cannot
+/// validate against.
+pub(crate) fn schema_problem(schema: &Value) -> Result<Option<String>, String> {
+    match jsonschema::meta::try_validate(schema) {
+        Ok(Ok(())) => Ok(None),
+        Ok(Err(e)) => Err(format!(
+            "is not a valid schema of its dialect: {} (at `{}`)",
+            clip(&e.to_string(), 160),
+            if e.instance_path.as_str().is_empty() {
+                "/"
+            } else {
+                e.instance_path.as_str()
+            }
+        )),
+        Err(_) => Ok(Some(format!(
+            "declares the dialect {}, which protocheck cannot validate against",
+            clip(
+                &schema
+                    .get("$schema")
+                    .map(Value::to_string)
+                    .unwrap_or_default(),
+                80
+            )
+        ))),
+    }
+}
+
+/// TOL-003 (`inputSchema`, required) and TOL-004 (`outputSchema`, optional).
+async fn schemas(s: &Session, field: &str) -> Judgement {
+    let listing = tool_list(s).await;
+    if let Some(skip) = nothing_listed(&listing) {
+        return skip;
+    }
+    let required = field == "inputSchema";
+    let mut problems = Vec::new();
+    let mut unjudged = Vec::new();
+    let mut judged = 0;
+    for tool in &listing.items {
+        let name = tool_name(tool);
+        let schema = match tool.get(field) {
+            None if required => {
+                problems.push(format!("tool `{name}` has no `{field}`"));
+                continue;
+            }
+            None => continue,
+            Some(schema) => schema,
+        };
+        judged += 1;
+        let Some(obj) = schema.as_object() else {
+            problems.push(format!(
+                "tool `{name}` has an `{field}` that is {}, not a JSON object",
+                clip(&schema.to_string(), 60)
+            ));
+            continue;
+        };
+        match obj.get("type") {
+            Some(Value::String(t)) if t == "object" => {}
+            Some(other) => problems.push(format!(
+                "tool `{name}` `{field}` has `\"type\": {}` at its root, not `\"object\"`",
+                clip(&other.to_string(), 40)
+            )),
+            None => problems.push(format!(
+                "tool `{name}` `{field}` has no `\"type\": \"object\"` at its root"
+            )),
+        }
+        match schema_problem(schema) {
+            Ok(None) => {}
+            Ok(Some(note)) => unjudged.push(format!("tool `{name}` `{field}` {note}")),
+            Err(p) => problems.push(format!("tool `{name}` `{field}` {p}")),
+        }
+    }
+    if judged == 0 {
+        return Judgement::skip(format!("not applicable: no listed tool declares `{field}`"));
+    }
+    if !problems.is_empty() {
+        return with_pages(Judgement::fail(some(&problems)), &listing);
+    }
+    if !unjudged.is_empty() {
+        return with_pages(
+            Judgement::info(format!(
+                "{}; the other {} schema(s) are valid",
+                some(&unjudged),
+                judged - unjudged.len()
+            )),
+            &listing,
+        );
+    }
+    with_pages(
+        Judgement::pass(format!(
+            "{judged} `{field}`(s) are valid JSON Schema objects rooted at `\"type\": \"object\"`"
+        )),
+        &listing,
+    )
+}
+
+async fn unique_names(s: &Session) -> Judgement {
+    let listing = tool_list(s).await;
+    if let Some(skip) = nothing_listed(&listing) {
+        return skip;
+    }
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for name in listing.items.iter().filter_map(|t| t.get("name")?.as_str()) {
+        *counts.entry(name).or_default() += 1;
+    }
+    let repeated: Vec<String> = counts
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|(name, n)| format!("{} is listed {n} times", quoted(name)))
+        .collect();
+    if repeated.is_empty() {
+        return with_pages(
+            Judgement::pass(format!("the {} listed tool names are unique", counts.len())),
+            &listing,
+        );
+    }
+    with_pages(
+        Judgement::fail(format!(
+            "{} (compared exactly, case-sensitive, over every page of `tools/list`)",
+            some(&repeated)
+        )),
+        &listing,
+    )
+}
+
+/// What is wrong with a tool name's form, if anything.
+fn name_problem(name: &str) -> Option<String> {
+    let len = name.chars().count();
+    let bad: Vec<String> = {
+        let mut seen = Vec::new();
+        for c in name.chars() {
+            let ok = c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+            if !ok && !seen.contains(&c) {
+                seen.push(c);
+            }
+        }
+        seen.iter().map(|c| format!("{c:?}")).collect()
+    };
+    let mut why = Vec::new();
+    if len == 0 {
+        why.push("is empty".to_owned());
+    }
+    if len > 128 {
+        why.push(format!("is {len} characters long (at most 128)"));
+    }
+    if !bad.is_empty() {
+        why.push(format!("has the character(s) {}", bad.join(", ")));
+    }
+    (!why.is_empty()).then(|| format!("{} {}", quoted(name), why.join(" and ")))
+}
+
+async fn name_characters(s: &Session) -> Judgement {
+    let listing = tool_list(s).await;
+    if let Some(skip) = nothing_listed(&listing) {
+        return skip;
+    }
+    let names: Vec<&str> = listing
+        .items
+        .iter()
+        .filter_map(|t| t.get("name")?.as_str())
+        .collect();
+    let bad: Vec<String> = names.iter().filter_map(|n| name_problem(n)).collect();
+    if bad.is_empty() {
+        return with_pages(
+            Judgement::pass(format!(
+                "the {} listed tool names are 1–128 characters from A-Z a-z 0-9 _ - .",
+                names.len()
+            )),
+            &listing,
+        );
+    }
+    with_pages(Judgement::fail(some(&bad)), &listing)
+}
+
+/// The list methods of the specification, the member holding their items,
+/// the member naming an item, and the capability that offers them.
+pub(crate) const LISTS: &[(&str, &str, &str, &str)] = &[
+    ("tools/list", "tools", "name", "tools"),
+    ("resources/list", "resources", "uri", "resources"),
+    (
+        "resources/templates/list",
+        "resourceTemplates",
+        "uriTemplate",
+        "resources",
+    ),
+    ("prompts/list", "prompts", "name", "prompts"),
+];
+
+/// The names (or URIs) of a page's items, when it is a well-formed page.
+fn page_keys(reply: &Reply, key: &str, id: &str) -> Option<Vec<String>> {
+    let items = reply.result()?.get(key)?.as_array()?;
+    Some(
+        items
+            .iter()
+            .map(|i| match i.get(id) {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => i.to_string(),
+            })
+            .collect(),
+    )
+}
+
+async fn stable_cursors(s: &Session) -> Judgement {
+    let mut problems = Vec::new();
+    let mut judged = Vec::new();
+    let mut evidence = Vec::new();
+    let mut seen = Vec::new();
+    for (method, key, id, _) in LISTS {
+        let first = if *method == "tools/list" {
+            match tool_list(s).await.first() {
+                Some(first) => first.clone(),
+                None => continue,
+            }
+        } else {
+            s.main.request(method, json!({})).await
+        };
+        let Some(cursor) = first
+            .result()
+            .and_then(|r| r.get("nextCursor"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            continue;
+        };
+        judged.push(format!("`{method}`"));
+        let once = s.main.request(method, json!({"cursor": cursor})).await;
+        let twice = s.main.request(method, json!({"cursor": cursor})).await;
+        let (a, b) = (page_keys(&once, key, id), page_keys(&twice, key, id));
+        let problem = match (&a, &b) {
+            (None, _) => Some(format!(
+                "`{method}` with the server's own `nextCursor` {} was answered {}, not a page \
+                 with a `{key}` array",
+                quoted(&cursor),
+                once.describe()
+            )),
+            (_, None) => Some(format!(
+                "`{method}` with the cursor {} gave a page, then, asked again, was answered {}",
+                quoted(&cursor),
+                twice.describe()
+            )),
+            (Some(a), Some(b)) if a != b => Some(format!(
+                "`{method}` with the cursor {} gave [{}], then, asked again, [{}]",
+                quoted(&cursor),
+                clip(&a.join(", "), 160),
+                clip(&b.join(", "), 160)
+            )),
+            _ => None,
+        };
+        match problem {
+            Some(p) => {
+                problems.push(p);
+                evidence.extend([first, once, twice]);
+            }
+            None => seen.extend([once, twice]),
+        }
+    }
+    if judged.is_empty() {
+        return Judgement::skip(
+            "not applicable: no list (tools, resources, resource templates, prompts) returned a \
+             `nextCursor`",
+        );
+    }
+    if problems.is_empty() {
+        return seen.iter().fold(
+            Judgement::pass(format!(
+                "the first `nextCursor` of {} gave a valid page, the same when asked twice",
+                judged.join(", ")
+            )),
+            Judgement::reply,
+        );
+    }
+    evidence
+        .iter()
+        .fold(Judgement::fail(some(&problems)), Judgement::reply)
+}
+
+async fn invalid_cursor(s: &Session) -> Judgement {
+    let mut problems = Vec::new();
+    let mut judged = Vec::new();
+    let mut unjudged = Vec::new();
+    let mut evidence = Vec::new();
+    let mut seen = Vec::new();
+    for (method, key, _, capability) in LISTS {
+        if !s.advertises(capability) {
+            continue;
+        }
+        let reply = s
+            .main
+            .request(method, json!({"cursor": "protocheck-invalid-cursor"}))
+            .await;
+        match reply.error_code() {
+            Some(-32602) => {
+                judged.push(format!("`{method}`"));
+                seen.push(reply);
+            }
+            // A list the server does not implement says nothing of cursors
+            // (MCP25-RES-004 judges a missing templates list).
+            Some(-32601) => unjudged.push(format!("`{method}` is not implemented (-32601)")),
+            Some(_) => {
+                judged.push(format!("`{method}`"));
+                problems.push(format!(
+                    "`{method}` with the cursor `protocheck-invalid-cursor` was answered {}, not \
+                     -32602",
+                    reply.describe()
+                ));
+                evidence.push(reply);
+            }
+            None if reply.result().is_some() => {
+                judged.push(format!("`{method}`"));
+                let restart = if reply
+                    .result()
+                    .and_then(|r| r.get(*key))
+                    .is_some_and(Value::is_array)
+                {
+                    " (a page of items: the server seems to ignore the cursor and start over, \
+                     which hides a client's mistake)"
+                } else {
+                    ""
+                };
+                problems.push(format!(
+                    "`{method}` with the cursor `protocheck-invalid-cursor` was answered with a \
+                     result, not error -32602{restart}"
+                ));
+                evidence.push(reply);
+            }
+            None => unjudged.push(format!("`{method}` was answered {}", reply.describe())),
+        }
+    }
+    if judged.is_empty() && unjudged.is_empty() {
+        return Judgement::skip(
+            "not applicable: the server advertises no list method (tools, resources, prompts)",
+        );
+    }
+    if judged.is_empty() {
+        return Judgement::skip(format!("not verified: {}", some(&unjudged)));
+    }
+    if problems.is_empty() {
+        return seen.iter().fold(
+            Judgement::pass(format!(
+                "an invalid cursor got -32602 from {}",
+                judged.join(", ")
+            )),
+            Judgement::reply,
+        );
+    }
+    evidence
+        .iter()
+        .fold(Judgement::fail(some(&problems)), Judgement::reply)
+}
+
+async fn unknown_tool(s: &Session) -> Judgement {
+    let name = format!("protocheck_no_such_tool_{:08x}", rand::random::<u32>());
+    let reply = s
+        .main
+        .request("tools/call", json!({"name": name, "arguments": {}}))
+        .await;
+    if let Some(code) = reply.error_code() {
+        let note = if code == -32602 {
+            String::new()
+        } else {
+            format!(
+                " (code {code}: any JSON-RPC error is a protocol error; the specification's \
+                 example uses -32602)"
+            )
+        };
+        return Judgement::pass(format!(
+            "`tools/call` of the unknown tool `{name}` got a JSON-RPC error{note}"
+        ))
+        .reply(&reply);
+    }
+    let Some(result) = reply.result() else {
+        return Judgement::skip(format!(
+            "not verified: `tools/call` of the unknown tool `{name}` was answered {}",
+            reply.describe()
+        ))
+        .reply(&reply);
+    };
+    let message = if result.get("isError") == Some(&Value::Bool(true)) {
+        format!(
+            "`tools/call` of the unknown tool `{name}` was answered with a tool result with \
+             `isError: true`; an unknown tool is a protocol error, answered with a JSON-RPC \
+             error such as -32602"
+        )
+    } else {
+        format!(
+            "`tools/call` of the unknown tool `{name}` reported success for a tool that does not \
+             exist; answer with a JSON-RPC error such as -32602"
+        )
+    };
+    Judgement::fail(message).reply(&reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_are_judged_by_length_and_characters() {
+        assert_eq!(name_problem("get_forecast-v1.2"), None);
+        assert!(name_problem("").is_some_and(|p| p.contains("empty")));
+        assert!(
+            name_problem("météo du jour").is_some_and(|p| p.contains("'é'") && p.contains("' '")),
+            "{:?}",
+            name_problem("météo du jour")
+        );
+        assert!(name_problem(&"a".repeat(129)).is_some_and(|p| p.contains("129")));
+        assert_eq!(name_problem(&"a".repeat(128)), None);
+    }
+
+    #[test]
+    fn schemas_are_judged_in_their_dialect() {
+        assert_eq!(schema_problem(&json!({"type": "object"})), Ok(None));
+        assert!(schema_problem(&json!({"type": 7})).is_err());
+        assert!(matches!(
+            schema_problem(&json!({"$schema": "https://example.com/unknown", "type": "object"})),
+            Ok(Some(_))
+        ));
+    }
+}

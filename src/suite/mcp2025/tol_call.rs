@@ -1,0 +1,663 @@
+//! TOL — the rules that judge `tools/call` results (server/tools, "Tool
+//! Result"). protocheck calls a tool only when it is annotated
+//! `readOnlyHint: true` or the run allows tool calls (digest §15 D14), each
+//! callable tool once per run, with arguments built from the required part
+//! of its `inputSchema`.
+
+use super::client::Reply;
+use super::rule::{Mcp25Rule, spec};
+use super::session::{Judgement, Session};
+use super::tol::{TOOLS_DECLARED, some, tool_list, tool_name};
+use crate::suite::Outcome;
+use crate::suite::mcp::Keyword;
+use crate::suite::mcp::client::clip;
+use crate::suite::mcp::survey::placeholder_arguments;
+use base64::Engine;
+use futures::FutureExt;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// Most tools protocheck calls in one run.
+const MAX_CALLS: usize = 10;
+
+pub(crate) const CONTENT: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TOL-010",
+    "A `tools/call` result has a `content` array of well-formed blocks; `isError` is boolean",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/server/tools#tool-result"),
+    "TOL",
+    |s| content(s).boxed(),
+)
+.says(
+    "a tool result carries a `content` array of content blocks of the defined kinds (text, \
+     image, audio, resource link, embedded resource), and `isError`, when present, is a boolean \
+     (schema `CallToolResult`, `ContentBlock`)",
+)
+.requires(TOOLS_DECLARED)
+.needs_capability("tools");
+
+pub(crate) const INPUT_ERRORS: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TOL-011",
+    "Arguments that violate a tool's `inputSchema` are a tool execution error (`isError: true`)",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/server/tools#error-handling"),
+    "TOL",
+    |s| input_errors(s).boxed(),
+)
+.says(
+    "input validation errors are tool execution errors, reported in a result with `isError: \
+     true` so that the model can correct itself, rather than as protocol errors",
+)
+.requires(TOOLS_DECLARED)
+.needs_capability("tools");
+
+pub(crate) const STRUCTURED: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TOL-012",
+    "A tool with an `outputSchema` returns `structuredContent` that validates against it",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/server/tools#output-schema"),
+    "TOL",
+    |s| structured(s).boxed(),
+)
+.says(
+    "when an output schema is provided, the server provides structured results that conform to it",
+)
+.requires(TOOLS_DECLARED)
+.needs_capability("tools");
+
+pub(crate) const STRUCTURED_TEXT: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TOL-013",
+    "A result with `structuredContent` also carries that JSON serialised in a text block",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/server/tools#structured-content"),
+    "TOL",
+    |s| structured_text(s).boxed(),
+)
+.says(
+    "for backwards compatibility, a tool returning structured content should also return the \
+     serialised JSON in a text content block",
+)
+.requires(TOOLS_DECLARED)
+.needs_capability("tools");
+
+pub(crate) const EMBEDDED: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TOL-014",
+    "A server whose tool results embed resources declares the `resources` capability",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/server/tools#embedded-resources"),
+    "TOL",
+    |s| embedded(s).boxed(),
+)
+.says("servers that use embedded resources should implement the `resources` capability")
+.requires(TOOLS_DECLARED)
+.needs_capability("tools");
+
+/// Whether protocheck may call `tool`: annotated read-only, or the run
+/// allows tool calls (`allow`).
+fn may_call(allow: bool, tool: &Value) -> bool {
+    allow
+        || tool
+            .pointer("/annotations/readOnlyHint")
+            .and_then(Value::as_bool)
+            == Some(true)
+}
+
+/// The listed tools protocheck may call: each name once, at most [`MAX_CALLS`].
+fn callable(allow: bool, tools: &[Value]) -> Vec<Value> {
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for tool in tools {
+        let Some(name) = tool.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        if !may_call(allow, tool) || seen.contains(&name) {
+            continue;
+        }
+        seen.push(name);
+        out.push(tool.clone());
+        if out.len() == MAX_CALLS {
+            break;
+        }
+    }
+    out
+}
+
+/// The calls of the run: each callable tool with placeholder arguments.
+pub(crate) struct ToolCalls {
+    /// How many tools were listed.
+    listed: usize,
+    /// Each tool called, with its answer.
+    calls: Vec<(Value, Reply)>,
+}
+
+async fn tool_calls(s: &Session) -> Arc<ToolCalls> {
+    s.shared(|| async {
+        let listing = tool_list(s).await;
+        let mut calls = Vec::new();
+        for tool in callable(s.allow_tool_calls, &listing.items) {
+            let schema = tool.get("inputSchema").cloned().unwrap_or(json!({}));
+            let arguments = placeholder_arguments(&schema);
+            let reply = s
+                .main
+                .request(
+                    "tools/call",
+                    json!({"name": tool.get("name"), "arguments": arguments}),
+                )
+                .await;
+            calls.push((tool, reply));
+        }
+        ToolCalls {
+            listed: listing.items.len(),
+            calls,
+        }
+    })
+    .await
+}
+
+/// Why no call can be judged: no tool listed, or none protocheck may call.
+fn no_calls(calls: &ToolCalls) -> Option<Judgement> {
+    if calls.listed == 0 {
+        return Some(Judgement::skip(
+            "not applicable: `tools/list` listed no tool",
+        ));
+    }
+    calls.calls.is_empty().then(|| {
+        Judgement::skip(
+            "not applicable: no listed tool is annotated `readOnlyHint: true` and the run does \
+             not allow tool calls (allow_tool_calls), so protocheck called none",
+        )
+    })
+}
+
+/// The calls answered with a result, or the skip when none was.
+fn results(calls: &ToolCalls) -> Result<Vec<(&Value, &Reply, &Value)>, Judgement> {
+    if let Some(skip) = no_calls(calls) {
+        return Err(skip);
+    }
+    let answered: Vec<_> = calls
+        .calls
+        .iter()
+        .filter_map(|(tool, reply)| Some((tool, reply, reply.result()?)))
+        .collect();
+    if answered.is_empty() {
+        let why: Vec<String> = calls
+            .calls
+            .iter()
+            .map(|(tool, reply)| format!("`{}`: {}", tool_name(tool), reply.describe()))
+            .collect();
+        return Err(Judgement::skip(format!(
+            "not verified: no tool call was answered with a result ({})",
+            some(&why)
+        )));
+    }
+    Ok(answered)
+}
+
+fn is_error(result: &Value) -> bool {
+    result.get("isError") == Some(&Value::Bool(true))
+}
+
+/// The content blocks of a result (none when `content` is not an array).
+fn blocks(result: &Value) -> &[Value] {
+    result
+        .get("content")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn string_member(block: &Value, field: &str) -> Option<String> {
+    match block.get(field) {
+        Some(Value::String(_)) => None,
+        Some(other) => Some(format!(
+            "`{field}` is {}, not a string",
+            clip(&other.to_string(), 40)
+        )),
+        None => Some(format!("has no `{field}`")),
+    }
+}
+
+/// What is wrong with one content block, if anything.
+pub(crate) fn block_problem(block: &Value) -> Option<String> {
+    if !block.is_object() {
+        return Some(format!(
+            "is {}, not an object",
+            clip(&block.to_string(), 40)
+        ));
+    }
+    let kind = block.get("type").and_then(Value::as_str);
+    let mut why = Vec::new();
+    match kind {
+        Some("text") => why.extend(string_member(block, "text")),
+        Some("image" | "audio") => {
+            why.extend(string_member(block, "mimeType"));
+            match block.get("data").and_then(Value::as_str) {
+                Some(data) => {
+                    if base64::engine::general_purpose::STANDARD
+                        .decode(data)
+                        .is_err()
+                    {
+                        why.push("`data` is not valid base64".into());
+                    }
+                }
+                None => why.extend(string_member(block, "data")),
+            }
+        }
+        Some("resource_link") => {
+            why.extend(string_member(block, "uri"));
+            why.extend(string_member(block, "name"));
+        }
+        Some("resource") => match block.get("resource") {
+            Some(resource @ Value::Object(obj)) => {
+                why.extend(string_member(resource, "uri").map(|w| format!("resource {w}")));
+                let text = obj.get("text");
+                let blob = obj.get("blob");
+                match (text, blob) {
+                    (Some(_), Some(_)) => why.push("resource has both `text` and `blob`".into()),
+                    (None, None) => why.push("resource has neither `text` nor `blob`".into()),
+                    (Some(t), None) if !t.is_string() => {
+                        why.push("resource `text` is not a string".into())
+                    }
+                    (None, Some(b)) if !b.is_string() => {
+                        why.push("resource `blob` is not a string".into())
+                    }
+                    _ => {}
+                }
+            }
+            Some(other) => why.push(format!(
+                "`resource` is {}, not an object",
+                clip(&other.to_string(), 40)
+            )),
+            None => why.push("has no `resource`".into()),
+        },
+        Some(other) => why.push(format!(
+            "has the type `{}`, which is none of text, image, audio, resource_link, resource",
+            clip(other, 40)
+        )),
+        None => why.push("has no string `type`".into()),
+    }
+    (!why.is_empty()).then(|| why.join(", "))
+}
+
+/// What is wrong with one tool result, if anything.
+fn result_problems(name: &str, result: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    match result.get("content") {
+        Some(Value::Array(items)) => {
+            for (i, block) in items.iter().enumerate() {
+                if let Some(p) = block_problem(block) {
+                    problems.push(format!("`{name}`: content block #{} {p}", i + 1));
+                }
+            }
+        }
+        Some(other) => problems.push(format!(
+            "`{name}`: `content` is {}, not an array",
+            clip(&other.to_string(), 40)
+        )),
+        None => problems.push(format!("`{name}`: the result has no `content` array")),
+    }
+    if let Some(flag) = result.get("isError")
+        && !flag.is_boolean()
+    {
+        problems.push(format!(
+            "`{name}`: `isError` is {}, not a boolean",
+            clip(&flag.to_string(), 40)
+        ));
+    }
+    problems
+}
+
+async fn content(s: &Session) -> Judgement {
+    let calls = tool_calls(s).await;
+    let answered = match results(&calls) {
+        Ok(answered) => answered,
+        Err(skip) => return skip,
+    };
+    let mut problems = Vec::new();
+    let mut evidence = Vec::new();
+    for (tool, reply, result) in &answered {
+        let found = result_problems(&tool_name(tool), result);
+        if !found.is_empty() {
+            problems.extend(found);
+            evidence.push(*reply);
+        }
+    }
+    if problems.is_empty() {
+        return answered.iter().fold(
+            Judgement::pass(format!(
+                "{} tool result(s) hold well-formed content blocks",
+                answered.len()
+            )),
+            |j, (_, reply, _)| j.reply(reply),
+        );
+    }
+    evidence
+        .into_iter()
+        .fold(Judgement::fail(some(&problems)), Judgement::reply)
+}
+
+/// The first callable tool with a required property, and that property.
+fn with_required(s: &Session, tools: &[Value]) -> Option<(Value, String)> {
+    callable(s.allow_tool_calls, tools)
+        .into_iter()
+        .find_map(|tool| {
+            let first = tool
+                .pointer("/inputSchema/required")?
+                .as_array()?
+                .iter()
+                .find_map(Value::as_str)?
+                .to_owned();
+            Some((tool, first))
+        })
+}
+
+async fn input_errors(s: &Session) -> Judgement {
+    let listing = tool_list(s).await;
+    let Some((tool, missing)) = with_required(s, &listing.items) else {
+        return Judgement::skip(
+            "not applicable: no tool protocheck may call (annotated `readOnlyHint: true`, or any \
+             when the run allows tool calls) has a required property",
+        );
+    };
+    let name = tool_name(&tool);
+    let schema = tool.get("inputSchema").cloned().unwrap_or(json!({}));
+    let mut arguments = placeholder_arguments(&schema);
+    if let Some(obj) = arguments.as_object_mut() {
+        obj.remove(&missing);
+    }
+    let reply = s
+        .main
+        .request(
+            "tools/call",
+            json!({"name": tool.get("name"), "arguments": arguments}),
+        )
+        .await;
+    let what = format!(
+        "`tools/call` of `{name}` without its required property `{}`",
+        clip(&missing, 60)
+    );
+    if let Some(code) = reply.error_code() {
+        let older = if code == -32602 {
+            " (-32602 is how older readings report it; 2025-11-25 asks for a tool execution error)"
+        } else {
+            ""
+        };
+        return Judgement::fail(format!(
+            "{what} was answered with JSON-RPC error {code}, not a result with `isError: \
+             true`{older}"
+        ))
+        .reply(&reply);
+    }
+    match reply.result() {
+        Some(result) if is_error(result) => {
+            Judgement::pass(format!("{what} got a tool result with `isError: true`")).reply(&reply)
+        }
+        Some(_) => Judgement::info(format!(
+            "{what} was answered with a successful result: the tool may accept it, so protocheck \
+             cannot tell whether input validation errors are reported with `isError: true`"
+        ))
+        .reply(&reply),
+        None => Judgement::skip(format!(
+            "not verified: {what} was answered {}",
+            reply.describe()
+        ))
+        .reply(&reply),
+    }
+}
+
+/// Why `instance` does not validate against `schema`: `Err` with the
+/// problem, `Ok(Some(note))` when the schema cannot be compiled.
+fn validate(schema: &Value, instance: &Value) -> Result<Option<String>, String> {
+    let validator = match jsonschema::validator_for(schema) {
+        Ok(v) => v,
+        Err(e) => {
+            return Ok(Some(format!(
+                "its `outputSchema` cannot be compiled: {}",
+                clip(&e.to_string(), 120)
+            )));
+        }
+    };
+    let errors: Vec<String> = validator
+        .iter_errors(instance)
+        .take(3)
+        .map(|e| {
+            let at = e.instance_path.as_str();
+            format!(
+                "{} (at `{}`)",
+                clip(&e.to_string(), 120),
+                if at.is_empty() { "/" } else { at }
+            )
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(None)
+    } else {
+        Err(errors.join("; "))
+    }
+}
+
+async fn structured(s: &Session) -> Judgement {
+    let calls = tool_calls(s).await;
+    if calls.listed > 0
+        && !tool_list(s)
+            .await
+            .items
+            .iter()
+            .any(|t| t.get("outputSchema").is_some())
+    {
+        return Judgement::skip("not applicable: no listed tool declares `outputSchema`");
+    }
+    let answered = match results(&calls) {
+        Ok(answered) => answered,
+        Err(skip) => return skip,
+    };
+    let mut problems = Vec::new();
+    let mut notes = Vec::new();
+    let mut evidence = Vec::new();
+    let mut judged = 0;
+    let mut seen = Vec::new();
+    for (tool, reply, result) in answered {
+        let Some(schema) = tool.get("outputSchema") else {
+            continue;
+        };
+        if is_error(result) {
+            continue;
+        }
+        judged += 1;
+        seen.push(reply);
+        let name = tool_name(tool);
+        let problem = match result.get("structuredContent") {
+            None => Some(format!(
+                "`{name}` declares an `outputSchema` but its result has no `structuredContent`"
+            )),
+            Some(content) => match validate(schema, content) {
+                Ok(None) => None,
+                Ok(Some(note)) => {
+                    notes.push(format!("`{name}`: {note}"));
+                    None
+                }
+                Err(why) => Some(format!(
+                    "`{name}`: `structuredContent` does not validate against its \
+                     `outputSchema`: {why}"
+                )),
+            },
+        };
+        if let Some(p) = problem {
+            problems.push(p);
+            evidence.push(reply);
+        }
+    }
+    if judged == 0 {
+        return Judgement::skip(
+            "not verified: no tool with an `outputSchema` that protocheck called returned a \
+             successful result",
+        );
+    }
+    if !problems.is_empty() {
+        return evidence
+            .into_iter()
+            .fold(Judgement::fail(some(&problems)), Judgement::reply);
+    }
+    let note = if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} not validated: {})", notes.len(), some(&notes))
+    };
+    seen.into_iter().fold(
+        Judgement::pass(format!(
+            "{judged} successful result(s) of tools with an `outputSchema` carry conforming \
+             `structuredContent`{note}"
+        )),
+        Judgement::reply,
+    )
+}
+
+async fn structured_text(s: &Session) -> Judgement {
+    let calls = tool_calls(s).await;
+    let answered = match results(&calls) {
+        Ok(answered) => answered,
+        Err(skip) => return skip,
+    };
+    let mut problems = Vec::new();
+    let mut evidence = Vec::new();
+    let mut judged = 0;
+    let mut seen = Vec::new();
+    for (tool, reply, result) in answered {
+        let Some(structured) = result.get("structuredContent") else {
+            continue;
+        };
+        judged += 1;
+        seen.push(reply);
+        let repeated = blocks(result).iter().any(|b| {
+            b.get("type").and_then(Value::as_str) == Some("text")
+                && b.get("text")
+                    .and_then(Value::as_str)
+                    .and_then(|t| serde_json::from_str::<Value>(t).ok())
+                    .is_some_and(|v| &v == structured)
+        });
+        if !repeated {
+            problems.push(format!(
+                "`{}`: no text block holds JSON equal to its `structuredContent`",
+                tool_name(tool)
+            ));
+            evidence.push(reply);
+        }
+    }
+    if judged == 0 {
+        return Judgement::skip("not applicable: no tool result carried `structuredContent`");
+    }
+    if problems.is_empty() {
+        return seen.into_iter().fold(
+            Judgement::pass(format!(
+                "{judged} result(s) with `structuredContent` repeat it as JSON in a text block"
+            )),
+            Judgement::reply,
+        );
+    }
+    evidence
+        .into_iter()
+        .fold(Judgement::fail(some(&problems)), Judgement::reply)
+}
+
+async fn embedded(s: &Session) -> Judgement {
+    let calls = tool_calls(s).await;
+    let answered = match results(&calls) {
+        Ok(answered) => answered,
+        Err(skip) => return skip,
+    };
+    let with: Vec<(&Value, &Reply)> = answered
+        .iter()
+        .filter(|(_, _, result)| {
+            blocks(result)
+                .iter()
+                .any(|b| b.get("type").and_then(Value::as_str) == Some("resource"))
+        })
+        .map(|(tool, reply, _)| (*tool, *reply))
+        .collect();
+    if with.is_empty() {
+        return Judgement::skip("not applicable: no tool result embedded a resource");
+    }
+    let names: Vec<String> = with
+        .iter()
+        .map(|(t, _)| format!("`{}`", tool_name(t)))
+        .collect();
+    if s.advertises("resources") {
+        return with.iter().fold(
+            Judgement::pass(format!(
+                "the results of {} embed resources, and the server declares `resources`",
+                some(&names)
+            )),
+            |j, (_, reply)| j.reply(reply),
+        );
+    }
+    with.iter().fold(
+        Judgement::fail(format!(
+            "the results of {} embed resources, but the server's `initialize` result declares no \
+             `resources` capability",
+            some(&names)
+        ))
+        .with(&s.init.exchange),
+        |j, (_, reply)| j.reply(reply),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_read_only_tools_are_called_unless_the_run_allows_it() {
+        let tools = [
+            json!({"name": "read", "annotations": {"readOnlyHint": true}}),
+            json!({"name": "write", "annotations": {"readOnlyHint": false}}),
+            json!({"name": "plain"}),
+            json!({"name": "read", "annotations": {"readOnlyHint": true}}),
+        ];
+        let names =
+            |allow| -> Vec<String> { callable(allow, &tools).iter().map(tool_name).collect() };
+        assert_eq!(names(false), ["read"]);
+        assert_eq!(names(true), ["read", "write", "plain"]);
+    }
+
+    #[test]
+    fn content_blocks_are_judged_by_kind() {
+        assert_eq!(block_problem(&json!({"type": "text", "text": "hi"})), None);
+        assert!(block_problem(&json!({"type": "text"})).is_some());
+        assert_eq!(
+            block_problem(&json!({"type": "image", "data": "aGk=", "mimeType": "image/png"})),
+            None
+        );
+        assert!(
+            block_problem(&json!({"type": "audio", "data": "not base64!", "mimeType": "a/b"}))
+                .is_some_and(|p| p.contains("base64"))
+        );
+        assert_eq!(
+            block_problem(&json!({"type": "resource_link", "uri": "a:b", "name": "n"})),
+            None
+        );
+        assert!(block_problem(&json!({"type": "resource_link", "uri": "a:b"})).is_some());
+        assert_eq!(
+            block_problem(&json!({"type": "resource", "resource": {"uri": "a:b", "text": "t"}})),
+            None
+        );
+        assert!(
+            block_problem(
+                &json!({"type": "resource", "resource": {"uri": "a:b", "text": "t", "blob": "aGk="}})
+            )
+            .is_some_and(|p| p.contains("both"))
+        );
+        assert!(block_problem(&json!({"type": "video"})).is_some());
+        assert!(block_problem(&json!("text")).is_some());
+    }
+
+    #[test]
+    fn structured_content_is_validated_against_the_output_schema() {
+        let schema = json!({"type": "object", "required": ["a"]});
+        assert_eq!(validate(&schema, &json!({"a": 1})), Ok(None));
+        assert!(validate(&schema, &json!({"b": 1})).is_err());
+    }
+}
