@@ -78,6 +78,9 @@ pub(super) fn tools(config: &Mcp25ReferenceConfig) -> Vec<Value> {
             "annotations": {"readOnlyHint": true}
         }),
     ];
+    if config.tasks {
+        tools.push(super::tasks::tool());
+    }
     if config.breaks(faults::TOOL_TITLE) {
         tools[1]["title"] = json!(7);
     }

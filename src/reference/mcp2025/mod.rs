@@ -22,6 +22,7 @@ use crate::reference::mcp::McpReferenceArgs;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+mod auth;
 mod catalog;
 mod engine;
 mod faults;
@@ -29,7 +30,11 @@ mod http;
 mod jsonrpc;
 mod stdio;
 mod streams;
+mod tasks;
 
+pub use crate::reference::mcp::auth::{
+    SCOPE_READ as MCP25_SCOPE_READ, SCOPE_TOOLS as MCP25_SCOPE_TOOLS,
+};
 pub use http::{mcp25_router, serve_mcp25_reference};
 pub use stdio::serve_mcp25_stdio;
 
@@ -49,6 +54,10 @@ pub struct Mcp25ReferenceConfig {
     sessions: bool,
     sse_responses: bool,
     stream_greeting: Duration,
+    /// The experimental tasks (`with_tasks`).
+    tasks: bool,
+    /// The key tokens are signed with, when authorization is required (`with_auth`).
+    auth: Option<[u8; 32]>,
 }
 
 impl Default for Mcp25ReferenceConfig {
@@ -66,6 +75,8 @@ impl Mcp25ReferenceConfig {
             sessions: true,
             sse_responses: false,
             stream_greeting: Duration::from_millis(100),
+            tasks: false,
+            auth: None,
         }
     }
 
@@ -122,6 +133,33 @@ impl Mcp25ReferenceConfig {
         self
     }
 
+    /// Declares the experimental `tasks` capability and serves the
+    /// `tasks/…` methods and the tool `report`, which runs only as a task.
+    pub fn with_tasks(mut self, tasks: bool) -> Self {
+        self.tasks = tasks;
+        self
+    }
+
+    /// Requires bearer tokens over HTTP (basic/authorization): 401 with a
+    /// challenge for a request without a good one, RFC 9728 metadata at the
+    /// well-known URIs, RFC 8414 metadata of a built-in authorization
+    /// server. Tokens come from [`Self::mint_token`].
+    pub fn with_auth(mut self) -> Self {
+        self.auth = Some(rand::random());
+        self
+    }
+
+    /// A token this server accepts when `audience` is its endpoint
+    /// (`http://host:port/mcp`), with the space-separated `scope`
+    /// (`mcp:read`, `mcp:tools` for `tools/call`); `None` without
+    /// [`Self::with_auth`].
+    pub fn mint_token(&self, audience: &str, scope: &str, lifetime: Duration) -> Option<String> {
+        let key = self.auth.as_ref()?;
+        Some(crate::reference::mcp::auth::mint(
+            key, audience, scope, lifetime,
+        ))
+    }
+
     pub fn faults(&self) -> &BTreeSet<String> {
         &self.faults
     }
@@ -144,6 +182,7 @@ pub struct Mcp25Args {
     pub latency_ms: u64,
     pub sessions: bool,
     pub sse: bool,
+    pub tasks: bool,
 }
 
 impl TryFrom<McpReferenceArgs> for Mcp25Args {
@@ -162,6 +201,7 @@ impl TryFrom<McpReferenceArgs> for Mcp25Args {
             latency_ms: args.latency_ms,
             sessions: !args.no_sessions,
             sse: args.sse,
+            tasks: args.tasks,
         })
     }
 }
@@ -174,7 +214,8 @@ pub async fn run_mcp25_reference(args: Mcp25Args) -> anyhow::Result<()> {
         .map_err(anyhow::Error::msg)?
         .with_latency(Duration::from_millis(args.latency_ms))
         .with_sessions(args.sessions)
-        .with_sse_responses(args.sse);
+        .with_sse_responses(args.sse)
+        .with_tasks(args.tasks);
     let broken = if config.faults.is_empty() {
         "correct".to_owned()
     } else {

@@ -3,14 +3,23 @@
 //! here, so it names no rule file.
 
 use super::rule::Mcp25Rule;
-use super::{lif, rpc, utl};
+use super::{aut, lif, rpc, stdio_rules, tsk, utl};
 use crate::suite::Rule;
 use std::sync::LazyLock;
 
 /// Every implemented rule, in catalogue order.
 pub fn catalogue() -> &'static [Mcp25Rule] {
-    static CATALOGUE: LazyLock<Vec<Mcp25Rule>> =
-        LazyLock::new(|| [lif::RULES, rpc::RULES, utl::RULES].concat());
+    static CATALOGUE: LazyLock<Vec<Mcp25Rule>> = LazyLock::new(|| {
+        [
+            lif::RULES,
+            rpc::RULES,
+            stdio_rules::RULES,
+            utl::RULES,
+            aut::RULES,
+            tsk::RULES,
+        ]
+        .concat()
+    });
     &CATALOGUE
 }
 

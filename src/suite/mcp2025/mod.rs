@@ -24,8 +24,11 @@ mod catalogue;
 mod rule;
 mod session;
 
+pub(crate) mod aut;
 pub(crate) mod lif;
 pub(crate) mod rpc;
+pub(crate) mod stdio_rules;
+pub(crate) mod tsk;
 pub(crate) mod utl;
 
 use super::Verdict;

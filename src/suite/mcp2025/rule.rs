@@ -120,10 +120,6 @@ impl Mcp25Rule {
     /// engine skips it, with that reason, on a server that does not. The
     /// groups that judge server features (tools, resources, prompts,
     /// completion, logging, tasks) scope their rules with it.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "the feature groups are not written yet")
-    )]
     pub(crate) const fn needs_capability(mut self, name: &'static str) -> Self {
         self.capability = Some(name);
         self

@@ -3,7 +3,7 @@
 //! `MCP-Protocol-Version` and the `Mcp-Session-Id` the server issued. An SSE
 //! answer is read frame by frame up to the response the request awaits.
 
-use super::{Awaiting, Connection, Reply, State};
+use super::{Auth, Awaiting, Connection, Reply, State};
 use crate::suite::ResponseRecord;
 use crate::suite::mcp::client::clip;
 use crate::suite::mcp::wire::{ACCEPT_BOTH, H_PROTOCOL_VERSION, H_SESSION_ID};
@@ -27,7 +27,29 @@ fn with_session(mut req: HttpRequest, state: &State) -> HttpRequest {
     if let Some(sid) = &state.session_id {
         req = req.header(H_SESSION_ID, sid.clone());
     }
+    match &state.auth {
+        Some(Auth::Header(token)) => req = req.header("authorization", format!("Bearer {token}")),
+        Some(Auth::Query(token)) => {
+            req.url.query_pairs_mut().append_pair("access_token", token);
+        }
+        None => {}
+    }
     req
+}
+
+/// The evidence of `req`, with a token sent in the query string hidden.
+fn record_of(req: &HttpRequest, state: &State, max_body: usize) -> crate::suite::RequestRecord {
+    let mut record = req.record(max_body);
+    if let Some(Auth::Query(token)) = &state.auth
+        && !token.is_empty()
+    {
+        let encoded: String = url::form_urlencoded::byte_serialize(token.as_bytes()).collect();
+        record.line = record
+            .line
+            .replace(&encoded, "[redacted]")
+            .replace(token.as_str(), "[redacted]");
+    }
+    record
 }
 
 /// POSTs `text` and reads the answer.
@@ -46,7 +68,7 @@ pub(super) async fn post(
         .timeout(timeout);
     let req = with_session(req, state);
     let limits = http.limits();
-    let record = req.record(limits.evidence_bytes);
+    let record = record_of(&req, state, limits.evidence_bytes);
     let started = Instant::now();
     let mut reply = Reply::new(
         label,
@@ -288,7 +310,7 @@ pub(super) async fn bare(
     let mut reply = Reply::new(
         method.as_str(),
         crate::suite::Exchange {
-            request: req.record(limits.evidence_bytes),
+            request: record_of(&req, state, limits.evidence_bytes),
             response: None,
             error: None,
         },

@@ -12,7 +12,9 @@ mod http;
 mod reply;
 mod stdio;
 
+pub use crate::transport::stdio::Shutdown;
 pub use reply::{Reply, Seen};
+pub use stdio::StdoutLines;
 
 use crate::suite::Endpoint;
 use crate::suite::rtt::RttRecord;
@@ -74,6 +76,23 @@ pub struct Client {
     next_id: Arc<AtomicI64>,
     rtt: RttRecord,
     log: Arc<std::sync::Mutex<Log>>,
+    /// The run's bearer token, sent on every request of a connection opened
+    /// with [`Client::connect`].
+    bearer: Option<String>,
+}
+
+/// The credentials a connection sends over HTTP.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Credentials {
+    /// The run's bearer token, if it has one.
+    #[default]
+    Run,
+    /// None at all.
+    Nothing,
+    /// This token in the `Authorization` header.
+    Bearer(String),
+    /// This token in the `access_token` query parameter, and no header.
+    Query(String),
 }
 
 /// A wait for what may not come lasts this many 95th-percentile round trips
@@ -98,6 +117,8 @@ struct Log {
     tokens: Vec<(Value, bool)>,
     /// Requests the server sent, with the exchange they came in.
     requests: Vec<(Value, crate::suite::Exchange)>,
+    /// How the stdout of the children closed so far was framed.
+    stdout: StdoutLines,
 }
 
 /// A `notifications/progress` the server sent, and the progress token of
@@ -125,7 +146,20 @@ impl Client {
             next_id: Arc::new(AtomicI64::new(1)),
             rtt: RttRecord::default(),
             log: Arc::default(),
+            bearer: None,
         }
+    }
+
+    /// Sends `token` (the run's bearer token) on every request of the
+    /// connections opened with [`Client::connect`].
+    pub fn with_bearer(mut self, token: Option<&crate::suite::BearerToken>) -> Self {
+        self.bearer = token.map(|t| t.expose().to_owned());
+        self
+    }
+
+    /// The run's bearer token, for a probe that sends it another way.
+    pub(crate) fn bearer(&self) -> Option<String> {
+        self.bearer.clone()
     }
 
     fn log(&self) -> std::sync::MutexGuard<'_, Log> {
@@ -156,6 +190,11 @@ impl Client {
     /// answered each), with the exchange it came in.
     pub fn server_requests(&self) -> Vec<(Value, crate::suite::Exchange)> {
         self.log().requests.clone()
+    }
+
+    /// How the stdout of every child closed so far was framed (stdio only).
+    pub fn stdout_lines(&self) -> StdoutLines {
+        self.log().stdout.clone()
     }
 
     /// Every `notifications/progress` of the run so far.
@@ -226,6 +265,20 @@ impl Client {
         self.http.limits()
     }
 
+    /// The HTTP client of the run (its address policy applies to every
+    /// URL a target names).
+    pub fn http(&self) -> &HttpClient {
+        &self.http
+    }
+
+    /// The target's URL over HTTP.
+    pub fn url(&self) -> Option<&Url> {
+        match &self.endpoint {
+            Endpoint::Http(url) => Some(url),
+            Endpoint::Stdio(_) => None,
+        }
+    }
+
     pub fn timeout(&self) -> Duration {
         self.timeout
     }
@@ -245,6 +298,18 @@ impl Client {
     /// Opens a new connection: nothing is sent over HTTP; a child is
     /// spawned on stdio.
     pub async fn connect(&self) -> Result<Connection, TransportError> {
+        self.connect_as(Credentials::Run).await
+    }
+
+    /// Opens a new connection that sends `credentials` (over HTTP; stdio
+    /// sends none).
+    pub async fn connect_as(&self, credentials: Credentials) -> Result<Connection, TransportError> {
+        let auth = match credentials {
+            Credentials::Run => self.bearer.clone().map(Auth::Header),
+            Credentials::Nothing => None,
+            Credentials::Bearer(token) => Some(Auth::Header(token)),
+            Credentials::Query(token) => Some(Auth::Query(token)),
+        };
         let wire = match &self.endpoint {
             Endpoint::Http(url) => Wire::Http {
                 http: self.http.clone(),
@@ -257,7 +322,10 @@ impl Client {
         Ok(Connection {
             client: self.clone(),
             wire,
-            state: std::sync::Mutex::new(State::default()),
+            state: std::sync::Mutex::new(State {
+                auth,
+                ..State::default()
+            }),
         })
     }
 }
@@ -272,6 +340,14 @@ enum Wire {
 struct State {
     session_id: Option<String>,
     version: Option<String>,
+    auth: Option<Auth>,
+}
+
+/// Where a connection's token goes.
+#[derive(Debug, Clone)]
+enum Auth {
+    Header(String),
+    Query(String),
 }
 
 /// One MCP session on one transport.
@@ -484,7 +560,33 @@ impl Connection {
                     self.delete().await;
                 }
             }
-            Wire::Stdio(pipe) => (*pipe).close().await,
+            Wire::Stdio(pipe) => {
+                let lines = pipe.lines().await;
+                self.client.log().stdout.absorb(lines);
+                (*pipe).close().await;
+            }
+        }
+    }
+
+    /// How this connection's child framed its stdout so far (stdio only).
+    pub async fn stdout_lines(&self) -> Option<StdoutLines> {
+        match &self.wire {
+            Wire::Http { .. } => None,
+            Wire::Stdio(pipe) => Some(pipe.lines().await),
+        }
+    }
+
+    /// On stdio, ends the child as the lifecycle describes (closes stdin,
+    /// waits `grace`, then SIGTERM and `term_grace`, then SIGKILL) and says
+    /// how it ended; `None` over HTTP (nothing is sent).
+    pub async fn shut_down(self, grace: Duration, term_grace: Duration) -> Option<Shutdown> {
+        match self.wire {
+            Wire::Http { .. } => None,
+            Wire::Stdio(pipe) => {
+                let (shutdown, lines) = (*pipe).shut_down(grace, term_grace).await;
+                self.client.log().stdout.absorb(lines);
+                shutdown
+            }
         }
     }
 

@@ -9,7 +9,7 @@
 use super::http::{Kind, accepts, classify};
 use super::{Awaiting, Client, Reply};
 use crate::suite::{Exchange, RequestRecord, ResponseRecord};
-use crate::transport::stdio::StdioChild;
+use crate::transport::stdio::{Shutdown, StdioChild};
 use crate::transport::{Limits, TransportError, excerpt};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -36,6 +36,71 @@ struct Inner {
     /// Ids answered or given up on: a late reply carrying one is skipped.
     retired: Vec<Value>,
     barriers: u64,
+    /// How stdout was framed, for the stdio transport's rules.
+    lines: StdoutLines,
+    /// Lines that do not parse alone, held while they may be one message
+    /// spread over several lines.
+    pending: Vec<String>,
+}
+
+/// Most lines one message spread over several lines may take before the
+/// lines held are taken for noise.
+const MAX_SPLIT_LINES: usize = 256;
+/// Most bytes held while a message spread over several lines is assembled.
+const MAX_SPLIT_BYTES: usize = 1024 * 1024;
+/// Most lines kept of each kind in [`StdoutLines`].
+const MAX_KEPT: usize = 16;
+
+/// How a server framed what it wrote on stdout (transports, "stdio": one
+/// message per line, nothing else).
+#[derive(Debug, Clone, Default)]
+pub struct StdoutLines {
+    /// Non-empty lines read.
+    pub read: usize,
+    /// Messages that only parsed once several lines were joined: how many
+    /// lines each took, and an excerpt of the first line.
+    pub split: Vec<(usize, String)>,
+    pub split_count: usize,
+    /// Lines that are no JSON-RPC message (not JSON, or JSON that is no
+    /// request, notification, response or batch of them): excerpts.
+    pub stray: Vec<String>,
+    pub stray_count: usize,
+    /// Empty lines (skipped when reading).
+    pub blank: usize,
+}
+
+impl StdoutLines {
+    /// Adds what another connection's child wrote.
+    pub fn absorb(&mut self, other: StdoutLines) {
+        self.read += other.read;
+        self.split_count += other.split_count;
+        self.stray_count += other.stray_count;
+        self.blank += other.blank;
+        for s in other.split {
+            if self.split.len() < MAX_KEPT {
+                self.split.push(s);
+            }
+        }
+        for s in other.stray {
+            if self.stray.len() < MAX_KEPT {
+                self.stray.push(s);
+            }
+        }
+    }
+
+    fn note_split(&mut self, lines: usize, first: &str) {
+        self.split_count += 1;
+        if self.split.len() < MAX_KEPT {
+            self.split.push((lines, excerpt(first.as_bytes(), 200).0));
+        }
+    }
+
+    fn note_stray(&mut self, line: &str) {
+        self.stray_count += 1;
+        if self.stray.len() < MAX_KEPT {
+            self.stray.push(excerpt(line.as_bytes(), 200).0);
+        }
+    }
 }
 
 impl Pipe {
@@ -47,6 +112,8 @@ impl Pipe {
                 noise: Vec::new(),
                 retired: Vec::new(),
                 barriers: 0,
+                lines: StdoutLines::default(),
+                pending: Vec::new(),
             }),
             evidence_bytes: limits.evidence_bytes,
         })
@@ -74,8 +141,7 @@ impl Pipe {
             let Ok(line) = child.read_line(remaining).await else {
                 break;
             };
-            let Ok(frame) = serde_json::from_str::<Value>(&line) else {
-                inner.note_noise(&line);
+            let Some((frame, _)) = inner.frame_of(line) else {
                 continue;
             };
             match classify(&frame) {
@@ -94,6 +160,34 @@ impl Pipe {
         if let Some(child) = self.inner.into_inner().child {
             child.close().await;
         }
+    }
+
+    /// How stdout was framed so far (lines still held count as stray).
+    pub(super) async fn lines(&self) -> StdoutLines {
+        let inner = self.inner.lock().await;
+        let mut lines = inner.lines.clone();
+        for line in &inner.pending {
+            lines.note_stray(line);
+        }
+        if let Some(child) = &inner.child {
+            lines.blank = child.blank_lines();
+        }
+        lines
+    }
+
+    /// Ends the child as the lifecycle describes (stdin closed, then
+    /// signals), saying how it ended, with how stdout was framed.
+    pub(super) async fn shut_down(
+        self,
+        grace: Duration,
+        term_grace: Duration,
+    ) -> (Option<Shutdown>, StdoutLines) {
+        let lines = self.lines().await;
+        let shutdown = match self.inner.into_inner().child {
+            Some(child) => Some(child.shut_down(grace, term_grace).await),
+            None => None,
+        };
+        (shutdown, lines)
     }
 
     pub(super) async fn exchange(
@@ -183,6 +277,55 @@ fn barrier_free(awaiting: &Awaiting) -> bool {
 }
 
 impl Inner {
+    /// The frame a stdout line carries, with its text: the line itself, or,
+    /// for a message spread over several lines, the lines joined (that
+    /// message is still read, and recorded as split). `None` while lines
+    /// are held, and for a line that is no JSON.
+    fn frame_of(&mut self, line: String) -> Option<(Value, String)> {
+        self.lines.read += 1;
+        let alone = serde_json::from_str::<Value>(&line).ok();
+        if let Some(frame) = alone
+            .as_ref()
+            .filter(|f| self.pending.is_empty() || f.is_object())
+        {
+            self.flush_pending();
+            if matches!(classify(frame), Kind::Other) {
+                self.lines.note_stray(&line);
+            }
+            return alone.map(|f| (f, line));
+        }
+        if self.pending.is_empty() {
+            let start = line.trim_start();
+            if start.starts_with('{') || start.starts_with('[') {
+                self.pending.push(line);
+            } else {
+                self.lines.note_stray(&line);
+                self.note_noise(&line);
+            }
+            return None;
+        }
+        self.pending.push(line);
+        let joined = self.pending.join("\n");
+        if let Ok(frame) = serde_json::from_str::<Value>(&joined) {
+            let first = self.pending.first().cloned().unwrap_or_default();
+            self.lines.note_split(self.pending.len(), &first);
+            self.pending.clear();
+            return Some((frame, joined));
+        }
+        if self.pending.len() > MAX_SPLIT_LINES || joined.len() > MAX_SPLIT_BYTES {
+            self.flush_pending();
+        }
+        None
+    }
+
+    /// The lines held are no message after all.
+    fn flush_pending(&mut self) {
+        for line in std::mem::take(&mut self.pending) {
+            self.lines.note_stray(&line);
+            self.note_noise(&line);
+        }
+    }
+
     fn note_noise(&mut self, line: &str) {
         if self.noise.len() < MAX_NOISE {
             self.noise.push(excerpt(line.as_bytes(), 512).0);
@@ -220,8 +363,7 @@ impl Inner {
                 Err(TransportError::Timeout(_)) => return Err(TransportError::Timeout(wait)),
                 Err(err) => return Err(err),
             };
-            let Ok(frame) = serde_json::from_str::<Value>(&line) else {
-                self.note_noise(&line);
+            let Some((frame, line)) = self.frame_of(line) else {
                 continue;
             };
             match classify(&frame) {
