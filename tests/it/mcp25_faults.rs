@@ -36,6 +36,9 @@ const ALSO: &[(&str, &[&str])] = &[
     // Answering 2025-06-18 to a 2025-11-25 initialize is how a server that
     // speaks 2025-06-18 answers: MCP25-LIF-001 notes the revision it speaks.
     ("MCP25-LIF-002", &["MCP25-LIF-001"]),
+    // The related-task `_meta` is a `_meta` key: MCP25-RPC-012 judges its
+    // name (well-formed), where the clean run has none to judge.
+    ("MCP25-TSK-006", &["MCP25-RPC-012"]),
 ];
 
 /// Faults after which the server no longer looks like a 2025-11-25 server,

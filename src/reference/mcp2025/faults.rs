@@ -13,6 +13,8 @@
 //! server), so what is probed after it meets 404 or silence. The faults
 //! that answer `tools/list` over SSE (MCP25-LIF-008, MCP25-LIF-009) do so
 //! only to have a stream to send their extra message on; SSE is allowed.
+//! MCP25-TSK-006's related-task `_meta` is a `_meta` key that
+//! MCP25-RPC-012 then has to judge.
 
 // Lifecycle.
 /// `serverInfo` without `version`.

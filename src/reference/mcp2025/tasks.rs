@@ -155,7 +155,11 @@ pub(super) fn call_report(call: &Call<'_>) -> Reply {
                 created: SystemTime::now(),
                 cancelled: None,
             };
-            return Reply::result(id, task.result());
+            let mut result = task.result();
+            if let Some(r) = result.as_object_mut() {
+                r.remove("_meta");
+            }
+            return Reply::result(id, result);
         }
         return error(
             id,
