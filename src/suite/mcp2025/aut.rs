@@ -161,7 +161,9 @@ async fn initialize_as(s: &Session, credentials: Credentials) -> Result<Reply, J
         .connect_as(credentials)
         .await
         .map_err(|e| Judgement::skip(format!("not verified: a new connection failed: {e}")))?;
-    let reply = conn.initialize(super::client::PROTOCOL_VERSION).await;
+    let reply = conn
+        .initialize_unlogged(super::client::PROTOCOL_VERSION)
+        .await;
     conn.close().await;
     Ok(reply)
 }
@@ -587,7 +589,9 @@ async fn insufficient_scope(s: &Session) -> Judgement {
     // Requests in growing need of scope, up to the first refusal: the
     // session, then reading lists, then a tool protocheck may call.
     let mut sent: Vec<Reply> = Vec::new();
-    let init = conn.initialize(super::client::PROTOCOL_VERSION).await;
+    let init = conn
+        .initialize_unlogged(super::client::PROTOCOL_VERSION)
+        .await;
     let mut refusal = refused(&init).then(|| init.clone());
     sent.push(init);
     if refusal.is_none() && sent[0].result().is_some() {
@@ -606,7 +610,7 @@ async fn insufficient_scope(s: &Session) -> Judgement {
         }
         probes.push(("resources/list", json!({})));
         for (method, params) in probes {
-            let reply = conn.request(method, params).await;
+            let reply = conn.request_unlogged(method, params).await;
             let stop = refused(&reply);
             sent.push(reply);
             if stop {

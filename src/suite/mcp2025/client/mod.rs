@@ -391,6 +391,35 @@ impl Connection {
             "clientInfo": client_info(),
         });
         let reply = self.request("initialize", params).await;
+        self.adopt(&reply);
+        reply
+    }
+
+    /// `initialize` as [`Self::initialize`], but judged only by the rule
+    /// that sends it: its answer does not join the run's log (an answer
+    /// about credentials is no JSON-RPC answer to judge).
+    pub async fn initialize_unlogged(&self, version: &str) -> Reply {
+        let params = json!({
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": client_info(),
+        });
+        let reply = self.request_unlogged("initialize", params).await;
+        self.adopt(&reply);
+        reply
+    }
+
+    /// A conforming request with a fresh id whose answer does not join the
+    /// run's log (only its notifications do).
+    pub async fn request_unlogged(&self, method: &str, params: Value) -> Reply {
+        let id = json!(self.client.next_id());
+        let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send_frame(method, frame.to_string(), Awaiting::Id(id))
+            .await
+    }
+
+    /// What a connection keeps of an `initialize` answered with a result.
+    fn adopt(&self, reply: &Reply) {
         if let Some(result) = reply.result() {
             let mut state = self
                 .state
@@ -404,7 +433,6 @@ impl Connection {
                 state.session_id = reply.session_id.clone();
             }
         }
-        reply
     }
 
     /// `notifications/initialized`.
