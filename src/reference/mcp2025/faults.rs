@@ -113,7 +113,7 @@ pub(super) const STDIO_NO_EXIT: &str = "MCP25-STD-003";
 pub(super) const PING: &str = "MCP25-UTL-001";
 /// A cancellation of a finished request ends the session (stdio: the server).
 pub(super) const LATE_CANCEL: &str = "MCP25-UTL-002";
-/// A cancelled `slow` call is answered anyway.
+/// A cancellation of `slow` only stops its progress: the call runs on and is answered.
 pub(super) const CANCELLED_NO_RESPONSE: &str = "MCP25-UTL-003";
 /// Progress names a token no request carried.
 pub(super) const PROGRESS_TOKEN: &str = "MCP25-UTL-004";

@@ -81,6 +81,18 @@ pub struct Client {
     bearer: Option<String>,
 }
 
+/// What became of a request cancelled once it was proven in progress (a
+/// progress notification for its token came first).
+#[derive(Debug, Clone)]
+pub struct CancelProbe {
+    /// The request's exchange: its notifications, and its answer if one came.
+    pub reply: Reply,
+    /// Whether the cancellation was sent.
+    pub cancelled: bool,
+    /// How long after the cancellation the answer came, if it came.
+    pub answered_after: Option<Duration>,
+}
+
 /// The credentials a connection sends over HTTP.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Credentials {
@@ -335,6 +347,23 @@ enum Wire {
     Stdio(Box<stdio::Pipe>),
 }
 
+/// How [`Connection::request_then_cancel`] cancels.
+struct CancelPlan {
+    id: Value,
+    token: Value,
+    /// The `notifications/cancelled` frame.
+    cancel: String,
+    watch: Duration,
+}
+
+impl CancelPlan {
+    /// Whether `frame` is progress for the plan's token.
+    fn is_progress(&self, frame: &Value) -> bool {
+        frame.get("method").and_then(Value::as_str) == Some("notifications/progress")
+            && frame.pointer("/params/progressToken") == Some(&self.token)
+    }
+}
+
 /// What a connection learnt from its `initialize`.
 #[derive(Debug, Clone, Default)]
 struct State {
@@ -456,6 +485,43 @@ impl Connection {
             .await;
         self.client.record(Some(id), token, &reply);
         reply
+    }
+
+    /// A conforming request whose `params` carry `_meta.progressToken`;
+    /// once a progress notification for that token comes, protocheck sends
+    /// `notifications/cancelled` for it and watches for an answer for
+    /// `watch` more. Without progress the request is simply awaited.
+    pub async fn request_then_cancel(
+        &self,
+        method: &str,
+        params: Value,
+        watch: Duration,
+    ) -> CancelProbe {
+        let id = json!(self.client.next_id());
+        let token = params.pointer("/_meta/progressToken").cloned();
+        let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": "protocheck: cancelled while in progress"}});
+        let plan = CancelPlan {
+            id: id.clone(),
+            token: token.clone().unwrap_or(Value::Null),
+            cancel: cancel.to_string(),
+            watch,
+        };
+        let _permit = self.client.permits.acquire().await.ok();
+        let probe = match &self.wire {
+            Wire::Http { http, url } => {
+                let state = self.state();
+                http::post_then_cancel(self, http, url, &state, method, frame.to_string(), &plan)
+                    .await
+            }
+            Wire::Stdio(pipe) => {
+                pipe.request_then_cancel(&self.client, method, frame.to_string(), &plan)
+                    .await
+            }
+        };
+        self.client.record(Some(id), token, &probe.reply);
+        probe
     }
 
     /// A conforming request without `params` (they are optional).

@@ -7,7 +7,7 @@
 //! `ping`'s reply answers the frame, and the reply itself proves the silence.
 
 use super::http::{Kind, accepts, classify};
-use super::{Awaiting, Client, Reply};
+use super::{Awaiting, CancelPlan, CancelProbe, Client, Reply};
 use crate::suite::{Exchange, RequestRecord, ResponseRecord};
 use crate::transport::stdio::{Shutdown, StdioChild};
 use crate::transport::{Limits, TransportError, excerpt};
@@ -188,6 +188,101 @@ impl Pipe {
             None => None,
         };
         (shutdown, lines)
+    }
+
+    /// Writes a request and reads its answer; once a progress notification
+    /// for the plan's token comes, writes the cancellation and reads on for
+    /// the plan's watch.
+    pub(super) async fn request_then_cancel(
+        &self,
+        client: &Client,
+        label: &str,
+        text: String,
+        plan: &CancelPlan,
+    ) -> CancelProbe {
+        let mut inner = self.inner.lock().await;
+        let started = Instant::now();
+        let mut reply = Reply::new(
+            label,
+            Exchange {
+                request: RequestRecord {
+                    line: "stdin".to_owned(),
+                    headers: Vec::new(),
+                    body: excerpt(text.as_bytes(), self.evidence_bytes).0,
+                },
+                response: None,
+                error: None,
+            },
+        );
+        let mut probe = CancelProbe {
+            reply: reply.clone(),
+            cancelled: false,
+            answered_after: None,
+        };
+        if let Err(err) = inner.write(&text).await {
+            let err = inner.explain(err).await;
+            reply.exchange.error = Some(err.to_string());
+            reply.error = Some(err);
+            probe.reply = reply;
+            return probe;
+        }
+        let mut deadline = started + client.timeout;
+        let mut cancelled_at: Option<Instant> = None;
+        for _ in 0..MAX_LINES {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            let Some(child) = inner.child.as_mut() else {
+                break;
+            };
+            let line = match child.read_line(remaining).await {
+                Ok(line) => line,
+                Err(TransportError::Timeout(_)) if cancelled_at.is_some() => break,
+                Err(err) => {
+                    let err = inner.explain(err).await;
+                    reply.exchange.error = Some(err.to_string());
+                    reply.error = Some(err);
+                    break;
+                }
+            };
+            let Some((frame, line)) = inner.frame_of(line) else {
+                continue;
+            };
+            match classify(&frame) {
+                Kind::Notification => {
+                    if cancelled_at.is_none() && plan.is_progress(&frame) {
+                        if let Err(err) = inner.write(&plan.cancel).await {
+                            reply.error = Some(err);
+                            break;
+                        }
+                        cancelled_at = Some(Instant::now());
+                        probe.cancelled = true;
+                        deadline = Instant::now() + plan.watch;
+                    }
+                    reply.notifications.push(frame);
+                }
+                Kind::Request => {
+                    inner.answer_server(&frame).await;
+                    reply.server_requests.push(frame);
+                }
+                Kind::Response(id) if id.as_ref() == Some(&plan.id) => {
+                    let (body, truncated) = excerpt(line.as_bytes(), self.evidence_bytes);
+                    reply.message = Some(frame);
+                    reply.exchange.response = Some(ResponseRecord {
+                        status: None,
+                        headers: Vec::new(),
+                        body,
+                        truncated,
+                        elapsed_ms: u64::try_from(started.elapsed().as_millis())
+                            .unwrap_or(u64::MAX),
+                    });
+                    probe.answered_after = cancelled_at.map(|at| at.elapsed());
+                    break;
+                }
+                _ => {}
+            }
+        }
+        inner.retired.push(plan.id.clone());
+        probe.reply = reply;
+        probe
     }
 
     pub(super) async fn exchange(
