@@ -5,8 +5,8 @@
 use super::client::{Shutdown, StdoutLines, Transport};
 use super::rule::{Mcp25Rule, spec};
 use super::session::{Judgement, Session};
-use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
+use crate::suite::{Exchange, Outcome, RequestRecord, ResponseRecord};
 use futures::FutureExt;
 use std::time::Duration;
 
@@ -71,24 +71,49 @@ async fn all_lines(s: &Session) -> StdoutLines {
     lines
 }
 
+/// Evidence of what the server wrote on stdout: the lines quoted.
+fn stdout_evidence(what: &str, lines: &[String]) -> Exchange {
+    Exchange {
+        request: RequestRecord {
+            line: format!("stdout ({what})"),
+            headers: Vec::new(),
+            body: String::new(),
+        },
+        response: Some(ResponseRecord {
+            status: None,
+            headers: Vec::new(),
+            body: lines.join("\n"),
+            truncated: false,
+            elapsed_ms: 0,
+        }),
+        error: None,
+    }
+}
+
 async fn one_line(s: &Session) -> Judgement {
     let lines = all_lines(s).await;
     if lines.split_count == 0 {
         return Judgement::pass(format!(
             "each of the {} lines the server wrote on stdout held at most one whole message",
             lines.read
-        ));
+        ))
+        .reply(&s.init);
     }
     let shown: Vec<String> = lines
         .split
         .iter()
         .map(|(n, first)| format!("{n} lines starting `{first}`"))
         .collect();
+    let firsts: Vec<String> = lines.split.iter().map(|(_, first)| first.clone()).collect();
     Judgement::fail(format!(
         "{} message(s) on stdout only parsed once several lines were joined (pretty-printed \
          JSON?); write each message on a single line: {}",
         lines.split_count,
         shown.join("; ")
+    ))
+    .with(&stdout_evidence(
+        "first lines of messages spread over several lines",
+        &firsts,
     ))
 }
 
@@ -101,6 +126,10 @@ async fn only_messages(s: &Session) -> Judgement {
              is MCP25-STD-001's, not counted here); log to stderr instead: {}",
             lines.stray_count,
             shown.join(", ")
+        ))
+        .with(&stdout_evidence(
+            "lines that are no JSON-RPC message",
+            &lines.stray,
         ));
     }
     if lines.blank > 0 {
@@ -108,12 +137,14 @@ async fn only_messages(s: &Session) -> Judgement {
             "the server wrote {} empty line(s) on stdout besides {} message lines; they carry no \
              message, though a newline-delimited reader skips them",
             lines.blank, lines.read
-        ));
+        ))
+        .reply(&s.init);
     }
     Judgement::pass(format!(
         "all {} lines on stdout were JSON-RPC messages (stderr is never judged)",
         lines.read
     ))
+    .reply(&s.init)
 }
 
 async fn exits(s: &Session) -> Judgement {
