@@ -8,7 +8,11 @@
 //! (`get_forecast` with an output schema and structured content, `divide`
 //! whose bad input is a tool error, `count` with progress notifications,
 //! `slow` that stops when cancelled); two resources and a template, with
-//! subscriptions; a prompt with argument completion; logging.
+//! subscriptions; a prompt with argument completion; logging. Two modes
+//! are off by default: the experimental tasks (`with_tasks`, `--tasks`:
+//! the `tasks/…` methods and a tool that runs only as a task, in `tasks`)
+//! and authorization over HTTP (`with_auth`: bearer tokens, RFC 9728 and
+//! RFC 8414 metadata, in `auth`).
 //!
 //! `jsonrpc` reads and writes messages; `engine` answers them whatever the
 //! transport; `catalog` holds the tools, resources and prompt; `http` is
