@@ -379,10 +379,11 @@ impl Inner {
     fn frame_of(&mut self, line: String) -> Option<(Value, String)> {
         self.lines.read += 1;
         let alone = serde_json::from_str::<Value>(&line).ok();
-        if let Some(frame) = alone
-            .as_ref()
-            .filter(|f| self.pending.is_empty() || f.is_object())
-        {
+        // While lines are held, only a line that is a whole message on its
+        // own ends them: an inner line such as `{}` is part of them.
+        if let Some(frame) = alone.as_ref().filter(|f| {
+            self.pending.is_empty() || (f.is_object() && !matches!(classify(f), Kind::Other))
+        }) {
             self.flush_pending();
             if matches!(classify(frame), Kind::Other) {
                 self.lines.note_stray(&line);
@@ -516,5 +517,70 @@ impl Inner {
         } else {
             TransportError::Io(format!("{msg} ({status}); its stderr ended with: {tail}"))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inner() -> Inner {
+        Inner {
+            child: None,
+            noise: Vec::new(),
+            retired: Vec::new(),
+            barriers: 0,
+            lines: StdoutLines::default(),
+            pending: Vec::new(),
+        }
+    }
+
+    fn feed(inner: &mut Inner, text: &str) -> Vec<Value> {
+        text.lines()
+            .filter_map(|l| inner.frame_of(l.to_owned()))
+            .map(|(frame, _)| frame)
+            .collect()
+    }
+
+    #[test]
+    fn one_message_per_line_is_read_as_is() {
+        let mut inner = inner();
+        let frames = feed(
+            &mut inner,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"method\":\"x\"}",
+        );
+        assert_eq!(frames.len(), 2);
+        assert_eq!(inner.lines.read, 2);
+        assert_eq!(inner.lines.split_count + inner.lines.stray_count, 0);
+    }
+
+    #[test]
+    fn a_pretty_printed_message_is_read_and_recorded_as_split() {
+        let mut inner = inner();
+        let pretty = serde_json::to_string_pretty(
+            &json!({"jsonrpc": "2.0", "id": 1, "result": {"items": [1, {}]}}),
+        )
+        .expect("json");
+        let frames = feed(
+            &mut inner,
+            &format!("{pretty}\n{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{}}}}"),
+        );
+        assert_eq!(frames.len(), 2, "{frames:?}");
+        assert_eq!(frames[0]["id"], 1);
+        assert_eq!(inner.lines.split_count, 1);
+        assert_eq!(inner.lines.stray_count, 0);
+    }
+
+    #[test]
+    fn banners_and_non_messages_are_stray() {
+        let mut inner = inner();
+        let frames = feed(
+            &mut inner,
+            "server starting\n{\"status\":\"ready\"}\n{ not json\n{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}",
+        );
+        // The unfinished `{` line is given up when a whole message follows.
+        assert_eq!(frames.len(), 2);
+        assert_eq!(inner.lines.stray_count, 3, "{:?}", inner.lines.stray);
+        assert_eq!(inner.lines.split_count, 0);
     }
 }
