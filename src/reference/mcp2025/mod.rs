@@ -187,6 +187,7 @@ pub struct Mcp25Args {
     pub sessions: bool,
     pub sse: bool,
     pub tasks: bool,
+    pub auth: bool,
 }
 
 impl TryFrom<McpReferenceArgs> for Mcp25Args {
@@ -194,8 +195,11 @@ impl TryFrom<McpReferenceArgs> for Mcp25Args {
 
     /// Refuses the options only the 2026-07-28 server has.
     fn try_from(args: McpReferenceArgs) -> anyhow::Result<Self> {
-        if args.auth || args.tls {
-            anyhow::bail!("--auth and --tls are options of the 2026-07-28 reference server only");
+        if args.tls {
+            anyhow::bail!("--tls is an option of the 2026-07-28 reference server only");
+        }
+        if args.auth && args.stdio {
+            anyhow::bail!("--auth applies to HTTP only; stdio carries no authorization");
         }
         Ok(Self {
             bind: args.bind,
@@ -206,6 +210,7 @@ impl TryFrom<McpReferenceArgs> for Mcp25Args {
             sessions: !args.no_sessions,
             sse: args.sse,
             tasks: args.tasks,
+            auth: args.auth,
         })
     }
 }
@@ -213,13 +218,16 @@ impl TryFrom<McpReferenceArgs> for Mcp25Args {
 /// Runs the 2025-11-25 reference server until ctrl-c (HTTP) or the end of
 /// stdin (stdio). Logs go to stderr only.
 pub async fn run_mcp25_reference(args: Mcp25Args) -> anyhow::Result<()> {
-    let config = Mcp25ReferenceConfig::new()
+    let mut config = Mcp25ReferenceConfig::new()
         .try_with_faults(&args.faults)
         .map_err(anyhow::Error::msg)?
         .with_latency(Duration::from_millis(args.latency_ms))
         .with_sessions(args.sessions)
         .with_sse_responses(args.sse)
         .with_tasks(args.tasks);
+    if args.auth {
+        config = config.with_auth();
+    }
     let broken = if config.faults.is_empty() {
         "correct".to_owned()
     } else {
@@ -238,6 +246,19 @@ pub async fn run_mcp25_reference(args: Mcp25Args) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", args.bind, args.port))?;
     let local = listener.local_addr()?;
     eprintln!("MCP 2025-11-25 reference server ({broken}) on http://{local}/mcp");
+    // Test tokens for this process only: the key dies with it.
+    let audience = format!("http://{local}/mcp");
+    let hour = Duration::from_secs(3600);
+    let full = config.mint_token(
+        &audience,
+        &format!("{MCP25_SCOPE_READ} {MCP25_SCOPE_TOOLS}"),
+        hour,
+    );
+    let low = config.mint_token(&audience, MCP25_SCOPE_READ, hour);
+    if let (Some(full), Some(low)) = (full, low) {
+        eprintln!("bearer token (all scopes, 1 h):  {full}");
+        eprintln!("bearer token ({MCP25_SCOPE_READ} only, 1 h): {low}");
+    }
     tokio::select! {
         served = serve_mcp25_reference(listener, config) => served?,
         _ = tokio::signal::ctrl_c() => {}
