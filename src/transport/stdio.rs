@@ -122,6 +122,8 @@ pub struct StdioChild {
     /// Set after an over-long line: the rest of it is discarded up to its newline.
     discarding: bool,
     eof: bool,
+    /// Empty (or all-whitespace) lines read and skipped.
+    blank_lines: usize,
 }
 
 impl std::fmt::Debug for StdioChild {
@@ -182,6 +184,7 @@ impl StdioChild {
             pending: Vec::new(),
             discarding: false,
             eof: false,
+            blank_lines: 0,
         })
     }
 
@@ -267,6 +270,7 @@ impl StdioChild {
                     line.pop();
                 }
                 if line.iter().all(u8::is_ascii_whitespace) {
+                    self.blank_lines = self.blank_lines.saturating_add(1);
                     continue;
                 }
                 return Ok(String::from_utf8_lossy(&line).into_owned());
@@ -315,6 +319,49 @@ impl StdioChild {
             .ok()
     }
 
+    /// How many empty lines the child wrote on stdout so far (skipped by
+    /// [`Self::read_line`]).
+    pub fn blank_lines(&self) -> usize {
+        self.blank_lines
+    }
+
+    /// Ends the child as the MCP lifecycle describes for stdio: closes stdin,
+    /// waits `grace` for it to exit, then sends SIGTERM (on Unix) and waits
+    /// `term_grace`, then kills it. Says which step ended it.
+    pub async fn shut_down(mut self, grace: Duration, term_grace: Duration) -> Shutdown {
+        drop(self.stdin.take());
+        let started = std::time::Instant::now();
+        if let Ok(Ok(status)) = tokio::time::timeout(grace, self.child.wait()).await {
+            return Shutdown::Exited {
+                after: started.elapsed(),
+                status,
+            };
+        }
+        if self.terminate()
+            && let Ok(Ok(status)) = tokio::time::timeout(term_grace, self.child.wait()).await
+        {
+            return Shutdown::Terminated { status };
+        }
+        let _ = self.child.kill().await;
+        Shutdown::Killed
+    }
+
+    /// Sends SIGTERM; `false` where that is not possible.
+    #[cfg(unix)]
+    fn terminate(&self) -> bool {
+        let Some(pid) = self.child.id().and_then(|p| libc::pid_t::try_from(p).ok()) else {
+            return false;
+        };
+        // SAFETY: kill(2) with a pid of a child this process spawned and has
+        // not reaped (wait() has not returned), and a constant signal.
+        unsafe { libc::kill(pid, libc::SIGTERM) == 0 }
+    }
+
+    #[cfg(not(unix))]
+    fn terminate(&self) -> bool {
+        false
+    }
+
     /// Closes stdin (an implicit `shutdown`), gives the child a moment to exit,
     /// then kills it.
     pub async fn close(mut self) {
@@ -326,6 +373,20 @@ impl StdioChild {
             let _ = self.child.kill().await;
         }
     }
+}
+
+/// How a child ended in [`StdioChild::shut_down`].
+#[derive(Debug)]
+pub enum Shutdown {
+    /// It exited on its own once stdin was closed.
+    Exited {
+        after: Duration,
+        status: std::process::ExitStatus,
+    },
+    /// It needed SIGTERM.
+    Terminated { status: std::process::ExitStatus },
+    /// It needed SIGKILL.
+    Killed,
 }
 
 #[cfg(test)]

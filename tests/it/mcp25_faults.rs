@@ -16,11 +16,12 @@
 
 use crate::common::suite::{dump, loopback};
 use protocheck::reference::mcp2025::{
-    Mcp25ReferenceConfig, serve_mcp25_reference, supported_faults_2025,
+    MCP25_SCOPE_READ, MCP25_SCOPE_TOOLS, Mcp25ReferenceConfig, serve_mcp25_reference,
+    supported_faults_2025,
 };
-use protocheck::suite::mcp2025::{self, client::Transport};
+use protocheck::suite::mcp2025::{self, Mcp25Settings, client::Transport};
 use protocheck::suite::runner::{Endpoint, Reporter};
-use protocheck::suite::{Finding, Outcome, RunOptions, Verdict, VerdictDetail};
+use protocheck::suite::{BearerToken, Finding, Outcome, RunOptions, Verdict, VerdictDetail};
 use std::collections::BTreeMap;
 use url::Url;
 
@@ -66,6 +67,9 @@ const ALSO: &[(&str, &[&str])] = &[
     // Answering `notifications/initialized` with an error body over HTTP is
     // also a notification POST that got neither 202 nor an error status.
     ("MCP25-LIF-005", &["MCP25-HTP-002"]),
+    // The related-task `_meta` is a `_meta` key: MCP25-RPC-012 judges its
+    // name (well-formed), where the clean run has none to judge.
+    ("MCP25-TSK-006", &["MCP25-RPC-012"]),
 ];
 
 /// Faults after which the server no longer looks like a 2025-11-25 server,
@@ -107,8 +111,16 @@ impl Run {
     }
 }
 
-async fn suite(endpoint: &Endpoint) -> Run {
-    let ctx = loopback(RunOptions::default());
+/// What the reference server plays besides its defaults: the groups AUT
+/// and TSK run against a server with authorization / tasks on.
+#[derive(Debug, Clone, Copy, Default)]
+struct Setup {
+    tasks: bool,
+    auth: bool,
+}
+
+async fn suite(endpoint: &Endpoint, options: RunOptions, settings: &Mcp25Settings) -> Run {
+    let ctx = loopback(options);
     let (tx, mut rx) = tokio::sync::mpsc::channel(16);
     let collector = tokio::spawn(async move {
         let mut findings = Vec::new();
@@ -118,7 +130,7 @@ async fn suite(endpoint: &Endpoint) -> Run {
         findings
     });
     let mut reporter = Reporter::new(tx);
-    let verdict = mcp2025::run(endpoint, &ctx, &mut reporter).await;
+    let verdict = mcp2025::run_with(endpoint, &ctx, &mut reporter, settings).await;
     drop(reporter);
     let findings = collector.await.expect("collector");
     let verdict =
@@ -127,37 +139,65 @@ async fn suite(endpoint: &Endpoint) -> Run {
 }
 
 /// The suite against the reference server over HTTP with `faults` on.
-async fn over_http(faults: &[&str]) -> Run {
+async fn over_http(faults: &[&str], setup: Setup) -> Run {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind 127.0.0.1");
     let addr = listener.local_addr().expect("local addr");
-    let config = Mcp25ReferenceConfig::new().with_faults(faults);
+    let url = Url::parse(&format!("http://{addr}/mcp")).expect("url");
+    let mut config = Mcp25ReferenceConfig::new()
+        .with_faults(faults)
+        .with_tasks(setup.tasks);
+    let mut options = RunOptions::default();
+    let mut settings = Mcp25Settings::default();
+    if setup.auth {
+        config = config.with_auth();
+        let hour = std::time::Duration::from_secs(3600);
+        let full = config
+            .mint_token(
+                url.as_str(),
+                &format!("{MCP25_SCOPE_READ} {MCP25_SCOPE_TOOLS}"),
+                hour,
+            )
+            .expect("a token");
+        let limited = config
+            .mint_token(url.as_str(), MCP25_SCOPE_READ, hour)
+            .expect("a token");
+        options.bearer_token = Some(BearerToken::new(full));
+        settings.limited_token = Some(BearerToken::new(limited));
+    }
     let server = tokio::spawn(async move {
         let _ = serve_mcp25_reference(listener, config).await;
     });
-    let url = Url::parse(&format!("http://{addr}/mcp")).expect("url");
-    let run = suite(&Endpoint::Http(url)).await;
+    let run = suite(&Endpoint::Http(url), options, &settings).await;
     server.abort();
     run
 }
 
 /// The suite against the reference server as a child process on stdio.
-async fn over_stdio(faults: &[&str]) -> Run {
+async fn over_stdio(faults: &[&str], setup: Setup) -> Run {
     let mut command = format!(
         "{} reference mcp --revision 2025-11-25 --stdio",
         env!("CARGO_BIN_EXE_protocheck")
     );
+    if setup.tasks {
+        command.push_str(" --tasks");
+    }
     for fault in faults {
         command.push_str(&format!(" --break {fault}"));
     }
-    suite(&Endpoint::Stdio(command)).await
+    suite(
+        &Endpoint::Stdio(command),
+        RunOptions::default(),
+        &Mcp25Settings::default(),
+    )
+    .await
 }
 
-async fn over(transport: Transport, faults: &[&str]) -> Run {
+async fn over(transport: Transport, faults: &[&str], setup: Setup) -> Run {
     match transport {
-        Transport::Http => over_http(faults).await,
-        Transport::Stdio => over_stdio(faults).await,
+        Transport::Http => over_http(faults, setup).await,
+        Transport::Stdio => over_stdio(faults, setup).await,
     }
 }
 
@@ -192,6 +232,12 @@ fn assert_clean(run: &Run, transport: Transport) {
 
 /// Runs the matrix for the faults whose rule is in `group`.
 async fn matrix(group: &str) {
+    matrix_with(group, Setup::default()).await;
+}
+
+/// Runs the matrix for the faults whose rule is in `group`, against the
+/// reference server set up so.
+async fn matrix_with(group: &str, setup: Setup) {
     let prefix = format!("MCP25-{group}-");
     let faults: Vec<&str> = supported_faults_2025()
         .iter()
@@ -200,15 +246,21 @@ async fn matrix(group: &str) {
         .collect();
     assert!(!faults.is_empty(), "no fault switch for the {group} group");
     let mut problems = Vec::new();
-    for transport in [Transport::Http, Transport::Stdio] {
-        let clean = over(transport, &[]).await;
+    // Authorization is written for HTTP only.
+    let on: &[Transport] = if setup.auth {
+        &[Transport::Http]
+    } else {
+        &[Transport::Http, Transport::Stdio]
+    };
+    for &transport in on {
+        let clean = over(transport, &[], setup).await;
         assert_clean(&clean, transport);
         let clean_outcomes = clean.outcomes();
         for fault in &faults {
             if !transports(fault).contains(&transport) {
                 continue;
             }
-            let broken = over(transport, &[fault]).await;
+            let broken = over(transport, &[fault], setup).await;
             let rule = mcp2025::rule(fault).expect("catalogue rule");
             let got = broken.finding(fault);
             if got.outcome != rule.rule.on_failure {
@@ -361,6 +413,35 @@ async fn tol() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cpl() {
     matrix("CPL").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn std() {
+    matrix("STD").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aut() {
+    matrix_with(
+        "AUT",
+        Setup {
+            auth: true,
+            ..Setup::default()
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tsk() {
+    matrix_with(
+        "TSK",
+        Setup {
+            tasks: true,
+            ..Setup::default()
+        },
+    )
+    .await;
 }
 
 #[test]

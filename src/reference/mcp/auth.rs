@@ -32,7 +32,7 @@ fn now() -> u64 {
 }
 
 /// A signed token for `audience` with `scope`, valid for `lifetime`.
-pub(super) fn mint(key: &[u8; 32], audience: &str, scope: &str, lifetime: Duration) -> String {
+pub(crate) fn mint(key: &[u8; 32], audience: &str, scope: &str, lifetime: Duration) -> String {
     let header = base64url_encode(json!({"alg": "HS256", "typ": "JWT"}).to_string().as_bytes());
     let claims = json!({
         "iss": "protocheck-reference",
@@ -45,6 +45,29 @@ pub(super) fn mint(key: &[u8; 32], audience: &str, scope: &str, lifetime: Durati
     let signed = format!("{header}.{payload}");
     let signature = base64url_encode(&hmac_sha256(key, signed.as_bytes()));
     format!("{signed}.{signature}")
+}
+
+/// The claims of `token` when it is signed with `key` and unexpired (its
+/// audience is the caller's to check). For the 2025-11-25 reference server.
+pub(crate) fn signed_claims(key: &[u8; 32], token: &str) -> Option<Value> {
+    let mut parts = token.split('.');
+    let (header, payload, signature) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    let expected = hmac_sha256(key, format!("{header}.{payload}").as_bytes());
+    if base64url_decode(signature)? != expected {
+        return None;
+    }
+    let claims: Value = serde_json::from_slice(&base64url_decode(payload)?).ok()?;
+    if claims
+        .get("exp")
+        .and_then(Value::as_u64)
+        .is_none_or(|exp| exp <= now())
+    {
+        return None;
+    }
+    Some(claims)
 }
 
 /// The claims of a token this server accepts for `resource`. With the

@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-mod auth;
+pub(crate) mod auth;
 mod legacy;
 mod methods;
 mod protocol;
@@ -556,12 +556,17 @@ pub struct McpReferenceArgs {
     /// stream progress.
     #[arg(long)]
     pub sse: bool,
+    /// 2025-11-25 only: declare the experimental `tasks` capability, serve
+    /// `tasks/…` and a tool that runs only as a task.
+    #[arg(long)]
+    pub tasks: bool,
 }
 
 pub async fn run_mcp_reference(args: McpReferenceArgs) -> anyhow::Result<()> {
-    if args.revision != PROTOCOL_VERSION || args.stdio || args.no_sessions || args.sse {
+    if args.revision != PROTOCOL_VERSION || args.stdio || args.no_sessions || args.sse || args.tasks
+    {
         anyhow::bail!(
-            "--stdio, --no-sessions and --sse need --revision {LEGACY_VERSION}; \
+            "--stdio, --no-sessions, --sse and --tasks need --revision {LEGACY_VERSION}; \
              the {PROTOCOL_VERSION} reference server speaks Streamable HTTP only"
         );
     }

@@ -17,6 +17,8 @@ pub(super) const RESOURCE_NOT_FOUND: i64 = -32002;
 const COUNT_STEP: Duration = Duration::from_millis(20);
 /// Pause between the steps of `slow`, each a point where it notices a cancellation.
 const SLOW_STEP: Duration = Duration::from_millis(50);
+/// `slow` reports progress (given a token) every this many steps.
+const SLOW_PROGRESS_EVERY: u64 = 10;
 /// Longest `slow` run, in steps.
 const SLOW_MAX_STEPS: u64 = 200;
 
@@ -69,8 +71,9 @@ pub(super) fn tools(config: &Mcp25ReferenceConfig) -> Vec<Value> {
         json!({
             "name": "slow",
             "title": "Wait, then answer",
-            "description": "Waits `ms` milliseconds (default 2000, at most 10000) and answers; \
-                            stops without answering when cancelled.",
+            "description": "Waits `ms` milliseconds (default 2000, at most 10000) and answers, \
+                            reporting progress when given a progressToken; stops without \
+                            answering when cancelled.",
             "inputSchema": {
                 "type": "object",
                 "properties": {"ms": {"type": "integer", "minimum": 0, "maximum": 10000}}
@@ -78,6 +81,9 @@ pub(super) fn tools(config: &Mcp25ReferenceConfig) -> Vec<Value> {
             "annotations": {"readOnlyHint": true}
         }),
     ];
+    if config.tasks {
+        tools.push(super::tasks::tool());
+    }
     if config.breaks(faults::TOOL_TITLE) {
         tools[1]["title"] = json!(7);
     }
@@ -184,13 +190,26 @@ pub(super) async fn call_tool(call: &Call<'_>) -> Option<Reply> {
         "slow" => {
             let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(2000);
             let steps = (ms / SLOW_STEP.as_millis() as u64).min(SLOW_MAX_STEPS);
-            for _ in 0..steps {
+            let token = call.params.pointer("/_meta/progressToken").cloned();
+            // MCP25-UTL-003's fault: a cancellation only stops the progress
+            // notifications; the call runs to its end and is answered.
+            let heed = !call.breaks(faults::CANCELLED_NO_RESPONSE);
+            let mut heard = false;
+            for step in 0..steps {
+                if let Some(token) = &token
+                    && !heard
+                    && step % SLOW_PROGRESS_EVERY == 0
+                {
+                    call.notify(json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                        "params": {"progressToken": token, "progress": step * SLOW_STEP.as_millis() as u64,
+                                   "total": ms, "message": "waiting"}}));
+                }
                 tokio::select! {
-                    _ = call.cancel.cancelled() => {
-                        if call.breaks(faults::CANCELLED_NO_RESPONSE) {
-                            break;
+                    _ = call.cancel.cancelled(), if !heard => {
+                        if heed {
+                            return None;
                         }
-                        return None;
+                        heard = true;
                     }
                     _ = tokio::time::sleep(SLOW_STEP) => {}
                 }

@@ -5,7 +5,7 @@
 
 pub(super) use super::jsonrpc::{Incoming, Reply, classify, encode, error, invalid_params};
 use super::streams::Streams;
-use super::{Mcp25ReferenceConfig, SUPPORTED_VERSIONS, catalog, faults};
+use super::{Mcp25ReferenceConfig, SUPPORTED_VERSIONS, catalog, faults, tasks};
 use crate::reference::mcp::server_info;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -54,6 +54,8 @@ pub(super) struct Session {
     /// A server without sessions cannot tell clients apart: it enforces no
     /// lifecycle order and answers every `initialize`.
     stateless: bool,
+    /// Its tasks (when the server plays tasks).
+    pub(super) tasks: Mutex<tasks::Store>,
 }
 
 impl Session {
@@ -298,6 +300,15 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
         }
         "ping" => Reply::result(id, json!({})),
         "tools/list" => list_tools(&call),
+        m if m.starts_with("tasks/") && call.config.tasks => {
+            return tasks::request(&call, m).await;
+        }
+        "tools/call"
+            if call.config.tasks
+                && call.params.get("name").and_then(Value::as_str) == Some(tasks::TOOL) =>
+        {
+            tasks::call_report(&call)
+        }
         "tools/call" => {
             let name = call.params.get("name").cloned().unwrap_or(Value::Null);
             call.log("info", "tools", json!(format!("tools/call {name}")));
@@ -384,6 +395,9 @@ fn initialize(call: &Call<'_>) -> Reply {
         "instructions": "protocheck's MCP 2025-11-25 reference server: a demo target for conformance checks."
     });
     let capabilities = &mut result["capabilities"];
+    if let Some(tasks) = tasks::capability(call.config) {
+        capabilities["tasks"] = tasks;
+    }
     if call.breaks(faults::LIST_CHANGED_UNDECLARED) {
         capabilities["tools"] = json!({});
     }

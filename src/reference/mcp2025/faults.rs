@@ -1,8 +1,8 @@
 //! The fault switches: one per rule of the `mcp-2025-11-25` suite that the
 //! reference server can break, named by the rule's id
 //! (docs/spec/mcp-2025-11-25-rules.md). Each breaks the behaviour its rule
-//! judges; its doc says how. Rules it cannot break: the AUT group (no
-//! authorization) and the TSK group (no tasks).
+//! judges; its doc says how. The AUT faults apply with authorization on
+//! (`with_auth`), the TSK faults with tasks on (`with_tasks`).
 //!
 //! Where one behaviour is seen by two rules, a fault shows in both:
 //! MCP25-RPC-002's `ping` answer also carries an error (MCP25-UTL-001 reads
@@ -16,6 +16,8 @@
 //! MCP25-LIF-005's error answer to `notifications/initialized` is, over
 //! HTTP, also a notification POST answered with neither 202 nor an error
 //! status (MCP25-HTP-002).
+//! MCP25-TSK-006's related-task `_meta` is a `_meta` key that
+//! MCP25-RPC-012 then has to judge.
 
 // Lifecycle.
 /// `serverInfo` without `version`.
@@ -115,7 +117,7 @@ pub(super) const STDIO_NO_EXIT: &str = "MCP25-STD-003";
 pub(super) const PING: &str = "MCP25-UTL-001";
 /// A cancellation of an answered request ends the session (stdio: the server).
 pub(super) const LATE_CANCEL: &str = "MCP25-UTL-002";
-/// A cancelled `slow` call is answered anyway.
+/// A cancellation of `slow` only stops its progress: the call runs on and is answered.
 pub(super) const CANCELLED_NO_RESPONSE: &str = "MCP25-UTL-003";
 /// Progress names a token no request carried.
 pub(super) const PROGRESS_TOKEN: &str = "MCP25-UTL-004";
@@ -209,6 +211,38 @@ pub(super) const INVALID_LEVEL: &str = "MCP25-LOG-003";
 /// Log messages have level `verbose`.
 pub(super) const LOG_LEVEL: &str = "MCP25-LOG-004";
 
+// Authorization (with `with_auth`).
+/// Neither `resource_metadata` in the challenge nor a well-known document.
+pub(super) const AUTH_DISCOVERY: &str = "MCP25-AUT-001";
+/// The metadata lists no authorization server.
+pub(super) const AUTH_SERVERS: &str = "MCP25-AUT-002";
+/// The metadata's `resource` names another endpoint.
+pub(super) const AUTH_RESOURCE: &str = "MCP25-AUT-003";
+/// The authorization server metadata advertises only `plain` PKCE.
+pub(super) const AUTH_PKCE: &str = "MCP25-AUT-004";
+/// The challenge has no `scope`.
+pub(super) const AUTH_CHALLENGE_SCOPE: &str = "MCP25-AUT-005";
+/// Any bearer token is accepted.
+pub(super) const AUTH_INVALID_TOKEN: &str = "MCP25-AUT-006";
+/// Insufficient scope gets 401 `invalid_token`.
+pub(super) const AUTH_INSUFFICIENT_SCOPE: &str = "MCP25-AUT-007";
+/// A token in the `access_token` query parameter is accepted.
+pub(super) const AUTH_QUERY_TOKEN: &str = "MCP25-AUT-008";
+
+// Tasks (with `with_tasks`).
+/// `tasks/get` and `tasks/result` of an unknown task get -32603.
+pub(super) const TASK_UNKNOWN: &str = "MCP25-TSK-001";
+/// `tasks/cancel` of an unknown task succeeds.
+pub(super) const TASK_CANCEL_UNKNOWN: &str = "MCP25-TSK-002";
+/// Listed tasks have no `lastUpdatedAt` and no `ttl`.
+pub(super) const TASK_SHAPE: &str = "MCP25-TSK-003";
+/// An invalid `tasks/list` cursor gets the first page.
+pub(super) const TASK_CURSOR: &str = "MCP25-TSK-004";
+/// `report` (taskSupport "required") called without a task runs.
+pub(super) const TASK_REQUIRED: &str = "MCP25-TSK-005";
+/// `tasks/list` and `tasks/get` results carry the related-task `_meta`.
+pub(super) const TASK_RELATED_META: &str = "MCP25-TSK-006";
+
 /// Every fault id the server knows, in catalogue order.
 pub(super) const ALL: &[&str] = &[
     SERVER_INFO,
@@ -296,4 +330,18 @@ pub(super) const ALL: &[&str] = &[
     SET_LEVEL,
     INVALID_LEVEL,
     LOG_LEVEL,
+    AUTH_DISCOVERY,
+    AUTH_SERVERS,
+    AUTH_RESOURCE,
+    AUTH_PKCE,
+    AUTH_CHALLENGE_SCOPE,
+    AUTH_INVALID_TOKEN,
+    AUTH_INSUFFICIENT_SCOPE,
+    AUTH_QUERY_TOKEN,
+    TASK_UNKNOWN,
+    TASK_CANCEL_UNKNOWN,
+    TASK_SHAPE,
+    TASK_CURSOR,
+    TASK_REQUIRED,
+    TASK_RELATED_META,
 ];

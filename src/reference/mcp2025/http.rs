@@ -59,11 +59,16 @@ pub fn mcp25_router(config: Mcp25ReferenceConfig) -> Router {
         ended: Mutex::new(HashSet::new()),
         shared: Arc::new(Session::stateless()),
     });
+    let auth = Arc::new(state.config.clone());
     Router::new()
         .route(
             "/mcp",
             get(handle_get).post(handle_post).delete(handle_delete),
         )
+        .route_layer(axum::middleware::from_fn_with_state(
+            auth.clone(),
+            super::auth::guard,
+        ))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::from_fn(
             move |req: Request, next: axum::middleware::Next| async move {
@@ -74,6 +79,7 @@ pub fn mcp25_router(config: Mcp25ReferenceConfig) -> Router {
             },
         ))
         .with_state(state)
+        .merge(super::auth::discovery(auth))
 }
 
 /// Serves the reference server at `/mcp` on `listener` until the future is dropped.

@@ -8,7 +8,11 @@
 //! (`get_forecast` with an output schema and structured content, `divide`
 //! whose bad input is a tool error, `count` with progress notifications,
 //! `slow` that stops when cancelled); two resources and a template, with
-//! subscriptions; a prompt with argument completion; logging.
+//! subscriptions; a prompt with argument completion; logging. Two modes
+//! are off by default: the experimental tasks (`with_tasks`, `--tasks`:
+//! the `tasks/…` methods and a tool that runs only as a task, in `tasks`)
+//! and authorization over HTTP (`with_auth`: bearer tokens, RFC 9728 and
+//! RFC 8414 metadata, in `auth`).
 //!
 //! `jsonrpc` reads and writes messages; `engine` answers them whatever the
 //! transport; `catalog` holds the tools, resources and prompt; `http` is
@@ -22,6 +26,7 @@ use crate::reference::mcp::McpReferenceArgs;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+mod auth;
 mod catalog;
 mod engine;
 mod faults;
@@ -29,7 +34,11 @@ mod http;
 mod jsonrpc;
 mod stdio;
 mod streams;
+mod tasks;
 
+pub use crate::reference::mcp::auth::{
+    SCOPE_READ as MCP25_SCOPE_READ, SCOPE_TOOLS as MCP25_SCOPE_TOOLS,
+};
 pub use http::{mcp25_router, serve_mcp25_reference};
 pub use stdio::serve_mcp25_stdio;
 
@@ -49,6 +58,10 @@ pub struct Mcp25ReferenceConfig {
     sessions: bool,
     sse_responses: bool,
     stream_greeting: Duration,
+    /// The experimental tasks (`with_tasks`).
+    tasks: bool,
+    /// The key tokens are signed with, when authorization is required (`with_auth`).
+    auth: Option<[u8; 32]>,
 }
 
 impl Default for Mcp25ReferenceConfig {
@@ -66,6 +79,8 @@ impl Mcp25ReferenceConfig {
             sessions: true,
             sse_responses: false,
             stream_greeting: Duration::from_millis(100),
+            tasks: false,
+            auth: None,
         }
     }
 
@@ -122,6 +137,33 @@ impl Mcp25ReferenceConfig {
         self
     }
 
+    /// Declares the experimental `tasks` capability and serves the
+    /// `tasks/…` methods and the tool `report`, which runs only as a task.
+    pub fn with_tasks(mut self, tasks: bool) -> Self {
+        self.tasks = tasks;
+        self
+    }
+
+    /// Requires bearer tokens over HTTP (basic/authorization): 401 with a
+    /// challenge for a request without a good one, RFC 9728 metadata at the
+    /// well-known URIs, RFC 8414 metadata of a built-in authorization
+    /// server. Tokens come from [`Self::mint_token`].
+    pub fn with_auth(mut self) -> Self {
+        self.auth = Some(rand::random());
+        self
+    }
+
+    /// A token this server accepts when `audience` is its endpoint
+    /// (`http://host:port/mcp`), with the space-separated `scope`
+    /// (`mcp:read`, `mcp:tools` for `tools/call`); `None` without
+    /// [`Self::with_auth`].
+    pub fn mint_token(&self, audience: &str, scope: &str, lifetime: Duration) -> Option<String> {
+        let key = self.auth.as_ref()?;
+        Some(crate::reference::mcp::auth::mint(
+            key, audience, scope, lifetime,
+        ))
+    }
+
     pub fn faults(&self) -> &BTreeSet<String> {
         &self.faults
     }
@@ -144,6 +186,8 @@ pub struct Mcp25Args {
     pub latency_ms: u64,
     pub sessions: bool,
     pub sse: bool,
+    pub tasks: bool,
+    pub auth: bool,
 }
 
 impl TryFrom<McpReferenceArgs> for Mcp25Args {
@@ -151,8 +195,11 @@ impl TryFrom<McpReferenceArgs> for Mcp25Args {
 
     /// Refuses the options only the 2026-07-28 server has.
     fn try_from(args: McpReferenceArgs) -> anyhow::Result<Self> {
-        if args.auth || args.tls {
-            anyhow::bail!("--auth and --tls are options of the 2026-07-28 reference server only");
+        if args.tls {
+            anyhow::bail!("--tls is an option of the 2026-07-28 reference server only");
+        }
+        if args.auth && args.stdio {
+            anyhow::bail!("--auth applies to HTTP only; stdio carries no authorization");
         }
         Ok(Self {
             bind: args.bind,
@@ -162,6 +209,8 @@ impl TryFrom<McpReferenceArgs> for Mcp25Args {
             latency_ms: args.latency_ms,
             sessions: !args.no_sessions,
             sse: args.sse,
+            tasks: args.tasks,
+            auth: args.auth,
         })
     }
 }
@@ -169,12 +218,16 @@ impl TryFrom<McpReferenceArgs> for Mcp25Args {
 /// Runs the 2025-11-25 reference server until ctrl-c (HTTP) or the end of
 /// stdin (stdio). Logs go to stderr only.
 pub async fn run_mcp25_reference(args: Mcp25Args) -> anyhow::Result<()> {
-    let config = Mcp25ReferenceConfig::new()
+    let mut config = Mcp25ReferenceConfig::new()
         .try_with_faults(&args.faults)
         .map_err(anyhow::Error::msg)?
         .with_latency(Duration::from_millis(args.latency_ms))
         .with_sessions(args.sessions)
-        .with_sse_responses(args.sse);
+        .with_sse_responses(args.sse)
+        .with_tasks(args.tasks);
+    if args.auth {
+        config = config.with_auth();
+    }
     let broken = if config.faults.is_empty() {
         "correct".to_owned()
     } else {
@@ -193,6 +246,19 @@ pub async fn run_mcp25_reference(args: Mcp25Args) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", args.bind, args.port))?;
     let local = listener.local_addr()?;
     eprintln!("MCP 2025-11-25 reference server ({broken}) on http://{local}/mcp");
+    // Test tokens for this process only: the key dies with it.
+    let audience = format!("http://{local}/mcp");
+    let hour = Duration::from_secs(3600);
+    let full = config.mint_token(
+        &audience,
+        &format!("{MCP25_SCOPE_READ} {MCP25_SCOPE_TOOLS}"),
+        hour,
+    );
+    let low = config.mint_token(&audience, MCP25_SCOPE_READ, hour);
+    if let (Some(full), Some(low)) = (full, low) {
+        eprintln!("bearer token (all scopes, 1 h):  {full}");
+        eprintln!("bearer token ({MCP25_SCOPE_READ} only, 1 h): {low}");
+    }
     tokio::select! {
         served = serve_mcp25_reference(listener, config) => served?,
         _ = tokio::signal::ctrl_c() => {}

@@ -28,7 +28,7 @@ mod era;
 pub(crate) mod survey;
 pub mod wire;
 
-mod aut_survey;
+pub(crate) mod aut_survey;
 mod catalogue;
 mod reg_survey;
 mod rule;

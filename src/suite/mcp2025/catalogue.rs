@@ -3,7 +3,7 @@
 //! here, so it names no rule file.
 
 use super::rule::Mcp25Rule;
-use super::{cpl, htp, lif, log, prm, res, rpc, tol, utl};
+use super::{aut, cpl, htp, lif, log, prm, res, rpc, stdio_rules, tol, tsk, utl};
 use crate::suite::Rule;
 use std::sync::LazyLock;
 
@@ -14,12 +14,15 @@ pub fn catalogue() -> &'static [Mcp25Rule] {
             lif::RULES,
             rpc::RULES,
             htp::RULES,
+            stdio_rules::RULES,
             utl::RULES,
             tol::RULES,
             res::RULES,
             prm::RULES,
             cpl::RULES,
             log::RULES,
+            aut::RULES,
+            tsk::RULES,
         ]
         .concat()
     });

@@ -29,12 +29,17 @@ pub const DEFAULT_MAX_CONCURRENCY: usize = 4;
 pub struct Mcp25Settings {
     /// Most rules judged, and requests in flight to the target, at once.
     pub max_concurrency: usize,
+    /// A bearer token with less scope than the run's own
+    /// ([`crate::suite::RunOptions::bearer_token`]): MCP25-AUT-007 sends it
+    /// on a request that needs more. Never stored, logged or shown.
+    pub limited_token: Option<crate::suite::BearerToken>,
 }
 
 impl Default for Mcp25Settings {
     fn default() -> Self {
         Self {
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
+            limited_token: None,
         }
     }
 }
@@ -112,7 +117,10 @@ async fn judge(rule: &Mcp25Rule, session: &Session, judged: &Judged, ctx: &RunCo
         evidence: judgement.evidence,
         duration_ms: watch.ms(),
     };
-    if let Some(token) = &ctx.options.bearer_token {
+    for token in [&ctx.options.bearer_token, &session.limited_token]
+        .into_iter()
+        .flatten()
+    {
         hide(&mut finding, token.expose());
     }
     finding
@@ -171,7 +179,8 @@ pub(crate) async fn run(
         ctx.http.clone(),
         ctx.options.request_timeout(),
         settings.max_concurrency,
-    );
+    )
+    .with_bearer(ctx.options.bearer_token.as_ref());
     let main = client
         .connect()
         .await
@@ -196,6 +205,7 @@ pub(crate) async fn run(
         unknown_versions: Default::default(),
         allow_tool_calls: ctx.options.allow_tool_calls == Some(true),
         shared: Default::default(),
+        limited_token: settings.limited_token.clone(),
     };
     let judged = judge_all(&session, ctx, reporter, settings.max_concurrency).await;
     session.main.close().await;
@@ -373,6 +383,7 @@ mod tests {
             unknown_versions: Default::default(),
             allow_tool_calls: false,
             shared: Default::default(),
+            limited_token: None,
         }
     }
 

@@ -24,6 +24,7 @@ mod catalogue;
 mod rule;
 mod session;
 
+pub(crate) mod aut;
 pub(crate) mod cpl;
 pub(crate) mod htp;
 pub(crate) mod lif;
@@ -31,8 +32,10 @@ pub(crate) mod log;
 pub(crate) mod prm;
 pub(crate) mod res;
 pub(crate) mod rpc;
+pub(crate) mod stdio_rules;
 pub(crate) mod tol;
 mod tol_call;
+pub(crate) mod tsk;
 mod uri;
 pub(crate) mod utl;
 

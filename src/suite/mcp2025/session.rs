@@ -96,6 +96,8 @@ pub struct Session {
     pub(crate) allow_tool_calls: bool,
     /// What several rules read and one probe gathers, once per run.
     pub(crate) shared: Shared,
+    /// A token with less scope than the run's, given with the run (AUT-007).
+    pub(crate) limited_token: Option<crate::suite::BearerToken>,
 }
 
 /// Values gathered once per run and read by several rules (a survey of the
@@ -184,6 +186,46 @@ impl Session {
         cell.get_or_init(|| async { Arc::new(init().await) })
             .await
             .clone()
+    }
+
+    /// Whether protocheck may call `tool` (a `tools/list` item): the run
+    /// allows tool calls, or the tool is annotated `readOnlyHint: true`
+    /// (digest, D14).
+    pub(crate) fn may_call(&self, tool: &Value) -> bool {
+        self.allow_tool_calls
+            || tool.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true))
+    }
+
+    /// Every tool of `tools/list`, its pages walked (at most `MAX_PAGES`),
+    /// with the replies read; `Err` with a skip when the list cannot be read.
+    pub(crate) async fn list_tools(&self) -> Result<(Vec<Value>, Vec<Reply>), Judgement> {
+        const MAX_PAGES: usize = 10;
+        let mut tools = Vec::new();
+        let mut replies = Vec::new();
+        let mut cursor: Option<Value> = None;
+        for _ in 0..MAX_PAGES {
+            let params = match &cursor {
+                Some(c) => serde_json::json!({"cursor": c}),
+                None => serde_json::json!({}),
+            };
+            let reply = self.main.request("tools/list", params).await;
+            let Some(result) = reply.result() else {
+                return Err(Judgement::skip(format!(
+                    "not verified: `tools/list` was answered {}",
+                    reply.describe()
+                ))
+                .reply(&reply));
+            };
+            if let Some(items) = result.get("tools").and_then(Value::as_array) {
+                tools.extend(items.iter().cloned());
+            }
+            cursor = result.get("nextCursor").filter(|c| c.is_string()).cloned();
+            replies.push(reply);
+            if cursor.is_none() {
+                break;
+            }
+        }
+        Ok((tools, replies))
     }
 
     /// A new connection of the rule's own (a new child on stdio), or the

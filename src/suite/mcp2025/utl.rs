@@ -75,7 +75,37 @@ pub(crate) const NONE_AFTER: Mcp25Rule = Mcp25Rule::new(
 .says("progress notifications stop once the operation they report on has completed")
 .run_wide();
 
-pub(crate) const RULES: &[Mcp25Rule] = &[PING, LATE_CANCEL, KNOWN_TOKENS, INCREASING, NONE_AFTER];
+pub(crate) const CANCELLED: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-UTL-003",
+    "A request cancelled while in progress gets no response afterwards",
+    Keyword::Should,
+    Outcome::Warn,
+    spec!("/basic/utilities/cancellation#behavior-requirements"),
+    "UTL",
+    |s| cancelled(s).boxed(),
+)
+.says(
+    "on a cancellation the receiver should stop processing the request, free its resources and \
+     not send a response for it",
+)
+.needs_capability("tools");
+
+pub(crate) const RULES: &[Mcp25Rule] = &[
+    PING,
+    LATE_CANCEL,
+    CANCELLED,
+    KNOWN_TOKENS,
+    INCREASING,
+    NONE_AFTER,
+];
+
+/// How long protocheck watches for an answer after cancelling a request.
+const CANCEL_WATCH: Duration = Duration::from_secs(3);
+/// An answer this soon after the cancellation may have crossed it (the
+/// race the cancellation page allows).
+const CANCEL_RACE: Duration = Duration::from_secs(1);
+/// Most tools tried for one that reports progress.
+const MAX_CANCEL_TRIES: usize = 3;
 
 /// How long protocheck watches stdout, after a request with a progress
 /// token was answered, for progress that should no longer come.
@@ -309,4 +339,73 @@ async fn none_after(s: &Session) -> Judgement {
         j = j.with(&p.exchange);
     }
     j
+}
+
+/// Whether `tool`'s input schema requires no argument (so `{}` is valid).
+fn needs_no_arguments(tool: &Value) -> bool {
+    tool.pointer("/inputSchema/required")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty)
+}
+
+async fn cancelled(s: &Session) -> Judgement {
+    let (tools, _) = match s.list_tools().await {
+        Ok(listed) => listed,
+        Err(skip) => return skip,
+    };
+    // Tools a task must run are not called plainly (MCP25-TSK-005 judges that).
+    let mut callable: Vec<&Value> = tools
+        .iter()
+        .filter(|t| s.may_call(t))
+        .filter(|t| t.pointer("/execution/taskSupport").and_then(Value::as_str) != Some("required"))
+        .collect();
+    if callable.is_empty() {
+        return Judgement::skip(
+            "not applicable: tool calls are not allowed and no tool is annotated \
+             `readOnlyHint: true`",
+        );
+    }
+    callable.sort_by_key(|t| !needs_no_arguments(t));
+    let mut tried = Vec::new();
+    let mut replies = Vec::new();
+    for tool in callable.into_iter().take(MAX_CANCEL_TRIES) {
+        let name = tool.get("name").cloned().unwrap_or(Value::Null);
+        let shown = clip(&name.to_string(), 60);
+        let token = json!(format!("pc-cancel-{}", s.client.next_id()));
+        let params = json!({"name": name, "arguments": {}, "_meta": {"progressToken": token}});
+        let probe = s
+            .main
+            .request_then_cancel("tools/call", params, CANCEL_WATCH)
+            .await;
+        if !probe.cancelled {
+            tried.push(shown);
+            replies.push(probe.reply);
+            continue;
+        }
+        let j = match probe.answered_after {
+            Some(after) if after > CANCEL_RACE => Judgement::fail(format!(
+                "`tools/call` of {shown} sent progress, was cancelled with \
+                 `notifications/cancelled`, and was still answered {} ms later",
+                after.as_millis()
+            )),
+            Some(after) => Judgement::pass(format!(
+                "`tools/call` of {shown} was answered {} ms after its cancellation: within {} s, \
+                 the answer may have crossed the cancellation (a race the spec allows)",
+                after.as_millis(),
+                CANCEL_RACE.as_secs()
+            )),
+            None => Judgement::pass(format!(
+                "`tools/call` of {shown} sent progress, was cancelled, and got no answer in the \
+                 {} s watched after the cancellation",
+                CANCEL_WATCH.as_secs()
+            )),
+        };
+        return j.reply(&probe.reply);
+    }
+    let j = Judgement::skip(format!(
+        "not applicable: no tool tried sent progress before its answer ({}), so no call could \
+         be cancelled while proven in progress",
+        tried.join(", ")
+    ));
+    replies.iter().fold(j, Judgement::reply)
 }

@@ -88,6 +88,9 @@ async fn stdio_after(faults: &[&str], init: bool, lines: &[&str]) -> Vec<String>
 /// What the rule of `fault` judges, as the server at `url` (started with
 /// `faults`) shows it.
 async fn observe(fault: &str, faults: &[&str]) -> Value {
+    if let Some(seen) = super::misc_faults::observe(fault, faults).await {
+        return seen;
+    }
     let url = start(Mcp25ReferenceConfig::new().with_faults(faults)).await;
     let url = url.as_str();
     let tools_list = || http_rpc(url, "tools/list", json!({}));
@@ -290,7 +293,7 @@ async fn observe(fault: &str, faults: &[&str]) -> Value {
         }
         "UTL-003" => {
             let client = initialized().await;
-            let slow = msg(7, "tools/call", json!({"name": "slow", "arguments": {"ms": 5000}}));
+            let slow = msg(7, "tools/call", json!({"name": "slow", "arguments": {"ms": 1500}}));
             let call = client.post(&slow);
             let cancel = async {
                 tokio::time::sleep(Duration::from_millis(150)).await;
@@ -489,4 +492,18 @@ fault_tests! {
     log_002 => "MCP25-LOG-002",
     log_003 => "MCP25-LOG-003",
     log_004 => "MCP25-LOG-004",
+    aut_001 => "MCP25-AUT-001",
+    aut_002 => "MCP25-AUT-002",
+    aut_003 => "MCP25-AUT-003",
+    aut_004 => "MCP25-AUT-004",
+    aut_005 => "MCP25-AUT-005",
+    aut_006 => "MCP25-AUT-006",
+    aut_007 => "MCP25-AUT-007",
+    aut_008 => "MCP25-AUT-008",
+    tsk_001 => "MCP25-TSK-001",
+    tsk_002 => "MCP25-TSK-002",
+    tsk_003 => "MCP25-TSK-003",
+    tsk_004 => "MCP25-TSK-004",
+    tsk_005 => "MCP25-TSK-005",
+    tsk_006 => "MCP25-TSK-006",
 }

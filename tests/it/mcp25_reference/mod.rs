@@ -5,6 +5,7 @@
 //! (in `faults`).
 
 mod faults;
+mod misc_faults;
 
 use crate::common::cli::{output, protocheck, show};
 use protocheck::reference::mcp2025::{Mcp25ReferenceConfig, serve_mcp25_reference};

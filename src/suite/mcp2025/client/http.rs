@@ -3,7 +3,7 @@
 //! `MCP-Protocol-Version` and the `Mcp-Session-Id` the server issued. An SSE
 //! answer is read frame by frame up to the response the request awaits.
 
-use super::{Awaiting, Connection, Reply, State};
+use super::{Auth, Awaiting, CancelPlan, CancelProbe, Connection, Reply, State};
 use crate::suite::ResponseRecord;
 use crate::suite::mcp::client::clip;
 use crate::suite::mcp::wire::{ACCEPT_BOTH, H_PROTOCOL_VERSION, H_SESSION_ID};
@@ -27,7 +27,29 @@ fn with_session(mut req: HttpRequest, state: &State) -> HttpRequest {
     if let Some(sid) = &state.session_id {
         req = req.header(H_SESSION_ID, sid.clone());
     }
+    match &state.auth {
+        Some(Auth::Header(token)) => req = req.header("authorization", format!("Bearer {token}")),
+        Some(Auth::Query(token)) => {
+            req.url.query_pairs_mut().append_pair("access_token", token);
+        }
+        None => {}
+    }
     req
+}
+
+/// The evidence of `req`, with a token sent in the query string hidden.
+fn record_of(req: &HttpRequest, state: &State, max_body: usize) -> crate::suite::RequestRecord {
+    let mut record = req.record(max_body);
+    if let Some(Auth::Query(token)) = &state.auth
+        && !token.is_empty()
+    {
+        let encoded: String = url::form_urlencoded::byte_serialize(token.as_bytes()).collect();
+        record.line = record
+            .line
+            .replace(&encoded, "[redacted]")
+            .replace(token.as_str(), "[redacted]");
+    }
+    record
 }
 
 /// POSTs `text` and reads the answer.
@@ -46,7 +68,7 @@ pub(super) async fn post(
         .timeout(timeout);
     let req = with_session(req, state);
     let limits = http.limits();
-    let record = req.record(limits.evidence_bytes);
+    let record = record_of(&req, state, limits.evidence_bytes);
     let started = Instant::now();
     let mut reply = Reply::new(
         label,
@@ -210,6 +232,130 @@ async fn read_sse(
     (text, cut || shown.len() > limits.evidence_bytes)
 }
 
+/// POSTs a request and reads its answer; once a progress notification for
+/// the plan's token comes on its stream, POSTs the cancellation and reads
+/// on for the plan's watch.
+pub(super) async fn post_then_cancel(
+    conn: &Connection,
+    http: &HttpClient,
+    url: &Url,
+    state: &State,
+    label: &str,
+    text: String,
+    plan: &CancelPlan,
+) -> CancelProbe {
+    let timeout = conn.client.timeout;
+    let req = HttpRequest::post_raw(url.clone(), "application/json", Bytes::from(text))
+        .header("accept", ACCEPT_BOTH)
+        .timeout(timeout + plan.watch);
+    let req = with_session(req, state);
+    let limits = http.limits();
+    let started = Instant::now();
+    let mut reply = Reply::new(
+        label,
+        crate::suite::Exchange {
+            request: record_of(&req, state, limits.evidence_bytes),
+            response: None,
+            error: None,
+        },
+    );
+    let mut probe = CancelProbe {
+        reply: reply.clone(),
+        cancelled: false,
+        answered_after: None,
+    };
+    let resp = match http.send_streaming(&req).await {
+        Ok(resp) => resp,
+        Err(err) => {
+            reply.exchange.error = Some(err.to_string());
+            reply.error = Some(err);
+            probe.reply = reply;
+            return probe;
+        }
+    };
+    reply.status = Some(resp.status);
+    reply.content_type = resp
+        .headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    reply.sse = is_event_stream(&resp.headers);
+    let headers = redact_headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
+    let mut deadline = tokio::time::Instant::from_std(resp.started) + timeout;
+    let (body, truncated) = if reply.sse {
+        let mut shown = String::new();
+        let mut cancelled_at: Option<Instant> = None;
+        let mut reader = SseReader::new(resp, limits);
+        while reply.body_len <= MAX_EVENTS {
+            let event = match tokio::time::timeout_at(deadline, reader.next_event()).await {
+                Err(_) => {
+                    if cancelled_at.is_none() {
+                        reply.error = Some(TransportError::Timeout(timeout));
+                    }
+                    break;
+                }
+                Ok(Ok(None)) => break,
+                Ok(Err(err)) => {
+                    reply.error = Some(err);
+                    break;
+                }
+                Ok(Ok(Some(event))) => event,
+            };
+            reply.body_len += 1;
+            if shown.len() < limits.evidence_bytes {
+                shown.push_str(&format!("data: {}\n\n", event.data));
+            }
+            let Ok(frame) = serde_json::from_str::<Value>(&event.data) else {
+                continue;
+            };
+            match classify(&frame) {
+                Kind::Notification => {
+                    if cancelled_at.is_none() && plan.is_progress(&frame) {
+                        post(
+                            conn,
+                            http,
+                            url,
+                            state,
+                            "notifications/cancelled",
+                            plan.cancel.clone(),
+                            &Awaiting::Nothing,
+                        )
+                        .await;
+                        cancelled_at = Some(Instant::now());
+                        probe.cancelled = true;
+                        shown.push_str("(protocheck sent notifications/cancelled here)\n\n");
+                        deadline = tokio::time::Instant::now() + plan.watch;
+                    }
+                    reply.notifications.push(frame);
+                }
+                Kind::Request => reply.server_requests.push(frame),
+                Kind::Response(id) if id.as_ref() == Some(&plan.id) => {
+                    reply.message = Some(frame);
+                    probe.answered_after = cancelled_at.map(|at| at.elapsed());
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let (text, cut) = excerpt(shown.as_bytes(), limits.evidence_bytes);
+        (text, cut || shown.len() > limits.evidence_bytes)
+    } else {
+        read_body(resp, limits, deadline, &mut reply).await
+    };
+    reply.exchange.response = Some(ResponseRecord {
+        status: reply.status,
+        headers,
+        body,
+        truncated,
+        elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    });
+    if let Some(err) = &reply.error {
+        reply.exchange.error = Some(err.to_string());
+    }
+    probe.reply = reply;
+    probe
+}
+
 /// protocheck's answer to a request the server sent: `ping` gets an empty
 /// result (any party answers it); anything else method-not-found, since
 /// protocheck declares no client capability.
@@ -288,7 +434,7 @@ pub(super) async fn bare(
     let mut reply = Reply::new(
         method.as_str(),
         crate::suite::Exchange {
-            request: req.record(limits.evidence_bytes),
+            request: record_of(&req, state, limits.evidence_bytes),
             response: None,
             error: None,
         },

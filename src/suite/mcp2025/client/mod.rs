@@ -12,7 +12,9 @@ mod http;
 mod reply;
 mod stdio;
 
+pub use crate::transport::stdio::Shutdown;
 pub use reply::{Reply, Seen};
+pub use stdio::StdoutLines;
 
 use crate::suite::Endpoint;
 use crate::suite::rtt::RttRecord;
@@ -74,6 +76,35 @@ pub struct Client {
     next_id: Arc<AtomicI64>,
     rtt: RttRecord,
     log: Arc<std::sync::Mutex<Log>>,
+    /// The run's bearer token, sent on every request of a connection opened
+    /// with [`Client::connect`].
+    bearer: Option<String>,
+}
+
+/// What became of a request cancelled once it was proven in progress (a
+/// progress notification for its token came first).
+#[derive(Debug, Clone)]
+pub struct CancelProbe {
+    /// The request's exchange: its notifications, and its answer if one came.
+    pub reply: Reply,
+    /// Whether the cancellation was sent.
+    pub cancelled: bool,
+    /// How long after the cancellation the answer came, if it came.
+    pub answered_after: Option<Duration>,
+}
+
+/// The credentials a connection sends over HTTP.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Credentials {
+    /// The run's bearer token, if it has one.
+    #[default]
+    Run,
+    /// None at all.
+    Nothing,
+    /// This token in the `Authorization` header.
+    Bearer(String),
+    /// This token in the `access_token` query parameter, and no header.
+    Query(String),
 }
 
 /// A wait for what may not come lasts this many 95th-percentile round trips
@@ -100,6 +131,8 @@ struct Log {
     requests: Vec<(Value, crate::suite::Exchange)>,
     /// Every `notifications/message`, with the exchange it came in.
     log_messages: Vec<(Value, crate::suite::Exchange)>,
+    /// How the stdout of the children closed so far was framed.
+    stdout: StdoutLines,
 }
 
 /// A `notifications/progress` the server sent, and the progress token of
@@ -127,7 +160,20 @@ impl Client {
             next_id: Arc::new(AtomicI64::new(1)),
             rtt: RttRecord::default(),
             log: Arc::default(),
+            bearer: None,
         }
+    }
+
+    /// Sends `token` (the run's bearer token) on every request of the
+    /// connections opened with [`Client::connect`].
+    pub fn with_bearer(mut self, token: Option<&crate::suite::BearerToken>) -> Self {
+        self.bearer = token.map(|t| t.expose().to_owned());
+        self
+    }
+
+    /// The run's bearer token, for a probe that sends it another way.
+    pub(crate) fn bearer(&self) -> Option<String> {
+        self.bearer.clone()
     }
 
     fn log(&self) -> std::sync::MutexGuard<'_, Log> {
@@ -164,6 +210,11 @@ impl Client {
     /// the exchange it came in.
     pub fn log_messages(&self) -> Vec<(Value, crate::suite::Exchange)> {
         self.log().log_messages.clone()
+    }
+
+    /// How the stdout of every child closed so far was framed (stdio only).
+    pub fn stdout_lines(&self) -> StdoutLines {
+        self.log().stdout.clone()
     }
 
     /// Every `notifications/progress` of the run so far.
@@ -240,6 +291,20 @@ impl Client {
         self.http.limits()
     }
 
+    /// The HTTP client of the run (its address policy applies to every
+    /// URL a target names).
+    pub fn http(&self) -> &HttpClient {
+        &self.http
+    }
+
+    /// The target's URL over HTTP.
+    pub fn url(&self) -> Option<&Url> {
+        match &self.endpoint {
+            Endpoint::Http(url) => Some(url),
+            Endpoint::Stdio(_) => None,
+        }
+    }
+
     pub fn timeout(&self) -> Duration {
         self.timeout
     }
@@ -286,6 +351,18 @@ impl Client {
     /// Opens a new connection: nothing is sent over HTTP; a child is
     /// spawned on stdio.
     pub async fn connect(&self) -> Result<Connection, TransportError> {
+        self.connect_as(Credentials::Run).await
+    }
+
+    /// Opens a new connection that sends `credentials` (over HTTP; stdio
+    /// sends none).
+    pub async fn connect_as(&self, credentials: Credentials) -> Result<Connection, TransportError> {
+        let auth = match credentials {
+            Credentials::Run => self.bearer.clone().map(Auth::Header),
+            Credentials::Nothing => None,
+            Credentials::Bearer(token) => Some(Auth::Header(token)),
+            Credentials::Query(token) => Some(Auth::Query(token)),
+        };
         let wire = match &self.endpoint {
             Endpoint::Http(url) => Wire::Http {
                 http: self.http.clone(),
@@ -298,7 +375,10 @@ impl Client {
         Ok(Connection {
             client: self.clone(),
             wire,
-            state: std::sync::Mutex::new(State::default()),
+            state: std::sync::Mutex::new(State {
+                auth,
+                ..State::default()
+            }),
         })
     }
 }
@@ -308,11 +388,36 @@ enum Wire {
     Stdio(Box<stdio::Pipe>),
 }
 
+/// How [`Connection::request_then_cancel`] cancels.
+struct CancelPlan {
+    id: Value,
+    token: Value,
+    /// The `notifications/cancelled` frame.
+    cancel: String,
+    watch: Duration,
+}
+
+impl CancelPlan {
+    /// Whether `frame` is progress for the plan's token.
+    fn is_progress(&self, frame: &Value) -> bool {
+        frame.get("method").and_then(Value::as_str) == Some("notifications/progress")
+            && frame.pointer("/params/progressToken") == Some(&self.token)
+    }
+}
+
 /// What a connection learnt from its `initialize`.
 #[derive(Debug, Clone, Default)]
 struct State {
     session_id: Option<String>,
     version: Option<String>,
+    auth: Option<Auth>,
+}
+
+/// Where a connection's token goes.
+#[derive(Debug, Clone)]
+enum Auth {
+    Header(String),
+    Query(String),
 }
 
 /// One MCP session on one transport.
@@ -356,6 +461,35 @@ impl Connection {
             "clientInfo": client_info(),
         });
         let reply = self.request("initialize", params).await;
+        self.adopt(&reply);
+        reply
+    }
+
+    /// `initialize` as [`Self::initialize`], but judged only by the rule
+    /// that sends it: its answer does not join the run's log (an answer
+    /// about credentials is no JSON-RPC answer to judge).
+    pub async fn initialize_unlogged(&self, version: &str) -> Reply {
+        let params = json!({
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": client_info(),
+        });
+        let reply = self.request_unlogged("initialize", params).await;
+        self.adopt(&reply);
+        reply
+    }
+
+    /// A conforming request with a fresh id whose answer does not join the
+    /// run's log (only its notifications do).
+    pub async fn request_unlogged(&self, method: &str, params: Value) -> Reply {
+        let id = json!(self.client.next_id());
+        let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send_frame(method, frame.to_string(), Awaiting::Id(id))
+            .await
+    }
+
+    /// What a connection keeps of an `initialize` answered with a result.
+    fn adopt(&self, reply: &Reply) {
         if let Some(result) = reply.result() {
             let mut state = self
                 .state
@@ -369,7 +503,6 @@ impl Connection {
                 state.session_id = reply.session_id.clone();
             }
         }
-        reply
     }
 
     /// `notifications/initialized`.
@@ -393,6 +526,43 @@ impl Connection {
             .await;
         self.client.record(Some(id), token, &reply);
         reply
+    }
+
+    /// A conforming request whose `params` carry `_meta.progressToken`;
+    /// once a progress notification for that token comes, protocheck sends
+    /// `notifications/cancelled` for it and watches for an answer for
+    /// `watch` more. Without progress the request is simply awaited.
+    pub async fn request_then_cancel(
+        &self,
+        method: &str,
+        params: Value,
+        watch: Duration,
+    ) -> CancelProbe {
+        let id = json!(self.client.next_id());
+        let token = params.pointer("/_meta/progressToken").cloned();
+        let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": "protocheck: cancelled while in progress"}});
+        let plan = CancelPlan {
+            id: id.clone(),
+            token: token.clone().unwrap_or(Value::Null),
+            cancel: cancel.to_string(),
+            watch,
+        };
+        let _permit = self.client.permits.acquire().await.ok();
+        let probe = match &self.wire {
+            Wire::Http { http, url } => {
+                let state = self.state();
+                http::post_then_cancel(self, http, url, &state, method, frame.to_string(), &plan)
+                    .await
+            }
+            Wire::Stdio(pipe) => {
+                pipe.request_then_cancel(&self.client, method, frame.to_string(), &plan)
+                    .await
+            }
+        };
+        self.client.record(Some(id), token, &probe.reply);
+        probe
     }
 
     /// A conforming request without `params` (they are optional).
@@ -548,7 +718,33 @@ impl Connection {
                     self.delete().await;
                 }
             }
-            Wire::Stdio(pipe) => (*pipe).close().await,
+            Wire::Stdio(pipe) => {
+                let lines = pipe.lines().await;
+                self.client.log().stdout.absorb(lines);
+                (*pipe).close().await;
+            }
+        }
+    }
+
+    /// How this connection's child framed its stdout so far (stdio only).
+    pub async fn stdout_lines(&self) -> Option<StdoutLines> {
+        match &self.wire {
+            Wire::Http { .. } => None,
+            Wire::Stdio(pipe) => Some(pipe.lines().await),
+        }
+    }
+
+    /// On stdio, ends the child as the lifecycle describes (closes stdin,
+    /// waits `grace`, then SIGTERM and `term_grace`, then SIGKILL) and says
+    /// how it ended; `None` over HTTP (nothing is sent).
+    pub async fn shut_down(self, grace: Duration, term_grace: Duration) -> Option<Shutdown> {
+        match self.wire {
+            Wire::Http { .. } => None,
+            Wire::Stdio(pipe) => {
+                let (shutdown, lines) = (*pipe).shut_down(grace, term_grace).await;
+                self.client.log().stdout.absorb(lines);
+                shutdown
+            }
         }
     }
 

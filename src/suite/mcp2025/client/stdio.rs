@@ -7,9 +7,9 @@
 //! `ping`'s reply answers the frame, and the reply itself proves the silence.
 
 use super::http::{Kind, accepts, classify};
-use super::{Awaiting, Client, Reply};
+use super::{Awaiting, CancelPlan, CancelProbe, Client, Reply};
 use crate::suite::{Exchange, RequestRecord, ResponseRecord};
-use crate::transport::stdio::StdioChild;
+use crate::transport::stdio::{Shutdown, StdioChild};
 use crate::transport::{Limits, TransportError, excerpt};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -36,6 +36,71 @@ struct Inner {
     /// Ids answered or given up on: a late reply carrying one is skipped.
     retired: Vec<Value>,
     barriers: u64,
+    /// How stdout was framed, for the stdio transport's rules.
+    lines: StdoutLines,
+    /// Lines that do not parse alone, held while they may be one message
+    /// spread over several lines.
+    pending: Vec<String>,
+}
+
+/// Most lines one message spread over several lines may take before the
+/// lines held are taken for noise.
+const MAX_SPLIT_LINES: usize = 256;
+/// Most bytes held while a message spread over several lines is assembled.
+const MAX_SPLIT_BYTES: usize = 1024 * 1024;
+/// Most lines kept of each kind in [`StdoutLines`].
+const MAX_KEPT: usize = 16;
+
+/// How a server framed what it wrote on stdout (transports, "stdio": one
+/// message per line, nothing else).
+#[derive(Debug, Clone, Default)]
+pub struct StdoutLines {
+    /// Non-empty lines read.
+    pub read: usize,
+    /// Messages that only parsed once several lines were joined: how many
+    /// lines each took, and an excerpt of the first line.
+    pub split: Vec<(usize, String)>,
+    pub split_count: usize,
+    /// Lines that are no JSON-RPC message (not JSON, or JSON that is no
+    /// request, notification, response or batch of them): excerpts.
+    pub stray: Vec<String>,
+    pub stray_count: usize,
+    /// Empty lines (skipped when reading).
+    pub blank: usize,
+}
+
+impl StdoutLines {
+    /// Adds what another connection's child wrote.
+    pub fn absorb(&mut self, other: StdoutLines) {
+        self.read += other.read;
+        self.split_count += other.split_count;
+        self.stray_count += other.stray_count;
+        self.blank += other.blank;
+        for s in other.split {
+            if self.split.len() < MAX_KEPT {
+                self.split.push(s);
+            }
+        }
+        for s in other.stray {
+            if self.stray.len() < MAX_KEPT {
+                self.stray.push(s);
+            }
+        }
+    }
+
+    fn note_split(&mut self, lines: usize, first: &str) {
+        self.split_count += 1;
+        if self.split.len() < MAX_KEPT {
+            self.split.push((lines, excerpt(first.as_bytes(), 200).0));
+        }
+    }
+
+    fn note_stray(&mut self, line: &str) {
+        self.stray_count += 1;
+        if self.stray.len() < MAX_KEPT {
+            self.stray.push(excerpt(line.as_bytes(), 200).0);
+        }
+    }
 }
 
 impl Pipe {
@@ -47,6 +112,8 @@ impl Pipe {
                 noise: Vec::new(),
                 retired: Vec::new(),
                 barriers: 0,
+                lines: StdoutLines::default(),
+                pending: Vec::new(),
             }),
             evidence_bytes: limits.evidence_bytes,
         })
@@ -74,8 +141,7 @@ impl Pipe {
             let Ok(line) = child.read_line(remaining).await else {
                 break;
             };
-            let Ok(frame) = serde_json::from_str::<Value>(&line) else {
-                inner.note_noise(&line);
+            let Some((frame, _)) = inner.frame_of(line) else {
                 continue;
             };
             match classify(&frame) {
@@ -94,6 +160,129 @@ impl Pipe {
         if let Some(child) = self.inner.into_inner().child {
             child.close().await;
         }
+    }
+
+    /// How stdout was framed so far (lines still held count as stray).
+    pub(super) async fn lines(&self) -> StdoutLines {
+        let inner = self.inner.lock().await;
+        let mut lines = inner.lines.clone();
+        for line in &inner.pending {
+            lines.note_stray(line);
+        }
+        if let Some(child) = &inner.child {
+            lines.blank = child.blank_lines();
+        }
+        lines
+    }
+
+    /// Ends the child as the lifecycle describes (stdin closed, then
+    /// signals), saying how it ended, with how stdout was framed.
+    pub(super) async fn shut_down(
+        self,
+        grace: Duration,
+        term_grace: Duration,
+    ) -> (Option<Shutdown>, StdoutLines) {
+        let lines = self.lines().await;
+        let shutdown = match self.inner.into_inner().child {
+            Some(child) => Some(child.shut_down(grace, term_grace).await),
+            None => None,
+        };
+        (shutdown, lines)
+    }
+
+    /// Writes a request and reads its answer; once a progress notification
+    /// for the plan's token comes, writes the cancellation and reads on for
+    /// the plan's watch.
+    pub(super) async fn request_then_cancel(
+        &self,
+        client: &Client,
+        label: &str,
+        text: String,
+        plan: &CancelPlan,
+    ) -> CancelProbe {
+        let mut inner = self.inner.lock().await;
+        let started = Instant::now();
+        let mut reply = Reply::new(
+            label,
+            Exchange {
+                request: RequestRecord {
+                    line: "stdin".to_owned(),
+                    headers: Vec::new(),
+                    body: excerpt(text.as_bytes(), self.evidence_bytes).0,
+                },
+                response: None,
+                error: None,
+            },
+        );
+        let mut probe = CancelProbe {
+            reply: reply.clone(),
+            cancelled: false,
+            answered_after: None,
+        };
+        if let Err(err) = inner.write(&text).await {
+            let err = inner.explain(err).await;
+            reply.exchange.error = Some(err.to_string());
+            reply.error = Some(err);
+            probe.reply = reply;
+            return probe;
+        }
+        let mut deadline = started + client.timeout;
+        let mut cancelled_at: Option<Instant> = None;
+        for _ in 0..MAX_LINES {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            let Some(child) = inner.child.as_mut() else {
+                break;
+            };
+            let line = match child.read_line(remaining).await {
+                Ok(line) => line,
+                Err(TransportError::Timeout(_)) if cancelled_at.is_some() => break,
+                Err(err) => {
+                    let err = inner.explain(err).await;
+                    reply.exchange.error = Some(err.to_string());
+                    reply.error = Some(err);
+                    break;
+                }
+            };
+            let Some((frame, line)) = inner.frame_of(line) else {
+                continue;
+            };
+            match classify(&frame) {
+                Kind::Notification => {
+                    if cancelled_at.is_none() && plan.is_progress(&frame) {
+                        if let Err(err) = inner.write(&plan.cancel).await {
+                            reply.error = Some(err);
+                            break;
+                        }
+                        cancelled_at = Some(Instant::now());
+                        probe.cancelled = true;
+                        deadline = Instant::now() + plan.watch;
+                    }
+                    reply.notifications.push(frame);
+                }
+                Kind::Request => {
+                    inner.answer_server(&frame).await;
+                    reply.server_requests.push(frame);
+                }
+                Kind::Response(id) if id.as_ref() == Some(&plan.id) => {
+                    let (body, truncated) = excerpt(line.as_bytes(), self.evidence_bytes);
+                    reply.message = Some(frame);
+                    reply.exchange.response = Some(ResponseRecord {
+                        status: None,
+                        headers: Vec::new(),
+                        body,
+                        truncated,
+                        elapsed_ms: u64::try_from(started.elapsed().as_millis())
+                            .unwrap_or(u64::MAX),
+                    });
+                    probe.answered_after = cancelled_at.map(|at| at.elapsed());
+                    break;
+                }
+                _ => {}
+            }
+        }
+        inner.retired.push(plan.id.clone());
+        probe.reply = reply;
+        probe
     }
 
     pub(super) async fn exchange(
@@ -183,6 +372,56 @@ fn barrier_free(awaiting: &Awaiting) -> bool {
 }
 
 impl Inner {
+    /// The frame a stdout line carries, with its text: the line itself, or,
+    /// for a message spread over several lines, the lines joined (that
+    /// message is still read, and recorded as split). `None` while lines
+    /// are held, and for a line that is no JSON.
+    fn frame_of(&mut self, line: String) -> Option<(Value, String)> {
+        self.lines.read += 1;
+        let alone = serde_json::from_str::<Value>(&line).ok();
+        // While lines are held, only a line that is a whole message on its
+        // own ends them: an inner line such as `{}` is part of them.
+        if let Some(frame) = alone.as_ref().filter(|f| {
+            self.pending.is_empty() || (f.is_object() && !matches!(classify(f), Kind::Other))
+        }) {
+            self.flush_pending();
+            if matches!(classify(frame), Kind::Other) {
+                self.lines.note_stray(&line);
+            }
+            return alone.map(|f| (f, line));
+        }
+        if self.pending.is_empty() {
+            let start = line.trim_start();
+            if start.starts_with('{') || start.starts_with('[') {
+                self.pending.push(line);
+            } else {
+                self.lines.note_stray(&line);
+                self.note_noise(&line);
+            }
+            return None;
+        }
+        self.pending.push(line);
+        let joined = self.pending.join("\n");
+        if let Ok(frame) = serde_json::from_str::<Value>(&joined) {
+            let first = self.pending.first().cloned().unwrap_or_default();
+            self.lines.note_split(self.pending.len(), &first);
+            self.pending.clear();
+            return Some((frame, joined));
+        }
+        if self.pending.len() > MAX_SPLIT_LINES || joined.len() > MAX_SPLIT_BYTES {
+            self.flush_pending();
+        }
+        None
+    }
+
+    /// The lines held are no message after all.
+    fn flush_pending(&mut self) {
+        for line in std::mem::take(&mut self.pending) {
+            self.lines.note_stray(&line);
+            self.note_noise(&line);
+        }
+    }
+
     fn note_noise(&mut self, line: &str) {
         if self.noise.len() < MAX_NOISE {
             self.noise.push(excerpt(line.as_bytes(), 512).0);
@@ -220,8 +459,7 @@ impl Inner {
                 Err(TransportError::Timeout(_)) => return Err(TransportError::Timeout(wait)),
                 Err(err) => return Err(err),
             };
-            let Ok(frame) = serde_json::from_str::<Value>(&line) else {
-                self.note_noise(&line);
+            let Some((frame, line)) = self.frame_of(line) else {
                 continue;
             };
             match classify(&frame) {
@@ -279,5 +517,70 @@ impl Inner {
         } else {
             TransportError::Io(format!("{msg} ({status}); its stderr ended with: {tail}"))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inner() -> Inner {
+        Inner {
+            child: None,
+            noise: Vec::new(),
+            retired: Vec::new(),
+            barriers: 0,
+            lines: StdoutLines::default(),
+            pending: Vec::new(),
+        }
+    }
+
+    fn feed(inner: &mut Inner, text: &str) -> Vec<Value> {
+        text.lines()
+            .filter_map(|l| inner.frame_of(l.to_owned()))
+            .map(|(frame, _)| frame)
+            .collect()
+    }
+
+    #[test]
+    fn one_message_per_line_is_read_as_is() {
+        let mut inner = inner();
+        let frames = feed(
+            &mut inner,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"method\":\"x\"}",
+        );
+        assert_eq!(frames.len(), 2);
+        assert_eq!(inner.lines.read, 2);
+        assert_eq!(inner.lines.split_count + inner.lines.stray_count, 0);
+    }
+
+    #[test]
+    fn a_pretty_printed_message_is_read_and_recorded_as_split() {
+        let mut inner = inner();
+        let pretty = serde_json::to_string_pretty(
+            &json!({"jsonrpc": "2.0", "id": 1, "result": {"items": [1, {}]}}),
+        )
+        .expect("json");
+        let frames = feed(
+            &mut inner,
+            &format!("{pretty}\n{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{}}}}"),
+        );
+        assert_eq!(frames.len(), 2, "{frames:?}");
+        assert_eq!(frames[0]["id"], 1);
+        assert_eq!(inner.lines.split_count, 1);
+        assert_eq!(inner.lines.stray_count, 0);
+    }
+
+    #[test]
+    fn banners_and_non_messages_are_stray() {
+        let mut inner = inner();
+        let frames = feed(
+            &mut inner,
+            "server starting\n{\"status\":\"ready\"}\n{ not json\n{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}",
+        );
+        // The unfinished `{` line is given up when a whole message follows.
+        assert_eq!(frames.len(), 2);
+        assert_eq!(inner.lines.stray_count, 3, "{:?}", inner.lines.stray);
+        assert_eq!(inner.lines.split_count, 0);
     }
 }

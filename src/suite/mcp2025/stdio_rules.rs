@@ -1,0 +1,179 @@
+//! STD — the stdio transport (basic/transports#stdio): one message per
+//! line, nothing but messages on stdout, and how the server ends when the
+//! client closes stdin (basic/lifecycle#shutdown).
+
+use super::client::{Shutdown, StdoutLines, Transport};
+use super::rule::{Mcp25Rule, spec};
+use super::session::{Judgement, Session};
+use crate::suite::mcp::Keyword;
+use crate::suite::{Exchange, Outcome, RequestRecord, ResponseRecord};
+use futures::FutureExt;
+use std::time::Duration;
+
+/// How long the server has to exit after stdin is closed (digest, D18).
+const EXIT_GRACE: Duration = Duration::from_secs(5);
+/// How long it has after SIGTERM before it is killed.
+const TERM_GRACE: Duration = Duration::from_secs(2);
+
+pub(crate) const ONE_LINE: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-STD-001",
+    "Each message on stdout is one line: no message spans several lines",
+    Keyword::MustNot,
+    Outcome::Fail,
+    spec!("/basic/transports#stdio"),
+    "STD",
+    |s| one_line(s).boxed(),
+)
+.says("messages are delimited by newlines and must not contain embedded newlines")
+.requires(&[])
+.only_on(Transport::Stdio)
+.run_wide();
+
+pub(crate) const ONLY_MESSAGES: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-STD-002",
+    "stdout carries nothing but valid MCP messages (no banners, log lines, blank noise)",
+    Keyword::MustNot,
+    Outcome::Fail,
+    spec!("/basic/transports#stdio"),
+    "STD",
+    |s| only_messages(s).boxed(),
+)
+.says("the server must not write anything to its stdout that is not a valid MCP message")
+.requires(&[])
+.only_on(Transport::Stdio)
+.run_wide();
+
+pub(crate) const EXITS: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-STD-003",
+    "After protocheck closes stdin, the server exits on its own",
+    Keyword::Should,
+    Outcome::Info,
+    spec!("/basic/lifecycle#shutdown"),
+    "STD",
+    |s| exits(s).boxed(),
+)
+.says(
+    "a client ends a stdio session by closing the server's stdin and waiting for it to exit \
+     before it sends SIGTERM, then SIGKILL",
+)
+.requires(&[])
+.only_on(Transport::Stdio);
+
+pub(crate) const RULES: &[Mcp25Rule] = &[ONE_LINE, ONLY_MESSAGES, EXITS];
+
+/// How every child of the run framed its stdout: those already closed, and
+/// the run's own connection.
+async fn all_lines(s: &Session) -> StdoutLines {
+    let mut lines = s.client.stdout_lines();
+    if let Some(main) = s.main.stdout_lines().await {
+        lines.absorb(main);
+    }
+    lines
+}
+
+/// Evidence of what the server wrote on stdout: the lines quoted.
+fn stdout_evidence(what: &str, lines: &[String]) -> Exchange {
+    Exchange {
+        request: RequestRecord {
+            line: format!("stdout ({what})"),
+            headers: Vec::new(),
+            body: String::new(),
+        },
+        response: Some(ResponseRecord {
+            status: None,
+            headers: Vec::new(),
+            body: lines.join("\n"),
+            truncated: false,
+            elapsed_ms: 0,
+        }),
+        error: None,
+    }
+}
+
+async fn one_line(s: &Session) -> Judgement {
+    let lines = all_lines(s).await;
+    if lines.split_count == 0 {
+        return Judgement::pass(format!(
+            "each of the {} lines the server wrote on stdout held at most one whole message",
+            lines.read
+        ))
+        .reply(&s.init);
+    }
+    let shown: Vec<String> = lines
+        .split
+        .iter()
+        .map(|(n, first)| format!("{n} lines starting `{first}`"))
+        .collect();
+    let firsts: Vec<String> = lines.split.iter().map(|(_, first)| first.clone()).collect();
+    Judgement::fail(format!(
+        "{} message(s) on stdout only parsed once several lines were joined (pretty-printed \
+         JSON?); write each message on a single line: {}",
+        lines.split_count,
+        shown.join("; ")
+    ))
+    .with(&stdout_evidence(
+        "first lines of messages spread over several lines",
+        &firsts,
+    ))
+}
+
+async fn only_messages(s: &Session) -> Judgement {
+    let lines = all_lines(s).await;
+    if lines.stray_count > 0 {
+        let shown: Vec<String> = lines.stray.iter().map(|l| format!("`{l}`")).collect();
+        return Judgement::fail(format!(
+            "{} line(s) on stdout were no JSON-RPC message (a message spread over several lines \
+             is MCP25-STD-001's, not counted here); log to stderr instead: {}",
+            lines.stray_count,
+            shown.join(", ")
+        ))
+        .with(&stdout_evidence(
+            "lines that are no JSON-RPC message",
+            &lines.stray,
+        ));
+    }
+    if lines.blank > 0 {
+        return Judgement::info(format!(
+            "the server wrote {} empty line(s) on stdout besides {} message lines; they carry no \
+             message, though a newline-delimited reader skips them",
+            lines.blank, lines.read
+        ))
+        .reply(&s.init);
+    }
+    Judgement::pass(format!(
+        "all {} lines on stdout were JSON-RPC messages (stderr is never judged)",
+        lines.read
+    ))
+    .reply(&s.init)
+}
+
+async fn exits(s: &Session) -> Judgement {
+    let conn = match s.fresh().await {
+        Ok(conn) => conn,
+        Err(j) => return j,
+    };
+    let init = conn.initialize(super::client::PROTOCOL_VERSION).await;
+    if init.result().is_some() {
+        conn.initialized().await;
+    }
+    let j = match conn.shut_down(EXIT_GRACE, TERM_GRACE).await {
+        None => Judgement::skip("not applicable: no child process to shut down"),
+        Some(Shutdown::Exited { after, status }) => Judgement::pass(format!(
+            "after an initialized session, the server exited {} ms after its stdin was closed \
+             ({status})",
+            after.as_millis()
+        )),
+        Some(Shutdown::Terminated { status }) => Judgement::info(format!(
+            "the server was still running {} s after its stdin was closed, and exited on \
+             SIGTERM ({status}); a client has to signal it to end the session",
+            EXIT_GRACE.as_secs()
+        )),
+        Some(Shutdown::Killed) => Judgement::info(format!(
+            "the server was still running {} s after its stdin was closed and {} s after \
+             SIGTERM; it had to be killed",
+            EXIT_GRACE.as_secs(),
+            TERM_GRACE.as_secs()
+        )),
+    };
+    j.reply(&init)
+}

@@ -1,0 +1,459 @@
+//! TSK — tasks (basic/utilities/tasks, experimental in 2025-11-25). Only
+//! what a client provokes without creating a task is judged (digest §11):
+//! unknown task ids and cursors, the shape of `tasks/list`, a required-task
+//! tool called plainly, and the metadata of results that name their task.
+
+use super::client::Reply;
+use super::rule::{Mcp25Rule, spec};
+use super::session::{Judgement, Session};
+use crate::suite::Outcome;
+use crate::suite::mcp::Keyword;
+use crate::suite::mcp::client::clip;
+use futures::FutureExt;
+use serde_json::{Value, json};
+
+/// The metadata key naming the task a message belongs to.
+const RELATED: &str = "io.modelcontextprotocol/related-task";
+/// The task statuses of the schema (`TaskStatus`).
+const STATUSES: &[&str] = &[
+    "working",
+    "input_required",
+    "completed",
+    "failed",
+    "cancelled",
+];
+
+pub(crate) const UNKNOWN_TASK: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TSK-001",
+    "`tasks/get` and `tasks/result` for a nonexistent task id get error -32602",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/utilities/tasks#protocol-errors"),
+    "TSK",
+    |s| unknown_task(s).boxed(),
+)
+.says(
+    "a request naming a task id that is unknown or invalid is refused with -32602 (Invalid params)",
+)
+.needs_capability("tasks");
+
+pub(crate) const CANCEL_UNKNOWN: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TSK-002",
+    "`tasks/cancel` for a nonexistent task id gets -32602",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/utilities/tasks#protocol-errors"),
+    "TSK",
+    |s| cancel_unknown(s).boxed(),
+)
+.says("cancelling a task id that is unknown is refused with -32602 (Invalid params)")
+.needs_capability("tasks");
+
+pub(crate) const LIST_SHAPE: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TSK-003",
+    "`tasks/list` returns a `tasks` array whose items have string `taskId`, a valid `status`, \
+     ISO 8601 `createdAt` and `lastUpdatedAt`, and `ttl` (number or null)",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/utilities/tasks#ttl-and-resource-management"),
+    "TSK",
+    |s| list_shape(s).boxed(),
+)
+.says(
+    "every task in a response carries its id, status, creation and last-update timestamps and \
+     its ttl",
+)
+.needs_capability("tasks");
+
+pub(crate) const LIST_CURSOR: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TSK-004",
+    "`tasks/list` with an invalid cursor gets -32602",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/utilities/tasks#protocol-errors"),
+    "TSK",
+    |s| list_cursor(s).boxed(),
+)
+.says("an invalid or unknown cursor for the task list is refused with -32602 (Invalid params)")
+.needs_capability("tasks");
+
+pub(crate) const REQUIRED_TASK: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TSK-005",
+    "Calling a tool whose `execution.taskSupport` is \"required\" without task augmentation \
+     gets -32601",
+    Keyword::Must,
+    Outcome::Fail,
+    spec!("/basic/utilities/tasks#tool-level-negotiation"),
+    "TSK",
+    |s| required_task(s).boxed(),
+)
+.says(
+    "a tool that requires a task, called as a plain request, is refused with -32601 (Method not \
+     found); the error section also allows -32600",
+)
+.needs_capability("tasks");
+
+pub(crate) const NO_RELATED_META: Mcp25Rule = Mcp25Rule::new(
+    "MCP25-TSK-006",
+    "`tasks/list` and `tasks/get` results carry no `io.modelcontextprotocol/related-task` in \
+     their `_meta`",
+    Keyword::ShouldNot,
+    Outcome::Warn,
+    spec!("/basic/utilities/tasks#associating-task-related-messages"),
+    "TSK",
+    |s| no_related_meta(s).boxed(),
+)
+.says(
+    "results of tasks/get, tasks/list and tasks/cancel already name their task, so they should \
+     not carry the related-task metadata",
+)
+.needs_capability("tasks");
+
+pub(crate) const RULES: &[Mcp25Rule] = &[
+    UNKNOWN_TASK,
+    CANCEL_UNKNOWN,
+    LIST_SHAPE,
+    LIST_CURSOR,
+    REQUIRED_TASK,
+    NO_RELATED_META,
+];
+
+/// Whether the server's `tasks` capability declares `name` (`list`, `cancel`).
+fn declares(s: &Session, name: &str) -> bool {
+    s.capabilities()
+        .pointer(&format!("/tasks/{name}"))
+        .is_some_and(|v| !v.is_null())
+}
+
+fn missing_id() -> String {
+    format!("protocheck-missing-{:016x}", rand::random::<u64>())
+}
+
+/// `None` when `reply` is the -32602 the rules want, else what it was.
+fn not_invalid_params(reply: &Reply) -> Option<String> {
+    match reply.error_code() {
+        Some(-32602) => None,
+        Some(code) => Some(format!(
+            "got error {code}, not -32602 (the code is named by a MUST)"
+        )),
+        None if reply.result().is_some() => Some(format!(
+            "got a result, not error -32602: {}",
+            clip(
+                &reply.result().map(Value::to_string).unwrap_or_default(),
+                160
+            )
+        )),
+        None => Some(format!("was answered {}", reply.describe())),
+    }
+}
+
+async fn unknown_task(s: &Session) -> Judgement {
+    let id = missing_id();
+    let mut bad = Vec::new();
+    let mut replies = Vec::new();
+    for method in ["tasks/get", "tasks/result"] {
+        let reply = s.main.request(method, json!({"taskId": id})).await;
+        if let Some(what) = not_invalid_params(&reply) {
+            bad.push(format!("`{method}` for the unknown task `{id}` {what}"));
+        }
+        replies.push(reply);
+    }
+    let j = if bad.is_empty() {
+        Judgement::pass(format!(
+            "`tasks/get` and `tasks/result` for the unknown task `{id}` both got -32602"
+        ))
+    } else {
+        Judgement::fail(bad.join("; "))
+    };
+    replies.iter().fold(j, Judgement::reply)
+}
+
+async fn cancel_unknown(s: &Session) -> Judgement {
+    if !declares(s, "cancel") {
+        return Judgement::skip("not applicable: the `tasks` capability does not declare `cancel`");
+    }
+    let id = missing_id();
+    let reply = s.main.request("tasks/cancel", json!({"taskId": id})).await;
+    match not_invalid_params(&reply) {
+        None => Judgement::pass(format!(
+            "`tasks/cancel` of the unknown task `{id}` got -32602"
+        )),
+        Some(what) => Judgement::fail(format!("`tasks/cancel` of the unknown task `{id}` {what}")),
+    }
+    .reply(&reply)
+}
+
+/// Whether `text` is an ISO 8601 date-time as RFC 3339 profiles it
+/// (`2025-11-25T10:30:00Z`, fractions and offsets allowed).
+fn is_iso8601(text: &str) -> bool {
+    let b = text.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    let at = |i: usize, c: u8| b.get(i) == Some(&c);
+    if !(digits(0..4)
+        && at(4, b'-')
+        && digits(5..7)
+        && at(7, b'-')
+        && digits(8..10)
+        && matches!(b.get(10), Some(b'T' | b't'))
+        && digits(11..13)
+        && at(13, b':')
+        && digits(14..16)
+        && at(16, b':')
+        && digits(17..19))
+    {
+        return false;
+    }
+    let mut i = 19;
+    if at(i, b'.') {
+        i += 1;
+        let start = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == start {
+            return false;
+        }
+    }
+    match b.get(i) {
+        Some(b'Z' | b'z') => i + 1 == b.len(),
+        Some(b'+' | b'-') => {
+            digits(i + 1..i + 3) && at(i + 3, b':') && digits(i + 4..i + 6) && i + 6 == b.len()
+        }
+        _ => false,
+    }
+}
+
+/// What is wrong with one task object, if anything.
+fn task_problems(task: &Value) -> Vec<String> {
+    let mut bad = Vec::new();
+    let Some(obj) = task.as_object() else {
+        return vec!["is not an object".to_owned()];
+    };
+    if !obj.get("taskId").is_some_and(Value::is_string) {
+        bad.push("has no string `taskId`".to_owned());
+    }
+    match obj.get("status").and_then(Value::as_str) {
+        Some(status) if STATUSES.contains(&status) => {}
+        Some(status) => bad.push(format!(
+            "has `status` {:?}, none of {}",
+            clip(status, 40),
+            STATUSES.join(", ")
+        )),
+        None => bad.push("has no string `status`".to_owned()),
+    }
+    for field in ["createdAt", "lastUpdatedAt"] {
+        match obj.get(field) {
+            Some(Value::String(t)) if is_iso8601(t) => {}
+            Some(other) => bad.push(format!(
+                "has `{field}` {}, not an ISO 8601 date-time",
+                clip(&other.to_string(), 60)
+            )),
+            None => bad.push(format!("has no `{field}`")),
+        }
+    }
+    match obj.get("ttl") {
+        Some(Value::Number(_) | Value::Null) => {}
+        Some(other) => bad.push(format!(
+            "has `ttl` {}, neither a number nor null",
+            clip(&other.to_string(), 60)
+        )),
+        None => bad.push("has no `ttl` (the schema requires it; null means unlimited)".to_owned()),
+    }
+    bad
+}
+
+async fn list_shape(s: &Session) -> Judgement {
+    if !declares(s, "list") {
+        return Judgement::skip("not applicable: the `tasks` capability does not declare `list`");
+    }
+    let reply = s.main.request("tasks/list", json!({})).await;
+    let Some(result) = reply.result() else {
+        return Judgement::fail(format!(
+            "`tasks/list` was answered {}, not with a result",
+            reply.describe()
+        ))
+        .reply(&reply);
+    };
+    let Some(tasks) = result.get("tasks").and_then(Value::as_array) else {
+        return Judgement::fail("the `tasks/list` result has no `tasks` array").reply(&reply);
+    };
+    let mut bad = Vec::new();
+    for (i, task) in tasks.iter().enumerate() {
+        let problems = task_problems(task);
+        if !problems.is_empty() {
+            let name = task
+                .get("taskId")
+                .and_then(Value::as_str)
+                .map_or_else(|| format!("#{i}"), |t| format!("`{}`", clip(t, 60)));
+            bad.push(format!("task {name} {}", problems.join(", ")));
+        }
+    }
+    if bad.is_empty() {
+        Judgement::pass(format!(
+            "`tasks/list` returned {} task(s), each with taskId, status, createdAt, \
+             lastUpdatedAt and ttl",
+            tasks.len()
+        ))
+    } else {
+        Judgement::fail(bad.join("; "))
+    }
+    .reply(&reply)
+}
+
+async fn list_cursor(s: &Session) -> Judgement {
+    if !declares(s, "list") {
+        return Judgement::skip("not applicable: the `tasks` capability does not declare `list`");
+    }
+    let reply = s
+        .main
+        .request("tasks/list", json!({"cursor": "protocheck-invalid-cursor"}))
+        .await;
+    match not_invalid_params(&reply) {
+        None => Judgement::pass("`tasks/list` with an invalid cursor got -32602"),
+        Some(what) => Judgement::fail(format!("`tasks/list` with an invalid cursor {what}")),
+    }
+    .reply(&reply)
+}
+
+async fn required_task(s: &Session) -> Judgement {
+    if !s.advertises("tools") {
+        return Judgement::skip("not applicable: the server does not advertise `tools`");
+    }
+    let (tools, _) = match s.list_tools().await {
+        Ok(listed) => listed,
+        Err(skip) => return skip,
+    };
+    let required: Vec<&Value> = tools
+        .iter()
+        .filter(|t| t.pointer("/execution/taskSupport").and_then(Value::as_str) == Some("required"))
+        .collect();
+    if required.is_empty() {
+        return Judgement::skip(
+            "not applicable: no listed tool has `execution.taskSupport` \"required\"",
+        );
+    }
+    let Some(tool) = required.iter().find(|t| s.may_call(t)) else {
+        return Judgement::skip(
+            "not applicable: tool calls are not allowed and no tool that requires a task is \
+             annotated `readOnlyHint: true`",
+        );
+    };
+    let name = tool.get("name").cloned().unwrap_or(Value::Null);
+    let shown = clip(&name.to_string(), 80);
+    let reply = s
+        .main
+        .request("tools/call", json!({"name": name, "arguments": {}}))
+        .await;
+    match reply.error_code() {
+        Some(-32601) => Judgement::pass(format!(
+            "the plain `tools/call` of {shown}, which requires a task, got -32601"
+        )),
+        Some(-32600) => Judgement::pass(format!(
+            "the plain `tools/call` of {shown}, which requires a task, got -32600: the \
+             error section of the tasks page allows it, although the tool-level negotiation \
+             names -32601"
+        )),
+        Some(code) => Judgement::fail(format!(
+            "the plain `tools/call` of {shown}, which requires a task, got error {code}, not \
+             -32601 (Method not found)"
+        )),
+        None if reply.result().is_some() => Judgement::fail(format!(
+            "the plain `tools/call` of {shown}, whose `execution.taskSupport` is \"required\", \
+             was run and answered with a result; it must be refused with -32601"
+        )),
+        None => Judgement::fail(format!(
+            "the plain `tools/call` of {shown}, which requires a task, was answered {}",
+            reply.describe()
+        )),
+    }
+    .reply(&reply)
+}
+
+/// Whether a result's `_meta` carries the related-task key.
+fn has_related(result: &Value) -> bool {
+    result
+        .get("_meta")
+        .and_then(Value::as_object)
+        .is_some_and(|m| m.contains_key(RELATED))
+}
+
+async fn no_related_meta(s: &Session) -> Judgement {
+    if !declares(s, "list") {
+        return Judgement::skip("not applicable: the `tasks` capability does not declare `list`");
+    }
+    let list = s.main.request("tasks/list", json!({})).await;
+    let Some(result) = list.result() else {
+        return Judgement::skip(format!(
+            "not verified: `tasks/list` was answered {}",
+            list.describe()
+        ))
+        .reply(&list);
+    };
+    let mut bad = Vec::new();
+    if has_related(result) {
+        bad.push("the `tasks/list` result".to_owned());
+    }
+    // A `tasks/get` of the first listed task (reading a task changes nothing).
+    let first = result
+        .pointer("/tasks/0/taskId")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let mut j_replies = vec![list.clone()];
+    if let Some(task) = &first {
+        let get = s.main.request("tasks/get", json!({"taskId": task})).await;
+        if get.result().is_some_and(has_related) {
+            bad.push(format!("the `tasks/get` result for `{}`", clip(task, 60)));
+        }
+        j_replies.push(get);
+    }
+    let j = if bad.is_empty() {
+        Judgement::pass(format!(
+            "no related-task metadata on the `tasks/list` result{}",
+            if first.is_some() {
+                " nor on the `tasks/get` of its first task"
+            } else {
+                " (no task listed to get)"
+            }
+        ))
+    } else {
+        Judgement::warn(format!(
+            "{} carried `_meta.\"{RELATED}\"`; it repeats the task id the result already holds",
+            bad.join(" and ")
+        ))
+    };
+    j_replies.iter().fold(j, Judgement::reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso8601_date_times() {
+        for good in [
+            "2025-11-25T10:30:00Z",
+            "2025-11-25T10:30:00.123Z",
+            "2025-11-25t10:30:00+02:00",
+        ] {
+            assert!(is_iso8601(good), "{good}");
+        }
+        for bad in [
+            "2025-11-25",
+            "1764066600",
+            "2025-11-25 10:30:00Z",
+            "2025-11-25T10:30:00",
+        ] {
+            assert!(!is_iso8601(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn task_shape() {
+        let good = json!({"taskId": "t", "status": "working", "createdAt": "2025-11-25T10:30:00Z",
+            "lastUpdatedAt": "2025-11-25T10:30:00Z", "ttl": null});
+        assert!(task_problems(&good).is_empty());
+        let bad = json!({"taskId": "t", "status": "running", "createdAt": 5});
+        assert_eq!(task_problems(&bad).len(), 4);
+    }
+}
