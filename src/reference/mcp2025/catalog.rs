@@ -228,10 +228,14 @@ async fn count(call: &Call<'_>, args: &Value) -> Option<Reply> {
         .and_then(|m| m.get("progressToken"))
         .cloned();
     if let Some(token) = token {
-        for i in 1..=to {
-            tokio::time::sleep(COUNT_STEP).await;
+        // Progress 0 as it starts, then one per step: even `to: 1` gives
+        // two notifications, so that their order can be judged.
+        for i in 0..=to {
+            if i > 0 {
+                tokio::time::sleep(COUNT_STEP).await;
+            }
             let progress = if call.breaks(faults::PROGRESS_INCREASES) {
-                to + 1 - i
+                to - i
             } else {
                 i
             };

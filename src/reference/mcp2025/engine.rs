@@ -37,12 +37,18 @@ struct Lifecycle {
     subscriptions: HashSet<String>,
 }
 
+/// How many answered request ids a session remembers.
+const MAX_FINISHED: usize = 256;
+
 /// One client's session (the whole connection on stdio; one
 /// `Mcp-Session-Id` over HTTP; the whole server for a server without sessions).
 #[derive(Debug, Default)]
 pub(super) struct Session {
     lifecycle: Mutex<Lifecycle>,
     in_flight: Mutex<HashMap<String, CancellationToken>>,
+    /// The ids of the requests it answered last (at most [`MAX_FINISHED`]):
+    /// what MCP25-UTL-002's fault reacts to.
+    finished: Mutex<std::collections::VecDeque<String>>,
     /// Its SSE streams over HTTP (unused on stdio).
     pub(super) streams: Mutex<Streams>,
     /// Cancelled when the session ends, stopping its requests and streams.
@@ -74,6 +80,19 @@ impl Session {
         if let Ok(mut map) = self.in_flight.lock() {
             map.remove(&id.to_string());
         }
+        if let Ok(mut finished) = self.finished.lock() {
+            if finished.len() >= MAX_FINISHED {
+                finished.pop_front();
+            }
+            finished.push_back(id.to_string());
+        }
+    }
+
+    /// Whether the request `id` was answered (among the last few).
+    fn was_finished(&self, id: &Value) -> bool {
+        self.finished
+            .lock()
+            .is_ok_and(|finished| finished.contains(&id.to_string()))
     }
 
     /// Cancels the request `id`; `false` if none such is in flight.
@@ -163,7 +182,10 @@ pub(super) fn notification(
             let Some(id) = params.get("requestId") else {
                 return Noted::Quiet;
             };
-            if !session.cancel(id) && config.breaks(faults::LATE_CANCEL) {
+            // The fault reacts to a cancellation of a request already
+            // answered, not to one naming an id never seen.
+            if !session.cancel(id) && config.breaks(faults::LATE_CANCEL) && session.was_finished(id)
+            {
                 return Noted::End;
             }
             Noted::Quiet

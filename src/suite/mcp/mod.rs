@@ -25,7 +25,7 @@
 pub mod client;
 mod engine;
 mod era;
-mod survey;
+pub(crate) mod survey;
 pub mod wire;
 
 mod aut_survey;

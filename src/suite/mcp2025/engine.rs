@@ -194,6 +194,7 @@ pub(crate) async fn run(
         init,
         initialized,
         unknown_versions: Default::default(),
+        progress_calls: Default::default(),
     };
     let judged = judge_all(&session, ctx, reporter, settings.max_concurrency).await;
     session.main.close().await;
@@ -369,6 +370,7 @@ mod tests {
             init,
             initialized: None,
             unknown_versions: Default::default(),
+            progress_calls: Default::default(),
         }
     }
 

@@ -87,6 +87,9 @@ pub struct Session {
     /// The answers to `initialize` asking for versions no server supports,
     /// each on a new connection: sent once, judged by several rules.
     pub(crate) unknown_versions: tokio::sync::OnceCell<Vec<(String, Reply)>>,
+    /// The calls of read-only tools with a progress token that the progress
+    /// rules judge (MCP25-UTL-004…006), made once per run.
+    pub(crate) progress_calls: tokio::sync::OnceCell<Vec<Reply>>,
 }
 
 impl Session {
@@ -145,5 +148,81 @@ impl Session {
             .connect()
             .await
             .map_err(|e| Judgement::skip(format!("not verified: a new connection failed: {e}")))
+    }
+}
+
+/// Whether a connection still serves after a probe that may have stopped
+/// it, told by a `ping` sent after the probe compared with one sent before
+/// it: a server whose `ping` is broken (MCP25-UTL-001 judges that) still
+/// serves when it answers the second as it answered the first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Serving {
+    Yes,
+    /// It answered before and no longer does; why, in a finding's words.
+    No(String),
+    /// Nothing can tell; why.
+    Unknown(String),
+}
+
+/// Compares the `ping` sent `before` a probe with the one sent `after` it.
+pub(crate) fn serving(before: &Reply, after: &Reply) -> Serving {
+    let responded = |r: &Reply| {
+        r.message
+            .as_ref()
+            .and_then(Value::as_object)
+            .is_some_and(|m| m.contains_key("result") || m.contains_key("error"))
+    };
+    if before.result().is_some() {
+        return if after.result().is_some() {
+            Serving::Yes
+        } else {
+            Serving::No(format!(
+                "`ping` was answered with a result before it and {} after it",
+                after.describe()
+            ))
+        };
+    }
+    if !responded(before) {
+        return Serving::Unknown(format!(
+            "`ping` was answered {} even before it, so no later request can tell whether the \
+             server still serves",
+            before.describe()
+        ));
+    }
+    if !responded(after) {
+        return Serving::No(format!(
+            "`ping` was answered {} before it and {} after it",
+            before.describe(),
+            after.describe()
+        ));
+    }
+    if after.error_code() == before.error_code() {
+        Serving::Yes
+    } else {
+        Serving::Unknown(format!(
+            "`ping` was answered {} before it and {} after it",
+            before.describe(),
+            after.describe()
+        ))
+    }
+}
+
+impl Session {
+    /// A new connection of the rule's own, initialized at 2025-11-25 (the
+    /// answer holds a result, `notifications/initialized` sent), for a probe
+    /// that may end the session; or the judgement that says why there is none.
+    pub(crate) async fn initialized_connection(&self) -> Result<Connection, Judgement> {
+        let conn = self.fresh().await?;
+        let init = conn.initialize(super::client::PROTOCOL_VERSION).await;
+        if init.result().is_none() {
+            conn.close().await;
+            return Err(Judgement::skip(format!(
+                "not verified: `initialize` on a new connection was answered {}",
+                init.describe()
+            ))
+            .reply(&init));
+        }
+        conn.initialized().await;
+        Ok(conn)
     }
 }

@@ -1,12 +1,13 @@
 //! UTL — utilities (basic/utilities): `ping`, cancellation, progress.
 
-use super::client::{Progress, Transport};
+use super::client::{Awaiting, Connection, Progress, Reply, Transport};
 use super::lif::judge_unanswered;
 use super::rule::{Mcp25Rule, spec};
-use super::session::{Judgement, Session};
+use super::session::{Judgement, Kind, Serving, Session, serving};
 use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
 use crate::suite::mcp::client::clip;
+use crate::suite::mcp::survey::placeholder_arguments;
 use futures::FutureExt;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -128,34 +129,160 @@ async fn ping(s: &Session) -> Judgement {
 }
 
 async fn late_cancel(s: &Session) -> Judgement {
+    // The cancellation may end the session (or the server): on a connection
+    // of the rule's own, so that no other rule meets the damage.
+    let conn = match s.initialized_connection().await {
+        Ok(conn) => conn,
+        Err(j) => return j,
+    };
+    let j = late_cancel_on(s, &conn).await;
+    conn.close().await;
+    j
+}
+
+async fn late_cancel_on(s: &Session, conn: &Connection) -> Judgement {
     let id = json!(s.client.next_id());
-    let first = s.main.request_with_id(id.clone(), "ping", json!({})).await;
-    if first.result().is_none() {
+    let first = conn.request_with_id(id.clone(), "ping", json!({})).await;
+    // A request answered with an error is as finished as one answered with
+    // a result: either shows the server serves, and a broken `ping` is
+    // MCP25-UTL-001's matter.
+    if first.message.is_none() {
         return Judgement::skip(format!(
             "not verified: `ping` was answered {}",
             first.describe()
         ))
         .reply(&first);
     }
-    let cancel = s
-        .main
+    let cancel = conn
         .notify(
             "notifications/cancelled",
             json!({"requestId": id, "reason": "protocheck: cancelled after its response"}),
         )
         .await;
-    let after = s.main.request("ping", json!({})).await;
-    let j = judge_unanswered(&cancel, "`notifications/cancelled` for an answered `ping`");
-    if after.result().is_none() {
-        return Judgement::fail(format!(
-            "after a cancellation of an answered `ping`, the next `ping` was answered {}",
+    let next = json!(s.client.next_id());
+    let frame = json!({"jsonrpc": "2.0", "id": next, "method": "ping", "params": {}});
+    // Not a conforming request of the run's log: what a server that ended
+    // the session answers is judged here only.
+    let after = conn
+        .send_frame("ping", frame.to_string(), Awaiting::Id(next))
+        .await;
+    let what = "`notifications/cancelled` for an answered `ping`";
+    let j = judge_unanswered(&cancel, what);
+    if j.kind == Kind::Fail {
+        return j.reply(&first).reply(&after);
+    }
+    match serving(&first, &after) {
+        Serving::Yes if j.kind == Kind::Pass => Judgement::pass(format!(
+            "{what} got no response and the server kept serving: the next `ping` was answered {}",
             after.describe()
         ))
         .reply(&first)
         .reply(&cancel)
-        .reply(&after);
+        .reply(&after),
+        Serving::Yes => j.reply(&first).reply(&after),
+        Serving::No(why) => Judgement::fail(format!(
+            "after {what}, the server stopped serving: {why}; the cancellation must be ignored"
+        ))
+        .reply(&first)
+        .reply(&cancel)
+        .reply(&after),
+        Serving::Unknown(why) => Judgement::skip(format!(
+            "not verified: whether the server kept serving after {what}: {why}"
+        ))
+        .reply(&first)
+        .reply(&after),
     }
-    j.reply(&first).reply(&after)
+}
+
+/// Most read-only tools called with a progress token in one run.
+const MAX_PROGRESS_CALLS: usize = 3;
+/// Most `tools/list` pages read to find them.
+const MAX_TOOL_PAGES: usize = 5;
+
+/// The requests whose progress the progress rules judge, sent once per run:
+/// a `ping` with a progress token (any request may carry one), then, on a
+/// server that advertises tools, read-only tools (annotated
+/// `readOnlyHint: true`, the only ones protocheck calls on its own, digest
+/// D14) each called with placeholder arguments and a progress token of its
+/// own, until one sent two progress notifications or three were called.
+/// After each answer the rest of its stream (stdout on stdio) is read for
+/// [`AFTER_WINDOW`], for progress that comes too late.
+async fn progress_calls(s: &Session) -> &[Reply] {
+    s.progress_calls
+        .get_or_init(|| async {
+            let mut calls = Vec::new();
+            let token = json!(format!("pc-progress-{}", s.client.next_id()));
+            calls.push(
+                s.main
+                    .request_lingering(
+                        "ping",
+                        json!({"_meta": {"progressToken": token}}),
+                        AFTER_WINDOW,
+                    )
+                    .await,
+            );
+            if !s.advertises("tools") {
+                return calls;
+            }
+            for tool in read_only_tools(s).await.into_iter().take(MAX_PROGRESS_CALLS) {
+                let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                    continue;
+                };
+                let schema = tool.get("inputSchema").cloned().unwrap_or(Value::Null);
+                let token = json!(format!("pc-progress-{}", s.client.next_id()));
+                let params = json!({
+                    "name": name,
+                    "arguments": placeholder_arguments(&schema),
+                    "_meta": {"progressToken": token},
+                });
+                let reply = s
+                    .main
+                    .request_lingering("tools/call", params, AFTER_WINDOW)
+                    .await;
+                let seen = reply
+                    .notifications
+                    .iter()
+                    .filter(|n| n.pointer("/params/progressToken") == Some(&token))
+                    .count();
+                calls.push(reply);
+                if seen >= 2 {
+                    break;
+                }
+            }
+            calls
+        })
+        .await
+}
+
+/// The tools of `tools/list` annotated read-only, in listed order (its pages
+/// walked, at most [`MAX_TOOL_PAGES`]).
+async fn read_only_tools(s: &Session) -> Vec<Value> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for _ in 0..MAX_TOOL_PAGES {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let reply = s.main.request("tools/list", params).await;
+        let Some(result) = reply.result() else {
+            break;
+        };
+        tools.extend(
+            result
+                .get("tools")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|t| t.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true)))
+                .cloned(),
+        );
+        cursor = result.get("nextCursor").filter(|c| c.is_string()).cloned();
+        if cursor.is_none() {
+            break;
+        }
+    }
+    tools
 }
 
 fn token_of(progress: &Progress) -> Option<&Value> {
@@ -167,6 +294,7 @@ fn describe_token(token: Option<&Value>) -> String {
 }
 
 async fn known_tokens(s: &Session) -> Judgement {
+    progress_calls(s).await;
     let progress = s.client.progress();
     if progress.is_empty() {
         return Judgement::skip("not applicable: the server sent no progress notification");
@@ -207,6 +335,7 @@ fn value_of(progress: &Progress) -> Option<f64> {
 }
 
 async fn increasing(s: &Session) -> Judgement {
+    progress_calls(s).await;
     let progress = s.client.progress();
     let mut by_token: Vec<(Value, Vec<&Progress>)> = Vec::new();
     for p in &progress {
@@ -253,17 +382,12 @@ async fn increasing(s: &Session) -> Judgement {
 }
 
 async fn none_after(s: &Session) -> Judgement {
-    // A request with a progress token of this rule's own, then, on stdio,
-    // a watch of stdout once it is answered (over HTTP nothing is read from
-    // a stream after its response, so only later streams can show it).
-    let token = json!(format!("pc-progress-{}", s.client.next_id()));
-    let probe = s
-        .main
-        .request("ping", json!({"_meta": {"progressToken": token}}))
-        .await;
-    if s.transport() == Transport::Stdio && probe.message.is_some() {
-        s.main.listen(AFTER_WINDOW).await;
-    }
+    // The requests with a progress token of the run, each answer followed
+    // by a read of what came after it.
+    let calls = progress_calls(s).await;
+    let Some(probe) = calls.first() else {
+        return Judgement::skip("not verified: no request with a progress token was sent");
+    };
     let answered: Vec<Value> = s
         .client
         .tokens()
@@ -274,7 +398,7 @@ async fn none_after(s: &Session) -> Judgement {
         return Judgement::skip(
             "not verified: no request that carried a progress token was answered",
         )
-        .reply(&probe);
+        .reply(probe);
     }
     let late: Vec<Progress> = s
         .client
@@ -287,18 +411,16 @@ async fn none_after(s: &Session) -> Judgement {
     if late.is_empty() {
         return Judgement::pass(format!(
             "no progress notification came after the answer to its request ({} requests with a \
-             progress token{})",
+             progress token; {} read for {} ms after each of {} answers)",
             answered.len(),
-            if s.transport() == Transport::Stdio {
-                format!(
-                    ", stdout watched for {} ms after one",
-                    AFTER_WINDOW.as_millis()
-                )
-            } else {
-                String::new()
-            }
+            match s.transport() {
+                Transport::Stdio => "stdout",
+                Transport::Http => "the rest of each SSE stream",
+            },
+            AFTER_WINDOW.as_millis(),
+            calls.len()
         ))
-        .reply(&probe);
+        .reply(probe);
     }
     let named: Vec<String> = late.iter().map(|p| describe_token(token_of(p))).collect();
     let mut j = Judgement::fail(format!(
