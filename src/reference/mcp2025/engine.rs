@@ -303,9 +303,9 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
         "prompts/get" => catalog::get_prompt(&call),
         "completion/complete" => catalog::complete(&call),
         "logging/setLevel" => set_level(&call),
-        other if call.breaks(faults::UNKNOWN_METHOD) => {
-            error(id, -32603, format!("Internal error: {other}"), None)
-        }
+        // An error with another code only warns (digest, D11): the fault
+        // serves the unknown method instead.
+        _ if call.breaks(faults::UNKNOWN_METHOD) => Reply::result(id, json!({})),
         other => error(id, -32601, format!("Method not found: {other}"), None),
     };
     Some(reply)

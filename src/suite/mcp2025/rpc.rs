@@ -714,6 +714,7 @@ async fn meta_tolerated(s: &Session) -> Judgement {
 }
 
 async fn utf8(s: &Session) -> Judgement {
+    s.passive_probe().await;
     let bad = s.client.not_utf8();
     if bad.is_empty() {
         let hint = if s.transport() == Transport::Stdio {
@@ -794,6 +795,7 @@ fn meta_keys<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
 const DEFINED_RESERVED: &[&str] = &["io.modelcontextprotocol/related-task"];
 
 async fn meta_names(s: &Session) -> Judgement {
+    s.passive_probe().await;
     let seen = s.client.seen();
     let notes = s.client.notifications();
     // Each `_meta` key of the run, with the exchange that carried it (a

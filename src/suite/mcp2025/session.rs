@@ -4,7 +4,9 @@
 
 use super::client::{Client, Connection, Reply, Transport};
 use crate::suite::Exchange;
-use serde_json::Value;
+use crate::suite::mcp::survey::placeholder_arguments;
+use serde_json::{Value, json};
+use std::time::Duration;
 
 /// Most exchanges kept as evidence for one finding.
 const MAX_EVIDENCE: usize = 4;
@@ -87,8 +89,7 @@ pub struct Session {
     /// The answers to `initialize` asking for versions no server supports,
     /// each on a new connection: sent once, judged by several rules.
     pub(crate) unknown_versions: tokio::sync::OnceCell<Vec<(String, Reply)>>,
-    /// The calls of read-only tools with a progress token that the progress
-    /// rules judge (MCP25-UTL-004…006), made once per run.
+    /// The requests of [`Session::passive_probe`], sent once per run.
     pub(crate) progress_calls: tokio::sync::OnceCell<Vec<Reply>>,
 }
 
@@ -224,5 +225,123 @@ impl Session {
         }
         conn.initialized().await;
         Ok(conn)
+    }
+}
+
+/// How long protocheck reads on, after the answer to a request with a
+/// progress token, for progress that should no longer come.
+pub(crate) const AFTER_WINDOW: Duration = Duration::from_secs(1);
+/// Most read-only tools called with a progress token in one run.
+const MAX_PROGRESS_CALLS: usize = 3;
+/// Most `tools/list` pages read to find them.
+const MAX_TOOL_PAGES: usize = 5;
+
+/// The listings a server advertises, each read once by the passive probe:
+/// the capability, and the method.
+const LISTINGS: &[(&str, &str)] = &[
+    ("tools", "tools/list"),
+    ("resources", "resources/list"),
+    ("resources", "resources/templates/list"),
+    ("prompts", "prompts/list"),
+];
+
+impl Session {
+    /// What the passive rules (those that judge every message of the run)
+    /// observe even when no other rule provoked it, sent once per run and
+    /// awaited by each of them: the first page of every listing the server
+    /// advertises (side-effect free); a `ping` with a progress token (any
+    /// request may carry one); and read-only tools (annotated
+    /// `readOnlyHint: true`, the only ones protocheck calls on its own,
+    /// digest D14), each called with placeholder arguments and a progress
+    /// token of its own, until one sent two progress notifications or
+    /// three were called. After each answer to a request with a progress
+    /// token, the rest of its stream (stdout on stdio) is read for
+    /// [`AFTER_WINDOW`], for progress that comes too late.
+    pub(crate) async fn passive_probe(&self) -> &[Reply] {
+        self.progress_calls
+            .get_or_init(|| async {
+                let mut calls = Vec::new();
+                let mut tools = Vec::new();
+                for (capability, method) in LISTINGS {
+                    if !self.advertises(capability) {
+                        continue;
+                    }
+                    if *method == "tools/list" {
+                        tools = self.read_only_tools().await;
+                        continue;
+                    }
+                    self.main.request(method, json!({})).await;
+                }
+                let token = json!(format!("pc-progress-{}", self.client.next_id()));
+                calls.push(
+                    self.main
+                        .request_lingering(
+                            "ping",
+                            json!({"_meta": {"progressToken": token}}),
+                            AFTER_WINDOW,
+                        )
+                        .await,
+                );
+                for tool in tools.into_iter().take(MAX_PROGRESS_CALLS) {
+                    let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                        continue;
+                    };
+                    let schema = tool.get("inputSchema").cloned().unwrap_or(Value::Null);
+                    let token = json!(format!("pc-progress-{}", self.client.next_id()));
+                    let params = json!({
+                        "name": name,
+                        "arguments": placeholder_arguments(&schema),
+                        "_meta": {"progressToken": token},
+                    });
+                    let reply = self
+                        .main
+                        .request_lingering("tools/call", params, AFTER_WINDOW)
+                        .await;
+                    let seen = reply
+                        .notifications
+                        .iter()
+                        .filter(|n| n.pointer("/params/progressToken") == Some(&token))
+                        .count();
+                    calls.push(reply);
+                    if seen >= 2 {
+                        break;
+                    }
+                }
+                calls
+            })
+            .await
+    }
+
+    /// The tools of `tools/list` annotated read-only, in listed order (its
+    /// pages walked, at most [`MAX_TOOL_PAGES`]).
+    async fn read_only_tools(&self) -> Vec<Value> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<Value> = None;
+        for _ in 0..MAX_TOOL_PAGES {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let reply = self.main.request("tools/list", params).await;
+            let Some(result) = reply.result() else {
+                break;
+            };
+            tools.extend(
+                result
+                    .get("tools")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter(|t| {
+                        t.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true))
+                    })
+                    .cloned(),
+            );
+            cursor = result.get("nextCursor").filter(|c| c.is_string()).cloned();
+            if cursor.is_none() {
+                break;
+            }
+        }
+        tools
     }
 }

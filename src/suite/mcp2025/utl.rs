@@ -1,13 +1,12 @@
 //! UTL — utilities (basic/utilities): `ping`, cancellation, progress.
 
-use super::client::{Awaiting, Connection, Progress, Reply, Transport};
+use super::client::{Awaiting, Connection, Progress, Transport};
 use super::lif::judge_unanswered;
 use super::rule::{Mcp25Rule, spec};
 use super::session::{Judgement, Kind, Serving, Session, serving};
 use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
 use crate::suite::mcp::client::clip;
-use crate::suite::mcp::survey::placeholder_arguments;
 use futures::FutureExt;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -78,9 +77,6 @@ pub(crate) const NONE_AFTER: Mcp25Rule = Mcp25Rule::new(
 
 pub(crate) const RULES: &[Mcp25Rule] = &[PING, LATE_CANCEL, KNOWN_TOKENS, INCREASING, NONE_AFTER];
 
-/// How long protocheck watches stdout, after a request with a progress
-/// token was answered, for progress that should no longer come.
-const AFTER_WINDOW: Duration = Duration::from_secs(1);
 
 /// Whether a `ping` result is empty: `{}`, or only a `_meta` member.
 fn is_empty_result(result: &Value) -> bool {
@@ -194,97 +190,6 @@ async fn late_cancel_on(s: &Session, conn: &Connection) -> Judgement {
     }
 }
 
-/// Most read-only tools called with a progress token in one run.
-const MAX_PROGRESS_CALLS: usize = 3;
-/// Most `tools/list` pages read to find them.
-const MAX_TOOL_PAGES: usize = 5;
-
-/// The requests whose progress the progress rules judge, sent once per run:
-/// a `ping` with a progress token (any request may carry one), then, on a
-/// server that advertises tools, read-only tools (annotated
-/// `readOnlyHint: true`, the only ones protocheck calls on its own, digest
-/// D14) each called with placeholder arguments and a progress token of its
-/// own, until one sent two progress notifications or three were called.
-/// After each answer the rest of its stream (stdout on stdio) is read for
-/// [`AFTER_WINDOW`], for progress that comes too late.
-async fn progress_calls(s: &Session) -> &[Reply] {
-    s.progress_calls
-        .get_or_init(|| async {
-            let mut calls = Vec::new();
-            let token = json!(format!("pc-progress-{}", s.client.next_id()));
-            calls.push(
-                s.main
-                    .request_lingering(
-                        "ping",
-                        json!({"_meta": {"progressToken": token}}),
-                        AFTER_WINDOW,
-                    )
-                    .await,
-            );
-            if !s.advertises("tools") {
-                return calls;
-            }
-            for tool in read_only_tools(s).await.into_iter().take(MAX_PROGRESS_CALLS) {
-                let Some(name) = tool.get("name").and_then(Value::as_str) else {
-                    continue;
-                };
-                let schema = tool.get("inputSchema").cloned().unwrap_or(Value::Null);
-                let token = json!(format!("pc-progress-{}", s.client.next_id()));
-                let params = json!({
-                    "name": name,
-                    "arguments": placeholder_arguments(&schema),
-                    "_meta": {"progressToken": token},
-                });
-                let reply = s
-                    .main
-                    .request_lingering("tools/call", params, AFTER_WINDOW)
-                    .await;
-                let seen = reply
-                    .notifications
-                    .iter()
-                    .filter(|n| n.pointer("/params/progressToken") == Some(&token))
-                    .count();
-                calls.push(reply);
-                if seen >= 2 {
-                    break;
-                }
-            }
-            calls
-        })
-        .await
-}
-
-/// The tools of `tools/list` annotated read-only, in listed order (its pages
-/// walked, at most [`MAX_TOOL_PAGES`]).
-async fn read_only_tools(s: &Session) -> Vec<Value> {
-    let mut tools = Vec::new();
-    let mut cursor: Option<Value> = None;
-    for _ in 0..MAX_TOOL_PAGES {
-        let params = match &cursor {
-            Some(c) => json!({"cursor": c}),
-            None => json!({}),
-        };
-        let reply = s.main.request("tools/list", params).await;
-        let Some(result) = reply.result() else {
-            break;
-        };
-        tools.extend(
-            result
-                .get("tools")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter(|t| t.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true)))
-                .cloned(),
-        );
-        cursor = result.get("nextCursor").filter(|c| c.is_string()).cloned();
-        if cursor.is_none() {
-            break;
-        }
-    }
-    tools
-}
-
 fn token_of(progress: &Progress) -> Option<&Value> {
     progress.notification.pointer("/params/progressToken")
 }
@@ -294,7 +199,7 @@ fn describe_token(token: Option<&Value>) -> String {
 }
 
 async fn known_tokens(s: &Session) -> Judgement {
-    progress_calls(s).await;
+    s.passive_probe().await;
     let progress = s.client.progress();
     if progress.is_empty() {
         return Judgement::skip("not applicable: the server sent no progress notification");
@@ -335,7 +240,7 @@ fn value_of(progress: &Progress) -> Option<f64> {
 }
 
 async fn increasing(s: &Session) -> Judgement {
-    progress_calls(s).await;
+    s.passive_probe().await;
     let progress = s.client.progress();
     let mut by_token: Vec<(Value, Vec<&Progress>)> = Vec::new();
     for p in &progress {
@@ -384,7 +289,7 @@ async fn increasing(s: &Session) -> Judgement {
 async fn none_after(s: &Session) -> Judgement {
     // The requests with a progress token of the run, each answer followed
     // by a read of what came after it.
-    let calls = progress_calls(s).await;
+    let calls = s.passive_probe().await;
     let Some(probe) = calls.first() else {
         return Judgement::skip("not verified: no request with a progress token was sent");
     };
@@ -417,7 +322,7 @@ async fn none_after(s: &Session) -> Judgement {
                 Transport::Stdio => "stdout",
                 Transport::Http => "the rest of each SSE stream",
             },
-            AFTER_WINDOW.as_millis(),
+            super::session::AFTER_WINDOW.as_millis(),
             calls.len()
         ))
         .reply(probe);
