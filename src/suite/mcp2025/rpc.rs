@@ -431,11 +431,11 @@ async fn still_serving(s: &Session, before: &Reply, after: Judgement, what: &str
     let ping = s.main.request("ping", json!({})).await;
     match serving(before, &ping) {
         Serving::Yes => after,
-        Serving::No(why) => Judgement::fail(format!(
-            "after {what}, the server stopped serving: {why}"
-        ))
-        .reply(&ping)
-        .with(after.evidence.first().unwrap_or(&ping.exchange)),
+        Serving::No(why) => {
+            Judgement::fail(format!("after {what}, the server stopped serving: {why}"))
+                .reply(&ping)
+                .with(after.evidence.first().unwrap_or(&ping.exchange))
+        }
         Serving::Unknown(_) if after.kind != Kind::Pass => after,
         Serving::Unknown(why) => Judgement::skip(format!(
             "not verified: whether the server still serves after {what}: {why}"

@@ -332,9 +332,7 @@ impl Session {
                     .and_then(Value::as_array)
                     .into_iter()
                     .flatten()
-                    .filter(|t| {
-                        t.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true))
-                    })
+                    .filter(|t| t.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true)))
                     .cloned(),
             );
             cursor = result.get("nextCursor").filter(|c| c.is_string()).cloned();

@@ -77,7 +77,6 @@ pub(crate) const NONE_AFTER: Mcp25Rule = Mcp25Rule::new(
 
 pub(crate) const RULES: &[Mcp25Rule] = &[PING, LATE_CANCEL, KNOWN_TOKENS, INCREASING, NONE_AFTER];
 
-
 /// Whether a `ping` result is empty: `{}`, or only a `_meta` member.
 fn is_empty_result(result: &Value) -> bool {
     result
@@ -242,9 +241,14 @@ fn value_of(progress: &Progress) -> Option<f64> {
 async fn increasing(s: &Session) -> Judgement {
     s.passive_probe().await;
     let progress = s.client.progress();
+    // Only the tokens protocheck sent: progress naming another is
+    // MCP25-UTL-004's matter.
+    let sent: Vec<Value> = s.client.tokens().into_iter().map(|(t, _)| t).collect();
     let mut by_token: Vec<(Value, Vec<&Progress>)> = Vec::new();
     for p in &progress {
-        let token = token_of(p).cloned().unwrap_or(Value::Null);
+        let Some(token) = token_of(p).filter(|t| sent.contains(t)).cloned() else {
+            continue;
+        };
         match by_token.iter_mut().find(|(t, _)| *t == token) {
             Some((_, list)) => list.push(p),
             None => by_token.push((token, vec![p])),
@@ -256,7 +260,8 @@ async fn increasing(s: &Session) -> Judgement {
         .collect();
     if judged.is_empty() {
         return Judgement::skip(
-            "not applicable: no progress token got two or more progress notifications",
+            "not applicable: no progress token protocheck sent got two or more progress \
+             notifications",
         );
     }
     for (token, list) in &judged {

@@ -38,8 +38,7 @@ pub(super) async fn post(
     state: &State,
     label: &str,
     text: String,
-    awaiting: &Awaiting,
-    linger: Option<Duration>,
+    (awaiting, linger): (&Awaiting, Option<Duration>),
 ) -> Reply {
     let timeout = conn.client.timeout;
     let req = HttpRequest::post_raw(url.clone(), "application/json", Bytes::from(text))
@@ -78,7 +77,14 @@ pub(super) async fn post(
     let headers = redact_headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
     let deadline = tokio::time::Instant::from_std(resp.started) + timeout;
     let (body, truncated) = if reply.sse {
-        read_sse(resp, limits, (awaiting, linger), (deadline, timeout), &mut reply).await
+        read_sse(
+            resp,
+            limits,
+            (awaiting, linger),
+            (deadline, timeout),
+            &mut reply,
+        )
+        .await
     } else {
         read_body(resp, limits, deadline, &mut reply).await
     };
@@ -341,8 +347,7 @@ pub(super) async fn bare(
     let mut shown = String::new();
     if reply.sse {
         let mut reader = SseReader::new(resp, limits);
-        while let Ok(Ok(Some(event))) =
-            tokio::time::timeout_at(deadline, reader.next_event()).await
+        while let Ok(Ok(Some(event))) = tokio::time::timeout_at(deadline, reader.next_event()).await
         {
             shown.push_str(&format!(
                 "data: {}\n\n",

@@ -455,7 +455,7 @@ impl Connection {
             Wire::Http { http, url } => {
                 let state = self.state();
                 let reply =
-                    http::post(self, http, url, &state, label, text, &awaiting, linger).await;
+                    http::post(self, http, url, &state, label, text, (&awaiting, linger)).await;
                 // A request of the server's own on the stream is answered, so
                 // that the server is not left waiting: protocheck declares no
                 // client capability, so with method-not-found.
@@ -468,8 +468,7 @@ impl Connection {
                         &state,
                         "answer",
                         answer,
-                        &Awaiting::Nothing,
-                        None,
+                        (&Awaiting::Nothing, None),
                     )
                     .await;
                 }
@@ -537,7 +536,12 @@ impl Connection {
         self.bare_with(method, window, false).await
     }
 
-    async fn bare_with(&self, method: ::http::Method, window: Duration, past_priming: bool) -> Reply {
+    async fn bare_with(
+        &self,
+        method: ::http::Method,
+        window: Duration,
+        past_priming: bool,
+    ) -> Reply {
         match &self.wire {
             Wire::Http { http, url } => {
                 let _permit = self.client.permits.acquire().await.ok();
