@@ -258,6 +258,16 @@ async fn increasing(s: &Session) -> Judgement {
         .iter()
         .filter(|(_, list)| list.len() >= 2)
         .collect();
+    if judged.is_empty()
+        && progress
+            .iter()
+            .any(|p| !token_of(p).is_some_and(|t| sent.contains(t)))
+    {
+        return Judgement::skip(
+            "not verified: the server's progress named tokens protocheck never sent (MCP25-UTL-004 \
+             judges that), and no token protocheck sent got two or more progress notifications",
+        );
+    }
     if judged.is_empty() {
         return Judgement::skip(
             "not applicable: no progress token protocheck sent got two or more progress \
