@@ -386,3 +386,22 @@ pub(super) async fn bare(
     });
     reply
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_id_answered_in_another_json_type_is_still_its_answer() {
+        let want = Awaiting::Id(json!(7));
+        assert!(accepts(&want, Some(&json!(7))));
+        assert!(accepts(&want, Some(&json!("7"))));
+        assert!(accepts(&want, Some(&json!(7.0))));
+        assert!(accepts(&want, None));
+        assert!(!accepts(&want, Some(&json!(8))));
+        assert!(!accepts(&want, Some(&json!("pc-7"))));
+        assert!(!accepts(&Awaiting::Id(json!("pc-7")), Some(&json!(7))));
+        assert!(!loosely_same(&json!(null), &json!(null)));
+    }
+}
