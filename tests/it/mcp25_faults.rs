@@ -336,7 +336,12 @@ async fn over_http_with(config: Mcp25ReferenceConfig) -> Run {
         let _ = serve_mcp25_reference(listener, config).await;
     });
     let url = Url::parse(&format!("http://{addr}/mcp")).expect("url");
-    let run = suite(&Endpoint::Http(url)).await;
+    let run = suite(
+        &Endpoint::Http(url),
+        RunOptions::default(),
+        &Mcp25Settings::default(),
+    )
+    .await;
     server.abort();
     run
 }

@@ -230,13 +230,16 @@ pub(super) async fn call_tool(call: &Call<'_>) -> Option<Reply> {
     })
 }
 
-/// `steps` progress notifications for `token`, one every [`COUNT_STEP`]
-/// (and, with MCP25-UTL-006's fault, one more after the answer).
-pub(super) async fn progress(call: &Call<'_>, token: &Value, steps: i64, what: &str) {
-    for i in 1..=steps {
-        tokio::time::sleep(COUNT_STEP).await;
+/// Progress notifications for `token` from `first` to `last`, one every
+/// [`COUNT_STEP`] after the first (and, with MCP25-UTL-006's fault, one more
+/// after the answer).
+pub(super) async fn progress(call: &Call<'_>, token: &Value, first: i64, last: i64, what: &str) {
+    for i in first..=last {
+        if i > 0 {
+            tokio::time::sleep(COUNT_STEP).await;
+        }
         let progress = if call.breaks(faults::PROGRESS_INCREASES) {
-            steps + 1 - i
+            first + last - i
         } else {
             i
         };
@@ -246,12 +249,12 @@ pub(super) async fn progress(call: &Call<'_>, token: &Value, steps: i64, what: &
             token.clone()
         };
         call.notify(json!({"jsonrpc": "2.0", "method": "notifications/progress",
-            "params": {"progressToken": token, "progress": progress, "total": steps,
-                       "message": format!("{what} {i} of {steps}")}}));
+            "params": {"progressToken": token, "progress": progress, "total": last,
+                       "message": format!("{what} {i} of {last}")}}));
     }
     if call.breaks(faults::PROGRESS_AFTER_RESPONSE) {
         let late = json!({"jsonrpc": "2.0", "method": "notifications/progress",
-            "params": {"progressToken": token, "progress": steps + 1, "total": steps + 1}});
+            "params": {"progressToken": token, "progress": last + 1, "total": last + 1}});
         let sink = call.sink.clone();
         tokio::spawn(async move {
             tokio::time::sleep(COUNT_STEP).await;
@@ -277,7 +280,9 @@ async fn count(call: &Call<'_>, args: &Value) -> Option<Reply> {
         .and_then(|m| m.get("progressToken"))
         .cloned();
     if let Some(token) = token {
-        progress(call, &token, to, "counted").await;
+        // Progress 0 as it starts, then one per step: even `to: 1` gives
+        // two notifications, so that their order can be judged.
+        progress(call, &token, 0, to, "counted").await;
     }
     Some(Reply::result(
         id,

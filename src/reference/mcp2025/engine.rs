@@ -279,7 +279,7 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
     if method != "tools/call"
         && let Some(token) = call.params.pointer("/_meta/progressToken")
     {
-        catalog::progress(&call, token, 2, "step").await;
+        catalog::progress(&call, token, 1, 2, "step").await;
     }
     if initialized && call.breaks(faults::LOGGING_UNDECLARED) {
         call.notify(undeclared_log(method));
@@ -325,9 +325,9 @@ pub(super) async fn request(call: Call<'_>, method: &str) -> Option<Reply> {
         }
         "completion/complete" => catalog::complete(&call),
         "logging/setLevel" => set_level(&call),
-        other if call.breaks(faults::UNKNOWN_METHOD) => {
-            error(id, -32603, format!("Internal error: {other}"), None)
-        }
+        // An error with another code only warns (digest, D11): the fault
+        // serves the unknown method instead.
+        _ if call.breaks(faults::UNKNOWN_METHOD) => Reply::result(id, json!({})),
         other => error(id, -32601, format!("Method not found: {other}"), None),
     };
     Some(reply)

@@ -7,10 +7,11 @@
 //! Where one behaviour is seen by two rules, a fault shows in both:
 //! MCP25-RPC-002's `ping` answer also carries an error (MCP25-UTL-001 reads
 //! that `ping`), MCP25-CPL-001's missing capability also makes MCP25-CPL-002
-//! apply, and MCP25-UTL-002's fault ends the session (over stdio, the
-//! server), so what is probed after it meets 404 or silence.
-//! MCP25-CPL-002's fault also leaves `completions` undeclared, so
-//! MCP25-CPL-001 then applies (and passes: the answer is an error). The faults
+//! apply. MCP25-UTL-002's fault ends the session (over stdio, the server)
+//! when a request it answered is cancelled; a cancellation naming an id it
+//! never saw is ignored as it should be. MCP25-CPL-002's fault also leaves
+//! `completions` undeclared, so MCP25-CPL-001 then applies (and passes: the
+//! answer is an error). The faults
 //! that answer `tools/list` over SSE (MCP25-LIF-008, MCP25-LIF-009) do so
 //! only to have a stream to send their extra message on; SSE is allowed.
 //! MCP25-LIF-005's error answer to `notifications/initialized` is, over
@@ -52,7 +53,7 @@ pub(super) const PARSE_ERROR: &str = "MCP25-RPC-004";
 pub(super) const MISSING_METHOD: &str = "MCP25-RPC-005";
 /// A request with a null id is served.
 pub(super) const NULL_ID: &str = "MCP25-RPC-006";
-/// An unknown method gets -32603.
+/// An unknown method gets an empty result.
 pub(super) const UNKNOWN_METHOD: &str = "MCP25-RPC-007";
 /// A batch is answered with a batch.
 pub(super) const NO_BATCH: &str = "MCP25-RPC-008";

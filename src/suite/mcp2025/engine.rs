@@ -206,6 +206,7 @@ pub(crate) async fn run(
         allow_tool_calls: ctx.options.allow_tool_calls == Some(true),
         shared: Default::default(),
         limited_token: settings.limited_token.clone(),
+        progress_calls: Default::default(),
     };
     let judged = judge_all(&session, ctx, reporter, settings.max_concurrency).await;
     session.main.close().await;
@@ -384,6 +385,7 @@ mod tests {
             allow_tool_calls: false,
             shared: Default::default(),
             limited_token: None,
+            progress_calls: Default::default(),
         }
     }
 

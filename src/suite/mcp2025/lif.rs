@@ -451,25 +451,61 @@ async fn initialized_accepted(s: &Session) -> Judgement {
         ))
         .reply(note);
     }
+    let how = match note.status {
+        Some(status) => format!("HTTP {status}"),
+        None => "no line before the reply to a `ping` sent after it".to_owned(),
+    };
     let ping = s.main.request("ping", json!({})).await;
-    if ping.result().is_none() {
-        return Judgement::fail(format!(
-            "after `notifications/initialized`, `ping` was answered {}",
-            ping.describe()
+    if ping.result().is_some() {
+        return Judgement::pass(format!(
+            "`notifications/initialized` got no response ({how}) and `ping` was served after it"
         ))
         .reply(note)
         .reply(&ping);
     }
-    Judgement::pass(format!(
-        "`notifications/initialized` got no response ({}) and `ping` was served after it",
-        match note.status {
-            Some(status) => format!("HTTP {status}"),
-            None => "no line before the reply to a `ping` sent after it".to_owned(),
-        }
+    // A broken `ping` is MCP25-UTL-001's matter: whether the server serves
+    // requests is then told by a listing it advertises.
+    let Some(method) = LISTINGS
+        .iter()
+        .find(|(capability, _)| s.advertises(capability))
+        .map(|(_, method)| *method)
+    else {
+        return Judgement::skip(format!(
+            "not verified: after `notifications/initialized`, `ping` was answered {}, and the \
+             server advertises no listing (tools, resources, prompts) to tell whether it serves \
+             requests",
+            ping.describe()
+        ))
+        .reply(note)
+        .reply(&ping);
+    };
+    let listing = s.main.request(method, json!({})).await;
+    if listing.result().is_some() {
+        return Judgement::pass(format!(
+            "`notifications/initialized` got no response ({how}) and `{method}` was served \
+             after it (`ping` was answered {}: MCP25-UTL-001 judges that)",
+            ping.describe()
+        ))
+        .reply(note)
+        .reply(&listing);
+    }
+    Judgement::fail(format!(
+        "after `notifications/initialized`, `ping` was answered {} and `{method}` {}",
+        ping.describe(),
+        listing.describe()
     ))
     .reply(note)
     .reply(&ping)
+    .reply(&listing)
 }
+
+/// The capabilities whose listing tells whether a server serves requests,
+/// with the method that lists it.
+const LISTINGS: &[(&str, &str)] = &[
+    ("tools", "tools/list"),
+    ("resources", "resources/list"),
+    ("prompts", "prompts/list"),
+];
 
 fn is_timeout(err: &crate::transport::TransportError) -> bool {
     matches!(err, crate::transport::TransportError::Timeout(_))
@@ -527,7 +563,7 @@ async fn no_early_requests(s: &Session) -> Judgement {
             );
         }
         Transport::Http => {
-            let get = conn.get_stream(EARLY_WINDOW).await;
+            let get = conn.get_stream_message(EARLY_WINDOW).await;
             if let Some(frame) = &get.message
                 && frame.get("method").is_some()
                 && frame.get("id").is_some()

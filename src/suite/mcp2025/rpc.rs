@@ -6,7 +6,7 @@
 use super::client::{Awaiting, Reply, Seen, Transport};
 use super::lif::judge_unanswered;
 use super::rule::{Mcp25Rule, spec};
-use super::session::{Judgement, Kind, Session};
+use super::session::{Judgement, Kind, Serving, Session, serving};
 use crate::suite::mcp::Keyword;
 use crate::suite::mcp::client::{clip, some};
 use crate::suite::mcp::wire::{as_integer, code};
@@ -413,22 +413,36 @@ fn judge_refusal(reply: &Reply, what: &str, want: i64, name: &str, silence: Sile
     }
 }
 
-/// Whether the run's connection still serves a `ping` after a probe: a
-/// server that stopped fails the probe's rule.
-async fn still_serving(s: &Session, after: Judgement, what: &str) -> Judgement {
+/// A `ping` on the run's connection before a probe that may stop it
+/// serving, for [`still_serving`] to compare with.
+async fn ping_before(s: &Session) -> Reply {
+    s.main.request("ping", json!({})).await
+}
+
+/// Whether the run's connection still serves after a probe: a `ping` after
+/// it must be answered as the one `before` it was (so that a broken `ping`,
+/// MCP25-UTL-001's matter, fails no other rule). A server that stopped
+/// fails the probe's rule; when nothing can tell, a passing probe is not
+/// verified.
+async fn still_serving(s: &Session, before: &Reply, after: Judgement, what: &str) -> Judgement {
     if matches!(after.kind, Kind::Skip) {
         return after;
     }
     let ping = s.main.request("ping", json!({})).await;
-    if ping.result().is_some() {
-        return after;
+    match serving(before, &ping) {
+        Serving::Yes => after,
+        Serving::No(why) => {
+            Judgement::fail(format!("after {what}, the server stopped serving: {why}"))
+                .reply(&ping)
+                .with(after.evidence.first().unwrap_or(&ping.exchange))
+        }
+        Serving::Unknown(_) if after.kind != Kind::Pass => after,
+        Serving::Unknown(why) => Judgement::skip(format!(
+            "not verified: whether the server still serves after {what}: {why}"
+        ))
+        .reply(before)
+        .reply(&ping),
     }
-    Judgement::fail(format!(
-        "after {what}, `ping` was answered {}: the server stopped serving",
-        ping.describe()
-    ))
-    .reply(&ping)
-    .with(after.evidence.first().unwrap_or(&ping.exchange))
 }
 
 /// Silence is an accepted answer on stdio only: over HTTP every POST gets a
@@ -441,6 +455,7 @@ fn silence_on_stdio(s: &Session) -> Silence {
 }
 
 async fn parse_error(s: &Session) -> Judgement {
+    let before = ping_before(s).await;
     let text = r#"{"jsonrpc":"2.0","id":1,"#.to_owned();
     let reply = s
         .main
@@ -463,10 +478,11 @@ async fn parse_error(s: &Session) -> Judgement {
             silence_on_stdio(s),
         ),
     };
-    still_serving(s, j, what).await
+    still_serving(s, &before, j, what).await
 }
 
 async fn invalid_request(s: &Session) -> Judgement {
+    let before = ping_before(s).await;
     let id = json!(s.client.next_id());
     let frame = json!({"jsonrpc": "2.0", "id": id});
     let reply = s
@@ -485,7 +501,7 @@ async fn invalid_request(s: &Session) -> Judgement {
         "Invalid Request",
         silence_on_stdio(s),
     );
-    still_serving(s, j, what).await
+    still_serving(s, &before, j, what).await
 }
 
 async fn null_id(s: &Session) -> Judgement {
@@ -559,6 +575,7 @@ async fn method_not_found(s: &Session) -> Judgement {
 }
 
 async fn no_batch(s: &Session) -> Judgement {
+    let before = ping_before(s).await;
     let ids = [json!(s.client.next_id()), json!(s.client.next_id())];
     let batch = json!([
         {"jsonrpc": "2.0", "id": ids[0], "method": "ping"},
@@ -610,7 +627,7 @@ async fn no_batch(s: &Session) -> Judgement {
             .reply(&reply),
         }
     };
-    still_serving(s, j, what).await
+    still_serving(s, &before, j, what).await
 }
 
 async fn notification_unanswered(s: &Session) -> Judgement {
@@ -697,6 +714,7 @@ async fn meta_tolerated(s: &Session) -> Judgement {
 }
 
 async fn utf8(s: &Session) -> Judgement {
+    s.passive_probe().await;
     let bad = s.client.not_utf8();
     if bad.is_empty() {
         let hint = if s.transport() == Transport::Stdio {
@@ -777,6 +795,7 @@ fn meta_keys<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
 const DEFINED_RESERVED: &[&str] = &["io.modelcontextprotocol/related-task"];
 
 async fn meta_names(s: &Session) -> Judgement {
+    s.passive_probe().await;
     let seen = s.client.seen();
     let notes = s.client.notifications();
     // Each `_meta` key of the run, with the exchange that carried it (a

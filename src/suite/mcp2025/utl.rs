@@ -1,9 +1,9 @@
 //! UTL — utilities (basic/utilities): `ping`, cancellation, progress.
 
-use super::client::{Progress, Transport};
+use super::client::{Awaiting, Connection, Progress, Transport};
 use super::lif::judge_unanswered;
 use super::rule::{Mcp25Rule, spec};
-use super::session::{Judgement, Session};
+use super::session::{Judgement, Kind, Serving, Session, serving};
 use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
 use crate::suite::mcp::client::clip;
@@ -107,10 +107,6 @@ const CANCEL_RACE: Duration = Duration::from_secs(1);
 /// Most tools tried for one that reports progress.
 const MAX_CANCEL_TRIES: usize = 3;
 
-/// How long protocheck watches stdout, after a request with a progress
-/// token was answered, for progress that should no longer come.
-const AFTER_WINDOW: Duration = Duration::from_secs(1);
-
 /// Whether a `ping` result is empty: `{}`, or only a `_meta` member.
 fn is_empty_result(result: &Value) -> bool {
     result
@@ -158,34 +154,69 @@ async fn ping(s: &Session) -> Judgement {
 }
 
 async fn late_cancel(s: &Session) -> Judgement {
+    // The cancellation may end the session (or the server): on a connection
+    // of the rule's own, so that no other rule meets the damage.
+    let conn = match s.initialized_connection().await {
+        Ok(conn) => conn,
+        Err(j) => return j,
+    };
+    let j = late_cancel_on(s, &conn).await;
+    conn.close().await;
+    j
+}
+
+async fn late_cancel_on(s: &Session, conn: &Connection) -> Judgement {
     let id = json!(s.client.next_id());
-    let first = s.main.request_with_id(id.clone(), "ping", json!({})).await;
-    if first.result().is_none() {
+    let first = conn.request_with_id(id.clone(), "ping", json!({})).await;
+    // A request answered with an error is as finished as one answered with
+    // a result: either shows the server serves, and a broken `ping` is
+    // MCP25-UTL-001's matter.
+    if first.message.is_none() {
         return Judgement::skip(format!(
             "not verified: `ping` was answered {}",
             first.describe()
         ))
         .reply(&first);
     }
-    let cancel = s
-        .main
+    let cancel = conn
         .notify(
             "notifications/cancelled",
             json!({"requestId": id, "reason": "protocheck: cancelled after its response"}),
         )
         .await;
-    let after = s.main.request("ping", json!({})).await;
-    let j = judge_unanswered(&cancel, "`notifications/cancelled` for an answered `ping`");
-    if after.result().is_none() {
-        return Judgement::fail(format!(
-            "after a cancellation of an answered `ping`, the next `ping` was answered {}",
+    let next = json!(s.client.next_id());
+    let frame = json!({"jsonrpc": "2.0", "id": next, "method": "ping", "params": {}});
+    // Not a conforming request of the run's log: what a server that ended
+    // the session answers is judged here only.
+    let after = conn
+        .send_frame("ping", frame.to_string(), Awaiting::Id(next))
+        .await;
+    let what = "`notifications/cancelled` for an answered `ping`";
+    let j = judge_unanswered(&cancel, what);
+    if j.kind == Kind::Fail {
+        return j.reply(&first).reply(&after);
+    }
+    match serving(&first, &after) {
+        Serving::Yes if j.kind == Kind::Pass => Judgement::pass(format!(
+            "{what} got no response and the server kept serving: the next `ping` was answered {}",
             after.describe()
         ))
         .reply(&first)
         .reply(&cancel)
-        .reply(&after);
+        .reply(&after),
+        Serving::Yes => j.reply(&first).reply(&after),
+        Serving::No(why) => Judgement::fail(format!(
+            "after {what}, the server stopped serving: {why}; the cancellation must be ignored"
+        ))
+        .reply(&first)
+        .reply(&cancel)
+        .reply(&after),
+        Serving::Unknown(why) => Judgement::skip(format!(
+            "not verified: whether the server kept serving after {what}: {why}"
+        ))
+        .reply(&first)
+        .reply(&after),
     }
-    j.reply(&first).reply(&after)
 }
 
 fn token_of(progress: &Progress) -> Option<&Value> {
@@ -197,6 +228,7 @@ fn describe_token(token: Option<&Value>) -> String {
 }
 
 async fn known_tokens(s: &Session) -> Judgement {
+    s.passive_probe().await;
     let progress = s.client.progress();
     if progress.is_empty() {
         return Judgement::skip("not applicable: the server sent no progress notification");
@@ -237,10 +269,16 @@ fn value_of(progress: &Progress) -> Option<f64> {
 }
 
 async fn increasing(s: &Session) -> Judgement {
+    s.passive_probe().await;
     let progress = s.client.progress();
+    // Only the tokens protocheck sent: progress naming another is
+    // MCP25-UTL-004's matter.
+    let sent: Vec<Value> = s.client.tokens().into_iter().map(|(t, _)| t).collect();
     let mut by_token: Vec<(Value, Vec<&Progress>)> = Vec::new();
     for p in &progress {
-        let token = token_of(p).cloned().unwrap_or(Value::Null);
+        let Some(token) = token_of(p).filter(|t| sent.contains(t)).cloned() else {
+            continue;
+        };
         match by_token.iter_mut().find(|(t, _)| *t == token) {
             Some((_, list)) => list.push(p),
             None => by_token.push((token, vec![p])),
@@ -250,9 +288,20 @@ async fn increasing(s: &Session) -> Judgement {
         .iter()
         .filter(|(_, list)| list.len() >= 2)
         .collect();
+    if judged.is_empty()
+        && progress
+            .iter()
+            .any(|p| !token_of(p).is_some_and(|t| sent.contains(t)))
+    {
+        return Judgement::skip(
+            "not verified: the server's progress named tokens protocheck never sent (MCP25-UTL-004 \
+             judges that), and no token protocheck sent got two or more progress notifications",
+        );
+    }
     if judged.is_empty() {
         return Judgement::skip(
-            "not applicable: no progress token got two or more progress notifications",
+            "not applicable: no progress token protocheck sent got two or more progress \
+             notifications",
         );
     }
     for (token, list) in &judged {
@@ -283,17 +332,12 @@ async fn increasing(s: &Session) -> Judgement {
 }
 
 async fn none_after(s: &Session) -> Judgement {
-    // A request with a progress token of this rule's own, then, on stdio,
-    // a watch of stdout once it is answered (over HTTP nothing is read from
-    // a stream after its response, so only later streams can show it).
-    let token = json!(format!("pc-progress-{}", s.client.next_id()));
-    let probe = s
-        .main
-        .request("ping", json!({"_meta": {"progressToken": token}}))
-        .await;
-    if s.transport() == Transport::Stdio && probe.message.is_some() {
-        s.main.listen(AFTER_WINDOW).await;
-    }
+    // The requests with a progress token of the run, each answer followed
+    // by a read of what came after it.
+    let calls = s.passive_probe().await;
+    let Some(probe) = calls.first() else {
+        return Judgement::skip("not verified: no request with a progress token was sent");
+    };
     let answered: Vec<Value> = s
         .client
         .tokens()
@@ -304,7 +348,7 @@ async fn none_after(s: &Session) -> Judgement {
         return Judgement::skip(
             "not verified: no request that carried a progress token was answered",
         )
-        .reply(&probe);
+        .reply(probe);
     }
     let late: Vec<Progress> = s
         .client
@@ -317,18 +361,16 @@ async fn none_after(s: &Session) -> Judgement {
     if late.is_empty() {
         return Judgement::pass(format!(
             "no progress notification came after the answer to its request ({} requests with a \
-             progress token{})",
+             progress token; {} read for {} ms after each of {} answers)",
             answered.len(),
-            if s.transport() == Transport::Stdio {
-                format!(
-                    ", stdout watched for {} ms after one",
-                    AFTER_WINDOW.as_millis()
-                )
-            } else {
-                String::new()
-            }
+            match s.transport() {
+                Transport::Stdio => "stdout",
+                Transport::Http => "the rest of each SSE stream",
+            },
+            super::session::AFTER_WINDOW.as_millis(),
+            calls.len()
         ))
-        .reply(&probe);
+        .reply(probe);
     }
     let named: Vec<String> = late.iter().map(|p| describe_token(token_of(p))).collect();
     let mut j = Judgement::fail(format!(

@@ -410,7 +410,7 @@ async fn progress_comes_over_sse_before_the_answer() {
             m["params"]["progress"].as_i64().expect("progress")
         })
         .collect();
-    assert_eq!(progress, [1, 2, 3], "{text}");
+    assert_eq!(progress, [0, 1, 2, 3], "{text}");
     assert_eq!(
         messages.last().map(|m| m["id"].clone()),
         Some(json!(5)),
@@ -665,6 +665,8 @@ async fn stdio_speaks_the_lifecycle_line_by_line() {
         .await;
     let first = server.message().await;
     assert_eq!(first["method"], "notifications/progress", "{first}");
+    assert_eq!(first["params"]["progress"], 0, "{first}");
+    assert_eq!(server.message().await["params"]["progress"], 1);
     assert_eq!(server.message().await["params"]["progress"], 2);
     assert_eq!(server.message().await["id"], 7);
 

@@ -60,7 +60,7 @@ pub(super) async fn post(
     state: &State,
     label: &str,
     text: String,
-    awaiting: &Awaiting,
+    (awaiting, linger): (&Awaiting, Option<Duration>),
 ) -> Reply {
     let timeout = conn.client.timeout;
     let req = HttpRequest::post_raw(url.clone(), "application/json", Bytes::from(text))
@@ -99,7 +99,14 @@ pub(super) async fn post(
     let headers = redact_headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
     let deadline = tokio::time::Instant::from_std(resp.started) + timeout;
     let (body, truncated) = if reply.sse {
-        read_sse(resp, limits, awaiting, (deadline, timeout), &mut reply).await
+        read_sse(
+            resp,
+            limits,
+            (awaiting, linger),
+            (deadline, timeout),
+            &mut reply,
+        )
+        .await
     } else {
         read_body(resp, limits, deadline, &mut reply).await
     };
@@ -166,14 +173,18 @@ async fn read_body(
 async fn read_sse(
     resp: StreamingResponse,
     limits: &Limits,
-    awaiting: &Awaiting,
+    (awaiting, linger): (&Awaiting, Option<Duration>),
     (deadline, timeout): (tokio::time::Instant, Duration),
     reply: &mut Reply,
 ) -> (String, bool) {
     let mut shown = String::new();
     let mut reader = SseReader::new(resp, limits);
+    // Once the answer came: until when the rest of the stream is read.
+    let mut after: Option<tokio::time::Instant> = None;
     loop {
-        let event = match tokio::time::timeout_at(deadline, reader.next_event()).await {
+        let until = after.map_or(deadline, |a| a.min(deadline));
+        let event = match tokio::time::timeout_at(until, reader.next_event()).await {
+            Err(_) if after.is_some() => break,
             Err(_) => {
                 if *awaiting != Awaiting::Nothing {
                     reply.error = Some(TransportError::Timeout(timeout));
@@ -211,12 +222,17 @@ async fn read_sse(
             continue;
         };
         match classify(&frame) {
+            Kind::Notification if after.is_some() => reply.after.push(frame),
             Kind::Notification => reply.notifications.push(frame),
             Kind::Request => reply.server_requests.push(frame),
+            Kind::Response(_) if after.is_some() => {}
             Kind::Response(id) => {
                 if accepts(awaiting, id.as_ref()) {
                     reply.message = Some(frame);
-                    break;
+                    match linger {
+                        Some(window) => after = Some(tokio::time::Instant::now() + window),
+                        None => break,
+                    }
                 }
             }
             Kind::Batch => {
@@ -403,12 +419,28 @@ pub(super) fn classify(frame: &Value) -> Kind {
 }
 
 /// Whether a response with `id` is the answer `awaiting` waits for: its id,
-/// or a null id (the answer to a request whose id could not be read).
+/// the same id in another JSON type (`7` answered as `"7"`: MCP25-RPC-001
+/// judges that answer, so it must not be left unread), or a null id (the
+/// answer to a request whose id could not be read).
 pub(super) fn accepts(awaiting: &Awaiting, id: Option<&Value>) -> bool {
     match awaiting {
         Awaiting::Any => true,
-        Awaiting::Id(want) => id.is_none_or(|got| got == want),
+        Awaiting::Id(want) => id.is_none_or(|got| got == want || loosely_same(want, got)),
         Awaiting::Nothing => true,
+    }
+}
+
+/// Whether two ids read the same once their JSON type is set aside: a
+/// number and a string holding it, or two numbers of equal value (`7`, `7.0`).
+pub(super) fn loosely_same(a: &Value, b: &Value) -> bool {
+    let text = |v: &Value| match v {
+        Value::Number(n) => n.as_f64().map(|f| f.to_string()),
+        Value::String(s) => s.trim().parse::<f64>().ok().map(|f| f.to_string()),
+        _ => None,
+    };
+    match (text(a), text(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
     }
 }
 
@@ -421,6 +453,7 @@ pub(super) async fn bare(
     state: &State,
     method: ::http::Method,
     window: Duration,
+    past_priming: bool,
 ) -> Reply {
     let req = HttpRequest {
         method: method.clone(),
@@ -460,11 +493,21 @@ pub(super) async fn bare(
     let mut shown = String::new();
     if reply.sse {
         let mut reader = SseReader::new(resp, limits);
-        if let Ok(Ok(Some(event))) = tokio::time::timeout_at(deadline, reader.next_event()).await {
-            shown = format!("data: {}\n\n", clip(&event.data, limits.evidence_bytes));
-            reply.body_len = 1;
+        while let Ok(Ok(Some(event))) = tokio::time::timeout_at(deadline, reader.next_event()).await
+        {
+            shown.push_str(&format!(
+                "data: {}\n\n",
+                clip(&event.data, limits.evidence_bytes)
+            ));
+            reply.body_len += 1;
             if let Ok(frame) = serde_json::from_str::<Value>(&event.data) {
                 reply.message = Some(frame);
+            }
+            // A priming event (empty data) carries no message: read on to
+            // the first that does, when asked to.
+            let priming = event.data.trim().is_empty();
+            if !(past_priming && priming) || reply.body_len > MAX_EVENTS {
+                break;
             }
         }
     } else {
@@ -588,4 +631,23 @@ where
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     });
     (reply, frames, during_reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_id_answered_in_another_json_type_is_still_its_answer() {
+        let want = Awaiting::Id(json!(7));
+        assert!(accepts(&want, Some(&json!(7))));
+        assert!(accepts(&want, Some(&json!("7"))));
+        assert!(accepts(&want, Some(&json!(7.0))));
+        assert!(accepts(&want, None));
+        assert!(!accepts(&want, Some(&json!(8))));
+        assert!(!accepts(&want, Some(&json!("pc-7"))));
+        assert!(!accepts(&Awaiting::Id(json!("pc-7")), Some(&json!(7))));
+        assert!(!loosely_same(&json!(null), &json!(null)));
+    }
 }

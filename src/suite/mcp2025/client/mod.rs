@@ -262,6 +262,21 @@ impl Client {
                 });
             }
         }
+        // What came after the answer is tied to no request awaited.
+        for note in &reply.after {
+            if log.notifications.len() < MAX_LOGGED {
+                log.notifications.push(note.clone());
+            }
+            if note.get("method").and_then(Value::as_str) == Some("notifications/progress")
+                && log.progress.len() < MAX_LOGGED
+            {
+                log.progress.push(Progress {
+                    notification: note.clone(),
+                    during: None,
+                    exchange: reply.exchange.clone(),
+                });
+            }
+        }
         if let Some(token) = token
             && log.tokens.len() < MAX_LOGGED
         {
@@ -656,11 +671,25 @@ impl Connection {
     }
 
     async fn exchange(&self, label: &str, text: String, awaiting: Awaiting) -> Reply {
+        self.exchange_lingering(label, text, awaiting, None).await
+    }
+
+    /// Sends `text` and reads its answer; with `linger`, reads on for that
+    /// long after the answer (the rest of an SSE stream; stdout), keeping
+    /// the notifications that come in [`Reply::after`].
+    async fn exchange_lingering(
+        &self,
+        label: &str,
+        text: String,
+        awaiting: Awaiting,
+        linger: Option<Duration>,
+    ) -> Reply {
         let _permit = self.client.permits.acquire().await.ok();
         match &self.wire {
             Wire::Http { http, url } => {
                 let state = self.state();
-                let reply = http::post(self, http, url, &state, label, text, &awaiting).await;
+                let reply =
+                    http::post(self, http, url, &state, label, text, (&awaiting, linger)).await;
                 // A request of the server's own on the stream is answered, so
                 // that the server is not left waiting: protocheck declares no
                 // client capability, so with method-not-found.
@@ -673,20 +702,61 @@ impl Connection {
                         &state,
                         "answer",
                         answer,
-                        &Awaiting::Nothing,
+                        (&Awaiting::Nothing, None),
                     )
                     .await;
                 }
                 reply
             }
-            Wire::Stdio(pipe) => pipe.exchange(&self.client, label, text, &awaiting).await,
+            Wire::Stdio(pipe) => {
+                let mut reply = pipe.exchange(&self.client, label, text, &awaiting).await;
+                if let Some(window) = linger
+                    && reply.message.is_some()
+                {
+                    for frame in pipe.listen(window).await {
+                        if frame.get("id").is_some() {
+                            reply.server_requests.push(frame);
+                        } else {
+                            reply.after.push(frame);
+                        }
+                    }
+                }
+                reply
+            }
         }
+    }
+
+    /// A conforming request with a fresh id whose answer is followed by a
+    /// read of `linger` (the rest of its SSE stream over HTTP, stdout on
+    /// stdio): what the server sends about it after answering joins the
+    /// run's log as coming after the answer.
+    pub async fn request_lingering(&self, method: &str, params: Value, linger: Duration) -> Reply {
+        let id = json!(self.client.next_id());
+        let token = params.pointer("/_meta/progressToken").cloned();
+        let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let reply = self
+            .exchange_lingering(
+                method,
+                frame.to_string(),
+                Awaiting::Id(id.clone()),
+                Some(linger),
+            )
+            .await;
+        self.client.record(Some(id), token, &reply);
+        reply
     }
 
     /// An HTTP `GET` on the endpoint, read up to its first event or for a
     /// window; on stdio, a reply saying there is no such thing.
     pub async fn get_stream(&self, window: Duration) -> Reply {
         self.bare(::http::Method::GET, window).await
+    }
+
+    /// An HTTP `GET` on the endpoint, read past priming events (empty data)
+    /// up to the first event that carries a message, or for a window; on
+    /// stdio, a reply saying there is no such thing.
+    pub async fn get_stream_message(&self, window: Duration) -> Reply {
+        self.bare_with(::http::Method::GET, window, true).await
     }
 
     /// An HTTP `DELETE` of the session; on stdio, a reply saying there is no
@@ -697,10 +767,19 @@ impl Connection {
     }
 
     async fn bare(&self, method: ::http::Method, window: Duration) -> Reply {
+        self.bare_with(method, window, false).await
+    }
+
+    async fn bare_with(
+        &self,
+        method: ::http::Method,
+        window: Duration,
+        past_priming: bool,
+    ) -> Reply {
         match &self.wire {
             Wire::Http { http, url } => {
                 let _permit = self.client.permits.acquire().await.ok();
-                http::bare(self, http, url, &self.state(), method, window).await
+                http::bare(self, http, url, &self.state(), method, window, past_priming).await
             }
             Wire::Stdio(_) => Reply::unsent(
                 method.as_str(),

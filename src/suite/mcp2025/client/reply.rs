@@ -38,6 +38,10 @@ pub struct Reply {
     pub body_len: usize,
     /// Notifications that arrived before the answer.
     pub notifications: Vec<Value>,
+    /// Notifications that came after the answer, while protocheck read on
+    /// (the rest of the SSE stream, or stdout) for a request sent with
+    /// [`Connection::request_lingering`](super::Connection::request_lingering).
+    pub after: Vec<Value>,
     /// Requests the server sent while the answer was awaited.
     pub server_requests: Vec<Value>,
     /// The `Mcp-Session-Id` response header.
@@ -59,6 +63,7 @@ impl Reply {
             invalid_utf8: false,
             body_len: 0,
             notifications: Vec::new(),
+            after: Vec::new(),
             server_requests: Vec::new(),
             session_id: None,
             error: None,
