@@ -207,25 +207,16 @@ async fn fault_server(State(faults): State<Faults>, headers: HeaderMap, body: By
                 .pointer("/params/cursor")
                 .is_some_and(|c| !c.is_null()) =>
         {
-            return json_response(
-                StatusCode::OK,
-                &rpc_error(id, -32602, "Invalid cursor"),
-            );
+            return json_response(StatusCode::OK, &rpc_error(id, -32602, "Invalid cursor"));
         }
         "tools/list" => json!({"tools": [], "_meta": {"dev.protocheck.test/page": 1}}),
         // It lists no tool, so every tool is unknown: invalid params.
         "tools/call" => {
-            return json_response(
-                StatusCode::OK,
-                &rpc_error(id, -32602, "Unknown tool"),
-            );
+            return json_response(StatusCode::OK, &rpc_error(id, -32602, "Unknown tool"));
         }
         // A method of the specification it does not offer (no `completions`).
         "completion/complete" => {
-            return json_response(
-                StatusCode::OK,
-                &rpc_error(id, -32601, "Method not found"),
-            );
+            return json_response(StatusCode::OK, &rpc_error(id, -32601, "Method not found"));
         }
         _ => {
             return json_response(StatusCode::OK, &rpc_error(id, -32601, "Method not found"));

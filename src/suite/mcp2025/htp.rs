@@ -157,7 +157,8 @@ fn target(s: &Session) -> Result<(&HttpClient, &Url), Judgement> {
 
 /// A request as a 2025-11-25 client sends it after `initialize`: a POST of
 /// `body` accepting JSON and SSE (a GET or DELETE accepting SSE when
-/// `body` is none), with the negotiated version and `session`'s id.
+/// `body` is none), with the negotiated version, `session`'s id and the
+/// run's bearer token.
 fn shaped(
     s: &Session,
     url: &Url,
@@ -179,6 +180,10 @@ fn shaped(
     );
     if let Some(sid) = session {
         req = req.header(H_SESSION_ID, sid);
+    }
+    // The run's credentials travel on these requests as on every other.
+    if let Some(token) = s.client.bearer() {
+        req = req.header("authorization", format!("Bearer {token}"));
     }
     req.timeout(s.client.timeout())
 }

@@ -334,7 +334,7 @@ pub(super) async fn post_then_cancel(
                             state,
                             "notifications/cancelled",
                             plan.cancel.clone(),
-                            &Awaiting::Nothing,
+                            (&Awaiting::Nothing, None),
                         )
                         .await;
                         cancelled_at = Some(Instant::now());
