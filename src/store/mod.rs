@@ -59,8 +59,14 @@ pub enum StoreError {
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// Everything protocheck keeps: targets, runs and their findings, the queue,
+/// idempotency records; and, through its parts, API keys ([`KeyStore`]),
+/// signed attestations ([`SigningStore`]) and webhook deliveries
+/// ([`WebhookStore`]). One implementation serves both databases
+/// ([`sql::SqlStore`]); a `dyn Store` reaches every part's methods once the
+/// part's trait is in scope.
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store: KeyStore + SigningStore + WebhookStore + Send + Sync + 'static {
     fn backend(&self) -> Backend;
 
     /// Applies pending migrations.
@@ -259,22 +265,21 @@ pub trait Store: Send + Sync + 'static {
     /// or ended as `error`) counts when it asked for that suite or for `auto`.
     async fn latest_runs_for_suite(&self, target_id: &str, suite: &str) -> StoreResult<SuiteRuns>;
 
-    /// Stores the run's attestation unless it has one; returns the one stored.
-    /// The first attestation of a run stays: the same run is never signed twice
-    /// with different results.
-    async fn put_attestation(
-        &self,
-        attestation: &StoredAttestation,
-    ) -> StoreResult<StoredAttestation>;
+    /// Wakes `notify` whenever another process queues work (Postgres LISTEN), until
+    /// `shutdown`. Reconnects with backoff. Returns at once where there is no such
+    /// channel (SQLite: submits and workers share one process and its `Notify`).
+    async fn listen_for_work(&self, notify: Arc<Notify>, shutdown: CancellationToken);
 
-    async fn get_attestation(&self, run_id: Uuid) -> StoreResult<Option<StoredAttestation>>;
+    /// How many statements this store has sent its database since it was opened,
+    /// `BEGIN` and `COMMIT` included (see `count.rs` for what is not counted):
+    /// what a run costs the database, for benchmarks and tests.
+    fn statements(&self) -> u64;
+}
 
-    /// Records a public signing key unless its id is known. Keys are never removed.
-    async fn put_public_key(&self, key: &PublicKeyRecord) -> StoreResult<()>;
-
-    /// Every public key ever recorded, oldest first.
-    async fn public_keys(&self) -> StoreResult<Vec<PublicKeyRecord>>;
-
+/// API keys: who may submit, at what rate, and the secret that signs their
+/// runs' webhooks.
+#[async_trait]
+pub trait KeyStore: Send + Sync + 'static {
     /// Stores a new API key. `None` when a key that is not revoked has the same name.
     async fn create_api_key(&self, key: &NewApiKey) -> StoreResult<Option<ApiKey>>;
 
@@ -298,7 +303,31 @@ pub trait Store: Send + Sync + 'static {
 
     /// The key a run was submitted with, if any.
     async fn run_api_key(&self, run_id: Uuid) -> StoreResult<Option<ApiKey>>;
+}
 
+/// Attestations of finished runs and the public keys that verify them.
+#[async_trait]
+pub trait SigningStore: Send + Sync + 'static {
+    /// Stores the run's attestation unless it has one; returns the one stored.
+    /// The first attestation of a run stays: the same run is never signed twice
+    /// with different results.
+    async fn put_attestation(
+        &self,
+        attestation: &StoredAttestation,
+    ) -> StoreResult<StoredAttestation>;
+
+    async fn get_attestation(&self, run_id: Uuid) -> StoreResult<Option<StoredAttestation>>;
+
+    /// Records a public signing key unless its id is known. Keys are never removed.
+    async fn put_public_key(&self, key: &PublicKeyRecord) -> StoreResult<()>;
+
+    /// Every public key ever recorded, oldest first.
+    async fn public_keys(&self) -> StoreResult<Vec<PublicKeyRecord>>;
+}
+
+/// Webhook deliveries of ended runs and their attempts.
+#[async_trait]
+pub trait WebhookStore: Send + Sync + 'static {
     /// Claims the due webhook delivery that has waited longest: its lease runs until
     /// `now + lease_ms`, after which another process may claim it again.
     async fn claim_webhook_delivery(
@@ -321,16 +350,6 @@ pub trait Store: Send + Sync + 'static {
         &self,
         run_id: Uuid,
     ) -> StoreResult<Option<(WebhookDelivery, Vec<WebhookAttempt>)>>;
-
-    /// Wakes `notify` whenever another process queues work (Postgres LISTEN), until
-    /// `shutdown`. Reconnects with backoff. Returns at once where there is no such
-    /// channel (SQLite: submits and workers share one process and its `Notify`).
-    async fn listen_for_work(&self, notify: Arc<Notify>, shutdown: CancellationToken);
-
-    /// How many statements this store has sent its database since it was opened,
-    /// `BEGIN` and `COMMIT` included (see `count.rs` for what is not counted):
-    /// what a run costs the database, for benchmarks and tests.
-    fn statements(&self) -> u64;
 }
 
 /// Opens the store `database_url` names: `postgres://` or `postgresql://` for

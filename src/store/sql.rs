@@ -23,24 +23,18 @@
 
 use super::count::{Counted, Statements};
 use super::rows::{
-    WEBHOOK_DELIVERY_COLUMNS, api_key_from_row, attestation_from_row, end_columns, finding_columns,
-    finding_from_row, idempotency_from_row, public_key_from_row, run_from_row,
-    status_count_from_row, target_from_row, to_json, webhook_attempt_from_row,
-    webhook_delivery_from_row,
+    end_columns, finding_columns, finding_from_row, idempotency_from_row, run_from_row,
+    status_count_from_row, target_from_row, to_json,
 };
 use super::{
-    ApiKey, AttemptOutcome, Backend, HistoryCursor, HostLimits, HostLoad, IdempotencyRecord,
-    Inserted, NewApiKey, NewRun, PublicKeyRecord, ReapReport, Run, RunEnd, RunOrigin, RunStatus,
-    Store, StoreError, StoreResult, StoredAttestation, StoredFinding, SuiteRuns, Target,
-    WebhookAttempt, WebhookDelivery, hosts,
+    Backend, HistoryCursor, HostLimits, HostLoad, IdempotencyRecord, Inserted, NewRun, ReapReport,
+    Run, RunEnd, RunOrigin, RunStatus, Store, StoreError, StoreResult, StoredFinding, SuiteRuns,
+    Target, hosts,
 };
 use crate::suite::Finding;
-use async_trait::async_trait;
-use sqlx::migrate::{Migrate, Migrator};
+use sqlx::migrate::Migrator;
 use sqlx::pool::PoolOptions;
-use sqlx::{
-    ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool, Row, Transaction, Type,
-};
+use sqlx::{Database, Executor, IntoArguments, Pool, Row, Transaction};
 use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::Notify;
@@ -253,27 +247,43 @@ fn insert_findings<DB: Dialect>(rows: usize) -> String {
     )
 }
 
-#[async_trait]
-impl<DB> Store for SqlStore<DB>
-where
-    DB: Dialect,
-    // What sqlx must provide for `DB`: executors for pools and transactions,
-    // migrations, and encoding and decoding of the column types the store uses
-    // (text, 64- and 32-bit integers, and NULLs of each through `Option`).
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    DB::Connection: Migrate,
-    for<'q> String: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> i32: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Option<String>: Encode<'q, DB>,
-    for<'q> Option<&'q str>: Encode<'q, DB>,
-    for<'q> Option<i64>: Encode<'q, DB>,
-    for<'q> Option<i32>: Encode<'q, DB>,
-    for<'r> &'r str: ColumnIndex<DB::Row>,
-    usize: ColumnIndex<DB::Row>,
-{
+/// Implements one of the store's traits for [`SqlStore`] over every database
+/// that can serve as a store. The bounds are what sqlx must provide for `DB`:
+/// executors for pools and transactions, migrations, and encoding and decoding
+/// of the column types the store uses (text, 64- and 32-bit integers, and
+/// NULLs of each through `Option`). They are written here once because Rust
+/// does not carry such bounds from a trait's declaration to its uses.
+macro_rules! impl_sql_store {
+    ($store:path { $($body:tt)* }) => {
+        #[async_trait::async_trait]
+        impl<DB> $store for $crate::store::sql::SqlStore<DB>
+        where
+            DB: $crate::store::sql::Dialect,
+            for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+            for<'q> DB::Arguments<'q>: sqlx::IntoArguments<'q, DB>,
+            DB::Connection: sqlx::migrate::Migrate,
+            for<'q> String: sqlx::Encode<'q, DB> + sqlx::Decode<'q, DB> + sqlx::Type<DB>,
+            for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+            for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Decode<'q, DB> + sqlx::Type<DB>,
+            for<'q> i32: sqlx::Encode<'q, DB> + sqlx::Decode<'q, DB> + sqlx::Type<DB>,
+            for<'q> Option<String>: sqlx::Encode<'q, DB>,
+            for<'q> Option<&'q str>: sqlx::Encode<'q, DB>,
+            for<'q> Option<i64>: sqlx::Encode<'q, DB>,
+            for<'q> Option<i32>: sqlx::Encode<'q, DB>,
+            for<'r> &'r str: sqlx::ColumnIndex<DB::Row>,
+            usize: sqlx::ColumnIndex<DB::Row>,
+        {
+            $($body)*
+        }
+    };
+}
+
+// The parts of the store, each in a file of its own.
+mod keys;
+mod signing;
+mod webhooks;
+
+impl_sql_store!(Store {
     fn backend(&self) -> Backend {
         DB::BACKEND
     }
@@ -858,261 +868,7 @@ where
         })
     }
 
-    async fn put_attestation(
-        &self,
-        attestation: &StoredAttestation,
-    ) -> StoreResult<StoredAttestation> {
-        sqlx::query(
-            "INSERT INTO attestations (run_id, key_id, envelope, created_at_ms)
-             VALUES ($1, $2, $3, $4)
-             ON CONFLICT (run_id) DO NOTHING",
-        )
-        .bind(attestation.run_id.to_string())
-        .bind(&attestation.key_id)
-        .bind(&attestation.envelope)
-        .bind(attestation.created_at_ms)
-        .execute(self.db())
-        .await?;
-        self.get_attestation(attestation.run_id)
-            .await?
-            .ok_or_else(|| {
-                StoreError::Corrupt(format!(
-                    "attestation of run `{}` vanished after insert",
-                    attestation.run_id
-                ))
-            })
-    }
-
-    async fn get_attestation(&self, run_id: Uuid) -> StoreResult<Option<StoredAttestation>> {
-        let row = sqlx::query(
-            "SELECT run_id, key_id, envelope, created_at_ms FROM attestations WHERE run_id = $1",
-        )
-        .bind(run_id.to_string())
-        .fetch_optional(self.db())
-        .await?;
-        row.as_ref().map(attestation_from_row).transpose()
-    }
-
-    async fn put_public_key(&self, key: &PublicKeyRecord) -> StoreResult<()> {
-        sqlx::query(
-            "INSERT INTO signing_keys (key_id, algorithm, public_key, created_at_ms)
-             VALUES ($1, $2, $3, $4)
-             ON CONFLICT (key_id) DO NOTHING",
-        )
-        .bind(&key.key_id)
-        .bind(&key.algorithm)
-        .bind(&key.public_key)
-        .bind(key.created_at_ms)
-        .execute(self.db())
-        .await?;
-        Ok(())
-    }
-
-    async fn public_keys(&self) -> StoreResult<Vec<PublicKeyRecord>> {
-        let rows = sqlx::query(
-            "SELECT key_id, algorithm, public_key, created_at_ms FROM signing_keys
-             ORDER BY created_at_ms, key_id",
-        )
-        .fetch_all(self.db())
-        .await?;
-        rows.iter().map(public_key_from_row).collect()
-    }
-
-    async fn create_api_key(&self, key: &NewApiKey) -> StoreResult<Option<ApiKey>> {
-        let row = sqlx::query(concat!(
-            "INSERT INTO api_keys (id, name, owner, token_hash, rate_count, rate_period_s,
-                                   webhook_secret, created_at_ms)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-             ON CONFLICT (name) WHERE revoked_at_ms IS NULL DO NOTHING
-             RETURNING ",
-            api_key_columns!()
-        ))
-        .bind(key.id.to_string())
-        .bind(&key.name)
-        .bind(&key.owner)
-        .bind(&key.token_hash)
-        .bind(key.rate_count)
-        .bind(key.rate_period_s)
-        .bind(&key.webhook_secret)
-        .bind(key.created_at_ms)
-        .fetch_optional(self.db())
-        .await?;
-        row.as_ref().map(api_key_from_row).transpose()
-    }
-
-    async fn api_keys(&self) -> StoreResult<Vec<ApiKey>> {
-        let rows = sqlx::query(concat!(
-            "SELECT ",
-            api_key_columns!(),
-            " FROM api_keys ORDER BY created_at_ms, id"
-        ))
-        .fetch_all(self.db())
-        .await?;
-        rows.iter().map(api_key_from_row).collect()
-    }
-
-    async fn get_api_key(&self, id: Uuid) -> StoreResult<Option<ApiKey>> {
-        let row = sqlx::query(concat!(
-            "SELECT ",
-            api_key_columns!(),
-            " FROM api_keys WHERE id = $1"
-        ))
-        .bind(id.to_string())
-        .fetch_optional(self.db())
-        .await?;
-        row.as_ref().map(api_key_from_row).transpose()
-    }
-
-    async fn api_key_by_token_hash(&self, token_hash: &str) -> StoreResult<Option<ApiKey>> {
-        let row = sqlx::query(concat!(
-            "SELECT ",
-            api_key_columns!(),
-            " FROM api_keys WHERE token_hash = $1"
-        ))
-        .bind(token_hash)
-        .fetch_optional(self.db())
-        .await?;
-        row.as_ref().map(api_key_from_row).transpose()
-    }
-
-    async fn revoke_api_key(&self, id_or_name: &str, now_ms: i64) -> StoreResult<Option<ApiKey>> {
-        // An id wins over a name, should a name ever spell another key's id.
-        let row = sqlx::query(concat!(
-            "UPDATE api_keys SET revoked_at_ms = $2
-             WHERE id = (SELECT id FROM api_keys
-                         WHERE revoked_at_ms IS NULL AND (id = $1 OR name = $1)
-                         ORDER BY CASE WHEN id = $1 THEN 0 ELSE 1 END
-                         LIMIT 1)
-             RETURNING ",
-            api_key_columns!()
-        ))
-        .bind(id_or_name)
-        .bind(now_ms)
-        .fetch_optional(self.db())
-        .await?;
-        row.as_ref().map(api_key_from_row).transpose()
-    }
-
-    async fn touch_api_key(&self, id: Uuid, now_ms: i64) -> StoreResult<()> {
-        sqlx::query("UPDATE api_keys SET last_used_at_ms = $2 WHERE id = $1")
-            .bind(id.to_string())
-            .bind(now_ms)
-            .execute(self.db())
-            .await?;
-        Ok(())
-    }
-
-    async fn api_key_webhook_secret(&self, id: Uuid) -> StoreResult<Option<String>> {
-        let secret: Option<String> =
-            sqlx::query_scalar("SELECT webhook_secret FROM api_keys WHERE id = $1")
-                .bind(id.to_string())
-                .fetch_optional(self.db())
-                .await?;
-        Ok(secret)
-    }
-
-    async fn run_api_key(&self, run_id: Uuid) -> StoreResult<Option<ApiKey>> {
-        let row = sqlx::query(concat!(
-            "SELECT ",
-            api_key_columns!(),
-            " FROM api_keys JOIN runs ON runs.api_key_id = api_keys.id WHERE runs.id = $1"
-        ))
-        .bind(run_id.to_string())
-        .fetch_optional(self.db())
-        .await?;
-        row.as_ref().map(api_key_from_row).transpose()
-    }
-
-    async fn claim_webhook_delivery(
-        &self,
-        now_ms: i64,
-        lease_ms: i64,
-    ) -> StoreResult<Option<WebhookDelivery>> {
-        let sql = format!(
-            "UPDATE webhook_deliveries SET lease_expires_at_ms = $2
-             WHERE id = (SELECT id FROM webhook_deliveries
-                         WHERE state = 'pending' AND next_attempt_at_ms <= $1
-                           AND (lease_expires_at_ms IS NULL OR lease_expires_at_ms < $1)
-                         ORDER BY next_attempt_at_ms, id
-                         LIMIT 1{skip_locked})
-             RETURNING {WEBHOOK_DELIVERY_COLUMNS}",
-            skip_locked = DB::SKIP_LOCKED,
-        );
-        let row = sqlx::query(&sql)
-            .bind(now_ms)
-            .bind(now_ms.saturating_add(lease_ms))
-            .fetch_optional(self.db())
-            .await?;
-        row.as_ref().map(webhook_delivery_from_row).transpose()
-    }
-
-    async fn record_webhook_attempt(
-        &self,
-        delivery_id: &str,
-        attempt: &WebhookAttempt,
-        outcome: AttemptOutcome,
-    ) -> StoreResult<bool> {
-        let (state, next) = outcome.columns();
-        let mut tx = self.begin().await?;
-        let done = sqlx::query(
-            "UPDATE webhook_deliveries
-             SET attempts = $2, state = $3, next_attempt_at_ms = $4, lease_expires_at_ms = NULL
-             WHERE id = $1 AND state = 'pending' AND attempts = $2 - 1",
-        )
-        .bind(delivery_id)
-        .bind(attempt.attempt)
-        .bind(state)
-        .bind(next)
-        .execute(self.statements.on(&mut *tx))
-        .await?;
-        if DB::rows_affected(&done) != 1 {
-            return Ok(false);
-        }
-        sqlx::query(
-            "INSERT INTO webhook_attempts
-                 (delivery_id, attempt, at_ms, status_code, error, next_attempt_at_ms)
-             VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(delivery_id)
-        .bind(attempt.attempt)
-        .bind(attempt.at_ms)
-        .bind(attempt.status_code)
-        .bind(&attempt.error)
-        .bind(attempt.next_attempt_at_ms)
-        .execute(self.statements.on(&mut *tx))
-        .await?;
-        self.commit(tx).await?;
-        Ok(true)
-    }
-
-    async fn run_webhook(
-        &self,
-        run_id: Uuid,
-    ) -> StoreResult<Option<(WebhookDelivery, Vec<WebhookAttempt>)>> {
-        let sql =
-            format!("SELECT {WEBHOOK_DELIVERY_COLUMNS} FROM webhook_deliveries WHERE run_id = $1");
-        let row = sqlx::query(&sql)
-            .bind(run_id.to_string())
-            .fetch_optional(self.db())
-            .await?;
-        let Some(delivery) = row.as_ref().map(webhook_delivery_from_row).transpose()? else {
-            return Ok(None);
-        };
-        let rows = sqlx::query(
-            "SELECT attempt, at_ms, status_code, error, next_attempt_at_ms
-             FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt",
-        )
-        .bind(&delivery.id)
-        .fetch_all(self.db())
-        .await?;
-        let attempts = rows
-            .iter()
-            .map(webhook_attempt_from_row)
-            .collect::<StoreResult<Vec<_>>>()?;
-        Ok(Some((delivery, attempts)))
-    }
-
     async fn listen_for_work(&self, notify: Arc<Notify>, shutdown: CancellationToken) {
         DB::listen_for_work(&self.pool, notify, shutdown).await;
     }
-}
+});
