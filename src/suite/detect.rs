@@ -31,9 +31,18 @@ impl Route {
         }
     }
 
+    /// The MCP revision a route judges; `None` for RCP.
+    pub fn mcp_revision(self) -> Option<McpRevision> {
+        match self {
+            Self::Rcp => None,
+            Self::Mcp2026 => Some(McpRevision::V2026_07_28),
+            Self::Mcp2025 => Some(McpRevision::V2025_11_25),
+        }
+    }
+
     fn of(revision: McpRevision) -> Option<Self> {
         match revision {
-            McpRevision::Newest => None,
+            McpRevision::Newest | McpRevision::All => None,
             McpRevision::V2026_07_28 => Some(Self::Mcp2026),
             McpRevision::V2025_11_25 => Some(Self::Mcp2025),
         }
@@ -66,6 +75,75 @@ pub async fn mcp_route(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, E
     Ok(match initialize_over_http(url, ctx).await {
         Ok(Some(_)) => Route::Mcp2025,
         _ => Route::Mcp2026,
+    })
+}
+
+/// The MCP suites protocheck judges a server with over stdio, newest first.
+/// `mcp_revision: all` runs each of them on a stdio server (whose era checks
+/// say so when the server does not speak their revision).
+pub const STDIO_ROUTES: &[Route] = &[Route::Mcp2025];
+
+/// The MCP suites every revision is judged with, newest first.
+const MCP_ROUTES: [Route; 2] = [Route::Mcp2026, Route::Mcp2025];
+
+/// What `mcp_revision: all` judges a server on: the suites to run, newest
+/// first, and the revisions left out with why (`2025-11-25: not spoken`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpRoutes {
+    pub routes: Vec<Route>,
+    pub not_judged: Vec<String>,
+}
+
+/// The MCP suites that judge `endpoint` on every revision it speaks. Over
+/// HTTP a server that answers `server/discover` as a 2026-07-28 server does
+/// speaks 2026-07-28, and one that answers a 2025-11-25 `initialize` speaks
+/// 2025-11-25 (a dual-era server both); one that answers neither is judged
+/// as `newest` judges it, on 2026-07-28 alone, with nothing left out. Over
+/// stdio the run takes the suites of [`STDIO_ROUTES`].
+pub async fn mcp_routes(endpoint: &Endpoint, ctx: &RunContext) -> Result<McpRoutes, EngineError> {
+    let url = match endpoint {
+        Endpoint::Http(url) => url,
+        Endpoint::Stdio(_) => {
+            let routes = STDIO_ROUTES.to_vec();
+            let not_judged = MCP_ROUTES
+                .into_iter()
+                .filter(|r| !routes.contains(r))
+                .filter_map(Route::mcp_revision)
+                .map(|r| format!("{}: not judged over stdio", r.as_str()))
+                .collect();
+            return Ok(McpRoutes { routes, not_judged });
+        }
+    };
+    let modern = match discover(url, ctx).await {
+        Ok((modern, _)) => modern,
+        Err(e @ TransportError::Forbidden { .. }) => return Err(EngineError::Forbidden(e)),
+        Err(e) if e.is_transient() => return Err(EngineError::Unreachable(e)),
+        Err(_) => false,
+    };
+    let legacy = matches!(initialize_over_http(url, ctx).await, Ok(Some(_)));
+    let spoken: Vec<Route> = MCP_ROUTES
+        .into_iter()
+        .filter(|r| match r {
+            Route::Mcp2026 => modern,
+            Route::Mcp2025 => legacy,
+            Route::Rcp => false,
+        })
+        .collect();
+    if spoken.is_empty() {
+        return Ok(McpRoutes {
+            routes: vec![Route::Mcp2026],
+            not_judged: Vec::new(),
+        });
+    }
+    let not_judged = MCP_ROUTES
+        .into_iter()
+        .filter(|r| !spoken.contains(r))
+        .filter_map(Route::mcp_revision)
+        .map(|r| format!("{}: not spoken", r.as_str()))
+        .collect();
+    Ok(McpRoutes {
+        routes: spoken,
+        not_judged,
     })
 }
 
