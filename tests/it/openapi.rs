@@ -332,6 +332,26 @@ async fn a_run_of_every_mcp_revision_matches_the_document() {
         .map(|e| e.to_string())
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
+
+    // The signed statement carries each revision's verdict too.
+    let (status, envelope) = app
+        .get_json(&format!("/api/v1/runs/{id}/attestation"))
+        .await;
+    assert_eq!(status, 200);
+    let verified: Value = app
+        .post_json("/api/v1/verify", &envelope)
+        .await
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(verified["valid"], true, "{verified:#}");
+    assert_matches(&doc, "Verification", &verified);
+    let predicate = &verified["statement"]["predicate"];
+    assert_eq!(predicate["spec_revision"], "2026-07-28, 2025-11-25");
+    assert_eq!(
+        predicate["verdict"]["revisions"], run["verdict"]["revisions"],
+        "{predicate:#}"
+    );
     pool.shutdown().await;
 }
 
