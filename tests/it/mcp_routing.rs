@@ -419,6 +419,39 @@ async fn a_verdict_of_several_revisions_is_stored_and_read_back_whole() {
             "{}",
             db.name()
         );
+        // The run's webhook announcement carries the parts too.
+        let announced = protocheck::webhook::payload(&stored, None);
+        assert_eq!(
+            announced["verdict"]["grade"],
+            verdict.mcp_grade().unwrap_or("?")
+        );
+        assert_eq!(
+            announced["verdict"]["revisions"],
+            serde_json::to_value(verdict.revisions()).expect("parts")
+        );
+    }
+}
+
+#[tokio::test]
+async fn reports_of_a_run_of_several_revisions_name_each() {
+    use protocheck::report::{Format, Report};
+    let endpoint = Endpoint::Http(mcp2026_at(ReferenceEra::DualEra).await);
+    let (verdict, findings) = judged_on_all(SuiteChoice::Mcp, &endpoint).await;
+    let report = Report::from_check(&endpoint.to_string(), Ok(&verdict), &findings);
+    let sarif: serde_json::Value =
+        serde_json::from_str(&report.render(Format::Sarif)).expect("SARIF is JSON");
+    let shown = &sarif["runs"][0]["properties"]["verdict"];
+    assert_eq!(shown["spec_revision"], "2026-07-28, 2025-11-25");
+    assert_eq!(
+        shown["revisions"],
+        serde_json::to_value(verdict.revisions()).expect("parts")
+    );
+    let junit = report.render(Format::Junit);
+    for part in verdict.revisions() {
+        assert!(
+            junit.contains(&format!("name=\"verdict {}\"", part.spec_revision)),
+            "{junit}"
+        );
     }
 }
 
