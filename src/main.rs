@@ -101,7 +101,7 @@ enum KeysCommand {
 
 fn parse_mcp_revision(s: &str) -> Result<protocheck::suite::McpRevision, String> {
     protocheck::suite::McpRevision::parse(s).ok_or_else(|| {
-        let known: Vec<String> = protocheck::suite::McpRevision::ALL
+        let known: Vec<String> = protocheck::suite::McpRevision::CHOICES
             .iter()
             .map(|r| format!("`{}`", r.as_str()))
             .collect();

@@ -266,8 +266,9 @@ fn discover_request() -> Value {
     })
 }
 
-/// Whether `message` answers `server/discover` with a 2026-07-28
-/// `DiscoverResult` (an `initialize` result has `serverInfo`, not this shape).
+/// Whether `message` answers `server/discover` as the detection reads a
+/// 2026-07-28 `DiscoverResult`: `supportedVersions`, or `capabilities`
+/// without the `server` of an RCP `info` result.
 fn discover_result(message: &Value) -> bool {
     message.pointer("/result/supportedVersions").is_some()
         || message.pointer("/result/capabilities").is_some()

@@ -104,7 +104,7 @@ pub enum McpRevision {
 
 impl McpRevision {
     /// Every choice, in the order forms and messages list them.
-    pub const ALL: [Self; 4] = [
+    pub const CHOICES: [Self; 4] = [
         Self::Newest,
         Self::V2026_07_28,
         Self::V2025_11_25,
@@ -121,7 +121,7 @@ impl McpRevision {
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|r| r.as_str() == s)
+        Self::CHOICES.into_iter().find(|r| r.as_str() == s)
     }
 }
 

@@ -329,7 +329,7 @@ fn check_mcp_revision(options: &Value) -> Result<(), WebError> {
     if given.as_str().and_then(McpRevision::parse).is_some() {
         return Ok(());
     }
-    let choices: Vec<String> = McpRevision::ALL
+    let choices: Vec<String> = McpRevision::CHOICES
         .iter()
         .map(|r| format!("`{}`", r.as_str()))
         .collect();
