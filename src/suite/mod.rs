@@ -213,9 +213,8 @@ pub fn rule_count(suite: SuiteId, options: &RunOptions) -> usize {
         }
         SuiteId::Rcp => rcp::rules().len(),
         // Before a run has chosen its revision, its total is that of the
-        // revision asked for, else of the newest.
-        // `all` counts both suites: a target that speaks one revision ends
-        // the run short of the total.
+        // revision asked for, else of the newest; `all` counts both suites,
+        // so a target that speaks one revision ends its run short of it.
         SuiteId::Mcp => match options.mcp_revision.unwrap_or_default() {
             McpRevision::V2025_11_25 => mcp2025::rules().len(),
             McpRevision::Newest | McpRevision::V2026_07_28 => mcp::rules().len(),
