@@ -61,7 +61,8 @@ pub struct SubmitOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook_url: Option<String>,
     /// The MCP revision to judge: `newest` (the default: the newest one the
-    /// server speaks), `2026-07-28` or `2025-11-25`.
+    /// server speaks), `2026-07-28`, `2025-11-25`, or `all` (each one the
+    /// server speaks, one suite after the other, with a verdict per revision).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_revision: Option<McpRevision>,
 }

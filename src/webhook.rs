@@ -162,6 +162,15 @@ pub fn payload(run: &Run, public_url: Option<&str>) -> Value {
                 doc["honest"] = json!(honest);
             }
             crate::suite::VerdictDetail::Mcp { grade } => doc["grade"] = json!(grade),
+            crate::suite::VerdictDetail::McpRevisions {
+                grade,
+                revisions,
+                not_judged,
+            } => {
+                doc["grade"] = json!(grade);
+                doc["revisions"] = json!(revisions);
+                doc["not_judged"] = json!(not_judged);
+            }
         }
         doc
     });

@@ -9,7 +9,7 @@
 //! refuses a payload that is not in that form.
 
 use crate::store::{Run, StoredFinding};
-use crate::suite::{Counts, Finding, Verdict, VerdictDetail};
+use crate::suite::{Counts, Finding, RevisionVerdict, Verdict, VerdictDetail};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -76,6 +76,13 @@ pub struct PredicateVerdict {
     pub declared_level: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub honest: Option<bool>,
+    /// For a run that judged several MCP revisions: each one's verdict,
+    /// newest first, and the revisions it did not judge, with why. Absent
+    /// otherwise, so statements signed before they existed read as signed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revisions: Vec<RevisionVerdict>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_judged: Vec<String>,
 }
 
 impl Statement {
@@ -102,6 +109,8 @@ impl Statement {
                     certified_level: Some(certified_level.clone()),
                     declared_level: declared_level.clone(),
                     honest: *honest,
+                    revisions: Vec::new(),
+                    not_judged: Vec::new(),
                 },
             ),
             VerdictDetail::Mcp { grade } => (
@@ -113,6 +122,25 @@ impl Statement {
                     certified_level: None,
                     declared_level: None,
                     honest: None,
+                    revisions: Vec::new(),
+                    not_judged: Vec::new(),
+                },
+            ),
+            VerdictDetail::McpRevisions {
+                grade,
+                revisions,
+                not_judged,
+            } => (
+                None,
+                PredicateVerdict {
+                    passed: verdict.passed,
+                    summary: verdict.summary.clone(),
+                    grade: Some(grade.clone()),
+                    certified_level: None,
+                    declared_level: None,
+                    honest: None,
+                    revisions: revisions.clone(),
+                    not_judged: not_judged.clone(),
                 },
             ),
         };

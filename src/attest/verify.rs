@@ -228,6 +228,15 @@ fn print_verified(v: &Verified) {
         "counts:   {} passed, {} failed, {} warnings, {} info, {} skipped",
         c.pass, c.fail, c.warn, c.info, c.skip
     );
+    for r in &p.verdict.revisions {
+        println!(
+            "  MCP {}: {} ({}) — {}",
+            r.spec_revision,
+            r.grade,
+            if r.passed { "passes" } else { "fails" },
+            r.summary
+        );
+    }
     println!("run:      {} finished {}", p.run_id, p.finished_at);
     println!("findings: sha256 {}", p.findings_sha256);
 }

@@ -150,10 +150,14 @@ impl Gate {
     /// says which flag to use instead. A client refuses with exit 2.
     pub fn applies_to(&self, verdict: &Verdict) -> Result<(), String> {
         match &verdict.detail {
-            VerdictDetail::Mcp { .. } if self.min_level.is_some() => Err(
-                "--min-level applies to RCP verdicts; this is an MCP verdict (use --min-grade compliant|strict)"
-                    .to_owned(),
-            ),
+            VerdictDetail::Mcp { .. } | VerdictDetail::McpRevisions { .. }
+                if self.min_level.is_some() =>
+            {
+                Err(
+                    "--min-level applies to RCP verdicts; this is an MCP verdict (use --min-grade compliant|strict)"
+                        .to_owned(),
+                )
+            }
             VerdictDetail::Rcp { .. } if self.min_grade.is_some() => Err(
                 "--min-grade applies to MCP verdicts; this is an RCP verdict (use --min-level L0|L1|L2)"
                     .to_owned(),
@@ -254,7 +258,9 @@ impl Gate {
                     }
                 }
             }
-            VerdictDetail::Mcp { grade } => {
+            // A verdict of several revisions has the lowest of their grades,
+            // which is the grade of all their findings together.
+            VerdictDetail::Mcp { grade } | VerdictDetail::McpRevisions { grade, .. } => {
                 let counts = suite::Counts::of(judged);
                 let effective = if forgiven.is_empty() {
                     grade.clone()

@@ -125,6 +125,17 @@ fn outcome_suite(report: &Report) -> TestSuite {
     }
     if let Some(v) = &report.verdict {
         suite.add_property(Property::new("verdict", clean(&v.summary)));
+        // A run that judged several MCP revisions: a property per revision.
+        for r in v.revisions() {
+            suite.add_property(Property::new(
+                format!("verdict {}", clean(&r.spec_revision)),
+                clean(&format!(
+                    "{} ({})",
+                    r.summary,
+                    if r.passed { "passes" } else { "fails" }
+                )),
+            ));
+        }
         let mut case = match &report.gate {
             Some(g) => {
                 let status = if g.passed {

@@ -104,10 +104,12 @@ pub fn render(report: &Report) -> Value {
     let mut properties = Map::new();
     properties.insert("target".into(), json!(report.target.url));
     if let Some(v) = &report.verdict {
-        properties.insert(
-            "verdict".into(),
-            json!({"summary": v.summary, "passed": v.passed, "suite": v.suite, "suite_version": v.suite_version, "spec_revision": v.spec_revision}),
-        );
+        let mut verdict = json!({"summary": v.summary, "passed": v.passed, "suite": v.suite, "suite_version": v.suite_version, "spec_revision": v.spec_revision});
+        // A run that judged several MCP revisions: each one's verdict.
+        if !v.revisions().is_empty() {
+            verdict["revisions"] = json!(v.revisions());
+        }
+        properties.insert("verdict".into(), verdict);
     }
     if let Some(run) = &report.run {
         properties.insert("run".into(), json!({"id": run.id, "status": run.status}));

@@ -36,6 +36,22 @@ pub fn summary(report: &Report) -> String {
             v.summary,
             if v.passed { "passes" } else { "fails" }
         );
+        // A run that judged several MCP revisions: one line each.
+        for r in v.revisions() {
+            let c = r.counts;
+            let _ = writeln!(
+                out,
+                "  MCP {}: {} ({}); {} passed, {} failed, {} warnings, {} info, {} skipped",
+                r.spec_revision,
+                r.summary,
+                if r.passed { "passes" } else { "fails" },
+                c.pass,
+                c.fail,
+                c.warn,
+                c.info,
+                c.skip
+            );
+        }
     }
     if let Some(g) = &report.gate {
         if g.passed {

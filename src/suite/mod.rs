@@ -79,7 +79,9 @@ impl SuiteId {
 
 /// The MCP revision a run judges. A server may speak several (a dual-era
 /// server answers both `server/discover` and `initialize`); `newest`, the
-/// default, judges it by the newest one it speaks (see [`detect::mcp_route`]).
+/// default, judges it by the newest one it speaks (see [`detect::mcp_route`]),
+/// `all` by each one it speaks, one suite after the other (see
+/// [`detect::mcp_routes`]).
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema,
 )]
@@ -94,21 +96,32 @@ pub enum McpRevision {
     /// MCP 2025-11-25 (`initialize`, sessions), over Streamable HTTP or stdio.
     #[serde(rename = "2025-11-25")]
     V2025_11_25,
+    /// Every revision the server speaks, each judged by its own suite in the
+    /// one run: the verdict has one part per revision.
+    #[serde(rename = "all")]
+    All,
 }
 
 impl McpRevision {
+    /// Every choice, in the order forms and messages list them.
+    pub const CHOICES: [Self; 4] = [
+        Self::Newest,
+        Self::V2026_07_28,
+        Self::V2025_11_25,
+        Self::All,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Newest => "newest",
             Self::V2026_07_28 => "2026-07-28",
             Self::V2025_11_25 => "2025-11-25",
+            Self::All => "all",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::Newest, Self::V2026_07_28, Self::V2025_11_25]
-            .into_iter()
-            .find(|r| r.as_str() == s)
+        Self::CHOICES.into_iter().find(|r| r.as_str() == s)
     }
 }
 
@@ -200,10 +213,12 @@ pub fn rule_count(suite: SuiteId, options: &RunOptions) -> usize {
         }
         SuiteId::Rcp => rcp::rules().len(),
         // Before a run has chosen its revision, its total is that of the
-        // revision asked for, else of the newest.
+        // revision asked for, else of the newest; `all` counts both suites,
+        // so a target that speaks one revision ends its run short of it.
         SuiteId::Mcp => match options.mcp_revision.unwrap_or_default() {
             McpRevision::V2025_11_25 => mcp2025::rules().len(),
             McpRevision::Newest | McpRevision::V2026_07_28 => mcp::rules().len(),
+            McpRevision::All => mcp::rules().len() + mcp2025::rules().len(),
         },
     }
 }
@@ -259,26 +274,94 @@ impl Counts {
 }
 
 /// The verdict of a finished run. `passed` decides the run's status
-/// (`passed` / `failed`); the rest is what reports and badges show.
+/// (`passed` / `failed`); the rest is what reports and badges show. A run
+/// that judged several MCP revisions combines theirs (see
+/// [`Verdict::of_revisions`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Verdict {
     pub suite: SuiteId,
-    /// Version of protocheck's rules for this suite; stored so old reports keep meaning.
+    /// Version of protocheck's rules for this suite; stored so old reports
+    /// keep meaning. For a run that judged several MCP revisions, each
+    /// revision's (`2026-07-28 0.2.0 · 2025-11-25 0.1.0`).
     pub suite_version: String,
-    /// The protocol revision judged against.
+    /// The protocol revision judged against; for a run that judged several
+    /// MCP revisions, each of them (`2026-07-28, 2025-11-25`).
     pub spec_revision: String,
+    /// For a run that judged several MCP revisions: whether every one passed.
     pub passed: bool,
-    /// One line for people: `L0`, `L1 · OVERCLAIMED (declared L2)`, `compliant`.
+    /// One line for people: `L0`, `L1 · OVERCLAIMED (declared L2)`,
+    /// `compliant`; for several MCP revisions, each one's
+    /// (`2026-07-28 strict · 2025-11-25 non-compliant: 2 failing`).
     pub summary: String,
     pub counts: Counts,
     #[serde(flatten)]
     pub detail: VerdictDetail,
 }
 
-/// Suite-specific verdict fields.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(tag = "kind", rename_all = "lowercase")]
+/// Suite-specific verdict fields. On the wire (the API, reports, the store)
+/// both MCP variants are `"kind": "mcp"`: a verdict of several revisions
+/// carries `revisions` beside its `grade`, and one of a single revision, as
+/// stored before `revisions` existed, does not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "DetailWire", into = "DetailWire")]
 pub enum VerdictDetail {
+    Rcp {
+        profile: String,
+        /// `none`, `L0`, `L1` or `L2`.
+        certified_level: String,
+        declared_level: Option<String>,
+        /// Whether a valid declaration was compared with the certified level:
+        /// false when it is above it (OVERCLAIMED), true when it is not, and
+        /// null when nothing was compared.
+        honest: Option<bool>,
+        /// Whether the run saw the target speak RCP (well-formed JSON-RPC 2.0
+        /// answers); true for verdicts stored before the field existed.
+        protocol_observed: bool,
+        /// The level report: honesty, what the next level needs, per-level
+        /// counts. Boxed so a verdict stays small to move around.
+        report: Box<LevelReport>,
+    },
+    /// MCP judged on one revision.
+    Mcp {
+        /// `strict`, `compliant` or `non-compliant`.
+        grade: String,
+    },
+    /// MCP judged on each revision the target speaks (`mcp_revision: all`):
+    /// the grade is the lowest of theirs.
+    McpRevisions {
+        /// `strict`, `compliant` or `non-compliant`: the lowest of `revisions`.
+        grade: String,
+        /// One verdict per revision judged, newest first.
+        revisions: Vec<RevisionVerdict>,
+        /// Revisions the run did not judge, and why (`2026-07-28: not
+        /// spoken`).
+        not_judged: Vec<String>,
+    },
+}
+
+/// One MCP revision's verdict inside a run that judged several.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct RevisionVerdict {
+    /// The revision this part judged, e.g. `2025-11-25`.
+    pub spec_revision: String,
+    /// Version of protocheck's rules for that revision's suite.
+    pub suite_version: String,
+    /// `strict`, `compliant` or `non-compliant`.
+    pub grade: String,
+    pub passed: bool,
+    /// The suite's own one-line summary for this revision.
+    pub summary: String,
+    /// Findings of this revision's suite only.
+    pub counts: Counts,
+}
+
+/// How [`VerdictDetail`] is written and read: the form verdicts had before a
+/// run could judge several MCP revisions, with `revisions` and `not_judged`
+/// added to `mcp` and defaulted, so stored verdicts still read.
+#[derive(Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+#[schema(as = VerdictDetail)]
+enum DetailWire {
     Rcp {
         profile: String,
         /// `none`, `L0`, `L1` or `L2`.
@@ -300,15 +383,209 @@ pub enum VerdictDetail {
         #[serde(default = "observed_before_recorded")]
         protocol_observed: bool,
         /// The level report: honesty, what the next level needs, per-level
-        /// counts. Flattened into the same JSON object; boxed so a verdict
-        /// stays small to move around.
+        /// counts. Flattened into the same JSON object.
         #[serde(flatten)]
         report: Box<LevelReport>,
     },
     Mcp {
-        /// `strict`, `compliant` or `non-compliant`.
+        /// `strict`, `compliant` or `non-compliant`; for a run that judged
+        /// several revisions, the lowest of theirs.
         grade: String,
+        /// For a run that judged each revision the target speaks
+        /// (`mcp_revision: all`): one verdict per revision, newest first.
+        /// Absent when the run judged one revision.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        revisions: Vec<RevisionVerdict>,
+        /// For such a run: the revisions it did not judge, and why
+        /// (`2026-07-28: not spoken`). Absent when there are none.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        not_judged: Vec<String>,
     },
+}
+
+impl From<DetailWire> for VerdictDetail {
+    fn from(wire: DetailWire) -> Self {
+        match wire {
+            DetailWire::Rcp {
+                profile,
+                certified_level,
+                declared_level,
+                honest,
+                protocol_observed,
+                report,
+            } => Self::Rcp {
+                profile,
+                certified_level,
+                declared_level,
+                honest,
+                protocol_observed,
+                report,
+            },
+            DetailWire::Mcp {
+                grade,
+                revisions,
+                not_judged,
+            } if revisions.is_empty() && not_judged.is_empty() => Self::Mcp { grade },
+            DetailWire::Mcp {
+                grade,
+                revisions,
+                not_judged,
+            } => Self::McpRevisions {
+                grade,
+                revisions,
+                not_judged,
+            },
+        }
+    }
+}
+
+impl From<VerdictDetail> for DetailWire {
+    fn from(detail: VerdictDetail) -> Self {
+        match detail {
+            VerdictDetail::Rcp {
+                profile,
+                certified_level,
+                declared_level,
+                honest,
+                protocol_observed,
+                report,
+            } => Self::Rcp {
+                profile,
+                certified_level,
+                declared_level,
+                honest,
+                protocol_observed,
+                report,
+            },
+            VerdictDetail::Mcp { grade } => Self::Mcp {
+                grade,
+                revisions: Vec::new(),
+                not_judged: Vec::new(),
+            },
+            VerdictDetail::McpRevisions {
+                grade,
+                revisions,
+                not_judged,
+            } => Self::Mcp {
+                grade,
+                revisions,
+                not_judged,
+            },
+        }
+    }
+}
+
+// The API documents a verdict's detail as it is written: the wire form.
+impl utoipa::PartialSchema for VerdictDetail {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        <DetailWire as utoipa::PartialSchema>::schema()
+    }
+}
+
+impl utoipa::ToSchema for VerdictDetail {
+    fn name() -> std::borrow::Cow<'static, str> {
+        <DetailWire as utoipa::ToSchema>::name()
+    }
+
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        <DetailWire as utoipa::ToSchema>::schemas(schemas);
+    }
+}
+
+/// The MCP grades, lowest first.
+const GRADES: [&str; 3] = ["non-compliant", "compliant", "strict"];
+
+impl Verdict {
+    /// The grade of an MCP verdict, of one revision or several.
+    pub fn mcp_grade(&self) -> Option<&str> {
+        match &self.detail {
+            VerdictDetail::Mcp { grade } | VerdictDetail::McpRevisions { grade, .. } => Some(grade),
+            VerdictDetail::Rcp { .. } => None,
+        }
+    }
+
+    /// The per-revision verdicts of a run that judged several MCP revisions;
+    /// empty for any other verdict.
+    pub fn revisions(&self) -> &[RevisionVerdict] {
+        match &self.detail {
+            VerdictDetail::McpRevisions { revisions, .. } => revisions,
+            _ => &[],
+        }
+    }
+
+    /// One verdict of the MCP verdicts `parts` (one per revision judged,
+    /// newest first) and the revisions not judged, with why: it passes only
+    /// if every part passed, its grade is the lowest of theirs, its counts
+    /// their sum, and its summary and revision name each part. `None` when
+    /// `parts` is empty.
+    pub fn of_revisions(parts: Vec<Verdict>, not_judged: Vec<String>) -> Option<Verdict> {
+        let first = parts.first()?;
+        let suite = first.suite;
+        let mut counts = Counts::default();
+        let mut revisions = Vec::with_capacity(parts.len());
+        for part in &parts {
+            let c = part.counts;
+            counts.pass += c.pass;
+            counts.fail += c.fail;
+            counts.warn += c.warn;
+            counts.info += c.info;
+            counts.skip += c.skip;
+            let grade = part
+                .mcp_grade()
+                .unwrap_or(if part.passed {
+                    "compliant"
+                } else {
+                    "non-compliant"
+                })
+                .to_owned();
+            revisions.push(RevisionVerdict {
+                spec_revision: part.spec_revision.clone(),
+                suite_version: part.suite_version.clone(),
+                grade,
+                passed: part.passed,
+                summary: part.summary.clone(),
+                counts: c,
+            });
+        }
+        let grade = revisions
+            .iter()
+            .map(|r| r.grade.as_str())
+            .min_by_key(|g| GRADES.iter().position(|known| known == g).unwrap_or(0))
+            .unwrap_or("non-compliant")
+            .to_owned();
+        let join = |f: &dyn Fn(&RevisionVerdict) -> String| {
+            revisions.iter().map(f).collect::<Vec<_>>().join(" · ")
+        };
+        let mut summary = join(&|r| format!("{} {}", r.spec_revision, r.summary));
+        for note in &not_judged {
+            summary.push_str(" · ");
+            summary.push_str(note);
+        }
+        let spec_revision = revisions
+            .iter()
+            .map(|r| r.spec_revision.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let suite_version = join(&|r| format!("{} {}", r.spec_revision, r.suite_version));
+        Some(Verdict {
+            suite,
+            suite_version,
+            spec_revision,
+            passed: revisions.iter().all(|r| r.passed),
+            summary,
+            counts,
+            detail: VerdictDetail::McpRevisions {
+                grade,
+                revisions,
+                not_judged,
+            },
+        })
+    }
 }
 
 fn observed_before_recorded() -> bool {
@@ -324,7 +601,7 @@ impl VerdictDetail {
             Self::Rcp {
                 protocol_observed, ..
             } => *protocol_observed,
-            Self::Mcp { .. } => true,
+            Self::Mcp { .. } | Self::McpRevisions { .. } => true,
         }
     }
 }
@@ -390,8 +667,8 @@ pub struct RunOptions {
     /// only a run driven in-process (`protocheck check`) can use it.
     #[serde(default, skip_serializing)]
     pub bearer_token: Option<BearerToken>,
-    /// The MCP revision to judge: `newest` (the default), `2026-07-28` or
-    /// `2025-11-25`.
+    /// The MCP revision to judge: `newest` (the default), `2026-07-28`,
+    /// `2025-11-25` or `all` (every revision the server speaks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_revision: Option<McpRevision>,
 }

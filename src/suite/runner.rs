@@ -2,7 +2,7 @@
 //! findings to whoever drives the run through a channel.
 
 use super::detect::Route;
-use super::{Finding, SuiteChoice, Verdict, detect, rcp};
+use super::{Finding, McpRevision, SuiteChoice, SuiteId, Verdict, detect, rcp};
 use tokio::sync::mpsc;
 
 // The suites, the detection and the tests reach the context types through
@@ -12,7 +12,9 @@ pub use super::context::{
 };
 
 /// Runs `choice` against `endpoint`, sending each finding to `findings` as it is
-/// produced, and returns the verdict.
+/// produced, and returns the verdict. An MCP run with `mcp_revision: all`
+/// runs the suite of each revision the target speaks, one after the other
+/// within the one deadline, and returns their combined verdict.
 pub async fn run_suite(
     choice: SuiteChoice,
     endpoint: &Endpoint,
@@ -20,20 +22,61 @@ pub async fn run_suite(
     findings: mpsc::Sender<Finding>,
 ) -> Result<Verdict, EngineError> {
     let deadline = ctx.deadline;
+    let every_revision = ctx.options.mcp_revision == Some(McpRevision::All);
     let work = async {
         let route = match choice {
-            SuiteChoice::Mcp => detect::mcp_route(endpoint, ctx).await?,
-            SuiteChoice::Rcp => Route::Rcp,
-            SuiteChoice::Auto => detect::detect(endpoint, ctx).await?,
+            SuiteChoice::Mcp if every_revision => None,
+            SuiteChoice::Mcp => Some(detect::mcp_route(endpoint, ctx).await?),
+            SuiteChoice::Rcp => Some(Route::Rcp),
+            SuiteChoice::Auto => Some(detect::detect(endpoint, ctx).await?),
         };
-        let mut reporter = Reporter::new(findings);
         match route {
-            Route::Rcp => rcp::run(endpoint, ctx, &mut reporter).await,
-            Route::Mcp2026 => super::mcp::run(endpoint, ctx, &mut reporter).await,
-            Route::Mcp2025 => super::mcp2025::run(endpoint, ctx, &mut reporter).await,
+            Some(route) if !(every_revision && route.suite() == SuiteId::Mcp) => {
+                run_route(route, endpoint, ctx, &findings).await
+            }
+            _ => run_every_revision(endpoint, ctx, &findings).await,
         }
     };
     tokio::time::timeout(deadline, work)
         .await
         .map_err(|_| EngineError::Deadline(deadline))?
+}
+
+/// Runs the one suite `route` names.
+async fn run_route(
+    route: Route,
+    endpoint: &Endpoint,
+    ctx: &RunContext,
+    findings: &mpsc::Sender<Finding>,
+) -> Result<Verdict, EngineError> {
+    // Each suite grades its own findings: a reporter of its own.
+    let mut reporter = Reporter::new(findings.clone());
+    match route {
+        Route::Rcp => rcp::run(endpoint, ctx, &mut reporter).await,
+        Route::Mcp2026 => super::mcp::run(endpoint, ctx, &mut reporter).await,
+        Route::Mcp2025 => super::mcp2025::run(endpoint, ctx, &mut reporter).await,
+    }
+}
+
+/// Judges `endpoint` on every MCP revision it speaks. A target that speaks
+/// none is judged as `newest` judges it, with that suite's verdict alone.
+async fn run_every_revision(
+    endpoint: &Endpoint,
+    ctx: &RunContext,
+    findings: &mpsc::Sender<Finding>,
+) -> Result<Verdict, EngineError> {
+    let plan = detect::mcp_routes(endpoint, ctx).await?;
+    let mut parts = Vec::with_capacity(plan.routes.len());
+    for route in &plan.routes {
+        parts.push(run_route(*route, endpoint, ctx, findings).await?);
+    }
+    if parts.len() == 1
+        && plan.not_judged.is_empty()
+        && let Some(only) = parts.pop()
+    {
+        return Ok(only);
+    }
+    Verdict::of_revisions(parts, plan.not_judged).ok_or_else(|| {
+        EngineError::Unsupported("no MCP suite can judge this target over its transport".into())
+    })
 }

@@ -13,7 +13,7 @@ use crate::store::{
     ApiKey, HistoryCursor, Run, RunStatus, StoredFinding, Target, WebhookAttempt, WebhookDelivery,
 };
 use crate::submit::{self, Reason, Submission, SubmitOptions};
-use crate::suite::{Finding, SuiteChoice, Verdict};
+use crate::suite::{Finding, McpRevision, SuiteChoice, Verdict};
 use crate::webhook;
 use axum::extract::connect_info::ConnectInfo;
 use axum::extract::{FromRequestParts, State};
@@ -240,10 +240,13 @@ async fn accept_submission(
                 detail: "options must be an object".into(),
             });
         }
-        Some(v) => serde_json::from_value(v.clone()).map_err(|e| WebError::Invalid {
-            field: "options",
-            detail: format!("options: {e}"),
-        })?,
+        Some(v) => {
+            check_mcp_revision(v)?;
+            serde_json::from_value(v.clone()).map_err(|e| WebError::Invalid {
+                field: "options",
+                detail: format!("options: {e}"),
+            })?
+        }
     };
     // The document says int64, as most clients can hold; larger ages mean nothing anyway.
     if body.max_age_s.is_some_and(|s| i64::try_from(s).is_err()) {
@@ -315,6 +318,32 @@ where
 fn parse_run_id(raw: &str) -> ApiResult<Uuid> {
     Uuid::parse_str(raw)
         .map_err(|_| WebError::NotFound(format!("no run has the id `{}`", clip(raw))))
+}
+
+/// Refuses an `options.mcp_revision` that names no revision, naming the
+/// field and the choices (serde's message would name only `options`).
+fn check_mcp_revision(options: &Value) -> Result<(), WebError> {
+    let Some(given) = options.get("mcp_revision") else {
+        return Ok(());
+    };
+    if given.as_str().and_then(McpRevision::parse).is_some() {
+        return Ok(());
+    }
+    let choices: Vec<String> = McpRevision::CHOICES
+        .iter()
+        .map(|r| format!("`{}`", r.as_str()))
+        .collect();
+    let shown = match given.as_str() {
+        Some(s) => format!("`{}`", clip(s)),
+        None => "a value that is not a string".to_owned(),
+    };
+    Err(WebError::Invalid {
+        field: "options.mcp_revision",
+        detail: format!(
+            "options.mcp_revision is {shown}; use one of {}",
+            choices.join(", ")
+        ),
+    })
 }
 
 fn clip(s: &str) -> String {

@@ -629,3 +629,56 @@ async fn a_readme_badge_shows_the_latest_run_links_to_it_and_verifies() {
         pool.shutdown().await;
     }
 }
+
+/// A badge names the MCP revision its verdict certifies; for a run that
+/// judged several, each revision and, in the same order, its grade.
+#[tokio::test]
+async fn an_mcp_badge_names_each_revision_it_certifies() {
+    let db = common::sqlite().await;
+    let s = db.store.as_ref();
+    let app = TestApp::start(&db, 100).await;
+    let mut older = mcp("compliant", 0);
+    older.spec_revision = "2025-11-25".into();
+    let both = Verdict::of_revisions(vec![mcp("strict", 0), older.clone()], Vec::new())
+        .expect("two parts");
+    let mut failing_newer = mcp("non-compliant", 2);
+    failing_newer.passed = false;
+    let one_fails =
+        Verdict::of_revisions(vec![failing_newer, older.clone()], Vec::new()).expect("two parts");
+    let only_older =
+        Verdict::of_revisions(vec![older.clone()], vec!["2026-07-28: not spoken".into()])
+            .expect("one part");
+    for (n, (verdict, label, message, color)) in [
+        (older, "MCP 2025-11-25", "compliant", "green"),
+        (
+            both,
+            "MCP 2026-07-28 · 2025-11-25",
+            "strict · compliant",
+            "green",
+        ),
+        (
+            one_fails,
+            "MCP 2026-07-28 · 2025-11-25",
+            "2 failing · compliant",
+            "red",
+        ),
+        (only_older, "MCP 2025-11-25", "compliant", "green"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let key = target(s, &format!("http://revisions-{n}.example/mcp")).await;
+        finish_run(s, &key, "mcp", RunEnd::Verdict(verdict)).await;
+        let got = get(&app, &format!("/badge/{key}/mcp.svg"), None).await;
+        assert_eq!(got.status, 200, "{label}");
+        let (title, texts, _) = parse_svg(&got.body);
+        assert_eq!(texts, vec![label.to_owned(), message.to_owned()]);
+        assert!(title.starts_with(&format!("{label}: {message}")), "{title}");
+        let got = get(&app, &format!("/badge/{key}/mcp.json"), None).await;
+        let doc: Value = serde_json::from_str(&got.body).expect("json");
+        assert_eq!(
+            (&doc["label"], &doc["message"], &doc["color"]),
+            (&json!(label), &json!(message), &json!(color))
+        );
+    }
+}

@@ -1,14 +1,21 @@
 //! Era routing: `suite: auto` and `suite: mcp` send a server to the suite of
 //! the newest MCP revision it speaks (or the one the run asks for), over
-//! Streamable HTTP and stdio, and tell MCP from RCP on a child process.
+//! Streamable HTTP and stdio, and tell MCP from RCP on a child process; with
+//! `mcp_revision: all` a run judges a server on every revision it speaks and
+//! its verdict has a part per revision.
 
+use crate::common;
 use crate::common::suite::{dump, loopback, run};
 use protocheck::reference::mcp::{McpReferenceConfig, ReferenceEra, serve_mcp_reference};
 use protocheck::reference::mcp2025::{Mcp25ReferenceConfig, serve_mcp25_reference};
+use protocheck::store::{Inserted, NewRun, RunEnd};
 use protocheck::suite::runner::Endpoint;
-use protocheck::suite::{McpRevision, RunOptions, SuiteChoice, SuiteId, Verdict, VerdictDetail};
+use protocheck::suite::{
+    Counts, Finding, McpRevision, RunOptions, SuiteChoice, SuiteId, Verdict, VerdictDetail,
+};
 use std::collections::BTreeSet;
 use url::Url;
+use uuid::Uuid;
 
 async fn mcp2025_at() -> Url {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -22,8 +29,14 @@ async fn mcp2025_at() -> Url {
 }
 
 async fn mcp2026_at(era: ReferenceEra) -> Url {
-    let config = McpReferenceConfig::new(BTreeSet::new())
-        .expect("no faults")
+    mcp2026_broken_at(era, &[]).await
+}
+
+/// The 2026-07-28 reference playing `era`, with the rules `faults` broken.
+async fn mcp2026_broken_at(era: ReferenceEra, faults: &[&str]) -> Url {
+    let faults = faults.iter().map(|f| (*f).to_owned()).collect();
+    let config = McpReferenceConfig::new(faults)
+        .expect("known faults")
         .with_era(era);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -56,7 +69,7 @@ async fn judged(
     let verdict: Verdict =
         verdict.unwrap_or_else(|e| panic!("{endpoint}: no verdict: {e}\n{}", dump(&findings)));
     let outcome = match &verdict.detail {
-        VerdictDetail::Mcp { grade } => grade.clone(),
+        VerdictDetail::Mcp { grade } | VerdictDetail::McpRevisions { grade, .. } => grade.clone(),
         VerdictDetail::Rcp {
             certified_level, ..
         } => certified_level.clone(),
@@ -139,6 +152,7 @@ fn revisions_read_and_write_as_their_names() {
         ("newest", McpRevision::Newest),
         ("2026-07-28", McpRevision::V2026_07_28),
         ("2025-11-25", McpRevision::V2025_11_25),
+        ("all", McpRevision::All),
     ] {
         assert_eq!(McpRevision::parse(name), Some(revision));
         assert_eq!(
@@ -150,4 +164,400 @@ fn revisions_read_and_write_as_their_names() {
     let refused =
         serde_json::from_value::<RunOptions>(serde_json::json!({"mcp_revision": "latest"}));
     assert!(refused.is_err());
+}
+
+/// A run with `mcp_revision: all`: its verdict, or a panic with its findings.
+async fn judged_on_all(choice: SuiteChoice, endpoint: &Endpoint) -> (Verdict, Vec<Finding>) {
+    let ctx = loopback(RunOptions {
+        mcp_revision: Some(McpRevision::All),
+        ..RunOptions::default()
+    });
+    let (verdict, findings) = run(choice, endpoint, &ctx).await;
+    match verdict {
+        Ok(v) => (v, findings),
+        Err(e) => panic!("{endpoint}: no verdict: {e}\n{}", dump(&findings)),
+    }
+}
+
+/// The revision a finding's rule belongs to.
+fn revision_of(f: &Finding) -> &'static str {
+    if f.rule_id.starts_with("MCP25-") {
+        "2025-11-25"
+    } else {
+        assert!(f.rule_id.starts_with("MCP-"), "{}", f.rule_id);
+        "2026-07-28"
+    }
+}
+
+/// What every verdict of several revisions must be: each part counts the
+/// findings of its own suite, and the whole combines the parts faithfully.
+fn assert_combines(verdict: &Verdict, findings: &[Finding]) {
+    let parts = verdict.revisions();
+    let mut sum = Counts::default();
+    for part in parts {
+        let own: Vec<&Finding> = findings
+            .iter()
+            .filter(|f| revision_of(f) == part.spec_revision)
+            .collect();
+        assert!(!own.is_empty(), "{}: no findings", part.spec_revision);
+        assert_eq!(
+            part.counts,
+            Counts::of(own.iter().copied()),
+            "{}",
+            part.spec_revision
+        );
+        assert_eq!(part.passed, part.counts.fail == 0, "{}", part.spec_revision);
+        assert!(
+            verdict
+                .summary
+                .contains(&format!("{} {}", part.spec_revision, part.summary)),
+            "{}",
+            verdict.summary
+        );
+        sum.pass += part.counts.pass;
+        sum.fail += part.counts.fail;
+        sum.warn += part.counts.warn;
+        sum.info += part.counts.info;
+        sum.skip += part.counts.skip;
+    }
+    assert_eq!(verdict.counts, sum);
+    assert_eq!(verdict.counts, Counts::of(findings));
+    assert_eq!(verdict.passed, parts.iter().all(|p| p.passed));
+    let names: Vec<&str> = parts.iter().map(|p| p.spec_revision.as_str()).collect();
+    assert_eq!(verdict.spec_revision, names.join(", "));
+    let lowest = ["non-compliant", "compliant", "strict"]
+        .into_iter()
+        .find(|g| parts.iter().any(|p| p.grade == *g));
+    assert_eq!(verdict.mcp_grade(), lowest);
+}
+
+#[tokio::test]
+async fn a_dual_era_server_judged_on_all_gets_a_verdict_per_revision() {
+    let endpoint = Endpoint::Http(mcp2026_at(ReferenceEra::DualEra).await);
+    for choice in [SuiteChoice::Mcp, SuiteChoice::Auto] {
+        let (verdict, findings) = judged_on_all(choice, &endpoint).await;
+        let parts: Vec<&str> = verdict
+            .revisions()
+            .iter()
+            .map(|r| r.spec_revision.as_str())
+            .collect();
+        assert_eq!(parts, ["2026-07-28", "2025-11-25"], "{choice:?}");
+        assert_eq!(verdict.suite, SuiteId::Mcp);
+        assert_eq!(verdict.spec_revision, "2026-07-28, 2025-11-25");
+        assert!(
+            matches!(&verdict.detail, VerdictDetail::McpRevisions { not_judged, .. } if not_judged.is_empty()),
+            "{:?}",
+            verdict.detail
+        );
+        assert_combines(&verdict, &findings);
+        // Each suite ran whole: its own catalogue, every rule once.
+        let of = |revision: &str| {
+            findings
+                .iter()
+                .filter(|f| revision_of(f) == revision)
+                .map(|f| f.rule_id.as_str())
+                .collect::<BTreeSet<_>>()
+                .len()
+        };
+        assert_eq!(of("2026-07-28"), protocheck::suite::mcp::rules().len());
+        assert_eq!(of("2025-11-25"), protocheck::suite::mcp2025::rules().len());
+        // The newest part alone is what `newest` gives the same server.
+        let ctx = loopback(RunOptions::default());
+        let (newest, _) = run(choice, &endpoint, &ctx).await;
+        let newest = newest.expect("a verdict");
+        let first = &verdict.revisions()[0];
+        assert_eq!(
+            (first.grade.as_str(), first.counts, &first.summary),
+            (
+                newest.mcp_grade().expect("an MCP grade"),
+                newest.counts,
+                &newest.summary
+            )
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_server_of_one_revision_judged_on_all_is_judged_on_it_and_told_the_other_was_not_spoken()
+{
+    let older = Endpoint::Http(mcp2025_at().await);
+    let newer = Endpoint::Http(mcp2026_at(ReferenceEra::Modern).await);
+    for (endpoint, spoken, silent) in [
+        (&older, "2025-11-25", "2026-07-28"),
+        (&newer, "2026-07-28", "2025-11-25"),
+    ] {
+        for choice in [SuiteChoice::Mcp, SuiteChoice::Auto] {
+            let (verdict, findings) = judged_on_all(choice, endpoint).await;
+            let VerdictDetail::McpRevisions {
+                revisions,
+                not_judged,
+                ..
+            } = &verdict.detail
+            else {
+                panic!("{spoken} {choice:?}: {:?}", verdict.detail);
+            };
+            assert_eq!(revisions.len(), 1, "{spoken} {choice:?}");
+            assert_eq!(revisions[0].spec_revision, spoken);
+            assert_eq!(not_judged, &[format!("{silent}: not spoken")]);
+            assert_eq!(verdict.spec_revision, spoken);
+            assert!(
+                verdict.summary.ends_with(&format!("{silent}: not spoken")),
+                "{}",
+                verdict.summary
+            );
+            assert!(findings.iter().all(|f| revision_of(f) == spoken));
+            assert_combines(&verdict, &findings);
+        }
+    }
+    // The reference 2025-11-25 server is strict, so its one part passes.
+    let (verdict, _) = judged_on_all(SuiteChoice::Mcp, &older).await;
+    assert!(verdict.passed, "{}", verdict.summary);
+    assert_eq!(verdict.mcp_grade(), Some("strict"));
+}
+
+#[tokio::test]
+async fn a_failing_revision_fails_the_whole_run() {
+    let endpoint = Endpoint::Http(mcp2026_broken_at(ReferenceEra::DualEra, &["MCP-HDR-001"]).await);
+    let (verdict, findings) = judged_on_all(SuiteChoice::Mcp, &endpoint).await;
+    assert_combines(&verdict, &findings);
+    let parts = verdict.revisions();
+    assert_eq!(parts.len(), 2, "{}", verdict.summary);
+    assert_eq!(parts[0].spec_revision, "2026-07-28");
+    assert!(!parts[0].passed, "{}", parts[0].summary);
+    assert_eq!(parts[0].grade, "non-compliant");
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.rule_id == "MCP-HDR-001" && f.outcome == protocheck::suite::Outcome::Fail),
+        "{}",
+        dump(&findings)
+    );
+    assert!(!verdict.passed);
+    assert_eq!(verdict.mcp_grade(), Some("non-compliant"));
+    assert!(
+        verdict.summary.starts_with("2026-07-28 non-compliant"),
+        "{}",
+        verdict.summary
+    );
+}
+
+#[tokio::test]
+async fn over_stdio_all_judges_the_revisions_the_child_speaks_that_stdio_has() {
+    let endpoint = reference_stdio("mcp --revision 2025-11-25");
+    for choice in [SuiteChoice::Mcp, SuiteChoice::Auto] {
+        let (verdict, findings) = judged_on_all(choice, &endpoint).await;
+        let VerdictDetail::McpRevisions {
+            revisions,
+            not_judged,
+            ..
+        } = &verdict.detail
+        else {
+            panic!("{choice:?}: {:?}", verdict.detail);
+        };
+        let names: Vec<&str> = revisions.iter().map(|r| r.spec_revision.as_str()).collect();
+        assert_eq!(names, ["2025-11-25"], "{choice:?}");
+        // 2026-07-28 is left out: not spoken, or not judged over stdio at all.
+        let over_stdio = protocheck::suite::detect::STDIO_ROUTES
+            .iter()
+            .any(|r| r.mcp_revision() == Some(McpRevision::V2026_07_28));
+        let why = if over_stdio {
+            "not spoken"
+        } else {
+            "not judged over stdio"
+        };
+        assert_eq!(not_judged, &[format!("2026-07-28: {why}")], "{choice:?}");
+        assert_combines(&verdict, &findings);
+        assert!(verdict.passed, "{}\n{}", verdict.summary, dump(&findings));
+    }
+}
+
+#[tokio::test]
+async fn a_verdict_of_several_revisions_is_stored_and_read_back_whole() {
+    let endpoint = Endpoint::Http(mcp2026_at(ReferenceEra::DualEra).await);
+    let (verdict, _) = judged_on_all(SuiteChoice::Mcp, &endpoint).await;
+    assert_eq!(verdict.revisions().len(), 2);
+    for db in common::all_backends().await {
+        let store = db.store.as_ref();
+        let url = "http://dual.example/mcp";
+        let key = protocheck::target::target_key(url);
+        store.upsert_target(&key, url, 1).await.expect("target");
+        let new = NewRun {
+            id: Uuid::now_v7(),
+            target_id: key,
+            suite: SuiteChoice::Mcp,
+            options: RunOptions {
+                mcp_revision: Some(McpRevision::All),
+                ..RunOptions::default()
+            },
+            webhook_url: None,
+            dedup_key: Uuid::new_v4().to_string(),
+            max_attempts: 3,
+            created_at_ms: protocheck::now_ms(),
+        };
+        let Ok(Inserted::New(queued)) = store.insert_run(&new).await else {
+            panic!("{}: a new run", db.name());
+        };
+        let now = protocheck::now_ms();
+        let claimed = store.claim_run("w", now, 60_000).await.expect("claim");
+        assert_eq!(claimed.map(|r| r.id), Some(queued.id), "{}", db.name());
+        let end = RunEnd::Verdict(verdict.clone());
+        assert!(
+            store
+                .finish_run(queued.id, "w", &end, &verdict.suite_version, now + 1)
+                .await
+                .expect("finish")
+        );
+        let stored = store
+            .get_run(queued.id)
+            .await
+            .expect("read")
+            .expect("the run");
+        assert_eq!(stored.verdict.as_ref(), Some(&verdict), "{}", db.name());
+        assert_eq!(
+            stored.options.mcp_revision,
+            Some(McpRevision::All),
+            "{}",
+            db.name()
+        );
+        // The run's webhook announcement carries the parts too.
+        let announced = protocheck::webhook::payload(&stored, None);
+        assert_eq!(
+            announced["verdict"]["grade"],
+            verdict.mcp_grade().unwrap_or("?")
+        );
+        assert_eq!(
+            announced["verdict"]["revisions"],
+            serde_json::to_value(verdict.revisions()).expect("parts")
+        );
+    }
+}
+
+#[tokio::test]
+async fn reports_of_a_run_of_several_revisions_name_each() {
+    use protocheck::report::{Format, Report};
+    let endpoint = Endpoint::Http(mcp2026_at(ReferenceEra::DualEra).await);
+    let (verdict, findings) = judged_on_all(SuiteChoice::Mcp, &endpoint).await;
+    let report = Report::from_check(&endpoint.to_string(), Ok(&verdict), &findings);
+    let sarif: serde_json::Value =
+        serde_json::from_str(&report.render(Format::Sarif)).expect("SARIF is JSON");
+    let shown = &sarif["runs"][0]["properties"]["verdict"];
+    assert_eq!(shown["spec_revision"], "2026-07-28, 2025-11-25");
+    assert_eq!(
+        shown["revisions"],
+        serde_json::to_value(verdict.revisions()).expect("parts")
+    );
+    let junit = report.render(Format::Junit);
+    for part in verdict.revisions() {
+        assert!(
+            junit.contains(&format!("name=\"verdict {}\"", part.spec_revision)),
+            "{junit}"
+        );
+    }
+}
+
+#[test]
+fn verdicts_of_one_revision_read_and_write_as_before() {
+    // A verdict stored before a run could judge several revisions.
+    let old = serde_json::json!({
+        "suite": "mcp", "suite_version": "0.1.0", "spec_revision": "2025-11-25",
+        "passed": true, "summary": "strict",
+        "counts": {"pass": 3, "fail": 0, "warn": 0, "info": 0, "skip": 1},
+        "kind": "mcp", "grade": "strict"
+    });
+    let read: Verdict = serde_json::from_value(old.clone()).expect("an old verdict reads");
+    assert_eq!(
+        read.detail,
+        VerdictDetail::Mcp {
+            grade: "strict".into()
+        }
+    );
+    assert!(read.revisions().is_empty());
+    assert_eq!(serde_json::to_value(&read).expect("writes"), old);
+
+    // One of several: `kind` stays `mcp`, the parts ride beside the grade.
+    let part = |revision: &str, grade: &str, fail: u32| Verdict {
+        spec_revision: revision.into(),
+        passed: fail == 0,
+        summary: grade.into(),
+        counts: Counts {
+            fail,
+            pass: 2,
+            ..Counts::default()
+        },
+        detail: VerdictDetail::Mcp {
+            grade: grade.into(),
+        },
+        ..read.clone()
+    };
+    let both = Verdict::of_revisions(
+        vec![
+            part("2026-07-28", "strict", 0),
+            part("2025-11-25", "compliant", 0),
+        ],
+        Vec::new(),
+    )
+    .expect("two parts");
+    assert!(both.passed);
+    assert_eq!(both.mcp_grade(), Some("compliant"));
+    assert_eq!(both.summary, "2026-07-28 strict · 2025-11-25 compliant");
+    assert_eq!(both.counts.pass, 4);
+    let json = serde_json::to_value(&both).expect("writes");
+    assert_eq!(json["kind"], "mcp");
+    assert_eq!(json["grade"], "compliant");
+    assert_eq!(json["revisions"][1]["spec_revision"], "2025-11-25");
+    assert!(json.get("not_judged").is_none(), "{json}");
+    let back: Verdict = serde_json::from_value(json).expect("reads");
+    assert_eq!(back, both);
+
+    let failing = Verdict::of_revisions(
+        vec![
+            part("2026-07-28", "strict", 0),
+            part("2025-11-25", "non-compliant", 1),
+        ],
+        Vec::new(),
+    )
+    .expect("two parts");
+    assert!(!failing.passed);
+    assert_eq!(failing.mcp_grade(), Some("non-compliant"));
+    assert_eq!(Verdict::of_revisions(Vec::new(), Vec::new()), None);
+}
+
+#[tokio::test]
+async fn check_with_mcp_revision_all_prints_each_revision() {
+    use crate::common::cli::{output, protocheck, show};
+    let url = mcp2026_at(ReferenceEra::DualEra).await;
+    let mut cmd = protocheck();
+    cmd.args([
+        "check",
+        url.as_str(),
+        "--suite",
+        "mcp",
+        "--mcp-revision",
+        "all",
+    ]);
+    let out = output(cmd).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "a verdict: {}",
+        show(&out)
+    );
+    for revision in ["2026-07-28", "2025-11-25"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("  MCP {revision}: "))),
+            "{revision}: {}",
+            show(&out)
+        );
+    }
+    assert!(stdout.contains("verdict: 2026-07-28 "), "{}", show(&out));
+    assert!(stdout.contains("MCP25-"), "{}", show(&out));
+
+    let mut cmd = protocheck();
+    cmd.args(["check", url.as_str(), "--mcp-revision", "every"]);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("`all`"), "{}", show(&out));
 }

@@ -253,6 +253,108 @@ async fn finished_runs_and_their_attestations_match_the_document() {
     }
 }
 
+/// A run judged on every MCP revision its target speaks: the API takes
+/// `mcp_revision: all`, documents it, and its verdict of several parts
+/// matches the document; a revision that is not one is a precise 422.
+#[tokio::test]
+async fn a_run_of_every_mcp_revision_matches_the_document() {
+    use protocheck::reference::mcp::{McpReferenceConfig, ReferenceEra, serve_mcp_reference};
+    let config = McpReferenceConfig::new(Default::default())
+        .expect("no faults")
+        .with_era(ReferenceEra::DualEra);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("local addr");
+    tokio::spawn(async move {
+        let _ = serve_mcp_reference(listener, config).await;
+    });
+    let url = format!("http://{addr}/mcp");
+
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let pool = app.workers(worker_config(1, Duration::from_secs(60)));
+    let doc = document(&app).await;
+    let choices = &doc["components"]["schemas"]["McpRevision"]["enum"];
+    assert!(
+        choices
+            .as_array()
+            .is_some_and(|c| c.contains(&json!("all"))),
+        "{choices}"
+    );
+
+    let resp = app
+        .post_json(
+            "/api/v1/runs",
+            &json!({"url": url, "suite": "mcp", "options": {"mcp_revision": "latest"}}),
+        )
+        .await;
+    assert_eq!(resp.status(), 422);
+    assert_eq!(
+        resp.headers()["content-type"].to_str().unwrap(),
+        "application/problem+json"
+    );
+    let problem: Value = resp.json().await.expect("problem");
+    assert_eq!(problem["field"], "options.mcp_revision", "{problem}");
+    assert_eq!(
+        problem["detail"],
+        "options.mcp_revision is `latest`; use one of `newest`, `2026-07-28`, `2025-11-25`, `all`"
+    );
+
+    let submitted = app
+        .submit(&json!({"url": url, "suite": "mcp", "options": {"mcp_revision": "all"}}))
+        .await;
+    assert_matches(&doc, "SubmittedRun", &submitted);
+    let id = submitted["id"].as_str().expect("id");
+    let run = app.wait_finished(id, Duration::from_secs(60)).await;
+    assert_eq!(run["options"]["mcp_revision"], "all", "{run:#}");
+    assert_eq!(
+        run["verdict"]["revisions"].as_array().map(Vec::len),
+        Some(2),
+        "{run:#}"
+    );
+    assert_matches(&doc, "RunView", &run);
+    let mut broken = run.clone();
+    broken["verdict"]["revisions"][0]["counts"] = json!("many");
+    assert!(!violations(&doc, "RunView", &broken).is_empty());
+
+    // The report document says the same, and its schema knows the parts.
+    let report = app
+        .get_text(&format!("/api/v1/runs/{id}/report.json"))
+        .await;
+    let report: Value = serde_json::from_str(&report).expect("a JSON report");
+    assert_eq!(report["verdict"], run["verdict"]);
+    let schema: Value =
+        serde_json::from_str(protocheck::report::SCHEMA).expect("the report schema");
+    let validator = jsonschema::draft202012::new(&schema).expect("a valid JSON Schema");
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+
+    // The signed statement carries each revision's verdict too.
+    let (status, envelope) = app
+        .get_json(&format!("/api/v1/runs/{id}/attestation"))
+        .await;
+    assert_eq!(status, 200);
+    let verified: Value = app
+        .post_json("/api/v1/verify", &envelope)
+        .await
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(verified["valid"], true, "{verified:#}");
+    assert_matches(&doc, "Verification", &verified);
+    let predicate = &verified["statement"]["predicate"];
+    assert_eq!(predicate["spec_revision"], "2026-07-28, 2025-11-25");
+    assert_eq!(
+        predicate["verdict"]["revisions"], run["verdict"]["revisions"],
+        "{predicate:#}"
+    );
+    pool.shutdown().await;
+}
+
 /// A body is a JSON object: serde would read a struct from an array by
 /// position, and the document says object.
 #[tokio::test]

@@ -523,3 +523,113 @@ async fn a_form_over_the_size_limit_is_refused_with_413() {
     let html = resp.text().await.expect("html");
     assert!(html.contains("Request body too large"), "{html}");
 }
+
+/// The 2026-07-28 reference playing a dual-era server (it also answers a
+/// 2025-11-25 `initialize`); its endpoint URL.
+async fn dual_era_reference() -> String {
+    use protocheck::reference::mcp::{McpReferenceConfig, ReferenceEra, serve_mcp_reference};
+    let config = McpReferenceConfig::new(Default::default())
+        .expect("no faults")
+        .with_era(ReferenceEra::DualEra);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("local addr");
+    tokio::spawn(async move {
+        let _ = serve_mcp_reference(listener, config).await;
+    });
+    format!("http://{addr}/mcp")
+}
+
+#[tokio::test]
+async fn the_form_posts_the_mcp_revision_and_the_report_shows_each_one() {
+    let target = dual_era_reference().await;
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let pool = app.workers(worker_config(1, Duration::from_secs(60)));
+    let client = no_redirects();
+    let token = csrf(&app, &client).await;
+    let home = client
+        .get(app.url("/"))
+        .send()
+        .await
+        .expect("home")
+        .text()
+        .await
+        .expect("html");
+    assert!(home.contains("<label for=\"mcp_revision\">MCP revision</label>"));
+    for value in ["newest", "2026-07-28", "2025-11-25", "all"] {
+        assert!(
+            home.contains(&format!("<option value=\"{value}\"")),
+            "{value}"
+        );
+    }
+
+    // An unknown revision is refused on the form, next to what was typed.
+    let resp = post_form(
+        &app,
+        &client,
+        &token,
+        &[
+            ("url", &target),
+            ("suite", "mcp"),
+            ("mcp_revision", "2024-11-05"),
+        ],
+    )
+    .await;
+    assert_eq!(resp.status(), 422);
+    let html = resp.text().await.expect("html");
+    assert!(
+        html.contains("The MCP revision `2024-11-05` is unknown."),
+        "{html}"
+    );
+
+    let resp = post_form(
+        &app,
+        &client,
+        &token,
+        &[("url", &target), ("suite", "mcp"), ("mcp_revision", "all")],
+    )
+    .await;
+    assert_eq!(resp.status(), 303);
+    let location = resp.headers()["location"]
+        .to_str()
+        .expect("location")
+        .to_owned();
+    let id = location.trim_start_matches("/runs/").to_owned();
+    let run = app.wait_finished(&id, FINISH).await;
+    assert_eq!(run["options"]["mcp_revision"], "all", "{run:#}");
+    let revisions = run["verdict"]["revisions"]
+        .as_array()
+        .expect("a verdict per revision");
+    let names: Vec<&str> = revisions
+        .iter()
+        .filter_map(|r| r["spec_revision"].as_str())
+        .collect();
+    assert_eq!(names, ["2026-07-28", "2025-11-25"], "{run:#}");
+
+    let html = client
+        .get(app.url(&location))
+        .send()
+        .await
+        .expect("run page")
+        .text()
+        .await
+        .expect("html");
+    assert!(
+        html.contains("<h1>MCP 2026-07-28, 2025-11-25 run</h1>"),
+        "{html}"
+    );
+    assert!(html.contains("aria-label=\"Verdict per MCP revision\""));
+    for revision in names {
+        assert!(
+            html.contains(&format!("<strong>MCP {revision}</strong>: ")),
+            "{revision}"
+        );
+        assert!(
+            html.contains(&format!("<h3>MCP {revision} · ")),
+            "{revision}: its findings grouped apart"
+        );
+    }
+    pool.shutdown().await;
+}

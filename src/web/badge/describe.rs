@@ -2,18 +2,40 @@
 
 use super::render::{self, Badge, Color};
 use crate::store::{RunStatus, SuiteRuns, Target};
-use crate::suite::mcp::SPEC_REVISION as MCP_REVISION;
-use crate::suite::{SuiteId, Verdict, VerdictDetail};
+use crate::suite::{McpRevision, SuiteId, Verdict, VerdictDetail};
 
-/// What a badge shows for `suite` on `target`, given its runs.
+/// What a badge shows for `suite` on `target`, given its runs. An MCP badge
+/// names the revision its verdict certifies (each one, for a run that judged
+/// several); without a verdict, the revision the run asked for, if it asked
+/// for one.
 pub fn describe(suite: SuiteId, target: Option<&Target>, runs: &SuiteRuns) -> Badge {
     let verdict = runs.finished.as_ref().and_then(|r| r.verdict.as_ref());
     let label = match suite {
         SuiteId::Rcp => "RCP".to_owned(),
-        SuiteId::Mcp => format!(
-            "MCP {}",
-            verdict.map_or(MCP_REVISION, |v| v.spec_revision.as_str())
-        ),
+        SuiteId::Mcp => match verdict {
+            Some(v) if !v.revisions().is_empty() => {
+                let names: Vec<&str> = v
+                    .revisions()
+                    .iter()
+                    .map(|r| r.spec_revision.as_str())
+                    .collect();
+                format!("MCP {}", names.join(" · "))
+            }
+            Some(v) => format!("MCP {}", v.spec_revision),
+            None => {
+                let asked = runs
+                    .finished
+                    .as_ref()
+                    .or(runs.active.as_ref())
+                    .and_then(|r| r.options.mcp_revision);
+                match asked {
+                    Some(r @ (McpRevision::V2026_07_28 | McpRevision::V2025_11_25)) => {
+                        format!("MCP {}", r.as_str())
+                    }
+                    _ => "MCP".to_owned(),
+                }
+            }
+        },
     };
     let Some(target) = target else {
         // Nothing about the target is known, so nothing of it is echoed either.
@@ -54,17 +76,32 @@ fn verdict_badge(label: &str, v: &Verdict, url: Option<&str>) -> Badge {
             };
             Badge::new(label, certified_level, color, url)
         }
-        VerdictDetail::Mcp { grade } => match grade.as_str() {
-            "strict" => Badge::new(label, "strict", Color::BrightGreen, url),
-            "compliant" => Badge::new(label, "compliant", Color::Green, url),
-            _ if v.counts.fail > 0 => Badge::new(
-                label,
-                &format!("{} failing", v.counts.fail),
-                Color::Red,
-                url,
-            ),
-            other => Badge::new(label, other, Color::Red, url),
-        },
+        VerdictDetail::Mcp { grade } => {
+            let (message, color) = grade_words(grade, v.counts.fail);
+            Badge::new(label, &message, color, url)
+        }
+        // The label names the revisions, the message their grades in the
+        // same order; the colour is the lowest grade's.
+        VerdictDetail::McpRevisions {
+            grade, revisions, ..
+        } => {
+            let words: Vec<String> = revisions
+                .iter()
+                .map(|r| grade_words(&r.grade, r.counts.fail).0)
+                .collect();
+            let (_, color) = grade_words(grade, v.counts.fail);
+            Badge::new(label, &words.join(" · "), color, url)
+        }
+    }
+}
+
+/// What an MCP badge says of a grade, and in which colour.
+fn grade_words(grade: &str, failing: u32) -> (String, Color) {
+    match grade {
+        "strict" => ("strict".to_owned(), Color::BrightGreen),
+        "compliant" => ("compliant".to_owned(), Color::Green),
+        _ if failing > 0 => (format!("{failing} failing"), Color::Red),
+        other => (other.to_owned(), Color::Red),
     }
 }
 
@@ -72,6 +109,7 @@ fn verdict_badge(label: &str, v: &Verdict, url: Option<&str>) -> Badge {
 mod tests {
     use super::*;
     use crate::store::Run;
+    use crate::suite::mcp::SPEC_REVISION as MCP_REVISION;
     use crate::suite::{Counts, RunOptions};
     use uuid::Uuid;
 
@@ -225,7 +263,45 @@ mod tests {
         let unknown = describe(SuiteId::Mcp, None, &SuiteRuns::default());
         assert_eq!(unknown.message, "unknown");
         assert!(unknown.is_error);
-        assert_eq!(unknown.title, "MCP 2026-07-28: unknown");
+        assert_eq!(unknown.title, "MCP: unknown");
+    }
+
+    #[test]
+    fn an_mcp_badge_names_the_revisions_its_verdict_certifies() {
+        let s = |l: &str, m: &str, c| (l.to_owned(), m.to_owned(), c);
+        let mut older = mcp("compliant", 0);
+        older.spec_revision = "2025-11-25".into();
+        assert_eq!(
+            said(SuiteId::Mcp, finished(older.clone())),
+            s("MCP 2025-11-25", "compliant", Color::Green)
+        );
+        let both = Verdict::of_revisions(vec![mcp("strict", 0), older.clone()], Vec::new())
+            .expect("two parts");
+        assert_eq!(
+            said(SuiteId::Mcp, finished(both)),
+            s(
+                "MCP 2026-07-28 · 2025-11-25",
+                "strict · compliant",
+                Color::Green
+            )
+        );
+        let failing = Verdict::of_revisions(vec![mcp("non-compliant", 2), older], Vec::new())
+            .expect("two parts");
+        let (label, message, color) = said(SuiteId::Mcp, finished(failing));
+        assert_eq!(label, "MCP 2026-07-28 · 2025-11-25");
+        assert_eq!(message, "2 failing · compliant");
+        assert_eq!(color, Color::Red);
+        // Before a verdict, the revision the run asked for, or none.
+        let mut asked = run(RunStatus::Queued, None);
+        asked.options.mcp_revision = Some(McpRevision::V2025_11_25);
+        let pending = SuiteRuns {
+            finished: None,
+            active: Some(asked),
+        };
+        assert_eq!(
+            said(SuiteId::Mcp, pending),
+            s("MCP 2025-11-25", "pending", Color::Blue)
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use super::{Page, RunRow, clip, run_row};
 use crate::submit::{self, Submission, SubmitError};
-use crate::suite::{RunOptions, SuiteChoice};
+use crate::suite::{McpRevision, RunOptions, SuiteChoice};
 use crate::web::AppState;
 use crate::web::api::ClientAddr;
 use crate::web::error::{PageResult, WebError};
@@ -27,6 +27,9 @@ pub struct HomeForm {
     pub suite: String,
     #[serde(default = "default_profile")]
     pub profile: String,
+    /// `newest`, `2026-07-28`, `2025-11-25` or `all` (see `McpRevision`).
+    #[serde(default = "default_mcp_revision")]
+    pub mcp_revision: String,
     #[serde(default)]
     pub allow_tool_calls: Option<String>,
     #[serde(default)]
@@ -47,12 +50,17 @@ fn default_profile() -> String {
     "spec".into()
 }
 
+fn default_mcp_revision() -> String {
+    McpRevision::Newest.as_str().into()
+}
+
 /// The form as shown again (with what the user typed).
 #[derive(Default)]
 struct FormView {
     url: String,
     suite: String,
     profile: String,
+    mcp_revision: String,
     allow_tool_calls: bool,
     allow_writes: bool,
     server_json: String,
@@ -127,6 +135,7 @@ pub async fn home(State(state): State<AppState>, headers: HeaderMap) -> PageResu
     let form = FormView {
         suite: "auto".into(),
         profile: "spec".into(),
+        mcp_revision: default_mcp_revision(),
         ..FormView::default()
     };
     home_page(&state, StatusCode::OK, csrf, form, FormErrors::default()).await
@@ -199,6 +208,7 @@ async fn submit(
         url: form.url.clone(),
         suite: form.suite.clone(),
         profile: form.profile.clone(),
+        mcp_revision: form.mcp_revision.clone(),
         allow_tool_calls: form.allow_tool_calls.is_some(),
         allow_writes: form.allow_writes.is_some(),
         server_json: form.server_json.clone(),
@@ -218,6 +228,19 @@ async fn submit(
         "reference" => Some("reference".to_owned()),
         other => {
             errors.form = Some(format!("The profile `{}` is unknown.", clip(other)));
+            None
+        }
+    };
+    // `newest` is the default and is stored as no choice at all, as the API
+    // stores a submission that leaves it out.
+    let mcp_revision = match McpRevision::parse(&form.mcp_revision) {
+        Some(McpRevision::Newest) => None,
+        Some(revision) => Some(revision),
+        None => {
+            errors.form = Some(format!(
+                "The MCP revision `{}` is unknown.",
+                clip(&form.mcp_revision)
+            ));
             None
         }
     };
@@ -241,6 +264,7 @@ async fn submit(
         allow_writes: form.allow_writes.is_some().then_some(true),
         allow_tool_calls: form.allow_tool_calls.is_some().then_some(true),
         server_json,
+        mcp_revision,
         ..RunOptions::default()
     };
     let submission = Submission {

@@ -45,6 +45,17 @@ struct RunView {
     created_relative: String,
     duration: Option<String>,
     suite_version: Option<String>,
+    /// A run that judged several MCP revisions: each one's verdict.
+    revisions: Vec<RevisionView>,
+    /// And the revisions it did not judge, with why.
+    not_judged: Vec<String>,
+}
+
+struct RevisionView {
+    spec_revision: String,
+    summary: String,
+    passed: bool,
+    counts: Counts,
 }
 
 struct ExchangeView {
@@ -206,7 +217,12 @@ pub async fn show_run_page(
     };
     let page = RunPage {
         run: run_view(&run, findings.len()),
-        groups: group_findings(&findings),
+        groups: group_findings(
+            &findings,
+            run.verdict
+                .as_ref()
+                .is_some_and(|v| !v.revisions().is_empty()),
+        ),
         badge,
         signature,
         webhook: webhook_view(&state, &run).await?,
@@ -242,7 +258,9 @@ fn run_view(run: &Run, done: usize) -> RunView {
                 declared_level.clone(),
                 *honest == Some(false),
             ),
-            VerdictDetail::Mcp { .. } => (v.summary.clone(), None, false),
+            VerdictDetail::Mcp { .. } | VerdictDetail::McpRevisions { .. } => {
+                (v.summary.clone(), None, false)
+            }
         },
         None if run.status == RunStatus::Error => {
             ("Error: the run could not complete".to_owned(), None, false)
@@ -259,7 +277,7 @@ fn run_view(run: &Run, done: usize) -> RunView {
                 "MCP {}",
                 run.verdict
                     .as_ref()
-                    .map_or(suite::mcp::SPEC_REVISION, |v| v.spec_revision.as_str())
+                    .map_or_else(|| asked_revision(run), |v| v.spec_revision.as_str())
             ),
             Some(SuiteId::Rcp) => "RCP/1".into(),
             None => "Conformance".into(),
@@ -295,6 +313,38 @@ fn run_view(run: &Run, done: usize) -> RunView {
             _ => None,
         },
         suite_version: run.suite_version.clone(),
+        revisions: run
+            .verdict
+            .iter()
+            .flat_map(|v| v.revisions())
+            .map(|r| RevisionView {
+                spec_revision: r.spec_revision.clone(),
+                summary: r.summary.clone(),
+                passed: r.passed,
+                counts: Counts {
+                    pass: r.counts.pass,
+                    fail: r.counts.fail,
+                    warn: r.counts.warn,
+                    info: r.counts.info,
+                    skip: r.counts.skip,
+                },
+            })
+            .collect(),
+        not_judged: match run.verdict.as_ref().map(|v| &v.detail) {
+            Some(VerdictDetail::McpRevisions { not_judged, .. }) => not_judged.clone(),
+            _ => Vec::new(),
+        },
+    }
+}
+
+/// Before its verdict, the MCP revision a run judges as far as it is known:
+/// the one it asked for, else the newest (what `newest` judges most servers
+/// on), or every one for `all`.
+fn asked_revision(run: &Run) -> &'static str {
+    match run.options.mcp_revision.unwrap_or_default() {
+        suite::McpRevision::V2025_11_25 => suite::mcp2025::SPEC_REVISION,
+        suite::McpRevision::All => "(every revision it speaks)",
+        suite::McpRevision::Newest | suite::McpRevision::V2026_07_28 => suite::mcp::SPEC_REVISION,
     }
 }
 
@@ -310,13 +360,23 @@ fn outcome_rank(o: Outcome) -> u8 {
 
 /// Findings by category (MCP) or level (RCP), groups with failures first, and
 /// failures first within each group.
-fn group_findings(findings: &[StoredFinding]) -> Vec<GroupView> {
+/// The findings by rule group; for a run that judged several MCP revisions,
+/// by revision and group, so the same group of two suites stays apart.
+fn group_findings(findings: &[StoredFinding], by_revision: bool) -> Vec<GroupView> {
     let mut groups: Vec<GroupView> = Vec::new();
     let mut sorted: Vec<&StoredFinding> = findings.iter().collect();
     sorted.sort_by_key(|f| (outcome_rank(f.finding.outcome), f.finding.rule_id.clone()));
     for f in sorted {
         let rule = suite::rule(&f.finding.rule_id);
-        let name = rule.map_or("Other", |r| r.group).to_owned();
+        let mut name = rule.map_or("Other", |r| r.group).to_owned();
+        if by_revision {
+            let revision = if f.finding.rule_id.starts_with("MCP25-") {
+                suite::mcp2025::SPEC_REVISION
+            } else {
+                suite::mcp::SPEC_REVISION
+            };
+            name = format!("MCP {revision} · {name}");
+        }
         let view = finding_view(f, rule);
         let failing = matches!(f.finding.outcome, Outcome::Fail | Outcome::Warn);
         match groups.iter_mut().find(|g| g.name == name) {
