@@ -45,16 +45,24 @@ impl Route {
 /// `server/discover` as a 2026-07-28 server does (a dual-era server too) is
 /// judged on 2026-07-28; one that answers only a 2025-11-25 `initialize` on
 /// 2025-11-25; one that answers neither on 2026-07-28, whose first rule
-/// says that `server/discover` is missing. Over stdio the 2026-07-28 suite is
-/// not available yet, so a stdio server is judged on 2025-11-25 (whose era
-/// check says so when the server speaks only 2026-07-28).
+/// says that `server/discover` is missing. Over stdio the child is asked
+/// `server/discover`: a 2026-07-28 answer is judged on 2026-07-28, anything
+/// else (another error, no answer) on 2025-11-25, whose era check says what
+/// the server speaks.
 pub async fn mcp_route(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, EngineError> {
     if let Some(route) = Route::of(ctx.options.mcp_revision.unwrap_or_default()) {
         return Ok(route);
     }
     let url = match endpoint {
         Endpoint::Http(url) => url,
-        Endpoint::Stdio(_) => return Ok(Route::Mcp2025),
+        Endpoint::Stdio(command) => {
+            let asked = ask_over_stdio(command, ctx, false).await?;
+            return Ok(if asked.modern {
+                Route::Mcp2026
+            } else {
+                Route::Mcp2025
+            });
+        }
     };
     match discover(url, ctx).await {
         Ok((true, _)) => return Ok(Route::Mcp2026),
@@ -75,7 +83,8 @@ pub async fn mcp_route(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, E
 /// is the URL), then with a 2025-11-25 `initialize` there; then RCP with `info`
 /// at `<url>/info` (the URL is the RCP base). The probes are read-only; a
 /// session the `initialize` opened is ended with DELETE. Over stdio the child
-/// is asked `initialize` once: an MCP server answers with a date-like
+/// is asked `server/discover` (a 2026-07-28 answer is MCP 2026-07-28), then
+/// `initialize` once: an MCP server answers with a date-like
 /// `protocolVersion` string, an RCP server with a number (RCP/1 §7.1); the
 /// child is then stopped and the run starts its own.
 pub async fn detect(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, EngineError> {
@@ -83,9 +92,14 @@ pub async fn detect(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, Engi
     let url = match endpoint {
         Endpoint::Http(url) => url,
         Endpoint::Stdio(command) => {
-            return Ok(match initialize_over_stdio(command, ctx).await? {
-                Some(_) => asked.unwrap_or(Route::Mcp2025),
-                None => Route::Rcp,
+            let answers = ask_over_stdio(command, ctx, true).await?;
+            return Ok(match answers {
+                StdioAnswers { modern: true, .. } => asked.unwrap_or(Route::Mcp2026),
+                StdioAnswers {
+                    initialize: Some(_),
+                    ..
+                } => asked.unwrap_or(Route::Mcp2025),
+                _ => Route::Rcp,
             });
         }
     };
@@ -138,29 +152,41 @@ pub async fn detect(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, Engi
 /// `DiscoverResult`, or a 400 with one of the errors only a 2026-07-28 server
 /// gives), and the HTTP status it answered with.
 async fn discover(url: &url::Url, ctx: &RunContext) -> Result<(bool, u16), TransportError> {
-    let body = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "server/discover",
-        "params": {"_meta": {
-            "io.modelcontextprotocol/protocolVersion": MCP_REVISION,
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": "protocheck", "version": env!("CARGO_PKG_VERSION")}
-        }}
-    });
+    let body = discover_request(1);
     let req = HttpRequest::post_json(url.clone(), &body)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", MCP_REVISION)
         .header("mcp-method", "server/discover")
         .timeout(ctx.options.request_timeout());
     let resp = ctx.http.send(&req).await?;
-    let modern = resp.json().is_some_and(|v| {
-        v.pointer("/result/supportedVersions").is_some()
-            || v.pointer("/result/capabilities").is_some() && v.pointer("/result/server").is_none()
-            || matches!(
-                v.pointer("/error/code").and_then(Value::as_i64),
-                Some(-32022..=-32020)
-            ) && resp.status == 400
-    });
+    let modern = resp
+        .json()
+        .is_some_and(|v| modern_discover(&v, Some(resp.status)));
     Ok((modern, resp.status))
+}
+
+/// A `server/discover` request as a 2026-07-28 client sends it, with `id`.
+fn discover_request(id: i64) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "server/discover",
+        "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": MCP_REVISION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "protocheck", "version": env!("CARGO_PKG_VERSION")}
+        }}
+    })
+}
+
+/// Whether an answer to `server/discover` comes from a 2026-07-28 server: a
+/// `DiscoverResult`, or -32020…-32022 (over HTTP with status 400; over stdio,
+/// `status` is `None`, with no status to check).
+fn modern_discover(v: &Value, status: Option<u16>) -> bool {
+    v.pointer("/result/supportedVersions").is_some()
+        || v.pointer("/result/capabilities").is_some() && v.pointer("/result/server").is_none()
+        || matches!(
+            v.pointer("/error/code").and_then(Value::as_i64),
+            Some(-32022..=-32020)
+        ) && status.is_none_or(|s| s == 400)
 }
 
 /// The 2025-11-25 `initialize` a client opens an MCP session with.
@@ -261,39 +287,57 @@ async fn end_session(
     let _ = http.send(&req).await;
 }
 
-/// Spawns `command`, sends it a 2025-11-25 `initialize` and reads its first
-/// lines for the answer; the version an MCP server answered with, if it did.
-/// The child is stopped either way.
-async fn initialize_over_stdio(
+/// What a child answered the detection probes over stdio.
+struct StdioAnswers {
+    /// It answered `server/discover` as a 2026-07-28 server.
+    modern: bool,
+    /// The version an MCP server answered `initialize` with, if asked.
+    initialize: Option<String>,
+}
+
+/// Spawns `command` and asks it `server/discover`: a `DiscoverResult`, or
+/// one of the errors only a 2026-07-28 server gives, is a modern answer (over
+/// stdio, -32601 is what a 2025-11-25 server answers too, so it is not). With
+/// `then_initialize`, a child that did not answer so is then sent a
+/// 2025-11-25 `initialize`. The child is stopped either way.
+async fn ask_over_stdio(
     command: &str,
     ctx: &RunContext,
-) -> Result<Option<String>, EngineError> {
+    then_initialize: bool,
+) -> Result<StdioAnswers, EngineError> {
     let timeout = ctx.options.request_timeout();
     let mut child =
         StdioChild::spawn(command, ctx.http.limits()).map_err(EngineError::from_transport)?;
-    let mut version = None;
-    if child
-        .write_line(&initialize_request().to_string())
-        .await
-        .is_ok()
-    {
-        let deadline = tokio::time::Instant::now() + timeout;
-        for _ in 0..MAX_EVENTS {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let Ok(line) = child.read_line(left).await else {
-                break;
-            };
-            let Ok(message) = serde_json::from_str::<Value>(&line) else {
-                continue;
-            };
-            if message.get("id") == Some(&json!(1)) {
-                version = mcp_initialize_version(&message);
-                break;
-            }
-        }
+    let discover = ask_line(&mut child, discover_request(2), timeout).await;
+    let modern = discover.as_ref().is_some_and(|v| modern_discover(v, None));
+    let mut initialize = None;
+    if then_initialize && !modern {
+        initialize = ask_line(&mut child, initialize_request(), timeout)
+            .await
+            .as_ref()
+            .and_then(mcp_initialize_version);
     }
     child.close().await;
-    Ok(version)
+    Ok(StdioAnswers { modern, initialize })
+}
+
+/// Writes `request` as one line and reads lines until the one answering its
+/// id, within `timeout`; `None` when none came.
+async fn ask_line(child: &mut StdioChild, request: Value, timeout: Duration) -> Option<Value> {
+    let id = request.get("id").cloned();
+    child.write_line(&request.to_string()).await.ok()?;
+    let deadline = tokio::time::Instant::now() + timeout;
+    for _ in 0..MAX_EVENTS {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let line = child.read_line(left).await.ok()?;
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        if message.get("id") == id.as_ref() && message.get("method").is_none() {
+            return Some(message);
+        }
+    }
+    None
 }
 
 /// `<base>/<method>`, the RCP HTTP binding's request path (spec §5).

@@ -70,7 +70,8 @@ pub(crate) const NO_LEGACY_SSE: McpRule = McpRule::new(
     for url in legacy_sse_urls(&s.url) {
         s.start_watch(http::Method::GET, &url);
     }
-});
+})
+.http_only("the HTTP+SSE endpoint of 2024-11-05");
 
 pub(crate) const NO_DEPRECATED_CAPABILITIES: McpRule = McpRule::new(
     "MCP-DEP-005",

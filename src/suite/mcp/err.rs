@@ -165,7 +165,7 @@ fn judge_unsupported(s: &Session, reply: &Reply) -> Result<String, Vec<String>> 
     // examples differ: basic/index#error-codes lists 2025-11-25 in it), so a
     // server may name legacy revisions it still speaks (§15 amendment).
     let mut reading = String::new();
-    if reply.status != Some(400) {
+    if !reply.status_is(400) {
         problems.push(format!(
             "the HTTP status was {} instead of 400",
             reply.status.map_or("missing".to_owned(), |s| s.to_string())
@@ -233,8 +233,13 @@ fn judge_unsupported(s: &Session, reply: &Reply) -> Result<String, Vec<String>> 
 async fn unknown_method(s: &mut Session) -> Judgement {
     let method = format!("protocheck/{}", unknown_name("method"));
     let reply = s.client.send(&s.client.request(&method, json!({}))).await;
-    if reply.status == Some(404) && reply.error_code() == Some(code::METHOD_NOT_FOUND) {
-        Judgement::pass("an unknown method was answered 404 with -32601")
+    if reply.status_is(404) && reply.error_code() == Some(code::METHOD_NOT_FOUND) {
+        // Over stdio the code alone is the requirement (there is no status).
+        Judgement::pass(if reply.stdio {
+            "an unknown method was answered with -32601"
+        } else {
+            "an unknown method was answered 404 with -32601"
+        })
     } else {
         Judgement::fail(format!(
             "the unknown method `{method}` answered {}; it MUST be answered HTTP 404 with \
@@ -427,7 +432,7 @@ async fn missing_meta(s: &mut Session) -> Judgement {
             // rank "missing field" above "mismatch", so -32020 is an accepted reading.
             let ok_code = code == Some(code::INVALID_PARAMS)
                 || (mismatch_allowed && code == Some(code::HEADER_MISMATCH));
-            if reply.status == Some(400) && ok_code {
+            if reply.status_is(400) && ok_code {
                 let reading = format!("{what} was read as a header mismatch (-32020)");
                 if code == Some(code::HEADER_MISMATCH) && !readings.contains(&reading) {
                     readings.push(reading);
@@ -506,7 +511,7 @@ async fn missing_capability(s: &mut Session) -> Judgement {
                 )),
                 None => Some("the error has no data.requiredCapabilities".to_owned()),
             };
-            let status = (reply.status != Some(400)).then(|| {
+            let status = (!reply.status_is(400)).then(|| {
                 format!(
                     "the HTTP status was {} instead of 400",
                     reply.status.map_or("missing".into(), |s| s.to_string())
