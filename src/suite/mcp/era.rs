@@ -173,6 +173,19 @@ impl LegacySession {
         Some((legacy, reply))
     }
 
+    /// Over stdio the process is the session, and the opening `initialize`
+    /// (`initialize`, answered) opened it: a second one would be refused.
+    /// Completes that handshake with `notifications/initialized`.
+    pub(crate) async fn adopt(client: &McpClient, initialize: &Reply) -> Option<Self> {
+        let legacy = Self {
+            version: negotiated_version(initialize)?,
+            session_id: None,
+        };
+        let initialized = legacy.probe(Value::Null, "notifications/initialized", json!({}));
+        client.send(&initialized).await;
+        Some(legacy)
+    }
+
     /// A legacy request (or, with a null id, a notification) in this session.
     pub(crate) fn probe(&self, id: Value, method: &str, params: Value) -> Probe {
         let mut body = json!({"jsonrpc": "2.0", "method": method, "params": params});

@@ -148,9 +148,10 @@ async fn unsupported_version(s: &mut Session) -> Judgement {
         }
     }
     Judgement::pass(format!(
-        "{} for version {UNSUPPORTED} were refused with 400, -32022 and the supported \
+        "{} for version {UNSUPPORTED} were refused with {}-32022 and the supported \
          versions{}",
         methods.join(", "),
+        http_400(s, ", "),
         readings.join("")
     ))
 }
@@ -454,7 +455,8 @@ async fn missing_meta(s: &mut Session) -> Judgement {
             format!(" ({})", readings.join("; "))
         };
         Judgement::pass(format!(
-            "requests missing required `_meta` fields were refused with 400 and -32602{note}"
+            "requests missing required `_meta` fields were refused with {}-32602{note}",
+            http_400(s, " and ")
         ))
     } else {
         let mut j = Judgement::fail(format!(
@@ -560,9 +562,20 @@ async fn missing_capability(s: &mut Session) -> Judgement {
         ))
     } else {
         Judgement::pass(format!(
-            "{} answered 400 with -32021 and a requiredCapabilities object when called without \
+            "{} answered {}-32021 and a requiredCapabilities object when called without \
              the capability it needs",
-            super::client::some(&judged, 5, ", ")
+            super::client::some(&judged, 5, ", "),
+            http_400(s, " with ")
         ))
+    }
+}
+
+/// "400" and `then`, for a message about an answer that has an HTTP status;
+/// nothing over stdio, where there is none.
+fn http_400(s: &Session, then: &str) -> String {
+    if s.client.is_stdio() {
+        String::new()
+    } else {
+        format!("400{then}")
     }
 }

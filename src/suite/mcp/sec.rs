@@ -449,9 +449,11 @@ async fn icons(s: &mut Session) -> Judgement {
             some(&foreign, 4, "; ")
         )));
     }
-    Judgement::pass(format!(
-        "all {count} icons are data: URIs or https: on the server's host"
-    ))
+    Judgement::pass(if s.client.is_stdio() {
+        format!("all {count} icons are data: or https: URIs (over stdio the server has no origin)")
+    } else {
+        format!("all {count} icons are data: URIs or https: on the server's host")
+    })
 }
 
 /// Schema keywords whose value is one subschema, a map of them, or a list of them

@@ -225,15 +225,21 @@ async fn session_ignored(s: &mut Session) -> Judgement {
 
 async fn cold_request(s: &mut Session) -> Judgement {
     let cold = &s.cold;
+    // Over stdio the first line the child reads is the new connection.
+    let fresh = if s.client.is_stdio() {
+        "the first line the child read"
+    } else {
+        "on a new connection"
+    };
     if s.advertises("tools") {
         if cold.ok() && cold.result().and_then(|r| r.get("tools")).is_some() {
-            return Judgement::pass(
-                "`tools/list` succeeded as the first request of the run, on a new connection, \
-                 before any server/discover",
-            );
+            return Judgement::pass(format!(
+                "`tools/list` succeeded as the first request of the run, {fresh}, before any \
+                 server/discover"
+            ));
         }
         return Judgement::fail(format!(
-            "the first request of the run, `tools/list` on a new connection with no prior \
+            "the first request of the run, `tools/list` ({fresh}) with no prior \
              `server/discover`, answered {}; every request carries its own version and \
              capabilities, so any RPC may come first with no handshake",
             cold.describe()
@@ -245,14 +251,14 @@ async fn cold_request(s: &mut Session) -> Judgement {
     let unknown_over_stdio = cold.stdio && cold.error_code() == Some(wire::code::METHOD_NOT_FOUND);
     if cold.ok() || recognised_modern(cold) || unknown_over_stdio {
         Judgement::pass(format!(
-            "the first request of the run (`tools/list` on a new connection) answered {}, \
-             as a server without tools answers it at any time",
+            "the first request of the run (`tools/list`, {fresh}) answered {}, as a server \
+             without tools answers it at any time",
             cold.describe()
         ))
     } else {
         Judgement::fail(format!(
-            "the first request of the run, `tools/list` on a new connection, answered {}; a \
-             server without tools answers 404 with -32601 at any time, with no handshake first",
+            "the first request of the run, `tools/list` ({fresh}), answered {}; a server \
+             without tools answers -32601 (with HTTP 404) at any time, with no handshake first",
             cold.describe()
         ))
         .reply(cold)
