@@ -270,3 +270,38 @@ fn the_stdio_table_in_docs_matches_the_catalogue() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_child_answering_lines_over_the_limit_gets_a_verdict() {
+    use protocheck::suite::RunContext;
+    use protocheck::transport::{AddressPolicy, HttpClient, Limits};
+    let limits = Limits {
+        stdio_max_line_bytes: 1000,
+        ..Limits::default()
+    };
+    let http = HttpClient::new(AddressPolicy::AllowPrivate, limits).expect("client");
+    let ctx = RunContext::new(
+        http,
+        RunOptions {
+            mcp_revision: Some(McpRevision::V2026_07_28),
+            ..RunOptions::default()
+        },
+    );
+    // Every line read is answered with 5000 characters on one line.
+    let child = Endpoint::Stdio("sh -c 'while read -r l; do printf \"%05000d\\n\" 0; done'".into());
+    let (verdict, findings) = run(SuiteChoice::Mcp, &child, &ctx).await;
+    let verdict = verdict.unwrap_or_else(|e| panic!("no verdict: {e}\n{}", dump(&findings)));
+    assert!(!verdict.passed, "{}", dump(&findings));
+    let discover = findings
+        .iter()
+        .find(|f| f.rule_id == "MCP-DSC-001")
+        .expect("MCP-DSC-001 judged");
+    assert_eq!(discover.outcome, Outcome::Fail, "{}", discover.message);
+    assert!(
+        discover
+            .message
+            .contains("over protocheck's 1000-byte limit"),
+        "{}",
+        discover.message
+    );
+}
