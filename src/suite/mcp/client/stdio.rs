@@ -55,6 +55,19 @@ fn refusal(request: &Value) -> String {
     .to_string()
 }
 
+/// Whether a response's id answers the request's: equal, or the same
+/// number written as a string (`"7"` for `7`). No 2026-07-28 rule judges the
+/// id's JSON type, and a server that changes it must not make every request
+/// wait out its timeout.
+fn same_id(response: Option<&Value>, request: Option<&Value>) -> bool {
+    match (response, request) {
+        (Some(a), Some(b)) if a == b => true,
+        (Some(Value::String(a)), Some(Value::Number(b)))
+        | (Some(Value::Number(b)), Some(Value::String(a))) => *a == b.to_string(),
+        _ => false,
+    }
+}
+
 fn push_bounded(list: &mut Vec<Value>, frame: Value) {
     if list.len() < MAX_SET_ASIDE {
         list.push(frame);
@@ -153,7 +166,7 @@ impl StdioLink {
                 if listen.is_some() {
                     break;
                 }
-            } else if frame_id.is_some() && frame_id == id {
+            } else if frame_id.is_some() && same_id(frame_id.as_ref(), id.as_ref()) {
                 reply.message = frame.is_object().then_some(frame);
                 answer = Some(line);
                 break;
@@ -201,5 +214,21 @@ impl StdioLink {
         }
         let rtt = answer.is_some().then_some(elapsed);
         (reply, rtt)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_answers_its_request_in_either_json_type_and_no_other() {
+        assert!(same_id(Some(&json!(7)), Some(&json!(7))));
+        assert!(same_id(Some(&json!("7")), Some(&json!(7))));
+        assert!(same_id(Some(&json!(7)), Some(&json!("7"))));
+        assert!(!same_id(Some(&json!(8)), Some(&json!(7))));
+        assert!(!same_id(Some(&json!("07")), Some(&json!(7))));
+        assert!(!same_id(None, Some(&json!(7))));
+        assert!(!same_id(Some(&json!(null)), None));
     }
 }
