@@ -117,8 +117,9 @@ fn parse_rate(s: &str) -> Result<protocheck::api_keys::Rate, String> {
 enum ReferenceCommand {
     /// The RCP/1 reference server.
     Rcp(protocheck::reference::rcp::RcpReferenceArgs),
-    /// The MCP reference server: 2026-07-28 (Streamable HTTP, stateless), or
-    /// 2025-11-25 with `--revision 2025-11-25` (HTTP with sessions, or `--stdio`).
+    /// The MCP reference server: 2026-07-28 (stateless, Streamable HTTP or
+    /// `--stdio`), or 2025-11-25 with `--revision 2025-11-25` (HTTP with
+    /// sessions, or `--stdio`).
     Mcp(protocheck::reference::mcp::McpReferenceArgs),
 }
 

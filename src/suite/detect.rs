@@ -54,16 +54,24 @@ impl Route {
 /// `server/discover` as a 2026-07-28 server does (a dual-era server too) is
 /// judged on 2026-07-28; one that answers only a 2025-11-25 `initialize` on
 /// 2025-11-25; one that answers neither on 2026-07-28, whose first rule
-/// says that `server/discover` is missing. Over stdio the 2026-07-28 suite is
-/// not available yet, so a stdio server is judged on 2025-11-25 (whose era
-/// check says so when the server speaks only 2026-07-28).
+/// says that `server/discover` is missing. Over stdio the child is asked
+/// `server/discover`: a 2026-07-28 answer is judged on 2026-07-28, anything
+/// else (another error, no answer) on 2025-11-25, whose era check says what
+/// the server speaks.
 pub async fn mcp_route(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, EngineError> {
     if let Some(route) = Route::of(ctx.options.mcp_revision.unwrap_or_default()) {
         return Ok(route);
     }
     let url = match endpoint {
         Endpoint::Http(url) => url,
-        Endpoint::Stdio(_) => return Ok(Route::Mcp2025),
+        Endpoint::Stdio(command) => {
+            let asked = ask_over_stdio(command, ctx, false).await?;
+            return Ok(if asked.modern {
+                Route::Mcp2026
+            } else {
+                STDIO_FALLBACK
+            });
+        }
     };
     match discover(url, ctx).await {
         Ok((true, _)) => return Ok(Route::Mcp2026),
@@ -81,7 +89,13 @@ pub async fn mcp_route(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, E
 /// The MCP suites protocheck judges a server with over stdio, newest first:
 /// `mcp_revision: all` runs those whose revision a stdio server speaks
 /// (see [`speaks_over_stdio`]).
-pub const STDIO_ROUTES: &[Route] = &[Route::Mcp2025];
+pub const STDIO_ROUTES: &[Route] = &[Route::Mcp2026, Route::Mcp2025];
+
+/// The suite a stdio child that answers no MCP probe is judged with: the
+/// 2025-11-25 one, whose era check says what the child speaks (the HTTP
+/// fallback is 2026-07-28, whose first rule says `server/discover` is
+/// missing; over stdio a 2025-11-25 server answers that with -32601 too).
+const STDIO_FALLBACK: Route = Route::Mcp2025;
 
 /// The MCP suites every revision is judged with, newest first.
 const MCP_ROUTES: [Route; 2] = [Route::Mcp2026, Route::Mcp2025];
@@ -100,8 +114,8 @@ pub struct McpRoutes {
 /// 2025-11-25 (a dual-era server both); one that answers neither is judged
 /// as `newest` judges it, on 2026-07-28 alone, with nothing left out. Over
 /// stdio the same, among the suites of [`STDIO_ROUTES`]: a child that
-/// speaks none of their revisions is judged by the first (whose era check
-/// says what it speaks), and the revisions no suite judges over stdio are
+/// speaks none of their revisions is judged as `newest` judges it (see
+/// [`STDIO_FALLBACK`]), and the revisions no suite judges over stdio are
 /// named as such.
 pub async fn mcp_routes(endpoint: &Endpoint, ctx: &RunContext) -> Result<McpRoutes, EngineError> {
     let url = match endpoint {
@@ -120,7 +134,7 @@ pub async fn mcp_routes(endpoint: &Endpoint, ctx: &RunContext) -> Result<McpRout
                 .map(|r| format!("{}: not judged over stdio", r.as_str()));
             if spoken.is_empty() {
                 return Ok(McpRoutes {
-                    routes: STDIO_ROUTES.iter().take(1).copied().collect(),
+                    routes: vec![STDIO_FALLBACK],
                     not_judged: unavailable.collect(),
                 });
             }
@@ -175,7 +189,8 @@ pub async fn mcp_routes(endpoint: &Endpoint, ctx: &RunContext) -> Result<McpRout
 /// is the URL), then with a 2025-11-25 `initialize` there; then RCP with `info`
 /// at `<url>/info` (the URL is the RCP base). The probes are read-only; a
 /// session the `initialize` opened is ended with DELETE. Over stdio the child
-/// is asked `initialize` once: an MCP server answers with a date-like
+/// is asked `server/discover` (a 2026-07-28 answer is MCP 2026-07-28), then
+/// `initialize` once: an MCP server answers with a date-like
 /// `protocolVersion` string, an RCP server with a number (RCP/1 §7.1); the
 /// child is then stopped and the run starts its own.
 pub async fn detect(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, EngineError> {
@@ -183,9 +198,14 @@ pub async fn detect(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, Engi
     let url = match endpoint {
         Endpoint::Http(url) => url,
         Endpoint::Stdio(command) => {
-            return Ok(match initialize_over_stdio(command, ctx).await? {
-                Some(_) => asked.unwrap_or(Route::Mcp2025),
-                None => Route::Rcp,
+            let answers = ask_over_stdio(command, ctx, true).await?;
+            return Ok(match answers {
+                StdioAnswers { modern: true, .. } => asked.unwrap_or(Route::Mcp2026),
+                StdioAnswers {
+                    initialize: Some(_),
+                    ..
+                } => asked.unwrap_or(Route::Mcp2025),
+                _ => Route::Rcp,
             });
         }
     };
@@ -238,26 +258,23 @@ pub async fn detect(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, Engi
 /// `DiscoverResult`, or a 400 with one of the errors only a 2026-07-28 server
 /// gives), and the HTTP status it answered with.
 async fn discover(url: &url::Url, ctx: &RunContext) -> Result<(bool, u16), TransportError> {
-    let req = HttpRequest::post_json(url.clone(), &discover_request())
+    let body = discover_request(1);
+    let req = HttpRequest::post_json(url.clone(), &body)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", MCP_REVISION)
         .header("mcp-method", "server/discover")
         .timeout(ctx.options.request_timeout());
     let resp = ctx.http.send(&req).await?;
-    let modern = resp.json().is_some_and(|v| {
-        discover_result(&v)
-            || matches!(
-                v.pointer("/error/code").and_then(Value::as_i64),
-                Some(-32022..=-32020)
-            ) && resp.status == 400
-    });
+    let modern = resp
+        .json()
+        .is_some_and(|v| modern_discover(&v, Some(resp.status)));
     Ok((modern, resp.status))
 }
 
-/// The `server/discover` request of the detection probes.
-fn discover_request() -> Value {
+/// A `server/discover` request as a 2026-07-28 client sends it, with `id`.
+fn discover_request(id: i64) -> Value {
     json!({
-        "jsonrpc": "2.0", "id": 1, "method": "server/discover",
+        "jsonrpc": "2.0", "id": id, "method": "server/discover",
         "params": {"_meta": {
             "io.modelcontextprotocol/protocolVersion": MCP_REVISION,
             "io.modelcontextprotocol/clientCapabilities": {},
@@ -266,18 +283,22 @@ fn discover_request() -> Value {
     })
 }
 
-/// Whether `message` answers `server/discover` as the detection reads a
-/// 2026-07-28 `DiscoverResult`: `supportedVersions`, or `capabilities`
-/// without the `server` of an RCP `info` result.
-fn discover_result(message: &Value) -> bool {
-    message.pointer("/result/supportedVersions").is_some()
-        || message.pointer("/result/capabilities").is_some()
-            && message.pointer("/result/server").is_none()
+/// Whether an answer to `server/discover` comes from a 2026-07-28 server: a
+/// `DiscoverResult`, or -32020…-32022 (over HTTP with status 400; over stdio,
+/// `status` is `None`, with no status to check).
+fn modern_discover(v: &Value, status: Option<u16>) -> bool {
+    v.pointer("/result/supportedVersions").is_some()
+        || v.pointer("/result/capabilities").is_some() && v.pointer("/result/server").is_none()
+        || matches!(
+            v.pointer("/error/code").and_then(Value::as_i64),
+            Some(-32022..=-32020)
+        ) && status.is_none_or(|s| s == 400)
 }
 
 /// Whether the child `command` speaks the revision `route` judges: it
-/// answers a 2025-11-25 `initialize`, or `server/discover` with a
-/// `DiscoverResult`. The child is spawned for the probe and stopped.
+/// answers a 2025-11-25 `initialize`, or `server/discover` as a 2026-07-28
+/// server. Each probe has a child of its own, spawned for it and stopped:
+/// a server may bind its process to the revision of its first message.
 pub async fn speaks_over_stdio(
     route: Route,
     command: &str,
@@ -285,14 +306,18 @@ pub async fn speaks_over_stdio(
 ) -> Result<bool, EngineError> {
     match route {
         Route::Rcp => Ok(false),
-        Route::Mcp2025 => Ok(initialize_over_stdio(command, ctx).await?.is_some()),
+        Route::Mcp2025 => Ok(ask_fresh(command, initialize_request(), ctx)
+            .await?
+            .as_ref()
+            .and_then(mcp_initialize_version)
+            .is_some()),
         Route::Mcp2026 => {
             // A child may answer any first line as the `initialize` it
             // expects: a result naming a `protocolVersion` is not a
             // `DiscoverResult`.
-            let answer = ask_over_stdio(command, &discover_request(), ctx).await?;
+            let answer = ask_fresh(command, discover_request(1), ctx).await?;
             Ok(answer.as_ref().is_some_and(|a| {
-                discover_result(a) && a.pointer("/result/protocolVersion").is_none()
+                modern_discover(a, None) && a.pointer("/result/protocolVersion").is_none()
             }))
         }
     }
@@ -396,45 +421,68 @@ async fn end_session(
     let _ = http.send(&req).await;
 }
 
-/// Spawns `command`, sends it a 2025-11-25 `initialize` and reads its first
-/// lines for the answer; the version an MCP server answered with, if it did.
-/// The child is stopped either way.
-async fn initialize_over_stdio(
-    command: &str,
-    ctx: &RunContext,
-) -> Result<Option<String>, EngineError> {
-    let answer = ask_over_stdio(command, &initialize_request(), ctx).await?;
-    Ok(answer.as_ref().and_then(mcp_initialize_version))
+/// What a child answered the detection probes over stdio.
+struct StdioAnswers {
+    /// It answered `server/discover` as a 2026-07-28 server.
+    modern: bool,
+    /// The version an MCP server answered `initialize` with, if asked.
+    initialize: Option<String>,
 }
 
-/// Spawns `command`, sends it `request` (id 1) and reads its first lines for
-/// the message with that id, if one comes within the request timeout. The
-/// child is stopped either way.
+/// Spawns `command` and asks it `server/discover`: a `DiscoverResult`, or
+/// one of the errors only a 2026-07-28 server gives, is a modern answer (over
+/// stdio, -32601 is what a 2025-11-25 server answers too, so it is not). With
+/// `then_initialize`, a child that did not answer so is then sent a
+/// 2025-11-25 `initialize`. The child is stopped either way.
 async fn ask_over_stdio(
     command: &str,
-    request: &Value,
     ctx: &RunContext,
-) -> Result<Option<Value>, EngineError> {
+    then_initialize: bool,
+) -> Result<StdioAnswers, EngineError> {
     let timeout = ctx.options.request_timeout();
     let mut child =
         StdioChild::spawn(command, ctx.http.limits()).map_err(EngineError::from_transport)?;
-    let mut answer = None;
-    if child.write_line(&request.to_string()).await.is_ok() {
-        let deadline = tokio::time::Instant::now() + timeout;
-        for _ in 0..MAX_EVENTS {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let Ok(line) = child.read_line(left).await else {
-                break;
-            };
-            let Ok(message) = serde_json::from_str::<Value>(&line) else {
-                continue;
-            };
-            if message.get("id") == Some(&json!(1)) {
-                answer = Some(message);
-                break;
-            }
+    let discover = ask_line(&mut child, discover_request(2), timeout).await;
+    let modern = discover.as_ref().is_some_and(|v| modern_discover(v, None));
+    let mut initialize = None;
+    if then_initialize && !modern {
+        initialize = ask_line(&mut child, initialize_request(), timeout)
+            .await
+            .as_ref()
+            .and_then(mcp_initialize_version);
+    }
+    child.close().await;
+    Ok(StdioAnswers { modern, initialize })
+}
+
+/// Writes `request` as one line and reads lines until the one answering its
+/// id, within `timeout`; `None` when none came.
+async fn ask_line(child: &mut StdioChild, request: Value, timeout: Duration) -> Option<Value> {
+    let id = request.get("id").cloned();
+    child.write_line(&request.to_string()).await.ok()?;
+    let deadline = tokio::time::Instant::now() + timeout;
+    for _ in 0..MAX_EVENTS {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let line = child.read_line(left).await.ok()?;
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        if message.get("id") == id.as_ref() && message.get("method").is_none() {
+            return Some(message);
         }
     }
+    None
+}
+
+/// Spawns `command`, asks it `request` alone and stops it.
+async fn ask_fresh(
+    command: &str,
+    request: Value,
+    ctx: &RunContext,
+) -> Result<Option<Value>, EngineError> {
+    let mut child =
+        StdioChild::spawn(command, ctx.http.limits()).map_err(EngineError::from_transport)?;
+    let answer = ask_line(&mut child, request, ctx.options.request_timeout()).await;
     child.close().await;
     Ok(answer)
 }

@@ -25,6 +25,7 @@ mod mcp_client;
 mod mcp_routing;
 mod mcp_rules;
 mod mcp_schema;
+mod mcp_stdio;
 mod mcp_verdicts;
 mod openapi;
 mod outage;

@@ -133,17 +133,24 @@ async fn over_stdio_auto_tells_mcp_from_rcp() {
 }
 
 #[tokio::test]
-async fn over_stdio_mcp_asked_for_2026_07_28_says_why_it_cannot() {
+async fn over_stdio_a_2025_11_25_server_asked_for_2026_07_28_is_told_why_those_rules_do_not_apply()
+{
     let endpoint = reference_stdio("mcp --revision 2025-11-25");
     let ctx = loopback(RunOptions {
         mcp_revision: Some(McpRevision::V2026_07_28),
         ..RunOptions::default()
     });
-    let (verdict, _) = run(SuiteChoice::Mcp, &endpoint, &ctx).await;
-    let err = verdict
-        .expect_err("no 2026-07-28 suite over stdio")
-        .to_string();
-    assert!(err.contains("2025-11-25"), "{err}");
+    let (verdict, findings) = run(SuiteChoice::Mcp, &endpoint, &ctx).await;
+    let verdict = verdict.unwrap_or_else(|e| panic!("no verdict: {e}\n{}", dump(&findings)));
+    assert_eq!(
+        (verdict.suite, verdict.spec_revision.as_str()),
+        (SuiteId::Mcp, "2026-07-28")
+    );
+    assert!(
+        verdict.summary.contains("2025-11-25"),
+        "{}",
+        verdict.summary
+    );
 }
 
 #[test]
@@ -369,6 +376,25 @@ async fn over_stdio_all_judges_the_revisions_the_child_speaks_that_stdio_has() {
         assert_combines(&verdict, &findings);
         assert!(verdict.passed, "{}\n{}", verdict.summary, dump(&findings));
     }
+}
+
+#[tokio::test]
+async fn over_stdio_all_judges_a_2026_child_on_2026_07_28() {
+    let endpoint = reference_stdio("mcp");
+    let (verdict, findings) = judged_on_all(SuiteChoice::Mcp, &endpoint).await;
+    let VerdictDetail::McpRevisions {
+        revisions,
+        not_judged,
+        ..
+    } = &verdict.detail
+    else {
+        panic!("{:?}", verdict.detail);
+    };
+    let names: Vec<&str> = revisions.iter().map(|r| r.spec_revision.as_str()).collect();
+    assert_eq!(names, ["2026-07-28"]);
+    assert_eq!(not_judged, &["2025-11-25: not spoken".to_owned()]);
+    assert_combines(&verdict, &findings);
+    assert!(verdict.passed, "{}\n{}", verdict.summary, dump(&findings));
 }
 
 #[tokio::test]

@@ -656,16 +656,19 @@ async fn a_correct_tools_only_server_is_compliant() {
 }
 
 #[tokio::test]
-async fn stdio_endpoints_are_not_supported_yet() {
+async fn a_stdio_command_that_cannot_start_gives_no_verdict() {
+    // Stdio endpoints are judged (tests/it/mcp_stdio.rs); one whose command
+    // does not exist is a target that could not be reached, not a verdict.
     let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
     let ctx = RunContext::new(http, RunOptions::default());
     let (tx, _rx) = tokio::sync::mpsc::channel(4);
     let mut reporter = Reporter::new(tx);
-    let err = mcp::run(&Endpoint::Stdio("server".into()), &ctx, &mut reporter)
-        .await
-        .expect_err("stdio is refused");
-    assert!(matches!(
-        err,
-        protocheck::suite::EngineError::Unsupported(_)
-    ));
+    let err = mcp::run(
+        &Endpoint::Stdio("/nonexistent/protocheck-test-server".into()),
+        &ctx,
+        &mut reporter,
+    )
+    .await
+    .expect_err("nothing to judge");
+    assert!(err.to_string().contains("cannot start"), "{err}");
 }

@@ -1,4 +1,5 @@
-//! The MCP reference server: MCP 2026-07-28 over Streamable HTTP, stateless,
+//! The MCP reference server: MCP 2026-07-28 over Streamable HTTP (or stdio,
+//! `stdio`), stateless,
 //! correct by default. `--break RULE-ID` switches on a fault that breaks exactly
 //! that rule of protocheck's MCP suite, so each rule can be shown to fail.
 //!
@@ -41,6 +42,7 @@ mod legacy;
 mod methods;
 mod protocol;
 mod spelling;
+mod stdio;
 mod tls;
 mod tools;
 mod validate;
@@ -49,6 +51,7 @@ pub use auth::{ISSUER_PATH, SCOPE_READ, SCOPE_TOOLS};
 /// Lent to the 2025-11-25 reference server ([`crate::reference::mcp2025`]).
 pub(crate) use methods::{ICON, server_info};
 pub(crate) use protocol::origin_allowed;
+pub use stdio::serve_mcp_stdio;
 pub use tls::{CertificateFault, TestCertificate};
 
 /// Largest request body accepted.
@@ -318,6 +321,8 @@ struct Inner {
     legacy_sessions: Mutex<HashSet<String>>,
     /// How clients spelled `Mcp-*` header names, per connection.
     spellings: spelling::Spellings,
+    /// Served over stdio: no headers are validated (there are none).
+    stdio: bool,
 }
 
 type Shared = Arc<Inner>;
@@ -403,6 +408,7 @@ impl Inner {
             connections: Mutex::new(HashMap::new()),
             legacy_sessions: Mutex::new(HashSet::new()),
             spellings: spelling::Spellings::default(),
+            stdio: false,
         }
     }
 }
@@ -545,8 +551,9 @@ pub struct McpReferenceArgs {
     /// sessions; its faults are the `MCP25-…` rules).
     #[arg(long, default_value = PROTOCOL_VERSION, value_parser = [PROTOCOL_VERSION, LEGACY_VERSION])]
     pub revision: String,
-    /// 2025-11-25 only: speak newline-delimited JSON-RPC on stdin/stdout
-    /// instead of HTTP (logs go to stderr).
+    /// Speak newline-delimited JSON-RPC on stdin/stdout instead of HTTP
+    /// (logs go to stderr); `--break` works for the rules that apply over
+    /// stdio.
     #[arg(long)]
     pub stdio: bool,
     /// 2025-11-25 only: issue no `Mcp-Session-Id` (a stateless server).
@@ -563,15 +570,26 @@ pub struct McpReferenceArgs {
 }
 
 pub async fn run_mcp_reference(args: McpReferenceArgs) -> anyhow::Result<()> {
-    if args.revision != PROTOCOL_VERSION || args.stdio || args.no_sessions || args.sse || args.tasks
-    {
+    if args.revision != PROTOCOL_VERSION || args.no_sessions || args.sse || args.tasks {
         anyhow::bail!(
-            "--stdio, --no-sessions, --sse and --tasks need --revision {LEGACY_VERSION}; \
-             the {PROTOCOL_VERSION} reference server speaks Streamable HTTP only"
+            "--no-sessions, --sse and --tasks need --revision {LEGACY_VERSION}; the \
+             {PROTOCOL_VERSION} reference server has no sessions and answers streams itself"
         );
+    }
+    if args.stdio && (args.auth || args.tls) {
+        anyhow::bail!("--auth and --tls apply to HTTP only; stdio carries neither");
     }
     let mut config = McpReferenceConfig::new(args.faults.into_iter().collect())
         .map_err(|e| anyhow::anyhow!(e))?;
+    if args.stdio {
+        config = config.with_latency(Duration::from_millis(args.latency_ms));
+        eprintln!(
+            "MCP {PROTOCOL_VERSION} reference server ({}) on stdio",
+            describe_faults(&config)
+        );
+        serve_mcp_stdio(config, tokio::io::stdin(), tokio::io::stdout()).await?;
+        return Ok(());
+    }
     if args.auth {
         config = config.with_auth();
     }
@@ -579,19 +597,7 @@ pub async fn run_mcp_reference(args: McpReferenceArgs) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind((args.bind.as_str(), args.port)).await?;
     let addr = listener.local_addr()?;
     let scheme = if args.tls { "https" } else { "http" };
-    let broken = if config.faults().is_empty() {
-        "correct".to_owned()
-    } else {
-        format!(
-            "breaking {}",
-            config
-                .faults()
-                .iter()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
+    let broken = describe_faults(&config);
     eprintln!("MCP {PROTOCOL_VERSION} reference server ({broken}) on {scheme}://{addr}/mcp");
     if config.requires_auth() {
         // Test tokens for this process only: the key dies with it.
@@ -626,6 +632,23 @@ pub async fn run_mcp_reference(args: McpReferenceArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// "correct", or the faults the server plays.
+fn describe_faults(config: &McpReferenceConfig) -> String {
+    if config.faults().is_empty() {
+        "correct".to_owned()
+    } else {
+        format!(
+            "breaking {}",
+            config
+                .faults()
+                .iter()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
 }
 
 /// HMAC-SHA-256 (RFC 2104): it signs the bearer tokens of `--auth` and the

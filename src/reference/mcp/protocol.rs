@@ -93,6 +93,17 @@ pub(super) fn invalid_params(id: &Value, message: impl Into<String>, data: Optio
 }
 
 pub(super) fn method_not_found(state: &Inner, id: &Value, method: &str) -> Out {
+    // Over stdio there is no status to get wrong: MCP-ERR-002's fault
+    // answers with another code there.
+    if state.stdio && state.breaks(&err::UNKNOWN_METHOD) && !REMOVED.contains(&method) {
+        return rpc_error(
+            StatusCode::OK,
+            id,
+            code::INVALID_REQUEST,
+            format!("Invalid request: {method}"),
+            None,
+        );
+    }
     let status = if state.breaks(&err::UNKNOWN_METHOD) && !REMOVED.contains(&method) {
         StatusCode::OK
     } else {
@@ -367,7 +378,12 @@ pub(crate) fn origin_allowed(headers: &HeaderMap) -> bool {
     matches!(host.as_str(), "localhost" | "127.0.0.1" | "[::1]")
 }
 
-fn process(state: &Inner, peer: Option<SocketAddr>, headers: &HeaderMap, body: &[u8]) -> Out {
+pub(super) fn process(
+    state: &Inner,
+    peer: Option<SocketAddr>,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Out {
     if !state.breaks(&sec::ORIGIN_403) && !origin_allowed(headers) {
         if state.allows(Allowed::PlainForbidden) {
             return Out::Json {

@@ -62,7 +62,9 @@ pub(super) fn validate<'a>(
     } else {
         header_text(headers, H_METHOD)
     };
+    // Over stdio there are no headers to validate (transports, "stdio").
     match method_header {
+        _ if state.stdio => {}
         // The fault: Mcp-Method required on server/discover only.
         None if state.breaks(&hdr::MISSING_METHOD) && method != "server/discover" => {}
         None => {
@@ -111,6 +113,8 @@ pub(super) fn validate<'a>(
         Some(v) => v.to_owned(),
         None => match &header_version {
             Some(Ok(v)) if state.breaks(&err::MISSING_META) => (*v).to_owned(),
+            // The fault over stdio, where no header names a version.
+            None if state.stdio && state.breaks(&err::MISSING_META) => PROTOCOL_VERSION.to_owned(),
             _ => {
                 return Err(invalid_params(
                     id,
@@ -146,6 +150,7 @@ pub(super) fn validate<'a>(
         },
     };
     match header_version {
+        _ if state.stdio => {}
         None if state.breaks(&hdr::MISSING_VERSION) => {}
         None => {
             return Err(mismatch(
@@ -198,10 +203,11 @@ pub(super) fn validate<'a>(
     {
         return Err(invalid_params(id, format!("Unknown tool: {name}"), None));
     }
-    if let Some(field) = wire::name_field(method) {
+    if let Some(field) = wire::name_field(method).filter(|_| !state.stdio) {
         validate_name(state, headers, id, field, params.get(field))?;
     }
     if method == "tools/call"
+        && !state.stdio
         && let Some(tool) = params
             .get("name")
             .and_then(Value::as_str)

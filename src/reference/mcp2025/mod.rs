@@ -32,7 +32,7 @@ mod engine;
 mod faults;
 mod http;
 mod jsonrpc;
-mod stdio;
+pub(crate) mod stdio;
 mod streams;
 mod tasks;
 

@@ -146,9 +146,10 @@ async fn serve_lines<R: AsyncBufRead + Unpin>(
     }
 }
 
-/// One line without its newline; `Some(None)` for a line over [`MAX_LINE`]
+/// One line without its newline (shared with the 2026-07-28 server's stdio
+/// face); `Some(None)` for a line over [`MAX_LINE`]
 /// (consumed, never buffered whole); `None` at the end of input.
-async fn read_line<R: AsyncBufRead + Unpin>(
+pub(crate) async fn read_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
 ) -> std::io::Result<Option<Option<Vec<u8>>>> {
     let mut line = Vec::new();

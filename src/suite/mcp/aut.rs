@@ -28,7 +28,8 @@ pub(crate) const CHALLENGE: McpRule = McpRule::new(
     |s| challenge(s).boxed(),
 )
 .says("an unauthenticated request MUST be answered 401, with WWW-Authenticate naming resource_metadata or a well-known PRM document")
-.requires(&[]);
+.requires(&[])
+.http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
 pub(crate) const PRM_SERVED: McpRule = McpRule::new(
     "MCP-AUT-002",
@@ -40,7 +41,8 @@ pub(crate) const PRM_SERVED: McpRule = McpRule::new(
     |s| prm_served(s).boxed(),
 )
 .says("servers MUST serve RFC 9728 Protected Resource Metadata with at least one authorization_servers entry")
-.requires(&[]);
+.requires(&[])
+.http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
 pub(crate) const PRM_RESOURCE: McpRule = McpRule::new(
     "MCP-AUT-003",
@@ -52,7 +54,8 @@ pub(crate) const PRM_RESOURCE: McpRule = McpRule::new(
     |s| prm_resource(s).boxed(),
 )
 .says("the PRM resource MUST identify this server (its canonical URI)")
-.requires(&[]);
+.requires(&[])
+.http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
 pub(crate) const AS_METADATA: McpRule = McpRule::new(
     "MCP-AUT-004",
@@ -64,7 +67,8 @@ pub(crate) const AS_METADATA: McpRule = McpRule::new(
     |s| as_metadata(s).boxed(),
 )
 .says("each authorization server MUST publish RFC 8414 or OpenID Connect discovery metadata")
-.requires(&[]);
+.requires(&[])
+.http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
 pub(crate) const ISS_PARAMETER: McpRule = McpRule::new(
     "MCP-AUT-005",
@@ -76,7 +80,8 @@ pub(crate) const ISS_PARAMETER: McpRule = McpRule::new(
     |s| iss_parameter(s).boxed(),
 )
 .says("authorization servers SHOULD advertise authorization_response_iss_parameter_supported: true")
-.requires(&[]);
+.requires(&[])
+.http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
 pub(crate) const CHALLENGE_SCOPE: McpRule = McpRule::new(
     "MCP-AUT-006",
@@ -88,7 +93,8 @@ pub(crate) const CHALLENGE_SCOPE: McpRule = McpRule::new(
     |s| challenge_scope(s).boxed(),
 )
 .says("WWW-Authenticate SHOULD carry a scope parameter naming the scopes needed")
-.requires(&[]);
+.requires(&[])
+.http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
 pub(crate) const INSUFFICIENT_SCOPE: McpRule = McpRule::new(
     "MCP-AUT-007",
@@ -101,7 +107,8 @@ pub(crate) const INSUFFICIENT_SCOPE: McpRule = McpRule::new(
 )
 .says("a token lacking scope SHOULD be answered 403 with error=\"insufficient_scope\"")
 .requires(&[])
-.run_wide();
+.run_wide()
+.http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
 pub(crate) const AUDIENCE: McpRule = McpRule::new(
     "MCP-AUT-008",
@@ -113,7 +120,8 @@ pub(crate) const AUDIENCE: McpRule = McpRule::new(
     |s| audience(s).boxed(),
 )
 .says("servers MUST reject tokens not issued for them (audience)")
-.requires(&[]);
+.requires(&[])
+.http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
 pub(crate) const NO_OFFLINE_ACCESS: McpRule = McpRule::new(
     "MCP-AUT-009",
@@ -125,7 +133,8 @@ pub(crate) const NO_OFFLINE_ACCESS: McpRule = McpRule::new(
     |s| no_offline_access(s).boxed(),
 )
 .says("offline_access SHOULD NOT be requested or advertised by default")
-.requires(&[]);
+.requires(&[])
+.http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
 pub(crate) const PKCE_S256: McpRule = McpRule::new(
     "MCP-AUT-010",
@@ -137,7 +146,8 @@ pub(crate) const PKCE_S256: McpRule = McpRule::new(
     |s| pkce_s256(s).boxed(),
 )
 .says("authorization servers MUST support PKCE with S256")
-.requires(&[]);
+.requires(&[])
+.http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
 pub(crate) const CIMD: McpRule = McpRule::new(
     "MCP-AUT-011",
@@ -149,7 +159,8 @@ pub(crate) const CIMD: McpRule = McpRule::new(
     |s| cimd(s).boxed(),
 )
 .says("authorization servers SHOULD support Client ID Metadata Documents; Dynamic Client Registration is deprecated")
-.requires(&[]);
+.requires(&[])
+.http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
 pub(crate) const RULES: &[McpRule] = &[
     CHALLENGE,

@@ -70,7 +70,8 @@ pub(crate) const NO_LEGACY_SSE: McpRule = McpRule::new(
     for url in legacy_sse_urls(&s.url) {
         s.start_watch(http::Method::GET, &url);
     }
-});
+})
+.http_only("the HTTP+SSE endpoint of 2024-11-05");
 
 pub(crate) const NO_DEPRECATED_CAPABILITIES: McpRule = McpRule::new(
     "MCP-DEP-005",
@@ -129,7 +130,11 @@ pub(crate) const RULES: &[McpRule] = &[
 async fn removed_method(s: &mut Session, method: &str, params: Value) -> Option<Reply> {
     if let Era::Legacy { .. } = s.era {
         if s.legacy.is_none() {
-            let opened = LegacySession::open(&s.client).await.map(|(l, _)| l);
+            let opened = if s.client.is_stdio() {
+                LegacySession::adopt(&s.client, &s.initialize).await
+            } else {
+                LegacySession::open(&s.client).await.map(|(l, _)| l)
+            };
             s.legacy = Some(opened);
         }
         let legacy = s.legacy.as_ref()?.as_ref()?;

@@ -95,12 +95,11 @@ async fn discover_implemented(s: &mut Session) -> Judgement {
     let reply = &s.discover;
     match reply.result() {
         Some(result)
-            if reply.status == Some(200)
-                && result.get("capabilities").is_some_and(Value::is_object) =>
+            if reply.status_is(200) && result.get("capabilities").is_some_and(Value::is_object) =>
         {
             Judgement::pass("`server/discover` answered a cold request with a DiscoverResult")
         }
-        Some(_) if reply.status == Some(200) => Judgement::fail(
+        Some(_) if reply.status_is(200) => Judgement::fail(
             "`server/discover` answered with a result that has no `capabilities` object; \
              DiscoverResult requires `capabilities`, and without it protocheck cannot tell \
              what the server offers",

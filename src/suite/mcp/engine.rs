@@ -49,6 +49,12 @@ type Judged = std::collections::HashMap<&'static str, (Outcome, String)>;
 /// legacy-only server; a modern-only rule on a dual-era server) and the rules
 /// this one requires (§15.4, no cascades).
 fn precondition(rule: &McpRule, session: &Session, judged: &Judged) -> Option<String> {
+    // Over stdio, the rules about HTTP do not apply (a property of the rule).
+    if session.client.is_stdio()
+        && let Some(reason) = rule.stdio_skip_reason()
+    {
+        return Some(reason);
+    }
     // A server that refuses the run's requests with 401 can be judged on its
     // authorization and its transport only; everything else is unverified,
     // not failed (§15.4, §15.9).
@@ -98,8 +104,9 @@ fn precondition(rule: &McpRule, session: &Session, judged: &Judged) -> Option<St
     // would then be judged by which connection the pool picked, and the same
     // server would get different verdicts on different runs. Only the rules
     // whose verdict cannot depend on that are judged; the others are
-    // unverified, never failed (§15.4).
-    if !rule.pool_independent {
+    // unverified, never failed (§15.4). Over stdio there is one child and
+    // protocheck orders every line it gets, so no verdict depends on a pool.
+    if !rule.pool_independent && !session.client.is_stdio() {
         let stateful =
             connection_rules().find(|id| matches!(judged.get(id), Some((Outcome::Fail, _))));
         if let Some(id) = stateful {
@@ -202,6 +209,37 @@ pub(crate) async fn run(
         }
         Err(e) => return Err(e),
     };
+    judge_all(client, url, opening, ctx, reporter).await
+}
+
+/// Runs the suite over stdio: one child started with `command` for the whole
+/// run, ended when the run is. The rules that judge HTTP are skipped with
+/// that reason; the others read the lines the child wrote.
+pub(crate) async fn run_stdio(
+    command: &str,
+    ctx: &RunContext,
+    reporter: &mut Reporter,
+) -> Result<Verdict, EngineError> {
+    let child = crate::transport::stdio::StdioChild::spawn(command, ctx.http.limits())
+        .map_err(EngineError::from_transport)?;
+    let client = McpClient::over_stdio(ctx.http.clone(), child, ctx.options.request_timeout());
+    let url = client.url().clone();
+    let verdict = match era::detect(&client).await {
+        Ok(opening) => judge_all(client.clone(), url, opening, ctx, reporter).await,
+        Err(e) => Err(e),
+    };
+    client.close().await;
+    verdict
+}
+
+/// Takes the survey and judges every rule, once the opening probes told the era.
+async fn judge_all(
+    client: McpClient,
+    url: Url,
+    opening: era::Opening,
+    ctx: &RunContext,
+    reporter: &mut Reporter,
+) -> Result<Verdict, EngineError> {
     let survey = if matches!(opening.era, Era::Legacy { .. }) {
         Survey::default()
     } else {

@@ -10,7 +10,7 @@
 use super::client::{McpClient, Probe, Reply, client_info};
 use super::wire::{self, H_PROTOCOL_VERSION, H_SESSION_ID, LEGACY_VERSION, code};
 use crate::suite::runner::EngineError;
-use crate::transport::HttpRequest;
+use crate::transport::{HttpRequest, TransportError};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -42,6 +42,20 @@ impl Era {
 pub fn recognised_modern(reply: &Reply) -> bool {
     if let Some(result) = reply.result() {
         return result.get("supportedVersions").is_some() || result.get("capabilities").is_some();
+    }
+    // Over stdio there is no status, and -32601 is what a 2025-11-25 server
+    // answers an unknown method with too: only the errors a 2026-07-28
+    // server alone gives are modern (stdio, "Backward Compatibility": any
+    // other error or no answer means legacy).
+    if reply.stdio {
+        return matches!(
+            reply.error_code(),
+            Some(
+                code::HEADER_MISMATCH
+                    | code::MISSING_CLIENT_CAPABILITY
+                    | code::UNSUPPORTED_PROTOCOL_VERSION
+            )
+        );
     }
     match (reply.status, reply.error_code()) {
         (Some(400), Some(c)) => matches!(
@@ -107,8 +121,17 @@ pub(crate) async fn detect(client: &McpClient) -> Result<Opening, EngineError> {
     let discover = client
         .send(&client.request("server/discover", json!({})))
         .await;
+    // Over stdio a server that leaves `server/discover` unanswered may be a
+    // legacy one waiting for `initialize`: only a closed pipe ends the run.
+    let unanswered_over_stdio = discover.stdio
+        && matches!(
+            discover.transport_error,
+            Some(TransportError::Timeout(_) | TransportError::TooLarge { .. })
+        );
     if let Some(err) = &discover.transport_error
         && discover.status.is_none()
+        && discover.message.is_none()
+        && !unanswered_over_stdio
     {
         return Err(EngineError::from_transport(err.clone()));
     }
@@ -148,6 +171,19 @@ impl LegacySession {
         let initialized = legacy.probe(Value::Null, "notifications/initialized", json!({}));
         client.send(&initialized).await;
         Some((legacy, reply))
+    }
+
+    /// Over stdio the process is the session, and the opening `initialize`
+    /// (`initialize`, answered) opened it: a second one would be refused.
+    /// Completes that handshake with `notifications/initialized`.
+    pub(crate) async fn adopt(client: &McpClient, initialize: &Reply) -> Option<Self> {
+        let legacy = Self {
+            version: negotiated_version(initialize)?,
+            session_id: None,
+        };
+        let initialized = legacy.probe(Value::Null, "notifications/initialized", json!({}));
+        client.send(&initialized).await;
+        Some(legacy)
     }
 
     /// A legacy request (or, with a null id, a notification) in this session.

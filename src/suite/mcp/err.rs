@@ -148,9 +148,10 @@ async fn unsupported_version(s: &mut Session) -> Judgement {
         }
     }
     Judgement::pass(format!(
-        "{} for version {UNSUPPORTED} were refused with 400, -32022 and the supported \
+        "{} for version {UNSUPPORTED} were refused with {}-32022 and the supported \
          versions{}",
         methods.join(", "),
+        http_400(s, ", "),
         readings.join("")
     ))
 }
@@ -165,7 +166,7 @@ fn judge_unsupported(s: &Session, reply: &Reply) -> Result<String, Vec<String>> 
     // examples differ: basic/index#error-codes lists 2025-11-25 in it), so a
     // server may name legacy revisions it still speaks (§15 amendment).
     let mut reading = String::new();
-    if reply.status != Some(400) {
+    if !reply.status_is(400) {
         problems.push(format!(
             "the HTTP status was {} instead of 400",
             reply.status.map_or("missing".to_owned(), |s| s.to_string())
@@ -233,8 +234,13 @@ fn judge_unsupported(s: &Session, reply: &Reply) -> Result<String, Vec<String>> 
 async fn unknown_method(s: &mut Session) -> Judgement {
     let method = format!("protocheck/{}", unknown_name("method"));
     let reply = s.client.send(&s.client.request(&method, json!({}))).await;
-    if reply.status == Some(404) && reply.error_code() == Some(code::METHOD_NOT_FOUND) {
-        Judgement::pass("an unknown method was answered 404 with -32601")
+    if reply.status_is(404) && reply.error_code() == Some(code::METHOD_NOT_FOUND) {
+        // Over stdio the code alone is the requirement (there is no status).
+        Judgement::pass(if reply.stdio {
+            "an unknown method was answered with -32601"
+        } else {
+            "an unknown method was answered 404 with -32601"
+        })
     } else {
         Judgement::fail(format!(
             "the unknown method `{method}` answered {}; it MUST be answered HTTP 404 with \
@@ -427,7 +433,7 @@ async fn missing_meta(s: &mut Session) -> Judgement {
             // rank "missing field" above "mismatch", so -32020 is an accepted reading.
             let ok_code = code == Some(code::INVALID_PARAMS)
                 || (mismatch_allowed && code == Some(code::HEADER_MISMATCH));
-            if reply.status == Some(400) && ok_code {
+            if reply.status_is(400) && ok_code {
                 let reading = format!("{what} was read as a header mismatch (-32020)");
                 if code == Some(code::HEADER_MISMATCH) && !readings.contains(&reading) {
                     readings.push(reading);
@@ -449,7 +455,8 @@ async fn missing_meta(s: &mut Session) -> Judgement {
             format!(" ({})", readings.join("; "))
         };
         Judgement::pass(format!(
-            "requests missing required `_meta` fields were refused with 400 and -32602{note}"
+            "requests missing required `_meta` fields were refused with {}-32602{note}",
+            http_400(s, " and ")
         ))
     } else {
         let mut j = Judgement::fail(format!(
@@ -506,7 +513,7 @@ async fn missing_capability(s: &mut Session) -> Judgement {
                 )),
                 None => Some("the error has no data.requiredCapabilities".to_owned()),
             };
-            let status = (reply.status != Some(400)).then(|| {
+            let status = (!reply.status_is(400)).then(|| {
                 format!(
                     "the HTTP status was {} instead of 400",
                     reply.status.map_or("missing".into(), |s| s.to_string())
@@ -555,9 +562,20 @@ async fn missing_capability(s: &mut Session) -> Judgement {
         ))
     } else {
         Judgement::pass(format!(
-            "{} answered 400 with -32021 and a requiredCapabilities object when called without \
+            "{} answered {}-32021 and a requiredCapabilities object when called without \
              the capability it needs",
-            super::client::some(&judged, 5, ", ")
+            super::client::some(&judged, 5, ", "),
+            http_400(s, " with ")
         ))
+    }
+}
+
+/// "400" and `then`, for a message about an answer that has an HTTP status;
+/// nothing over stdio, where there is none.
+fn http_400(s: &Session, then: &str) -> String {
+    if s.client.is_stdio() {
+        String::new()
+    } else {
+        format!("400{then}")
     }
 }

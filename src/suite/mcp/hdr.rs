@@ -25,7 +25,8 @@ pub(crate) const MISSING_METHOD: McpRule = McpRule::new(
     "HDR",
     |s| missing_method(s).boxed(),
 )
-.says("a request without the required Mcp-Method header MUST be rejected with HTTP 400 and -32020 (HeaderMismatch)");
+.says("a request without the required Mcp-Method header MUST be rejected with HTTP 400 and -32020 (HeaderMismatch)")
+.http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 pub(crate) const MISSING_NAME: McpRule = McpRule::new(
     "MCP-HDR-002",
@@ -36,7 +37,8 @@ pub(crate) const MISSING_NAME: McpRule = McpRule::new(
     "HDR",
     |s| missing_name(s).boxed(),
 )
-.says("tools/call, prompts/get and resources/read without the required Mcp-Name header MUST be rejected with HTTP 400 and -32020");
+.says("tools/call, prompts/get and resources/read without the required Mcp-Name header MUST be rejected with HTTP 400 and -32020")
+.http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 pub(crate) const NAME_MATCHES: McpRule = McpRule::new(
     "MCP-HDR-003",
@@ -47,7 +49,8 @@ pub(crate) const NAME_MATCHES: McpRule = McpRule::new(
     "HDR",
     |s| name_matches(s).boxed(),
 )
-.says("servers that process the body MUST reject a request whose header values differ from the body values: HTTP 400 and -32020");
+.says("servers that process the body MUST reject a request whose header values differ from the body values: HTTP 400 and -32020")
+.http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 /// Modern-only: streamable-http, "Protocol Version Header": a server that
 /// supports clients older than 2025-06-18 "MAY treat a request that omits the
@@ -64,7 +67,8 @@ pub(crate) const MISSING_VERSION: McpRule = McpRule::new(
     |s| missing_version(s).boxed(),
 )
 .says("every POST MUST carry MCP-Protocol-Version; a missing header is answered 400 and -32020, unless the server supports pre-2025-06-18 clients and treats it as 2025-03-26")
-.modern_only();
+.modern_only()
+.http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 pub(crate) const VERSION_MATCHES: McpRule = McpRule::new(
     "MCP-HDR-005",
@@ -75,7 +79,8 @@ pub(crate) const VERSION_MATCHES: McpRule = McpRule::new(
     "HDR",
     |s| version_matches(s).boxed(),
 )
-.says("an MCP-Protocol-Version header that differs from _meta protocolVersion MUST be rejected with HTTP 400 and -32020");
+.says("an MCP-Protocol-Version header that differs from _meta protocolVersion MUST be rejected with HTTP 400 and -32020")
+.http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 pub(crate) const CASE: McpRule = McpRule::new(
     "MCP-HDR-006",
@@ -86,7 +91,8 @@ pub(crate) const CASE: McpRule = McpRule::new(
     "HDR",
     |s| case(s).boxed(),
 )
-.says("header names MUST be compared case-insensitively; header values are case-sensitive");
+.says("header names MUST be compared case-insensitively; header values are case-sensitive")
+.http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 pub(crate) const BASE64: McpRule = McpRule::new(
     "MCP-HDR-007",
@@ -97,7 +103,8 @@ pub(crate) const BASE64: McpRule = McpRule::new(
     "HDR",
     |s| base64(s).boxed(),
 )
-.says("servers MUST decode =?base64?...?= header values before comparing them with the body");
+.says("servers MUST decode =?base64?...?= header values before comparing them with the body")
+.http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 pub(crate) const PARAM_MATCHES: McpRule = McpRule::new(
     "MCP-HDR-008",
@@ -111,7 +118,8 @@ pub(crate) const PARAM_MATCHES: McpRule = McpRule::new(
 .says("when an x-mcp-header argument has a value, the Mcp-Param-{Name} header MUST be sent and the server MUST validate it against the body, rejecting a missing or different one with 400 and -32020")
 // A tools/call sent with no server/discover before it on its connection: a
 // server failing STL-003 refuses it for that, not for its headers (§15.4).
-.requires(&[DISCOVER_ID, COLD_ID]);
+.requires(&[DISCOVER_ID, COLD_ID])
+.http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 pub(crate) const PARAM_CHARACTERS: McpRule = McpRule::new(
     "MCP-HDR-009",
@@ -125,7 +133,8 @@ pub(crate) const PARAM_CHARACTERS: McpRule = McpRule::new(
 .says("servers MUST reject a recognised Mcp-Param-{Name} header containing invalid characters")
 // A tools/call sent with no server/discover before it on its connection: a
 // server failing STL-003 refuses it for that, not for its headers (§15.4).
-.requires(&[DISCOVER_ID, COLD_ID]);
+.requires(&[DISCOVER_ID, COLD_ID])
+.http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 pub(crate) const BEFORE_DISPATCH: McpRule = McpRule::new(
     "MCP-HDR-010",
@@ -136,7 +145,8 @@ pub(crate) const BEFORE_DISPATCH: McpRule = McpRule::new(
     "HDR",
     |s| before_dispatch(s).boxed(),
 )
-.says("header validation rejects a mismatched request before it is dispatched, so no handler ever runs it");
+.says("header validation rejects a mismatched request before it is dispatched, so no handler ever runs it")
+.http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 pub(crate) const RULES: &[McpRule] = &[
     MISSING_METHOD,

@@ -1,4 +1,5 @@
-//! The MCP suite: revision 2026-07-28 over Streamable HTTP.
+//! The MCP suite: revision 2026-07-28 over Streamable HTTP and stdio (the
+//! rules that judge HTTP are skipped over stdio, a property of each rule).
 //!
 //! Each rule of `spec/mcp-rules-79.md` is a [`McpRule`]: its id, title, spec
 //! keyword, outcome on failure and spec link as data, beside the check that
@@ -51,7 +52,7 @@ use super::runner::{Endpoint, EngineError, Reporter, RunContext};
 
 pub use catalogue::{catalogue, rule, rules};
 pub use engine::{DEFAULT_MAX_CONCURRENCY, McpSettings, SPEC_REVISION, SUITE_VERSION};
-pub use rule::{Keyword, McpRule};
+pub use rule::{Keyword, McpRule, OverStdio};
 pub use session::Session;
 
 /// Runs the MCP suite against `endpoint` with the default settings.
@@ -70,16 +71,10 @@ pub async fn run_with(
     reporter: &mut Reporter,
     settings: &McpSettings,
 ) -> Result<Verdict, EngineError> {
-    let url = match endpoint {
-        Endpoint::Http(url) => url.clone(),
-        Endpoint::Stdio(_) => {
-            return Err(EngineError::Unsupported(
-                "the MCP 2026-07-28 suite speaks Streamable HTTP only for now; over stdio protocheck \
-                 judges MCP 2025-11-25 (`--mcp-revision newest` or `2025-11-25`)".into(),
-            ));
-        }
-    };
-    engine::run(url, ctx, reporter, settings).await
+    match endpoint {
+        Endpoint::Http(url) => engine::run(url.clone(), ctx, reporter, settings).await,
+        Endpoint::Stdio(command) => engine::run_stdio(command, ctx, reporter).await,
+    }
 }
 
 #[cfg(test)]
@@ -125,6 +120,38 @@ mod tests {
             .map(|r| r.rule.id)
             .collect();
         assert_eq!(watching, ["MCP-STL-005", "MCP-STL-006", "MCP-DEP-004"]);
+    }
+
+    #[test]
+    fn the_rules_that_judge_http_are_skipped_over_stdio_with_the_transport_named() {
+        let http_only: Vec<&str> = catalogue()
+            .iter()
+            .filter(|r| !r.runs_over_stdio())
+            .map(|r| r.rule.id)
+            .collect();
+        assert_eq!(http_only.len(), 37, "{http_only:?}");
+        for r in catalogue() {
+            match r.stdio_skip_reason() {
+                Some(reason) => {
+                    assert!(
+                        reason.contains("applies to Streamable HTTP only ("),
+                        "{}: {reason}",
+                        r.rule.id
+                    );
+                    assert!(!r.runs_over_stdio());
+                }
+                None => assert!(r.runs_over_stdio()),
+            }
+        }
+        // Every HDR and AUT rule judges HTTP; discovery, results, errors,
+        // caching and schemas do not.
+        for r in catalogue() {
+            match r.rule.group {
+                "HDR" | "AUT" => assert!(!r.runs_over_stdio(), "{}", r.rule.id),
+                "DSC" | "ERR" | "CAC" | "SCH" => assert!(r.runs_over_stdio(), "{}", r.rule.id),
+                _ => {}
+            }
+        }
     }
 
     #[test]

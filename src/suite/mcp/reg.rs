@@ -62,7 +62,8 @@ pub(crate) const REMOTE_MATCHES: McpRule = McpRule::new(
 )
 .says("a declared remote endpoint matches the probed URL")
 .requires(&[])
-.on_legacy();
+.on_legacy()
+.http_only("server.json's remotes[].url against the endpoint URL");
 
 pub(crate) const RULES: &[McpRule] = &[SERVER_JSON_VALID, NAMESPACE, SEMVER, REMOTE_MATCHES];
 

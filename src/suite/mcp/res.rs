@@ -57,7 +57,8 @@ pub(crate) const NOTIFICATION_202: McpRule = McpRule::new(
     "RES",
     |s| notification_202(s).boxed(),
 )
-.says("an accepted notification POST MUST be answered 202 Accepted with no body");
+.says("an accepted notification POST MUST be answered 202 Accepted with no body")
+.http_only("the HTTP status of a notification POST");
 
 pub(crate) const CONTENT_TYPE: McpRule = McpRule::new(
     "MCP-RES-005",
@@ -69,7 +70,8 @@ pub(crate) const CONTENT_TYPE: McpRule = McpRule::new(
     |s| content_type(s).boxed(),
 )
 .says("a request MUST be answered with Content-Type application/json or text/event-stream; the final response SHOULD terminate the stream")
-.run_wide();
+.run_wide()
+.http_only("the Content-Type of HTTP responses and SSE streams");
 
 pub(crate) const ACCEL_BUFFERING: McpRule = McpRule::new(
     "MCP-RES-006",
@@ -81,7 +83,8 @@ pub(crate) const ACCEL_BUFFERING: McpRule = McpRule::new(
     |s| accel_buffering(s).boxed(),
 )
 .says("a server opening an SSE stream SHOULD send X-Accel-Buffering: no")
-.run_wide();
+.run_wide()
+.http_only("the X-Accel-Buffering header of SSE responses");
 
 pub(crate) const DETERMINISTIC_ORDER: McpRule = McpRule::new(
     "MCP-RES-007",
@@ -224,6 +227,28 @@ async fn result_type_known(s: &mut Session) -> Judgement {
 
 async fn no_server_requests(s: &mut Session) -> Judgement {
     let seen = s.client.seen().await;
+    // Over stdio, stdout is the stream every answer travels on: the
+    // requests read there while an answer was awaited count (servers MUST
+    // NOT initiate requests on any transport).
+    if s.client.is_stdio() {
+        let bad: Vec<&Seen> = seen.iter().filter(|r| r.server_requests > 0).collect();
+        return if bad.is_empty() {
+            Judgement::pass(format!(
+                "no JSON-RPC request came on stdout while {} answers were awaited",
+                seen.len()
+            ))
+        } else {
+            fail_on(
+                &bad,
+                format!(
+                    "while the answer to {} was awaited, the server wrote a JSON-RPC request \
+                     (a line with both `method` and `id`) on stdout; servers MUST NOT send \
+                     requests on any transport: return an InputRequiredResult (MRTR) instead",
+                    methods(&bad)
+                ),
+            )
+        };
+    }
     let streams: Vec<&Seen> = seen.iter().filter(|r| r.sse).collect();
     if streams.is_empty() {
         return Judgement::skip("no response used an SSE stream, so there was no stream to judge");
@@ -356,6 +381,28 @@ async fn content_type(s: &mut Session) -> Judgement {
 
 async fn accel_buffering(s: &mut Session) -> Judgement {
     let seen = s.client.seen().await;
+    // Over stdio, stdout is the stream every answer travels on: the
+    // requests read there while an answer was awaited count (servers MUST
+    // NOT initiate requests on any transport).
+    if s.client.is_stdio() {
+        let bad: Vec<&Seen> = seen.iter().filter(|r| r.server_requests > 0).collect();
+        return if bad.is_empty() {
+            Judgement::pass(format!(
+                "no JSON-RPC request came on stdout while {} answers were awaited",
+                seen.len()
+            ))
+        } else {
+            fail_on(
+                &bad,
+                format!(
+                    "while the answer to {} was awaited, the server wrote a JSON-RPC request \
+                     (a line with both `method` and `id`) on stdout; servers MUST NOT send \
+                     requests on any transport: return an InputRequiredResult (MRTR) instead",
+                    methods(&bad)
+                ),
+            )
+        };
+    }
     let streams: Vec<&Seen> = seen.iter().filter(|r| r.sse).collect();
     if streams.is_empty() {
         return Judgement::skip("no response used an SSE stream, so there was no stream to judge");

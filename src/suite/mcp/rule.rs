@@ -55,6 +55,20 @@ pub(crate) enum Phase {
     RunWide,
 }
 
+/// Whether a rule applies over stdio (transports, "stdio"): the JSON-RPC,
+/// discovery, result, error, caching, schema and deprecation rules do; the
+/// rules about HTTP (headers, status codes, sessions, connections, Origin,
+/// TLS, GET and DELETE streams, HTTP authorization) do not, and are skipped
+/// over stdio with the reason kept here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverStdio {
+    /// Judged over both transports (an HTTP-only part of it, such as a
+    /// status code, is simply not judged over stdio).
+    Applies,
+    /// Streamable HTTP only; the text says what of HTTP the rule judges.
+    HttpOnly(&'static str),
+}
+
 /// A rule's check: reads the session's probes, sends its own, and judges.
 pub(crate) type Check = for<'a> fn(&'a mut Session) -> BoxFuture<'a, Judgement>;
 
@@ -94,6 +108,8 @@ pub struct McpRule {
     /// to be judged, so that the watches run while other rules are; a check
     /// whose watches were not started early starts them itself.
     pub(crate) watches: Option<StartWatches>,
+    /// Whether the rule is judged over stdio.
+    pub over_stdio: OverStdio,
     /// The requirement the rule enforces, as the spec states it at
     /// `rule.spec_ref` (the rule's title unless set with [`McpRule::says`]):
     /// every fail, warn and info finding cites it with that link.
@@ -150,6 +166,7 @@ impl McpRule {
             finds_connection_state: false,
             pool_independent: false,
             watches: None,
+            over_stdio: OverStdio::Applies,
             sentence: title,
             check,
         }
@@ -204,6 +221,29 @@ impl McpRule {
     pub(crate) const fn watches(mut self, start: StartWatches) -> Self {
         self.watches = Some(start);
         self
+    }
+
+    /// The rule judges Streamable HTTP only (`what`: the part of HTTP it
+    /// judges); over stdio it is skipped with that reason.
+    pub(crate) const fn http_only(mut self, what: &'static str) -> Self {
+        self.over_stdio = OverStdio::HttpOnly(what);
+        self
+    }
+
+    /// Whether the rule is judged over stdio.
+    pub fn runs_over_stdio(&self) -> bool {
+        matches!(self.over_stdio, OverStdio::Applies)
+    }
+
+    /// Why the rule is skipped over stdio, when it is: "applies to
+    /// Streamable HTTP only (…)".
+    pub fn stdio_skip_reason(&self) -> Option<String> {
+        match self.over_stdio {
+            OverStdio::Applies => None,
+            OverStdio::HttpOnly(what) => Some(format!(
+                "not applicable over stdio: applies to Streamable HTTP only ({what})"
+            )),
+        }
     }
 
     /// Whether the spec limits this rule to servers that support only 2026-07-28.

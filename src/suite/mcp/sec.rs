@@ -28,7 +28,8 @@ pub(crate) const ORIGIN_403: McpRule = McpRule::new(
     "SEC",
     |s| origin_403(s).boxed(),
 )
-.says("servers MUST validate Origin and answer an invalid one with HTTP 403");
+.says("servers MUST validate Origin and answer an invalid one with HTTP 403")
+.http_only("the Origin header and HTTP 403");
 
 pub(crate) const HTTPS: McpRule = McpRule::new(
     HTTPS_ID,
@@ -42,7 +43,8 @@ pub(crate) const HTTPS: McpRule = McpRule::new(
 .says("the endpoint is served over HTTPS with a valid certificate chain")
 .requires(&[])
 .judges_tls()
-.pool_independent();
+.pool_independent()
+.http_only("the endpoint URL and its TLS certificate");
 
 pub(crate) const HTTPS_ID: &str = "MCP-SEC-002";
 
@@ -56,7 +58,8 @@ pub(crate) const NO_ECHO: McpRule = McpRule::new(
     |s| no_echo(s).boxed(),
 )
 .says("error messages should not repeat request headers or credentials")
-.run_wide();
+.run_wide()
+.http_only("the request headers an error message could echo");
 
 pub(crate) const ICONS: McpRule = McpRule::new(
     "MCP-SEC-004",
@@ -101,7 +104,8 @@ pub(crate) const NO_AUTH_REFLECTION: McpRule = McpRule::new(
     |s| no_auth_reflection(s).boxed(),
 )
 .says("servers must not reflect Authorization header values into responses")
-.run_wide();
+.run_wide()
+.http_only("the Authorization header");
 
 pub(crate) const RULES: &[McpRule] = &[
     ORIGIN_403,
@@ -400,6 +404,9 @@ async fn icons(s: &mut Session) -> Judgement {
                     // Same origin is a SHOULD; compared by host because an http
                     // endpoint can never share an origin with an https icon.
                     Ok(url) if url.host_str().map(str::to_ascii_lowercase) == server_host => {}
+                    // Over stdio the server has no origin to share: only
+                    // the scheme is judged.
+                    Ok(_) if s.client.is_stdio() => {}
                     Ok(_) => {
                         foreign.push(format!("{owner} icon {shown:?}"));
                         evidence.extend(page);
@@ -442,9 +449,11 @@ async fn icons(s: &mut Session) -> Judgement {
             some(&foreign, 4, "; ")
         )));
     }
-    Judgement::pass(format!(
-        "all {count} icons are data: URIs or https: on the server's host"
-    ))
+    Judgement::pass(if s.client.is_stdio() {
+        format!("all {count} icons are data: or https: URIs (over stdio the server has no origin)")
+    } else {
+        format!("all {count} icons are data: URIs or https: on the server's host")
+    })
 }
 
 /// Schema keywords whose value is one subschema, a map of them, or a list of them

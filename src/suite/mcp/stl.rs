@@ -21,7 +21,8 @@ pub(crate) const NO_SESSION_ID: McpRule = McpRule::new(
     "STL",
     |s| no_session_id(s).boxed(),
 )
-.says("there are no protocol sessions: a server does not mint or echo Mcp-Session-Id");
+.says("there are no protocol sessions: a server does not mint or echo Mcp-Session-Id")
+.http_only("the Mcp-Session-Id header");
 
 pub(crate) const SESSION_IGNORED: McpRule = McpRule::new(
     "MCP-STL-002",
@@ -32,7 +33,8 @@ pub(crate) const SESSION_IGNORED: McpRule = McpRule::new(
     "STL",
     |s| session_ignored(s).boxed(),
 )
-.says("a server receiving Mcp-Session-Id SHOULD ignore it: it MUST NOT require or validate one");
+.says("a server receiving Mcp-Session-Id SHOULD ignore it: it MUST NOT require or validate one")
+.http_only("the Mcp-Session-Id header");
 
 pub(crate) const COLD_REQUEST: McpRule = McpRule::new(
     COLD_ID,
@@ -58,7 +60,8 @@ pub(crate) const NO_CONNECTION_STATE: McpRule = McpRule::new(
 )
 .says("servers MUST NOT rely on prior requests on the same connection for version, capabilities or identity")
 .finds_connection_state()
-.pool_independent();
+.pool_independent()
+.http_only("requests on new HTTP connections");
 
 pub(crate) const GET_405: McpRule = McpRule::new(
     "MCP-STL-005",
@@ -72,7 +75,8 @@ pub(crate) const GET_405: McpRule = McpRule::new(
 .says("a server that supports only 2026-07-28 SHOULD answer GET on the MCP endpoint with 405 Method Not Allowed")
 .requires(&[])
 .modern_only()
-.watches(|s| s.start_watch(http::Method::GET, &s.url));
+.watches(|s| s.start_watch(http::Method::GET, &s.url))
+.http_only("an HTTP GET on the endpoint");
 
 pub(crate) const DELETE_405: McpRule = McpRule::new(
     "MCP-STL-006",
@@ -86,7 +90,8 @@ pub(crate) const DELETE_405: McpRule = McpRule::new(
 .says("a server that supports only 2026-07-28 SHOULD answer DELETE on the MCP endpoint with 405 Method Not Allowed")
 .requires(&[])
 .modern_only()
-.watches(|s| s.start_watch(http::Method::DELETE, &s.url));
+.watches(|s| s.start_watch(http::Method::DELETE, &s.url))
+.http_only("an HTTP DELETE on the endpoint");
 
 pub(crate) const LAST_EVENT_ID: McpRule = McpRule::new(
     "MCP-STL-007",
@@ -100,7 +105,8 @@ pub(crate) const LAST_EVENT_ID: McpRule = McpRule::new(
 .says(
     "streams are not resumable: a server that supports only 2026-07-28 SHOULD ignore Last-Event-ID",
 )
-.modern_only();
+.modern_only()
+.http_only("the Last-Event-ID header of SSE streams");
 
 pub(crate) const LIST_PER_CONNECTION: McpRule = McpRule::new(
     "MCP-STL-008",
@@ -117,7 +123,8 @@ pub(crate) const LIST_PER_CONNECTION: McpRule = McpRule::new(
 // this rule is then unverifiable, not failed again (§15.4).
 .requires(&[DISCOVER_ID, COLD_ID])
 .finds_connection_state()
-.pool_independent();
+.pool_independent()
+.http_only("lists asked on different HTTP connections");
 
 /// The id of MCP-STL-003, which rules probing on new connections require.
 pub(crate) const COLD_ID: &str = "MCP-STL-003";
@@ -218,31 +225,40 @@ async fn session_ignored(s: &mut Session) -> Judgement {
 
 async fn cold_request(s: &mut Session) -> Judgement {
     let cold = &s.cold;
+    // Over stdio the first line the child reads is the new connection.
+    let fresh = if s.client.is_stdio() {
+        "the first line the child read"
+    } else {
+        "on a new connection"
+    };
     if s.advertises("tools") {
         if cold.ok() && cold.result().and_then(|r| r.get("tools")).is_some() {
-            return Judgement::pass(
-                "`tools/list` succeeded as the first request of the run, on a new connection, \
-                 before any server/discover",
-            );
+            return Judgement::pass(format!(
+                "`tools/list` succeeded as the first request of the run, {fresh}, before any \
+                 server/discover"
+            ));
         }
         return Judgement::fail(format!(
-            "the first request of the run, `tools/list` on a new connection with no prior \
+            "the first request of the run, `tools/list` ({fresh}) with no prior \
              `server/discover`, answered {}; every request carries its own version and \
              capabilities, so any RPC may come first with no handshake",
             cold.describe()
         ))
         .reply(cold);
     }
-    if cold.ok() || recognised_modern(cold) {
+    // Over stdio -32601 is a modern answer here too: it is what a server
+    // without tools answers `tools/list` with at any time.
+    let unknown_over_stdio = cold.stdio && cold.error_code() == Some(wire::code::METHOD_NOT_FOUND);
+    if cold.ok() || recognised_modern(cold) || unknown_over_stdio {
         Judgement::pass(format!(
-            "the first request of the run (`tools/list` on a new connection) answered {}, \
-             as a server without tools answers it at any time",
+            "the first request of the run (`tools/list`, {fresh}) answered {}, as a server \
+             without tools answers it at any time",
             cold.describe()
         ))
     } else {
         Judgement::fail(format!(
-            "the first request of the run, `tools/list` on a new connection, answered {}; a \
-             server without tools answers 404 with -32601 at any time, with no handshake first",
+            "the first request of the run, `tools/list` ({fresh}), answered {}; a server \
+             without tools answers -32601 (with HTTP 404) at any time, with no handshake first",
             cold.describe()
         ))
         .reply(cold)

@@ -193,6 +193,7 @@ impl McpClient {
                 response: None,
                 error: None,
             },
+            stdio: false,
         };
         if sse {
             let id = probe.id();

@@ -1,4 +1,4 @@
-//! A client for MCP 2026-07-28 over Streamable HTTP, built for probing: every
+//! A client for MCP 2026-07-28 over Streamable HTTP or stdio, built for probing: every
 //! request is a [`Probe`] that starts conforming (headers mirrored from the body,
 //! required `_meta`) and can be bent on purpose; every answer is a [`Reply`]
 //! that keeps what a rule needs (status, media type, the final JSON-RPC message,
@@ -10,11 +10,13 @@
 //! what comes back, `streaming` sends over the pooled HTTP client,
 //! `dedicated` over one HTTP/1.1 connection of a rule's own, and `watch`
 //! watches a GET or DELETE answer in the background, for as long as the
-//! run's round-trip times say an event could still come.
+//! run's round-trip times say an event could still come. `stdio` sends
+//! over a child process instead, when the run's endpoint is one.
 
 mod dedicated;
 mod probe;
 mod reply;
+mod stdio;
 mod streaming;
 mod watch;
 
@@ -62,7 +64,14 @@ pub struct McpClient {
     /// How long the run's exchanges took: every watch and grace period of
     /// the run is derived from it (see [`watch`]).
     rtt: RttRecord,
+    /// Over stdio: the run's child process, which every probe goes to.
+    stdio: Option<Arc<stdio::StdioLink>>,
 }
+
+/// The URL a stdio run's client and session carry: it names no host, so
+/// nothing is ever sent to it (the rules that read the endpoint's URL are
+/// Streamable HTTP rules, skipped over stdio).
+pub const STDIO_URL: &str = "stdio:";
 
 /// The header that carries the run's canary value: an ordinary, non-credential
 /// header a server has no reason to repeat.
@@ -81,6 +90,32 @@ impl McpClient {
             bearer: None,
             canary: format!("pc-canary-{:016x}", rand::random::<u64>()).into(),
             rtt: RttRecord::default(),
+            stdio: None,
+        }
+    }
+
+    /// A client that sends every probe to `child`, one line each, one at a
+    /// time. `http` gives only the limits (line length, evidence size).
+    pub fn over_stdio(
+        http: HttpClient,
+        child: crate::transport::stdio::StdioChild,
+        timeout: Duration,
+    ) -> Self {
+        let url = Url::parse(STDIO_URL).unwrap_or_else(|_| unreachable!("a constant URL"));
+        let mut client = Self::new(http, url, timeout, 1);
+        client.stdio = Some(Arc::new(stdio::StdioLink::new(child)));
+        client
+    }
+
+    /// Whether the client speaks to a child process over stdio.
+    pub fn is_stdio(&self) -> bool {
+        self.stdio.is_some()
+    }
+
+    /// Ends the run's child process, over stdio; nothing over HTTP.
+    pub async fn close(&self) {
+        if let Some(link) = &self.stdio {
+            link.close().await;
         }
     }
 
@@ -116,7 +151,11 @@ impl McpClient {
 
     /// The same client on a new connection pool, so its first request opens a
     /// new connection (STL rules). Shares the limit and the log.
+    /// Over stdio the child is the one connection: the same client.
     pub fn fresh_connection(&self) -> Result<Self, TransportError> {
+        if self.stdio.is_some() {
+            return Ok(self.clone());
+        }
         let http = self.http.fresh()?;
         Ok(Self {
             http,

@@ -33,9 +33,19 @@ pub struct Reply {
     pub body_len: usize,
     pub transport_error: Option<TransportError>,
     pub exchange: Exchange,
+    /// The answer came over stdio: a line, with no HTTP status, headers or
+    /// stream (see [`Reply::status_is`]).
+    pub stdio: bool,
 }
 
 impl Reply {
+    /// Whether the answer carries the HTTP status a requirement names. Over
+    /// stdio there is none: only the JSON-RPC part of the requirement
+    /// applies, so the status part holds.
+    pub fn status_is(&self, status: u16) -> bool {
+        self.stdio || self.status == Some(status)
+    }
+
     pub fn result(&self) -> Option<&Value> {
         self.message.as_ref()?.get("result")
     }
@@ -50,7 +60,7 @@ impl Reply {
     }
 
     pub fn ok(&self) -> bool {
-        self.status == Some(200) && self.result().is_some()
+        self.status_is(200) && self.result().is_some()
     }
 
     /// One line for a finding: `HTTP 400 with JSON-RPC error -32020 ("…")`.
@@ -58,6 +68,9 @@ impl Reply {
         // A body over the limit is an answer, with too much: the target's
         // fault, worded as RCP words it.
         if let Some(TransportError::TooLarge { limit }) = &self.transport_error {
+            if self.stdio {
+                return format!("a line over protocheck's {limit}-byte limit");
+            }
             let status = self
                 .status
                 .map(|s| format!("HTTP {s} "))
@@ -67,7 +80,11 @@ impl Reply {
         if let Some(err) = &self.transport_error {
             return format!("no answer ({err})");
         }
-        let status = self.status.map(|s| format!("HTTP {s}")).unwrap_or_default();
+        let status = match self.status {
+            Some(s) => format!("HTTP {s}"),
+            None if self.stdio => "a line".to_owned(),
+            None => String::new(),
+        };
         let media = if self.sse { " (SSE)" } else { "" };
         if let Some(error) = self.error() {
             let code = error
@@ -88,6 +105,13 @@ impl Reply {
                 .map(|t| format!(" (resultType `{t}`)"))
                 .unwrap_or_default();
             return format!("{status}{media} with a result{kind}");
+        }
+        if self.stdio {
+            return if self.message.is_none() {
+                "no line answering the request's id".to_owned()
+            } else {
+                "a line with the request's id that is neither a result nor an error".to_owned()
+            };
         }
         if self.body_len == 0 {
             return format!("{status}{media} with an empty body");
@@ -133,7 +157,36 @@ impl Reply {
             body_len: 0,
             transport_error: Some(err),
             exchange,
+            stdio: false,
         }
+    }
+
+    /// The reply to `probe` over stdio, before anything was read.
+    pub(super) fn over_stdio(probe: &Probe, exchange: Exchange) -> Self {
+        Self {
+            method: probe.method.clone(),
+            intent: probe.intent,
+            status: None,
+            content_type: None,
+            sse: false,
+            message: None,
+            notifications: Vec::new(),
+            server_requests: Vec::new(),
+            stray_frames: Vec::new(),
+            terminated: None,
+            accel_buffering: None,
+            session_id: None,
+            body_len: 0,
+            transport_error: None,
+            exchange,
+            stdio: true,
+        }
+    }
+
+    /// Records that the exchange failed with `err`.
+    pub(super) fn fail_with(&mut self, err: TransportError) {
+        self.exchange.error = Some(err.to_string());
+        self.transport_error = Some(err);
     }
 }
 
@@ -179,6 +232,9 @@ pub struct Seen {
     /// Whether the request carried the run's bearer token (MCP-AUT-007).
     pub authorized: bool,
     pub exchange: Exchange,
+    /// The answer came over stdio (a line; its server requests were read
+    /// from stdout, the response stream of that transport).
+    pub stdio: bool,
 }
 
 /// The answer to a GET or DELETE on the endpoint.

@@ -42,6 +42,21 @@ impl McpClient {
     async fn send_inner(&self, probe: &Probe, listen: bool, ceiling: Option<Duration>) -> Reply {
         // A closed semaphore cannot happen (it is never closed); go on unlimited if it did.
         let _permit = self.permits.acquire().await.ok();
+        if let Some(link) = &self.stdio {
+            let window = listen.then(|| self.adaptive_window(ceiling.unwrap_or(self.timeout)));
+            let evidence_bytes = self.http.limits().evidence_bytes;
+            let (reply, rtt) = link
+                .exchange(probe, self.timeout, window, evidence_bytes)
+                .await;
+            if let Some(rtt) = rtt {
+                self.rtt.record(rtt);
+            }
+            if !probe.legacy && !probe.notification && probe.intent.is_valid() {
+                let order = probe.id().and_then(wire::as_integer).unwrap_or(i64::MAX);
+                self.log(&reply, order, listen, false).await;
+            }
+            return reply;
+        }
         let req = self.http_request(probe);
         let evidence_bytes = self.http.limits().evidence_bytes;
         let started = Instant::now();
@@ -90,6 +105,7 @@ impl McpClient {
                 response: None,
                 error: None,
             },
+            stdio: false,
         };
         let (shown_body, truncated) = if sse {
             self.read_sse(resp, probe, (listen, ceiling), started, &mut reply)
@@ -122,7 +138,10 @@ impl McpClient {
 
     async fn log(&self, reply: &Reply, order: i64, listen: bool, authorized: bool) {
         let mut seen = self.seen.lock().await;
-        if seen.len() >= MAX_SEEN || reply.status.is_none() {
+        // A reply is logged when something answered: an HTTP status, or
+        // over stdio a line with the request's id.
+        let answered = reply.status.is_some() || (reply.stdio && reply.message.is_some());
+        if seen.len() >= MAX_SEEN || !answered {
             return;
         }
         seen.push(Seen {
@@ -139,6 +158,7 @@ impl McpClient {
             accel_buffering: reply.accel_buffering.clone(),
             authorized,
             exchange: reply.exchange.clone(),
+            stdio: reply.stdio,
         });
     }
 
