@@ -152,7 +152,8 @@ class Server:
         self.table = {}  # session id -> Session
         self.shared = Session()
         self.lock = threading.Lock()
-        self.events = {}  # stream id -> (session id, [(seq, payload)])
+        self.events = {}  # stream id -> [session id, [(seq, payload)], finished]
+        self.changed = threading.Condition(self.lock)
         self.next_stream = 0
 
     # --- hooks -------------------------------------------------------------
@@ -209,6 +210,23 @@ class Server:
 
     def before(self, call, method):
         """Called before each request is served (what a variant may log or count)."""
+
+    json_type = "application/json"
+
+    def sse_event(self, eid, doc):
+        """One SSE event; `doc` None is the priming event (an id, empty data)."""
+        if doc is None:
+            return f"id: {eid}\nretry: 1000\ndata: \n\n"
+        return f"id: {eid}\ndata: {json.dumps(doc)}\n\n"
+
+    def close_early(self, method):
+        """Whether a POST stream is closed right after its priming event.
+
+        TRANSPORTS "Sending Messages to the Server": the server MAY close the
+        connection without terminating the SSE stream (e.g. after sending an
+        event ID); the client then polls it with GET and Last-Event-ID.
+        """
+        return False
 
     def use_sse(self, method):
         # TRANSPORTS "Sending Messages to the Server": a request is answered
@@ -566,7 +584,7 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def send_json(self, status, doc, extra=()):
-        self.send(status, json.dumps(doc).encode(), "application/json", extra)
+        self.send(status, json.dumps(doc).encode(), self.srv.json_type, extra)
 
     def accepts_sse(self):
         return "text/event-stream" in (self.headers.get("Accept") or "")
@@ -678,7 +696,7 @@ class Handler(BaseHTTPRequestHandler):
         with srv.lock:
             srv.next_stream += 1
             stream = srv.next_stream
-            srv.events[stream] = (session.sid, [])
+            srv.events[stream] = [session.sid, [], False]
             while len(srv.events) > 500:
                 srv.events.pop(next(iter(srv.events)))
         self.send_response(200)
@@ -701,19 +719,32 @@ class Handler(BaseHTTPRequestHandler):
             seq = len(record[1]) if record else 0
             if record is not None:
                 record[1].append((seq, doc))
+            srv.changed.notify_all()
         self.write_event(f"{stream}-{seq}", doc)
 
+    def finished(self, stream):
+        srv = self.srv
+        with srv.lock:
+            record = srv.events.get(stream)
+            if record is not None:
+                record[2] = True
+            srv.changed.notify_all()
+
     def write_event(self, eid, doc):
-        data = "" if doc is None else json.dumps(doc)
-        chunk = f"id: {eid}\n" + ("retry: 1000\n" if doc is None else "") + f"data: {data}\n\n"
         try:
-            self.wfile.write(chunk.encode())
+            self.wfile.write(self.srv.sse_event(eid, doc).encode())
             self.wfile.flush()
         except OSError:
             pass
 
     def stream_answer(self, session, msg, extra):
         stream = self.open_stream(session, extra)
+        if self.srv.close_early(msg["method"]):
+            try:
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         lock = threading.Lock()
 
         def emit(doc):
@@ -724,6 +755,7 @@ class Handler(BaseHTTPRequestHandler):
         if answer is not None:
             emit(answer)
         # The stream ends with the response (or without one, once cancelled).
+        self.finished(stream)
 
     def do_GET(self):
         if self.wrong_path() or self.origin_refused():
@@ -754,25 +786,38 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             with session.lock:
                 session.listeners.remove(inbox)
+            self.finished(stream)
 
     def resume(self, session, last):
         # TRANSPORTS "Resumability and Redelivery": replay only what came after
         # the id on the stream that was disconnected, never another stream's.
+        # A stream still running goes on being delivered until it ends.
         srv = self.srv
         m = re.match(r"^([0-9]{1,12})-([0-9]{1,12})$", last)
         with srv.lock:
             record = srv.events.get(int(m.group(1))) if m else None
-            owned = record is not None and record[0] == session.sid
-            after = [(s, d) for s, d in record[1] if s > int(m.group(2)) and d is not None] if owned else []
-        if not owned:
+        if record is None or record[0] != session.sid:
             return self.send_json(404, error_doc(None, -32600, "Unknown event id"))
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        for seq, doc in after:
-            self.write_event(f"{m.group(1)}-{seq}", doc)
+        seen = int(m.group(2))
+        deadline = time.monotonic() + 10
+        while True:
+            with srv.lock:
+                fresh = [(s, d) for s, d in record[1] if s > seen]
+                done = record[2]
+                if not fresh and not done and time.monotonic() < deadline:
+                    srv.changed.wait(0.5)
+                    continue
+            for seq, doc in fresh:
+                seen = seq
+                if doc is not None:
+                    self.write_event(f"{m.group(1)}-{seq}", doc)
+            if (done and not fresh) or time.monotonic() >= deadline:
+                break
 
     def do_DELETE(self):
         if self.wrong_path() or self.origin_refused():

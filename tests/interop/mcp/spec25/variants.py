@@ -42,6 +42,21 @@ class SseAll(Server):
         return True
 
 
+class SsePoll(SseAll):
+    """Like sse-all, but closes each POST stream's connection right after the
+    priming event (which carries `retry`); the client polls the stream with
+    GET and Last-Event-ID and gets the rest, response included.
+
+    TRANSPORTS "Sending Messages to the Server": the server MAY close the
+    connection without terminating the SSE stream, e.g. after sending an
+    event ID; it SHOULD send a retry field first; the client SHOULD then
+    poll the stream by reconnecting.
+    """
+
+    def close_early(self, method):
+        return True
+
+
 class VersionError(Server):
     """Refuses an unsupported protocolVersion with an error naming the supported ones.
 
@@ -196,6 +211,7 @@ VARIANTS = {
     "stateless": Stateless,
     "json-only": JsonOnly,
     "sse-all": SseAll,
+    "sse-poll": SsePoll,
     "version-error": VersionError,
     "minimal": Minimal,
     "paged": Paged,
