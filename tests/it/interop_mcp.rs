@@ -145,6 +145,7 @@ fn launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
                 .env("NODE_PATH", modules);
             return Ok(Launch::Http(cmd));
         }
+        _ if name.starts_with("spec25-") => return spec25_launcher(name, tools),
         "sdk-stdio" => {
             let python = tools
                 .python
@@ -162,6 +163,44 @@ fn launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
         _ => {}
     }
     http_launcher(name, tools).map(Launch::Http)
+}
+
+/// `spec25-NAME` is the variant NAME of `spec25/variants.py` over Streamable
+/// HTTP, `spec25-NAME-stdio` the same variant over stdio.
+fn spec25_launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
+    let python = tools
+        .python
+        .clone()
+        .ok_or("PROTOCHECK_INTEROP_PYTHON names no Python 3")?;
+    let script = panel_dir().join("spec25/variants.py");
+    let rest = name
+        .strip_prefix("spec25-")
+        .ok_or_else(|| format!("`{name}` is not a spec25 server"))?;
+    if let Some(variant) = rest.strip_suffix("-stdio") {
+        return Ok(Launch::Stdio {
+            line: format!("{} {} {variant} stdio", python.display(), script.display()),
+            env: vec![("PYTHONDONTWRITEBYTECODE".into(), PathBuf::from("1"))],
+        });
+    }
+    let mut cmd = Command::new(python);
+    cmd.arg(script).arg(rest).arg("0");
+    Ok(Launch::Http(cmd))
+}
+
+/// The names in the `VARIANTS = {` table of a variants file.
+fn variant_names(file: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(panel_dir().join(file))
+        .unwrap_or_else(|e| panic!("read {file}: {e}"));
+    let listed = text
+        .split("VARIANTS = {")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{file} has no VARIANTS table"));
+    listed
+        .lines()
+        .take_while(|l| !l.starts_with('}'))
+        .filter_map(|l| l.trim().strip_prefix('"')?.split('"').next())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The command of a panel server over Streamable HTTP.
@@ -611,24 +650,26 @@ fn the_expected_table_parses_and_every_server_has_a_launcher() {
         );
     }
     // Every hand-written variant has a row.
-    let variants = std::fs::read_to_string(panel_dir().join("spec/variants.py"))
-        .expect("read spec/variants.py");
-    let listed = variants
-        .split("VARIANTS = {")
-        .nth(1)
-        .expect("VARIANTS table");
-    for line in listed.lines().take_while(|l| !l.starts_with('}')) {
-        if let Some(name) = line
-            .trim()
-            .strip_prefix('"')
-            .and_then(|l| l.split('"').next())
-        {
-            let row = format!("spec-{name}");
-            assert!(
-                expected.contains_key(&row),
-                "variant {name} has no row `{row}`"
-            );
-        }
+    let names = variant_names("spec/variants.py");
+    assert!(!names.is_empty(), "spec/variants.py lists no variant");
+    for name in names {
+        let row = format!("spec-{name}");
+        assert!(
+            expected.contains_key(&row),
+            "variant {name} has no row `{row}`"
+        );
+    }
+    // Every 2025-11-25 variant has a row, over HTTP or over stdio.
+    let expected_2025 = expectations(&PANEL_2025);
+    let names = variant_names("spec25/variants.py");
+    assert!(!names.is_empty(), "spec25/variants.py lists no variant");
+    for name in names {
+        let http = format!("spec25-{name}");
+        let stdio = format!("spec25-{name}-stdio");
+        assert!(
+            expected_2025.contains_key(&http) || expected_2025.contains_key(&stdio),
+            "variant {name} has no row `{http}` or `{stdio}`"
+        );
     }
     // A grammar error in the table is caught here, not as a confusing verdict.
     assert!(

@@ -6,7 +6,7 @@
 use super::{Auth, Awaiting, CancelPlan, CancelProbe, Connection, Reply, State};
 use crate::suite::ResponseRecord;
 use crate::suite::mcp::client::clip;
-use crate::suite::mcp::wire::{ACCEPT_BOTH, H_PROTOCOL_VERSION, H_SESSION_ID};
+use crate::suite::mcp::wire::{ACCEPT_BOTH, H_LAST_EVENT_ID, H_PROTOCOL_VERSION, H_SESSION_ID};
 use crate::transport::sse::{SseReader, is_event_stream};
 use crate::transport::{HttpClient, HttpRequest, StreamingResponse, TransportError, excerpt};
 use crate::transport::{Limits, redact_headers};
@@ -18,6 +18,19 @@ use url::Url;
 
 /// Most SSE events read from one answer before it is cut.
 const MAX_EVENTS: usize = 64;
+/// Most times a POST stream closed before its answer is polled with a GET.
+const MAX_POLLS: usize = 3;
+/// The longest a poll waits for the `retry` delay the server asked for.
+const MAX_POLL_WAIT: Duration = Duration::from_secs(2);
+
+/// How an SSE answer ended: whether the server closed it, the last event id
+/// and the `retry` delay it set.
+#[derive(Debug, Default)]
+struct StreamEnd {
+    closed: bool,
+    last_id: Option<String>,
+    retry_ms: Option<u64>,
+}
 
 /// Adds the session's headers to `req`.
 fn with_session(mut req: HttpRequest, state: &State) -> HttpRequest {
@@ -98,19 +111,83 @@ pub(super) async fn post(
     reply.sse = is_event_stream(&resp.headers);
     let headers = redact_headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
     let deadline = tokio::time::Instant::from_std(resp.started) + timeout;
-    let (body, truncated) = if reply.sse {
+    let mut end = StreamEnd::default();
+    let (mut body, mut truncated) = if reply.sse {
         read_sse(
             resp,
             limits,
             (awaiting, linger),
             (deadline, timeout),
             &mut reply,
+            &mut end,
         )
         .await
     } else {
         read_body(resp, limits, deadline, &mut reply).await
     };
-    if reply.message.is_some() {
+    // Transports, "Sending Messages to the Server": the server MAY close the
+    // connection without terminating the SSE stream (e.g. after sending an
+    // event ID), and the client SHOULD then poll the stream by reconnecting;
+    // "Resumability and Redelivery": it resumes with a GET carrying
+    // `Last-Event-ID`. A stream the server closed before the answer is
+    // polled so, as a client following the specification would.
+    let mut polls = 0;
+    while reply.sse
+        && reply.message.is_none()
+        && reply.error.is_none()
+        && *awaiting != Awaiting::Nothing
+        && end.closed
+        && polls < MAX_POLLS
+    {
+        // An id is sent back only as a plain header value of bounded length.
+        let Some(last) = end
+            .last_id
+            .take()
+            .filter(|id| id.len() <= 256 && id.bytes().all(|b| (0x20..0x7f).contains(&b)))
+        else {
+            break;
+        };
+        polls += 1;
+        let wait = Duration::from_millis(end.retry_ms.unwrap_or(0)).min(MAX_POLL_WAIT);
+        tokio::time::sleep(wait).await;
+        let mut req = HttpRequest::get(url.clone())
+            .header("accept", "text/event-stream")
+            .timeout(timeout);
+        req = with_session(req, state);
+        // The answer to `initialize` names the session the stream belongs to.
+        if state.session_id.is_none()
+            && let Some(sid) = &reply.session_id
+        {
+            req = req.header(H_SESSION_ID, sid.clone());
+        }
+        req = req.header(H_LAST_EVENT_ID, last.clone());
+        let Ok(resp) = http.send_streaming(&req).await else {
+            break;
+        };
+        if !is_event_stream(&resp.headers) {
+            break;
+        }
+        let deadline = tokio::time::Instant::from_std(resp.started) + timeout;
+        end = StreamEnd::default();
+        let (more, cut) = read_sse(
+            resp,
+            limits,
+            (awaiting, linger),
+            (deadline, timeout),
+            &mut reply,
+            &mut end,
+        )
+        .await;
+        if body.len() < limits.evidence_bytes {
+            body.push_str(&format!(
+                "[stream closed; resumed with GET Last-Event-ID: {}]\n{more}",
+                clip(&last, 64)
+            ));
+        }
+        truncated |= cut;
+    }
+    // A polled answer waited on the server's `retry`: not a round trip.
+    if reply.message.is_some() && polls == 0 {
         conn.client.rtt.record(started.elapsed());
     }
     reply.exchange.response = Some(ResponseRecord {
@@ -176,6 +253,7 @@ async fn read_sse(
     (awaiting, linger): (&Awaiting, Option<Duration>),
     (deadline, timeout): (tokio::time::Instant, Duration),
     reply: &mut Reply,
+    end: &mut StreamEnd,
 ) -> (String, bool) {
     let mut shown = String::new();
     let mut reader = SseReader::new(resp, limits);
@@ -191,7 +269,10 @@ async fn read_sse(
                 }
                 break;
             }
-            Ok(Ok(None)) => break,
+            Ok(Ok(None)) => {
+                end.closed = true;
+                break;
+            }
             Ok(Err(err)) => {
                 reply.invalid_utf8 = err.to_string().contains("not valid UTF-8");
                 reply.error = Some(err);
@@ -200,6 +281,9 @@ async fn read_sse(
             Ok(Ok(Some(event))) => event,
         };
         reply.body_len += 1;
+        if event.id.is_some() {
+            end.last_id.clone_from(&event.id);
+        }
         if shown.len() < limits.evidence_bytes {
             if let Some(name) = &event.event {
                 shown.push_str(&format!("event: {name}\n"));
@@ -244,6 +328,7 @@ async fn read_sse(
             Kind::Other => {}
         }
     }
+    end.retry_ms = reader.retry_ms();
     let (text, cut) = excerpt(shown.as_bytes(), limits.evidence_bytes);
     (text, cut || shown.len() > limits.evidence_bytes)
 }

@@ -1,0 +1,237 @@
+"""The 2025-11-25 panel's hand-written servers: `python3 variants.py NAME [PORT]`
+over Streamable HTTP, `python3 variants.py NAME stdio` over stdio.
+
+Each variant changes one behaviour of the correct server in server.py: either
+a reading of the 2025-11-25 text a careful author may take (the server is
+correct and a checker must not fail it), or a fault a checker must catch. The
+expected verdict of each, with the specification sentence behind it, is in
+tests/interop/EXPECTED.md, section "## MCP 2025-11-25".
+"""
+
+import json
+import sys
+
+import server
+from server import RpcError, Server, classify, error_doc
+
+
+# --- correct readings --------------------------------------------------------
+
+class Stateless(Server):
+    """No sessions: no Mcp-Session-Id, GET and DELETE answered 405.
+
+    TRANSPORTS "Session Management": a server using the Streamable HTTP
+    transport MAY assign a session ID; "Listening for Messages": the server
+    MUST either return text/event-stream or 405 Method Not Allowed to a GET.
+    """
+
+    sessions = False
+    get_stream = False
+
+
+class JsonOnly(Server):
+    """Answers every request with application/json, never with an SSE stream."""
+
+    sse_requests = set()
+
+
+class SseAll(Server):
+    """Answers every request with an SSE stream (priming event, then the response)."""
+
+    def use_sse(self, method):
+        return True
+
+
+class SsePoll(SseAll):
+    """Like sse-all, but closes each POST stream's connection right after the
+    priming event (which carries `retry`); the client polls the stream with
+    GET and Last-Event-ID and gets the rest, response included.
+
+    TRANSPORTS "Sending Messages to the Server": the server MAY close the
+    connection without terminating the SSE stream, e.g. after sending an
+    event ID; it SHOULD send a retry field first; the client SHOULD then
+    poll the stream by reconnecting.
+    """
+
+    def close_early(self, method):
+        return True
+
+
+class VersionError(Server):
+    """Refuses an unsupported protocolVersion with an error naming the supported ones.
+
+    LIFECYCLE "Error Handling" shows exactly this answer to an unsupported
+    version (code -32602, data.supported and data.requested).
+    """
+
+    def negotiate(self, requested):
+        if requested in self.versions:
+            return requested
+        raise RpcError(-32602, "Unsupported protocol version",
+                       {"supported": list(self.versions), "requested": requested[:40]})
+
+
+class Minimal(Server):
+    """Declares tools only: no resources, prompts, completions or logging."""
+
+    def capabilities(self):
+        return {"tools": {}}
+
+
+class Chatty(Server):
+    """Logs every request it serves at level `debug` until the client sets a level.
+
+    LIFECYCLE "Initialization": the server SHOULD NOT send requests other than
+    pings and logging before receiving the initialized notification;
+    LOGGING: the server sends notifications/message, filtered by the level a
+    client sets with logging/setLevel.
+    """
+
+    def before(self, call, method):
+        if call.session.log_level is None:
+            call.session.log_level = "debug"
+        call.log("debug", {"method": method[:60]})
+
+
+class DeleteRefused(Server):
+    """Keeps sessions but answers DELETE 405: clients may not end them.
+
+    TRANSPORTS "Session Management": "The server MAY respond to this request
+    with HTTP 405 Method Not Allowed".
+    """
+
+    delete_allowed = False
+
+
+class SessionOptional(Server):
+    """Issues session ids but serves a request without one statelessly."""
+
+    require_session = False
+
+
+class UnknownToolMethodNotFound(Server):
+    """Answers a call of an unknown tool with -32601 instead of -32602."""
+
+    def unknown_tool(self, name):
+        raise RpcError(-32601, "Unknown tool: " + str(name)[:100])
+
+
+class Paged(Server):
+    """Every list one item per page, with opaque cursors."""
+
+    page_size = 1
+
+
+# --- faults ------------------------------------------------------------------
+
+class OriginOpen(Server):
+    """Never looks at Origin (TRANSPORTS "Security Warning": MUST validate, 403)."""
+
+    check_origin = False
+
+
+class DeletedSessionAlive(Server):
+    """Answers DELETE with 200 but keeps serving the session it says it ended."""
+
+    def end_session(self, session):
+        pass
+
+
+class IgnoresCancel(Server):
+    """Ignores notifications/cancelled: a cancelled call runs on and is answered."""
+
+    def notify(self, session, msg):
+        if msg.get("method") != "notifications/cancelled":
+            super().notify(session, msg)
+
+
+class UnknownSession400(Server):
+    """Answers every unknown session id, an ended one included, with 400."""
+
+    def unknown_session_status(self):
+        return 400
+
+
+class VersionHeaderIgnored(Server):
+    """Never looks at the MCP-Protocol-Version header."""
+
+    def version_header_ok(self, value):
+        return True
+
+
+class EchoVersion(Server):
+    """Answers initialize with whatever protocolVersion the client asked for."""
+
+    def negotiate(self, requested):
+        return requested
+
+
+class BadStructured(Server):
+    """`add` returns structuredContent whose `sum` is a string, against its outputSchema."""
+
+    def structured(self, total):
+        return {"sum": str(total)}
+
+
+class BatchArray(Server):
+    """Processes a JSON array as a JSON-RPC 2.0 batch and answers with an array."""
+
+    def batch(self, session, items, emit):
+        session = session or self.shared
+        out = []
+        for msg in items:
+            kind = classify(msg)
+            if kind == "request":
+                answer = self.handle(session, msg, emit)
+                if answer is not None:
+                    out.append(answer)
+            elif kind == "notification":
+                self.notify(session, msg)
+            elif kind is None:
+                out.append(error_doc(None, -32600, "Invalid Request"))
+        return out or None
+
+
+class Noise(Server):
+    """Writes a human-readable banner to stdout before serving stdio."""
+
+    def banner(self):
+        return "spec25 server ready, waiting for JSON-RPC on stdin"
+
+
+class Multiline(Server):
+    """Writes each stdio message pretty-printed over several lines."""
+
+    def encode(self, doc):
+        return json.dumps(doc, indent=2)
+
+
+VARIANTS = {
+    "correct": Server,
+    "stateless": Stateless,
+    "json-only": JsonOnly,
+    "sse-all": SseAll,
+    "sse-poll": SsePoll,
+    "version-error": VersionError,
+    "minimal": Minimal,
+    "paged": Paged,
+    "chatty": Chatty,
+    "delete-refused": DeleteRefused,
+    "session-optional": SessionOptional,
+    "unknown-tool-method-not-found": UnknownToolMethodNotFound,
+    "origin-open": OriginOpen,
+    "deleted-session-alive": DeletedSessionAlive,
+    "ignores-cancel": IgnoresCancel,
+    "unknown-session-400": UnknownSession400,
+    "version-header-ignored": VersionHeaderIgnored,
+    "echo-version": EchoVersion,
+    "bad-structured": BadStructured,
+    "batch-array": BatchArray,
+    "noise": Noise,
+    "multiline": Multiline,
+}
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1] not in VARIANTS:
+        sys.exit("usage: variants.py {" + ",".join(VARIANTS) + "} [PORT | stdio]")
+    server.main(VARIANTS[sys.argv[1]](), sys.argv[2:])
