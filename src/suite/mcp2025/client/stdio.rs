@@ -570,6 +570,54 @@ mod tests {
             .collect()
     }
 
+    /// A server that starts in a second, then answers every request with
+    /// an empty result: a script in `dir`.
+    fn slow_starter(dir: &std::path::Path) -> String {
+        let script = dir.join("slow.sh");
+        std::fs::write(
+            &script,
+            "sleep 1\nexec sed -u 's/.*\"id\":\\([^,}]*\\).*/{\"jsonrpc\":\"2.0\",\"id\":\\1,\"result\":{}}/'\n",
+        )
+        .expect("write the script");
+        format!("sh {}", script.display())
+    }
+
+    #[tokio::test]
+    async fn a_new_childs_start_up_is_neither_silence_nor_a_round_trip() {
+        use crate::suite::Endpoint;
+        use crate::transport::{AddressPolicy, HttpClient};
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+        let client = Client::new(
+            Endpoint::Stdio(slow_starter(dir.path())),
+            http,
+            Limits::default().request_timeout,
+            1,
+        );
+        // The run so far was fast: a barrier's window is its floor.
+        client.record_rtt(Duration::from_millis(1));
+        let first = client.connect().await.expect("spawn");
+        let frame = json!({"jsonrpc": "2.0", "id": "early", "method": "ping"});
+        let reply = first
+            .send_frame("ping", frame.to_string(), Awaiting::Nothing)
+            .await;
+        first.close().await;
+        assert_eq!(
+            reply.message.as_ref().and_then(|m| m.get("id")),
+            Some(&json!("early")),
+            "the answer that came after the start-up is the answer: {reply:?}"
+        );
+        let second = client.connect().await.expect("spawn");
+        let reply = second.request("ping", json!({})).await;
+        second.close().await;
+        assert!(reply.result().is_some(), "{reply:?}");
+        assert_eq!(
+            client.rtt.percentile(100.0),
+            Some(Duration::from_millis(1)),
+            "a child's first answer is no round trip of the run"
+        );
+    }
+
     #[test]
     fn one_message_per_line_is_read_as_is() {
         let mut inner = inner();
