@@ -144,12 +144,13 @@ impl Session {
     }
 
     /// `initialize` asking for each of `versions`, once per run, each on a
-    /// new connection closed right after.
+    /// new connection closed right after. The connections are independent,
+    /// so they are opened together: on stdio each is a child that may take a
+    /// while to start.
     pub(crate) async fn unknown_version_probes(&self, versions: &[&str]) -> &[(String, Reply)] {
         self.unknown_versions
-            .get_or_init(|| async {
-                let mut replies = Vec::new();
-                for version in versions {
+            .get_or_init(|| {
+                futures::future::join_all(versions.iter().map(|version| async move {
                     let reply = match self.client.connect().await {
                         Ok(conn) => {
                             let reply = conn.initialize(version).await;
@@ -158,9 +159,8 @@ impl Session {
                         }
                         Err(e) => Reply::unsent("initialize", e),
                     };
-                    replies.push(((*version).to_owned(), reply));
-                }
-                replies
+                    ((*version).to_owned(), reply)
+                }))
             })
             .await
     }
