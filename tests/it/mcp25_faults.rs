@@ -267,9 +267,11 @@ fn assert_clean(run: &Run, transport: Transport) {
     }
 }
 
-/// Most suite runs of the matrix at once, over every group's test: the
-/// machine may have two cores, and a run mostly waits on its server.
-const RUNS_AT_ONCE: usize = 4;
+/// Most suite runs of the matrix at once, over every group's test. A run
+/// mostly waits (on its server, on the windows its rules watch): eight at
+/// once keep two cores far from busy, and leave room for the tests that
+/// run beside the matrix.
+const RUNS_AT_ONCE: usize = 8;
 
 /// The permits of [`RUNS_AT_ONCE`], shared by every group's test (libtest
 /// runs them on threads of their own, each with its own runtime; the
