@@ -12,7 +12,9 @@
 //! - after the faults of [`ERA_FAULTS`], the era gate's skips.
 //!
 //! One test per group, so that each group's matrix runs on its own
-//! (`cargo test --test it mcp25_faults::htp`).
+//! (`cargo test --test it mcp25_faults::htp`). The clean run of each
+//! transport and setup is made once and shared by the groups' tests, and
+//! the fault runs go concurrently, at most [`RUNS_AT_ONCE`] over all of them.
 
 use crate::common::suite::{dump, loopback};
 use protocheck::reference::mcp2025::{
@@ -148,7 +150,7 @@ impl Run {
 
 /// What the reference server plays besides its defaults: the groups AUT
 /// and TSK run against a server with authorization / tasks on.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 struct Setup {
     tasks: bool,
     auth: bool,
@@ -265,87 +267,157 @@ fn assert_clean(run: &Run, transport: Transport) {
     }
 }
 
+/// Most suite runs of the matrix at once, over every group's test. A run
+/// mostly waits (on its server, on the windows its rules watch): eight at
+/// once keep two cores far from busy, and leave room for the tests that
+/// run beside the matrix.
+const RUNS_AT_ONCE: usize = 8;
+
+/// The permits of [`RUNS_AT_ONCE`], shared by every group's test (libtest
+/// runs them on threads of their own, each with its own runtime; the
+/// semaphore belongs to none of them).
+static RUNS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(RUNS_AT_ONCE);
+
+/// A suite run against the reference server, holding one of the permits of
+/// [`RUNS`] while it lasts.
+async fn bounded(transport: Transport, faults: &[&str], setup: Setup) -> Run {
+    let _permit = RUNS.acquire().await.expect("the semaphore is never closed");
+    over(transport, faults, setup).await
+}
+
+/// The clean run of each transport and setup, shared by the groups' tests.
+type CleanRuns = std::sync::Mutex<
+    std::collections::HashMap<
+        (Transport, Setup),
+        std::sync::Arc<tokio::sync::OnceCell<std::sync::Arc<Run>>>,
+    >,
+>;
+static CLEAN: std::sync::OnceLock<CleanRuns> = std::sync::OnceLock::new();
+
+/// The run of the clean reference server over `transport` set up so: the
+/// first test to ask runs it, the others read it (it holds only data, no
+/// server or runtime of that test).
+async fn clean(transport: Transport, setup: Setup) -> std::sync::Arc<Run> {
+    let cell = CLEAN
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .entry((transport, setup))
+        .or_default()
+        .clone();
+    cell.get_or_init(|| async { std::sync::Arc::new(bounded(transport, &[], setup).await) })
+        .await
+        .clone()
+}
+
 /// Runs the matrix for the faults whose rule is in `group`.
 async fn matrix(group: &str) {
     matrix_with(group, Setup::default()).await;
 }
 
 /// Runs the matrix for the faults whose rule is in `group`, against the
-/// reference server set up so.
+/// reference server set up so: one run per fault and transport, at most
+/// [`RUNS_AT_ONCE`] at a time, each compared with the shared clean run.
 async fn matrix_with(group: &str, setup: Setup) {
     let prefix = format!("MCP25-{group}-");
-    let faults: Vec<&str> = supported_faults_2025()
+    let faults: Vec<&'static str> = supported_faults_2025()
         .iter()
         .copied()
         .filter(|f| f.starts_with(&prefix) && mcp2025::rule(f).is_some())
         .collect();
     assert!(!faults.is_empty(), "no fault switch for the {group} group");
-    let mut problems = Vec::new();
     // Authorization is written for HTTP only.
     let on: &[Transport] = if setup.auth {
         &[Transport::Http]
     } else {
         &[Transport::Http, Transport::Stdio]
     };
+    let mut cases = tokio::task::JoinSet::new();
     for &transport in on {
-        let clean = over(transport, &[], setup).await;
+        let clean = clean(transport, setup).await;
         assert_clean(&clean, transport);
-        let clean_outcomes = clean.outcomes();
-        for fault in &faults {
+        for &fault in &faults {
             if !transports(fault).contains(&transport)
-                || transport == Transport::Stdio && HTTP_ONLY.contains(fault)
+                || transport == Transport::Stdio && HTTP_ONLY.contains(&fault)
             {
                 continue;
             }
-            let broken = over(transport, &[fault], setup).await;
-            let rule = mcp2025::rule(fault).expect("catalogue rule");
-            let got = broken.finding(fault);
-            if got.outcome != rule.rule.on_failure {
-                problems.push(format!(
-                    "{fault} over {}: {:?}, not {:?}: {}",
-                    transport.as_str(),
-                    got.outcome,
-                    rule.rule.on_failure,
-                    got.message
-                ));
-            }
-            let also = ALSO
-                .iter()
-                .find(|(f, _)| f == fault)
-                .map_or(&[][..], |(_, also)| also);
-            for (id, outcome) in broken.outcomes() {
-                if id == *fault || also.contains(&id) {
-                    continue;
-                }
-                let before = clean_outcomes.get(id).copied();
-                if Some(outcome) == before {
-                    continue;
-                }
-                let f = broken.finding(id);
-                if outcome == Outcome::Skip && f.message.starts_with("not verified") {
-                    continue;
-                }
-                if outcome == Outcome::Skip
-                    && UNDECLARING.contains(fault)
-                    && f.message.starts_with("not applicable")
-                {
-                    continue;
-                }
-                if outcome == Outcome::Skip
-                    && ERA_FAULTS.contains(fault)
-                    && f.message.starts_with("not applicable: the server speaks")
-                {
-                    continue;
-                }
-                problems.push(format!(
-                    "{fault} over {} also changed {id}: {before:?} -> {outcome:?}: {}",
-                    transport.as_str(),
-                    f.message
-                ));
-            }
+            let clean = clean.clone();
+            cases.spawn(async move {
+                let broken = bounded(transport, &[fault], setup).await;
+                (
+                    fault,
+                    transport,
+                    judge_case(fault, transport, &clean, &broken),
+                )
+            });
         }
     }
+    let mut problems = Vec::new();
+    while let Some(case) = cases.join_next().await {
+        let (fault, transport, found) = case.unwrap_or_else(|e| {
+            std::panic::resume_unwind(e.try_into_panic().expect("a case is never cancelled"))
+        });
+        problems.push((fault, transport.as_str(), found));
+    }
+    // In the order of the faults, whichever run ended first.
+    problems.sort_by_key(|(fault, transport, _)| (*fault, *transport));
+    let problems: Vec<String> = problems.into_iter().flat_map(|(_, _, p)| p).collect();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// What is wrong with the run of `fault` over `transport`: its own rule not
+/// given the rule's failure outcome, or another rule's outcome changed from
+/// the clean run's, but for the changes the module's header allows.
+fn judge_case(fault: &str, transport: Transport, clean: &Run, broken: &Run) -> Vec<String> {
+    let mut problems = Vec::new();
+    let clean_outcomes = clean.outcomes();
+    let rule = mcp2025::rule(fault).expect("catalogue rule");
+    let got = broken.finding(fault);
+    if got.outcome != rule.rule.on_failure {
+        problems.push(format!(
+            "{fault} over {}: {:?}, not {:?}: {}",
+            transport.as_str(),
+            got.outcome,
+            rule.rule.on_failure,
+            got.message
+        ));
+    }
+    let also = ALSO
+        .iter()
+        .find(|(f, _)| *f == fault)
+        .map_or(&[][..], |(_, also)| also);
+    for (id, outcome) in broken.outcomes() {
+        if id == fault || also.contains(&id) {
+            continue;
+        }
+        let before = clean_outcomes.get(id).copied();
+        if Some(outcome) == before {
+            continue;
+        }
+        let f = broken.finding(id);
+        if outcome == Outcome::Skip && f.message.starts_with("not verified") {
+            continue;
+        }
+        if outcome == Outcome::Skip
+            && UNDECLARING.contains(&fault)
+            && f.message.starts_with("not applicable")
+        {
+            continue;
+        }
+        if outcome == Outcome::Skip
+            && ERA_FAULTS.contains(&fault)
+            && f.message.starts_with("not applicable: the server speaks")
+        {
+            continue;
+        }
+        problems.push(format!(
+            "{fault} over {} also changed {id}: {before:?} -> {outcome:?}: {}",
+            transport.as_str(),
+            f.message
+        ));
+    }
+    problems
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -365,6 +437,7 @@ async fn htp() {
 
 /// The suite against the reference server over HTTP as `config` sets it up.
 async fn over_http_with(config: Mcp25ReferenceConfig) -> Run {
+    let _permit = RUNS.acquire().await.expect("the semaphore is never closed");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind 127.0.0.1");

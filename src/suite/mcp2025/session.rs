@@ -4,10 +4,11 @@
 
 use super::client::{Client, Connection, Reply, Transport};
 use crate::suite::Exchange;
+use crate::suite::mcp::client::clip;
 use crate::suite::mcp::survey::placeholder_arguments;
 use serde_json::{Value, json};
 use std::any::{Any, TypeId};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -143,12 +144,13 @@ impl Session {
     }
 
     /// `initialize` asking for each of `versions`, once per run, each on a
-    /// new connection closed right after.
+    /// new connection closed right after. The connections are independent,
+    /// so they are opened together: on stdio each is a child that may take a
+    /// while to start.
     pub(crate) async fn unknown_version_probes(&self, versions: &[&str]) -> &[(String, Reply)] {
         self.unknown_versions
-            .get_or_init(|| async {
-                let mut replies = Vec::new();
-                for version in versions {
+            .get_or_init(|| {
+                futures::future::join_all(versions.iter().map(|version| async move {
                     let reply = match self.client.connect().await {
                         Ok(conn) => {
                             let reply = conn.initialize(version).await;
@@ -157,9 +159,8 @@ impl Session {
                         }
                         Err(e) => Reply::unsent("initialize", e),
                     };
-                    replies.push(((*version).to_owned(), reply));
-                }
-                replies
+                    ((*version).to_owned(), reply)
+                }))
             })
             .await
     }
@@ -196,40 +197,27 @@ impl Session {
     /// allows tool calls, or the tool is annotated `readOnlyHint: true`
     /// (digest, D14).
     pub(crate) fn may_call(&self, tool: &Value) -> bool {
-        self.allow_tool_calls
-            || tool.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true))
+        may_call(self.allow_tool_calls, tool)
     }
 
-    /// Every tool of `tools/list`, its pages walked (at most `MAX_PAGES`),
-    /// with the replies read; `Err` with a skip when the list cannot be read.
+    /// The run's survey of the server's tools, made by the first rule that
+    /// asks (whether or not `tools` is declared) and read by every other.
+    pub(crate) async fn tools(&self) -> Arc<ToolSurvey> {
+        self.shared(|| async {
+            ToolSurvey::new(
+                walk(self, "tools/list", "tools").await,
+                self.allow_tool_calls,
+            )
+        })
+        .await
+    }
+
+    /// The tools of the run's survey with its pages; `Err` with a skip when
+    /// a page of `tools/list` was not answered with a result.
     pub(crate) async fn list_tools(&self) -> Result<(Vec<Value>, Vec<Reply>), Judgement> {
-        const MAX_PAGES: usize = 10;
-        let mut tools = Vec::new();
-        let mut replies = Vec::new();
-        let mut cursor: Option<Value> = None;
-        for _ in 0..MAX_PAGES {
-            let params = match &cursor {
-                Some(c) => serde_json::json!({"cursor": c}),
-                None => serde_json::json!({}),
-            };
-            let reply = self.main.request("tools/list", params).await;
-            let Some(result) = reply.result() else {
-                return Err(Judgement::skip(format!(
-                    "not verified: `tools/list` was answered {}",
-                    reply.describe()
-                ))
-                .reply(&reply));
-            };
-            if let Some(items) = result.get("tools").and_then(Value::as_array) {
-                tools.extend(items.iter().cloned());
-            }
-            cursor = result.get("nextCursor").filter(|c| c.is_string()).cloned();
-            replies.push(reply);
-            if cursor.is_none() {
-                break;
-            }
-        }
-        Ok((tools, replies))
+        let survey = self.tools().await;
+        let tools = survey.readable()?;
+        Ok((tools.to_vec(), survey.listing.pages.clone()))
     }
 
     /// A new connection of the rule's own (a new child on stdio), or the
@@ -323,8 +311,6 @@ impl Session {
 pub(crate) const AFTER_WINDOW: Duration = Duration::from_secs(1);
 /// Most read-only tools called with a progress token in one run.
 const MAX_PROGRESS_CALLS: usize = 3;
-/// Most `tools/list` pages read to find them.
-const MAX_TOOL_PAGES: usize = 5;
 
 /// The listings a server advertises, each read once by the passive probe:
 /// the capability, and the method.
@@ -357,7 +343,8 @@ impl Session {
                         continue;
                     }
                     if *method == "tools/list" {
-                        tools = self.read_only_tools().await;
+                        let survey = self.tools().await;
+                        tools = survey.read_only().cloned().collect();
                         continue;
                     }
                     self.main.request(method, json!({})).await;
@@ -401,35 +388,228 @@ impl Session {
             })
             .await
     }
+}
 
-    /// The tools of `tools/list` annotated read-only, in listed order (its
-    /// pages walked, at most [`MAX_TOOL_PAGES`]).
-    async fn read_only_tools(&self) -> Vec<Value> {
-        let mut tools = Vec::new();
-        let mut cursor: Option<Value> = None;
-        for _ in 0..MAX_TOOL_PAGES {
-            let params = match &cursor {
-                Some(c) => json!({"cursor": c}),
-                None => json!({}),
-            };
-            let reply = self.main.request("tools/list", params).await;
-            let Some(result) = reply.result() else {
-                break;
-            };
-            tools.extend(
-                result
-                    .get("tools")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter(|t| t.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true)))
-                    .cloned(),
-            );
-            cursor = result.get("nextCursor").filter(|c| c.is_string()).cloned();
-            if cursor.is_none() {
-                break;
+/// Most pages of one list protocheck reads.
+pub(crate) const MAX_PAGES: usize = 20;
+/// Most items of one list protocheck keeps.
+pub(crate) const MAX_ITEMS: usize = 1000;
+
+/// One list method walked page by page, following `nextCursor`.
+#[derive(Debug, Clone)]
+pub(crate) struct Listing {
+    /// The answer to each page asked for, the first page first.
+    pub(crate) pages: Vec<Reply>,
+    /// The items of every page answered with a well-formed result.
+    pub(crate) items: Vec<Value>,
+    /// Why the walk ended before the list did, when it did.
+    pub(crate) stopped: Option<String>,
+}
+
+impl Listing {
+    /// The first page's answer (every walk asks for one).
+    pub(crate) fn first(&self) -> Option<&Reply> {
+        self.pages.first()
+    }
+}
+
+/// `text` in backquotes, cut for a message.
+fn quoted(text: &str) -> String {
+    format!("`{}`", clip(text, 80))
+}
+
+/// Walks `method` on the main connection, whose result lists its items
+/// under `key`: every page, at most [`MAX_PAGES`] and [`MAX_ITEMS`],
+/// stopping at an error, a page without the array, a missing or repeated
+/// cursor.
+pub(crate) async fn walk(s: &Session, method: &'static str, key: &str) -> Listing {
+    let mut listing = Listing {
+        pages: Vec::new(),
+        items: Vec::new(),
+        stopped: None,
+    };
+    let mut cursors = HashSet::new();
+    let mut cursor: Option<String> = None;
+    while listing.pages.len() < MAX_PAGES {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let reply = s.main.request(method, params).await;
+        let items = reply
+            .result()
+            .and_then(|r| r.get(key))
+            .and_then(Value::as_array)
+            .cloned();
+        let next = reply
+            .result()
+            .and_then(|r| r.get("nextCursor"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let page = listing.pages.len() + 1;
+        match items {
+            Some(items) => {
+                let room = MAX_ITEMS.saturating_sub(listing.items.len());
+                listing.items.extend(items.into_iter().take(room));
             }
+            None if page > 1 => {
+                listing.stopped = Some(format!(
+                    "page {page} (cursor {}) was answered {}",
+                    quoted(cursor.as_deref().unwrap_or_default()),
+                    reply.describe()
+                ));
+            }
+            None => {}
         }
-        tools
+        let ended = reply
+            .result()
+            .and_then(|r| r.get(key))
+            .is_none_or(|i| !i.is_array());
+        listing.pages.push(reply);
+        if ended || listing.stopped.is_some() {
+            break;
+        }
+        let Some(next) = next else { break };
+        if !cursors.insert(next.clone()) {
+            listing.stopped = Some(format!(
+                "page {page} offered the cursor {} again",
+                quoted(&next)
+            ));
+            break;
+        }
+        if listing.items.len() >= MAX_ITEMS {
+            listing.stopped = Some(format!("protocheck reads at most {MAX_ITEMS} items"));
+            break;
+        }
+        cursor = Some(next);
+    }
+    if listing.pages.len() >= MAX_PAGES && listing.stopped.is_none() {
+        let more = listing
+            .pages
+            .last()
+            .and_then(Reply::result)
+            .is_some_and(|r| r.get("nextCursor").is_some());
+        if more {
+            listing.stopped = Some(format!("protocheck reads at most {MAX_PAGES} pages"));
+        }
+    }
+    listing
+}
+
+/// Whether `tool` is annotated `readOnlyHint: true`: the only tools
+/// protocheck calls on its own (digest, D14).
+fn read_only(tool: &Value) -> bool {
+    tool.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true))
+}
+
+/// Whether protocheck may call `tool`: the run allows tool calls
+/// (`allow`), or the tool is read-only.
+fn may_call(allow: bool, tool: &Value) -> bool {
+    allow || read_only(tool)
+}
+
+/// The run's one survey of the server's tools: `tools/list` walked once
+/// (see [`walk`]), and which of the tools protocheck may call. Every rule
+/// that lists or calls tools reads it, so a run asks for each page once.
+#[derive(Debug)]
+pub(crate) struct ToolSurvey {
+    pub(crate) listing: Listing,
+    allow_calls: bool,
+}
+
+impl ToolSurvey {
+    pub(crate) fn new(listing: Listing, allow_calls: bool) -> Self {
+        Self {
+            listing,
+            allow_calls,
+        }
+    }
+
+    /// Every tool listed, in listed order.
+    pub(crate) fn items(&self) -> &[Value] {
+        &self.listing.items
+    }
+
+    /// The listed tools, or, when a page of `tools/list` was not answered
+    /// with a result, the skip of a rule that needs the whole list.
+    pub(crate) fn readable(&self) -> Result<&[Value], Judgement> {
+        match self.listing.pages.iter().find(|p| p.result().is_none()) {
+            Some(refused) => Err(Judgement::skip(format!(
+                "not verified: `tools/list` was answered {}",
+                refused.describe()
+            ))
+            .reply(refused)),
+            None => Ok(self.items()),
+        }
+    }
+
+    /// Whether protocheck may call `tool` in this run.
+    pub(crate) fn may_call(&self, tool: &Value) -> bool {
+        may_call(self.allow_calls, tool)
+    }
+
+    /// The listed tools annotated read-only, in listed order.
+    pub(crate) fn read_only(&self) -> impl Iterator<Item = &Value> {
+        self.items().iter().filter(|t| read_only(t))
+    }
+
+    /// The listed tools protocheck may call, each name once (the first
+    /// listed), in listed order; a tool without a string name is not
+    /// callable.
+    pub(crate) fn callable(&self) -> Vec<&Value> {
+        let mut seen = HashSet::new();
+        self.items()
+            .iter()
+            .filter(|t| self.may_call(t))
+            .filter(|t| {
+                t.get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|name| seen.insert(name))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn survey(allow: bool, tools: &[Value]) -> ToolSurvey {
+        ToolSurvey::new(
+            Listing {
+                pages: Vec::new(),
+                items: tools.to_vec(),
+                stopped: None,
+            },
+            allow,
+        )
+    }
+
+    #[test]
+    fn only_read_only_tools_are_called_unless_the_run_allows_it() {
+        let tools = [
+            json!({"name": "read", "annotations": {"readOnlyHint": true}}),
+            json!({"name": "write", "annotations": {"readOnlyHint": false}}),
+            json!({"name": "plain"}),
+            json!({"name": "read", "annotations": {"readOnlyHint": true}}),
+            json!({"annotations": {"readOnlyHint": true}}),
+        ];
+        let names = |allow| -> Vec<String> {
+            survey(allow, &tools)
+                .callable()
+                .iter()
+                .filter_map(|t| Some(t.get("name")?.as_str()?.to_owned()))
+                .collect()
+        };
+        assert_eq!(names(false), ["read"]);
+        assert_eq!(names(true), ["read", "write", "plain"]);
+        let survey = survey(true, &tools);
+        assert_eq!(
+            survey.read_only().count(),
+            3,
+            "read-only whatever the run allows"
+        );
+        assert!(survey.may_call(&tools[1]));
+        assert!(!super::may_call(false, &tools[1]));
     }
 }

@@ -1,25 +1,23 @@
 //! TOL — tools (server/tools) and pagination (server/utilities/pagination).
 //!
-//! `tools/list` is walked once per run (every `nextCursor`, within bounds) and
-//! read by every listing rule; the calls of the callable tools (annotated
+//! The listing rules read the run's survey of the tools
+//! ([`Session::tools`]: `tools/list` walked once, every `nextCursor` within
+//! bounds); the calls of the callable tools (annotated
 //! `readOnlyHint: true`, or any when the run allows tool calls, digest §15
 //! D14) are made once and judged by the result rules in `tol_call.rs`.
 
 use super::client::Reply;
 use super::rule::{INITIALIZE_ID, Mcp25Rule, spec};
-use super::session::{Judgement, Session};
+pub(crate) use super::session::walk;
+use super::session::{Judgement, Listing, Session};
 use super::tol_call;
 use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
 use crate::suite::mcp::client::clip;
 use futures::FutureExt;
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
-/// Most pages of one list protocheck reads.
-pub(crate) const MAX_PAGES: usize = 20;
-/// Most items of one list protocheck keeps.
-pub(crate) const MAX_ITEMS: usize = 1000;
 /// Most offenders a message names.
 const MAX_NAMED: usize = 5;
 
@@ -171,118 +169,6 @@ pub(crate) const RULES: &[Mcp25Rule] = &[
     tol_call::EMBEDDED,
 ];
 
-/// One list method walked page by page, following `nextCursor`.
-#[derive(Debug, Clone)]
-pub(crate) struct Listing {
-    /// The answer to each page asked for, the first page first.
-    pub(crate) pages: Vec<Reply>,
-    /// The items of every page answered with a well-formed result.
-    pub(crate) items: Vec<Value>,
-    /// Why the walk ended before the list did, when it did.
-    pub(crate) stopped: Option<String>,
-}
-
-impl Listing {
-    /// The first page's answer (every walk asks for one).
-    pub(crate) fn first(&self) -> Option<&Reply> {
-        self.pages.first()
-    }
-}
-
-/// Walks `method`, whose result lists its items under `key`: every page,
-/// at most [`MAX_PAGES`] and [`MAX_ITEMS`], stopping at an error, a page
-/// without the array, a missing or repeated cursor.
-pub(crate) async fn walk(s: &Session, method: &'static str, key: &str) -> Listing {
-    let mut listing = Listing {
-        pages: Vec::new(),
-        items: Vec::new(),
-        stopped: None,
-    };
-    let mut cursors = HashSet::new();
-    let mut cursor: Option<String> = None;
-    while listing.pages.len() < MAX_PAGES {
-        let params = match &cursor {
-            Some(c) => json!({"cursor": c}),
-            None => json!({}),
-        };
-        let reply = s.main.request(method, params).await;
-        let items = reply
-            .result()
-            .and_then(|r| r.get(key))
-            .and_then(Value::as_array)
-            .cloned();
-        let next = reply
-            .result()
-            .and_then(|r| r.get("nextCursor"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let page = listing.pages.len() + 1;
-        match items {
-            Some(items) => {
-                let room = MAX_ITEMS.saturating_sub(listing.items.len());
-                listing.items.extend(items.into_iter().take(room));
-            }
-            None if page > 1 => {
-                listing.stopped = Some(format!(
-                    "page {page} (cursor {}) was answered {}",
-                    quoted(cursor.as_deref().unwrap_or_default()),
-                    reply.describe()
-                ));
-            }
-            None => {}
-        }
-        let ended = reply
-            .result()
-            .and_then(|r| r.get(key))
-            .is_none_or(|i| !i.is_array());
-        listing.pages.push(reply);
-        if ended || listing.stopped.is_some() {
-            break;
-        }
-        let Some(next) = next else { break };
-        if !cursors.insert(next.clone()) {
-            listing.stopped = Some(format!(
-                "page {page} offered the cursor {} again",
-                quoted(&next)
-            ));
-            break;
-        }
-        if listing.items.len() >= MAX_ITEMS {
-            listing.stopped = Some(format!("protocheck reads at most {MAX_ITEMS} items"));
-            break;
-        }
-        cursor = Some(next);
-    }
-    if listing.pages.len() >= MAX_PAGES && listing.stopped.is_none() {
-        let more = listing
-            .pages
-            .last()
-            .and_then(Reply::result)
-            .is_some_and(|r| r.get("nextCursor").is_some());
-        if more {
-            listing.stopped = Some(format!("protocheck reads at most {MAX_PAGES} pages"));
-        }
-    }
-    listing
-}
-
-/// The run's walk of `tools/list`.
-pub(crate) struct ToolList(Listing);
-
-impl std::ops::Deref for ToolList {
-    type Target = Listing;
-
-    fn deref(&self) -> &Listing {
-        &self.0
-    }
-}
-
-/// `tools/list`, walked once per run (whether or not `tools` is declared).
-pub(crate) async fn tool_list(s: &Session) -> std::sync::Arc<ToolList> {
-    s.shared(|| async { ToolList(walk(s, "tools/list", "tools").await) })
-        .await
-}
-
 /// A tool's `name`, for messages.
 pub(crate) fn tool_name(tool: &Value) -> String {
     tool.get("name")
@@ -332,7 +218,8 @@ async fn declared(s: &Session) -> Judgement {
         return Judgement::pass("the server declares the `tools` capability")
             .with(&s.init.exchange);
     }
-    let listing = tool_list(s).await;
+    let survey = s.tools().await;
+    let listing = &survey.listing;
     let Some(first) = listing.first() else {
         return Judgement::pass("`tools/list` got no answer");
     };
@@ -387,7 +274,8 @@ fn tool_problems(index: usize, tool: &Value) -> Vec<String> {
 }
 
 async fn listing(s: &Session) -> Judgement {
-    let listing = tool_list(s).await;
+    let survey = s.tools().await;
+    let listing = &survey.listing;
     let mut problems = Vec::new();
     let mut index = 0;
     for (n, page) in listing.pages.iter().enumerate() {
@@ -438,12 +326,12 @@ async fn listing(s: &Session) -> Judgement {
                  `name`{note}",
                 listing.items.len()
             )),
-            &listing,
+            listing,
         );
     }
     with_pages(
         Judgement::fail(format!("{}{note}", some(&problems))),
-        &listing,
+        listing,
     )
 }
 
@@ -477,8 +365,9 @@ pub(crate) fn schema_problem(schema: &Value) -> Result<Option<String>, String> {
 
 /// TOL-003 (`inputSchema`, required) and TOL-004 (`outputSchema`, optional).
 async fn schemas(s: &Session, field: &str) -> Judgement {
-    let listing = tool_list(s).await;
-    if let Some(skip) = nothing_listed(&listing) {
+    let survey = s.tools().await;
+    let listing = &survey.listing;
+    if let Some(skip) = nothing_listed(listing) {
         return skip;
     }
     let required = field == "inputSchema";
@@ -523,7 +412,7 @@ async fn schemas(s: &Session, field: &str) -> Judgement {
         return Judgement::skip(format!("not applicable: no listed tool declares `{field}`"));
     }
     if !problems.is_empty() {
-        return with_pages(Judgement::fail(some(&problems)), &listing);
+        return with_pages(Judgement::fail(some(&problems)), listing);
     }
     if !unjudged.is_empty() {
         return with_pages(
@@ -532,20 +421,21 @@ async fn schemas(s: &Session, field: &str) -> Judgement {
                 some(&unjudged),
                 judged - unjudged.len()
             )),
-            &listing,
+            listing,
         );
     }
     with_pages(
         Judgement::pass(format!(
             "{judged} `{field}`(s) are valid JSON Schema objects rooted at `\"type\": \"object\"`"
         )),
-        &listing,
+        listing,
     )
 }
 
 async fn unique_names(s: &Session) -> Judgement {
-    let listing = tool_list(s).await;
-    if let Some(skip) = nothing_listed(&listing) {
+    let survey = s.tools().await;
+    let listing = &survey.listing;
+    if let Some(skip) = nothing_listed(listing) {
         return skip;
     }
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
@@ -560,7 +450,7 @@ async fn unique_names(s: &Session) -> Judgement {
     if repeated.is_empty() {
         return with_pages(
             Judgement::pass(format!("the {} listed tool names are unique", counts.len())),
-            &listing,
+            listing,
         );
     }
     with_pages(
@@ -568,7 +458,7 @@ async fn unique_names(s: &Session) -> Judgement {
             "{} (compared exactly, case-sensitive, over every page of `tools/list`)",
             some(&repeated)
         )),
-        &listing,
+        listing,
     )
 }
 
@@ -599,8 +489,9 @@ fn name_problem(name: &str) -> Option<String> {
 }
 
 async fn name_characters(s: &Session) -> Judgement {
-    let listing = tool_list(s).await;
-    if let Some(skip) = nothing_listed(&listing) {
+    let survey = s.tools().await;
+    let listing = &survey.listing;
+    if let Some(skip) = nothing_listed(listing) {
         return skip;
     }
     let names: Vec<&str> = listing
@@ -615,10 +506,10 @@ async fn name_characters(s: &Session) -> Judgement {
                 "the {} listed tool names are 1–128 characters from A-Z a-z 0-9 _ - .",
                 names.len()
             )),
-            &listing,
+            listing,
         );
     }
-    with_pages(Judgement::fail(some(&bad)), &listing)
+    with_pages(Judgement::fail(some(&bad)), listing)
 }
 
 /// The list methods of the specification, the member holding their items,
@@ -657,7 +548,7 @@ async fn stable_cursors(s: &Session) -> Judgement {
     let mut seen = Vec::new();
     for (method, key, id, _) in LISTS {
         let first = if *method == "tools/list" {
-            match tool_list(s).await.first() {
+            match s.tools().await.listing.first() {
                 Some(first) => first.clone(),
                 None => continue,
             }

@@ -6,8 +6,8 @@
 
 use super::client::Reply;
 use super::rule::{Mcp25Rule, spec};
-use super::session::{Judgement, Session};
-use super::tol::{TOOLS_DECLARED, some, tool_list, tool_name};
+use super::session::{Judgement, Session, ToolSurvey};
+use super::tol::{TOOLS_DECLARED, some, tool_name};
 use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
 use crate::suite::mcp::client::clip;
@@ -97,36 +97,6 @@ pub(crate) const EMBEDDED: Mcp25Rule = Mcp25Rule::new(
 .requires(TOOLS_DECLARED)
 .needs_capability("tools");
 
-/// Whether protocheck may call `tool`: annotated read-only, or the run
-/// allows tool calls (`allow`).
-fn may_call(allow: bool, tool: &Value) -> bool {
-    allow
-        || tool
-            .pointer("/annotations/readOnlyHint")
-            .and_then(Value::as_bool)
-            == Some(true)
-}
-
-/// The listed tools protocheck may call: each name once, at most [`MAX_CALLS`].
-fn callable(allow: bool, tools: &[Value]) -> Vec<Value> {
-    let mut seen = Vec::new();
-    let mut out = Vec::new();
-    for tool in tools {
-        let Some(name) = tool.get("name").and_then(Value::as_str) else {
-            continue;
-        };
-        if !may_call(allow, tool) || seen.contains(&name) {
-            continue;
-        }
-        seen.push(name);
-        out.push(tool.clone());
-        if out.len() == MAX_CALLS {
-            break;
-        }
-    }
-    out
-}
-
 /// The calls of the run: each callable tool with placeholder arguments.
 pub(crate) struct ToolCalls {
     /// How many tools were listed.
@@ -137,9 +107,9 @@ pub(crate) struct ToolCalls {
 
 async fn tool_calls(s: &Session) -> Arc<ToolCalls> {
     s.shared(|| async {
-        let listing = tool_list(s).await;
+        let survey = s.tools().await;
         let mut calls = Vec::new();
-        for tool in callable(s.allow_tool_calls, &listing.items) {
+        for tool in survey.callable().into_iter().take(MAX_CALLS) {
             let schema = tool.get("inputSchema").cloned().unwrap_or(json!({}));
             let arguments = placeholder_arguments(&schema);
             let reply = s
@@ -149,10 +119,10 @@ async fn tool_calls(s: &Session) -> Arc<ToolCalls> {
                     json!({"name": tool.get("name"), "arguments": arguments}),
                 )
                 .await;
-            calls.push((tool, reply));
+            calls.push((tool.clone(), reply));
         }
         ToolCalls {
-            listed: listing.items.len(),
+            listed: survey.items().len(),
             calls,
         }
     })
@@ -341,9 +311,11 @@ async fn content(s: &Session) -> Judgement {
 }
 
 /// The first callable tool with a required property, and that property.
-fn with_required(s: &Session, tools: &[Value]) -> Option<(Value, String)> {
-    callable(s.allow_tool_calls, tools)
+fn with_required(survey: &ToolSurvey) -> Option<(Value, String)> {
+    survey
+        .callable()
         .into_iter()
+        .take(MAX_CALLS)
         .find_map(|tool| {
             let first = tool
                 .pointer("/inputSchema/required")?
@@ -351,13 +323,12 @@ fn with_required(s: &Session, tools: &[Value]) -> Option<(Value, String)> {
                 .iter()
                 .find_map(Value::as_str)?
                 .to_owned();
-            Some((tool, first))
+            Some((tool.clone(), first))
         })
 }
 
 async fn input_errors(s: &Session) -> Judgement {
-    let listing = tool_list(s).await;
-    let Some((tool, missing)) = with_required(s, &listing.items) else {
+    let Some((tool, missing)) = with_required(&*s.tools().await) else {
         return Judgement::skip(
             "not applicable: no tool protocheck may call (annotated `readOnlyHint: true`, or any \
              when the run allows tool calls) has a required property",
@@ -443,9 +414,10 @@ fn validate(schema: &Value, instance: &Value) -> Result<Option<String>, String> 
 async fn structured(s: &Session) -> Judgement {
     let calls = tool_calls(s).await;
     if calls.listed > 0
-        && !tool_list(s)
+        && !s
+            .tools()
             .await
-            .items
+            .items()
             .iter()
             .any(|t| t.get("outputSchema").is_some())
     {
@@ -608,20 +580,6 @@ async fn embedded(s: &Session) -> Judgement {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_read_only_tools_are_called_unless_the_run_allows_it() {
-        let tools = [
-            json!({"name": "read", "annotations": {"readOnlyHint": true}}),
-            json!({"name": "write", "annotations": {"readOnlyHint": false}}),
-            json!({"name": "plain"}),
-            json!({"name": "read", "annotations": {"readOnlyHint": true}}),
-        ];
-        let names =
-            |allow| -> Vec<String> { callable(allow, &tools).iter().map(tool_name).collect() };
-        assert_eq!(names(false), ["read"]);
-        assert_eq!(names(true), ["read", "write", "plain"]);
-    }
 
     #[test]
     fn content_blocks_are_judged_by_kind() {

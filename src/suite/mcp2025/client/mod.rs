@@ -31,7 +31,7 @@ pub const PROTOCOL_VERSION: &str = "2025-11-25";
 
 /// The transport a connection speaks over; rules scoped to one are skipped
 /// on the other.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Transport {
     Http,
     Stdio,

@@ -41,6 +41,9 @@ struct Inner {
     /// Lines that do not parse alone, held while they may be one message
     /// spread over several lines.
     pending: Vec<String>,
+    /// Whether the child has written a line yet: until it has, it may still
+    /// be starting (an interpreter loading its modules), see [`startup`].
+    heard: bool,
 }
 
 /// Most lines one message spread over several lines may take before the
@@ -114,6 +117,7 @@ impl Pipe {
                 barriers: 0,
                 lines: StdoutLines::default(),
                 pending: Vec::new(),
+                heard: false,
             }),
             evidence_bytes: limits.evidence_bytes,
         })
@@ -294,6 +298,8 @@ impl Pipe {
     ) -> Reply {
         let mut inner = self.inner.lock().await;
         let started = Instant::now();
+        // The first answer of a new child includes its start-up.
+        let fresh = !inner.heard;
         let request = RequestRecord {
             line: "stdin".to_owned(),
             headers: Vec::new(),
@@ -323,7 +329,7 @@ impl Pipe {
                 reply.error = Some(err);
                 return reply;
             }
-            let wait = client.window(BARRIER_FLOOR, client.timeout);
+            let wait = startup(fresh, client.window(BARRIER_FLOOR, client.timeout), client);
             (Awaiting::Id(token.clone()), wait, Some(token))
         } else {
             (awaiting.clone(), client.timeout, None)
@@ -339,7 +345,7 @@ impl Pipe {
         }
         match answer {
             Ok(Some(line)) => {
-                if barrier_free(awaiting) {
+                if barrier_free(awaiting) && !fresh {
                     client.rtt.record(started.elapsed());
                 }
                 let (body, truncated) = excerpt(line.as_bytes(), self.evidence_bytes);
@@ -371,6 +377,19 @@ fn barrier_free(awaiting: &Awaiting) -> bool {
     *awaiting != Awaiting::Nothing
 }
 
+/// How long a barrier's reply is awaited: `wait`, derived from the run's
+/// round trips, or, on a child that has written nothing yet, the request
+/// timeout. A child's first answer comes after its start-up (an interpreter
+/// may take seconds to load), which says nothing of how fast it answers:
+/// that time is neither taken for silence nor recorded as a round trip.
+fn startup(fresh: bool, wait: Duration, client: &Client) -> Duration {
+    if fresh {
+        wait.max(client.timeout)
+    } else {
+        wait
+    }
+}
+
 impl Inner {
     /// The frame a stdout line carries, with its text: the line itself, or,
     /// for a message spread over several lines, the lines joined (that
@@ -378,6 +397,7 @@ impl Inner {
     /// are held, and for a line that is no JSON.
     fn frame_of(&mut self, line: String) -> Option<(Value, String)> {
         self.lines.read += 1;
+        self.heard = true;
         let alone = serde_json::from_str::<Value>(&line).ok();
         // While lines are held, only a line that is a whole message on its
         // own ends them: an inner line such as `{}` is part of them.
@@ -539,6 +559,7 @@ mod tests {
             barriers: 0,
             lines: StdoutLines::default(),
             pending: Vec::new(),
+            heard: false,
         }
     }
 
@@ -547,6 +568,54 @@ mod tests {
             .filter_map(|l| inner.frame_of(l.to_owned()))
             .map(|(frame, _)| frame)
             .collect()
+    }
+
+    /// A server that starts in a second, then answers every request with
+    /// an empty result: a script in `dir`.
+    fn slow_starter(dir: &std::path::Path) -> String {
+        let script = dir.join("slow.sh");
+        std::fs::write(
+            &script,
+            "sleep 1\nexec sed -u 's/.*\"id\":\\([^,}]*\\).*/{\"jsonrpc\":\"2.0\",\"id\":\\1,\"result\":{}}/'\n",
+        )
+        .expect("write the script");
+        format!("sh {}", script.display())
+    }
+
+    #[tokio::test]
+    async fn a_new_childs_start_up_is_neither_silence_nor_a_round_trip() {
+        use crate::suite::Endpoint;
+        use crate::transport::{AddressPolicy, HttpClient};
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+        let client = Client::new(
+            Endpoint::Stdio(slow_starter(dir.path())),
+            http,
+            Limits::default().request_timeout,
+            1,
+        );
+        // The run so far was fast: a barrier's window is its floor.
+        client.record_rtt(Duration::from_millis(1));
+        let first = client.connect().await.expect("spawn");
+        let frame = json!({"jsonrpc": "2.0", "id": "early", "method": "ping"});
+        let reply = first
+            .send_frame("ping", frame.to_string(), Awaiting::Nothing)
+            .await;
+        first.close().await;
+        assert_eq!(
+            reply.message.as_ref().and_then(|m| m.get("id")),
+            Some(&json!("early")),
+            "the answer that came after the start-up is the answer: {reply:?}"
+        );
+        let second = client.connect().await.expect("spawn");
+        let reply = second.request("ping", json!({})).await;
+        second.close().await;
+        assert!(reply.result().is_some(), "{reply:?}");
+        assert_eq!(
+            client.rtt.percentile(100.0),
+            Some(Duration::from_millis(1)),
+            "a child's first answer is no round trip of the run"
+        );
     }
 
     #[test]
