@@ -1,10 +1,10 @@
 //! The run loop: opens the run's connection (`initialize`, then
 //! `notifications/initialized`), judges each rule with the no-cascade,
-//! transport and capability skips applied, and grades the run. Rules are
-//! judged in waves: a rule whose requirements are all judged joins the
-//! next wave, and the rules of one wave run side by side, at most
-//! [`Mcp25Settings::max_concurrency`] at a time. Findings are emitted in
-//! catalogue order, as soon as every rule before them is judged.
+//! transport and capability skips applied, and grades the run. A rule is
+//! judged as soon as every rule it requires is, side by side with the
+//! others (how many at once: see [`RULES_PER_PERMIT`]). Findings
+//! are emitted in catalogue order, as soon as every rule before them is
+//! judged.
 
 use super::catalogue::catalogue;
 use super::client::{Client, PROTOCOL_VERSION};
@@ -24,10 +24,15 @@ pub const SPEC_REVISION: &str = PROTOCOL_VERSION;
 /// Default limit on rules judged (and requests in flight) at once.
 pub const DEFAULT_MAX_CONCURRENCY: usize = 4;
 
+/// How many rules may be judged at once over HTTP for each request allowed
+/// in flight.
+const RULES_PER_PERMIT: usize = 4;
+
 /// Tunables of a run that [`crate::suite::RunOptions`] does not carry.
 #[derive(Debug, Clone)]
 pub struct Mcp25Settings {
-    /// Most rules judged, and requests in flight to the target, at once.
+    /// Most requests in flight to the target at once (and, over stdio, rules
+    /// judged at once; over HTTP [`RULES_PER_PERMIT`] times as many).
     pub max_concurrency: usize,
     /// A bearer token with less scope than the run's own
     /// ([`crate::suite::RunOptions::bearer_token`]): MCP25-AUT-007 sends it
@@ -208,32 +213,43 @@ pub(crate) async fn run(
         limited_token: settings.limited_token.clone(),
         progress_calls: Default::default(),
     };
-    let judged = judge_all(&session, ctx, reporter, settings.max_concurrency).await;
+    // Over HTTP a rule in flight is mostly waiting (on a watch window, on
+    // the tool calls several rules share); the target's load is bounded by
+    // the client's request permits, not by how many rules wait. Over stdio
+    // rules that start children of their own are kept to the request limit.
+    let rules_at_once = match endpoint {
+        Endpoint::Http(_) => settings.max_concurrency.saturating_mul(RULES_PER_PERMIT),
+        Endpoint::Stdio(_) => settings.max_concurrency,
+    };
+    let judged = judge_all(&session, ctx, reporter, rules_at_once).await;
     session.main.close().await;
     judged?;
     Ok(verdict(reporter))
 }
 
-/// Judges every rule in waves and emits the findings in catalogue order.
+/// Judges every rule and emits the findings in catalogue order. A rule
+/// starts as soon as every rule it requires is judged (a requirement naming
+/// no rule of the catalogue counts as judged), and a run-wide rule once every
+/// probe rule is; at most `max_rules` rules are judged at once. A rule
+/// that waits long (a watch window, a slow tool) so holds up only the rules
+/// that require it, not a whole wave.
 async fn judge_all(
     session: &Session,
     ctx: &RunContext,
     reporter: &mut Reporter,
-    max_concurrency: usize,
+    max_rules: usize,
 ) -> Result<(), EngineError> {
     let rules = catalogue();
     let mut judged = Judged::new();
+    let mut started = vec![false; rules.len()];
     let mut findings: Vec<Option<Finding>> = vec![None; rules.len()];
     let mut emitted = 0;
-    while judged.len() < rules.len() {
-        // A rule is ready once every rule it requires is judged (a
-        // requirement naming no rule of the catalogue counts as judged), and
-        // a run-wide rule once every probe rule is.
-        let probing = rules
-            .iter()
-            .any(|r| r.phase == Phase::Probe && !judged.contains_key(r.rule.id));
-        let ready: Vec<usize> = (0..rules.len())
-            .filter(|&i| !judged.contains_key(rules[i].rule.id))
+    let mut running = futures::stream::FuturesUnordered::new();
+    loop {
+        let probing = (0..rules.len())
+            .any(|i| rules[i].phase == Phase::Probe && !judged.contains_key(rules[i].rule.id));
+        let ready = (0..rules.len())
+            .filter(|&i| !started[i])
             .filter(|&i| rules[i].phase == Phase::Probe || !probing)
             .filter(|&i| {
                 rules[i]
@@ -241,31 +257,34 @@ async fn judge_all(
                     .iter()
                     .all(|id| judged.contains_key(id) || !rules.iter().any(|r| r.rule.id == *id))
             })
-            .collect();
-        if ready.is_empty() {
-            // A cycle of requirements: judge what is left one by one.
-            let rest: Vec<usize> = (0..rules.len())
-                .filter(|&i| !judged.contains_key(rules[i].rule.id))
-                .collect();
+            .collect::<Vec<usize>>();
+        for i in ready {
+            if running.len() >= max_rules.max(1) {
+                break;
+            }
+            started[i] = true;
+            // What the rule's precondition reads: the rules judged so far,
+            // its requirements among them.
+            let snapshot = judged.clone();
+            running.push(async move { (i, judge(&rules[i], session, &snapshot, ctx).await) });
+        }
+        let Some((i, finding)) = running.next().await else {
+            // Nothing running and nothing ready: done, or a cycle of
+            // requirements, whose rules are judged one by one.
+            let rest: Vec<usize> = (0..rules.len()).filter(|&i| !started[i]).collect();
+            if rest.is_empty() {
+                break;
+            }
             for i in rest {
+                started[i] = true;
                 let finding = judge(&rules[i], session, &judged, ctx).await;
                 judged.insert(rules[i].rule.id, (finding.outcome, finding.message.clone()));
                 findings[i] = Some(finding);
             }
-            break;
-        }
-        let wave: Vec<(usize, Finding)> = {
-            let judged = &judged;
-            futures::stream::iter(ready)
-                .map(|i| async move { (i, judge(&rules[i], session, judged, ctx).await) })
-                .buffered(max_concurrency.max(1))
-                .collect()
-                .await
+            continue;
         };
-        for (i, finding) in wave {
-            judged.insert(rules[i].rule.id, (finding.outcome, finding.message.clone()));
-            findings[i] = Some(finding);
-        }
+        judged.insert(rules[i].rule.id, (finding.outcome, finding.message.clone()));
+        findings[i] = Some(finding);
         while let Some(Some(finding)) = findings.get_mut(emitted).map(Option::take) {
             reporter.emit(finding).await?;
             emitted += 1;
