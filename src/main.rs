@@ -181,6 +181,11 @@ struct CheckArgs {
     /// only; never printed. Prefer the environment variable over the flag.
     #[arg(long, env = "PROTOCHECK_BEARER_TOKEN", hide_env_values = true)]
     bearer_token: Option<String>,
+    /// A second token for the same MCP 2025-11-25 server, with less scope than
+    /// --bearer-token: MCP25-AUT-007 checks that a request needing more scope is
+    /// refused with 403 `insufficient_scope`. Without it that rule is skipped.
+    #[arg(long, env = "PROTOCHECK_LIMITED_TOKEN", hide_env_values = true)]
+    limited_token: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -619,6 +624,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let options = RunOptions {
         request_timeout_ms: args.timeout_ms,
         bearer_token: args.bearer_token.map(protocheck::suite::BearerToken::new),
+        limited_token: args.limited_token.map(protocheck::suite::BearerToken::new),
         profile: args.profile.clone(),
         allow_writes: args.allow_writes.then_some(true),
         allow_tool_calls: args.allow_tool_calls.then_some(true),

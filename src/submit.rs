@@ -87,6 +87,8 @@ impl SubmitOptions {
             server_json,
             request_timeout_ms,
             bearer_token,
+            // The service accepts no credential (see `Queue::submit`).
+            limited_token: None,
             mcp_revision,
         };
         (options, webhook_url)
@@ -109,6 +111,7 @@ impl SubmitOptions {
             server_json,
             request_timeout_ms,
             bearer_token,
+            limited_token: _,
             mcp_revision,
         } = options;
         Self {

@@ -667,6 +667,12 @@ pub struct RunOptions {
     /// only a run driven in-process (`protocheck check`) can use it.
     #[serde(default, skip_serializing)]
     pub bearer_token: Option<BearerToken>,
+    /// A second token for the same server with less scope than
+    /// `bearer_token`: MCP25-AUT-007 sends it on a request that needs more
+    /// and expects 403 `insufficient_scope`. Kept like `bearer_token`: never
+    /// serialised, so only `protocheck check` can use it.
+    #[serde(default, skip_serializing)]
+    pub limited_token: Option<BearerToken>,
     /// The MCP revision to judge: `newest` (the default), `2026-07-28`,
     /// `2025-11-25` or `all` (every revision the server speaks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -724,15 +730,20 @@ impl RunOptions {
                 MAX_REQUEST_TIMEOUT.as_millis()
             ));
         }
-        if let Some(token) = &self.bearer_token
-            && (token.0.is_empty()
-                || token.0.len() > MAX_BEARER_TOKEN_BYTES
-                || !token.0.bytes().all(|b| b.is_ascii_graphic()))
-        {
-            // RFC 6750 §2.1 b64token: visible ASCII; a bounded length keeps it a header.
-            return Err(format!(
-                "options.bearer_token must be 1 to {MAX_BEARER_TOKEN_BYTES} visible ASCII characters"
-            ));
+        for (name, token) in [
+            ("bearer_token", &self.bearer_token),
+            ("limited_token", &self.limited_token),
+        ] {
+            if let Some(token) = token
+                && (token.0.is_empty()
+                    || token.0.len() > MAX_BEARER_TOKEN_BYTES
+                    || !token.0.bytes().all(|b| b.is_ascii_graphic()))
+            {
+                // RFC 6750 §2.1 b64token: visible ASCII; a bounded length keeps it a header.
+                return Err(format!(
+                    "options.{name} must be 1 to {MAX_BEARER_TOKEN_BYTES} visible ASCII characters"
+                ));
+            }
         }
         Ok(())
     }
@@ -752,6 +763,6 @@ impl RunOptions {
     /// Whether the options carry a credential, which storage drops: a run
     /// handed to a worker through the store would run without it.
     pub fn carries_credentials(&self) -> bool {
-        self.bearer_token.is_some()
+        self.bearer_token.is_some() || self.limited_token.is_some()
     }
 }

@@ -641,3 +641,71 @@ async fn server_everything_over_http_and_stdio() {
         }
     }
 }
+
+/// `protocheck check --limited-token`: MCP25-AUT-007 is judged with the
+/// token given, passes on the reference server that refuses it the scope it
+/// lacks, warns (a SHOULD) on the one that answers 401 instead, and without the flag is
+/// skipped with a reason naming the flag.
+#[tokio::test]
+async fn the_limited_token_is_given_on_the_command_line() {
+    use protocheck::reference::mcp2025::{
+        MCP25_SCOPE_READ, MCP25_SCOPE_TOOLS, Mcp25ReferenceConfig, serve_mcp25_reference,
+    };
+    for (fault, token_given, expected) in [
+        (None, true, "pass"),
+        (Some("MCP25-AUT-007"), true, "warn"),
+        (None, false, "skip"),
+    ] {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+        let faults: Vec<&str> = fault.into_iter().collect();
+        let config = Mcp25ReferenceConfig::new().with_faults(&faults).with_auth();
+        let hour = Duration::from_secs(3600);
+        let full = config
+            .mint_token(
+                &url,
+                &format!("{MCP25_SCOPE_READ} {MCP25_SCOPE_TOOLS}"),
+                hour,
+            )
+            .expect("a token");
+        let limited = config
+            .mint_token(&url, MCP25_SCOPE_READ, hour)
+            .expect("a token");
+        let server = tokio::spawn(async move {
+            let _ = serve_mcp25_reference(listener, config).await;
+        });
+        let mut cmd = crate::common::cli::protocheck();
+        cmd.args([
+            "check",
+            &url,
+            "--suite",
+            "mcp",
+            "--mcp-revision",
+            "2025-11-25",
+        ])
+        .args(["--format", "json"])
+        .env("PROTOCHECK_BEARER_TOKEN", &full);
+        if token_given {
+            cmd.env("PROTOCHECK_LIMITED_TOKEN", &limited);
+        }
+        let out = crate::common::cli::output(cmd).await;
+        server.abort();
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}\n{}", crate::common::cli::show(&out)));
+        let finding = report["findings"]
+            .as_array()
+            .and_then(|f| f.iter().find(|f| f["rule_id"] == "MCP25-AUT-007"))
+            .unwrap_or_else(|| panic!("no AUT-007\n{}", crate::common::cli::show(&out)))
+            .clone();
+        assert_eq!(finding["outcome"], expected, "{fault:?}: {finding}");
+        let message = finding["message"].as_str().unwrap_or_default();
+        if !token_given {
+            assert!(message.contains("--limited-token"), "{message}");
+        }
+        // Neither token is ever printed.
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert!(!printed.contains(&full) && !printed.contains(&limited));
+    }
+}

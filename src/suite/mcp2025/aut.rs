@@ -575,7 +575,8 @@ async fn insufficient_scope(s: &Session) -> Judgement {
     }
     let Some(token) = &s.limited_token else {
         return Judgement::skip(
-            "not applicable: needs a token with less scope than the run's, given with the run",
+            "not applicable: needs a token with less scope than the run's, given with the run \
+             (`protocheck check --limited-token`)",
         );
     };
     let conn = match s

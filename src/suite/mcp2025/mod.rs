@@ -48,13 +48,17 @@ pub use rule::Mcp25Rule;
 pub use session::Session;
 
 /// Runs the MCP 2025-11-25 suite against `endpoint` (HTTP or stdio) with the
-/// default settings.
+/// default settings and the run's limited token, if it has one.
 pub async fn run(
     endpoint: &Endpoint,
     ctx: &RunContext,
     reporter: &mut Reporter,
 ) -> Result<Verdict, EngineError> {
-    run_with(endpoint, ctx, reporter, &Mcp25Settings::default()).await
+    let settings = Mcp25Settings {
+        limited_token: ctx.options.limited_token.clone(),
+        ..Mcp25Settings::default()
+    };
+    run_with(endpoint, ctx, reporter, &settings).await
 }
 
 /// Runs the suite with explicit settings.

@@ -10,6 +10,7 @@ pub fn protocheck() -> Command {
     for var in [
         "DATABASE_URL",
         "PROTOCHECK_BEARER_TOKEN",
+        "PROTOCHECK_LIMITED_TOKEN",
         "PROTOCHECK_API_KEY",
         "PROTOCHECK_SERVER",
     ] {
