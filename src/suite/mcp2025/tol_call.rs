@@ -16,7 +16,6 @@ use base64::Engine;
 use futures::FutureExt;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Most tools protocheck calls in one run.
 const MAX_CALLS: usize = 10;
@@ -104,90 +103,37 @@ pub(crate) struct ToolCalls {
     listed: usize,
     /// Each tool called and answered (or refused, or failed), with its answer.
     calls: Vec<(Value, Reply)>,
-    /// The tools still running when protocheck stopped waiting (see
-    /// [`SLOW_CALL_FLOOR`]), and how long it waited.
-    slow: Vec<String>,
-    waited: Duration,
 }
-
-/// The least time a tool call is awaited before protocheck cancels it. A
-/// tool may rightly take long (server-everything's long-running operation
-/// takes 10 s by default); the rules that read results judge the calls that
-/// answered, so waiting out such a tool would only stretch the run. The wait
-/// is the run's usual watch (a multiple of its round-trip times) but at least
-/// this, and at most the request timeout: far above what an ordinary tool
-/// takes, so the same server has the same calls judged on every run.
-const SLOW_CALL_FLOOR: Duration = Duration::from_secs(3);
 
 async fn tool_calls(s: &Session) -> Arc<ToolCalls> {
     s.shared(|| async {
         let survey = s.tools().await;
-        let client = s.main.client();
-        let waited = client.window(SLOW_CALL_FLOOR, client.timeout());
-        // Concurrent, within the run's limit on requests in flight; the
+        // Side by side, within the run's limit on requests in flight; the
         // results keep the order of the list, so messages repeat run to run.
-        let outcomes = futures::future::join_all(
+        // Each call is awaited to its answer or the request timeout: a tool
+        // may rightly take long, and a call cut short by a clock would be
+        // judged on some runs and not on others.
+        let calls = futures::future::join_all(
             survey
                 .callable()
                 .into_iter()
                 .take(MAX_CALLS)
-                .map(|tool| call(s, tool, waited)),
+                .map(|tool| call(s, tool)),
         )
         .await;
-        let mut calls = Vec::new();
-        let mut slow = Vec::new();
-        for (tool, reply) in outcomes {
-            match reply {
-                Some(reply) => calls.push((tool, reply)),
-                None => slow.push(tool_name(&tool)),
-            }
-        }
         ToolCalls {
             listed: survey.items().len(),
             calls,
-            slow,
-            waited,
         }
     })
     .await
 }
 
-/// Calls `tool` with placeholder arguments; `None` when it had not answered
-/// after `waited`, in which case the call is cancelled (cancellation: a
-/// client that no longer wants an answer sends `notifications/cancelled`)
-/// and a late answer is ignored. Such a call joins no log a rule reads.
-async fn call(s: &Session, tool: &Value, waited: Duration) -> (Value, Option<Reply>) {
+/// Calls `tool` with placeholder arguments.
+async fn call(s: &Session, tool: &Value) -> (Value, Reply) {
     let schema = tool.get("inputSchema").cloned().unwrap_or(json!({}));
     let params = json!({"name": tool.get("name"), "arguments": placeholder_arguments(&schema)});
-    let id = json!(s.main.client().next_id());
-    let answer = tokio::time::timeout(
-        waited,
-        s.main.request_with_id(id.clone(), "tools/call", params),
-    )
-    .await;
-    if answer.is_err() {
-        s.main.retire(std::slice::from_ref(&id)).await;
-        s.main
-            .notify(
-                "notifications/cancelled",
-                json!({"requestId": id, "reason": "protocheck: the tool took too long for a conformance run"}),
-            )
-            .await;
-    }
-    (tool.clone(), answer.ok())
-}
-
-/// What a message adds about the calls cancelled for taking too long.
-fn slow_note(calls: &ToolCalls) -> String {
-    if calls.slow.is_empty() {
-        return String::new();
-    }
-    let names: Vec<String> = calls.slow.iter().map(|n| format!("`{n}`")).collect();
-    format!(
-        "; {} still running after {} ms, cancelled and not judged",
-        names.join(", "),
-        calls.waited.as_millis()
-    )
+    (tool.clone(), s.main.request("tools/call", params).await)
 }
 
 /// Why no call can be judged: no tool listed, or none protocheck may call.
@@ -196,12 +142,6 @@ fn no_calls(calls: &ToolCalls) -> Option<Judgement> {
         return Some(Judgement::skip(
             "not applicable: `tools/list` listed no tool",
         ));
-    }
-    if calls.calls.is_empty() && !calls.slow.is_empty() {
-        return Some(Judgement::skip(format!(
-            "not verified: no tool call answered in time{}",
-            slow_note(calls)
-        )));
     }
     calls.calls.is_empty().then(|| {
         Judgement::skip(
@@ -228,9 +168,8 @@ fn results(calls: &ToolCalls) -> Result<Vec<(&Value, &Reply, &Value)>, Judgement
             .map(|(tool, reply)| format!("`{}`: {}", tool_name(tool), reply.describe()))
             .collect();
         return Err(Judgement::skip(format!(
-            "not verified: no tool call was answered with a result ({}){}",
-            some(&why),
-            slow_note(calls)
+            "not verified: no tool call was answered with a result ({})",
+            some(&why)
         )));
     }
     Ok(answered)
@@ -367,9 +306,8 @@ async fn content(s: &Session) -> Judgement {
     if problems.is_empty() {
         return answered.iter().fold(
             Judgement::pass(format!(
-                "{} tool result(s) hold well-formed content blocks{}",
-                answered.len(),
-                slow_note(&calls)
+                "{} tool result(s) hold well-formed content blocks",
+                answered.len()
             )),
             |j, (_, reply, _)| j.reply(reply),
         );
@@ -551,8 +489,7 @@ async fn structured(s: &Session) -> Judgement {
     seen.into_iter().fold(
         Judgement::pass(format!(
             "{judged} successful result(s) of tools with an `outputSchema` carry conforming \
-             `structuredContent`{note}{}",
-            slow_note(&calls)
+             `structuredContent`{note}"
         )),
         Judgement::reply,
     )
@@ -595,8 +532,7 @@ async fn structured_text(s: &Session) -> Judgement {
     if problems.is_empty() {
         return seen.into_iter().fold(
             Judgement::pass(format!(
-                "{judged} result(s) with `structuredContent` repeat it as JSON in a text block{}",
-                slow_note(&calls)
+                "{judged} result(s) with `structuredContent` repeat it as JSON in a text block"
             )),
             Judgement::reply,
         );
