@@ -381,28 +381,6 @@ async fn content_type(s: &mut Session) -> Judgement {
 
 async fn accel_buffering(s: &mut Session) -> Judgement {
     let seen = s.client.seen().await;
-    // Over stdio, stdout is the stream every answer travels on: the
-    // requests read there while an answer was awaited count (servers MUST
-    // NOT initiate requests on any transport).
-    if s.client.is_stdio() {
-        let bad: Vec<&Seen> = seen.iter().filter(|r| r.server_requests > 0).collect();
-        return if bad.is_empty() {
-            Judgement::pass(format!(
-                "no JSON-RPC request came on stdout while {} answers were awaited",
-                seen.len()
-            ))
-        } else {
-            fail_on(
-                &bad,
-                format!(
-                    "while the answer to {} was awaited, the server wrote a JSON-RPC request \
-                     (a line with both `method` and `id`) on stdout; servers MUST NOT send \
-                     requests on any transport: return an InputRequiredResult (MRTR) instead",
-                    methods(&bad)
-                ),
-            )
-        };
-    }
     let streams: Vec<&Seen> = seen.iter().filter(|r| r.sse).collect();
     if streams.is_empty() {
         return Judgement::skip("no response used an SSE stream, so there was no stream to judge");

@@ -142,27 +142,21 @@ impl Reply {
 
     pub(super) fn failed(probe: &Probe, exchange: Exchange, err: TransportError) -> Self {
         Self {
-            method: probe.method.clone(),
-            intent: probe.intent,
-            status: None,
-            content_type: None,
-            sse: false,
-            message: None,
-            notifications: Vec::new(),
-            server_requests: Vec::new(),
-            stray_frames: Vec::new(),
-            terminated: None,
-            accel_buffering: None,
-            session_id: None,
-            body_len: 0,
             transport_error: Some(err),
-            exchange,
-            stdio: false,
+            ..Self::nothing_read(probe, exchange)
         }
     }
 
     /// The reply to `probe` over stdio, before anything was read.
     pub(super) fn over_stdio(probe: &Probe, exchange: Exchange) -> Self {
+        Self {
+            stdio: true,
+            ..Self::nothing_read(probe, exchange)
+        }
+    }
+
+    /// The reply to `probe` before anything of an answer was read.
+    fn nothing_read(probe: &Probe, exchange: Exchange) -> Self {
         Self {
             method: probe.method.clone(),
             intent: probe.intent,
@@ -179,7 +173,7 @@ impl Reply {
             body_len: 0,
             transport_error: None,
             exchange,
-            stdio: true,
+            stdio: false,
         }
     }
 
