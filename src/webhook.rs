@@ -161,15 +161,17 @@ pub fn payload(run: &Run, public_url: Option<&str>) -> Value {
                 doc["declared_level"] = json!(declared_level);
                 doc["honest"] = json!(honest);
             }
-            crate::suite::VerdictDetail::Mcp { grade } => doc["grade"] = json!(grade),
-            crate::suite::VerdictDetail::McpRevisions {
+            crate::suite::VerdictDetail::Mcp {
                 grade,
                 revisions,
                 not_judged,
             } => {
                 doc["grade"] = json!(grade);
-                doc["revisions"] = json!(revisions);
-                doc["not_judged"] = json!(not_judged);
+                // A verdict of one revision reads as it always has.
+                if !revisions.is_empty() {
+                    doc["revisions"] = json!(revisions);
+                    doc["not_judged"] = json!(not_judged);
+                }
             }
         }
         doc

@@ -113,20 +113,7 @@ impl Statement {
                     not_judged: Vec::new(),
                 },
             ),
-            VerdictDetail::Mcp { grade } => (
-                None,
-                PredicateVerdict {
-                    passed: verdict.passed,
-                    summary: verdict.summary.clone(),
-                    grade: Some(grade.clone()),
-                    certified_level: None,
-                    declared_level: None,
-                    honest: None,
-                    revisions: Vec::new(),
-                    not_judged: Vec::new(),
-                },
-            ),
-            VerdictDetail::McpRevisions {
+            VerdictDetail::Mcp {
                 grade,
                 revisions,
                 not_judged,

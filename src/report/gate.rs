@@ -150,8 +150,7 @@ impl Gate {
     /// says which flag to use instead. A client refuses with exit 2.
     pub fn applies_to(&self, verdict: &Verdict) -> Result<(), String> {
         match &verdict.detail {
-            VerdictDetail::Mcp { .. } | VerdictDetail::McpRevisions { .. }
-                if self.min_level.is_some() =>
+            VerdictDetail::Mcp { .. } if self.min_level.is_some() =>
             {
                 Err(
                     "--min-level applies to RCP verdicts; this is an MCP verdict (use --min-grade compliant|strict)"
@@ -260,7 +259,7 @@ impl Gate {
             }
             // A verdict of several revisions has the lowest of their grades,
             // which is the grade of all their findings together.
-            VerdictDetail::Mcp { grade } | VerdictDetail::McpRevisions { grade, .. } => {
+            VerdictDetail::Mcp { grade, .. } => {
                 let counts = suite::Counts::of(judged);
                 let effective = if forgiven.is_empty() {
                     grade.clone()
@@ -425,9 +424,7 @@ mod tests {
             passed: counts.fail == 0,
             summary: mcp_grade(counts).into(),
             counts,
-            detail: VerdictDetail::Mcp {
-                grade: mcp_grade(counts).into(),
-            },
+            detail: VerdictDetail::mcp(mcp_grade(counts)),
         }
     }
 

@@ -298,70 +298,10 @@ pub struct Verdict {
     pub detail: VerdictDetail,
 }
 
-/// Suite-specific verdict fields. On the wire (the API, reports, the store)
-/// both MCP variants are `"kind": "mcp"`: a verdict of several revisions
-/// carries `revisions` beside its `grade`, and one of a single revision, as
-/// stored before `revisions` existed, does not.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(from = "DetailWire", into = "DetailWire")]
-pub enum VerdictDetail {
-    Rcp {
-        profile: String,
-        /// `none`, `L0`, `L1` or `L2`.
-        certified_level: String,
-        declared_level: Option<String>,
-        /// Whether a valid declaration was compared with the certified level:
-        /// false when it is above it (OVERCLAIMED), true when it is not, and
-        /// null when nothing was compared.
-        honest: Option<bool>,
-        /// Whether the run saw the target speak RCP (well-formed JSON-RPC 2.0
-        /// answers); true for verdicts stored before the field existed.
-        protocol_observed: bool,
-        /// The level report: honesty, what the next level needs, per-level
-        /// counts. Boxed so a verdict stays small to move around.
-        report: Box<LevelReport>,
-    },
-    /// MCP judged on one revision.
-    Mcp {
-        /// `strict`, `compliant` or `non-compliant`.
-        grade: String,
-    },
-    /// MCP judged on each revision the target speaks (`mcp_revision: all`):
-    /// the grade is the lowest of theirs.
-    McpRevisions {
-        /// `strict`, `compliant` or `non-compliant`: the lowest of `revisions`.
-        grade: String,
-        /// One verdict per revision judged, newest first.
-        revisions: Vec<RevisionVerdict>,
-        /// Revisions the run did not judge, and why (`2026-07-28: not
-        /// spoken`).
-        not_judged: Vec<String>,
-    },
-}
-
-/// One MCP revision's verdict inside a run that judged several.
+/// Suite-specific verdict fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct RevisionVerdict {
-    /// The revision this part judged, e.g. `2025-11-25`.
-    pub spec_revision: String,
-    /// Version of protocheck's rules for that revision's suite.
-    pub suite_version: String,
-    /// `strict`, `compliant` or `non-compliant`.
-    pub grade: String,
-    pub passed: bool,
-    /// The suite's own one-line summary for this revision.
-    pub summary: String,
-    /// Findings of this revision's suite only.
-    pub counts: Counts,
-}
-
-/// How [`VerdictDetail`] is written and read: the form verdicts had before a
-/// run could judge several MCP revisions, with `revisions` and `not_judged`
-/// added to `mcp` and defaulted, so stored verdicts still read.
-#[derive(Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
-#[schema(as = VerdictDetail)]
-enum DetailWire {
+pub enum VerdictDetail {
     Rcp {
         profile: String,
         /// `none`, `L0`, `L1` or `L2`.
@@ -383,7 +323,8 @@ enum DetailWire {
         #[serde(default = "observed_before_recorded")]
         protocol_observed: bool,
         /// The level report: honesty, what the next level needs, per-level
-        /// counts. Flattened into the same JSON object.
+        /// counts. Flattened into the same JSON object; boxed so a verdict
+        /// stays small to move around.
         #[serde(flatten)]
         report: Box<LevelReport>,
     },
@@ -393,7 +334,8 @@ enum DetailWire {
         grade: String,
         /// For a run that judged each revision the target speaks
         /// (`mcp_revision: all`): one verdict per revision, newest first.
-        /// Absent when the run judged one revision.
+        /// Empty (and absent on the wire) when the run judged one revision,
+        /// as in every verdict stored before the field existed.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         revisions: Vec<RevisionVerdict>,
         /// For such a run: the revisions it did not judge, and why
@@ -403,98 +345,31 @@ enum DetailWire {
     },
 }
 
-impl From<DetailWire> for VerdictDetail {
-    fn from(wire: DetailWire) -> Self {
-        match wire {
-            DetailWire::Rcp {
-                profile,
-                certified_level,
-                declared_level,
-                honest,
-                protocol_observed,
-                report,
-            } => Self::Rcp {
-                profile,
-                certified_level,
-                declared_level,
-                honest,
-                protocol_observed,
-                report,
-            },
-            DetailWire::Mcp {
-                grade,
-                revisions,
-                not_judged,
-            } if revisions.is_empty() && not_judged.is_empty() => Self::Mcp { grade },
-            DetailWire::Mcp {
-                grade,
-                revisions,
-                not_judged,
-            } => Self::McpRevisions {
-                grade,
-                revisions,
-                not_judged,
-            },
+impl VerdictDetail {
+    /// The detail of an MCP verdict of one revision.
+    pub fn mcp(grade: impl Into<String>) -> Self {
+        Self::Mcp {
+            grade: grade.into(),
+            revisions: Vec::new(),
+            not_judged: Vec::new(),
         }
     }
 }
 
-impl From<VerdictDetail> for DetailWire {
-    fn from(detail: VerdictDetail) -> Self {
-        match detail {
-            VerdictDetail::Rcp {
-                profile,
-                certified_level,
-                declared_level,
-                honest,
-                protocol_observed,
-                report,
-            } => Self::Rcp {
-                profile,
-                certified_level,
-                declared_level,
-                honest,
-                protocol_observed,
-                report,
-            },
-            VerdictDetail::Mcp { grade } => Self::Mcp {
-                grade,
-                revisions: Vec::new(),
-                not_judged: Vec::new(),
-            },
-            VerdictDetail::McpRevisions {
-                grade,
-                revisions,
-                not_judged,
-            } => Self::Mcp {
-                grade,
-                revisions,
-                not_judged,
-            },
-        }
-    }
-}
-
-// The API documents a verdict's detail as it is written: the wire form.
-impl utoipa::PartialSchema for VerdictDetail {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        <DetailWire as utoipa::PartialSchema>::schema()
-    }
-}
-
-impl utoipa::ToSchema for VerdictDetail {
-    fn name() -> std::borrow::Cow<'static, str> {
-        <DetailWire as utoipa::ToSchema>::name()
-    }
-
-    fn schemas(
-        schemas: &mut Vec<(
-            String,
-            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
-        )>,
-    ) {
-        <DetailWire as utoipa::ToSchema>::schemas(schemas);
-    }
+/// One MCP revision's verdict inside a run that judged several.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct RevisionVerdict {
+    /// The revision this part judged, e.g. `2025-11-25`.
+    pub spec_revision: String,
+    /// Version of protocheck's rules for that revision's suite.
+    pub suite_version: String,
+    /// `strict`, `compliant` or `non-compliant`.
+    pub grade: String,
+    pub passed: bool,
+    /// The suite's own one-line summary for this revision.
+    pub summary: String,
+    /// Findings of this revision's suite only.
+    pub counts: Counts,
 }
 
 /// The MCP grades, lowest first.
@@ -504,7 +379,7 @@ impl Verdict {
     /// The grade of an MCP verdict, of one revision or several.
     pub fn mcp_grade(&self) -> Option<&str> {
         match &self.detail {
-            VerdictDetail::Mcp { grade } | VerdictDetail::McpRevisions { grade, .. } => Some(grade),
+            VerdictDetail::Mcp { grade, .. } => Some(grade),
             VerdictDetail::Rcp { .. } => None,
         }
     }
@@ -513,7 +388,7 @@ impl Verdict {
     /// empty for any other verdict.
     pub fn revisions(&self) -> &[RevisionVerdict] {
         match &self.detail {
-            VerdictDetail::McpRevisions { revisions, .. } => revisions,
+            VerdictDetail::Mcp { revisions, .. } => revisions,
             _ => &[],
         }
     }
@@ -579,7 +454,7 @@ impl Verdict {
             passed: revisions.iter().all(|r| r.passed),
             summary,
             counts,
-            detail: VerdictDetail::McpRevisions {
+            detail: VerdictDetail::Mcp {
                 grade,
                 revisions,
                 not_judged,
@@ -601,7 +476,7 @@ impl VerdictDetail {
             Self::Rcp {
                 protocol_observed, ..
             } => *protocol_observed,
-            Self::Mcp { .. } | Self::McpRevisions { .. } => true,
+            Self::Mcp { .. } => true,
         }
     }
 }

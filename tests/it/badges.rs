@@ -55,9 +55,7 @@ fn mcp(grade: &str, fail: u32) -> Verdict {
             fail,
             ..Counts::default()
         },
-        detail: VerdictDetail::Mcp {
-            grade: grade.into(),
-        },
+        detail: VerdictDetail::mcp(grade),
     }
 }
 

@@ -54,7 +54,7 @@ fn outcome(findings: &[Finding], id: &str) -> Outcome {
 
 fn grade(verdict: &Verdict) -> &str {
     match &verdict.detail {
-        VerdictDetail::Mcp { grade } => grade,
+        VerdictDetail::Mcp { grade, .. } => grade,
         other => panic!("not an MCP verdict: {other:?}"),
     }
 }

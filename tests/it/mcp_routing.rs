@@ -69,7 +69,7 @@ async fn judged(
     let verdict: Verdict =
         verdict.unwrap_or_else(|e| panic!("{endpoint}: no verdict: {e}\n{}", dump(&findings)));
     let outcome = match &verdict.detail {
-        VerdictDetail::Mcp { grade } | VerdictDetail::McpRevisions { grade, .. } => grade.clone(),
+        VerdictDetail::Mcp { grade, .. } => grade.clone(),
         VerdictDetail::Rcp {
             certified_level, ..
         } => certified_level.clone(),
@@ -252,7 +252,7 @@ async fn a_dual_era_server_judged_on_all_gets_a_verdict_per_revision() {
         assert_eq!(verdict.suite, SuiteId::Mcp);
         assert_eq!(verdict.spec_revision, "2026-07-28, 2025-11-25");
         assert!(
-            matches!(&verdict.detail, VerdictDetail::McpRevisions { not_judged, .. } if not_judged.is_empty()),
+            matches!(&verdict.detail, VerdictDetail::Mcp { not_judged, .. } if not_judged.is_empty()),
             "{:?}",
             verdict.detail
         );
@@ -295,7 +295,7 @@ async fn a_server_of_one_revision_judged_on_all_is_judged_on_it_and_told_the_oth
     ] {
         for choice in [SuiteChoice::Mcp, SuiteChoice::Auto] {
             let (verdict, findings) = judged_on_all(choice, endpoint).await;
-            let VerdictDetail::McpRevisions {
+            let VerdictDetail::Mcp {
                 revisions,
                 not_judged,
                 ..
@@ -353,7 +353,7 @@ async fn over_stdio_all_judges_the_revisions_the_child_speaks_that_stdio_has() {
     let endpoint = reference_stdio("mcp --revision 2025-11-25");
     for choice in [SuiteChoice::Mcp, SuiteChoice::Auto] {
         let (verdict, findings) = judged_on_all(choice, &endpoint).await;
-        let VerdictDetail::McpRevisions {
+        let VerdictDetail::Mcp {
             revisions,
             not_judged,
             ..
@@ -382,7 +382,7 @@ async fn over_stdio_all_judges_the_revisions_the_child_speaks_that_stdio_has() {
 async fn over_stdio_all_judges_a_2026_child_on_2026_07_28() {
     let endpoint = reference_stdio("mcp");
     let (verdict, findings) = judged_on_all(SuiteChoice::Mcp, &endpoint).await;
-    let VerdictDetail::McpRevisions {
+    let VerdictDetail::Mcp {
         revisions,
         not_judged,
         ..
@@ -491,12 +491,7 @@ fn verdicts_of_one_revision_read_and_write_as_before() {
         "kind": "mcp", "grade": "strict"
     });
     let read: Verdict = serde_json::from_value(old.clone()).expect("an old verdict reads");
-    assert_eq!(
-        read.detail,
-        VerdictDetail::Mcp {
-            grade: "strict".into()
-        }
-    );
+    assert_eq!(read.detail, VerdictDetail::mcp("strict"));
     assert!(read.revisions().is_empty());
     assert_eq!(serde_json::to_value(&read).expect("writes"), old);
 
@@ -510,9 +505,7 @@ fn verdicts_of_one_revision_read_and_write_as_before() {
             pass: 2,
             ..Counts::default()
         },
-        detail: VerdictDetail::Mcp {
-            grade: grade.into(),
-        },
+        detail: VerdictDetail::mcp(grade),
         ..read.clone()
     };
     let both = Verdict::of_revisions(

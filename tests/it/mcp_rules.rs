@@ -116,7 +116,7 @@ impl Run {
 
     fn grade(&self) -> &str {
         match &self.verdict.detail {
-            VerdictDetail::Mcp { grade } => grade,
+            VerdictDetail::Mcp { grade, .. } => grade,
             other => panic!("not an MCP verdict: {other:?}"),
         }
     }

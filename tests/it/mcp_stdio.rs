@@ -78,7 +78,7 @@ async fn judged(
 
 fn grade(verdict: &Verdict) -> &str {
     match &verdict.detail {
-        VerdictDetail::Mcp { grade } => grade,
+        VerdictDetail::Mcp { grade, .. } => grade,
         other => panic!("not an MCP verdict: {other:?}"),
     }
 }

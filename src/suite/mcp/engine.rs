@@ -441,8 +441,6 @@ fn verdict(reporter: &Reporter, era: &Era) -> Verdict {
         passed: failing == 0,
         summary,
         counts,
-        detail: VerdictDetail::Mcp {
-            grade: grade.to_owned(),
-        },
+        detail: VerdictDetail::mcp(grade),
     }
 }

@@ -338,9 +338,7 @@ fn verdict(reporter: &Reporter) -> Verdict {
         passed: failing == 0,
         summary,
         counts,
-        detail: VerdictDetail::Mcp {
-            grade: grade.to_owned(),
-        },
+        detail: VerdictDetail::mcp(grade),
     }
 }
 

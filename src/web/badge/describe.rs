@@ -76,13 +76,15 @@ fn verdict_badge(label: &str, v: &Verdict, url: Option<&str>) -> Badge {
             };
             Badge::new(label, certified_level, color, url)
         }
-        VerdictDetail::Mcp { grade } => {
+        VerdictDetail::Mcp {
+            grade, revisions, ..
+        } if revisions.is_empty() => {
             let (message, color) = grade_words(grade, v.counts.fail);
             Badge::new(label, &message, color, url)
         }
         // The label names the revisions, the message their grades in the
         // same order; the colour is the lowest grade's.
-        VerdictDetail::McpRevisions {
+        VerdictDetail::Mcp {
             grade, revisions, ..
         } => {
             let words: Vec<String> = revisions
@@ -176,9 +178,7 @@ mod tests {
                 fail,
                 ..Counts::default()
             },
-            detail: VerdictDetail::Mcp {
-                grade: grade.into(),
-            },
+            detail: VerdictDetail::mcp(grade),
         }
     }
 

@@ -258,9 +258,7 @@ fn run_view(run: &Run, done: usize) -> RunView {
                 declared_level.clone(),
                 *honest == Some(false),
             ),
-            VerdictDetail::Mcp { .. } | VerdictDetail::McpRevisions { .. } => {
-                (v.summary.clone(), None, false)
-            }
+            VerdictDetail::Mcp { .. } => (v.summary.clone(), None, false),
         },
         None if run.status == RunStatus::Error => {
             ("Error: the run could not complete".to_owned(), None, false)
@@ -331,7 +329,7 @@ fn run_view(run: &Run, done: usize) -> RunView {
             })
             .collect(),
         not_judged: match run.verdict.as_ref().map(|v| &v.detail) {
-            Some(VerdictDetail::McpRevisions { not_judged, .. }) => not_judged.clone(),
+            Some(VerdictDetail::Mcp { not_judged, .. }) => not_judged.clone(),
             _ => Vec::new(),
         },
     }

@@ -34,9 +34,7 @@ fn mcp_verdict() -> Verdict {
         passed: true,
         summary: "strict".to_string(),
         counts: Counts::default(),
-        detail: VerdictDetail::Mcp {
-            grade: "strict".to_string(),
-        },
+        detail: VerdictDetail::mcp("strict"),
     }
 }
 
