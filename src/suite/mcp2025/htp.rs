@@ -75,6 +75,23 @@ struct Raw {
 }
 
 impl Raw {
+    /// Nothing read yet for the request `exchange` records.
+    fn unanswered(exchange: Exchange) -> Self {
+        Self {
+            status: None,
+            content_type: None,
+            sse: false,
+            session_id: None,
+            events: Vec::new(),
+            body: None,
+            body_len: 0,
+            answer: None,
+            retry: None,
+            end: End::Failed,
+            exchange,
+        }
+    }
+
     fn describe(&self) -> String {
         let Some(status) = self.status else {
             return format!(
@@ -206,23 +223,11 @@ fn frame(id: &Value, method: &str, params: Value) -> Value {
 /// number of events.
 async fn send(s: &Session, http: &HttpClient, req: HttpRequest, read: Read) -> Raw {
     let limits = http.limits();
-    let mut raw = Raw {
-        status: None,
-        content_type: None,
-        sse: false,
-        session_id: None,
-        events: Vec::new(),
-        body: None,
-        body_len: 0,
-        answer: None,
-        retry: None,
-        end: End::Failed,
-        exchange: Exchange {
-            request: req.record(limits.evidence_bytes),
-            response: None,
-            error: None,
-        },
-    };
+    let mut raw = Raw::unanswered(Exchange {
+        request: req.record(limits.evidence_bytes),
+        response: None,
+        error: None,
+    });
     let started = Instant::now();
     let resp = match http.send_streaming(&req).await {
         Ok(resp) => resp,
@@ -383,27 +388,15 @@ async fn get(s: &Session, session: Option<&str>, last: Option<&str>, read: Read)
 
 /// The answer to a request that could not be sent (not an HTTP target).
 fn send_nothing(s: &Session) -> Raw {
-    Raw {
-        status: None,
-        content_type: None,
-        sse: false,
-        session_id: None,
-        events: Vec::new(),
-        body: None,
-        body_len: 0,
-        answer: None,
-        retry: None,
-        end: End::Failed,
-        exchange: Exchange {
-            request: crate::suite::RequestRecord {
-                line: "GET".into(),
-                headers: Vec::new(),
-                body: String::new(),
-            },
-            response: None,
-            error: Some(format!("not an HTTP target ({})", s.transport().as_str())),
+    Raw::unanswered(Exchange {
+        request: crate::suite::RequestRecord {
+            line: "GET".into(),
+            headers: Vec::new(),
+            body: String::new(),
         },
-    }
+        response: None,
+        error: Some(format!("not an HTTP target ({})", s.transport().as_str())),
+    })
 }
 
 /// A POST stream and, when its connection closed after an event id but

@@ -99,17 +99,8 @@ pub(super) async fn post(
             return reply;
         }
     };
-    let header = |name: &str| {
-        resp.headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-    };
-    reply.status = Some(resp.status);
-    reply.content_type = header("content-type");
-    reply.session_id = header(H_SESSION_ID);
-    reply.sse = is_event_stream(&resp.headers);
-    let headers = redact_headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
+    reply.session_id = header(&resp, H_SESSION_ID);
+    let headers = read_head(&mut reply, &resp);
     let deadline = tokio::time::Instant::from_std(resp.started) + timeout;
     let mut end = StreamEnd::default();
     let (mut body, mut truncated) = if reply.sse {
@@ -374,14 +365,7 @@ pub(super) async fn post_then_cancel(
             return probe;
         }
     };
-    reply.status = Some(resp.status);
-    reply.content_type = resp
-        .headers
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    reply.sse = is_event_stream(&resp.headers);
-    let headers = redact_headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
+    let headers = read_head(&mut reply, &resp);
     let mut deadline = tokio::time::Instant::from_std(resp.started) + timeout;
     let (body, truncated) = if reply.sse {
         let mut shown = String::new();
@@ -566,14 +550,7 @@ pub(super) async fn bare(
         }
     };
     conn.client.rtt.record(started.elapsed());
-    reply.status = Some(resp.status);
-    reply.sse = is_event_stream(&resp.headers);
-    reply.content_type = resp
-        .headers
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let headers = redact_headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
+    let headers = read_head(&mut reply, &resp);
     let deadline = tokio::time::Instant::now() + window;
     let mut shown = String::new();
     if reply.sse {
@@ -662,14 +639,7 @@ where
             return (reply, Vec::new(), during.await);
         }
     };
-    reply.status = Some(resp.status);
-    reply.sse = is_event_stream(&resp.headers);
-    reply.content_type = resp
-        .headers
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let headers = redact_headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
+    let headers = read_head(&mut reply, &resp);
     let deadline = tokio::time::Instant::now() + window;
     let mut frames = Vec::new();
     let mut shown = String::new();
@@ -716,6 +686,24 @@ where
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     });
     (reply, frames, during_reply)
+}
+
+/// A response header as text, when it is present and text.
+fn header(resp: &StreamingResponse, name: &str) -> Option<String> {
+    resp.headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// Records the head of `resp` in `reply` (status, media type, whether it is
+/// an event stream) and returns its headers, credentials redacted, for the
+/// evidence.
+fn read_head(reply: &mut Reply, resp: &StreamingResponse) -> Vec<(String, String)> {
+    reply.status = Some(resp.status);
+    reply.content_type = header(resp, "content-type");
+    reply.sse = is_event_stream(&resp.headers);
+    redact_headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())))
 }
 
 #[cfg(test)]
