@@ -153,7 +153,7 @@ async fn fetch_json(client: &McpClient, url: &Url) -> (Exchange, Result<Value, S
 }
 
 /// The well-known PRM locations for `endpoint` (RFC 9728 §3.1), path-inserted first.
-fn prm_well_known(endpoint: &Url) -> Vec<Url> {
+pub(crate) fn prm_well_known(endpoint: &Url) -> Vec<Url> {
     let mut out = Vec::new();
     let path = endpoint.path().trim_end_matches('/');
     let mut base = endpoint.clone();

@@ -10,7 +10,9 @@ use super::session::{Judgement, Session};
 use crate::suite::Exchange;
 use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
-use crate::suite::mcp::aut_survey::{Challenge, metadata_urls, parse_bearer_challenge};
+use crate::suite::mcp::aut_survey::{
+    Challenge, metadata_urls, parse_bearer_challenge, prm_well_known,
+};
 use crate::suite::mcp::client::clip;
 use crate::transport::HttpRequest;
 use futures::FutureExt;
@@ -222,23 +224,6 @@ async fn fetch_json(s: &Session, url: &Url) -> (Exchange, Result<Value, String>)
     (exchange, value)
 }
 
-/// The well-known metadata URIs of `endpoint` (RFC 9728 §3.1): with the
-/// endpoint's path, then at the root.
-fn well_known(endpoint: &Url) -> Vec<Url> {
-    let mut out = Vec::new();
-    let path = endpoint.path().trim_end_matches('/');
-    let mut base = endpoint.clone();
-    base.set_query(None);
-    base.set_fragment(None);
-    if !path.is_empty() {
-        base.set_path(&format!("/.well-known/oauth-protected-resource{path}"));
-        out.push(base.clone());
-    }
-    base.set_path("/.well-known/oauth-protected-resource");
-    out.push(base);
-    out
-}
-
 /// Where the metadata was found, and how the discovery went.
 struct Found {
     doc: Value,
@@ -303,7 +288,7 @@ async fn discover(s: &Session) -> Result<Result<Found, (String, Found)>, Judgeme
             "the 401 has no Bearer `WWW-Authenticate` challenge".to_owned()
         });
     }
-    for url in well_known(&endpoint) {
+    for url in prm_well_known(&endpoint) {
         let (exchange, doc) = fetch_json(s, &url).await;
         found.exchanges.push(exchange);
         match doc {
@@ -692,7 +677,7 @@ mod tests {
     #[test]
     fn well_known_uris_path_first() {
         let url = Url::parse("https://example.com/api/mcp").expect("url");
-        let got: Vec<String> = well_known(&url).iter().map(Url::to_string).collect();
+        let got: Vec<String> = prm_well_known(&url).iter().map(Url::to_string).collect();
         assert_eq!(
             got,
             [
