@@ -101,23 +101,30 @@ fn verify(state: &Inner, key: &[u8; 32], token: &str, resource: &str) -> Option<
 
 /// `http://host:port` as the client addressed this server.
 pub(super) fn base_url(state: &Inner, headers: &HeaderMap) -> String {
-    let host = headers
+    let scheme = if state.config.tls { "https" } else { "http" };
+    format!("{scheme}://{}", request_host(headers))
+}
+
+/// The `Host` the client addressed, when it is a plain host and port;
+/// `127.0.0.1` otherwise, so that no header text reaches a URL this server
+/// writes.
+pub(crate) fn request_host(headers: &HeaderMap) -> &str {
+    headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .filter(|h| {
             h.chars()
                 .all(|c| c.is_ascii_alphanumeric() || ".-:[]".contains(c))
         })
-        .unwrap_or("127.0.0.1");
-    let scheme = if state.config.tls { "https" } else { "http" };
-    format!("{scheme}://{host}")
+        .unwrap_or("127.0.0.1")
 }
 
-fn prm_url(base: &str) -> String {
+/// The RFC 9728 metadata URL of the `/mcp` endpoint at `base`.
+pub(crate) fn prm_url(base: &str) -> String {
     format!("{base}/.well-known/oauth-protected-resource/mcp")
 }
 
-fn json_response(status: StatusCode, body: &Value) -> Response {
+pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response {
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],

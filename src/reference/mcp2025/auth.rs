@@ -9,7 +9,9 @@
 //! server (HS256, minted for tests by [`Mcp25ReferenceConfig::mint_token`]).
 
 use super::{Mcp25ReferenceConfig, faults};
-use crate::reference::mcp::auth::{ISSUER_PATH, SCOPE_READ, SCOPE_TOOLS, signed_claims};
+use crate::reference::mcp::auth::{
+    ISSUER_PATH, SCOPE_READ, SCOPE_TOOLS, json_response, prm_url, request_host, signed_claims,
+};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -25,28 +27,7 @@ const MAX_BODY: usize = 4 * 1024 * 1024;
 
 /// `http://host:port` as the client addressed this server.
 fn base_url(headers: &HeaderMap) -> String {
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .filter(|h| {
-            h.chars()
-                .all(|c| c.is_ascii_alphanumeric() || ".-:[]".contains(c))
-        })
-        .unwrap_or("127.0.0.1");
-    format!("http://{host}")
-}
-
-fn prm_url(base: &str) -> String {
-    format!("{base}/.well-known/oauth-protected-resource/mcp")
-}
-
-fn json_response(status: StatusCode, body: &Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
+    format!("http://{}", request_host(headers))
 }
 
 fn with_challenge(mut resp: Response, challenge: &str) -> Response {
