@@ -186,7 +186,7 @@ async fn over_http(faults: &[&str], setup: Setup) -> Run {
         .with_faults(faults)
         .with_tasks(setup.tasks);
     let mut options = RunOptions::default();
-    let mut settings = Mcp25Settings::default();
+    let settings = Mcp25Settings::default();
     if setup.auth {
         config = config.with_auth();
         let hour = std::time::Duration::from_secs(3600);
@@ -201,7 +201,7 @@ async fn over_http(faults: &[&str], setup: Setup) -> Run {
             .mint_token(url.as_str(), MCP25_SCOPE_READ, hour)
             .expect("a token");
         options.bearer_token = Some(BearerToken::new(full));
-        settings.limited_token = Some(BearerToken::new(limited));
+        options.limited_token = Some(BearerToken::new(limited));
     }
     let server = tokio::spawn(async move {
         let _ = serve_mcp25_reference(listener, config).await;

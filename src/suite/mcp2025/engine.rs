@@ -34,17 +34,12 @@ pub struct Mcp25Settings {
     /// Most requests in flight to the target at once (and, over stdio, rules
     /// judged at once; over HTTP [`RULES_PER_PERMIT`] times as many).
     pub max_concurrency: usize,
-    /// A bearer token with less scope than the run's own
-    /// ([`crate::suite::RunOptions::bearer_token`]): MCP25-AUT-007 sends it
-    /// on a request that needs more. Never stored, logged or shown.
-    pub limited_token: Option<crate::suite::BearerToken>,
 }
 
 impl Default for Mcp25Settings {
     fn default() -> Self {
         Self {
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
-            limited_token: None,
         }
     }
 }
@@ -122,7 +117,7 @@ async fn judge(rule: &Mcp25Rule, session: &Session, judged: &Judged, ctx: &RunCo
         evidence: judgement.evidence,
         duration_ms: watch.ms(),
     };
-    for token in [&ctx.options.bearer_token, &session.limited_token]
+    for token in [&ctx.options.bearer_token, &ctx.options.limited_token]
         .into_iter()
         .flatten()
     {
@@ -210,7 +205,7 @@ pub(crate) async fn run(
         unknown_versions: Default::default(),
         allow_tool_calls: ctx.options.allow_tool_calls == Some(true),
         shared: Default::default(),
-        limited_token: settings.limited_token.clone(),
+        limited_token: ctx.options.limited_token.clone(),
         progress_calls: Default::default(),
     };
     // Over HTTP a rule in flight is mostly waiting (on a watch window, on

@@ -48,17 +48,13 @@ pub use rule::Mcp25Rule;
 pub use session::Session;
 
 /// Runs the MCP 2025-11-25 suite against `endpoint` (HTTP or stdio) with the
-/// default settings and the run's limited token, if it has one.
+/// default settings.
 pub async fn run(
     endpoint: &Endpoint,
     ctx: &RunContext,
     reporter: &mut Reporter,
 ) -> Result<Verdict, EngineError> {
-    let settings = Mcp25Settings {
-        limited_token: ctx.options.limited_token.clone(),
-        ..Mcp25Settings::default()
-    };
-    run_with(endpoint, ctx, reporter, &settings).await
+    run_with(endpoint, ctx, reporter, &Mcp25Settings::default()).await
 }
 
 /// Runs the suite with explicit settings.
