@@ -10,6 +10,7 @@ pub mod mcp2025;
 pub mod rcp;
 pub(crate) mod rtt;
 pub mod runner;
+pub(crate) mod schedule;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

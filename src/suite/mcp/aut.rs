@@ -180,16 +180,12 @@ pub(crate) const RULES: &[McpRule] = &[
 const FOREIGN_AUDIENCE: &str = "https://audience.protocheck.invalid/mcp";
 
 /// The survey, or the skip of a server that does not ask for authorization.
-async fn survey(s: &mut Session) -> Result<AuthSurvey, Judgement> {
-    if s.auth.is_none() {
-        let taken = aut_survey::take(&s.client, &s.url).await;
-        s.auth = Some(taken);
-    }
-    let Some(auth) = s.auth.clone() else {
-        return Err(Judgement::skip(
-            "not verified: the authorization probe was not taken",
-        ));
-    };
+async fn survey(s: &Session) -> Result<AuthSurvey, Judgement> {
+    let auth = s
+        .auth
+        .get_or_init(|| aut_survey::take(&s.client, &s.url))
+        .await
+        .clone();
     match auth.status {
         Some(401) => Ok(auth),
         Some(code) => Err(Judgement::skip(format!(
@@ -202,7 +198,7 @@ async fn survey(s: &mut Session) -> Result<AuthSurvey, Judgement> {
     }
 }
 
-async fn challenge(s: &mut Session) -> Judgement {
+async fn challenge(s: &Session) -> Judgement {
     let auth = match survey(s).await {
         Ok(a) => a,
         Err(skip) => return skip,
@@ -243,7 +239,7 @@ async fn challenge(s: &mut Session) -> Judgement {
     }
 }
 
-async fn prm_served(s: &mut Session) -> Judgement {
+async fn prm_served(s: &Session) -> Judgement {
     let auth = match survey(s).await {
         Ok(a) => a,
         Err(skip) => return skip,
@@ -318,7 +314,7 @@ fn less_specific(resource: &str, endpoint: &Url) -> bool {
         && path[prefix.len()..].starts_with('/')
 }
 
-async fn prm_resource(s: &mut Session) -> Judgement {
+async fn prm_resource(s: &Session) -> Judgement {
     let auth = match survey(s).await {
         Ok(a) => a,
         Err(skip) => return skip,
@@ -380,7 +376,7 @@ fn found_servers(auth: &AuthSurvey) -> Result<Vec<(&AuthServer, &str, &Value)>, 
     Ok(found)
 }
 
-async fn as_metadata(s: &mut Session) -> Judgement {
+async fn as_metadata(s: &Session) -> Judgement {
     let auth = match survey(s).await {
         Ok(a) => a,
         Err(skip) => return skip,
@@ -457,7 +453,7 @@ fn judge_metadata(
     j
 }
 
-async fn iss_parameter(s: &mut Session) -> Judgement {
+async fn iss_parameter(s: &Session) -> Judgement {
     let auth = match survey(s).await {
         Ok(a) => a,
         Err(skip) => return skip,
@@ -476,7 +472,7 @@ async fn iss_parameter(s: &mut Session) -> Judgement {
     )
 }
 
-async fn challenge_scope(s: &mut Session) -> Judgement {
+async fn challenge_scope(s: &Session) -> Judgement {
     let auth = match survey(s).await {
         Ok(a) => a,
         Err(skip) => return skip,
@@ -496,7 +492,7 @@ async fn challenge_scope(s: &mut Session) -> Judgement {
     }
 }
 
-async fn insufficient_scope(s: &mut Session) -> Judgement {
+async fn insufficient_scope(s: &Session) -> Judgement {
     if let Err(skip) = survey(s).await {
         return skip;
     }
@@ -606,7 +602,7 @@ fn foreign_token(issuer: Option<&str>, scope: &str) -> String {
     )
 }
 
-async fn audience(s: &mut Session) -> Judgement {
+async fn audience(s: &Session) -> Judgement {
     let auth = match survey(s).await {
         Ok(a) => a,
         Err(skip) => return skip,
@@ -656,7 +652,7 @@ async fn audience(s: &mut Session) -> Judgement {
     }
 }
 
-async fn no_offline_access(s: &mut Session) -> Judgement {
+async fn no_offline_access(s: &Session) -> Judgement {
     let auth = match survey(s).await {
         Ok(a) => a,
         Err(skip) => return skip,
@@ -696,7 +692,7 @@ async fn no_offline_access(s: &mut Session) -> Judgement {
     j
 }
 
-async fn pkce_s256(s: &mut Session) -> Judgement {
+async fn pkce_s256(s: &Session) -> Judgement {
     let auth = match survey(s).await {
         Ok(a) => a,
         Err(skip) => return skip,
@@ -719,7 +715,7 @@ async fn pkce_s256(s: &mut Session) -> Judgement {
     )
 }
 
-async fn cimd(s: &mut Session) -> Judgement {
+async fn cimd(s: &Session) -> Judgement {
     let auth = match survey(s).await {
         Ok(a) => a,
         Err(skip) => return skip,

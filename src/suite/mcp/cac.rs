@@ -172,7 +172,7 @@ fn judge(
     j
 }
 
-async fn ttl_present(s: &mut Session) -> Judgement {
+async fn ttl_present(s: &Session) -> Judgement {
     judge(
         s,
         "ttlMs",
@@ -181,7 +181,7 @@ async fn ttl_present(s: &mut Session) -> Judgement {
     )
 }
 
-async fn scope_present(s: &mut Session) -> Judgement {
+async fn scope_present(s: &Session) -> Judgement {
     judge(
         s,
         "cacheScope",
@@ -190,7 +190,7 @@ async fn scope_present(s: &mut Session) -> Judgement {
     )
 }
 
-async fn scope_value(s: &mut Session) -> Judgement {
+async fn scope_value(s: &Session) -> Judgement {
     if cacheables(s)
         .iter()
         .all(|c| c.result().and_then(|r| r.get("cacheScope")).is_none())
@@ -214,7 +214,7 @@ async fn scope_value(s: &mut Session) -> Judgement {
     )
 }
 
-async fn ttl_value(s: &mut Session) -> Judgement {
+async fn ttl_value(s: &Session) -> Judgement {
     if cacheables(s)
         .iter()
         .all(|c| c.result().and_then(|r| r.get("ttlMs")).is_none())
@@ -253,7 +253,7 @@ fn canonical(result: &Value) -> Value {
     out
 }
 
-async fn public_not_personal(s: &mut Session) -> Judgement {
+async fn public_not_personal(s: &Session) -> Judgement {
     let mut public: Vec<(String, &'static str, Value)> = cacheables(s)
         .into_iter()
         .filter(|c| c.result().and_then(|r| r.get("cacheScope")) == Some(&json!("public")))

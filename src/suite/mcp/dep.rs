@@ -127,17 +127,19 @@ pub(crate) const RULES: &[McpRule] = &[
 
 /// Sends a removed method the way the server's era expects: a modern request,
 /// or, on a legacy-only server, a request inside a legacy session.
-async fn removed_method(s: &mut Session, method: &str, params: Value) -> Option<Reply> {
+async fn removed_method(s: &Session, method: &str, params: Value) -> Option<Reply> {
     if let Era::Legacy { .. } = s.era {
-        if s.legacy.is_none() {
-            let opened = if s.client.is_stdio() {
-                LegacySession::adopt(&s.client, &s.initialize).await
-            } else {
-                LegacySession::open(&s.client).await.map(|(l, _)| l)
-            };
-            s.legacy = Some(opened);
-        }
-        let legacy = s.legacy.as_ref()?.as_ref()?;
+        let opened = s
+            .legacy
+            .get_or_init(|| async {
+                if s.client.is_stdio() {
+                    LegacySession::adopt(&s.client, &s.initialize).await
+                } else {
+                    LegacySession::open(&s.client).await.map(|(l, _)| l)
+                }
+            })
+            .await;
+        let legacy = opened.as_ref()?;
         let probe = legacy.probe(json!(s.client.next_id()), method, params);
         return Some(s.client.send(&probe).await);
     }
@@ -145,7 +147,7 @@ async fn removed_method(s: &mut Session, method: &str, params: Value) -> Option<
 }
 
 /// Judges removed methods: a result means the method is still implemented.
-async fn judge_removed(s: &mut Session, calls: &[(&str, Value)], replaced_by: &str) -> Judgement {
+async fn judge_removed(s: &Session, calls: &[(&str, Value)], replaced_by: &str) -> Judgement {
     let mut still = Vec::new();
     let mut answers = Vec::new();
     for (method, params) in calls {
@@ -180,7 +182,7 @@ async fn judge_removed(s: &mut Session, calls: &[(&str, Value)], replaced_by: &s
     j
 }
 
-async fn no_ping(s: &mut Session) -> Judgement {
+async fn no_ping(s: &Session) -> Judgement {
     judge_removed(
         s,
         &[("ping", json!({}))],
@@ -189,7 +191,7 @@ async fn no_ping(s: &mut Session) -> Judgement {
     .await
 }
 
-async fn no_set_level(s: &mut Session) -> Judgement {
+async fn no_set_level(s: &Session) -> Judgement {
     judge_removed(
         s,
         &[("logging/setLevel", json!({"level": "info"}))],
@@ -198,7 +200,7 @@ async fn no_set_level(s: &mut Session) -> Judgement {
     .await
 }
 
-async fn no_subscribe(s: &mut Session) -> Judgement {
+async fn no_subscribe(s: &Session) -> Judgement {
     let uri = s
         .survey
         .resources
@@ -230,7 +232,7 @@ fn legacy_sse_urls(url: &url::Url) -> Vec<url::Url> {
     urls
 }
 
-async fn no_legacy_sse(s: &mut Session) -> Judgement {
+async fn no_legacy_sse(s: &Session) -> Judgement {
     let mut looked = Vec::new();
     for url in legacy_sse_urls(&s.url) {
         // Each GET is a watch, read as far as its first event or for a
@@ -262,7 +264,7 @@ async fn no_legacy_sse(s: &mut Session) -> Judgement {
     ))
 }
 
-async fn no_deprecated_capabilities(s: &mut Session) -> Judgement {
+async fn no_deprecated_capabilities(s: &Session) -> Judgement {
     let (caps, source) = match &s.era {
         Era::Legacy { .. } => (
             s.initialize
@@ -312,7 +314,7 @@ async fn no_deprecated_capabilities(s: &mut Session) -> Judgement {
     }
 }
 
-async fn accepts_initialize(s: &mut Session) -> Judgement {
+async fn accepts_initialize(s: &Session) -> Judgement {
     let legacy_listed: Vec<String> = s
         .supported_versions()
         .unwrap_or_default()
@@ -345,7 +347,7 @@ async fn accepts_initialize(s: &mut Session) -> Judgement {
     }
 }
 
-async fn initialize_error(s: &mut Session) -> Judgement {
+async fn initialize_error(s: &Session) -> Judgement {
     if let Some(v) = negotiated_version(&s.initialize) {
         return Judgement::skip(format!(
             "the server accepts `initialize` (negotiated {v}); there is no error to judge"

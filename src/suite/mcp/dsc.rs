@@ -80,7 +80,7 @@ pub(crate) const RULES: &[McpRule] = &[
     SERVER_INFO,
 ];
 
-async fn discover_implemented(s: &mut Session) -> Judgement {
+async fn discover_implemented(s: &Session) -> Judgement {
     if let Era::Legacy { legacy_version } = &s.era {
         return Judgement::fail(format!(
             "`server/discover` is not implemented: the server answered it with {} and \
@@ -126,7 +126,7 @@ async fn discover_implemented(s: &mut Session) -> Judgement {
     }
 }
 
-async fn versions_advertised(s: &mut Session) -> Judgement {
+async fn versions_advertised(s: &Session) -> Judgement {
     let reply = &s.discover;
     let Some(result) = reply.result() else {
         return Judgement::skip("not verified: `server/discover` returned no result");
@@ -153,7 +153,7 @@ async fn versions_advertised(s: &mut Session) -> Judgement {
     }
 }
 
-async fn current_revision(s: &mut Session) -> Judgement {
+async fn current_revision(s: &Session) -> Judgement {
     let versions = s.supported_versions().unwrap_or_default();
     let current = [PROTOCOL_VERSION, LEGACY_VERSION];
     if versions.iter().any(|v| current.contains(&v.as_str())) {
@@ -230,7 +230,7 @@ pub(crate) fn extension_id_problem(id: &str) -> Option<String> {
     None
 }
 
-async fn extension_ids(s: &mut Session) -> Judgement {
+async fn extension_ids(s: &Session) -> Judgement {
     let Some(extensions) = s.capabilities().get("extensions") else {
         return Judgement::skip(
             "the server advertises no extensions (capabilities.extensions is absent)",
@@ -260,7 +260,7 @@ async fn extension_ids(s: &mut Session) -> Judgement {
     }
 }
 
-async fn server_info(s: &mut Session) -> Judgement {
+async fn server_info(s: &Session) -> Judgement {
     let seen = s.client.seen().await;
     let results: Vec<_> = seen.iter().filter(|r| r.result.is_some()).collect();
     if results.is_empty() {

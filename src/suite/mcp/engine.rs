@@ -12,6 +12,7 @@ use super::session::{Judgement, Kind, Session};
 use super::survey::Survey;
 use super::wire;
 use crate::suite::runner::{EngineError, Reporter, RunContext, Stopwatch};
+use crate::suite::schedule::{self, Judged, RULES_PER_PERMIT, Scheduled};
 use crate::suite::{Exchange, Finding, Outcome, SuiteId, Verdict, VerdictDetail};
 use url::Url;
 
@@ -41,8 +42,17 @@ impl Default for McpSettings {
 /// Longest finding message: messages quote what the target sent, so they are cut.
 const MAX_MESSAGE_CHARS: usize = 2000;
 
-/// What the rules judged so far came to: outcome and message by rule id.
-type Judged = std::collections::HashMap<&'static str, (Outcome, String)>;
+impl Scheduled for McpRule {
+    fn id(&self) -> &'static str {
+        self.rule.id
+    }
+    fn requires(&self) -> &'static [&'static str] {
+        self.requires
+    }
+    fn run_wide(&self) -> bool {
+        self.phase == Phase::RunWide
+    }
+}
 
 /// Why a rule cannot be judged before its check runs, if it cannot. Checked
 /// once here for every rule, never inside the checks: authorization, era (a
@@ -130,12 +140,7 @@ fn connection_rules() -> impl Iterator<Item = &'static str> {
 }
 
 /// Judges one rule (precondition, then its check) into a finding.
-async fn judge(
-    rule: &McpRule,
-    session: &mut Session,
-    judged: &Judged,
-    ctx: &RunContext,
-) -> Finding {
+async fn judge(rule: &McpRule, session: &Session, judged: &Judged, ctx: &RunContext) -> Finding {
     let watch = Stopwatch::start();
     let judgement = match precondition(rule, session, judged) {
         Some(reason) => Judgement::skip(reason),
@@ -209,7 +214,11 @@ pub(crate) async fn run(
         }
         Err(e) => return Err(e),
     };
-    judge_all(client, url, opening, ctx, reporter).await
+    // Over HTTP the rules are judged side by side: the target's load is
+    // bounded by the client's request permits, and a rule in flight is
+    // mostly waiting on them or on a watch.
+    let rules_at_once = settings.max_concurrency.saturating_mul(RULES_PER_PERMIT);
+    judge_all(client, url, opening, ctx, reporter, rules_at_once).await
 }
 
 /// Runs the suite over stdio: one child started with `command` for the whole
@@ -225,27 +234,32 @@ pub(crate) async fn run_stdio(
     let client = McpClient::over_stdio(ctx.http.clone(), child, ctx.options.request_timeout());
     let url = client.url().clone();
     let verdict = match era::detect(&client).await {
-        Ok(opening) => judge_all(client.clone(), url, opening, ctx, reporter).await,
+        // One child reads one line at a time, so the rules are judged one
+        // after another, in catalogue order: the child sees its requests in
+        // the same order on every run.
+        Ok(opening) => judge_all(client.clone(), url, opening, ctx, reporter, 1).await,
         Err(e) => Err(e),
     };
     client.close().await;
     verdict
 }
 
-/// Takes the survey and judges every rule, once the opening probes told the era.
+/// Takes the survey and judges every rule, once the opening probes told the
+/// era, at most `rules_at_once` at a time.
 async fn judge_all(
     client: McpClient,
     url: Url,
     opening: era::Opening,
     ctx: &RunContext,
     reporter: &mut Reporter,
+    rules_at_once: usize,
 ) -> Result<Verdict, EngineError> {
     let survey = if matches!(opening.era, Era::Legacy { .. }) {
         Survey::default()
     } else {
         Survey::take(&client, &opening.discover, ctx.options.allow_tool_calls).await
     };
-    let mut session = Session {
+    let session = Session {
         client,
         options: ctx.options.clone(),
         url,
@@ -254,31 +268,27 @@ async fn judge_all(
         discover: opening.discover,
         initialize: opening.initialize,
         survey,
-        legacy: None,
-        registry: None,
-        auth: None,
+        legacy: Default::default(),
+        registry: Default::default(),
+        auth: Default::default(),
         watches: Default::default(),
     };
 
-    let ordered = catalogue()
+    let ordered: Vec<&McpRule> = catalogue()
         .iter()
         .filter(|r| r.phase == Phase::Probe)
-        .chain(catalogue().iter().filter(|r| r.phase == Phase::RunWide));
-    // Findings are emitted in catalogue order, but a rule another one requires
-    // is judged first when it comes later in that order (MCP-STL-003 before
-    // the HDR rules that need a cold connection to work), so the requirement
-    // is known when the dependent rule's precondition is checked.
+        .chain(catalogue().iter().filter(|r| r.phase == Phase::RunWide))
+        .collect();
+    // The connection rules (after what they require) are judged first, one
+    // after another: when one fails, most rules cannot be judged at all (see
+    // `precondition`), and it must be known before any of them starts.
     let mut judged = Judged::new();
-    let mut early: std::collections::HashMap<&'static str, Finding> =
-        std::collections::HashMap::new();
-    // The connection rules (after what they require) are judged before every
-    // other rule: when one fails, most rules cannot be judged at all (see
-    // `precondition`).
+    let mut early = Vec::new();
     for id in std::iter::once(DISCOVER_ID).chain(connection_rules()) {
         if let Some(first) = catalogue::rule(id) {
-            let finding = judge(first, &mut session, &judged, ctx).await;
+            let finding = judge(first, &session, &judged, ctx).await;
             judged.insert(first.rule.id, (finding.outcome, finding.message.clone()));
-            early.insert(first.rule.id, finding);
+            early.push(finding);
         }
     }
     // Watches read an answer for a while (a whole window, when the server
@@ -294,29 +304,17 @@ async fn judge_all(
             start(&session);
         }
     }
-    for rule in ordered {
-        for id in rule.requires {
-            if judged.contains_key(id) {
-                continue;
-            }
-            let Some(required) = catalogue::rule(id) else {
-                continue;
-            };
-            let finding = judge(required, &mut session, &judged, ctx).await;
-            judged.insert(required.rule.id, (finding.outcome, finding.message.clone()));
-            early.insert(required.rule.id, finding);
-        }
-        let finding = match early.remove(rule.rule.id) {
-            Some(finding) => finding,
-            None => {
-                let finding = judge(rule, &mut session, &judged, ctx).await;
-                judged.insert(rule.rule.id, (finding.outcome, finding.message.clone()));
-                finding
-            }
-        };
-        reporter.emit(finding).await?;
-    }
-    let legacy = session.legacy.as_ref().and_then(Option::as_ref);
+    // Then every other rule, `rules_at_once` at a time.
+    let shared = &session;
+    schedule::judge_all(
+        &ordered,
+        early,
+        rules_at_once,
+        |rule, judged| async move { judge(rule, shared, &judged, ctx).await },
+        reporter,
+    )
+    .await?;
+    let legacy = session.legacy.get().and_then(Option::as_ref);
     era::close(&session.client, legacy, &session.initialize).await;
     Ok(verdict(reporter, &session.era))
 }

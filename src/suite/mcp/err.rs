@@ -121,7 +121,7 @@ pub(crate) const RULES: &[McpRule] = &[
 /// A version no server implements (the versioning page's own example).
 const UNSUPPORTED: &str = "1900-01-01";
 
-async fn unsupported_version(s: &mut Session) -> Judgement {
+async fn unsupported_version(s: &Session) -> Judgement {
     // Every method family the server serves: a server that checks the version
     // on some methods only lets the others through.
     let mut methods = Vec::new();
@@ -231,7 +231,7 @@ fn judge_unsupported(s: &Session, reply: &Reply) -> Result<String, Vec<String>> 
     }
 }
 
-async fn unknown_method(s: &mut Session) -> Judgement {
+async fn unknown_method(s: &Session) -> Judgement {
     let method = format!("protocheck/{}", unknown_name("method"));
     let reply = s.client.send(&s.client.request(&method, json!({}))).await;
     if reply.status_is(404) && reply.error_code() == Some(code::METHOD_NOT_FOUND) {
@@ -251,7 +251,7 @@ async fn unknown_method(s: &mut Session) -> Judgement {
     }
 }
 
-async fn resource_not_found(s: &mut Session) -> Judgement {
+async fn resource_not_found(s: &Session) -> Judgement {
     if !s.advertises("resources") {
         return Judgement::skip("the server does not advertise resources");
     }
@@ -338,7 +338,7 @@ async fn codes_seen(
     j
 }
 
-async fn no_32042(s: &mut Session) -> Judgement {
+async fn no_32042(s: &Session) -> Judgement {
     codes_seen(
         s,
         |c| c == code::RETIRED_URL_ELICITATION,
@@ -354,7 +354,7 @@ async fn no_32042(s: &mut Session) -> Judgement {
     .await
 }
 
-async fn reserved_range(s: &mut Session) -> Judgement {
+async fn reserved_range(s: &Session) -> Judgement {
     let defined = [
         code::HEADER_MISMATCH,
         code::MISSING_CLIENT_CAPABILITY,
@@ -379,7 +379,7 @@ async fn reserved_range(s: &mut Session) -> Judgement {
     .await
 }
 
-async fn legacy_range(s: &mut Session) -> Judgement {
+async fn legacy_range(s: &Session) -> Judgement {
     // -32002 is judged by ERR-003: it is a retired code with a known meaning,
     // not a new implementation-defined one.
     codes_seen(
@@ -396,7 +396,7 @@ async fn legacy_range(s: &mut Session) -> Judgement {
     .await
 }
 
-async fn missing_meta(s: &mut Session) -> Judgement {
+async fn missing_meta(s: &Session) -> Judgement {
     // Each probe travels on its own new connection, so no earlier request could
     // supply what it lacks.
     let cases: [(&str, Bend, bool); 3] = [
@@ -484,7 +484,7 @@ fn capability_of(method: &str) -> Option<&'static str> {
     }
 }
 
-async fn missing_capability(s: &mut Session) -> Judgement {
+async fn missing_capability(s: &Session) -> Judgement {
     if !s.advertises("tools") {
         return Judgement::skip("the server does not advertise tools");
     }

@@ -225,7 +225,7 @@ async fn expect_mismatch_everywhere(
     ))
 }
 
-async fn missing_method(s: &mut Session) -> Judgement {
+async fn missing_method(s: &Session) -> Judgement {
     expect_mismatch_everywhere(
         s,
         |p| p.without_header(H_METHOD),
@@ -294,7 +294,7 @@ fn judge_unknown_name_probe(reply: &Reply, what: &str, why: &str) -> Judgement {
     expect_mismatch(reply, what, why)
 }
 
-async fn missing_name(s: &mut Session) -> Judgement {
+async fn missing_name(s: &Session) -> Judgement {
     if !s.advertises("tools") {
         return Judgement::skip("the server does not advertise tools");
     }
@@ -321,7 +321,7 @@ async fn missing_name(s: &mut Session) -> Judgement {
     judge_unknown_name_probe(&reply, "`tools/call` without `Mcp-Name`", why)
 }
 
-async fn name_matches(s: &mut Session) -> Judgement {
+async fn name_matches(s: &Session) -> Judgement {
     let header_name = unknown_name("b");
     let why = "the header must match the body";
     if s.advertises("tools")
@@ -356,7 +356,7 @@ async fn name_matches(s: &mut Session) -> Judgement {
     }
 }
 
-async fn missing_version(s: &mut Session) -> Judgement {
+async fn missing_version(s: &Session) -> Judgement {
     let probe = s
         .client
         .request("server/discover", json!({}))
@@ -369,7 +369,7 @@ async fn missing_version(s: &mut Session) -> Judgement {
     )
 }
 
-async fn version_matches(s: &mut Session) -> Judgement {
+async fn version_matches(s: &Session) -> Judgement {
     // Both directions: a server reading only the body, or only the header,
     // accepts one of them. Which error wins between "mismatch" and "unsupported
     // version" is not specified, so either is accepted and named (§15.8).
@@ -433,7 +433,7 @@ fn shape(reply: &Reply) -> (Option<u16>, Option<i64>, bool) {
     (reply.status, reply.error_code(), reply.result().is_some())
 }
 
-async fn case(s: &mut Session) -> Judgement {
+async fn case(s: &Session) -> Judgement {
     // Names half (streamable-http#case-sensitivity: header names MUST be
     // compared case-insensitively). The pooled client sends names lower-case
     // only (hyper writes them so), which a server looking up `Mcp-Method`
@@ -556,7 +556,7 @@ async fn case(s: &mut Session) -> Judgement {
     }
 }
 
-async fn base64(s: &mut Session) -> Judgement {
+async fn base64(s: &Session) -> Judgement {
     // A name outside the header-safe set, so a conforming client must encode it.
     let name = format!("protocheck-ünknown-{:08x}", rand::random::<u32>());
     let Some(probe) = named_request(s, &name) else {
@@ -702,7 +702,7 @@ impl ParamTarget {
     }
 }
 
-async fn param_matches(s: &mut Session) -> Judgement {
+async fn param_matches(s: &Session) -> Judgement {
     let target = match param_target(s, None) {
         Ok(t) => t,
         Err(reason) => return Judgement::skip(reason),
@@ -742,7 +742,7 @@ async fn param_matches(s: &mut Session) -> Judgement {
     ))
 }
 
-async fn param_characters(s: &mut Session) -> Judgement {
+async fn param_characters(s: &Session) -> Judgement {
     let target = match param_target(s, Some("string")) {
         Ok(t) => t,
         Err(reason) => return Judgement::skip(reason),
@@ -765,7 +765,7 @@ async fn param_characters(s: &mut Session) -> Judgement {
     )
 }
 
-async fn before_dispatch(s: &mut Session) -> Judgement {
+async fn before_dispatch(s: &Session) -> Judgement {
     let method = format!("protocheck/{}", unknown_name("method"));
     let probe = s
         .client

@@ -71,17 +71,17 @@ const NO_SERVER_JSON: &str =
     "no server.json was given with the run (options.server_json: a URL or the document)";
 
 /// Reads `options.server_json` once per run; `None` when the run gave none.
-async fn load(s: &mut Session) -> Option<Result<RegistryDoc, RegistryError>> {
-    if s.registry.is_none() {
-        let given = s.options.server_json.clone()?;
-        let loaded = reg_survey::read(&s.client, given).await;
-        s.registry = Some(loaded);
-    }
-    s.registry.clone()
+async fn load(s: &Session) -> Option<Result<RegistryDoc, RegistryError>> {
+    let given = s.options.server_json.clone()?;
+    let loaded = s
+        .registry
+        .get_or_init(|| reg_survey::read(&s.client, given))
+        .await;
+    Some(loaded.clone())
 }
 
 /// The document, or the judgement to give when there is none.
-async fn document(s: &mut Session, first: bool) -> Result<RegistryDoc, Judgement> {
+async fn document(s: &Session, first: bool) -> Result<RegistryDoc, Judgement> {
     match load(s).await {
         None => Err(Judgement::skip(NO_SERVER_JSON)),
         Some(Ok(doc)) => Ok(doc),
@@ -265,7 +265,7 @@ fn remote_url_ok(u: &str) -> bool {
         && inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-async fn server_json_valid(s: &mut Session) -> Judgement {
+async fn server_json_valid(s: &Session) -> Judgement {
     let doc = match document(s, true).await {
         Ok(d) => d,
         Err(j) => return j,
@@ -304,7 +304,7 @@ fn github_login_ok(login: &str) -> bool {
         && !login.contains("--")
 }
 
-async fn namespace(s: &mut Session) -> Judgement {
+async fn namespace(s: &Session) -> Judgement {
     let doc = match document(s, false).await {
         Ok(d) => d,
         Err(j) => return j,
@@ -403,7 +403,7 @@ fn is_range(v: &str) -> bool {
         || v.split('.').any(|p| p == "x" || p == "X" || p == "*")
 }
 
-async fn semver(s: &mut Session) -> Judgement {
+async fn semver(s: &Session) -> Judgement {
     let doc = match document(s, false).await {
         Ok(d) => d,
         Err(j) => return j,
@@ -442,7 +442,7 @@ fn same_endpoint(a: &Url, b: &Url) -> bool {
         && a.query() == b.query()
 }
 
-async fn remote_matches(s: &mut Session) -> Judgement {
+async fn remote_matches(s: &Session) -> Judgement {
     let doc = match document(s, false).await {
         Ok(d) => d,
         Err(j) => return j,

@@ -126,7 +126,7 @@ fn methods(bad: &[&Seen]) -> String {
         .join(", ")
 }
 
-async fn result_type(s: &mut Session) -> Judgement {
+async fn result_type(s: &Session) -> Judgement {
     let seen = s.client.seen().await;
     let results: Vec<&Seen> = seen.iter().filter(|r| r.result.is_some()).collect();
     if results.is_empty() {
@@ -165,7 +165,7 @@ async fn result_type(s: &mut Session) -> Judgement {
 /// Methods that may answer `input_required` (mrtr page).
 const MRTR_METHODS: &[&str] = &["tools/call", "resources/read", "prompts/get"];
 
-async fn result_type_known(s: &mut Session) -> Judgement {
+async fn result_type_known(s: &Session) -> Judgement {
     let tasks = s
         .capabilities()
         .pointer("/extensions/io.modelcontextprotocol~1tasks")
@@ -225,7 +225,7 @@ async fn result_type_known(s: &mut Session) -> Judgement {
     }
 }
 
-async fn no_server_requests(s: &mut Session) -> Judgement {
+async fn no_server_requests(s: &Session) -> Judgement {
     let seen = s.client.seen().await;
     // Over stdio, stdout is the stream every answer travels on: the
     // requests read there while an answer was awaited count (servers MUST
@@ -276,7 +276,7 @@ async fn no_server_requests(s: &mut Session) -> Judgement {
     }
 }
 
-async fn notification_202(s: &mut Session) -> Judgement {
+async fn notification_202(s: &Session) -> Judgement {
     // `notifications/cancelled` is the one client notification of the core
     // protocol; cancelling an id that was never used has no effect.
     let probe = Probe::notification(
@@ -317,7 +317,7 @@ fn media_type(content_type: Option<&str>) -> Option<String> {
         .map(|m| m.trim().to_ascii_lowercase())
 }
 
-async fn content_type(s: &mut Session) -> Judgement {
+async fn content_type(s: &Session) -> Judgement {
     let seen = s.client.seen().await;
     if seen.is_empty() {
         return Judgement::skip("no response was received to judge");
@@ -379,7 +379,7 @@ async fn content_type(s: &mut Session) -> Judgement {
     ))
 }
 
-async fn accel_buffering(s: &mut Session) -> Judgement {
+async fn accel_buffering(s: &Session) -> Judgement {
     let seen = s.client.seen().await;
     let streams: Vec<&Seen> = seen.iter().filter(|r| r.sse).collect();
     if streams.is_empty() {
@@ -411,7 +411,7 @@ async fn accel_buffering(s: &mut Session) -> Judgement {
     }
 }
 
-async fn deterministic_order(s: &mut Session) -> Judgement {
+async fn deterministic_order(s: &Session) -> Judgement {
     if !s.advertises("tools") {
         return Judgement::skip("the server does not advertise tools");
     }

@@ -70,7 +70,7 @@ pub enum OverStdio {
 }
 
 /// A rule's check: reads the session's probes, sends its own, and judges.
-pub(crate) type Check = for<'a> fn(&'a mut Session) -> BoxFuture<'a, Judgement>;
+pub(crate) type Check = for<'a> fn(&'a Session) -> BoxFuture<'a, Judgement>;
 
 /// Starts the watches a rule's check awaits (see [`Session::watch`]).
 pub(crate) type StartWatches = fn(&Session);

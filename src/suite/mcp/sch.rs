@@ -178,7 +178,7 @@ fn is_control(c: char) -> bool {
     c.is_ascii_control()
 }
 
-async fn header_token(s: &mut Session) -> Judgement {
+async fn header_token(s: &Session) -> Judgement {
     judge_annotations(
         s,
         |a| match &a.value {
@@ -204,7 +204,7 @@ async fn header_token(s: &mut Session) -> Judgement {
     )
 }
 
-async fn header_controls(s: &mut Session) -> Judgement {
+async fn header_controls(s: &Session) -> Judgement {
     judge_annotations(
         s,
         |a| {
@@ -218,7 +218,7 @@ async fn header_controls(s: &mut Session) -> Judgement {
     )
 }
 
-async fn header_unique(s: &mut Session) -> Judgement {
+async fn header_unique(s: &Session) -> Judgement {
     let all = match annotated(s) {
         Ok(a) => a,
         Err(skip) => return skip,
@@ -252,7 +252,7 @@ async fn header_unique(s: &mut Session) -> Judgement {
     }
 }
 
-async fn header_type(s: &mut Session) -> Judgement {
+async fn header_type(s: &Session) -> Judgement {
     judge_annotations(
         s,
         |a| {
@@ -277,7 +277,7 @@ async fn header_type(s: &mut Session) -> Judgement {
     )
 }
 
-async fn header_reachable(s: &mut Session) -> Judgement {
+async fn header_reachable(s: &Session) -> Judgement {
     judge_annotations(
         s,
         |a| {
@@ -314,7 +314,7 @@ fn schema_problem(schema: &Value) -> Result<(), String> {
     }
 }
 
-async fn schema_valid(s: &mut Session) -> Judgement {
+async fn schema_valid(s: &Session) -> Judgement {
     if !s.advertises("tools") {
         return Judgement::skip("the server does not advertise tools");
     }
@@ -403,7 +403,7 @@ fn tool_name_problem(name: &str) -> Option<String> {
     (!bad.is_empty()).then(|| format!("contains {bad:?} outside A-Z a-z 0-9 _ - ."))
 }
 
-async fn header_safe_names(s: &mut Session) -> Judgement {
+async fn header_safe_names(s: &Session) -> Judgement {
     let mut checked = 0;
     let mut problems = Vec::new();
     for tool in &s.survey.tools.items {

@@ -127,7 +127,7 @@ pub const MAX_SCHEMA_DEPTH: usize = 32;
 /// Most subschemas in one tool schema (MCP-SEC-006), for the same reasons.
 pub const MAX_SUBSCHEMAS: usize = 1000;
 
-async fn origin_403(s: &mut Session) -> Judgement {
+async fn origin_403(s: &Session) -> Judgement {
     // Requests valid in every other respect, so the only reason to refuse them
     // is the Origin (streamable-http "Security & Endpoint": DNS rebinding), on
     // every method family the server serves. Only the status is judged: the
@@ -198,7 +198,7 @@ pub(crate) fn is_loopback(url: &Url) -> bool {
     }
 }
 
-async fn https(s: &mut Session) -> Judgement {
+async fn https(s: &Session) -> Judgement {
     let host = s.url.host_str().unwrap_or("?").to_owned();
     if s.url.scheme() == "https" {
         // reqwest (rustls) refuses a connection whose chain does not reach a
@@ -245,7 +245,7 @@ fn erroneous_request(s: &Session) -> super::client::Probe {
         .without_header(H_METHOD)
 }
 
-async fn no_echo(s: &mut Session) -> Judgement {
+async fn no_echo(s: &Session) -> Judgement {
     // Every request of the run carries the canary header; this one is sure to
     // end in an error.
     // The answers judged: this rule's own erroneous request, and the answers
@@ -297,7 +297,7 @@ fn status_text(status: Option<u16>) -> String {
     status.map_or_else(|| "no status".to_owned(), |c| format!("HTTP {c}"))
 }
 
-async fn no_auth_reflection(s: &mut Session) -> Judgement {
+async fn no_auth_reflection(s: &Session) -> Judgement {
     // A made-up token, so that a reflection shows without exposing a real one;
     // sent on a request refused before dispatch and on a valid one.
     let fake = format!("pc-authz-canary-{:016x}", rand::random::<u64>());
@@ -378,7 +378,7 @@ fn icon_sources(s: &Session) -> Vec<(String, Value, Option<&Reply>)> {
     found
 }
 
-async fn icons(s: &mut Session) -> Judgement {
+async fn icons(s: &Session) -> Judgement {
     let owners = icon_sources(s);
     let server_host = s.url.host_str().map(str::to_ascii_lowercase);
     let mut unsafe_src = Vec::new();
@@ -544,7 +544,7 @@ fn network_target(reference: &str, base: Option<&Url>) -> Option<String> {
     .or_else(|| reference.starts_with("//").then(|| reference.to_owned()))
 }
 
-async fn network_ref(s: &mut Session) -> Judgement {
+async fn network_ref(s: &Session) -> Judgement {
     let schemas = match tool_schemas(s) {
         Ok(all) => all,
         Err(skip) => return skip,
@@ -588,7 +588,7 @@ async fn network_ref(s: &mut Session) -> Judgement {
     j
 }
 
-async fn schema_bounds(s: &mut Session) -> Judgement {
+async fn schema_bounds(s: &Session) -> Judgement {
     let schemas = match tool_schemas(s) {
         Ok(all) => all,
         Err(skip) => return skip,

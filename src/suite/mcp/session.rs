@@ -1,6 +1,8 @@
 //! What every check shares: the [`Session`] (the client, the run's options
 //! and what the opening probes and the surveys found) and the [`Judgement`] a
-//! check gives. It knows the surveys, never a rule file.
+//! check gives. It knows the surveys, never a rule file. Checks read the
+//! session side by side; what a survey finds later in the run is taken once,
+//! by the first check that asks, and shared.
 
 use super::aut_survey::AuthSurvey;
 use super::client::{BareReply, McpClient, Probe, Reply, Watches};
@@ -9,6 +11,7 @@ use super::reg_survey::{RegistryDoc, RegistryError};
 use super::survey::{self, Survey, unknown_name};
 use crate::suite::{Exchange, RunOptions};
 use serde_json::{Value, json};
+use tokio::sync::OnceCell;
 use url::Url;
 
 /// Most exchanges kept as evidence for one finding.
@@ -95,12 +98,14 @@ pub struct Session {
     /// The legacy `initialize` probe.
     pub(crate) initialize: Reply,
     pub(crate) survey: Survey,
-    /// A legacy session for the DEP rules on a legacy-only server, once opened.
-    pub(crate) legacy: Option<Option<LegacySession>>,
-    /// The run's server.json, once read (REG rules).
-    pub(crate) registry: Option<Result<RegistryDoc, RegistryError>>,
-    /// What the authorization probes found (AUT rules), once taken.
-    pub(crate) auth: Option<AuthSurvey>,
+    /// A legacy session for the DEP rules on a legacy-only server, opened
+    /// by the first rule that needs it (`None` inside: it could not be).
+    pub(crate) legacy: OnceCell<Option<LegacySession>>,
+    /// The run's server.json, read by the first REG rule.
+    pub(crate) registry: OnceCell<Result<RegistryDoc, RegistryError>>,
+    /// What the authorization probes found (AUT rules), taken by the first
+    /// AUT rule.
+    pub(crate) auth: OnceCell<AuthSurvey>,
     /// The watches of the run, started early by the engine or by the check
     /// that awaits them.
     pub(crate) watches: Watches,

@@ -155,7 +155,7 @@ fn session_header(exchange: &crate::suite::Exchange) -> Option<String> {
         .map(|(_, v)| v.clone())
 }
 
-async fn no_session_id(s: &mut Session) -> Judgement {
+async fn no_session_id(s: &Session) -> Judgement {
     let sent = bogus_session();
     let probe = s
         .client
@@ -198,7 +198,7 @@ fn shape(reply: &Reply) -> (Option<u16>, Option<i64>, bool) {
     (reply.status, reply.error_code(), reply.result().is_some())
 }
 
-async fn session_ignored(s: &mut Session) -> Judgement {
+async fn session_ignored(s: &Session) -> Judgement {
     let sent = bogus_session();
     let probe = s
         .client
@@ -223,7 +223,7 @@ async fn session_ignored(s: &mut Session) -> Judgement {
     }
 }
 
-async fn cold_request(s: &mut Session) -> Judgement {
+async fn cold_request(s: &Session) -> Judgement {
     let cold = &s.cold;
     // Over stdio the first line the child reads is the new connection.
     let fresh = if s.client.is_stdio() {
@@ -302,7 +302,7 @@ fn content(reply: &Reply) -> (Option<u16>, Option<i64>, bool, BTreeSet<String>) 
     (status, code, result, listed)
 }
 
-async fn no_connection_state(s: &mut Session) -> Judgement {
+async fn no_connection_state(s: &Session) -> Judgement {
     // §15 amendment "Same-connection rules run on one dedicated, verified
     // connection": a pool may carry the warm-up and the probe on different
     // connections, and the verdict would then depend on the pool. Each probe
@@ -386,7 +386,7 @@ async fn no_connection_state(s: &mut Session) -> Judgement {
 /// support only 2026-07-28; a dual-era server keeps the 2025-11-25 GET stream,
 /// DELETE and resumption for its legacy clients). The engine skips them for
 /// dual-era servers ([`McpRule::modern_only`]).
-async fn method_405(s: &mut Session, method: http::Method) -> Judgement {
+async fn method_405(s: &Session, method: http::Method) -> Judgement {
     // The answer is a watch (read as far as its first event, or for a window
     // derived from the run's round-trip times): the GET one is shared with
     // MCP-DEP-004, which asks the same request whether a legacy stream opens.
@@ -413,15 +413,15 @@ async fn method_405(s: &mut Session, method: http::Method) -> Judgement {
     }
 }
 
-async fn get_405(s: &mut Session) -> Judgement {
+async fn get_405(s: &Session) -> Judgement {
     method_405(s, http::Method::GET).await
 }
 
-async fn delete_405(s: &mut Session) -> Judgement {
+async fn delete_405(s: &Session) -> Judgement {
     method_405(s, http::Method::DELETE).await
 }
 
-async fn last_event_id(s: &mut Session) -> Judgement {
+async fn last_event_id(s: &Session) -> Judgement {
     let probe: Probe = s
         .client
         .request("server/discover", json!({}))
@@ -497,7 +497,7 @@ fn quote_names<'a>(names: impl Iterator<Item = &'a String>) -> String {
     }
 }
 
-async fn list_per_connection(s: &mut Session) -> Judgement {
+async fn list_per_connection(s: &Session) -> Judgement {
     if !s.advertises("tools") {
         return Judgement::skip("the server does not advertise tools");
     }

@@ -2,9 +2,9 @@
 //! `notifications/initialized`), judges each rule with the no-cascade,
 //! transport and capability skips applied, and grades the run. A rule is
 //! judged as soon as every rule it requires is, side by side with the
-//! others (how many at once: see [`RULES_PER_PERMIT`]). Findings
-//! are emitted in catalogue order, as soon as every rule before them is
-//! judged.
+//! others (how many at once: see [`RULES_PER_PERMIT`]; the order:
+//! [`schedule`]). Findings are emitted in catalogue order, as soon as every
+//! rule before them is judged.
 
 use super::catalogue::catalogue;
 use super::client::{Client, PROTOCOL_VERSION};
@@ -12,9 +12,8 @@ use super::rule::{INITIALIZE_ID, Mcp25Rule, Phase};
 use super::session::{Judgement, Kind, Session};
 use crate::suite::mcp::client::clip;
 use crate::suite::runner::{Endpoint, EngineError, Reporter, RunContext, Stopwatch};
+use crate::suite::schedule::{self, Judged, RULES_PER_PERMIT, Scheduled};
 use crate::suite::{Finding, Outcome, SuiteId, Verdict, VerdictDetail};
-use futures::StreamExt;
-use std::collections::HashMap;
 
 /// Version of protocheck's MCP 2025-11-25 rules; stored with each run.
 pub const SUITE_VERSION: &str = "0.1.0";
@@ -23,10 +22,6 @@ pub const SPEC_REVISION: &str = PROTOCOL_VERSION;
 
 /// Default limit on rules judged (and requests in flight) at once.
 pub const DEFAULT_MAX_CONCURRENCY: usize = 4;
-
-/// How many rules may be judged at once over HTTP for each request allowed
-/// in flight.
-const RULES_PER_PERMIT: usize = 4;
 
 /// Tunables of a run that [`crate::suite::RunOptions`] does not carry.
 #[derive(Debug, Clone)]
@@ -47,8 +42,17 @@ impl Default for Mcp25Settings {
 /// Longest finding message: messages quote what the target sent, so they are cut.
 const MAX_MESSAGE_CHARS: usize = 2000;
 
-/// What the rules judged so far came to: outcome and message by rule id.
-type Judged = HashMap<&'static str, (Outcome, String)>;
+impl Scheduled for Mcp25Rule {
+    fn id(&self) -> &'static str {
+        self.rule.id
+    }
+    fn requires(&self) -> &'static [&'static str] {
+        self.requires
+    }
+    fn run_wide(&self) -> bool {
+        self.phase == Phase::RunWide
+    }
+}
 
 /// Why a rule cannot be judged before its check runs, if it cannot: the
 /// transport it is written for, the rules it requires (no cascades), and
@@ -216,79 +220,19 @@ pub(crate) async fn run(
         Endpoint::Http(_) => settings.max_concurrency.saturating_mul(RULES_PER_PERMIT),
         Endpoint::Stdio(_) => settings.max_concurrency,
     };
-    let judged = judge_all(&session, ctx, reporter, rules_at_once).await;
+    let rules: Vec<&Mcp25Rule> = catalogue().iter().collect();
+    let shared = &session;
+    let judged = schedule::judge_all(
+        &rules,
+        Vec::new(),
+        rules_at_once,
+        |rule, judged| async move { judge(rule, shared, &judged, ctx).await },
+        reporter,
+    )
+    .await;
     session.main.close().await;
     judged?;
     Ok(verdict(reporter))
-}
-
-/// Judges every rule and emits the findings in catalogue order. A rule
-/// starts as soon as every rule it requires is judged (a requirement naming
-/// no rule of the catalogue counts as judged), and a run-wide rule once every
-/// probe rule is; at most `max_rules` rules are judged at once. A rule
-/// that waits long (a watch window, a slow tool) so holds up only the rules
-/// that require it, not a whole wave.
-async fn judge_all(
-    session: &Session,
-    ctx: &RunContext,
-    reporter: &mut Reporter,
-    max_rules: usize,
-) -> Result<(), EngineError> {
-    let rules = catalogue();
-    let mut judged = Judged::new();
-    let mut started = vec![false; rules.len()];
-    let mut findings: Vec<Option<Finding>> = vec![None; rules.len()];
-    let mut emitted = 0;
-    let mut running = futures::stream::FuturesUnordered::new();
-    loop {
-        let probing = (0..rules.len())
-            .any(|i| rules[i].phase == Phase::Probe && !judged.contains_key(rules[i].rule.id));
-        let ready = (0..rules.len())
-            .filter(|&i| !started[i])
-            .filter(|&i| rules[i].phase == Phase::Probe || !probing)
-            .filter(|&i| {
-                rules[i]
-                    .requires
-                    .iter()
-                    .all(|id| judged.contains_key(id) || !rules.iter().any(|r| r.rule.id == *id))
-            })
-            .collect::<Vec<usize>>();
-        for i in ready {
-            if running.len() >= max_rules.max(1) {
-                break;
-            }
-            started[i] = true;
-            // What the rule's precondition reads: the rules judged so far,
-            // its requirements among them.
-            let snapshot = judged.clone();
-            running.push(async move { (i, judge(&rules[i], session, &snapshot, ctx).await) });
-        }
-        let Some((i, finding)) = running.next().await else {
-            // Nothing running and nothing ready: done, or a cycle of
-            // requirements, whose rules are judged one by one.
-            let rest: Vec<usize> = (0..rules.len()).filter(|&i| !started[i]).collect();
-            if rest.is_empty() {
-                break;
-            }
-            for i in rest {
-                started[i] = true;
-                let finding = judge(&rules[i], session, &judged, ctx).await;
-                judged.insert(rules[i].rule.id, (finding.outcome, finding.message.clone()));
-                findings[i] = Some(finding);
-            }
-            continue;
-        };
-        judged.insert(rules[i].rule.id, (finding.outcome, finding.message.clone()));
-        findings[i] = Some(finding);
-        while let Some(Some(finding)) = findings.get_mut(emitted).map(Option::take) {
-            reporter.emit(finding).await?;
-            emitted += 1;
-        }
-    }
-    for finding in findings.into_iter().skip(emitted).flatten() {
-        reporter.emit(finding).await?;
-    }
-    Ok(())
 }
 
 /// The grade, as the first MCP suite grades: `compliant` when no rule whose
