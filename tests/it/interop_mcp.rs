@@ -62,7 +62,11 @@ const PANEL_2025: Panel = Panel {
 
 /// The tools `.ci/run` installs, where they are.
 struct Tools {
+    /// A Python with the SDK as `pip install mcp==2.3.0` installs it.
     python: Option<PathBuf>,
+    /// A Python with fastmcp, apart: fastmcp brings `rich`, with which the
+    /// SDK renders every handler exception as a rich traceback.
+    fastmcp_python: Option<PathBuf>,
     node: Option<PathBuf>,
     everything: Option<PathBuf>,
 }
@@ -76,6 +80,7 @@ impl Tools {
         };
         Self {
             python: file("PROTOCHECK_INTEROP_PYTHON"),
+            fastmcp_python: file("PROTOCHECK_INTEROP_FASTMCP_PYTHON"),
             node: file("PROTOCHECK_INTEROP_NODE"),
             everything: file("PROTOCHECK_INTEROP_EVERYTHING"),
         }
@@ -150,7 +155,7 @@ fn launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
             let python = tools
                 .python
                 .clone()
-                .ok_or("PROTOCHECK_INTEROP_PYTHON names no Python with mcp and fastmcp")?;
+                .ok_or("PROTOCHECK_INTEROP_PYTHON names no Python with mcp")?;
             return Ok(Launch::Stdio {
                 line: format!(
                     "{} {} stdio",
@@ -203,13 +208,23 @@ fn variant_names(file: &str) -> Vec<String> {
         .collect()
 }
 
-/// The command of a panel server over Streamable HTTP.
+/// The path of a panel server's endpoint: `/mcp`, or `/sse` for the servers
+/// of the 2024-11-05 HTTP+SSE transport, whose one URL a user would give.
+fn endpoint_path(name: &str) -> &'static str {
+    match name {
+        "sdk-legacy-sse" | "everything-sse" => "/sse",
+        _ => "/mcp",
+    }
+}
+
+/// The command of a panel server over Streamable HTTP (or, for the legacy
+/// rows, over HTTP+SSE).
 fn http_launcher(name: &str, tools: &Tools) -> Result<Command, String> {
     let python = || {
         tools
             .python
             .clone()
-            .ok_or("PROTOCHECK_INTEROP_PYTHON names no Python with mcp and fastmcp")
+            .ok_or("PROTOCHECK_INTEROP_PYTHON names no Python with mcp")
     };
     let dir = panel_dir();
     if let Some(mode) = name.strip_prefix("sdk-") {
@@ -218,7 +233,11 @@ fn http_launcher(name: &str, tools: &Tools) -> Result<Command, String> {
         return Ok(cmd);
     }
     if name == "fastmcp" || name == "fastmcp-default-origin" {
-        let mut cmd = Command::new(python()?);
+        let python = tools
+            .fastmcp_python
+            .clone()
+            .ok_or("PROTOCHECK_INTEROP_FASTMCP_PYTHON names no Python with fastmcp")?;
+        let mut cmd = Command::new(python);
         cmd.arg(dir.join("fastmcp_server.py"));
         if name == "fastmcp-default-origin" {
             cmd.arg("--default-origin");
@@ -226,7 +245,7 @@ fn http_launcher(name: &str, tools: &Tools) -> Result<Command, String> {
         cmd.arg("0");
         return Ok(cmd);
     }
-    if name == "everything" {
+    if name == "everything" || name == "everything-sse" {
         let node = tools
             .node
             .clone()
@@ -239,7 +258,11 @@ fn http_launcher(name: &str, tools: &Tools) -> Result<Command, String> {
         cmd.arg("--require")
             .arg(dir.join("loopback.cjs"))
             .arg(everything)
-            .arg("streamableHttp")
+            .arg(if name == "everything" {
+                "streamableHttp"
+            } else {
+                "sse"
+            })
             .env("PORT", "0");
         return Ok(cmd);
     }
@@ -587,7 +610,7 @@ fn run_server(
     let (server, target) = match launcher(name, tools)? {
         Launch::Http(cmd) => {
             let server = start(name, cmd)?;
-            let url = format!("http://127.0.0.1:{}/mcp", server.port);
+            let url = format!("http://127.0.0.1:{}{}", server.port, endpoint_path(name));
             (Some(server), Target::Url(url))
         }
         Launch::Stdio { line, env } => (None, Target::Stdio { line, env }),
@@ -640,6 +663,7 @@ fn the_expected_table_parses_and_every_server_has_a_launcher() {
     // Launchers exist for every row of both panels (whether the tools are here or not).
     let everywhere = Tools {
         python: Some(PathBuf::from("python3")),
+        fastmcp_python: Some(PathBuf::from("python3")),
         node: Some(PathBuf::from("node")),
         everything: Some(PathBuf::from("node_modules/x/index.js")),
     };
@@ -719,10 +743,11 @@ fn run_panel(panel: &Panel) {
         );
         return;
     }
-    if tools.node.is_none() || tools.everything.is_none() {
+    if tools.node.is_none() || tools.everything.is_none() || tools.fastmcp_python.is_none() {
         assert!(
             !tools_required(),
-            "PROTOCHECK_REQUIRE_TOOLS=1 but PROTOCHECK_INTEROP_NODE or PROTOCHECK_INTEROP_EVERYTHING is missing"
+            "PROTOCHECK_REQUIRE_TOOLS=1 but PROTOCHECK_INTEROP_NODE, PROTOCHECK_INTEROP_EVERYTHING \
+             or PROTOCHECK_INTEROP_FASTMCP_PYTHON is missing"
         );
     }
     let only: Option<BTreeSet<String>> = std::env::var("PROTOCHECK_INTEROP_ONLY")

@@ -66,9 +66,9 @@ pub(crate) const NO_LEGACY_SSE: McpRule = McpRule::new(
 .says("the 2024-11-05 HTTP+SSE transport is deprecated")
 .requires(&[])
 .on_legacy()
-.watches(|s| {
-    for url in legacy_sse_urls(&s.url) {
-        s.start_watch(http::Method::GET, &url);
+.watches(|w, client, endpoint| {
+    for url in legacy_sse_urls(endpoint) {
+        w.start_early(client, http::Method::GET, &url);
     }
 })
 .http_only("the HTTP+SSE endpoint of 2024-11-05");

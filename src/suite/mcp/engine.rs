@@ -5,7 +5,7 @@
 //! from the rule's properties, so it names no rule file.
 
 use super::catalogue::{self, catalogue};
-use super::client::{McpClient, clip};
+use super::client::{McpClient, Reply, Watches, clip};
 use super::era::{self, Era};
 use super::rule::{DISCOVER_ID, McpRule, Phase};
 use super::session::{Judgement, Kind, Session};
@@ -54,13 +54,13 @@ impl Scheduled for McpRule {
     }
 }
 
-/// Why a rule cannot be judged before its check runs, if it cannot. Checked
-/// once here for every rule, never inside the checks: authorization, era (a
-/// legacy-only server; a modern-only rule on a dual-era server) and the rules
-/// this one requires (§15.4, no cascades).
-fn precondition(rule: &McpRule, session: &Session, judged: &Judged) -> Option<String> {
+/// Why a rule does not apply to this run, if it does not: what the opening
+/// probes tell (the transport, a server refusing the run with 401, the era),
+/// before anything else is judged. The engine reads it to start the watches
+/// of the rules that apply as early as it can.
+fn out_of_scope(rule: &McpRule, client: &McpClient, era: &Era, discover: &Reply) -> Option<String> {
     // Over stdio, the rules about HTTP do not apply (a property of the rule).
-    if session.client.is_stdio()
+    if client.is_stdio()
         && let Some(reason) = rule.stdio_skip_reason()
     {
         return Some(reason);
@@ -68,8 +68,8 @@ fn precondition(rule: &McpRule, session: &Session, judged: &Judged) -> Option<St
     // A server that refuses the run's requests with 401 can be judged on its
     // authorization and its transport only; everything else is unverified,
     // not failed (§15.4, §15.9).
-    if session.discover.status == Some(401) && rule.rule.group != "AUT" && !rule.judges_tls {
-        return Some(if session.options.bearer_token.is_some() {
+    if discover.status == Some(401) && rule.rule.group != "AUT" && !rule.judges_tls {
+        return Some(if client.bearer().is_some() {
             "not verified: the server refused the run's bearer token (HTTP 401)".to_owned()
         } else {
             "not verified: the server requires authorization (HTTP 401) and the run has no \
@@ -77,21 +77,47 @@ fn precondition(rule: &McpRule, session: &Session, judged: &Judged) -> Option<St
                 .to_owned()
         });
     }
-    if matches!(session.era, Era::Legacy { .. }) && !rule.on_legacy {
+    if matches!(era, Era::Legacy { .. }) && !rule.on_legacy {
         return Some(format!(
             "not applicable: {}; the {SPEC_REVISION} rules do not apply",
-            session.era.describe()
+            era.describe()
         ));
     }
     // §15 amendment "Era scoping is consistent": a rule the spec writes for
     // servers that support only 2026-07-28 does not apply to a dual-era one.
-    if rule.modern_only && matches!(session.era, Era::Dual { .. }) {
+    if rule.modern_only && matches!(era, Era::Dual { .. }) {
         return Some(format!(
             "not applicable: {}; the spec writes this requirement for servers that support \
              only {SPEC_REVISION} ({})",
-            session.era.describe(),
+            era.describe(),
             rule.rule.spec_ref
         ));
+    }
+    // The same requirement, on a server that did not answer `server/discover`
+    // as a 2026-07-28 server at all (one that answers neither way is judged
+    // as a modern server whose discover is broken, MCP-DSC-001): whether it
+    // supports only 2026-07-28 is not known, so the rule is not verified. A
+    // 2024-11-05 HTTP+SSE server is one (panel rows `sdk-legacy-sse`,
+    // `everything-sse`): a 405 to its GET would say nothing of a revision it
+    // does not speak.
+    if rule.modern_only && matches!(era, Era::Modern) && !era::recognised_modern(discover) {
+        return Some(format!(
+            "not verified: {DISCOVER_ID} failed: the server did not answer `server/discover` as \
+             a {SPEC_REVISION} server, so it is not known to support only {SPEC_REVISION}, as \
+             the servers this requirement is written for do ({})",
+            rule.rule.spec_ref
+        ));
+    }
+    None
+}
+
+/// Why a rule cannot be judged before its check runs, if it cannot. Checked
+/// once here for every rule, never inside the checks: authorization, era (a
+/// legacy-only server; a modern-only rule on a dual-era server) and the rules
+/// this one requires (§15.4, no cascades).
+fn precondition(rule: &McpRule, session: &Session, judged: &Judged) -> Option<String> {
+    if let Some(reason) = out_of_scope(rule, &session.client, &session.era, &session.discover) {
+        return Some(reason);
     }
     for id in rule.requires {
         let Some((outcome, message)) = judged.get(id) else {
@@ -254,6 +280,20 @@ async fn judge_all(
     reporter: &mut Reporter,
     rules_at_once: usize,
 ) -> Result<Verdict, EngineError> {
+    // Watches read an answer for a while (a whole window, when the server
+    // rightly opens a stream and sends nothing on it): they start now, for
+    // every rule the opening probes show to apply, and run while the survey
+    // and the other rules are, so their windows overlap each other and the
+    // rest of the run. A watch whose rule is later skipped (a connection rule
+    // failed) is never read.
+    let watches = Watches::default();
+    for rule in catalogue() {
+        if let Some(start) = rule.watches
+            && out_of_scope(rule, &client, &opening.era, &opening.discover).is_none()
+        {
+            start(&watches, &client, &url);
+        }
+    }
     let survey = if matches!(opening.era, Era::Legacy { .. }) {
         Survey::default()
     } else {
@@ -271,7 +311,7 @@ async fn judge_all(
         legacy: Default::default(),
         registry: Default::default(),
         auth: Default::default(),
-        watches: Default::default(),
+        watches,
     };
 
     let ordered: Vec<&McpRule> = catalogue()
@@ -289,19 +329,6 @@ async fn judge_all(
             let finding = judge(first, &session, &judged, ctx).await;
             judged.insert(first.rule.id, (finding.outcome, finding.message.clone()));
             early.push(finding);
-        }
-    }
-    // Watches read an answer for a while (a whole window, when the server
-    // rightly opens a stream and sends nothing on it): they start now, for
-    // every rule already known to be judged, and run while the other rules
-    // are, so their windows overlap each other and the rest of the run. A
-    // rule whose requirements are not judged yet starts its own when judged.
-    for rule in catalogue() {
-        if let Some(start) = rule.watches
-            && rule.requires.iter().all(|id| judged.contains_key(id))
-            && precondition(rule, &session, &judged).is_none()
-        {
-            start(&session);
         }
     }
     // Then every other rule, `rules_at_once` at a time.

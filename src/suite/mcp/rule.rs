@@ -2,9 +2,11 @@
 //! link), the properties the engine reads before judging it, and its check.
 //! Every rule file builds its rules from here; this file knows no rule file.
 
+use super::client::{McpClient, Watches};
 use super::session::{Judgement, Session};
 use crate::suite::{Outcome, Rule, SpecLevel};
 use futures::future::BoxFuture;
+use url::Url;
 
 /// The rule every other rule requires unless it says otherwise: without an
 /// answer to `server/discover` nothing else can be judged.
@@ -72,8 +74,10 @@ pub enum OverStdio {
 /// A rule's check: reads the session's probes, sends its own, and judges.
 pub(crate) type Check = for<'a> fn(&'a Session) -> BoxFuture<'a, Judgement>;
 
-/// Starts the watches a rule's check awaits (see [`Session::watch`]).
-pub(crate) type StartWatches = fn(&Session);
+/// Starts the watches a rule's check awaits (see [`Session::watch`]) on the
+/// run's endpoint URL. It needs no [`Session`]: the engine starts them as soon
+/// as the opening probes tell which rules apply, before the survey.
+pub(crate) type StartWatches = fn(&Watches, &McpClient, &Url);
 
 /// One rule: data and its check.
 #[derive(Clone, Copy)]
@@ -104,9 +108,10 @@ pub struct McpRule {
     /// on dedicated connections whose every request protocheck orders itself.
     pub(crate) pool_independent: bool,
     /// The rule's check awaits watches (a GET or DELETE read for a window):
-    /// this starts them. The engine calls it as soon as the rule is known
-    /// to be judged, so that the watches run while other rules are; a check
-    /// whose watches were not started early starts them itself.
+    /// this starts them. The engine calls it as soon as the opening probes
+    /// tell that the rule applies, so that the watches run while the survey
+    /// and the other rules are; a check whose watches were not started early
+    /// starts them itself.
     pub(crate) watches: Option<StartWatches>,
     /// Whether the rule is judged over stdio.
     pub over_stdio: OverStdio,

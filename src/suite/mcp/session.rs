@@ -112,12 +112,6 @@ pub struct Session {
 }
 
 impl Session {
-    /// Starts watching the answer to `method` on `url` in the background,
-    /// unless that watch was started already.
-    pub(crate) fn start_watch(&self, method: http::Method, url: &Url) {
-        drop(self.watches.start(&self.client, method, url));
-    }
-
     /// The answer to `method` on `url`, read as far as its first event or
     /// the end of a window derived from the run's round-trip times: the
     /// watch started earlier, or one started now.

@@ -75,7 +75,7 @@ pub(crate) const GET_405: McpRule = McpRule::new(
 .says("a server that supports only 2026-07-28 SHOULD answer GET on the MCP endpoint with 405 Method Not Allowed")
 .requires(&[])
 .modern_only()
-.watches(|s| s.start_watch(http::Method::GET, &s.url))
+.watches(|w, client, url| w.start_early(client, http::Method::GET, url))
 .http_only("an HTTP GET on the endpoint");
 
 pub(crate) const DELETE_405: McpRule = McpRule::new(
@@ -90,7 +90,7 @@ pub(crate) const DELETE_405: McpRule = McpRule::new(
 .says("a server that supports only 2026-07-28 SHOULD answer DELETE on the MCP endpoint with 405 Method Not Allowed")
 .requires(&[])
 .modern_only()
-.watches(|s| s.start_watch(http::Method::DELETE, &s.url))
+.watches(|w, client, url| w.start_early(client, http::Method::DELETE, url))
 .http_only("an HTTP DELETE on the endpoint");
 
 pub(crate) const LAST_EVENT_ID: McpRule = McpRule::new(

@@ -108,24 +108,69 @@ impl Survey {
             has("resources"),
             has("completions"),
         );
+        let listing = |on: bool, method: &'static str, key: &'static str| async move {
+            if on {
+                list(client, method, key).await
+            } else {
+                Listing::default()
+            }
+        };
+        let unknown = |on: bool, method: &'static str, params: Value| async move {
+            match on {
+                true => Some(client.send(&client.request(method, params)).await),
+                false => None,
+            }
+        };
+        // What needs nothing but the advertised capabilities goes side by
+        // side (the client's request permits bound the target's load); what
+        // reads a list's items follows once the lists are in.
+        let (listed_tools, listed_prompts, listed_resources, listed_templates) = (
+            listing(tools, "tools/list", "tools"),
+            listing(prompts, "prompts/list", "prompts"),
+            listing(resources, "resources/list", "resources"),
+            listing(resources, "resources/templates/list", "resourceTemplates"),
+        );
+        let unknown_tool = unknown(
+            tools,
+            "tools/call",
+            json!({"name": unknown_name("tool"), "arguments": {}}),
+        );
+        let unknown_prompt = unknown(
+            prompts,
+            "prompts/get",
+            json!({"name": unknown_name("prompt")}),
+        );
+        (
+            survey.tools,
+            survey.prompts,
+            survey.resources,
+            survey.templates,
+            survey.unknown_tool,
+            survey.unknown_prompt,
+            survey.listen,
+        ) = tokio::join!(
+            listed_tools,
+            listed_prompts,
+            listed_resources,
+            listed_templates,
+            unknown_tool,
+            unknown_prompt,
+            listen(client, &survey.capabilities),
+        );
 
-        if tools {
-            survey.tools = list(client, "tools/list", "tools").await;
-        }
-        if prompts {
-            survey.prompts = list(client, "prompts/list", "prompts").await;
-        }
-        if resources {
-            survey.resources = list(client, "resources/list", "resources").await;
-            survey.templates = list(client, "resources/templates/list", "resourceTemplates").await;
-            for uri in survey.resources.names("uri").into_iter().take(MAX_READS) {
+        let reads = survey
+            .resources
+            .names("uri")
+            .into_iter()
+            .take(MAX_READS)
+            .map(|uri| async move {
                 let reply = client
                     .send(&client.request("resources/read", json!({"uri": uri})))
                     .await;
-                survey.reads.push((uri, reply));
-            }
-        }
-        if let Some(prompt) = survey.prompts.items.first() {
+                (uri, reply)
+            });
+        let prompt_get = async {
+            let prompt = survey.prompts.items.first()?;
             let name = prompt
                 .get("name")
                 .and_then(Value::as_str)
@@ -133,22 +178,14 @@ impl Survey {
             let arguments = prompt_arguments(prompt);
             let probe =
                 client.request("prompts/get", json!({"name": name, "arguments": arguments}));
-            survey.prompt_get = Some(client.send(&probe).await);
-        }
-        if completions {
-            survey.completion = complete(client, &survey).await;
-        }
-        if tools {
-            let probe = client.request(
-                "tools/call",
-                json!({"name": unknown_name("tool"), "arguments": {}}),
-            );
-            survey.unknown_tool = Some(client.send(&probe).await);
-        }
-        if prompts {
-            let probe = client.request("prompts/get", json!({"name": unknown_name("prompt")}));
-            survey.unknown_prompt = Some(client.send(&probe).await);
-        }
+            Some(client.send(&probe).await)
+        };
+        let completion = async {
+            match completions {
+                true => complete(client, &survey).await,
+                false => None,
+            }
+        };
         let callable: Vec<Value> = survey
             .tools
             .items
@@ -158,9 +195,17 @@ impl Survey {
             .cloned()
             .collect();
         // Tools may be slow; the client's limit keeps at most a few calls in flight.
-        survey.tool_calls =
-            futures::future::join_all(callable.iter().map(|tool| call_tool(client, tool))).await;
-        survey.listen = listen(client, &survey).await;
+        let calls = futures::future::join_all(callable.iter().map(|tool| call_tool(client, tool)));
+        let (reads, prompt_get, completion, tool_calls) = tokio::join!(
+            futures::future::join_all(reads),
+            prompt_get,
+            completion,
+            calls
+        );
+        survey.reads = reads;
+        survey.prompt_get = prompt_get;
+        survey.completion = completion;
+        survey.tool_calls = tool_calls;
         survey
     }
 }
@@ -409,8 +454,7 @@ async fn call_tool(client: &McpClient, tool: &Value) -> ToolCall {
 
 /// A short `subscriptions/listen` asking for every list change the server
 /// advertises, read until the acknowledgement and then closed.
-async fn listen(client: &McpClient, survey: &Survey) -> Option<Reply> {
-    let caps = &survey.capabilities;
+async fn listen(client: &McpClient, caps: &Value) -> Option<Reply> {
     let changed = |name: &str| caps.pointer(&format!("/{name}/listChanged")) == Some(&json!(true));
     let mut filter = Map::new();
     for (cap, key) in [

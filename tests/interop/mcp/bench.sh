@@ -18,7 +18,7 @@
 # The binary is $PROTOCHECK_BIN, else the release build under
 # $CARGO_TARGET_DIR (or target/), else the debug build; the script says which.
 # The tools are those .ci/run installs (PROTOCHECK_INTEROP_PYTHON,
-# PROTOCHECK_INTEROP_NODE, PROTOCHECK_INTEROP_EVERYTHING,
+# PROTOCHECK_INTEROP_FASTMCP_PYTHON, PROTOCHECK_INTEROP_NODE, PROTOCHECK_INTEROP_EVERYTHING,
 # PROTOCHECK_INTEROP_CONFORMANCE); the defaults are their places under
 # /work/ci-tools.
 set -euo pipefail
@@ -29,7 +29,8 @@ export PYTHONDONTWRITEBYTECODE=1
 shift || true
 
 tools="${PROTOCHECK_CI_TOOLS:-/work/ci-tools}"
-python="${PROTOCHECK_INTEROP_PYTHON:-$tools/interop-mcp-venv/bin/python}"
+python="${PROTOCHECK_INTEROP_PYTHON:-$tools/interop-mcp-sdk-venv/bin/python}"
+fastmcp_python="${PROTOCHECK_INTEROP_FASTMCP_PYTHON:-$tools/interop-fastmcp-venv/bin/python}"
 node="${PROTOCHECK_INTEROP_NODE:-$tools/node22/node_modules/node/bin/node}"
 everything="${PROTOCHECK_INTEROP_EVERYTHING:-$tools/mcp-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js}"
 conformance="${PROTOCHECK_INTEROP_CONFORMANCE:-$tools/mcp-everything/node_modules/.bin/conformance}"
@@ -55,11 +56,20 @@ fi
 launch() {
   case "$1" in
     sdk-*) exec "$python" "$here/sdk_server.py" "${1#sdk-}" 0 ;;
-    fastmcp) exec "$python" "$here/fastmcp_server.py" 0 ;;
-    fastmcp-default-origin) exec "$python" "$here/fastmcp_server.py" --default-origin 0 ;;
+    fastmcp) exec "$fastmcp_python" "$here/fastmcp_server.py" 0 ;;
+    fastmcp-default-origin) exec "$fastmcp_python" "$here/fastmcp_server.py" --default-origin 0 ;;
     everything) PORT=0 exec "$node" --require "$here/loopback.cjs" "$everything" streamableHttp ;;
+    everything-sse) PORT=0 exec "$node" --require "$here/loopback.cjs" "$everything" sse ;;
     spec-*) exec "$python" "$here/spec/variants.py" "${1#spec-}" 0 ;;
     *) echo "unknown panel server $1" >&2; return 2 ;;
+  esac
+}
+
+# The 2024-11-05 HTTP+SSE servers are given their one URL, /sse.
+endpoint_path() {
+  case "$1" in
+    sdk-legacy-sse|everything-sse) echo /sse ;;
+    *) echo /mcp ;;
   esac
 }
 
@@ -103,7 +113,7 @@ for name in "$@"; do
   report=""
   for _ in $(seq 1 "$runs"); do
     t0=$(now)
-    report="$("$bin" check "http://127.0.0.1:$port/mcp" --suite mcp --mcp-revision 2026-07-28 --format json 2>/dev/null || true)"
+    report="$("$bin" check "http://127.0.0.1:$port$(endpoint_path "$name")" --suite mcp --mcp-revision 2026-07-28 --format json 2>/dev/null || true)"
     t1=$(now)
     times+=("$(echo "$t1 - $t0" | bc -l)")
   done

@@ -3,8 +3,9 @@
     python sdk_server.py MODE [PORT]
 
 MODE is `stateless-json` (stateless, JSON responses), `stateless-sse`
-(stateless, SSE responses) or `stateful` (the SDK's session mode, SSE
-responses). The port is PORT, else the PORT environment variable, else 0
+(stateless, SSE responses), `stateful` (the SDK's session mode, SSE
+responses) or `legacy-sse` (the SDK's 2024-11-05 HTTP+SSE transport,
+`sse_app`: GET /sse opens the stream, POST /messages/ carries requests). The port is PORT, else the PORT environment variable, else 0
 (any free port); the server binds 127.0.0.1 and prints `PORT n` on stdout
 once it has the socket.
 
@@ -56,7 +57,10 @@ def greet(who: str = "world") -> str:
 
 
 async def main(mode: str, port: int) -> None:
-    app = mcp.streamable_http_app(host="127.0.0.1", **MODES[mode])
+    if mode == "legacy-sse":
+        app = mcp.sse_app(host="127.0.0.1")
+    else:
+        app = mcp.streamable_http_app(host="127.0.0.1", **MODES[mode])
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
@@ -69,6 +73,6 @@ if __name__ == "__main__":
     if len(sys.argv) == 2 and sys.argv[1] == "stdio":
         mcp.run("stdio")
         sys.exit(0)
-    if len(sys.argv) < 2 or sys.argv[1] not in MODES:
-        sys.exit("usage: sdk_server.py {" + ",".join(MODES) + "} [PORT] | stdio")
+    if len(sys.argv) < 2 or sys.argv[1] not in [*MODES, "legacy-sse"]:
+        sys.exit("usage: sdk_server.py {" + ",".join([*MODES, "legacy-sse"]) + "} [PORT] | stdio")
     anyio.run(main, sys.argv[1], int(sys.argv[2] if len(sys.argv) > 2 else os.environ.get("PORT", "0")))

@@ -27,13 +27,27 @@ use url::Url;
 /// for a target slower on this request than on its usual ones and for a
 /// loaded machine, which slows every exchange alike and so widens the window.
 const WATCH_MULTIPLIER: u32 = 8;
-/// The shortest window. On loopback the 95th percentile is a few
-/// milliseconds, and a frame written right after the headers can still be
-/// held up for tens of milliseconds by a garbage-collection pause in the
-/// target or a scheduler on a busy machine; 300 ms is about a hundred
-/// loopback round trips. Watches overlap the rest of the run, so the floor
-/// lengthens a run only when everything else is done sooner.
-const WATCH_FLOOR: Duration = Duration::from_millis(300);
+/// The shortest wait for something a correct server sends (the
+/// acknowledgement on a `subscriptions/listen` stream, the end of a stream
+/// after its final response): cutting it short would fail or warn a correct
+/// server. On loopback the 95th percentile is a few milliseconds, and a
+/// frame written right after the headers can still be held up for tens of
+/// milliseconds by a garbage-collection pause in the target or a scheduler
+/// on a busy machine; 300 ms is about a hundred loopback round trips.
+const WAIT_FLOOR: Duration = Duration::from_millis(300);
+/// The shortest window of a watch (GET and DELETE on the endpoint, read as
+/// far as their first event). What a watch looks for is what a correct
+/// server never sends: the legacy transport's `endpoint` event (MCP-DEP-004;
+/// MCP-STL-005 and -006 read only the status). A legacy server writes that
+/// event as soon as its stream opens: server-everything 2026.8.31 (`sse`)
+/// in the same packet as the headers, the Python SDK 2.3.0's `sse_app`
+/// within 0.5 ms of them (50 streams each on this machine, panel rows
+/// `everything-sse` and `sdk-legacy-sse`). 100 ms is two hundred times the
+/// longest of those and about thirty loopback round trips on a loaded
+/// machine; a window this long fails no correct server whatever it is, and
+/// a run against a server that rightly opens a silent GET stream is not
+/// held for a floor it does not need.
+const WATCH_FLOOR: Duration = Duration::from_millis(100);
 /// The longest window of a watch: the fixed window protocheck used before
 /// windows were derived from round-trip times, so that a target too slow for
 /// the multiple gets exactly the time it always got and no verdict changes.
@@ -83,6 +97,14 @@ impl Watches {
     }
 }
 
+impl Watches {
+    /// Starts the watch of `method` on `url` in the background, unless it
+    /// was started already; a check awaits it later.
+    pub fn start_early(&self, client: &McpClient, method: http::Method, url: &Url) {
+        drop(self.start(client, method, url));
+    }
+}
+
 impl Drop for Watches {
     fn drop(&mut self) {
         let started = self
@@ -119,12 +141,24 @@ impl McpClient {
         .timeout(self.timeout)
     }
 
-    /// How long to wait for something that may not come, at most `ceiling`
-    /// (and never longer than the request timeout): a multiple of the run's
-    /// round-trip times (see [`WATCH_MULTIPLIER`] and [`WATCH_FLOOR`]).
+    /// How long to wait for something a correct server sends, at most
+    /// `ceiling` (and never longer than the request timeout): a multiple of
+    /// the run's round-trip times (see [`WATCH_MULTIPLIER`] and
+    /// [`WAIT_FLOOR`]).
     pub fn adaptive_window(&self, ceiling: Duration) -> Duration {
         self.rtt
-            .window(WATCH_MULTIPLIER, WATCH_FLOOR, ceiling.min(self.timeout))
+            .window(WATCH_MULTIPLIER, WAIT_FLOOR, ceiling.min(self.timeout))
+    }
+
+    /// The window of a watch: the same multiple of the run's round-trip
+    /// times, from [`WATCH_FLOOR`] to [`WATCH_CEILING`] (and never longer
+    /// than the request timeout).
+    fn watch_window(&self) -> Duration {
+        self.rtt.window(
+            WATCH_MULTIPLIER,
+            WATCH_FLOOR,
+            WATCH_CEILING.min(self.timeout),
+        )
     }
 
     /// Awaits `work` until `window` after `since`, or, without a fixed
@@ -144,7 +178,7 @@ impl McpClient {
         }
         let mut work = std::pin::pin!(work);
         loop {
-            let deadline = since + self.adaptive_window(WATCH_CEILING);
+            let deadline = since + self.watch_window();
             let now = tokio::time::Instant::now();
             if now >= deadline {
                 return None;
