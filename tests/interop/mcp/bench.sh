@@ -6,8 +6,10 @@
 # For each panel server (default: all rows of tests/interop/EXPECTED.md's MCP
 # table), starts it on an ephemeral loopback port, runs
 # `protocheck check URL --suite mcp --mcp-revision 2026-07-28 --format json` RUNS times (default 5)
-# one after another, and prints the grade, the failing and warning rules and
-# the median wall time. Then, when the official conformance CLI is installed,
+# one after another, and prints the grade, the failing and warning rules, the
+# median wall time and the CPU time the server process spent per run (what
+# the run cost the server: no checker can be faster than that on a
+# single-threaded server). Then, when the official conformance CLI is installed,
 # runs it once per RUNS on the SDK server (stateless, JSON) for comparison, and
 # says how many times faster protocheck's median was on that server when the
 # panel included it. The timings of a full check against the official Python
@@ -99,18 +101,25 @@ start() {
   return 1
 }
 
+# The CPU time (user + system, ms) the server process has used so far: what
+# a run costs the server, whoever sends the requests.
+hz="$(getconf CLK_TCK)"
+server_cpu_ms() { awk -v hz="$hz" '{printf "%d\n", ($14 + $15) * 1000 / hz}' "/proc/$pid/stat"; }
+
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 now() { date +%s.%N; }
 
 echo "protocheck: $bin ($kind build), $runs runs per server, $(nproc) cores"
 echo
-echo "| server | grade | fail | warn | median wall time (s) | min–max (s) |"
-echo "|---|---|---|---|---|---|"
+echo "| server | grade | fail | warn | median wall time (s) | min–max (s) | server CPU per run (ms) |"
+echo "|---|---|---|---|---|---|---|"
 sdk_median=""
+sdk_cpu=""
 for name in "$@"; do
   start "$name"
   times=()
   report=""
+  cpu0="$(server_cpu_ms)"
   for _ in $(seq 1 "$runs"); do
     t0=$(now)
     report="$("$bin" check "http://127.0.0.1:$port$(endpoint_path "$name")" --suite mcp --mcp-revision 2026-07-28 --format json 2>/dev/null || true)"
@@ -125,8 +134,9 @@ print("%s | %s | %s" % (d["verdict"]["grade"], by("fail"), by("warn")))')"
   med="$(printf '%s\n' "${times[@]}" | median)"
   lo="$(printf '%s\n' "${times[@]}" | sort -n | head -n 1)"
   hi="$(printf '%s\n' "${times[@]}" | sort -n | tail -n 1)"
-  printf '| %s | %s | %.3f | %.3f–%.3f |\n' "$name" "$summary" "$med" "$lo" "$hi"
-  if [ "$name" = sdk-stateless-json ]; then sdk_median="$med"; fi
+  cpu=$(( ($(server_cpu_ms) - cpu0) / runs ))
+  printf '| %s | %s | %.3f | %.3f–%.3f | %d |\n' "$name" "$summary" "$med" "$lo" "$hi" "$cpu"
+  if [ "$name" = sdk-stateless-json ]; then sdk_median="$med"; sdk_cpu="$cpu"; fi
   cleanup; pid=""; out=""
 done
 
@@ -135,6 +145,7 @@ if [ -x "$conformance" ] && [ -x "$node" ]; then
   start sdk-stateless-json
   times=()
   line=""
+  cpu0="$(server_cpu_ms)"
   for _ in $(seq 1 "$runs"); do
     t0=$(now)
     line="$(PATH="$(dirname "$node"):$PATH" "$conformance" server --url "http://127.0.0.1:$port/mcp" \
@@ -143,9 +154,11 @@ if [ -x "$conformance" ] && [ -x "$node" ]; then
     times+=("$(echo "$t1 - $t0" | bc -l)")
   done
   med="$(printf '%s\n' "${times[@]}" | median)"
-  echo "conformance $("$node" "$conformance" --version 2>/dev/null || echo '?') --spec-version 2026-07-28 on sdk-stateless-json: ${line:-no summary line}; median wall time $(printf '%.2f' "$med") s"
+  cpu=$(( ($(server_cpu_ms) - cpu0) / runs ))
+  echo "conformance $("$node" "$conformance" --version 2>/dev/null || echo '?') --spec-version 2026-07-28 on sdk-stateless-json: ${line:-no summary line}; median wall time $(printf '%.2f' "$med") s; server CPU per run $cpu ms"
   if [ -n "$sdk_median" ]; then
     echo "protocheck on sdk-stateless-json: median $(printf '%.3f' "$sdk_median") s, $(echo "$med / $sdk_median" | bc -l | xargs printf '%.1f')× faster than the conformance CLI"
+    echo "20× faster than the CLI would be $(echo "$med * 1000 / 20" | bc -l | xargs printf '%.0f') ms; the server itself spent ${sdk_cpu} ms of CPU per protocheck run"
   fi
   cleanup; pid=""; out=""
 else
