@@ -116,9 +116,10 @@ impl Survey {
             }
         };
         let unknown = |on: bool, method: &'static str, params: Value| async move {
-            match on {
-                true => Some(client.send(&client.request(method, params)).await),
-                false => None,
+            if on {
+                Some(client.send(&client.request(method, params)).await)
+            } else {
+                None
             }
         };
         // What needs nothing but the advertised capabilities goes side by
@@ -181,9 +182,10 @@ impl Survey {
             Some(client.send(&probe).await)
         };
         let completion = async {
-            match completions {
-                true => complete(client, &survey).await,
-                false => None,
+            if completions {
+                complete(client, &survey).await
+            } else {
+                None
             }
         };
         let callable: Vec<Value> = survey

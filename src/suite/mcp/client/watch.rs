@@ -95,9 +95,7 @@ impl Watches {
         started.insert(key, (watch.clone(), abort));
         watch
     }
-}
 
-impl Watches {
     /// Starts the watch of `method` on `url` in the background, unless it
     /// was started already; a check awaits it later.
     pub fn start_early(&self, client: &McpClient, method: http::Method, url: &Url) {
