@@ -163,10 +163,14 @@ pub fn payload(run: &Run, public_url: Option<&str>) -> Value {
             }
             crate::suite::VerdictDetail::Mcp {
                 grade,
+                withheld,
                 revisions,
                 not_judged,
             } => {
                 doc["grade"] = json!(grade);
+                if let Some(why) = withheld {
+                    doc["withheld"] = json!(why);
+                }
                 // A verdict of one revision reads as it always has.
                 if !revisions.is_empty() {
                     doc["revisions"] = json!(revisions);

@@ -260,11 +260,12 @@ impl Gate {
             // A verdict of several revisions has the lowest of their grades,
             // which is the grade of all their findings together.
             VerdictDetail::Mcp { grade, .. } => {
-                let counts = suite::Counts::of(judged);
+                // Regraded as the suite grades: forgiving failures never
+                // turns a run whose core rules were not judged into a grade.
                 let effective = if forgiven.is_empty() {
                     grade.clone()
                 } else {
-                    mcp_grade(counts).to_owned()
+                    suite::grade::grade(judged).grade.to_owned()
                 };
                 let shown = if effective == *grade {
                     format!("grade {grade}")
@@ -284,6 +285,8 @@ impl Gate {
                 if rank(&effective) < needed {
                     if self.min_grade.is_some() {
                         reasons.push(format!("{shown}, below the required {}", required.as_str()));
+                    } else if effective != *grade {
+                        reasons.push(format!("the verdict fails ({shown})"));
                     } else {
                         reasons.push(format!("the verdict fails ({})", verdict.summary));
                     }
@@ -329,17 +332,6 @@ fn recertify(profile: &str, findings: &[Finding]) -> &'static str {
         // neither counts for L2 nor blocks it), exactly as when it is left out.
         let all: Vec<&suite::rcp::l2::Feature> = suite::rcp::l2::FEATURES.iter().collect();
         suite::rcp::certify::certify(findings, &all).level.as_str()
-    }
-}
-
-/// The grade of `mcp-2026-07-28.md` §15.2 from counts, as the MCP suite computes it.
-fn mcp_grade(counts: suite::Counts) -> &'static str {
-    if counts.fail > 0 {
-        "non-compliant"
-    } else if counts.warn > 0 {
-        "compliant"
-    } else {
-        "strict"
     }
 }
 
@@ -416,15 +408,15 @@ mod tests {
     }
 
     fn mcp(findings: &[Finding]) -> Verdict {
-        let counts = Counts::of(findings);
+        let graded = suite::grade::grade(findings);
         Verdict {
             suite: SuiteId::Mcp,
             suite_version: "t".into(),
             spec_revision: "t".into(),
-            passed: counts.fail == 0,
-            summary: mcp_grade(counts).into(),
-            counts,
-            detail: VerdictDetail::mcp(mcp_grade(counts)),
+            passed: graded.passed,
+            summary: graded.summary,
+            counts: Counts::of(findings),
+            detail: VerdictDetail::mcp_graded(graded.grade, graded.withheld),
         }
     }
 
@@ -465,6 +457,31 @@ mod tests {
         assert!(!r.passed);
         assert_eq!(r.stale, ["MCP-HDR-003"]);
         assert!(r.reasons.iter().any(|x| x.contains("no longer failing")));
+    }
+
+    #[test]
+    fn a_baseline_never_grades_a_run_whose_core_rules_were_not_judged() {
+        let unverified = |id: &str| Finding {
+            message: "not verified: authorization required: HTTP 401".into(),
+            ..finding(id, Outcome::Skip)
+        };
+        let findings = [
+            finding("MCP-AUT-001", Outcome::Fail),
+            unverified("MCP-DSC-001"),
+            unverified("MCP-HDR-001"),
+        ];
+        let v = mcp(&findings);
+        assert_eq!(v.mcp_grade(), Some("non-compliant"));
+        let gate = Gate {
+            expected_failures: baseline(&["MCP-AUT-001"]),
+            ..Gate::default()
+        };
+        let r = gate.evaluate(&v, &findings);
+        assert!(!r.passed, "{r:?}");
+        assert!(
+            r.reasons.iter().any(|x| x.contains("grade not judged")),
+            "{r:?}"
+        );
     }
 
     #[test]

@@ -214,6 +214,17 @@ pub async fn detect(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, Engi
 
     match discover(url, ctx).await {
         Ok((true, _)) => return Ok(asked.unwrap_or(Route::Mcp2026)),
+        Ok((false, 401)) => match protected_mcp(url, ctx).await {
+            Some(why) => {
+                tracing::info!(target = %url, "judged as MCP: {why}");
+                return Ok(asked.unwrap_or(Route::Mcp2026));
+            }
+            None => tried.push(format!(
+                "MCP `server/discover` at {url} answered HTTP 401 with no Bearer challenge \
+                 naming resource_metadata and no protected resource metadata at the \
+                 well-known URIs"
+            )),
+        },
         Ok((false, status)) => tried.push(format!(
             "MCP `server/discover` at {url} answered HTTP {status}"
         )),
@@ -269,6 +280,55 @@ async fn discover(url: &url::Url, ctx: &RunContext) -> Result<(bool, u16), Trans
         .json()
         .is_some_and(|v| modern_discover(&v, Some(resp.status)));
     Ok((modern, resp.status))
+}
+
+/// Why a URL that refused `server/discover` with 401 is a protected MCP
+/// server, if it is one: the MCP authorization spec makes such a server an
+/// OAuth 2.1 resource server that MUST publish RFC 9728 protected resource
+/// metadata, named by `resource_metadata` in its Bearer challenge or served
+/// at the well-known URIs for the endpoint. Either is as clear a sign of an
+/// MCP server as an answer; the revision is the newest one (a challenge
+/// names none), unless the run asks for another.
+async fn protected_mcp(url: &url::Url, ctx: &RunContext) -> Option<String> {
+    let timeout = ctx.options.request_timeout();
+    let req = HttpRequest::post_json(url.clone(), &discover_request(1))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", MCP_REVISION)
+        .header("mcp-method", "server/discover")
+        .timeout(timeout);
+    let resp = ctx.http.send(&req).await.ok()?;
+    if resp.status != 401 {
+        return None;
+    }
+    let challenge = resp
+        .header("www-authenticate")
+        .and_then(super::mcp::aut_survey::parse_bearer_challenge);
+    if let Some(metadata) = challenge.as_ref().and_then(|c| c.get("resource_metadata")) {
+        return Some(format!(
+            "`server/discover` at {url} answered HTTP 401 with a Bearer challenge naming \
+             resource_metadata {metadata}"
+        ));
+    }
+    challenge.as_ref()?;
+    for well_known in super::mcp::aut_survey::prm_well_known(url) {
+        let req = HttpRequest::get(well_known.clone())
+            .header("accept", "application/json")
+            .timeout(timeout);
+        let Ok(resp) = ctx.http.send(&req).await else {
+            continue;
+        };
+        if resp.status == 200
+            && resp
+                .json()
+                .is_some_and(|doc| doc.get("authorization_servers").is_some())
+        {
+            return Some(format!(
+                "`server/discover` at {url} answered HTTP 401 with a Bearer challenge, and \
+                 {well_known} serves protected resource metadata"
+            ));
+        }
+    }
+    None
 }
 
 /// A `server/discover` request as a 2026-07-28 client sends it, with `id`.

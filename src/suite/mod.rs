@@ -5,6 +5,7 @@
 
 pub mod context;
 pub mod detect;
+pub mod grade;
 pub mod mcp;
 pub mod mcp2025;
 pub mod rcp;
@@ -330,9 +331,14 @@ pub enum VerdictDetail {
         report: Box<LevelReport>,
     },
     Mcp {
-        /// `strict`, `compliant` or `non-compliant`; for a run that judged
-        /// several revisions, the lowest of theirs.
+        /// `strict`, `compliant`, `non-compliant`, or `not judged` when the
+        /// core rules could not be judged (see [`grade`]); for a run that
+        /// judged several revisions, the lowest of theirs.
         grade: String,
+        /// Why no grade was given, in a few words (`authorization
+        /// required`), when `grade` is `not judged`; absent otherwise.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        withheld: Option<String>,
         /// For a run that judged each revision the target speaks
         /// (`mcp_revision: all`): one verdict per revision, newest first.
         /// Empty (and absent on the wire) when the run judged one revision,
@@ -349,8 +355,15 @@ pub enum VerdictDetail {
 impl VerdictDetail {
     /// The detail of an MCP verdict of one revision.
     pub fn mcp(grade: impl Into<String>) -> Self {
+        Self::mcp_graded(grade, None)
+    }
+
+    /// The detail of an MCP verdict of one revision, with why no grade was
+    /// given when none was.
+    pub fn mcp_graded(grade: impl Into<String>, withheld: Option<String>) -> Self {
         Self::Mcp {
             grade: grade.into(),
+            withheld,
             revisions: Vec::new(),
             not_judged: Vec::new(),
         }
@@ -364,8 +377,11 @@ pub struct RevisionVerdict {
     pub spec_revision: String,
     /// Version of protocheck's rules for that revision's suite.
     pub suite_version: String,
-    /// `strict`, `compliant` or `non-compliant`.
+    /// `strict`, `compliant`, `non-compliant` or `not judged`.
     pub grade: String,
+    /// Why no grade was given, when `grade` is `not judged`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<String>,
     pub passed: bool,
     /// The suite's own one-line summary for this revision.
     pub summary: String,
@@ -373,8 +389,9 @@ pub struct RevisionVerdict {
     pub counts: Counts,
 }
 
-/// The MCP grades, lowest first.
-const GRADES: [&str; 3] = ["non-compliant", "compliant", "strict"];
+/// The MCP grades, lowest first: a failure is a fact about the server, so
+/// it ranks below a revision that could not be judged.
+const GRADES: [&str; 4] = ["non-compliant", grade::NOT_JUDGED, "compliant", "strict"];
 
 impl Verdict {
     /// The grade of an MCP verdict, of one revision or several.
@@ -419,21 +436,30 @@ impl Verdict {
                     "non-compliant"
                 })
                 .to_owned();
+            let withheld = match &part.detail {
+                VerdictDetail::Mcp { withheld, .. } => withheld.clone(),
+                VerdictDetail::Rcp { .. } => None,
+            };
             revisions.push(RevisionVerdict {
                 spec_revision: part.spec_revision.clone(),
                 suite_version: part.suite_version.clone(),
                 grade,
+                withheld,
                 passed: part.passed,
                 summary: part.summary.clone(),
                 counts: c,
             });
         }
-        let grade = revisions
-            .iter()
-            .map(|r| r.grade.as_str())
-            .min_by_key(|g| GRADES.iter().position(|known| known == g).unwrap_or(0))
-            .unwrap_or("non-compliant")
+        let lowest = revisions.iter().min_by_key(|r| {
+            GRADES
+                .iter()
+                .position(|known| *known == r.grade)
+                .unwrap_or(0)
+        });
+        let grade = lowest
+            .map_or("non-compliant", |r| r.grade.as_str())
             .to_owned();
+        let withheld = lowest.and_then(|r| r.withheld.clone());
         let join = |f: &dyn Fn(&RevisionVerdict) -> String| {
             revisions.iter().map(f).collect::<Vec<_>>().join(" · ")
         };
@@ -457,6 +483,7 @@ impl Verdict {
             counts,
             detail: VerdictDetail::Mcp {
                 grade,
+                withheld,
                 revisions,
                 not_judged,
             },

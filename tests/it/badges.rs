@@ -680,3 +680,39 @@ async fn an_mcp_badge_names_each_revision_it_certifies() {
         );
     }
 }
+
+/// A protected MCP server submitted with `suite: auto` and no token is
+/// recognised as MCP, judged on its authorization only, and its badge and
+/// shields endpoint say "authorization required" in grey: never a grade
+/// earned on the 401 alone.
+#[tokio::test]
+async fn a_protected_server_without_a_token_gets_no_grade_on_its_badge() {
+    use protocheck::reference::mcp::McpReferenceConfig;
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let _pool = app.workers(worker_config(1, Duration::from_secs(30)));
+    let config = McpReferenceConfig::new(Default::default())
+        .expect("no faults")
+        .with_auth();
+    let url = common::app::mcp_reference_with(config).await;
+    let resp = app
+        .post_json("/api/v1/runs", &json!({"url": url, "suite": "auto"}))
+        .await;
+    assert!(resp.status().is_success(), "{}", resp.status());
+    let body: Value = resp.json().await.unwrap();
+    let id = body["id"].as_str().expect("run id").to_owned();
+    let run = app.wait_finished(&id, FINISH).await;
+    assert_eq!(run["verdict"]["suite"], "mcp", "{run}");
+    assert_eq!(run["verdict"]["grade"], "not judged", "{run}");
+    assert_eq!(run["verdict"]["withheld"], "authorization required");
+    assert_ne!(run["status"], "passed", "{run}");
+    let key = CanonicalUrl::parse(&url).unwrap().key();
+    let got = get(&app, &format!("/badge/{key}/mcp.svg"), None).await;
+    let (_, texts, fill) = parse_svg(&got.body);
+    assert_eq!(texts, ["MCP 2026-07-28", "authorization required"]);
+    assert_eq!(fill, "#9f9f9f");
+    let got = get(&app, &format!("/badge/{key}/mcp.json"), None).await;
+    let doc: Value = serde_json::from_str(&got.body).expect("json");
+    assert_eq!(doc["message"], "authorization required", "{doc}");
+    assert_eq!(doc["color"], "lightgrey", "{doc}");
+}

@@ -3,9 +3,9 @@
 
 use crate::common;
 
-use common::cli::{output, protocheck};
+use common::cli::{output, protocheck, show};
 
-use common::app::{TestApp, mcp_reference, rcp_reference, worker_config};
+use common::app::{TestApp, mcp_reference, mcp_reference_with, rcp_reference, worker_config};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -154,6 +154,50 @@ async fn check_grades_an_mcp_server() {
     assert_eq!(out.status.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
     assert_eq!(doc["verdict"]["grade"], "non-compliant");
+}
+
+/// A server that answers 401 with a Bearer challenge naming its protected
+/// resource metadata is recognised as MCP by `auto`, and with no token its
+/// verdict is "not judged", never a grade: only the authorization rules
+/// could be exercised.
+#[tokio::test]
+async fn check_recognises_a_protected_server_and_gives_it_no_grade_without_a_token() {
+    use protocheck::reference::mcp::McpReferenceConfig;
+    let config = McpReferenceConfig::new(Default::default())
+        .expect("no faults")
+        .with_auth();
+    let url = mcp_reference_with(config).await;
+    let mut cmd = protocheck();
+    cmd.args(["check", &url]);
+    let out = output(cmd).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        stdout.contains("not judged: authorization required"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("verdict: strict"), "{stdout}");
+
+    let mut cmd = protocheck();
+    cmd.args(["check", &url, "--json"]);
+    let out = output(cmd).await;
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
+    assert_eq!(doc["verdict"]["grade"], "not judged", "{doc}");
+    assert_eq!(doc["verdict"]["withheld"], "authorization required");
+    assert_eq!(doc["verdict"]["passed"], false);
+    let findings = doc["findings"].as_array().expect("findings");
+    let judged: Vec<&str> = findings
+        .iter()
+        .filter(|f| f["outcome"] != "skip")
+        .filter_map(|f| f["rule_id"].as_str())
+        .collect();
+    assert!(!judged.is_empty(), "the authorization rules are judged");
+    assert!(
+        judged
+            .iter()
+            .all(|id| id.starts_with("MCP-AUT-") || *id == "MCP-SEC-002"),
+        "{judged:?}"
+    );
 }
 
 #[tokio::test]

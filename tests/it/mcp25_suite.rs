@@ -709,3 +709,48 @@ async fn the_limited_token_is_given_on_the_command_line() {
         assert!(!printed.contains(&full) && !printed.contains(&limited));
     }
 }
+
+/// A 2025-11-25 server that answers `initialize` with 401 is judged on its
+/// authorization only: no rule fails for the 401 (LIF-001 included), the
+/// authorization rules are judged, and the verdict is "not judged", never a
+/// grade.
+#[tokio::test]
+async fn a_protected_server_without_a_token_is_judged_on_its_authorization_only() {
+    use protocheck::reference::mcp2025::{Mcp25ReferenceConfig, serve_mcp25_reference};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let config = Mcp25ReferenceConfig::new().with_auth();
+    let server = tokio::spawn(async move {
+        let _ = serve_mcp25_reference(listener, config).await;
+    });
+    let mut cmd = crate::common::cli::protocheck();
+    cmd.args([
+        "check",
+        &url,
+        "--suite",
+        "mcp",
+        "--mcp-revision",
+        "2025-11-25",
+        "--format",
+        "json",
+    ]);
+    let out = crate::common::cli::output(cmd).await;
+    server.abort();
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}\n{}", crate::common::cli::show(&out)));
+    assert_eq!(report["verdict"]["grade"], "not judged", "{report}");
+    assert_eq!(report["verdict"]["withheld"], "authorization required");
+    assert_eq!(out.status.code(), Some(1));
+    let findings = report["findings"].as_array().expect("findings");
+    for f in findings {
+        let id = f["rule_id"].as_str().unwrap_or_default();
+        if id == "MCP25-AUT-001" {
+            assert_eq!(f["outcome"], "pass", "{f}");
+        } else if !id.starts_with("MCP25-AUT-") {
+            assert_eq!(f["outcome"], "skip", "{f}");
+        }
+        assert_ne!(f["outcome"], "fail", "{f}");
+    }
+}

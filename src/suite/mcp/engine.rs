@@ -13,7 +13,7 @@ use super::survey::Survey;
 use super::wire;
 use crate::suite::runner::{EngineError, Reporter, RunContext, Stopwatch};
 use crate::suite::schedule::{self, Judged, RULES_PER_PERMIT, Scheduled};
-use crate::suite::{Exchange, Finding, Outcome, SuiteId, Verdict, VerdictDetail};
+use crate::suite::{Exchange, Finding, Outcome, SuiteId, Verdict, VerdictDetail, grade};
 use url::Url;
 
 /// Version of protocheck's MCP rules; stored with each run.
@@ -69,11 +69,16 @@ fn out_of_scope(rule: &McpRule, client: &McpClient, era: &Era, discover: &Reply)
     // authorization and its transport only; everything else is unverified,
     // not failed (§15.4, §15.9).
     if discover.status == Some(401) && rule.rule.group != "AUT" && !rule.judges_tls {
+        // The first clause is the short reason a verdict without a grade
+        // shows (see `grade`).
         return Some(if client.bearer().is_some() {
-            "not verified: the server refused the run's bearer token (HTTP 401)".to_owned()
+            "not verified: bearer token refused: the server refused the run's bearer token \
+             (HTTP 401)"
+                .to_owned()
         } else {
-            "not verified: the server requires authorization (HTTP 401) and the run has no \
-             bearer token"
+            "not verified: authorization required: the server requires authorization (HTTP \
+             401) and the run has no bearer token; a token (`--bearer-token`) would let these \
+             rules be judged"
                 .to_owned()
         });
     }
@@ -435,37 +440,23 @@ fn redact_token(finding: &mut Finding, token: &str) {
     }
 }
 
-/// The grade of `mcp-2026-07-28.md` §15.2: `compliant` when no rule whose
-/// failure is `fail` failed, `strict` when also nothing warned.
+/// The grade of `mcp-2026-07-28.md` §15.2 (see [`grade::grade`]: no grade
+/// without the core rules judged).
 fn verdict(reporter: &Reporter, era: &Era) -> Verdict {
-    let counts = reporter.counts();
-    let failing = counts.fail;
-    let grade = if failing > 0 {
-        "non-compliant"
-    } else if counts.warn > 0 {
-        "compliant"
-    } else {
-        "strict"
-    };
+    let graded = grade::grade(reporter.findings());
     let summary = match era {
         Era::Legacy { .. } => {
             format!("{}; the {SPEC_REVISION} rules do not apply", era.describe())
         }
-        _ if failing > 0 => format!("non-compliant: {failing} failing"),
-        _ if counts.warn > 0 => format!(
-            "compliant ({} warning{})",
-            counts.warn,
-            if counts.warn == 1 { "" } else { "s" }
-        ),
-        _ => "strict".to_owned(),
+        _ => graded.summary,
     };
     Verdict {
         suite: SuiteId::Mcp,
         suite_version: SUITE_VERSION.to_owned(),
         spec_revision: SPEC_REVISION.to_owned(),
-        passed: failing == 0,
+        passed: graded.passed,
         summary,
-        counts,
-        detail: VerdictDetail::mcp(grade),
+        counts: reporter.counts(),
+        detail: VerdictDetail::mcp_graded(graded.grade, graded.withheld),
     }
 }

@@ -13,7 +13,7 @@ use super::session::{Judgement, Kind, Session};
 use crate::suite::mcp::client::clip;
 use crate::suite::runner::{Endpoint, EngineError, Reporter, RunContext, Stopwatch};
 use crate::suite::schedule::{self, Judged, RULES_PER_PERMIT, Scheduled};
-use crate::suite::{Finding, Outcome, SuiteId, Verdict, VerdictDetail};
+use crate::suite::{Finding, Outcome, SuiteId, Verdict, VerdictDetail, grade};
 
 /// Version of protocheck's MCP 2025-11-25 rules; stored with each run.
 pub const SUITE_VERSION: &str = "0.1.0";
@@ -75,7 +75,28 @@ fn precondition(rule: &Mcp25Rule, session: &Session, judged: &Judged) -> Option<
     {
         return Some(format!("not applicable: the server {}", uncited(message)));
     }
+    // A server that refuses the run's `initialize` with 401 can be judged on
+    // its authorization only (digest D13): everything else is unverified,
+    // not failed, and the authorization rules judge the 401 itself, not
+    // the session it refused. The first clause is the short reason a
+    // verdict without a grade shows (see `grade`).
+    let unauthorized = session.init.status == Some(401);
+    if unauthorized && rule.rule.group != "AUT" {
+        return Some(if session.client.bearer().is_some() {
+            "not verified: bearer token refused: the server answered the run's `initialize` \
+             with HTTP 401 although it carried the run's bearer token"
+                .to_owned()
+        } else {
+            "not verified: authorization required: the server answered `initialize` with HTTP \
+             401 and the run has no bearer token; a token (`--bearer-token`) would let these \
+             rules be judged"
+                .to_owned()
+        });
+    }
     for id in rule.requires {
+        if unauthorized && *id == INITIALIZE_ID {
+            continue;
+        }
         match judged.get(id) {
             None | Some((Outcome::Pass, _)) => {}
             Some((Outcome::Skip, message)) if message.starts_with("not verified:") => {
@@ -235,29 +256,11 @@ pub(crate) async fn run(
     Ok(verdict(reporter))
 }
 
-/// The grade, as the first MCP suite grades: `compliant` when no rule whose
-/// failure is `fail` failed, `strict` when also nothing warned.
+/// The grade, as the first MCP suite grades (see [`grade::grade`]: no
+/// grade without the core rules judged).
 fn verdict(reporter: &Reporter) -> Verdict {
-    let counts = reporter.counts();
-    let failing = counts.fail;
-    let grade = if failing > 0 {
-        "non-compliant"
-    } else if counts.warn > 0 {
-        "compliant"
-    } else {
-        "strict"
-    };
-    let mut summary = if failing > 0 {
-        format!("non-compliant: {failing} failing")
-    } else if counts.warn > 0 {
-        format!(
-            "compliant ({} warning{})",
-            counts.warn,
-            if counts.warn == 1 { "" } else { "s" }
-        )
-    } else {
-        "strict".to_owned()
-    };
+    let graded = grade::grade(reporter.findings());
+    let mut summary = graded.summary;
     // The era gate: a server that speaks another revision is judged on
     // nothing else, and the summary says why.
     if let Some(gate) = reporter
@@ -274,10 +277,10 @@ fn verdict(reporter: &Reporter) -> Verdict {
         suite: SuiteId::Mcp,
         suite_version: SUITE_VERSION.to_owned(),
         spec_revision: SPEC_REVISION.to_owned(),
-        passed: failing == 0,
+        passed: graded.passed,
         summary,
-        counts,
-        detail: VerdictDetail::mcp(grade),
+        counts: reporter.counts(),
+        detail: VerdictDetail::mcp_graded(graded.grade, graded.withheld),
     }
 }
 

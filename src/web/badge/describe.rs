@@ -2,6 +2,7 @@
 
 use super::render::{self, Badge, Color};
 use crate::store::{RunStatus, SuiteRuns, Target};
+use crate::suite::grade::NOT_JUDGED;
 use crate::suite::{McpRevision, SuiteId, Verdict, VerdictDetail};
 
 /// What a badge shows for `suite` on `target`, given its runs. An MCP badge
@@ -77,9 +78,12 @@ fn verdict_badge(label: &str, v: &Verdict, url: Option<&str>) -> Badge {
             Badge::new(label, certified_level, color, url)
         }
         VerdictDetail::Mcp {
-            grade, revisions, ..
+            grade,
+            withheld,
+            revisions,
+            ..
         } if revisions.is_empty() => {
-            let (message, color) = grade_words(grade, v.counts.fail);
+            let (message, color) = grade_words(grade, withheld.as_deref(), v.counts.fail);
             Badge::new(label, &message, color, url)
         }
         // The label names the revisions, the message their grades in the
@@ -89,19 +93,25 @@ fn verdict_badge(label: &str, v: &Verdict, url: Option<&str>) -> Badge {
         } => {
             let words: Vec<String> = revisions
                 .iter()
-                .map(|r| grade_words(&r.grade, r.counts.fail).0)
+                .map(|r| grade_words(&r.grade, r.withheld.as_deref(), r.counts.fail).0)
                 .collect();
-            let (_, color) = grade_words(grade, v.counts.fail);
+            let (_, color) = grade_words(grade, None, v.counts.fail);
             Badge::new(label, &words.join(" · "), color, url)
         }
     }
 }
 
-/// What an MCP badge says of a grade, and in which colour.
-fn grade_words(grade: &str, failing: u32) -> (String, Color) {
+/// What an MCP badge says of a grade, and in which colour. A run whose
+/// core rules could not be judged says why instead of a grade
+/// (`authorization required`), in grey: it certifies nothing.
+fn grade_words(grade: &str, withheld: Option<&str>, failing: u32) -> (String, Color) {
     match grade {
         "strict" => ("strict".to_owned(), Color::BrightGreen),
         "compliant" => ("compliant".to_owned(), Color::Green),
+        NOT_JUDGED => (
+            render::clean(withheld.unwrap_or(NOT_JUDGED), 40),
+            Color::LightGrey,
+        ),
         _ if failing > 0 => (format!("{failing} failing"), Color::Red),
         other => (other.to_owned(), Color::Red),
     }
@@ -239,6 +249,16 @@ mod tests {
         assert_eq!(
             said(SuiteId::Mcp, finished(mcp("non-compliant", 3))),
             s("MCP 2026-07-28", "3 failing", Color::Red)
+        );
+        // A run whose core rules were not judged certifies nothing: the
+        // badge says why, in grey, never a grade.
+        let mut unjudged = mcp(NOT_JUDGED, 0);
+        unjudged.passed = false;
+        unjudged.detail =
+            VerdictDetail::mcp_graded(NOT_JUDGED, Some("authorization required".into()));
+        assert_eq!(
+            said(SuiteId::Mcp, finished(unjudged)),
+            s("MCP 2026-07-28", "authorization required", Color::LightGrey)
         );
         let pending = SuiteRuns {
             finished: None,

@@ -45,9 +45,15 @@ pub async fn rcp_reference(faults: &[&str], latency: Duration) -> String {
 
 /// An MCP reference server with the given faults; returns its endpoint URL.
 pub async fn mcp_reference(faults: &[&str]) -> String {
-    use protocheck::reference::mcp::{McpReferenceConfig, serve_mcp_reference};
+    use protocheck::reference::mcp::McpReferenceConfig;
     let faults: BTreeSet<String> = faults.iter().map(|s| (*s).to_owned()).collect();
-    let config = McpReferenceConfig::new(faults).expect("known fault ids");
+    mcp_reference_with(McpReferenceConfig::new(faults).expect("known fault ids")).await
+}
+
+/// The MCP 2026-07-28 reference server with `config` (`--auth`, say), on
+/// loopback; its endpoint URL.
+pub async fn mcp_reference_with(config: protocheck::reference::mcp::McpReferenceConfig) -> String {
+    use protocheck::reference::mcp::serve_mcp_reference;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind loopback");

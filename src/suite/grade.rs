@@ -1,0 +1,232 @@
+//! The MCP grade, and the rule that a grade needs its core rules judged.
+//!
+//! `mcp-2026-07-28.md` §15.2 grades a run `non-compliant` when a rule whose
+//! failure is `fail` failed, `compliant` when only warnings remain, and
+//! `strict` when nothing warned. Read alone, that certifies a server of which
+//! protocheck saw nothing: a server that answers every request with 401 fails
+//! no rule, because every rule but the authorization ones is "not verified".
+//! A grade certifies only what was exercised, so both MCP engines (and the
+//! CI gate, which regrades with a baseline) grade through [`grade`]: when a
+//! core family of rules was not verified at all, the verdict is `not judged`
+//! with the reason, never `strict` or `compliant`. A failure is still a
+//! failure: a run that failed a rule is `non-compliant` whatever else it
+//! could not verify, since that finding is a fact about the server.
+
+use super::{Counts, Finding, Outcome};
+
+/// The grade of a run whose core rules were not judged.
+pub const NOT_JUDGED: &str = "not judged";
+
+/// The rule families without which no grade is given, per rule-id prefix
+/// (one prefix per MCP suite): for 2026-07-28 discovery, the request
+/// headers, statelessness and errors; for 2025-11-25 the lifecycle
+/// (`initialize`), JSON-RPC and the HTTP transport. Everything else a
+/// server does rests on these.
+const CORE: &[(&str, &[&str])] = &[
+    ("MCP-", &["DSC", "HDR", "STL", "ERR"]),
+    ("MCP25-", &["LIF", "RPC", "HTP"]),
+];
+
+/// A grade and what goes with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Graded {
+    /// `strict`, `compliant`, `non-compliant` or [`NOT_JUDGED`].
+    pub grade: &'static str,
+    /// Whether the run passes: no failing rule, and a grade given.
+    pub passed: bool,
+    /// One line for people: `strict`, `compliant (2 warnings)`,
+    /// `non-compliant: 3 failing`, or `not judged: …` with the reason.
+    pub summary: String,
+    /// Why no grade was given, in a few words (`authorization required`);
+    /// `None` when a grade was given.
+    pub withheld: Option<String>,
+}
+
+/// Grades `findings` (the run's, one outcome per rule).
+pub fn grade(findings: &[Finding]) -> Graded {
+    let counts = Counts::of(findings);
+    let failing = counts.fail;
+    if failing > 0 {
+        return Graded {
+            grade: "non-compliant",
+            passed: false,
+            summary: format!("non-compliant: {failing} failing"),
+            withheld: None,
+        };
+    }
+    if let Some(unjudged) = unjudged_core(findings) {
+        let judged = counts.total() - counts.skip;
+        let summary = format!(
+            "not judged: {} ({judged} of {} rules judged; the core rules {} were not verified: \
+             {})",
+            unjudged.short,
+            counts.total(),
+            unjudged.families.join(", "),
+            unjudged.detail,
+        );
+        return Graded {
+            grade: NOT_JUDGED,
+            passed: false,
+            summary,
+            withheld: Some(unjudged.short),
+        };
+    }
+    let (grade, summary) = if counts.warn > 0 {
+        (
+            "compliant",
+            format!(
+                "compliant ({} warning{})",
+                counts.warn,
+                if counts.warn == 1 { "" } else { "s" }
+            ),
+        )
+    } else {
+        ("strict", "strict".to_owned())
+    };
+    Graded {
+        grade,
+        passed: true,
+        summary,
+        withheld: None,
+    }
+}
+
+/// Core families that were not verified, and why.
+struct Unjudged {
+    short: String,
+    detail: String,
+    families: Vec<String>,
+}
+
+/// The family of a rule id (`MCP-HDR-001` → (`MCP-`, `HDR`)).
+fn family(rule_id: &str) -> Option<(&str, &str)> {
+    let (prefix, rest) = rule_id.split_once('-')?;
+    let (family, _) = rest.split_once('-')?;
+    Some((&rule_id[..prefix.len() + 1], family))
+}
+
+/// The core families of which no rule was judged while at least one was
+/// "not verified". A family whose rules were all "not applicable" (the HTTP
+/// header rules over stdio, say) does not apply to this run and is no
+/// reason to withhold a grade; one absent from the findings neither.
+fn unjudged_core(findings: &[Finding]) -> Option<Unjudged> {
+    let mut families = Vec::new();
+    let mut first_reason: Option<&str> = None;
+    for (prefix, core) in CORE {
+        for name in *core {
+            let mut members = findings
+                .iter()
+                .filter(|f| family(&f.rule_id) == Some((prefix, name)))
+                .peekable();
+            if members.peek().is_none() {
+                continue;
+            }
+            let mut reason = None;
+            let mut judged = false;
+            for f in members {
+                if f.outcome != Outcome::Skip {
+                    judged = true;
+                    break;
+                }
+                if reason.is_none() && f.message.starts_with("not verified:") {
+                    reason = Some(f.message.as_str());
+                }
+            }
+            if let (false, Some(reason)) = (judged, reason) {
+                families.push(format!("{prefix}{name}"));
+                first_reason.get_or_insert(reason);
+            }
+        }
+    }
+    let reason = first_reason?.trim_start_matches("not verified:").trim();
+    // Messages name their cause in a first clause ("authorization
+    // required: the server answered …"); that clause is the short reason.
+    let (short, detail) = reason.split_once(": ").unwrap_or((reason, reason));
+    Some(Unjudged {
+        short: short.to_owned(),
+        detail: detail.to_owned(),
+        families,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(id: &str, outcome: Outcome, message: &str) -> Finding {
+        Finding {
+            rule_id: id.into(),
+            outcome,
+            message: message.into(),
+            evidence: Vec::new(),
+            duration_ms: 0,
+        }
+    }
+
+    const AUTH: &str = "not verified: authorization required: the server answered HTTP 401";
+
+    #[test]
+    fn a_run_that_verified_no_core_family_is_not_graded() {
+        let findings = [
+            f("MCP-AUT-001", Outcome::Pass, "ok"),
+            f("MCP-DSC-001", Outcome::Skip, AUTH),
+            f("MCP-HDR-001", Outcome::Skip, AUTH),
+            f("MCP-STL-001", Outcome::Skip, AUTH),
+            f("MCP-ERR-001", Outcome::Skip, AUTH),
+        ];
+        let g = grade(&findings);
+        assert_eq!(g.grade, NOT_JUDGED);
+        assert!(!g.passed);
+        assert_eq!(g.withheld.as_deref(), Some("authorization required"));
+        assert!(g.summary.starts_with("not judged: authorization required"));
+        assert_eq!(
+            g.summary,
+            "not judged: authorization required (1 of 5 rules judged; the core rules MCP-DSC, \
+             MCP-HDR, MCP-STL, MCP-ERR were not verified: the server answered HTTP 401)"
+        );
+    }
+
+    #[test]
+    fn a_failure_is_graded_whatever_was_not_verified() {
+        let findings = [
+            f("MCP-AUT-001", Outcome::Fail, "no metadata"),
+            f("MCP-DSC-001", Outcome::Skip, AUTH),
+        ];
+        assert_eq!(grade(&findings).grade, "non-compliant");
+    }
+
+    #[test]
+    fn families_that_do_not_apply_or_were_judged_in_part_keep_the_grade() {
+        let findings = [
+            f("MCP-DSC-001", Outcome::Pass, "ok"),
+            f(
+                "MCP-HDR-001",
+                Outcome::Skip,
+                "not applicable over stdio: HTTP only",
+            ),
+            f("MCP-STL-003", Outcome::Pass, "ok"),
+            f(
+                "MCP-STL-004",
+                Outcome::Skip,
+                "not verified: MCP-STL-003 failed",
+            ),
+            f("MCP-ERR-001", Outcome::Warn, "hm"),
+        ];
+        let g = grade(&findings);
+        assert_eq!((g.grade, g.passed), ("compliant", true));
+        assert_eq!(g.summary, "compliant (1 warning)");
+        assert_eq!(grade(&findings[..1]).grade, "strict");
+    }
+
+    #[test]
+    fn each_suite_has_its_own_core() {
+        let findings = [
+            f("MCP25-LIF-001", Outcome::Skip, AUTH),
+            f("MCP25-RPC-001", Outcome::Skip, AUTH),
+            f("MCP25-AUT-001", Outcome::Pass, "ok"),
+        ];
+        let g = grade(&findings);
+        assert_eq!(g.grade, NOT_JUDGED);
+        assert!(g.summary.contains("MCP25-LIF, MCP25-RPC"));
+    }
+}
