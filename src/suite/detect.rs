@@ -5,7 +5,7 @@ use super::runner::{Endpoint, EngineError, RunContext};
 use super::{McpRevision, SuiteId};
 use crate::transport::sse::{SseReader, is_event_stream};
 use crate::transport::stdio::StdioChild;
-use crate::transport::{HttpClient, HttpRequest, TransportError};
+use crate::transport::{HttpClient, HttpRequest, Limits, StreamingResponse, TransportError};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -267,7 +267,10 @@ pub async fn detect(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, Engi
 
 /// Whether `url` answers `server/discover` as a 2026-07-28 server (a
 /// `DiscoverResult`, or a 400 with one of the errors only a 2026-07-28 server
-/// gives), and the HTTP status it answered with.
+/// gives), and the HTTP status it answered with. The answer is read as
+/// [`read_answer`] reads it: a JSON body or an SSE stream, as a server MAY
+/// answer any request (streamable-http, "Sending Messages": "The client MUST
+/// support both").
 async fn discover(url: &url::Url, ctx: &RunContext) -> Result<(bool, u16), TransportError> {
     let body = discover_request(1);
     let req = HttpRequest::post_json(url.clone(), &body)
@@ -275,11 +278,12 @@ async fn discover(url: &url::Url, ctx: &RunContext) -> Result<(bool, u16), Trans
         .header("mcp-protocol-version", MCP_REVISION)
         .header("mcp-method", "server/discover")
         .timeout(ctx.options.request_timeout());
-    let resp = ctx.http.send(&req).await?;
-    let modern = resp
-        .json()
-        .is_some_and(|v| modern_discover(&v, Some(resp.status)));
-    Ok((modern, resp.status))
+    let resp = ctx.http.send_streaming(&req).await?;
+    let status = resp.status;
+    let limits = ctx.http.limits().clone();
+    let answer = read_answer(resp, &limits, &body["id"], ctx.options.request_timeout()).await;
+    let modern = answer.is_some_and(|v| modern_discover(&v, Some(status)));
+    Ok((modern, status))
 }
 
 /// Why a URL that refused `server/discover` with 401 is a protected MCP
@@ -407,33 +411,34 @@ fn mcp_initialize_version(message: &Value) -> Option<String> {
 /// Most events read from an event stream while looking for the answer.
 const MAX_EVENTS: usize = 16;
 
-/// Sends a 2025-11-25 `initialize` to `url`; the version an MCP server
-/// answered with, if it did. A session it opened is ended at once.
-async fn initialize_over_http(
-    url: &url::Url,
-    ctx: &RunContext,
-) -> Result<Option<String>, TransportError> {
-    let timeout = ctx.options.request_timeout();
-    let req = HttpRequest::post_json(url.clone(), &initialize_request())
-        .header("accept", "application/json, text/event-stream")
-        .timeout(timeout);
-    let resp = ctx.http.send_streaming(&req).await?;
-    let session = resp
-        .headers
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let limits = ctx.http.limits().clone();
+/// The JSON-RPC response to the request `id` in `resp`, the one reading of an
+/// answer every detection probe over HTTP shares: the JSON body, or on a
+/// `text/event-stream` the first event carrying a response (a message
+/// without `method`) to `id` (or with a null id: an error the server could
+/// not tie to a request), after any notifications. Bounded by the run's body
+/// limit, [`MAX_EVENTS`] events and `timeout` counted from the request; the
+/// events are parsed by [`SseReader`], as the engine's client parses them.
+async fn read_answer(
+    resp: StreamingResponse,
+    limits: &Limits,
+    id: &Value,
+    timeout: Duration,
+) -> Option<Value> {
+    let deadline = tokio::time::Instant::from_std(resp.started) + timeout;
     let read = async {
         if is_event_stream(&resp.headers) {
-            let mut reader = SseReader::new(resp, &limits);
+            let mut reader = SseReader::new(resp, limits);
             for _ in 0..MAX_EVENTS {
                 let Ok(Some(event)) = reader.next_event().await else {
                     break;
                 };
-                let message = serde_json::from_str::<Value>(&event.data).ok();
-                if let Some(version) = message.as_ref().and_then(mcp_initialize_version) {
-                    return Some(version);
+                let Ok(message) = serde_json::from_str::<Value>(&event.data) else {
+                    continue;
+                };
+                let answers = message.get("method").is_none()
+                    && message.get("id").is_some_and(|v| v == id || v.is_null());
+                if answers {
+                    return Some(message);
                 }
             }
             None
@@ -448,11 +453,34 @@ async fn initialize_over_http(
             }
             serde_json::from_slice::<Value>(&body)
                 .ok()
-                .as_ref()
-                .and_then(mcp_initialize_version)
+                .filter(Value::is_object)
         }
     };
-    let version = tokio::time::timeout(timeout, read).await.ok().flatten();
+    tokio::time::timeout_at(deadline, read).await.ok().flatten()
+}
+
+/// Sends a 2025-11-25 `initialize` to `url`; the version an MCP server
+/// answered with, if it did. A session it opened is ended at once.
+async fn initialize_over_http(
+    url: &url::Url,
+    ctx: &RunContext,
+) -> Result<Option<String>, TransportError> {
+    let timeout = ctx.options.request_timeout();
+    let body = initialize_request();
+    let req = HttpRequest::post_json(url.clone(), &body)
+        .header("accept", "application/json, text/event-stream")
+        .timeout(timeout);
+    let resp = ctx.http.send_streaming(&req).await?;
+    let session = resp
+        .headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let limits = ctx.http.limits().clone();
+    let version = read_answer(resp, &limits, &body["id"], timeout)
+        .await
+        .as_ref()
+        .and_then(mcp_initialize_version);
     if let Some(session) = session {
         end_session(&ctx.http, url, &session, version.as_deref(), timeout).await;
     }

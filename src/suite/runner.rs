@@ -2,7 +2,7 @@
 //! findings to whoever drives the run through a channel.
 
 use super::detect::Route;
-use super::{Finding, McpRevision, SuiteChoice, SuiteId, Verdict, detect, rcp};
+use super::{Finding, McpRevision, SuiteChoice, SuiteId, Verdict, detect, mcp, rcp};
 use tokio::sync::mpsc;
 
 // The suites, the detection and the tests reach the context types through
@@ -24,6 +24,15 @@ pub async fn run_suite(
     let deadline = ctx.deadline;
     let every_revision = ctx.options.mcp_revision == Some(McpRevision::All);
     let work = async {
+        // MCP-STL-003 judges the run's first request: when the run may judge
+        // the server on 2026-07-28 and asks it first which revision it speaks,
+        // that request is sent, and answered, before the question is.
+        let mut cold = match endpoint {
+            Endpoint::Http(url) if sends_cold_first(choice, ctx.options.mcp_revision) => {
+                Some(mcp::cold_start(url, ctx).await?)
+            }
+            _ => None,
+        };
         let route = match choice {
             SuiteChoice::Mcp if every_revision => None,
             SuiteChoice::Mcp => Some(detect::mcp_route(endpoint, ctx).await?),
@@ -32,9 +41,9 @@ pub async fn run_suite(
         };
         match route {
             Some(route) if !(every_revision && route.suite() == SuiteId::Mcp) => {
-                run_route(route, endpoint, ctx, &findings).await
+                run_route(route, endpoint, ctx, &findings, cold.take()).await
             }
-            _ => run_every_revision(endpoint, ctx, &findings).await,
+            _ => run_every_revision(endpoint, ctx, &findings, cold.take()).await,
         }
     };
     tokio::time::timeout(deadline, work)
@@ -42,19 +51,36 @@ pub async fn run_suite(
         .map_err(|_| EngineError::Deadline(deadline))?
 }
 
-/// Runs the one suite `route` names.
+/// Whether a run of `choice` asks the server which MCP revision it speaks
+/// and may then judge it on 2026-07-28: its first request is then the
+/// 2026-07-28 suite's cold probe, sent before the question.
+fn sends_cold_first(choice: SuiteChoice, revision: Option<McpRevision>) -> bool {
+    let revision = revision.unwrap_or_default();
+    match choice {
+        SuiteChoice::Mcp => matches!(revision, McpRevision::Newest | McpRevision::All),
+        SuiteChoice::Auto => revision != McpRevision::V2025_11_25,
+        SuiteChoice::Rcp => false,
+    }
+}
+
+/// Runs the one suite `route` names; a 2026-07-28 run goes on from `cold`,
+/// its first request, when that was sent already.
 async fn run_route(
     route: Route,
     endpoint: &Endpoint,
     ctx: &RunContext,
     findings: &mpsc::Sender<Finding>,
+    cold: Option<mcp::ColdStart>,
 ) -> Result<Verdict, EngineError> {
     // Each suite grades its own findings: a reporter of its own.
     let mut reporter = Reporter::new(findings.clone());
-    match route {
-        Route::Rcp => rcp::run(endpoint, ctx, &mut reporter).await,
-        Route::Mcp2026 => super::mcp::run(endpoint, ctx, &mut reporter).await,
-        Route::Mcp2025 => super::mcp2025::run(endpoint, ctx, &mut reporter).await,
+    match (route, endpoint, cold) {
+        (Route::Rcp, ..) => rcp::run(endpoint, ctx, &mut reporter).await,
+        (Route::Mcp2026, Endpoint::Http(url), Some(cold)) => {
+            mcp::run_after(url, ctx, &mut reporter, cold).await
+        }
+        (Route::Mcp2026, ..) => mcp::run(endpoint, ctx, &mut reporter).await,
+        (Route::Mcp2025, ..) => super::mcp2025::run(endpoint, ctx, &mut reporter).await,
     }
 }
 
@@ -64,11 +90,17 @@ async fn run_every_revision(
     endpoint: &Endpoint,
     ctx: &RunContext,
     findings: &mpsc::Sender<Finding>,
+    mut cold: Option<mcp::ColdStart>,
 ) -> Result<Verdict, EngineError> {
     let plan = detect::mcp_routes(endpoint, ctx).await?;
     let mut parts = Vec::with_capacity(plan.routes.len());
     for route in &plan.routes {
-        parts.push(run_route(*route, endpoint, ctx, findings).await?);
+        let first = if *route == Route::Mcp2026 {
+            cold.take()
+        } else {
+            None
+        };
+        parts.push(run_route(*route, endpoint, ctx, findings, first).await?);
     }
     if parts.len() == 1
         && plan.not_judged.is_empty()

@@ -598,8 +598,30 @@ fn runs_per_server() -> usize {
         .max(2)
 }
 
+/// Panel servers whose state is their whole process's, so that a run finds
+/// the server in the state it was started in only when the process is new:
+/// each run gets a process of its own. (`spec-discover-first-global` refuses
+/// requests until some client, on any connection, has called
+/// `server/discover`; once a run has, every later run in the same process
+/// would find it answering.)
+const FRESH_PER_RUN: &[&str] = &["spec-discover-first-global"];
+
+/// Starts one panel server; the process (none over stdio, where each check
+/// starts its own) and where `check` finds it.
+fn launch(name: &str, tools: &Tools) -> Result<(Option<Running>, Target), String> {
+    Ok(match launcher(name, tools)? {
+        Launch::Http(cmd) => {
+            let server = start(name, cmd)?;
+            let url = format!("http://127.0.0.1:{}{}", server.port, endpoint_path(name));
+            (Some(server), Target::Url(url))
+        }
+        Launch::Stdio { line, env } => (None, Target::Stdio { line, env }),
+    })
+}
+
 /// Starts one server (over HTTP; a stdio server is started by each check),
-/// checks it `runs` times, stops it; the report lines.
+/// checks it `runs` times, stops it; the report lines. A server of
+/// [`FRESH_PER_RUN`] is started anew for each run.
 fn run_server(
     name: &str,
     want: &Expected,
@@ -607,17 +629,17 @@ fn run_server(
     runs: usize,
     panel: &Panel,
 ) -> Result<(), String> {
-    let (server, target) = match launcher(name, tools)? {
-        Launch::Http(cmd) => {
-            let server = start(name, cmd)?;
-            let url = format!("http://127.0.0.1:{}{}", server.port, endpoint_path(name));
-            (Some(server), Target::Url(url))
-        }
-        Launch::Stdio { line, env } => (None, Target::Stdio { line, env }),
-    };
     let mut verdicts: Vec<Verdict> = Vec::new();
+    let mut server = None;
     for _ in 0..runs {
-        verdicts.push(check(&target, panel).map_err(|e| format!("{name}: {e}"))?);
+        if server.is_none() || FRESH_PER_RUN.contains(&name) {
+            drop(server.take());
+            server = Some(launch(name, tools)?);
+        }
+        let Some((_, target)) = &server else {
+            unreachable!("launched above");
+        };
+        verdicts.push(check(target, panel).map_err(|e| format!("{name}: {e}"))?);
     }
     drop(server);
     let first = &verdicts[0];

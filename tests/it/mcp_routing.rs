@@ -580,3 +580,155 @@ async fn check_with_mcp_revision_all_prints_each_revision() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("`all`"), "{}", show(&out));
 }
+
+/// A server of `tests/interop/mcp/spec/variants.py` (written from the spec
+/// text alone, Python standard library only) on a loopback port; stopped
+/// when dropped.
+struct SpecServer {
+    child: std::process::Child,
+    url: Url,
+}
+
+impl Drop for SpecServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the variant `name` and waits for its `PORT n` line.
+async fn spec_variant(name: &str) -> SpecServer {
+    use std::io::BufRead;
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/mcp/spec/variants.py");
+    let name = name.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut child = std::process::Command::new("python3")
+            .arg(&script)
+            .arg(&name)
+            .arg("0")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start python3 variants.py");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read PORT line");
+        let port: u16 = line
+            .trim()
+            .strip_prefix("PORT ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: no `PORT n` line: {line:?}"));
+        let url = Url::parse(&format!("http://127.0.0.1:{port}/mcp")).expect("url");
+        SpecServer { child, url }
+    })
+    .await
+    .expect("join")
+}
+
+#[tokio::test]
+async fn a_dual_era_server_answering_with_event_streams_is_judged_on_its_newest_revision() {
+    // `spec-dual-era-sse` answers `server/discover` (and every other request)
+    // as an SSE stream; detection once read only JSON bodies and judged it on
+    // 2025-11-25, the revision its `initialize` answer named.
+    let server = spec_variant("dual-era-sse").await;
+    let endpoint = Endpoint::Http(server.url.clone());
+    for choice in [SuiteChoice::Auto, SuiteChoice::Mcp] {
+        let (suite, revision, _) = judged(choice, &endpoint, None).await;
+        assert_eq!(
+            (suite, revision.as_str()),
+            (SuiteId::Mcp, "2026-07-28"),
+            "{choice:?}"
+        );
+    }
+    let ctx = loopback(RunOptions {
+        mcp_revision: Some(McpRevision::All),
+        ..RunOptions::default()
+    });
+    let (verdict, findings) = run(SuiteChoice::Mcp, &endpoint, &ctx).await;
+    let verdict = verdict.unwrap_or_else(|e| panic!("no verdict: {e}\n{}", dump(&findings)));
+    let revisions: BTreeSet<&str> = findings.iter().map(revision_of).collect();
+    assert_eq!(
+        revisions,
+        BTreeSet::from(["2026-07-28", "2025-11-25"]),
+        "{}",
+        verdict.summary
+    );
+
+    // `protocheck check URL`, with the default revision (`newest`).
+    use crate::common::cli::{output, protocheck, show};
+    let mut cmd = protocheck();
+    cmd.args(["check", server.url.as_str(), "--format", "json"]);
+    let out = output(cmd).await;
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", show(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    assert_eq!(
+        doc["verdict"]["spec_revision"],
+        "2026-07-28",
+        "{}",
+        show(&out)
+    );
+}
+
+#[tokio::test]
+async fn the_cold_probe_is_the_first_request_of_a_run_that_asks_which_revision_is_spoken() {
+    // A server that refuses every request until some client has called
+    // `server/discover`, on any connection (the reference's MCP-STL-003
+    // fault keeps one flag for its process). The question "which revision?"
+    // is a `server/discover`: sent before the cold probe, it let the cold
+    // probe through, and MCP-STL-003 passed saying "before any
+    // server/discover".
+    let cases = [
+        (SuiteChoice::Mcp, None),
+        (SuiteChoice::Auto, None),
+        (SuiteChoice::Mcp, Some(McpRevision::All)),
+        (SuiteChoice::Mcp, Some(McpRevision::V2026_07_28)),
+    ];
+    for (choice, revision) in cases {
+        let url = mcp2026_broken_at(ReferenceEra::Modern, &["MCP-STL-003"]).await;
+        let ctx = loopback(RunOptions {
+            mcp_revision: revision,
+            ..RunOptions::default()
+        });
+        let (verdict, findings) = run(choice, &Endpoint::Http(url), &ctx).await;
+        verdict.unwrap_or_else(|e| panic!("no verdict: {e}\n{}", dump(&findings)));
+        let cold = findings
+            .iter()
+            .find(|f| f.rule_id == "MCP-STL-003")
+            .unwrap_or_else(|| panic!("{choice:?} {revision:?}: no MCP-STL-003"));
+        assert_eq!(
+            cold.outcome,
+            protocheck::suite::Outcome::Fail,
+            "{choice:?} {revision:?}: {}",
+            cold.message
+        );
+        assert!(
+            cold.message.contains("the first request of the run"),
+            "{}",
+            cold.message
+        );
+    }
+    // The same server, correct, passes, and the finding says so.
+    let url = mcp2026_at(ReferenceEra::Modern).await;
+    let (verdict, findings) = run(
+        SuiteChoice::Mcp,
+        &Endpoint::Http(url),
+        &loopback(RunOptions::default()),
+    )
+    .await;
+    verdict.unwrap_or_else(|e| panic!("no verdict: {e}\n{}", dump(&findings)));
+    let cold = findings
+        .iter()
+        .find(|f| f.rule_id == "MCP-STL-003")
+        .expect("MCP-STL-003");
+    assert_eq!(
+        cold.outcome,
+        protocheck::suite::Outcome::Pass,
+        "{}",
+        cold.message
+    );
+}

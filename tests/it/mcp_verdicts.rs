@@ -224,9 +224,36 @@ async fn modern_only_rules_are_skipped_for_dual_era_servers() {
         .filter(|r| r.is_modern_only())
         .map(|r| r.rule.id)
         .collect();
-    for id in ["MCP-HDR-004", "MCP-STL-005", "MCP-STL-006", "MCP-STL-007"] {
+    for id in ["MCP-STL-005", "MCP-STL-006", "MCP-STL-007"] {
         assert!(modern_only.contains(&id), "{id} is modern-only");
     }
+    // HDR-004 binds a dual-era server too, unless it answers a request
+    // without the header in legacy terms: this one refuses it with -32020.
+    assert!(!modern_only.contains(&"MCP-HDR-004"));
+    assert_eq!(
+        run.outcome("MCP-HDR-004"),
+        Outcome::Pass,
+        "{}",
+        run.finding("MCP-HDR-004").message
+    );
+}
+
+#[tokio::test]
+async fn a_dual_era_server_that_serves_a_request_without_the_version_header_as_2026_07_28_fails() {
+    // The MAY lets a server with pre-2025-06-18 clients read the request as
+    // 2025-03-26; one without them MUST refuse it (400, -32020). Answering it
+    // with a DiscoverResult is neither (the official TypeScript SDK v2 refuses
+    // exactly this request).
+    let run = run(config(&["MCP-HDR-004"]).with_era(ReferenceEra::DualEra)).await;
+    let f = run.finding("MCP-HDR-004");
+    assert_eq!(f.outcome, Outcome::Fail, "{}", f.message);
+    assert!(
+        f.message.contains("was served as a 2026-07-28 request"),
+        "{}",
+        f.message
+    );
+    assert!(f.message.contains("DiscoverResult"), "{}", f.message);
+    assert_eq!(run.grade(), "non-compliant", "{}", run.table());
 }
 
 #[tokio::test]

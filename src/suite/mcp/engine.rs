@@ -221,24 +221,40 @@ pub(crate) fn cite(rule: &McpRule, message: &str) -> String {
     format!("{}{citation}", clip(message, room))
 }
 
-pub(crate) async fn run(
-    url: Url,
+/// The client of a run against `url`: the one the cold probe and every
+/// later probe of the run go through.
+pub(crate) fn client_for(
+    url: &Url,
     ctx: &RunContext,
-    reporter: &mut Reporter,
     settings: &McpSettings,
-) -> Result<Verdict, EngineError> {
+) -> Result<McpClient, EngineError> {
     let http = ctx
         .http
-        .for_target(&url)
+        .for_target(url)
         .map_err(EngineError::from_transport)?;
-    let client = McpClient::new(
+    Ok(McpClient::new(
         http,
         url.clone(),
         ctx.options.request_timeout(),
         settings.max_concurrency,
     )
-    .with_bearer(ctx.options.bearer_token.clone());
-    let opening = match era::detect(&client).await {
+    .with_bearer(ctx.options.bearer_token.clone()))
+}
+
+/// Runs the suite over HTTP. `cold` is the run's first request when it was
+/// sent before the run chose this suite (see [`era::ColdStart`]).
+pub(crate) async fn run(
+    url: Url,
+    ctx: &RunContext,
+    reporter: &mut Reporter,
+    settings: &McpSettings,
+    cold: Option<era::ColdStart>,
+) -> Result<Verdict, EngineError> {
+    let (client, cold) = match cold {
+        Some(start) => (start.client, Some(start.cold)),
+        None => (client_for(&url, ctx, settings)?, None),
+    };
+    let opening = match era::detect(&client, cold).await {
         Ok(opening) => opening,
         Err(EngineError::Unreachable(err)) if url.scheme() == "https" && is_certificate(&err) => {
             return untrusted_endpoint(&url, &err, reporter).await;
@@ -264,7 +280,7 @@ pub(crate) async fn run_stdio(
         .map_err(EngineError::from_transport)?;
     let client = McpClient::over_stdio(ctx.http.clone(), child, ctx.options.request_timeout());
     let url = client.url().clone();
-    let verdict = match era::detect(&client).await {
+    let verdict = match era::detect(&client, None).await {
         // One child reads one line at a time, so the rules are judged one
         // after another, in catalogue order: the child sees its requests in
         // the same order on every run.

@@ -107,16 +107,50 @@ pub(crate) struct Opening {
     pub initialize: Reply,
 }
 
-/// Sends the opening probes through `client` and tells the era.
-pub(crate) async fn detect(client: &McpClient) -> Result<Opening, EngineError> {
-    // STL-003: the very first request of the run is not discover, and travels on
-    // a connection nothing else has used.
+/// The first request of an MCP 2026-07-28 run (MCP-STL-003), sent before
+/// anything else the run sends, detection included: `tools/list` on a
+/// connection nothing else has used, with no `server/discover` before it
+/// anywhere. A server that refuses requests until some client has called
+/// `server/discover`, on any connection, is then refused nothing by an
+/// earlier probe of the same run, and the finding's "before any
+/// server/discover" is true. It carries the client the run goes on with, so
+/// that the answer is logged with the run's other answers.
+pub(crate) struct ColdStart {
+    pub(crate) client: McpClient,
+    pub(crate) cold: Reply,
+}
+
+impl ColdStart {
+    /// Sends the cold probe through `client` and waits for its answer.
+    pub(crate) async fn send(client: McpClient) -> Result<Self, EngineError> {
+        let cold = cold_probe(&client).await?;
+        Ok(Self { client, cold })
+    }
+}
+
+/// `tools/list` as the very first request of the run, on a new connection.
+async fn cold_probe(client: &McpClient) -> Result<Reply, EngineError> {
     let cold_client = client
         .fresh_connection()
         .map_err(EngineError::from_transport)?;
-    let cold = cold_client
+    Ok(cold_client
         .send(&client.request("tools/list", json!({})))
-        .await;
+        .await)
+}
+
+/// Sends the opening probes through `client` and tells the era. `cold` is the
+/// answer to the cold probe when the run sent it already (see
+/// [`ColdStart`]); otherwise it is sent here, first.
+pub(crate) async fn detect(
+    client: &McpClient,
+    cold: Option<Reply>,
+) -> Result<Opening, EngineError> {
+    // STL-003: the very first request of the run is not discover, and travels on
+    // a connection nothing else has used.
+    let cold = match cold {
+        Some(cold) => cold,
+        None => cold_probe(client).await?,
+    };
 
     let discover = client
         .send(&client.request("server/discover", json!({})))

@@ -7,6 +7,7 @@
 //! run sets allow_tool_calls).
 
 use super::client::{Probe, Reply, Spelling};
+use super::era::Era;
 use super::rule::{DISCOVER_ID, Keyword, McpRule, spec};
 use super::session::{Judgement, Session};
 use super::stl::COLD_ID;
@@ -52,11 +53,18 @@ pub(crate) const NAME_MATCHES: McpRule = McpRule::new(
 .says("servers that process the body MUST reject a request whose header values differ from the body values: HTTP 400 and -32020")
 .http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
-/// Modern-only: streamable-http, "Protocol Version Header": a server that
-/// supports clients older than 2025-06-18 "MAY treat a request that omits the
-/// header as protocol version 2025-03-26", and then answers it as such (the
-/// official Python SDK answers `server/discover` 200 with -32601). The engine
-/// skips the rule for dual-era servers.
+/// Streamable-http, "Protocol Version Header": "A server that supports
+/// clients implementing protocol versions earlier than 2025-06-18 … MAY treat
+/// a request that omits the header as protocol version 2025-03-26. A server
+/// that does not support such clients MUST reject a request without the
+/// header per Server Validation." The rule is judged on every server that
+/// answers `server/discover` as a 2026-07-28 server, dual-era ones included,
+/// by how the header-less `server/discover` was answered: 400 with -32020
+/// passes; a 2026-07-28 answer (a `DiscoverResult`, or another 2026-07-28
+/// error) fails, for serving the request as 2026-07-28 is neither reading;
+/// and on a dual-era server an answer in legacy terms (the official Python
+/// SDK's 200 with -32601, a legacy session error) is the MAY, and the rule is
+/// skipped with what came back.
 pub(crate) const MISSING_VERSION: McpRule = McpRule::new(
     "MCP-HDR-004",
     "Missing MCP-Protocol-Version rejected (modern-only servers)",
@@ -67,7 +75,6 @@ pub(crate) const MISSING_VERSION: McpRule = McpRule::new(
     |s| missing_version(s).boxed(),
 )
 .says("every POST MUST carry MCP-Protocol-Version; a missing header is answered 400 and -32020, unless the server supports pre-2025-06-18 clients and treats it as 2025-03-26")
-.modern_only()
 .http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 pub(crate) const VERSION_MATCHES: McpRule = McpRule::new(
@@ -362,11 +369,62 @@ async fn missing_version(s: &Session) -> Judgement {
         .request("server/discover", json!({}))
         .without_header(H_PROTOCOL_VERSION);
     let reply = s.client.send(&probe).await;
-    expect_mismatch(
-        &reply,
-        "`server/discover` without `MCP-Protocol-Version`",
-        "the header is required on every POST",
-    )
+    let what = "`server/discover` without `MCP-Protocol-Version`";
+    if is_mismatch(&reply) {
+        return Judgement::pass(format!("{what} was refused with 400 and -32020"));
+    }
+    if discover_result(&reply) {
+        return Judgement::fail(format!(
+            "{what} was served as a {} request: it answered {}, a DiscoverResult. A server that \
+             supports clients older than 2025-06-18 MAY treat the request as 2025-03-26, which \
+             has no `server/discover`, and one that does not MUST reject it with 400 and \
+             -32020: serving it as {} is neither",
+            wire::PROTOCOL_VERSION,
+            reply.describe(),
+            wire::PROTOCOL_VERSION
+        ))
+        .reply(&reply);
+    }
+    if matches!(s.era, Era::Dual { .. }) && legacy_terms(&reply) {
+        return Judgement::skip(format!(
+            "not applicable: {}; {what} answered {}, which protocheck reads as an answer in \
+             legacy terms (an inference: neither a 2026-07-28 result nor a 2026-07-28 error): a \
+             server that supports clients older than 2025-06-18 MAY treat a request that omits \
+             the header as 2025-03-26",
+            s.era.describe(),
+            reply.describe()
+        ));
+    }
+    expect_mismatch(&reply, what, "the header is required on every POST")
+}
+
+/// Whether `reply` carries a `DiscoverResult`, the 2026-07-28 answer to
+/// `server/discover` (its `supportedVersions`, or its `capabilities`
+/// without an initialize result's `protocolVersion`).
+fn discover_result(reply: &Reply) -> bool {
+    reply.result().is_some_and(|r| {
+        r.get("supportedVersions").is_some()
+            || r.get("capabilities").is_some() && r.get("protocolVersion").is_none()
+    })
+}
+
+/// Whether a dual-era server answered a header-less `server/discover` in the
+/// terms of a revision before 2026-07-28: an answer that is neither a
+/// 2026-07-28 result nor one of the errors only 2026-07-28 defines (-32020,
+/// -32021, -32022). -32601 at any status counts as legacy: 2025-03-26 has no
+/// `server/discover`, so "method not found" is what it answers. A request
+/// that got no answer at all is not one.
+fn legacy_terms(reply: &Reply) -> bool {
+    reply.status.is_some()
+        && reply.result().is_none()
+        && !matches!(
+            reply.error_code(),
+            Some(
+                code::HEADER_MISMATCH
+                    | code::MISSING_CLIENT_CAPABILITY
+                    | code::UNSUPPORTED_PROTOCOL_VERSION
+            )
+        )
 }
 
 async fn version_matches(s: &Session) -> Judgement {

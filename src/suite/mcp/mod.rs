@@ -52,6 +52,7 @@ use super::runner::{Endpoint, EngineError, Reporter, RunContext};
 
 pub use catalogue::{catalogue, rule, rules};
 pub use engine::{DEFAULT_MAX_CONCURRENCY, McpSettings, SPEC_REVISION, SUITE_VERSION};
+pub(crate) use era::ColdStart;
 pub use rule::{Keyword, McpRule, OverStdio};
 pub use session::Session;
 
@@ -72,9 +73,34 @@ pub async fn run_with(
     settings: &McpSettings,
 ) -> Result<Verdict, EngineError> {
     match endpoint {
-        Endpoint::Http(url) => engine::run(url.clone(), ctx, reporter, settings).await,
+        Endpoint::Http(url) => engine::run(url.clone(), ctx, reporter, settings, None).await,
         Endpoint::Stdio(command) => engine::run_stdio(command, ctx, reporter).await,
     }
+}
+
+/// Sends the first request of an MCP 2026-07-28 run against `url` (see
+/// [`ColdStart`]), before the run asks the server which revision it speaks.
+pub(crate) async fn cold_start(url: &url::Url, ctx: &RunContext) -> Result<ColdStart, EngineError> {
+    let client = engine::client_for(url, ctx, &McpSettings::default())?;
+    ColdStart::send(client).await
+}
+
+/// Runs the MCP suite with the default settings over HTTP, going on from the
+/// run's first request, already sent.
+pub(crate) async fn run_after(
+    url: &url::Url,
+    ctx: &RunContext,
+    reporter: &mut Reporter,
+    cold: ColdStart,
+) -> Result<Verdict, EngineError> {
+    engine::run(
+        url.clone(),
+        ctx,
+        reporter,
+        &McpSettings::default(),
+        Some(cold),
+    )
+    .await
 }
 
 #[cfg(test)]

@@ -229,8 +229,11 @@ class Server:
                 doc["error"]["data"] = data
         else:
             doc["result"] = result
-        body = json.dumps(doc).encode()
-        handler.send(status, body, self.result_type(method))
+        self.send_message(handler, status, doc, method)
+
+    def send_message(self, handler, status, doc, method):
+        """Sends the JSON-RPC answer `doc` as a single JSON object."""
+        handler.send(status, json.dumps(doc).encode(), self.result_type(method))
 
     def check_headers(self, handler, msg):
         method = msg["method"]

@@ -5,6 +5,7 @@ expected verdict of each, with the specification sentence behind it, is in
 tests/interop/EXPECTED.md.
 """
 
+import json
 import sys
 
 import base
@@ -50,6 +51,70 @@ class DualEra(Server):
                 result.pop(key, None)
             return status, result
         raise Refusal(200, -32601, "Method not found")
+
+
+class DualEraSse(DualEra):
+    """DualEra, answering every request as an SSE stream that carries the response.
+
+    HTTP "Sending Messages": "If the body is a JSON-RPC request, the server
+    MUST return either Content-Type: application/json (a single JSON object)
+    or Content-Type: text/event-stream (an SSE response stream). The client
+    MUST support both." "Receiving Messages": "The final JSON-RPC response
+    SHOULD terminate the stream", and "servers SHOULD include the
+    X-Accel-Buffering: no header" when initiating one.
+    """
+
+    def send_message(self, handler, status, doc, method):
+        body = b"event: message\ndata: " + json.dumps(doc).encode() + b"\n\n"
+        extra = [("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
+        handler.send(status, body, "text/event-stream", extra)
+
+
+class DualEraHeaderlessModern(DualEra):
+    """A dual-era server that serves a request without MCP-Protocol-Version as 2026-07-28.
+
+    Only `initialize`, or a legacy MCP-Protocol-Version, is served as a legacy
+    request; any other request without the header is served as the revision its
+    `_meta` names. HTTP "Protocol Version Header": a server that supports
+    clients older than 2025-06-18 "MAY treat a request that omits the header as
+    protocol version 2025-03-26. A server that does not support such clients
+    MUST reject a request without the header per Server Validation." Serving
+    it as 2026-07-28 is neither.
+    """
+
+    def handle(self, handler, msg):
+        handler.assumed_version = None  # the handler lives as long as its connection
+        version = self.header(handler, "MCP-Protocol-Version")
+        if version in LEGACY or (version is None and msg["method"] == "initialize"):
+            return self.legacy(handler, msg, version or "2025-03-26")
+        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        handler.assumed_version = meta.get("io.modelcontextprotocol/protocolVersion")
+        return Server.handle(self, handler, msg)
+
+    def header(self, handler, name):
+        value = super().header(handler, name)
+        if value is None and name.lower() == "mcp-protocol-version":
+            return getattr(handler, "assumed_version", None)
+        return value
+
+
+class DiscoverFirstGlobal(Server):
+    """Refuses every request until some client has called server/discover, on any connection.
+
+    BASIC "Statelessness": "Servers MUST NOT rely on prior requests over the
+    same connection to establish context"; VERSION: "a client is free to
+    invoke any RPC inline". The flag is the whole process's: the first
+    request a fresh process gets is refused unless it is server/discover.
+    """
+
+    discovered = False
+
+    def before(self, handler, method):
+        if method == "server/discover":
+            type(self).discovered = True
+        elif not type(self).discovered:
+            raise Refusal(400, -32600, "Call server/discover first")
 
 
 class OriginPlain(Server):
@@ -144,6 +209,8 @@ class DiscoverFirst(Server):
 VARIANTS = {
     "correct": Server,
     "dual-era": DualEra,
+    "dual-era-sse": DualEraSse,
+    "dual-era-headerless-modern": DualEraHeaderlessModern,
     "origin-plain": OriginPlain,
     "wrong-content-type": WrongContentType,
     "supported-beyond": SupportedBeyond,
@@ -154,6 +221,7 @@ VARIANTS = {
     "method-on-discover-only": MethodOnDiscoverOnly,
     "per-connection": PerConnection,
     "discover-first": DiscoverFirst,
+    "discover-first-global": DiscoverFirstGlobal,
 }
 
 if __name__ == "__main__":
