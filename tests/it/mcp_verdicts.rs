@@ -333,12 +333,44 @@ async fn header_probes_use_a_real_read_only_tool() {
     // A server may look the tool up before it reads Mcp-Name; a probe naming
     // a real read-only tool reaches the header check either way.
     let run = run(config(&[]).allowing(Allowed::ToolLookupFirst)).await;
-    for id in ["MCP-HDR-002", "MCP-HDR-003"] {
+    for id in ["MCP-HDR-002", "MCP-HDR-003", "MCP-HDR-007", "MCP-HDR-010"] {
         let f = run.finding(id);
         assert_eq!(f.outcome, Outcome::Pass, "{id}: {}", f.message);
-        assert!(f.message.contains("real tool"), "{id}: {}", f.message);
+        // Every method that carries Mcp-Name, each with a listed name.
+        for method in [
+            "`tools/call` of the listed tool",
+            "`resources/read` of the listed resource",
+            "`prompts/get` of the listed prompt",
+        ] {
+            assert!(f.message.contains(method), "{id}: {}", f.message);
+        }
     }
     assert_eq!(run.grade(), "strict", "{}", run.table());
+}
+
+#[tokio::test]
+async fn unknown_and_removed_methods_are_each_answered_404() {
+    // streamable-http: "If the server does not implement the requested RPC
+    // method, it MUST respond with 404 Not Found and ... -32601"; 2026-07-28
+    // removed these, so each is probed as a 2026-07-28 request.
+    let run = run(config(&[])).await;
+    let f = run.finding("MCP-ERR-002");
+    assert_eq!(f.outcome, Outcome::Pass, "{}", f.message);
+    for method in [
+        "`initialize`",
+        "`ping`",
+        "`logging/setLevel`",
+        "`resources/subscribe`",
+        "`resources/unsubscribe`",
+    ] {
+        assert!(f.message.contains(method), "{}", f.message);
+    }
+    // A server that still answers `ping` is judged by MCP-DEP-001, not here.
+    let run = self::run(config(&["MCP-DEP-001"])).await;
+    let f = run.finding("MCP-ERR-002");
+    assert_eq!(f.outcome, Outcome::Pass, "{}", f.message);
+    assert!(f.message.contains("still implemented"), "{}", f.message);
+    assert_eq!(run.outcome("MCP-DEP-001"), Outcome::Warn);
 }
 
 /// The rules that watch an answer for a while (a GET or DELETE read until its

@@ -3,7 +3,8 @@
 //!
 //! ERR-004, 005 and 008 are run-wide: every error seen during the run counts.
 
-use super::client::{Probe, Reply, Seen};
+use super::client::{Probe, Reply, Seen, client_info};
+use super::era::Era;
 use super::rule::{Keyword, McpRule, spec};
 use super::session::{Judgement, Session};
 use super::survey::unknown_name;
@@ -32,7 +33,7 @@ pub(crate) const UNKNOWN_METHOD: McpRule = McpRule::new(
     "ERR",
     |s| unknown_method(s).boxed(),
 )
-.says("an unknown method MUST be answered HTTP 404 with JSON-RPC -32601")
+.says("a method the server does not implement (an unknown one, or one 2026-07-28 removed: initialize, ping, logging/setLevel, resources/subscribe, resources/unsubscribe) MUST be answered HTTP 404 with JSON-RPC -32601")
 // Its probe may be the first request on a pooled connection: a server failing
 // STL-003 refuses it for that, not because the method is unknown, and the
 // verdict would depend on which connection the pool picked (§15.4).
@@ -231,24 +232,160 @@ fn judge_unsupported(s: &Session, reply: &Reply) -> Result<String, Vec<String>> 
     }
 }
 
+/// The methods 2026-07-28 removed (changelog), each as a valid 2026-07-28
+/// request would carry it: headers and `_meta` right, `initialize` asking for
+/// 2026-07-28 itself, `resources/*subscribe` naming a listed resource and
+/// mirroring it into `Mcp-Name` (defined only for the three named methods, so
+/// harmless, and a server demanding it cannot answer -32020 for its absence).
+fn removed_requests(s: &Session) -> Vec<Probe> {
+    let c = &s.client;
+    let uri = s
+        .survey
+        .resources
+        .names("uri")
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| "protocheck://probe".to_owned());
+    let mut probes = Vec::new();
+    // Over stdio the process is the session: on a dual-era server the opening
+    // `initialize` made it a legacy one, and a second `initialize` is a
+    // question for that session, not for this rule.
+    if !(s.client.is_stdio() && matches!(s.era, Era::Dual { .. })) {
+        probes.push(c.request(
+            "initialize",
+            json!({
+                "protocolVersion": wire::PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": client_info(),
+            }),
+        ));
+    }
+    probes.push(c.request("ping", json!({})));
+    probes.push(c.request("logging/setLevel", json!({"level": "info"})));
+    for method in ["resources/subscribe", "resources/unsubscribe"] {
+        probes.push(
+            c.request(method, json!({"uri": uri}))
+                .with_header(wire::H_NAME, wire::encode_header_value(&uri)),
+        );
+    }
+    probes
+}
+
+/// Whether `reply` is the answer to a method the server does not implement:
+/// 404 with -32601 (over stdio, where there is no status, -32601).
+fn is_not_found(reply: &Reply) -> bool {
+    reply.status_is(404) && reply.error_code() == Some(code::METHOD_NOT_FOUND)
+}
+
+/// Decision (ERR-002): streamable-http, "Protocol Version Header": "If the
+/// server does not implement the requested RPC method, it MUST respond with
+/// 404 Not Found and a JSON-RPC error with code -32601". The probes are an
+/// invented method and every method 2026-07-28 removed, each a valid
+/// 2026-07-28 request. A result to a removed method means the server still
+/// implements it: the 404 sentence is not about such a server, and the DEP
+/// rules judge it (MCP-DEP-001…003 warn), so it is named, not failed here.
+/// For `initialize`, VERSION ("A dual-era server selects its behavior from how
+/// the client opens ... An `initialize` request selects legacy semantics")
+/// lets a dual-era server answer even a 2026-07-28 `initialize` with a legacy
+/// result; a modern-only one does not implement it. Any error other than 404
+/// with -32601 fails under every reading over HTTP: the request's version is
+/// one the server supports (not -32022) and its headers match its body (not
+/// -32020). Over stdio the 404 sentence does not apply and VERSION leaves the
+/// code of an `initialize` error to the implementation, so any error to it is
+/// accepted there and named (the official Python SDK answers -32022, its
+/// process being bound to 2026-07-28); the other methods still need -32601.
 async fn unknown_method(s: &Session) -> Judgement {
     let method = format!("protocheck/{}", unknown_name("method"));
-    let reply = s.client.send(&s.client.request(&method, json!({}))).await;
-    if reply.status_is(404) && reply.error_code() == Some(code::METHOD_NOT_FOUND) {
-        // Over stdio the code alone is the requirement (there is no status).
-        Judgement::pass(if reply.stdio {
-            "an unknown method was answered with -32601"
-        } else {
-            "an unknown method was answered 404 with -32601"
-        })
-    } else {
-        Judgement::fail(format!(
+    let invented = s.client.request(&method, json!({}));
+    let reply = s.client.send(&invented).await;
+    if !is_not_found(&reply) {
+        return Judgement::fail(format!(
             "the unknown method `{method}` answered {}; it MUST be answered HTTP 404 with \
              JSON-RPC error -32601 (the JSON-RPC body tells a modern 404 from a legacy one)",
             reply.describe()
         ))
-        .reply(&reply)
+        .reply(&reply);
     }
+    let mut not_found = vec![format!("`{method}`")];
+    let mut implemented = Vec::new();
+    let mut problems = Vec::new();
+    let mut evidence = Vec::new();
+    for probe in removed_requests(s) {
+        let reply = s.client.send(&probe).await;
+        let name = probe.method.clone();
+        if is_not_found(&reply) {
+            not_found.push(format!("`{name}`"));
+        } else if name == "initialize" && reply.stdio && reply.error().is_some() {
+            // stdio has no 404 sentence, and VERSION leaves the code of a
+            // stdio server's error to `initialize` open ("the server rejects
+            // initialize with a JSON-RPC error; the exact code is
+            // implementation-defined"): any error is a careful reading.
+            implemented.push(format!(
+                "`initialize` refused with {} (over stdio VERSION leaves the code of an \
+                 `initialize` error to the implementation)",
+                reply.describe()
+            ));
+        } else if let Some(result) = reply.result() {
+            let negotiated = result
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .map(|v| format!(", negotiating {}", super::client::clip(v, 40)))
+                .unwrap_or_default();
+            implemented.push(format!("`{name}` answered with a result{negotiated}"));
+        } else {
+            let sent = if name == "initialize" {
+                format!(
+                    "`initialize` sent as a {} request (MCP-Protocol-Version, `_meta` and \
+                     params.protocolVersion all {})",
+                    wire::PROTOCOL_VERSION,
+                    wire::PROTOCOL_VERSION
+                )
+            } else {
+                format!("`{name}` sent as a {} request", wire::PROTOCOL_VERSION)
+            };
+            problems.push(format!("{sent} answered {}", reply.describe()));
+            evidence.push(reply);
+        }
+    }
+    let status = if s.client.is_stdio() {
+        "-32601"
+    } else {
+        "404 with -32601"
+    };
+    if !problems.is_empty() {
+        let mut j = Judgement::fail(format!(
+            "{}; {} removed {}, so a server that does not implement {} MUST answer HTTP 404 \
+             with JSON-RPC error -32601 (only a server that still implements a removed method \
+             answers it with a result)",
+            super::client::some(&problems, 4, "; "),
+            wire::PROTOCOL_VERSION,
+            if problems.len() == 1 { "it" } else { "them" },
+            if problems.len() == 1 { "it" } else { "them" }
+        ));
+        for r in &evidence {
+            j = j.reply(r);
+        }
+        return j;
+    }
+    let note = if implemented.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; not judged here: {} (a result means the method is still implemented, which the \
+             DEP rules judge; VERSION lets a dual-era server answer `initialize` with legacy \
+             semantics)",
+            implemented.join(", ")
+        )
+    };
+    Judgement::pass(format!(
+        "{} {} answered {status}{note}",
+        not_found.join(", "),
+        if not_found.len() == 1 {
+            "was"
+        } else {
+            "were each"
+        }
+    ))
 }
 
 async fn resource_not_found(s: &Session) -> Judgement {

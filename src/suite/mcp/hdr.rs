@@ -2,16 +2,17 @@
 //! #server-validation).
 //!
 //! Probes are built so that a conforming server refuses them before dispatch
-//! and a non-conforming one still runs nothing: unknown tool, prompt and method
-//! names, `server/discover`, and tools annotated read-only (or any tool when the
-//! run sets allow_tool_calls).
+//! and a non-conforming one still runs nothing with side effects: unknown
+//! tool, prompt and method names, `server/discover`, reads of listed resources
+//! and prompts, and tools annotated read-only (or any tool when the run sets
+//! allow_tool_calls).
 
 use super::client::{Probe, Reply, Spelling};
 use super::era::Era;
 use super::rule::{DISCOVER_ID, Keyword, McpRule, spec};
 use super::session::{Judgement, Session};
 use super::stl::COLD_ID;
-use super::survey::{placeholder_arguments, unknown_name};
+use super::survey::{placeholder_arguments, prompt_arguments, unknown_name};
 use super::wire::{self, H_METHOD, H_NAME, H_PROTOCOL_VERSION, HeaderAnnotation, code};
 use crate::suite::Outcome;
 use futures::FutureExt;
@@ -244,13 +245,14 @@ async fn missing_method(s: &Session) -> Judgement {
 
 /// A tool protocheck may call, read-only ones first, with its input schema.
 ///
-/// Decision (HDR-002/003): streamable-http#server-validation lists "a required
-/// standard header missing" and "a header value not matching the body" as
-/// failures but does not order them against the lookup of the tool, so a
-/// server may answer an unknown tool name with -32602 before it looks at the
-/// headers. Probing with a real tool (annotated `readOnlyHint: true`, or any
-/// when the run sets allow_tool_calls, §15.6) makes that order irrelevant; the
-/// unknown-name probe is the fallback, and its "unknown tool" answer proves
+/// Decision (HDR-002/003/007/010): streamable-http#server-validation lists "a
+/// required standard header missing" and "a header value not matching the
+/// body" as failures but does not order them against the lookup of the tool,
+/// resource or prompt, so a server may answer an unknown name with -32602
+/// before it looks at the headers. Probing with a real name (a tool annotated
+/// `readOnlyHint: true`, or any when the run sets allow_tool_calls, §15.6; a
+/// listed resource; a listed prompt) makes that order irrelevant; the
+/// unknown-name probe is the fallback, and its "unknown name" answer proves
 /// nothing either way.
 fn real_tool(s: &Session) -> Option<(String, Value)> {
     let tools = &s.survey.tools.items;
@@ -280,87 +282,250 @@ fn real_call(s: &Session, tool: &str, schema: &Value) -> Probe {
         .with_param_headers(schema)
 }
 
-/// Judges a header probe sent with an unknown tool name: an "unknown tool"
-/// answer leaves the rule unverified (see [`real_tool`]).
-fn judge_unknown_name_probe(reply: &Reply, what: &str, why: &str) -> Judgement {
+/// The methods whose requests carry `Mcp-Name` (streamable-http, "Standard
+/// Request Headers": "`tools/call`, `resources/read`, `prompts/get`
+/// requests"), each with the capability that serves it and what it names.
+const NAMED_METHODS: [(&str, &str, &str); 3] = [
+    ("tools/call", "tools", "tool"),
+    ("resources/read", "resources", "resource"),
+    ("prompts/get", "prompts", "prompt"),
+];
+
+/// One conforming request of a method that carries `Mcp-Name`.
+struct Named {
+    method: &'static str,
+    /// `tool`, `resource` or `prompt`.
+    kind: &'static str,
+    /// The request, its `Mcp-Name` mirrored from the body.
+    probe: Probe,
+    /// The listed name (or uri) it addresses; `None` for an unknown name.
+    real: Option<String>,
+    /// The name (or uri) the body carries.
+    name: String,
+}
+
+impl Named {
+    /// `` `tools/call` of the listed tool `echo` `` or `` `prompts/get` ``.
+    fn describe(&self) -> String {
+        match &self.real {
+            Some(name) => format!("`{}` of the listed {} `{name}`", self.method, self.kind),
+            None => format!("`{}`", self.method),
+        }
+    }
+}
+
+/// A request of every method that carries `Mcp-Name` and that the server
+/// advertises, addressed to a real name where one was listed (see
+/// [`real_tool`]), else to `unknown(kind)`; and the methods not advertised.
+fn named_targets(s: &Session, unknown: impl Fn(&str) -> String) -> (Vec<Named>, Vec<&'static str>) {
+    let c = &s.client;
+    let mut targets = Vec::new();
+    let mut absent = Vec::new();
+    for (method, capability, kind) in NAMED_METHODS {
+        if !s.advertises(capability) {
+            absent.push(method);
+            continue;
+        }
+        let listed = match kind {
+            "tool" => real_tool(s).map(|(tool, schema)| {
+                let probe = real_call(s, &tool, &schema);
+                (tool, probe)
+            }),
+            "resource" => s
+                .survey
+                .resources
+                .names("uri")
+                .into_iter()
+                .next()
+                .map(|uri| {
+                    let probe = c.request(method, json!({"uri": uri}));
+                    (uri, probe)
+                }),
+            _ => s.survey.prompts.items.iter().find_map(|p| {
+                let name = p.get("name")?.as_str()?.to_owned();
+                let probe = c.request(
+                    method,
+                    json!({"name": name, "arguments": prompt_arguments(p)}),
+                );
+                Some((name, probe))
+            }),
+        };
+        let target = match listed {
+            Some((name, probe)) => Named {
+                method,
+                kind,
+                probe,
+                real: Some(name.clone()),
+                name,
+            },
+            None => {
+                let name = unknown(kind);
+                let (name, params) = match kind {
+                    "tool" => (name.clone(), json!({"name": name, "arguments": {}})),
+                    "resource" => {
+                        let uri = format!("protocheck://missing/{name}");
+                        (uri.clone(), json!({"uri": uri}))
+                    }
+                    _ => (name.clone(), json!({"name": name})),
+                };
+                Named {
+                    method,
+                    kind,
+                    probe: c.request(method, params),
+                    real: None,
+                    name,
+                }
+            }
+        };
+        targets.push(target);
+    }
+    (targets, absent)
+}
+
+/// "; `x`, `y` not probed: the server does not advertise them" for a message.
+fn not_advertised(absent: &[&str]) -> String {
+    if absent.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<String> = absent.iter().map(|m| format!("`{m}`")).collect();
+        format!(
+            "; {} not probed: the server does not advertise {}",
+            names.join(", "),
+            if absent.len() == 1 { "it" } else { "them" }
+        )
+    }
+}
+
+/// What one `Mcp-Name` probe showed.
+enum NameCheck {
+    /// Refused with 400 and -32020.
+    Refused,
+    /// An unknown name answered -32602: the server looked the name up first.
+    Unverified(String),
+    /// Let through or refused otherwise: the rule fails.
+    Failed(Judgement),
+}
+
+/// Judges a probe of `target` that a conforming server refuses with 400 and
+/// -32020; an "unknown name" answer to an unknown-name probe leaves it
+/// unverified (see [`real_tool`]).
+fn judge_named(target: &Named, reply: &Reply, what: &str, why: &str) -> NameCheck {
     if is_mismatch(reply) {
-        return Judgement::pass(format!(
-            "{what} was refused with 400 and -32020 (probed with an unknown tool name: no tool \
-             is annotated readOnlyHint: true and the run does not allow tool calls)"
+        return NameCheck::Refused;
+    }
+    if target.real.is_none() && reply.error_code() == Some(code::INVALID_PARAMS) {
+        let how = match target.kind {
+            "tool" => {
+                "no tool is annotated readOnlyHint: true (set allow_tool_calls to use any tool)"
+            }
+            "resource" => "resources/list lists no resource",
+            _ => "prompts/list lists no prompt",
+        };
+        return NameCheck::Unverified(format!(
+            "{what} answered {} (unknown {}): the server looked the name up before the headers, \
+             which the spec does not forbid, so this says nothing about its header validation; \
+             {how} to probe with a real name",
+            reply.describe(),
+            target.kind
         ));
     }
-    if reply.error_code() == Some(code::INVALID_PARAMS) {
+    NameCheck::Failed(expect_mismatch(reply, what, why))
+}
+
+/// Sends `bend(target)` for every method that carries `Mcp-Name` and judges
+/// each answer with [`judge_named`]: fails on the first method let through,
+/// names every method checked when it passes.
+async fn expect_name_refused(
+    s: &Session,
+    unknown: impl Fn(&str) -> String,
+    bend: impl Fn(&Named) -> (Probe, String),
+    why: &str,
+) -> Judgement {
+    let (targets, absent) = named_targets(s, unknown);
+    if targets.is_empty() {
+        return Judgement::skip(NO_NAMED_METHOD);
+    }
+    let mut refused = Vec::new();
+    let mut unverified = Vec::new();
+    for target in &targets {
+        let (probe, what) = bend(target);
+        let reply = s.client.send(&probe).await;
+        match judge_named(target, &reply, &what, why) {
+            NameCheck::Refused => refused.push(what),
+            NameCheck::Unverified(text) => unverified.push(text),
+            NameCheck::Failed(j) => return j,
+        }
+    }
+    let real = targets.iter().any(|t| t.real.is_some());
+    let order = if real {
+        " (listed names where the server listed one, so the order in which it checks the name \
+         and the headers does not matter)"
+    } else {
+        ""
+    };
+    if !unverified.is_empty() {
+        let checked = if refused.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; {} {} refused with 400 and -32020",
+                refused.join(", "),
+                if refused.len() == 1 { "was" } else { "were" }
+            )
+        };
         return Judgement::skip(format!(
-            "not verified: {what} answered {} (unknown tool): the server looked the tool up \
-             before the headers, which the spec does not forbid, so this says nothing about its \
-             header validation; no tool is annotated readOnlyHint: true to probe with a real \
-             name (set allow_tool_calls to use any tool)",
-            reply.describe()
+            "not verified: {}{checked}{}",
+            unverified.join("; "),
+            not_advertised(&absent)
         ));
     }
-    expect_mismatch(reply, what, why)
+    Judgement::pass(format!(
+        "{} {} refused with 400 and -32020{order}{}",
+        refused.join(", "),
+        if refused.len() == 1 {
+            "was"
+        } else {
+            "were each"
+        },
+        not_advertised(&absent)
+    ))
 }
 
 async fn missing_name(s: &Session) -> Judgement {
-    if !s.advertises("tools") {
-        return Judgement::skip("the server does not advertise tools");
-    }
-    let why = "Mcp-Name is required on tools/call";
-    if let Some((tool, schema)) = real_tool(s) {
-        let probe = real_call(s, &tool, &schema).without_header(H_NAME);
-        let reply = s.client.send(&probe).await;
-        let what = format!("`tools/call` of the real tool `{tool}` without `Mcp-Name`");
-        let j = expect_mismatch(&reply, &what, why);
-        return match j.kind {
-            super::session::Kind::Pass => Judgement::pass(format!(
-                "{what} was refused with 400 and -32020 (a real tool, so the order in which the \
-                 server checks the tool and the headers does not matter)"
-            )),
-            _ => j,
-        };
-    }
-    let name = unknown_name("tool");
-    let probe = s
-        .client
-        .request("tools/call", json!({"name": name, "arguments": {}}))
-        .without_header(H_NAME);
-    let reply = s.client.send(&probe).await;
-    judge_unknown_name_probe(&reply, "`tools/call` without `Mcp-Name`", why)
+    // Every method that carries Mcp-Name: a server checking it on tools/call
+    // only lets resources/read through (issue #25).
+    expect_name_refused(
+        s,
+        unknown_name,
+        |t| {
+            (
+                t.probe.clone().without_header(H_NAME),
+                format!("{} without `Mcp-Name`", t.describe()),
+            )
+        },
+        "Mcp-Name is required on tools/call, resources/read and prompts/get",
+    )
+    .await
 }
 
 async fn name_matches(s: &Session) -> Judgement {
     let header_name = unknown_name("b");
-    let why = "the header must match the body";
-    if s.advertises("tools")
-        && let Some((tool, schema)) = real_tool(s)
-    {
-        let probe = real_call(s, &tool, &schema).with_header(H_NAME, header_name.clone());
-        let reply = s.client.send(&probe).await;
-        let what = format!(
-            "`tools/call` with `Mcp-Name: {header_name}` and a body naming the real tool `{tool}`"
-        );
-        let j = expect_mismatch(&reply, &what, why);
-        return match j.kind {
-            super::session::Kind::Pass => Judgement::pass(format!(
-                "{what} was refused with 400 and -32020 (a real tool, so the order in which the \
-                 server checks the tool and the headers does not matter)"
-            )),
-            _ => j,
-        };
-    }
-    let body_name = unknown_name("a");
-    let Some(probe) = named_request(s, &body_name) else {
-        return Judgement::skip(NO_NAMED_METHOD);
-    };
-    let method = probe.method.clone();
-    let probe = probe.with_header(H_NAME, header_name.clone());
-    let reply = s.client.send(&probe).await;
-    let what = format!("`{method}` with `Mcp-Name: {header_name}` and a body naming `{body_name}`");
-    if method == "tools/call" {
-        judge_unknown_name_probe(&reply, &what, why)
-    } else {
-        expect_mismatch(&reply, &what, why)
-    }
+    expect_name_refused(
+        s,
+        |kind| unknown_name(&format!("{kind}-a")),
+        |t| {
+            (
+                t.probe.clone().with_header(H_NAME, header_name.clone()),
+                format!(
+                    "{} with `Mcp-Name: {header_name}` and a body naming `{}`",
+                    t.describe(),
+                    t.name
+                ),
+            )
+        },
+        "the header must match the body",
+    )
+    .await
 }
 
 async fn missing_version(s: &Session) -> Judgement {
@@ -615,35 +780,63 @@ async fn case(s: &Session) -> Judgement {
 }
 
 async fn base64(s: &Session) -> Judgement {
-    // A name outside the header-safe set, so a conforming client must encode it.
-    let name = format!("protocheck-ünknown-{:08x}", rand::random::<u32>());
-    let Some(probe) = named_request(s, &name) else {
+    // Every method that carries Mcp-Name (value-encoding: "servers MUST
+    // decode an encoded Mcp-Name ... before comparing it to the corresponding
+    // request body value"). A listed name travels in the sentinel form even
+    // when it is plain ASCII: clients must encode any plain value shaped like
+    // the sentinel, so every sentinel value is an encoded one, and a real
+    // name means an answer other than -32020 shows the decoded name matched.
+    // Without a listed name, an unknown one outside the header-safe set, which
+    // a conforming client must encode.
+    let tag = format!("{:08x}", rand::random::<u32>());
+    let (targets, absent) = named_targets(s, |kind| format!("protocheck-ünknown-{kind}-{tag}"));
+    if targets.is_empty() {
         return Judgement::skip(NO_NAMED_METHOD);
-    };
-    let method = probe.method.clone();
-    let encoded = probe.header(H_NAME).unwrap_or_default().to_owned();
-    let reply = s.client.send(&probe).await;
-    if reply.error_code() == Some(code::HEADER_MISMATCH) {
-        Judgement::fail(format!(
-            "`{method}` with `Mcp-Name: {encoded}` (the Base64 sentinel form of the body's \
-             `{name}`) answered {}; servers MUST decode `=?base64?…?=` values before comparing \
-             them with the body",
-            reply.describe()
-        ))
-        .reply(&reply)
-    } else if reply.status.is_none() {
-        Judgement::fail(format!(
-            "`{method}` with a Base64 sentinel `Mcp-Name` got {}",
-            reply.describe()
-        ))
-        .reply(&reply)
-    } else {
-        Judgement::pass(format!(
-            "a Base64 sentinel `Mcp-Name` matching the body was decoded and accepted (the \
-             request went on to answer {})",
-            reply.describe()
-        ))
     }
+    let mut decoded = Vec::new();
+    let mut inferred = Vec::new();
+    for target in &targets {
+        let encoded = wire::sentinel(&target.name);
+        let probe = target.probe.clone().with_header(H_NAME, encoded.clone());
+        let reply = s.client.send(&probe).await;
+        let what = format!(
+            "{} with `Mcp-Name: {encoded}` (the Base64 sentinel form of the body's `{}`)",
+            target.describe(),
+            target.name
+        );
+        if reply.error_code() == Some(code::HEADER_MISMATCH) {
+            return Judgement::fail(format!(
+                "{what} answered {}; servers MUST decode `=?base64?…?=` values before \
+                 comparing them with the body",
+                reply.describe()
+            ))
+            .reply(&reply);
+        }
+        if reply.status.is_none() {
+            return Judgement::fail(format!("{what} got {}", reply.describe())).reply(&reply);
+        }
+        let line = format!("{} (answered {})", target.describe(), reply.describe());
+        if target.real.is_some() {
+            decoded.push(line);
+        } else {
+            inferred.push(line);
+        }
+    }
+    let mut parts = Vec::new();
+    if !decoded.is_empty() {
+        parts.push(format!(
+            "a Base64 sentinel `Mcp-Name` matching the body was decoded and accepted on {}",
+            decoded.join(", ")
+        ));
+    }
+    if !inferred.is_empty() {
+        parts.push(format!(
+            "a sentinel `Mcp-Name` of an unknown name was not refused as a mismatch on {} (an \
+             inference: the server decoded it, or looked the name up before the headers)",
+            inferred.join(", ")
+        ));
+    }
+    Judgement::pass(format!("{}{}", parts.join("; "), not_advertised(&absent)))
 }
 
 /// A tool protocheck may call whose schema mirrors an argument into a header.
@@ -823,32 +1016,76 @@ async fn param_characters(s: &Session) -> Judgement {
     )
 }
 
+/// Decision (HDR-010): `Mcp-Method` is required on "All requests"
+/// (streamable-http, "Standard Request Headers"), so validation before
+/// dispatch is probed on every method family the server serves: each
+/// request's body (a real tool, resource or prompt where one was listed, see
+/// [`real_tool`]) under an `Mcp-Method` naming another method, and an unknown
+/// body method under `Mcp-Method: server/discover`. A conforming server
+/// refuses each with 400 and -32020; -32601 means it looked the method up
+/// first, a result that a handler ran the request. Running a mismatched
+/// request also breaks the Server Validation MUST, but the rule stays the
+/// warning the catalogue lists it as (MAY, "best practice").
 async fn before_dispatch(s: &Session) -> Judgement {
     let method = format!("protocheck/{}", unknown_name("method"));
-    let probe = s
+    let unknown = s
         .client
         .request("server/discover", json!({}))
         .with_body_method(&method);
-    let reply = s.client.send(&probe).await;
-    if is_mismatch(&reply) {
-        Judgement::pass(
-            "a request whose Mcp-Method (server/discover) disagreed with an unknown body method \
-             was refused by header validation (400, -32020) before dispatch",
-        )
-    } else if reply.error_code() == Some(code::METHOD_NOT_FOUND) {
-        Judgement::fail(format!(
-            "a request with `Mcp-Method: server/discover` and the body method `{method}` answered \
-             {}: the method was looked up before the headers were validated; validating first \
-             means no mismatched request ever reaches a handler",
-            reply.describe()
-        ))
-        .reply(&reply)
-    } else {
-        Judgement::fail(format!(
-            "a request with `Mcp-Method: server/discover` and the body method `{method}` answered \
-             {}; header validation before dispatch refuses it with 400 and -32020",
-            reply.describe()
-        ))
-        .reply(&reply)
+    let (named, _) = named_targets(s, unknown_name);
+    let families = s.family_probes();
+    // The header names another method the server serves, so that a server
+    // routing on the header finds a handler too: server/discover, or for a
+    // server/discover body the next family's list.
+    let alternate = families
+        .iter()
+        .map(|p| p.method.clone())
+        .find(|m| m != "server/discover")
+        .unwrap_or_else(|| "tools/list".to_owned());
+    let mut probes = vec![(
+        unknown,
+        format!("a request with `Mcp-Method: server/discover` and the body method `{method}`"),
+    )];
+    for template in families {
+        let body_method = template.method.clone();
+        let (probe, shown) = match named.iter().find(|n| n.method == body_method) {
+            Some(n) => (n.probe.clone(), n.describe()),
+            None => (template, format!("`{body_method}`")),
+        };
+        let header = if body_method == "server/discover" {
+            alternate.as_str()
+        } else {
+            "server/discover"
+        };
+        probes.push((
+            probe.with_header(H_METHOD, header),
+            format!("{shown} with `Mcp-Method: {header}`"),
+        ));
     }
+    let mut refused = Vec::new();
+    for (probe, what) in &probes {
+        let reply = s.client.send(probe).await;
+        if is_mismatch(&reply) {
+            refused.push(what.clone());
+            continue;
+        }
+        let why = if reply.error_code() == Some(code::METHOD_NOT_FOUND) {
+            "the method was looked up before the headers were validated"
+        } else if reply.result().is_some() {
+            "a handler ran a request whose header and body disagree"
+        } else {
+            "header validation before dispatch refuses it with 400 and -32020"
+        };
+        return Judgement::fail(format!(
+            "{what} answered {}: {why}; validating the headers first means no mismatched request \
+             ever reaches a handler",
+            reply.describe()
+        ))
+        .reply(&reply);
+    }
+    Judgement::pass(format!(
+        "requests whose Mcp-Method disagreed with the body were refused by header validation \
+         (400, -32020) before dispatch: {}",
+        refused.join("; ")
+    ))
 }

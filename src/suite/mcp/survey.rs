@@ -249,7 +249,7 @@ async fn list(client: &McpClient, method: &str, key: &str) -> Listing {
 }
 
 /// `arguments` for `prompts/get`: each required argument set to a placeholder.
-fn prompt_arguments(prompt: &Value) -> Value {
+pub(crate) fn prompt_arguments(prompt: &Value) -> Value {
     let mut args = Map::new();
     for arg in prompt
         .get("arguments")

@@ -171,6 +171,11 @@ class Server:
         # HTTP "Standard Request Headers": Mcp-Method is required for "All requests".
         return True
 
+    def name_header_checked(self, method):
+        # HTTP "Standard Request Headers": Mcp-Name is required for
+        # "`tools/call`, `resources/read`, `prompts/get` requests".
+        return True
+
     def unsupported_data(self, requested):
         return {"supported": list(self.supported), "requested": requested}
 
@@ -250,7 +255,7 @@ class Server:
         elif hm != method:
             # Header values are case-sensitive (HTTP "Case Sensitivity").
             raise mismatch(f"Mcp-Method header does not match body method {method!r}")
-        if method in NAMED:
+        if method in NAMED and self.name_header_checked(method):
             source = params.get(NAMED[method])
             hn = self.header(handler, "Mcp-Name")
             if hn is None:

@@ -206,6 +206,50 @@ class DiscoverFirst(Server):
             raise Refusal(400, -32600, "Call server/discover on this connection first")
 
 
+class NameUncheckedOnRead(Server):
+    """Checks Mcp-Name on tools/call and prompts/get, never on resources/read.
+
+    HTTP "Standard Request Headers": Mcp-Name is required for "`tools/call`,
+    `resources/read`, `prompts/get` requests"; "Server Validation": "A required
+    standard header (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`) is
+    missing" and "A header value does not match the corresponding request body
+    value" are validation failures, answered 400 with -32020.
+    """
+
+    def name_header_checked(self, method):
+        return method != "resources/read"
+
+
+class NameUncheckedOnPrompt(Server):
+    """Checks Mcp-Name on tools/call and resources/read, never on prompts/get.
+
+    The same sentences as NameUncheckedOnRead, for `prompts/get`.
+    """
+
+    def name_header_checked(self, method):
+        return method != "prompts/get"
+
+
+class InitializeUnsupportedVersion(Server):
+    """Answers a 2026-07-28 `initialize` with 400 and -32022, as if 2026-07-28
+    were a version it does not support (it is the one it supports).
+
+    HTTP "Protocol Version Header": "If the server does not implement the
+    requested RPC method, it MUST respond with 404 Not Found and a JSON-RPC
+    error with code -32601"; CHANGELOG removes `initialize` from 2026-07-28.
+    The -32022 answer is for "If the server does not implement the requested
+    protocol version", which is not the case here. A legacy `initialize`
+    (without the modern headers) is refused as the base server refuses it.
+    """
+
+    def dispatch(self, handler, method, params):
+        if method == "initialize":
+            asked = params.get("protocolVersion") if isinstance(params, dict) else None
+            raise Refusal(400, -32022, "Unsupported protocol version",
+                          self.unsupported_data(asked))
+        return super().dispatch(handler, method, params)
+
+
 VARIANTS = {
     "correct": Server,
     "dual-era": DualEra,
@@ -222,6 +266,9 @@ VARIANTS = {
     "per-connection": PerConnection,
     "discover-first": DiscoverFirst,
     "discover-first-global": DiscoverFirstGlobal,
+    "name-unchecked-on-read": NameUncheckedOnRead,
+    "name-unchecked-on-prompt": NameUncheckedOnPrompt,
+    "initialize-unsupported-version": InitializeUnsupportedVersion,
 }
 
 if __name__ == "__main__":
