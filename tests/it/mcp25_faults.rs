@@ -456,6 +456,28 @@ async fn over_http_with(config: Mcp25ReferenceConfig) -> Run {
     run
 }
 
+/// A server that lets in any Origin starting with `http://localhost` still
+/// refuses the plainly foreign one: MCP25-HTP-018 fails on a look-alike, and
+/// only that rule does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn htp_origin_by_prefix_fails_on_a_look_alike() {
+    let run = over_http_with(Mcp25ReferenceConfig::new().with_origin_prefix_match()).await;
+    let f = run.finding("MCP25-HTP-018");
+    assert_eq!(f.outcome, Outcome::Fail, "{}", dump(&run.findings));
+    assert!(
+        f.message
+            .contains("with Origin `http://localhost.protocheck.invalid` got HTTP 200"),
+        "the look-alike sent and what came back are named: {}",
+        f.message
+    );
+    let others: Vec<_> = run
+        .findings
+        .iter()
+        .filter(|f| f.rule_id != "MCP25-HTP-018" && f.outcome == Outcome::Fail)
+        .collect();
+    assert!(others.is_empty(), "{}", dump(&run.findings));
+}
+
 /// The HTP rules on the reference server without sessions (the session
 /// rules skip, saying why; every other rule is judged) and answering every
 /// request over SSE (the stream rules pass).

@@ -121,6 +121,35 @@ async fn a_403_to_a_bad_origin_may_have_any_body() {
 }
 
 #[tokio::test]
+async fn an_origin_check_by_prefix_is_caught_by_a_look_alike() {
+    // A server that lets in any Origin starting with `http://localhost` still
+    // refuses the plainly foreign one; only a look-alike shows the bug.
+    let prefix = run(config(&[]).with_origin_prefix_match()).await;
+    let f = prefix.finding("MCP-SEC-001");
+    assert_eq!(f.outcome, Outcome::Fail, "{}", f.message);
+    assert!(
+        f.message
+            .contains("with Origin http://localhost.protocheck.invalid got HTTP 200"),
+        "the look-alike sent and what came back are named: {}",
+        f.message
+    );
+    assert!(f.message.contains("prefix match"), "{}", f.message);
+    assert_eq!(prefix.grade(), "non-compliant", "{}", prefix.table());
+    // The correct reference refuses every look-alike, and says which it sent.
+    let clean = run(config(&[])).await;
+    let f = clean.finding("MCP-SEC-001");
+    assert_eq!(f.outcome, Outcome::Pass, "{}", f.message);
+    for lookalike in [
+        "null",
+        "http://localhost.protocheck.invalid",
+        "http://127.0.0.1.protocheck.invalid",
+        "http://attacker-localhost",
+    ] {
+        assert!(f.message.contains(lookalike), "{lookalike}: {}", f.message);
+    }
+}
+
+#[tokio::test]
 async fn unsupported_version_may_name_legacy_versions() {
     let run = run(config(&[]).allowing(Allowed::LegacyInSupported)).await;
     let f = run.finding("MCP-ERR-001");

@@ -102,6 +102,8 @@ pub struct McpReferenceConfig {
     allowed: BTreeSet<Allowed>,
     /// The name half of MCP-HDR-006's fault alone (see [`Self::case_sensitive_names`]).
     case_sensitive_names: bool,
+    /// Origins compared by prefix (see [`Self::with_origin_prefix_match`]).
+    origin_prefix_match: bool,
     era: ReferenceEra,
     tools_only: bool,
     side_effects: Arc<AtomicUsize>,
@@ -218,6 +220,7 @@ impl McpReferenceConfig {
             faults,
             allowed: BTreeSet::new(),
             case_sensitive_names: false,
+            origin_prefix_match: false,
             era: ReferenceEra::Modern,
             tools_only: false,
             side_effects: Arc::new(AtomicUsize::new(0)),
@@ -262,6 +265,15 @@ impl McpReferenceConfig {
     /// arrive on the connection.
     pub fn case_sensitive_names(mut self) -> Self {
         self.case_sensitive_names = true;
+        self
+    }
+
+    /// Lets in any `Origin` that starts with `http://localhost`,
+    /// `http://127.0.0.1` or `http://[::1]`, and refuses the rest with 403:
+    /// the subtler half of MCP-SEC-001's fault (`--break` checks no Origin at
+    /// all), which only a look-alike Origin shows.
+    pub fn with_origin_prefix_match(mut self) -> Self {
+        self.origin_prefix_match = true;
         self
     }
 

@@ -121,7 +121,9 @@ fn refuse(state: &Server, status: StatusCode, code: i64, message: &str) -> Refus
 
 /// The checks every method of `/mcp` starts with.
 fn check_origin(state: &Server, headers: &HeaderMap) -> Result<(), Refusal> {
-    if state.config.breaks(faults::ORIGIN) || origin_allowed(headers) {
+    if state.config.breaks(faults::ORIGIN)
+        || origin_allowed(headers, state.config.origin_prefix_match)
+    {
         return Ok(());
     }
     Err(refuse(

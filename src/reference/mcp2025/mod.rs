@@ -62,6 +62,8 @@ pub struct Mcp25ReferenceConfig {
     tasks: bool,
     /// The key tokens are signed with, when authorization is required (`with_auth`).
     auth: Option<[u8; 32]>,
+    /// Origins compared by prefix (see [`Self::with_origin_prefix_match`]).
+    origin_prefix_match: bool,
 }
 
 impl Default for Mcp25ReferenceConfig {
@@ -81,6 +83,7 @@ impl Mcp25ReferenceConfig {
             stream_greeting: Duration::from_millis(100),
             tasks: false,
             auth: None,
+            origin_prefix_match: false,
         }
     }
 
@@ -109,6 +112,15 @@ impl Mcp25ReferenceConfig {
             self.faults.insert(fault.to_owned());
         }
         Ok(self)
+    }
+
+    /// Lets in any `Origin` that starts with `http://localhost`,
+    /// `http://127.0.0.1` or `http://[::1]`, and refuses the rest with 403:
+    /// the subtler half of MCP25-HTP-018's fault (which checks no Origin at
+    /// all), which only a look-alike Origin shows.
+    pub fn with_origin_prefix_match(mut self) -> Self {
+        self.origin_prefix_match = true;
+        self
     }
 
     /// Delays every answer (HTTP response, stdout line) by `latency`.

@@ -17,7 +17,8 @@
 //!
 //! The files form layers, lowest first, and import only downwards
 //! (`tests/it/architecture.rs` finds any cycle): `wire` and `client` (the
-//! protocol and its HTTP client); the surveys, which need only the client and
+//! protocol and its HTTP client) and `origin` (the look-alike Origins both
+//! revisions send); the surveys, which need only the client and
 //! the endpoint's URL (`era`, `survey`, `aut_survey`, `reg_survey`); `session`
 //! (the [`Session`] every check reads and the `Judgement` it gives) and `rule`
 //! ([`McpRule`] and its properties); the rule files; `catalogue`; `engine`;
@@ -26,6 +27,7 @@
 pub mod client;
 mod engine;
 mod era;
+pub(crate) mod origin;
 pub(crate) mod survey;
 pub mod wire;
 

@@ -9,7 +9,8 @@
 //! the handshake fails, the engine reports the rule that judges TLS (this one)
 //! failed and skips the rest.
 
-use super::client::{CANARY_HEADER, Reply, clip, some};
+use super::client::{CANARY_HEADER, Probe, Reply, clip, some};
+use super::origin;
 use super::rule::{Keyword, McpRule, spec};
 use super::session::{Judgement, Session};
 use super::survey::unknown_name;
@@ -138,14 +139,20 @@ async fn origin_403(s: &Session) -> Judgement {
     // Origin, so that method is left out and named (§15.8).
     let mut methods = Vec::new();
     let mut unreached = Vec::new();
+    // The first method whose foreign Origin got 403: there the Origin check
+    // is known to come first, so the look-alikes go to it.
+    let mut refused: Option<Probe> = None;
     for template in s.family_probes() {
         let method = template.method.clone();
         let reply = s
             .client
-            .send(&template.with_header("origin", FOREIGN_ORIGIN))
+            .send(&template.clone().with_header("origin", FOREIGN_ORIGIN))
             .await;
         match reply.status {
-            Some(403) => methods.push(format!("`{method}`")),
+            Some(403) => {
+                methods.push(format!("`{method}`"));
+                refused.get_or_insert(template);
+            }
             Some(401) => unreached.push(format!("`{method}`")),
             Some(code) if (400..500).contains(&code) => {
                 return Judgement::fail(format!(
@@ -166,12 +173,15 @@ async fn origin_403(s: &Session) -> Judgement {
             }
         }
     }
-    if methods.is_empty() {
+    let Some(template) = refused else {
         return Judgement::skip(format!(
             "not verified: every request with a foreign Origin was refused with 401 first ({}), \
              before any Origin check could show",
             unreached.join(", ")
         ));
+    };
+    if let Some(failed) = lookalikes_refused(s, &template).await {
+        return failed;
     }
     let note = if unreached.is_empty() {
         String::new()
@@ -182,10 +192,64 @@ async fn origin_403(s: &Session) -> Judgement {
             unreached.join(", ")
         )
     };
+    let lookalikes = origin::lookalikes(&s.url).join(", ");
     Judgement::pass(format!(
-        "{} with Origin {FOREIGN_ORIGIN} were each refused with 403{note}",
-        methods.join(", ")
+        "{} with Origin {FOREIGN_ORIGIN} were each refused with 403{note}; so was `{}` with \
+         each look-alike Origin ({lookalikes}); another port or scheme of the same host is not \
+         sent: the spec leaves it to the server, which may allow it",
+        methods.join(", "),
+        template.method
     ))
+}
+
+/// Sends `template` once with each look-alike Origin (see [`origin`]): a
+/// server that refused a plainly foreign Origin on this method, yet lets one
+/// of these in, compares Origins by prefix or suffix. Side by side, at most
+/// six requests. `None` when each got 403 (a skip when one got no answer).
+async fn lookalikes_refused(s: &Session, template: &Probe) -> Option<Judgement> {
+    let method = &template.method;
+    let sends = origin::lookalikes(&s.url).into_iter().map(|lookalike| {
+        let mut probe = template.clone().with_header("origin", lookalike.as_str());
+        probe.body["id"] = json!(s.client.next_id());
+        async move { (lookalike, s.client.send(&probe).await) }
+    });
+    let replies = futures::future::join_all(sends).await;
+    let (lookalike, reply) = replies
+        .into_iter()
+        .find(|(_, reply)| reply.status != Some(403))?;
+    let why = match reply.status {
+        // No answer is no evidence the Origin got through.
+        None => {
+            return Some(
+                Judgement::skip(format!(
+                    "not verified: `{method}` with Origin {lookalike} got {}",
+                    reply.describe()
+                ))
+                .reply(&reply),
+            );
+        }
+        // The foreign Origin got 403 on this method with the same
+        // credentials, so the Origin check comes first on it.
+        Some(401) => {
+            "(an inference: the 401 means the Origin check let it through to \
+                      authorization, since a foreign Origin got 403 here first)"
+        }
+        Some(code) if (200..300).contains(&code) => {
+            "(the server validates Origin, but this look-alike got through: a web page served \
+             from such a name can reach the server through DNS rebinding)"
+        }
+        Some(_) => "(not the status the spec names)",
+    };
+    Some(
+        Judgement::fail(format!(
+            "`{method}` with Origin {lookalike} got {}, though Origin {FOREIGN_ORIGIN} got 403; \
+             that Origin is invalid for every server ({}), and an invalid Origin MUST be \
+             answered with 403 Forbidden {why}",
+            reply.describe(),
+            origin::why_invalid(&lookalike)
+        ))
+        .reply(&reply),
+    )
 }
 
 /// Whether the endpoint is on this machine (`mcp-2026-07-28.md` §15.10).

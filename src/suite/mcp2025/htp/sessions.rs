@@ -2,6 +2,7 @@
 
 use super::{Raw, Read, frame, no_sessions, own_session, send, set_header, shaped, target};
 use crate::suite::mcp::client::clip;
+use crate::suite::mcp::origin;
 use crate::suite::mcp::wire::{H_PROTOCOL_VERSION, H_SESSION_ID};
 use crate::suite::mcp2025::client::{PROTOCOL_VERSION, client_info};
 use crate::suite::mcp2025::session::{Judgement, Session};
@@ -280,9 +281,59 @@ pub(super) async fn origin(s: &Session) -> Judgement {
     } else if !unsent.is_empty() {
         Judgement::skip(format!("not verified: {}", unsent.join("; ")))
     } else {
-        Judgement::pass(format!(
-            "`initialize` and a request in session with Origin `{BAD_ORIGIN}` each got 403"
-        ))
+        let lookalikes = origin::lookalikes(url);
+        match lookalikes_refused(s, &lookalikes).await {
+            Ok(()) => Judgement::pass(format!(
+                "`initialize` and a request in session with Origin `{BAD_ORIGIN}` each got 403, \
+                 and so did a request in session with each look-alike Origin ({}); another port \
+                 or scheme of the same host is not sent: the spec leaves it to the server, which \
+                 may allow it",
+                lookalikes.join(", ")
+            )),
+            Err(j) => j,
+        }
     };
     j.with(&first.exchange).with(&second.exchange)
+}
+
+/// Sends the request in session once with each of `lookalikes` (shared with
+/// 2026-07-28's MCP-SEC-001, see `suite::mcp::origin`), side by side: a
+/// server that refused a plainly foreign Origin there, yet lets one of these
+/// in, compares Origins by prefix or suffix. The request in session alone, not
+/// `initialize` too: one request per look-alike, and no session is opened
+/// when the server wrongly lets one in.
+async fn lookalikes_refused(s: &Session, lookalikes: &[String]) -> Result<(), Judgement> {
+    let sends = lookalikes.iter().map(|lookalike| async move {
+        let raw = bent(s, |req| req.header("origin", lookalike.as_str())).await;
+        (lookalike, raw)
+    });
+    for (lookalike, raw) in futures::future::join_all(sends).await {
+        let raw = raw?;
+        let why = match raw.status {
+            Some(403) => continue,
+            None => {
+                return Err(Judgement::skip(format!(
+                    "not verified: a request in session with Origin `{lookalike}` got {}",
+                    raw.describe()
+                ))
+                .with(&raw.exchange));
+            }
+            // The foreign Origin got 403 on the same request, so the Origin
+            // check comes before authorization on it.
+            Some(401) => {
+                " (an inference: the 401 means the Origin check let it through to \
+                 authorization, since a foreign Origin got 403 on the same request)"
+            }
+            Some(_) => "",
+        };
+        return Err(Judgement::fail(format!(
+            "a request in session with Origin `{lookalike}` got {}, though Origin \
+             `{BAD_ORIGIN}` got 403; that Origin is invalid for every server ({}), and a \
+             present, invalid Origin MUST get 403 Forbidden{why}",
+            raw.describe(),
+            origin::why_invalid(lookalike)
+        ))
+        .with(&raw.exchange));
+    }
+    Ok(())
 }

@@ -124,6 +124,22 @@ class OriginPlain(Server):
         handler.send(403, b"Forbidden: Origin not allowed\n", "text/plain; charset=utf-8")
 
 
+class OriginPrefix(Server):
+    """Checks Origin by string prefix: any Origin starting with http://localhost
+    or http://127.0.0.1 is served (so is http://localhost.attacker.example),
+    the rest get 403.
+
+    HTTP "Security & Endpoint": "Servers MUST validate the Origin header on all
+    incoming connections to prevent DNS rebinding attacks. If the Origin
+    header is present and invalid, servers MUST respond with HTTP 403
+    Forbidden." A name that merely starts with a loopback name is another
+    host, which a rebinding page can be served from.
+    """
+
+    def origin_ok(self, origin):
+        return origin.startswith(("http://localhost", "http://127.0.0.1"))
+
+
 class WrongContentType(Server):
     """Answers the prompts requests as text/plain (with a JSON body)."""
 
@@ -256,6 +272,7 @@ VARIANTS = {
     "dual-era-sse": DualEraSse,
     "dual-era-headerless-modern": DualEraHeaderlessModern,
     "origin-plain": OriginPlain,
+    "origin-prefix": OriginPrefix,
     "wrong-content-type": WrongContentType,
     "supported-beyond": SupportedBeyond,
     "no-supported": NoSupported,

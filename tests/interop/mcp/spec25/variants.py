@@ -130,6 +130,16 @@ class OriginOpen(Server):
     check_origin = False
 
 
+class OriginPrefix(Server):
+    """Checks Origin by string prefix: any Origin starting with http://localhost
+    or http://127.0.0.1 is served (so is http://localhost.attacker.example),
+    the rest get 403 (TRANSPORTS "Security Warning": MUST validate, 403).
+    """
+
+    def origin_ok(self, origin):
+        return origin.startswith(("http://localhost", "http://127.0.0.1"))
+
+
 class DeletedSessionAlive(Server):
     """Answers DELETE with 200 but keeps serving the session it says it ended."""
 
@@ -220,6 +230,7 @@ VARIANTS = {
     "session-optional": SessionOptional,
     "unknown-tool-method-not-found": UnknownToolMethodNotFound,
     "origin-open": OriginOpen,
+    "origin-prefix": OriginPrefix,
     "deleted-session-alive": DeletedSessionAlive,
     "ignores-cancel": IgnoresCancel,
     "unknown-session-400": UnknownSession400,
