@@ -117,6 +117,7 @@ impl Statement {
                 grade,
                 revisions,
                 not_judged,
+                ..
             } => (
                 None,
                 PredicateVerdict {
