@@ -342,7 +342,9 @@ async fn a_failing_revision_fails_the_whole_run() {
     assert!(!verdict.passed);
     assert_eq!(verdict.mcp_grade(), Some("non-compliant"));
     assert!(
-        verdict.summary.starts_with("2026-07-28 non-compliant"),
+        verdict
+            .summary
+            .starts_with("non-compliant — 2026-07-28 non-compliant"),
         "{}",
         verdict.summary
     );
