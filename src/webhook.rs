@@ -164,6 +164,7 @@ pub fn payload(run: &Run, public_url: Option<&str>) -> Value {
             crate::suite::VerdictDetail::Mcp {
                 grade,
                 withheld,
+                grade_by_revision,
                 revisions,
                 not_judged,
             } => {
@@ -171,8 +172,10 @@ pub fn payload(run: &Run, public_url: Option<&str>) -> Value {
                 if let Some(why) = withheld {
                     doc["withheld"] = json!(why);
                 }
-                // A verdict of one revision reads as it always has.
+                // A verdict of one revision reads as it always has; one of
+                // several names each revision's grade beside the lowest.
                 if !revisions.is_empty() {
+                    doc["grade_by_revision"] = json!(grade_by_revision);
                     doc["revisions"] = json!(revisions);
                     doc["not_judged"] = json!(not_judged);
                 }

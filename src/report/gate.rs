@@ -267,11 +267,19 @@ impl Gate {
                 } else {
                     suite::grade::grade(judged).grade.to_owned()
                 };
-                let shown = if effective == *grade {
+                let mut shown = if effective == *grade {
                     format!("grade {grade}")
                 } else {
                     format!("grade {effective} with the baseline ({grade} without)")
                 };
+                // Several revisions: each one's grade beside the lowest.
+                if let Some(each) = verdict.grades_by_revision() {
+                    shown.push_str(&if effective == *grade {
+                        format!(", the lowest of {each}")
+                    } else {
+                        format!("; without the baseline {each}")
+                    });
+                }
                 let rank = |g: &str| match g {
                     "strict" => 2,
                     "compliant" => 1,

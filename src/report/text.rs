@@ -30,13 +30,9 @@ pub fn summary(report: &Report) -> String {
             "{} passed, {} failed, {} warnings, {} info, {} skipped",
             c.pass, c.fail, c.warn, c.info, c.skip
         );
-        let _ = writeln!(
-            out,
-            "verdict: {} ({})",
-            v.summary,
-            if v.passed { "passes" } else { "fails" }
-        );
-        // A run that judged several MCP revisions: one line each.
+        // A run that judged several MCP revisions: one line each, then the
+        // verdict, whose summary names the lowest grade and each one's, so
+        // that the last line never shows one revision's grade alone.
         for r in v.revisions() {
             let c = r.counts;
             let _ = writeln!(
@@ -52,6 +48,12 @@ pub fn summary(report: &Report) -> String {
                 c.skip
             );
         }
+        let _ = writeln!(
+            out,
+            "verdict: {} ({})",
+            v.summary,
+            if v.passed { "passes" } else { "fails" }
+        );
     }
     if let Some(g) = &report.gate {
         if g.passed {

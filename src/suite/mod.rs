@@ -292,8 +292,9 @@ pub struct Verdict {
     /// For a run that judged several MCP revisions: whether every one passed.
     pub passed: bool,
     /// One line for people: `L0`, `L1 · OVERCLAIMED (declared L2)`,
-    /// `compliant`; for several MCP revisions, each one's
-    /// (`2026-07-28 strict · 2025-11-25 non-compliant: 2 failing`).
+    /// `compliant`; for several MCP revisions, the lowest grade and each
+    /// one's summary (`non-compliant — 2026-07-28 strict · 2025-11-25
+    /// non-compliant: 2 failing`).
     pub summary: String,
     pub counts: Counts,
     #[serde(flatten)]
@@ -339,6 +340,12 @@ pub enum VerdictDetail {
         /// required`), when `grade` is `not judged`; absent otherwise.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         withheld: Option<String>,
+        /// For a run that judged several revisions: each one's grade, beside
+        /// the lowest (`{"2026-07-28": "strict", "2025-11-25": "compliant"}`),
+        /// so that `grade` is never read as every revision's. Absent when
+        /// the run judged one revision.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        grade_by_revision: BTreeMap<String, String>,
         /// For a run that judged each revision the target speaks
         /// (`mcp_revision: all`): one verdict per revision, newest first.
         /// Empty (and absent on the wire) when the run judged one revision,
@@ -364,6 +371,7 @@ impl VerdictDetail {
         Self::Mcp {
             grade: grade.into(),
             withheld,
+            grade_by_revision: BTreeMap::new(),
             revisions: Vec::new(),
             not_judged: Vec::new(),
         }
@@ -400,6 +408,23 @@ impl Verdict {
             VerdictDetail::Mcp { grade, .. } => Some(grade),
             VerdictDetail::Rcp { .. } => None,
         }
+    }
+
+    /// Each judged revision's grade, newest first, for a verdict of several
+    /// MCP revisions (`2026-07-28 strict · 2025-11-25 compliant`); `None`
+    /// for any other verdict.
+    pub fn grades_by_revision(&self) -> Option<String> {
+        let revisions = self.revisions();
+        if revisions.is_empty() {
+            return None;
+        }
+        Some(
+            revisions
+                .iter()
+                .map(|r| format!("{} {}", r.spec_revision, r.grade))
+                .collect::<Vec<_>>()
+                .join(" · "),
+        )
     }
 
     /// The per-revision verdicts of a run that judged several MCP revisions;
@@ -463,7 +488,12 @@ impl Verdict {
         let join = |f: &dyn Fn(&RevisionVerdict) -> String| {
             revisions.iter().map(f).collect::<Vec<_>>().join(" · ")
         };
-        let mut summary = join(&|r| format!("{} {}", r.spec_revision, r.summary));
+        // The combined grade first, each revision's beside it: the lowest
+        // grade alone would read as every revision's.
+        let mut summary = format!(
+            "{grade} — {}",
+            join(&|r| format!("{} {}", r.spec_revision, r.summary))
+        );
         for note in &not_judged {
             summary.push_str(" · ");
             summary.push_str(note);
@@ -484,6 +514,10 @@ impl Verdict {
             detail: VerdictDetail::Mcp {
                 grade,
                 withheld,
+                grade_by_revision: revisions
+                    .iter()
+                    .map(|r| (r.spec_revision.clone(), r.grade.clone()))
+                    .collect(),
                 revisions,
                 not_judged,
             },

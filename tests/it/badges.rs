@@ -629,7 +629,8 @@ async fn a_readme_badge_shows_the_latest_run_links_to_it_and_verifies() {
 }
 
 /// A badge names the MCP revision its verdict certifies; for a run that
-/// judged several, each revision and, in the same order, its grade.
+/// judged several, each revision beside its grade, in the colour of the
+/// lowest grade (the run's combined grade), in the SVG and the shields JSON.
 #[tokio::test]
 async fn an_mcp_badge_names_each_revision_it_certifies() {
     let db = common::sqlite().await;
@@ -650,14 +651,14 @@ async fn an_mcp_badge_names_each_revision_it_certifies() {
         (older, "MCP 2025-11-25", "compliant", "green"),
         (
             both,
-            "MCP 2026-07-28 · 2025-11-25",
-            "strict · compliant",
+            "MCP",
+            "2026-07-28 strict · 2025-11-25 compliant",
             "green",
         ),
         (
             one_fails,
-            "MCP 2026-07-28 · 2025-11-25",
-            "2 failing · compliant",
+            "MCP",
+            "2026-07-28 2 failing · 2025-11-25 compliant",
             "red",
         ),
         (only_older, "MCP 2025-11-25", "compliant", "green"),

@@ -151,6 +151,20 @@ fn launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
             return Ok(Launch::Http(cmd));
         }
         _ if name.starts_with("spec25-") => return spec25_launcher(name, tools),
+        "spec-stdio-dual" => {
+            let python = tools
+                .python
+                .clone()
+                .ok_or("PROTOCHECK_INTEROP_PYTHON names no Python 3")?;
+            return Ok(Launch::Stdio {
+                line: format!(
+                    "{} {}",
+                    shown(&python),
+                    shown(&dir.join("spec/stdio_dual.py"))
+                ),
+                env: vec![("PYTHONDONTWRITEBYTECODE".into(), PathBuf::from("1"))],
+            });
+        }
         "sdk-stdio" => {
             let python = tools
                 .python

@@ -342,7 +342,9 @@ async fn a_failing_revision_fails_the_whole_run() {
     assert!(!verdict.passed);
     assert_eq!(verdict.mcp_grade(), Some("non-compliant"));
     assert!(
-        verdict.summary.starts_with("2026-07-28 non-compliant"),
+        verdict
+            .summary
+            .starts_with("non-compliant — 2026-07-28 non-compliant"),
         "{}",
         verdict.summary
     );
@@ -455,6 +457,13 @@ async fn a_verdict_of_several_revisions_is_stored_and_read_back_whole() {
             announced["verdict"]["revisions"],
             serde_json::to_value(verdict.revisions()).expect("parts")
         );
+        // Each revision's grade beside the combined one.
+        for part in verdict.revisions() {
+            assert_eq!(
+                announced["verdict"]["grade_by_revision"][&part.spec_revision],
+                part.grade.as_str()
+            );
+        }
     }
 }
 
@@ -518,11 +527,23 @@ fn verdicts_of_one_revision_read_and_write_as_before() {
     .expect("two parts");
     assert!(both.passed);
     assert_eq!(both.mcp_grade(), Some("compliant"));
-    assert_eq!(both.summary, "2026-07-28 strict · 2025-11-25 compliant");
+    // The lowest grade is never shown alone: each revision's is beside it.
+    assert_eq!(
+        both.summary,
+        "compliant — 2026-07-28 strict · 2025-11-25 compliant"
+    );
+    assert_eq!(
+        both.grades_by_revision().as_deref(),
+        Some("2026-07-28 strict · 2025-11-25 compliant")
+    );
     assert_eq!(both.counts.pass, 4);
     let json = serde_json::to_value(&both).expect("writes");
     assert_eq!(json["kind"], "mcp");
     assert_eq!(json["grade"], "compliant");
+    assert_eq!(
+        json["grade_by_revision"],
+        serde_json::json!({"2026-07-28": "strict", "2025-11-25": "compliant"})
+    );
     assert_eq!(json["revisions"][1]["spec_revision"], "2025-11-25");
     assert!(json.get("not_judged").is_none(), "{json}");
     let back: Verdict = serde_json::from_value(json).expect("reads");
@@ -570,7 +591,30 @@ async fn check_with_mcp_revision_all_prints_each_revision() {
             show(&out)
         );
     }
-    assert!(stdout.contains("verdict: 2026-07-28 "), "{}", show(&out));
+    // The last line names the combined (lowest) grade and, beside it,
+    // each revision's: never one grade alone.
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(
+        ["non-compliant", "compliant", "strict"]
+            .iter()
+            .any(|g| last.starts_with(&format!("verdict: {g} — "))),
+        "the last line is the verdict: {}",
+        show(&out)
+    );
+    for revision in ["2026-07-28", "2025-11-25"] {
+        assert!(
+            last.contains(&format!(" {revision} ")),
+            "{revision}: {last}"
+        );
+    }
+    assert!(
+        !stdout
+            .lines()
+            .skip_while(|l| !l.starts_with("verdict: "))
+            .any(|l| l.starts_with("  MCP ")),
+        "the revision lines come before the verdict: {}",
+        show(&out)
+    );
     assert!(stdout.contains("MCP25-"), "{}", show(&out));
 
     let mut cmd = protocheck();

@@ -90,6 +90,50 @@ fn outcomes(findings: &[Finding]) -> BTreeMap<String, (Outcome, String)> {
         .collect()
 }
 
+/// Over stdio, the `initialize` that DEP-006 and DEP-007 judge goes to a
+/// process of its own when the run's process, opened with `server/discover`,
+/// refused it: a dual-era server may bind its process to the era of its
+/// first request (versioning, "Backward Compatibility": legacy semantics
+/// are "scoped to the stdio process"), and a legacy client opens its own.
+#[tokio::test]
+async fn over_stdio_initialize_is_judged_in_a_process_of_its_own() {
+    let revision = Some(McpRevision::V2026_07_28);
+    // Written from the spec: each process serves the era its first request
+    // chose, and refuses `initialize` once opened with a 2026-07-28 request.
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/interop/mcp/spec/stdio_dual.py"
+    );
+    let dual = Endpoint::Stdio(format!("python3 {script}"));
+    let (verdict, findings) = judged(SuiteChoice::Mcp, &dual, revision).await;
+    let found = outcomes(&findings);
+    let (accepts, said) = &found["MCP-DEP-006"];
+    assert_eq!(*accepts, Outcome::Pass, "{}", dump(&findings));
+    assert!(said.contains("first line to a new process"), "{said}");
+    assert!(said.contains("negotiating 2025-11-25"), "{said}");
+    // What the run's own process answered is named too.
+    assert!(said.contains("-32601"), "{said}");
+    let (names, said) = &found["MCP-DEP-007"];
+    assert_eq!(*names, Outcome::Skip, "{said}");
+    assert!(said.contains("dual-era"), "{said}");
+    assert_eq!(grade(&verdict), "strict", "{}", dump(&findings));
+
+    // A modern-only server refuses it in a new process too: DEP-007 is
+    // judged on that answer and quotes the versions the error lists, not
+    // the version the request asked for.
+    let (_, findings) = judged(SuiteChoice::Mcp, &reference_stdio("--stdio"), revision).await;
+    let found = outcomes(&findings);
+    let (accepts, said) = &found["MCP-DEP-006"];
+    assert_eq!(*accepts, Outcome::Skip, "{said}");
+    assert!(said.contains("first line to a new process"), "{said}");
+    let (names, said) = &found["MCP-DEP-007"];
+    assert_eq!(*names, Outcome::Pass, "{said}");
+    assert!(
+        said.contains("error.data.supported lists [\"2026-07-28\""),
+        "{said}"
+    );
+}
+
 #[tokio::test]
 async fn the_correct_reference_gets_the_same_grade_over_stdio_as_over_http() {
     let revision = Some(McpRevision::V2026_07_28);

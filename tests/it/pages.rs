@@ -621,6 +621,17 @@ async fn the_form_posts_the_mcp_revision_and_the_report_shows_each_one() {
         "{html}"
     );
     assert!(html.contains("aria-label=\"Verdict per MCP revision\""));
+    // The headline names the combined (lowest) grade with each revision's
+    // grade beside it.
+    let grade = run["verdict"]["grade"].as_str().expect("a grade");
+    let headline = format!("<p class=\"headline\">{grade} — 2026-07-28 ");
+    assert!(html.contains(&headline), "{headline}\n{html}");
+    for revision in &names {
+        let part = run["verdict"]["grade_by_revision"][revision]
+            .as_str()
+            .expect("each revision's grade");
+        assert!(html.contains(&format!("{revision} {part}")), "{revision}");
+    }
     for revision in names {
         assert!(
             html.contains(&format!("<strong>MCP {revision}</strong>: ")),

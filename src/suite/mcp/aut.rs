@@ -189,8 +189,8 @@ async fn survey(s: &Session) -> Result<AuthSurvey, Judgement> {
     match auth.status {
         Some(401) => Ok(auth),
         Some(code) => Err(Judgement::skip(format!(
-            "the server does not require authorization: an unauthenticated server/discover \
-             got HTTP {code}, not 401"
+            "an unauthenticated server/discover got HTTP {code}, not 401: judged as a server \
+             that does not require authorization"
         ))),
         None => Err(Judgement::skip(
             "not verified: the unauthenticated server/discover got no answer",

@@ -8,7 +8,7 @@ use super::client::Reply;
 use super::era::{Era, LegacySession, negotiated_version};
 use super::rule::{DISCOVER_ID, Keyword, McpRule, spec};
 use super::session::{Judgement, Session};
-use super::wire::{self, LEGACY_VERSIONS, PROTOCOL_VERSION};
+use super::wire::{self, LEGACY_VERSION, LEGACY_VERSIONS, PROTOCOL_VERSION};
 use crate::suite::Outcome;
 use futures::FutureExt;
 use serde_json::{Value, json};
@@ -165,7 +165,10 @@ async fn judge_removed(s: &Session, calls: &[(&str, Value)], replaced_by: &str) 
         }
     }
     if still.is_empty() {
-        return Judgement::pass(format!("{}: not implemented", answers.join("; ")));
+        return Judgement::pass(format!(
+            "{}: no result, as for a method that is not implemented",
+            answers.join("; ")
+        ));
     }
     let names: Vec<String> = still.iter().map(|(m, _)| format!("`{m}`")).collect();
     let mut j = Judgement::fail(format!(
@@ -314,6 +317,18 @@ async fn no_deprecated_capabilities(s: &Session) -> Judgement {
     }
 }
 
+/// The `initialize` probe as a finding names it: what it asked for and,
+/// over stdio, which process it went to.
+fn initialize_sent(s: &Session) -> String {
+    match &s.initialize_fresh {
+        Some(first) => format!(
+            "an `initialize` asking for {LEGACY_VERSION}, sent as the first line to a new \
+             process (the run's process, opened with `server/discover`, had answered it: {first})"
+        ),
+        None => format!("an `initialize` asking for {LEGACY_VERSION}"),
+    }
+}
+
 async fn accepts_initialize(s: &Session) -> Judgement {
     let legacy_listed: Vec<String> = s
         .supported_versions()
@@ -321,27 +336,27 @@ async fn accepts_initialize(s: &Session) -> Judgement {
         .into_iter()
         .filter(|v| LEGACY_VERSIONS.contains(&v.as_str()))
         .collect();
+    let sent = initialize_sent(s);
     match negotiated_version(&s.initialize) {
         Some(v) if v == PROTOCOL_VERSION => Judgement::fail(format!(
-            "`initialize` was accepted and negotiated {PROTOCOL_VERSION}; `initialize` selects \
-             the legacy lifecycle, so it should negotiate a legacy revision (such as {}) and \
-             leave {PROTOCOL_VERSION} to per-request `_meta`",
+            "{sent} was answered with a result negotiating {PROTOCOL_VERSION}; `initialize` \
+             selects the legacy lifecycle, so it should negotiate a legacy revision (such as {}) \
+             and leave {PROTOCOL_VERSION} to per-request `_meta`",
             wire::LEGACY_VERSION
         ))
         .reply(&s.initialize),
-        Some(v) => Judgement::pass(format!(
-            "`initialize` was accepted and negotiated {v}: legacy clients can connect"
-        )),
+        Some(v) => Judgement::pass(format!("{sent} was answered with a result negotiating {v}")),
         None if !legacy_listed.is_empty() => Judgement::fail(format!(
-            "server/discover lists the legacy revision(s) {legacy_listed:?}, but a 2025-11-25 \
-             `initialize` answered {}; legacy clients cannot reach those revisions without it",
+            "server/discover lists the legacy revision(s) {legacy_listed:?}, but {sent} was \
+             answered {}; a legacy client, which opens with `initialize`, would not reach those \
+             revisions",
             s.initialize.describe()
         ))
         .reply(&s.initialize)
         .reply(&s.discover),
         None => Judgement::skip(format!(
-            "the server is modern-only (`initialize` answered {} and supportedVersions lists \
-             no legacy revision); serving legacy clients is optional (MAY)",
+            "not applicable: {sent} was answered {}, and server/discover's supportedVersions \
+             lists no legacy revision; serving legacy clients is optional (MAY)",
             s.initialize.describe()
         )),
     }
@@ -354,29 +369,57 @@ async fn initialize_error(s: &Session) -> Judgement {
         ));
     }
     let reply = &s.initialize;
+    let sent = initialize_sent(s);
     let Some(error) = reply.error() else {
         return Judgement::fail(format!(
-            "a legacy `initialize` answered {}; legacy clients cannot fall forward, so the \
-             error SHOULD name the versions the server supports (e.g. in error.data.supported)",
+            "{sent} was answered {}, not with an error naming the versions the server \
+             supports; legacy clients cannot fall forward, so the answer SHOULD name them (e.g. \
+             in error.data.supported)",
             reply.describe()
         ))
         .reply(reply);
     };
-    let mut versions: Vec<String> = s.supported_versions().unwrap_or_default();
-    versions.push(PROTOCOL_VERSION.to_owned());
-    let text = error.to_string();
-    let listed = error
+    // What the error says the server supports: `error.data.supported`, else
+    // the versions its message or data name. The version the `initialize`
+    // asked for is left out of the text search: an error that only repeats
+    // it ("Unsupported protocol version: 2025-11-25") says what was asked,
+    // not what is spoken.
+    let listed: Vec<String> = error
         .pointer("/data/supported")
         .and_then(Value::as_array)
-        .is_some_and(|l| l.iter().any(Value::is_string));
-    if listed || versions.iter().any(|v| text.contains(v.as_str())) {
+        .map(|l| {
+            l.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !listed.is_empty() {
+        return Judgement::pass(format!(
+            "{sent} was answered with an error whose error.data.supported lists {listed:?}"
+        ));
+    }
+    let mut versions: Vec<String> = s.supported_versions().unwrap_or_default();
+    if !versions.iter().any(|v| v == PROTOCOL_VERSION) {
+        versions.push(PROTOCOL_VERSION.to_owned());
+    }
+    versions.retain(|v| v != LEGACY_VERSION);
+    let text = error.to_string();
+    let named: Vec<&str> = versions
+        .iter()
+        .map(String::as_str)
+        .filter(|v| text.contains(v))
+        .collect();
+    if !named.is_empty() {
         Judgement::pass(format!(
-            "the error answering `initialize` names the supported versions ({})",
+            "{sent} was answered {}, whose text names {named:?}, versions the server \
+             speaks by its `server/discover` answer",
             reply.describe()
         ))
     } else {
         Judgement::fail(format!(
-            "a legacy `initialize` answered {} without naming a supported version; a legacy \
+            "{sent} was answered {} without naming a version the server supports (the error \
+             has no error.data.supported, and its text names no version server/discover lists, \
+             apart from the one asked for); a legacy \
              client can only show this error to its user, so it SHOULD say which versions the \
              server speaks (e.g. \"supports {PROTOCOL_VERSION}\" or error.data.supported)",
             reply.describe()

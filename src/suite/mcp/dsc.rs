@@ -83,10 +83,11 @@ pub(crate) const RULES: &[McpRule] = &[
 async fn discover_implemented(s: &Session) -> Judgement {
     if let Era::Legacy { legacy_version } = &s.era {
         return Judgement::fail(format!(
-            "`server/discover` is not implemented: the server answered it with {} and \
-             accepted a legacy `initialize` (negotiated {legacy_version}); it speaks MCP \
-             {legacy_version} only, so the {PROTOCOL_VERSION} rules do not apply. Serve \
-             {PROTOCOL_VERSION} requests (per-request `_meta`, `server/discover`) to be judged",
+            "`server/discover` was answered {}, not as a {PROTOCOL_VERSION} server answers it, \
+             and a legacy `initialize` with a result negotiating {legacy_version}: judged, from \
+             these two answers, as a server that speaks MCP {legacy_version} only, so the \
+             {PROTOCOL_VERSION} rules do not apply. Serve {PROTOCOL_VERSION} requests \
+             (per-request `_meta`, `server/discover`) to be judged",
             s.discover.describe()
         ))
         .reply(&s.discover)

@@ -265,7 +265,7 @@ pub(crate) async fn run(
     // bounded by the client's request permits, and a rule in flight is
     // mostly waiting on them or on a watch.
     let rules_at_once = settings.max_concurrency.saturating_mul(RULES_PER_PERMIT);
-    judge_all(client, url, opening, ctx, reporter, rules_at_once).await
+    judge_all(client, url, opening, None, ctx, reporter, rules_at_once).await
 }
 
 /// Runs the suite over stdio: one child started with `command` for the whole
@@ -284,19 +284,60 @@ pub(crate) async fn run_stdio(
         // One child reads one line at a time, so the rules are judged one
         // after another, in catalogue order: the child sees its requests in
         // the same order on every run.
-        Ok(opening) => judge_all(client.clone(), url, opening, ctx, reporter, 1).await,
+        Ok(mut opening) => {
+            let fresh = initialize_in_fresh_child(command, ctx, &mut opening).await;
+            judge_all(client.clone(), url, opening, fresh, ctx, reporter, 1).await
+        }
         Err(e) => Err(e),
     };
     client.close().await;
     verdict
 }
 
+/// Over stdio, asks `initialize` again of a child of its own when the run's
+/// child answered `server/discover` as a 2026-07-28 server and then refused
+/// `initialize`; true when it did. Versioning, "Backward Compatibility": an
+/// `initialize` selects legacy semantics "scoped to the stdio process", and
+/// a dual-era server MAY (not must) serve both eras in one process. A
+/// process that `server/discover` opened may rightly refuse `initialize`
+/// (the Python SDK does), while a legacy client, which opens its own process
+/// with `initialize`, is served: only a fresh child tells the two apart. The
+/// child is spawned for this one probe, bounded by the run's timeout and
+/// limits, and ended after it. A legacy-only server keeps the run's child's
+/// answer: its session is the run's child, which the DEP rules go on using.
+async fn initialize_in_fresh_child(
+    command: &str,
+    ctx: &RunContext,
+    opening: &mut era::Opening,
+) -> Option<String> {
+    if !era::recognised_modern(&opening.discover)
+        || era::negotiated_version(&opening.initialize).is_some()
+    {
+        return None;
+    }
+    let Ok(child) = crate::transport::stdio::StdioChild::spawn(command, ctx.http.limits()) else {
+        // The run's own child started with the same command moments ago;
+        // should this one not start, the run's child's answer stands.
+        return None;
+    };
+    let client = McpClient::over_stdio(ctx.http.clone(), child, ctx.options.request_timeout());
+    let reply = client.send(&era::initialize_probe(&client)).await;
+    client.close().await;
+    if let Some(legacy_version) = era::negotiated_version(&reply) {
+        opening.era = Era::Dual { legacy_version };
+    }
+    let first = std::mem::replace(&mut opening.initialize, reply);
+    Some(first.describe())
+}
+
 /// Takes the survey and judges every rule, once the opening probes told the
-/// era, at most `rules_at_once` at a time.
+/// era, at most `rules_at_once` at a time. `initialize_fresh`: see
+/// [`Session::initialize_fresh`].
 async fn judge_all(
     client: McpClient,
     url: Url,
     opening: era::Opening,
+    initialize_fresh: Option<String>,
     ctx: &RunContext,
     reporter: &mut Reporter,
     rules_at_once: usize,
@@ -328,6 +369,7 @@ async fn judge_all(
         cold: opening.cold,
         discover: opening.discover,
         initialize: opening.initialize,
+        initialize_fresh,
         survey,
         legacy: Default::default(),
         registry: Default::default(),

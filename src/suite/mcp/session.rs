@@ -97,6 +97,11 @@ pub struct Session {
     pub(crate) discover: Reply,
     /// The legacy `initialize` probe.
     pub(crate) initialize: Reply,
+    /// Over stdio, when `initialize` went as its first line to a child
+    /// spawned for it (the run's child, opened with `server/discover`,
+    /// refused it): how the run's child answered. `None` over HTTP and when
+    /// the run's child's answer stands.
+    pub(crate) initialize_fresh: Option<String>,
     pub(crate) survey: Survey,
     /// A legacy session for the DEP rules on a legacy-only server, opened
     /// by the first rule that needs it (`None` inside: it could not be).

@@ -192,8 +192,8 @@ async fn challenge(s: &Session) -> Result<(Reply, Option<Challenge>), Judgement>
             Ok((reply, challenge))
         }
         Some(code) => Err(Judgement::skip(format!(
-            "not applicable: the server does not require authorization (an unauthenticated \
-             `initialize` got HTTP {code}, not 401)"
+            "not applicable: an unauthenticated `initialize` got HTTP {code}, not 401 (judged \
+             as a server that does not require authorization)"
         ))
         .reply(&reply)),
         None => Err(Judgement::skip(format!(

@@ -529,7 +529,7 @@ const fn rule(
 /// The skip of a session rule on a server without sessions.
 fn no_sessions() -> Judgement {
     Judgement::skip(
-        "not applicable: the server does not use sessions (its `initialize` answer carried no \
-         MCP-Session-Id)",
+        "not applicable: its `initialize` answer carried no MCP-Session-Id (judged as a server \
+         that does not use sessions)",
     )
 }

@@ -213,7 +213,8 @@ fn modern_refusal(reply: &Reply) -> bool {
 async fn initialize_result(s: &Session) -> Judgement {
     if modern_refusal(&s.init) {
         return Judgement::info(format!(
-            "speaks 2026-07-28 only; run the mcp-2026-07-28 suite: `initialize` was answered {}",
+            "speaks 2026-07-28 only (inferred: `initialize` was answered {}, as a 2026-07-28 \
+             server refuses it); run the mcp-2026-07-28 suite",
             s.init.describe()
         ))
         .reply(&s.init);

@@ -96,7 +96,10 @@ pub(crate) const METHOD_NOT_FOUND: Mcp25Rule = Mcp25Rule::new(
     "RPC",
     |s| method_not_found(s).boxed(),
 )
-.says("JSON-RPC names -32601 for a method that does not exist");
+.says(
+    "messages follow JSON-RPC 2.0, under which a request for a method that does not exist is \
+     answered with an error, -32601 (Method not found)",
+);
 
 pub(crate) const NO_BATCH: Mcp25Rule = Mcp25Rule::new(
     "MCP25-RPC-008",
@@ -562,11 +565,29 @@ async fn method_not_found(s: &Session) -> Judgement {
         "Method not found",
         Silence::Fails,
     );
-    // An HTTP 4xx without the code is no JSON-RPC answer to a well-formed
-    // request: the code is what this rule asks for.
-    if j.kind == Kind::Pass && reply.error_code() != Some(code::METHOD_NOT_FOUND) {
+    // Refused, but not with -32601: a warning, not a failure. The MUST
+    // (BASIC "Messages": messages "MUST follow the JSON-RPC 2.0
+    // specification") is met by an error response; JSON-RPC 2.0 defines
+    // -32601 as "Method not found" without a keyword on choosing it, and
+    // this revision words its own error-code choices as SHOULD (server/prompts,
+    // "Error Handling": "Servers SHOULD return standard JSON-RPC errors for
+    // common failure cases"). A result, silence, a 5xx or a
+    // broken connection still fail. An HTTP 4xx without the code is refused
+    // too, but without the code this rule is about: the same warning.
+    let refused_otherwise = match j.kind {
+        Kind::Warn => true,
+        Kind::Pass => reply.error_code() != Some(code::METHOD_NOT_FOUND),
+        _ => false,
+    };
+    if refused_otherwise {
         return Judgement::warn(format!(
-            "`{UNKNOWN_METHOD}` was refused {}, without error -32601 (Method not found)",
+            "`{UNKNOWN_METHOD}` was answered {}: refused, but not with -32601 (Method not \
+             found). A warning, not a failure: the refusal is the error response that the MUST \
+             (messages follow JSON-RPC 2.0) requires; JSON-RPC 2.0 defines -32601 for a method \
+             that does not exist but puts no keyword on choosing it, and 2025-11-25 words its \
+             own error-code choices as SHOULD (\"Servers SHOULD return standard JSON-RPC \
+             errors for common failure cases\"). A result, no answer or a broken connection \
+             fails",
             reply.describe()
         ))
         .reply(&reply);

@@ -14,15 +14,12 @@ pub fn describe(suite: SuiteId, target: Option<&Target>, runs: &SuiteRuns) -> Ba
     let label = match suite {
         SuiteId::Rcp => "RCP".to_owned(),
         SuiteId::Mcp => match verdict {
-            Some(v) if !v.revisions().is_empty() => {
-                let names: Vec<&str> = v
-                    .revisions()
-                    .iter()
-                    .map(|r| r.spec_revision.as_str())
-                    .collect();
-                format!("MCP {}", names.join(" · "))
-            }
-            Some(v) => format!("MCP {}", v.spec_revision),
+            // Several revisions: the message names each beside its grade.
+            Some(v) if v.revisions().len() > 1 => "MCP".to_owned(),
+            Some(v) => match v.revisions() {
+                [only] => format!("MCP {}", only.spec_revision),
+                _ => format!("MCP {}", v.spec_revision),
+            },
             None => {
                 let asked = runs
                     .finished
@@ -86,14 +83,28 @@ fn verdict_badge(label: &str, v: &Verdict, url: Option<&str>) -> Badge {
             let (message, color) = grade_words(grade, withheld.as_deref(), v.counts.fail);
             Badge::new(label, &message, color, url)
         }
-        // The label names the revisions, the message their grades in the
-        // same order; the colour is the lowest grade's.
+        // One revision of a run of several: its grade, as for one.
+        VerdictDetail::Mcp { revisions, .. } if revisions.len() == 1 => {
+            let only = &revisions[0];
+            let (message, color) =
+                grade_words(&only.grade, only.withheld.as_deref(), only.counts.fail);
+            Badge::new(label, &message, color, url)
+        }
+        // Several: the message names each revision beside its grade
+        // (`2026-07-28 strict · 2025-11-25 compliant`), so that the lowest
+        // grade, which gives the colour, is never read as every revision's.
         VerdictDetail::Mcp {
             grade, revisions, ..
         } => {
             let words: Vec<String> = revisions
                 .iter()
-                .map(|r| grade_words(&r.grade, r.withheld.as_deref(), r.counts.fail).0)
+                .map(|r| {
+                    format!(
+                        "{} {}",
+                        r.spec_revision,
+                        grade_words(&r.grade, r.withheld.as_deref(), r.counts.fail).0
+                    )
+                })
                 .collect();
             let (_, color) = grade_words(grade, None, v.counts.fail);
             Badge::new(label, &words.join(" · "), color, url)
@@ -297,20 +308,31 @@ mod tests {
         );
         let both = Verdict::of_revisions(vec![mcp("strict", 0), older.clone()], Vec::new())
             .expect("two parts");
+        // Several: each revision beside its grade, in the lowest one's colour.
         assert_eq!(
             said(SuiteId::Mcp, finished(both)),
             s(
-                "MCP 2026-07-28 · 2025-11-25",
-                "strict · compliant",
+                "MCP",
+                "2026-07-28 strict · 2025-11-25 compliant",
                 Color::Green
             )
         );
         let failing = Verdict::of_revisions(vec![mcp("non-compliant", 2), older], Vec::new())
             .expect("two parts");
         let (label, message, color) = said(SuiteId::Mcp, finished(failing));
-        assert_eq!(label, "MCP 2026-07-28 · 2025-11-25");
-        assert_eq!(message, "2 failing · compliant");
+        assert_eq!(label, "MCP");
+        assert_eq!(message, "2026-07-28 2 failing · 2025-11-25 compliant");
         assert_eq!(color, Color::Red);
+        // The longest two grades fit whole.
+        let mut worst = mcp("non-compliant", 0);
+        worst.spec_revision = "2025-11-25".into();
+        let both_worst = Verdict::of_revisions(vec![mcp("non-compliant", 0), worst], Vec::new())
+            .expect("two parts");
+        let (_, message, _) = said(SuiteId::Mcp, finished(both_worst));
+        assert_eq!(
+            message,
+            "2026-07-28 non-compliant · 2025-11-25 non-compliant"
+        );
         // Before a verdict, the revision the run asked for, or none.
         let mut asked = run(RunStatus::Queued, None);
         asked.options.mcp_revision = Some(McpRevision::V2025_11_25);

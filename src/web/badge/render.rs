@@ -7,7 +7,9 @@ use serde_json::json;
 
 /// Longest message or label a badge shows, in characters; longer text is cut
 /// with an ellipsis (a target's declared level is whatever it chose to send).
-pub const MAX_TEXT_CHARS: usize = 32;
+/// Room for two MCP revisions, each beside its grade
+/// (`2026-07-28 non-compliant · 2025-11-25 non-compliant`).
+pub const MAX_TEXT_CHARS: usize = 56;
 /// Longest title (tooltip and accessible name), in characters.
 pub const MAX_TITLE_CHARS: usize = 300;
 
@@ -198,7 +200,7 @@ mod tests {
     fn hostile_text_is_escaped_cleaned_and_cut() {
         let b = Badge::new(
             "RCP",
-            "<script>alert(1)</script> OVERCLAIMED",
+            "<script>alert(1)</script><script>alert(2)</script> OVERCLAIMED",
             Color::Red,
             Some("http://x/?a=1&b='\"\u{1}"),
         );
