@@ -477,6 +477,13 @@ async fn conflict_for_an_unavailable_snapshot_certifies_l2() {
     another_reading_certifies_l2(&["snapshot-conflict"], "RCP-L2-011", "-32016").await;
 }
 
+/// §12: -32015 NotFound, "A referenced entity does not exist", for a pinned
+/// `indexVersion` the server never issued.
+#[tokio::test]
+async fn not_found_for_a_never_issued_snapshot_certifies_l2() {
+    another_reading_certifies_l2(&["snapshot-not-found"], "RCP-L2-011", "-32015 (NotFound").await;
+}
+
 /// §10: a `nextCursor` may lead to an empty last page.
 #[tokio::test]
 async fn an_empty_last_page_certifies_l2() {

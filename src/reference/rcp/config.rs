@@ -297,6 +297,9 @@ pub struct RcpVariants {
     /// `snapshot-conflict`: an unavailable pinned `indexVersion` fails with
     /// -32016, as §12's table says, instead of §7.7.1's -32010.
     pub snapshot_conflict: bool,
+    /// `snapshot-not-found`: a pinned `indexVersion` it does not keep fails
+    /// with -32015 (§12 NotFound: "A referenced entity does not exist").
+    pub snapshot_not_found: bool,
     /// `empty-last-page`: every non-empty page carries a `nextCursor`, so the
     /// last one leads to an empty page (§10 only says a missing `nextCursor`
     /// means no more results).
@@ -330,6 +333,10 @@ pub const VARIANTS: &[(&str, &str)] = &[
     (
         "snapshot-conflict",
         "an unavailable pinned `indexVersion` fails with -32016 (not -32010)",
+    ),
+    (
+        "snapshot-not-found",
+        "a pinned `indexVersion` it does not keep fails with -32015 (NotFound)",
     ),
     (
         "empty-last-page",
@@ -366,6 +373,7 @@ impl RcpVariants {
                 ("buffered-streams", None) => v.buffered_streams = true,
                 ("log-needs-capability", None) => v.log_needs_capability = true,
                 ("snapshot-conflict", None) => v.snapshot_conflict = true,
+                ("snapshot-not-found", None) => v.snapshot_not_found = true,
                 ("empty-last-page", None) => v.empty_last_page = true,
                 ("no-hit-meta", None) => v.no_hit_meta = true,
                 ("reject-empty-set", None) => v.reject_empty_set = true,

@@ -212,6 +212,9 @@ pub(crate) struct Conversation<'a> {
     pub gone_during: Option<&'static str>,
     /// What earlier runs saw of this target's handshake (decision 3).
     pub history: HandshakeHistory,
+    /// What RCP-OUT-006's own probe (over HTTP: a `retrieve` asking for an
+    /// event stream without a progressToken) got back, for its finding.
+    pub tokenless_stream: Option<String>,
 }
 
 impl<'a> Conversation<'a> {
@@ -221,6 +224,7 @@ impl<'a> Conversation<'a> {
             reporter,
             gone_during: None,
             history: HandshakeHistory::default(),
+            tokenless_stream: None,
         }
     }
 

@@ -69,9 +69,27 @@ class Config:
     deterministic: bool = False
     snapshots: bool = False
     unknown_snapshot_code: int = Errc.BACKEND_UNAVAILABLE
+    # True: `retrieve` never reads `level` (a flat corpus, no `retrieve.levels`;
+    # §7.7.2 calls `unit`, `level` and `tokenBudget` "safely ignorable").
+    ignore_level: bool = False
     # BROKEN variants: answer unadvertised option values / skip param validation.
     lenient_options: bool = False
     lenient_params: bool = False
+    # BROKEN: progress frames carry the token as a string ("7" for 7).
+    progress_token_as_string: bool = False
+    # BROKEN: each `nextCursor` skips one hit, so a hit is lost at every page
+    # boundary (nothing repeats).
+    page_gap: bool = False
+    # BROKEN: a streamed `retrieve` gets progress frames even when it carried
+    # no progressToken (a token the server made up).
+    progress_without_token: bool = False
+    # BROKEN: `retrieve` serves any `rerank.method` of the spec's enum, not only
+    # the advertised `rerank.methods`.
+    lenient_rerank_method: bool = False
+    # BROKEN: filters serve every §8 operator, not only the advertised ones.
+    lenient_operators: bool = False
+    # BROKEN: `gt` behaves as `>=` and `lt` as `<=` (range boundaries wrong).
+    inclusive_strict_ranges: bool = False
 
 
 # ── corpus and scoring ────────────────────────────────────────────────────────
@@ -223,7 +241,7 @@ def check_filter(node, cfg: Config, path: str = "filter"):
     if fname not in cfg.filter_fields:
         bad(fname, f"field {fname!r} is not advertised")
     # §8: "MUST reject an operator outside its advertised filter.operators with -32005".
-    if cfg.operators is not None and op not in cfg.operators:
+    if cfg.operators is not None and op not in cfg.operators and not cfg.lenient_operators:
         unsupported("op", op)
     ftype = cfg.filter_fields[fname]
     numeric = ftype in ("int", "float")
@@ -254,6 +272,9 @@ def check_filter(node, cfg: Config, path: str = "filter"):
             bad(fname, f"'{op}' takes a number")
         cmp = {"gt": lambda a: a > value, "gte": lambda a: a >= value,
                "lt": lambda a: a < value, "lte": lambda a: a <= value}[op]
+        if cfg.inclusive_strict_ranges and op in ("gt", "lt"):
+            # BROKEN: §8 table "`gt`/`gte`/`lt`/`lte` … Ordered comparison"; `gt` is strict.
+            cmp = {"gt": lambda a: a >= value, "lt": lambda a: a <= value}[op]
         return lambda m: fname in m and cmp(m[fname])
     if op == "contains":
         if ftype != "text" or not isinstance(value, str):
@@ -333,10 +354,14 @@ def maybe_progress(params: dict, cfg: Config, stages):
     """§9: progress only for a request that carried `_meta.progressToken`."""
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     token = meta.get("progressToken")
+    if token is None and cfg.progress_without_token:
+        token = "server-made-token"  # BROKEN: §9 "MUST NOT emit progress for a request that carried none"
     if not cfg.streaming or token is None or isinstance(token, bool):
         return
     if not isinstance(token, (str, int)):
         bad("_meta.progressToken", "a progress token is a string or an integer")
+    if cfg.progress_token_as_string:
+        token = str(token)  # BROKEN: §9 "MUST echo it verbatim"
     for i, stage in enumerate(stages[:cfg.progress_frames]):
         emit(rcp.make_progress_notification(token, round((i + 1) / (len(stages) + 1), 3), stage))
 
@@ -377,15 +402,19 @@ def retrieve(params: dict, cfg: Config) -> dict:
     mode = option("mode", want(params, "mode", (str,)), cfg.modes) or default_mode(cfg)
     option("modality", want(params, "modality", (str,)), ["text"])
     unit = option("unit", want(params, "unit", (str,)), ["chunk", "passage"]) or "chunk"
-    level = want(params, "level", (int,))
-    option("level", level, [0])
+    if not cfg.ignore_level:
+        level = want(params, "level", (int,))
+        option("level", level, [0])
     fusion = want(params, "fusion", (dict,)) or {}
     fusion_method = option("fusion.method", fusion.get("method"), cfg.fusion) or "rrf"
     rr = params.get("rerank")
     if rr is not None and rr is not False:
         if not isinstance(rr, dict):
             bad("rerank", "'rerank' is an object or false")
-        option("rerank.method", rr.get("method"), ["cross-encoder"] if cfg.rerank else [])
+        methods = ["cross-encoder"] if cfg.rerank else []
+        if cfg.lenient_rerank_method:
+            methods = ["cross-encoder", "colbert", "llm"]  # BROKEN: §12 -32005 for rerank.method
+        option("rerank.method", rr.get("method"), methods)
         if not cfg.rerank:
             option("rerank", "builtin", [])
     mmr = want(params, "mmr", (dict,))
@@ -469,7 +498,9 @@ def retrieve(params: dict, cfg: Config) -> dict:
         # The variant hands out a cursor whenever its page was non-empty, so the
         # last cursor leads to an empty page (§10 only says a missing cursor ends).
         if more or (cfg.trailing_empty_page and page):
-            result["nextCursor"] = f"o{offset + len(page)}"
+            # BROKEN variant: the next page starts one hit too late.
+            gap = 1 if cfg.page_gap else 0
+            result["nextCursor"] = f"o{offset + len(page) + gap}"
     return result
 
 

@@ -105,10 +105,14 @@ pub(crate) fn retrieve(
             return Err(bad_param("indexVersion", "`indexVersion` must be a string"));
         };
         // Spec §7.7.1: serve exactly the pinned snapshot or fail with -32010;
-        // §12's table gives -32016 for the same case, which a variant uses.
+        // §12's table gives -32016 for the same case, which a variant uses,
+        // and -32015 NotFound for "A referenced entity does not exist",
+        // which another variant uses for every version it does not keep.
         if version != index.version() && !config.has(&l2::SNAPSHOTS) {
             return Err((
-                if config.variants.snapshot_conflict {
+                if config.variants.snapshot_not_found {
+                    -32015
+                } else if config.variants.snapshot_conflict {
                     -32016
                 } else {
                     -32010

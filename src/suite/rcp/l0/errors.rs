@@ -196,13 +196,17 @@ impl Conversation<'_> {
                 .skip(
                     rule,
                     "no advertised method has an option whose advertised or default set leaves a value out \
-                     (retrieve mode, fusion, unit, modality; embed encoding and modality; embed/multi encoding \
-                     and modality; rerank method; query/transform method; graph op), so none could be probed",
+                     (retrieve mode, fusion, unit, modality, rerank.method, filter operator; embed encoding and \
+                     modality; embed/multi encoding and modality; rerank method; query/transform method; graph \
+                     op), so none could be probed",
                 )
                 .await;
         }
         let mut check = Check::new(rule);
-        let mut problems = Vec::new();
+        // Failures grouped by method and option, so that every value shows
+        // in the finding: "`retrieve` with unit outside …: \"document\"
+        // answered with a result, \"node\" …".
+        let mut failed: Vec<(String, Vec<String>)> = Vec::new();
         let mut done = Vec::new();
         for probe in probes {
             if self.gone().is_some() {
@@ -214,14 +218,20 @@ impl Conversation<'_> {
                 Some(code) if probe.accepted.contains(&code) => {
                     done.push(format!("`{}` {} ({code})", probe.method, probe.short));
                 }
-                _ => problems.push(format!(
-                    "`{}` with {} {}",
-                    probe.method,
-                    probe.what,
-                    outcome_words(&sent)
-                )),
+                _ => {
+                    let key = format!("`{}` with {}:", probe.method, probe.what);
+                    let entry = format!("{} {}", probe.value, outcome_words(&sent));
+                    match failed.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, values)) => values.push(entry),
+                        None => failed.push((key, vec![entry])),
+                    }
+                }
             }
         }
+        let problems: Vec<String> = failed
+            .into_iter()
+            .map(|(key, values)| format!("{key} {}", values.join(", ")))
+            .collect();
         let finding = check.verdict(
             &problems,
             format!(
@@ -246,8 +256,10 @@ impl Conversation<'_> {
     /// "malformed *independently of capabilities*", so a wrong type on an
     /// option the server does not offer is still -32602, not -32005. The only
     /// exceptions are fields the spec lets a server ignore when it does not
-    /// offer the feature (`seed`, `tokenBudget`, `sessionId`; see
-    /// `params::Hint`): there a result is accepted as well.
+    /// offer the feature (`seed` §7.7.1, `level` and `tokenBudget` §7.7.2,
+    /// `sessionId` §7.7.3; see `params::Hint`): there a result is accepted as
+    /// well, and the finding names each such field, exempt or (advertised)
+    /// read.
     ///
     /// Politeness: one request at a time, at most one per required field and
     /// one per field (62 when every read-only method is advertised), all of
@@ -276,12 +288,21 @@ impl Conversation<'_> {
         let mut check = Check::new(rule);
         let mut problems = Vec::new();
         let mut passed = 0usize;
+        let mut with_32602 = 0usize;
         let mut ignored = Vec::new();
         let mut first_seen = Vec::new();
         let mut methods: Vec<&str> = Vec::new();
+        let mut exempt = Vec::new();
+        let mut read = Vec::new();
         for probe in probes {
             if self.gone().is_some() {
                 break;
+            }
+            if let Some(e) = &probe.exemption {
+                match &e.read_because {
+                    None => exempt.push(format!("{} ({})", e.field, e.why)),
+                    Some(ad) => read.push(format!("{} ({ad} advertised)", e.field)),
+                }
             }
             let sent = self.request(rule, probe.method, probe.params).await?;
             if !methods.contains(&probe.method) {
@@ -290,6 +311,7 @@ impl Conversation<'_> {
             let code = code_of(&sent);
             if code == Some(-32602) {
                 passed += 1;
+                with_32602 += 1;
                 if first_seen.len() < 2 {
                     first_seen.push(exchange_of(&sent).clone());
                 }
@@ -330,15 +352,35 @@ impl Conversation<'_> {
         } else {
             format!("; {}", ignored.join("; "))
         };
+        // Which fields a result was accepted for, and why; said on pass and
+        // on failure, so the exemptions are never a surprise.
+        let mut exemptions = String::new();
+        if !exempt.is_empty() {
+            exemptions.push_str(&format!(
+                "; exempt (a result also accepted, the feature not advertised): {}",
+                exempt.join(", ")
+            ));
+        }
+        if !read.is_empty() {
+            exemptions.push_str(&format!(
+                "; not exempt, the feature being advertised: {}",
+                read.join(", ")
+            ));
+        }
+        let why = format!(
+            "the spec requires error -32602 (InvalidParams) for a missing required field, a wrong JSON type or a \
+             value out of range (§14.1 rule 5, §12), on every field but those it lets a server ignore when the \
+             feature is not advertised{exemptions}"
+        );
         let finding = check.verdict(
             &problems,
             format!(
                 "all {passed} malformed requests to {} (each required field left out, each field of the wrong \
-                 JSON type, `k` negative) were rejected with -32602{note}",
+                 JSON type, `k` negative) were answered as the spec allows, {with_32602} with -32602{note}\
+                 {exemptions}",
                 methods.join(", ")
             ),
-            "the spec requires error -32602 (InvalidParams) for a missing required field, a wrong JSON type or a \
-             value out of range, whatever the capabilities (§14.1 rule 5, §12)",
+            &why,
         );
         self.emit(finding).await
     }
@@ -348,8 +390,11 @@ impl Conversation<'_> {
 struct OptionProbe {
     method: &'static str,
     params: Value,
-    /// The value and the set it is outside of, for a failure.
+    /// The option and the set its value is outside of, for a failure:
+    /// failures of one option are reported together.
     what: String,
+    /// The value, quoted.
+    value: String,
     /// The value alone, for a pass.
     short: String,
     /// The codes that pass.
@@ -364,6 +409,9 @@ const OPTION_UNSUPPORTED: &[i64] = &[-32005];
 /// the string form", which reads as a block being malformed input (-32602).
 /// Both readings are accepted.
 const BLOCK_REFUSED: &[i64] = &[-32005, -32602];
+/// An operator outside `filter.operators` on a field whose type it does not
+/// apply to (§8's value typing): unsupported (-32005) or mistyped (-32602).
+const OPERATOR_REFUSED: &[i64] = &[-32005, -32602];
 
 /// A one-pixel PNG, as base64: the smallest real image block.
 const PNG_PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==";
@@ -400,9 +448,67 @@ fn option_set(
     }
 }
 
-/// The first value of `all` outside `set`.
-fn outside(all: &[&'static str], set: &[String]) -> Option<&'static str> {
-    all.iter().copied().find(|v| !set.iter().any(|s| s == v))
+/// Every value of `all` outside `set`, in spec order (issue #26: every
+/// value, not a sample).
+fn outside(all: &[&'static str], set: &[String]) -> Vec<&'static str> {
+    all.iter()
+        .copied()
+        .filter(|v| !set.iter().any(|s| s == v))
+        .collect()
+}
+
+/// The §8 filter operators, in the spec's table order.
+const FILTER_OPERATORS: &[&str] = &[
+    "eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "exists",
+];
+
+/// A field and value for a clause with operator `op` that is well-formed
+/// but for the operator (§8's value typing: ordered comparisons on
+/// `int`/`float`/`date`, `contains` on `text` or an array, `in`/`nin` an
+/// array, `exists` a boolean). `fields` is `filter.fields` as advertised
+/// (a name list, or a name → type map). The flag says whether the field's
+/// type fits the operator; when no advertised field fits, a server may also
+/// refuse the clause as mistyped (-32602).
+fn operator_clause(op: &str, fields: &[(String, Option<String>)]) -> Option<(Value, bool)> {
+    let fits = |ty: Option<&str>| match op {
+        "gt" | "gte" | "lt" | "lte" => matches!(ty, Some("int" | "float" | "date")),
+        "contains" => matches!(ty, Some("text")),
+        _ => true,
+    };
+    let (field, ty, fit) = fields
+        .iter()
+        .find(|(_, ty)| fits(ty.as_deref()))
+        .map(|(f, ty)| (f, ty.as_deref(), true))
+        .or_else(|| fields.first().map(|(f, ty)| (f, ty.as_deref(), false)))?;
+    let scalar = match ty {
+        Some("int") => json!(2000),
+        Some("float") => json!(0.5),
+        Some("date") => json!("2020-01-01"),
+        Some("bool") => json!(true),
+        _ => json!("protocheck-probe-value"),
+    };
+    let value = match op {
+        "in" | "nin" => json!([scalar]),
+        "exists" => json!(true),
+        _ => scalar,
+    };
+    Some((json!({"field": field, "op": op, "value": value}), fit))
+}
+
+/// `filter.fields` as advertised: a list of names or a name → type map.
+fn filter_fields(init: &Init) -> Vec<(String, Option<String>)> {
+    match init.capability("filter").and_then(|f| f.get("fields")) {
+        Some(Value::Array(list)) => list
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|n| (n.to_owned(), None))
+            .collect(),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(n, t)| (n.clone(), t.as_str().map(str::to_owned)))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Every option value probe for the methods `init` advertises.
@@ -420,12 +526,22 @@ fn outside(all: &[&'static str], set: &[String]) -> Option<&'static str> {
 ///   whether it covers `embed/multi` too).
 ///
 /// Lists the spec gives no default for (`retrieve.modes`, `retrieve.fusion`,
-/// `rerank.methods`, `transform.methods`, `graph.ops`) are probed only when
-/// advertised. Not probed here: `rerank.method` inside `retrieve` (the spec
-/// does not say which list governs it), `rewrite` inside `retrieve`, and
-/// filter operators (RCP-L1-005, digest Q10). Judging an op outside
-/// `graph.ops` and a method outside `transform.methods` is this rule's alone,
-/// so RCP-L2-004/005 and this rule cannot disagree on one probe.
+/// `rerank.methods`, `transform.methods`, `graph.ops`, `filter.operators`)
+/// are probed only when advertised. Every value outside each set is probed
+/// (issue #26), not the first one.
+///
+/// Decisions (issue #26): §12 names "a `mode`, `rerank.method`, `filter`
+/// operator" as -32005 cases, so `retrieve`'s `rerank.method` is judged
+/// against `rerank.methods` (the only list of rerank methods the spec has;
+/// a server without built-in rerank refuses any, which is -32005 too), and
+/// each operator outside `filter.operators` (§8: "MUST reject an operator
+/// outside its advertised `filter.operators` with `-32005`") on an
+/// advertised field whose type the operator applies to; when no advertised
+/// field fits, -32602 (a mistyped clause, §8's table) is accepted as well.
+/// Not probed: `rewrite` inside `retrieve` (no list names its values for
+/// `retrieve`). Judging an op outside `graph.ops` and a method outside
+/// `transform.methods` is this rule's alone, so RCP-L2-004/005 and this rule
+/// cannot disagree on one probe.
 fn option_probes(init: &Init) -> Vec<OptionProbe> {
     let mut probes = Vec::new();
     let mut add = |method: &'static str,
@@ -437,7 +553,8 @@ fn option_probes(init: &Init) -> Vec<OptionProbe> {
         probes.push(OptionProbe {
             method,
             params,
-            what: format!("{option} \"{value}\", outside {set},"),
+            what: format!("{option} outside {set}"),
+            value: format!("\"{value}\""),
             short: format!("{option} \"{value}\""),
             accepted,
         });
@@ -451,73 +568,100 @@ fn option_probes(init: &Init) -> Vec<OptionProbe> {
             }
             p
         };
-        if let Some((set, named)) = option_set(init, "retrieve", "modes", None)
-            && let Some(v) = outside(MODES, &set)
-        {
-            add(
-                "retrieve",
-                base(json!({"mode": v})),
-                "mode",
-                v,
-                &named,
-                OPTION_UNSUPPORTED,
-            );
+        if let Some((set, named)) = option_set(init, "retrieve", "modes", None) {
+            for v in outside(MODES, &set) {
+                let params = base(json!({"mode": v}));
+                add("retrieve", params, "mode", v, &named, OPTION_UNSUPPORTED);
+            }
         }
         // Fusion applies "when `mode:\"hybrid\"`" (§6.1): probed with an
         // advertised hybrid mode so the mode itself is not what is refused.
         let hybrid = init
             .advertised_list("retrieve", "modes")
             .is_some_and(|m| m.iter().any(|x| x == "hybrid"));
-        if hybrid
-            && let Some((set, named)) = option_set(init, "retrieve", "fusion", None)
-            && let Some(v) = outside(FUSIONS, &set)
-        {
-            let params = base(json!({"mode": "hybrid", "fusion": {"method": v}}));
-            add(
-                "retrieve",
-                params,
-                "fusion.method",
-                v,
-                &named,
-                OPTION_UNSUPPORTED,
-            );
+        if hybrid && let Some((set, named)) = option_set(init, "retrieve", "fusion", None) {
+            for v in outside(FUSIONS, &set) {
+                let params = base(json!({"mode": "hybrid", "fusion": {"method": v}}));
+                add(
+                    "retrieve",
+                    params,
+                    "fusion.method",
+                    v,
+                    &named,
+                    OPTION_UNSUPPORTED,
+                );
+            }
         }
         let units = Some((&["chunk", "passage"][..], "chunk and passage, §6.1"));
-        if let Some((set, named)) = option_set(init, "retrieve", "units", units)
-            && let Some(v) = outside(crate::suite::rcp::shape::UNITS, &set)
-        {
-            add(
-                "retrieve",
-                base(json!({"unit": v})),
-                "unit",
-                v,
-                &named,
-                OPTION_UNSUPPORTED,
-            );
+        if let Some((set, named)) = option_set(init, "retrieve", "units", units) {
+            for v in outside(crate::suite::rcp::shape::UNITS, &set) {
+                let params = base(json!({"unit": v}));
+                add("retrieve", params, "unit", v, &named, OPTION_UNSUPPORTED);
+            }
         }
         let text = Some((&["text"][..], "text, §4.8"));
-        if let Some((set, named)) = option_set(init, "retrieve", "modalities", text)
-            && let Some(v) = outside(crate::suite::rcp::shape::MODALITIES, &set)
+        if let Some((set, named)) = option_set(init, "retrieve", "modalities", text) {
+            for v in outside(crate::suite::rcp::shape::MODALITIES, &set) {
+                let params = base(json!({"modality": v}));
+                add(
+                    "retrieve",
+                    params,
+                    "modality",
+                    v,
+                    &named,
+                    OPTION_UNSUPPORTED,
+                );
+            }
+        }
+        // §12: -32005 for "a requested option value (a `mode`,
+        // `rerank.method`, …)" not in the advertised set.
+        if let Some((set, named)) = option_set(init, "rerank", "methods", None) {
+            for v in outside(RERANK_METHODS, &set) {
+                let params = base(json!({"rerank": {"method": v}}));
+                add(
+                    "retrieve",
+                    params,
+                    "rerank.method",
+                    v,
+                    &named,
+                    OPTION_UNSUPPORTED,
+                );
+            }
+        }
+        // §8: "MUST reject an operator outside its advertised
+        // `filter.operators` with `-32005`".
+        let fields = filter_fields(init);
+        if init.supports("filter")
+            && let Some((set, named)) = option_set(init, "filter", "operators", None)
         {
-            let params = base(json!({"modality": v}));
-            add(
-                "retrieve",
-                params,
-                "modality",
-                v,
-                &named,
-                OPTION_UNSUPPORTED,
-            );
+            for v in outside(FILTER_OPERATORS, &set) {
+                let Some((clause, fit)) = operator_clause(v, &fields) else {
+                    break;
+                };
+                let (accepted, named) = if fit {
+                    (OPTION_UNSUPPORTED, named.clone())
+                } else {
+                    (
+                        OPERATOR_REFUSED,
+                        format!(
+                            "{named}, on a field of a type §8 does not apply it to (no advertised field fits), so \
+                             -32602 passes too"
+                        ),
+                    )
+                };
+                let params = base(json!({"filter": clause}));
+                add("retrieve", params, "filter operator", v, &named, accepted);
+            }
         }
     }
     let json_only = Some((&["json"][..], "json, §7.3.1"));
     let text_only = Some((&["text"][..], "text, §4.8"));
     if init.supports("embed") {
-        if let Some((set, named)) = option_set(init, "embed", "encodings", json_only)
-            && let Some(v) = outside(ENCODINGS, &set)
-        {
-            let params = json!({"inputs": [PROBE_QUERY], "encoding": v});
-            add("embed", params, "encoding", v, &named, OPTION_UNSUPPORTED);
+        if let Some((set, named)) = option_set(init, "embed", "encodings", json_only) {
+            for v in outside(ENCODINGS, &set) {
+                let params = json!({"inputs": [PROBE_QUERY], "encoding": v});
+                add("embed", params, "encoding", v, &named, OPTION_UNSUPPORTED);
+            }
         }
         if let Some((set, named)) = option_set(init, "embed", "modalities", text_only)
             && !set.iter().any(|m| m == "image")
@@ -565,32 +709,35 @@ fn option_probes(init: &Init) -> Vec<OptionProbe> {
     }
     if init.supports("rerank")
         && let Some((set, named)) = option_set(init, "rerank", "methods", None)
-        && let Some(v) = outside(RERANK_METHODS, &set)
     {
-        let params = json!({"query": PROBE_QUERY, "passages": ["a", "b"], "method": v});
-        add("rerank", params, "method", v, &named, OPTION_UNSUPPORTED);
+        for v in outside(RERANK_METHODS, &set) {
+            let params = json!({"query": PROBE_QUERY, "passages": ["a", "b"], "method": v});
+            add("rerank", params, "method", v, &named, OPTION_UNSUPPORTED);
+        }
     }
     if init.supports("transform")
         && let Some((set, named)) = option_set(init, "transform", "methods", None)
-        && let Some(v) = outside(TRANSFORM_METHODS, &set)
     {
-        let params = json!({"query": PROBE_QUERY, "method": v});
-        add(
-            "query/transform",
-            params,
-            "method",
-            v,
-            &named,
-            OPTION_UNSUPPORTED,
-        );
+        for v in outside(TRANSFORM_METHODS, &set) {
+            let params = json!({"query": PROBE_QUERY, "method": v});
+            add(
+                "query/transform",
+                params,
+                "method",
+                v,
+                &named,
+                OPTION_UNSUPPORTED,
+            );
+        }
     }
     // §7.9: "`op` **MUST** be in `graph.ops`".
     if init.supports("graph")
         && let Some((set, named)) = option_set(init, "graph", "ops", None)
-        && let Some(v) = outside(GRAPH_OPS, &set)
     {
-        let params = json!({"op": v, "query": PROBE_QUERY});
-        add("graph", params, "op", v, &named, OPTION_UNSUPPORTED);
+        for v in outside(GRAPH_OPS, &set) {
+            let params = json!({"op": v, "query": PROBE_QUERY});
+            add("graph", params, "op", v, &named, OPTION_UNSUPPORTED);
+        }
     }
     probes
 }

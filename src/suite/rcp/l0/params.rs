@@ -60,15 +60,49 @@ impl Ty {
     }
 }
 
+/// What in the advertisement means a server reads a field.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Read {
+    /// The capability is advertised (`session`).
+    Capability(&'static str),
+    /// A capability's boolean flag is `true` (`retrieve.deterministic`).
+    Flag(&'static str, &'static str),
+    /// A capability's metadata field is present and not `null`/`false`
+    /// (`retrieve.levels`, a number: §6.1 "absent means flat").
+    Present(&'static str, &'static str),
+}
+
+impl Read {
+    /// Whether `init` advertises the feature.
+    pub(crate) fn advertised(self, init: &Init) -> bool {
+        match self {
+            Self::Capability(cap) => init.supports(cap),
+            Self::Flag(cap, flag) => init.flag(cap, flag),
+            Self::Present(cap, field) => init
+                .capability(cap)
+                .and_then(|c| c.get(field))
+                .is_some_and(|v| !v.is_null() && *v != Value::Bool(false)),
+        }
+    }
+
+    /// How the finding names it: "`retrieve.levels`".
+    pub(crate) fn words(self) -> String {
+        match self {
+            Self::Capability(cap) => format!("`{cap}`"),
+            Self::Flag(cap, field) => format!("`{cap}.{field}: true`"),
+            Self::Present(cap, field) => format!("`{cap}.{field}`"),
+        }
+    }
+}
+
 /// When a server may leave a malformed field unread: the spec lets a server
 /// that does not offer the feature ignore the field, so a result is one
 /// careful reading and -32602 the other; both are accepted. Once the feature
 /// is advertised the field is read, and only -32602 passes.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Hint {
-    /// The capability (`session`) or `retrieve` flag (`retrieve.deterministic`)
-    /// whose presence means the field is read.
-    pub unless: (&'static str, Option<&'static str>),
+    /// What in the advertisement means the field is read.
+    pub unless: Read,
     /// The spec sentence that lets it be ignored.
     pub why: &'static str,
 }
@@ -105,12 +139,7 @@ const fn opt(name: &'static str, ty: Ty) -> Field {
     }
 }
 
-const fn hint(
-    name: &'static str,
-    ty: Ty,
-    unless: (&'static str, Option<&'static str>),
-    why: &'static str,
-) -> Field {
+const fn hint(name: &'static str, ty: Ty, unless: Read, why: &'static str) -> Field {
     Field {
         name,
         ty,
@@ -148,23 +177,42 @@ const RETRIEVE: &[Field] = &[
     opt("filter", Ty::Obj),
     opt("minScore", Ty::Num),
     opt("recency", Ty::Obj),
+    // §7.7.2 calls `unit`, `level` and `tokenBudget` "all gated by `retrieve`
+    // capability metadata (§6.1) and safely ignorable", then narrows `unit`:
+    // "Requesting an unadvertised unit follows the usual `strict` rule
+    // (§7.7)", and `retrieve.units` always names a set (absent: "`chunk`/
+    // `passage` only", §6.1). A `unit` of the wrong type is outside that set,
+    // so it is refused under the default `strict: true`: not exempt.
     opt("unit", Ty::Enum),
-    opt("level", Ty::Int),
+    // `level` has no such narrowing: without `retrieve.levels` the corpus is
+    // flat (§6.1 "absent means flat") and the handle is safely ignorable.
+    hint(
+        "level",
+        Ty::Int,
+        Read::Present("retrieve", "levels"),
+        "§7.7.2: `unit`, `level` and `tokenBudget` are \"safely ignorable\", and without `retrieve.levels` \
+         the corpus is flat (§6.1)",
+    ),
     // §7.7.2: "a server that does not support budgeting ignores it".
     hint(
         "tokenBudget",
         Ty::Int,
-        ("retrieve", Some("tokenBudget")),
+        Read::Flag("retrieve", "tokenBudget"),
         "§7.7.2: \"a server that does not support budgeting ignores it\"",
     ),
-    hint("sessionId", Ty::Str, ("session", None), SESSION_HINT),
+    hint(
+        "sessionId",
+        Ty::Str,
+        Read::Capability("session"),
+        SESSION_HINT,
+    ),
     opt("includeText", Ty::Bool),
     opt("includeVectors", Ty::Bool),
     // §7.7.1: a server that cannot honour `seed` "**MUST** ignore it (never error)".
     hint(
         "seed",
         Ty::Int,
-        ("retrieve", Some("deterministic")),
+        Read::Flag("retrieve", "deterministic"),
         "§7.7.1: a server that cannot honour `seed` \"MUST ignore it (never error)\"",
     ),
     opt("indexVersion", Ty::Str),
@@ -221,14 +269,24 @@ const GRAPH: &[Field] = &[
     opt("seedIds", Ty::Arr),
     opt("hops", Ty::Int),
     opt("level", Ty::Int),
-    hint("sessionId", Ty::Str, ("session", None), SESSION_HINT),
+    hint(
+        "sessionId",
+        Ty::Str,
+        Read::Capability("session"),
+        SESSION_HINT,
+    ),
 ];
 
 /// `memory/recall` (schema `MemoryRecallParams`: required `query`).
 const MEMORY_RECALL: &[Field] = &[
     req("query", Ty::Str),
     opt("memoryId", Ty::Str),
-    hint("sessionId", Ty::Str, ("session", None), SESSION_HINT),
+    hint(
+        "sessionId",
+        Ty::Str,
+        Read::Capability("session"),
+        SESSION_HINT,
+    ),
     opt("n", Ty::Int),
 ];
 
@@ -312,10 +370,24 @@ pub(crate) struct ParamsProbe {
     pub what: String,
     /// When set, a result is also accepted (the field may be ignored), with why.
     pub ignorable: Option<&'static str>,
+    /// For a field the spec lets a server ignore: the field, and whether the
+    /// server advertises the feature (then it is read and not exempt), with
+    /// what was advertised. The finding lists both.
+    pub exemption: Option<Exemption>,
     /// Error codes accepted besides -32602, with why: a value that is
     /// malformed and, read another way, also an unsupported option value or
     /// an unknown cursor. The spec does not order those checks.
     pub also: Option<(&'static [i64], &'static str)>,
+}
+
+/// A field the spec lets a server ignore unless it offers the feature.
+#[derive(Debug, Clone)]
+pub(crate) struct Exemption {
+    /// "`retrieve` `level`".
+    pub field: String,
+    /// `Some(advertisement)`: the feature is advertised, the field is read.
+    pub read_because: Option<String>,
+    pub why: &'static str,
 }
 
 /// An optional field with a value of the wrong type is malformed (-32602,
@@ -353,6 +425,7 @@ pub(crate) fn probes(init: &Init) -> Vec<ParamsProbe> {
                 params: Value::Object(params),
                 what: format!("without the required `{}`", field.name),
                 ignorable: None,
+                exemption: None,
                 also: None,
             });
         }
@@ -369,14 +442,15 @@ pub(crate) fn probes(init: &Init) -> Vec<ParamsProbe> {
                 field.ty.words()
             );
             params.insert(field.name.to_owned(), wrong);
-            let ignorable = field.hint.and_then(|h| {
-                let (cap, flag) = h.unless;
-                let read = match flag {
-                    Some(flag) => init.flag(cap, flag),
-                    None => init.supports(cap),
-                };
-                (!read).then_some(h.why)
+            let exemption = field.hint.map(|h| Exemption {
+                field: format!("`{}` `{}`", method.name, field.name),
+                read_because: h.unless.advertised(init).then(|| h.unless.words()),
+                why: h.why,
             });
+            let ignorable = exemption
+                .as_ref()
+                .filter(|e| e.read_because.is_none())
+                .map(|e| e.why);
             let also = match (field.required, field.name) {
                 (true, _) => None,
                 (false, "cursor") => Some(ALSO_UNKNOWN_CURSOR),
@@ -387,6 +461,7 @@ pub(crate) fn probes(init: &Init) -> Vec<ParamsProbe> {
                 params: Value::Object(params),
                 what,
                 ignorable,
+                exemption,
                 also,
             });
         }
@@ -400,6 +475,7 @@ pub(crate) fn probes(init: &Init) -> Vec<ParamsProbe> {
                 params: Value::Object(params),
                 what: "with `k` = -5".to_owned(),
                 ignorable: None,
+                exemption: None,
                 also: None,
             });
         }
@@ -471,6 +547,24 @@ mod tests {
         assert!(seed.ignorable.is_some());
         let seeded = probes_for(json!({"retrieve": {"deterministic": true}}), "`seed`");
         assert!(seeded.ignorable.is_none());
+        // §7.7.2: `level` is ignorable on a flat corpus (no `retrieve.levels`),
+        // read once levels are advertised; `unit` follows the `strict` rule.
+        let level = probes_for(json!({"retrieve": {}}), "`level`");
+        assert!(level.ignorable.is_some());
+        assert!(
+            level
+                .exemption
+                .as_ref()
+                .is_some_and(|e| e.read_because.is_none())
+        );
+        let levelled = probes_for(json!({"retrieve": {"levels": 3}}), "`level`");
+        assert!(levelled.ignorable.is_none());
+        assert_eq!(
+            levelled.exemption.and_then(|e| e.read_because).as_deref(),
+            Some("`retrieve.levels`")
+        );
+        let unit = probes_for(json!({"retrieve": {}}), "`unit`");
+        assert!(unit.ignorable.is_none() && unit.exemption.is_none());
         // A required field has one reading (-32602); an optional one is also
         // an unsupported option (-32005), and a cursor an unknown one.
         let query = probes_for(json!({"retrieve": {}}), "`query`");

@@ -207,14 +207,22 @@ fn contradicted_in(base: &Retrieved, field: &str, op: &str, value: &Value) -> bo
     })
 }
 
-/// The probes built from the metadata the hits showed: one that must keep a
-/// hit (preferring one that must also remove another), and one that must
-/// drop it.
+/// The probes built from the metadata the hits showed: one per advertised
+/// operator (and per `exists` value), each repeating the request a hit came
+/// from with a clause that must keep or drop that hit. The value is the
+/// hit's own, so ranges are probed at their boundary: `gte`/`lte` of the
+/// value keep the hit, `gt`/`lt` of it drop it (issue #26: a `gt` that
+/// behaves as `>=` keeps it and fails). Per operator, a probe that must
+/// also remove another hit of its base result is preferred.
 fn data_probes(init: &Init, seen: &[Seen], retrieved: &[Retrieved]) -> Vec<Probe> {
-    let mut keep: Option<Probe> = None;
-    let mut drop: Option<Probe> = None;
+    let mut chosen: Vec<(String, Probe)> = Vec::new();
     for s in seen {
         for (op, value, keeps) in clauses_for(init, s) {
+            let key = if op == "exists" {
+                format!("exists {value}")
+            } else {
+                op.to_owned()
+            };
             let restrictive = !keeps
                 || retrieved
                     .get(s.base)
@@ -227,16 +235,14 @@ fn data_probes(init: &Init, seen: &[Seen], retrieved: &[Retrieved]) -> Vec<Probe
                 base: Some(s.base),
                 restrictive,
             };
-            if keeps {
-                if keep.as_ref().is_none_or(|k| !k.restrictive && restrictive) {
-                    keep = Some(probe);
-                }
-            } else if drop.is_none() {
-                drop = Some(probe);
+            match chosen.iter_mut().find(|(k, _)| *k == key) {
+                None => chosen.push((key, probe)),
+                Some((_, old)) if !old.restrictive && restrictive => *old = probe,
+                Some(_) => {}
             }
         }
     }
-    keep.into_iter().chain(drop).collect()
+    chosen.into_iter().map(|(_, p)| p).collect()
 }
 
 /// A value of the declared type to write a clause with, when the run saw
@@ -331,6 +337,53 @@ fn contradiction(
         field.clone(),
         false,
     ))
+}
+
+/// What the probes covered, for the pass message: each operator checked
+/// (with the fields it was checked on), the advertised operators no hit's
+/// metadata could build a probe for, and the §8 operators not advertised.
+fn operator_coverage(init: &Init, probes: &[Probe]) -> String {
+    const ALL: [&str; 10] = [
+        "eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "exists",
+    ];
+    let mut checked: Vec<String> = Vec::new();
+    let mut unchecked = Vec::new();
+    let mut absent = Vec::new();
+    for op in ALL {
+        let on: Vec<&str> = probes
+            .iter()
+            .filter(|p| p.op == op)
+            .map(|p| p.field.as_str())
+            .collect();
+        if !on.is_empty() {
+            let mut fields = on.clone();
+            fields.dedup();
+            checked.push(format!("`{op}` on `{}`", fields.join("`, `")));
+        } else if operator_allowed(init, op) {
+            unchecked.push(format!("`{op}`"));
+        } else {
+            absent.push(format!("`{op}`"));
+        }
+    }
+    let mut out = if checked.is_empty() {
+        "no operator checked on the hits' own metadata".to_owned()
+    } else {
+        format!(
+            "{} checked against the hits' own metadata (ranges at the hit's value: `gte`/`lte` keep it, \
+             `gt`/`lt` drop it)",
+            checked.join(", ")
+        )
+    };
+    if !unchecked.is_empty() {
+        out.push_str(&format!(
+            "; advertised but not checked (no hit showed a value it applies to): {}",
+            unchecked.join(", ")
+        ));
+    }
+    if !absent.is_empty() {
+        out.push_str(&format!("; not advertised: {}", absent.join(", ")));
+    }
+    out
 }
 
 /// The fields the hits showed values for, once each.
@@ -430,7 +483,8 @@ impl L1Run<'_, '_> {
         let finding = check.verdict(
             &problems,
             format!(
-                "filters built from the advertised operators restrict the hits: {}",
+                "{}: {}",
+                operator_coverage(self.init, &probes),
                 done.join("; ")
             ),
             "an advertised `filter` restricts the hits to those its clauses match (§8, §14.2)",

@@ -25,8 +25,10 @@ pub const LOG: Rule = item(
     "RCP/1 §14.3, §17.1",
 );
 
-/// The progress token of the streaming probe: a string, echoed verbatim.
+/// The progress tokens of the streaming probe, one of each kind §9 allows
+/// ("string or integer"), each echoed verbatim.
 const PROGRESS_TOKEN: &str = "protocheck-progress-1";
+const INTEGER_PROGRESS_TOKEN: i64 = 7;
 /// The progress token of the log probe's second attempt over HTTP.
 const LOG_PROGRESS_TOKEN: &str = "protocheck-progress-log";
 
@@ -51,82 +53,106 @@ impl L2Run<'_, '_> {
             return Ok(());
         }
         let mut check = Check::new(rule);
-        let token = json!(PROGRESS_TOKEN);
-        let params = json!({"query": self.query(), "k": 3, "_meta": {"progressToken": token}});
-        let id = self.conv.client.next_id();
-        let streamed = self
-            .conv
-            .client
-            .call_stream(id.clone(), "retrieve", params)
-            .await;
-        let streamed = match streamed {
-            Ok(s) => s,
-            Err(failure) => {
-                let what = "`retrieve` with a progressToken, asking for an event stream,";
-                return self.unanswered(check, failure, what, "§9, §5.2").await;
-            }
-        };
-        check.keep(streamed.reply.exchange.clone());
-        let mut problems = streamed.problems.clone();
+        let mut problems = Vec::new();
+        let mut seen = Vec::new();
         let http = self.conv.client.is_http();
-        let progress: Vec<&Value> = streamed
-            .notifications
-            .iter()
-            .filter(|n| n.get("method").and_then(Value::as_str) == Some("notifications/progress"))
-            .collect();
-        // Every frame before the final one is a JSON-RPC notification; besides
-        // progress, `notifications/log` may share the stream (§17.1: a server
-        // advertising `log` "MAY emit `notifications/log` ... at any time").
-        for frame in &streamed.notifications {
-            if frame.get("jsonrpc").and_then(Value::as_str) != Some("2.0")
-                || !frame.get("method").is_some_and(Value::is_string)
-            {
-                problems.push(format!(
-                    "a frame before the final response is not a JSON-RPC 2.0 notification: {}",
-                    show(frame)
-                ));
-            }
-        }
-        for frame in &progress {
-            let params = frame.get("params").unwrap_or(&Value::Null);
-            match params.get("progressToken") {
-                Some(got) if same_id(&token, got) => {}
-                other => problems.push(format!(
-                    "a progress frame carried progressToken {} instead of \"{PROGRESS_TOKEN}\"; it MUST be echoed verbatim",
-                    show(other.unwrap_or(&Value::Null))
-                )),
-            }
-            match params.get("progress") {
-                None => {}
-                Some(p) if p.as_f64().is_some_and(|x| (0.0..=1.0).contains(&x)) => {}
-                Some(p) => problems.push(format!(
-                    "a progress frame reported progress {}; it is 0.0–1.0",
-                    show(p)
-                )),
-            }
-        }
-        problems.extend(final_reply_problems(&streamed.reply, &id));
-        let passed = if http && !streamed.event_stream {
-            "the request accepted an event stream and got one buffered JSON response with its result, which §5.2 \
-             allows (the server \"MAY respond with `text/event-stream`\"), so there were no frames to judge"
-                .to_owned()
-        } else {
-            format!(
-                "{} progress frame(s) echoing the token, then exactly one final response{}; §5.2 allows \"zero or \
-                 more\" progress frames",
-                progress.len(),
-                if http {
-                    ", in an event stream"
-                } else {
-                    " on stdout"
+        // §9: the token is a "string or integer" and is echoed verbatim; both
+        // kinds are sent, so a server that turns 7 into "7" is caught.
+        for token in [json!(PROGRESS_TOKEN), json!(INTEGER_PROGRESS_TOKEN)] {
+            let kind = if token.is_string() {
+                "string"
+            } else {
+                "integer"
+            };
+            let params = json!({"query": self.query(), "k": 3, "_meta": {"progressToken": token}});
+            let id = self.conv.client.next_id();
+            let streamed = self
+                .conv
+                .client
+                .call_stream(id.clone(), "retrieve", params)
+                .await;
+            let streamed = match streamed {
+                Ok(s) => s,
+                Err(failure) => {
+                    let what = format!(
+                        "`retrieve` with the {kind} progressToken {}, asking for an event stream,",
+                        show(&token)
+                    );
+                    return self.unanswered(check, failure, &what, "§9, §5.2").await;
                 }
-            )
-        };
+            };
+            check.keep(streamed.reply.exchange.clone());
+            problems.extend(streamed.problems.iter().cloned());
+            let progress: Vec<&Value> = streamed
+                .notifications
+                .iter()
+                .filter(|n| {
+                    n.get("method").and_then(Value::as_str) == Some("notifications/progress")
+                })
+                .collect();
+            // Every frame before the final one is a JSON-RPC notification; besides
+            // progress, `notifications/log` may share the stream (§17.1: a server
+            // advertising `log` "MAY emit `notifications/log` ... at any time").
+            for frame in &streamed.notifications {
+                if frame.get("jsonrpc").and_then(Value::as_str) != Some("2.0")
+                    || !frame.get("method").is_some_and(Value::is_string)
+                {
+                    problems.push(format!(
+                        "a frame before the final response is not a JSON-RPC 2.0 notification: {}",
+                        show(frame)
+                    ));
+                }
+            }
+            for frame in &progress {
+                let params = frame.get("params").unwrap_or(&Value::Null);
+                // `same_id` compares the JSON type too: "7" is not 7.
+                match params.get("progressToken") {
+                    Some(got) if same_id(&token, got) => {}
+                    other => problems.push(format!(
+                        "a progress frame carried progressToken {} for the {kind} token {}; it MUST be echoed \
+                         verbatim, JSON type included",
+                        show(other.unwrap_or(&Value::Null)),
+                        show(&token)
+                    )),
+                }
+                match params.get("progress") {
+                    None => {}
+                    Some(p) if p.as_f64().is_some_and(|x| (0.0..=1.0).contains(&x)) => {}
+                    Some(p) => problems.push(format!(
+                        "a progress frame reported progress {}; it is 0.0–1.0",
+                        show(p)
+                    )),
+                }
+            }
+            problems.extend(final_reply_problems(&streamed.reply, &id));
+            seen.push(if http && !streamed.event_stream {
+                format!(
+                    "the {kind} token {} got one buffered JSON response, which §5.2 allows (the server \"MAY \
+                     respond with `text/event-stream`\"), so no frame to judge",
+                    show(&token)
+                )
+            } else {
+                format!(
+                    "the {kind} token {}: {} progress frame(s) echoing it verbatim, then exactly one final \
+                     response{}",
+                    show(&token),
+                    progress.len(),
+                    if http {
+                        " in an event stream"
+                    } else {
+                        " on stdout"
+                    }
+                )
+            });
+        }
         let finding = check.verdict(
             &problems,
-            passed,
-            "with `_meta.progressToken` and `streaming` advertised, any progress frames echo the token and precede \
-             exactly one final response, and nothing follows it (§9, §5.2)",
+            format!(
+                "{}; §5.2 allows \"zero or more\" progress frames, so a token with none was not judged for its echo",
+                seen.join("; ")
+            ),
+            "with `_meta.progressToken` (a \"string or integer\", §9) and `streaming` advertised, any progress frames \
+             echo the token verbatim and precede exactly one final response, and nothing follows it (§9, §5.2)",
         );
         self.conv.emit(finding).await
     }

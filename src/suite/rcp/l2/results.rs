@@ -19,7 +19,7 @@ pub const DETERMINISTIC: Rule = item(
 );
 pub const SNAPSHOTS: Rule = item(
     "RCP-L2-011",
-    "with `retrieve.snapshots`, a pinned `indexVersion` is served exactly, and an unknown one fails (-32010 or -32016)",
+    "with `retrieve.snapshots`, a pinned `indexVersion` is served exactly, and one never issued fails (-32010, -32016 or -32015)",
     SpecLevel::Must,
     "RCP/1 §14.3, §7.7.1",
 );
@@ -217,6 +217,107 @@ impl L2Run<'_, '_> {
                 }
             }
         }
+        // The pages against the unpaged result (issue #26: a server that
+        // loses a hit at each page boundary repeats nothing, yet is wrong).
+        // §10: the client "repeats the request with `cursor`", so the pages
+        // together are the result of the request, page after page. One
+        // request with k = (hits paged + k) gets the unpaged ranking, capped
+        // at an advertised `maxK` (§7.7 clamps to it). Every hit it returns
+        // must be among the pages (only those within the pages' length when
+        // the cursors did not end); when it returned fewer than its k, it is
+        // the whole result, and every paged hit must be in it too. Ids are
+        // compared as sets: where scores tie, their order between two calls
+        // is not judged.
+        let compared = if problems.is_empty() && !(pages == 1 && ended) {
+            let max_k = self
+                .init
+                .capability("retrieve")
+                .and_then(|r| r.get("maxK"))
+                .and_then(Value::as_u64);
+            let full_k = (seen.len() as u64 + page_k)
+                .min(max_k.unwrap_or(u64::MAX))
+                .max(1);
+            let mut full_params = params.clone();
+            full_params["k"] = json!(full_k);
+            let sent = self.conv.request(rule, "retrieve", full_params).await?;
+            check.saw(&sent);
+            match result_of(&sent).map(hit_essentials) {
+                Some(Ok(hits)) => {
+                    let unpaged = ids(hits);
+                    let complete = (unpaged.len() as u64) < full_k;
+                    let judged = if ended {
+                        unpaged.len()
+                    } else {
+                        unpaged.len().min(seen.len())
+                    };
+                    let lost: Vec<Value> = unpaged[..judged]
+                        .iter()
+                        .filter(|id| !seen.contains(id))
+                        .cloned()
+                        .collect();
+                    if !lost.is_empty() {
+                        problems.push(format!(
+                            "the unpaged request (k = {full_k}) returned {} hits, and {} of them never came on a page: \
+                             {}",
+                            unpaged.len(),
+                            lost.len(),
+                            show(&json!(lost))
+                        ));
+                    }
+                    let extra: Vec<Value> = if complete && ended {
+                        seen.iter()
+                            .filter(|id| !unpaged.contains(id))
+                            .cloned()
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
+                    if !extra.is_empty() {
+                        problems.push(format!(
+                            "the pages carried hits the whole unpaged result (k = {full_k}, {} hits) does not have: {}",
+                            unpaged.len(),
+                            show(&json!(extra))
+                        ));
+                    }
+                    if complete && ended {
+                        format!(
+                            "; together they hold exactly the {} hits of the same request unpaged (k = {full_k}, the \
+                             whole result), compared as sets of ids",
+                            unpaged.len()
+                        )
+                    } else {
+                        format!(
+                            "; the same request unpaged (k = {full_k}{}) returned {} hits, each of them {}on a page \
+                             (compared as sets of ids; whether more hits exist beyond them was not judged)",
+                            if max_k == Some(full_k) {
+                                ", the advertised maxK"
+                            } else {
+                                ""
+                            },
+                            unpaged.len(),
+                            if ended {
+                                ""
+                            } else {
+                                "within the pages' length "
+                            }
+                        )
+                    }
+                }
+                Some(Err(problem)) => {
+                    problems.push(format!("the unpaged request (k = {full_k}): {problem}"));
+                    String::new()
+                }
+                None => {
+                    problems.push(format!(
+                        "the unpaged request (k = {full_k}) {}",
+                        outcome_words(&sent)
+                    ));
+                    String::new()
+                }
+            }
+        } else {
+            String::new()
+        };
         if pages == 1 && ended && problems.is_empty() {
             problems.push(format!(
                 "with k = {page_k} the first page carried no `nextCursor`, though the same request with k = {} \
@@ -240,11 +341,13 @@ impl L2Run<'_, '_> {
         let finding = check.verdict(
             &problems,
             format!(
-                "{pages} pages of k = {page_k} followed by `nextCursor`, {} distinct hits, none repeated; {end}",
+                "{pages} pages of k = {page_k} followed by `nextCursor`, {} distinct hits, none repeated; \
+                 {end}{compared}",
                 seen.len()
             ),
             "with `pagination` advertised, a result with more hits than `k` carries `nextCursor`, repeating the \
-             request with `cursor` returns the next page without repeating hits, and the cursors end (§10)",
+             request with `cursor` returns the next page without repeating or losing hits, and the cursors end \
+             (§10)",
         );
         self.conv.emit(finding).await
     }
@@ -339,42 +442,48 @@ impl L2Run<'_, '_> {
                 }
             }
         }
-        // Decision (amendment 11): the spec contradicts itself here. §7.7.1:
-        // the server "MUST either serve that snapshot or fail with `-32010`
-        // (`BackendUnavailable`) if it has been garbage-collected"; §12's
-        // table: `-32016` `Conflict` covers "a pinned `indexVersion` no longer
-        // available". Both readings are accepted, and the finding says which
-        // code the server used.
+        // Decision (amendment 11): the spec contradicts itself on a snapshot
+        // that is gone. §7.7.1: the server "MUST either serve that snapshot or
+        // fail with `-32010` (`BackendUnavailable`) if it has been
+        // garbage-collected"; §12's table: `-32016` `Conflict` covers "a pinned
+        // `indexVersion` no longer available". Both readings are accepted.
+        // Decision (issue #26): the probe cannot retire a snapshot, so it pins
+        // one the server never issued. For that, §12's `-32015` `NotFound` ("A
+        // referenced entity does not exist") is the plain reading, and a server
+        // cannot tell an invented version from a collected one, so the other
+        // two stay accepted. The finding says which code the server used.
         let unknown = json!({"query": query, "k": 3, "indexVersion": UNKNOWN_SNAPSHOT});
         let sent = self.conv.request(rule, "retrieve", unknown).await?;
         check.saw(&sent);
-        let code = code_of(&sent).filter(|c| [-32010, -32016].contains(c));
+        let code = code_of(&sent).filter(|c| [-32010, -32016, -32015].contains(c));
         if code.is_none() {
             problems.push(format!(
-                "`retrieve` pinned to the unknown snapshot \"{UNKNOWN_SNAPSHOT}\" {}; it must fail (with -32010 per \
-                 §7.7.1, or -32016 per §12's table), never silently serve another snapshot",
+                "`retrieve` pinned to \"{UNKNOWN_SNAPSHOT}\", a snapshot it never issued, {}; it must fail (-32015 \
+                 NotFound per §12, or, read as a snapshot gone, -32010 per §7.7.1 or -32016 per §12's table), never \
+                 silently serve another snapshot",
                 outcome_words(&sent)
             ));
         }
-        let (used, other) = match code {
-            Some(-32016) => (
-                "-32016 (Conflict, as §12's table says)",
-                "§7.7.1 says -32010",
-            ),
-            _ => (
-                "-32010 (BackendUnavailable, as §7.7.1 says)",
-                "§12's table says -32016",
-            ),
+        let used = match code {
+            Some(-32015) => {
+                "-32015 (NotFound, §12: \"A referenced entity does not exist\")".to_owned()
+            }
+            Some(-32016) => "-32016 (Conflict, §12's table: a pinned `indexVersion` \"no longer available\"; \
+                             §7.7.1 says -32010 for that case, and the spec contradicts itself, so either passes)"
+                .to_owned(),
+            _ => "-32010 (BackendUnavailable, §7.7.1: a snapshot garbage-collected; §12's table says -32016 for \
+                  that case, and the spec contradicts itself, so either passes)"
+                .to_owned(),
         };
         let finding = check.verdict(
             &problems,
             format!(
-                "the served snapshot {} could be pinned, and an unknown one got {used}; {other} for the same case: \
-                 the spec contradicts itself, so either code passes",
+                "the served snapshot {} could be pinned, and \"{UNKNOWN_SNAPSHOT}\", a snapshot it never issued, got \
+                 {used}; a snapshot the server really retired was not probed (protocheck cannot retire one)",
                 served.as_ref().map(show).unwrap_or_default()
             ),
-            "a pinned `indexVersion` is served exactly or fails with -32010 (§7.7.1) or -32016 (§12), never served \
-             from another snapshot",
+            "a pinned `indexVersion` is served exactly, or fails (-32015 for one never issued, §12; -32010 per \
+             §7.7.1 or -32016 per §12 for one gone), never served from another snapshot",
         );
         self.conv.emit(finding).await
     }

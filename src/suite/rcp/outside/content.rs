@@ -58,6 +58,46 @@ impl Conversation<'_> {
         self.emit(finding).await
     }
 
+    /// RCP-OUT-006's own probe over HTTP. §9: the server "MUST NOT emit
+    /// progress for a request that carried none". Over stdio every request
+    /// shares stdout with any notification, so every request of the run
+    /// tests it; over HTTP a notification can only come inside an event
+    /// stream (§5.2), and the run's other streamed requests all carry a
+    /// progressToken or `_meta.logLevel`. So one `retrieve` asks for an
+    /// event stream with neither; what it brings is judged with the rest of
+    /// the conversation by [`Self::unsolicited`].
+    pub(super) async fn stream_without_token(
+        &mut self,
+        init: Option<&Init>,
+    ) -> Result<(), EngineError> {
+        if !self.client.is_http() || self.blocked(init).is_some() {
+            return Ok(());
+        }
+        if !init.is_some_and(|i| i.supports("retrieve")) {
+            return Ok(());
+        }
+        let id = self.client.next_id();
+        let params = json!({"query": PROBE_QUERY, "k": 3});
+        let streamed = self.client.call_stream(id, "retrieve", params).await;
+        let got = match streamed {
+            Ok(s) if s.event_stream => format!(
+                "an event stream of {} notification frame(s) before its final frame",
+                s.notifications.len()
+            ),
+            Ok(_) => "one buffered JSON response".to_owned(),
+            Err(failure) => {
+                let words = format!("no answer ({})", failure.error);
+                let _ = self.sent(&UNSOLICITED, Err(failure))?;
+                words
+            }
+        };
+        self.tokenless_stream = Some(format!(
+            "a `retrieve` over HTTP that asked for an event stream (`Accept: text/event-stream`) without a \
+             progressToken got {got}"
+        ));
+        Ok(())
+    }
+
     pub(super) async fn unsolicited(&mut self) -> Result<(), EngineError> {
         let rule = &UNSOLICITED;
         let mut check = Check::new(rule);
@@ -95,9 +135,13 @@ impl Conversation<'_> {
             }
         }
         let total = self.client.observed_total();
+        let probe = match &self.tokenless_stream {
+            Some(words) => format!("; {words}"),
+            None => String::new(),
+        };
         let finding = check.verdict(
             &problems,
-            format!("all {total} notifications the server sent had been asked for"),
+            format!("all {total} notifications the server sent had been asked for{probe}"),
             "a server MUST NOT send a notification the client did not opt into: progress only for a request with \
              `_meta.progressToken`, logs only after the `log` capability or `_meta.logLevel` (§7.1, §9, §17.1)",
         );

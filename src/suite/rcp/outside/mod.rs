@@ -6,7 +6,9 @@
 //! levels": a violation never lowers the certified level, but the verdict
 //! counts it.
 
-use super::conversation::{Check, Conversation, Init, code_of, outcome_words, result_of, show};
+use super::conversation::{
+    Check, Conversation, Init, PROBE_QUERY, code_of, outcome_words, result_of, show,
+};
 use crate::suite::runner::EngineError;
 use crate::suite::{Outcome, Rule, SpecLevel};
 use serde_json::{Value, json};
@@ -61,6 +63,7 @@ pub(crate) async fn probe(
     options: Options,
 ) -> Result<(), EngineError> {
     conv.path_matches_body(init).await?;
+    conv.stream_without_token(init).await?;
     conv.stdio_framing().await?;
     conv.writes(init, options).await
 }
