@@ -234,10 +234,11 @@ enum Execution {
     StoreFailed,
 }
 
-/// What a worker records when an attempt ends.
+/// What a worker records when an attempt ends. The run's end is boxed: a
+/// verdict is large, and an ending is moved around while the store retries.
 enum Ending {
     Finish {
-        end: RunEnd,
+        end: Box<RunEnd>,
         suite_version: String,
         status: &'static str,
     },
@@ -252,7 +253,7 @@ enum Ending {
 impl Ending {
     fn error(reason: String) -> Self {
         Self::Finish {
-            end: RunEnd::Error(reason),
+            end: Box::new(RunEnd::Error(reason)),
             // A run that ended in error was judged by no suite: it records protocheck's version.
             suite_version: env!("CARGO_PKG_VERSION").to_owned(),
             status: "error",
@@ -349,7 +350,7 @@ impl Worker {
                 let status = if verdict.passed { "passed" } else { "failed" };
                 Ending::Finish {
                     suite_version: verdict.suite_version.clone(),
-                    end: RunEnd::Verdict(verdict),
+                    end: Box::new(RunEnd::Verdict(verdict)),
                     status,
                 }
             }
@@ -439,13 +440,8 @@ impl Worker {
         };
         match recorded {
             Ok(true) => {
-                if let (
-                    Ending::Finish {
-                        end: RunEnd::Verdict(_),
-                        ..
-                    },
-                    Some(attestor),
-                ) = (&ending, &self.cfg.attestor)
+                if let (Ending::Finish { end, .. }, Some(attestor)) = (&ending, &self.cfg.attestor)
+                    && matches!(**end, RunEnd::Verdict(_))
                 {
                     // A signing failure must not cost the run its verdict: log it; the
                     // attestation is created when it is first requested.
