@@ -617,8 +617,11 @@ fn runs_per_server() -> usize {
 /// each run gets a process of its own. (`spec-discover-first-global` refuses
 /// requests until some client, on any connection, has called
 /// `server/discover`; once a run has, every later run in the same process
-/// would find it answering.)
-const FRESH_PER_RUN: &[&str] = &["spec-discover-first-global"];
+/// would find it answering.) server-everything sends its log notifications
+/// on a timer that runs from the process's start, so whether one falls
+/// inside a run (MCP25-LOG-004 judges those it sees, and is skipped when
+/// none came) depended on how long the process had already lived.
+const FRESH_PER_RUN: &[&str] = &["spec-discover-first-global", "everything"];
 
 /// Starts one panel server; the process (none over stdio, where each check
 /// starts its own) and where `check` finds it.
