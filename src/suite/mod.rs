@@ -4,6 +4,7 @@
 //! the `check` command) decides where they go.
 
 pub mod context;
+pub mod coverage;
 pub mod detect;
 pub mod grade;
 pub mod mcp;

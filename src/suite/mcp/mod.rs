@@ -33,6 +33,8 @@ pub mod wire;
 
 pub(crate) mod aut_survey;
 mod catalogue;
+mod coverage;
+pub use coverage::COVERAGE;
 mod reg_survey;
 mod rule;
 mod session;

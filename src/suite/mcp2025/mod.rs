@@ -21,6 +21,8 @@ pub mod client;
 mod engine;
 
 mod catalogue;
+mod coverage;
+pub use coverage::COVERAGE;
 mod rule;
 mod session;
 

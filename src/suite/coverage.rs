@@ -1,0 +1,169 @@
+//! Probe coverage: for every rule of every suite, what its requirement names
+//! (methods, headers, fields, option values) against what protocheck's probes
+//! send and read, and, where the two differ, why. A probe that tries one
+//! method or one value where the spec names several passes a server that
+//! breaks the others, so the difference is written down beside the rule, and
+//! `docs/coverage.md` is generated from these tables (a test keeps it
+//! current: `PROTOCHECK_BLESS=1 cargo test --lib coverage` rewrites it).
+
+use super::Rule;
+
+/// One rule's coverage.
+#[derive(Debug, Clone, Copy)]
+pub struct Coverage {
+    /// The rule's id, as in its catalogue.
+    pub rule: &'static str,
+    /// What the requirement names: every method family, header, field and
+    /// option value it applies to (advertised or defaulted).
+    pub required: &'static str,
+    /// What the probes send and what they read, as the code does it.
+    pub probed: &'static str,
+    /// Where `probed` covers less than `required`: what is left out and
+    /// why. `None` when the probes cover the whole requirement.
+    pub gap: Option<&'static str>,
+}
+
+/// One table of the generated document: a suite (and revision) with its
+/// rules and their coverage.
+pub struct Table {
+    pub heading: &'static str,
+    pub intro: &'static str,
+    pub rules: Vec<&'static Rule>,
+    pub coverage: &'static [Coverage],
+}
+
+/// Every table, in the order of the document.
+pub fn tables() -> Vec<Table> {
+    vec![
+        Table {
+            heading: "MCP 2026-07-28",
+            intro: "The 79 rules of the suite `mcp`, revision 2026-07-28, in the order of the published rule list.",
+            rules: super::mcp::rules().iter().collect(),
+            coverage: super::mcp::COVERAGE,
+        },
+        Table {
+            heading: "MCP 2025-11-25",
+            intro: "The rules of the suite `mcp`, revision 2025-11-25 (`--mcp-revision 2025-11-25`).",
+            rules: super::mcp2025::rules().iter().collect(),
+            coverage: super::mcp2025::COVERAGE,
+        },
+        Table {
+            heading: "RCP/1",
+            intro: "The rules of the suite `rcp`, profile `spec` (the `reference` profile reproduces the public harness's 30 checks as the harness makes them, so its coverage is the harness's own).",
+            rules: super::rcp::rules(),
+            coverage: super::rcp::COVERAGE,
+        },
+    ]
+}
+
+/// A table cell: one line, pipes escaped.
+fn cell(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('|', "\\|")
+}
+
+/// `docs/coverage.md`, generated from [`tables`].
+pub fn render() -> String {
+    let mut out = String::from(
+        "# Probe coverage\n\n\
+         <!-- Generated from the rule catalogues (src/suite/coverage.rs and each suite's \
+         coverage.rs); do not edit. `PROTOCHECK_BLESS=1 cargo test --lib coverage` rewrites it. -->\n\n\
+         A probe covers the whole requirement: every method family, every required field, every \
+         option value the spec names or the server advertises. For every rule, this page lists what \
+         the requirement names, what protocheck's probes send and read, and, where the probes cover \
+         less, what is left out and why. A rule with nothing in the last column is probed in full.\n",
+    );
+    for table in tables() {
+        let gaps = table.coverage.iter().filter(|c| c.gap.is_some()).count();
+        out.push_str(&format!(
+            "\n## {}\n\n{} {} rules; {} probed in full, {} with a gap written down.\n\n",
+            table.heading,
+            table.intro,
+            table.rules.len(),
+            table.rules.len().saturating_sub(gaps),
+            gaps
+        ));
+        out.push_str(
+            "| rule | requirement names | probes send and read | not covered, and why |\n",
+        );
+        out.push_str("|---|---|---|---|\n");
+        for rule in &table.rules {
+            let Some(c) = table.coverage.iter().find(|c| c.rule == rule.id) else {
+                out.push_str(&format!(
+                    "| `{}` {} | — | — | not written down |\n",
+                    rule.id,
+                    cell(rule.title)
+                ));
+                continue;
+            };
+            out.push_str(&format!(
+                "| `{}` {} | {} | {} | {} |\n",
+                rule.id,
+                cell(rule.title),
+                cell(c.required),
+                cell(c.probed),
+                c.gap.map_or_else(|| "—".to_owned(), cell)
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn every_rule_has_exactly_one_coverage_entry_and_no_entry_names_another() {
+        for table in tables() {
+            let ids: BTreeSet<&str> = table.rules.iter().map(|r| r.id).collect();
+            let mut seen = BTreeSet::new();
+            for c in table.coverage {
+                assert!(
+                    ids.contains(c.rule),
+                    "{}: {} is not a rule of this suite",
+                    table.heading,
+                    c.rule
+                );
+                assert!(
+                    seen.insert(c.rule),
+                    "{}: {} is written down twice",
+                    table.heading,
+                    c.rule
+                );
+                assert!(
+                    !c.required.trim().is_empty() && !c.probed.trim().is_empty(),
+                    "{}: empty",
+                    c.rule
+                );
+                if let Some(gap) = c.gap {
+                    assert!(!gap.trim().is_empty(), "{}: an empty gap is None", c.rule);
+                }
+            }
+            let missing: Vec<&&str> = ids.iter().filter(|id| !seen.contains(**id)).collect();
+            assert!(
+                missing.is_empty(),
+                "{}: no coverage for {missing:?}",
+                table.heading
+            );
+        }
+    }
+
+    #[test]
+    fn the_coverage_document_is_generated_from_the_catalogues() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/coverage.md");
+        let rendered = render();
+        if std::env::var("PROTOCHECK_BLESS").as_deref() == Ok("1") {
+            std::fs::write(&path, &rendered)
+                .unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+        }
+        let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            on_disk == rendered,
+            "docs/coverage.md is not what the catalogues give; run PROTOCHECK_BLESS=1 cargo test --lib coverage"
+        );
+    }
+}

@@ -1,0 +1,1032 @@
+//! What each rule's probes cover against what its requirement names (see
+//! `suite::coverage`); `docs/coverage.md` is generated from this table.
+
+use crate::suite::coverage::Coverage;
+
+/// One entry per rule of the catalogue, in catalogue order.
+pub static COVERAGE: &[Coverage] = &[
+    Coverage {
+        rule: "MCP-DSC-001",
+        required: "Every 2026-07-28 server MUST implement `server/discover` (no params besides \
+            `_meta`), answerable before or after any other request, with a `DiscoverResult` \
+            (`resultType`, `supportedVersions`, `capabilities`, `ttlMs`, `cacheScope`).",
+        probed: "The run's second request, after the cold `tools/list`: `server/discover` with \
+            `MCP-Protocol-Version: 2026-07-28`, `Mcp-Method` and `_meta` (protocol version, empty \
+            `clientCapabilities`, `clientInfo`), over HTTP or as a stdio line. Passes on 200 (any \
+            line over stdio) with a result holding a `capabilities` object; a legacy `initialize` \
+            sent next tells a legacy-only server, which fails with its era named.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-DSC-002",
+        required: "`DiscoverResult.supportedVersions` MUST list the protocol versions the server \
+            supports, as an array of version strings.",
+        probed: "Reads `supportedVersions` in the opening `server/discover` result: a non-empty \
+            array of strings passes; absent, empty or another type fails.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-DSC-003",
+        required: "MAY (best practice): the advertised versions include a revision current clients \
+            speak.",
+        probed: "Passes when the opening `server/discover`'s `supportedVersions` holds \
+            `2026-07-28` or `2025-11-25`.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-DSC-004",
+        required: "Every key of `capabilities.extensions` MUST follow the `_meta` key rules with a \
+            mandatory prefix (dot-separated labels that start with a letter, end with a letter or \
+            digit, and hold letters, digits and hyphens; a name of letters, digits, `-`, `_`, `.` \
+            with alphanumeric ends) and MUST NOT use a prefix whose second label is \
+            `modelcontextprotocol` or `mcp` unless it is MCP's own; reverse-DNS order is a SHOULD; \
+            each value is an object.",
+        probed: "Every key of `capabilities.extensions` in the opening `server/discover` result is \
+            checked for the prefix labels, the name's characters and a reserved second label (any \
+            `io.modelcontextprotocol/` id is accepted); skipped when the server advertises no \
+            extension.",
+        gap: Some(
+            "Not judged: that each extension's value is an object; that an \
+            `io.modelcontextprotocol/…` id names an extension MCP defines (protocheck keeps no \
+            list of official extensions); reverse-DNS order, which the text cannot show \
+            (`example.com/` and `com.example/` are both well-formed).",
+        ),
+    },
+    Coverage {
+        rule: "MCP-DSC-005",
+        required: "Servers SHOULD put `_meta[\"io.modelcontextprotocol/serverInfo\"]` (an \
+            Implementation with `name` and `version`) in every result, unless configured not to.",
+        probed: "Run-wide: every result answering a valid probe of the run (pooled HTTP client or \
+            stdio: discover, the survey's lists, reads, `prompts/get`, `completion/complete`, tool \
+            calls and listen, and the rules' own valid probes) must carry that key with string \
+            `name` and `version`.",
+        gap: Some(
+            "Only results the run provoked: calls of tools protocheck may not run (not \
+            `readOnlyHint: true`, allow_tool_calls unset) and methods of capabilities not \
+            advertised are never seen, and answers on dedicated connections (MCP-HDR-006, \
+            MCP-STL-004, MCP-STL-008) are not logged for it.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-HDR-001",
+        required: "`Mcp-Method` is required on every request, of all ten methods \
+            (`server/discover`, `tools/list`, `tools/call`, `resources/list`, \
+            `resources/templates/list`, `resources/read`, `prompts/list`, `prompts/get`, \
+            `completion/complete`, `subscriptions/listen`); a request without it MUST be answered \
+            HTTP 400 with JSON-RPC -32020. Headers on notification POSTs are undefined.",
+        probed: "Drops `Mcp-Method` from each of the family probes (`Session::family_probes`: \
+            `server/discover`; with `tools` advertised `tools/list` and `tools/call` of an unknown \
+            tool; with `resources` `resources/list` and `resources/read` of a made-up \
+            `protocheck://missing/…` URI; with `prompts` `prompts/list` and `prompts/get` of an \
+            unknown prompt); each must be answered 400 with -32020, and the first other answer \
+            fails.",
+        gap: Some(
+            "Not probed: `resources/templates/list`, `completion/complete` and \
+            `subscriptions/listen` (not among the family probes), so a server that validates the \
+            header in its list, read and call handlers but not on those three passes; adding them \
+            to the family probes (listen sent as a short listen) would cover them here and in \
+            every rule that uses the family probes.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-HDR-002",
+        required: "`Mcp-Name` is required on `tools/call` (mirroring `params.name`), `prompts/get` \
+            (`params.name`) and `resources/read` (`params.uri`); a request without it MUST be \
+            answered 400 with -32020.",
+        probed: "For each of the three methods whose capability is advertised, one conforming \
+            request with `Mcp-Name` removed, addressed to a real name where one is listed (a tool \
+            protocheck may call, read-only ones first, with placeholder arguments and mirrored \
+            `Mcp-Param-*`; the first listed resource; the first listed prompt with its required \
+            arguments), else to an unknown name. 400 with -32020 passes; -32602 to an unknown name \
+            makes the rule unverified (skip), never a pass.",
+        gap: Some(
+            "With no listed callable tool (none `readOnlyHint: true`, allow_tool_calls unset), \
+            resource or prompt, that method is probed with an unknown name only, and a server that \
+            looks names up before reading headers leaves it unverified; one name per method is \
+            tried.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-HDR-003",
+        required: "A `Mcp-Name` value that differs from the body's `params.name` or `params.uri` \
+            (after Base64 decoding; values are case-sensitive) MUST be answered 400 with -32020, \
+            on `tools/call`, `prompts/get` and `resources/read`.",
+        probed: "The MCP-HDR-002 targets (listed names where there are any) with `Mcp-Name` set to \
+            another made-up name (`protocheck-no-such-b-…`); 400 with -32020 passes, -32602 to an \
+            unknown name is unverified.",
+        gap: Some(
+            "Not probed: a header that differs from the body only in letter case (the listed name \
+            upper-cased), which a server comparing case-insensitively accepts; the mismatched \
+            value is always a wholly different name. The name-availability limits of MCP-HDR-002 \
+            apply.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-HDR-004",
+        required: "`MCP-Protocol-Version` is required on every POST; a request without it MUST be \
+            answered 400 with -32020, unless the server supports clients older than 2025-06-18 and \
+            treats it as 2025-03-26.",
+        probed: "`server/discover` without `MCP-Protocol-Version` (body `_meta` intact): 400 with \
+            -32020 passes; a DiscoverResult fails; on a dual-era server an answer in legacy terms \
+            (neither a 2026-07-28 result nor -32020, -32021 or -32022) is the MAY, and the rule is \
+            skipped with it named.",
+        gap: Some(
+            "Not probed: every method but `server/discover`, so a server that checks the header \
+            only in its discover handler passes; the family probes sent without the header (as \
+            MCP-HDR-001 drops `Mcp-Method`) would cover the requirement's \"every POST\".",
+        ),
+    },
+    Coverage {
+        rule: "MCP-HDR-005",
+        required: "An `MCP-Protocol-Version` header that differs from \
+            `_meta[\"io.modelcontextprotocol/protocolVersion\"]` MUST be answered 400 with -32020, \
+            on every POST.",
+        probed: "Sends the family probes of MCP-HDR-001 (`server/discover` and, per advertised \
+            capability, its list method and its named method addressed to an unknown name) twice: \
+            header `2026-07-28` with `_meta` `1900-01-01`, and the reverse. 400 with -32020 \
+            passes, and so does 400 with -32022 (the spec does not rank mismatch above unsupported \
+            version; the reading is named).",
+        gap: Some(
+            "Not probed: `resources/templates/list`, `completion/complete` and \
+            `subscriptions/listen` (not among the family probes). One side is always an \
+            unsupported version, so a server that validates each version alone and never compares \
+            the two passes; on a server listing two versions (a dual-era `2025-11-25` and \
+            `2026-07-28`) a header of one with `_meta` of the other would need the -32020 itself.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-HDR-006",
+        required: "Header names MUST be compared case-insensitively (`mcp-method`, `Mcp-Method` \
+            and `MCP-METHOD` are one header), for `Mcp-Method`, `Mcp-Name`, `MCP-Protocol-Version` \
+            and `Mcp-Param-{Name}`; header values are case-sensitive.",
+        probed: "On a dedicated HTTP/1.1 connection (names sent byte for byte): `server/discover`, \
+            a `Mcp-Name` request of the first advertised of tools, prompts and resources (unknown \
+            name), and a `tools/call` of a callable tool with `x-mcp-header` when there is one, \
+            each with all header names lower-case, as the spec writes them, and upper-case; every \
+            spelling must get the lower-case answer's status, error code and result presence. \
+            Values: `Mcp-Method: SERVER/DISCOVER` with body `server/discover` must get 400 with \
+            -32020.",
+        gap: Some(
+            "Not probed: other mixed spellings (`mCp-NaMe`); the second and third named method \
+            when several are advertised; value case on `Mcp-Name` and `Mcp-Param-*` (only the \
+            `Mcp-Method` value is sent in another case).",
+        ),
+    },
+    Coverage {
+        rule: "MCP-HDR-007",
+        required: "Servers MUST decode Base64 sentinel values (`=?base64?` + Base64 of the UTF-8 \
+            bytes + `?=`) of `Mcp-Name` and `Mcp-Param-{Name}` before comparing them with the \
+            body.",
+        probed: "For each advertised named method, the MCP-HDR-002 target with `Mcp-Name` in \
+            sentinel form: the listed name encoded though it is plain ASCII, or with no listed \
+            name an unknown non-ASCII name (`protocheck-ünknown-…`) that a client must encode. \
+            Then, on the first callable tool whose schema mirrors a string argument into a \
+            header (`x-mcp-header`), `tools/call` with a non-ASCII value and its \
+            `Mcp-Param-{Name}` in sentinel form. -32020 or no answer fails; anything else passes, \
+            an unknown-name pass named as an inference.",
+        gap: Some(
+            "`Mcp-Param-{Name}` is probed only when a tool protocheck may call (read-only, or \
+            `allow_tool_calls`) mirrors a string argument into a header; integer and boolean \
+            values are never encoded by a client, so none is sent encoded. Without a listed name \
+            the `Mcp-Name` pass rests on an unknown name that a server may refuse by lookup \
+            before reading the header.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-HDR-008",
+        required: "When a `tools/call` argument at an `x-mcp-header` property has a non-null \
+            value, the `Mcp-Param-{Name}` header MUST be sent and the server MUST validate it \
+            (missing or different: 400 with -32020); with the value absent or null the server MUST \
+            NOT expect it. Applies to string, integer and boolean properties.",
+        probed: "The first listed tool protocheck may call that has a valid, statically reachable \
+            string, integer or boolean `x-mcp-header`: one call whose header differs from the body \
+            (`protocheck-other`/`8`/`false` against `protocheck`/`7`/`true`) and one without the \
+            header; both must get 400 with -32020.",
+        gap: Some(
+            "One annotation of one tool, and only tools protocheck may run (a non-conforming \
+            server would execute the call): other annotated tools and value types are not probed. \
+            Not sent: a call with the argument absent or null (the header must not be expected) \
+            and an integer header in another numeric form (`7.0`, a SHOULD).",
+        ),
+    },
+    Coverage {
+        rule: "MCP-HDR-009",
+        required: "Servers MUST reject a recognised `Mcp-Param-{Name}` header containing invalid \
+            characters (non-ASCII, control characters: anything a plain header value cannot hold) \
+            with 400 and -32020.",
+        probed: "The first callable tool with a string `x-mcp-header`: body value and header both \
+            `protocheck-café`, the header as raw UTF-8 instead of the sentinel; 400 with -32020 \
+            passes.",
+        gap: Some(
+            "Only non-ASCII is sent: control characters (0x00-0x1F, 0x7F) are not, as the pooled \
+            HTTP client refuses them (the dedicated raw connection could carry them); integer and \
+            boolean annotations and tools protocheck may not call are not probed.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-HDR-010",
+        required: "MAY (best practice): header validation runs before dispatch, so a request whose \
+            `Mcp-Method` disagrees with its body is refused (400, -32020) and no handler runs it, \
+            whatever the method.",
+        probed: "An unknown body method under `Mcp-Method: server/discover`, and each of the \
+            family probes of MCP-HDR-001 (`server/discover` and, per advertised capability, its \
+            list method and its named method addressed to an unknown name), the named ones \
+            addressed to the listed tool, resource or prompt of MCP-HDR-002 where there is one, \
+            under an `Mcp-Method` naming another served method; each must get 400 with -32020, and \
+            -32601 (looked up first) or a result (a handler ran it) fails.",
+        gap: Some(
+            "Not probed: `resources/templates/list`, `completion/complete` and \
+            `subscriptions/listen` (not among the family probes) as body methods.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-STL-001",
+        required: "There are no protocol sessions: a server never mints an `Mcp-Session-Id` on any \
+            response and never echoes one a client sent.",
+        probed: "`server/discover` carrying a made-up `Mcp-Session-Id` must be answered without \
+            one; then every answer to a valid probe of the run (pooled client) is searched for an \
+            `Mcp-Session-Id` response header.",
+        gap: Some(
+            "The echo probe is `server/discover` only (a server echoing the header on `tools/*` or \
+            the list methods is not caught); answers to invalid probes, on dedicated connections \
+            and to the GET and DELETE watches are not searched for a minted id.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-STL-002",
+        required: "A client-supplied `Mcp-Session-Id` SHOULD be ignored: the server MUST NOT \
+            require or validate it, on any request, and answers as if it were absent.",
+        probed: "`server/discover` with a made-up `Mcp-Session-Id`: its status, error code and \
+            result presence must equal those of the run's plain `server/discover`.",
+        gap: Some(
+            "Not probed: every method but `server/discover`; a session layer that guards only \
+            `tools/*`, `resources/*` or `prompts/*` passes. The family probes sent with the \
+            made-up id and compared with their plain answers would cover it.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-STL-003",
+        required: "Servers MUST NOT rely on prior requests for version, capabilities or identity: \
+            any request, of any method, may come first on a new connection with no handshake.",
+        probed: "The run's very first request, `tools/list`, on a new connection (over stdio the \
+            child's first line), before any `server/discover`: with `tools` advertised it must \
+            return a result with `tools`; without, a result or any 2026-07-28 error (404 with \
+            -32601, 400 with -32020/-32021/-32022; -32601 over stdio) passes.",
+        gap: Some(
+            "Only `tools/list` is sent cold: a first `tools/call`, `resources/*`, `prompts/*` or \
+            `completion/complete` is not (MCP-STL-004 sends the list methods first on new \
+            connections but only compares them with a later answer).",
+        ),
+    },
+    Coverage {
+        rule: "MCP-STL-004",
+        required: "Servers MUST NOT rely on prior requests over the same connection for version, \
+            capabilities or identity.",
+        probed: "For `server/discover` without `clientCapabilities` and each advertised list \
+            method (`tools/list`, `resources/list`, `prompts/list`), a dedicated HTTP/1.1 \
+            connection carries the probe, a `server/discover` declaring `elicitation` and `roots`, \
+            and the probe again; status, error code, result presence and listed names must not \
+            change.",
+        gap: Some(
+            "Only capabilities are planted: no warm-up with another protocol version or \
+            `clientInfo`, and `tools/call`, `prompts/get`, `resources/read` and \
+            `resources/templates/list` are not compared before and after it; a server keying \
+            behaviour on a connection's earlier `clientInfo` passes.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-STL-005",
+        required: "A server that supports only 2026-07-28 SHOULD answer HTTP GET on the MCP \
+            endpoint with 405 Method Not Allowed.",
+        probed: "One GET of the endpoint URL with `Accept: text/event-stream`, read to its first \
+            event or for a window derived from the run's round-trip times; 405 passes. Skipped for \
+            dual-era servers.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-STL-006",
+        required: "A server that supports only 2026-07-28 SHOULD answer HTTP DELETE on the MCP \
+            endpoint with 405 Method Not Allowed.",
+        probed: "One DELETE of the endpoint URL (no session id), watched like the GET; 405 passes. \
+            Skipped for dual-era servers.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-STL-007",
+        required: "A server that supports only 2026-07-28 SHOULD ignore `Last-Event-ID`: streams \
+            are not resumable, so a request carrying it is answered as without it.",
+        probed: "`server/discover` with `Last-Event-ID: protocheck-0`: status, error code and \
+            result presence must equal the plain `server/discover` answer. Skipped for dual-era \
+            servers.",
+        gap: Some(
+            "Sent only on `server/discover`, which rarely streams: not on a request answered with \
+            SSE (a survey tool call with a progress token) nor on a GET, where a resuming server \
+            would replay events; only the answer's shape is compared, not whether earlier events \
+            come again.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-STL-008",
+        required: "`tools/list` (and by the same sentence on their pages `resources/list` and \
+            `prompts/list`) MUST return the set available to the requesting client and MUST NOT \
+            vary per connection or as a side effect of other requests on the connection.",
+        probed: "The survey's `tools/list` names (all pages) against `tools/list` on a new \
+            dedicated connection A, on A again after a `server/discover` declaring capabilities \
+            and a `tools/call` of an unknown tool, and on a second new connection B; the name sets \
+            must be equal.",
+        gap: Some(
+            "`resources/list` and `prompts/list` are not compared across connections (MCP-STL-004 \
+            compares them on one connection, around a discover); only tool names are compared, not \
+            their definitions.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-RES-001",
+        required: "Every result MUST carry a string `resultType`, on every method (discover, \
+            lists, calls, reads, gets, completion, the listen close), even an empty result.",
+        probed: "Run-wide: every result answering a valid probe of the run (pooled client or \
+            stdio) must hold a string `resultType`.",
+        gap: Some(
+            "Only results the run provoked: calls of tools protocheck may not run, capabilities \
+            not advertised, and the final result of `subscriptions/listen` (protocheck closes the \
+            stream after the acknowledgement) are never seen; `completion/complete` only when a \
+            prompt argument or template variable exists.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-RES-002",
+        required: "`resultType` MUST be `complete`, `input_required` (only on `tools/call`, \
+            `resources/read`, `prompts/get`), or a value of an extension the server advertises \
+            (`task` with `io.modelcontextprotocol/tasks`).",
+        probed: "Run-wide over every `resultType` seen on valid probes: `complete` passes; \
+            `input_required` passes on the three methods only; `task` passes only with the tasks \
+            extension advertised; any other value fails.",
+        gap: Some(
+            "protocheck knows one extension value (`task`): a value defined by another advertised \
+            extension is failed (a false failure, not a false pass). `input_required` can only \
+            appear on the calls protocheck makes.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-RES-003",
+        required: "On a response stream (and on any transport) the server MUST NOT send \
+            independent JSON-RPC requests (a message with `method` and `id`); only notifications \
+            related to the request, then the final response.",
+        probed: "Run-wide: every SSE answer to a valid probe, and the listen stream up to its \
+            acknowledgement, is read frame by frame for messages with `method` and `id`; over \
+            stdio, request lines read while an answer was awaited.",
+        gap: Some(
+            "Such requests come mostly from tools that want input: only tools protocheck may run \
+            are called (with empty capabilities, then those -32021 named), so a tool that is not \
+            read-only is never exercised; skipped over HTTP when no answer used SSE.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-RES-004",
+        required: "A notification POST the server accepts MUST be answered 202 Accepted with no \
+            body; one it cannot accept gets an HTTP error status.",
+        probed: "One `notifications/cancelled` POST (an unused `requestId`) with the request \
+            headers (`Mcp-Method: notifications/cancelled`): 202 with an empty, non-SSE body \
+            passes; another 2xx or a body fails; a 4xx or 5xx skips (refusal is allowed).",
+        gap: Some(
+            "One notification only: `notifications/cancelled` is the revision's one client \
+            notification and is not used on Streamable HTTP, so a server may refuse it and leave \
+            the rule unjudged; a notification POST without the `Mcp-*` headers is not sent.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-RES-005",
+        required: "A request MUST be answered with `Content-Type: application/json` (one JSON-RPC \
+            object) or `text/event-stream`; the final response SHOULD end the SSE stream.",
+        probed: "Run-wide: the media type of every answer to a valid probe of the run on the \
+            pooled client; every SSE stream but listen must end after its final response (a \
+            warning when it stays open).",
+        gap: Some(
+            "Answers to invalid probes (the 400, 403 and 404 answers of the header, version, \
+            Origin and unknown-method rules) and on dedicated connections are not judged, as a \
+            finding judges only what its probe provoked: an error body sent as `text/html` to a \
+            bad header passes.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-RES-006",
+        required: "A server opening an SSE response stream SHOULD send `X-Accel-Buffering: no`.",
+        probed: "Run-wide: every SSE answer to a valid probe (tool calls carrying a progress \
+            token, the listen stream, any method the server streams) must carry \
+            `X-Accel-Buffering: no`.",
+        gap: Some(
+            "Judged only when some answer used SSE: protocheck invites streams with a progress \
+            token on the tool calls it may make; a server that streams only for other tools is \
+            skipped.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-RES-007",
+        required: "`tools/list` SHOULD return the tools in the same order across requests while \
+            the set is unchanged.",
+        probed: "The survey's `tools/list` (all pages) and two more first-page requests: the order \
+            of the tools present in all three must be equal; skipped with fewer than two tools.",
+        gap: Some(
+            "Only the first page is asked again: the order on later pages of a paginated list is \
+            not compared.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-ERR-001",
+        required: "A request for an unsupported protocol version MUST be answered HTTP 400 with \
+            -32022 whose `data.supported` lists supported versions and `data.requested` echoes the \
+            request, on every method.",
+        probed: "Sends the family probes of MCP-HDR-001 (`server/discover` and, per advertised \
+            capability, its list method and its named method addressed to an unknown name) with \
+            `MCP-Protocol-Version` and `_meta` both `1900-01-01`; requires 400 (not over stdio), \
+            -32022, a non-empty string array `data.supported` and `data.requested` equal to \
+            `1900-01-01`.",
+        gap: Some(
+            "Not probed: `resources/templates/list`, `completion/complete` and \
+            `subscriptions/listen` (not among the family probes); only a long-past version is \
+            sent, not a well-formed recent one the server does not list (`2025-11-25` to a \
+            modern-only server, or a future date), so a server that refuses only unknown-looking \
+            versions passes.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-ERR-002",
+        required: "A method the server does not implement MUST be answered HTTP 404 with JSON-RPC \
+            -32601: an unknown method, one 2026-07-28 removed (`initialize` on a modern-only \
+            server, `ping`, `logging/setLevel`, `resources/subscribe`, `resources/unsubscribe`), \
+            and one behind a server capability not advertised.",
+        probed: "A made-up `protocheck/…` method, then `initialize` (asking for 2026-07-28), \
+            `ping`, `logging/setLevel` and `resources/subscribe`/`unsubscribe` (with `Mcp-Name`), \
+            each with valid headers and `_meta`: 404 with -32601 passes (-32601 over stdio, where \
+            any error to `initialize` is accepted); a result is named and left to the DEP rules.",
+        gap: Some(
+            "Not probed: methods of capabilities the server does not advertise (`prompts/list` \
+            without `prompts`, `completion/complete` without `completions`, …), which the schema's \
+            MethodNotFoundError names too; sending each unadvertised family's methods and \
+            requiring 404 with -32601 would cover them.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-ERR-003",
+        required: "A `resources/read` of a missing resource MUST be answered JSON-RPC -32602 \
+            (optionally with `data.uri`), never the retired -32002 and never an empty `contents`.",
+        probed: "With `resources` advertised, one `resources/read` of a missing URI in the \
+            server's namespace (the first listed URI plus `-protocheck-missing-…`, else \
+            `protocheck://missing/…`): -32602 passes; -32002, another answer or an empty \
+            `contents` fails; contents for the made-up URI skips.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-ERR-004",
+        required: "A 2026-07-28 implementation MUST NOT emit -32042 (URL elicitation required, a \
+            2025-11-25 code).",
+        probed: "Run-wide: the error code of every answer to a valid probe of the run.",
+        gap: Some(
+            "-32042 belongs to tool calls that need a URL elicitation: only tools protocheck may \
+            run are called, so a tool that is not read-only is never seen answering it.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-ERR-005",
+        required: "Implementations MUST NOT emit any code in -32020…-32099 other than -32020, \
+            -32021 and -32022.",
+        probed: "Run-wide: every error code answering a valid probe (-32042 is left to \
+            MCP-ERR-004).",
+        gap: Some(
+            "Only codes the run provoked: calls of tools protocheck may not run are never made, \
+            and answers to invalid probes are judged only by the rule that sent them, which \
+            requires a specific code in most cases but not for the 403 to a foreign Origin or a \
+            refused notification, whose codes nothing reads.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-ERR-006",
+        required: "A request missing a required `_meta` field \
+            (`io.modelcontextprotocol/protocolVersion`, \
+            `io.modelcontextprotocol/clientCapabilities`, or `_meta` itself) MUST be answered HTTP \
+            400 with JSON-RPC -32602, on every method.",
+        probed: "Sends the family probes of MCP-HDR-001 (`server/discover` and, per advertised \
+            capability, its list method and its named method addressed to an unknown name), each \
+            on a new pooled connection, three ways: without the protocol version, without \
+            `clientCapabilities`, without `_meta`; requires 400 (not over stdio) with -32602, or \
+            -32020 where the header still names a version the body lacks.",
+        gap: Some(
+            "Not probed: `resources/templates/list`, `completion/complete` and \
+            `subscriptions/listen` (not among the family probes); a request with no `params` at \
+            all is not sent.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-ERR-007",
+        required: "A request whose processing needs a client capability it did not declare MUST be \
+            answered HTTP 400 with -32021 and `data.requiredCapabilities` (a ClientCapabilities \
+            object), never with an input request for an undeclared capability; this holds on \
+            `tools/call`, `resources/read` and `prompts/get`.",
+        probed: "The survey's tool calls (tools annotated `readOnlyHint: true`, or any with \
+            allow_tool_calls; at most 8), first sent with empty `clientCapabilities`: -32021 must \
+            come with 400 and a non-empty `requiredCapabilities` object; an `input_required` \
+            result asking for `elicitation/create`, `sampling/createMessage` or `roots/list` \
+            fails.",
+        gap: Some(
+            "The survey's `resources/read` and `prompts/get` answers, also sent with empty \
+            capabilities, are not judged, though judging them like the tool calls would cost no \
+            request; tools protocheck may not run are never called, and the rule is skipped unless \
+            a called tool needs a capability.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-ERR-008",
+        required: "New implementations SHOULD NOT emit codes in the legacy -32000…-32019 range.",
+        probed: "Run-wide: every error code answering a valid probe (-32002 is left to \
+            MCP-ERR-003).",
+        gap: Some(
+            "Only codes the run provoked: calls of tools protocheck may not run are never made, \
+            and answers to invalid probes are judged only by the rule that sent them.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-CAC-001",
+        required: "`ttlMs` MUST be on every complete result of `server/discover`, `tools/list`, \
+            `prompts/list`, `resources/list`, `resources/templates/list` and `resources/read`, on \
+            every page of a paginated list.",
+        probed: "The opening `server/discover`, every page the survey read of the four lists \
+            (those advertised, at most 10 pages), and the survey's `resources/read` of at most \
+            five listed resources; `input_required` results are left out.",
+        gap: Some(
+            "`resources/read` is judged on the first five listed resources only, and not at all \
+            for a server whose resources are reachable only through templates (protocheck expands \
+            no template).",
+        ),
+    },
+    Coverage {
+        rule: "MCP-CAC-002",
+        required: "`cacheScope` MUST be on every complete result of the six cacheable methods of \
+            MCP-CAC-001, on every page.",
+        probed: "The cacheable results of MCP-CAC-001 are checked for a `cacheScope` member.",
+        gap: Some(
+            "As MCP-CAC-001: `resources/read` on at most five listed resources and none reached \
+            through a template.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-CAC-003",
+        required: "`cacheScope` MUST be exactly `public` or `private` (lower case), and all pages \
+            of one list MUST carry the same value.",
+        probed: "Every `cacheScope` on the cacheable results of MCP-CAC-001 must be the string \
+            `public` or `private`; skipped when none carries one.",
+        gap: Some(
+            "Not judged: that all pages of one list share one `cacheScope`, though the survey \
+            holds every page; the sampling limits of MCP-CAC-001 apply.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-CAC-004",
+        required: "`ttlMs` MUST be an integer number of milliseconds, at least 0 (schema: integer, \
+            minimum 0; `30000.0` counts as integer).",
+        probed: "Every `ttlMs` on the cacheable results of MCP-CAC-001 must be a number with zero \
+            fraction and not negative; skipped when none carries one.",
+        gap: Some(
+            "As MCP-CAC-001: `resources/read` on at most five listed resources and none reached \
+            through a template.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-CAC-005",
+        required: "Results that depend on the requester's authorization or identity should not be \
+            `cacheScope: public`, which means identical for every caller across authorization \
+            contexts.",
+        probed: "Each result marked `public` (discover, the first page of each list, the reads) is \
+            asked three times: as before, with `clientInfo.name` `protocheck-second-caller`, and \
+            as before again; a difference that follows the caller (not the control) fails.",
+        gap: Some(
+            "protocheck holds at most one credential, so it cannot ask from a second authorization \
+            context: a result that differs per token yet is marked `public` passes unless a second \
+            token were given with the run; later list pages (they need their cursor) are not asked \
+            again.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-SCH-001",
+        required: "Each `x-mcp-header` value in a tool's `inputSchema` MUST be a non-empty string \
+            of RFC 9110 `tchar` characters (a token).",
+        probed: "Every `x-mcp-header` anywhere in the `inputSchema` of every listed tool (the \
+            survey's list, at most 10 pages and 500 tools): a non-string, empty or non-token value \
+            fails (control characters are left to MCP-SCH-002).",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-SCH-002",
+        required: "An `x-mcp-header` value MUST NOT contain control characters, CR or LF.",
+        probed: "Every annotation found as in MCP-SCH-001: any ASCII control character fails.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-SCH-003",
+        required: "`x-mcp-header` values MUST be unique within one `inputSchema`, compared \
+            case-insensitively.",
+        probed: "Per listed tool, the string annotations grouped by lower-cased value; a group of \
+            two or more fails.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-SCH-004",
+        required: "`x-mcp-header` MUST only annotate properties of type `string`, `integer` or \
+            `boolean` (never `number`, `null`, `array` or `object`).",
+        probed: "Per annotation, the property's type as JSON Schema 2020-12 reads it (a local \
+            `$ref` followed, `enum`/`const` values typed, `[T, \"null\"]` read as T): any other \
+            type, or no single type, fails.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-SCH-005",
+        required: "An `x-mcp-header` MUST sit on a property reachable from the root through \
+            `properties` keys alone (not through `items`, `allOf`/`anyOf`/`oneOf`/`not`, \
+            `if`/`then`/`else`, `$ref`, `$defs` or other keywords).",
+        probed: "The walk of MCP-SCH-001 records each annotation's path: one reached through any \
+            keyword but `properties`, or on the root itself, fails.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-SCH-006",
+        required: "Tool `inputSchema` (an object schema with root `type: object`) and \
+            `outputSchema` MUST be valid for their declared `$schema` dialect, JSON Schema 2020-12 \
+            when none is declared.",
+        probed: "For every listed tool: `inputSchema` must be an object with root `\"type\": \
+            \"object\"` that passes the `jsonschema` crate's meta-schema validation; \
+            `outputSchema` too when present; a dialect the crate does not know is named and not \
+            judged.",
+        gap: Some(
+            "Schemas in a dialect the `jsonschema` crate cannot validate are left unjudged; the \
+            `requestedSchema` of elicitation requests a server sends in `input_required` results \
+            is not validated.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-SCH-007",
+        required: "Tool names SHOULD be 1–128 characters of `A-Z a-z 0-9 _ - .`; prompt names and \
+            resource URIs, which travel in `Mcp-Name`, should be header-safe ASCII.",
+        probed: "Every listed tool name against the tool-name pattern; every listed prompt name \
+            and resource URI against the plain header-safe set (visible ASCII, SP, HTAB, no edge \
+            whitespace, not shaped like the sentinel).",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-AUT-001",
+        required: "A server that requires authorization MUST answer a request without a valid \
+            token (missing, invalid or expired) with 401 and a `WWW-Authenticate: Bearer` \
+            challenge, and make its Protected Resource Metadata findable through \
+            `resource_metadata` or a well-known URI.",
+        probed: "One `server/discover` without the run's token (and without the canary, not \
+            logged): on 401 the Bearer challenge must name `resource_metadata`, or a PRM document \
+            must be at the path-inserted or root well-known URI. Any other status skips every AUT \
+            rule (the server does not require authorization).",
+        gap: Some(
+            "Only `server/discover` is sent unauthenticated: a server that leaves discover open \
+            but protects `tools/*` is judged as requiring no authorization and every AUT rule is \
+            skipped; a request with an invalid or expired token is not sent for its 401 \
+            (MCP-AUT-008 accepts any refusal); a `resource_metadata` URL that serves nothing \
+            passes when a well-known URI does.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-AUT-002",
+        required: "The server MUST serve RFC 9728 Protected Resource Metadata with a `resource` \
+            and at least one `authorization_servers` entry.",
+        probed: "GETs the challenge's `resource_metadata` URL, then \
+            `/.well-known/oauth-protected-resource{path}`, then the root well-known URI; the first \
+            200 JSON object must hold a string `resource` and a non-empty array of strings \
+            `authorization_servers`.",
+        gap: Some(
+            "The other RFC 9728 members (`scopes_supported`, `bearer_methods_supported`, …) are \
+            not type-checked; a `resource_metadata` URL that fails is not reported when a \
+            well-known URI serves the document.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-AUT-003",
+        required: "The PRM `resource` MUST identify this server by its canonical URI (scheme, \
+            host, port, path; no fragment), or a less specific URI of the same origin.",
+        probed: "The found PRM's `resource` against the endpoint URL without query and fragment, a \
+            trailing slash ignored: equal, or a whole-segment path prefix on the same origin, \
+            passes.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-AUT-004",
+        required: "Each authorization server the PRM lists MUST publish RFC 8414 or OpenID Connect \
+            discovery metadata whose `issuer` is identical to the issuer it was found from.",
+        probed: "For up to four `authorization_servers`, the spec's order \
+            (`/.well-known/oauth-authorization-server{path}`, \
+            `/.well-known/openid-configuration{path}`, `{path}/.well-known/openid-configuration`, \
+            or the two root forms): the first 200 JSON object must name exactly that issuer.",
+        gap: Some(
+            "Authorization servers past the fourth are not probed; once a document with a wrong \
+            `issuer` answers, the later discovery URLs are not tried.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-AUT-005",
+        required: "An authorization server SHOULD send `iss` in authorization responses and, when \
+            it does, MUST advertise `authorization_response_iss_parameter_supported: true`.",
+        probed: "Each authorization server metadata found with a matching issuer must hold \
+            `authorization_response_iss_parameter_supported: true`.",
+        gap: Some(
+            "Whether `iss` is actually sent in authorization responses is not probed: that needs \
+            an authorization flow with a user and a registered client.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-AUT-006",
+        required: "The 401 challenge's `WWW-Authenticate` SHOULD carry a `scope` parameter naming \
+            the scopes the request needs.",
+        probed: "The Bearer challenge answering the unauthenticated `server/discover` must hold a \
+            non-empty `scope`.",
+        gap: Some(
+            "Only the challenge to `server/discover` is read; challenges to other methods, which \
+            may need other scopes, are not asked for.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-AUT-007",
+        required: "A token lacking the scope a request needs SHOULD get 403 with \
+            `WWW-Authenticate: Bearer error=\"insufficient_scope\"`, the needed `scope` and \
+            `resource_metadata`.",
+        probed: "Run-wide over the requests that carried the run's bearer token: when some were \
+            accepted and some refused with 401 or a challenged 403, each refusal must be 403 with \
+            `error=\"insufficient_scope\"`.",
+        gap: Some(
+            "Needs a token with too little scope given with the run; protocheck cannot mint one. \
+            The 403 challenge's `scope` and `resource_metadata` parameters are not checked, though \
+            the challenge is already parsed.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-AUT-008",
+        required: "Servers MUST validate that a token was issued for them (audience, RFC 8707 \
+            resource) and reject any other.",
+        probed: "`server/discover` with a made-up JWT (`aud` \
+            `https://audience.protocheck.invalid/mcp`, the PRM's first issuer, the advertised \
+            scopes, a random HS256 signature) instead of the run's token: any non-2xx answer \
+            passes.",
+        gap: Some(
+            "The forged token also fails signature validation, so a pass does not show the \
+            audience check: a server that verifies signatures but not `aud` passes. Closing this \
+            needs a genuine token for another resource from the same authorization server, which \
+            only the operator can supply.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-AUT-009",
+        required: "Servers SHOULD NOT list `offline_access` in the `WWW-Authenticate` scope or in \
+            PRM `scopes_supported`.",
+        probed: "Looks for `offline_access` in the 401 challenge's `scope` and in the PRM's \
+            `scopes_supported`.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-AUT-010",
+        required: "Authorization servers MUST support PKCE and list `S256` in \
+            `code_challenge_methods_supported` (clients refuse one without it).",
+        probed: "Each authorization server metadata found with a matching issuer must list `S256` \
+            in `code_challenge_methods_supported`.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-AUT-011",
+        required: "Authorization servers SHOULD support Client ID Metadata Documents \
+            (`client_id_metadata_document_supported: true`); Dynamic Client Registration alone is \
+            deprecated.",
+        probed: "Each authorization server metadata found with a matching issuer must hold \
+            `client_id_metadata_document_supported: true`; one with only `registration_endpoint` \
+            is named as DCR alone.",
+        gap: Some(
+            "Only the advertisement is read: whether the server fetches and validates a metadata \
+            document (`client_id` equal to its HTTPS URL, the redirect URIs) needs an \
+            authorization flow and is not probed.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-SEC-001",
+        required: "Servers MUST validate `Origin` on all incoming connections and answer a \
+            present, invalid `Origin` with HTTP 403 Forbidden (whose body MAY be a JSON-RPC \
+            error).",
+        probed: "Sends the family probes of MCP-HDR-001 (`server/discover` and, per advertised \
+            capability, its list method and its named method addressed to an unknown name) with \
+            `Origin: https://dns-rebinding.protocheck.invalid`; each must get 403 (a 401 sets that \
+            method aside, named). The first refused method is sent again with each look-alike \
+            Origin (`null`, loopback names and the target host under `.protocheck.invalid`, \
+            `http://attacker-localhost`), each needing 403.",
+        gap: Some(
+            "Not probed: `resources/templates/list`, `completion/complete` and \
+            `subscriptions/listen` (not among the family probes), nor the notification POST or GET \
+            and DELETE on the endpoint with a foreign Origin; look-alikes go to one method only; \
+            another port or scheme of the server's own host is not sent (a server may allow it).",
+        ),
+    },
+    Coverage {
+        rule: "MCP-SEC-002",
+        required: "The endpoint is served over HTTPS with a certificate chain that reaches a \
+            trusted root, names the host and has not expired.",
+        probed: "An `https:` endpoint passes when the run's connections succeeded (rustls checks \
+            the chain, host name and validity) and fails when the handshake did; `http:` fails \
+            unless the host is loopback, which skips.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-SEC-003",
+        required: "Error messages should not repeat request headers or credentials.",
+        probed: "Every request carries `x-protocheck-canary` with a value unique to the run; the \
+            rule sends a `tools/call` of an unknown tool without `Mcp-Method` and searches its \
+            answer and every answer to a valid probe (headers and body) for the value.",
+        gap: Some(
+            "Only the first 4 KiB of each body (and 512 bytes of each header value) is kept and \
+            searched, so an echo deeper in a long error page is missed; only the canary is looked \
+            for, not other request headers (`Mcp-Name`, `User-Agent`); answers to other rules' \
+            invalid probes, most of them errors, are not searched.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-SEC-004",
+        required: "Every `icons[].src` (on the server's Implementation, tools, prompts, resources \
+            and resource templates) MUST be an `https:` or `data:` URI, never `javascript:`, \
+            `file:`, `http:` or another scheme, and SHOULD be same-origin with the server.",
+        probed: "Icons of `serverInfo` in the discover result's `_meta` (and a top-level \
+            `serverInfo`) and of every listed tool, prompt, resource and template: another scheme \
+            fails; an `https:` icon on another host than the endpoint warns (over stdio only the \
+            scheme is judged).",
+        gap: Some(
+            "Icons are not fetched, so a redirect to another scheme or origin is not seen; same \
+            origin is compared by host only (scheme and port are not); `serverInfo` icons in \
+            results other than discover are not read.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-SEC-005",
+        required: "Implementations MUST NOT automatically dereference `$ref`s to network URIs; \
+            schemas that fail because an external `$ref` cannot be resolved should be rejected.",
+        probed: "Every `$ref` and `$dynamicRef` in listed tools' `inputSchema` and `outputSchema`, \
+            resolved against the root `$id`: an `http`, `https`, `ftp`, `ws`, `wss` or `//host` \
+            target fails.",
+        gap: Some(
+            "The requirement binds whoever resolves schemas: whether the server itself fetches a \
+            network `$ref` is not probed, and cannot be from outside; the published schemas are \
+            judged instead. A nested `$id` that changes the base URI is ignored.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-SEC-006",
+        required: "Implementations SHOULD bound schema depth, subschema count and validation time, \
+            so a hostile schema cannot exhaust them.",
+        probed: "Listed tools' `inputSchema` and `outputSchema`: more than 32 levels of nesting or \
+            more than 1000 subschemas warns (protocheck's bounds; the spec gives no number).",
+        gap: Some(
+            "Judges the schemas the server publishes, not whether the server's validator bounds \
+            its work: protocheck sends no hostile schema or argument to measure it.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-SEC-007",
+        required: "Servers must not reflect `Authorization` header values into responses.",
+        probed: "A made-up `Authorization: Bearer pc-authz-canary-…` on a `tools/call` without \
+            `Mcp-Method` and on a valid `server/discover`, both answers searched; with a run \
+            token, every answer to a valid probe is searched for it.",
+        gap: Some(
+            "Only the first 4 KiB of each body is searched, and response headers as recorded: \
+            `Set-Cookie` and other credential-named headers are already redacted there, so a \
+            reflection into them is missed.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-DEP-001",
+        required: "`ping` was removed in 2026-07-28: a modern server answers it as a method it \
+            does not implement, not with a result.",
+        probed: "`ping` as a 2026-07-28 request (headers and `_meta`), or inside a legacy session \
+            on a legacy-only server; a result warns, any other answer passes.",
+        gap: Some(
+            "Any non-result passes, 400 with -32020 included, though a refusal by header \
+            validation says nothing about whether the method exists (the project's amendment makes \
+            such a probe inconclusive).",
+        ),
+    },
+    Coverage {
+        rule: "MCP-DEP-002",
+        required: "`logging/setLevel` was removed: the log level travels per request in `_meta` \
+            `io.modelcontextprotocol/logLevel`; a modern server does not implement it.",
+        probed: "`logging/setLevel` with `level: info`, sent as MCP-DEP-001 sends `ping`; a result \
+            warns.",
+        gap: Some("As MCP-DEP-001: a -32020 refusal passes instead of being inconclusive."),
+    },
+    Coverage {
+        rule: "MCP-DEP-003",
+        required: "`resources/subscribe` and `resources/unsubscribe` were removed in favour of \
+            `subscriptions/listen` with `resourceSubscriptions`; a modern server implements \
+            neither.",
+        probed: "Both, naming the first listed resource URI (else `protocheck://probe`), as \
+            2026-07-28 requests or inside a legacy session on a legacy-only server; a result \
+            warns.",
+        gap: Some(
+            "The requests carry no `Mcp-Name` (MCP-ERR-002's copies do): a server that still \
+            implements subscribe and demands `Mcp-Name` for it answers -32020, which passes here, \
+            though the project's amendment asks for every header the method could need and for \
+            -32020 to be inconclusive.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-DEP-004",
+        required: "The deprecated 2024-11-05 HTTP+SSE transport (a GET opening an event stream \
+            whose first event is `endpoint`) SHOULD NOT be served.",
+        probed: "GET with `Accept: text/event-stream` on the endpoint URL and on `sse` resolved \
+            against it, each watched for its first event; an `endpoint` first event warns.",
+        gap: Some(
+            "Only those two URLs: a legacy stream at another path (`/sse` at the root beside \
+            `/api/mcp`, `/events`) is not found.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-DEP-005",
+        required: "Roots, Sampling and Logging are deprecated: a server should not advertise \
+            `logging` (nor `roots` or `sampling`, client capabilities) in its capabilities.",
+        probed: "Looks for `logging`, `roots` and `sampling` in the `server/discover` capabilities \
+            (the `initialize` result's on a legacy-only server).",
+        gap: Some(
+            "A dual-era server's `initialize` result capabilities, which its legacy clients see, \
+            are not read.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-DEP-006",
+        required: "MAY: a dual-era server answers `initialize` with legacy semantics, negotiating \
+            a legacy revision (never 2026-07-28); one that lists legacy revisions in \
+            `supportedVersions` must then accept it.",
+        probed: "The opening legacy `initialize` (protocolVersion `2025-11-25`, no 2026-07-28 \
+            headers; over stdio sent to a fresh child when the run's child refused it): a result \
+            negotiating a legacy revision passes; one negotiating 2026-07-28 fails; an error fails \
+            when discover lists legacy revisions, else skips.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-DEP-007",
+        required: "A modern-only server SHOULD name the protocol versions it supports in any error \
+            it returns to an `initialize` request, on any transport.",
+        probed: "The opening legacy `initialize` (no 2026-07-28 headers; over HTTP usually refused \
+            by header validation): its error passes when `error.data.supported` lists versions or \
+            its text names a version `server/discover` lists (other than the 2025-11-25 asked \
+            for). Skipped for dual-era servers.",
+        gap: Some(
+            "The `initialize` MCP-ERR-002 sends with 2026-07-28 headers (answered 404 with -32601 \
+            by a modern-only server) is not judged, though the sentence covers any error to \
+            `initialize`.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-REG-001",
+        required: "The `server.json` follows the MCP Registry's `server.schema.json`: `name` \
+            (pattern, 3–200), `description` (1–100) and `version` (at most 255) required, and the \
+            constraints on `title`, `websiteUrl`, `repository`, `packages`, `remotes` and `icons`.",
+        probed: "Reads `options.server_json` (the document, or a URL fetched through the run's \
+            client; skipped without one) and checks by hand: the required strings and lengths, the \
+            `name` pattern, `$schema` and `websiteUrl` as URLs, `repository.url`/`source`, \
+            `packages[]` `registryType`, `identifier`, `transport.type` and no `latest` version, \
+            `remotes[]` `type` and `url` pattern, `icons[].src` https of at most 255 characters.",
+        gap: Some(
+            "Not validated against the schema itself: `icons` `mimeType`/`sizes`/`theme`, \
+            `packages[].fileSha256` for mcpb, the allowed transport types, \
+            `remotes[].headers`/`variables` and `repository` subfields are not checked; validating \
+            with the published schema (the `jsonschema` crate is already a dependency) would cover \
+            them.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-REG-002",
+        required: "The name's namespace is verifiable by the registry: `io.github.<user-or-org>/` \
+            (GitHub authentication) or a reverse-DNS domain proven by a DNS TXT record or an HTTP \
+            well-known file.",
+        probed: "From the name alone: an `io.github.` namespace with a valid GitHub login (and a \
+            GitHub `repository.url` under the same owner), or a reverse-DNS namespace of valid \
+            labels with an alphabetic top-level label, passes.",
+        gap: Some(
+            "Ownership itself is not checked: no DNS TXT lookup, no HTTP well-known fetch and no \
+            GitHub query, so a well-formed namespace the publisher does not own passes.",
+        ),
+    },
+    Coverage {
+        rule: "MCP-REG-003",
+        required: "`version` is present and valid semantic versioning (no `v` prefix; ranges are \
+            refused by the registry; other non-semver is accepted but cannot be ordered).",
+        probed: "A strict SemVer 2.0.0 parse of `version`; ranges are named; absent or not a \
+            string fails.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP-REG-004",
+        required: "A remote declared in `remotes[].url` is the endpoint being probed.",
+        probed: "Every concrete `remotes[].url` against the endpoint URL (scheme, host ignoring \
+            case, port, path ignoring a trailing slash, query): one match passes; no remotes \
+            skips.",
+        gap: Some(
+            "URLs with `{variable}` templates are skipped instead of matched as patterns; the \
+            remote's `type` (`streamable-http` or `sse`) is not compared with what the endpoint \
+            serves.",
+        ),
+    },
+];

@@ -1,0 +1,1113 @@
+//! What each rule's probes cover against what its requirement names (see
+//! `suite::coverage`); `docs/coverage.md` is generated from this table.
+
+use crate::suite::coverage::Coverage;
+
+/// One entry per rule of the catalogue, in catalogue order.
+pub static COVERAGE: &[Coverage] = &[
+    Coverage {
+        rule: "MCP25-LIF-001",
+        required: "`initialize` is answered with a result holding `protocolVersion` (string), \
+            `capabilities` (object) and `serverInfo` (an `Implementation`: string `name` and \
+            `version` required; `title`, `description`, `websiteUrl`, `icons` optional); \
+            `instructions`, if present, is a string.",
+        probed: "The run's first `initialize` (protocolVersion `2025-11-25`, empty client \
+            capabilities, `clientInfo`; over HTTP without `MCP-Protocol-Version`, with the run's \
+            bearer token if any), on either transport. Reads the types of `protocolVersion`, \
+            `capabilities`, `serverInfo.name`, `serverInfo.version` and `instructions`; another \
+            revision answered ends the suite as info (era gate), HTTP 400/404 with `-32601` or \
+            `-32020`…`-32022` as a 2026-07-28-only server.",
+        gap: Some(
+            "The optional `Implementation` members (`title`, `description`, `websiteUrl`, `icons`) \
+            and the inside of `capabilities` (each capability an object, `listChanged` and \
+            `subscribe` booleans) are not type-checked; a capability given as `true` is silently \
+            read as undeclared.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-LIF-002",
+        required: "A server that supports the requested revision answers `initialize` with that \
+            same revision; protocheck asks for `2025-11-25`.",
+        probed: "The LIF-001 exchange. When another revision comes back, the LIF-003 probes \
+            (`initialize` asking for `1999-01-01` and `protocheck-not-a-version`, each on a new \
+            connection) are read: if either offers `2025-11-25` the rule fails, otherwise it is \
+            skipped with the era gate.",
+        gap: Some(
+            "Support for `2025-11-25` is known only when the server names it for an unknown \
+            version; a server that supports it but answers another revision and never names it is \
+            skipped, not failed (nothing else on the wire reveals support).",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-LIF-003",
+        required: "When the requested revision is not supported, the server answers with another \
+            revision it does support (the lifecycle's error example, a `-32602` naming the \
+            supported versions, is accepted as a reading).",
+        probed: "`initialize` asking for `1999-01-01` and for `protocheck-not-a-version`, each on \
+            a new connection (a new child on stdio). Pass: a `YYYY-MM-DD` revision from \
+            `2024-11-05` on, or an error naming a revision. Fail: the string echoed, a \
+            non-revision string, no `protocolVersion`; an error naming no revision warns.",
+        gap: Some(
+            "Not probed: that the offered revision is one the server really supports. Any \
+            well-formed date from 2024-11-05 on passes; protocheck does not initialize again \
+            asking for the offered revision to see it answered with itself.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-LIF-004",
+        required: "The revision offered instead of an unsupported one is the latest revision the \
+            server supports.",
+        probed: "The LIF-003 answers: an offer older than `2025-11-25` (which the server accepted \
+            in LIF-001) warns; an offer of `2025-11-25` or later passes. Skipped when both probes \
+            got errors.",
+        gap: Some(
+            "The only revision known to be supported is `2025-11-25`: no `initialize` asks for a \
+            later revision, so a server that supports one yet offers `2025-11-25` for an unknown \
+            version passes.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-LIF-005",
+        required: "After a successful `initialize` the client sends `notifications/initialized`; \
+            the server sends no JSON-RPC response to it and then serves requests.",
+        probed: "The run's own `notifications/initialized` on the main connection: a JSON-RPC \
+            response or an HTTP status of 400 or more fails (stdio: any line before a `ping` \
+            barrier's reply). Then `ping` must get a result, or, when `ping` is broken, the first \
+            advertised of `tools/list`, `resources/list`, `prompts/list`. The 202 itself is judged \
+            by HTP-002.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-LIF-006",
+        required: "Until it receives `notifications/initialized`, the server sends no request \
+            other than `ping` (log notifications are allowed), on any channel.",
+        probed: "A new connection: `initialize`, then `notifications/initialized` held back for 1 \
+            s. Read: requests on the `initialize` answer's SSE stream; on stdio every stdout line \
+            of the window; over HTTP a GET stream opened in the window, read up to its first event \
+            carrying a message.",
+        gap: Some(
+            "Over HTTP only the first message on the GET stream is examined, so a request that \
+            follows a log notification there is missed. A wider probe would read the GET stream \
+            for the whole window.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-LIF-007",
+        required: "Initialization comes first: a request other than `ping` sent before \
+            `initialize` is not processed (the sentence binds the client; reported as info).",
+        probed: "stdio only: a new child whose first line is `tools/list`, followed by a `ping` \
+            barrier; a result is info, an error or silence passes. Over HTTP the question is \
+            HTP-014's (servers with sessions).",
+        gap: Some(
+            "Only `tools/list` is sent before `initialize` (not `resources/read`, `prompts/get` or \
+            `tools/call`); over HTTP a server without sessions is not judged, since every POST \
+            stands alone there (digest D7).",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-LIF-008",
+        required: "The server uses only negotiated capabilities: \
+            `notifications/tools/list_changed`, `notifications/resources/list_changed` and \
+            `notifications/prompts/list_changed` only with the matching `listChanged: true`, \
+            `notifications/resources/updated` only with `resources.subscribe` and a subscription.",
+        probed: "Passive, after every probe rule: each notification the run recorded (POST SSE \
+            streams, stdout, GET streams while a rule watched one) is checked against the \
+            `initialize` capabilities. Any `notifications/resources/updated` fails, on the \
+            assumption that protocheck subscribes to nothing (MCP25-RES-008 does subscribe briefly \
+            to one URI).",
+        gap: Some(
+            "No probe provokes these notifications (protocheck cannot change a server's lists or \
+            resources), so only spontaneous ones are judged; over HTTP the GET stream is read only \
+            during a rule's watch window, so notifications sent there at other times are missed.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-LIF-009",
+        required: "The server sends no `sampling/createMessage`, `elicitation/create` or \
+            `roots/list` request to a client that declared none of `sampling`, `elicitation`, \
+            `roots` (protocheck declares `{}`).",
+        probed: "Passive: every request the server sent during the run (stdout, POST SSE streams, \
+            GET streams watched through the connection) is matched against the three methods; each \
+            request is answered with `-32601` (`ping` with `{}`).",
+        gap: Some(
+            "Server requests are seen only where protocheck reads: over HTTP the GET stream is \
+            open only during a rule's watch window, and the raw streams of HTP-008…011 are not \
+            added to the log; no probe can provoke such a request.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-RPC-001",
+        required: "Every response (result or error) carries the id of its request, with the same \
+            JSON type and value; only the error to an unreadable request may leave it out.",
+        probed: "Every answer to a conforming request of the run (up to 600), among them three \
+            `ping`s with an integer id, a `pc-N` string id and a numeric string id (`\"7\"`); the \
+            echoed id must have the same type and value (`7` equals `7.0`).",
+        gap: Some(
+            "A response whose id matches no request is not taken as the answer on an SSE stream \
+            (nor on stdio when two such strays come): the request times out and the wrong id is \
+            never judged here. Keeping the single stray response of an SSE stream, as stdio does, \
+            would close it.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-RPC-002",
+        required: "Every response has `\"jsonrpc\": \"2.0\"` and exactly one of `result` and \
+            `error`; `result` is an object.",
+        probed: "Passive over every answer to a conforming request of the run (up to 600), on both \
+            transports.",
+        gap: Some(
+            "A frame with neither `result` nor `error` is not recognised as a response on stdio or \
+            on an SSE stream (only a plain JSON body is taken whole), so there the request times \
+            out instead of failing this rule; answers to protocheck's deliberately broken frames \
+            are left to the rules that sent them (D16).",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-RPC-003",
+        required: "Every `error` object has an integer `code` and a string `message`.",
+        probed: "Passive over every error answering a conforming request of the run (`30000.0` \
+            counts as an integer).",
+        gap: Some(
+            "Errors answering the bent frames of RPC-004, RPC-005, RPC-006 and RPC-008, the HTP \
+            rules' raw requests and the AUT rules' `initialize` calls are not in the run's log, so \
+            their `error` shape is not judged (D16).",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-RPC-004",
+        required: "Text that is not valid JSON is refused (error `-32700`; over HTTP a 4xx) and \
+            the server keeps serving.",
+        probed: "The truncated `{\"jsonrpc\":\"2.0\",\"id\":1,` as a POST body in the run's \
+            session (HTTP) or as one line (stdio), between two `ping`s that must be answered \
+            alike. `-32700` or a 4xx passes, stdio silence passes; another code or a 5xx warns; a \
+            result, a 2xx without an error or a dropped connection fails.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-RPC-005",
+        required: "A request object that is not a valid JSON-RPC request is refused with `-32600` \
+            (Invalid Request); the rule names one without `method` (MCP requests carry a string \
+            `method`).",
+        probed: "`{\"jsonrpc\":\"2.0\",\"id\":N}` on the main connection, between two `ping`s. \
+            `-32600` or an HTTP 4xx passes, stdio silence passes; another code warns; a result, no \
+            answer over HTTP or a dropped connection fails.",
+        gap: Some(
+            "Only a missing `method` is sent: a non-string `method` and a missing or wrong \
+            `jsonrpc` are not probed. A wider probe would also send \
+            `{\"jsonrpc\":\"2.0\",\"id\":N,\"method\":42}` and \
+            `{\"jsonrpc\":\"1.0\",\"id\":N,\"method\":\"ping\"}`.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-RPC-006",
+        required: "A request whose `id` is `null` is not processed as a normal request (MCP ids \
+            are strings or integers, never null).",
+        probed: "`ping` with `\"id\": null` on the main connection: a result fails; an error \
+            (`-32600` preferred), an HTTP 4xx or silence passes.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-RPC-007",
+        required: "A request for a method that does not exist gets error `-32601` (Method not \
+            found).",
+        probed: "`protocheck/unknown-method` on the main connection after initialization. `-32601` \
+            passes; another code, or an HTTP 4xx without it, warns; a result, no answer, a 5xx or \
+            a dropped connection fails.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-RPC-008",
+        required: "A JSON-RPC batch (array) is not answered as a batch: over HTTP the answer is \
+            one JSON object or an HTTP error, and stdout carries no array.",
+        probed: "`[ping, ping]` as one POST body or one line, between two `ping`s that must be \
+            answered alike. A JSON array on the wire fails; an HTTP 4xx, one error object or stdio \
+            silence passes; two separate `ping` results are info.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-RPC-009",
+        required: "The receiver of a notification, known or unknown, sends no JSON-RPC response to \
+            it.",
+        probed: "`notifications/protocheck_unknown` and `notifications/cancelled` for a request id \
+            never sent, on the main connection; any JSON-RPC response (stdio: any line before a \
+            `ping` barrier's reply) fails. `notifications/initialized` is judged so by LIF-005, a \
+            late cancellation by UTL-002.",
+        gap: Some(
+            "`notifications/progress` and `notifications/roots/list_changed` are not sent. Over \
+            HTTP the status of the unknown notification is judged by no rule (HTP-002 reads only \
+            `initialized` and `cancelled`, HTP-003 only a POSTed response), so a 200 to it passes.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-RPC-010",
+        required: "A request whose `params._meta` carries a foreign key (`dev.protocheck/probe`) \
+            and a `progressToken` is served as it is without them: `_meta` is allowed on every \
+            request.",
+        probed: "`tools/list` (or `ping` when `tools` is not declared) sent plain and with \
+            `_meta`; fails when only the one with `_meta` gets an error. The passive probe's \
+            `ping` and read-only `tools/call`s also carry a `progressToken`.",
+        gap: Some(
+            "The foreign `_meta` key is tried on one method only: `resources/list`, \
+            `resources/read`, `prompts/get`, `completion/complete` and `tools/call` with it are \
+            not compared, and the two answers are compared as error or not, not in content.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-RPC-011",
+        required: "Everything the server sends (HTTP bodies, SSE events, stdout lines) is valid \
+            UTF-8.",
+        probed: "After the passive probe, every answer read through a connection, whatever frame \
+            provoked it: HTTP bodies decoded strictly, SSE events by the SSE reader, stdout lines \
+            checked for bytes that had to be replaced.",
+        gap: Some(
+            "The raw requests of the HTP rules (GETs, resumptions, bent headers), the connection's \
+            GET and DELETE, LIF-006's GET stream and the AUT discovery fetches are not added to \
+            the log, so their bytes are not judged.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-RPC-012",
+        required: "Every `_meta` key the server sends is well formed: an optional prefix of \
+            dot-separated labels (letter first, letter or digit last, hyphens inside) closed by \
+            `/`, then a name that, unless empty, starts and ends with an alphanumeric and holds \
+            only alphanumerics, `-`, `_`, `.`.",
+        probed: "Passive, after the passive probe: the keys of every `_meta` object nested in the \
+            results of the run's conforming requests and in the `params` of every recorded \
+            notification; values are not judged; undefined keys under a \
+            `modelcontextprotocol`/`mcp` prefix are info.",
+        gap: Some("The `_meta` of the requests the server sends (`params._meta`) is not read."),
+    },
+    Coverage {
+        rule: "MCP25-HTP-001",
+        required: "A POSTed JSON-RPC request is answered with `Content-Type: application/json` \
+            (one JSON object) or `text/event-stream`.",
+        probed: "Passive over every conforming request of the run sent through a connection (up to \
+            600) whose answer had a 2xx status; media type compared case-insensitively, parameters \
+            ignored.",
+        gap: Some(
+            "Answers with a non-2xx status (an HTTP-level refusal that may still carry a JSON-RPC \
+            error) are not judged, nor the HTP rules' own raw POSTs.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-HTP-002",
+        required: "A JSON-RPC notification or response the server accepts gets HTTP 202 Accepted \
+            with no body.",
+        probed: "The run's `notifications/initialized` and a `notifications/cancelled` for a \
+            request never sent, POSTed in the run's session: 202 with an empty body passes, \
+            another 2xx or a body fails; a refusal is left to HTP-003.",
+        gap: Some(
+            "Accepted responses are not judged: protocheck's answers to the server's own requests \
+            are POSTed without their status being read; RPC-009's unknown notification is not read \
+            either.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-HTP-003",
+        required: "A notification or response the server cannot accept gets an HTTP error status \
+            (e.g. 400), not a 2xx.",
+        probed: "A JSON-RPC response for an id the server never used \
+            (`{\"jsonrpc\":\"2.0\",\"id\":\"pc-none-N\",\"result\":{}}`) POSTed in session: 202 \
+            with an empty body (accepted and ignored) or any 4xx/5xx passes; 200, another 2xx or a \
+            202 with a body fails.",
+        gap: Some(
+            "Only a response is probed; a notification the server does not accept (RPC-009's \
+            `notifications/protocheck_unknown`) is not judged, so a server answering it 200 \
+            passes. A wider probe would read that POST's status here: 202 with no body, or an \
+            error status.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-HTP-004",
+        required: "Every SSE stream the server opens for a POSTed request starts with an event \
+            carrying an `id` and empty `data`.",
+        probed: "Two `ping`s with a `progressToken`, POSTed in the run's session as raw requests; \
+            the first event of each SSE stream is read.",
+        gap: Some(
+            "Only `ping` streams are examined: a server that answers `ping` with JSON but streams \
+            other methods (`tools/call`, `resources/read`) is skipped, and the streams the run's \
+            other requests open are not judged.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-HTP-005",
+        required: "The SSE stream opened for a POSTed request eventually carries the JSON-RPC \
+            response to it.",
+        probed: "The HTP-004 `ping` streams, read for the request timeout; a stream closed after \
+            an event id without the response is resumed once with GET and `Last-Event-ID` after \
+            its `retry` (at most 5 s).",
+        gap: Some(
+            "Only `ping` streams, which answer at once; long-running requests, where a server is \
+            likeliest to close early or lose the response, are not judged.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-HTP-006",
+        required: "After sending the JSON-RPC response on an SSE stream, the server terminates the \
+            stream.",
+        probed: "The HTP-004 `ping` streams that carried their response: each must end within \
+            0.5–2 s (a multiple of the run's round trips) after it.",
+        gap: Some("Only `ping` streams are judged; the streams of other methods are not."),
+    },
+    Coverage {
+        rule: "MCP25-HTP-007",
+        required: "A server that closes a POST stream's connection before the response (without \
+            ending the stream) sends an SSE `retry` field first.",
+        probed: "The HTP-004 `ping` streams whose connection closed before the response and whose \
+            resumption then delivered it: warn when no event carried `retry`.",
+        gap: Some(
+            "Only `ping` streams; a stream closed early whose resumption carries nothing is left \
+            to HTP-005, and GET streams are not judged (a close cannot be told from the end of the \
+            stream).",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-HTP-008",
+        required: "A GET on the MCP endpoint is answered with `Content-Type: text/event-stream` or \
+            HTTP 405.",
+        probed: "A session of the rule's own; GET with `Accept: text/event-stream`, the session \
+            id, `MCP-Protocol-Version` and the bearer token, read for 0.5–2 s. 405, or a 2xx event \
+            stream, passes.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-HTP-009",
+        required: "A GET stream opened without `Last-Event-ID` carries no JSON-RPC response (only \
+            requests and notifications).",
+        probed: "A GET in a session of the rule's own, read for 0.5–2 s with no request in flight; \
+            any event holding a JSON-RPC response fails.",
+        gap: Some(
+            "No request is in flight while the stream is read, which is when a server could \
+            misroute a response to it, and the GET streams other rules open (LOG watch windows, \
+            LIF-006) are not checked, though the rule list says so. A wider probe would hold the \
+            GET stream open while POSTing `ping` and `tools/list` in the same session.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-HTP-010",
+        required: "SSE event ids, when sent, are globally unique across all streams of the session \
+            (of the client, without sessions).",
+        probed: "A session of the rule's own: two `ping` POST streams and one GET stream (0.5–2 \
+            s); an id seen on two different streams fails.",
+        gap: Some(
+            "Only these three streams are compared (not the run's other streams, nor resumed \
+            ones), and an id repeated within one stream is not counted.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-HTP-011",
+        required: "A resumption with `Last-Event-ID` never replays messages that belonged to \
+            another stream, whether the stream was opened by POST or GET.",
+        probed: "A session of the rule's own: two `ping` POST streams A and B, then GET with \
+            `Last-Event-ID` set to A's first event id; a message of B (or B's response) on the \
+            resumed stream fails; 405 or an empty stream passes.",
+        gap: Some(
+            "Only the resumption of a finished POST stream is probed; resuming a GET stream is \
+            not.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-HTP-012",
+        required: "An `MCP-Session-Id` the server issues contains only visible ASCII (0x21–0x7E).",
+        probed: "The `MCP-Session-Id` header of the run's first `initialize` answer; a header that \
+            cannot be read as visible text fails too.",
+        gap: Some(
+            "Only the run's first session id is judged; the ids of the other sessions the run \
+            opens (HTP-008…011, HTP-013, HTP-015, LIF-006, UTL-002) are not.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-HTP-013",
+        required: "A session id is globally unique and cryptographically secure.",
+        probed: "A second `initialize` on a new connection; its session id must differ from the \
+            run's.",
+        gap: Some(
+            "Two samples show uniqueness only; cryptographic security (unpredictability) is not \
+            observable from a few ids.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-HTP-014",
+        required: "A server that requires a session id answers HTTP requests without \
+            `MCP-Session-Id` (other than `initialize`) with 400 Bad Request.",
+        probed: "`tools/list` (or `ping` without `tools`) POSTed in the run's session without the \
+            session id: 400 passes, another error status warns, a 2xx is info (sessions issued but \
+            not required).",
+        gap: Some(
+            "Only a POSTed request; a GET, a DELETE and a notification POST without the session id \
+            are not sent.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-HTP-015",
+        required: "Once a session is terminated, requests naming its session id get 404 Not Found.",
+        probed: "A session of the rule's own, ended with DELETE: on a 2xx, `tools/list` (or \
+            `ping`) POSTed with the same id must get 404; 405 to the DELETE passes and ends the \
+            rule; other statuses skip.",
+        gap: Some(
+            "After the DELETE only a POSTed request is sent, not a GET or a notification naming \
+            the ended session; sessions the server ends on its own (expiry) cannot be provoked.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-HTP-016",
+        required: "A request naming a session id that is not valid (never issued) gets 404, as a \
+            terminated session does.",
+        probed: "`tools/list` (or `ping`) POSTed with `MCP-Session-Id: \
+            protocheck-unknown-<random>`: 404 passes, 400 passes with a note, anything else warns.",
+        gap: Some("Only a POSTed request; a GET or DELETE naming the unknown session is not sent."),
+    },
+    Coverage {
+        rule: "MCP25-HTP-017",
+        required: "A request with an invalid or unsupported `MCP-Protocol-Version` header gets 400 \
+            Bad Request.",
+        probed: "`tools/list` (or `ping`) POSTed in the run's session with `MCP-Protocol-Version: \
+            not-a-version`, and with `1999-01-01`; each must get 400 (the body is not judged).",
+        gap: Some(
+            "Only POSTed requests; a GET and a notification POST with a bad header are not sent.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-HTP-018",
+        required: "The server validates `Origin` on every incoming connection; a present, invalid \
+            `Origin` gets 403 Forbidden.",
+        probed: "`initialize` without a session, and `tools/list` (or `ping`) in the run's \
+            session, with `Origin: http://protocheck-invalid-origin.example`; when both get 403, \
+            the in-session request again with each look-alike Origin (prefix and suffix tricks). \
+            Other ports or schemes of the same host are not sent.",
+        gap: Some(
+            "Not probed: a GET (the SSE stream a rebinding page would read), a DELETE and a \
+            notification POST with the invalid Origin. A wider probe would send the GET with \
+            `Accept: text/event-stream` and the bad Origin and expect 403.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-STD-001",
+        required: "Messages on stdout are newline-delimited and contain no embedded newlines: each \
+            message is one line.",
+        probed: "Every stdout line read from every child of the run must parse as a whole JSON \
+            value alone; a message that parses only once joined with the following lines fails.",
+        gap: Some(
+            "Lines are read only while protocheck awaits an answer or listens; what a child writes \
+            after its last read (at shutdown) is not examined.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-STD-002",
+        required: "The server writes nothing to stdout that is not a valid MCP message (no \
+            banners, log lines or blank lines).",
+        probed: "Every stdout line read from every child of the run must be a JSON-RPC request, \
+            notification or response object (or an array, judged by RPC-008); other lines fail, \
+            empty lines are info; stderr is never judged.",
+        gap: Some(
+            "Lines are judged by their JSON-RPC shape, not against the MCP schema (a well-formed \
+            frame with malformed `params` passes here), and what a child writes after its last \
+            read is not examined.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-STD-003",
+        required: "The client ends a stdio session by closing stdin and waiting for the server to \
+            exit before SIGTERM and SIGKILL (the sentence binds the client; reported as info).",
+        probed: "A new child: `initialize` and `notifications/initialized`, then stdin closed; 5 \
+            s, SIGTERM, 2 s, SIGKILL. A signal needed is info.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-UTL-001",
+        required: "The receiver of `ping` answers promptly with an empty result.",
+        probed: "`ping` without `params` and with `params: {}` on the main connection; each must \
+            get `{}` (a lone `_meta` tolerated) within 5 s.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-UTL-002",
+        required: "A cancellation for a request that already completed is coped with: no response \
+            to it, and the server keeps working (invalid cancellations are ignored).",
+        probed: "A new initialized connection: `ping` (id N) answered, then \
+            `notifications/cancelled` with `requestId` N, then another `ping`; a response to the \
+            notification, or the second `ping` not answered as the first, fails.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-UTL-003",
+        required: "On `notifications/cancelled` for a request in progress, the receiver stops \
+            processing it and sends no response for it.",
+        probed: "With `tools` declared: up to 3 callable tools (read-only, or any when tool calls \
+            are allowed; not `taskSupport: required`), those without required arguments first, \
+            called with `arguments: {}` and a `progressToken`; after the first progress \
+            notification, `notifications/cancelled` is sent and the answer watched for 3 s; one \
+            after more than 1 s warns.",
+        gap: Some(
+            "Only a `tools/call` that emits progress can be proven in progress; tools needing \
+            arguments get `{}` (not the placeholder arguments other calls use), so they are likely \
+            refused before running; `resources/read`, `prompts/get` and tools protocheck may not \
+            call are not probed.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-UTL-004",
+        required: "A progress notification references only a `progressToken` given in an active \
+            request (one whose work is still in progress).",
+        probed: "Passive, after the passive probe (`ping` and up to 3 read-only `tools/call`s, \
+            each with a token): every recorded `notifications/progress` must name a token \
+            protocheck sent, with the same JSON type; progress after the answer is UTL-006's.",
+        gap: Some(
+            "Progress is asked for only by `ping`, read-only tools, RPC-010, HTP-004 and UTL-003 \
+            (the TOL-010 calls carry no `progressToken`); over HTTP, progress sent on the GET \
+            stream is seen only during watch windows.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-UTL-005",
+        required: "For one progress token, the `progress` value increases with each notification.",
+        probed: "Passive: per token protocheck sent, the recorded `progress` values (two or more) \
+            must strictly increase; a value that is not a number fails.",
+        gap: Some(
+            "Judged only for tokens that drew two notifications: `ping`, up to 3 read-only tools \
+            (stopping at the first that sends two) and UTL-003's calls; the tools TOL-010 calls \
+            carry no `progressToken`, so with tool calls allowed most tools are never asked for \
+            progress.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-UTL-006",
+        required: "Progress notifications for a token stop once the request's operation has \
+            completed (after its response).",
+        probed: "After each answer to a passive-probe request with a `progressToken`, the rest of \
+            its SSE stream (HTTP) or stdout (stdio) is read for 1 s; progress for an answered \
+            token recorded after its answer fails.",
+        gap: Some(
+            "Over HTTP only the request's own SSE stream is read after the answer: progress sent \
+            to the GET stream is not seen, and the window is 1 s.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-TOL-001",
+        required: "A server that supports tools declares the `tools` capability.",
+        probed: "`tools/list` walked (every `nextCursor`, at most 20 pages) even when `tools` is \
+            not declared: a non-empty `tools` array without the capability fails.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-TOL-002",
+        required: "`tools/list` returns a `tools` array; each `Tool` has a string `name`, and \
+            optional string `title` and `description`, `icons`, `annotations`, `execution` and \
+            `_meta`; `nextCursor` is a string when present.",
+        probed: "The run's survey: `tools/list` walked page by page (at most 20 pages, 1000 \
+            tools); each page needs a `tools` array, each tool a string `name`, a string `title` \
+            and `description` when present, and the page a string `nextCursor`.",
+        gap: Some(
+            "`icons`, `annotations` (boolean hints), `execution.taskSupport` (`forbidden`, \
+            `optional`, `required`) and `_meta` are not type-checked; pages past 20 are not read.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-TOL-003",
+        required: "Every tool's `inputSchema` is a JSON Schema object (never null) with `\"type\": \
+            \"object\"` at its root, valid in its declared `$schema` dialect or in JSON Schema \
+            2020-12.",
+        probed: "Each listed tool's `inputSchema`: an object, root `type` `object`, validated \
+            against its dialect's meta-schema (2020-12 unless `$schema` names draft-07 or \
+            2019-09).",
+        gap: Some("A schema naming another dialect is reported as info, not validated."),
+    },
+    Coverage {
+        rule: "MCP25-TOL-004",
+        required: "A tool's `outputSchema`, when present, is a JSON Schema object with `\"type\": \
+            \"object\"` at its root, valid in its dialect.",
+        probed: "Each listed tool that has an `outputSchema`: the checks of TOL-003.",
+        gap: Some("A schema naming another dialect is reported as info, not validated."),
+    },
+    Coverage {
+        rule: "MCP25-TOL-005",
+        required: "Tool names are unique within a server.",
+        probed: "All listed tools of the survey, names compared exactly (case-sensitive).",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-TOL-006",
+        required: "Tool names are 1–128 characters from ASCII letters, digits, `_`, `-` and `.` \
+            (no spaces or other characters).",
+        probed: "Each listed tool name: its length in characters and each character.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-TOL-007",
+        required: "Servers provide stable cursors on every paginated list (`tools/list`, \
+            `resources/list`, `resources/templates/list`, `prompts/list`): a cursor the server \
+            issued yields a valid page, the same when repeated.",
+        probed: "For each of the four lists (advertised or not), the first page's `nextCursor` is \
+            requested twice; both answers must be pages with the item array holding the same names \
+            or URIs.",
+        gap: Some(
+            "Only the first cursor of each list is repeated; later cursors (followed once, and \
+            only by the `tools/list` survey) are not checked for stability.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-TOL-008",
+        required: "An invalid cursor on any paginated list gets error `-32602`.",
+        probed: "`cursor: \"protocheck-invalid-cursor\"` on each advertised list method \
+            (`tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`): `-32602` \
+            passes, another code or a result warns, `-32601` leaves that method unjudged.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-TOL-009",
+        required: "`tools/call` of a tool that does not exist is a protocol error (a JSON-RPC \
+            error; the spec's example uses `-32602`), not a tool result.",
+        probed: "`tools/call` of `protocheck_no_such_tool_<random>` with empty arguments: any \
+            JSON-RPC error passes (another code than `-32602` with a note); a result, with or \
+            without `isError: true`, warns.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-TOL-010",
+        required: "A `tools/call` result has a `content` array of well-formed blocks (`text`; \
+            `image` and `audio` with base64 `data` and `mimeType`; `resource_link` with `uri` and \
+            `name`; `resource` with `uri` and one of `text`/`blob`); `isError` is a boolean and \
+            `structuredContent` an object when present.",
+        probed: "Each callable tool (read-only, or any when tool calls are allowed; at most 10) \
+            called once with placeholder arguments built from the required part of its \
+            `inputSchema`; every block of each result is checked by kind, and `isError` must be a \
+            boolean.",
+        gap: Some(
+            "Tools protocheck may not call, and tools past the tenth, are not called; \
+            `structuredContent` being an object is checked only against an `outputSchema` \
+            (TOL-012); block `annotations`, `_meta` and MIME-type syntax are not checked; only the \
+            results placeholder arguments produce are seen.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-TOL-011",
+        required: "Arguments that violate a tool's `inputSchema` (a missing required property, a \
+            wrong type) are reported as a tool execution error (`isError: true`), not as a \
+            protocol error.",
+        probed: "The first callable tool with a required property, called with placeholder \
+            arguments minus its first required property: `isError: true` passes, a JSON-RPC error \
+            warns, a successful result is info.",
+        gap: Some(
+            "Only a missing required property, on one tool; arguments of the wrong type are not \
+            sent, and tools protocheck may not call are not probed.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-TOL-012",
+        required: "A tool with an `outputSchema` returns `structuredContent` that validates \
+            against it in its successful results.",
+        probed: "The TOL-010 calls of tools with an `outputSchema`, results with `isError: true` \
+            excepted: `structuredContent` must be present and validate (a schema that cannot be \
+            compiled is noted).",
+        gap: Some(
+            "Only the tools protocheck may call (read-only, or any when tool calls are allowed; at \
+            most 10), each with one set of placeholder arguments.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-TOL-013",
+        required: "A tool result with `structuredContent` also carries the same JSON serialised in \
+            a `text` block.",
+        probed: "The TOL-010 results that carry `structuredContent`: some `text` block must parse \
+            to equal JSON.",
+        gap: Some("Only the results of the tools protocheck may call (see TOL-010)."),
+    },
+    Coverage {
+        rule: "MCP25-TOL-014",
+        required: "A server whose tool results embed resources (`resource` blocks) implements the \
+            `resources` capability.",
+        probed: "The TOL-010 results holding a `resource` block, against the `initialize` \
+            capabilities.",
+        gap: Some("Only the results of the tools protocheck may call (see TOL-010)."),
+    },
+    Coverage {
+        rule: "MCP25-RES-001",
+        required: "A server that supports resources (lists resources or resource templates) \
+            declares the `resources` capability.",
+        probed: "`resources/list` (first page) even when `resources` is not declared: a non-empty \
+            `resources` array without the capability fails.",
+        gap: Some(
+            "Not probed: `resources/templates/list`, so a server that offers only templates \
+            without declaring `resources` passes. A wider probe would also send it and fail a \
+            non-empty `resourceTemplates`.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-RES-002",
+        required: "`resources/list` returns a `resources` array; each `Resource` has a string \
+            `uri` and `name`, `mimeType` a string and `size` a number when present (and optional \
+            `title`, `description`, `icons`, `annotations`).",
+        probed: "`resources/list` walked (at most 20 pages, 1000 items): the array, string `uri` \
+            and `name`, the types of `mimeType` and `size`, a string `nextCursor`.",
+        gap: Some(
+            "`title`, `description`, `icons` and `annotations` (`audience`, `priority`, \
+            `lastModified`) are not type-checked.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-RES-003",
+        required: "Every resource URI (listed, read, in resource links and embedded resources) is \
+            an RFC 3986 URI, custom schemes included.",
+        probed: "Passive: the `uri` of `resources/list` items and `resources/read` contents, and \
+            of `resource_link` and `resource` blocks in any result of the run (tool results, \
+            prompt messages), parsed strictly (scheme required).",
+        gap: Some(
+            "Only the URIs the run's reads and calls bring back (3 resources read, 3 prompts got, \
+            the tools protocheck may call); the `uri` of `notifications/resources/updated` is not \
+            read.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-RES-004",
+        required: "`resources/templates/list` returns a `resourceTemplates` array; each template \
+            has a string `uriTemplate` (an RFC 6570 URI template) and a string `name`.",
+        probed: "`resources/templates/list` walked (at most 20 pages): the array and a string \
+            `uriTemplate` and `name`; `-32601` warns.",
+        gap: Some(
+            "`uriTemplate` is not parsed as an RFC 6570 template, and the optional members \
+            (`title`, `description`, `mimeType`, `annotations`) are not type-checked.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-RES-005",
+        required: "`resources/read` returns `contents`; each item has a string `uri` and exactly \
+            one of a string `text` or a base64 `blob`, with an optional string `mimeType`.",
+        probed: "`resources/read` of the first 3 listed URIs: a result with a `contents` array, \
+            each item with a string `uri` and exactly one string `text` or `blob`.",
+        gap: Some(
+            "Only 3 listed resources are read; resources reachable only through a template are \
+            not, and `mimeType` is not type-checked.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-RES-006",
+        required: "Binary resource data (`blob`) is valid base64.",
+        probed: "Passive: every `blob` in `resources/read` results and embedded `resource` blocks \
+            of the run, decoded as padded standard base64 without whitespace.",
+        gap: Some(
+            "Only the blobs the run's reads and calls bring back (3 resources read, 3 prompts got, \
+            the tools protocheck may call).",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-RES-007",
+        required: "Reading a resource that does not exist gets error `-32002` (Resource not \
+            found).",
+        probed: "`resources/read` of `protocheck://missing/<random>`, and of the first listed URI \
+            with a random path segment appended when its scheme differs; `-32002` passes, another \
+            code or a result warns.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-RES-008",
+        required: "With `resources.subscribe: true`, `resources/subscribe` and \
+            `resources/unsubscribe` of a resource URI succeed with an empty result.",
+        probed: "`resources/subscribe`, then `resources/unsubscribe`, of the first listed URI on \
+            the main connection; each must get an empty result (a lone `_meta` tolerated); an \
+            error or another result warns.",
+        gap: Some(
+            "Only the first listed URI; whether `notifications/resources/updated` then follows is \
+            not observed (protocheck cannot change a resource).",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-PRM-001",
+        required: "A server that supports prompts declares the `prompts` capability.",
+        probed: "`prompts/list` (first page) even when `prompts` is not declared: a non-empty \
+            `prompts` array without the capability fails.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-PRM-002",
+        required: "`prompts/list` returns a `prompts` array; each `Prompt` has a string `name`; \
+            `arguments`, when present, is an array of `{name: string, description?: string, \
+            required?: boolean}` (and optional `title`, `description`, `icons`).",
+        probed: "`prompts/list` walked (at most 20 pages): the array, a string `name`, `arguments` \
+            an array of items with a string `name` and a boolean `required`, a string \
+            `nextCursor`.",
+        gap: Some(
+            "`title`, `description`, `icons` and the arguments' `title` and `description` are not \
+            type-checked.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-PRM-003",
+        required: "`prompts/get` returns `messages`; each has `role` `user` or `assistant` and one \
+            content block of a defined kind (text, image, audio, resource link, embedded \
+            resource).",
+        probed: "`prompts/get` of the first 3 listed prompts, each required argument given the \
+            value `protocheck`; each message needs role `user` or `assistant` and one block with \
+            its required members; refused gets are not judged.",
+        gap: Some(
+            "Only 3 prompts, each with one argument set (optional arguments left out); the \
+            result's optional `description` is not type-checked.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-PRM-004",
+        required: "Image and audio content in prompt messages has base64 `data` and a valid MIME \
+            type of its kind.",
+        probed: "Passive: every `image` and `audio` block of the run's `prompts/get` results: \
+            strict base64 `data`, a `mimeType` of the form `image/…` or `audio/…`.",
+        gap: Some(
+            "Only the blocks of the prompts the run gets (PRM-003's three and PRM-007's one).",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-PRM-005",
+        required: "Embedded resources in prompt messages include a valid URI, the appropriate MIME \
+            type, and text or base64 blob content.",
+        probed: "Passive: every `resource` block of the run's `prompts/get` results: a missing \
+            string `uri` or content fails, a missing `mimeType` warns (the schema makes it \
+            optional); URI syntax and base64 are RES-003's and RES-006's.",
+        gap: Some(
+            "Only the blocks of the prompts the run gets (PRM-003's three and PRM-007's one).",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-PRM-006",
+        required: "An invalid (unknown) prompt name gets error `-32602`.",
+        probed: "`prompts/get` of `protocheck_no_such_prompt_<random>`: `-32602` passes, another \
+            code or a result warns.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-PRM-007",
+        required: "A `prompts/get` missing a required argument gets error `-32602`.",
+        probed: "`prompts/get` of the first listed prompt with a required argument, `arguments` \
+            left out entirely: `-32602` passes, another code or a result warns.",
+        gap: Some(
+            "Only one prompt, and only with `arguments` absent; an `arguments` object that lacks \
+            the required key is not sent.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-CPL-001",
+        required: "A server that supports completions (answers `completion/complete`) declares the \
+            `completions` capability.",
+        probed: "When `completions` is undeclared: `completion/complete` with `value: \"\"` for \
+            the first listed prompt argument or resource template variable (both lists read \
+            whether declared or not); a result fails.",
+        gap: Some(
+            "Skipped when the server lists no prompt argument or template variable, although the \
+            probe is then still sent (for an unknown prompt) and a result to it would show \
+            support; only the first target is tried.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-CPL-002",
+        required: "Without the `completions` capability, `completion/complete` gets error \
+            `-32601`.",
+        probed: "The CPL-001 request (or, with no target, one for an unknown prompt): `-32601` \
+            passes, another code or a result warns.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-CPL-003",
+        required: "A `completion/complete` result, for either reference kind (`ref/prompt`, \
+            `ref/resource`), has `completion.values` (strings, at most 100), `total` a number and \
+            `hasMore` a boolean when present.",
+        probed: "`completion/complete` with `value: \"\"` for the first 3 targets, prompt \
+            arguments first, then template variables; results are checked, errors are not judged.",
+        gap: Some(
+            "With three or more prompt arguments `ref/resource` is never asked; \
+            `context.arguments` and non-empty values are not sent; `total` is only checked to be a \
+            number (the digest's non-negative, zero-fraction reading is not applied).",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-CPL-004",
+        required: "A completion request naming an invalid prompt, or missing required arguments, \
+            gets error `-32602`.",
+        probed: "`completion/complete` with `ref/prompt` named \
+            `protocheck_no_such_prompt_<random>`: `-32602` passes, another code or a result (even \
+            with empty `values`) warns.",
+        gap: Some(
+            "Not probed: a completion request missing its required `argument`, which the error \
+            list also names as `-32602`, nor an unknown `ref/resource` template.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-LOG-001",
+        required: "A server that sends `notifications/message` declares the `logging` capability.",
+        probed: "When `logging` is undeclared: every log notification recorded in the run; with \
+            none yet, the GET stream (HTTP) or stdout (stdio) is watched for 0.6–3 s around a \
+            `ping`.",
+        gap: Some(
+            "Only log notifications that come where protocheck reads; over HTTP the GET stream is \
+            read only during watch windows.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-LOG-002",
+        required: "With `logging` declared, `logging/setLevel` with any of the eight RFC 5424 \
+            levels (`debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert`, \
+            `emergency`) gets an empty result.",
+        probed: "`logging/setLevel` to `debug` (while the server's own channel is watched), then \
+            to `emergency`; each must get an empty result (a lone `_meta` tolerated).",
+        gap: Some(
+            "Only `debug` and `emergency` are sent, so a server whose level list lacks `info`, \
+            `notice`, `warning`, `error`, `critical` or `alert` passes. A wider probe would set \
+            all eight, ending with `emergency`.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-LOG-003",
+        required: "An invalid log level gets error `-32602`.",
+        probed: "`logging/setLevel` with `level: \"protocheck\"`: `-32602` passes, another code or \
+            a result warns.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-LOG-004",
+        required: "Every `notifications/message` has a `level` from the eight syslog levels and a \
+            `data` member; `logger` is a string when present.",
+        probed: "Passive: every recorded log notification; with none yet, the server's own channel \
+            is watched for 0.6–3 s around a `ping`.",
+        gap: Some(
+            "Only the log notifications the run sees: LOG-002 sets the level to `emergency` early, \
+            which quiets the rest of the run, and over HTTP the GET stream is read only during \
+            watch windows.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-AUT-001",
+        required: "The server offers at least one discovery route to its RFC 9728 protected \
+            resource metadata: `resource_metadata` in the 401 `WWW-Authenticate`, or the \
+            well-known URI (path form or root form).",
+        probed: "Only when an unauthenticated `initialize` gets 401: its Bearer challenge is \
+            parsed; `resource_metadata` is fetched, else \
+            `/.well-known/oauth-protected-resource<path>` then the root form (5 s, 64 KiB each); \
+            the well-known route alone is info.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-AUT-002",
+        required: "The protected resource metadata lists at least one authorization server in \
+            `authorization_servers`.",
+        probed: "The document AUT-001 found: `authorization_servers` must be an array holding at \
+            least one `http` or `https` URL.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-AUT-003",
+        required: "The metadata's `resource` matches the MCP endpoint it protects (RFC 9728 §3.3).",
+        probed: "The AUT-001 document's `resource` compared with the endpoint URL (fragment \
+            dropped), exactly or after normalising scheme and host case and a trailing slash.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-AUT-004",
+        required: "Each listed authorization server provides RFC 8414 or OpenID Connect discovery \
+            metadata, advertising `code_challenge_methods_supported` with `S256`.",
+        probed: "For up to 3 listed issuers, the well-known URLs in the spec's order \
+            (`oauth-authorization-server`, `openid-configuration`, path-inserted then \
+            path-appended); the first JSON document found must list `S256`.",
+        gap: Some("Only the first 3 listed authorization servers are fetched."),
+    },
+    Coverage {
+        rule: "MCP25-AUT-005",
+        required: "The 401 `WWW-Authenticate` challenge carries a `scope` parameter.",
+        probed: "The Bearer challenge of the unauthenticated `initialize`'s 401.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-AUT-006",
+        required: "Invalid or expired access tokens get HTTP 401, on every request (tokens are \
+            validated on each request, within a session too).",
+        probed: "`initialize` on a new connection with `Authorization: Bearer \
+            protocheck-invalid-<random>` (only when an unauthenticated `initialize` gets 401): 401 \
+            passes.",
+        gap: Some(
+            "Only `initialize` carries the invalid token: a request inside an authorized session \
+            with an invalid token is not sent, nor an expired or wrong-audience token (a run \
+            cannot mint one). A wider probe would POST `tools/list` with the run's session id and \
+            a bad token.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-AUT-007",
+        required: "A request whose valid token lacks the needed scope gets 403 with \
+            `error=\"insufficient_scope\"` (and `scope`, `resource_metadata`) in \
+            `WWW-Authenticate`.",
+        probed: "Only with a limited-scope token given with the run: `initialize`, `tools/list`, a \
+            `tools/call` of a callable tool (`arguments: {}`) and `resources/list` on a new \
+            connection, up to the first 401 or 403 with a challenge; 403 with \
+            `error=\"insufficient_scope\"` passes.",
+        gap: Some(
+            "Skipped without a limited token (the server's authorization server must mint it); the \
+            challenge's `scope` and `resource_metadata` parameters are not checked, only `error`.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-AUT-008",
+        required: "A valid token sent only in the URI query string is not accepted (tokens travel \
+            in the `Authorization` header).",
+        probed: "With the run's valid token: `initialize` to `<endpoint>?access_token=<token>` \
+            without the header; a 2xx warns.",
+        gap: Some(
+            "Skipped without a valid token given with the run (the server's authorization server \
+            must mint it).",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-TSK-001",
+        required: "`tasks/get` and `tasks/result` naming a nonexistent or invalid `taskId` are \
+            refused with `-32602`.",
+        probed: "With `tasks` declared: `tasks/get` and `tasks/result` with `taskId: \
+            \"protocheck-missing-<random>\"`; anything but `-32602` fails.",
+        gap: Some(
+            "Only a well-formed unknown id; an invalid `taskId` (not a string, or missing) is not \
+            sent.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-TSK-002",
+        required: "`tasks/cancel` naming a nonexistent task id is refused with `-32602`.",
+        probed: "With `tasks.cancel` declared: `tasks/cancel` with a random id; anything but \
+            `-32602` fails.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-TSK-003",
+        required: "Every task in a response carries a string `taskId`, a `status` (`working`, \
+            `input_required`, `completed`, `failed`, `cancelled`), ISO 8601 `createdAt` and \
+            `lastUpdatedAt`, and `ttl` (number or null); `tasks/list` returns a `tasks` array.",
+        probed: "With `tasks.list` declared: the first page of `tasks/list`; the `tasks` array and \
+            each task's members and formats; an empty list passes.",
+        gap: Some(
+            "Only the first page of `tasks/list`; the task in TSK-006's `tasks/get` answer, \
+            `tasks/cancel` results and `CreateTaskResult` are not judged, and with no task \
+            existing the check is vacuous (protocheck creates none, digest §11).",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-TSK-004",
+        required: "`tasks/list` with an invalid cursor is refused with `-32602`.",
+        probed: "With `tasks.list` declared: `tasks/list` with `cursor: \
+            \"protocheck-invalid-cursor\"`; anything but `-32602` fails.",
+        gap: None,
+    },
+    Coverage {
+        rule: "MCP25-TSK-005",
+        required: "A tool whose `execution.taskSupport` is `\"required\"`, called with a plain \
+            (not task-augmented) `tools/call`, is refused with `-32601` (`-32600` also allowed).",
+        probed: "With `tasks` and `tools` declared: a plain `tools/call` (`arguments: {}`) of the \
+            first such tool protocheck may call; `-32601` or `-32600` passes, anything else fails.",
+        gap: Some(
+            "Only tools protocheck may call (read-only, or any when tool calls are allowed): a \
+            conforming server refuses the call, but a broken one would run the tool.",
+        ),
+    },
+    Coverage {
+        rule: "MCP25-TSK-006",
+        required: "Results of `tasks/get`, `tasks/list` and `tasks/cancel` carry no \
+            `io.modelcontextprotocol/related-task` in their `_meta`.",
+        probed: "With `tasks.list` declared: the `tasks/list` result, and a `tasks/get` of its \
+            first listed task when there is one.",
+        gap: Some(
+            "`tasks/cancel` results are not observed (cancelling a real task is destructive), and \
+            `tasks/get` only when a task is listed.",
+        ),
+    },
+];
