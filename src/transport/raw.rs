@@ -77,6 +77,10 @@ pub struct RawConnection {
     pub requests: usize,
     /// Requests answered on it so far.
     pub answered: usize,
+    /// Whether any byte came back since the last request was written: a
+    /// kept connection the server closed while it was idle fails its next
+    /// request with nothing read, and that request never reached a handler.
+    answer_started: bool,
 }
 
 impl std::fmt::Debug for RawConnection {
@@ -183,6 +187,7 @@ impl RawConnection {
             closed: None,
             requests: 0,
             answered: 0,
+            answer_started: false,
         })
     }
 
@@ -209,6 +214,16 @@ impl RawConnection {
         &self.path
     }
 
+    /// How long each later exchange may take (the request timeout by default).
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
+    }
+
+    /// Whether the last request got any byte back before it ended, well or not.
+    pub fn answer_started(&self) -> bool {
+        self.answer_started
+    }
+
     /// Sends `req` and reads the answer. `enough` is asked after each piece of
     /// an event-stream body whether what was read so far suffices (the final
     /// JSON-RPC message arrived); the rest is then not waited for, and the
@@ -218,15 +233,33 @@ impl RawConnection {
         req: &RawRequest,
         enough: &(dyn Fn(&[u8]) -> bool + Sync),
     ) -> Result<RawResponse, TransportError> {
+        let path = self.path.clone();
+        self.send_to(&path, req, enough).await
+    }
+
+    /// [`send`](Self::send) to another path of the same origin (`path` with
+    /// its query, as the request line carries it).
+    pub async fn send_to(
+        &mut self,
+        path: &str,
+        req: &RawRequest,
+        enough: &(dyn Fn(&[u8]) -> bool + Sync),
+    ) -> Result<RawResponse, TransportError> {
+        if path.contains(['\r', '\n', ' ']) {
+            return Err(TransportError::Protocol(format!(
+                "the path {path:?} cannot be written"
+            )));
+        }
         if let Some(why) = &self.closed {
             return Err(TransportError::Io(format!(
                 "the connection can carry no more requests: {why}"
             )));
         }
         self.requests += 1;
+        self.answer_started = false;
         let timeout = self.timeout;
         let started = Instant::now();
-        let result = tokio::time::timeout(timeout, self.exchange(req, enough, started))
+        let result = tokio::time::timeout(timeout, self.exchange(path, req, enough, started))
             .await
             .unwrap_or(Err(TransportError::Timeout(timeout)));
         match &result {
@@ -238,11 +271,12 @@ impl RawConnection {
 
     async fn exchange(
         &mut self,
+        path: &str,
         req: &RawRequest,
         enough: &(dyn Fn(&[u8]) -> bool + Sync),
         started: Instant,
     ) -> Result<RawResponse, TransportError> {
-        let mut head = format!("{} {} HTTP/1.1\r\n", req.method, self.path);
+        let mut head = format!("{} {} HTTP/1.1\r\n", req.method, path);
         let has = |name: &str| {
             req.headers
                 .iter()
@@ -330,6 +364,7 @@ impl RawConnection {
                 "the server closed the connection".into(),
             ));
         }
+        self.answer_started = true;
         self.buf.extend_from_slice(&chunk[..n]);
         Ok(())
     }

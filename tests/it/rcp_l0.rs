@@ -115,10 +115,13 @@ async fn two_runs_against_one_long_lived_server_both_pass() {
 
 #[tokio::test]
 async fn a_missing_declaration_is_not_an_overclaim_but_a_declared_level_that_fails_is() {
+    // The declaration is a MUST outside the levels (§14's preamble): its
+    // absence keeps the level and fails the run.
     let url = start(RcpReferenceConfig::new(["RCP-L0-014"]).expect("fault")).await;
     let verdict = check(&url).await.0.expect("verdict");
-    assert_eq!(level(&verdict), ("none", None, None));
-    assert_eq!(verdict.summary, "none");
+    assert_eq!(level(&verdict), ("L2", None, None));
+    assert_eq!(verdict.summary, "L2 · 1 spec violation");
+    assert!(!verdict.passed);
 
     let url = start(RcpReferenceConfig::new(["RCP-L0-017"]).expect("fault")).await;
     let verdict = check(&url).await.0.expect("verdict");

@@ -111,10 +111,11 @@ async fn the_correct_reference_server_certifies_l2_and_declares_it() {
         unreachable!()
     };
     let levels = &report.levels;
-    assert_eq!(levels["L0"].pass, 31);
+    // RCP-L0-014, the declaration, is judged outside the levels (§14's preamble).
+    assert_eq!(levels["L0"].pass, 30);
     assert_eq!(levels["L1"].pass, 9);
     assert_eq!(levels["L2"].pass, 11);
-    assert_eq!((levels["outside"].pass, levels["outside"].skip), (7, 1));
+    assert_eq!((levels["outside"].pass, levels["outside"].skip), (8, 1));
 }
 
 #[tokio::test]
@@ -196,14 +197,29 @@ async fn every_rule_fails_under_its_fault_and_the_level_drops_as_the_rules_say()
         let v = rcp(&verdict);
         let level = level_under_fault(rule);
         assert_eq!(v.certified, level, "{}:\n{report}", rule.id);
+        // §14.5: a failed MUST outside the levels keeps the level and
+        // fails the run; a SHOULD outside them only counts.
+        let outside_must = rule.group == "outside" && rule.on_failure == Outcome::Fail;
         if rule.group == "outside" {
             assert_eq!(v.violations, 1, "{}", rule.id);
-            assert!(
-                verdict.passed,
-                "{}: a violation outside the levels does not fail the run",
+            assert_eq!(
+                verdict.passed, !outside_must,
+                "{}: only a failed MUST outside the levels fails the run",
                 rule.id
             );
-            assert_eq!(verdict.summary, "L2 · 1 spec violation");
+            assert_eq!(verdict.summary, "L2 · 1 spec violation", "{}", rule.id);
+            if outside_must {
+                let cert = findings
+                    .iter()
+                    .find(|f| f.rule_id == honesty)
+                    .unwrap_or_else(|| panic!("{}: no {honesty}", rule.id));
+                assert!(
+                    cert.message.contains(rule.id) && cert.message.contains("§14.5"),
+                    "{}: {honesty} names the MUST and the rule: {}",
+                    rule.id,
+                    cert.message
+                );
+            }
         } else {
             assert_eq!(v.violations, 0, "{}:\n{report}", rule.id);
         }
@@ -222,7 +238,7 @@ async fn every_rule_fails_under_its_fault_and_the_level_drops_as_the_rules_say()
         );
         assert_eq!(
             verdict.passed,
-            level != "none" && expected_honesty != Outcome::Fail,
+            level != "none" && expected_honesty != Outcome::Fail && !outside_must,
             "{}",
             rule.id
         );
@@ -344,8 +360,9 @@ async fn a_lower_declaration_than_certified_is_consistent() {
     );
     assert!(verdict.passed);
 
-    // "l2" is not a level (comparison is case-sensitive): RCP-L0-014 fails, so
-    // nothing is certified, and there is no valid declaration to overclaim.
+    // "l2" is not a level (comparison is case-sensitive): RCP-L0-014, a MUST
+    // outside the levels (§14's preamble), fails, so the run fails with its
+    // level kept, and there is no valid declaration to overclaim.
     let config = RcpReferenceConfig {
         declared: Some("l2".to_owned()),
         ..RcpReferenceConfig::default()
@@ -354,11 +371,9 @@ async fn a_lower_declaration_than_certified_is_consistent() {
     let (verdict, findings) = check(&url, RunOptions::default()).await;
     let verdict = verdict.expect("verdict");
     let v = rcp(&verdict);
-    assert_eq!(
-        (v.certified, v.honesty, v.honest),
-        ("none", "invalid", None)
-    );
+    assert_eq!((v.certified, v.honesty, v.honest), ("L2", "invalid", None));
     assert_eq!(outcome(&findings, "RCP-L0-014"), Outcome::Fail);
+    assert_eq!(verdict.summary, "L2 · 1 spec violation");
     assert!(!verdict.passed);
 }
 

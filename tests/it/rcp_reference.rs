@@ -252,10 +252,12 @@ async fn an_already_initialized_server_gets_the_declaration_actually_seen() {
 /// Regression: a fresh server without a declaration and without `filter`
 /// (like the C++ reference server). The harness printed "28 passed, 1 failed,
 /// 1 skipped" and "CERTIFIED LEVEL: L1" with no declaration line. The
-/// comparison states the `spec` profile's actual verdict once, and no
-/// sentence contradicts it.
+/// comparison states the `spec` profile's actual verdict once (L0: the
+/// missing declaration is a MUST outside the levels, which keeps the level
+/// and fails the run; `filter` is what L1 lacks), and no sentence
+/// contradicts it.
 #[tokio::test]
-async fn a_fresh_server_the_spec_profile_does_not_certify_gets_no_contradiction() {
+async fn a_fresh_server_without_a_declaration_gets_no_contradiction() {
     let (verdict, findings) = check_stdio("--break RCP-L0-014 --without filter").await;
     let report = dump(&findings);
     assert_eq!(verdict.summary, "L1", "{report}");
@@ -263,7 +265,10 @@ async fn a_fresh_server_the_spec_profile_does_not_certify_gets_no_contradiction(
     let (_, certified, declared, honest, _) = detail(&verdict);
     assert_eq!((certified, declared, honest), ("L1", None, None));
     assert!(
-        said(&verdict, &["CERTIFIED LEVEL: L1", "judges it: none"]),
+        said(
+            &verdict,
+            &["CERTIFIED LEVEL: L1", "judges it: L0 · 1 spec violation"]
+        ),
         "{:?}",
         differences(&verdict)
     );
@@ -280,10 +285,15 @@ async fn a_fresh_server_the_spec_profile_does_not_certify_gets_no_contradiction(
         "{:?}",
         differences(&verdict)
     );
-    // The spec profile certifies nothing: its next level (L0) needs the
-    // declaration; no sentence says "at most L0".
+    // The spec profile certifies L0: its next level (L1) needs `filter`, not
+    // the declaration; no sentence says "at most L0".
     assert!(
-        said(&verdict, &[NEXT_LEVEL, "RCP-L0-014"]),
+        said(&verdict, &[NEXT_LEVEL, "`filter`"]),
+        "{:?}",
+        differences(&verdict)
+    );
+    assert!(
+        !said(&verdict, &[NEXT_LEVEL, "RCP-L0-014"]),
         "{:?}",
         differences(&verdict)
     );
@@ -453,6 +463,39 @@ async fn a_token_the_server_does_not_require_is_named_but_not_blamed() {
         differences(&verdict)
     );
     assert!(said(&verdict, &[Q1]), "{:?}", differences(&verdict));
+}
+
+const SAME_PROCESS: &str =
+    "the `spec` profile runs after the harness, against the same server process";
+
+/// Over HTTP the `spec` profile meets the process the harness initialized:
+/// on a server with one process-wide session it sees no handshake of its
+/// own, and the comparison says so plainly (and not on a server whose
+/// sessions are its own).
+#[tokio::test]
+async fn over_http_a_process_wide_session_the_harness_initialized_is_named() {
+    let config = RcpReferenceConfig {
+        process_wide: true,
+        ..RcpReferenceConfig::default()
+    };
+    let (verdict, findings) = check_http(config, true).await;
+    let report = dump(&findings);
+    assert_eq!(
+        verdict.summary, "L1 · OVERCLAIMED (declared L2)",
+        "{report}"
+    );
+    assert!(
+        said(&verdict, &[SAME_PROCESS, "got -32600 (RCP-L0-027)"]),
+        "{:?}",
+        differences(&verdict)
+    );
+
+    let (verdict, _) = check_http(RcpReferenceConfig::default(), true).await;
+    assert!(
+        !said(&verdict, &[SAME_PROCESS]),
+        "{:?}",
+        differences(&verdict)
+    );
 }
 
 #[tokio::test]

@@ -118,10 +118,39 @@ fn why_missing(finding: Option<&Finding>, rule: &Rule) -> String {
     }
 }
 
+/// How a level is certified, and what a MUST outside the levels costs, in
+/// the words the verdict's explanation uses (protocheck decision, from
+/// §14.5: "A level is certified only when every applicable MUST at that
+/// level and all lower levels passes", and "The exit code is non-zero on any
+/// failed MUST or any overclaim"). The MUSTs *at* a level are those §14.1
+/// lists for L0 and the items of §14.2 and §14.3, read with the MUSTs they
+/// refer to. Every other MUST of the spec (the declaration of §14's
+/// preamble, the HTTP path and body method match, stdio framing, silence on
+/// notifications over HTTP, result shapes) is outside the levels: its
+/// failure never lowers the level, and it fails the run.
+pub const OUTSIDE_THE_LEVELS: &str = "A level is certified from the MUSTs §14.1 lists and the items of §14.2 and \
+     §14.3 (§14.5: \"every applicable MUST at that level and all lower levels\"); a failed MUST outside those \
+     lists (the declaration of §14 included) never lowers the level, and fails the run, as any failed MUST does \
+     (§14.5: \"non-zero on any failed MUST or any overclaim\").";
+
+/// Whether `rule` is judged outside the levels (see [`OUTSIDE_THE_LEVELS`]).
+pub fn is_outside(rule: &Rule) -> bool {
+    rule.group == "outside"
+}
+
+/// Every rule judged outside the levels: the `outside` catalogue and the
+/// declaration.
+fn outside_rules() -> impl Iterator<Item = &'static Rule> {
+    outside::RULES
+        .iter()
+        .chain(l0::RULES.iter().filter(|r| is_outside(r)))
+}
+
 /// Certifies the level the findings prove, given the L2 features advertised.
 pub fn certify(findings: &[Finding], advertised: &[&Feature]) -> Certification {
     let l0_failed: Vec<&Rule> = l0::RULES
         .iter()
+        .filter(|r| !is_outside(r))
         .filter(|r| outcome_of(findings, r) == Some(Outcome::Fail))
         .collect();
     let mut l1_missing: Vec<String> = Vec::new();
@@ -253,17 +282,21 @@ pub fn certify(findings: &[Finding], advertised: &[&Feature]) -> Certification {
 /// Findings per level group: `L0`, `L1`, `L2` and `outside`.
 pub fn by_level(findings: &[Finding]) -> BTreeMap<String, Counts> {
     let mut map = BTreeMap::new();
-    let groups: [(&str, &[Rule]); 4] = [
-        ("L0", l0::RULES),
-        ("L1", l1::RULES),
-        ("L2", l2::RULES),
-        ("outside", outside::RULES),
-    ];
-    for (group, rules) in groups {
+    let every = l0::RULES
+        .iter()
+        .chain(l1::RULES)
+        .chain(l2::RULES)
+        .chain(outside::RULES);
+    for group in ["L0", "L1", "L2", "outside"] {
+        let ids: Vec<&str> = every
+            .clone()
+            .filter(|r| r.group == group)
+            .map(|r| r.id)
+            .collect();
         let counts = Counts::of(
             findings
                 .iter()
-                .filter(|f| rules.iter().any(|r| r.id == f.rule_id)),
+                .filter(|f| ids.contains(&f.rule_id.as_str())),
         );
         map.insert(group.to_owned(), counts);
     }
@@ -272,10 +305,23 @@ pub fn by_level(findings: &[Finding]) -> BTreeMap<String, Counts> {
 
 /// Violations of MUSTs (fail) and SHOULDs (warn) outside the levels.
 pub fn violations_outside(findings: &[Finding]) -> u32 {
+    count_outside(findings, &[Outcome::Fail, Outcome::Warn])
+}
+
+/// The ids of the failed MUSTs outside the levels, in catalogue order: each
+/// fails the run (see [`OUTSIDE_THE_LEVELS`]).
+pub fn failed_outside_ids(findings: &[Finding]) -> Vec<String> {
+    outside_rules()
+        .filter(|r| outcome_of(findings, r) == Some(Outcome::Fail))
+        .map(|r| r.id.to_owned())
+        .collect()
+}
+
+fn count_outside(findings: &[Finding], outcomes: &[Outcome]) -> u32 {
     let n = findings
         .iter()
-        .filter(|f| outside::RULES.iter().any(|r| r.id == f.rule_id))
-        .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Warn))
+        .filter(|f| outside_rules().any(|r| r.id == f.rule_id))
+        .filter(|f| outcomes.contains(&f.outcome))
         .count();
     u32::try_from(n).unwrap_or(u32::MAX)
 }

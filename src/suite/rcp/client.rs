@@ -10,16 +10,16 @@ use crate::suite::runner::{Endpoint, EngineError, RunContext};
 use crate::suite::{Exchange, RequestRecord, ResponseRecord};
 use crate::transport::sse::is_event_stream;
 use crate::transport::stdio::StdioChild;
-use crate::transport::{HttpClient, TransportError, excerpt};
+use crate::transport::{TransportError, excerpt};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-use url::Url;
 
 mod http;
 mod reply;
 mod stdio;
 
-use http::post;
+pub(crate) use http::Connections;
+use http::HttpWire;
 use reply::parse_body;
 
 /// Over stdio, "not answered" can only be seen as silence, so a notification
@@ -29,6 +29,10 @@ use reply::parse_body;
 /// fixed wait protocheck used before it had a barrier. The reference harness
 /// waits 0.5 s after each notification.
 pub(crate) const STDIO_NOTIFICATION_WAIT: Duration = Duration::from_millis(300);
+
+/// How long the public harness waits for an answer to a notification over
+/// stdio (its `notify`: `select` with a 0.5 s timeout).
+const HARNESS_NOTIFICATION_WAIT: Duration = Duration::from_millis(500);
 
 /// The barrier's reply is awaited this many p95 round trips of the run (at
 /// least [`STDIO_NOTIFICATION_WAIT`], at most the request timeout): a slow
@@ -99,7 +103,7 @@ pub(crate) struct Streamed {
 }
 
 enum Wire {
-    Http { base: Url, http: HttpClient },
+    Http(Box<HttpWire>),
     Stdio { child: Box<StdioChild> },
 }
 
@@ -138,6 +142,9 @@ pub(crate) struct Reply {
     pub framed: bool,
     /// The request was a batch (an array of frames), so is the reply (spec §11).
     pub batch: bool,
+    /// Over HTTP, when the request went on another connection than the one
+    /// `initialize` succeeded on: that, in words (see `client::http`).
+    pub connection_note: Option<String>,
 }
 
 /// A request that got no answer at all.
@@ -166,6 +173,8 @@ pub(crate) enum Quiet {
     /// Over stdio: no line came within the bounded wait, and the barrier
     /// `ping` got no reply either.
     NoBarrier,
+    /// Over stdio, read as the harness reads: no line within its 0.5 s.
+    HarnessWait,
 }
 
 impl Quiet {
@@ -179,6 +188,7 @@ impl Quiet {
             Self::NoBarrier => {
                 "no line within the wait; a `ping` sent after it got no reply either"
             }
+            Self::HarnessWait => "no line within the harness's 0.5 s wait",
         }
     }
 }
@@ -213,17 +223,32 @@ pub(crate) struct RcpClient {
     rtt: crate::suite::rtt::RttRecord,
     /// How many barrier `ping`s were sent (their ids and nonces count them).
     barriers: u64,
+    /// Replies are read as the public harness reads them (the `reference`
+    /// profile): over stdio one line per request, whatever it is, and a
+    /// fixed 0.5 s wait after a notification, with no barrier.
+    harness_reading: bool,
 }
 
 impl RcpClient {
     /// Opens the transport: nothing is sent yet over HTTP; a stdio child is spawned.
     pub async fn connect(endpoint: &Endpoint, ctx: &RunContext) -> Result<Self, EngineError> {
+        Self::connect_with(endpoint, ctx, Connections::Kept).await
+    }
+
+    /// [`connect`](Self::connect), with requests over HTTP travelling as
+    /// `connections` says.
+    pub async fn connect_with(
+        endpoint: &Endpoint,
+        ctx: &RunContext,
+        connections: Connections,
+    ) -> Result<Self, EngineError> {
         let limits = ctx.http.limits();
         let wire = match endpoint {
-            Endpoint::Http(url) => Wire::Http {
-                base: url.clone(),
-                http: ctx.http.clone(),
-            },
+            Endpoint::Http(url) => Wire::Http(Box::new(HttpWire::new(
+                url.clone(),
+                ctx.http.clone(),
+                connections,
+            ))),
             Endpoint::Stdio(command) => {
                 let child =
                     StdioChild::spawn(command, limits).map_err(EngineError::from_transport)?;
@@ -250,11 +275,12 @@ impl RcpClient {
             limits: limits.clone(),
             rtt: crate::suite::rtt::RttRecord::default(),
             barriers: 0,
+            harness_reading: connections == Connections::PerRequest,
         })
     }
 
     pub fn is_http(&self) -> bool {
-        matches!(self.wire, Wire::Http { .. })
+        matches!(self.wire, Wire::Http(_))
     }
 
     /// Whether any request has been answered (with anything) yet: a transport
@@ -267,7 +293,7 @@ impl RcpClient {
     /// its stdin pipe broke).
     pub fn is_closed(&self) -> bool {
         match &self.wire {
-            Wire::Http { .. } => false,
+            Wire::Http(_) => false,
             Wire::Stdio { child } => self.broken || child.is_closed(),
         }
     }
@@ -418,9 +444,12 @@ impl RcpClient {
         frame: String,
     ) -> Result<Notified, Failure> {
         match &self.wire {
-            Wire::Http { base, http } => {
-                let session = self.session.as_deref();
-                let (exchange, resp) = post(base, http, session, self.timeout, method, frame).await;
+            Wire::Http(_) => {
+                let Some((exchange, resp, moved)) =
+                    Box::pin(self.http_post(method, frame, None)).await
+                else {
+                    return Err(not_http(method));
+                };
                 if self.notification_exchanges.len() < MAX_OBSERVED {
                     self.notification_exchanges.push(exchange.clone());
                 }
@@ -428,7 +457,10 @@ impl RcpClient {
                     Ok(resp) => resp,
                     Err(TransportError::TooLarge { limit }) => {
                         self.answered = true;
-                        return Ok(Notified::Answered(oversized(method, None, exchange, limit)));
+                        return Ok(Notified::Answered(Reply {
+                            connection_note: moved,
+                            ..oversized(method, None, exchange, limit)
+                        }));
                     }
                     Err(error) => return Err(Failure { exchange, error }),
                 };
@@ -448,6 +480,7 @@ impl RcpClient {
                     body,
                     framed: false,
                     batch: false,
+                    connection_note: moved,
                 }))
             }
             Wire::Stdio { .. } => self.stdio_unanswered(method, frame).await,
@@ -462,16 +495,23 @@ impl RcpClient {
         batch: bool,
     ) -> Result<Reply, Failure> {
         let reply = match &self.wire {
-            Wire::Http { base, http } => {
-                let session = self.session.as_deref();
-                let (exchange, resp) = post(base, http, session, self.timeout, method, frame).await;
-                match resp {
+            Wire::Http(_) => {
+                let Some((exchange, resp, moved)) =
+                    Box::pin(self.http_post(method, frame, None)).await
+                else {
+                    return Err(not_http(method));
+                };
+                let reply = match resp {
                     Ok(resp) => http_reply(method, id, exchange, &resp, batch),
                     Err(TransportError::TooLarge { limit }) => Reply {
                         batch,
                         ..oversized(method, id, exchange, limit)
                     },
                     Err(error) => return Err(Failure { exchange, error }),
+                };
+                Reply {
+                    connection_note: moved,
+                    ..reply
                 }
             }
             Wire::Stdio { .. } => {
@@ -520,8 +560,26 @@ impl RcpClient {
     }
 }
 
+/// The failure of a request that found no HTTP wire (the callers matched
+/// one first, so this is never sent).
+fn not_http(method: &str) -> Failure {
+    let error = TransportError::Protocol("not an HTTP target".into());
+    Failure {
+        exchange: Exchange {
+            request: RequestRecord {
+                line: format!("POST {method}"),
+                headers: Vec::new(),
+                body: String::new(),
+            },
+            response: None,
+            error: Some(error.to_string()),
+        },
+        error,
+    }
+}
+
 /// A request's HTTP answer as a reply.
-fn http_reply(
+pub(super) fn http_reply(
     method: &str,
     request_id: Option<Value>,
     exchange: Exchange,
@@ -542,6 +600,7 @@ fn http_reply(
         body,
         framed,
         batch,
+        connection_note: None,
     }
 }
 
@@ -563,5 +622,6 @@ pub(super) fn oversized(
         body: Body::TooLarge { limit },
         framed: false,
         batch: false,
+        connection_note: None,
     }
 }

@@ -13,6 +13,8 @@
 pub(crate) mod certify;
 pub(crate) mod client;
 pub(crate) mod conversation;
+mod coverage;
+pub use coverage::COVERAGE;
 pub mod harness;
 pub mod l0;
 pub mod l1;
@@ -93,8 +95,9 @@ pub(crate) async fn run_spec(
     } else {
         Honesty::judge(declared, cert.level)
     };
+    let failed_outside = certify::failed_outside_ids(reporter.findings());
     reporter
-        .emit(honesty_finding(&cert, declared, honesty))
+        .emit(honesty_finding(&cert, declared, honesty, &failed_outside))
         .await?;
 
     let findings = reporter.findings();
@@ -104,8 +107,9 @@ pub(crate) async fn run_spec(
         suite_version: SUITE_VERSION.to_owned(),
         spec_revision: SPEC_REVISION.to_owned(),
         // Decision 8: a certified level and an honest declaration pass the
-        // run; spec violations outside the levels are counted, not gating.
-        passed: cert.level != Level::None && honesty.honest(),
+        // run; a failed MUST outside the levels does not lower the level but
+        // fails the run (`certify::OUTSIDE_THE_LEVELS`).
+        passed: cert.level != Level::None && honesty.honest() && failed_outside.is_empty(),
         summary: with_not_exercised(
             certify::summary(cert.level, declared, honesty, violations),
             &cert.unverified,
@@ -171,6 +175,27 @@ fn with_not_exercised(summary: String, unverified: &[String]) -> String {
 /// RCP-CERT-001: the declaration against the certified level, with what the
 /// next level needs.
 fn honesty_finding(
+    cert: &certify::Certification,
+    declared: Option<&str>,
+    honesty: Honesty,
+    failed_outside: &[String],
+) -> crate::suite::Finding {
+    let finding = honesty_judgement(cert, declared, honesty);
+    if failed_outside.is_empty() {
+        return finding;
+    }
+    let s = if failed_outside.len() == 1 { "" } else { "s" };
+    let message = format!(
+        "{} The run does not pass: {} MUST{s} outside the levels failed ({}). {}",
+        finding.message,
+        failed_outside.len(),
+        failed_outside.join(", "),
+        certify::OUTSIDE_THE_LEVELS
+    );
+    crate::suite::Finding { message, ..finding }
+}
+
+fn honesty_judgement(
     cert: &certify::Certification,
     declared: Option<&str>,
     honesty: Honesty,

@@ -47,7 +47,10 @@ class Config:
     # "process": one initialized flag for the whole process (the SDK's own model);
     # "stateless": every HTTP request is implicitly initialized (§5.2 Sessions);
     # "token": initialize returns `_meta.session`, later requests carry `RCP-Session`;
-    # "never": `initialize` always fails with -32600 and nothing is gated.
+    # "never": `initialize` always fails with -32600 and nothing is gated;
+    # "connection": each HTTP connection is a session of its own, kept alive
+    # across requests (HTTP/1.1), as §5.2 allows: "`initialize` state does not
+    # persist across connections by default" (over stdio: the process).
     session: str = "process"
     modes: list = field(default_factory=lambda: ["dense", "sparse", "hybrid"])
     fusion: list = field(default_factory=lambda: ["rrf", "weighted"])
@@ -90,6 +93,9 @@ class Config:
     lenient_operators: bool = False
     # BROKEN: `gt` behaves as `>=` and `lt` as `<=` (range boundaries wrong).
     inclusive_strict_ranges: bool = False
+    # BROKEN: before `initialize` only `retrieve` is gated; `rerank`, `embed`
+    # and `graph` are served (§14.1 rule 3 gates every request but info/ping).
+    gate_only_retrieve: bool = False
 
 
 # ── corpus and scoring ────────────────────────────────────────────────────────
@@ -320,6 +326,11 @@ class Session:
                         "error": {"code": Errc.INVALID_REQUEST, "message": "empty batch"}}, []
             out = [r for r in (self.handle(m)[0] for m in msg) if r is not None]
             return (out or None), []
+        if self.cfg.gate_only_retrieve and isinstance(msg, dict) and "id" in msg \
+                and msg.get("method") in (Method.RERANK, Method.EMBED, Method.GRAPH) \
+                and not self.server._initialized:
+            params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+            return self.server._dispatch(msg["id"], msg["method"], params), list(_local.notes)
         return self.server.handle(msg), list(_local.notes)
 
 
@@ -649,11 +660,13 @@ class Sessions:
         self.process = Session(cfg)
         self.tokens: dict = {}
 
-    def handle(self, msg, token=None):
+    def handle(self, msg, token=None, connection=None):
         cfg = self.cfg
         with self.lock:
-            if cfg.session == "process":
+            if cfg.session == "process" or (cfg.session == "connection" and connection is None):
                 return self.process.handle(msg)
+            if cfg.session == "connection":
+                return connection.handle(msg)
             if cfg.session in ("stateless", "never"):
                 return self.handle_implicit(msg)
             session = self.tokens.get(token) if token else None
@@ -724,7 +737,9 @@ def serve_stdio(cfg: Config):
 
 def make_handler(cfg: Config, sessions: Sessions):
     class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.0"
+        # One handler serves one connection; HTTP/1.1 keeps it for later requests.
+        protocol_version = "HTTP/1.1" if cfg.session == "connection" else "HTTP/1.0"
+        connection_session = None
 
         def log_message(self, *_args):  # stderr stays quiet
             pass
@@ -766,7 +781,10 @@ def make_handler(cfg: Config, sessions: Sessions):
             accept = (self.headers.get("Accept") or "").lower()
             _local.sse = "text/event-stream" in accept and cfg.streaming
             try:
-                reply, notes = sessions.handle(msg, self.headers.get("RCP-Session"))
+                if cfg.session == "connection" and self.connection_session is None:
+                    self.connection_session = Session(cfg)
+                reply, notes = sessions.handle(msg, self.headers.get("RCP-Session"),
+                                               self.connection_session)
             finally:
                 sse = _local.sse
                 _local.sse = False

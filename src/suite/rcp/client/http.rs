@@ -1,16 +1,354 @@
 //! The HTTP wire (spec §5): the `POST <base>/<method>` of every request, and
 //! a request that asks for an event stream (§5.2), read frame by frame.
+//!
+//! How requests travel (protocheck decision: the handshake is kept on one
+//! connection). §5.2 "Sessions": "HTTP is request-scoped, so `initialize`
+//! state does not persist across connections by default." A server may
+//! therefore keep its handshake per connection, and a client that
+//! initializes must then go on using that connection. The `spec` profile sends
+//! every request of a run on one HTTP/1.1 connection, one after the other;
+//! when that connection ends (the server closes it, or protocheck gives up on
+//! an answer), the next request opens another, and its evidence says why.
+//! When the connection that carried a successful `initialize` (and that the
+//! server kept open after answering it) ends, protocheck sends `initialize`
+//! again on the new one before anything else, unless a session token carries
+//! the session: the spec's client would do the same. A server that closes
+//! every connection after one answer is request-scoped, and gets no such
+//! re-initialization. The `reference` profile opens a connection per request
+//! and asks the server to close it (`Connection: close`), as the public
+//! harness's `urllib` does.
 
 use super::{Body, Failure, RcpClient, Reply, SESSION_HEADER, Streamed, Wire};
 use crate::suite::detect::join_method;
-use crate::suite::{Exchange, ResponseRecord};
+use crate::suite::{Exchange, RequestRecord};
+use crate::transport::raw::{RawConnection, RawRequest, RawResponse};
 use crate::transport::sse::{SseReader, is_event_stream};
-use crate::transport::{HttpClient, HttpRequest, HttpResponse, TransportError, excerpt};
-use bytes::{Bytes, BytesMut};
+use crate::transport::{
+    HttpClient, HttpResponse, StreamingResponse, TransportError, excerpt, redact_headers,
+};
+use ::http::{HeaderMap, HeaderName, HeaderValue};
+use base64::Engine as _;
+use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use url::Url;
+
+/// The `User-Agent` of RCP requests: the pooled client's.
+const USER_AGENT: &str = concat!(
+    "protocheck/",
+    env!("CARGO_PKG_VERSION"),
+    " (conformance checker)"
+);
+
+/// How the requests of an HTTP run travel (see the module's head).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Connections {
+    /// One connection as long as it lasts; the `spec` profile.
+    Kept,
+    /// A new connection for each request, closed after it; the `reference`
+    /// profile, as the harness's `urllib` sends.
+    PerRequest,
+}
+
+/// Where the last successful `initialize` was answered.
+#[derive(Debug, Clone)]
+struct Handshake {
+    /// The connection's number (1 for the run's first).
+    connection: usize,
+    /// The server kept that connection open after answering.
+    kept: bool,
+    /// The params it was sent with, to send again on a new connection.
+    params: Value,
+}
+
+/// The HTTP wire's state: the base URL, the guarded client, and the
+/// connection requests travel on.
+pub(super) struct HttpWire {
+    base: Url,
+    http: HttpClient,
+    policy: Connections,
+    conn: Option<RawConnection>,
+    /// Connections opened so far: the current one's number.
+    opened: usize,
+    /// Why each connection ended (index = number - 1), once it has.
+    ended: Vec<Option<String>>,
+    handshake: Option<Handshake>,
+    /// The connection the last request was sent on, and whether it was the
+    /// first request on it.
+    last: (usize, bool),
+}
+
+impl HttpWire {
+    pub(super) fn new(base: Url, http: HttpClient, policy: Connections) -> Self {
+        Self {
+            base,
+            http,
+            policy,
+            conn: None,
+            opened: 0,
+            ended: Vec::new(),
+            handshake: None,
+            last: (0, false),
+        }
+    }
+
+    /// Notes that `initialize` (sent with `params`) just succeeded on the
+    /// connection of the last request.
+    pub(super) fn handshake_succeeded(&mut self, params: Value) {
+        let kept = self.conn.as_ref().is_some_and(|c| c.closed().is_none());
+        self.handshake = Some(Handshake {
+            connection: self.last.0,
+            kept,
+            params,
+        });
+    }
+
+    /// The params to initialize a new connection with, when the connection
+    /// that carried the handshake (kept open by the server) has ended and
+    /// none has been opened since.
+    pub(super) fn resume_params(&self) -> Option<Value> {
+        if self.policy != Connections::Kept {
+            return None;
+        }
+        let handshake = self.handshake.as_ref()?;
+        let open = self.conn.as_ref().is_some_and(|c| c.closed().is_none());
+        (handshake.kept && !open && self.opened == handshake.connection)
+            .then(|| handshake.params.clone())
+    }
+
+    /// Why connection `n` ended, in words ("it is still open" when it has not).
+    fn ended_words(&self, n: usize) -> String {
+        match self.ended.get(n.wrapping_sub(1)).cloned().flatten() {
+            Some(why) => why,
+            None => "it is still open".to_owned(),
+        }
+    }
+
+    /// When the last request went on another connection than the one
+    /// `initialize` succeeded on: that, in words, for a finding that reads
+    /// -32001 (NotInitialized) in its answer.
+    pub(super) fn moved(&self) -> Option<String> {
+        let handshake = self.handshake.as_ref()?;
+        if self.last.0 == handshake.connection || self.policy != Connections::Kept {
+            return None;
+        }
+        Some(format!(
+            "sent on connection {} of the run, not on connection {}, where `initialize` \
+             had succeeded ({}); §5.2: \"`initialize` state does not persist across \
+             connections by default\"",
+            self.last.0,
+            handshake.connection,
+            self.ended_words(handshake.connection)
+        ))
+    }
+
+    /// The connection to send on: the open one, or a new one.
+    async fn connection(&mut self) -> Result<&mut RawConnection, TransportError> {
+        let reusable = self.policy == Connections::Kept
+            && self.conn.as_ref().is_some_and(|c| c.closed().is_none());
+        if !reusable {
+            if let Some(old) = self.conn.take() {
+                let why = old
+                    .closed()
+                    .unwrap_or("protocheck opens a connection per request")
+                    .to_owned();
+                self.end(why);
+            }
+            let conn = RawConnection::open(&self.http, &self.base).await?;
+            self.opened += 1;
+            self.ended.push(None);
+            self.conn = Some(conn);
+        }
+        self.conn
+            .as_mut()
+            .ok_or_else(|| TransportError::Io("no connection".into()))
+    }
+
+    fn end(&mut self, why: String) {
+        if let Some(slot) = self.ended.get_mut(self.opened.wrapping_sub(1))
+            && slot.is_none()
+        {
+            *slot = Some(why);
+        }
+    }
+
+    /// Sends `frame` as `POST <base>/<method>` and reads the answer whole
+    /// (an event stream up to its final response, see [`final_frame_in`]).
+    pub(super) async fn post(
+        &mut self,
+        session: Option<&str>,
+        timeout: Duration,
+        method: &str,
+        frame: String,
+        accept: Option<&str>,
+        evidence_bytes: usize,
+    ) -> (Exchange, Result<HttpResponse, TransportError>) {
+        let url = join_method(&self.base, method);
+        let mut headers: Vec<(String, String)> = vec![
+            ("Content-Type".into(), "application/json".into()),
+            ("User-Agent".into(), USER_AGENT.into()),
+        ];
+        if let Some(accept) = accept {
+            headers.push(("Accept".into(), accept.into()));
+        }
+        if let Some(token) = session {
+            headers.push((SESSION_HEADER.into(), token.into()));
+        }
+        // Credentials in the URL travel as Basic authentication, as the
+        // pooled client sends them; evidence redacts the header.
+        if !self.base.username().is_empty() {
+            let pair = format!(
+                "{}:{}",
+                self.base.username(),
+                self.base.password().unwrap_or("")
+            );
+            let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
+            headers.push(("Authorization".into(), format!("Basic {encoded}")));
+        }
+        if self.policy == Connections::PerRequest {
+            headers.push(("Connection".into(), "close".into()));
+        }
+        let mut path = url.path().to_owned();
+        if let Some(q) = url.query() {
+            path.push('?');
+            path.push_str(q);
+        }
+        let body = Bytes::from(frame);
+        let request = RawRequest {
+            method: "POST",
+            headers,
+            body: body.clone(),
+        };
+        let mut result = self.send_once(&path, &request, timeout).await;
+        // A kept connection the server closed while it was idle fails the
+        // next request before any byte comes back: that request reached no
+        // handler, so it is sent once more, on a new connection.
+        if let Err(TransportError::Io(_)) = &result
+            && let Some(conn) = &self.conn
+            && !conn.answer_started()
+            && conn.requests > 1
+        {
+            self.end("the server closed it while it was idle".to_owned());
+            if let Some(old) = self.conn.as_mut() {
+                old.set_timeout(Duration::ZERO);
+            }
+            self.conn = None;
+            result = self.send_once(&path, &request, timeout).await;
+        }
+        let (connection, first) = self.last;
+        let mut line = format!("POST {}", shown_url(&url));
+        if self.policy == Connections::Kept && first && connection > 1 {
+            line.push_str(&format!(
+                " (on a new connection, the run's number {connection}: connection {} ended: {})",
+                connection - 1,
+                self.ended_words(connection - 1)
+            ));
+        }
+        let record = RequestRecord {
+            line,
+            headers: redact_headers(
+                request
+                    .headers
+                    .iter()
+                    .map(|(n, v)| (n.as_str(), v.as_bytes())),
+            ),
+            body: excerpt(&body, evidence_bytes).0,
+        };
+        match result {
+            Ok(raw) => {
+                let response = as_response(raw);
+                let exchange = Exchange {
+                    request: record,
+                    response: Some(response.record(evidence_bytes)),
+                    error: None,
+                };
+                (exchange, Ok(response))
+            }
+            Err(error) => {
+                if let Some(conn) = &self.conn
+                    && let Some(why) = conn.closed()
+                {
+                    let why = why.to_owned();
+                    self.end(why);
+                }
+                let exchange = Exchange {
+                    request: record,
+                    response: None,
+                    error: Some(error.to_string()),
+                };
+                (exchange, Err(error))
+            }
+        }
+    }
+
+    async fn send_once(
+        &mut self,
+        path: &str,
+        request: &RawRequest,
+        timeout: Duration,
+    ) -> Result<RawResponse, TransportError> {
+        let conn = self.connection().await?;
+        conn.set_timeout(timeout);
+        let first = conn.requests == 0;
+        let result = Box::pin(conn.send_to(path, request, &final_frame_in)).await;
+        self.last = (self.opened, first);
+        if let Some(why) = self.conn.as_ref().and_then(|c| c.closed()) {
+            let why = why.to_owned();
+            self.end(why);
+        }
+        result
+    }
+}
+
+/// Whether an event-stream body read so far holds a JSON-RPC response (a
+/// frame with `result` or `error`): the stream may end after it (§5.2 "The
+/// stream ends after the final response frame").
+fn final_frame_in(body: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(body);
+    text.split("\n\n").any(|event| {
+        let data: String = event
+            .lines()
+            .filter_map(|l| l.trim_end_matches('\r').strip_prefix("data:"))
+            .map(|d| d.strip_prefix(' ').unwrap_or(d))
+            .collect::<Vec<_>>()
+            .join("\n");
+        serde_json::from_str::<Value>(&data).is_ok_and(|v| {
+            v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some())
+        })
+    })
+}
+
+/// The URL as evidence shows it: credentials replaced.
+fn shown_url(url: &Url) -> Url {
+    let mut shown = url.clone();
+    if !url.username().is_empty() {
+        let _ = shown.set_username("redacted");
+    }
+    if url.password().is_some() {
+        let _ = shown.set_password(Some("redacted"));
+    }
+    shown
+}
+
+/// A response read on a dedicated connection, as the pooled client returns one.
+fn as_response(raw: RawResponse) -> HttpResponse {
+    let mut headers = HeaderMap::new();
+    for (name, value) in &raw.headers {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            headers.append(name, value);
+        }
+    }
+    HttpResponse {
+        status: raw.status,
+        headers,
+        body: raw.body,
+        elapsed: raw.elapsed,
+    }
+}
 
 impl RcpClient {
     /// Sends a request asking for an event stream (spec §5.2: `Accept:
@@ -24,7 +362,7 @@ impl RcpClient {
         params: Value,
     ) -> Result<Streamed, Failure> {
         let before = self.observed.len();
-        let Wire::Http { base, http } = &self.wire else {
+        let Wire::Http(_) = &self.wire else {
             let reply = self.call(id, method, params).await?;
             let notifications = self.observed[before..]
                 .iter()
@@ -37,52 +375,67 @@ impl RcpClient {
                 problems: Vec::new(),
             });
         };
-        let (base, http) = (base.clone(), http.clone());
         self.note_request(method, &params);
         let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let url = join_method(&base, method);
-        let mut req =
-            HttpRequest::post_raw(url, "application/json", Bytes::from(frame.to_string()))
-                .timeout(self.timeout)
-                .header("accept", "text/event-stream, application/json");
-        if let Some(token) = &self.session {
-            req = req.header(SESSION_HEADER, token.clone());
-        }
         self.retired_ids.push(id.clone());
-        let request = req.record(self.evidence_bytes);
-        let started = Instant::now();
-        let response = match http.send_streaming(&req).await {
-            Ok(r) => r,
-            Err(error) => {
-                return Err(Failure {
-                    exchange: Exchange {
-                        request,
-                        response: None,
-                        error: Some(error.to_string()),
+        let Some((exchange, result, moved)) = Box::pin(self.http_post(
+            method,
+            frame.to_string(),
+            Some("text/event-stream, application/json"),
+        ))
+        .await
+        else {
+            // Unreachable: the wire was matched as HTTP above.
+            let error = TransportError::Protocol("not an HTTP target".into());
+            return Err(Failure {
+                exchange: Exchange {
+                    request: RequestRecord {
+                        line: format!("POST {method}"),
+                        headers: Vec::new(),
+                        body: String::new(),
                     },
-                    error,
+                    response: None,
+                    error: Some(error.to_string()),
+                },
+                error,
+            });
+        };
+        let response = match result {
+            Ok(r) => r,
+            Err(TransportError::TooLarge { limit }) => {
+                self.answered = true;
+                let reply = Reply {
+                    connection_note: moved,
+                    ..super::oversized(method, Some(id), exchange, limit)
+                };
+                self.replies.push(reply.clone());
+                return Ok(Streamed {
+                    reply,
+                    event_stream: false,
+                    notifications: Vec::new(),
+                    problems: Vec::new(),
                 });
             }
+            Err(error) => return Err(Failure { exchange, error }),
         };
         self.answered = true;
         let status = response.status;
-        let headers = response.headers.clone();
-        let event_stream = is_event_stream(&headers);
+        let event_stream = is_event_stream(&response.headers);
         let mut problems = Vec::new();
         let mut notifications = Vec::new();
         let mut final_frame: Option<Value> = None;
-        let mut raw = String::new();
         let mut failure: Option<TransportError> = None;
         if event_stream {
-            let mut reader = SseReader::new(response, &self.limits);
+            let streaming = StreamingResponse {
+                status,
+                headers: response.headers.clone(),
+                body: futures::stream::once(std::future::ready(Ok(response.body.clone()))).boxed(),
+                started: Instant::now(),
+            };
+            let mut reader = SseReader::new(streaming, &self.limits);
             loop {
                 match reader.next_event().await {
                     Ok(Some(event)) => {
-                        if raw.len() < self.evidence_bytes {
-                            raw.push_str("data: ");
-                            raw.push_str(&event.data);
-                            raw.push_str("\n\n");
-                        }
                         let Ok(value) = serde_json::from_str::<Value>(&event.data) else {
                             problems.push(format!(
                                 "an event's data is not JSON: {}",
@@ -111,47 +464,15 @@ impl RcpClient {
                     }
                 }
             }
-        } else {
-            // A buffered answer: read it whole, within the body limit and the timeout.
-            let limit = self.limits.max_body_bytes;
-            let mut body = BytesMut::new();
-            let mut stream = response.body;
-            let read = async {
-                while let Some(chunk) = stream.next().await {
-                    let chunk = chunk?;
-                    if body.len() + chunk.len() > limit {
-                        return Err(TransportError::TooLarge { limit });
-                    }
-                    body.extend_from_slice(&chunk);
-                }
-                Ok(())
-            };
-            match tokio::time::timeout(self.timeout, read).await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => failure = Some(e),
-                Err(_) => failure = Some(TransportError::Timeout(self.timeout)),
-            }
-            raw = excerpt(&body, self.evidence_bytes).0;
-            if !body.iter().all(u8::is_ascii_whitespace) {
-                match serde_json::from_slice::<Value>(&body) {
-                    Ok(v) => final_frame = Some(v),
-                    Err(_) => problems.push("the body is not JSON".to_owned()),
-                }
+        } else if !response.body.iter().all(u8::is_ascii_whitespace) {
+            match serde_json::from_slice::<Value>(&response.body) {
+                Ok(v) => final_frame = Some(v),
+                Err(_) => problems.push("the body is not JSON".to_owned()),
             }
         }
-        let (body_excerpt, truncated) = excerpt(raw.as_bytes(), self.evidence_bytes);
         let exchange = Exchange {
-            request,
-            response: Some(ResponseRecord {
-                status: Some(status),
-                headers: crate::transport::redact_headers(
-                    headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())),
-                ),
-                body: body_excerpt,
-                truncated,
-                elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            }),
             error: failure.as_ref().map(ToString::to_string),
+            ..exchange
         };
         let body = match (final_frame, failure) {
             (Some(v), _) => Body::Json(v),
@@ -169,6 +490,7 @@ impl RcpClient {
             body,
             framed,
             batch: false,
+            connection_note: moved,
         };
         self.replies.push(reply.clone());
         Ok(Streamed {
@@ -180,21 +502,101 @@ impl RcpClient {
     }
 }
 
-/// `POST <base>/<method>` with the JSON-RPC body (spec §5), carrying the session
-/// token when there is one.
-pub(super) async fn post(
-    base: &Url,
-    http: &HttpClient,
-    session: Option<&str>,
-    timeout: Duration,
-    method: &str,
-    frame: String,
-) -> (Exchange, Result<HttpResponse, TransportError>) {
-    let url = join_method(base, method);
-    let mut req =
-        HttpRequest::post_raw(url, "application/json", Bytes::from(frame)).timeout(timeout);
-    if let Some(token) = session {
-        req = req.header(SESSION_HEADER, token);
+impl RcpClient {
+    /// Sends `frame` over HTTP (`None` on stdio): first, when the
+    /// connection that carried the handshake has ended, `initialize` again
+    /// on the new one (see the module's head). Returns the exchange, the
+    /// answer, and, when the request went on another connection than the
+    /// handshake's, that in words.
+    pub(super) async fn http_post(
+        &mut self,
+        method: &str,
+        frame: String,
+        accept: Option<&str>,
+    ) -> Option<(
+        Exchange,
+        Result<HttpResponse, TransportError>,
+        Option<String>,
+    )> {
+        let Wire::Http(wire) = &mut self.wire else {
+            return None;
+        };
+        let session = self.session.clone();
+        if method != "initialize"
+            && session.is_none()
+            && let Some(params) = wire.resume_params()
+        {
+            let lost = wire.opened;
+            let id = json!(format!("protocheck-resume-{}", lost + 1));
+            let resume =
+                json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params});
+            // Boxed: the exchange's future is large, and a run's stack is not.
+            let (mut exchange, result) = Box::pin(wire.post(
+                None,
+                self.timeout,
+                "initialize",
+                resume.to_string(),
+                None,
+                self.evidence_bytes,
+            ))
+            .await;
+            exchange.request.line.push_str(&format!(
+                " (protocheck initializes again: connection {lost}, where `initialize` had \
+                 succeeded, ended; §5.2: \"`initialize` state does not persist across \
+                 connections by default\")"
+            ));
+            if let Ok(resp) = &result
+                && succeeded(resp)
+            {
+                wire.handshake_succeeded(params);
+            }
+            self.retired_ids.push(id.clone());
+            let reply = match result {
+                Ok(resp) => Some(super::http_reply(
+                    "initialize",
+                    Some(id),
+                    exchange,
+                    &resp,
+                    false,
+                )),
+                Err(TransportError::TooLarge { limit }) => {
+                    Some(super::oversized("initialize", Some(id), exchange, limit))
+                }
+                Err(_) => None,
+            };
+            if let Some(reply) = reply {
+                self.answered = true;
+                self.replies.push(reply);
+            }
+        }
+        let Wire::Http(wire) = &mut self.wire else {
+            return None;
+        };
+        let params = (method == "initialize")
+            .then(|| serde_json::from_str::<Value>(&frame).ok())
+            .flatten()
+            .and_then(|f| f.get("params").cloned());
+        let (exchange, result) = Box::pin(wire.post(
+            session.as_deref(),
+            self.timeout,
+            method,
+            frame,
+            accept,
+            self.evidence_bytes,
+        ))
+        .await;
+        if let (Some(params), Ok(resp)) = (params, &result)
+            && succeeded(resp)
+        {
+            wire.handshake_succeeded(params);
+        }
+        let moved = wire.moved();
+        Some((exchange, result, moved))
     }
-    http.exchange(&req).await
+}
+
+/// Whether an HTTP answer is a successful JSON-RPC response.
+fn succeeded(resp: &HttpResponse) -> bool {
+    serde_json::from_slice::<Value>(&resp.body)
+        .is_ok_and(|v| v.get("result").is_some() && v.get("error").is_none())
 }

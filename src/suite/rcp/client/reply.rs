@@ -52,9 +52,17 @@ impl Reply {
                 _ => "JSON that is not a JSON-RPC response".to_owned(),
             },
         };
-        match self.status {
+        let what = match self.status {
             Some(200) | None => what,
             Some(status) => format!("HTTP {status} with {what}"),
+        };
+        // -32001 is the one answer whose meaning depends on the connection
+        // it came on (§5.2), so the connection is named with it.
+        match &self.connection_note {
+            Some(note) if self.error_code() == Some(-32001) => {
+                format!("{what} (the request was {note})")
+            }
+            _ => what,
         }
     }
 }

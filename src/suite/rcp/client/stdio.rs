@@ -4,9 +4,9 @@
 //! split-frame probe (spec §5.1), and turning a dead child into evidence.
 
 use super::{
-    BARRIER_RTT_MULTIPLIER, Failure, MAX_STRAYS, Notified, Quiet, RcpClient, Reply, SPLIT_PAUSE,
-    STDERR_SETTLE, STDIO_NOTIFICATION_WAIT, TAIL_CEILING, TAIL_FLOOR, TAIL_RTT_MULTIPLIER, Wire,
-    oversized, parse_body,
+    BARRIER_RTT_MULTIPLIER, Failure, HARNESS_NOTIFICATION_WAIT, MAX_STRAYS, Notified, Quiet,
+    RcpClient, Reply, SPLIT_PAUSE, STDERR_SETTLE, STDIO_NOTIFICATION_WAIT, TAIL_CEILING,
+    TAIL_FLOOR, TAIL_RTT_MULTIPLIER, Wire, oversized, parse_body,
 };
 use crate::suite::rtt::RttRecord;
 use crate::suite::{Exchange, RequestRecord, ResponseRecord};
@@ -57,6 +57,9 @@ impl RcpClient {
         let request = self.stdin_record(&frame);
         if let Err(error) = self.stdio_write(&frame).await {
             return Err(self.stdio_failure(request, error).await);
+        }
+        if self.harness_reading {
+            return self.harness_unanswered(method, request, started).await;
         }
         self.barriers += 1;
         // A string id that no server could take for a number: id-mangling
@@ -143,6 +146,46 @@ impl RcpClient {
         }
     }
 
+    /// The harness's `notify` over stdio: no barrier; whatever line comes
+    /// within its fixed wait (0.5 s, `select`) is the answer, and one line is
+    /// read, as its `readline` reads it.
+    async fn harness_unanswered(
+        &mut self,
+        method: &str,
+        request: RequestRecord,
+        started: Instant,
+    ) -> Result<Notified, Failure> {
+        match self.stdio_read_reply(HARNESS_NOTIFICATION_WAIT).await {
+            Ok(line) => {
+                self.answered = true;
+                let reply = self.stdio_reply(method, None, request, &line, started);
+                Ok(Notified::Answered(Reply {
+                    framed: false,
+                    ..reply
+                }))
+            }
+            Err(TransportError::TooLarge { limit }) => {
+                self.answered = true;
+                let error = TransportError::TooLarge { limit };
+                let exchange = Exchange {
+                    request,
+                    response: None,
+                    error: Some(error.to_string()),
+                };
+                Ok(Notified::Answered(oversized(method, None, exchange, limit)))
+            }
+            Err(TransportError::Timeout(_)) => Ok(Notified::Silent(
+                Exchange {
+                    request,
+                    response: None,
+                    error: None,
+                },
+                Quiet::HarnessWait,
+            )),
+            Err(error) => Err(self.stdio_failure(request, error).await),
+        }
+    }
+
     /// Reads the next line (notifications and retired ids skipped) before
     /// `deadline`, telling the barrier's reply from any other line.
     async fn until_barrier(&mut self, token: &str, deadline: Instant) -> First {
@@ -183,7 +226,7 @@ impl RcpClient {
                 }
                 result
             }
-            Wire::Http { .. } => Err(TransportError::Protocol("not a stdio target".into())),
+            Wire::Http(_) => Err(TransportError::Protocol("not a stdio target".into())),
         };
         if let Err(error) = written {
             self.retired_ids.push(id);
@@ -264,7 +307,7 @@ impl RcpClient {
     pub(super) async fn stdio_write(&mut self, frame: &str) -> Result<(), TransportError> {
         match &mut self.wire {
             Wire::Stdio { child } => child.write_line(frame).await,
-            Wire::Http { .. } => Err(TransportError::Protocol("not a stdio target".into())),
+            Wire::Http(_) => Err(TransportError::Protocol("not a stdio target".into())),
         }
     }
 
@@ -289,6 +332,11 @@ impl RcpClient {
                 TransportError::Timeout(_) => TransportError::Timeout(wait),
                 other => other,
             })?;
+            // The harness reads one line per request, whatever it is: a
+            // notification the server wrote first is its "reply".
+            if self.harness_reading {
+                return Ok(line);
+            }
             let Ok(value) = serde_json::from_str::<Value>(&line) else {
                 // stdout carries only protocol frames (spec §5): anything else is
                 // shown to the rule waiting for an answer.
@@ -339,6 +387,7 @@ impl RcpClient {
             body: parse_body(line.as_bytes()),
             framed: true,
             batch: false,
+            connection_note: None,
         }
     }
 

@@ -77,11 +77,33 @@ pub(super) fn list(
     let harness = harness_words(observed, certified, honest);
     match spec {
         Ok(view) => {
+            let how = if observed.http {
+                "on a connection of its own"
+            } else {
+                "in a new process of the same command"
+            };
             out.push(format!(
-                "{harness} The `spec` profile, run on this server right after the harness on a new connection \
+                "{harness} The `spec` profile, run on this server right after the harness {how} \
                  (protocheck's own view), judges it: {}.",
                 view.verdict.summary
             ));
+            // Over HTTP the `spec` profile meets the process the harness
+            // initialized; what it could not see is said, not hidden.
+            if observed.http
+                && !observed.already_initialized
+                && !observed.init.is_empty()
+                && view.outcome(&PER_SESSION_INIT) == Some(Outcome::Info)
+            {
+                out.push(format!(
+                    "Over HTTP the `spec` profile runs after the harness, against the same server process (run \
+                     first, it would change what the harness sees). The harness's `initialize` (id 2) succeeded, \
+                     and the `spec` profile's own `initialize`, on a new connection, got -32600 ({}): this server \
+                     keeps its initialized state beyond a connection, so the `spec` profile observed no handshake \
+                     of its own and its level here is not a judgement of the server. `protocheck check --suite \
+                     rcp` against a freshly started server runs the `spec` profile alone.",
+                    PER_SESSION_INIT.id
+                ));
+            }
             let missing = match &view.verdict.detail {
                 VerdictDetail::Rcp { report, .. } => report.missing_for_next.clone(),
                 _ => Vec::new(),

@@ -37,7 +37,7 @@
 //! this run observed: the two verdicts, and the reasons the run can show.
 
 use super::certify::{Honesty, Level};
-use super::client::{Body, Notified, RcpClient};
+use super::client::{Body, Connections, Notified, RcpClient};
 use super::conversation::{Check, Conversation, Sent, exchange_of, outcome_words, show};
 use super::{PROFILE_REFERENCE, SPEC_REVISION, SUITE_VERSION};
 use crate::suite::runner::{Endpoint, EngineError, Reporter, RunContext};
@@ -337,6 +337,9 @@ pub(crate) struct Observed {
     /// server was already initialized when the run started.
     pub already_initialized: bool,
     pub writes_allowed: bool,
+    /// The target is reached over HTTP (else a stdio command, which the
+    /// `spec` profile starts anew for its own view).
+    pub http: bool,
     /// The harness would have raised here.
     pub stopped: Option<Stop>,
 }
@@ -520,9 +523,11 @@ pub(crate) async fn run(
 ) -> Result<Verdict, EngineError> {
     let mut observed = Observed {
         writes_allowed: ctx.options.writes_allowed(),
+        http: matches!(endpoint, Endpoint::Http(_)),
         ..Observed::default()
     };
-    let mut client = RcpClient::connect(endpoint, ctx).await?;
+    // The harness's `urllib` opens a connection per request and closes it.
+    let mut client = RcpClient::connect_with(endpoint, ctx, Connections::PerRequest).await?;
     let harness = {
         let mut conv = Conversation::new(&mut client, reporter);
         checks::run(&mut conv, &mut observed).await

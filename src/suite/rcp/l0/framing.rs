@@ -450,6 +450,7 @@ mod tests {
             body,
             framed: true,
             batch: false,
+            connection_note: None,
         }
     }
 

@@ -50,11 +50,17 @@ pub const SERVER_IDENTITY: Rule = must(
     "`server.name` is a non-empty string",
     "RCP/1 §7.1 (PeerInfo)",
 );
-pub const DECLARES_LEVEL: Rule = must(
-    "RCP-L0-014",
-    "declares `_meta.conformance` as L0, L1 or L2",
-    "RCP/1 §14; protocheck decision 1",
-);
+/// §14's preamble, not §14.1's list: a MUST outside the levels (see
+/// `certify::OUTSIDE_THE_LEVELS`), reported in the `outside` group under its
+/// long-standing id.
+pub const DECLARES_LEVEL: Rule = Rule {
+    group: "outside",
+    ..must(
+        "RCP-L0-014",
+        "declares `_meta.conformance` as L0, L1 or L2",
+        "RCP/1 §14 (preamble; not in §14.1's list)",
+    )
+};
 pub const REPEAT_INIT_REJECTED: Rule = must(
     "RCP-L0-015",
     "a repeated `initialize` is rejected with -32600",
@@ -152,6 +158,53 @@ impl Conversation<'_> {
     pub(super) async fn gated_probe(&mut self, rule: &'static Rule) -> Result<Sent, EngineError> {
         self.request(rule, "retrieve", json!({"query": PROBE_QUERY, "k": 1}))
             .await
+    }
+
+    /// §14.1 rule 3 gates every request but `info` and `ping` (and
+    /// `shutdown`, §13), whatever the method: beside `retrieve`
+    /// ([`Self::gated_probe`]), each other capability method the
+    /// pre-initialize `info` advertises is sent once before `initialize`,
+    /// with params valid for it, so that nothing but the gate can refuse it.
+    pub(super) async fn gated_others(
+        &mut self,
+        rule: &'static Rule,
+    ) -> Result<Vec<(&'static str, Sent)>, EngineError> {
+        let advertised = |caps: Option<&Value>, key: &str| {
+            caps.and_then(|c| c.get(key)).is_some_and(|v| !v.is_null())
+        };
+        let info = self
+            .client
+            .replies()
+            .iter()
+            .find(|r| r.method == "info" && r.result().is_some())
+            .and_then(|r| r.result().cloned());
+        let caps = info.as_ref().and_then(|i| i.get("capabilities"));
+        let graph_op = caps
+            .and_then(|c| c.pointer("/graph/ops/0"))
+            .and_then(Value::as_str)
+            .unwrap_or("local")
+            .to_owned();
+        let candidates: [(&'static str, &str, Value); 3] = [
+            (
+                "rerank",
+                "rerank",
+                json!({"query": PROBE_QUERY, "passages": ["protocheck passage one", "protocheck passage two"]}),
+            ),
+            ("embed", "embed", json!({"inputs": [PROBE_QUERY]})),
+            (
+                "graph",
+                "graph",
+                json!({"op": graph_op, "query": PROBE_QUERY}),
+            ),
+        ];
+        let mut sent = Vec::new();
+        for (method, capability, params) in candidates {
+            if !advertised(caps, capability) || self.gone().is_some() {
+                continue;
+            }
+            sent.push((method, self.request(rule, method, params).await?));
+        }
+        Ok(sent)
     }
 
     /// The handshake. The first `initialize` carries an unknown client capability
@@ -417,7 +470,10 @@ impl Conversation<'_> {
         let declared = init.result.get("_meta").and_then(|m| m.get("conformance"));
         let (finding, level) = match declared {
             Some(Value::String(level)) if LEVELS.contains(&level.as_str()) => (
-                check.finding(Outcome::Pass, format!("declares `_meta.conformance` = \"{level}\"{from}")),
+                check.finding(
+                    Outcome::Pass,
+                    format!("the `initialize` result{from} declares `_meta.conformance` = \"{level}\""),
+                ),
                 Some(level.clone()),
             ),
             Some(other) => (
@@ -452,6 +508,7 @@ impl Conversation<'_> {
         &mut self,
         mode: SessionMode,
         gated: Option<&Sent>,
+        gated_others: &[(&'static str, Sent)],
         v0: Option<&Sent>,
         after_failed: Option<&Sent>,
         reinit: Option<&Sent>,
@@ -493,20 +550,53 @@ impl Conversation<'_> {
         if let Some(gated) = gated {
             check.saw(gated);
         }
+        for (_, sent) in gated_others {
+            check.saw(sent);
+        }
+        // Every method sent before `initialize`, `retrieve` first.
+        let all: Vec<(&str, &Sent)> = gated
+            .map(|g| ("retrieve", g))
+            .into_iter()
+            .chain(gated_others.iter().map(|(m, s)| (*m, s)))
+            .collect();
+        let refused: Vec<String> = all
+            .iter()
+            .filter(|(_, s)| code_of(s) == Some(-32001))
+            .map(|(m, _)| format!("`{m}`"))
+            .collect();
+        let served: Vec<String> = all
+            .iter()
+            .filter(|(_, s)| code_of(s) != Some(-32001))
+            .map(|(m, s)| format!("`{m}` {}", outcome_words(s)))
+            .collect();
         let finding = match (mode, gated) {
             (_, None) => check.finding(Outcome::Skip, gone()),
             (SessionMode::ProcessWide, _) => check.finding(Outcome::Skip, ALREADY_INITIALIZED),
             (SessionMode::Stateless, _) => check.finding(Outcome::Skip, STATELESS),
-            (SessionMode::PerSession, _) if gated_passed => check.finding(
+            (SessionMode::PerSession, _) if served.is_empty() => check.finding(
                 Outcome::Pass,
-                "`retrieve` before `initialize` was rejected with -32001",
+                format!(
+                    "{} before `initialize`: each rejected with -32001{}",
+                    refused.join(", "),
+                    if gated_others.is_empty() {
+                        " (the pre-initialize `info` advertised no other capability method)"
+                    } else {
+                        ""
+                    }
+                ),
             ),
-            (SessionMode::PerSession, Some(gated)) => check.finding(
+            (SessionMode::PerSession, Some(_)) => check.finding(
                 rule.on_failure,
                 format!(
-                    "`retrieve` before `initialize` {}; the spec requires error -32001 \
-                     (NotInitialized) until a successful `initialize` (§14.1 rule 3)",
-                    outcome_words(gated)
+                    "before `initialize`, {}; the spec requires error -32001 (NotInitialized) for \
+                     every request but `info` and `ping` until a successful `initialize` (§14.1 \
+                     rule 3){}",
+                    served.join("; "),
+                    if refused.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({} got -32001)", refused.join(", "))
+                    }
                 ),
             ),
         };
@@ -593,12 +683,15 @@ impl Conversation<'_> {
                 }
                 check.finding(
                     Outcome::Info,
-                    "the server was already initialized when this run started: `retrieve` before `initialize` got an \
-                     answer and `initialize` got -32600. It keeps one initialized flag for the whole process (as the \
-                     reference Python and C++ servers do), so the pre-initialize checks cannot be verified on this run, \
-                     and a level is certified only if an earlier run saw its handshake succeed (see RCP-L0-011). \
-                     Restart the server before a run, or keep the initialized state per session (a token in \
-                     `_meta.session`, sent back in `RCP-Session`), to have them checked (spec §5; protocheck decision 3)",
+                    "observed: `retrieve` sent before this run's `initialize` got an answer other than -32001, and \
+                     this run's `initialize`, on a connection that had carried no `initialize` before, got -32600. \
+                     Inference: the server was already initialized when this run started, by an earlier client, so \
+                     its initialized state outlives connections (one flag for the whole process, as the reference \
+                     Python and C++ servers keep it); the pre-initialize checks cannot be verified on this run, and a \
+                     level is certified only if an earlier run saw its handshake succeed (see RCP-L0-011). Restart \
+                     the server before a run, or keep the initialized state per session (per connection, or a token \
+                     in `_meta.session` sent back in `RCP-Session`), to have them checked (spec §5.2; protocheck \
+                     decision 3)",
                 )
             }
         };

@@ -211,6 +211,7 @@ impl Conversation<'_> {
             None => Some(self.gated_probe(&GATED_BEFORE_INIT).await?),
             Some(_) => None,
         };
+        let gated_others = self.gated_others(&GATED_BEFORE_INIT).await?;
 
         let gated_params = json!({"query": PROBE_QUERY, "k": 1});
         self.notification(&NOTIFY_GATED, "retrieve", gated_params)
@@ -292,6 +293,7 @@ impl Conversation<'_> {
         self.session_dependent(
             mode,
             gated.as_ref(),
+            &gated_others,
             v0.as_ref(),
             after_failed.as_ref(),
             reinit.as_ref(),
@@ -358,8 +360,14 @@ mod tests {
             .map(|n| format!("RCP-L0-{n:03}"))
             .collect();
         assert_eq!(ids, expected);
+        // The declaration is §14's preamble, outside the levels.
         for rule in RULES {
-            assert_eq!(rule.group, "L0");
+            let group = if rule.id == DECLARES_LEVEL.id {
+                "outside"
+            } else {
+                "L0"
+            };
+            assert_eq!(rule.group, group, "{}", rule.id);
         }
     }
 }

@@ -136,7 +136,9 @@ impl L1Run<'_, '_> {
             .and_then(|r| r.get("maxK"))
             .and_then(Value::as_u64)
             .filter(|m| *m >= 1);
-        let mut clamped = String::new();
+        let others = self.facts.retrieved.len();
+        let mut clamped =
+            "; `retrieve.maxK` is not advertised, so clamping was not probed".to_owned();
         if let Some(max_k) = max_k {
             let k = max_k.saturating_add(1000);
             let sent = self
@@ -163,7 +165,10 @@ impl L1Run<'_, '_> {
         }
         let finding = check.verdict(
             &problems,
-            format!("no result had more hits than its `k`{clamped}"),
+            format!(
+                "`retrieve` with k = 1 and with k = 3, and every `retrieve` result of the L1 run ({others} in \
+                 all), returned no more hits than their `k`{clamped}"
+            ),
             "a server MUST NOT return more than `k` hits, and MUST clamp `k` to `retrieve.maxK` (§7.7)",
         );
         self.conv.emit(finding).await

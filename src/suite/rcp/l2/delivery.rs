@@ -123,6 +123,18 @@ impl L2Run<'_, '_> {
                         show(p)
                     )),
                 }
+                // The frame's other members (`stage`, `message`, `partial`)
+                // against §9's shape; the token and `progress` are judged above.
+                for problem in shape::notification_problems("notifications/progress", params)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|p| {
+                        !p.starts_with("`params.progressToken`")
+                            && !p.starts_with("`params.progress`")
+                    })
+                {
+                    problems.push(format!("a progress frame: {problem}"));
+                }
             }
             problems.extend(final_reply_problems(&streamed.reply, &id));
             seen.push(if http && !streamed.event_stream {

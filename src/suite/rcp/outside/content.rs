@@ -141,7 +141,10 @@ impl Conversation<'_> {
         };
         let finding = check.verdict(
             &problems,
-            format!("all {total} notifications the server sent had been asked for{probe}"),
+            format!(
+                "all {total} notifications the server sent had been asked for (logs count as asked for from \
+                 protocheck's `initialize` on, which advertises the client `log` capability){probe}"
+            ),
             "a server MUST NOT send a notification the client did not opt into: progress only for a request with \
              `_meta.progressToken`, logs only after the `log` capability or `_meta.logLevel` (§7.1, §9, §17.1)",
         );

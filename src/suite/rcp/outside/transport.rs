@@ -135,7 +135,8 @@ impl Conversation<'_> {
         }
         let mut check = Check::new(rule);
         let mut problems = Vec::new();
-        let mut judged = 0;
+        let mut judged: usize = 0;
+        let mut answered: usize = 0;
         for exchange in self.client.notification_exchanges() {
             let Some(response) = &exchange.response else {
                 continue;
@@ -150,6 +151,7 @@ impl Conversation<'_> {
             if serde_json::from_str::<Value>(&response.body)
                 .is_ok_and(|v| v.is_object() || v.is_array())
             {
+                answered += 1;
                 continue;
             }
             check.keep(exchange.clone());
@@ -171,9 +173,19 @@ impl Conversation<'_> {
         let finding = if judged == 0 {
             check.finding(Outcome::Skip, "no notification was sent over HTTP")
         } else {
+            let silent = judged.saturating_sub(answered + problems.len());
+            let pass = if answered == 0 {
+                format!("all {judged} notifications sent over HTTP got 204 or an empty 2xx")
+            } else {
+                format!(
+                    "{silent} of the {judged} notifications sent over HTTP got 204 or an empty 2xx; \
+                     {answered} were answered with a JSON-RPC body, which the L0 notification rules \
+                     judge"
+                )
+            };
             check.verdict(
                 &problems,
-                format!("all {judged} notifications got 204 or an empty 2xx"),
+                pass,
                 "a notification is not answered; over HTTP that is 204 or an empty 200/202, and non-200 statuses \
                  are for transport failures the JSON-RPC layer never saw (§4.5, §5.2; decision 6)",
             )
@@ -188,7 +200,8 @@ impl Conversation<'_> {
         }
         let mut check = Check::new(rule);
         let mut problems = Vec::new();
-        let mut judged = 0;
+        let mut judged: usize = 0;
+        let mut with_400: usize = 0;
         for reply in self.client.replies() {
             let Some(status) = reply.status else { continue };
             let Some(obj) = reply.json().and_then(Value::as_object) else {
@@ -203,6 +216,7 @@ impl Conversation<'_> {
             }
             let code = reply.error_code();
             if status == 400 && code.is_some_and(|c| STATUS_400_CODES.contains(&c)) {
+                with_400 += 1;
                 continue;
             }
             check.keep(reply.exchange.clone());
@@ -215,9 +229,19 @@ impl Conversation<'_> {
         let finding = if judged == 0 {
             check.finding(Outcome::Skip, "no JSON-RPC response was received over HTTP")
         } else {
+            let pass = if with_400 == 0 {
+                format!("all {judged} JSON-RPC responses came with HTTP 200")
+            } else {
+                format!(
+                    "{} of the {judged} JSON-RPC responses came with HTTP 200, and {with_400} \
+                     (-32700 or -32600, for a body that is not a JSON-RPC request) with HTTP 400, \
+                     as §5.2 maps them",
+                    judged.saturating_sub(with_400 + problems.len())
+                )
+            };
             check.verdict(
                 &problems,
-                format!("all {judged} JSON-RPC responses came with HTTP 200"),
+                pass,
                 "a well-formed JSON-RPC response, including one carrying an `error`, MUST be returned with HTTP 200 \
                  (§5.2)",
             )
