@@ -107,6 +107,15 @@ impl StderrTail {
     }
 }
 
+/// The least time a child's first stdout line is awaited. The first line
+/// comes after the child's start-up: an interpreter that loads its modules
+/// from a cold disk cache on a busy machine takes tens of seconds (the
+/// Python SDK's servers took over 10 s on a 2-core machine running tests in
+/// parallel), and that wait says nothing of how the server answers. A
+/// shorter deadline made the same server's first answer, and with it the
+/// verdict, depend on the machine's load.
+pub const STARTUP_ALLOWANCE: Duration = Duration::from_secs(30);
+
 /// A spawned child with piped stdin and stdout.
 pub struct StdioChild {
     child: Child,
@@ -124,6 +133,8 @@ pub struct StdioChild {
     eof: bool,
     /// Empty (or all-whitespace) lines read and skipped.
     blank_lines: usize,
+    /// Whether stdout has carried any byte yet (see [`STARTUP_ALLOWANCE`]).
+    heard: bool,
 }
 
 impl std::fmt::Debug for StdioChild {
@@ -185,6 +196,7 @@ impl StdioChild {
             discarding: false,
             eof: false,
             blank_lines: 0,
+            heard: false,
         })
     }
 
@@ -224,7 +236,14 @@ impl StdioChild {
 
     /// Reads the next non-blank line (without its `\n` or `\r\n`), waiting at most
     /// `timeout`. Blank lines are skipped: NDJSON readers tolerate them (spec §5).
+    /// Until the child has written anything, the wait is at least
+    /// [`STARTUP_ALLOWANCE`].
     pub async fn read_line(&mut self, timeout: Duration) -> Result<String, TransportError> {
+        let timeout = if self.heard {
+            timeout
+        } else {
+            timeout.max(STARTUP_ALLOWANCE)
+        };
         tokio::time::timeout(timeout, self.read_line_inner())
             .await
             .map_err(|_| TransportError::Timeout(timeout))?
@@ -243,6 +262,7 @@ impl StdioChild {
                 self.eof = true;
                 continue;
             }
+            self.heard = true;
             let newline = buf.iter().position(|&b| b == b'\n');
             let take = newline.map_or(buf.len(), |i| i + 1);
             if self.discarding {
@@ -446,15 +466,27 @@ mod tests {
     #[tokio::test]
     async fn a_silent_child_times_out_and_echo_round_trips() {
         let mut child = StdioChild::spawn("cat", &limits(64)).unwrap();
+        child.write_line(r#"{"x":1}"#).await.unwrap();
+        assert_eq!(
+            child.read_line(Duration::from_secs(5)).await.unwrap(),
+            r#"{"x":1}"#
+        );
+        // Once it has answered, a short wait is a short wait.
         let short = Duration::from_millis(50);
         assert_eq!(
             child.read_line(short).await.unwrap_err(),
             TransportError::Timeout(short)
         );
-        child.write_line(r#"{"x":1}"#).await.unwrap();
+        child.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_child_that_has_written_nothing_yet_gets_the_start_up_allowance() {
+        // A start-up slower than the wait asked for: the first line still counts.
+        let mut child = StdioChild::spawn("sh -c 'sleep 1; echo ready; cat'", &limits(64)).unwrap();
         assert_eq!(
-            child.read_line(Duration::from_secs(5)).await.unwrap(),
-            r#"{"x":1}"#
+            child.read_line(Duration::from_millis(50)).await.unwrap(),
+            "ready"
         );
         child.close().await;
     }

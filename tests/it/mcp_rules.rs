@@ -606,7 +606,9 @@ async fn a_legacy_only_server_gets_one_clear_verdict() {
     let discover = run.finding("MCP-DSC-001");
     assert_eq!(discover.outcome, Outcome::Fail);
     assert!(
-        discover.message.contains("speaks MCP 2025-11-25 only"),
+        discover.message.contains(
+            "judged, from these two answers, as a server that speaks MCP 2025-11-25 only"
+        ),
         "{}",
         discover.message
     );

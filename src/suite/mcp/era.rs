@@ -28,12 +28,20 @@ pub enum Era {
 impl Era {
     pub fn describe(&self) -> String {
         match self {
-            Self::Modern => format!("speaks MCP {} only", wire::PROTOCOL_VERSION),
-            Self::Dual { legacy_version } => format!(
-                "dual-era: speaks MCP {} and accepts initialize ({legacy_version})",
+            Self::Modern => format!(
+                "modern: judged on MCP {}; a legacy `initialize` got no result",
                 wire::PROTOCOL_VERSION
             ),
-            Self::Legacy { legacy_version } => format!("speaks MCP {legacy_version} only"),
+            Self::Dual { legacy_version } => format!(
+                "dual-era: `server/discover` was answered as MCP {} and a legacy `initialize` \
+                 negotiated {legacy_version}",
+                wire::PROTOCOL_VERSION
+            ),
+            Self::Legacy { legacy_version } => format!(
+                "judged as MCP {legacy_version} only: `server/discover` got no MCP {} answer, \
+                 and a legacy `initialize` negotiated {legacy_version}",
+                wire::PROTOCOL_VERSION
+            ),
         }
     }
 }

@@ -788,10 +788,17 @@ async fn base64(s: &Session) -> Judgement {
     // name means an answer other than -32020 shows the decoded name matched.
     // Without a listed name, an unknown one outside the header-safe set, which
     // a conforming client must encode.
+    //
+    // The encoding applies to `Mcp-Param-{Name}` too (value-encoding: "Applies
+    // to `Mcp-Name` and `Mcp-Param-{Name}`"): a tool whose schema mirrors a
+    // string argument into a header is called with a value a conforming
+    // client must encode (non-ASCII), its header in the sentinel form.
     let tag = format!("{:08x}", rand::random::<u32>());
     let (targets, absent) = named_targets(s, |kind| format!("protocheck-ünknown-{kind}-{tag}"));
-    if targets.is_empty() {
-        return Judgement::skip(NO_NAMED_METHOD);
+    let param = param_target(s, Some("string"));
+    if targets.is_empty() && param.is_err() {
+        let why = param.err().unwrap_or_default();
+        return Judgement::skip(format!("{NO_NAMED_METHOD}; `Mcp-Param-{{Name}}`: {why}"));
     }
     let mut decoded = Vec::new();
     let mut inferred = Vec::new();
@@ -822,6 +829,40 @@ async fn base64(s: &Session) -> Judgement {
             inferred.push(line);
         }
     }
+    let param_part = match &param {
+        Ok(target) => {
+            let value = format!("protocheck-ü-{tag}");
+            let encoded = wire::sentinel(&value);
+            let shown = target.shown_header();
+            let probe = target
+                .call(s, json!(value))
+                .with_header(&target.header(), encoded.clone());
+            let reply = s.client.send(&probe).await;
+            let what = format!(
+                "`tools/call` of `{}` with `{shown}: {encoded}` (the Base64 sentinel form of the \
+                 body's \"{value}\")",
+                target.tool
+            );
+            if reply.error_code() == Some(code::HEADER_MISMATCH) {
+                return Judgement::fail(format!(
+                    "{what} answered {}; servers MUST decode `=?base64?…?=` values before \
+                     comparing them with the body",
+                    reply.describe()
+                ))
+                .reply(&reply);
+            }
+            if reply.status.is_none() {
+                return Judgement::fail(format!("{what} got {}", reply.describe())).reply(&reply);
+            }
+            format!(
+                "a Base64 sentinel `{shown}` matching the body was not refused as a mismatch on \
+                 `tools/call` of `{}` (answered {})",
+                target.tool,
+                reply.describe()
+            )
+        }
+        Err(why) => format!("`Mcp-Param-{{Name}}` not probed: {why}"),
+    };
     let mut parts = Vec::new();
     if !decoded.is_empty() {
         parts.push(format!(
@@ -836,6 +877,10 @@ async fn base64(s: &Session) -> Judgement {
             inferred.join(", ")
         ));
     }
+    if targets.is_empty() {
+        parts.push(format!("`Mcp-Name` not probed: {NO_NAMED_METHOD}"));
+    }
+    parts.push(param_part);
     Judgement::pass(format!("{}{}", parts.join("; "), not_advertised(&absent)))
 }
 

@@ -266,6 +266,10 @@ class Server:
             self.check_params(handler, params)
         return hv
 
+    def decode_param(self, value):
+        # HTTP "Value Encoding": servers MUST decode before comparing.
+        return decode_sentinel(value)
+
     def check_params(self, handler, params):
         tool = next((t for t in self.tools(handler) if t["name"] == params.get("name")), None)
         if tool is None:
@@ -285,7 +289,7 @@ class Server:
             # header that contains invalid characters."
             if not SAFE_VALUE.match(hv):
                 raise mismatch(f"Mcp-Param-{name} header has invalid characters")
-            decoded = decode_sentinel(hv)
+            decoded = self.decode_param(hv)
             if isinstance(value, bool):
                 same = decoded == ("true" if value else "false")
             elif isinstance(value, int):

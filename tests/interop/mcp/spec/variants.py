@@ -266,6 +266,22 @@ class InitializeUnsupportedVersion(Server):
         return super().dispatch(handler, method, params)
 
 
+class ParamSentinelUndecoded(Server):
+    """Decodes a Base64 sentinel `Mcp-Name`, but compares `Mcp-Param-{Name}`
+    with the body as sent, undecoded.
+
+    HTTP "Value Encoding": the encoding applies to `Mcp-Name` and
+    `Mcp-Param-{Name}` values; clients MUST encode a value that is not safely
+    representable as a plain header value (non-ASCII among them), and
+    "servers MUST decode" it before comparing it with the body. A sentinel
+    `Mcp-Param-Region` carrying the body's own value is therefore refused
+    here as a mismatch, which a conforming server never does.
+    """
+
+    def decode_param(self, value):
+        return value
+
+
 VARIANTS = {
     "correct": Server,
     "dual-era": DualEra,
@@ -286,6 +302,7 @@ VARIANTS = {
     "name-unchecked-on-read": NameUncheckedOnRead,
     "name-unchecked-on-prompt": NameUncheckedOnPrompt,
     "initialize-unsupported-version": InitializeUnsupportedVersion,
+    "param-sentinel-undecoded": ParamSentinelUndecoded,
 }
 
 if __name__ == "__main__":
