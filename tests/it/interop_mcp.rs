@@ -1,11 +1,10 @@
 //! The MCP interop panels: servers protocheck's authors did not write (the
 //! official Python SDK, fastmcp, the reference `server-everything` and the
 //! reference servers `mcp-server-time`, `mcp-server-git`, `server-memory`,
-//! `server-filesystem`), small
-//! servers on the official SDKs and servers written from the specification
-//! text alone, each checked with `protocheck check --suite mcp
-//! --mcp-revision R --format json` several times. Every run must give the same
-//! verdict, and that verdict must be the one `tests/interop/EXPECTED.md`
+//! `server-filesystem`), small servers on the official SDKs and servers
+//! written from the specification text alone, each checked with `protocheck
+//! check --suite mcp --mcp-revision R --format json` several times. Every run
+//! must give the same verdict, and that verdict must be the one `tests/interop/EXPECTED.md`
 //! derives from the specification: section "## MCP" for revision 2026-07-28,
 //! "## MCP 2025-11-25" for 2025-11-25 (over Streamable HTTP and stdio).
 //!
@@ -14,8 +13,8 @@
 //! `PROTOCHECK_INTEROP_NODE` and `PROTOCHECK_INTEROP_EVERYTHING`, and the
 //! third-party servers users point protocheck at (`mcp-server-time`,
 //! `mcp-server-git`, server-memory, server-filesystem) in
-//! `PROTOCHECK_INTEROP_SERVERS_PYTHON` and `PROTOCHECK_INTEROP_SERVERS_NPM`. Without them
-//! the test says `SKIPPED: …` and passes, except under
+//! `PROTOCHECK_INTEROP_SERVERS_PYTHON` and `PROTOCHECK_INTEROP_SERVERS_NPM`.
+//! Without them the test says `SKIPPED: …` and passes, except under
 //! `PROTOCHECK_REQUIRE_TOOLS=1`. `PROTOCHECK_INTEROP_ONLY=a,b` limits the panel
 //! to the named servers, `PROTOCHECK_INTEROP_RUNS` sets the runs per server
 //! (default 10, at least 2).
