@@ -509,8 +509,9 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP25-STD-003",
         required: "The client ends a stdio session by closing stdin and waiting for the server to \
             exit before SIGTERM and SIGKILL (the sentence binds the client; reported as info).",
-        probed: "A new child: `initialize` and `notifications/initialized`, then stdin closed; 5 \
-            s, SIGTERM, 2 s, SIGKILL. A signal needed is info.",
+        probed: "A new child: `initialize` and `notifications/initialized`, then stdin closed; \
+            a grace of at least 5 s and twice the child's start-up (at most 30 s), SIGTERM, 2 s, \
+            SIGKILL. A signal needed is info.",
         gap: None,
     },
     Coverage {
