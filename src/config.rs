@@ -51,6 +51,9 @@ pub struct WorkerArgs {
     /// What protocheck sends one target host.
     #[command(flatten)]
     pub host_limits: HostLimitArgs,
+    /// The key that seals credentials submitted with a run.
+    #[command(flatten)]
+    pub credentials: CredentialsArgs,
     /// The public base URL of report links in webhooks (the same variable as
     /// `serve`'s `--public-url`). Without it, `serve` uses `http://` and its bind
     /// address, and `worker` sends paths.
@@ -180,6 +183,27 @@ pub struct AttestArgs {
     /// beside the SQLite database, or ./protocheck-signing-key.pem with Postgres.
     #[arg(long, env = "PROTOCHECK_SIGNING_KEY_FILE")]
     pub signing_key_file: Option<std::path::PathBuf>,
+}
+
+/// The key that seals bearer tokens submitted through the API until their
+/// run ends (see [`crate::credentials`]). `serve` seals with it and every
+/// `worker` opens with it, so all of them need the same keys. Unset: the
+/// service refuses credentials.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CredentialsArgs {
+    /// One or more keys of 64 hex digits (`openssl rand -hex 32`), separated by
+    /// whitespace or commas: the first seals, all open. To rotate, put a new key
+    /// first and drop the old one once the runs queued before have ended.
+    #[arg(
+        long = "credentials-key",
+        env = "PROTOCHECK_CREDENTIALS_KEY",
+        hide_env_values = true,
+        value_name = "HEX[,HEX…]"
+    )]
+    pub credentials_key: Option<Secret>,
+    /// A file (mode 0600) holding the keys as `--credentials-key` takes them.
+    #[arg(long, env = "PROTOCHECK_CREDENTIALS_KEY_FILE")]
+    pub credentials_key_file: Option<std::path::PathBuf>,
 }
 
 /// A configuration value that must not be logged: `Debug` hides it, and its

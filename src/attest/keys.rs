@@ -345,7 +345,7 @@ fn create_key_file(path: &Path) -> anyhow::Result<SigningKeyPair> {
 
 /// A private key that others can read is no longer private: refuse it, as ssh does.
 #[cfg(unix)]
-fn refuse_shared_key_file(path: &Path) -> anyhow::Result<()> {
+pub(crate) fn refuse_shared_key_file(path: &Path) -> anyhow::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(path)
         .with_context(|| format!("reading the permissions of {}", path.display()))?
@@ -353,7 +353,7 @@ fn refuse_shared_key_file(path: &Path) -> anyhow::Result<()> {
         .mode();
     if mode & 0o077 != 0 {
         anyhow::bail!(
-            "the signing key file {} has mode {:o}; it must be readable by its owner only (chmod 600)",
+            "the key file {} has mode {:o}; it must be readable by its owner only (chmod 600)",
             path.display(),
             mode & 0o777
         );
@@ -362,7 +362,7 @@ fn refuse_shared_key_file(path: &Path) -> anyhow::Result<()> {
 }
 
 #[cfg(not(unix))]
-fn refuse_shared_key_file(_path: &Path) -> anyhow::Result<()> {
+pub(crate) fn refuse_shared_key_file(_path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
