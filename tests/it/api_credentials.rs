@@ -168,7 +168,12 @@ async fn a_token_submitted_through_the_api_gets_checks_verdict_and_is_kept_nowhe
         .env("PROTOCHECK_BEARER_TOKEN", &token);
     let out = output(cmd).await;
     let checked: Value = serde_json::from_slice(&out.stdout).expect("check --json");
-    assert_eq!(checked["verdict"]["grade"], "non-compliant", "{}", show(&out));
+    assert_eq!(
+        checked["verdict"]["grade"],
+        "non-compliant",
+        "{}",
+        show(&out)
+    );
 
     let dir = tempfile::tempdir().expect("tempdir");
     let served = live_serve(dir.path()).await;
@@ -277,6 +282,10 @@ async fn a_token_submitted_through_the_api_gets_checks_verdict_and_is_kept_nowhe
     for body in hooked.lock().expect("lock").iter() {
         assert!(!contains(body, &token), "the webhook body");
         assert!(contains(body, &id));
+        assert!(
+            contains(body, note),
+            "the webhook says how the run was judged"
+        );
     }
 
     // The sealed copy is gone once the run has ended.
@@ -288,6 +297,22 @@ async fn a_token_submitted_through_the_api_gets_checks_verdict_and_is_kept_nowhe
         None
     );
     assert_eq!(store.count_run_credentials().await.expect("count"), 0);
+
+    // `protocheck submit --bearer-token-file`, as CI runs it, with the text report.
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{token}\n")).expect("write token file");
+    let mut cmd = protocheck();
+    cmd.args(["submit", &target, "--server", &base, "--suite", "mcp"])
+        .args(["--wait", "--format", "text", "--bearer-token-file"])
+        .arg(&token_file)
+        .env("PROTOCHECK_API_KEY", &key.token);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "non-compliant: {}", show(&out));
+    let text = show(&out);
+    assert!(!text.contains(&token), "submit prints the token");
+    assert!(text.contains(&format!("credentials: {note}")), "{text}");
+    assert!(text.contains("non-compliant"), "{text}");
+    std::fs::remove_file(&token_file).expect("remove token file");
 
     // A run with a token that ends in `error` (nobody listens there) loses it too.
     let unreachable_token = format!("tok-{}", Uuid::new_v4().simple());
