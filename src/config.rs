@@ -228,3 +228,27 @@ impl std::fmt::Debug for Secret {
         f.write_str("Secret([redacted])")
     }
 }
+
+/// A private key that others can read is no longer private: refuse it, as ssh does.
+#[cfg(unix)]
+pub fn refuse_shared_key_file(path: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)
+        .with_context(|| format!("reading the permissions of {}", path.display()))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        anyhow::bail!(
+            "the key file {} has mode {:o}; it must be readable by its owner only (chmod 600)",
+            path.display(),
+            mode & 0o777
+        );
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub fn refuse_shared_key_file(_path: &std::path::Path) -> anyhow::Result<()> {
+    Ok(())
+}

@@ -270,7 +270,7 @@ pub fn load_keyring(args: &CredentialsArgs) -> anyhow::Result<Option<Keyring>> {
             .map_err(anyhow::Error::msg)
             .context("PROTOCHECK_CREDENTIALS_KEY")?
     } else if let Some(path) = &args.credentials_key_file {
-        crate::attest::keys::refuse_shared_key_file(path)?;
+        crate::config::refuse_shared_key_file(path)?;
         let text = Zeroizing::new(
             std::fs::read_to_string(path)
                 .with_context(|| format!("reading the credentials key {}", path.display()))?,
@@ -348,6 +348,26 @@ mod tests {
         assert!(!err.contains("not-a-key"));
         assert!(Keyring::parse(" \n").is_err());
         assert!(format!("{:?}", Keyring::parse(K1).unwrap()).contains("key_ids"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_key_file_must_be_the_owners_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("credentials.key");
+        std::fs::write(&path, format!("{K2}\n{K1}\n")).unwrap();
+        let args = CredentialsArgs {
+            credentials_key: None,
+            credentials_key_file: Some(path.clone()),
+        };
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let err = load_keyring(&args).unwrap_err().to_string();
+        assert!(err.contains("chmod 600"), "{err}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let ring = load_keyring(&args).unwrap().expect("a keyring");
+        assert_eq!(ring.keys.len(), 2);
+        assert!(load_keyring(&CredentialsArgs::default()).unwrap().is_none());
     }
 
     #[test]
