@@ -227,6 +227,7 @@ async fn outage(admin: &str) {
                 suite: protocheck::suite::SuiteChoice::Rcp,
                 options: protocheck::suite::RunOptions::default(),
                 webhook_url: None,
+                credentials: None,
                 max_age_s: 0,
                 force: true,
                 idempotency: None,

@@ -256,6 +256,7 @@ async fn submit(queue: &Queue, target: &str, tag: &str) -> Uuid {
         suite: SuiteChoice::Rcp,
         options: RunOptions::default(),
         webhook_url: None,
+        credentials: None,
         max_age_s: 0,
         force: true,
         idempotency: None,

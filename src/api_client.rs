@@ -58,6 +58,8 @@ pub struct SubmitRequest {
     pub options: serde_json::Map<String, Value>,
     pub force: bool,
     pub max_age_s: Option<u64>,
+    /// Tokens for a protected server (`credentials`); `Debug` hides them.
+    pub credentials: Option<crate::credentials::Credentials>,
 }
 
 impl SubmitRequest {
@@ -71,6 +73,13 @@ impl SubmitRequest {
         }
         if let Some(age) = self.max_age_s {
             body["max_age_s"] = age.into();
+        }
+        if let Some(c) = &self.credentials {
+            let mut credentials = serde_json::json!({"bearer_token": c.bearer_token.expose()});
+            if let Some(limited) = &c.limited_token {
+                credentials["limited_token"] = Value::String(limited.expose().to_owned());
+            }
+            body["credentials"] = credentials;
         }
         body
     }
@@ -437,6 +446,15 @@ pub struct SubmitArgs {
     /// webhook secret (needs --api-key).
     #[arg(long, value_name = "URL", requires = "api_key")]
     pub webhook_url: Option<String>,
+    /// A file holding a bearer token for a protected MCP server (one trailing
+    /// newline is ignored): the service holds it encrypted for this run only
+    /// and wipes it when the run ends. Needs --api-key.
+    #[arg(long, value_name = "PATH", requires = "api_key")]
+    pub bearer_token_file: Option<PathBuf>,
+    /// A file holding a second token with less scope than the bearer token
+    /// (MCP25-AUT-007). Needs --bearer-token-file.
+    #[arg(long, value_name = "PATH", requires = "bearer_token_file")]
+    pub limited_token_file: Option<PathBuf>,
     /// Wait for the verdict, print the report and exit by the gate.
     #[arg(long)]
     pub wait: bool,
@@ -469,6 +487,21 @@ pub struct SubmitArgs {
 }
 
 impl SubmitArgs {
+    /// The tokens the flags name, read from their files.
+    fn credentials(&self) -> Result<Option<crate::credentials::Credentials>, String> {
+        let Some(bearer) = &self.bearer_token_file else {
+            return Ok(None);
+        };
+        let limited = match &self.limited_token_file {
+            Some(path) => Some(read_token_file(path, "--limited-token-file")?),
+            None => None,
+        };
+        Ok(Some(crate::credentials::Credentials {
+            bearer_token: read_token_file(bearer, "--bearer-token-file")?,
+            limited_token: limited,
+        }))
+    }
+
     fn request(&self) -> SubmitRequest {
         let mut options = serde_json::Map::new();
         if let Some(p) = &self.profile {
@@ -489,8 +522,42 @@ impl SubmitArgs {
             options,
             force: self.force,
             max_age_s: self.max_age_s,
+            credentials: None,
         }
     }
+}
+
+/// A token from a file: its text without one trailing newline (`\n` or
+/// `\r\n`, as editors and `echo` leave). The messages name the file, never
+/// its content.
+fn read_token_file(
+    path: &std::path::Path,
+    flag: &str,
+) -> Result<crate::suite::BearerToken, String> {
+    let text = zeroize::Zeroizing::new(
+        std::fs::read_to_string(path)
+            .map_err(|e| format!("{flag} {}: cannot read the token file: {e}", path.display()))?,
+    );
+    let token = text
+        .strip_suffix('\n')
+        .map(|t| t.strip_suffix('\r').unwrap_or(t))
+        .unwrap_or(&text);
+    if token.is_empty() {
+        return Err(format!(
+            "{flag} {}: the token file is empty",
+            path.display()
+        ));
+    }
+    if token.len() > crate::suite::MAX_BEARER_TOKEN_BYTES
+        || !token.bytes().all(|b| b.is_ascii_graphic())
+    {
+        return Err(format!(
+            "{flag} {}: the token must be 1 to {} visible ASCII characters on one line",
+            path.display(),
+            crate::suite::MAX_BEARER_TOKEN_BYTES
+        ));
+    }
+    Ok(crate::suite::BearerToken::new(token))
 }
 
 /// Exit status of `submit`: the same contract as `check`.
@@ -506,11 +573,16 @@ pub async fn submit_command(args: SubmitArgs) -> ExitCode {
         Ok(g) => g,
         Err(e) => return usage(e),
     };
+    let mut request = args.request();
+    request.credentials = match args.credentials() {
+        Ok(c) => c,
+        Err(e) => return usage(e),
+    };
     let client = match Client::new(&args.server, args.api_key.clone()) {
         Ok(c) => c,
         Err(e) => return usage(e),
     };
-    let submitted = match client.submit(&args.request(), deadline).await {
+    let submitted = match client.submit(&request, deadline).await {
         Ok(s) => s,
         Err(e) => return usage(e),
     };

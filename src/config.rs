@@ -51,6 +51,9 @@ pub struct WorkerArgs {
     /// What protocheck sends one target host.
     #[command(flatten)]
     pub host_limits: HostLimitArgs,
+    /// The key that seals credentials submitted with a run.
+    #[command(flatten)]
+    pub credentials: CredentialsArgs,
     /// The public base URL of report links in webhooks (the same variable as
     /// `serve`'s `--public-url`). Without it, `serve` uses `http://` and its bind
     /// address, and `worker` sends paths.
@@ -182,6 +185,27 @@ pub struct AttestArgs {
     pub signing_key_file: Option<std::path::PathBuf>,
 }
 
+/// The key that seals bearer tokens submitted through the API until their
+/// run ends (see [`crate::credentials`]). `serve` seals with it and every
+/// `worker` opens with it, so all of them need the same keys. Unset: the
+/// service refuses credentials.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CredentialsArgs {
+    /// One or more keys of 64 hex digits (`openssl rand -hex 32`), separated by
+    /// whitespace or commas: the first seals, all open. To rotate, put a new key
+    /// first and drop the old one once the runs queued before have ended.
+    #[arg(
+        long = "credentials-key",
+        env = "PROTOCHECK_CREDENTIALS_KEY",
+        hide_env_values = true,
+        value_name = "HEX[,HEX…]"
+    )]
+    pub credentials_key: Option<Secret>,
+    /// A file (mode 0600) holding the keys as `--credentials-key` takes them.
+    #[arg(long, env = "PROTOCHECK_CREDENTIALS_KEY_FILE")]
+    pub credentials_key_file: Option<std::path::PathBuf>,
+}
+
 /// A configuration value that must not be logged: `Debug` hides it, and its
 /// memory is wiped when dropped.
 #[derive(Clone, Default)]
@@ -203,4 +227,28 @@ impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Secret([redacted])")
     }
+}
+
+/// A private key that others can read is no longer private: refuse it, as ssh does.
+#[cfg(unix)]
+pub fn refuse_shared_key_file(path: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)
+        .with_context(|| format!("reading the permissions of {}", path.display()))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        anyhow::bail!(
+            "the key file {} has mode {:o}; it must be readable by its owner only (chmod 600)",
+            path.display(),
+            mode & 0o777
+        );
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub fn refuse_shared_key_file(_path: &std::path::Path) -> anyhow::Result<()> {
+    Ok(())
 }

@@ -10,6 +10,7 @@ pub mod api_client;
 pub mod api_keys;
 pub mod attest;
 pub mod config;
+pub mod credentials;
 pub mod events;
 pub mod metrics;
 pub mod reference;

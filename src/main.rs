@@ -323,8 +323,10 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
     let wake = Arc::new(Notify::new());
     let events = RunEvents::new();
     let metrics = Metrics::new();
+    let keyring = protocheck::credentials::load_keyring(&workers.credentials)?.map(Arc::new);
     let queue = Queue::new(store.clone(), wake.clone(), workers.max_attempts)
-        .with_host_quota(HostQuota::from_args(&workers.host_limits));
+        .with_host_quota(HostQuota::from_args(&workers.host_limits))
+        .with_keyring(keyring.clone());
     let policy = workers.address_policy(Some(web_args.bind));
     let attestor =
         protocheck::attest::start(&workers.attest, &db.database_url, store.as_ref()).await?;
@@ -337,6 +339,7 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
         };
         let mut cfg = WorkerConfig::from_args(&workers, policy);
         cfg.attestor = Some(attestor.clone());
+        cfg.keyring = keyring;
         cfg.webhooks
             .public_url
             .get_or_insert_with(|| format!("http://{}", web_args.bind));
@@ -442,6 +445,7 @@ async fn worker(db: DatabaseArgs, workers: WorkerArgs) -> anyhow::Result<()> {
     cfg.attestor = Some(
         protocheck::attest::start(&workers.attest, &db.database_url, deps.store.as_ref()).await?,
     );
+    cfg.keyring = protocheck::credentials::load_keyring(&workers.credentials)?.map(Arc::new);
     let pool = WorkerPool::start(deps, cfg)?;
     tracing::info!(workers = workers.workers, "protocheck workers running");
     let stop = CancellationToken::new();

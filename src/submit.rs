@@ -1,6 +1,7 @@
 //! Submitting runs: validation, freshness, dedup and idempotency, over the
 //! store's primitives. The web API, the web form and the CLI all submit here.
 
+use crate::credentials::{Credentials, Keyring};
 use crate::store::{IdempotencyRecord, Inserted, NewRun, Run, RunOrigin, Store, StoreError};
 use crate::suite::{BearerToken, McpRevision, RunOptions, SuiteChoice};
 use crate::target::{CanonicalUrl, UrlError};
@@ -14,6 +15,10 @@ use uuid::Uuid;
 
 /// A finished run younger than this is returned instead of queueing a new one.
 pub const DEFAULT_MAX_AGE_S: u64 = 300;
+/// Why credentials on an anonymous submission are refused.
+pub const CREDENTIALS_NEED_KEY: &str = "credentials need an API key (Authorization: Bearer …): a token is held for a run only on behalf of a known submitter, whose quota it counts against";
+/// Why credentials are refused by a service without a credentials key.
+pub const CREDENTIALS_NOT_ACCEPTED: &str = "this service accepts no credentials: its operator has set no credentials key (PROTOCHECK_CREDENTIALS_KEY) to hold a token encrypted until its run ends; use `protocheck check --bearer-token` locally";
 /// Why a webhook on an anonymous submission is refused.
 pub const WEBHOOK_NEEDS_KEY: &str = "options.webhook_url needs an API key (Authorization: Bearer …): webhooks are signed with the key's secret";
 /// Longest `Idempotency-Key` accepted.
@@ -51,9 +56,10 @@ pub struct SubmitOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 1, maximum = 30000)]
     pub request_timeout_ms: Option<u64>,
-    /// Read so that the service can refuse it (see [`Queue::submit`]); never
-    /// serialised.
+    /// Read so that the service can refuse it and point to the submission's
+    /// `credentials` member instead (see [`Queue::submit`]); never serialised.
     #[serde(default, skip_serializing)]
+    #[schema(ignore)]
     pub bearer_token: Option<BearerToken>,
     /// Where to announce the run's end (see [`crate::webhook`]); needs an API key.
     /// Part of the dedup key: submissions with different webhooks are different
@@ -160,6 +166,9 @@ pub struct Submission {
     pub options: RunOptions,
     /// Where to announce the run's end; needs an API key.
     pub webhook_url: Option<String>,
+    /// Tokens to judge the run with (see [`crate::credentials`]); needs an
+    /// API key and a service with a credentials key. Never in `options`.
+    pub credentials: Option<Credentials>,
     /// Reuse a finished run younger than this many seconds.
     pub max_age_s: u64,
     /// Queue a new run even when a fresh result exists.
@@ -198,6 +207,15 @@ pub enum SubmitError {
     /// A webhook without an API key to sign it (`options.webhook_url`).
     #[error("{WEBHOOK_NEEDS_KEY}")]
     WebhookNeedsKey,
+    /// `credentials` without an API key.
+    #[error("{CREDENTIALS_NEED_KEY}")]
+    CredentialsNeedKey,
+    /// `credentials` on a service that has no key to seal them.
+    #[error("{CREDENTIALS_NOT_ACCEPTED}")]
+    CredentialsNotAccepted,
+    /// `credentials` that are not acceptable tokens.
+    #[error("{0}")]
+    Credentials(String),
     #[error("this Idempotency-Key was already used with a different request")]
     IdempotencyMismatch,
     #[error(
@@ -256,6 +274,8 @@ pub struct Queue {
     wake: Arc<Notify>,
     max_attempts: i32,
     quota: HostQuota,
+    /// Seals submitted credentials; without one they are refused.
+    keyring: Option<Arc<Keyring>>,
 }
 
 impl Queue {
@@ -265,7 +285,14 @@ impl Queue {
             wake,
             max_attempts: max_attempts.max(1),
             quota: HostQuota::NONE,
+            keyring: None,
         }
+    }
+
+    /// The same queue, accepting credentials sealed with `keyring`.
+    pub fn with_keyring(mut self, keyring: Option<Arc<Keyring>>) -> Self {
+        self.keyring = keyring;
+        self
     }
 
     /// The same queue, refusing new runs beyond `quota`.
@@ -302,13 +329,25 @@ impl Queue {
         if let Some(webhook) = &sub.webhook_url {
             validate_webhook_url(webhook).map_err(SubmitError::Options)?;
         }
-        // A token would have to be stored for a worker to use it; runs through the
-        // service never carry one (`protocheck check --bearer-token` does, locally).
+        // Tokens travel in `credentials`, which is sealed; `options` is stored and
+        // shown as it is.
         if sub.options.carries_credentials() {
             return Err(SubmitError::Options(
-                "options.bearer_token is not accepted by the service: it would have to be stored; use `protocheck check --bearer-token` locally".into(),
+                "options.bearer_token is not accepted: send the token as `credentials: {\"bearer_token\": …}` with an API key, which holds it encrypted for the run only".into(),
             ));
         }
+        let keyring = match &sub.credentials {
+            None => None,
+            Some(_) if api_key.is_none() => return Err(SubmitError::CredentialsNeedKey),
+            Some(credentials) => {
+                credentials.validate().map_err(SubmitError::Credentials)?;
+                Some(
+                    self.keyring
+                        .clone()
+                        .ok_or(SubmitError::CredentialsNotAccepted)?,
+                )
+            }
+        };
         if let Some((key, _)) = &sub.idempotency
             && (key.is_empty()
                 || key.len() > MAX_IDEMPOTENCY_KEY_BYTES
@@ -327,12 +366,20 @@ impl Queue {
             .store
             .upsert_target(&url.key(), url.as_str(), now)
             .await?;
+        let run_id = Uuid::now_v7();
         let mut dedup_key = dedup_key(
             &target.id,
             sub.suite,
             &sub.options,
             sub.webhook_url.as_deref(),
         );
+        // A run judged with a token is its own: it is never merged with another
+        // run nor answered by one (a result without the token would not be the
+        // one asked for, and a token's result must not answer a submitter
+        // without it). A key no other run has makes both impossible.
+        if sub.credentials.is_some() {
+            dedup_key = format!("credentials:{run_id}");
+        }
         // The webhook URL is in the key, so runs with different webhooks are not
         // merged and every receiver is told. A webhook is signed with the submitting
         // key's secret, so with one the key is part of the identity too: another key's
@@ -344,7 +391,7 @@ impl Queue {
         }
 
         let mut submitted = None;
-        if !sub.force {
+        if !sub.force && sub.credentials.is_none() {
             let max_age_ms = i64::try_from(sub.max_age_s.saturating_mul(1000)).unwrap_or(i64::MAX);
             if let Some(run) = self
                 .store
@@ -370,8 +417,16 @@ impl Queue {
         let submitted = match submitted {
             Some(s) => s,
             None => {
+                let sealed = match (&sub.credentials, &keyring) {
+                    (Some(credentials), Some(keyring)) => Some(
+                        keyring
+                            .seal(run_id, credentials)
+                            .map_err(|e| StoreError::Corrupt(format!("credentials: {e}")))?,
+                    ),
+                    _ => None,
+                };
                 let new = NewRun {
-                    id: Uuid::now_v7(),
+                    id: run_id,
                     target_id: target.id.clone(),
                     suite: sub.suite,
                     options: sub.options.clone(),
@@ -383,6 +438,7 @@ impl Queue {
                 let origin = RunOrigin {
                     api_key,
                     forced: sub.force,
+                    credentials: sealed,
                 };
                 match self.store.insert_run_from(&new, &origin).await? {
                     Inserted::New(run) => {

@@ -183,7 +183,7 @@ pub fn payload(run: &Run, public_url: Option<&str>) -> Value {
         }
         doc
     });
-    json!({
+    let mut doc = json!({
         "event": EVENT_RUN_FINISHED,
         "run_id": run.id,
         "target_url": run.target_url,
@@ -195,7 +195,15 @@ pub fn payload(run: &Run, public_url: Option<&str>) -> Value {
         "run_url": format!("{base}/runs/{}", run.id),
         "api_url": format!("{base}/api/v1/runs/{}", run.id),
         "finished_at": run.finished_at_ms.map(crate::rfc3339),
-    })
+    });
+    // Said as the reports say it; the token itself was wiped with the run's end.
+    if let Some(kind) = &run.credentials {
+        doc["credentials"] = json!({
+            "kind": kind,
+            "note": crate::credentials::JUDGED_WITH_TOKEN,
+        });
+    }
+    doc
 }
 
 /// Claims and sends due deliveries until `shutdown`; deliveries in flight finish

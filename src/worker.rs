@@ -72,6 +72,9 @@ pub struct WorkerConfig {
     /// default here; the service's settings ([`crate::config::HostLimitArgs`])
     /// carry the defaults it runs with.
     pub host_limits: HostLimits,
+    /// Opens the credentials a run was submitted with; a run with credentials
+    /// that this worker cannot open ends as `error` (and its token is wiped).
+    pub keyring: Option<Arc<crate::credentials::Keyring>>,
 }
 
 impl WorkerConfig {
@@ -90,6 +93,7 @@ impl WorkerConfig {
             attestor: None,
             webhooks: WebhookConfig::default(),
             host_limits: HostLimits::NONE,
+            keyring: None,
         }
     }
 
@@ -552,7 +556,20 @@ impl Worker {
                 ))));
             }
         };
-        let mut ctx = RunContext::new(self.http.clone(), run.options.clone());
+        let mut options = run.options.clone();
+        if run.credentials.is_some() {
+            match self.unseal(run).await {
+                Ok(credentials) => credentials.apply(&mut options),
+                Err(None) => return Execution::StoreFailed,
+                Err(Some(reason)) => {
+                    return Execution::Done(Err(suite::EngineError::Unsupported(reason)));
+                }
+            }
+        }
+        // The token lives in this run's options only, and goes with them when the
+        // run ends; the engine sends it to the target's origin alone (no
+        // redirect is followed) and redacts it from every finding.
+        let mut ctx = RunContext::new(self.http.clone(), options);
         ctx.deadline = deadline;
         if choice != SuiteChoice::Mcp {
             ctx.handshake_history = self.handshake_history(run).await;
@@ -660,6 +677,32 @@ impl Worker {
 }
 
 impl Worker {
+    /// The credentials `run` was submitted with, opened. `Err(None)` when the
+    /// store could not be read (the run is then recovered like any other);
+    /// `Err(Some(reason))` when they cannot be used, which ends the run.
+    async fn unseal(&self, run: &Run) -> Result<crate::credentials::Credentials, Option<String>> {
+        let sealed = match self.deps.store.run_credentials(run.id).await {
+            Ok(Some(sealed)) => sealed,
+            Ok(None) => {
+                return Err(Some(
+                    "the run's credentials are gone from the store; submit it again".to_owned(),
+                ));
+            }
+            Err(e) => {
+                tracing::warn!(worker = %self.id, run = %run.id, error = %e, "reading the run's credentials failed");
+                return Err(None);
+            }
+        };
+        let opened = match &self.cfg.keyring {
+            Some(keyring) => keyring.open(run.id, &sealed),
+            None => Err(crate::credentials::OpenError::NoKeyring),
+        };
+        opened.map_err(|e| {
+            tracing::warn!(worker = %self.id, run = %run.id, error = %e, "cannot open the run's credentials");
+            Some(e.to_string())
+        })
+    }
+
     /// Whether an earlier run of this target saw its RCP handshake complete:
     /// the newest finished run where `RCP-L0-011` (`initialize` negotiates)
     /// passed. A long-lived server that keeps one initialized flag for the

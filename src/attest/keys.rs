@@ -290,7 +290,7 @@ pub fn default_key_file(database_url: &str) -> Option<PathBuf> {
 pub fn load_or_create_key_file(path: &Path) -> anyhow::Result<SigningKeyPair> {
     match std::fs::read_to_string(path) {
         Ok(text) => {
-            refuse_shared_key_file(path)?;
+            crate::config::refuse_shared_key_file(path)?;
             let key = SigningKeyPair::parse(&Zeroizing::new(text))
                 .with_context(|| format!("reading the signing key in {}", path.display()))?;
             tracing::info!(kid = key.key_id(), file = %path.display(), "signing attestations with the key file");
@@ -341,29 +341,6 @@ fn create_key_file(path: &Path) -> anyhow::Result<SigningKeyPair> {
         .with_context(|| format!("writing the signing key file {}", path.display()))?;
     tracing::info!(kid = key.key_id(), file = %path.display(), "created a signing key for attestations");
     Ok(key)
-}
-
-/// A private key that others can read is no longer private: refuse it, as ssh does.
-#[cfg(unix)]
-fn refuse_shared_key_file(path: &Path) -> anyhow::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(path)
-        .with_context(|| format!("reading the permissions of {}", path.display()))?
-        .permissions()
-        .mode();
-    if mode & 0o077 != 0 {
-        anyhow::bail!(
-            "the signing key file {} has mode {:o}; it must be readable by its owner only (chmod 600)",
-            path.display(),
-            mode & 0o777
-        );
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn refuse_shared_key_file(_path: &Path) -> anyhow::Result<()> {
-    Ok(())
 }
 
 #[cfg(test)]

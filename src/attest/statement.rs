@@ -61,6 +61,10 @@ pub struct VerdictPredicate {
     pub finished_at: String,
     /// The protocheck version that signed.
     pub protocheck_version: String,
+    /// `bearer` when the run was judged with a token its submitter supplied
+    /// (never the token). Absent otherwise, so earlier statements read as signed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<String>,
 }
 
 /// The verdict fields, flat: `grade` for MCP; the levels and honesty for RCP.
@@ -155,6 +159,7 @@ impl Statement {
                 findings_sha256: findings_sha256(&findings)?,
                 finished_at: crate::rfc3339(finished_at_ms),
                 protocheck_version: env!("CARGO_PKG_VERSION").to_owned(),
+                credentials: run.credentials.clone(),
             },
         })
     }

@@ -110,6 +110,9 @@ fn outcome_suite(report: &Report) -> TestSuite {
     if let Some(run) = &report.run {
         suite.add_property(Property::new("run", run.id.to_string()));
         suite.add_property(Property::new("status", run.status.as_str()));
+        if let Some(note) = run.credentials_note() {
+            suite.add_property(Property::new("credentials", note));
+        }
     }
     if let Some(e) = &report.error {
         let status = TestCaseStatus::NonSuccess {

@@ -88,6 +88,25 @@ pub struct RunInfo {
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
     pub attempts: i32,
+    /// Present when the run was judged with a token its submitter supplied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<RunCredentials>,
+}
+
+/// What a run was judged with beyond the URL: never the token, only its kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunCredentials {
+    /// `bearer`.
+    pub kind: String,
+    /// "judged with a token supplied by the submitter".
+    pub note: String,
+}
+
+impl RunInfo {
+    /// The sentence reports show for a run judged with a submitted token.
+    pub fn credentials_note(&self) -> Option<&str> {
+        self.credentials.as_ref().map(|c| c.note.as_str())
+    }
 }
 
 /// A finding with its rule's catalogue entry.
@@ -188,6 +207,10 @@ impl Report {
             started_at: run.started_at_ms.map(crate::rfc3339),
             finished_at: run.finished_at_ms.map(crate::rfc3339),
             attempts: run.attempts,
+            credentials: run.credentials.as_ref().map(|kind| RunCredentials {
+                kind: kind.clone(),
+                note: crate::credentials::JUDGED_WITH_TOKEN.to_owned(),
+            }),
         });
         report.verdict = run.verdict.clone();
         report.error = match run.status {
@@ -347,6 +370,7 @@ mod tests {
             started_at: Some(crate::rfc3339(1_700_000_000_100)),
             finished_at: None,
             attempts: 1,
+            credentials: None,
         });
         report.apply_gate(&Gate {
             expected_failures: Some(["RCP-REF-27".to_owned()].into()),

@@ -112,7 +112,11 @@ pub fn render(report: &Report) -> Value {
         properties.insert("verdict".into(), verdict);
     }
     if let Some(run) = &report.run {
-        properties.insert("run".into(), json!({"id": run.id, "status": run.status}));
+        let mut shown = json!({"id": run.id, "status": run.status});
+        if let Some(note) = run.credentials_note() {
+            shown["credentials"] = json!(note);
+        }
+        properties.insert("run".into(), shown);
     }
     if let Some(g) = gate {
         properties.insert("gate".into(), json!(g));

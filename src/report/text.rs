@@ -83,6 +83,9 @@ pub fn render(report: &Report) -> String {
         out.push('\n');
     }
     out.push_str(&summary(report));
+    if let Some(note) = report.run.as_ref().and_then(|r| r.credentials_note()) {
+        out.push_str(&format!("credentials: {note}\n"));
+    }
     if let Some(e) = &report.error {
         out.push_str(&format!("error: {e}\n"));
     }

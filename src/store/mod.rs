@@ -66,7 +66,9 @@ pub type StoreResult<T> = Result<T, StoreError>;
 /// ([`sql::SqlStore`]); a `dyn Store` reaches every part's methods once the
 /// part's trait is in scope.
 #[async_trait]
-pub trait Store: KeyStore + SigningStore + WebhookStore + Send + Sync + 'static {
+pub trait Store:
+    KeyStore + SigningStore + WebhookStore + CredentialStore + Send + Sync + 'static
+{
     fn backend(&self) -> Backend;
 
     /// Applies pending migrations.
@@ -101,7 +103,7 @@ pub trait Store: KeyStore + SigningStore + WebhookStore + Send + Sync + 'static 
     async fn insert_run_as(&self, new: &NewRun, api_key: Option<Uuid>) -> StoreResult<Inserted> {
         let origin = RunOrigin {
             api_key,
-            forced: false,
+            ..RunOrigin::default()
         };
         self.insert_run_from(new, &origin).await
     }
@@ -323,6 +325,22 @@ pub trait SigningStore: Send + Sync + 'static {
 
     /// Every public key ever recorded, oldest first.
     async fn public_keys(&self) -> StoreResult<Vec<PublicKeyRecord>>;
+}
+
+/// The sealed credentials of queued and running runs (see
+/// [`crate::credentials`]). They are written with their run
+/// ([`RunOrigin::credentials`]) and deleted by the database itself when the
+/// run ends in any state (the migrations' `runs_wipe_credentials` trigger).
+#[async_trait]
+pub trait CredentialStore: Send + Sync + 'static {
+    /// The sealed credentials of a run; `None` once it has ended.
+    async fn run_credentials(
+        &self,
+        run_id: Uuid,
+    ) -> StoreResult<Option<crate::credentials::SealedCredentials>>;
+
+    /// How many runs hold sealed credentials now (for the operator and tests).
+    async fn count_run_credentials(&self) -> StoreResult<i64>;
 }
 
 /// Webhook deliveries of ended runs and their attempts.

@@ -90,6 +90,9 @@ pub struct Run {
     pub verdict: Option<Verdict>,
     /// Why the run ended as `error`, or why the last attempt was retried.
     pub error: Option<String>,
+    /// `bearer` when the run is judged with a token its submitter supplied
+    /// (see [`crate::credentials`]); stays after the token is wiped.
+    pub credentials: Option<String>,
 }
 
 /// What `insert_run` needs.
@@ -329,12 +332,15 @@ impl HostLimits {
 }
 
 /// Who asked for a run, and how.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunOrigin {
     /// The API key it was submitted with.
     pub api_key: Option<Uuid>,
     /// Whether the submission asked for a new run despite a fresh result.
     pub forced: bool,
+    /// The run's credentials, sealed; stored with the run in one transaction
+    /// and wiped when it ends.
+    pub credentials: Option<crate::credentials::SealedCredentials>,
 }
 
 /// Runs created for one host since some time.

@@ -279,6 +279,7 @@ macro_rules! impl_sql_store {
 }
 
 // The parts of the store, each in a file of its own.
+mod credentials;
 mod keys;
 mod signing;
 mod webhooks;
@@ -347,29 +348,60 @@ impl_sql_store!(Store {
 
     async fn insert_run_from(&self, new: &NewRun, origin: &RunOrigin) -> StoreResult<Inserted> {
         let options = to_json("run options", &new.options)?;
+        let insert = concat!(
+            "INSERT INTO runs (id, target_id, suite, options, webhook_url, dedup_key, status,
+                               max_attempts, available_at_ms, created_at_ms, api_key_id,
+                               forced, target_host, credentials)
+             VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $8, $9, $10,
+                     (SELECT targets.host FROM targets WHERE targets.id = $2), $11)
+             ON CONFLICT (dedup_key) WHERE status IN ('queued', 'running') DO NOTHING
+             RETURNING ",
+            run_columns!()
+        );
+        let kind = origin
+            .credentials
+            .as_ref()
+            .map(|_| crate::credentials::KIND_BEARER);
+        let query = || {
+            sqlx::query(insert)
+                .bind(new.id.to_string())
+                .bind(&new.target_id)
+                .bind(new.suite.as_str())
+                .bind(&options)
+                .bind(&new.webhook_url)
+                .bind(&new.dedup_key)
+                .bind(new.max_attempts)
+                .bind(new.created_at_ms)
+                .bind(origin.api_key.map(|k| k.to_string()))
+                .bind(i32::from(origin.forced))
+                .bind(kind)
+        };
         for _ in 0..INSERT_RUN_TRIES {
-            let inserted = sqlx::query(concat!(
-                "INSERT INTO runs (id, target_id, suite, options, webhook_url, dedup_key, status,
-                                   max_attempts, available_at_ms, created_at_ms, api_key_id,
-                                   forced, target_host)
-                 VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $8, $9, $10,
-                         (SELECT targets.host FROM targets WHERE targets.id = $2))
-                 ON CONFLICT (dedup_key) WHERE status IN ('queued', 'running') DO NOTHING
-                 RETURNING ",
-                run_columns!()
-            ))
-            .bind(new.id.to_string())
-            .bind(&new.target_id)
-            .bind(new.suite.as_str())
-            .bind(&options)
-            .bind(&new.webhook_url)
-            .bind(&new.dedup_key)
-            .bind(new.max_attempts)
-            .bind(new.created_at_ms)
-            .bind(origin.api_key.map(|k| k.to_string()))
-            .bind(i32::from(origin.forced))
-            .fetch_optional(self.db())
-            .await?;
+            let inserted = match &origin.credentials {
+                None => query().fetch_optional(self.db()).await?,
+                // A run with credentials and its sealed token are one write: a
+                // worker never claims such a run without its token.
+                Some(sealed) => {
+                    let mut tx = self.begin().await?;
+                    let row = query()
+                        .fetch_optional(self.statements.on(&mut *tx))
+                        .await?;
+                    if row.is_some() {
+                        sqlx::query(
+                            "INSERT INTO run_credentials (run_id, key_id, sealed, created_at_ms)
+                             VALUES ($1, $2, $3, $4)",
+                        )
+                        .bind(new.id.to_string())
+                        .bind(&sealed.key_id)
+                        .bind(&sealed.sealed)
+                        .bind(new.created_at_ms)
+                        .execute(self.statements.on(&mut *tx))
+                        .await?;
+                        self.commit(tx).await?;
+                    }
+                    row
+                }
+            };
             if let Some(row) = inserted {
                 return Ok(Inserted::New(run_from_row(&row)?));
             }

@@ -51,6 +51,10 @@ impl Dialect for Sqlite {
             // loss can lose the last commits, which a conformance queue can afford.
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(BUSY_TIMEOUT)
+            // Deleted rows are overwritten, not left in free pages: a run's sealed
+            // token is gone from the file when its run ends, not merely unlinked.
+            // Deletes are rare here (those tokens, expired idempotency records).
+            .pragma("secure_delete", "ON")
             .foreign_keys(true))
     }
 

@@ -101,7 +101,9 @@ pub fn redact_headers<'a>(
         .into_iter()
         .map(|(name, value)| {
             let lower = name.to_ascii_lowercase();
-            let shown = if SECRET_HEADERS.contains(&lower.as_str()) {
+            let shown = if lower == "authorization" || lower == "proxy-authorization" {
+                redact_credentials(value)
+            } else if SECRET_HEADERS.contains(&lower.as_str()) {
                 "[redacted]".to_owned()
             } else {
                 excerpt(value, 512).0
@@ -109,6 +111,20 @@ pub fn redact_headers<'a>(
             (lower, shown)
         })
         .collect()
+}
+
+/// An `Authorization` value as evidence shows it: its scheme, which is a fact
+/// about the request (`Bearer ‹redacted›`), and never the credentials.
+fn redact_credentials(value: &[u8]) -> String {
+    let scheme = value.split(|&b| b == b' ').next().unwrap_or_default();
+    if value.len() > scheme.len()
+        && (1..=20).contains(&scheme.len())
+        && scheme.iter().all(u8::is_ascii_alphabetic)
+    {
+        format!("{} ‹redacted›", String::from_utf8_lossy(scheme))
+    } else {
+        "‹redacted›".to_owned()
+    }
 }
 
 /// A UTF-8 (lossy) excerpt of at most `max` bytes, and whether it was cut.
@@ -149,12 +165,19 @@ mod tests {
 
     #[test]
     fn secret_headers_are_redacted() {
-        let shown = redact_headers([("Authorization", &b"Bearer s3cret"[..]), ("Accept", b"*/*")]);
+        let shown = redact_headers([
+            ("Authorization", &b"Bearer s3cret"[..]),
+            ("Accept", b"*/*"),
+            ("Cookie", b"a=s3cret"),
+            ("Proxy-Authorization", b"s3cret"),
+        ]);
         assert_eq!(
             shown,
             [
-                ("authorization".to_owned(), "[redacted]".to_owned()),
-                ("accept".to_owned(), "*/*".to_owned())
+                ("authorization".to_owned(), "Bearer ‹redacted›".to_owned()),
+                ("accept".to_owned(), "*/*".to_owned()),
+                ("cookie".to_owned(), "[redacted]".to_owned()),
+                ("proxy-authorization".to_owned(), "‹redacted›".to_owned()),
             ]
         );
     }

@@ -67,6 +67,12 @@ pub struct SubmitBody {
     /// Queue a new run even when a fresh result exists.
     #[serde(default)]
     pub force: Option<bool>,
+    /// Tokens to judge a protected MCP server with; needs an API key, and a
+    /// service whose operator set a credentials key. Held encrypted for this
+    /// run only and wiped when it ends; never shown, logged or reported. A run
+    /// with credentials is never deduplicated with, nor answered by, another run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<crate::credentials::Credentials>,
 }
 
 /// `POST /api/v1/runs`. With `Authorization: Bearer <API key>` the submission
@@ -276,6 +282,7 @@ async fn accept_submission(
                 suite,
                 options,
                 webhook_url,
+                credentials: body.credentials,
                 max_age_s: body.max_age_s.unwrap_or(submit::DEFAULT_MAX_AGE_S),
                 force: body.force.unwrap_or(false),
                 idempotency,
@@ -620,6 +627,12 @@ pub struct RunView {
     /// Why the run ended as `error`, or why the last attempt was retried.
     #[schema(required = true)]
     pub error: Option<String>,
+    /// `bearer` when the run is judged with a token supplied by the submitter
+    /// (the submission's `credentials`); absent otherwise. The token itself is
+    /// never shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^bearer$")]
+    pub credentials: Option<String>,
     pub links: RunLinks,
     /// The owner (or name) of the API key that submitted the run, null for an
     /// anonymous run; on the answers about one run only.
@@ -666,6 +679,7 @@ impl RunView {
             duration_ms,
             verdict: run.verdict.clone(),
             error: run.error.clone(),
+            credentials: run.credentials.clone(),
             links: RunLinks {
                 self_: format!("/api/v1/runs/{}", run.id),
                 events: format!("/api/v1/runs/{}/events", run.id),

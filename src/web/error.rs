@@ -424,6 +424,18 @@ impl From<crate::submit::SubmitError> for WebError {
                 field: "options.webhook_url",
                 detail: S::WebhookNeedsKey.to_string(),
             },
+            S::CredentialsNeedKey => Self::Invalid {
+                field: "credentials",
+                detail: S::CredentialsNeedKey.to_string(),
+            },
+            S::CredentialsNotAccepted => Self::Invalid {
+                field: "credentials",
+                detail: S::CredentialsNotAccepted.to_string(),
+            },
+            S::Credentials(detail) => Self::Invalid {
+                field: "credentials",
+                detail,
+            },
             S::IdempotencyKey => Self::Invalid {
                 field: "Idempotency-Key",
                 detail: S::IdempotencyKey.to_string(),

@@ -16,6 +16,8 @@ const LAYERS: &[&[&str]] = &[
     &["transport", "target", "events"],
     // The suite engine: protocols, rules, verdicts; settings of the process.
     &["suite", "config"],
+    // Credentials submitted with a run: sealed for the store, opened for the engine.
+    &["credentials"],
     // What stands on the engine: reference servers, the store.
     &["reference", "store"],
     // What reads and writes runs: reports, attestations, the queue, API keys,

@@ -5,6 +5,7 @@
 mod common;
 
 mod api;
+mod api_credentials;
 mod api_keys;
 mod architecture;
 mod attest;

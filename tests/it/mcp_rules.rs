@@ -431,7 +431,7 @@ async fn a_low_scope_token_meets_insufficient_scope() {
             .request
             .headers
             .iter()
-            .any(|(n, v)| n == "authorization" && v == "[redacted]")
+            .any(|(n, v)| n == "authorization" && v == "Bearer ‹redacted›")
     );
     for (run, token) in [(&run, token), (&broken, broken_token)] {
         let shown = serde_json::to_string(&run.findings).expect("json");

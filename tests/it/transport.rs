@@ -490,7 +490,7 @@ async fn exchange_redacts_credentials_and_truncates_the_body() {
         exchange
             .request
             .headers
-            .contains(&("authorization".into(), "[redacted]".into()))
+            .contains(&("authorization".into(), "Bearer ‹redacted›".into()))
     );
     let recorded = exchange.response.as_ref().expect("response record");
     assert!(recorded.truncated);

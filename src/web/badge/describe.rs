@@ -166,6 +166,7 @@ mod tests {
             finished_at_ms: status.is_finished().then_some(10),
             verdict,
             error: None,
+            credentials: None,
         }
     }
 

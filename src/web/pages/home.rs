@@ -272,6 +272,8 @@ async fn submit(
         suite,
         options,
         webhook_url: None,
+        // The form takes no raw token: a browser form is no place to paste one.
+        credentials: None,
         max_age_s: submit::DEFAULT_MAX_AGE_S,
         force: form.force.is_some(),
         idempotency: None,

@@ -101,6 +101,8 @@ struct RunPage {
     webhook: Option<WebhookView>,
     /// Who submitted the run: the API key's owner (or name); `None` when anonymous.
     owner: Option<String>,
+    /// "judged with a token supplied by the submitter", when it was.
+    credentials: Option<&'static str>,
 }
 
 /// A run's webhook: where (without path or query) and each attempt's outcome.
@@ -231,6 +233,10 @@ pub async fn show_run_page(
             .run_api_key(run.id)
             .await?
             .map(|k| k.display_owner().to_owned()),
+        credentials: run
+            .credentials
+            .as_ref()
+            .map(|_| crate::credentials::JUDGED_WITH_TOKEN),
     };
     Ok(Page(StatusCode::OK, page).into_response())
 }

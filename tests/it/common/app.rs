@@ -80,6 +80,8 @@ pub struct TestApp {
     pub http: reqwest::Client,
     /// Signs verdicts, for the web layer and for the workers `workers` starts.
     pub attestor: Attestor,
+    /// Seals and opens submitted credentials; `None`: they are refused.
+    pub keyring: Option<Arc<protocheck::credentials::Keyring>>,
 }
 
 impl TestApp {
@@ -90,13 +92,39 @@ impl TestApp {
 
     /// [`TestApp::start`], refusing runs beyond `quota` per target host.
     pub async fn start_with(db: &TestDb, submit_per_minute: u32, quota: HostQuota) -> Self {
+        Self::start_full(db, submit_per_minute, quota, None).await
+    }
+
+    /// [`TestApp::start`], accepting credentials sealed with `keyring`.
+    pub async fn start_with_keyring(
+        db: &TestDb,
+        submit_per_minute: u32,
+        keyring: protocheck::credentials::Keyring,
+    ) -> Self {
+        Self::start_full(
+            db,
+            submit_per_minute,
+            HostQuota::NONE,
+            Some(Arc::new(keyring)),
+        )
+        .await
+    }
+
+    async fn start_full(
+        db: &TestDb,
+        submit_per_minute: u32,
+        quota: HostQuota,
+        keyring: Option<Arc<protocheck::credentials::Keyring>>,
+    ) -> Self {
         let deps = WorkerDeps {
             store: db.store.clone(),
             wake: Arc::new(Notify::new()),
             events: RunEvents::new(),
             metrics: Metrics::new(),
         };
-        let queue = Queue::new(db.store.clone(), deps.wake.clone(), 3).with_host_quota(quota);
+        let queue = Queue::new(db.store.clone(), deps.wake.clone(), 3)
+            .with_host_quota(quota)
+            .with_keyring(keyring.clone());
         let attestor = Attestor::new(SigningKeyPair::generate().expect("signing key"));
         let options = web::WebOptions {
             submit_per_minute,
@@ -111,12 +139,16 @@ impl TestApp {
             deps,
             http: reqwest::Client::new(),
             attestor,
+            keyring,
         }
     }
 
     /// Workers sharing the app's store, signing with its key unless `cfg` has one.
     pub fn workers(&self, mut cfg: WorkerConfig) -> WorkerPool {
         cfg.attestor.get_or_insert_with(|| self.attestor.clone());
+        if cfg.keyring.is_none() {
+            cfg.keyring = self.keyring.clone();
+        }
         WorkerPool::start(self.deps.clone(), cfg).expect("start workers")
     }
 
