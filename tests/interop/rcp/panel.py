@@ -96,6 +96,10 @@ class Config:
     # BROKEN: before `initialize` only `retrieve` is gated; `rerank`, `embed`
     # and `graph` are served (§14.1 rule 3 gates every request but info/ping).
     gate_only_retrieve: bool = False
+    # BROKEN (stdio): before its reply to the first `ping` it writes one
+    # `notifications/log` that no client asked for (the client never opted
+    # into logs), so a reader that takes one line per request falls behind.
+    unsolicited_log: bool = False
 
 
 # ── corpus and scoring ────────────────────────────────────────────────────────
@@ -714,6 +718,7 @@ def serve_stdio(cfg: Config):
     out before its reply; EOF or an answered `shutdown` ends the process."""
     sessions = Sessions(cfg)
     out = sys.stdout
+    logged = False
     for raw in sys.stdin:
         line = raw.strip()
         if not line:
@@ -726,6 +731,10 @@ def serve_stdio(cfg: Config):
             out.flush()
             continue
         reply, notes = sessions.handle(msg)
+        if cfg.unsolicited_log and not logged and isinstance(msg, dict) \
+                and msg.get("method") == Method.PING and "id" in msg:
+            logged = True
+            out.write(rcp.make_log_notification("info", "panel server started") + "\n")
         for n in notes:
             out.write(n + "\n")
         if reply is not None:
