@@ -43,5 +43,6 @@ mod run_deadline;
 mod store_contract;
 mod store_findings;
 mod submit;
+mod token_scope;
 mod transport;
 mod webhooks;

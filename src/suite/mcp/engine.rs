@@ -152,10 +152,10 @@ fn precondition(rule: &McpRule, session: &Session, judged: &Judged) -> Option<St
             connection_rules().find(|id| matches!(judged.get(id), Some((Outcome::Fail, _))));
         if let Some(id) = stateful {
             return Some(format!(
-                "not verified: {id} failed: that rule saw the server answer the same request \
-                 differently by what had been sent before it (inference: by what came before \
-                 it on its connection), so this rule's probes, sent over pooled connections, \
-                 would be judged by the connection that carried them"
+                "not verified: {id} failed; a server that fails it may answer a request by \
+                 what came before it on its connection (an inference, not observed here), so \
+                 this rule's probes, sent over pooled connections, could be judged by the \
+                 connection that carried them"
             ));
         }
     }

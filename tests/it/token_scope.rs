@@ -1,0 +1,173 @@
+//! A bearer token goes to the target's own origin and nowhere else: not to
+//! the host of a metadata document the server names, not to where a redirect
+//! points (issue #27, limits: "a token is never sent to any URL other than
+//! the target's own origin (not to a redirect, not to a metadata document's
+//! host)").
+//!
+//! The target is the reference MCP server with `--auth`, behind a layer that
+//! moves its protected-resource metadata to another loopback origin and
+//! answers every authenticated `prompts/list` with a redirect there. That other
+//! origin records what reaches it.
+
+use crate::common;
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use protocheck::reference::mcp::{McpReferenceConfig, SCOPE_READ, SCOPE_TOOLS, mcp_router};
+use protocheck::suite::runner::Endpoint;
+use protocheck::suite::{BearerToken, RunOptions, SuiteChoice};
+use serde_json::json;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use url::Url;
+
+/// What reached the other origin: method, path, and the `Authorization`
+/// header if one came.
+type Seen = Arc<Mutex<Vec<(String, String, Option<String>)>>>;
+
+/// The other origin: records every request, serves metadata documents that
+/// keep pointing at itself, and answers anything else 404.
+fn elsewhere(seen: Seen, base: Arc<Mutex<String>>) -> axum::Router {
+    axum::Router::new().fallback(move |req: axum::extract::Request| {
+        let seen = seen.clone();
+        let base = base.clone();
+        async move {
+            let auth = req
+                .headers()
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let path = req.uri().path().to_owned();
+            seen.lock()
+                .expect("lock")
+                .push((req.method().to_string(), path.clone(), auth));
+            let me = base.lock().expect("lock").clone();
+            if path.starts_with("/.well-known/oauth-protected-resource") {
+                let doc = json!({
+                    "resource": format!("{me}/mcp"),
+                    "authorization_servers": [format!("{me}/issuer")],
+                    "scopes_supported": [SCOPE_READ, SCOPE_TOOLS],
+                });
+                return axum::Json(doc).into_response();
+            }
+            if path.starts_with("/.well-known/") {
+                let doc = json!({
+                    "issuer": format!("{me}/issuer"),
+                    "authorization_endpoint": format!("{me}/issuer/authorize"),
+                    "token_endpoint": format!("{me}/issuer/token"),
+                    "response_types_supported": ["code"],
+                    "code_challenge_methods_supported": ["S256"],
+                });
+                return axum::Json(doc).into_response();
+            }
+            StatusCode::NOT_FOUND.into_response()
+        }
+    })
+}
+
+/// The layer in front of the target: a challenge's `resource_metadata` is
+/// moved to `other`, and an authenticated `prompts/list` is redirected there.
+async fn divert(
+    axum::extract::State((other, redirected)): axum::extract::State<(String, Arc<AtomicUsize>)>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let authenticated = req.headers().contains_key(header::AUTHORIZATION);
+    let lists_prompts = req
+        .headers()
+        .get("mcp-method")
+        .is_some_and(|v| v.as_bytes() == b"prompts/list");
+    if authenticated && lists_prompts {
+        redirected.fetch_add(1, Ordering::SeqCst);
+        let mut resp = StatusCode::TEMPORARY_REDIRECT.into_response();
+        if let Ok(v) = HeaderValue::from_str(&format!("{other}/mcp")) {
+            resp.headers_mut().insert(header::LOCATION, v);
+        }
+        return resp;
+    }
+    let mut resp = next.run(req).await;
+    let challenge = resp
+        .headers()
+        .get(header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if let Some(challenge) = challenge
+        && let Some(start) = challenge.find("resource_metadata=\"")
+    {
+        let from = start + "resource_metadata=\"".len();
+        if let Some(len) = challenge[from..].find('"') {
+            let moved = format!(
+                "{}{other}/.well-known/oauth-protected-resource/mcp{}",
+                &challenge[..from],
+                &challenge[from + len..]
+            );
+            if let Ok(v) = HeaderValue::from_str(&moved) {
+                resp.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+            }
+        }
+    }
+    resp
+}
+
+#[tokio::test]
+async fn the_token_never_leaves_the_targets_origin() {
+    let seen = Seen::default();
+    let other_base = Arc::new(Mutex::new(String::new()));
+    let other = common::app::serve(elsewhere(seen.clone(), other_base.clone())).await;
+    *other_base.lock().expect("lock") = other.clone();
+
+    let config = McpReferenceConfig::new(Default::default())
+        .expect("no faults")
+        .with_auth();
+    let redirected = Arc::new(AtomicUsize::new(0));
+    let router = mcp_router(config.clone()).layer(axum::middleware::from_fn_with_state(
+        (other.clone(), redirected.clone()),
+        divert,
+    ));
+    let base = common::app::serve(router).await;
+    let url = Url::parse(&format!("{base}/mcp")).expect("url");
+    let token = config
+        .mint_token(
+            url.as_str(),
+            &format!("{SCOPE_READ} {SCOPE_TOOLS}"),
+            Duration::from_secs(600),
+        )
+        .expect("an --auth server mints tokens");
+    let options = RunOptions {
+        bearer_token: Some(BearerToken::new(token.clone())),
+        ..RunOptions::default()
+    };
+    let (verdict, findings) = common::suite::run(
+        SuiteChoice::Mcp,
+        &Endpoint::Http(url),
+        &common::suite::loopback(options),
+    )
+    .await;
+    let report = common::suite::dump(&findings);
+    assert!(verdict.is_ok(), "{verdict:?}\n{report}");
+
+    let seen = seen.lock().expect("lock").clone();
+    // Not vacuous: the metadata the target named was fetched from the other
+    // origin, and the redirects were answered (so the run did send requests
+    // that a careless client would have followed with its token).
+    assert!(
+        seen.iter()
+            .any(|(_, path, _)| path.starts_with("/.well-known/oauth-protected-resource")),
+        "the moved metadata was never fetched: {seen:?}\n{report}"
+    );
+    assert!(
+        redirected.load(Ordering::SeqCst) > 0,
+        "no authenticated `prompts/list` was sent:\n{report}"
+    );
+    for (method, path, auth) in &seen {
+        assert!(
+            auth.is_none(),
+            "{method} {path} on another origin carried `Authorization`"
+        );
+    }
+    assert!(
+        !seen.iter().any(|(_, path, _)| path == "/mcp"),
+        "a redirect was followed: {seen:?}"
+    );
+}
