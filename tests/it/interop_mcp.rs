@@ -1,7 +1,8 @@
 //! The MCP interop panels: servers protocheck's authors did not write (the
 //! official Python SDK, fastmcp, the reference `server-everything` and the
 //! reference servers `mcp-server-time`, `mcp-server-git`, `server-memory`,
-//! `server-filesystem`), small servers on the official SDKs and servers
+//! `server-filesystem`), small servers on the official SDKs (one of them a
+//! protected server, checked with and without a bearer token) and servers
 //! written from the specification text alone, each checked with `protocheck
 //! check --suite mcp --mcp-revision R --format json` several times. Every run
 //! must give the same verdict, and that verdict must be the one `tests/interop/EXPECTED.md`
@@ -384,6 +385,13 @@ fn http_launcher(name: &str, tools: &Tools) -> Result<Command, String> {
             .ok_or("PROTOCHECK_INTEROP_PYTHON names no Python with mcp")
     };
     let dir = panel_dir();
+    if name == "sdk-auth" || name == "sdk-auth-token" {
+        let mut cmd = Command::new(python()?);
+        cmd.arg(dir.join("sdk_auth_server.py"))
+            .args(["--token", SDK_AUTH_TOKEN])
+            .arg("0");
+        return Ok(cmd);
+    }
     if let Some(mode) = name.strip_prefix("sdk-") {
         let mut cmd = Command::new(python()?);
         cmd.arg(dir.join("sdk_server.py")).arg(mode).arg("0");
@@ -533,6 +541,15 @@ enum Target {
 /// start; these rows give each request 30 s.
 const SLOW_START: &[&str] = &["time-stdio", "git-stdio"];
 
+/// The one bearer token `sdk_auth_server.py` accepts (given to it with
+/// `--token`): a made-up string for a loopback server, not a credential.
+const SDK_AUTH_TOKEN: &str = "protocheck-interop-token-5f1c";
+
+/// Rows checked with more `check` arguments than the panel's own, by name:
+/// `sdk-auth` is checked as a user without a token would check it (a grade of
+/// `not judged`), `sdk-auth-token` with the token its server accepts.
+const CHECK_ARGS: &[(&str, &[&str])] = &[("sdk-auth-token", &["--bearer-token", SDK_AUTH_TOKEN])];
+
 /// One `protocheck check` of `target` (the panel server `name`) on the
 /// panel's revision.
 fn check(name: &str, target: &Target, panel: &Panel) -> Result<Verdict, String> {
@@ -561,12 +578,24 @@ fn check(name: &str, target: &Target, panel: &Panel) -> Result<Verdict, String> 
     if SLOW_START.contains(&name) {
         cmd.args(["--timeout-ms", "30000"]);
     }
+    let extra: &[&str] = CHECK_ARGS
+        .iter()
+        .find(|(row, _)| *row == name)
+        .map_or(&[], |(_, args)| args);
+    cmd.args(extra);
     let out = cmd.output().map_err(|e| format!("run protocheck: {e}"))?;
     if !matches!(out.status.code(), Some(0 | 1)) {
         return Err(format!(
             "protocheck check {shown} gave no verdict:\n{}",
             common::cli::show(&out)
         ));
+    }
+    if extra.contains(&SDK_AUTH_TOKEN)
+        && [&out.stdout, &out.stderr]
+            .iter()
+            .any(|o| String::from_utf8_lossy(o).contains(SDK_AUTH_TOKEN))
+    {
+        return Err("the report shows the bearer token it was given".into());
     }
     let doc: Value = serde_json::from_slice(&out.stdout)
         .map_err(|e| format!("protocheck's JSON report does not parse: {e}"))?;
@@ -662,7 +691,9 @@ fn parse_expected(text: &str, panel: &Panel) -> Result<BTreeMap<String, Expected
             ..Default::default()
         };
         for g in &e.grades {
-            if !["strict", "compliant", "non-compliant"].contains(&g.as_str()) {
+            // `not judged`: the verdict on a server whose core rules could
+            // not be verified (a protected server checked without a token).
+            if !["strict", "compliant", "non-compliant", "not judged"].contains(&g.as_str()) {
                 return Err(format!("{name}: unknown grade `{g}`"));
             }
         }
@@ -944,6 +975,21 @@ fn the_expected_table_parses_and_every_server_has_a_launcher() {
     assert_eq!(a.skip_reasons["MCP-HDR-004"], "dual-era");
     assert_eq!(a.outcomes["MCP-STL-004"].len(), 2);
     assert!(a.outcomes["MCP-HDR-001"].contains("fail"));
+    let withheld = parse_expected(
+        "## MCP\n| server | grade | fail | warn | info | skip | either |\n|-|-|-|-|-|-|-|\n\
+         | p | not judged | — | MCP-AUT-006 | — | — | — |\n",
+        &PANEL_2026,
+    )
+    .expect("parses");
+    assert!(withheld["p"].grades.contains("not judged"));
+    assert!(
+        parse_expected(
+            "## MCP\n| server | grade | fail | warn | info | skip | either |\n|-|-|-|-|-|-|-|\n\
+             | p | unjudged | — | — | — | — | — |\n",
+            &PANEL_2026,
+        )
+        .is_err()
+    );
 }
 
 #[test]
