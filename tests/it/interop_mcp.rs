@@ -848,6 +848,39 @@ fn launch(name: &str, tools: &Tools) -> Result<(Option<Running>, Target), String
     })
 }
 
+/// Starts a stdio server's command once, unjudged, with stdin closed, and
+/// waits (at most a minute) for it to exit. The first start of an
+/// interpreter after its install reads every module from a cold disk cache;
+/// on a 2-core machine running the test suite that took longer than the
+/// 30 s protocheck allows a child's start-up (`transport::stdio::
+/// STARTUP_ALLOWANCE`), and only the first of ten runs differed. The panel
+/// judges verdicts, not a cold disk cache.
+fn warm_up(line: &str, env: &[(String, PathBuf)]) {
+    let mut parts = line.split_whitespace();
+    let Some(program) = parts.next() else {
+        return;
+    };
+    let Ok(mut child) = Command::new(program)
+        .args(parts)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    else {
+        return;
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// Starts one server (over HTTP; a stdio server is started by each check),
 /// checks it `runs` times, stops it; the report lines. A server of
 /// [`FRESH_PER_RUN`] is started anew for each run.
@@ -864,6 +897,11 @@ fn run_server(
         if server.is_none() || FRESH_PER_RUN.contains(&name) {
             drop(server.take());
             server = Some(launch(name, tools)?);
+            if let Some((None, Target::Stdio { line, env })) = &server
+                && verdicts.is_empty()
+            {
+                warm_up(line, env);
+            }
         }
         let Some((_, target)) = &server else {
             unreachable!("launched above");
