@@ -344,9 +344,39 @@ async fn send(
     // head, never stored and never shown, and redirects are not followed.
     match http.send_streaming(&req).await {
         Ok(resp) => Ok(resp.status),
-        Err(e @ TransportError::Forbidden { .. }) => Err(Failure::Permanent(e.to_string())),
-        Err(e) => Err(Failure::Transient(e.to_string())),
+        Err(e @ TransportError::Forbidden { .. }) => {
+            Err(Failure::Permanent(scrub(&e.to_string(), &d.url)))
+        }
+        Err(e) => Err(Failure::Transient(scrub(&e.to_string(), &d.url))),
     }
+}
+
+/// `text` with the hook's URL, path and query replaced by its display form
+/// (origin and `/…`): an attempt's error is shown to anyone who can read the
+/// run (its resource, its page) and logged, and a hook's path and query are
+/// its secret (the HTTP client's errors quote the whole URL).
+fn scrub(text: &str, raw: &str) -> String {
+    let shown = display_url(raw);
+    let mut out = text.replace(raw, &shown);
+    if let Ok(url) = Url::parse(raw) {
+        out = out.replace(url.as_str(), &shown);
+        let mut tail = url.path().to_owned();
+        if let Some(q) = url.query() {
+            tail.push('?');
+            tail.push_str(q);
+        }
+        // The path and query alone, wherever they still appear.
+        if tail.len() > 1 {
+            out = out.replace(&tail, "/…");
+        }
+        if let Some(q) = url.query().filter(|q| !q.is_empty()) {
+            out = out.replace(q, "…");
+        }
+        if url.path().len() > 1 {
+            out = out.replace(url.path(), "/…");
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -364,6 +394,26 @@ mod tests {
         assert!(!verify_signature(b"whsec_a", &header, b"{}", 1_100, tol));
         assert!(!verify_signature(b"whsec_a", &header, body, 2_000, tol));
         assert!(!verify_signature(b"whsec_a", "v1=00", body, 1_000, tol));
+    }
+
+    #[test]
+    fn an_error_quoting_the_hook_shows_its_origin_only() {
+        let raw = "http://127.0.0.1:9/hooks/SECRETPATH?token=SECRETQUERY";
+        for text in [
+            format!("could not connect: error sending request for url ({raw})"),
+            "error for /hooks/SECRETPATH?token=SECRETQUERY".to_owned(),
+            "token=SECRETQUERY".to_owned(),
+        ] {
+            let out = scrub(&text, raw);
+            assert!(
+                !out.contains("SECRETPATH") && !out.contains("SECRETQUERY"),
+                "{out}"
+            );
+        }
+        assert_eq!(
+            scrub(&format!("url ({raw})"), raw),
+            "url (http://127.0.0.1:9/…)"
+        );
     }
 
     #[test]

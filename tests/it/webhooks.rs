@@ -457,3 +457,51 @@ async fn a_delivery_left_by_a_crashed_process_is_sent_by_the_next_one() {
         ));
     }
 }
+
+/// A hook's path and query are its secret: no attempt's error, in the run
+/// resource or on its page, quotes them, whether the connection was refused
+/// or the receiver answered 500.
+#[tokio::test]
+async fn no_public_answer_quotes_a_hooks_path_or_query() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let app = TestApp::start(&db, 100).await;
+        let pool = app.workers(fast_webhooks(worker_config(1, Duration::from_secs(5))));
+        let target = rcp_reference(&[], Duration::ZERO).await;
+        let created = key(&db).await;
+        // A port nothing listens on: the connection is refused.
+        let closed = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().port()
+        };
+        let refused = format!("http://127.0.0.1:{closed}/hooks/SECRETPATH?token=SECRETQUERY");
+        // A receiver that answers 500 every time.
+        let failing = receiver(&[500; 8]).await;
+        let failing_url = failing.url.replace("token=abc", "token=SECRETQUERY");
+        for hook in [refused, failing_url] {
+            let (status, run) = submit(
+                &app,
+                Some(&created),
+                &json!({"url": target, "suite": "rcp", "options": {"webhook_url": hook}}),
+            )
+            .await;
+            assert_eq!(status, 202, "{b}: {run}");
+            let id = run["id"].as_str().unwrap().to_owned();
+            app.wait_finished(&id, PATIENCE).await;
+            let run = wait_webhook(&app, &id).await;
+            let attempts = run["webhook"]["deliveries"].as_array().unwrap().clone();
+            assert!(!attempts.is_empty(), "{b}: {run}");
+            assert!(
+                attempts.iter().all(|a| a["error"].is_string()),
+                "{b}: every attempt failed and says why: {run}"
+            );
+            let resource = run.to_string();
+            let page = app.get_text(&format!("/runs/{id}")).await;
+            for secret in ["SECRETPATH", "SECRETQUERY", "secret-path"] {
+                assert!(!resource.contains(secret), "{b}: {secret} in {resource}");
+                assert!(!page.contains(secret), "{b}: {secret} on the run page");
+            }
+        }
+        pool.shutdown().await;
+    }
+}
