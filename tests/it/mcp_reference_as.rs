@@ -468,3 +468,86 @@ async fn registration_refuses_unsafe_redirect_uris_and_confidential_clients() {
         .expect("register");
     assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
 }
+
+/// Serves `doc(own URL)` at `/client.json` on loopback; the URL and the task.
+async fn serve_document(doc: impl Fn(&str) -> Value) -> (String, JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1");
+    let url = format!(
+        "http://{}/client.json",
+        listener.local_addr().expect("addr")
+    );
+    let body = doc(&url).to_string();
+    let app = axum::Router::new().route(
+        "/client.json",
+        axum::routing::get(move || {
+            let body = body.clone();
+            async move { ([("content-type", "application/json")], body) }
+        }),
+    );
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, task)
+}
+
+#[tokio::test]
+async fn a_client_id_metadata_document_stands_for_registration() {
+    let server = Server::start().await;
+    let http = client();
+    let (client_id, doc_task) = serve_document(|url| {
+        json!({
+            "client_id": url,
+            "client_name": "<b>Doc client</b>",
+            "redirect_uris": [REDIRECT],
+            "token_endpoint_auth_method": "none",
+        })
+    })
+    .await;
+    let page = http
+        .get(server.url("/as/authorize"))
+        .query(&authorization(&server, &client_id))
+        .send()
+        .await
+        .expect("login page");
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = page.text().await.expect("html");
+    assert!(html.contains("&lt;b&gt;Doc client&lt;/b&gt;"), "{html}");
+    assert!(html.contains("id=\"sign-in\""), "{html}");
+
+    let code = code(&server, &http, &client_id).await;
+    let (status, token) = exchange(
+        &server,
+        &http,
+        &client_id,
+        &code,
+        VERIFIER,
+        &server.resource(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{token}");
+    let access = token["access_token"].as_str().expect("access_token");
+    assert_eq!(
+        discover(&server, &http, access).await.status(),
+        StatusCode::OK
+    );
+    doc_task.abort();
+
+    // A document naming another client, or none at all: a page, no redirect.
+    let (liar, liar_task) = serve_document(
+        |_| json!({"client_id": "https://client.example/client.json", "redirect_uris": [REDIRECT]}),
+    )
+    .await;
+    for id in [liar.as_str(), "http://127.0.0.1:9/client.json"] {
+        let resp = http
+            .get(server.url("/as/authorize"))
+            .query(&authorization(&server, id))
+            .send()
+            .await
+            .expect("authorize");
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "{id}");
+        assert!(resp.headers().get(LOCATION).is_none());
+    }
+    liar_task.abort();
+}

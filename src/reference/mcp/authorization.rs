@@ -15,7 +15,12 @@
 //! Errors found before the redirect URI is known to be registered are shown
 //! as a page, never redirected; later ones go back to the client (RFC 6749
 //! §4.1.2.1). Clients and codes live in memory, bounded; bodies are small.
-//! Client ID Metadata Documents are not fetched: a URL `client_id` is refused.
+//!
+//! A `client_id` that is a URL names a Client ID Metadata Document (the
+//! metadata says `client_id_metadata_document_supported`): it is fetched at
+//! each authorization request (https; plain http to a loopback host too, for
+//! tests), without redirects, bounded in time and size, and must name itself
+//! as `client_id` and list the redirect URI.
 
 use super::auth::{self, ISSUER_PATH, SCOPE_READ, SCOPE_TOOLS, base_url, json_response};
 use super::{Inner, Shared};
@@ -48,10 +53,15 @@ const CODE_LIFETIME: Duration = Duration::from_secs(60);
 /// How long an issued access token lives.
 const TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
 
-/// A registered public client.
+/// Largest Client ID Metadata Document, and how long its fetch may take.
+const MAX_CIMD: usize = 64 * 1024;
+const CIMD_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A registered public client, or one known by its metadata document.
 #[derive(Debug, Clone)]
 struct Client {
     redirect_uris: Vec<String>,
+    name: Option<String>,
 }
 
 /// What an authorization code was issued for.
@@ -83,6 +93,10 @@ impl<T> Bounded<T> {
     }
 
     fn insert(&mut self, key: String, value: T) {
+        if let Some(slot) = self.entries.get_mut(&key) {
+            *slot = value;
+            return;
+        }
         while self.entries.len() >= self.cap {
             match self.order.pop_front() {
                 Some(old) => {
@@ -106,6 +120,8 @@ impl<T> Bounded<T> {
 pub(super) struct Store {
     clients: Mutex<Bounded<Client>>,
     codes: Mutex<Bounded<Grant>>,
+    /// Fetches Client ID Metadata Documents.
+    http: std::sync::OnceLock<reqwest::Client>,
 }
 
 impl Default for Store {
@@ -113,6 +129,7 @@ impl Default for Store {
         Self {
             clients: Mutex::new(Bounded::new(MAX_CLIENTS)),
             codes: Mutex::new(Bounded::new(MAX_CODES)),
+            http: std::sync::OnceLock::new(),
         }
     }
 }
@@ -120,6 +137,23 @@ impl Default for Store {
 impl Store {
     fn client(&self, id: &str) -> Option<Client> {
         self.clients.lock().ok()?.entries.get(id).cloned()
+    }
+
+    fn remember(&self, id: &str, client: Client) {
+        if let Ok(mut clients) = self.clients.lock() {
+            clients.insert(id.to_owned(), client);
+        }
+    }
+
+    fn http(&self) -> &reqwest::Client {
+        self.http.get_or_init(|| {
+            reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .no_proxy()
+                .timeout(CIMD_TIMEOUT)
+                .build()
+                .unwrap_or_default()
+        })
     }
 
     /// Takes the code out: it is good for one exchange, even a failed one.
@@ -165,28 +199,113 @@ fn no_store(resp: &mut Response) {
 /// Whether `uri` may be registered: absolute, http(s), no fragment, and
 /// plain http only to a loopback host (RFC 8252 §7.3).
 fn redirect_uri_problem(uri: &str) -> Option<String> {
+    url_problem(uri, "a redirect URI").err()
+}
+
+/// `uri` parsed when it is an absolute http(s) URL without fragment or
+/// credentials, plain http only to a loopback host; `what` names it in the
+/// reason otherwise.
+fn url_problem(uri: &str, what: &str) -> Result<Url, String> {
     if uri.len() > MAX_URI_LEN {
-        return Some(format!("a redirect URI is longer than {MAX_URI_LEN} bytes"));
+        return Err(format!("{what} is longer than {MAX_URI_LEN} bytes"));
     }
     let Ok(url) = Url::parse(uri) else {
-        return Some("a redirect URI is not an absolute URL".to_owned());
+        return Err(format!("{what} is not an absolute URL"));
     };
     if url.fragment().is_some() {
-        return Some("a redirect URI has a fragment".to_owned());
+        return Err(format!("{what} has a fragment"));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Some("a redirect URI carries credentials".to_owned());
+        return Err(format!("{what} carries credentials"));
     }
     match url.scheme() {
-        "https" => None,
+        "https" => Ok(url),
         "http" => match url.host() {
-            Some(url::Host::Domain(d)) if d.eq_ignore_ascii_case("localhost") => None,
-            Some(url::Host::Ipv4(ip)) if ip.is_loopback() => None,
-            Some(url::Host::Ipv6(ip)) if ip.is_loopback() => None,
-            _ => Some("an http redirect URI must point to a loopback address".to_owned()),
+            Some(url::Host::Domain(d)) if d.eq_ignore_ascii_case("localhost") => Ok(url),
+            Some(url::Host::Ipv4(ip)) if ip.is_loopback() => Ok(url),
+            Some(url::Host::Ipv6(ip)) if ip.is_loopback() => Ok(url),
+            _ => Err(format!("{what} over http must point to a loopback address")),
         },
-        _ => Some("a redirect URI must be https (or http to a loopback address)".to_owned()),
+        _ => Err(format!(
+            "{what} must be https (or http to a loopback address)"
+        )),
     }
+}
+
+/// Whether `client_id` names a Client ID Metadata Document.
+fn is_document_url(client_id: &str) -> bool {
+    client_id.starts_with("https://") || client_id.starts_with("http://")
+}
+
+/// Fetches and checks the Client ID Metadata Document at `client_id`.
+async fn fetch_client(store: &Store, client_id: &str) -> Result<Client, String> {
+    let url = url_problem(client_id, "the client_id")?;
+    if url.path() == "/" || url.path().is_empty() {
+        return Err("a client_id URL must have a path".to_owned());
+    }
+    let mut resp = store
+        .http()
+        .get(url)
+        .header(header::ACCEPT, "application/json")
+        .send()
+        .await
+        .map_err(|_| "the client's metadata document could not be fetched".to_owned())?;
+    if resp.status() != reqwest::StatusCode::OK {
+        return Err(format!(
+            "the client's metadata document was answered {}",
+            resp.status().as_u16()
+        ));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|_| "the client's metadata document could not be read".to_owned())?
+    {
+        if body.len() + chunk.len() > MAX_CIMD {
+            return Err(format!(
+                "the client's metadata document is larger than {MAX_CIMD} bytes"
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    let Ok(Value::Object(meta)) = serde_json::from_slice::<Value>(&body) else {
+        return Err("the client's metadata document is not a JSON object".to_owned());
+    };
+    if meta.get("client_id").and_then(Value::as_str) != Some(client_id) {
+        return Err("the client's metadata document names another client_id".to_owned());
+    }
+    if meta
+        .get("token_endpoint_auth_method")
+        .is_some_and(|m| m.as_str() != Some("none"))
+        || meta.contains_key("client_secret")
+    {
+        return Err(
+            "only public clients are served: token_endpoint_auth_method must be none".to_owned(),
+        );
+    }
+    let redirect_uris = match meta.get("redirect_uris") {
+        Some(Value::Array(list)) if !list.is_empty() && list.len() <= MAX_REDIRECT_URIS => list
+            .iter()
+            .map(|v| match v.as_str() {
+                Some(s) if redirect_uri_problem(s).is_none() => Ok(s.to_owned()),
+                _ => Err("the client's metadata document lists a bad redirect URI".to_owned()),
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        _ => {
+            return Err(format!(
+                "the client's metadata document must list 1 to {MAX_REDIRECT_URIS} redirect_uris"
+            ));
+        }
+    };
+    let name = meta
+        .get("client_name")
+        .and_then(Value::as_str)
+        .map(|n| n.chars().take(200).collect());
+    Ok(Client {
+        redirect_uris,
+        name,
+    })
 }
 
 /// `POST {issuer}/register`: RFC 7591 registration of a public client.
@@ -279,6 +398,7 @@ pub(super) async fn register(State(state): State<Shared>, body: Bytes) -> Respon
             client_id.clone(),
             Client {
                 redirect_uris: uris.clone(),
+                name: client_name.clone(),
             },
         );
     } else {
@@ -307,6 +427,8 @@ pub(super) async fn register(State(state): State<Shared>, body: Bytes) -> Respon
 /// A checked authorization request.
 struct AuthRequest {
     client_id: String,
+    /// How the login page names the client.
+    client_label: String,
     redirect_uri: String,
     code_challenge: String,
     state: Option<String>,
@@ -329,7 +451,7 @@ enum Refusal {
 
 /// Checks the parameters of an authorization request (RFC 6749 §4.1.1,
 /// RFC 7636, RFC 8707, the MCP authorization spec).
-fn check_request(
+async fn check_request(
     state: &Inner,
     headers: &HeaderMap,
     p: &HashMap<String, String>,
@@ -338,14 +460,24 @@ fn check_request(
     let Some(client_id) = get("client_id") else {
         return Err(Refusal::Page("the request names no client_id".into()));
     };
-    let Some(client) = state.oauth.client(client_id) else {
-        let why = if client_id.starts_with("https://") || client_id.starts_with("http://") {
-            "this server does not fetch Client ID Metadata Documents yet; register the client \
-             at the registration endpoint"
-        } else {
-            "the client_id is not registered here"
+    let client = if is_document_url(client_id) {
+        if state.breaks(&aut::CIMD) {
+            return Err(Refusal::Page(
+                "this server does not accept Client ID Metadata Documents; register the client \
+                 at the registration endpoint"
+                    .into(),
+            ));
+        }
+        let client = fetch_client(&state.oauth, client_id)
+            .await
+            .map_err(Refusal::Page)?;
+        state.oauth.remember(client_id, client.clone());
+        client
+    } else {
+        let Some(client) = state.oauth.client(client_id) else {
+            return Err(Refusal::Page("the client_id is not registered here".into()));
         };
-        return Err(Refusal::Page(why.into()));
+        client
     };
     let Some(redirect_uri) = get("redirect_uri") else {
         return Err(Refusal::Page("the request names no redirect_uri".into()));
@@ -423,8 +555,14 @@ fn check_request(
     if st.as_ref().is_some_and(|s| s.len() > 1024) {
         return Err(refuse("invalid_request", "state is longer than 1024 bytes"));
     }
+    let client_label = match (&client.name, is_document_url(client_id)) {
+        (Some(name), true) => format!("{name} ({client_id})"),
+        (Some(name), false) => name.clone(),
+        (None, _) => client_id.to_owned(),
+    };
     Ok(AuthRequest {
         client_id: client_id.to_owned(),
+        client_label,
         redirect_uri: redirect_uri.to_owned(),
         code_challenge: challenge.to_owned(),
         state: st,
@@ -520,13 +658,16 @@ const CARRIED: &[&str] = &[
     "scope",
 ];
 
+/// The login form: where it posts, the client it signs in for, and the
+/// authorization request it carries.
+struct LoginForm<'a> {
+    action: &'a str,
+    client: &'a str,
+    params: &'a HashMap<String, String>,
+}
+
 /// A small HTML page; with `form`, the login form carrying its parameters.
-fn page(
-    status: StatusCode,
-    title: &str,
-    message: &str,
-    form: Option<(&str, &HashMap<String, String>)>,
-) -> Response {
+fn page(status: StatusCode, title: &str, message: &str, form: Option<LoginForm<'_>>) -> Response {
     let mut body = format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width\">\
@@ -536,9 +677,16 @@ fn page(
     if !message.is_empty() {
         body.push_str(&format!("<p id=\"message\">{}</p>\n", escape(message)));
     }
-    if let Some((action, params)) = form {
+    if let Some(LoginForm {
+        action,
+        client,
+        params,
+    }) = form
+    {
         body.push_str(&format!(
-            "<form id=\"login\" method=\"post\" action=\"{}\">\n",
+            "<p>Signing in for <strong id=\"client\">{}</strong>.</p>\n\
+             <form id=\"login\" method=\"post\" action=\"{}\">\n",
+            escape(client),
             escape(action)
         ));
         for name in CARRIED {
@@ -601,14 +749,18 @@ pub(super) async fn authorize_page(
         Ok(p) => p,
         Err(why) => return page(StatusCode::BAD_REQUEST, "Sign-in refused", &why, None),
     };
-    match check_request(&state, &headers, &params) {
-        Ok(_) => {
+    match check_request(&state, &headers, &params).await {
+        Ok(request) => {
             let action = format!("{}/authorize", issuer(&state, &headers));
             page(
                 StatusCode::OK,
                 "Sign in to the protocheck reference MCP server",
                 "",
-                Some((&action, &params)),
+                Some(LoginForm {
+                    action: &action,
+                    client: &request.client_label,
+                    params: &params,
+                }),
             )
         }
         Err(refusal) => refused(&state, &headers, refusal),
@@ -637,7 +789,7 @@ pub(super) async fn authorize_submit(
         Ok(p) => p,
         Err(why) => return page(StatusCode::BAD_REQUEST, "Sign-in refused", &why, None),
     };
-    let request = match check_request(&state, &headers, &params) {
+    let request = match check_request(&state, &headers, &params).await {
         Ok(r) => r,
         Err(refusal) => return refused(&state, &headers, refusal),
     };
@@ -651,7 +803,11 @@ pub(super) async fn authorize_submit(
             StatusCode::OK,
             "Sign in to the protocheck reference MCP server",
             "Wrong user name or password.",
-            Some((&action, &params)),
+            Some(LoginForm {
+                action: &action,
+                client: &request.client_label,
+                params: &params,
+            }),
         );
     }
     let code = base64url_encode(&rand::random::<[u8; 32]>());
