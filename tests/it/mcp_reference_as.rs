@@ -551,3 +551,97 @@ async fn a_client_id_metadata_document_stands_for_registration() {
     }
     liar_task.abort();
 }
+
+async fn refresh(
+    server: &Server,
+    http: &reqwest::Client,
+    form: &[(&str, &str)],
+) -> (StatusCode, Value) {
+    let mut all = vec![("grant_type", "refresh_token")];
+    all.extend_from_slice(form);
+    let resp = http
+        .post(server.url("/as/token"))
+        .form(&all)
+        .send()
+        .await
+        .expect("refresh");
+    let status = resp.status();
+    (status, resp.json().await.expect("json"))
+}
+
+#[tokio::test]
+async fn refresh_tokens_rotate_and_may_narrow_the_scope() {
+    let server = Server::start().await;
+    let http = client();
+    let client_id = register(&server, &http).await;
+    let code = code(&server, &http, &client_id).await;
+    let (_, first) = exchange(
+        &server,
+        &http,
+        &client_id,
+        &code,
+        VERIFIER,
+        &server.resource(),
+    )
+    .await;
+    let old = first["refresh_token"].as_str().expect("a refresh token");
+    let resource = server.resource();
+
+    let (status, second) = refresh(
+        &server,
+        &http,
+        &[
+            ("refresh_token", old),
+            ("client_id", &client_id),
+            ("resource", &resource),
+            ("scope", SCOPE_READ),
+        ],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{second}");
+    assert_eq!(second["scope"], SCOPE_READ);
+    let access = second["access_token"].as_str().expect("access_token");
+    assert_eq!(
+        discover(&server, &http, access).await.status(),
+        StatusCode::OK
+    );
+
+    // Used once: the old one is gone; a wider scope than granted is refused.
+    let (status, err) = refresh(
+        &server,
+        &http,
+        &[("refresh_token", old), ("client_id", &client_id)],
+    )
+    .await;
+    assert_eq!(
+        (status, err["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+    );
+    let newer = second["refresh_token"]
+        .as_str()
+        .expect("a new refresh token");
+    let both = format!("{SCOPE_READ} {SCOPE_TOOLS}");
+    let (status, err) = refresh(
+        &server,
+        &http,
+        &[
+            ("refresh_token", newer),
+            ("client_id", &client_id),
+            ("scope", &both),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (status, err["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_scope"))
+    );
+    // That refusal left the token usable.
+    let (status, third) = refresh(
+        &server,
+        &http,
+        &[("refresh_token", newer), ("client_id", &client_id)],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{third}");
+    assert_eq!(third["scope"], SCOPE_READ);
+}

@@ -10,7 +10,9 @@
 //!   (`--auth-user`, `alice:wonderland` by default) and redirects (303) to the
 //!   client with a one-time code bound to the request;
 //! - `POST {issuer}/token`: exchanges the code for a bearer token the `/mcp`
-//!   endpoint accepts (audience: the `resource`; scope: the one granted).
+//!   endpoint accepts (audience: the `resource`; scope: the one granted) and
+//!   a refresh token, which is rotated: each is good for one refresh, which
+//!   may narrow the scope.
 //!
 //! Errors found before the redirect URI is known to be registered are shown
 //! as a page, never redirected; later ones go back to the client (RFC 6749
@@ -50,6 +52,9 @@ const MAX_REDIRECT_URIS: usize = 8;
 const MAX_URI_LEN: usize = 2048;
 /// How long an authorization code can be exchanged.
 const CODE_LIFETIME: Duration = Duration::from_secs(60);
+/// Most outstanding refresh tokens, and how long one lives.
+const MAX_REFRESH: usize = 1024;
+const REFRESH_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 /// How long an issued access token lives.
 const TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
 
@@ -70,6 +75,15 @@ struct Grant {
     client_id: String,
     redirect_uri: String,
     code_challenge: String,
+    resource: String,
+    scope: String,
+    expires: Instant,
+}
+
+/// What a refresh token stands for.
+#[derive(Debug, Clone)]
+struct Refresh {
+    client_id: String,
     resource: String,
     scope: String,
     expires: Instant,
@@ -120,6 +134,8 @@ impl<T> Bounded<T> {
 pub(super) struct Store {
     clients: Mutex<Bounded<Client>>,
     codes: Mutex<Bounded<Grant>>,
+    /// Refresh tokens, each good for one use (rotated, OAuth 2.1 §4.3.1).
+    refresh: Mutex<Bounded<Refresh>>,
     /// Fetches Client ID Metadata Documents.
     http: std::sync::OnceLock<reqwest::Client>,
 }
@@ -129,6 +145,7 @@ impl Default for Store {
         Self {
             clients: Mutex::new(Bounded::new(MAX_CLIENTS)),
             codes: Mutex::new(Bounded::new(MAX_CODES)),
+            refresh: Mutex::new(Bounded::new(MAX_REFRESH)),
             http: std::sync::OnceLock::new(),
         }
     }
@@ -840,16 +857,102 @@ pub(super) async fn token(State(state): State<Shared>, body: Bytes) -> Response 
         Err(why) => return oauth_error("invalid_request", &why),
     };
     let get = |k: &str| params.get(k).map(String::as_str).filter(|v| !v.is_empty());
-    match get("grant_type") {
-        Some("authorization_code") => {}
+    let granted = match get("grant_type") {
+        Some("authorization_code") => code_grant(&state, &params),
+        Some("refresh_token") => refresh_grant(&state, &params),
         None => return oauth_error("invalid_request", "grant_type is missing"),
         Some(_) => {
             return oauth_error(
                 "unsupported_grant_type",
-                "only the authorization_code grant is served",
+                "the grants served are authorization_code and refresh_token",
             );
         }
+    };
+    let refresh = match granted {
+        Ok(r) => r,
+        Err(resp) => return *resp,
+    };
+    let access_token = auth::mint(key, &refresh.resource, &refresh.scope, TOKEN_LIFETIME);
+    let refresh_token = base64url_encode(&rand::random::<[u8; 32]>());
+    let scope = refresh.scope.clone();
+    match state.oauth.refresh.lock() {
+        Ok(mut tokens) => tokens.insert(refresh_token.clone(), refresh),
+        Err(_) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     }
+    let mut resp = json_response(
+        StatusCode::OK,
+        &json!({
+            "access_token": access_token,
+            "token_type": "Bearer",
+            "expires_in": TOKEN_LIFETIME.as_secs(),
+            "scope": scope,
+            "refresh_token": refresh_token,
+        }),
+    );
+    no_store(&mut resp);
+    resp
+}
+
+/// What a granted token request stands for, or the error to answer.
+type Granted = Result<Refresh, Box<Response>>;
+
+fn refused_grant(error: &str, description: &str) -> Granted {
+    Err(Box::new(oauth_error(error, description)))
+}
+
+/// `grant_type=refresh_token`: the token is used up, a new one issued.
+fn refresh_grant(state: &Inner, params: &HashMap<String, String>) -> Granted {
+    let get = |k: &str| params.get(k).map(String::as_str).filter(|v| !v.is_empty());
+    let (Some(token), Some(client_id)) = (get("refresh_token"), get("client_id")) else {
+        return refused_grant(
+            "invalid_request",
+            "refresh_token and client_id are required",
+        );
+    };
+    if state.oauth.client(client_id).is_none() {
+        return refused_grant("invalid_client", "the client_id is not known here");
+    }
+    let Ok(mut tokens) = state.oauth.refresh.lock() else {
+        return Err(Box::new(StatusCode::INTERNAL_SERVER_ERROR.into_response()));
+    };
+    // A token that is expired or presented by another client is used up;
+    // a request the grant cannot serve (resource, scope) leaves it usable.
+    let Some(found) = tokens.entries.get(token) else {
+        return refused_grant(
+            "invalid_grant",
+            "the refresh token is unknown, expired or already used",
+        );
+    };
+    if found.expires <= Instant::now() || found.client_id != client_id {
+        tokens.entries.remove(token);
+        return refused_grant(
+            "invalid_grant",
+            "the refresh token is expired or was issued to another client",
+        );
+    }
+    if get("resource").is_some_and(|r| r != found.resource) {
+        return refused_grant("invalid_target", "resource differs from the grant's");
+    }
+    let mut scope = found.scope.clone();
+    if let Some(asked) = get("scope") {
+        let granted: Vec<&str> = found.scope.split(' ').collect();
+        let asked: Vec<&str> = asked.split(' ').filter(|s| !s.is_empty()).collect();
+        if asked.is_empty() || asked.iter().any(|s| !granted.contains(s)) {
+            return refused_grant("invalid_scope", "scope exceeds the one granted");
+        }
+        scope = asked.join(" ");
+    }
+    let Some(mut refresh) = tokens.entries.remove(token) else {
+        return refused_grant("invalid_grant", "the refresh token is already used");
+    };
+    refresh.scope = scope;
+    refresh.expires = Instant::now() + REFRESH_LIFETIME;
+    Ok(refresh)
+}
+
+/// `grant_type=authorization_code` with PKCE (RFC 6749 §4.1.3, RFC 7636 §4.6).
+fn code_grant(state: &Inner, params: &HashMap<String, String>) -> Granted {
+    let get = |k: &str| params.get(k).map(String::as_str).filter(|v| !v.is_empty());
     let missing = [
         "code",
         "redirect_uri",
@@ -860,12 +963,12 @@ pub(super) async fn token(State(state): State<Shared>, body: Bytes) -> Response 
     .into_iter()
     .find(|k| get(k).is_none());
     if let Some(k) = missing {
-        return oauth_error("invalid_request", &format!("{k} is missing"));
+        return refused_grant("invalid_request", &format!("{k} is missing"));
     }
     let field = |k: &str| get(k).unwrap_or_default();
     let client_id = field("client_id");
     if state.oauth.client(client_id).is_none() {
-        return oauth_error("invalid_client", "the client_id is not registered here");
+        return refused_grant("invalid_client", "the client_id is not registered here");
     }
     let verifier = field("code_verifier");
     // RFC 7636 §4.1: 43 to 128 unreserved characters.
@@ -874,55 +977,49 @@ pub(super) async fn token(State(state): State<Shared>, body: Bytes) -> Response 
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))
     {
-        return oauth_error(
+        return refused_grant(
             "invalid_request",
             "code_verifier must be 43 to 128 unreserved characters",
         );
     }
     let Some(grant) = state.oauth.take_code(field("code")) else {
-        return oauth_error(
+        return refused_grant(
             "invalid_grant",
             "the code is unknown, expired or already used",
         );
     };
     if grant.expires <= Instant::now() {
-        return oauth_error("invalid_grant", "the code has expired");
+        return refused_grant("invalid_grant", "the code has expired");
     }
     if grant.client_id != client_id {
-        return oauth_error("invalid_grant", "the code was issued to another client");
+        return refused_grant("invalid_grant", "the code was issued to another client");
     }
     if grant.redirect_uri != field("redirect_uri") {
-        return oauth_error(
+        return refused_grant(
             "invalid_grant",
             "redirect_uri differs from the authorization request's",
         );
     }
     if base64url_encode(&Sha256::digest(verifier.as_bytes())) != grant.code_challenge {
-        return oauth_error(
+        return refused_grant(
             "invalid_grant",
             "code_verifier does not match the code_challenge (S256)",
         );
     }
     if grant.resource != field("resource") {
-        return oauth_error(
+        return refused_grant(
             "invalid_target",
             "resource differs from the authorization request's",
         );
     }
     // The audience is this server's `/mcp` as the client addressed it at
     // /authorize: the token is good wherever it addresses the server so.
-    let access_token = auth::mint(key, &grant.resource, &grant.scope, TOKEN_LIFETIME);
-    let mut resp = json_response(
-        StatusCode::OK,
-        &json!({
-            "access_token": access_token,
-            "token_type": "Bearer",
-            "expires_in": TOKEN_LIFETIME.as_secs(),
-            "scope": grant.scope,
-        }),
-    );
-    no_store(&mut resp);
-    resp
+    Ok(Refresh {
+        client_id: grant.client_id,
+        resource: grant.resource,
+        scope: grant.scope,
+        expires: Instant::now() + REFRESH_LIFETIME,
+    })
 }
 
 #[cfg(test)]
