@@ -88,6 +88,10 @@ async fn register(server: &Server, http: &reqwest::Client) -> String {
     assert_eq!(doc["redirect_uris"], json!([REDIRECT]));
     assert_eq!(doc["token_endpoint_auth_method"], "none");
     assert_eq!(doc["client_name"], "protocheck test");
+    assert_eq!(
+        doc["grant_types"],
+        json!(["authorization_code", "refresh_token"])
+    );
     doc["client_id"].as_str().expect("client_id").to_owned()
 }
 

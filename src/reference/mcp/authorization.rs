@@ -376,19 +376,23 @@ pub(super) async fn register(State(state): State<Shared>, body: Bytes) -> Respon
             Some(_) => Err(()),
         }
     };
-    match strings("grant_types") {
-        Ok(None) => {}
+    // Every client gets refresh tokens; the answer says so.
+    let grant_types = match strings("grant_types") {
+        Ok(None) => vec!["authorization_code", "refresh_token"],
         Ok(Some(g))
             if g.contains(&"authorization_code")
                 && g.iter()
-                    .all(|g| ["authorization_code", "refresh_token"].contains(g)) => {}
+                    .all(|g| ["authorization_code", "refresh_token"].contains(g)) =>
+        {
+            vec!["authorization_code", "refresh_token"]
+        }
         _ => {
             return oauth_error(
                 "invalid_client_metadata",
                 "grant_types must include authorization_code and name no other grant than refresh_token",
             );
         }
-    }
+    };
     match strings("response_types") {
         Ok(None) => {}
         Ok(Some(r)) if r == ["code"] => {}
@@ -430,7 +434,7 @@ pub(super) async fn register(State(state): State<Shared>, body: Bytes) -> Respon
         "client_id_issued_at": issued_at,
         "redirect_uris": uris,
         "token_endpoint_auth_method": "none",
-        "grant_types": ["authorization_code"],
+        "grant_types": grant_types,
         "response_types": ["code"],
     });
     if let Some(name) = client_name {
