@@ -23,6 +23,7 @@ mod mcp25_reference;
 mod mcp25_suite;
 mod mcp_catalogue;
 mod mcp_client;
+mod mcp_reference_as;
 mod mcp_routing;
 mod mcp_rules;
 mod mcp_schema;

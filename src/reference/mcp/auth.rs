@@ -1,8 +1,9 @@
 //! OAuth for the MCP reference server (`--auth`): the resource-server side of
 //! basic/authorization, and the discovery documents of a built-in
-//! authorization server. There is no login flow: tokens are minted by
-//! [`McpReferenceConfig::mint_token`](super::McpReferenceConfig::mint_token)
-//! for tests and printed at start-up by the CLI.
+//! authorization server, whose endpoints are in `authorization`. Tests can
+//! also mint tokens directly with
+//! [`McpReferenceConfig::mint_token`](super::McpReferenceConfig::mint_token);
+//! the CLI prints two at start-up.
 //!
 //! A token is a JWT signed with HS256 under a key made at start-up; the server
 //! checks its signature, audience (its own canonical URI, RFC 8707), expiry
@@ -247,9 +248,10 @@ pub(super) fn authorization_server(state: &Inner, headers: &HeaderMap) -> Respon
     if !state.breaks(&aut::ISS_PARAMETER) {
         doc["authorization_response_iss_parameter_supported"] = Value::Bool(true);
     }
-    if state.breaks(&aut::CIMD) {
-        doc["registration_endpoint"] = Value::String(format!("{issuer}/register"));
-    } else {
+    // Dynamic registration is served either way; the CIMD fault leaves it
+    // the only way in.
+    doc["registration_endpoint"] = Value::String(format!("{issuer}/register"));
+    if !state.breaks(&aut::CIMD) {
         doc["client_id_metadata_document_supported"] = Value::Bool(true);
     }
     json_response(StatusCode::OK, &doc)

@@ -28,7 +28,7 @@ use crate::suite::mcp::wire::{LEGACY_VERSION, PROTOCOL_VERSION};
 use crate::suite::mcp::{McpRule, aut, cac, dep, dsc, err, hdr, reg, res, sch, sec, stl};
 use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit};
-use axum::routing::get;
+use axum::routing::{get, post};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -38,6 +38,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub(crate) mod auth;
+mod authorization;
 mod legacy;
 mod methods;
 mod protocol;
@@ -56,6 +57,8 @@ pub use tls::{CertificateFault, TestCertificate};
 
 /// Largest request body accepted.
 const MAX_BODY: usize = 1024 * 1024;
+/// The user of the built-in authorization server unless `--auth-user` names one.
+pub const DEFAULT_USER: (&str, &str) = ("alice", "wonderland");
 /// Most connections (and legacy sessions) remembered; older ones are forgotten.
 const MAX_TRACKED: usize = 4096;
 
@@ -111,6 +114,9 @@ pub struct McpReferenceConfig {
     requests: Arc<AtomicUsize>,
     /// With `--auth`: the key that signs and checks bearer tokens.
     auth: Option<Arc<[u8; 32]>>,
+    /// The user who may sign in at the built-in authorization server:
+    /// name and password (see [`Self::with_auth_user`]).
+    user: (String, String),
     /// Whether the server is reached over HTTPS (the scheme of its own URLs).
     tls: bool,
     /// Delay before every answer, and between the headers and the first
@@ -226,15 +232,25 @@ impl McpReferenceConfig {
             side_effects: Arc::new(AtomicUsize::new(0)),
             requests: Arc::new(AtomicUsize::new(0)),
             auth: None,
+            user: (DEFAULT_USER.0.to_owned(), DEFAULT_USER.1.to_owned()),
             tls: false,
             latency: Duration::ZERO,
         })
     }
 
     /// Require OAuth bearer tokens on `/mcp` and serve the discovery documents
-    /// (basic/authorization). Tokens come from [`Self::mint_token`].
+    /// (basic/authorization) and a built-in authorization server: client
+    /// registration, a login page, the authorization code grant with PKCE.
+    /// Tests can also mint tokens directly with [`Self::mint_token`].
     pub fn with_auth(mut self) -> Self {
         self.auth = Some(Arc::new(rand::random()));
+        self
+    }
+
+    /// The user who signs in on the login page of the built-in
+    /// authorization server (`alice` / `wonderland` unless set).
+    pub fn with_auth_user(mut self, name: &str, password: &str) -> Self {
+        self.user = (name.to_owned(), password.to_owned());
         self
     }
 
@@ -335,6 +351,8 @@ struct Inner {
     spellings: spelling::Spellings,
     /// Served over stdio: no headers are validated (there are none).
     stdio: bool,
+    /// Clients and codes of the built-in authorization server (`--auth`).
+    oauth: authorization::Store,
 }
 
 type Shared = Arc<Inner>;
@@ -421,6 +439,7 @@ impl Inner {
             legacy_sessions: Mutex::new(HashSet::new()),
             spellings: spelling::Spellings::default(),
             stdio: false,
+            oauth: authorization::Store::default(),
         }
     }
 }
@@ -448,6 +467,20 @@ fn router(state: Shared) -> Router {
         .route(
             "/.well-known/oauth-authorization-server/as",
             get(protocol::handle_authorization_server),
+        )
+        .route(
+            "/as/register",
+            post(authorization::register).layer(DefaultBodyLimit::max(authorization::MAX_FORM)),
+        )
+        .route(
+            "/as/authorize",
+            get(authorization::authorize_page)
+                .post(authorization::authorize_submit)
+                .layer(DefaultBodyLimit::max(authorization::MAX_FORM)),
+        )
+        .route(
+            "/as/token",
+            post(authorization::token).layer(DefaultBodyLimit::max(authorization::MAX_FORM)),
         )
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::from_fn(
@@ -545,10 +578,15 @@ pub struct McpReferenceArgs {
     #[arg(long = "break", value_name = "RULE-ID")]
     pub faults: Vec<String>,
     /// Require OAuth bearer tokens; serve protected resource metadata and a
-    /// built-in authorization server's discovery documents. Test tokens are
-    /// printed at start-up.
+    /// built-in authorization server at /as (metadata, client registration,
+    /// a login page, the authorization code grant with PKCE S256). Test
+    /// tokens are printed at start-up.
     #[arg(long)]
     pub auth: bool,
+    /// With `--auth`: the user who may sign in on the login page, as
+    /// NAME:PASSWORD (a test account; the password is not secret).
+    #[arg(long, value_name = "NAME:PASSWORD", default_value = "alice:wonderland")]
+    pub auth_user: String,
     /// Serve HTTPS with a certificate authority and a certificate for
     /// localhost made at start-up; the CA is printed so a client can trust it.
     /// With `--break MCP-SEC-002` the certificate is expired.
@@ -603,7 +641,15 @@ pub async fn run_mcp_reference(args: McpReferenceArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     if args.auth {
-        config = config.with_auth();
+        let Some((name, password)) = args
+            .auth_user
+            .split_once(':')
+            .filter(|(n, p)| !n.is_empty() && !p.is_empty())
+        else {
+            anyhow::bail!("--auth-user takes NAME:PASSWORD, both non-empty");
+        };
+        config = config.with_auth().with_auth_user(name, password);
+        eprintln!("sign in at the built-in authorization server as `{name}`");
     }
     config = config.with_latency(Duration::from_millis(args.latency_ms));
     let listener = tokio::net::TcpListener::bind((args.bind.as_str(), args.port)).await?;
