@@ -62,6 +62,12 @@ pub trait Dialect: Database {
     /// Which database this is, as [`Store::backend`] reports it.
     const BACKEND: Backend;
 
+    /// Work before the pool connects to `url` (SQLite: the database file is
+    /// created readable by its owner only). None by default.
+    fn prepare(_url: &str) -> std::io::Result<()> {
+        Ok(())
+    }
+
     /// The migrations of this database, embedded in the binary.
     const MIGRATOR: &'static Migrator;
 
@@ -124,6 +130,7 @@ pub struct SqlStore<DB: Database> {
 impl<DB: Dialect> SqlStore<DB> {
     /// Opens the database `url` names (see [`Dialect::connect_options`]).
     pub async fn connect(url: &str) -> StoreResult<Self> {
+        DB::prepare(url).map_err(sqlx::Error::Io)?;
         let pool = PoolOptions::new()
             .max_connections(DB::MAX_CONNECTIONS)
             .connect_with(DB::connect_options(url)?)

@@ -43,6 +43,42 @@ impl Dialect for Sqlite {
     const FOR_SHARE: &'static str = "";
     const NEW_ID: &'static str = "lower(hex(randomblob(16)))";
 
+    /// The database holds every webhook secret and, for a run's length, a
+    /// sealed token: like the signing key, its file is readable by its owner
+    /// only (0600). A new file is created so; an existing one, and its WAL
+    /// and shared-memory files, are narrowed to that (SQLite creates those
+    /// two with the database file's permissions).
+    fn prepare(url: &str) -> std::io::Result<()> {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let Ok(options) = SqliteConnectOptions::from_str(url) else {
+            return Ok(()); // `connect_options` reports the bad URL.
+        };
+        let path = options.get_filename().to_path_buf();
+        if path.as_os_str().is_empty() || path.to_string_lossy().starts_with(":memory:") {
+            return Ok(());
+        }
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+        {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            // A directory that does not exist: `connect` says so.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        for suffix in ["", "-wal", "-shm"] {
+            let mut file = path.clone().into_os_string();
+            file.push(suffix);
+            if std::path::Path::new(&file).exists() {
+                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))?;
+            }
+        }
+        Ok(())
+    }
+
     fn connect_options(url: &str) -> Result<SqliteConnectOptions, sqlx::Error> {
         Ok(SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)

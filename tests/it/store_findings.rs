@@ -357,3 +357,38 @@ async fn a_batch_costs_the_same_statements_whatever_its_size(db: TestDb) {
     assert!(append_batch(s, id, "w1", 1, seq, &big).await);
     assert_eq!(s.statements() - before, 5);
 }
+
+/// The SQLite database holds every webhook secret: its file, and the WAL and
+/// shared-memory files beside it, are readable by their owner only, whether
+/// protocheck created the file or found it (#31: "create them 0600, like the
+/// signing key").
+#[tokio::test]
+async fn the_sqlite_database_files_are_readable_by_their_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| {
+        std::fs::metadata(p)
+            .map(|m| m.permissions().mode() & 0o777)
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    // One created by protocheck, one found world-readable.
+    let found = dir.path().join("found.db");
+    std::fs::write(&found, b"").expect("create");
+    std::fs::set_permissions(&found, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    for name in ["new.db", "found.db"] {
+        let path = dir.path().join(name);
+        let url = format!("sqlite://{}", path.display());
+        let store = protocheck::store::connect(&url).await.expect("open sqlite");
+        store.migrate().await.expect("migrate");
+        for suffix in ["", "-wal", "-shm"] {
+            let file = std::path::PathBuf::from(format!("{}{suffix}", path.display()));
+            if file.exists() {
+                assert_eq!(mode(&file), 0o600, "{}", file.display());
+            }
+        }
+        assert!(
+            std::path::Path::new(&format!("{}-wal", path.display())).exists(),
+            "WAL mode makes a -wal file, whose mode is checked above"
+        );
+    }
+}
