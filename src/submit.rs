@@ -325,7 +325,9 @@ impl Queue {
             return Err(SubmitError::WebhookNeedsKey);
         }
         let url = CanonicalUrl::parse(&sub.url)?;
-        sub.options.validate().map_err(SubmitError::Options)?;
+        sub.options
+            .validate_for(sub.suite)
+            .map_err(SubmitError::Options)?;
         if let Some(webhook) = &sub.webhook_url {
             validate_webhook_url(webhook).map_err(SubmitError::Options)?;
         }

@@ -686,6 +686,56 @@ impl RunOptions {
         Ok(())
     }
 
+    /// [`validate`](Self::validate), and the options that only one suite
+    /// reads refused on a run of the other (#31: "MCP-only options on an RCP
+    /// run are accepted and silently ignored"); under `auto` the suite is not
+    /// known yet, so every option is taken. `options.server_json` must be
+    /// what the MCP registry rules can read: an object, an http(s) URL, or
+    /// the text of a JSON object.
+    pub fn validate_for(&self, suite: SuiteChoice) -> Result<(), String> {
+        self.validate()?;
+        if let Some(doc) = &self.server_json {
+            let readable = match doc {
+                serde_json::Value::Object(_) => true,
+                serde_json::Value::String(text) => {
+                    let t = text.trim();
+                    if t.starts_with('{') {
+                        serde_json::from_str::<serde_json::Value>(t).is_ok_and(|v| v.is_object())
+                    } else {
+                        url::Url::parse(t).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+                    }
+                }
+                _ => false,
+            };
+            if !readable {
+                return Err(
+                    "options.server_json must be an http(s) URL or a server.json object".into(),
+                );
+            }
+        }
+        let only_mcp = [
+            ("server_json", self.server_json.is_some()),
+            ("allow_tool_calls", self.allow_tool_calls.is_some()),
+            ("mcp_revision", self.mcp_revision.is_some()),
+        ];
+        let only_rcp = [
+            ("profile", self.profile.is_some()),
+            ("allow_writes", self.allow_writes.is_some()),
+        ];
+        let (foreign, other): (&[(&str, bool)], &str) = match suite {
+            SuiteChoice::Rcp => (&only_mcp, "mcp"),
+            SuiteChoice::Mcp => (&only_rcp, "rcp"),
+            SuiteChoice::Auto => return Ok(()),
+        };
+        if let Some((name, _)) = foreign.iter().find(|(_, set)| *set) {
+            return Err(format!(
+                "options.{name} applies to the {other} suite only, and this run asks for `{}`",
+                suite.as_str()
+            ));
+        }
+        Ok(())
+    }
+
     /// Whether probes may write to the target; off unless the run says so.
     pub fn writes_allowed(&self) -> bool {
         self.allow_writes.unwrap_or(false)

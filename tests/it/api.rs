@@ -271,6 +271,32 @@ async fn bad_input_gets_a_precise_problem_and_nothing_is_stored() {
                 422,
                 "max_age_s",
             ),
+            // #31 item 10: options nobody will read are refused, naming the field.
+            (
+                json!({"url": "http://example.com/", "suite": "mcp", "options": {"server_json": 123}}),
+                422,
+                "options.server_json must be",
+            ),
+            (
+                json!({"url": "http://example.com/", "suite": "mcp", "options": {"server_json": "neither"}}),
+                422,
+                "options.server_json must be",
+            ),
+            (
+                json!({"url": "http://example.com/", "suite": "rcp", "options": {"mcp_revision": "2025-11-25"}}),
+                422,
+                "options.mcp_revision applies to the mcp suite only",
+            ),
+            (
+                json!({"url": "http://example.com/", "suite": "rcp", "options": {"allow_tool_calls": true}}),
+                422,
+                "options.allow_tool_calls applies to the mcp suite only",
+            ),
+            (
+                json!({"url": "http://example.com/", "suite": "mcp", "options": {"profile": "reference"}}),
+                422,
+                "options.profile applies to the rcp suite only",
+            ),
             (
                 json!({"URL": "http://example.com/"}),
                 422,

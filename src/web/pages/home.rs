@@ -267,6 +267,23 @@ async fn submit(
         mcp_revision,
         ..RunOptions::default()
     };
+    // The form shows the fields of both suites at once: what was left in the
+    // other suite's fields is not part of this run (the API refuses such
+    // options with 422, since a program that sends them expects them read).
+    let options = match suite {
+        SuiteChoice::Mcp => RunOptions {
+            profile: None,
+            allow_writes: None,
+            ..options
+        },
+        SuiteChoice::Rcp => RunOptions {
+            server_json: None,
+            allow_tool_calls: None,
+            mcp_revision: None,
+            ..options
+        },
+        SuiteChoice::Auto => options,
+    };
     let submission = Submission {
         url: form.url,
         suite,
