@@ -324,10 +324,11 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
     let events = RunEvents::new();
     let metrics = Metrics::new();
     let keyring = protocheck::credentials::load_keyring(&workers.credentials)?.map(Arc::new);
+    let policy = workers.address_policy(Some(web_args.bind));
     let queue = Queue::new(store.clone(), wake.clone(), workers.max_attempts)
         .with_host_quota(HostQuota::from_args(&workers.host_limits))
-        .with_keyring(keyring.clone());
-    let policy = workers.address_policy(Some(web_args.bind));
+        .with_keyring(keyring.clone())
+        .with_address_policy(policy);
     let attestor =
         protocheck::attest::start(&workers.attest, &db.database_url, store.as_ref()).await?;
     let pool = if workers.workers > 0 {

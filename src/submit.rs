@@ -5,6 +5,7 @@ use crate::credentials::{Credentials, Keyring};
 use crate::store::{IdempotencyRecord, Inserted, NewRun, Run, RunOrigin, Store, StoreError};
 use crate::suite::{BearerToken, McpRevision, RunOptions, SuiteChoice};
 use crate::target::{CanonicalUrl, UrlError};
+use crate::transport::AddressPolicy;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -276,6 +277,9 @@ pub struct Queue {
     quota: HostQuota,
     /// Seals submitted credentials; without one they are refused.
     keyring: Option<Arc<Keyring>>,
+    /// The workers' address policy: a target whose host is an IP literal it
+    /// refuses is refused at submission, before it is queued and counted.
+    policy: Option<AddressPolicy>,
 }
 
 impl Queue {
@@ -286,7 +290,15 @@ impl Queue {
             max_attempts: max_attempts.max(1),
             quota: HostQuota::NONE,
             keyring: None,
+            policy: None,
         }
+    }
+
+    /// The same queue, refusing at submission a target whose host is an IP
+    /// literal `policy` forbids (the workers would refuse it at connect time).
+    pub fn with_address_policy(mut self, policy: AddressPolicy) -> Self {
+        self.policy = Some(policy);
+        self
     }
 
     /// The same queue, accepting credentials sealed with `keyring`.
@@ -325,6 +337,21 @@ impl Queue {
             return Err(SubmitError::WebhookNeedsKey);
         }
         let url = CanonicalUrl::parse(&sub.url)?;
+        if let Some(policy) = self.policy {
+            let ip: Option<std::net::IpAddr> = match url.url().host() {
+                Some(url::Host::Ipv4(v4)) => Some(v4.into()),
+                Some(url::Host::Ipv6(v6)) => Some(v6.into()),
+                _ => None,
+            };
+            if let Some(ip) = ip
+                && let Err(reason) = policy.check(ip)
+            {
+                return Err(SubmitError::Url(UrlError::Forbidden {
+                    host: ip.to_string(),
+                    reason: reason.to_owned(),
+                }));
+            }
+        }
         sub.options
             .validate_for(sub.suite)
             .map_err(SubmitError::Options)?;

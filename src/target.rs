@@ -39,6 +39,10 @@ pub enum UrlError {
         "the URL contains `{0}`, which is not a percent-escape (`%` and two hexadecimal digits); write a literal `%` as `%25`"
     )]
     PercentEscape(String),
+    /// An IP literal the service's address policy refuses, found before the
+    /// run is queued (and counted against its host).
+    #[error("the host {host} is a {reason}, which this service does not connect to")]
+    Forbidden { host: String, reason: String },
 }
 
 /// A validated, canonical target URL.

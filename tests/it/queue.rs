@@ -162,3 +162,47 @@ async fn postgres_notify_wakes_workers_in_another_process() {
     assert_eq!(run["status"], "passed");
     pool.shutdown().await;
 }
+
+/// A target whose host is an IP literal the service's address policy refuses
+/// is refused at submission (422 on the API, next to the URL on the form),
+/// before it is queued and counted against its host (#31 item 10).
+#[tokio::test]
+async fn a_forbidden_ip_literal_is_refused_before_it_is_queued() {
+    use protocheck::submit::{Queue, Submission, SubmitError};
+    use protocheck::suite::{RunOptions, SuiteChoice};
+    use protocheck::transport::AddressPolicy;
+    for db in common::all_backends().await {
+        let queue = Queue::new(db.store.clone(), Default::default(), 3)
+            .with_address_policy(AddressPolicy::PublicOnly);
+        for url in [
+            "http://127.0.0.1:9/mcp",
+            "http://[::1]:9/mcp",
+            "http://[::ffff:127.0.0.1]:9/mcp",
+            "http://169.254.169.254/latest",
+            "http://10.0.0.1/rcp",
+        ] {
+            let sub = Submission {
+                url: url.to_owned(),
+                suite: SuiteChoice::Mcp,
+                options: RunOptions::default(),
+                webhook_url: None,
+                credentials: None,
+                max_age_s: 0,
+                force: false,
+                idempotency: None,
+            };
+            let err = queue.submit(sub).await.expect_err(url);
+            assert!(
+                matches!(&err, SubmitError::Url(e) if e.to_string().contains("does not connect to")),
+                "{}: {url}: {err}",
+                db.name()
+            );
+        }
+        let counts = db.store.count_by_status().await.expect("counts");
+        assert!(
+            counts.iter().all(|(_, n)| *n == 0),
+            "{}: {counts:?}",
+            db.name()
+        );
+    }
+}
