@@ -24,6 +24,22 @@ pub const CREDENTIALS_NOT_ACCEPTED: &str = "this service accepts no credentials:
 pub const WEBHOOK_NEEDS_KEY: &str = "options.webhook_url needs an API key (Authorization: Bearer …): webhooks are signed with the key's secret";
 /// Longest `Idempotency-Key` accepted.
 pub const MAX_IDEMPOTENCY_KEY_BYTES: usize = 255;
+
+/// Room for the submitter's scope the API puts before an `Idempotency-Key`
+/// (`k:<API key id>:` or `a:<address or /64>:`), so that one client's key
+/// never finds another's run (#31 item 11).
+pub const IDEMPOTENCY_SCOPE_BYTES: usize = 64;
+
+/// Whether `key`, as a client sent it, is an acceptable `Idempotency-Key`.
+pub fn check_idempotency_key(key: &str) -> Result<(), SubmitError> {
+    if key.is_empty()
+        || key.len() > MAX_IDEMPOTENCY_KEY_BYTES
+        || !key.bytes().all(|b| b.is_ascii_graphic())
+    {
+        return Err(SubmitError::IdempotencyKey);
+    }
+    Ok(())
+}
 /// Longest webhook URL accepted.
 pub const MAX_WEBHOOK_URL_BYTES: usize = 2048;
 
@@ -377,9 +393,11 @@ impl Queue {
                 )
             }
         };
+        // The stored form may carry its submitter's scope before the key the
+        // client sent (see `IDEMPOTENCY_SCOPE_BYTES`).
         if let Some((key, _)) = &sub.idempotency
             && (key.is_empty()
-                || key.len() > MAX_IDEMPOTENCY_KEY_BYTES
+                || key.len() > MAX_IDEMPOTENCY_KEY_BYTES + IDEMPOTENCY_SCOPE_BYTES
                 || !key.bytes().all(|b| b.is_ascii_graphic()))
         {
             return Err(SubmitError::IdempotencyKey);

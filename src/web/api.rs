@@ -212,11 +212,37 @@ async fn submit(
     {
         tracing::warn!(key = %k.id, error = %e, "recording the use of an API key failed");
     }
-    let resp = match accept_submission(state, key.as_ref(), headers, body).await {
+    let resp = match accept_submission(state, key.as_ref(), client, headers, body).await {
         Ok(resp) => resp,
         Err(e) => e.into_response(),
     };
     Ok(with_rate_headers(resp, &rate))
+}
+
+/// The stored form of an `Idempotency-Key`: scoped to its API key, or to the
+/// client's address without one, so that another client sending the same
+/// key (and body) never gets someone else's run (#31 item 11).
+fn idempotency_scope(api_key: Option<&ApiKey>, client: IpAddr, key: &str) -> String {
+    match api_key {
+        Some(k) => format!("k:{}:{key}", k.id.simple()),
+        None => format!("a:{}:{key}", client_scope(client)),
+    }
+}
+
+/// The address an anonymous client's keys are scoped to: IPv4 as is (an
+/// IPv4-mapped IPv6 address folded to it), IPv6 by its /64, which one
+/// client holds whole.
+fn client_scope(client: IpAddr) -> String {
+    match client {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+        },
+    }
 }
 
 fn with_rate_headers(mut resp: Response, rate: &RateState) -> Response {
@@ -227,6 +253,7 @@ fn with_rate_headers(mut resp: Response, rate: &RateState) -> Response {
 async fn accept_submission(
     state: &AppState,
     key: Option<&ApiKey>,
+    client: IpAddr,
     headers: &HeaderMap,
     body: Result<ApiJson<SubmitBody>, WebError>,
 ) -> ApiResult<Response> {
@@ -262,6 +289,7 @@ async fn accept_submission(
         });
     }
     let (options, webhook_url) = options.into_parts();
+    let key_of = key;
     let idempotency = match headers.get("idempotency-key") {
         None => None,
         Some(v) => {
@@ -271,7 +299,11 @@ async fn accept_submission(
             })?;
             // The parsed body, re-serialised, so formatting differences are the same request.
             let canonical = serde_json::to_vec(&body).unwrap_or_default();
-            Some((key.to_owned(), submit::request_hash(&canonical)))
+            submit::check_idempotency_key(key)?;
+            Some((
+                idempotency_scope(key_of, client, key),
+                submit::request_hash(&canonical),
+            ))
         }
     };
     let submitted = state

@@ -371,3 +371,53 @@ async fn the_keys_command_creates_lists_and_revokes() {
         assert!(text(&out.stdout).contains("revoked"), "{b}");
     }
 }
+
+/// An `Idempotency-Key` belongs to whoever sent it: another API key, or a
+/// client without one, sending the same key is a request of its own, never
+/// answered with the first one's run and owner nor refused as a mismatch
+/// (#31 item 11); the same key from the same submitter still replays. (Each
+/// submitter names another target, so that dedup of active runs of one
+/// target, which is no idempotency, stays out of it.)
+#[tokio::test]
+async fn idempotency_keys_are_scoped_to_their_submitter() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let app = TestApp::start(&db, 100).await;
+        let mut bearers = Vec::new();
+        for name in ["team-a", "team-b"] {
+            let created = api_keys::create_key(db.store.as_ref(), name, None, rate("100/min"), 1)
+                .await
+                .unwrap();
+            bearers.push(format!("Bearer {}", created.token));
+        }
+        let send = |token: Option<String>, path: &str| {
+            let body = json!({"url": format!("http://127.0.0.1:9/{path}/rcp"), "suite": "rcp"});
+            let mut req = app
+                .http
+                .post(app.url("/api/v1/runs"))
+                .header("idempotency-key", "release-42")
+                .json(&body);
+            if let Some(t) = token {
+                req = req.header("authorization", t);
+            }
+            req.send()
+        };
+        let a = send(Some(bearers[0].clone()), "a").await.unwrap();
+        assert_eq!(a.status(), 202, "{b}");
+        let a: Value = a.json().await.unwrap();
+        let again: Value = send(Some(bearers[0].clone()), "a")
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(again["id"], a["id"], "{b}: the same submitter replays");
+        for (token, path) in [(Some(bearers[1].clone()), "b"), (None, "anonymous")] {
+            let resp = send(token, path).await.unwrap();
+            assert_eq!(resp.status(), 202, "{b}: {path} gets a run of its own");
+            let run: Value = resp.json().await.unwrap();
+            assert_ne!(run["id"], a["id"], "{b}: {run}");
+            assert_ne!(run["owner"], "team-a", "{b}: {run}");
+        }
+    }
+}
