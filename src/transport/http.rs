@@ -78,7 +78,7 @@ impl HttpRequest {
 
 /// `url` with any user name and password replaced: reqwest sends them as an
 /// `Authorization: Basic` header, so they are as secret as that header.
-fn redact_url(url: &Url) -> std::borrow::Cow<'_, Url> {
+pub(crate) fn redact_url(url: &Url) -> std::borrow::Cow<'_, Url> {
     if url.username().is_empty() && url.password().is_none() {
         return std::borrow::Cow::Borrowed(url);
     }
@@ -151,7 +151,7 @@ impl std::fmt::Debug for HttpClient {
     }
 }
 
-const USER_AGENT: &str = concat!(
+pub(crate) const USER_AGENT: &str = concat!(
     "protocheck/",
     env!("CARGO_PKG_VERSION"),
     " (conformance checker)"

@@ -225,23 +225,9 @@ async fn submit(
 fn idempotency_scope(api_key: Option<&ApiKey>, client: IpAddr, key: &str) -> String {
     match api_key {
         Some(k) => format!("k:{}:{key}", k.id.simple()),
-        None => format!("a:{}:{key}", client_scope(client)),
-    }
-}
-
-/// The address an anonymous client's keys are scoped to: IPv4 as is (an
-/// IPv4-mapped IPv6 address folded to it), IPv6 by its /64, which one
-/// client holds whole.
-fn client_scope(client: IpAddr) -> String {
-    match client {
-        IpAddr::V4(v4) => v4.to_string(),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => v4.to_string(),
-            None => {
-                let s = v6.segments();
-                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
-            }
-        },
+        // The address the rate limit counts: IPv4 (mapped forms folded),
+        // or an IPv6 client's /64.
+        None => format!("a:{}:{key}", super::ratelimit::client_key(client)),
     }
 }
 

@@ -21,6 +21,7 @@
 use super::{Body, Failure, RcpClient, Reply, SESSION_HEADER, Streamed, Wire};
 use crate::suite::detect::join_method;
 use crate::suite::{Exchange, RequestRecord};
+use crate::transport::http::{USER_AGENT, redact_url};
 use crate::transport::raw::{RawConnection, RawRequest, RawResponse};
 use crate::transport::sse::{SseReader, is_event_stream};
 use crate::transport::{
@@ -33,13 +34,6 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use url::Url;
-
-/// The `User-Agent` of RCP requests: the pooled client's.
-const USER_AGENT: &str = concat!(
-    "protocheck/",
-    env!("CARGO_PKG_VERSION"),
-    " (conformance checker)"
-);
 
 /// How the requests of an HTTP run travel (see the module's head).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -237,7 +231,7 @@ impl HttpWire {
             result = self.send_once(&path, &request, timeout).await;
         }
         let (connection, first) = self.last;
-        let mut line = format!("POST {}", shown_url(&url));
+        let mut line = format!("POST {}", redact_url(&url));
         if self.policy == Connections::Kept && first && connection > 1 {
             line.push_str(&format!(
                 " (on a new connection, the run's number {connection}: connection {} ended: {})",
@@ -317,18 +311,6 @@ fn final_frame_in(body: &[u8]) -> bool {
             v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some())
         })
     })
-}
-
-/// The URL as evidence shows it: credentials replaced.
-fn shown_url(url: &Url) -> Url {
-    let mut shown = url.clone();
-    if !url.username().is_empty() {
-        let _ = shown.set_username("redacted");
-    }
-    if url.password().is_some() {
-        let _ = shown.set_password(Some("redacted"));
-    }
-    shown
 }
 
 /// A response read on a dedicated connection, as the pooled client returns one.
