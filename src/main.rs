@@ -357,6 +357,7 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
         attestor: Some(attestor),
         max_streams_per_client: web_args.limits.max_streams_per_client,
         body_timeout: web_args.limits.body_timeout(),
+        sign_in_policy: Some(policy),
     };
     let state = AppState::with_options(queue, events, metrics, options);
     let listener = tokio::net::TcpListener::bind(web_args.bind)

@@ -113,6 +113,8 @@ impl SubmitOptions {
             // The service accepts no credential (see `Queue::submit`).
             limited_token: None,
             mcp_revision,
+            // Set by the web form's sign-in only (see `web::sign_in`).
+            sign_in: None,
         };
         (options, webhook_url)
     }
@@ -136,6 +138,8 @@ impl SubmitOptions {
             bearer_token,
             limited_token: _,
             mcp_revision,
+            // The sign-in's steps are judged into the run's findings.
+            sign_in: _,
         } = options;
         Self {
             profile,
@@ -329,6 +333,11 @@ impl Queue {
         self
     }
 
+    /// Whether submissions may carry credentials (the queue has a key to seal them).
+    pub fn accepts_credentials(&self) -> bool {
+        self.keyring.is_some()
+    }
+
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
     }
@@ -383,7 +392,11 @@ impl Queue {
         }
         let keyring = match &sub.credentials {
             None => None,
-            Some(_) if api_key.is_none() => return Err(SubmitError::CredentialsNeedKey),
+            // A token the web form's sign-in obtained needs no API key: the
+            // person signed in at the server's own authorization server.
+            Some(_) if api_key.is_none() && sub.options.sign_in.is_none() => {
+                return Err(SubmitError::CredentialsNeedKey);
+            }
             Some(credentials) => {
                 credentials.validate().map_err(SubmitError::Credentials)?;
                 Some(
@@ -424,7 +437,10 @@ impl Queue {
         // run nor answered by one (a result without the token would not be the
         // one asked for, and a token's result must not answer a submitter
         // without it). A key no other run has makes both impossible.
-        if sub.credentials.is_some() {
+        // A run started by a sign-in is its own too, token or not: its
+        // findings carry what that sign-in saw.
+        let own = sub.credentials.is_some() || sub.options.sign_in.is_some();
+        if own {
             dedup_key = format!("credentials:{run_id}");
         }
         // The webhook URL is in the key, so runs with different webhooks are not
@@ -438,7 +454,7 @@ impl Queue {
         }
 
         let mut submitted = None;
-        if !sub.force && sub.credentials.is_none() {
+        if !sub.force && !own {
             let max_age_ms = i64::try_from(sub.max_age_s.saturating_mul(1000)).unwrap_or(i64::MAX);
             if let Some(run) = self
                 .store

@@ -13,6 +13,7 @@ pub mod rcp;
 pub(crate) mod rtt;
 pub mod runner;
 pub(crate) mod schedule;
+pub mod sign_in;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -615,6 +616,11 @@ pub struct RunOptions {
     /// `2025-11-25` or `all` (every revision the server speaks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_revision: Option<McpRevision>,
+    /// What protocheck saw while signing in for a person on the web form
+    /// (see [`sign_in`]): set by the sign-in flow only, judged by the
+    /// authorization rules each step bears on. Holds no secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sign_in: Option<sign_in::SignIn>,
 }
 
 /// A credential given with a run. Its `Debug` form and every serialisation

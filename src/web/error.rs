@@ -57,6 +57,10 @@ pub enum WebError {
     Invalid { field: &'static str, detail: String },
     #[error("{0}")]
     Conflict(String),
+    /// A sign-in at a server's authorization server that cannot start or go
+    /// on (see [`crate::web::sign_in`]).
+    #[error("{0}")]
+    SignIn(String),
     #[error("{0}")]
     NotFound(String),
     /// A request the site refuses to act on (a form posted from elsewhere, an
@@ -150,6 +154,7 @@ impl WebError {
                 "invalid-field",
                 "Invalid request",
             ),
+            Self::SignIn(_) => (StatusCode::CONFLICT, "sign-in", "Sign-in cannot go on"),
             Self::Conflict(_) => (
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "idempotency-key-reused",

@@ -18,6 +18,7 @@ pub mod progress;
 pub mod ratelimit;
 pub mod report;
 pub mod serve;
+pub mod sign_in;
 pub mod slots;
 
 use crate::events::RunEvents;
@@ -85,6 +86,9 @@ pub struct Inner {
     pub streams: slots::ClientSlots,
     /// How long a request body may pause (see [`WebOptions::body_timeout`]).
     pub body_timeout: Duration,
+    /// Sign-ins under way (see [`sign_in`]); `None` when the service cannot
+    /// seal the token one would get (no credentials key) or was not asked to.
+    pub sign_in: Option<sign_in::SignInFlows>,
 }
 
 /// Web settings beyond the queue and the buses.
@@ -97,6 +101,10 @@ pub struct WebOptions {
     pub max_streams_per_client: usize,
     /// How long a request body may pause before the request is answered 408.
     pub body_timeout: Duration,
+    /// Offer "Sign in to check this server" (see [`sign_in`]), its requests
+    /// under this address policy (the workers'). Taken only when the queue
+    /// accepts credentials.
+    pub sign_in_policy: Option<crate::transport::AddressPolicy>,
 }
 
 impl Default for WebOptions {
@@ -107,6 +115,7 @@ impl Default for WebOptions {
             attestor: None,
             max_streams_per_client: 16,
             body_timeout: Duration::from_secs(10),
+            sign_in_policy: None,
         }
     }
 }
@@ -137,7 +146,18 @@ impl AppState {
         metrics: Metrics,
         options: WebOptions,
     ) -> Self {
+        let sign_in = options
+            .sign_in_policy
+            .filter(|_| queue.accepts_credentials())
+            .and_then(|policy| match sign_in::SignInFlows::new(policy) {
+                Ok(flows) => Some(flows),
+                Err(e) => {
+                    tracing::error!(error = %e, "sign-in is off: its HTTP client could not be built");
+                    None
+                }
+            });
         Self(Arc::new(Inner {
+            sign_in,
             store: queue.store().clone(),
             queue,
             events,
@@ -195,6 +215,9 @@ pub fn app(state: AppState) -> Router {
     let pages = Router::new()
         .route("/", get(pages::home).post(pages::submit_form))
         .route("/runs/{id}", get(pages::show_run_page))
+        .route("/runs/{id}/sign-in", axum::routing::post(sign_in::start))
+        .route("/sign-in/callback", get(sign_in::callback))
+        .route("/sign-in/client.json", get(sign_in::client_metadata))
         .route("/targets/{id}", get(pages::show_target_page))
         .route("/static/{name}", get(pages::static_file))
         .layer(middleware::from_fn(pages::page_deadline))

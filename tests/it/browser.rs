@@ -39,8 +39,9 @@ fn free_port() -> u16 {
         .expect("free port")
 }
 
-#[tokio::test]
-async fn a_person_submits_the_form_and_reads_the_report() {
+/// Chromium over WebDriver, or `None` (said) when it is not installed and
+/// not required.
+async fn open_browser() -> Option<(Driver, tempfile::TempDir, fantoccini::Client)> {
     let required = std::env::var("PROTOCHECK_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
     if !std::path::Path::new(CHROMIUM).exists() || !std::path::Path::new(CHROMEDRIVER).exists() {
         assert!(
@@ -48,9 +49,8 @@ async fn a_person_submits_the_form_and_reads_the_report() {
             "PROTOCHECK_REQUIRE_BROWSER=1 but {CHROMIUM} or {CHROMEDRIVER} is missing"
         );
         say("SKIPPED: browser test; install Debian's chromium and chromium-driver to run it");
-        return;
+        return None;
     }
-
     let port = free_port();
     let driver = Driver(
         Command::new(CHROMEDRIVER)
@@ -72,12 +72,6 @@ async fn a_person_submits_the_form_and_reads_the_report() {
     }
     assert!(up, "chromedriver answers");
 
-    // Slow replies keep the run going long enough to watch it.
-    let target = rcp_reference(&["RCP-L0-017"], Duration::from_millis(100)).await;
-    let db = common::sqlite().await;
-    let app = TestApp::start(&db, 100).await;
-    let pool = app.workers(worker_config(1, Duration::from_secs(30)));
-
     let profile = tempfile::tempdir().expect("profile dir");
     let mut caps = serde_json::Map::new();
     caps.insert(
@@ -98,6 +92,19 @@ async fn a_person_submits_the_form_and_reads_the_report() {
         .connect(&webdriver)
         .await
         .expect("browser session");
+    Some((driver, profile, browser))
+}
+
+#[tokio::test]
+async fn a_person_submits_the_form_and_reads_the_report() {
+    let Some((driver, _profile, browser)) = open_browser().await else {
+        return;
+    };
+    // Slow replies keep the run going long enough to watch it.
+    let target = rcp_reference(&["RCP-L0-017"], Duration::from_millis(100)).await;
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let pool = app.workers(worker_config(1, Duration::from_secs(30)));
 
     browser.goto(&app.url("/")).await.expect("open home");
     browser
@@ -227,6 +234,150 @@ async fn a_person_submits_the_form_and_reads_the_report() {
         path.display()
     ));
 
+    browser.close().await.expect("close browser");
+    pool.shutdown().await;
+    drop(driver);
+}
+
+/// Waits (a liveness bound) for the browser to show a run page other than
+/// `other`'s; returns its run id.
+async fn run_page_other_than(browser: &fantoccini::Client, other: Option<&str>) -> String {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let url = browser.current_url().await.expect("url");
+        if let Some(id) = url.path().strip_prefix("/runs/")
+            && !id.contains('/')
+            && Some(id) != other
+        {
+            return id.to_owned();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the browser never reached a new run page: {url}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_person_signs_in_at_the_servers_authorization_server_from_the_run_page() {
+    let Some((driver, _profile, browser)) = open_browser().await else {
+        return;
+    };
+    let config = protocheck::reference::mcp::McpReferenceConfig::new(Default::default())
+        .expect("no faults")
+        .with_auth();
+    let target = common::app::mcp_reference_with(config).await;
+    let db = common::sqlite().await;
+    let key = protocheck::credentials::Keyring::parse(&hex::encode(rand::random::<[u8; 32]>()))
+        .expect("key");
+    let app = TestApp::start_with_keyring(&db, 100, key).await;
+    let pool = app.workers(worker_config(1, Duration::from_secs(30)));
+
+    browser.goto(&app.url("/")).await.expect("open home");
+    browser
+        .find(Locator::Id("url"))
+        .await
+        .expect("url field")
+        .send_keys(&target)
+        .await
+        .expect("type url");
+    browser
+        .find(Locator::Css("form.submit button[type=submit]"))
+        .await
+        .expect("button")
+        .click()
+        .await
+        .expect("submit");
+    let first = run_page_other_than(&browser, None).await;
+    let run = app.wait_finished(&first, Duration::from_secs(120)).await;
+    assert_eq!(run["verdict"]["grade"], "not judged", "{run}");
+    browser.refresh().await.expect("reload");
+    browser
+        .wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(Locator::Id("sign-in"))
+        .await
+        .expect("the page offers to sign in")
+        .click()
+        .await
+        .expect("sign in");
+    browser
+        .wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(Locator::Id("continue-sign-in"))
+        .await
+        .expect("the page that says where the person goes")
+        .click()
+        .await
+        .expect("continue");
+
+    // The reference server's login page.
+    browser
+        .wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(Locator::Id("username"))
+        .await
+        .expect("login page")
+        .send_keys("alice")
+        .await
+        .expect("user name");
+    browser
+        .find(Locator::Id("password"))
+        .await
+        .expect("password field")
+        .send_keys("wonderland")
+        .await
+        .expect("password");
+    browser
+        .find(Locator::Id("sign-in"))
+        .await
+        .expect("sign-in button")
+        .click()
+        .await
+        .expect("sign in");
+
+    // Back at protocheck: the run judged with the token.
+    let second = run_page_other_than(&browser, Some(&first)).await;
+    let run = app.wait_finished(&second, Duration::from_secs(120)).await;
+    assert_eq!(run["verdict"]["grade"], "strict", "{run}");
+    browser.refresh().await.expect("reload");
+    let headline = browser
+        .wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(Locator::Css("section.verdict .headline"))
+        .await
+        .expect("verdict banner")
+        .text()
+        .await
+        .expect("text");
+    assert!(headline.contains("strict"), "{headline}");
+    let credentials = browser
+        .find(Locator::Id("credentials"))
+        .await
+        .expect("credentials line")
+        .text()
+        .await
+        .expect("text");
+    assert!(credentials.contains("signed in at"), "{credentials}");
+    let steps = browser
+        .find(Locator::Id("sign-in-steps"))
+        .await
+        .expect("the sign-in's steps")
+        .text()
+        .await
+        .expect("text");
+    for step in [
+        "client registration",
+        "authorization response",
+        "token request",
+    ] {
+        assert!(steps.contains(step), "{step} in {steps}");
+    }
+
+    let png = browser.screenshot().await.expect("screenshot");
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("sign-in-report.png");
+    std::fs::write(&path, &png).expect("save screenshot");
     browser.close().await.expect("close browser");
     pool.shutdown().await;
     drop(driver);

@@ -41,6 +41,7 @@ mod rcp_reference;
 mod rcp_stdio;
 mod reports;
 mod run_deadline;
+mod sign_in;
 mod store_contract;
 mod store_findings;
 mod submit;

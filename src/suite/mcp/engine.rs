@@ -201,6 +201,20 @@ async fn judge(rule: &McpRule, session: &Session, judged: &Judged, ctx: &RunCont
         evidence,
         duration_ms: watch.ms(),
     };
+    let before = finding.outcome;
+    crate::suite::sign_in::fold(
+        &mut finding,
+        ctx.options.sign_in.as_ref(),
+        rule.rule.on_failure,
+    );
+    // A rule the sign-in turned to a non-pass cites its sentence like any other.
+    if matches!(before, Outcome::Pass | Outcome::Skip)
+        && !matches!(finding.outcome, Outcome::Pass | Outcome::Skip)
+    {
+        finding.message = clip(&cite(rule, &finding.message), MAX_MESSAGE_CHARS);
+    } else {
+        finding.message = clip(&finding.message, MAX_MESSAGE_CHARS);
+    }
     if let Some(token) = &ctx.options.bearer_token {
         redact_token(&mut finding, token.expose());
     }

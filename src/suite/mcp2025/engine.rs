@@ -142,6 +142,20 @@ async fn judge(rule: &Mcp25Rule, session: &Session, judged: &Judged, ctx: &RunCo
         evidence: judgement.evidence,
         duration_ms: watch.ms(),
     };
+    let before = finding.outcome;
+    crate::suite::sign_in::fold(
+        &mut finding,
+        ctx.options.sign_in.as_ref(),
+        rule.rule.on_failure,
+    );
+    // A rule the sign-in turned to a non-pass cites its sentence like any other.
+    if matches!(before, Outcome::Pass | Outcome::Skip)
+        && !matches!(finding.outcome, Outcome::Pass | Outcome::Skip)
+    {
+        finding.message = clip(&cite(rule, &finding.message), MAX_MESSAGE_CHARS);
+    } else {
+        finding.message = clip(&finding.message, MAX_MESSAGE_CHARS);
+    }
     for token in [&ctx.options.bearer_token, &ctx.options.limited_token]
         .into_iter()
         .flatten()

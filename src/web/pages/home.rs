@@ -84,11 +84,11 @@ struct HomePage {
     recent: Vec<RunRow>,
 }
 
-fn new_csrf_token() -> String {
+pub(crate) fn new_csrf_token() -> String {
     hex::encode(rand::random::<[u8; 16]>())
 }
 
-fn csrf_cookie(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn csrf_cookie(headers: &HeaderMap) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
@@ -99,7 +99,7 @@ fn csrf_cookie(headers: &HeaderMap) -> Option<String> {
         .map(|(_, v)| v.to_owned())
 }
 
-fn with_csrf_cookie(mut resp: Response, token: &str) -> Response {
+pub(crate) fn with_csrf_cookie(mut resp: Response, token: &str) -> Response {
     // SameSite=Strict: a cross-site form post arrives without it and is refused.
     let cookie = format!("{CSRF_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict");
     if let Ok(v) = HeaderValue::from_str(&cookie) {
@@ -142,7 +142,7 @@ pub async fn home(State(state): State<AppState>, headers: HeaderMap) -> PageResu
 }
 
 /// Refuses a form post that another site made the browser send.
-fn same_origin(headers: &HeaderMap) -> bool {
+pub(crate) fn same_origin(headers: &HeaderMap) -> bool {
     if headers
         .get("sec-fetch-site")
         .and_then(|v| v.to_str().ok())

@@ -13,6 +13,7 @@ mod run;
 mod target;
 
 pub use home::{HomeForm, home, submit_form};
+pub(crate) use home::{csrf_cookie, new_csrf_token, same_origin, with_csrf_cookie};
 pub use run::show_run_page;
 pub use target::show_target_page;
 

@@ -102,7 +102,25 @@ struct RunPage {
     /// Who submitted the run: the API key's owner (or name); `None` when anonymous.
     owner: Option<String>,
     /// "judged with a token supplied by the submitter", when it was.
-    credentials: Option<&'static str>,
+    credentials: Option<String>,
+    /// The anti-forgery token of "Sign in to check this server", when the
+    /// run's server asked for authorization and the service can sign in.
+    sign_in_offer: Option<String>,
+    /// What the sign-in that started this run saw, step by step.
+    sign_in: Option<SignInView>,
+}
+
+struct SignInView {
+    issuer: String,
+    registration: String,
+    steps: Vec<SignInStepView>,
+}
+
+struct SignInStepView {
+    step: String,
+    outcome: &'static str,
+    message: String,
+    rules: String,
 }
 
 /// A run's webhook: where (without path or query) and each attempt's outcome.
@@ -236,8 +254,40 @@ pub async fn show_run_page(
         credentials: run
             .credentials
             .as_ref()
-            .map(|_| crate::credentials::JUDGED_WITH_TOKEN),
+            .map(|_| match &run.options.sign_in {
+                Some(s) => format!(
+                    "judged with a token protocheck obtained when the submitter signed in at {}",
+                    s.issuer
+                ),
+                None => crate::credentials::JUDGED_WITH_TOKEN.to_owned(),
+            }),
+        sign_in_offer: None,
+        sign_in: run.options.sign_in.as_ref().map(|s| SignInView {
+            issuer: s.issuer.clone(),
+            registration: s.registration.replace('-', " "),
+            steps: s
+                .steps
+                .iter()
+                .map(|step| SignInStepView {
+                    step: step.step.clone(),
+                    outcome: step.outcome.as_str(),
+                    message: step.message.clone(),
+                    rules: step.rules.join(", "),
+                })
+                .collect(),
+        }),
     };
+    if crate::web::sign_in::offered(&state, &run) {
+        let csrf = crate::web::pages::csrf_cookie(&headers)
+            .filter(|t| t.len() == 32)
+            .unwrap_or_else(crate::web::pages::new_csrf_token);
+        let page = RunPage {
+            sign_in_offer: Some(csrf.clone()),
+            ..page
+        };
+        let resp = Page(StatusCode::OK, page).into_response();
+        return Ok(crate::web::pages::with_csrf_cookie(resp, &csrf));
+    }
     Ok(Page(StatusCode::OK, page).into_response())
 }
 

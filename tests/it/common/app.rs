@@ -129,6 +129,8 @@ impl TestApp {
         let options = web::WebOptions {
             submit_per_minute,
             attestor: Some(attestor.clone()),
+            // With a key to seal tokens, the pages offer to sign in.
+            sign_in_policy: keyring.as_ref().map(|_| AddressPolicy::AllowPrivate),
             ..web::WebOptions::default()
         };
         let state =

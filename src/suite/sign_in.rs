@@ -1,0 +1,212 @@
+//! What protocheck saw while signing in at a protected MCP server's
+//! authorization server for a person on the web form (`web::sign_in`), carried
+//! by the run it started (`RunOptions::sign_in`) so that the engine can judge
+//! each step under the authorization rule it bears on.
+//!
+//! The record holds no secret: the authorization code, the PKCE verifier and
+//! every token are replaced in its evidence before it is kept, and the state
+//! value is never recorded. It is set only by the sign-in flow: the API's
+//! options cannot carry it (`submit::SubmitOptions` has no such field).
+
+use super::{Finding, Outcome};
+use crate::transport::evidence::Exchange;
+use serde::{Deserialize, Serialize};
+
+/// Where the sign-in started and each step of it, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignIn {
+    /// The authorization server's issuer (from its metadata).
+    pub issuer: String,
+    /// `client-id-metadata-document` or `dynamic-registration`.
+    pub registration: String,
+    /// Whether a token was obtained, so that the run was judged with it.
+    pub token_obtained: bool,
+    pub steps: Vec<SignInStep>,
+}
+
+/// One step of the sign-in and what came of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignInStep {
+    /// What was done, in a few words ("token request").
+    pub step: String,
+    /// The rules it bears on, by id, of every revision that has one
+    /// (`MCP-AUT-010`, `MCP25-AUT-004`); empty when no rule judges it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<String>,
+    pub outcome: Outcome,
+    /// What was sent and what came back, and any inference labelled as one.
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<Exchange>,
+}
+
+/// Replaces each of `secrets` (an authorization code, a verifier, a token)
+/// wherever it appears in `exchange` with `‹redacted›`.
+pub fn redact(exchange: &mut Exchange, secrets: &[&str]) {
+    let hide = |text: &mut String| {
+        for secret in secrets.iter().filter(|s| s.len() >= 4) {
+            if text.contains(*secret) {
+                *text = text.replace(*secret, "‹redacted›");
+            }
+        }
+    };
+    hide(&mut exchange.request.line);
+    hide(&mut exchange.request.body);
+    for (_, value) in &mut exchange.request.headers {
+        hide(value);
+    }
+    if let Some(response) = &mut exchange.response {
+        hide(&mut response.body);
+        for (_, value) in &mut response.headers {
+            hide(value);
+        }
+    }
+    if let Some(error) = &mut exchange.error {
+        hide(error);
+    }
+}
+
+fn rank(outcome: Outcome) -> u8 {
+    match outcome {
+        Outcome::Skip => 0,
+        Outcome::Pass => 1,
+        Outcome::Info => 2,
+        Outcome::Warn => 3,
+        Outcome::Fail => 4,
+    }
+}
+
+/// `finding` with the sign-in's steps that bear on its rule added: their
+/// messages after its own ("During sign-in: …"), their evidence, and the
+/// worse of the two outcomes. A failed step counts as the rule's own
+/// failure outcome (`on_failure`: a SHOULD rule's failure is a warning). A
+/// rule skipped by the run but judged by the sign-in takes the sign-in's
+/// outcome.
+pub fn fold(finding: &mut Finding, sign_in: Option<&SignIn>, on_failure: Outcome) {
+    let Some(sign_in) = sign_in else { return };
+    let steps: Vec<&SignInStep> = sign_in
+        .steps
+        .iter()
+        .filter(|s| s.rules.iter().any(|r| r == &finding.rule_id))
+        .collect();
+    if steps.is_empty() {
+        return;
+    }
+    let mut outcome = if finding.outcome == Outcome::Skip {
+        Outcome::Pass
+    } else {
+        finding.outcome
+    };
+    let mut said = Vec::new();
+    for step in &steps {
+        let step_outcome = match step.outcome {
+            Outcome::Fail => on_failure,
+            other => other,
+        };
+        if rank(step_outcome) > rank(outcome) {
+            outcome = step_outcome;
+        }
+        said.push(format!("{}: {}", step.step, step.message));
+        finding.evidence.extend(step.evidence.iter().cloned());
+    }
+    let sign_in_text = format!("During sign-in at {}: {}", sign_in.issuer, said.join("; "));
+    finding.message = if finding.outcome == Outcome::Skip {
+        format!("{sign_in_text} (the run's own probe: {})", finding.message)
+    } else {
+        format!("{} {sign_in_text}", finding.message)
+    };
+    finding.outcome = outcome;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::evidence::{RequestRecord, ResponseRecord};
+
+    fn step(rules: &[&str], outcome: Outcome, message: &str) -> SignInStep {
+        SignInStep {
+            step: "token request".into(),
+            rules: rules.iter().map(|r| (*r).to_owned()).collect(),
+            outcome,
+            message: message.into(),
+            evidence: Vec::new(),
+        }
+    }
+
+    fn finding(rule: &str, outcome: Outcome) -> Finding {
+        Finding {
+            rule_id: rule.into(),
+            outcome,
+            message: "own".into(),
+            evidence: Vec::new(),
+            duration_ms: 0,
+        }
+    }
+
+    #[test]
+    fn steps_fold_into_their_rules_only_and_never_improve_an_outcome() {
+        let sign_in = SignIn {
+            issuer: "http://as".into(),
+            registration: "dynamic-registration".into(),
+            token_obtained: true,
+            steps: vec![
+                step(&["MCP-AUT-010"], Outcome::Pass, "accepted"),
+                step(&["MCP-AUT-005"], Outcome::Fail, "no iss"),
+            ],
+        };
+        let mut f = finding("MCP-AUT-010", Outcome::Pass);
+        fold(&mut f, Some(&sign_in), Outcome::Fail);
+        assert_eq!(f.outcome, Outcome::Pass);
+        assert!(
+            f.message
+                .contains("During sign-in at http://as: token request: accepted")
+        );
+
+        let mut f = finding("MCP-AUT-005", Outcome::Pass);
+        fold(&mut f, Some(&sign_in), Outcome::Warn);
+        assert_eq!(f.outcome, Outcome::Warn, "{f:?}");
+
+        let mut f = finding("MCP-AUT-005", Outcome::Skip);
+        fold(&mut f, Some(&sign_in), Outcome::Warn);
+        assert_eq!(f.outcome, Outcome::Warn);
+
+        let mut f = finding("MCP-AUT-010", Outcome::Fail);
+        fold(&mut f, Some(&sign_in), Outcome::Fail);
+        assert_eq!(
+            f.outcome,
+            Outcome::Fail,
+            "a pass on the way never hides a failure"
+        );
+
+        let mut f = finding("MCP-DSC-001", Outcome::Pass);
+        fold(&mut f, Some(&sign_in), Outcome::Fail);
+        assert_eq!(f.message, "own");
+    }
+
+    #[test]
+    fn secrets_are_redacted_everywhere_in_an_exchange() {
+        let mut x = Exchange {
+            request: RequestRecord {
+                line: "POST http://as/token?code=CODE1234".into(),
+                headers: vec![("x".into(), "VERIFIER99".into())],
+                body: "code=CODE1234&code_verifier=VERIFIER99".into(),
+            },
+            response: Some(ResponseRecord {
+                status: Some(200),
+                headers: Vec::new(),
+                body: r#"{"access_token":"TOKEN5678"}"#.into(),
+                truncated: false,
+                elapsed_ms: 1,
+            }),
+            error: None,
+        };
+        redact(&mut x, &["CODE1234", "VERIFIER99", "TOKEN5678"]);
+        let text = serde_json::to_string(&x).expect("json");
+        for secret in ["CODE1234", "VERIFIER99", "TOKEN5678"] {
+            assert!(!text.contains(secret), "{text}");
+        }
+        assert!(text.contains("‹redacted›"));
+    }
+}
