@@ -488,3 +488,110 @@ async fn sign_in_posts_without_the_page_token_or_from_elsewhere_are_refused() {
     let resp = flow.get(&flow.app.url("/sign-in/callback")).await;
     assert_eq!(resp.status(), 400);
 }
+
+/// The official MCP Python SDK's own authorization server (its combined
+/// mode: metadata, dynamic registration, authorize, token with PKCE) in
+/// front of an SDK server, `tests/interop/mcp/sdk_oauth_server.py`; the
+/// verdict is adjudicated in tests/interop/EXPECTED.md ("The sign-in against
+/// the SDK's authorization server").
+#[tokio::test]
+async fn the_python_sdks_authorization_server_signs_protocheck_in() {
+    let python = std::env::var("PROTOCHECK_INTEROP_PYTHON").unwrap_or_default();
+    if python.is_empty() {
+        assert!(
+            std::env::var("PROTOCHECK_REQUIRE_TOOLS").as_deref() != Ok("1"),
+            "PROTOCHECK_REQUIRE_TOOLS=1 but PROTOCHECK_INTEROP_PYTHON is unset"
+        );
+        eprintln!("SKIPPED: the SDK sign-in; set PROTOCHECK_INTEROP_PYTHON (see .ci/run)");
+        return;
+    }
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/interop/mcp/sdk_oauth_server.py"
+    );
+    let mut child = tokio::process::Command::new(&python)
+        .arg(script)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start the SDK server");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    let port = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.expect("read stdout") {
+            if let Some(port) = line.strip_prefix("PORT ") {
+                return port.trim().parse::<u16>().expect("port");
+            }
+        }
+        panic!("the SDK server ended before it printed its port");
+    })
+    .await
+    .expect("the SDK server starts (a liveness bound)");
+
+    let target = format!("http://127.0.0.1:{port}/mcp");
+    let db = common::sqlite().await;
+    let app = TestApp::start_with_keyring(&db, 1000, keyring()).await;
+    let pool = app.workers(worker_config(1, Duration::from_secs(30)));
+    let mut flow = Flow {
+        app,
+        _pool: pool,
+        http: no_redirects(),
+        jar: Jar::default(),
+        target,
+        _db: db,
+    };
+    let (first, run) = flow.form_run().await;
+    assert_eq!(run["verdict"]["grade"], "not judged", "{run}");
+    let authorize = flow.open_login(&first).await;
+    let params: BTreeMap<String, String> = authorize.query_pairs().into_owned().collect();
+    assert_eq!(
+        params["scope"], "mcp",
+        "the PRM's scopes_supported, as the challenge names none"
+    );
+    // The SDK approves at once and sends the browser straight back.
+    let resp = flow
+        .http
+        .get(authorize.clone())
+        .send()
+        .await
+        .expect("authorize");
+    assert!(resp.status().is_redirection(), "{:?}", resp.text().await);
+    let callback = Url::parse(&location(&resp)).expect("callback");
+    let (second, run) = flow.back(&callback).await;
+    assert_eq!(
+        run["credentials"], "bearer",
+        "the token was obtained: {run}"
+    );
+    assert_eq!(run["verdict"]["grade"], "compliant", "{run}");
+
+    let findings = flow.findings(&second).await;
+    let page = flow.app.get_text(&format!("/runs/{second}")).await;
+    assert!(page.contains("dynamic registration (RFC 7591)"), "{page}");
+    let f = finding(&findings, "MCP-AUT-010");
+    assert_eq!(f["outcome"], "pass", "{f}");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the token endpoint answered HTTP 200"),
+        "{f}"
+    );
+    let mut not_passed: Vec<String> = findings
+        .iter()
+        .filter(|f| f["outcome"] != "pass" && f["outcome"] != "skip")
+        .map(|f| {
+            format!(
+                "{} {}",
+                f["rule_id"].as_str().unwrap_or_default(),
+                f["outcome"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    not_passed.sort();
+    assert_eq!(
+        not_passed,
+        ["MCP-AUT-005 warn", "MCP-AUT-006 warn", "MCP-AUT-011 warn"],
+        "the adjudicated warnings only"
+    );
+}
