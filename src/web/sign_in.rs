@@ -835,18 +835,22 @@ pub async fn callback(
 }
 
 /// Whether a sign-in is offered for `run` on its page: the service can seal
-/// a token and the run's verdict was withheld for want of authorization.
-pub fn offered(state: &AppState, run: &crate::store::Run) -> bool {
+/// a token, the run had none, and some of its rules were not verified for
+/// want of authorization (whatever its grade: a server that fails a MUST of
+/// its authorization can still have the rest of its suite judged).
+pub fn offered(
+    state: &AppState,
+    run: &crate::store::Run,
+    findings: &[crate::store::StoredFinding],
+) -> bool {
     state.sign_in.is_some()
         && run.credentials.is_none()
-        && run
-            .verdict
-            .as_ref()
-            .and_then(|v| match &v.detail {
-                crate::suite::VerdictDetail::Mcp { withheld, .. } => withheld.clone(),
-                crate::suite::VerdictDetail::Rcp { .. } => None,
-            })
-            .is_some_and(|w| w.contains("authorization required"))
+        && run.suite != SuiteChoice::Rcp
+        && findings.iter().any(|f| {
+            f.finding
+                .message
+                .starts_with("not verified: authorization required")
+        })
 }
 
 #[cfg(test)]

@@ -430,10 +430,12 @@ async fn an_authorization_server_without_s256_ends_the_sign_in_before_the_browse
     let mut flow = Flow::start(config).await;
     let (first, run) = flow.form_run().await;
     assert_eq!(run["verdict"]["grade"], "non-compliant", "{run}");
-    // A failing run is no longer `not judged`, so the page does not offer a
-    // sign-in; the route still answers one posted with the page's token.
+    // A failing run still offers the sign-in: the rest of its suite was not
+    // judged.
     let page = flow.get(&flow.app.url(&format!("/runs/{first}"))).await;
     assert_eq!(page.status(), 200);
+    let html = page.text().await.expect("html");
+    assert!(html.contains("id=\"sign-in\""), "{html}");
     let token = flow.jar.get("pc_csrf");
     let token = if token.is_empty() {
         let home = flow.get(&flow.app.url("/")).await;

@@ -277,7 +277,7 @@ pub async fn show_run_page(
                 .collect(),
         }),
     };
-    if crate::web::sign_in::offered(&state, &run) {
+    if crate::web::sign_in::offered(&state, &run, &findings) {
         let csrf = crate::web::pages::csrf_cookie(&headers)
             .filter(|t| t.len() == 32)
             .unwrap_or_else(crate::web::pages::new_csrf_token);
