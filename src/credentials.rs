@@ -39,6 +39,20 @@ pub const KIND_BEARER: &str = "bearer";
 /// What reports say about such a run.
 pub const JUDGED_WITH_TOKEN: &str = "judged with a token supplied by the submitter";
 
+/// What every output says of how `run` was judged, when it had a token: the
+/// submitter's own ([`JUDGED_WITH_TOKEN`]), or one protocheck obtained when
+/// the submitter signed in on the web form (see `web::sign_in`).
+pub fn judged_with(run: &crate::store::Run) -> Option<String> {
+    run.credentials.as_ref()?;
+    Some(match &run.options.sign_in {
+        Some(sign_in) => format!(
+            "judged with a token protocheck obtained when the submitter signed in at {}",
+            sign_in.issuer
+        ),
+        None => JUDGED_WITH_TOKEN.to_owned(),
+    })
+}
+
 /// The `credentials` member of a submission. `Debug` hides both tokens; it
 /// serialises as its kind only (for the idempotency hash), never as a token.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, utoipa::ToSchema)]

@@ -209,7 +209,7 @@ impl Report {
             attempts: run.attempts,
             credentials: run.credentials.as_ref().map(|kind| RunCredentials {
                 kind: kind.clone(),
-                note: crate::credentials::JUDGED_WITH_TOKEN.to_owned(),
+                note: crate::credentials::judged_with(run).unwrap_or_default(),
             }),
         });
         report.verdict = run.verdict.clone();

@@ -341,6 +341,14 @@ async fn a_person_signs_in_from_the_run_page_and_gets_the_whole_suite_judged() {
         assert!(message.contains("During sign-in at"), "{f}");
         assert!(message.contains(says), "{rule}: {f}");
     }
+    let (_, report) = flow
+        .app
+        .get_json(&format!("/api/v1/runs/{second}/report.json"))
+        .await;
+    let note = report["run"]["credentials"]["note"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(note.contains("signed in at"), "{note}");
     // The run page tells how it was judged and lists the steps; the code
     // (spent, but a secret until then) is in no output.
     let page = flow

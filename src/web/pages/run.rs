@@ -251,16 +251,7 @@ pub async fn show_run_page(
             .run_api_key(run.id)
             .await?
             .map(|k| k.display_owner().to_owned()),
-        credentials: run
-            .credentials
-            .as_ref()
-            .map(|_| match &run.options.sign_in {
-                Some(s) => format!(
-                    "judged with a token protocheck obtained when the submitter signed in at {}",
-                    s.issuer
-                ),
-                None => crate::credentials::JUDGED_WITH_TOKEN.to_owned(),
-            }),
+        credentials: crate::credentials::judged_with(&run),
         sign_in_offer: None,
         sign_in: run.options.sign_in.as_ref().map(|s| SignInView {
             issuer: s.issuer.clone(),
