@@ -38,6 +38,8 @@ struct Inner {
     runs: Family<StatusLabel, Gauge>,
     run_duration: Family<RunLabels, Histogram>,
     request_latency: Family<RequestLabels, Histogram>,
+    /// 1 when the last scrape read the store's counts, 0 when it could not.
+    store_up: Gauge,
 }
 
 impl Default for Metrics {
@@ -75,7 +77,14 @@ impl Metrics {
             "HTTP request latency of the protocheck API",
             request_latency.clone(),
         );
+        let store_up = Gauge::default();
+        registry.register(
+            "store_up",
+            "1 when the last scrape read the run counts from the database, 0 when it did not answer in time (the run gauges then keep their last values)",
+            store_up.clone(),
+        );
         Self(Arc::new(Inner {
+            store_up,
             registry,
             queue_depth,
             runs,
@@ -105,9 +114,13 @@ impl Metrics {
             .observe(seconds);
     }
 
-    /// Sets the gauges read from the store, then encodes everything as Prometheus text.
-    pub fn render(&self, by_status: &[(crate::store::RunStatus, i64)]) -> String {
+    /// Sets the gauges read from the store (`None`: it did not answer; the
+    /// gauges keep their last values and `store_up` says 0), then encodes
+    /// everything as Prometheus text.
+    pub fn render(&self, by_status: Option<&[(crate::store::RunStatus, i64)]>) -> String {
+        self.0.store_up.set(i64::from(by_status.is_some()));
         for status in crate::store::RunStatus::ALL {
+            let Some(by_status) = by_status else { break };
             let n = by_status
                 .iter()
                 .find(|(s, _)| *s == status)

@@ -161,3 +161,34 @@ async fn pages_answer_503_while_the_database_is_silent() {
     }
     proxy.freeze(false);
 }
+
+/// #31 item 9: a scrape answers from the process's own metrics while the
+/// database is silent, and says the run counts are stale (`store_up 0`).
+#[tokio::test]
+async fn metrics_answer_without_the_database() {
+    let Some((_db, app, proxy)) = app_behind_proxy().await else {
+        return;
+    };
+    let up = app.get_text("/metrics").await;
+    assert!(up.contains("protocheck_store_up 1"), "{up}");
+
+    proxy.freeze(true);
+    let asked = std::time::Instant::now();
+    let answer = tokio::time::timeout(PATIENCE, app.http.get(app.url("/metrics")).send())
+        .await
+        .expect("/metrics answers while the database is silent, instead of waiting for it")
+        .expect("metrics");
+    // Reported, never asserted (README, "REST API v1").
+    eprintln!(
+        "/metrics with the database silent answered in {} ms",
+        asked.elapsed().as_millis()
+    );
+    assert_eq!(answer.status(), 200);
+    let text = answer.text().await.expect("body");
+    assert!(text.contains("protocheck_store_up 0"), "{text}");
+    assert!(
+        text.contains("protocheck_http_request_duration_seconds"),
+        "the process metrics are there: {text}"
+    );
+    proxy.freeze(false);
+}
