@@ -98,6 +98,9 @@ pub enum WebError {
     /// the request may succeed once it is back.
     #[error("the database is not reachable; retry in {UNAVAILABLE_RETRY_AFTER_S}s")]
     Unavailable,
+    /// A method the path does not answer; `allow` lists the ones it does.
+    #[error("this path does not answer {method}; it answers {allow}")]
+    MethodNotAllowed { method: String, allow: String },
     #[error("internal error")]
     Internal(String),
 }
@@ -155,6 +158,11 @@ impl WebError {
                 "Invalid request",
             ),
             Self::SignIn(_) => (StatusCode::CONFLICT, "sign-in", "Sign-in cannot go on"),
+            Self::MethodNotAllowed { .. } => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method-not-allowed",
+                "Method not allowed",
+            ),
             Self::Conflict(_) => (
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "idempotency-key-reused",

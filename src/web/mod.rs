@@ -226,6 +226,11 @@ pub fn app(state: AppState) -> Router {
         .merge(api)
         .merge(pages)
         .fallback(not_found)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            whole_body_within,
+        ))
+        .layer(middleware::from_fn(explain_bare_errors))
         .layer(DefaultBodyLimit::max(MAX_API_BODY_BYTES))
         // A body that stops arriving fails its extractor, which answers 408.
         .layer(RequestBodyTimeoutLayer::new(state.body_timeout))
@@ -260,14 +265,122 @@ async fn record_latency(
     resp
 }
 
-/// Unknown paths: an HTML page for browsers, problem+json for everyone else.
-async fn not_found(headers: axum::http::HeaderMap, uri: axum::http::Uri) -> Response {
-    use axum::response::IntoResponse;
-    let wants_html = headers
+/// Whether a request asks for a page (a browser) rather than a document.
+fn wants_html(headers: &axum::http::HeaderMap) -> bool {
+    headers
         .get(axum::http::header::ACCEPT)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.contains("text/html"));
-    if wants_html {
+        .is_some_and(|v| v.contains("text/html"))
+}
+
+/// Gives a body to the errors the router answers by itself with none (a
+/// method a path does not answer): problem+json, or a page for a browser
+/// outside `/api`, as every other error. Its `Allow` header is kept.
+async fn explain_bare_errors(req: Request, next: Next) -> Response {
+    use axum::response::IntoResponse;
+    let method = req.method().to_string();
+    let page = wants_html(req.headers()) && !req.uri().path().starts_with("/api/");
+    let resp = next.run(req).await;
+    if resp.status() != axum::http::StatusCode::METHOD_NOT_ALLOWED
+        || resp
+            .headers()
+            .contains_key(axum::http::header::CONTENT_TYPE)
+    {
+        return resp;
+    }
+    let allow = resp.headers().get(axum::http::header::ALLOW).cloned();
+    let error = error::WebError::MethodNotAllowed {
+        method,
+        allow: allow
+            .as_ref()
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("no method")
+            .replace(',', ", "),
+    };
+    let mut out = if page {
+        let mut r = error::AsPage(error).into_response();
+        r.headers_mut().insert(
+            axum::http::header::CONTENT_SECURITY_POLICY,
+            axum::http::HeaderValue::from_static(pages::PAGE_CSP),
+        );
+        r
+    } else {
+        error.into_response()
+    };
+    if let Some(allow) = allow {
+        out.headers_mut().insert(axum::http::header::ALLOW, allow);
+    }
+    out
+}
+
+/// Reads a request's whole body before its handler runs, within
+/// [`WebOptions::body_timeout`] from the start: the body timeout of the router
+/// bounds each pause, and a body trickled one byte just inside each pause
+/// would otherwise hold its connection until the request timeout, answered
+/// by an empty 503 (#31 item 7). Bodies are small (at most
+/// [`MAX_API_BODY_BYTES`]), so holding one whole costs nothing. A body that
+/// does not arrive in time is answered 408, one too large 413, as problem+json
+/// under `/api` and as a page on the forms' paths.
+async fn whole_body_within(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    req: Request,
+    next: Next,
+) -> Response {
+    use axum::http::header;
+    use axum::response::IntoResponse;
+    let declared: Option<u64> = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok());
+    let chunked = req.headers().contains_key(header::TRANSFER_ENCODING);
+    if !chunked && declared.unwrap_or(0) == 0 {
+        return next.run(req).await;
+    }
+    // Only forms post outside `/api`, and forms answer with pages.
+    let page = !req.uri().path().starts_with("/api/");
+    let refuse = |error: error::WebError| {
+        if page {
+            error::AsPage(error).into_response()
+        } else {
+            error.into_response()
+        }
+    };
+    if declared.is_some_and(|n| n > MAX_API_BODY_BYTES as u64) {
+        return refuse(error::WebError::BodyTooLarge(MAX_API_BODY_BYTES));
+    }
+    let (parts, body) = req.into_parts();
+    let read = axum::body::to_bytes(body, MAX_API_BODY_BYTES);
+    match tokio::time::timeout(state.body_timeout, read).await {
+        Ok(Ok(bytes)) => {
+            next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+                .await
+        }
+        Ok(Err(e)) => {
+            let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+            let mut timed_out = false;
+            let mut too_large = false;
+            while let Some(c) = cause {
+                timed_out |= c.is::<tower_http::timeout::TimeoutError>();
+                too_large |= c.is::<http_body_util::LengthLimitError>();
+                cause = c.source();
+            }
+            refuse(if timed_out {
+                error::WebError::BodyTimeout
+            } else if too_large {
+                error::WebError::BodyTooLarge(MAX_API_BODY_BYTES)
+            } else {
+                error::WebError::MalformedBody("the request body could not be read".into())
+            })
+        }
+        Err(_) => refuse(error::WebError::BodyTimeout),
+    }
+}
+
+/// Unknown paths: an HTML page for browsers, problem+json for everyone else.
+pub(crate) async fn not_found(headers: axum::http::HeaderMap, uri: axum::http::Uri) -> Response {
+    use axum::response::IntoResponse;
+    if wants_html(&headers) {
         let mut resp = error::AsPage(error::WebError::NotFound(
             "There is no page at this address.".into(),
         ))

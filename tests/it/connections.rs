@@ -538,3 +538,103 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+/// #31 item 7: a body trickled one byte just inside each pause is cut by the
+/// whole-body deadline with 408 problem+json, not held until the request
+/// timeout and answered with an empty 503.
+#[tokio::test]
+async fn a_trickled_body_is_cut_by_the_whole_body_deadline() {
+    let options = WebOptions {
+        body_timeout: Duration::from_secs(1),
+        ..WebOptions::default()
+    };
+    let server = start(ConnLimits::default(), options).await;
+    let mut conn = connect_from("127.0.0.1", server.addr).await;
+    conn.write_all(
+        b"POST /api/v1/runs HTTP/1.1\r\nHost: protocheck\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n",
+    )
+    .await
+    .expect("write head");
+    let trickle = async {
+        for _ in 0..40 {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            if conn.write_all(b" ").await.is_err() {
+                break;
+            }
+        }
+    };
+    let mut answer = Vec::new();
+    trickle.await;
+    let mut buf = [0u8; 4096];
+    let _ = tokio::time::timeout(PATIENCE, async {
+        while let Ok(n) = conn.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            answer.extend_from_slice(&buf[..n]);
+            if String::from_utf8_lossy(&answer).contains("\r\n\r\n{") {
+                break;
+            }
+        }
+    })
+    .await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("/problems/body-timeout"), "{answer}");
+}
+
+/// #31 item 10: the errors the router answers by itself carry a problem
+/// document under `/api` (a method a path does not answer keeps its
+/// `Allow`), and an unknown static file is a problem for a program.
+#[tokio::test]
+async fn bare_router_errors_are_problem_documents() {
+    let server = start(ConnLimits::default(), WebOptions::default()).await;
+    let base = format!("http://{}", server.addr);
+    let http = reqwest::Client::new();
+    let resp = http
+        .delete(format!("{base}/api/v1/runs"))
+        .send()
+        .await
+        .expect("DELETE");
+    assert_eq!(resp.status(), 405);
+    assert_eq!(resp.headers()["allow"], "POST");
+    assert_eq!(resp.headers()["content-type"], "application/problem+json");
+    let body: serde_json::Value = resp.json().await.expect("json");
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("DELETE"),
+        "{body}"
+    );
+    // A browser gets the page.
+    let resp = http
+        .put(format!("{base}/"))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .expect("PUT");
+    assert_eq!(resp.status(), 405);
+    assert!(
+        resp.headers()["content-type"]
+            .to_str()
+            .unwrap_or_default()
+            .starts_with("text/html")
+    );
+    // A path that climbs out of /static, asked by a program.
+    let mut conn = connect_from("127.0.0.1", server.addr).await;
+    conn.write_all(
+        b"GET /static/..%2fCargo.toml HTTP/1.1\r\nHost: protocheck\r\nConnection: close\r\n\r\n",
+    )
+    .await
+    .expect("write");
+    let mut answer = String::new();
+    let _ = tokio::time::timeout(PATIENCE, conn.read_to_string(&mut answer)).await;
+    assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("content-type: application/problem+json"),
+        "{answer}"
+    );
+}

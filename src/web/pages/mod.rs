@@ -17,7 +17,7 @@ pub(crate) use home::{csrf_cookie, new_csrf_token, same_origin, with_csrf_cookie
 pub use run::show_run_page;
 pub use target::show_target_page;
 
-use super::error::{AsPage, WebError};
+use super::error::AsPage;
 use super::extract::PagePath;
 use crate::rfc3339;
 use crate::store::{Run, RunStatus};
@@ -86,7 +86,11 @@ pub async fn page_headers(req: axum::extract::Request, next: axum::middleware::N
 }
 
 /// `/static/…`: the stylesheet and the progress script, compiled in.
-pub async fn static_file(PagePath(name): PagePath<String>) -> Response {
+pub async fn static_file(
+    PagePath(name): PagePath<String>,
+    headers: axum::http::HeaderMap,
+    uri: axum::http::Uri,
+) -> Response {
     let (body, ctype) = match name.as_str() {
         "style.css" => (
             include_str!("../../../static/style.css"),
@@ -96,7 +100,8 @@ pub async fn static_file(PagePath(name): PagePath<String>) -> Response {
             include_str!("../../../static/run.js"),
             "text/javascript; charset=utf-8",
         ),
-        _ => return AsPage(WebError::NotFound("No such file.".into())).into_response(),
+        // A page for a browser, problem+json for a program, as any unknown path.
+        _ => return crate::web::not_found(headers, uri).await,
     };
     (
         [
