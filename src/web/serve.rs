@@ -65,6 +65,10 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 /// How often a refusal for want of connections is logged.
 const WARN_EVERY: Duration = Duration::from_secs(60);
 
+/// The largest request head the service reads (HTTP/1.1 read buffer, HTTP/2
+/// header list); a larger one is answered 431.
+pub const MAX_HEAD_BYTES: usize = 32 * 1024;
+
 /// Serves `app` on `listener` until `stop` is cancelled, then stops accepting
 /// and waits for the open connections to finish their requests.
 pub async fn serve(
@@ -80,6 +84,11 @@ pub async fn serve(
     // waits for its next request, merging the two timeouts into one; the
     // watchdog below keeps them apart.
     builder.http1().header_read_timeout(None::<Duration>);
+    // A request head is a few hundred bytes; hyper would buffer ~400 KB of
+    // one per connection before refusing it (#31 item 6: 3,200 unfinished
+    // heads took 1 GB). Past this it answers 431 and closes.
+    builder.http1().max_buf_size(MAX_HEAD_BYTES);
+    builder.http2().max_header_list_size(MAX_HEAD_BYTES as u32);
     let builder = Arc::new(builder);
     let limits = Arc::new(limits);
     let mut last_warned = None;

@@ -638,3 +638,27 @@ async fn bare_router_errors_are_problem_documents() {
         "{answer}"
     );
 }
+
+/// #31 item 6: a request head larger than `MAX_HEAD_BYTES` is answered 431
+/// and its connection closed, instead of being buffered to ~400 KB.
+#[tokio::test]
+async fn an_oversized_head_is_answered_431() {
+    let server = start(ConnLimits::default(), WebOptions::default()).await;
+    let mut conn = connect_from("127.0.0.1", server.addr).await;
+    let filler = "a".repeat(protocheck::web::serve::MAX_HEAD_BYTES * 3);
+    // The head never ends: the server must refuse it from what it has read.
+    let _ = conn
+        .write_all(
+            format!("GET /healthz HTTP/1.1\r\nHost: protocheck\r\nX-Filler: {filler}").as_bytes(),
+        )
+        .await;
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(PATIENCE, conn.read_to_end(&mut answer)).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 431"), "{answer}");
+    // A head of ordinary size is served.
+    assert_eq!(
+        healthz_from("127.0.0.1", server.addr).await,
+        "HTTP/1.1 200 OK"
+    );
+}
