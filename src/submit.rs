@@ -259,7 +259,8 @@ pub enum SubmitError {
 pub struct HostQuota {
     /// New runs of one host per rolling hour.
     pub runs_per_hour: u32,
-    /// A forced run of a target is refused until this long after the last one.
+    /// A new run of a server (its URL without the query string) is refused
+    /// until this long after the last one, whatever asked for it.
     pub force_every: Duration,
 }
 
@@ -468,7 +469,9 @@ impl Queue {
             }
         }
         if submitted.is_none()
-            && let Some(refusal) = self.over_quota(&url, &target.id, sub.force, now).await?
+            && let Some(refusal) = self
+                .over_quota(&url, sub.credentials.is_none(), now)
+                .await?
         {
             // An equal run already under way is the answer: it sends the host
             // nothing more.
@@ -542,25 +545,38 @@ impl Queue {
     async fn over_quota(
         &self,
         url: &CanonicalUrl,
-        target_id: &str,
-        force: bool,
+        cooled: bool,
         now: i64,
     ) -> Result<Option<SubmitError>, SubmitError> {
+        // The cooldown (#31 item 2): any new run of an endpoint within
+        // `force_every` of the last one is refused, whatever asked for it
+        // (`force`, `max_age_s: 0`, other options) and whatever query string
+        // its URL carries: a query string does not make a new server. A run
+        // with credentials is not held by it (`cooled` false): it judges what
+        // the run before it could not, and the hourly budget still counts it.
         let every = self.quota.force_every;
-        if force && !every.is_zero() {
+        let host = crate::store::host_of(url.as_str());
+        if cooled
+            && !every.is_zero()
+            && let Some(host) = &host
+        {
             let every_ms = i64::try_from(every.as_millis()).unwrap_or(i64::MAX);
+            let mut endpoint = url.url().clone();
+            endpoint.set_query(None);
+            endpoint.set_fragment(None);
             if let Some(at) = self
                 .store
-                .latest_forced_at(target_id, now.saturating_sub(every_ms))
+                .latest_run_of_endpoint(host, endpoint.as_str(), now.saturating_sub(every_ms))
                 .await?
             {
                 let wait = secs_until(at.saturating_add(every_ms), now);
                 return Ok(Some(SubmitError::TargetLimited {
                     detail: format!(
-                        "this target was re-run with `force` {} s ago; protocheck runs a target \
-                         with `force` at most once every {} s, so that it cannot be used to \
-                         flood a server. Retry in {wait} s, or submit without `force` to get \
-                         the latest result.",
+                        "this server ({endpoint}) was last run {} s ago; protocheck starts a new \
+                         run of a server at most once every {} s, so that it cannot be used \
+                         to flood it (with `force`, `max_age_s` or another query string \
+                         alike). Retry in {wait} s, or submit without `force` and with the \
+                         default `max_age_s` to get the latest result.",
                         now.saturating_sub(at).max(0) / 1000,
                         every.as_secs(),
                     ),
@@ -569,7 +585,7 @@ impl Queue {
             }
         }
         let per_hour = self.quota.runs_per_hour;
-        let Some(host) = crate::store::host_of(url.as_str()) else {
+        let Some(host) = host else {
             return Ok(None);
         };
         if per_hour == 0 {

@@ -68,6 +68,11 @@ pub(super) fn reclaim() -> String {
 pub(super) const HOST_LOAD: &str = "SELECT COUNT(*), MIN(created_at_ms) FROM runs
      WHERE target_host = $1 AND created_at_ms > $2";
 
-/// When the newest forced run of target `$1` created after `$2` was created.
-pub(super) const LATEST_FORCED: &str = "SELECT MAX(created_at_ms) FROM runs
-     WHERE target_id = $1 AND forced = 1 AND created_at_ms > $2";
+/// When the newest run on host `$1` created after `$2` of the endpoint `$3`
+/// (its target's URL is `$3`, or `$3` with a query string: `$4` is the `LIKE`
+/// pattern of that) was created. The host's recent runs are found by
+/// `runs_host_created`; few are left to join.
+pub(super) const LATEST_OF_ENDPOINT: &str = "SELECT MAX(runs.created_at_ms) FROM runs
+     JOIN targets ON targets.id = runs.target_id
+     WHERE runs.target_host = $1 AND runs.created_at_ms > $2
+       AND (targets.canonical_url = $3 OR targets.canonical_url LIKE $4 ESCAPE '\\')";

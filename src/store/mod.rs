@@ -118,8 +118,15 @@ pub trait Store:
     /// Runs created for `host` after `since_ms`, whatever their status.
     async fn host_load(&self, host: &str, since_ms: i64) -> StoreResult<HostLoad>;
 
-    /// When the newest forced run of `target_id` created after `since_ms` was created.
-    async fn latest_forced_at(&self, target_id: &str, since_ms: i64) -> StoreResult<Option<i64>>;
+    /// When the newest run of the endpoint `endpoint` (a canonical URL
+    /// without its query) on `host` created after `since_ms` was created,
+    /// whatever query string its target had and whether or not it was forced.
+    async fn latest_run_of_endpoint(
+        &self,
+        host: &str,
+        endpoint: &str,
+        since_ms: i64,
+    ) -> StoreResult<Option<i64>>;
 
     /// The newest `passed` or `failed` run with this dedup key finished at or after `since_ms`.
     async fn latest_finished(&self, dedup_key: &str, since_ms: i64) -> StoreResult<Option<Run>>;

@@ -446,10 +446,26 @@ impl_sql_store!(Store {
         })
     }
 
-    async fn latest_forced_at(&self, target_id: &str, since_ms: i64) -> StoreResult<Option<i64>> {
-        let at: Option<i64> = sqlx::query_scalar(hosts::LATEST_FORCED)
-            .bind(target_id)
+    async fn latest_run_of_endpoint(
+        &self,
+        host: &str,
+        endpoint: &str,
+        since_ms: i64,
+    ) -> StoreResult<Option<i64>> {
+        // `LIKE` with its wildcards escaped: a URL may hold `%` and `_`.
+        let mut pattern = String::with_capacity(endpoint.len() + 2);
+        for c in endpoint.chars() {
+            if matches!(c, '%' | '_' | '\\') {
+                pattern.push('\\');
+            }
+            pattern.push(c);
+        }
+        pattern.push_str("?%");
+        let at: Option<i64> = sqlx::query_scalar(hosts::LATEST_OF_ENDPOINT)
+            .bind(host)
             .bind(since_ms)
+            .bind(endpoint)
+            .bind(pattern)
             .fetch_one(self.db())
             .await?;
         Ok(at)

@@ -352,3 +352,53 @@ async fn claims_keep_the_gap_between_runs_of_one_host() {
         assert_eq!(unlimited.id, third.id);
     }
 }
+
+/// #31 item 2: the cooldown holds whatever asks for a new run of a server
+/// (`force`, `max_age_s: 0`, other options, another query string), and
+/// never holds another server of the same host.
+#[tokio::test]
+async fn the_cooldown_holds_whatever_asks_for_a_new_run() {
+    for db in common::all_backends().await {
+        let quota = HostQuota {
+            runs_per_hour: 100,
+            force_every: Duration::from_secs(120),
+        };
+        let app = TestApp::start_with(&db, 1000, quota).await;
+        let server = "http://127.0.0.1:9/mcp_1%5F";
+        let (status, _, _) = submit_from(&app, 2, &json!({"url": server, "suite": "rcp"})).await;
+        assert_eq!(status, 202, "{}", db.name());
+        for (n, body) in [
+            (
+                3,
+                json!({"url": server, "suite": "rcp", "max_age_s": 0,
+                       "options": {"profile": "reference"}}),
+            ),
+            (
+                4,
+                json!({"url": format!("{server}?x=1"), "suite": "rcp", "force": true}),
+            ),
+            (
+                5,
+                json!({"url": format!("{server}?y=2"), "suite": "rcp", "max_age_s": 0}),
+            ),
+            (6, json!({"url": server, "suite": "mcp", "force": true})),
+        ] {
+            let (status, retry, problem) = submit_from(&app, n, &body).await;
+            assert_eq!(status, 429, "{}: {body} → {problem}", db.name());
+            assert_eq!(problem["type"], "/problems/target-rate-limited");
+            assert!(retry.is_some_and(|r| (1..=120).contains(&r)), "{retry:?}");
+            let detail = problem["detail"].as_str().unwrap_or_default();
+            assert!(detail.contains("at most once every 120 s"), "{detail}");
+        }
+        // Another server of the host, and a path that only looks like the
+        // escaped pattern of the first (`_` and `%` are not wildcards).
+        for (n, url) in [
+            (7, "http://127.0.0.1:9/other"),
+            (8, "http://127.0.0.1:9/mcpX1%5F"),
+        ] {
+            let (status, _, body) =
+                submit_from(&app, n, &json!({"url": url, "suite": "rcp"})).await;
+            assert_eq!(status, 202, "{}: {url} {body}", db.name());
+        }
+    }
+}
