@@ -231,6 +231,7 @@ async fn outage(admin: &str) {
                 max_age_s: 0,
                 force: true,
                 idempotency: None,
+                submitter: None,
             };
             let id = queue.submit(sub).await.expect("submit").run.id;
             wait_for_findings(direct_store.as_ref(), id, 2).await;

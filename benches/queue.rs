@@ -260,6 +260,7 @@ async fn submit(queue: &Queue, target: &str, tag: &str) -> Uuid {
         max_age_s: 0,
         force: true,
         idempotency: None,
+        submitter: None,
     };
     queue.submit(sub).await.expect("submit").run.id
 }

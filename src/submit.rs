@@ -196,6 +196,15 @@ pub struct Submission {
     pub force: bool,
     /// `Idempotency-Key` header with the SHA-256 of the request it came with.
     pub idempotency: Option<(String, String)>,
+    /// Who submits (`k:<API key id>` or `a:<client address>`, see
+    /// `web::ratelimit::submitter_of`): the share of a host's hour is counted by it.
+    /// `None` (a caller of the library) counts for the host only.
+    pub submitter: Option<String>,
+}
+
+/// Each submitter's share of a host's hourly runs: half, at least one.
+pub fn host_share(per_hour: u32) -> u32 {
+    (per_hour / 2).max(1)
 }
 
 /// Why a submission returned the run it did.
@@ -470,7 +479,12 @@ impl Queue {
         }
         if submitted.is_none()
             && let Some(refusal) = self
-                .over_quota(&url, sub.credentials.is_none(), now)
+                .over_quota(
+                    &url,
+                    sub.credentials.is_none(),
+                    sub.submitter.as_deref(),
+                    now,
+                )
                 .await?
         {
             // An equal run already under way is the answer: it sends the host
@@ -505,6 +519,7 @@ impl Queue {
                     api_key,
                     forced: sub.force,
                     credentials: sealed,
+                    submitter: sub.submitter.clone(),
                 };
                 match self.store.insert_run_from(&new, &origin).await? {
                     Inserted::New(run) => {
@@ -546,8 +561,15 @@ impl Queue {
         &self,
         url: &CanonicalUrl,
         cooled: bool,
+        submitter: Option<&str>,
         now: i64,
     ) -> Result<Option<SubmitError>, SubmitError> {
+        let Some(host) = crate::store::host_of(url.as_str()) else {
+            return Ok(None);
+        };
+        let mut endpoint = url.url().clone();
+        endpoint.set_query(None);
+        endpoint.set_fragment(None);
         // The cooldown (#31 item 2): any new run of an endpoint within
         // `force_every` of the last one is refused, whatever asked for it
         // (`force`, `max_age_s: 0`, other options) and whatever query string
@@ -555,18 +577,11 @@ impl Queue {
         // with credentials is not held by it (`cooled` false): it judges what
         // the run before it could not, and the hourly budget still counts it.
         let every = self.quota.force_every;
-        let host = crate::store::host_of(url.as_str());
-        if cooled
-            && !every.is_zero()
-            && let Some(host) = &host
-        {
+        if cooled && !every.is_zero() {
             let every_ms = i64::try_from(every.as_millis()).unwrap_or(i64::MAX);
-            let mut endpoint = url.url().clone();
-            endpoint.set_query(None);
-            endpoint.set_fragment(None);
             if let Some(at) = self
                 .store
-                .latest_run_of_endpoint(host, endpoint.as_str(), now.saturating_sub(every_ms))
+                .latest_run_of_endpoint(&host, endpoint.as_str(), now.saturating_sub(every_ms))
                 .await?
             {
                 let wait = secs_until(at.saturating_add(every_ms), now);
@@ -585,26 +600,55 @@ impl Queue {
             }
         }
         let per_hour = self.quota.runs_per_hour;
-        let Some(host) = host else {
-            return Ok(None);
-        };
         if per_hour == 0 {
             return Ok(None);
         }
         let load = self
             .store
-            .host_load(&host, now.saturating_sub(HOUR_MS))
+            .host_load(&host, submitter, now.saturating_sub(HOUR_MS))
             .await?;
+        // Each submitter's share of the host's hour (#31 item 3): one
+        // submitter cannot spend the whole budget and lock everyone else out.
+        let share = i64::from(host_share(per_hour));
+        if submitter.is_some() && load.mine >= share {
+            let oldest = load.mine_oldest_at_ms.unwrap_or(now);
+            let wait = secs_until(oldest.saturating_add(HOUR_MS), now);
+            return Ok(Some(SubmitError::TargetLimited {
+                detail: format!(
+                    "you have started {} runs on the host `{host}` in the last hour; each \
+                     submitter (API key, or address) may start {share} of the {per_hour} runs \
+                     an hour protocheck sends one host, so that no one can flood it or lock \
+                     others out of it. Retry in {wait} s.",
+                    load.mine
+                ),
+                retry_after_s: wait,
+            }));
+        }
         if load.count < i64::from(per_hour) {
             return Ok(None);
+        }
+        // Other people's runs of other servers on the host do not refuse a
+        // server's first run of the hour, up to twice the budget: many
+        // submitters together still cannot flood the host.
+        let ceiling = i64::from(per_hour).saturating_mul(2);
+        if submitter.is_some() && load.count < ceiling {
+            let first = self
+                .store
+                .latest_run_of_endpoint(&host, endpoint.as_str(), now.saturating_sub(HOUR_MS))
+                .await?
+                .is_none();
+            if first {
+                return Ok(None);
+            }
         }
         let oldest = load.oldest_at_ms.unwrap_or(now);
         let wait = secs_until(oldest.saturating_add(HOUR_MS), now);
         Ok(Some(SubmitError::TargetLimited {
             detail: format!(
                 "the host `{host}` has had {} runs in the last hour, whoever submitted them; \
-                 protocheck sends at most {per_hour} runs an hour to one host, so that it \
-                 cannot be used to flood a server. Retry in {wait} s.",
+                 protocheck sends at most {per_hour} runs an hour to one host (a server's \
+                 first run of the hour up to {ceiling}), so that it cannot be used to flood \
+                 a server. Retry in {wait} s.",
                 load.count
             ),
             retry_after_s: wait,

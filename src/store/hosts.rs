@@ -64,8 +64,12 @@ pub(super) fn reclaim() -> String {
     )
 }
 
-/// Runs created for host `$1` after `$2`, and when the oldest was created.
-pub(super) const HOST_LOAD: &str = "SELECT COUNT(*), MIN(created_at_ms) FROM runs
+/// Runs created for host `$1` after `$2`, and when the oldest was created;
+/// the same of those submitted by `$3`.
+pub(super) const HOST_LOAD: &str = "SELECT COUNT(*), MIN(created_at_ms),
+            COUNT(CASE WHEN submitter = $3 THEN 1 END),
+            MIN(CASE WHEN submitter = $3 THEN created_at_ms END)
+     FROM runs
      WHERE target_host = $1 AND created_at_ms > $2";
 
 /// When the newest run on host `$1` created after `$2` of the endpoint `$3`

@@ -115,8 +115,14 @@ pub trait Store:
     /// The queued or running run with this dedup key, if any.
     async fn active_run(&self, dedup_key: &str) -> StoreResult<Option<Run>>;
 
-    /// Runs created for `host` after `since_ms`, whatever their status.
-    async fn host_load(&self, host: &str, since_ms: i64) -> StoreResult<HostLoad>;
+    /// Runs created for `host` after `since_ms`, whatever their status, and
+    /// how many of them `submitter` submitted.
+    async fn host_load(
+        &self,
+        host: &str,
+        submitter: Option<&str>,
+        since_ms: i64,
+    ) -> StoreResult<HostLoad>;
 
     /// When the newest run of the endpoint `endpoint` (a canonical URL
     /// without its query) on `host` created after `since_ms` was created,

@@ -341,6 +341,8 @@ pub struct RunOrigin {
     /// The run's credentials, sealed; stored with the run in one transaction
     /// and wiped when it ends.
     pub credentials: Option<crate::credentials::SealedCredentials>,
+    /// Who submitted it (see `submit::submitter_of`).
+    pub submitter: Option<String>,
 }
 
 /// Runs created for one host since some time.
@@ -349,6 +351,10 @@ pub struct HostLoad {
     pub count: i64,
     /// When the oldest of them was created.
     pub oldest_at_ms: Option<i64>,
+    /// How many of them the submitter asked about submitted.
+    pub mine: i64,
+    /// When the oldest of those was created.
+    pub mine_oldest_at_ms: Option<i64>,
 }
 
 /// The host the limits of [`HostLimits`] and the submission quotas count by:

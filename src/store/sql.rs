@@ -358,9 +358,9 @@ impl_sql_store!(Store {
         let insert = concat!(
             "INSERT INTO runs (id, target_id, suite, options, webhook_url, dedup_key, status,
                                max_attempts, available_at_ms, created_at_ms, api_key_id,
-                               forced, target_host, credentials)
+                               forced, target_host, credentials, submitter)
              VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $8, $9, $10,
-                     (SELECT targets.host FROM targets WHERE targets.id = $2), $11)
+                     (SELECT targets.host FROM targets WHERE targets.id = $2), $11, $12)
              ON CONFLICT (dedup_key) WHERE status IN ('queued', 'running') DO NOTHING
              RETURNING ",
             run_columns!()
@@ -382,6 +382,7 @@ impl_sql_store!(Store {
                 .bind(origin.api_key.map(|k| k.to_string()))
                 .bind(i32::from(origin.forced))
                 .bind(kind)
+                .bind(origin.submitter.as_deref())
         };
         for _ in 0..INSERT_RUN_TRIES {
             let inserted = match &origin.credentials {
@@ -434,15 +435,23 @@ impl_sql_store!(Store {
         row.as_ref().map(run_from_row).transpose()
     }
 
-    async fn host_load(&self, host: &str, since_ms: i64) -> StoreResult<HostLoad> {
+    async fn host_load(
+        &self,
+        host: &str,
+        submitter: Option<&str>,
+        since_ms: i64,
+    ) -> StoreResult<HostLoad> {
         let row = sqlx::query(hosts::HOST_LOAD)
             .bind(host)
             .bind(since_ms)
+            .bind(submitter)
             .fetch_one(self.db())
             .await?;
         Ok(HostLoad {
             count: row.try_get(0)?,
             oldest_at_ms: row.try_get(1)?,
+            mine: row.try_get(2)?,
+            mine_oldest_at_ms: row.try_get(3)?,
         })
     }
 

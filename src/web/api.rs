@@ -304,6 +304,7 @@ async fn accept_submission(
                 max_age_s: body.max_age_s.unwrap_or(submit::DEFAULT_MAX_AGE_S),
                 force: body.force.unwrap_or(false),
                 idempotency,
+                submitter: Some(super::ratelimit::submitter_of(key.map(|k| k.id), client)),
             },
             key.map(|k| k.id),
         )

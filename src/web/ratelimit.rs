@@ -197,3 +197,13 @@ pub(crate) fn client_key(addr: IpAddr) -> IpAddr {
         v4 => v4,
     }
 }
+
+/// The submitter a run is counted for in a host's hourly share
+/// (`submit::Submission::submitter`): its API key, else the client's address
+/// as [`client_key`] counts it.
+pub fn submitter_of(api_key: Option<uuid::Uuid>, client: std::net::IpAddr) -> String {
+    match api_key {
+        Some(k) => format!("k:{}", k.simple()),
+        None => format!("a:{}", client_key(client)),
+    }
+}

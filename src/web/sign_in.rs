@@ -100,6 +100,8 @@ struct Pending {
     verifier: Zeroizing<String>,
     registration: &'static str,
     steps: Vec<SignInStep>,
+    /// Who started it (see `ratelimit::submitter_of`).
+    submitter: String,
 }
 
 /// The sign-ins under way and the guarded client they use.
@@ -365,6 +367,7 @@ pub async fn start(
         verifier: Zeroizing::new(random_token()),
         registration: "",
         steps,
+        submitter: super::ratelimit::submitter_of(None, client),
     };
 
     let endpoints = endpoint(metadata, "authorization_endpoint")
@@ -579,6 +582,7 @@ async fn queue_run(
         max_age_s: 0,
         force: false,
         idempotency: None,
+        submitter: Some(pending.submitter),
     };
     match crate::web::store_deadline(async {
         state.queue.submit(submission).await.map_err(WebError::from)
@@ -892,6 +896,7 @@ mod tests {
             verifier: Zeroizing::new("v".into()),
             registration: "dynamic-registration",
             steps: Vec::new(),
+            submitter: "a:127.0.0.1".into(),
         };
         flows.keep("s".into(), pending);
         assert!(flows.take("s").is_some());

@@ -94,21 +94,30 @@ async fn forced_bursts_for_one_host_are_refused_whoever_sends_them() {
         assert_eq!(same["reason"], "already-active");
         assert_eq!(same["id"], first["id"]);
 
-        // Other targets of the same host, from other addresses, up to the
-        // hourly limit of the host; then refused.
-        for (n, path) in [(5, "b"), (6, "c"), (7, "d")] {
+        // Other servers of the same host, from other addresses, up to the
+        // hourly budget of the host (4), then first runs of further servers
+        // up to twice it (8); then refused.
+        for (n, path) in [
+            (5, "b"),
+            (6, "c"),
+            (7, "d"),
+            (8, "e"),
+            (9, "f"),
+            (10, "g"),
+            (11, "h"),
+        ] {
             let (status, _, body) = submit_from(
                 &app,
                 n,
                 &json!({"url": target(path), "suite": "rcp", "force": true}),
             )
             .await;
-            assert_eq!(status, 202, "{}: {body}", db.name());
+            assert_eq!(status, 202, "{}: {path} {body}", db.name());
         }
         let (status, retry, problem) = submit_from(
             &app,
-            8,
-            &json!({"url": target("e"), "suite": "rcp", "force": true}),
+            12,
+            &json!({"url": target("i"), "suite": "rcp", "force": true}),
         )
         .await;
         assert_eq!(status, 429, "{}: {problem}", db.name());
@@ -117,13 +126,13 @@ async fn forced_bursts_for_one_host_are_refused_whoever_sends_them() {
         assert!((1..=3600).contains(&retry), "{retry}");
         let detail = problem["detail"].as_str().unwrap_or_default();
         assert!(
-            detail.contains("`127.0.0.1` has had 4 runs in the last hour")
+            detail.contains("`127.0.0.1` has had 8 runs in the last hour")
                 && detail.contains("at most 4 runs an hour"),
             "{detail}"
         );
         // Without force too: the limit is the host's, not the submission's.
         let (status, _, _) =
-            submit_from(&app, 9, &json!({"url": target("f"), "suite": "rcp"})).await;
+            submit_from(&app, 13, &json!({"url": target("j"), "suite": "rcp"})).await;
         assert_eq!(status, 429);
         // Another host is not affected.
         let (status, _, body) = submit_from(
@@ -135,7 +144,7 @@ async fn forced_bursts_for_one_host_are_refused_whoever_sends_them() {
         assert_eq!(status, 202, "{body}");
 
         let runs = db.store.recent_runs(100).await.expect("runs");
-        assert_eq!(runs.len(), 5, "four runs of the host and one of another");
+        assert_eq!(runs.len(), 9, "eight runs of the host and one of another");
     }
 }
 
@@ -162,7 +171,7 @@ async fn the_form_explains_a_refusal_for_the_host() {
     assert!(refused.headers().contains_key("retry-after"));
     let html = refused.text().await.expect("html");
     assert!(
-        html.contains("the host `127.0.0.1` has had 1 runs in the last hour"),
+        html.contains("you have started 1 runs on the host `127.0.0.1` in the last hour"),
         "{html}"
     );
     assert!(
@@ -400,5 +409,58 @@ async fn the_cooldown_holds_whatever_asks_for_a_new_run() {
                 submit_from(&app, n, &json!({"url": url, "suite": "rcp"})).await;
             assert_eq!(status, 202, "{}: {url} {body}", db.name());
         }
+    }
+}
+
+/// #31 item 3: one submitter holds at most its share of a host's hour (half
+/// of it), so another submitter's first run of that host is accepted; and
+/// once the host's budget is spent by others, a server's first run of the
+/// hour is still accepted (up to twice the budget), a repeat is not.
+#[tokio::test]
+async fn one_submitter_cannot_lock_others_out_of_a_host() {
+    for db in common::all_backends().await {
+        let quota = HostQuota {
+            runs_per_hour: 4,
+            force_every: Duration::ZERO,
+        };
+        let app = TestApp::start_with(&db, 1000, quota).await;
+        let target = |path: &str| format!("http://127.0.0.1:9/{path}");
+        for path in ["a", "b"] {
+            let (status, _, body) =
+                submit_from(&app, 2, &json!({"url": target(path), "suite": "rcp"})).await;
+            assert_eq!(status, 202, "{}: {body}", db.name());
+        }
+        let (status, retry, problem) =
+            submit_from(&app, 2, &json!({"url": target("c"), "suite": "rcp"})).await;
+        assert_eq!(status, 429, "{}: {problem}", db.name());
+        assert!(retry.is_some());
+        let detail = problem["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.contains("you have started 2 runs") && detail.contains("may start 2 of the 4"),
+            "{detail}"
+        );
+        // Another submitter's runs of the host are accepted.
+        for path in ["c", "d"] {
+            let (status, _, body) =
+                submit_from(&app, 3, &json!({"url": target(path), "suite": "rcp"})).await;
+            assert_eq!(status, 202, "{}: {body}", db.name());
+        }
+        // The budget is spent; a third submitter's first run of a server is
+        // still accepted, its run of a server already run this hour is not.
+        let (status, _, body) =
+            submit_from(&app, 4, &json!({"url": target("e"), "suite": "rcp"})).await;
+        assert_eq!(status, 202, "{}: {body}", db.name());
+        let (status, _, problem) = submit_from(
+            &app,
+            5,
+            &json!({"url": target("a"), "suite": "rcp", "options": {"profile": "reference"}}),
+        )
+        .await;
+        assert_eq!(status, 429, "{}: {problem}", db.name());
+        let detail = problem["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.contains("has had 5 runs in the last hour"),
+            "{detail}"
+        );
     }
 }

@@ -190,6 +190,7 @@ async fn a_forbidden_ip_literal_is_refused_before_it_is_queued() {
                 max_age_s: 0,
                 force: false,
                 idempotency: None,
+                submitter: None,
             };
             let err = queue.submit(sub).await.expect_err(url);
             assert!(

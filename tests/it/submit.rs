@@ -134,8 +134,10 @@ async fn submit_wait_against_a_live_serve_exits_by_the_verdict() {
         "--quiet"
     );
 
-    // Without --wait: the run id on stdout, exit 0 once it is accepted.
-    let out = submit(&good, &served.base, &["--force"]).await;
+    // Without --wait: the run id on stdout, exit 0 once it is accepted (a
+    // server not run in the cooldown: `good` was, moments ago).
+    let other = rcp_reference(&[], Duration::ZERO).await;
+    let out = submit(&other, &served.base, &["--force"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
     assert!(uuid::Uuid::parse_str(&id).is_ok(), "{}", show(&out));

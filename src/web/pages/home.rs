@@ -294,6 +294,7 @@ async fn submit(
         max_age_s: submit::DEFAULT_MAX_AGE_S,
         force: form.force.is_some(),
         idempotency: None,
+        submitter: Some(crate::web::ratelimit::submitter_of(None, client)),
     };
     match state.queue.submit(submission).await {
         Ok(s) => Ok(Redirect::to(&format!("/runs/{}", s.run.id)).into_response()),

@@ -1,0 +1,2 @@
+DROP INDEX runs_host_submitter;
+ALTER TABLE runs DROP COLUMN submitter;
