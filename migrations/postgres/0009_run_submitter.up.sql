@@ -6,3 +6,5 @@ ALTER TABLE runs ADD COLUMN submitter TEXT;
 
 -- A submitter's runs of a host in the last hour (submission).
 CREATE INDEX runs_host_submitter ON runs (target_host, submitter, created_at_ms);
+-- A submitter's running runs (the claim ranks submitters by them).
+CREATE INDEX runs_running_submitter ON runs (submitter) WHERE status = 'running';

@@ -25,8 +25,13 @@ fn host_allows(alias: &str, now: &str, per_host: &str, gap: &str) -> String {
     )
 }
 
-/// Claims the oldest queued run its host allows: `$1` worker, `$2` lease
-/// expiry, `$3` now, `$4` runs per host, `$5` gap in ms.
+/// Claims a queued run its host allows: `$1` worker, `$2` lease expiry, `$3`
+/// now, `$4` runs per host, `$5` gap in ms. Among them, the run of the
+/// submitter with the fewest runs running goes first, then the oldest (#31
+/// item 4): one submitter's thirty runs of slow servers do not make another
+/// submitter's run wait for all of them; it starts at the next free worker.
+/// Runs without a submitter (queued by a library caller) rank as a submitter
+/// with none running.
 pub(super) fn claim<DB: Dialect>() -> String {
     format!(
         concat!(
@@ -35,7 +40,10 @@ pub(super) fn claim<DB: Dialect>() -> String {
                  attempts = attempts + 1, started_at_ms = COALESCE(started_at_ms, $3)
              WHERE id = (SELECT q.id FROM runs q
                          WHERE q.status = 'queued' AND q.available_at_ms <= $3 AND {allows}
-                         ORDER BY q.created_at_ms, q.id
+                         ORDER BY (SELECT COUNT(*) FROM runs mine
+                                   WHERE mine.status = 'running'
+                                     AND mine.submitter = q.submitter),
+                                  q.created_at_ms, q.id
                          LIMIT 1{skip_locked})
              RETURNING ",
             run_columns!()

@@ -339,6 +339,47 @@ async fn claim_takes_oldest_available_run(db: TestDb) {
     assert_eq!(claim(s, "w", 10_000).await, None, "queue empty");
 }
 
+contract!(claims_rotate_between_submitters);
+/// #31 item 4: the run of the submitter with the fewest runs running goes
+/// first, so one submitter's queue of many runs does not hold another's.
+async fn claims_rotate_between_submitters(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "t").await;
+    let by = |who: &str| protocheck::store::RunOrigin {
+        submitter: Some(who.to_owned()),
+        ..protocheck::store::RunOrigin::default()
+    };
+    let mut flood = Vec::new();
+    for n in 0..5 {
+        let new = new_run(&t, &format!("a{n}"), 100 + n);
+        match s
+            .insert_run_from(&new, &by("a:flood"))
+            .await
+            .expect("insert")
+        {
+            Inserted::New(run) => flood.push(run.id),
+            other => panic!("{other:?}"),
+        }
+    }
+    let late = match s
+        .insert_run_from(&new_run(&t, "b0", 500), &by("a:late"))
+        .await
+        .expect("insert")
+    {
+        Inserted::New(run) => run.id,
+        other => panic!("{other:?}"),
+    };
+    let first = claim(s, "w1", 1_000).await.expect("claim");
+    assert_eq!(first.id, flood[0], "the oldest first while nobody runs");
+    let second = claim(s, "w2", 1_000).await.expect("claim");
+    assert_eq!(
+        second.id, late,
+        "the submitter with nothing running goes before the one with a run running"
+    );
+    let third = claim(s, "w3", 1_000).await.expect("claim");
+    assert_eq!(third.id, flood[1], "then the flood, oldest first");
+}
+
 contract!(claim_counts_attempts_and_sets_started_at_once);
 async fn claim_counts_attempts_and_sets_started_at_once(db: TestDb) {
     let s = db.store.as_ref();
