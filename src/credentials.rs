@@ -39,12 +39,13 @@ pub const KIND_BEARER: &str = "bearer";
 /// What reports say about such a run.
 pub const JUDGED_WITH_TOKEN: &str = "judged with a token supplied by the submitter";
 
-/// What every output says of how `run` was judged, when it had a token: the
-/// submitter's own ([`JUDGED_WITH_TOKEN`]), or one protocheck obtained when
-/// the submitter signed in on the web form (see `web::sign_in`).
-pub fn judged_with(run: &crate::store::Run) -> Option<String> {
-    run.credentials.as_ref()?;
-    Some(match &run.options.sign_in {
+/// What every output says of how a run was judged, when it had a token
+/// (`credentials`, the run's kind of credentials): the submitter's own
+/// ([`JUDGED_WITH_TOKEN`]), or one protocheck obtained when the submitter
+/// signed in on the web form (see `web::sign_in`; `options` are the run's).
+pub fn judged_with(credentials: Option<&str>, options: &RunOptions) -> Option<String> {
+    credentials?;
+    Some(match &options.sign_in {
         Some(sign_in) => format!(
             "judged with a token protocheck obtained when the submitter signed in at {}",
             sign_in.issuer

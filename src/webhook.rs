@@ -200,7 +200,7 @@ pub fn payload(run: &Run, public_url: Option<&str>) -> Value {
     if let Some(kind) = &run.credentials {
         doc["credentials"] = json!({
             "kind": kind,
-            "note": crate::credentials::judged_with(run),
+            "note": crate::credentials::judged_with(Some(kind), &run.options),
         });
     }
     doc

@@ -209,7 +209,7 @@ impl Report {
             attempts: run.attempts,
             credentials: run.credentials.as_ref().map(|kind| RunCredentials {
                 kind: kind.clone(),
-                note: crate::credentials::judged_with(run).unwrap_or_default(),
+                note: crate::credentials::judged_with(Some(kind), &run.options).unwrap_or_default(),
             }),
         });
         report.verdict = run.verdict.clone();

@@ -251,7 +251,7 @@ pub async fn show_run_page(
             .run_api_key(run.id)
             .await?
             .map(|k| k.display_owner().to_owned()),
-        credentials: crate::credentials::judged_with(&run),
+        credentials: crate::credentials::judged_with(run.credentials.as_deref(), &run.options),
         sign_in_offer: None,
         sign_in: run.options.sign_in.as_ref().map(|s| SignInView {
             issuer: s.issuer.clone(),
