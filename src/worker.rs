@@ -342,7 +342,21 @@ impl Worker {
                 status: "released",
             },
             Execution::Done(Ok(verdict)) => {
-                if verdict.detail.protocol_observed()
+                let observed = match verdict.suite {
+                    crate::suite::SuiteId::Rcp => verdict.detail.protocol_observed(),
+                    crate::suite::SuiteId::Mcp => {
+                        match self.deps.store.findings(run.id, -1).await {
+                            Ok(found) => {
+                                crate::suite::mcp_observed(found.iter().map(|f| &f.finding))
+                            }
+                            Err(e) => {
+                                tracing::warn!(run = %run.id, error = %e, "reading the findings to record the target's protocol failed");
+                                false
+                            }
+                        }
+                    }
+                };
+                if observed
                     && let Err(e) = self
                         .deps
                         .store

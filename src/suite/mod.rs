@@ -531,10 +531,27 @@ fn observed_before_recorded() -> bool {
     true
 }
 
+/// Whether an MCP run's findings show the target speaking MCP: its
+/// discovery or initialize handshake passed, or it challenged as a protected
+/// MCP server does. A target that answered nothing but redirects, errors or
+/// non-JSON gets a verdict (it fails the handshake) but is not recorded as
+/// speaking MCP (#31 item 11), as an RCP target must first answer JSON-RPC.
+pub fn mcp_observed<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> bool {
+    const SPOKEN: [&str; 4] = [
+        "MCP-DSC-001",
+        "MCP25-LIF-001",
+        "MCP-AUT-001",
+        "MCP25-AUT-001",
+    ];
+    findings
+        .into_iter()
+        .any(|f| f.outcome == Outcome::Pass && SPOKEN.contains(&f.rule_id.as_str()))
+}
+
 impl VerdictDetail {
     /// Whether the run observed the target speaking the suite's protocol, so
-    /// that the target may be recorded as speaking it. An MCP verdict keeps
-    /// the rule it always had: a verdict at all.
+    /// that the target may be recorded as speaking it. For MCP the verdict
+    /// alone cannot tell; the worker reads the findings ([`mcp_observed`]).
     pub fn protocol_observed(&self) -> bool {
         match self {
             Self::Rcp {

@@ -629,3 +629,38 @@ async fn broken_percent_escapes_are_refused_by_the_api_and_the_form() {
     let queued = db.store.recent_runs(10).await.expect("runs");
     assert!(queued.is_empty(), "nothing was queued: {queued:?}");
 }
+
+/// #31 item 11: a target that only ever answers redirects gets its MCP
+/// verdict (it fails the handshake) but is not recorded as speaking MCP; a
+/// real MCP server is.
+#[tokio::test]
+async fn a_target_that_only_redirects_is_not_recorded_as_speaking_mcp() {
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 1000).await;
+    let pool = app.workers(worker_config(1, Duration::from_secs(30)));
+    let redirector = common::app::serve(axum::Router::new().fallback(|| async {
+        (
+            axum::http::StatusCode::FOUND,
+            [(axum::http::header::LOCATION, "https://example.invalid/")],
+        )
+    }))
+    .await;
+    let real = mcp_reference(&[]).await;
+    for (url, protocol) in [
+        (format!("{redirector}/mcp"), Value::Null),
+        (real, json!("mcp")),
+    ] {
+        let submitted = app.submit(&json!({"url": url, "suite": "mcp"})).await;
+        let id = submitted["id"].as_str().expect("id").to_owned();
+        let run = app.wait_finished(&id, Duration::from_secs(120)).await;
+        assert!(
+            matches!(run["status"].as_str(), Some("passed" | "failed")),
+            "a verdict: {run}"
+        );
+        let target_id = run["target_id"].as_str().expect("target id");
+        let (status, t) = app.get_json(&format!("/api/v1/targets/{target_id}")).await;
+        assert_eq!(status, 200);
+        assert_eq!(t["protocol"], protocol, "{url}: {run}");
+    }
+    pool.shutdown().await;
+}
