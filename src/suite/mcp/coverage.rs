@@ -729,10 +729,13 @@ pub static COVERAGE: &[Coverage] = &[
         required: "An authorization server SHOULD send `iss` in authorization responses and, when \
             it does, MUST advertise `authorization_response_iss_parameter_supported: true`.",
         probed: "Each authorization server metadata found with a matching issuer must hold \
-            `authorization_response_iss_parameter_supported: true`.",
+            `authorization_response_iss_parameter_supported: true`. On a run started by the web \
+            form's sign-in, the redirect back is read too: an `iss` other than the issuer, or \
+            none where it is advertised, fails the step (RFC 9207 §2.4), on error responses too.",
         gap: Some(
-            "Whether `iss` is actually sent in authorization responses is not probed: that needs \
-            an authorization flow with a user and a registered client.",
+            "Whether `iss` is actually sent in authorization responses is probed only on runs \
+            started by a person's sign-in (`web::sign_in`): it needs a user at the server's \
+            authorization server; `check` and API runs read the advertisement only.",
         ),
     },
     Coverage {
@@ -788,7 +791,9 @@ pub static COVERAGE: &[Coverage] = &[
         required: "Authorization servers MUST support PKCE and list `S256` in \
             `code_challenge_methods_supported` (clients refuse one without it).",
         probed: "Each authorization server metadata found with a matching issuer must list `S256` \
-            in `code_challenge_methods_supported`.",
+            in `code_challenge_methods_supported`. On a run started by the web form's sign-in, \
+            the token request with the code and its S256 verifier must be answered with a \
+            Bearer token.",
         gap: None,
     },
     Coverage {
@@ -800,9 +805,11 @@ pub static COVERAGE: &[Coverage] = &[
             `client_id_metadata_document_supported: true`; one with only `registration_endpoint` \
             is named as DCR alone.",
         gap: Some(
-            "Only the advertisement is read: whether the server fetches and validates a metadata \
-            document (`client_id` equal to its HTTPS URL, the redirect URIs) needs an \
-            authorization flow and is not probed.",
+            "Only the advertisement is read on `check` and API runs; a run started by the web \
+            form's sign-in registers by protocheck's own metadata document where it is \
+            advertised, so the server's fetching and accepting it shows as the sign-in going \
+            on (a refusal at the authorization step stops it). Whether it validates the document \
+            strictly (a wrong `client_id`, an unlisted redirect URI) is not probed.",
         ),
     },
     Coverage {
