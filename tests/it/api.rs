@@ -630,11 +630,12 @@ async fn broken_percent_escapes_are_refused_by_the_api_and_the_form() {
     assert!(queued.is_empty(), "nothing was queued: {queued:?}");
 }
 
-/// #31 item 11: a target that only ever answers redirects gets its MCP
-/// verdict (it fails the handshake) but is not recorded as speaking MCP; a
-/// real MCP server is.
+/// #31 item 11: a target that only ever answers redirects, or bodies that
+/// are not JSON-RPC (invalid, too deep, too large), gets its MCP verdict (it
+/// fails the handshake) but is not recorded as speaking MCP; a real MCP
+/// server is.
 #[tokio::test]
-async fn a_target_that_only_redirects_is_not_recorded_as_speaking_mcp() {
+async fn a_target_that_never_answers_json_rpc_is_not_recorded_as_speaking_mcp() {
     let db = common::sqlite().await;
     let app = TestApp::start(&db, 1000).await;
     let pool = app.workers(worker_config(1, Duration::from_secs(30)));
@@ -645,9 +646,28 @@ async fn a_target_that_only_redirects_is_not_recorded_as_speaking_mcp() {
         )
     }))
     .await;
+    // 200s with bodies that are not JSON-RPC: not JSON, nested past any
+    // parser's depth, and larger than protocheck reads.
+    let answering = |body: String| {
+        common::app::serve(axum::Router::new().fallback(move || {
+            let body = body.clone();
+            async move {
+                (
+                    [(axum::http::header::CONTENT_TYPE, "application/json")],
+                    body,
+                )
+            }
+        }))
+    };
+    let invalid = answering("{\"jsonrpc\": \"2.0\", \"result\": ".to_owned()).await;
+    let deep = answering(format!("{}{}", "[".repeat(100_000), "]".repeat(100_000))).await;
+    let huge = answering(format!("\"{}\"", "a".repeat(3 * 1024 * 1024))).await;
     let real = mcp_reference(&[]).await;
     for (url, protocol) in [
         (format!("{redirector}/mcp"), Value::Null),
+        (format!("{invalid}/mcp"), Value::Null),
+        (format!("{deep}/mcp"), Value::Null),
+        (format!("{huge}/mcp"), Value::Null),
         (real, json!("mcp")),
     ] {
         let submitted = app.submit(&json!({"url": url, "suite": "mcp"})).await;
