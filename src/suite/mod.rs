@@ -243,6 +243,24 @@ pub struct Finding {
     pub duration_ms: u64,
 }
 
+impl Finding {
+    /// Replaces `secret` (a run's token) wherever the finding would show it:
+    /// its message and every part of its evidence. Request headers are
+    /// redacted by the transport already; this catches a server that repeats
+    /// the token in a body or another header (§15.9: never shown).
+    pub fn redact(&mut self, secret: &str) {
+        if secret.is_empty() {
+            return;
+        }
+        if self.message.contains(secret) {
+            self.message = self.message.replace(secret, "[redacted]");
+        }
+        for exchange in &mut self.evidence {
+            exchange.replace_secret(secret, "[redacted]");
+        }
+    }
+}
+
 /// Findings per outcome.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Counts {

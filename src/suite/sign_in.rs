@@ -45,26 +45,8 @@ pub struct SignInStep {
 /// Replaces each of `secrets` (an authorization code, a verifier, a token)
 /// wherever it appears in `exchange` with `‹redacted›`.
 pub fn redact(exchange: &mut Exchange, secrets: &[&str]) {
-    let hide = |text: &mut String| {
-        for secret in secrets.iter().filter(|s| s.len() >= 4) {
-            if text.contains(*secret) {
-                *text = text.replace(*secret, "‹redacted›");
-            }
-        }
-    };
-    hide(&mut exchange.request.line);
-    hide(&mut exchange.request.body);
-    for (_, value) in &mut exchange.request.headers {
-        hide(value);
-    }
-    if let Some(response) = &mut exchange.response {
-        hide(&mut response.body);
-        for (_, value) in &mut response.headers {
-            hide(value);
-        }
-    }
-    if let Some(error) = &mut exchange.error {
-        hide(error);
+    for secret in secrets.iter().filter(|s| s.len() >= 4) {
+        exchange.replace_secret(secret, "‹redacted›");
     }
 }
 
@@ -118,6 +100,27 @@ pub fn fold(finding: &mut Finding, sign_in: Option<&SignIn>, on_failure: Outcome
         format!("{} {sign_in_text}", finding.message)
     };
     finding.outcome = outcome;
+}
+
+/// [`fold`], then the finding's message cut to `max_chars`; a rule the
+/// sign-in turned from a pass or skip to anything else cites its sentence
+/// (`cite`) like any other non-pass.
+pub(crate) fn fold_cited(
+    finding: &mut Finding,
+    sign_in: Option<&SignIn>,
+    on_failure: Outcome,
+    max_chars: usize,
+    cite: impl FnOnce(&str) -> String,
+) {
+    let judged = |o: Outcome| !matches!(o, Outcome::Pass | Outcome::Skip);
+    let before = finding.outcome;
+    fold(finding, sign_in, on_failure);
+    let message = if !judged(before) && judged(finding.outcome) {
+        cite(&finding.message)
+    } else {
+        std::mem::take(&mut finding.message)
+    };
+    finding.message = crate::suite::mcp::client::clip(&message, max_chars);
 }
 
 #[cfg(test)]

@@ -39,3 +39,32 @@ pub struct Exchange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
+
+impl Exchange {
+    /// Replaces `secret` with `shown` wherever it appears: the request line,
+    /// headers and body, the response headers and body, and the error.
+    pub fn replace_secret(&mut self, secret: &str, shown: &str) {
+        if secret.is_empty() {
+            return;
+        }
+        let hide = |text: &mut String| {
+            if text.contains(secret) {
+                *text = text.replace(secret, shown);
+            }
+        };
+        hide(&mut self.request.line);
+        hide(&mut self.request.body);
+        for (_, value) in &mut self.request.headers {
+            hide(value);
+        }
+        if let Some(response) = &mut self.response {
+            hide(&mut response.body);
+            for (_, value) in &mut response.headers {
+                hide(value);
+            }
+        }
+        if let Some(error) = &mut self.error {
+            hide(error);
+        }
+    }
+}

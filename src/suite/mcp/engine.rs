@@ -201,22 +201,15 @@ async fn judge(rule: &McpRule, session: &Session, judged: &Judged, ctx: &RunCont
         evidence,
         duration_ms: watch.ms(),
     };
-    let before = finding.outcome;
-    crate::suite::sign_in::fold(
+    crate::suite::sign_in::fold_cited(
         &mut finding,
         ctx.options.sign_in.as_ref(),
         rule.rule.on_failure,
+        MAX_MESSAGE_CHARS,
+        |message| cite(rule, message),
     );
-    // A rule the sign-in turned to a non-pass cites its sentence like any other.
-    if matches!(before, Outcome::Pass | Outcome::Skip)
-        && !matches!(finding.outcome, Outcome::Pass | Outcome::Skip)
-    {
-        finding.message = clip(&cite(rule, &finding.message), MAX_MESSAGE_CHARS);
-    } else {
-        finding.message = clip(&finding.message, MAX_MESSAGE_CHARS);
-    }
     if let Some(token) = &ctx.options.bearer_token {
-        redact_token(&mut finding, token.expose());
+        finding.redact(token.expose());
     }
     finding
 }
@@ -480,37 +473,6 @@ async fn untrusted_endpoint(
         reporter.emit(finding).await?;
     }
     Ok(verdict(reporter, &Era::Modern))
-}
-
-/// Replaces the run's bearer token wherever a finding would show it. Request
-/// headers are redacted by the transport already; this catches a server that
-/// repeats the token in a body or another header (§15.9: never shown).
-fn redact_token(finding: &mut Finding, token: &str) {
-    if token.is_empty() {
-        return;
-    }
-    let hide = |text: &mut String| {
-        if text.contains(token) {
-            *text = text.replace(token, "[redacted]");
-        }
-    };
-    hide(&mut finding.message);
-    for exchange in &mut finding.evidence {
-        hide(&mut exchange.request.line);
-        hide(&mut exchange.request.body);
-        for (_, value) in &mut exchange.request.headers {
-            hide(value);
-        }
-        if let Some(response) = &mut exchange.response {
-            hide(&mut response.body);
-            for (_, value) in &mut response.headers {
-                hide(value);
-            }
-        }
-        if let Some(error) = &mut exchange.error {
-            hide(error);
-        }
-    }
 }
 
 /// The grade of `mcp-2026-07-28.md` §15.2 (see [`grade::grade`]: no grade

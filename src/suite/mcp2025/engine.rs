@@ -142,25 +142,18 @@ async fn judge(rule: &Mcp25Rule, session: &Session, judged: &Judged, ctx: &RunCo
         evidence: judgement.evidence,
         duration_ms: watch.ms(),
     };
-    let before = finding.outcome;
-    crate::suite::sign_in::fold(
+    crate::suite::sign_in::fold_cited(
         &mut finding,
         ctx.options.sign_in.as_ref(),
         rule.rule.on_failure,
+        MAX_MESSAGE_CHARS,
+        |message| cite(rule, message),
     );
-    // A rule the sign-in turned to a non-pass cites its sentence like any other.
-    if matches!(before, Outcome::Pass | Outcome::Skip)
-        && !matches!(finding.outcome, Outcome::Pass | Outcome::Skip)
-    {
-        finding.message = clip(&cite(rule, &finding.message), MAX_MESSAGE_CHARS);
-    } else {
-        finding.message = clip(&finding.message, MAX_MESSAGE_CHARS);
-    }
     for token in [&ctx.options.bearer_token, &ctx.options.limited_token]
         .into_iter()
         .flatten()
     {
-        hide(&mut finding, token.expose());
+        finding.redact(token.expose());
     }
     finding
 }
@@ -183,28 +176,6 @@ pub(crate) fn cite(rule: &Mcp25Rule, message: &str) -> String {
 /// A finding's message without the citation [`cite`] appended.
 fn uncited(message: &str) -> &str {
     message.split(" [Spec, ").next().unwrap_or(message)
-}
-
-/// Replaces the run's bearer token wherever a finding would show it.
-fn hide(finding: &mut Finding, token: &str) {
-    if token.is_empty() {
-        return;
-    }
-    let hide = |text: &mut String| {
-        if text.contains(token) {
-            *text = text.replace(token, "[redacted]");
-        }
-    };
-    hide(&mut finding.message);
-    for exchange in &mut finding.evidence {
-        hide(&mut exchange.request.body);
-        if let Some(response) = &mut exchange.response {
-            hide(&mut response.body);
-        }
-        if let Some(error) = &mut exchange.error {
-            hide(error);
-        }
-    }
 }
 
 pub(crate) async fn run(
