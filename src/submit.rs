@@ -288,6 +288,10 @@ impl HostQuota {
     }
 }
 
+/// How long a submission waits for its target's name to resolve before
+/// counting it by the name (see `Queue::machine_of`).
+const SUBMIT_LOOKUP: Duration = Duration::from_secs(2);
+
 /// The window of [`HostQuota::runs_per_hour`].
 const HOUR_MS: i64 = 3_600_000;
 
@@ -310,6 +314,21 @@ pub struct Queue {
     /// The workers' address policy: a target whose host is an IP literal it
     /// refuses is refused at submission, before it is queued and counted.
     policy: Option<AddressPolicy>,
+    /// Locks that make a machine's quota checks and insert one step (see
+    /// `submit_as`), one per stripe of machines.
+    counting: Arc<[tokio::sync::Mutex<()>]>,
+}
+
+/// Stripes of [`Queue::counting`]: machines share a lock only by chance, and
+/// the lock is held for a few statements.
+const COUNTING_STRIPES: usize = 64;
+
+/// The stripe of [`Queue::counting`] that counts `host`.
+fn stripe_of(host: &str) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    host.hash(&mut hasher);
+    usize::try_from(hasher.finish() % COUNTING_STRIPES as u64).unwrap_or(0)
 }
 
 impl Queue {
@@ -321,6 +340,9 @@ impl Queue {
             quota: HostQuota::NONE,
             keyring: None,
             policy: None,
+            counting: (0..COUNTING_STRIPES)
+                .map(|_| tokio::sync::Mutex::new(()))
+                .collect(),
         }
     }
 
@@ -477,10 +499,26 @@ impl Queue {
                 });
             }
         }
+        // The machine the run counts against (#31 item 1): every name and
+        // spelling of one address is one budget. Looked up only where limits
+        // apply; the worker looks again when it connects (`Store::rehost_run`).
+        let machine = match submitted {
+            None if self.quota != HostQuota::NONE => self.machine_of(&url).await,
+            _ => None,
+        };
+        // The checks below and the insert are one step for the machine in this
+        // process: submissions arriving together are counted one after the
+        // other, so a burst does not pass the cooldown or the budget by as
+        // many as arrive at once.
+        let _counting = match &machine {
+            Some(host) => Some(self.counting[stripe_of(host)].lock().await),
+            None => None,
+        };
         if submitted.is_none()
             && let Some(refusal) = self
                 .over_quota(
                     &url,
+                    machine.as_deref(),
                     sub.credentials.is_none(),
                     sub.submitter.as_deref(),
                     now,
@@ -520,6 +558,7 @@ impl Queue {
                     forced: sub.force,
                     credentials: sealed,
                     submitter: sub.submitter.clone(),
+                    machine,
                 };
                 match self.store.insert_run_from(&new, &origin).await? {
                     Inserted::New(run) => {
@@ -556,16 +595,39 @@ impl Queue {
         Ok(submitted)
     }
 
-    /// Why a new run of `url` would exceed the quota, if it would.
+    /// The machine `url` is: its host's first address when the name resolves
+    /// within [`SUBMIT_LOOKUP`] to one the workers may connect to, else what
+    /// the URL alone says (see [`crate::store::host_of`]).
+    async fn machine_of(&self, url: &CanonicalUrl) -> Option<String> {
+        let policy = self.policy.unwrap_or(AddressPolicy::AllowPrivate);
+        crate::transport::resolve_machine(policy, url.url(), SUBMIT_LOOKUP)
+            .await
+            .or_else(|| crate::store::host_of(url.as_str()))
+    }
+
+    /// Why a new run of `url` would exceed the quota, if it would: `machine`
+    /// is the machine it counts against.
     async fn over_quota(
         &self,
         url: &CanonicalUrl,
+        machine: Option<&str>,
         cooled: bool,
         submitter: Option<&str>,
         now: i64,
     ) -> Result<Option<SubmitError>, SubmitError> {
-        let Some(host) = crate::store::host_of(url.as_str()) else {
+        let Some(host) = machine
+            .map(str::to_owned)
+            .or_else(|| crate::store::host_of(url.as_str()))
+        else {
             return Ok(None);
+        };
+        // How refusals name the machine: its address, and the name the URL
+        // gave when that is another spelling of it.
+        let named = url.url().host_str().unwrap_or_default();
+        let label = if named.trim_end_matches('.').eq_ignore_ascii_case(&host) {
+            format!("`{host}`")
+        } else {
+            format!("`{host}` (which `{named}` is)")
         };
         let mut endpoint = url.url().clone();
         endpoint.set_query(None);
@@ -615,7 +677,7 @@ impl Queue {
             let wait = secs_until(oldest.saturating_add(HOUR_MS), now);
             return Ok(Some(SubmitError::TargetLimited {
                 detail: format!(
-                    "you have started {} runs on the host `{host}` in the last hour; each \
+                    "you have started {} runs on the host {label} in the last hour; each \
                      submitter (API key, or address) may start {share} of the {per_hour} runs \
                      an hour protocheck sends one host, so that no one can flood it or lock \
                      others out of it. Retry in {wait} s.",
@@ -645,7 +707,7 @@ impl Queue {
         let wait = secs_until(oldest.saturating_add(HOUR_MS), now);
         Ok(Some(SubmitError::TargetLimited {
             detail: format!(
-                "the host `{host}` has had {} runs in the last hour, whoever submitted them; \
+                "the host {label} has had {} runs in the last hour, whoever submitted them; \
                  protocheck sends at most {per_hour} runs an hour to one host (a server's \
                  first run of the hour up to {ceiling}), so that it cannot be used to flood \
                  a server. Retry in {wait} s.",

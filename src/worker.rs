@@ -233,6 +233,9 @@ enum Execution {
     LeaseLost(Option<String>),
     /// Shutdown grace ran out; the run goes back to the queue.
     Released,
+    /// The machine the target resolved to is at its limits: the store put the
+    /// run back in the queue (see [`Store::rehost_run`]).
+    Deferred,
     /// A finding could not be stored: the database was unreachable, or the run
     /// is no longer this worker's. [`Worker::recover`] tells which.
     StoreFailed,
@@ -335,6 +338,11 @@ impl Worker {
                 return None;
             }
             Execution::StoreFailed => return self.recover(run).await,
+            Execution::Deferred => {
+                tracing::info!(worker = %self.id, run = %run.id, "the machine the target resolved to is at its limits; the run waits in the queue");
+                self.deps.events.changed(run.id);
+                return None;
+            }
             Execution::Released => Ending::Requeue {
                 reason: "released by a worker shutting down; will run again".into(),
                 available_at_ms: now,
@@ -570,6 +578,13 @@ impl Worker {
                 ))));
             }
         };
+        let http = match &endpoint {
+            Endpoint::Http(url) => match self.connect_to(run, url).await {
+                Ok(http) => http,
+                Err(execution) => return execution,
+            },
+            _ => self.http.clone(),
+        };
         let mut options = run.options.clone();
         if run.credentials.is_some() {
             match self.unseal(run).await {
@@ -583,7 +598,7 @@ impl Worker {
         // The token lives in this run's options only, and goes with them when the
         // run ends; the engine sends it to the target's origin alone (no
         // redirect is followed) and redacts it from every finding.
-        let mut ctx = RunContext::new(self.http.clone(), options);
+        let mut ctx = RunContext::new(http, options);
         ctx.deadline = deadline;
         if choice != SuiteChoice::Mcp {
             ctx.handshake_history = self.handshake_history(run).await;
@@ -691,6 +706,42 @@ impl Worker {
 }
 
 impl Worker {
+    /// The client `run` probes `url` with (#31 item 1): the target's name is
+    /// resolved once, here, and the run connects to that machine alone. When
+    /// the machine is not the one the run was counted by (a name the
+    /// submission could not resolve, or whose answer changed since), the run
+    /// is counted by the machine from now on, and goes back to the queue if
+    /// the machine's limits do not allow it now: limits hold for the address
+    /// actually connected to, however the target is named.
+    async fn connect_to(&self, run: &Run, url: &url::Url) -> Result<HttpClient, Execution> {
+        let Some(pin) = self.http.locate(url).await else {
+            return Ok(self.http.clone());
+        };
+        if let Some(machine) = pin.machine()
+            && run.target_host.as_deref() != Some(machine.as_str())
+        {
+            let now = crate::now_ms();
+            let limits = &self.cfg.host_limits;
+            let rehosted =
+                self.deps
+                    .store
+                    .rehost_run(run.id, &self.id, run.attempts, &machine, now, limits);
+            match tokio::time::timeout(self.cfg.store_patience(), rehosted).await {
+                Ok(Ok(crate::store::Rehosted::Go)) => {}
+                Ok(Ok(crate::store::Rehosted::Deferred)) => return Err(Execution::Deferred),
+                Ok(Ok(crate::store::Rehosted::Lost)) => return Err(Execution::LeaseLost(None)),
+                Ok(Err(e)) => {
+                    tracing::warn!(worker = %self.id, run = %run.id, error = %e, "recording the machine the target resolved to failed");
+                    return Err(Execution::StoreFailed);
+                }
+                Err(_) => return Err(Execution::StoreFailed),
+            }
+        }
+        self.http
+            .pinned(pin)
+            .map_err(|e| Execution::Done(Err(suite::EngineError::Unsupported(e.to_string()))))
+    }
+
     /// The credentials `run` was submitted with, opened. `Err(None)` when the
     /// store could not be read (the run is then recovered like any other);
     /// `Err(Some(reason))` when they cannot be used, which ends the run.

@@ -11,12 +11,15 @@ use super::sql::Dialect;
 /// is concerned. `now`, `per_host` and `gap` name the parameters holding the
 /// time, [`super::HostLimits::running_per_host`] and
 /// [`super::HostLimits::gap_ms`]. A run without a host (queued before hosts
-/// were recorded) is not limited.
+/// were recorded) is not limited. The run itself is not counted among those
+/// running (it is when a worker checks the machine it connects to, see
+/// [`allowed`]).
 fn host_allows(alias: &str, now: &str, per_host: &str, gap: &str) -> String {
     format!(
         "({per_host} <= 0 OR {alias}.target_host IS NULL
           OR (SELECT COUNT(*) FROM runs busy
-              WHERE busy.target_host = {alias}.target_host AND busy.status = 'running')
+              WHERE busy.target_host = {alias}.target_host AND busy.status = 'running'
+                AND busy.id <> {alias}.id)
              < {per_host})
          AND ({gap} <= 0 OR {alias}.target_host IS NULL
           OR NOT EXISTS (SELECT 1 FROM runs ended
@@ -72,6 +75,23 @@ pub(super) fn reclaim() -> String {
     )
 }
 
+/// Selects run `$1` when its host's limits allow it to run now: `$2` now,
+/// `$3` runs per host, `$4` gap in ms.
+pub(super) fn allowed() -> String {
+    format!(
+        "SELECT 1 FROM runs r WHERE r.id = $1 AND {allows}",
+        allows = host_allows("r", "$2", "$3", "$4"),
+    )
+}
+
+/// Puts run `$1` back in the queue, its attempt given back, its start
+/// forgotten when this was its first (see `Store::rehost_run`).
+pub(super) const DEFER: &str = "UPDATE runs
+     SET status = 'queued', locked_by = NULL, lease_expires_at_ms = NULL,
+         started_at_ms = CASE WHEN attempts <= 1 THEN NULL ELSE started_at_ms END,
+         attempts = attempts - 1
+     WHERE id = $1";
+
 /// Runs created for host `$1` after `$2`, and when the oldest was created;
 /// the same of those submitted by `$3`.
 pub(super) const HOST_LOAD: &str = "SELECT COUNT(*), MIN(created_at_ms),
@@ -80,11 +100,13 @@ pub(super) const HOST_LOAD: &str = "SELECT COUNT(*), MIN(created_at_ms),
      FROM runs
      WHERE target_host = $1 AND created_at_ms > $2";
 
-/// When the newest run on host `$1` created after `$2` of the endpoint `$3`
-/// (its target's URL is `$3`, or `$3` with a query string: `$4` is the `LIKE`
-/// pattern of that) was created. The host's recent runs are found by
-/// `runs_host_created`; few are left to join.
-pub(super) const LATEST_OF_ENDPOINT: &str = "SELECT MAX(runs.created_at_ms) FROM runs
-     JOIN targets ON targets.id = runs.target_id
+/// The target URLs of the runs on host `$1` created after `$2`, newest
+/// first, with when each was created: the runs a cooldown looks through for
+/// one of the same server (see `super::same_server`). The host's recent runs
+/// are found by `runs_host_created`; the hourly budget keeps them few, and
+/// the limit bounds them whatever happens.
+pub(super) const RECENT_ON_HOST: &str = "SELECT targets.canonical_url, runs.created_at_ms
+     FROM runs JOIN targets ON targets.id = runs.target_id
      WHERE runs.target_host = $1 AND runs.created_at_ms > $2
-       AND (targets.canonical_url = $3 OR targets.canonical_url LIKE $4 ESCAPE '\\')";
+     ORDER BY runs.created_at_ms DESC
+     LIMIT 1000";

@@ -25,8 +25,9 @@ pub mod sqlite;
 
 pub use model::{
     ApiKey, AttemptOutcome, DeliveryState, HistoryCursor, HostLimits, HostLoad, IdempotencyRecord,
-    Inserted, NewApiKey, NewRun, PublicKeyRecord, ReapReport, Run, RunEnd, RunOrigin, RunStatus,
-    StoredAttestation, StoredFinding, SuiteRuns, Target, WebhookAttempt, WebhookDelivery, host_of,
+    Inserted, NewApiKey, NewRun, PublicKeyRecord, ReapReport, Rehosted, Run, RunEnd, RunOrigin,
+    RunStatus, StoredAttestation, StoredFinding, SuiteRuns, Target, WebhookAttempt,
+    WebhookDelivery, host_of, same_server,
 };
 
 pub use sql::FINDINGS_PER_STATEMENT;
@@ -109,7 +110,8 @@ pub trait Store:
     }
 
     /// [`Store::insert_run`], recording who submitted the run and whether it was
-    /// forced. The run takes its target's host (see [`host_of`]).
+    /// forced. The run takes the machine its submission resolved, else its
+    /// target's host (see [`host_of`]).
     async fn insert_run_from(&self, new: &NewRun, origin: &RunOrigin) -> StoreResult<Inserted>;
 
     /// The queued or running run with this dedup key, if any.
@@ -126,7 +128,8 @@ pub trait Store:
 
     /// When the newest run of the endpoint `endpoint` (a canonical URL
     /// without its query) on `host` created after `since_ms` was created,
-    /// whatever query string its target had and whether or not it was forced.
+    /// whatever query string its target had, whatever name of the machine it
+    /// was reached by (see [`same_server`]), and whether or not it was forced.
     async fn latest_run_of_endpoint(
         &self,
         host: &str,
@@ -206,6 +209,38 @@ pub trait Store:
         lease_ms: i64,
         limits: &HostLimits,
     ) -> StoreResult<Option<Run>>;
+
+    /// Records that run `run_id`, which `worker` holds at attempt `attempt`,
+    /// connects to the machine `machine` (#31 item 1: the address its name
+    /// resolved to when the worker was about to connect, which the claim could
+    /// not know), and checks that machine's limits as a claim would, counting
+    /// every other run of it. When they do not allow it now, the run goes back
+    /// to the queue with its attempt given back and, if it had not started
+    /// before, its start forgotten, so that waiting for the machine does not
+    /// count against its deadline: the next claim of it waits for the
+    /// machine's limits. Serialised with claims, so two workers never both take
+    /// a machine's last place.
+    #[allow(clippy::too_many_arguments)]
+    async fn rehost_run(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        attempt: i32,
+        machine: &str,
+        now_ms: i64,
+        limits: &HostLimits,
+    ) -> StoreResult<Rehosted>;
+
+    /// Whether the database refuses connections right now: its address
+    /// answers a new TCP connection with a refusal (the server is stopped, or
+    /// restarting). The pool itself keeps retrying a refused connection until
+    /// its acquire timeout, as a database that is starting would be; a caller
+    /// that must answer at once asks this instead of waiting. False where the
+    /// database is not reached over TCP (SQLite, a Unix socket), when the
+    /// connection opens, or when it gets no answer within half a second.
+    async fn refuses_connections(&self) -> bool {
+        false
+    }
 
     /// Extends the lease. False when `worker` no longer holds the run.
     async fn heartbeat(

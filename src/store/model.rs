@@ -93,6 +93,10 @@ pub struct Run {
     /// `bearer` when the run is judged with a token its submitter supplied
     /// (see [`crate::credentials`]); stays after the token is wiped.
     pub credentials: Option<String>,
+    /// The machine the per-host limits count the run by (see [`host_of`]
+    /// and [`super::Store::rehost_run`]). Internal: never shown.
+    #[serde(skip)]
+    pub target_host: Option<String>,
 }
 
 /// What `insert_run` needs.
@@ -331,6 +335,17 @@ impl HostLimits {
     }
 }
 
+/// What [`super::Store::rehost_run`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rehosted {
+    /// The run goes on, counted by its machine.
+    Go,
+    /// The machine is at its limits: the run is back in the queue.
+    Deferred,
+    /// The worker no longer holds the run.
+    Lost,
+}
+
 /// Who asked for a run, and how.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunOrigin {
@@ -343,6 +358,9 @@ pub struct RunOrigin {
     pub credentials: Option<crate::credentials::SealedCredentials>,
     /// Who submitted it (see `submit::submitter_of`).
     pub submitter: Option<String>,
+    /// The machine its target resolved to at submission (see
+    /// [`host_of`]); `None` counts it by its URL's host.
+    pub machine: Option<String>,
 }
 
 /// Runs created for one host since some time.
@@ -357,12 +375,29 @@ pub struct HostLoad {
     pub mine_oldest_at_ms: Option<i64>,
 }
 
-/// The host the limits of [`HostLimits`] and the submission quotas count by:
-/// the host of the canonical URL, without its port (one machine, whatever
-/// port it is reached on), lower case, IPv6 addresses in brackets.
+/// The machine the limits of [`HostLimits`] and the submission quotas count
+/// by, as far as the URL alone tells: its host without the port (one machine,
+/// whatever port it is reached on), with every spelling of one address and of
+/// `localhost` folded into one (see [`crate::transport::machine_of_host`]).
+/// A name is resolved to its address at submission and again when a worker
+/// connects (see [`super::Store::rehost_run`]); this is what a run counts by
+/// until then, and when the name does not resolve.
 pub fn host_of(canonical_url: &str) -> Option<String> {
     let url = url::Url::parse(canonical_url).ok()?;
-    url.host_str()
-        .filter(|h| !h.is_empty())
-        .map(str::to_ascii_lowercase)
+    let host = url.host()?;
+    let machine = crate::transport::machine_of_host(&host);
+    (!machine.is_empty()).then_some(machine)
+}
+
+/// Whether the target URL `url` is the server `endpoint` (a canonical URL
+/// without its query) on the same machine: the same scheme, port and path,
+/// whatever name reaches the machine and whatever query string `url` has.
+/// The machine itself is the caller's (runs are looked up by it).
+pub fn same_server(url: &str, endpoint: &str) -> bool {
+    let (Ok(a), Ok(b)) = (url::Url::parse(url), url::Url::parse(endpoint)) else {
+        return false;
+    };
+    a.scheme() == b.scheme()
+        && a.port_or_known_default() == b.port_or_known_default()
+        && a.path() == b.path()
 }

@@ -14,7 +14,7 @@ macro_rules! run_columns {
          runs.suite, runs.suite_version, runs.options, runs.webhook_url, runs.dedup_key, runs.status, \
          runs.attempts, runs.max_attempts, runs.locked_by, runs.lease_expires_at_ms, \
          runs.available_at_ms, runs.created_at_ms, runs.started_at_ms, runs.finished_at_ms, \
-         runs.verdict, runs.error, runs.credentials"
+         runs.verdict, runs.error, runs.credentials, runs.target_host"
     };
 }
 
@@ -83,6 +83,7 @@ pub(super) struct RunRow {
     verdict: Option<String>,
     error: Option<String>,
     credentials: Option<String>,
+    target_host: Option<String>,
 }
 
 pub(super) fn run_from_row<'r, R>(row: &'r R) -> StoreResult<Run>
@@ -118,6 +119,7 @@ where
         finished_at_ms: r.finished_at_ms,
         error: r.error,
         credentials: r.credentials,
+        target_host: r.target_host,
     })
 }
 

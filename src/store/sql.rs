@@ -28,8 +28,8 @@ use super::rows::{
 };
 use super::{
     Backend, HistoryCursor, HostLimits, HostLoad, IdempotencyRecord, Inserted, NewRun, ReapReport,
-    Run, RunEnd, RunOrigin, RunStatus, Store, StoreError, StoreResult, StoredFinding, SuiteRuns,
-    Target, hosts,
+    Rehosted, Run, RunEnd, RunOrigin, RunStatus, Store, StoreError, StoreResult, StoredFinding,
+    SuiteRuns, Target, hosts,
 };
 use crate::suite::Finding;
 use sqlx::migrate::Migrator;
@@ -101,6 +101,12 @@ pub trait Dialect: Database {
     /// How to open the database `url` names.
     fn connect_options(url: &str) -> Result<ConnectOptions<Self>, sqlx::Error>;
 
+    /// The TCP address the database is reached at, where it is reached over
+    /// TCP at all (see [`Store::refuses_connections`]). None by default.
+    fn tcp_address(_options: &ConnectOptions<Self>) -> Option<(String, u16)> {
+        None
+    }
+
     /// An SQL expression for the text of the top-level `field` of the JSON
     /// document stored as text in `column`; NULL when the field is absent.
     fn json_text(column: &str, field: &str) -> String;
@@ -119,25 +125,33 @@ pub trait Dialect: Database {
 /// The options a connection of `DB` is opened with.
 pub type ConnectOptions<DB> = <<DB as Database>::Connection as sqlx::Connection>::Options;
 
+/// How long [`Store::refuses_connections`] waits for its connection.
+const REFUSAL_PROBE_WITHIN: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// A store on the database `DB`; see [`super::sqlite::SqliteStore`] and
 /// [`super::postgres::PgStore`].
 #[derive(Debug, Clone)]
 pub struct SqlStore<DB: Database> {
     pool: Pool<DB>,
     statements: Arc<Statements>,
+    /// Where the database listens over TCP, if it does.
+    address: Option<(String, u16)>,
 }
 
 impl<DB: Dialect> SqlStore<DB> {
     /// Opens the database `url` names (see [`Dialect::connect_options`]).
     pub async fn connect(url: &str) -> StoreResult<Self> {
         DB::prepare(url).map_err(sqlx::Error::Io)?;
+        let options = DB::connect_options(url)?;
+        let address = DB::tcp_address(&options);
         let pool = PoolOptions::new()
             .max_connections(DB::MAX_CONNECTIONS)
-            .connect_with(DB::connect_options(url)?)
+            .connect_with(options)
             .await?;
         Ok(Self {
             pool,
             statements: Arc::default(),
+            address,
         })
     }
 
@@ -311,6 +325,17 @@ impl_sql_store!(Store {
         Ok(())
     }
 
+    async fn refuses_connections(&self) -> bool {
+        let Some((host, port)) = &self.address else {
+            return false;
+        };
+        let attempt = tokio::net::TcpStream::connect((host.as_str(), *port));
+        matches!(
+            tokio::time::timeout(REFUSAL_PROBE_WITHIN, attempt).await,
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused
+        )
+    }
+
     async fn upsert_target(
         &self,
         id: &str,
@@ -318,10 +343,12 @@ impl_sql_store!(Store {
         now_ms: i64,
     ) -> StoreResult<Target> {
         // Conflict on the id only: the same URL under another id is a real error.
-        // A target stored before hosts were recorded gets its host now.
+        // A target stored before hosts were recorded, or recorded by an earlier
+        // reading of its URL (see `host_of`), gets its host now.
         sqlx::query(
             "INSERT INTO targets (id, canonical_url, created_at_ms, host) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (id) DO UPDATE SET host = excluded.host WHERE targets.host IS NULL",
+             ON CONFLICT (id) DO UPDATE SET host = excluded.host
+             WHERE targets.host IS NULL OR targets.host <> excluded.host",
         )
         .bind(id)
         .bind(canonical_url)
@@ -360,7 +387,7 @@ impl_sql_store!(Store {
                                max_attempts, available_at_ms, created_at_ms, api_key_id,
                                forced, target_host, credentials, submitter)
              VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $8, $9, $10,
-                     (SELECT targets.host FROM targets WHERE targets.id = $2), $11, $12)
+                     COALESCE($13, (SELECT targets.host FROM targets WHERE targets.id = $2)), $11, $12)
              ON CONFLICT (dedup_key) WHERE status IN ('queued', 'running') DO NOTHING
              RETURNING ",
             run_columns!()
@@ -383,6 +410,7 @@ impl_sql_store!(Store {
                 .bind(i32::from(origin.forced))
                 .bind(kind)
                 .bind(origin.submitter.as_deref())
+                .bind(origin.machine.as_deref())
         };
         for _ in 0..INSERT_RUN_TRIES {
             let inserted = match &origin.credentials {
@@ -461,23 +489,15 @@ impl_sql_store!(Store {
         endpoint: &str,
         since_ms: i64,
     ) -> StoreResult<Option<i64>> {
-        // `LIKE` with its wildcards escaped: a URL may hold `%` and `_`.
-        let mut pattern = String::with_capacity(endpoint.len() + 2);
-        for c in endpoint.chars() {
-            if matches!(c, '%' | '_' | '\\') {
-                pattern.push('\\');
-            }
-            pattern.push(c);
-        }
-        pattern.push_str("?%");
-        let at: Option<i64> = sqlx::query_scalar(hosts::LATEST_OF_ENDPOINT)
+        let rows: Vec<(String, i64)> = sqlx::query_as(hosts::RECENT_ON_HOST)
             .bind(host)
             .bind(since_ms)
-            .bind(endpoint)
-            .bind(pattern)
-            .fetch_one(self.db())
+            .fetch_all(self.db())
             .await?;
-        Ok(at)
+        Ok(rows
+            .into_iter()
+            .find(|(url, _)| super::same_server(url, endpoint))
+            .map(|(_, at)| at))
     }
 
     async fn latest_finished(&self, dedup_key: &str, since_ms: i64) -> StoreResult<Option<Run>> {
@@ -647,6 +667,56 @@ impl_sql_store!(Store {
         }
         self.commit(tx).await?;
         run_from_row(&row).map(Some)
+    }
+
+    async fn rehost_run(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        attempt: i32,
+        machine: &str,
+        now_ms: i64,
+        limits: &HostLimits,
+    ) -> StoreResult<Rehosted> {
+        let mut tx = self.begin_claim(limits).await?;
+        let moved = sqlx::query(
+            "UPDATE runs SET target_host = $4
+             WHERE id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3",
+        )
+        .bind(run_id.to_string())
+        .bind(worker)
+        .bind(attempt)
+        .bind(machine)
+        .execute(self.statements.on(&mut *tx))
+        .await?;
+        if DB::rows_affected(&moved) != 1 {
+            self.commit(tx).await?;
+            return Ok(Rehosted::Lost);
+        }
+        if !limits.is_limited() {
+            self.commit(tx).await?;
+            return Ok(Rehosted::Go);
+        }
+        let allowed = sqlx::query(&hosts::allowed())
+            .bind(run_id.to_string())
+            .bind(now_ms)
+            .bind(i64::from(limits.running_per_host))
+            .bind(limits.gap_ms)
+            .fetch_optional(self.statements.on(&mut *tx))
+            .await?
+            .is_some();
+        if !allowed {
+            sqlx::query(hosts::DEFER)
+                .bind(run_id.to_string())
+                .execute(self.statements.on(&mut *tx))
+                .await?;
+        }
+        self.commit(tx).await?;
+        Ok(if allowed {
+            Rehosted::Go
+        } else {
+            Rehosted::Deferred
+        })
     }
 
     async fn heartbeat(

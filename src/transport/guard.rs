@@ -45,6 +45,46 @@ impl AddressPolicy {
     }
 }
 
+/// The machine an address belongs to, as the per-host limits count it (#31
+/// item 1): every spelling of one address gives the same key. IPv4 carried
+/// inside IPv6 (mapped, NAT64, 6to4) is its IPv4 address; every loopback
+/// address (`127.0.0.0/8`, `::1`) is this one machine, `127.0.0.1`; any other
+/// IPv6 address counts by its /64, the block one subscriber (one machine, or
+/// one customer's machines) is given, so that walking the addresses of a /64
+/// is not a new host each time.
+pub fn machine_of(ip: IpAddr) -> String {
+    match canonical(ip) {
+        IpAddr::V4(v4) if v4.is_loopback() => Ipv4Addr::LOCALHOST.to_string(),
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) if v6.is_loopback() => Ipv4Addr::LOCALHOST.to_string(),
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            let net = Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0);
+            format!("{net}/64")
+        }
+    }
+}
+
+/// The machine a URL's host names, as far as it can be told without a DNS
+/// lookup: an IP literal's [`machine_of`]; `localhost` and names under it
+/// (RFC 6761: they always resolve to loopback) are this machine; any other
+/// name is itself, lower case, without the trailing dot that names the same
+/// name fully qualified.
+pub fn machine_of_host(host: &url::Host<&str>) -> String {
+    match host {
+        url::Host::Ipv4(v4) => machine_of(IpAddr::V4(*v4)),
+        url::Host::Ipv6(v6) => machine_of(IpAddr::V6(*v6)),
+        url::Host::Domain(name) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            if name == "localhost" || name.ends_with(".localhost") {
+                Ipv4Addr::LOCALHOST.to_string()
+            } else {
+                name
+            }
+        }
+    }
+}
+
 /// IPv4 addresses carried inside IPv6 (mapped, NAT64, 6to4) are judged as IPv4.
 fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
@@ -189,6 +229,45 @@ mod tests {
         ] {
             assert!(public(ip), "{ip} must be allowed");
         }
+    }
+
+    #[test]
+    fn every_spelling_of_one_address_is_one_machine() {
+        let machine = |s: &str| machine_of(s.parse().expect("test literal"));
+        for spelling in ["127.0.0.1", "127.0.0.2", "::1", "::ffff:127.0.0.1"] {
+            assert_eq!(machine(spelling), "127.0.0.1", "{spelling}");
+        }
+        assert_eq!(machine("::ffff:8.8.8.8"), "8.8.8.8");
+        assert_eq!(machine("64:ff9b::808:808"), "8.8.8.8");
+        assert_eq!(machine("2002:808:808::1"), "8.8.8.8");
+        assert_eq!(machine("2606:4700:1:2:3:4:5:6"), "2606:4700:1:2::/64");
+        assert_eq!(
+            machine("2606:4700:1:2::9"),
+            machine("2606:4700:1:2:ffff::1"),
+            "one /64"
+        );
+        assert_ne!(machine("2606:4700:1:2::1"), machine("2606:4700:1:3::1"));
+        assert_ne!(machine("8.8.8.8"), machine("8.8.4.4"));
+    }
+
+    #[test]
+    fn names_that_are_this_machine_without_a_lookup() {
+        let host = |s: &str| {
+            let url = url::Url::parse(&format!("http://{s}:9/")).expect("url");
+            machine_of_host(&url.host().expect("host"))
+        };
+        for spelling in [
+            "localhost",
+            "LOCALHOST.",
+            "app.localhost",
+            "127.0.0.1",
+            "[::ffff:127.0.0.1]",
+            "[::1]",
+        ] {
+            assert_eq!(host(spelling), "127.0.0.1", "{spelling}");
+        }
+        assert_eq!(host("Example.COM."), "example.com");
+        assert_eq!(host("example.com"), "example.com");
     }
 
     #[test]

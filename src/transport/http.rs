@@ -141,6 +141,122 @@ pub struct HttpClient {
     extra_root: Option<Arc<Vec<u8>>>,
     /// Whether connections are kept for later requests (see [`HttpClient::for_target`]).
     reuse: bool,
+    /// The addresses a run's target name is connected to (see [`HttpClient::pinned`]).
+    pin: Option<Arc<Pin>>,
+}
+
+/// What a run's target name resolved to, once, before the run (#31 item 1).
+/// The run connects to these addresses and to no others, so the machine its
+/// per-host limits were counted by is the machine it talks to, however the
+/// name's DNS answers change during the run. A name that did not resolve, or
+/// resolved to a forbidden address, keeps that answer for the run too.
+#[derive(Debug, Clone)]
+pub struct Pin {
+    /// The name as the URL spells it, lower case, without a trailing dot.
+    name: String,
+    answer: Result<Vec<IpAddr>, PinFailure>,
+}
+
+#[derive(Debug, Clone)]
+enum PinFailure {
+    /// The lookup failed: its error.
+    Resolve(String),
+    /// An address the policy forbids: why, and the address.
+    Forbidden(String),
+}
+
+impl Pin {
+    /// The machine the run connects to (see [`super::machine_of`]); `None`
+    /// when the name did not resolve or is refused.
+    pub fn machine(&self) -> Option<String> {
+        let ips = self.answer.as_ref().ok()?;
+        ips.first().map(|ip| super::machine_of(*ip))
+    }
+
+    /// Whether `name` (as a resolver or a URL spells it) is the pinned name.
+    fn holds(&self, name: &str) -> bool {
+        plain_name(name) == self.name
+    }
+
+    /// The pinned answer, as the resolver gives it.
+    fn answer(&self) -> Result<Vec<IpAddr>, BoxError> {
+        match &self.answer {
+            Ok(ips) => Ok(ips.clone()),
+            Err(PinFailure::Resolve(detail)) => Err(Box::new(ResolveFailure {
+                detail: detail.clone(),
+            })),
+            Err(PinFailure::Forbidden(reason)) => Err(Box::new(GuardRefusal {
+                host: self.name.clone(),
+                reason: reason.clone(),
+            })),
+        }
+    }
+
+    /// Whether every pinned address is this machine's loopback.
+    fn is_this_machine(&self) -> bool {
+        matches!(&self.answer, Ok(ips) if !ips.is_empty() && ips.iter().all(|ip| {
+            super::machine_of(*ip) == std::net::Ipv4Addr::LOCALHOST.to_string()
+        }))
+    }
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A name as it is looked up: lower case, without the trailing dot of its
+/// fully qualified spelling (`localhost.` is `localhost`).
+fn plain_name(name: &str) -> String {
+    name.trim_end_matches('.').to_ascii_lowercase()
+}
+
+/// The machine `url`'s host is (see [`super::machine_of`]): an IP literal's,
+/// `localhost`'s without a lookup, else the first address the name resolves
+/// to within `within`. `None` when the name does not resolve in time or
+/// resolves to an address `policy` forbids (a worker would refuse it).
+pub async fn resolve_machine(policy: AddressPolicy, url: &Url, within: Duration) -> Option<String> {
+    let host = url.host()?;
+    let url::Host::Domain(name) = host else {
+        return Some(super::machine_of_host(&host));
+    };
+    let plain = super::machine_of_host(&host);
+    if plain == std::net::Ipv4Addr::LOCALHOST.to_string() {
+        return Some(plain);
+    }
+    let ips = vetted_lookup(policy, name, within).await.ok()?;
+    ips.first().map(|ip| super::machine_of(*ip))
+}
+
+/// Looks `name` up with the system resolver within `within`, and refuses it
+/// when any address it resolves to is forbidden: a mixed answer is a
+/// rebinding attempt or a misconfiguration, and either way not a target to
+/// probe.
+async fn vetted_lookup(
+    policy: AddressPolicy,
+    name: &str,
+    within: Duration,
+) -> Result<Vec<IpAddr>, PinFailure> {
+    let plain = plain_name(name);
+    let addrs: Vec<IpAddr> =
+        match tokio::time::timeout(within, tokio::net::lookup_host((plain.as_str(), 0))).await {
+            Ok(Ok(addrs)) => addrs.map(|a| a.ip()).collect(),
+            Ok(Err(e)) => return Err(PinFailure::Resolve(e.to_string())),
+            Err(_) => {
+                return Err(PinFailure::Resolve(format!(
+                    "no answer within {} ms",
+                    within.as_millis()
+                )));
+            }
+        };
+    for ip in &addrs {
+        if let Err(reason) = policy.check(*ip) {
+            return Err(PinFailure::Forbidden(format!("{reason} ({ip})")));
+        }
+    }
+    if addrs.is_empty() {
+        return Err(PinFailure::Resolve(format!(
+            "{plain} resolves to no address"
+        )));
+    }
+    Ok(addrs)
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -159,7 +275,7 @@ pub(crate) const USER_AGENT: &str = concat!(
 
 impl HttpClient {
     pub fn new(policy: AddressPolicy, limits: Limits) -> Result<Self, TransportError> {
-        Self::build(policy, limits, None, true)
+        Self::build(policy, limits, None, true, None)
     }
 
     /// A client that also trusts the CA certificate `ca_der` (DER). For test
@@ -170,7 +286,7 @@ impl HttpClient {
         limits: Limits,
         ca_der: &[u8],
     ) -> Result<Self, TransportError> {
-        Self::build(policy, limits, Some(Arc::new(ca_der.to_vec())), true)
+        Self::build(policy, limits, Some(Arc::new(ca_der.to_vec())), true, None)
     }
 
     /// The same configuration on a new connection pool.
@@ -180,6 +296,7 @@ impl HttpClient {
             (*self.limits).clone(),
             self.extra_root.clone(),
             self.reuse,
+            self.pin.clone(),
         )
     }
 
@@ -194,7 +311,10 @@ impl HttpClient {
     /// acknowledging at once. Over a network a new connection costs a round
     /// trip (and a TLS handshake), so elsewhere connections are kept.
     pub fn for_target(&self, url: &Url) -> Result<Self, TransportError> {
-        if url.scheme() != "http" || !is_this_machine(url) {
+        let pinned_here = self.pin.as_ref().is_some_and(|pin| {
+            pin.is_this_machine() && url.host_str().is_some_and(|h| pin.holds(h))
+        });
+        if url.scheme() != "http" || !(is_this_machine(url) || pinned_here) {
             return Ok(self.clone());
         }
         Self::build(
@@ -202,7 +322,83 @@ impl HttpClient {
             (*self.limits).clone(),
             self.extra_root.clone(),
             false,
+            self.pin.clone(),
         )
+    }
+
+    /// Resolves `url`'s host once, for a run (see [`Pin`]); `None` when the
+    /// host is an IP literal (it is its own address) or absent. Of the
+    /// addresses the name resolves to, the run keeps those of the first one's
+    /// machine (both loopback addresses of `localhost`, say): a run talks to
+    /// one machine, the one its limits count.
+    pub async fn locate(&self, url: &Url) -> Option<Pin> {
+        let Some(url::Host::Domain(name)) = url.host() else {
+            return None;
+        };
+        let answer = vetted_lookup(self.policy, name, self.limits.connect_timeout)
+            .await
+            .map(|ips| {
+                let first = ips.first().map(|ip| super::machine_of(*ip));
+                let mut kept: Vec<IpAddr> = Vec::new();
+                for ip in ips {
+                    if Some(super::machine_of(ip)) == first && !kept.contains(&ip) {
+                        kept.push(ip);
+                    }
+                }
+                kept
+            });
+        Some(Pin {
+            name: plain_name(name),
+            answer,
+        })
+    }
+
+    /// This client, connecting `pin`'s name to its addresses alone.
+    pub fn pinned(&self, pin: Pin) -> Result<Self, TransportError> {
+        Self::build(
+            self.policy,
+            (*self.limits).clone(),
+            self.extra_root.clone(),
+            self.reuse,
+            Some(Arc::new(pin)),
+        )
+    }
+
+    /// The addresses a connection to `host`:`port` may use: the pinned ones
+    /// for the pinned name, else a lookup the policy vets (one forbidden
+    /// address refuses the name, as in the pooled client's resolver).
+    pub(crate) async fn addresses(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Result<Vec<SocketAddr>, TransportError> {
+        if let Ok(ip) = host.parse::<IpAddr>() {
+            self.policy
+                .check(ip)
+                .map_err(|reason| TransportError::Forbidden {
+                    host: host.to_owned(),
+                    reason: format!("{reason} ({ip})"),
+                })?;
+            return Ok(vec![SocketAddr::new(ip, port)]);
+        }
+        let answer = match self.pin.as_deref().filter(|pin| pin.holds(host)) {
+            Some(pin) => pin.answer.clone(),
+            None => vetted_lookup(self.policy, host, self.limits.connect_timeout).await,
+        };
+        match answer {
+            Ok(ips) => Ok(ips
+                .into_iter()
+                .map(|ip| SocketAddr::new(ip, port))
+                .collect()),
+            Err(PinFailure::Resolve(detail)) => Err(TransportError::Resolve {
+                host: host.to_owned(),
+                detail,
+            }),
+            Err(PinFailure::Forbidden(reason)) => Err(TransportError::Forbidden {
+                host: host.to_owned(),
+                reason,
+            }),
+        }
     }
 
     /// Whether connections are kept for later requests.
@@ -215,6 +411,7 @@ impl HttpClient {
         limits: Limits,
         extra_root: Option<Arc<Vec<u8>>>,
         reuse: bool,
+        pin: Option<Arc<Pin>>,
     ) -> Result<Self, TransportError> {
         let mut builder = reqwest::Client::builder();
         if let Some(der) = &extra_root {
@@ -228,7 +425,11 @@ impl HttpClient {
             // A proxy would connect on our behalf to an address the guard never saw.
             .no_proxy()
             .connect_timeout(limits.connect_timeout)
-            .dns_resolver(Arc::new(GuardedResolver { policy }))
+            .dns_resolver(Arc::new(GuardedResolver {
+                policy,
+                pin: pin.clone(),
+                within: limits.connect_timeout,
+            }))
             .user_agent(USER_AGENT)
             .pool_idle_timeout(Duration::from_secs(30))
             .pool_max_idle_per_host(if reuse { usize::MAX } else { 0 })
@@ -240,6 +441,7 @@ impl HttpClient {
             limits: Arc::new(limits),
             extra_root,
             reuse,
+            pin,
         })
     }
 
@@ -402,38 +604,40 @@ impl std::fmt::Display for ResolveFailure {
 impl std::error::Error for ResolveFailure {}
 
 /// Resolves names with the system resolver and refuses the name when any address
-/// it resolves to is forbidden: a mixed answer is a rebinding attempt or a
-/// misconfiguration, and either way not a target to probe.
+/// it resolves to is forbidden (see [`vetted_lookup`]); the pinned name gets
+/// its pinned answer.
 struct GuardedResolver {
     policy: AddressPolicy,
+    pin: Option<Arc<Pin>>,
+    /// How long a lookup may take.
+    within: Duration,
 }
 
 impl reqwest::dns::Resolve for GuardedResolver {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
         let policy = self.policy;
+        let pin = self.pin.clone();
+        let within = self.within;
         Box::pin(async move {
             let host = name.as_str().to_owned();
-            let addrs: Vec<SocketAddr> = match tokio::net::lookup_host((host.as_str(), 0)).await {
-                Ok(addrs) => addrs.collect(),
-                // Wrapped in a type of ours: the io::Error's kind is not a
-                // reliable sign of a lookup failure (std reports it as
-                // `Uncategorized`), and reqwest's wrapping is no better.
-                Err(e) => {
-                    let failure = ResolveFailure {
-                        detail: e.to_string(),
-                    };
-                    return Err(Box::new(failure) as Box<dyn std::error::Error + Send + Sync>);
-                }
-            };
-            for addr in &addrs {
-                if let Err(reason) = policy.check(addr.ip()) {
-                    let refusal = GuardRefusal {
-                        host: host.clone(),
-                        reason: format!("{reason} ({})", addr.ip()),
-                    };
-                    return Err(Box::new(refusal) as Box<dyn std::error::Error + Send + Sync>);
-                }
-            }
+            let ips =
+                match pin.as_deref().filter(|pin| pin.holds(&host)) {
+                    Some(pin) => pin.answer()?,
+                    // Failures are wrapped in types of ours: the io::Error's kind
+                    // is not a reliable sign of a lookup failure (std reports it
+                    // as `Uncategorized`), and reqwest's wrapping is no better.
+                    None => vetted_lookup(policy, &host, within).await.map_err(
+                        |failure| -> BoxError {
+                            match failure {
+                                PinFailure::Resolve(detail) => Box::new(ResolveFailure { detail }),
+                                PinFailure::Forbidden(reason) => {
+                                    Box::new(GuardRefusal { host, reason })
+                                }
+                            }
+                        },
+                    )?,
+                };
+            let addrs: Vec<SocketAddr> = ips.into_iter().map(|ip| SocketAddr::new(ip, 0)).collect();
             let iter: reqwest::dns::Addrs = Box::new(addrs.into_iter());
             Ok(iter)
         })

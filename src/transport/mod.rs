@@ -12,8 +12,8 @@ pub mod stdio;
 
 use std::time::Duration;
 
-pub use guard::AddressPolicy;
-pub use http::{HttpClient, HttpRequest, HttpResponse, StreamingResponse};
+pub use guard::{AddressPolicy, machine_of, machine_of_host};
+pub use http::{HttpClient, HttpRequest, HttpResponse, Pin, StreamingResponse, resolve_machine};
 
 /// Bounds on everything a target can make protocheck wait for or hold in memory.
 #[derive(Debug, Clone)]

@@ -112,27 +112,8 @@ impl RawConnection {
             .trim_start_matches('[')
             .trim_end_matches(']')
             .to_owned();
-        let addrs: Vec<SocketAddr> = tokio::time::timeout(
-            limits.connect_timeout,
-            tokio::net::lookup_host((lookup.as_str(), port)),
-        )
-        .await
-        .map_err(|_| TransportError::Timeout(limits.connect_timeout))?
-        .map_err(|e| TransportError::Resolve {
-            host: host.clone(),
-            detail: e.to_string(),
-        })?
-        .collect();
-        // As the pooled client's resolver: one forbidden address refuses the name.
-        for addr in &addrs {
-            client
-                .policy()
-                .check(addr.ip())
-                .map_err(|reason| TransportError::Forbidden {
-                    host: host.clone(),
-                    reason: format!("{reason} ({})", addr.ip()),
-                })?;
-        }
+        // The run's pinned addresses for its target's name; a vetted lookup else.
+        let addrs = client.addresses(&lookup, port).await?;
         let mut last = TransportError::Connect(format!("{host} resolves to no address"));
         let mut tcp = None;
         for addr in addrs {

@@ -6,6 +6,8 @@ use crate::common;
 
 use common::TestDb;
 use common::app::TestApp;
+use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
+use protocheck::store::RunOrigin;
 use protocheck::store::{HostLimits, Inserted, NewRun, Run, RunEnd, Store};
 use protocheck::submit::HostQuota;
 use protocheck::suite::{RunOptions, SuiteChoice};
@@ -13,6 +15,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::Barrier;
 use uuid::Uuid;
@@ -134,11 +137,12 @@ async fn forced_bursts_for_one_host_are_refused_whoever_sends_them() {
         let (status, _, _) =
             submit_from(&app, 13, &json!({"url": target("j"), "suite": "rcp"})).await;
         assert_eq!(status, 429);
-        // Another host is not affected.
+        // Another host is not affected (an address nothing is sent to: no
+        // worker runs here).
         let (status, _, body) = submit_from(
             &app,
             9,
-            &json!({"url": "http://localhost:9/a", "suite": "rcp"}),
+            &json!({"url": "http://10.0.0.9:9/a", "suite": "rcp"}),
         )
         .await;
         assert_eq!(status, 202, "{body}");
@@ -462,5 +466,201 @@ async fn one_submitter_cannot_lock_others_out_of_a_host() {
             detail.contains("has had 5 runs in the last hour"),
             "{detail}"
         );
+    }
+}
+
+/// A name `/etc/hosts` gives 127.0.0.1 beside `localhost`, if the machine has
+/// one (Debian's images name the machine there).
+fn hosts_file_alias() -> Option<String> {
+    let hosts = std::fs::read_to_string("/etc/hosts").ok()?;
+    hosts.lines().find_map(|line| {
+        let mut words = line.split('#').next()?.split_whitespace();
+        (words.next()? == "127.0.0.1")
+            .then(|| words.find(|name| !name.eq_ignore_ascii_case("localhost")))
+            .flatten()
+            .map(str::to_owned)
+    })
+}
+
+/// #31 item 1: the hourly budget counts machines, not names. Once the
+/// budget of 127.0.0.1 is spent (up to its ceiling for servers' first runs),
+/// `localhost`, its fully qualified spelling, a hosts-file alias, another
+/// loopback address and the IPv4-mapped IPv6 form are refused alike, each
+/// refusal naming the machine; another address is not.
+#[tokio::test]
+async fn every_name_of_one_address_shares_one_budget() {
+    for db in common::all_backends().await {
+        let quota = HostQuota {
+            runs_per_hour: 2,
+            force_every: Duration::ZERO,
+        };
+        let app = TestApp::start_with(&db, 1000, quota).await;
+        // Four servers' first runs: the budget of two, and up to its ceiling.
+        for (n, path) in [(2, "a"), (3, "b"), (4, "c"), (5, "d")] {
+            let url = format!("http://127.0.0.1:9/{path}");
+            let (status, _, body) =
+                submit_from(&app, n, &json!({"url": url, "suite": "rcp"})).await;
+            assert_eq!(status, 202, "{}: {url} {body}", db.name());
+        }
+        let mut spellings = vec![
+            "localhost".to_owned(),
+            "localhost.".to_owned(),
+            "LocalHost".to_owned(),
+            "127.0.0.2".to_owned(),
+            "[::ffff:127.0.0.1]".to_owned(),
+            "[::ffff:7f00:1]".to_owned(),
+        ];
+        match hosts_file_alias() {
+            Some(alias) => spellings.push(alias),
+            None => eprintln!("no hosts-file alias of 127.0.0.1 here; that spelling is not tried"),
+        }
+        for (n, host) in (6u8..).zip(&spellings) {
+            let url = format!("http://{host}:9/e");
+            let (status, retry, problem) =
+                submit_from(&app, n, &json!({"url": url, "suite": "rcp"})).await;
+            assert_eq!(status, 429, "{}: {url} {problem}", db.name());
+            assert!(retry.is_some(), "{url}");
+            let detail = problem["detail"].as_str().unwrap_or_default();
+            assert!(
+                detail.contains("the host `127.0.0.1`") && detail.contains("has had 4 runs"),
+                "{url}: {detail}"
+            );
+        }
+        let (status, _, body) = submit_from(
+            &app,
+            40,
+            &json!({"url": "http://10.0.0.9:9/e", "suite": "rcp"}),
+        )
+        .await;
+        assert_eq!(status, 202, "{}: {body}", db.name());
+        let runs = db.store.recent_runs(100).await.expect("runs");
+        assert_eq!(
+            runs.len(),
+            5,
+            "{}: only the four and the other machine's",
+            db.name()
+        );
+    }
+}
+
+/// An RCP reference server on 127.0.0.1 whose replies take `latency`,
+/// counting the requests it is answering at once; its port, and the most it
+/// ever answered at once.
+async fn counting_rcp_server(latency: Duration) -> (u16, Arc<AtomicUsize>) {
+    let now = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let mut config = RcpReferenceConfig::new(Vec::<String>::new()).expect("config");
+    config.latency = latency;
+    let (count, peak) = (now.clone(), most.clone());
+    let router = rcp_router(config).layer(axum::middleware::from_fn(
+        move |req: axum::extract::Request, next: axum::middleware::Next| {
+            let (count, peak) = (count.clone(), peak.clone());
+            async move {
+                let at_once = count.fetch_add(1, Ordering::SeqCst) + 1;
+                peak.fetch_max(at_once, Ordering::SeqCst);
+                let resp = next.run(req).await;
+                count.fetch_sub(1, Ordering::SeqCst);
+                resp
+            }
+        },
+    ));
+    let base = common::app::serve(router).await;
+    let port = url::Url::parse(&base).expect("base").port().expect("port");
+    (port, most)
+}
+
+/// #31 item 1, at connect time: a run is counted by the machine its
+/// target's name resolves to when the worker connects, whatever the
+/// submission counted it by (a name it could not resolve, or an answer that
+/// changed since). Here one run was counted by another address at
+/// submission, as a name whose DNS answer changed would be; with one run per
+/// machine at once, two workers never probe the one server together, and
+/// the run that waited did not spend its deadline waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn workers_hold_the_limits_of_the_machine_they_connect_to() {
+    for db in common::all_backends().await {
+        let (port, most) = counting_rcp_server(Duration::from_millis(40)).await;
+        let app = TestApp::start(&db, 1000).await;
+        let store = db.store.as_ref();
+        let mut ids = Vec::new();
+        for (n, (host, counted_by)) in [
+            ("127.0.0.1", None),
+            ("localhost", Some("203.0.113.9")),
+            ("localhost.", Some("198.51.100.7")),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let url = format!("http://{host}:{port}/rcp");
+            let key = format!("connect-{n}");
+            store
+                .upsert_target(&key, &url, 1_000)
+                .await
+                .expect("target");
+            let new = NewRun {
+                id: Uuid::now_v7(),
+                target_id: key,
+                suite: SuiteChoice::Rcp,
+                options: RunOptions::default(),
+                webhook_url: None,
+                dedup_key: Uuid::new_v4().to_string(),
+                max_attempts: 3,
+                created_at_ms: protocheck::now_ms(),
+            };
+            let origin = RunOrigin {
+                machine: counted_by.map(str::to_owned),
+                ..RunOrigin::default()
+            };
+            match store.insert_run_from(&new, &origin).await.expect("insert") {
+                Inserted::New(run) => ids.push(run.id),
+                other => panic!("{other:?}"),
+            }
+        }
+        let mut cfg = common::app::worker_config(3, Duration::from_secs(30));
+        cfg.host_limits = HostLimits {
+            running_per_host: 1,
+            gap_ms: 0,
+        };
+        let pool = app.workers(cfg);
+        app.deps.wake.notify_waiters();
+        let mut spans = Vec::new();
+        for id in &ids {
+            let run = app
+                .wait_finished(&id.to_string(), Duration::from_secs(120))
+                .await;
+            assert_ne!(run["status"], "error", "{}: {run}", db.name());
+            let stored = store.get_run(*id).await.expect("get").expect("run");
+            assert_eq!(
+                stored.target_host.as_deref(),
+                Some("127.0.0.1"),
+                "{}: counted by the machine it connected to",
+                db.name()
+            );
+            assert_eq!(
+                stored.attempts,
+                1,
+                "{}: waiting is not an attempt",
+                db.name()
+            );
+            spans.push((
+                stored.started_at_ms.expect("started"),
+                stored.finished_at_ms.expect("finished"),
+            ));
+        }
+        pool.shutdown().await;
+        assert_eq!(
+            most.load(Ordering::SeqCst),
+            1,
+            "{}: the server answered two runs at once",
+            db.name()
+        );
+        spans.sort_unstable();
+        for pair in spans.windows(2) {
+            assert!(
+                pair[0].1 <= pair[1].0,
+                "{}: runs overlapped: {spans:?}",
+                db.name()
+            );
+        }
     }
 }

@@ -167,6 +167,7 @@ mod tests {
             verdict,
             error: None,
             credentials: None,
+            target_host: None,
         }
     }
 
