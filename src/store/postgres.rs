@@ -60,6 +60,12 @@ impl Dialect for Postgres {
         url.parse()
     }
 
+    fn tcp_address(options: &PgConnectOptions) -> Option<(String, u16)> {
+        // A host starting with `/` is the directory of a Unix socket.
+        let host = options.get_host();
+        (!host.starts_with('/')).then(|| (host.to_owned(), options.get_port()))
+    }
+
     fn json_text(column: &str, field: &str) -> String {
         format!("({column}::jsonb ->> '{field}')")
     }

@@ -171,7 +171,7 @@ pub async fn submit_run(
     headers: HeaderMap,
     body: Result<ApiJson<SubmitBody>, WebError>,
 ) -> ApiResult<Response> {
-    super::store_deadline(submit(&state, client, &headers, body)).await
+    super::store_deadline(state.store.as_ref(), submit(&state, client, &headers, body)).await
 }
 
 async fn submit(

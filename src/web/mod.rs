@@ -50,17 +50,39 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// busy timeout, so a busy SQLite gives its own answer first.
 pub const STORE_WITHIN: Duration = Duration::from_secs(10);
 
-/// Runs `work`, a handler's work on the store, answering
+/// After this long a store call that has not answered checks whether the
+/// database refuses connections (see [`Store::refuses_connections`]), and
+/// again as often while it waits.
+const REFUSAL_CHECK_EVERY: Duration = Duration::from_millis(250);
+
+/// Runs `work`, a handler's work on `store`, answering
 /// [`error::WebError::Unavailable`] if it takes longer than
-/// [`STORE_WITHIN`]. A submission cut short may still have been
+/// [`STORE_WITHIN`], or at once when the database refuses connections (the
+/// pool would keep retrying a refused connection until the deadline, as for
+/// a database that is starting). A submission cut short may still have been
 /// queued; retrying it finds the same run through deduplication.
 pub async fn store_deadline<T, E: From<error::WebError>>(
+    store: &dyn Store,
     work: impl Future<Output = Result<T, E>>,
 ) -> Result<T, E> {
-    match tokio::time::timeout(STORE_WITHIN, work).await {
-        Ok(done) => done,
-        Err(_) => {
-            tracing::warn!("the database did not answer within {STORE_WITHIN:?}");
+    let refused = async {
+        loop {
+            tokio::time::sleep(REFUSAL_CHECK_EVERY).await;
+            if store.refuses_connections().await {
+                return;
+            }
+        }
+    };
+    tokio::select! {
+        done = tokio::time::timeout(STORE_WITHIN, work) => match done {
+            Ok(done) => done,
+            Err(_) => {
+                tracing::warn!("the database did not answer within {STORE_WITHIN:?}");
+                Err(error::WebError::Unavailable.into())
+            }
+        },
+        () = refused => {
+            tracing::warn!("the database refuses connections");
             Err(error::WebError::Unavailable.into())
         }
     }
@@ -220,7 +242,10 @@ pub fn app(state: AppState) -> Router {
         .route("/sign-in/client.json", get(sign_in::client_metadata))
         .route("/targets/{id}", get(pages::show_target_page))
         .route("/static/{name}", get(pages::static_file))
-        .layer(middleware::from_fn(pages::page_deadline))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            pages::page_deadline,
+        ))
         .layer(middleware::from_fn(pages::page_headers));
     Router::new()
         .merge(api)

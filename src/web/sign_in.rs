@@ -257,10 +257,11 @@ pub async fn start(
             id.chars().take(64).collect::<String>()
         ))
     })?;
-    let run =
-        crate::web::store_deadline(async { state.store.get_run(id).await.map_err(WebError::from) })
-            .await?
-            .ok_or_else(|| WebError::NotFound(format!("No run has the id `{id}`.")))?;
+    let run = crate::web::store_deadline(state.store.as_ref(), async {
+        state.store.get_run(id).await.map_err(WebError::from)
+    })
+    .await?
+    .ok_or_else(|| WebError::NotFound(format!("No run has the id `{id}`.")))?;
     if run.suite == SuiteChoice::Rcp {
         return Err(WebError::SignIn(
             "This run is of the RCP suite; signing in is for MCP servers that require authorization.".into(),
@@ -584,7 +585,7 @@ async fn queue_run(
         idempotency: None,
         submitter: Some(pending.submitter),
     };
-    match crate::web::store_deadline(async {
+    match crate::web::store_deadline(state.store.as_ref(), async {
         state.queue.submit(submission).await.map_err(WebError::from)
     })
     .await

@@ -172,7 +172,7 @@ pub async fn submit_form(
     headers: HeaderMap,
     form: Result<Form<HomeForm>, FormRejection>,
 ) -> PageResult<Response> {
-    crate::web::store_deadline(submit(&state, client, &headers, form)).await
+    crate::web::store_deadline(state.store.as_ref(), submit(&state, client, &headers, form)).await
 }
 
 async fn submit(

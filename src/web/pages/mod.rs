@@ -54,16 +54,22 @@ impl<T: Template> IntoResponse for Page<T> {
 /// and a database gone silent would otherwise hold it for ever. It answers the
 /// 503 page instead. Posts are left to the form's own bound, which comes after
 /// the body is read (a stalled body is a 408, not a 503).
-pub async fn page_deadline(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+pub async fn page_deadline(
+    axum::extract::State(state): axum::extract::State<crate::web::AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
     if !matches!(
         *req.method(),
         axum::http::Method::GET | axum::http::Method::HEAD
     ) {
         return next.run(req).await;
     }
-    crate::web::store_deadline(async { Ok::<_, AsPage>(next.run(req).await) })
-        .await
-        .unwrap_or_else(IntoResponse::into_response)
+    crate::web::store_deadline(state.store.as_ref(), async {
+        Ok::<_, AsPage>(next.run(req).await)
+    })
+    .await
+    .unwrap_or_else(IntoResponse::into_response)
 }
 
 /// Adds the page security headers to every HTML response.

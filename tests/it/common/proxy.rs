@@ -18,6 +18,8 @@ pub struct Proxy {
     down: Arc<AtomicBool>,
     /// Bumped by `go_down`: connections opened before it close.
     epoch: Arc<AtomicU64>,
+    /// Wakes the accept loop to stop for good (see `stop`).
+    stopped: Arc<tokio::sync::Notify>,
 }
 
 impl Proxy {
@@ -30,7 +32,14 @@ impl Proxy {
         };
         let state = proxy.clone();
         tokio::spawn(async move {
-            while let Ok((client, _)) = listener.accept().await {
+            loop {
+                let client = tokio::select! {
+                    accepted = listener.accept() => match accepted {
+                        Ok((client, _)) => client,
+                        Err(_) => break,
+                    },
+                    () = state.stopped.notified() => break,
+                };
                 if state.down.load(Ordering::SeqCst) {
                     drop(client);
                     continue;
@@ -70,6 +79,14 @@ impl Proxy {
     pub fn go_down(&self) {
         self.down.store(true, Ordering::SeqCst);
         self.epoch.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Closes every open connection and the listening socket: from then on a
+    /// connection to the port is refused, as to a database server that has
+    /// stopped. For good: the proxy does not come back.
+    pub fn stop(&self) {
+        self.go_down();
+        self.stopped.notify_one();
     }
 
     pub fn come_back(&self) {
