@@ -133,6 +133,11 @@ pub struct ConnectionArgs {
     /// Seconds a connection may stay open with no request in flight.
     #[arg(long, env = "PROTOCHECK_IDLE_TIMEOUT_SECS", default_value_t = 60)]
     pub idle_timeout_secs: u64,
+    /// Seconds a connection's writes may wait on a client that stopped
+    /// reading (a response, a progress stream, pipelined answers) before the
+    /// connection is closed.
+    #[arg(long, env = "PROTOCHECK_WRITE_TIMEOUT_SECS", default_value_t = 30)]
+    pub write_timeout_secs: u64,
     /// Seconds a request body may pause before the request is answered 408.
     #[arg(long, env = "PROTOCHECK_BODY_TIMEOUT_SECS", default_value_t = 10)]
     pub body_timeout_secs: u64,
@@ -162,6 +167,10 @@ impl ConnectionArgs {
 
     pub fn idle_timeout(&self) -> Duration {
         Duration::from_secs(self.idle_timeout_secs.max(1))
+    }
+
+    pub fn write_timeout(&self) -> Duration {
+        Duration::from_secs(self.write_timeout_secs.max(1))
     }
 
     pub fn body_timeout(&self) -> Duration {

@@ -419,11 +419,13 @@ fn connection_limits(web_args: &WebArgs, workers: usize) -> web::serve::ConnLimi
         max_per_client,
         header_timeout_s = args.header_timeout().as_secs(),
         idle_timeout_s = args.idle_timeout().as_secs(),
+        write_timeout_s = args.write_timeout().as_secs(),
         "connection limits"
     );
     web::serve::ConnLimits {
         header_timeout: args.header_timeout(),
         idle_timeout: args.idle_timeout(),
+        write_timeout: args.write_timeout(),
         max_connections,
         max_per_client,
     }

@@ -8,9 +8,17 @@
 //! - A connection with no request in flight and no byte of a new request for
 //!   `idle_timeout` is closed. A progress stream or a slow response is a request
 //!   in flight: it is not idle.
+//! - A connection whose client stops reading (every write waits on a full
+//!   socket buffer) for `write_timeout` is closed, whatever it is sending: a
+//!   response, a progress stream, or pipelined answers nobody reads.
 //! - One client address holds at most `max_per_client` connections, and all
-//!   clients together `max_connections`. A connection over either is closed as
-//!   soon as it is accepted, never queued: a queue would hold its descriptor.
+//!   clients together `max_connections`. A connection over the client's
+//!   share is closed as soon as it is accepted, never queued: a queue would
+//!   hold its descriptor. When all connections are taken, the newcomer takes
+//!   the place of a connection that has no request in flight (one still
+//!   sending its head, or idle between requests), from the address holding
+//!   the most and the quietest longest first; only when every connection is
+//!   serving a request is it closed.
 //!
 //! `axum::serve` sets none of these, so the loop is written here; it keeps what
 //! `axum::serve` gave: `ConnectInfo<SocketAddr>` on every request and a
@@ -43,6 +51,7 @@ use tower::ServiceExt;
 pub struct ConnLimits {
     pub header_timeout: Duration,
     pub idle_timeout: Duration,
+    pub write_timeout: Duration,
     pub max_connections: usize,
     pub max_per_client: usize,
 }
@@ -52,6 +61,7 @@ impl Default for ConnLimits {
         Self {
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
+            write_timeout: Duration::from_secs(30),
             max_connections: 1024,
             max_per_client: 64,
         }
@@ -78,6 +88,7 @@ pub async fn serve(
     stop: CancellationToken,
 ) -> std::io::Result<()> {
     let slots = ClientSlots::new(limits.max_per_client, limits.max_connections);
+    let open = Open::default();
     let connections = TaskTracker::new();
     let mut builder = auto::Builder::new(TokioExecutor::new());
     // hyper's own head timeout would also run while a kept-alive connection
@@ -106,7 +117,20 @@ pub async fn serve(
                 continue;
             }
         };
-        let slot = match slots.take(peer.ip()) {
+        let taken = match slots.take(peer.ip()) {
+            // Every place is taken: a connection without a request in flight
+            // gives its place up (#31 item 8), so that a few addresses holding
+            // half-sent heads cannot keep everyone else out.
+            // The newcomer's own share is checked first: nobody is shed for
+            // a connection that would be refused anyway.
+            Err(Refused::Total) => match slots.take_beyond_total(peer.ip()) {
+                Ok(slot) if open.shed_one() => Ok(slot),
+                Ok(_) => Err(Refused::Total),
+                Err(refused) => Err(refused),
+            },
+            taken => taken,
+        };
+        let slot = match taken {
             Ok(slot) => slot,
             Err(refused) => {
                 tracing::debug!(client = %peer.ip(), limit = ?refused, "connection refused: over the limit");
@@ -130,8 +154,10 @@ pub async fn serve(
         let builder = builder.clone();
         let limits = limits.clone();
         let stop = stop.clone();
+        let listed = open.add(peer);
         connections.spawn(async move {
-            serve_connection(&builder, stream, peer, app, &limits, stop).await;
+            serve_connection(&builder, stream, peer, app, &limits, stop, &listed).await;
+            drop(listed);
             drop(slot);
         });
     }
@@ -157,8 +183,9 @@ async fn serve_connection(
     app: Router,
     limits: &ConnLimits,
     stop: CancellationToken,
+    listed: &Listed,
 ) {
-    let activity = Arc::new(Activity::new());
+    let activity = listed.activity.clone();
     let io = TokioIo::new(Watched {
         inner: stream,
         activity: activity.clone(),
@@ -194,11 +221,15 @@ async fn serve_connection(
             () = changed => {}
             () = sleep_until(deadline) => {
                 if activity.deadline(limits).is_some_and(|d| d <= Instant::now()) {
-                    // Nothing is in flight, so nothing is cut: dropping the
-                    // connection closes the socket.
-                    tracing::debug!(client = %peer, "connection closed: idle or slow request head");
+                    // Dropping the connection closes the socket. Nothing is
+                    // in flight, or the client stopped reading what is.
+                    tracing::debug!(client = %peer, "connection closed: idle, slow request head, or a client that stopped reading");
                     return;
                 }
+            }
+            () = listed.shed.cancelled() => {
+                tracing::debug!(client = %peer, "connection closed: its place went to a new connection while it had no request in flight");
+                return;
             }
             () = stop.cancelled(), if !draining => {
                 draining = true;
@@ -215,11 +246,97 @@ async fn sleep_until(deadline: Option<Instant>) {
     }
 }
 
+/// The connections open now, so that a full service can shed one that is
+/// not serving a request (see the module documentation).
+#[derive(Clone, Default)]
+struct Open(Arc<Mutex<OpenList>>);
+
+#[derive(Default)]
+struct OpenList {
+    next: u64,
+    by_id: std::collections::HashMap<u64, (SocketAddr, Arc<Activity>, CancellationToken)>,
+}
+
+/// One open connection's entry; leaves the list when dropped.
+struct Listed {
+    open: Open,
+    id: u64,
+    activity: Arc<Activity>,
+    /// Cancelled when the connection's place goes to a newcomer.
+    shed: CancellationToken,
+}
+
+impl Open {
+    fn list(&self) -> std::sync::MutexGuard<'_, OpenList> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn add(&self, peer: SocketAddr) -> Listed {
+        let activity = Arc::new(Activity::new());
+        let shed = CancellationToken::new();
+        let mut list = self.list();
+        let id = list.next;
+        list.next += 1;
+        list.by_id
+            .insert(id, (peer, activity.clone(), shed.clone()));
+        Listed {
+            open: self.clone(),
+            id,
+            activity,
+            shed,
+        }
+    }
+
+    /// Closes one connection with no request in flight: of the address
+    /// holding the most connections, the one quiet longest. False when every
+    /// connection is serving a request.
+    fn shed_one(&self) -> bool {
+        let mut list = self.list();
+        let mut held: std::collections::HashMap<std::net::IpAddr, usize> =
+            std::collections::HashMap::new();
+        for (peer, _, _) in list.by_id.values() {
+            *held
+                .entry(super::ratelimit::client_key(peer.ip()))
+                .or_default() += 1;
+        }
+        let chosen = list
+            .by_id
+            .iter()
+            .filter(|(_, (_, activity, shed))| {
+                !shed.is_cancelled() && activity.in_flight.load(Ordering::SeqCst) == 0
+            })
+            .max_by_key(|(_, (peer, activity, _))| {
+                let by = held
+                    .get(&super::ratelimit::client_key(peer.ip()))
+                    .copied()
+                    .unwrap_or(0);
+                (by, std::cmp::Reverse(activity.quiet().since))
+            })
+            .map(|(id, _)| *id);
+        match chosen.and_then(|id| list.by_id.remove(&id)) {
+            Some((_, _, shed)) => {
+                shed.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Drop for Listed {
+    fn drop(&mut self) {
+        self.open.list().by_id.remove(&self.id);
+    }
+}
+
 /// What one connection is doing, as its watchdog sees it.
 struct Activity {
     in_flight: AtomicUsize,
     quiet: Mutex<Quiet>,
-    /// Woken when a request begins or ends, and at the first byte of a head.
+    /// Whether a write is waiting on a full socket buffer (see `Quiet::stalled_since`).
+    stalled: std::sync::atomic::AtomicBool,
+    /// Woken when a request begins or ends, at the first byte of a head, and
+    /// when a write starts waiting.
     changed: tokio::sync::Notify,
 }
 
@@ -228,6 +345,9 @@ struct Quiet {
     since: Instant,
     served_any: bool,
     head_began: Option<Instant>,
+    /// Since when writes have waited on a full socket buffer without any
+    /// byte going out: the client stopped reading.
+    stalled_since: Option<Instant>,
 }
 
 impl Activity {
@@ -238,7 +358,9 @@ impl Activity {
                 since: Instant::now(),
                 served_any: false,
                 head_began: None,
+                stalled_since: None,
             }),
+            stalled: std::sync::atomic::AtomicBool::new(false),
             changed: tokio::sync::Notify::new(),
         }
     }
@@ -247,18 +369,47 @@ impl Activity {
         self.quiet.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// When the connection is to be closed if nothing changes; `None` while a
-    /// request is in flight.
+    /// When the connection is to be closed if nothing changes: while a
+    /// request is in flight, only when the client stops reading.
     fn deadline(&self, limits: &ConnLimits) -> Option<Instant> {
-        if self.in_flight.load(Ordering::SeqCst) > 0 {
-            return None;
-        }
         let quiet = self.quiet();
-        Some(match (quiet.served_any, quiet.head_began) {
+        let stalled = quiet
+            .stalled_since
+            .map(|since| since + limits.write_timeout);
+        if self.in_flight.load(Ordering::SeqCst) > 0 {
+            return stalled;
+        }
+        let waiting = match (quiet.served_any, quiet.head_began) {
             (false, _) => quiet.since + limits.header_timeout,
             (true, Some(began)) => began + limits.header_timeout,
             (true, None) => quiet.since + limits.idle_timeout,
-        })
+        };
+        Some(stalled.map_or(waiting, |at| at.min(waiting)))
+    }
+
+    /// A write waits on a full socket buffer.
+    fn write_waits(&self) {
+        if self.stalled.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        self.quiet().stalled_since.get_or_insert_with(Instant::now);
+        self.changed.notify_one();
+    }
+
+    /// A write went out: the client reads.
+    fn wrote(&self) {
+        if self.stalled.swap(false, Ordering::SeqCst) {
+            self.quiet().stalled_since = None;
+        }
+    }
+
+    /// What a write came to, told to the watchdog.
+    fn after_write<T>(&self, polled: Poll<std::io::Result<T>>) -> Poll<std::io::Result<T>> {
+        match &polled {
+            Poll::Pending => self.write_waits(),
+            Poll::Ready(_) => self.wrote(),
+        }
+        polled
     }
 
     /// Bytes arrived from the client.
@@ -354,11 +505,13 @@ impl AsyncWrite for Watched {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.activity.after_write(polled)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
+        let polled = Pin::new(&mut self.inner).poll_flush(cx);
+        self.activity.after_write(polled)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
@@ -370,7 +523,8 @@ impl AsyncWrite for Watched {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.activity.after_write(polled)
     }
 
     fn is_write_vectored(&self) -> bool {

@@ -57,9 +57,20 @@ impl ClientSlots {
 
     /// Takes a slot for `addr`, or says which limit refused it.
     pub fn take(&self, addr: IpAddr) -> Result<Slot, Refused> {
+        self.grant(addr, true)
+    }
+
+    /// [`ClientSlots::take`] past the total, for the newcomer that takes the
+    /// place of a connection being closed (its slot comes back as it ends).
+    /// The client's own limit still holds.
+    pub fn take_beyond_total(&self, addr: IpAddr) -> Result<Slot, Refused> {
+        self.grant(addr, false)
+    }
+
+    fn grant(&self, addr: IpAddr, within_total: bool) -> Result<Slot, Refused> {
         let client = super::ratelimit::client_key(addr);
         let mut held = self.0.held.lock().unwrap_or_else(PoisonError::into_inner);
-        if held.total >= self.0.total {
+        if within_total && held.total >= self.0.total {
             return Err(Refused::Total);
         }
         let mine = held.by_client.entry(client).or_insert(0);

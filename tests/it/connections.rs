@@ -57,6 +57,7 @@ fn limits(header: Duration, idle: Duration, total: usize, per_client: usize) -> 
     ConnLimits {
         header_timeout: header,
         idle_timeout: idle,
+        write_timeout: Duration::from_secs(30),
         max_connections: total,
         max_per_client: per_client,
     }
@@ -293,11 +294,29 @@ async fn one_address_cannot_hold_more_than_its_share() {
     );
     let _fourth = kept_alive_from("127.0.0.3", server.addr).await;
     let _fifth = kept_alive_from("127.0.0.3", server.addr).await;
-    // Five held (three, and two from 127.0.0.3): the total is reached.
-    let mut beyond = connect_from("127.0.0.4", server.addr).await;
-    assert_closed(&mut beyond, "a connection over the total").await;
+    // Five held (three, and two from 127.0.0.3): the total is reached. None
+    // has a request in flight, so a newcomer takes the place of one of the
+    // address holding the most (#31 item 8).
+    assert_eq!(
+        healthz_from("127.0.0.4", server.addr).await,
+        "HTTP/1.1 200 OK"
+    );
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while held.iter().all(still_open) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no connection of 127.0.0.1 gave its place up"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        held.iter().filter(|c| still_open(c)).count(),
+        2,
+        "one connection of the address holding the most was closed"
+    );
 
     // A connection given back is free again (once the server has seen it close).
+    held.retain(still_open);
     drop(held.pop());
     let deadline = tokio::time::Instant::now() + PATIENCE;
     loop {
@@ -311,6 +330,140 @@ async fn one_address_cannot_hold_more_than_its_share() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// #31 item 8: two addresses fill every place with heads they never finish;
+/// a third address still gets its answer, in the place of one of them. When
+/// every place serves a request (progress streams), a newcomer is closed and
+/// no request is cut.
+#[tokio::test]
+async fn a_full_service_gives_the_place_of_an_unfinished_head_to_a_newcomer() {
+    let server = start(
+        limits(Duration::from_secs(60), Duration::from_secs(60), 4, 2),
+        WebOptions::default(),
+    )
+    .await;
+    let mut stalled = Vec::new();
+    for from in ["127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3"] {
+        let mut conn = connect_from(from, server.addr).await;
+        conn.write_all(b"GET /healthz HTTP/1.1\r\nHost: protocheck\r\nX-Slow: ")
+            .await
+            .expect("write");
+        stalled.push(conn);
+    }
+    // Two newcomers that stay (kept alive): each takes the place of one
+    // unfinished head.
+    let mut newcomers = Vec::new();
+    for _ in 0..2 {
+        let mut conn = connect_from("127.0.0.4", server.addr).await;
+        conn.write_all(b"GET /healthz HTTP/1.1\r\nHost: protocheck\r\n\r\n")
+            .await
+            .expect("write");
+        let mut buf = [0u8; 1024];
+        let n = tokio::time::timeout(PATIENCE, conn.read(&mut buf))
+            .await
+            .expect("an answer")
+            .expect("read");
+        assert!(
+            buf[..n].starts_with(b"HTTP/1.1 200"),
+            "a newcomer while every place holds an unfinished head: {}",
+            String::from_utf8_lossy(&buf[..n])
+        );
+        newcomers.push(conn);
+    }
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while stalled.iter().filter(|c| still_open(c)).count() > 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the unfinished heads kept their places"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        stalled.iter().filter(|c| still_open(c)).count(),
+        2,
+        "one unfinished head closed for each newcomer"
+    );
+    drop((stalled, newcomers));
+
+    // Every place serving a request: the newcomer is the one closed.
+    let base = format!("http://{}", server.addr);
+    let run: serde_json::Value = reqwest::Client::new()
+        .post(format!("{base}/api/v1/runs"))
+        .json(&serde_json::json!({"url": "http://127.0.0.1:9/rcp", "suite": "rcp"}))
+        .send()
+        .await
+        .expect("submit")
+        .json()
+        .await
+        .expect("json");
+    let id = run["id"].as_str().expect("run id").to_owned();
+    let mut streams = Vec::new();
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    for from in ["127.0.0.5", "127.0.0.5", "127.0.0.6", "127.0.0.6"] {
+        loop {
+            let mut conn = connect_from(from, server.addr).await;
+            let mut buf = [0u8; 1024];
+            let opened = conn
+                .write_all(
+                    format!("GET /api/v1/runs/{id}/events HTTP/1.1\r\nHost: protocheck\r\n\r\n")
+                        .as_bytes(),
+                )
+                .await
+                .is_ok()
+                && matches!(conn.read(&mut buf).await, Ok(n) if buf[..n].starts_with(b"HTTP/1.1 200"));
+            if opened {
+                streams.push(conn);
+                break;
+            }
+            // A place of the closed heads not given back yet.
+            assert!(tokio::time::Instant::now() < deadline, "{from}: no stream");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let mut newcomer = connect_from("127.0.0.7", server.addr).await;
+    assert_closed(
+        &mut newcomer,
+        "a connection while every place serves a request",
+    )
+    .await;
+    for conn in &streams {
+        assert!(still_open(conn), "a progress stream was cut for a newcomer");
+    }
+}
+
+/// #31 item 7: a client that sends pipelined requests and never reads the
+/// answers is closed once the writes have waited `write_timeout`; it does not
+/// hold its connection for as long as it likes.
+#[tokio::test]
+async fn a_client_that_stops_reading_is_closed_after_the_write_timeout() {
+    let mut limits = limits(Duration::from_secs(60), Duration::from_secs(60), 100, 50);
+    limits.write_timeout = Duration::from_secs(1);
+    let server = start(limits, WebOptions::default()).await;
+    let socket = TcpSocket::new_v4().expect("socket");
+    // A small receive window, so the server's writes wait soon.
+    socket.set_recv_buffer_size(4096).expect("receive buffer");
+    let mut conn = socket.connect(server.addr).await.expect("connect");
+    let request = "GET /api/openapi.json HTTP/1.1\r\nHost: protocheck\r\n\r\n";
+    let pipelined = request.repeat(200);
+    // The server stops reading requests once its answers back up; what it
+    // does not read stays in the buffers.
+    let _ =
+        tokio::time::timeout(Duration::from_secs(5), conn.write_all(pipelined.as_bytes())).await;
+    // Longer than the write timeout, reading nothing.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let mut answers = Vec::new();
+    let ended = tokio::time::timeout(PATIENCE, conn.read_to_end(&mut answers)).await;
+    assert!(
+        ended.is_ok(),
+        "the connection of a client that stopped reading was still open"
+    );
+    let text = String::from_utf8_lossy(&answers);
+    let answered = text.matches("HTTP/1.1 200 OK").count();
+    assert!(
+        answered < 200,
+        "all {answered} answers were sent: the client was never cut"
+    );
 }
 
 #[tokio::test]
