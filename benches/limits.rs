@@ -1,7 +1,9 @@
 //! What one target host receives under a burst of forced submissions from
-//! several client addresses, with the service's default host limits and with
-//! none; and, on Postgres, how soon a run resumes once its database answers
-//! again after going silent or restarting.
+//! several client addresses, with the service's default host limits (under
+//! one name of the machine, and under five) and with none; and, on Postgres,
+//! how soon a run resumes once its database answers again after going silent
+//! or restarting, and how soon a submission is answered once it refuses
+//! connections.
 //!
 //! `cargo bench --bench limits`. Everything runs on loopback. Figures are
 //! printed, never asserted. `LIMITS_WINDOW_SECS` sets how long the flood is
@@ -57,8 +59,16 @@ async fn main() {
         running_per_host: defaults.host_concurrency,
         gap_ms: protocheck::duration_ms(Duration::from_secs(defaults.host_gap_secs)),
     };
-    flood("default limits", quota, limits, window).await;
-    flood("no limits", HostQuota::NONE, HostLimits::NONE, window).await;
+    flood("default limits", quota, limits, window, false).await;
+    flood("default limits, five names", quota, limits, window, true).await;
+    flood(
+        "no limits",
+        HostQuota::NONE,
+        HostLimits::NONE,
+        window,
+        false,
+    )
+    .await;
 
     match std::env::var("PROTOCHECK_TEST_DATABASE_URL") {
         Ok(admin) => outage(&admin).await,
@@ -87,7 +97,28 @@ async fn counted_target(requests: Arc<AtomicU64>, latency: Duration) -> String {
     format!("http://{addr}/rcp")
 }
 
-async fn flood(name: &str, quota: HostQuota, limits: HostLimits, window: Duration) {
+/// Names of the one loopback machine: each client address of the burst uses
+/// one when `names` is set (a hosts-file alias where the machine has one).
+fn spellings() -> Vec<String> {
+    let alias = std::fs::read_to_string("/etc/hosts")
+        .ok()
+        .and_then(|hosts| {
+            hosts.lines().find_map(|line| {
+                let mut words = line.split('#').next()?.split_whitespace();
+                (words.next()? == "127.0.0.1")
+                    .then(|| words.find(|w| !w.eq_ignore_ascii_case("localhost")))
+                    .flatten()
+                    .map(str::to_owned)
+            })
+        });
+    let mut names: Vec<String> = ["127.0.0.1", "localhost", "localhost.", "[::ffff:127.0.0.1]"]
+        .map(str::to_owned)
+        .to_vec();
+    names.push(alias.unwrap_or_else(|| "127.0.0.2".to_owned()));
+    names
+}
+
+async fn flood(name: &str, quota: HostQuota, limits: HostLimits, window: Duration, names: bool) {
     let dir = tempfile::tempdir().expect("tempdir");
     let url = format!("sqlite://{}", dir.path().join("limits.db").display());
     let store = store::connect(&url).await.expect("open");
@@ -126,8 +157,13 @@ async fn flood(name: &str, quota: HostQuota, limits: HostLimits, window: Duratio
     // another target (query string) of the one host.
     let started = Instant::now();
     let mut senders = Vec::new();
+    let spelled = spellings();
     for a in 0..ADDRESSES {
-        let (base, target) = (base.clone(), target.clone());
+        let (base, mut target) = (base.clone(), target.clone());
+        if names {
+            let name = &spelled[usize::from(a) % spelled.len()];
+            target = target.replacen("127.0.0.1", name, 1);
+        }
         senders.push(tokio::spawn(async move {
             let client = reqwest::Client::builder()
                 .local_address(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2 + a)))
@@ -266,8 +302,48 @@ async fn outage(admin: &str) {
         );
     }
     pool.shutdown().await;
+    refused_submissions(store.clone(), &proxy).await;
     drop((store, direct_store));
     run_sql(admin, &format!("DROP DATABASE \"{db}\" WITH (FORCE)")).await;
+}
+
+/// How soon `POST /api/v1/runs` is answered once the database behind `proxy`
+/// refuses connections (its listener closed: a stopped server). Ends the
+/// proxy for good.
+async fn refused_submissions(store: Arc<dyn Store>, proxy: &proxy::Proxy) {
+    let queue = Queue::new(store, Arc::new(Notify::new()), 3);
+    let state = AppState::new(queue, RunEvents::new(), Metrics::new(), 1000);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            web::app(state).into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .await
+    });
+    proxy.stop();
+    let client = reqwest::Client::new();
+    let mut took = Vec::new();
+    for n in 0..5 {
+        let asked = Instant::now();
+        let resp = client
+            .post(format!("{base}/api/v1/runs"))
+            .json(&json!({"url": format!("http://127.0.0.1:9/rcp?refused={n}"), "suite": "rcp"}))
+            .send()
+            .await
+            .expect("POST");
+        took.push(asked.elapsed());
+        assert_eq!(resp.status().as_u16(), 503);
+    }
+    took.sort();
+    println!(
+        "database refusing connections: submission answered 503 in p50 {:.0} ms, max {:.0} ms over 5",
+        took[2].as_secs_f64() * 1000.0,
+        took[4].as_secs_f64() * 1000.0,
+    );
 }
 
 /// The run's attempt and its number of findings.

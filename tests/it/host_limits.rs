@@ -664,3 +664,40 @@ async fn workers_hold_the_limits_of_the_machine_they_connect_to() {
         }
     }
 }
+
+/// #31 item 2, under a burst: forced submissions of one server that arrive
+/// together, from many addresses and under several names of its machine,
+/// are counted one after the other: exactly one is queued, the others get
+/// 429 (or the run already queued).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_burst_of_forced_submissions_passes_the_cooldown_once() {
+    for db in common::all_backends().await {
+        let quota = HostQuota {
+            runs_per_hour: 100,
+            force_every: Duration::from_secs(300),
+        };
+        let app = Arc::new(TestApp::start_with(&db, 1000, quota).await);
+        let barrier = Arc::new(Barrier::new(20));
+        let mut tasks = Vec::new();
+        for n in 0..20u8 {
+            let (app, barrier) = (app.clone(), barrier.clone());
+            tasks.push(tokio::spawn(async move {
+                let host = ["127.0.0.1", "localhost", "localhost."][usize::from(n % 3)];
+                let body = json!({"url": format!("http://{host}:9/rcp?n={n}"), "suite": "rcp", "force": true});
+                barrier.wait().await;
+                submit_from(&app, 10 + n, &body).await.0
+            }));
+        }
+        let mut statuses = Vec::new();
+        for t in tasks {
+            statuses.push(t.await.expect("join"));
+        }
+        assert!(
+            statuses.iter().all(|s| *s == 202 || *s == 429),
+            "{}: {statuses:?}",
+            db.name()
+        );
+        let runs = db.store.recent_runs(100).await.expect("runs");
+        assert_eq!(runs.len(), 1, "{}: {statuses:?}", db.name());
+    }
+}
