@@ -118,6 +118,10 @@ pub struct WebArgs {
     /// How long clients and proxies may cache a badge (`Cache-Control: max-age`).
     #[arg(long, env = "PROTOCHECK_BADGE_MAX_AGE_SECS", default_value_t = 300)]
     pub badge_max_age_secs: u64,
+    /// Seconds after which a badge's verdict is drawn grey and "stale", and
+    /// after which a target no run could reach shows "unreachable since".
+    #[arg(long, env = "PROTOCHECK_BADGE_STALE_SECS", default_value_t = 604_800)]
+    pub badge_stale_secs: u64,
     #[command(flatten)]
     pub limits: ConnectionArgs,
 }

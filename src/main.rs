@@ -352,6 +352,7 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
         submit_per_minute: web_args.submit_per_minute,
         badges: web::badge::BadgeSettings {
             max_age: Duration::from_secs(web_args.badge_max_age_secs),
+            stale_after: Duration::from_secs(web_args.badge_stale_secs.max(1)),
             public_url: web_args.public_url.clone(),
         },
         attestor: Some(attestor),

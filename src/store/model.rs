@@ -194,6 +194,14 @@ pub struct SuiteRuns {
     pub finished: Option<Run>,
     /// The newest queued or running run that may be judged by the suite.
     pub active: Option<Run>,
+    /// The newest run with a verdict (`passed` or `failed`): `finished`
+    /// itself unless that ended `error`.
+    pub verdict: Option<Run>,
+    /// When `finished` ended `error` without reaching its target (see
+    /// [`crate::suite::UNREACHABLE_PREFIX`]): the end of the first run of
+    /// that streak, the runs since the last other ending that could not
+    /// reach the target either.
+    pub unreachable_since_ms: Option<i64>,
 }
 
 /// An API key as listed: never its token (only a hash is stored) nor its webhook secret.

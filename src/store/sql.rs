@@ -996,9 +996,65 @@ impl_sql_store!(Store {
         .bind(suite)
         .fetch_optional(self.db())
         .await?;
+        let finished = finished.as_ref().map(run_from_row).transpose()?;
+        let active = active.as_ref().map(run_from_row).transpose()?;
+        let errored = finished.as_ref().filter(|r| r.status == RunStatus::Error);
+        let Some(errored) = errored else {
+            return Ok(SuiteRuns {
+                verdict: finished.clone(),
+                finished,
+                active,
+                unreachable_since_ms: None,
+            });
+        };
+        let verdict = sqlx::query(&format!(
+            concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM runs
+                 WHERE runs.target_id = $1 AND runs.status IN ('passed', 'failed')
+                   AND {verdict_suite} = $2
+                 ORDER BY runs.finished_at_ms DESC, runs.id DESC
+                 LIMIT 1"
+            ),
+            verdict_suite = DB::json_text("runs.verdict", "suite"),
+        ))
+        .bind(target_id)
+        .bind(suite)
+        .fetch_optional(self.db())
+        .await?;
+        let unreachable = format!("{}%", crate::suite::UNREACHABLE_PREFIX);
+        let unreachable_since_ms = if errored
+            .error
+            .as_deref()
+            .is_some_and(|e| e.starts_with(crate::suite::UNREACHABLE_PREFIX))
+        {
+            sqlx::query_scalar(&format!(
+                "SELECT MIN(r.finished_at_ms) FROM runs r
+                 WHERE r.target_id = $1 AND r.status = 'error' AND r.suite IN ($2, 'auto')
+                   AND r.error LIKE $3
+                   AND r.finished_at_ms > COALESCE(
+                       (SELECT MAX(o.finished_at_ms) FROM runs o
+                        WHERE o.target_id = $1 AND o.status IN ('passed', 'failed', 'error')
+                          AND NOT (o.status = 'error' AND COALESCE(o.error, '') LIKE $3)
+                          AND CASE WHEN o.verdict IS NULL THEN o.suite IN ($2, 'auto')
+                                   ELSE {verdict_suite} = $2 END),
+                       -1)",
+                verdict_suite = DB::json_text("o.verdict", "suite"),
+            ))
+            .bind(target_id)
+            .bind(suite)
+            .bind(&unreachable)
+            .fetch_one(self.db())
+            .await?
+        } else {
+            None
+        };
         Ok(SuiteRuns {
-            finished: finished.as_ref().map(run_from_row).transpose()?,
-            active: active.as_ref().map(run_from_row).transpose()?,
+            verdict: verdict.as_ref().map(run_from_row).transpose()?,
+            finished,
+            active,
+            unreachable_since_ms,
         })
     }
 

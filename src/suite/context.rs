@@ -76,6 +76,7 @@ pub enum HandshakeHistory {
 /// Why a run could not produce a verdict. The message is shown to the user.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EngineError {
+    /// Its message starts with [`UNREACHABLE_PREFIX`].
     #[error("the target could not be reached: {0}")]
     Unreachable(TransportError),
     #[error("the target is not allowed: {0}")]
@@ -89,6 +90,12 @@ pub enum EngineError {
     #[error("the run was abandoned: its findings could no longer be recorded")]
     Aborted,
 }
+
+/// How the message of a run that could not reach its target starts (see
+/// [`EngineError::Unreachable`]): protocheck's own words, whatever the target
+/// answered, so that the store can tell such runs from others (a badge says
+/// "unreachable since" after a streak of them).
+pub const UNREACHABLE_PREFIX: &str = "the target could not be reached:";
 
 impl EngineError {
     /// Whether the run deserves another attempt. Retries are for the worker's

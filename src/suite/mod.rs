@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-pub use context::{Endpoint, EngineError, HandshakeHistory, RunContext};
+pub use context::{Endpoint, EngineError, HandshakeHistory, RunContext, UNREACHABLE_PREFIX};
 pub use runner::run_suite;
 
 /// The suite a user asks for. `Auto` probes the target and picks one.

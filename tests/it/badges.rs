@@ -85,9 +85,16 @@ async fn queue_run(store: &dyn Store, key: &str, suite: &str) -> Uuid {
 
 /// Queues, claims and ends a run of `key`, as a worker would (no other run queued).
 async fn finish_run(store: &dyn Store, key: &str, suite: &str, end: RunEnd) -> Uuid {
+    finish_at(store, key, suite, end, protocheck::now_ms()).await
+}
+
+/// [`finish_run`], ended as if at `now` (milliseconds).
+async fn finish_at(store: &dyn Store, key: &str, suite: &str, end: RunEnd, now: i64) -> Uuid {
     let id = queue_run(store, key, suite).await;
-    let now = protocheck::now_ms();
-    let claimed = store.claim_run("w", now, 60_000).await.expect("claim");
+    let claimed = store
+        .claim_run("w", protocheck::now_ms(), 60_000)
+        .await
+        .expect("claim");
     assert_eq!(claimed.map(|r| r.id), Some(id));
     assert!(
         store
@@ -96,6 +103,20 @@ async fn finish_run(store: &dyn Store, key: &str, suite: &str, end: RunEnd) -> U
             .expect("finish")
     );
     id
+}
+
+/// The message of a verdict's shields JSON without the day it ends with
+/// (` · YYYY-MM-DD`, which the endpoint schema has no other place for).
+fn json_message_without_day(doc: &Value) -> &str {
+    let said = doc["message"].as_str().unwrap_or_default();
+    match said.rsplit_once(" · ") {
+        Some((message, day))
+            if day.len() == 10 && day.as_bytes()[4] == b'-' && day.as_bytes()[7] == b'-' =>
+        {
+            message
+        }
+        _ => panic!("no day at the end of the message: {doc}"),
+    }
 }
 
 /// A badge as a client sees it.
@@ -258,7 +279,22 @@ async fn every_state_draws_a_well_formed_badge_and_endpoint_json() {
             let doc: Value = serde_json::from_str(&got.body).unwrap();
             assert!(schema.is_valid(&doc), "{what}: {doc}");
             assert_eq!(doc["label"], *label, "{what}");
-            assert_eq!(doc["message"], *message, "{what}");
+            // A verdict's JSON carries its day beside the message (the
+            // schema has no other place for it); the SVG, in its title.
+            let said = doc["message"].as_str().unwrap_or_default();
+            match said.strip_prefix(&format!("{message} · ")) {
+                Some(day) => {
+                    assert!(
+                        day.len() == 10 && day.as_bytes()[4] == b'-' && day.as_bytes()[7] == b'-',
+                        "{what}: {said}"
+                    );
+                    assert!(
+                        title.ends_with(&format!("— verdict of {day}")),
+                        "{what}: {title}"
+                    );
+                }
+                None => assert_eq!(said, *message, "{what}"),
+            }
             assert_eq!(doc["color"], *color, "{what}");
             assert_eq!(
                 doc["isError"],
@@ -356,18 +392,32 @@ async fn hostile_text_draws_an_inert_well_formed_badge() {
 
         let got = get(&app, &format!("/badge/{key}/rcp.json"), None).await;
         let doc: Value = serde_json::from_str(&got.body).expect("valid JSON");
-        assert_eq!(doc["message"], "<script>ale… OVERCLAIMED", "{b}");
+        assert_eq!(
+            json_message_without_day(&doc),
+            "<script>ale… OVERCLAIMED",
+            "{b}"
+        );
     }
 }
 
 /// A router serving `app` state with custom badge settings.
 async fn app_with_max_age(db: &common::TestDb, max_age: Duration) -> String {
-    let queue = Queue::new(db.store.clone(), Arc::new(Notify::new()), 3);
-    let options = web::WebOptions {
-        badges: web::badge::BadgeSettings {
+    app_with_badges(
+        db,
+        web::badge::BadgeSettings {
             max_age,
             public_url: Some("https://checks.example/".into()),
+            ..web::badge::BadgeSettings::default()
         },
+    )
+    .await
+}
+
+/// A router serving `app` state with `badges` for its badge settings.
+async fn app_with_badges(db: &common::TestDb, badges: web::badge::BadgeSettings) -> String {
+    let queue = Queue::new(db.store.clone(), Arc::new(Notify::new()), 3);
+    let options = web::WebOptions {
+        badges,
         ..web::WebOptions::default()
     };
     let state = AppState::with_options(queue, RunEvents::new(), Metrics::new(), options);
@@ -490,7 +540,10 @@ async fn a_readme_badge_shows_the_latest_run_links_to_it_and_verifies() {
         let (title, texts, fill) = parse_svg(&got.body);
         assert_eq!(texts, ["RCP", "L2"], "{b}");
         assert_eq!(fill, "#4c1");
-        assert_eq!(title, format!("RCP: L2 — {url}"));
+        assert!(
+            title.starts_with(&format!("RCP: L2 — {url} — verdict of ")),
+            "{title}"
+        );
         let by_url = get(
             &app,
             &format!("/badge.svg?url={}&suite=rcp", url.replace(':', "%3A")),
@@ -589,15 +642,23 @@ async fn a_readme_badge_shows_the_latest_run_links_to_it_and_verifies() {
             .unwrap();
         assert_eq!(answer["valid"], true, "{b}: {answer}");
 
-        // The server goes away: the next run errors, and the badge says so at once,
-        // so the old ETag no longer matches.
+        // The server goes away: the next run cannot reach it. Within the stale
+        // limit the badge keeps its verdict (dated) and links to the run that
+        // gave it (#28: a run that could not reach the target does not undo
+        // the last verdict until the stale limit, then "unreachable since").
         stop.cancel();
         let errored = submit(&app, &url).await;
         let run = app.wait_finished(&errored, FINISH).await;
         assert_eq!(run["status"], "error", "{b}: {run}");
-        let got = get(&app, &svg_path, Some(&etag)).await;
+        assert!(
+            run["error"]
+                .as_str()
+                .is_some_and(|e| e.starts_with(protocheck::suite::UNREACHABLE_PREFIX)),
+            "{b}: {run}"
+        );
+        let got = get(&app, &svg_path, None).await;
         assert_eq!(got.status, 200, "{b}");
-        assert_eq!(parse_svg(&got.body).1, ["RCP", "error"], "{b}");
+        assert_eq!(parse_svg(&got.body).1, ["RCP", "L2"], "{b}");
         let resp = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()
@@ -606,10 +667,7 @@ async fn a_readme_badge_shows_the_latest_run_links_to_it_and_verifies() {
             .send()
             .await
             .unwrap();
-        assert_eq!(
-            resp.headers()["location"],
-            format!("/runs/{errored}").as_str()
-        );
+        assert_eq!(resp.headers()["location"], format!("/runs/{id}").as_str());
 
         // Back, but broken: the badge shows the new verdict. The reference still
         // declares L2, and now certifies nothing.
@@ -676,8 +734,8 @@ async fn an_mcp_badge_names_each_revision_it_certifies() {
         let got = get(&app, &format!("/badge/{key}/mcp.json"), None).await;
         let doc: Value = serde_json::from_str(&got.body).expect("json");
         assert_eq!(
-            (&doc["label"], &doc["message"], &doc["color"]),
-            (&json!(label), &json!(message), &json!(color))
+            (&doc["label"], json_message_without_day(&doc), &doc["color"]),
+            (&json!(label), message, &json!(color))
         );
     }
 }
@@ -714,6 +772,159 @@ async fn a_protected_server_without_a_token_gets_no_grade_on_its_badge() {
     assert_eq!(fill, "#9f9f9f");
     let got = get(&app, &format!("/badge/{key}/mcp.json"), None).await;
     let doc: Value = serde_json::from_str(&got.body).expect("json");
-    assert_eq!(doc["message"], "authorization required", "{doc}");
+    assert_eq!(
+        json_message_without_day(&doc),
+        "authorization required",
+        "{doc}"
+    );
     assert_eq!(doc["color"], "lightgrey", "{doc}");
+}
+
+/// #28 item 2: a verdict older than the stale limit is drawn grey with
+/// "stale" beside it, and carries its day; a target whose runs have not
+/// reached it for longer than the limit shows "unreachable since" the first
+/// of them, in the SVG and the shields JSON alike; within the limit its last
+/// verdict stays, and the badge's link follows the run it shows.
+#[tokio::test]
+async fn old_verdicts_are_stale_and_a_lost_target_is_unreachable_since() {
+    const DAY_MS: i64 = 24 * 3600 * 1000;
+    let schema_keys = [
+        "schemaVersion",
+        "label",
+        "message",
+        "color",
+        "isError",
+        "cacheSeconds",
+    ];
+    for db in common::all_backends().await {
+        let b = db.name();
+        let s = db.store.as_ref();
+        let base = app_with_badges(&db, web::badge::BadgeSettings::default()).await;
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client");
+        let badge = |key: String| {
+            let (http, base) = (http.clone(), base.clone());
+            async move {
+                let svg = http
+                    .get(format!("{base}/badge/{key}/mcp.svg"))
+                    .send()
+                    .await
+                    .expect("svg")
+                    .text()
+                    .await
+                    .expect("svg body");
+                let json: Value = http
+                    .get(format!("{base}/badge/{key}/mcp.json"))
+                    .send()
+                    .await
+                    .expect("json")
+                    .json()
+                    .await
+                    .expect("json body");
+                let latest = http
+                    .get(format!("{base}/targets/{key}/mcp/latest"))
+                    .send()
+                    .await
+                    .expect("latest");
+                let location = latest.headers()["location"]
+                    .to_str()
+                    .expect("location")
+                    .to_owned();
+                (parse_svg(&svg), json, location)
+            }
+        };
+        let day = |ms: i64| protocheck::rfc3339(ms).chars().take(10).collect::<String>();
+        let now = protocheck::now_ms();
+
+        // Eight days old: stale, grey, dated.
+        let old = target(s, "http://old.example/mcp").await;
+        let run = finish_at(
+            s,
+            &old,
+            "mcp",
+            RunEnd::Verdict(mcp("strict", 0)),
+            now - 8 * DAY_MS,
+        )
+        .await;
+        let ((title, texts, fill), json, location) = badge(old.clone()).await;
+        assert_eq!(texts[1], "stale · strict", "{b}");
+        assert_eq!(fill, "#9f9f9f", "{b}: grey");
+        assert!(
+            title.ends_with(&format!("— verdict of {}", day(now - 8 * DAY_MS))),
+            "{b}: {title}"
+        );
+        assert_eq!(
+            json["message"],
+            format!("stale · strict · {}", day(now - 8 * DAY_MS))
+        );
+        assert_eq!(json["color"], "lightgrey");
+        assert!(
+            json.as_object()
+                .expect("object")
+                .keys()
+                .all(|k| schema_keys.contains(&k.as_str()))
+        );
+        assert_eq!(location, format!("/runs/{run}"), "{b}");
+
+        // A verdict two days old, then runs that could not reach the target
+        // for the last day: the verdict stays, with its link.
+        let lost = target(s, "http://lost.example/mcp").await;
+        let good = finish_at(
+            s,
+            &lost,
+            "mcp",
+            RunEnd::Verdict(mcp("strict", 0)),
+            now - 2 * DAY_MS,
+        )
+        .await;
+        let unreachable = |n: i64| {
+            RunEnd::Error(format!(
+                "{} could not connect: connection refused (attempt {n})",
+                protocheck::suite::UNREACHABLE_PREFIX
+            ))
+        };
+        for n in 0..2 {
+            finish_at(s, &lost, "mcp", unreachable(n), now - DAY_MS + n * 1000).await;
+        }
+        let ((_, texts, fill), json, location) = badge(lost.clone()).await;
+        assert_eq!(texts[1], "strict", "{b}");
+        assert_eq!(fill, "#4c1", "{b}");
+        assert_eq!(
+            json["message"],
+            format!("strict · {}", day(now - 2 * DAY_MS))
+        );
+        assert_eq!(location, format!("/runs/{good}"), "{b}: the run it shows");
+
+        // The same streak, begun eight days ago: unreachable since then.
+        let gone = target(s, "http://gone.example/mcp").await;
+        finish_at(
+            s,
+            &gone,
+            "mcp",
+            RunEnd::Verdict(mcp("strict", 0)),
+            now - 9 * DAY_MS,
+        )
+        .await;
+        // Another error before the streak ends nothing: it is not the streak.
+        finish_at(
+            s,
+            &gone,
+            "mcp",
+            RunEnd::Error("the run's deadline passed".into()),
+            now - 8 * DAY_MS - 1000,
+        )
+        .await;
+        let first = now - 8 * DAY_MS;
+        finish_at(s, &gone, "mcp", unreachable(0), first).await;
+        let last = finish_at(s, &gone, "mcp", unreachable(1), now - 1000).await;
+        let ((_, texts, fill), json, location) = badge(gone.clone()).await;
+        let says = format!("unreachable since {}", day(first));
+        assert_eq!(texts[1], says, "{b}");
+        assert_eq!(fill, "#9f9f9f", "{b}");
+        assert_eq!(json["message"], says.as_str(), "{b}");
+        assert_eq!(json["isError"], true, "{b}");
+        assert_eq!(location, format!("/runs/{last}"), "{b}");
+    }
 }

@@ -147,7 +147,7 @@ pub async fn draw(state: &AppState, target_key: &str, suite: SuiteId) -> ApiResu
         state.badges.max_age
     };
     let drawn = Arc::new(Drawn::new(
-        describe(suite, target.as_ref(), &runs),
+        describe(suite, target.as_ref(), &runs, state.badges.age_now()),
         max_age,
         generation,
     ));

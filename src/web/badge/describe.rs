@@ -1,16 +1,101 @@
 //! What a badge says: the words and colour of a target's newest run of a suite.
 
 use super::render::{self, Badge, Color};
-use crate::store::{RunStatus, SuiteRuns, Target};
+use crate::store::{Run, RunStatus, SuiteRuns, Target};
 use crate::suite::grade::NOT_JUDGED;
 use crate::suite::{McpRevision, SuiteId, Verdict, VerdictDetail};
+use std::time::Duration;
 
-/// What a badge shows for `suite` on `target`, given its runs. An MCP badge
-/// names the revision its verdict certifies (each one, for a run that judged
-/// several); without a verdict, the revision the run asked for, if it asked
-/// for one.
-pub fn describe(suite: SuiteId, target: Option<&Target>, runs: &SuiteRuns) -> Badge {
-    let verdict = runs.finished.as_ref().and_then(|r| r.verdict.as_ref());
+/// When a badge is drawn, and how old a verdict may be before its badge
+/// says it is stale.
+#[derive(Debug, Clone, Copy)]
+pub struct Age {
+    pub now_ms: i64,
+    pub stale_after: Duration,
+}
+
+impl Age {
+    fn is_past(&self, at_ms: i64) -> bool {
+        self.now_ms.saturating_sub(at_ms) > crate::duration_ms(self.stale_after)
+    }
+}
+
+/// Which run a badge shows, and as what.
+#[derive(Debug, Clone, Copy)]
+pub enum Shown<'a> {
+    /// No run at all.
+    Unknown,
+    /// Only a run queued or running.
+    Pending(&'a Run),
+    /// A verdict; `stale` when it is older than the stale limit.
+    Verdict { run: &'a Run, stale: bool },
+    /// The newest run errored (for a reason other than an unreachable
+    /// target, or with no verdict before it to show).
+    Error(&'a Run),
+    /// The runs since the last other ending could not reach the target, for
+    /// longer than the stale limit: since the end of the first of them.
+    Unreachable { run: &'a Run, since_ms: i64 },
+}
+
+impl<'a> Shown<'a> {
+    /// The run the badge links to, if it shows one.
+    pub fn run(&self) -> Option<&'a Run> {
+        match *self {
+            Self::Unknown => None,
+            Self::Pending(run)
+            | Self::Verdict { run, .. }
+            | Self::Error(run)
+            | Self::Unreachable { run, .. } => Some(run),
+        }
+    }
+}
+
+/// What a badge of `runs` shows at `age`: the newest verdict, with how old it
+/// is; while the target cannot be reached, its last verdict until the stale
+/// limit, then "unreachable since"; any other error as it is.
+pub fn shown(runs: &SuiteRuns, age: Age) -> Shown<'_> {
+    let as_verdict = |run: &'_ Run| -> Option<bool> {
+        matches!(run.status, RunStatus::Passed | RunStatus::Failed)
+            .then_some(())
+            .and(run.verdict.as_ref())
+            .map(|_| run.finished_at_ms.is_none_or(|at| age.is_past(at)))
+    };
+    match (&runs.finished, &runs.active) {
+        (None, None) => Shown::Unknown,
+        (None, Some(active)) => Shown::Pending(active),
+        (Some(run), _) => {
+            if let Some(stale) = as_verdict(run) {
+                return Shown::Verdict { run, stale };
+            }
+            match (runs.unreachable_since_ms, &runs.verdict) {
+                (Some(since_ms), _) if age.is_past(since_ms) => {
+                    Shown::Unreachable { run, since_ms }
+                }
+                (Some(_), Some(last)) => match as_verdict(last) {
+                    Some(stale) => Shown::Verdict { run: last, stale },
+                    None => Shown::Error(run),
+                },
+                _ => Shown::Error(run),
+            }
+        }
+    }
+}
+
+/// The day (`YYYY-MM-DD`, UTC) of a time in the store's milliseconds.
+fn day_of(ms: i64) -> String {
+    crate::rfc3339(ms).chars().take(10).collect()
+}
+
+/// What a badge shows for `suite` on `target`, given its runs, drawn at
+/// `age` (see [`shown`]). An MCP badge names the revision its verdict
+/// certifies (each one, for a run that judged several); without a verdict,
+/// the revision the run asked for, if it asked for one.
+pub fn describe(suite: SuiteId, target: Option<&Target>, runs: &SuiteRuns, age: Age) -> Badge {
+    let shown = shown(runs, age);
+    let verdict = match shown {
+        Shown::Verdict { run, .. } => run.verdict.as_ref(),
+        _ => None,
+    };
     let label = match suite {
         SuiteId::Rcp => "RCP".to_owned(),
         SuiteId::Mcp => match verdict {
@@ -40,13 +125,37 @@ pub fn describe(suite: SuiteId, target: Option<&Target>, runs: &SuiteRuns) -> Ba
         return Badge::new(&label, "unknown", Color::LightGrey, None).error();
     };
     let url = Some(target.canonical_url.as_str());
-    match (&runs.finished, &runs.active) {
-        (None, None) => Badge::new(&label, "unknown", Color::LightGrey, url).error(),
-        (None, Some(_)) => Badge::new(&label, "pending", Color::Blue, url),
-        (Some(run), _) => match (run.status, verdict) {
-            (RunStatus::Passed | RunStatus::Failed, Some(v)) => verdict_badge(&label, v, url),
-            _ => Badge::new(&label, "error", Color::LightGrey, url).error(),
-        },
+    match shown {
+        Shown::Unknown => Badge::new(&label, "unknown", Color::LightGrey, url).error(),
+        Shown::Pending(_) => Badge::new(&label, "pending", Color::Blue, url),
+        Shown::Error(_) => Badge::new(&label, "error", Color::LightGrey, url).error(),
+        Shown::Unreachable { since_ms, .. } => Badge::new(
+            &label,
+            &format!("unreachable since {}", day_of(since_ms)),
+            Color::LightGrey,
+            url,
+        )
+        .error(),
+        Shown::Verdict { run, stale } => {
+            let Some(v) = verdict else {
+                return Badge::new(&label, "error", Color::LightGrey, url).error();
+            };
+            let mut badge = verdict_badge(&label, v, url);
+            if stale {
+                // Grey: a verdict this old certifies what the server was then.
+                // First, so that cutting a long message never cuts it.
+                badge = Badge::new(
+                    &label,
+                    &format!("stale · {}", badge.message),
+                    Color::LightGrey,
+                    url,
+                );
+            }
+            match run.finished_at_ms {
+                Some(at) => badge.dated(&day_of(at)),
+                None => badge,
+            }
+        }
     }
 }
 
@@ -171,6 +280,13 @@ mod tests {
         }
     }
 
+    const DAY_MS: i64 = 24 * 3600 * 1000;
+    /// Drawn just after the runs below ended (at 10 ms).
+    const FRESH: Age = Age {
+        now_ms: 20,
+        stale_after: Duration::from_secs(7 * 24 * 3600),
+    };
+
     fn rcp(level: &str, declared: Option<&str>, honest: Option<bool>) -> Verdict {
         Verdict {
             suite: SuiteId::Rcp,
@@ -206,7 +322,7 @@ mod tests {
     }
 
     fn said(suite: SuiteId, runs: SuiteRuns) -> (String, String, Color) {
-        let b = describe(suite, Some(&target()), &runs);
+        let b = describe(suite, Some(&target()), &runs, FRESH);
         (b.label, b.message, b.color)
     }
 
@@ -216,9 +332,12 @@ mod tests {
         } else {
             RunStatus::Failed
         };
+        let run = run(status, Some(v));
         SuiteRuns {
-            finished: Some(run(status, Some(v))),
+            finished: Some(run.clone()),
             active: None,
+            verdict: Some(run),
+            unreachable_since_ms: None,
         }
     }
 
@@ -276,6 +395,7 @@ mod tests {
         let pending = SuiteRuns {
             finished: None,
             active: Some(run(RunStatus::Queued, None)),
+            ..SuiteRuns::default()
         };
         assert_eq!(
             said(SuiteId::Rcp, pending),
@@ -284,6 +404,7 @@ mod tests {
         let errored = SuiteRuns {
             finished: Some(run(RunStatus::Error, None)),
             active: Some(run(RunStatus::Running, None)),
+            ..SuiteRuns::default()
         };
         assert_eq!(
             said(SuiteId::Rcp, errored),
@@ -293,7 +414,7 @@ mod tests {
             said(SuiteId::Rcp, SuiteRuns::default()),
             s("RCP", "unknown", Color::LightGrey)
         );
-        let unknown = describe(SuiteId::Mcp, None, &SuiteRuns::default());
+        let unknown = describe(SuiteId::Mcp, None, &SuiteRuns::default(), FRESH);
         assert_eq!(unknown.message, "unknown");
         assert!(unknown.is_error);
         assert_eq!(unknown.title, "MCP: unknown");
@@ -341,6 +462,7 @@ mod tests {
         let pending = SuiteRuns {
             finished: None,
             active: Some(asked),
+            ..SuiteRuns::default()
         };
         assert_eq!(
             said(SuiteId::Mcp, pending),
@@ -354,5 +476,92 @@ mod tests {
         let (_, message, _) = said(SuiteId::Rcp, finished(v));
         assert!(message.ends_with("… OVERCLAIMED"), "{message}");
         assert!(message.chars().count() <= render::MAX_TEXT_CHARS);
+    }
+
+    #[test]
+    fn a_verdict_older_than_the_stale_limit_is_grey_and_says_so() {
+        let runs = finished(mcp("strict", 0));
+        let badge = describe(SuiteId::Mcp, Some(&target()), &runs, FRESH);
+        assert_eq!(badge.message, "strict");
+        assert_eq!(badge.dated.as_deref(), Some("1970-01-01"));
+        assert!(
+            badge.title.ends_with("— verdict of 1970-01-01"),
+            "{}",
+            badge.title
+        );
+        let later = Age {
+            now_ms: 8 * DAY_MS,
+            ..FRESH
+        };
+        let badge = describe(SuiteId::Mcp, Some(&target()), &runs, later);
+        assert_eq!(
+            (badge.message.as_str(), badge.color),
+            ("stale · strict", Color::LightGrey)
+        );
+        assert_eq!(badge.dated.as_deref(), Some("1970-01-01"));
+        let json: serde_json::Value =
+            serde_json::from_str(&render::shields_json(&badge, 300)).expect("json");
+        assert_eq!(json["message"], "stale · strict · 1970-01-01");
+        // A long message keeps its `stale`.
+        let mut older = mcp("non-compliant", 0);
+        older.spec_revision = "2025-11-25".into();
+        let both = Verdict::of_revisions(vec![mcp("non-compliant", 0), older], Vec::new())
+            .expect("two parts");
+        let badge = describe(SuiteId::Mcp, Some(&target()), &finished(both), later);
+        assert!(badge.message.starts_with("stale · "), "{}", badge.message);
+    }
+
+    #[test]
+    fn an_unreachable_target_keeps_its_verdict_until_the_stale_limit() {
+        let good = run(RunStatus::Passed, Some(mcp("strict", 0)));
+        let mut lost = run(RunStatus::Error, None);
+        lost.finished_at_ms = Some(2 * DAY_MS);
+        lost.error = Some(format!(
+            "{} could not connect",
+            crate::suite::UNREACHABLE_PREFIX
+        ));
+        let runs = SuiteRuns {
+            finished: Some(lost.clone()),
+            active: None,
+            verdict: Some(good),
+            unreachable_since_ms: Some(DAY_MS),
+        };
+        let at = |days: i64| Age {
+            now_ms: days * DAY_MS,
+            ..FRESH
+        };
+        // Within the limit: the last verdict, with its day.
+        let badge = describe(SuiteId::Mcp, Some(&target()), &runs, at(3));
+        assert_eq!(
+            (badge.message.as_str(), badge.color),
+            ("strict", Color::BrightGreen)
+        );
+        assert_eq!(badge.dated.as_deref(), Some("1970-01-01"));
+        assert!(matches!(shown(&runs, at(3)), Shown::Verdict { .. }));
+        // Still within it for the streak, but the verdict itself is older.
+        let late = Age {
+            now_ms: 7 * DAY_MS + DAY_MS / 2,
+            ..FRESH
+        };
+        let badge = describe(SuiteId::Mcp, Some(&target()), &runs, late);
+        assert_eq!(
+            (badge.message.as_str(), badge.color),
+            ("stale · strict", Color::LightGrey)
+        );
+        let recent = runs.clone();
+        // Past it: unreachable since the first run that could not reach it.
+        let badge = describe(SuiteId::Mcp, Some(&target()), &recent, at(9));
+        assert_eq!(
+            (badge.message.as_str(), badge.color),
+            ("unreachable since 1970-01-02", Color::LightGrey)
+        );
+        assert!(badge.is_error);
+        // Another error is an error, whatever came before.
+        let other = SuiteRuns {
+            unreachable_since_ms: None,
+            ..recent
+        };
+        let badge = describe(SuiteId::Mcp, Some(&target()), &other, at(3));
+        assert_eq!(badge.message, "error");
     }
 }

@@ -5,8 +5,11 @@
 //! A badge never starts a run and never lies: it shows the newest finished run of
 //! its target and suite (`pending` while the only runs are queued or running,
 //! `error` when the newest one errored, a grey `unknown` for a target protocheck
-//! has never seen), and links to that run's report, which carries the signed
-//! attestation.
+//! has never seen), with the day of its verdict, grey and `stale` once that is
+//! older than the stale limit; runs that could not reach the target keep the
+//! verdict before them until that limit, then the badge says `unreachable
+//! since` (see [`shown`]). It links to the report of the run it shows, which
+//! carries the signed attestation.
 //!
 //! Badges are drawn once and kept in memory, keyed by target and suite, so a badge
 //! on a busy README costs a map lookup. A cached badge is dropped when a run in
@@ -26,7 +29,7 @@ mod snippets;
 mod widths;
 
 pub use cache::{BadgeCache, Drawn, draw};
-pub use describe::describe;
+pub use describe::{Age, Shown, describe, shown};
 pub use render::{Badge, Color};
 // Globs, so the OpenAPI operations `utoipa` generates beside each handler
 // (`__path_…`) are reachable where the router registers them.
@@ -60,13 +63,30 @@ pub struct BadgeSettings {
     pub max_age: Duration,
     /// Base of the absolute URLs in snippets; `None`: the request's `Host`.
     pub public_url: Option<String>,
+    /// A verdict older than this is drawn grey and "stale"; a target no run
+    /// has reached for longer than this is "unreachable since".
+    pub stale_after: Duration,
 }
+
+/// The default of [`BadgeSettings::stale_after`]: a week.
+pub const DEFAULT_STALE_AFTER: Duration = Duration::from_secs(7 * 24 * 3600);
 
 impl Default for BadgeSettings {
     fn default() -> Self {
         Self {
             max_age: Duration::from_secs(300),
             public_url: None,
+            stale_after: DEFAULT_STALE_AFTER,
+        }
+    }
+}
+
+impl BadgeSettings {
+    /// The age a badge drawn now is judged at.
+    pub fn age_now(&self) -> Age {
+        Age {
+            now_ms: crate::now_ms(),
+            stale_after: self.stale_after,
         }
     }
 }

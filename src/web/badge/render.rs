@@ -61,6 +61,10 @@ pub struct Badge {
     pub title: String,
     /// The badge reports no verdict (unknown target, run errored).
     pub is_error: bool,
+    /// The day of the verdict shown (`YYYY-MM-DD`, UTC), if one is: in the
+    /// title, and beside the message in the shields.io JSON, whose schema
+    /// has no other place for it.
+    pub dated: Option<String>,
 }
 
 impl Badge {
@@ -77,11 +81,23 @@ impl Badge {
             color,
             title,
             is_error: false,
+            dated: None,
         }
     }
 
     pub fn error(mut self) -> Self {
         self.is_error = true;
+        self
+    }
+
+    /// The badge of a verdict given on `day` (`YYYY-MM-DD`): the title says
+    /// so, as does the shields.io JSON.
+    pub fn dated(mut self, day: &str) -> Self {
+        self.title = clean(
+            &format!("{} — verdict of {day}", self.title),
+            MAX_TITLE_CHARS,
+        );
+        self.dated = Some(day.to_owned());
         self
     }
 }
@@ -173,7 +189,10 @@ pub fn shields_json(badge: &Badge, cache_seconds: u64) -> String {
     json!({
         "schemaVersion": 1,
         "label": badge.label,
-        "message": badge.message,
+        "message": match &badge.dated {
+            Some(day) => format!("{} · {day}", badge.message),
+            None => badge.message.clone(),
+        },
         "color": badge.color.name(),
         "isError": badge.is_error,
         "cacheSeconds": cache_seconds,

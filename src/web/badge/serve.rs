@@ -270,13 +270,17 @@ pub async fn latest_report(
         .store
         .latest_runs_for_suite(&target.id, suite_id.as_str())
         .await?;
-    let run = runs.finished.or(runs.active).ok_or_else(|| {
-        WebError::NotFound(format!(
-            "target `{}` has no {} run yet",
-            target.id,
-            suite_id.as_str()
-        ))
-    })?;
+    // The run the badge shows, which is not always the newest (see `shown`).
+    let run = super::shown(&runs, state.badges.age_now())
+        .run()
+        .cloned()
+        .ok_or_else(|| {
+            WebError::NotFound(format!(
+                "target `{}` has no {} run yet",
+                target.id,
+                suite_id.as_str()
+            ))
+        })?;
     Ok((
         StatusCode::FOUND,
         [
