@@ -24,10 +24,10 @@ pub mod sql;
 pub mod sqlite;
 
 pub use model::{
-    ApiKey, AttemptOutcome, DeliveryState, HistoryCursor, HostLimits, HostLoad, IdempotencyRecord,
-    Inserted, NewApiKey, NewRun, PublicKeyRecord, ReapReport, Rehosted, Run, RunEnd, RunOrigin,
-    RunStatus, StoredAttestation, StoredFinding, SuiteRuns, Target, WebhookAttempt,
-    WebhookDelivery, host_of, same_server,
+    ApiKey, AttemptOutcome, DeliveryState, DueWatches, HistoryCursor, HostLimits, HostLoad,
+    IdempotencyRecord, Inserted, NewApiKey, NewRun, NewWatch, PublicKeyRecord, ReapReport,
+    Rehosted, Run, RunEnd, RunOrigin, RunStatus, SCHEDULE_SUBMITTER, StoredAttestation,
+    StoredFinding, SuiteRuns, Target, Watch, WebhookAttempt, WebhookDelivery, host_of, same_server,
 };
 
 pub use sql::FINDINGS_PER_STATEMENT;
@@ -68,7 +68,7 @@ pub type StoreResult<T> = Result<T, StoreError>;
 /// part's trait is in scope.
 #[async_trait]
 pub trait Store:
-    KeyStore + SigningStore + WebhookStore + CredentialStore + Send + Sync + 'static
+    KeyStore + SigningStore + WebhookStore + CredentialStore + WatchStore + Send + Sync + 'static
 {
     fn backend(&self) -> Backend;
 
@@ -389,6 +389,36 @@ pub trait CredentialStore: Send + Sync + 'static {
 
     /// How many runs hold sealed credentials now (for the operator and tests).
     async fn count_run_credentials(&self) -> StoreResult<i64>;
+}
+
+/// Watches: targets re-checked on a schedule (#28). Each due slot of a
+/// watch starts exactly one run, however many schedulers tick at once.
+#[async_trait]
+pub trait WatchStore: Send + Sync + 'static {
+    /// Creates the watch of `new.target_id` and `new.suite`, or replaces its
+    /// options, interval and next slot.
+    async fn put_watch(&self, new: &NewWatch) -> StoreResult<Watch>;
+
+    /// Removes the watch of `target_id` and `suite`; false when there was none.
+    async fn delete_watch(&self, target_id: &str, suite: &str) -> StoreResult<bool>;
+
+    /// The watch of `target_id` and `suite`, if any.
+    async fn get_watch(&self, target_id: &str, suite: &str) -> StoreResult<Option<Watch>>;
+
+    /// Starts the runs of at most `limit` watches due at `now_ms`, earliest
+    /// first, and moves each to its next slot (a whole interval later; one
+    /// interval from now when slots were missed, which are not caught up), in
+    /// one transaction: a slot is taken once, however many callers tick
+    /// together (Postgres skips the watches another caller holds; SQLite has
+    /// one writer). A watch whose previous run is still queued or running
+    /// starts none (it is in `skipped`). Runs count for the submitter
+    /// [`SCHEDULE_SUBMITTER`].
+    async fn start_due_watches(
+        &self,
+        now_ms: i64,
+        limit: u32,
+        max_attempts: i32,
+    ) -> StoreResult<DueWatches>;
 }
 
 /// Webhook deliveries of ended runs and their attempts.

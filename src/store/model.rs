@@ -343,6 +343,48 @@ impl HostLimits {
     }
 }
 
+/// The submitter scheduled runs count for (see `submit::submitter_of` for
+/// people's): the claim ranks it like any other submitter.
+pub const SCHEDULE_SUBMITTER: &str = "s:schedule";
+
+/// A target re-checked on a schedule (see [`super::WatchStore`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Watch {
+    pub id: Uuid,
+    pub target_id: String,
+    /// `mcp` or `rcp`.
+    pub suite: String,
+    /// The options of the runs it starts.
+    pub options: RunOptions,
+    pub interval_ms: i64,
+    pub next_due_at_ms: i64,
+    /// The API key that asked for it.
+    pub api_key: Option<Uuid>,
+    pub created_at_ms: i64,
+}
+
+/// What [`super::WatchStore::put_watch`] needs.
+#[derive(Debug, Clone)]
+pub struct NewWatch {
+    pub target_id: String,
+    pub suite: String,
+    pub options: RunOptions,
+    pub interval_ms: i64,
+    /// Its first slot (the caller spreads first slots with jitter).
+    pub first_due_at_ms: i64,
+    pub api_key: Option<Uuid>,
+    pub created_at_ms: i64,
+}
+
+/// What one tick of [`super::WatchStore::start_due_watches`] did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DueWatches {
+    /// The runs it started.
+    pub started: Vec<Run>,
+    /// Watches due whose previous run was still queued or running.
+    pub skipped: Vec<Uuid>,
+}
+
 /// What [`super::Store::rehost_run`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rehosted {

@@ -125,6 +125,22 @@ pub trait Dialect: Database {
 /// The options a connection of `DB` is opened with.
 pub type ConnectOptions<DB> = <<DB as Database>::Connection as sqlx::Connection>::Options;
 
+/// Inserts a queued run unless an active run has its dedup key: `$1` id, `$2`
+/// target, `$3` suite, `$4` options, `$5` webhook URL, `$6` dedup key, `$7`
+/// attempts allowed, `$8` created (and available) at, `$9` API key, `$10`
+/// forced, `$11` credentials kind, `$12` submitter, `$13` machine (else the
+/// target's host). Returns the run, or nothing on a conflict.
+pub(super) const INSERT_RUN: &str = concat!(
+    "INSERT INTO runs (id, target_id, suite, options, webhook_url, dedup_key, status,
+                       max_attempts, available_at_ms, created_at_ms, api_key_id,
+                       forced, target_host, credentials, submitter)
+     VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $8, $9, $10,
+             COALESCE($13, (SELECT targets.host FROM targets WHERE targets.id = $2)), $11, $12)
+     ON CONFLICT (dedup_key) WHERE status IN ('queued', 'running') DO NOTHING
+     RETURNING ",
+    run_columns!()
+);
+
 /// How long [`Store::refuses_connections`] waits for its connection.
 const REFUSAL_PROBE_WITHIN: std::time::Duration = std::time::Duration::from_millis(500);
 
@@ -303,6 +319,7 @@ macro_rules! impl_sql_store {
 mod credentials;
 mod keys;
 mod signing;
+mod watches;
 mod webhooks;
 
 impl_sql_store!(Store {
@@ -382,16 +399,7 @@ impl_sql_store!(Store {
 
     async fn insert_run_from(&self, new: &NewRun, origin: &RunOrigin) -> StoreResult<Inserted> {
         let options = to_json("run options", &new.options)?;
-        let insert = concat!(
-            "INSERT INTO runs (id, target_id, suite, options, webhook_url, dedup_key, status,
-                               max_attempts, available_at_ms, created_at_ms, api_key_id,
-                               forced, target_host, credentials, submitter)
-             VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $8, $9, $10,
-                     COALESCE($13, (SELECT targets.host FROM targets WHERE targets.id = $2)), $11, $12)
-             ON CONFLICT (dedup_key) WHERE status IN ('queued', 'running') DO NOTHING
-             RETURNING ",
-            run_columns!()
-        );
+        let insert = INSERT_RUN;
         let kind = origin
             .credentials
             .as_ref()

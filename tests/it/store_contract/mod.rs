@@ -869,4 +869,5 @@ async fn listen_for_work_wakes_workers_on_postgres(db: TestDb) {
 // The contract of the store's other parts.
 mod keys;
 mod signing;
+mod watches;
 mod webhooks;
