@@ -9,6 +9,8 @@
 //! printed, never asserted. `LIMITS_WINDOW_SECS` sets how long the flood is
 //! watched (default 60).
 
+#[path = "../tests/it/common/names.rs"]
+mod names;
 #[path = "../tests/it/common/proxy.rs"]
 mod proxy;
 
@@ -100,22 +102,11 @@ async fn counted_target(requests: Arc<AtomicU64>, latency: Duration) -> String {
 /// Names of the one loopback machine: each client address of the burst uses
 /// one when `names` is set (a hosts-file alias where the machine has one).
 fn spellings() -> Vec<String> {
-    let alias = std::fs::read_to_string("/etc/hosts")
-        .ok()
-        .and_then(|hosts| {
-            hosts.lines().find_map(|line| {
-                let mut words = line.split('#').next()?.split_whitespace();
-                (words.next()? == "127.0.0.1")
-                    .then(|| words.find(|w| !w.eq_ignore_ascii_case("localhost")))
-                    .flatten()
-                    .map(str::to_owned)
-            })
-        });
-    let mut names: Vec<String> = ["127.0.0.1", "localhost", "localhost.", "[::ffff:127.0.0.1]"]
+    let mut spelled: Vec<String> = ["127.0.0.1", "localhost", "localhost.", "[::ffff:127.0.0.1]"]
         .map(str::to_owned)
         .to_vec();
-    names.push(alias.unwrap_or_else(|| "127.0.0.2".to_owned()));
-    names
+    spelled.push(names::hosts_file_alias().unwrap_or_else(|| "127.0.0.2".to_owned()));
+    spelled
 }
 
 async fn flood(name: &str, quota: HostQuota, limits: HostLimits, window: Duration, names: bool) {

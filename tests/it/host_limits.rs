@@ -187,13 +187,24 @@ async fn the_form_explains_a_refusal_for_the_host() {
 async fn queue_for(store: &dyn Store, host: &str, path: &str, created_at_ms: i64) -> Run {
     let url = format!("https://{host}/{path}");
     let key = format!("{host}-{path}");
+    queue_at(store, &key, &url, created_at_ms, &RunOrigin::default()).await
+}
+
+/// Stores the target `key` at `url` and queues an RCP run of it from `origin`.
+async fn queue_at(
+    store: &dyn Store,
+    key: &str,
+    url: &str,
+    created_at_ms: i64,
+    origin: &RunOrigin,
+) -> Run {
     store
-        .upsert_target(&key, &url, created_at_ms)
+        .upsert_target(key, url, created_at_ms)
         .await
         .expect("target");
     let new = NewRun {
         id: Uuid::now_v7(),
-        target_id: key,
+        target_id: key.to_owned(),
         suite: SuiteChoice::Rcp,
         options: RunOptions::default(),
         webhook_url: None,
@@ -201,7 +212,7 @@ async fn queue_for(store: &dyn Store, host: &str, path: &str, created_at_ms: i64
         max_attempts: 3,
         created_at_ms,
     };
-    match store.insert_run(&new).await.expect("insert") {
+    match store.insert_run_from(&new, origin).await.expect("insert") {
         Inserted::New(run) => run,
         other => panic!("{other:?}"),
     }
@@ -469,19 +480,6 @@ async fn one_submitter_cannot_lock_others_out_of_a_host() {
     }
 }
 
-/// A name `/etc/hosts` gives 127.0.0.1 beside `localhost`, if the machine has
-/// one (Debian's images name the machine there).
-fn hosts_file_alias() -> Option<String> {
-    let hosts = std::fs::read_to_string("/etc/hosts").ok()?;
-    hosts.lines().find_map(|line| {
-        let mut words = line.split('#').next()?.split_whitespace();
-        (words.next()? == "127.0.0.1")
-            .then(|| words.find(|name| !name.eq_ignore_ascii_case("localhost")))
-            .flatten()
-            .map(str::to_owned)
-    })
-}
-
 /// #31 item 1: the hourly budget counts machines, not names. Once the
 /// budget of 127.0.0.1 is spent (up to its ceiling for servers' first runs),
 /// `localhost`, its fully qualified spelling, a hosts-file alias, another
@@ -510,7 +508,7 @@ async fn every_name_of_one_address_shares_one_budget() {
             "[::ffff:127.0.0.1]".to_owned(),
             "[::ffff:7f00:1]".to_owned(),
         ];
-        match hosts_file_alias() {
+        match common::names::hosts_file_alias() {
             Some(alias) => spellings.push(alias),
             None => eprintln!("no hosts-file alias of 127.0.0.1 here; that spelling is not tried"),
         }
@@ -593,29 +591,13 @@ async fn workers_hold_the_limits_of_the_machine_they_connect_to() {
         .enumerate()
         {
             let url = format!("http://{host}:{port}/rcp");
-            let key = format!("connect-{n}");
-            store
-                .upsert_target(&key, &url, 1_000)
-                .await
-                .expect("target");
-            let new = NewRun {
-                id: Uuid::now_v7(),
-                target_id: key,
-                suite: SuiteChoice::Rcp,
-                options: RunOptions::default(),
-                webhook_url: None,
-                dedup_key: Uuid::new_v4().to_string(),
-                max_attempts: 3,
-                created_at_ms: protocheck::now_ms(),
-            };
             let origin = RunOrigin {
                 machine: counted_by.map(str::to_owned),
                 ..RunOrigin::default()
             };
-            match store.insert_run_from(&new, &origin).await.expect("insert") {
-                Inserted::New(run) => ids.push(run.id),
-                other => panic!("{other:?}"),
-            }
+            let key = format!("connect-{n}");
+            let run = queue_at(store, &key, &url, protocheck::now_ms(), &origin).await;
+            ids.push(run.id);
         }
         let mut cfg = common::app::worker_config(3, Duration::from_secs(30));
         // One run at once, and a gap after each (the service's default is

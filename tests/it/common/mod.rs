@@ -112,6 +112,7 @@ pub async fn all_backends() -> Vec<TestDb> {
 }
 pub mod app;
 pub mod cli;
+pub mod names;
 pub mod proxy;
 pub mod suite;
 
