@@ -54,6 +54,11 @@ pub struct WorkerArgs {
     /// The key that seals credentials submitted with a run.
     #[command(flatten)]
     pub credentials: CredentialsArgs,
+    /// Milliseconds between two ticks of the scheduler, which starts the runs
+    /// of watched targets when they are due (0: this process does not
+    /// schedule; another one must).
+    #[arg(long, env = "PROTOCHECK_SCHEDULE_TICK_MS", default_value_t = 5000)]
+    pub schedule_tick_ms: u64,
     /// The public base URL of report links in webhooks (the same variable as
     /// `serve`'s `--public-url`). Without it, `serve` uses `http://` and its bind
     /// address, and `worker` sends paths.
@@ -122,6 +127,14 @@ pub struct WebArgs {
     /// after which a target no run could reach shows "unreachable since".
     #[arg(long, env = "PROTOCHECK_BADGE_STALE_SECS", default_value_t = 604_800)]
     pub badge_stale_secs: u64,
+    /// The shortest interval a watch may ask for, in seconds
+    /// (`POST /api/v1/targets/{id}/watch`).
+    #[arg(
+        long,
+        env = "PROTOCHECK_WATCH_MIN_INTERVAL_SECS",
+        default_value_t = 3600
+    )]
+    pub watch_min_interval_secs: u64,
     #[command(flatten)]
     pub limits: ConnectionArgs,
 }

@@ -6,6 +6,15 @@
 use tokio::sync::broadcast;
 use uuid::Uuid;
 
+/// The events a webhook receiver can ask for, by their names on the wire
+/// (`protocheck-event` and the JSON's `event`): a run ended; a run of a
+/// watched target is worse than the run before it; or better again.
+pub const RUN_FINISHED: &str = "run.finished";
+pub const RUN_REGRESSED: &str = "run.regressed";
+pub const RUN_RECOVERED: &str = "run.recovered";
+/// Every event, in the order the API lists them.
+pub const WEBHOOK_EVENTS: [&str; 3] = [RUN_FINISHED, RUN_REGRESSED, RUN_RECOVERED];
+
 /// Capacity of the wake-up channel; a lagging receiver just polls the store.
 const CAPACITY: usize = 1024;
 

@@ -15,6 +15,7 @@ pub mod events;
 pub mod metrics;
 pub mod reference;
 pub mod report;
+pub mod scheduler;
 pub mod store;
 pub mod submit;
 pub mod suite;

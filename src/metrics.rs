@@ -4,6 +4,7 @@
 
 use crate::suite::SuiteChoice;
 use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
@@ -28,6 +29,21 @@ pub struct RequestLabels {
     pub status: u16,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct SkipLabel {
+    pub reason: String,
+}
+
+/// What the scheduler of this process did (see `scheduler`): slots that came
+/// due, runs started, slots skipped and why, slots taken late.
+struct ScheduleMetrics {
+    due: Counter,
+    started: Counter,
+    skipped: Family<SkipLabel, Counter>,
+    late: Counter,
+    lateness: Histogram,
+}
+
 /// The process's metrics, shared by the web layer and the workers.
 #[derive(Clone)]
 pub struct Metrics(Arc<Inner>);
@@ -40,6 +56,7 @@ struct Inner {
     request_latency: Family<RequestLabels, Histogram>,
     /// 1 when the last scrape read the store's counts, 0 when it could not.
     store_up: Gauge,
+    schedule: ScheduleMetrics,
 }
 
 impl Default for Metrics {
@@ -83,7 +100,40 @@ impl Metrics {
             "1 when the last scrape read the run counts from the database, 0 when it did not answer in time (the run gauges then keep their last values)",
             store_up.clone(),
         );
+        let schedule = ScheduleMetrics {
+            due: Counter::default(),
+            started: Counter::default(),
+            skipped: Family::default(),
+            late: Counter::default(),
+            lateness: Histogram::new([0.1, 1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0]),
+        };
+        registry.register(
+            "schedule_slots_due",
+            "Slots of watched targets this process's scheduler took when they came due",
+            schedule.due.clone(),
+        );
+        registry.register(
+            "schedule_runs_started",
+            "Runs the scheduler started for watched targets",
+            schedule.started.clone(),
+        );
+        registry.register(
+            "schedule_slots_skipped",
+            "Slots that started no run: the previous run was still active (run_active), or the host had spent its hourly budget or the schedule's share of it (host_budget)",
+            schedule.skipped.clone(),
+        );
+        registry.register(
+            "schedule_slots_late",
+            "Slots taken more than the late limit after their time",
+            schedule.late.clone(),
+        );
+        registry.register(
+            "schedule_lateness_seconds",
+            "How long after its time each slot was taken",
+            schedule.lateness.clone(),
+        );
         Self(Arc::new(Inner {
+            schedule,
             store_up,
             registry,
             queue_depth,
@@ -112,6 +162,34 @@ impl Metrics {
                 status,
             })
             .observe(seconds);
+    }
+
+    /// Counts one tick of the scheduler; `late_ms`: how late a slot may be
+    /// taken before it counts as late.
+    pub fn observe_schedule(&self, tick: &crate::store::DueWatches, late_ms: i64) {
+        let m = &self.0.schedule;
+        m.due
+            .inc_by(u64::try_from(tick.lateness_ms.len()).unwrap_or(0));
+        m.started
+            .inc_by(u64::try_from(tick.started.len()).unwrap_or(0));
+        for (reason, n) in [
+            ("run_active", tick.skipped.len()),
+            ("host_budget", tick.over_budget.len()),
+        ] {
+            if n > 0 {
+                m.skipped
+                    .get_or_create(&SkipLabel {
+                        reason: reason.to_owned(),
+                    })
+                    .inc_by(u64::try_from(n).unwrap_or(0));
+            }
+        }
+        for &late in &tick.lateness_ms {
+            m.lateness.observe(late as f64 / 1000.0);
+            if late > late_ms {
+                m.late.inc();
+            }
+        }
     }
 
     /// Sets the gauges read from the store (`None`: it did not answer; the

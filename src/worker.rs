@@ -20,7 +20,7 @@
 
 use crate::events::RunEvents;
 use crate::metrics::Metrics;
-use crate::store::{HostLimits, Run, RunEnd, RunStatus, Store};
+use crate::store::{HostBudget, HostLimits, Run, RunEnd, RunStatus, Store};
 use crate::suite::{self, Endpoint, Finding, HandshakeHistory, RunContext, SuiteChoice};
 use crate::transport::{AddressPolicy, HttpClient, Limits};
 use crate::webhook::WebhookConfig;
@@ -75,6 +75,8 @@ pub struct WorkerConfig {
     /// Opens the credentials a run was submitted with; a run with credentials
     /// that this worker cannot open ends as `error` (and its token is wiped).
     pub keyring: Option<Arc<crate::credentials::Keyring>>,
+    /// The scheduler that runs beside the workers (see [`crate::scheduler`]).
+    pub schedule: crate::scheduler::ScheduleConfig,
 }
 
 impl WorkerConfig {
@@ -94,6 +96,7 @@ impl WorkerConfig {
             webhooks: WebhookConfig::default(),
             host_limits: HostLimits::NONE,
             keyring: None,
+            schedule: crate::scheduler::ScheduleConfig::default(),
         }
     }
 
@@ -106,6 +109,23 @@ impl WorkerConfig {
         cfg.host_limits = HostLimits {
             running_per_host: args.host_limits.host_concurrency,
             gap_ms: crate::duration_ms(Duration::from_secs(args.host_limits.host_gap_secs)),
+        };
+        let per_hour = args.host_limits.host_runs_per_hour;
+        cfg.schedule = crate::scheduler::ScheduleConfig {
+            enabled: args.schedule_tick_ms > 0,
+            tick: Duration::from_millis(args.schedule_tick_ms.max(1)),
+            max_attempts: args.max_attempts,
+            // The schedule is one submitter among others: at most the share
+            // of a host's hour that anyone gets, so people keep the rest.
+            budget: HostBudget {
+                per_hour,
+                share: if per_hour == 0 {
+                    0
+                } else {
+                    crate::submit::host_share(per_hour)
+                },
+            },
+            ..crate::scheduler::ScheduleConfig::default()
         };
         cfg
     }
@@ -173,6 +193,15 @@ impl WorkerPool {
             tasks.spawn(worker.run());
         }
         tasks.spawn(reaper(deps.clone(), cfg.clone(), shutdown.clone()));
+        if cfg.schedule.enabled {
+            tasks.spawn(crate::scheduler::run(
+                deps.store.clone(),
+                cfg.schedule.clone(),
+                deps.wake.clone(),
+                deps.metrics.clone(),
+                shutdown.clone(),
+            ));
+        }
         let (store, wake, stop) = (deps.store.clone(), deps.wake.clone(), shutdown.clone());
         tasks.spawn(async move { store.listen_for_work(wake, stop).await });
         // Webhooks go through the same guard as targets: a receiver the policy

@@ -34,7 +34,9 @@ fn host_allows(alias: &str, now: &str, per_host: &str, gap: &str) -> String {
 /// item 4): one submitter's thirty runs of slow servers do not make another
 /// submitter's run wait for all of them; it starts at the next free worker.
 /// Runs without a submitter (queued by a library caller) rank as a submitter
-/// with none running.
+/// with none running. Scheduled runs ([`super::SCHEDULE_SUBMITTER`]) go after
+/// every run a person or a CI job is waiting for (#28): a scheduled re-check
+/// never makes a submission wait for more than the run already on its host.
 pub(super) fn claim<DB: Dialect>() -> String {
     format!(
         concat!(
@@ -43,7 +45,8 @@ pub(super) fn claim<DB: Dialect>() -> String {
                  attempts = attempts + 1, started_at_ms = COALESCE(started_at_ms, $3)
              WHERE id = (SELECT q.id FROM runs q
                          WHERE q.status = 'queued' AND q.available_at_ms <= $3 AND {allows}
-                         ORDER BY (SELECT COUNT(*) FROM runs mine
+                         ORDER BY CASE WHEN q.submitter = '{scheduled}' THEN 1 ELSE 0 END,
+                                  (SELECT COUNT(*) FROM runs mine
                                    WHERE mine.status = 'running'
                                      AND mine.submitter = q.submitter),
                                   q.created_at_ms, q.id
@@ -52,6 +55,7 @@ pub(super) fn claim<DB: Dialect>() -> String {
             run_columns!()
         ),
         allows = host_allows("q", "$3", "$4", "$5"),
+        scheduled = super::SCHEDULE_SUBMITTER,
         skip_locked = DB::SKIP_LOCKED,
     )
 }

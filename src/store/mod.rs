@@ -24,9 +24,9 @@ pub mod sql;
 pub mod sqlite;
 
 pub use model::{
-    ApiKey, AttemptOutcome, DeliveryState, DueWatches, HistoryCursor, HostLimits, HostLoad,
-    IdempotencyRecord, Inserted, NewApiKey, NewRun, NewWatch, PublicKeyRecord, ReapReport,
-    Rehosted, Run, RunEnd, RunOrigin, RunStatus, SCHEDULE_SUBMITTER, StoredAttestation,
+    ApiKey, AttemptOutcome, DeliveryState, DueWatches, HistoryCursor, HostBudget, HostLimits,
+    HostLoad, IdempotencyRecord, Inserted, NewApiKey, NewRun, NewWatch, PublicKeyRecord,
+    ReapReport, Rehosted, Run, RunEnd, RunOrigin, RunStatus, SCHEDULE_SUBMITTER, StoredAttestation,
     StoredFinding, SuiteRuns, Target, Watch, WebhookAttempt, WebhookDelivery, host_of, same_server,
 };
 
@@ -405,19 +405,29 @@ pub trait WatchStore: Send + Sync + 'static {
     /// The watch of `target_id` and `suite`, if any.
     async fn get_watch(&self, target_id: &str, suite: &str) -> StoreResult<Option<Watch>>;
 
+    /// Keeps a watch alive because its badge was served: creates it with
+    /// `new` when the target and suite have none, and otherwise, when it is a
+    /// badge's watch too (it expires), moves its end to `new.expires_at_ms`
+    /// and takes `new.options`. A watch an API key asked for is left as it is.
+    async fn keep_badge_watch(&self, new: &NewWatch) -> StoreResult<()>;
+
     /// Starts the runs of at most `limit` watches due at `now_ms`, earliest
-    /// first, and moves each to its next slot (a whole interval later; one
-    /// interval from now when slots were missed, which are not caught up), in
-    /// one transaction: a slot is taken once, however many callers tick
-    /// together (Postgres skips the watches another caller holds; SQLite has
-    /// one writer). A watch whose previous run is still queued or running
-    /// starts none (it is in `skipped`). Runs count for the submitter
-    /// [`SCHEDULE_SUBMITTER`].
+    /// first, and moves each to its next slot (a whole interval later; when
+    /// slots were missed, which are not caught up, the first of its slots
+    /// after now, so that jitter keeps spreading them), in one transaction: a
+    /// slot is taken once, however many callers tick together (Postgres skips
+    /// the watches another caller holds; SQLite has one writer). A watch whose
+    /// previous run is still queued or running starts none (`skipped`), nor
+    /// one whose host has started `budget.per_hour` runs in the last hour or
+    /// the schedule `budget.share` of them (`over_budget`). Runs count for the
+    /// submitter [`SCHEDULE_SUBMITTER`] and are announced at the watch's
+    /// webhook. Watches past their end are removed.
     async fn start_due_watches(
         &self,
         now_ms: i64,
         limit: u32,
         max_attempts: i32,
+        budget: HostBudget,
     ) -> StoreResult<DueWatches>;
 }
 

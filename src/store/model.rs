@@ -361,6 +361,14 @@ pub struct Watch {
     /// The API key that asked for it.
     pub api_key: Option<Uuid>,
     pub created_at_ms: i64,
+    /// The slot last taken (None before the first).
+    pub last_due_at_ms: Option<i64>,
+    /// When a watch kept by its badge ends; None for one an API key asked for.
+    pub expires_at_ms: Option<i64>,
+    /// Where the runs it starts are announced.
+    pub webhook_url: Option<String>,
+    /// The events announced there (see `events::WEBHOOK_EVENTS`).
+    pub events: Vec<String>,
 }
 
 /// What [`super::WatchStore::put_watch`] needs.
@@ -374,6 +382,19 @@ pub struct NewWatch {
     pub first_due_at_ms: i64,
     pub api_key: Option<Uuid>,
     pub created_at_ms: i64,
+    /// None: the watch lasts until deleted (an API key asked for it).
+    pub expires_at_ms: Option<i64>,
+    pub webhook_url: Option<String>,
+    pub events: Vec<String>,
+}
+
+/// What a tick of [`super::WatchStore::start_due_watches`] may spend of a
+/// host's rolling hour of runs: the host's budget, and the schedule's share
+/// of it (so that people keep the rest). `per_hour` 0: no budget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HostBudget {
+    pub per_hour: u32,
+    pub share: u32,
 }
 
 /// What one tick of [`super::WatchStore::start_due_watches`] did.
@@ -383,6 +404,11 @@ pub struct DueWatches {
     pub started: Vec<Run>,
     /// Watches due whose previous run was still queued or running.
     pub skipped: Vec<Uuid>,
+    /// Watches due whose host had spent its hourly budget, or the schedule's
+    /// share of it (see [`super::WatchStore::start_due_watches`]).
+    pub over_budget: Vec<Uuid>,
+    /// How long after its slot each watch taken was taken, in ms.
+    pub lateness_ms: Vec<i64>,
 }
 
 /// What [`super::Store::rehost_run`] did.

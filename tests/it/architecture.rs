@@ -23,8 +23,8 @@ const LAYERS: &[&[&str]] = &[
     // What reads and writes runs: reports, attestations, the queue, API keys,
     // metrics.
     &["report", "attest", "submit", "api_keys", "metrics"],
-    // What acts when runs change, and the REST client.
-    &["webhook", "api_client"],
+    // What acts when runs change or come due, and the REST client.
+    &["webhook", "scheduler", "api_client"],
     // Workers.
     &["worker"],
     // The web service.

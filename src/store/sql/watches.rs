@@ -5,14 +5,15 @@
 use super::{Dialect, INSERT_RUN};
 use crate::store::rows::{from_json, parse_uuid, run_from_row, to_json};
 use crate::store::{
-    DueWatches, HostLimits, NewWatch, SCHEDULE_SUBMITTER, StoreResult, Watch, WatchStore,
+    DueWatches, HostBudget, HostLimits, NewWatch, SCHEDULE_SUBMITTER, StoreResult, Watch,
+    WatchStore,
 };
 use sqlx::Row;
 use uuid::Uuid;
 
 /// The columns of a [`Watch`], in [`watch_from_row`]'s order.
-const WATCH_COLUMNS: &str =
-    "id, target_id, suite, options, interval_ms, next_due_at_ms, api_key_id, created_at_ms";
+const WATCH_COLUMNS: &str = "id, target_id, suite, options, interval_ms, next_due_at_ms, \
+     api_key_id, created_at_ms, expires_at_ms, webhook_url, events, last_due_at_ms";
 
 fn watch_from_row<R: Row>(row: &R) -> StoreResult<Watch>
 where
@@ -24,6 +25,7 @@ where
     let id: String = row.try_get(0)?;
     let options: String = row.try_get(3)?;
     let api_key: Option<String> = row.try_get(6)?;
+    let events: Option<String> = row.try_get(10)?;
     Ok(Watch {
         id: parse_uuid("watch id", &id)?,
         target_id: row.try_get(1)?,
@@ -36,31 +38,73 @@ where
             .map(|k| parse_uuid("watch API key", k))
             .transpose()?,
         created_at_ms: row.try_get(7)?,
+        expires_at_ms: row.try_get(8)?,
+        webhook_url: row.try_get(9)?,
+        events: events
+            .as_deref()
+            .map(|e| from_json("watch events", e))
+            .transpose()?
+            .unwrap_or_default(),
+        last_due_at_ms: row.try_get(11)?,
     })
 }
 
 /// Moves at most `$2` watches due at `$1` to their next slot, earliest
-/// first; returns them.
+/// first; returns them, the slot taken in `last_due_at_ms`. The next slot is
+/// the first after `$1` on the watch's own beat (`next_due_at_ms` plus whole
+/// intervals), so that a scheduler that was down does not bunch the slots it
+/// missed into one minute. Watches past their end are not taken.
 fn take_due<DB: Dialect>() -> String {
     format!(
         "UPDATE watches
-         SET next_due_at_ms = CASE WHEN next_due_at_ms + interval_ms > $1
-                                   THEN next_due_at_ms + interval_ms
-                                   ELSE $1 + interval_ms END
-         WHERE id IN (SELECT w.id FROM watches w WHERE w.next_due_at_ms <= $1
+         SET last_due_at_ms = next_due_at_ms,
+             next_due_at_ms = next_due_at_ms
+                 + interval_ms * (($1 - next_due_at_ms) / interval_ms + 1)
+         WHERE id IN (SELECT w.id FROM watches w
+                      WHERE w.next_due_at_ms <= $1
+                        AND (w.expires_at_ms IS NULL OR w.expires_at_ms > $1)
                       ORDER BY w.next_due_at_ms, w.id LIMIT $2{skip_locked})
          RETURNING {WATCH_COLUMNS}",
         skip_locked = DB::SKIP_LOCKED,
     )
 }
 
+/// Removes the watches whose end has passed at `$1`.
+fn remove_ended<DB: Dialect>() -> String {
+    format!(
+        "DELETE FROM watches
+         WHERE id IN (SELECT w.id FROM watches w
+                      WHERE w.expires_at_ms IS NOT NULL AND w.expires_at_ms <= $1{skip_locked})",
+        skip_locked = DB::SKIP_LOCKED,
+    )
+}
+
+/// The host a scheduled run of target `$1` counts for: the machine its last
+/// run connected to (a worker moves the run if the name now leads elsewhere,
+/// see `Store::rehost_run`), else the host of its URL.
+const SCHEDULED_HOST: &str = "SELECT COALESCE(
+         (SELECT runs.target_host FROM runs
+          WHERE runs.target_id = $1 AND runs.target_host IS NOT NULL
+          ORDER BY runs.created_at_ms DESC, runs.id DESC LIMIT 1),
+         (SELECT targets.host FROM targets WHERE targets.id = $1))";
+
+/// Runs created on host `$1` after `$2`, and those of them submitter `$3` did.
+const HOUR_ON_HOST: &str = "SELECT COUNT(*), COUNT(CASE WHEN submitter = $3 THEN 1 END)
+     FROM runs WHERE target_host = $1 AND created_at_ms > $2";
+
+/// The window of [`HostBudget::per_hour`].
+const HOUR_MS: i64 = 3_600_000;
+
 impl_sql_store!(WatchStore {
     async fn put_watch(&self, new: &NewWatch) -> StoreResult<Watch> {
         let row = sqlx::query(&format!(
-            "INSERT INTO watches ({WATCH_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+            "INSERT INTO watches ({WATCH_COLUMNS})
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULL)
              ON CONFLICT (target_id, suite) DO UPDATE
              SET options = excluded.options, interval_ms = excluded.interval_ms,
-                 next_due_at_ms = excluded.next_due_at_ms, api_key_id = excluded.api_key_id
+                 next_due_at_ms = excluded.next_due_at_ms, api_key_id = excluded.api_key_id,
+                 expires_at_ms = excluded.expires_at_ms, webhook_url = excluded.webhook_url,
+                 events = excluded.events
              RETURNING {WATCH_COLUMNS}"
         ))
         .bind(Uuid::now_v7().to_string())
@@ -71,9 +115,34 @@ impl_sql_store!(WatchStore {
         .bind(new.first_due_at_ms)
         .bind(new.api_key.map(|k| k.to_string()))
         .bind(new.created_at_ms)
+        .bind(new.expires_at_ms)
+        .bind(&new.webhook_url)
+        .bind(to_json("watch events", &new.events)?)
         .fetch_one(self.db())
         .await?;
         watch_from_row(&row)
+    }
+
+    async fn keep_badge_watch(&self, new: &NewWatch) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO watches (id, target_id, suite, options, interval_ms, next_due_at_ms,
+                                  api_key_id, created_at_ms, expires_at_ms, webhook_url, events)
+             VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $8, NULL, NULL)
+             ON CONFLICT (target_id, suite) DO UPDATE
+             SET options = excluded.options, expires_at_ms = excluded.expires_at_ms
+             WHERE watches.expires_at_ms IS NOT NULL",
+        )
+        .bind(Uuid::now_v7().to_string())
+        .bind(&new.target_id)
+        .bind(&new.suite)
+        .bind(to_json("watch options", &new.options)?)
+        .bind(new.interval_ms)
+        .bind(new.first_due_at_ms)
+        .bind(new.created_at_ms)
+        .bind(new.expires_at_ms)
+        .execute(self.db())
+        .await?;
+        Ok(())
     }
 
     async fn delete_watch(&self, target_id: &str, suite: &str) -> StoreResult<bool> {
@@ -101,10 +170,15 @@ impl_sql_store!(WatchStore {
         now_ms: i64,
         limit: u32,
         max_attempts: i32,
+        budget: HostBudget,
     ) -> StoreResult<DueWatches> {
         // A claim's transaction: SQLite's single writer from the start, so
         // that two ticks never both read a slot as due.
         let mut tx = self.begin_claim(&HostLimits::NONE).await?;
+        sqlx::query(&remove_ended::<DB>())
+            .bind(now_ms)
+            .execute(self.statements.on(&mut *tx))
+            .await?;
         let due = sqlx::query(&take_due::<DB>())
             .bind(now_ms)
             .bind(i64::from(limit))
@@ -113,14 +187,42 @@ impl_sql_store!(WatchStore {
         let mut ticked = DueWatches::default();
         for row in &due {
             let watch = watch_from_row(row)?;
+            ticked.lateness_ms.push(
+                watch
+                    .last_due_at_ms
+                    .map_or(0, |due| now_ms.saturating_sub(due).max(0)),
+            );
+            let host: Option<String> = sqlx::query_scalar(SCHEDULED_HOST)
+                .bind(&watch.target_id)
+                .fetch_one(self.statements.on(&mut *tx))
+                .await?;
+            if let (Some(host), true) = (&host, budget.per_hour > 0) {
+                let (count, mine): (i64, i64) = sqlx::query_as(HOUR_ON_HOST)
+                    .bind(host)
+                    .bind(now_ms.saturating_sub(HOUR_MS))
+                    .bind(SCHEDULE_SUBMITTER)
+                    .fetch_one(self.statements.on(&mut *tx))
+                    .await?;
+                if count >= i64::from(budget.per_hour) || mine >= i64::from(budget.share) {
+                    ticked.over_budget.push(watch.id);
+                    continue;
+                }
+            }
             let options = to_json("watch options", &watch.options)?;
+            // The run announces its end only when the watch's receiver asked
+            // for `run.finished`; regressions are announced from the watch.
+            let hook = watch
+                .webhook_url
+                .as_ref()
+                .filter(|_| watch.events.iter().any(|e| e == crate::events::RUN_FINISHED))
+                .cloned();
             // One active run per watch: a slow run is not piled on.
             let started = sqlx::query(INSERT_RUN)
                 .bind(Uuid::now_v7().to_string())
                 .bind(&watch.target_id)
                 .bind(&watch.suite)
                 .bind(&options)
-                .bind(None::<String>)
+                .bind(hook)
                 .bind(format!("watch:{}", watch.id))
                 .bind(max_attempts)
                 .bind(now_ms)
@@ -128,7 +230,7 @@ impl_sql_store!(WatchStore {
                 .bind(0i32)
                 .bind(None::<String>)
                 .bind(SCHEDULE_SUBMITTER)
-                .bind(None::<String>)
+                .bind(&host)
                 .fetch_optional(self.statements.on(&mut *tx))
                 .await?;
             match started {

@@ -1,0 +1,117 @@
+//! The scheduler (#28): starts the runs of watched targets when their slots
+//! come. A watch lives in the database ([`crate::store::WatchStore`]); this
+//! component only ticks: every [`ScheduleConfig::tick`] it asks the store to
+//! start the runs of the watches due now, and wakes the workers.
+//!
+//! Every process that runs workers runs one scheduler (`serve` with its
+//! in-process workers, each `protocheck worker`). Any number of them may tick
+//! together: the store takes each slot once, in the transaction that starts
+//! its run, so several schedulers on one Postgres database start one run per
+//! slot, and a restart loses nothing (the next slot is in the row).
+//!
+//! What a scheduled run may take of a target's host is bounded twice: when it
+//! starts (the host's hourly budget, of which the schedule takes at most its
+//! share, [`HostBudget`]), and when a worker claims it (the concurrency and the
+//! gap of [`crate::store::HostLimits`], like any run, and after every run a
+//! person or a CI job submitted).
+
+use crate::metrics::Metrics;
+use crate::store::{DueWatches, HostBudget, Store, StoreResult};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+/// The scheduler's settings.
+#[derive(Debug, Clone)]
+pub struct ScheduleConfig {
+    /// Whether this process ticks at all.
+    pub enabled: bool,
+    /// Between two ticks: how late a slot may be taken when all is well.
+    pub tick: Duration,
+    /// Watches one statement takes; a tick goes on while a batch comes back full.
+    pub batch: u32,
+    /// Attempts of each run it starts (as for a submitted run).
+    pub max_attempts: i32,
+    /// What the schedule may spend of each host's hourly budget.
+    pub budget: HostBudget,
+    /// A slot taken later than this after its time counts as late (metric).
+    pub late_after: Duration,
+}
+
+impl Default for ScheduleConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            tick: Duration::from_secs(5),
+            batch: 100,
+            max_attempts: 3,
+            budget: HostBudget::default(),
+            late_after: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The first slot of a watch made at `now_ms` with `interval_ms`: a moment of
+/// its first interval drawn at random, so that a thousand watches made in the
+/// same minute (a deployment, a script) spread over the interval instead of
+/// firing together. The store keeps each watch on its own beat afterwards.
+pub fn first_slot(now_ms: i64, interval_ms: i64) -> i64 {
+    now_ms.saturating_add(rand::random_range(0..interval_ms.max(1)))
+}
+
+/// One tick at `now_ms`: starts the runs of every watch due, batch by batch.
+pub async fn tick(store: &dyn Store, cfg: &ScheduleConfig, now_ms: i64) -> StoreResult<DueWatches> {
+    let mut all = DueWatches::default();
+    loop {
+        let batch = store
+            .start_due_watches(now_ms, cfg.batch.max(1), cfg.max_attempts, cfg.budget)
+            .await?;
+        let taken = batch.lateness_ms.len();
+        all.started.extend(batch.started);
+        all.skipped.extend(batch.skipped);
+        all.over_budget.extend(batch.over_budget);
+        all.lateness_ms.extend(batch.lateness_ms);
+        if taken < usize::try_from(cfg.batch.max(1)).unwrap_or(usize::MAX) {
+            return Ok(all);
+        }
+    }
+}
+
+/// Ticks until `shutdown`: the runs it starts wake the workers of this
+/// process (the others hear of them as of any queued run).
+pub async fn run(
+    store: Arc<dyn Store>,
+    cfg: ScheduleConfig,
+    wake: Arc<Notify>,
+    metrics: Metrics,
+    shutdown: CancellationToken,
+) {
+    let late_ms = crate::duration_ms(cfg.late_after);
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(cfg.tick) => {}
+            () = shutdown.cancelled() => return,
+        }
+        match tick(store.as_ref(), &cfg, crate::now_ms()).await {
+            Ok(done) => {
+                metrics.observe_schedule(&done, late_ms);
+                if !done.lateness_ms.is_empty() {
+                    tracing::info!(
+                        due = done.lateness_ms.len(),
+                        started = done.started.len(),
+                        run_active = done.skipped.len(),
+                        host_budget = done.over_budget.len(),
+                        "scheduled slots taken"
+                    );
+                }
+                for _ in &done.started {
+                    wake.notify_one();
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the scheduler's tick failed; the next tick tries again")
+            }
+        }
+    }
+}
