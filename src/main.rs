@@ -359,6 +359,9 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
         max_streams_per_client: web_args.limits.max_streams_per_client,
         body_timeout: web_args.limits.body_timeout(),
         sign_in_policy: Some(policy),
+        watch: web::watch::WatchSettings {
+            min_interval: Duration::from_secs(web_args.watch_min_interval_secs.max(1)),
+        },
     };
     let state = AppState::with_options(queue, events, metrics, options);
     let listener = tokio::net::TcpListener::bind(web_args.bind)

@@ -158,7 +158,11 @@ impl SubmitOptions {
 /// password, at most [`MAX_WEBHOOK_URL_BYTES`]. Webhook delivery checks it
 /// again before each attempt.
 pub fn validate_webhook_url(raw: &str) -> Result<Url, String> {
-    let field = "options.webhook_url";
+    validate_webhook_url_as("options.webhook_url", raw)
+}
+
+/// [`validate_webhook_url`], its errors naming `field`.
+pub fn validate_webhook_url_as(field: &str, raw: &str) -> Result<Url, String> {
     if raw.len() > MAX_WEBHOOK_URL_BYTES {
         return Err(format!(
             "{field} must be at most {MAX_WEBHOOK_URL_BYTES} bytes"

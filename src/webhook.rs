@@ -15,10 +15,12 @@
 
 use crate::store::{AttemptOutcome, Run, Store, WebhookAttempt, WebhookDelivery};
 use crate::submit::validate_webhook_url;
+use crate::suite::{Finding, Outcome};
 use crate::transport::{HttpClient, HttpRequest, TransportError};
 use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
 use sha2::Sha256;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -26,8 +28,8 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
-/// The one event protocheck sends.
-pub const EVENT_RUN_FINISHED: &str = "run.finished";
+/// The event every run with a webhook announces.
+pub use crate::events::RUN_FINISHED as EVENT_RUN_FINISHED;
 pub const SIGNATURE_HEADER: &str = "protocheck-signature";
 pub const DELIVERY_HEADER: &str = "protocheck-delivery";
 pub const EVENT_HEADER: &str = "protocheck-event";
@@ -247,6 +249,107 @@ pub async fn delivery_loop(
     while in_flight.join_next().await.is_some() {}
 }
 
+/// Where a verdict stands, to compare two runs of one suite: an MCP grade or
+/// an RCP level, higher is better; None when it is neither (`not judged`).
+fn standing(v: &crate::suite::Verdict) -> Option<(u8, String)> {
+    use crate::suite::VerdictDetail;
+    let (rank, label) = match &v.detail {
+        VerdictDetail::Mcp { grade, .. } => match grade.as_str() {
+            "non-compliant" => (0, grade),
+            "compliant" => (1, grade),
+            "strict" => (2, grade),
+            _ => return None,
+        },
+        VerdictDetail::Rcp {
+            certified_level, ..
+        } => match certified_level.as_str() {
+            "none" => (0, certified_level),
+            "L0" => (1, certified_level),
+            "L1" => (2, certified_level),
+            "L2" => (3, certified_level),
+            _ => return None,
+        },
+    };
+    Some((rank, label.clone()))
+}
+
+/// Each rule's outcome in a run: the worst of its findings, where a rule
+/// judged several times counts as failed once any finding failed. Skipped
+/// and informational findings judge nothing and are left out.
+fn outcomes(findings: &[Finding]) -> BTreeMap<&str, Outcome> {
+    let severity = |o: Outcome| match o {
+        Outcome::Fail => 2,
+        Outcome::Warn => 1,
+        _ => 0,
+    };
+    let mut out: BTreeMap<&str, Outcome> = BTreeMap::new();
+    for f in findings {
+        if matches!(f.outcome, Outcome::Skip | Outcome::Info) {
+            continue;
+        }
+        let worst = out.entry(f.rule_id.as_str()).or_insert(f.outcome);
+        if severity(f.outcome) > severity(*worst) {
+            *worst = f.outcome;
+        }
+    }
+    out
+}
+
+/// How a run that ended with `verdict` and `cur_findings` compares with
+/// `previous`, the run of the same target and suite before it: `run.regressed` when its grade or level is lower or a rule that
+/// passed (or warned) now fails, else `run.recovered` when its grade or level
+/// is higher or a rule that failed now passes; None when neither. The detail
+/// names both standings, every rule that changed either way (old and new
+/// outcomes), and links to both runs. A rule one of the runs did not judge
+/// (skipped, or absent) is not a change: nothing was seen of it.
+pub fn compare(
+    previous: (&Run, &[Finding]),
+    verdict: &crate::suite::Verdict,
+    cur_findings: &[Finding],
+    public_url: Option<&str>,
+) -> Option<(&'static str, Value)> {
+    let (prev, prev_findings) = previous;
+    let before = prev.verdict.as_ref().and_then(standing);
+    let after = standing(verdict);
+    let (old, new) = (outcomes(prev_findings), outcomes(cur_findings));
+    let mut worse = matches!((&before, &after), (Some(b), Some(a)) if a.0 < b.0);
+    let mut better = matches!((&before, &after), (Some(b), Some(a)) if a.0 > b.0);
+    let mut changes = Vec::new();
+    for (rule, &now) in &new {
+        let Some(&was) = old.get(rule) else { continue };
+        let regressed = now == Outcome::Fail && was != Outcome::Fail;
+        let recovered = was == Outcome::Fail && now != Outcome::Fail;
+        worse |= regressed;
+        better |= recovered;
+        if regressed || recovered {
+            changes.push(json!({"rule_id": rule, "before": was.as_str(), "after": now.as_str()}));
+        }
+    }
+    let event = if worse {
+        crate::events::RUN_REGRESSED
+    } else if better {
+        crate::events::RUN_RECOVERED
+    } else {
+        return None;
+    };
+    let base = public_url.unwrap_or("").trim_end_matches('/');
+    let detail = json!({
+        "standing": {
+            "before": before.map(|b| b.1),
+            "after": after.map(|a| a.1),
+        },
+        "changes": changes,
+        "previous": {
+            "run_id": prev.id,
+            "summary": prev.verdict.as_ref().map(|v| v.summary.clone()),
+            "finished_at": prev.finished_at_ms.map(crate::rfc3339),
+            "run_url": format!("{base}/runs/{}", prev.id),
+            "api_url": format!("{base}/api/v1/runs/{}", prev.id),
+        },
+    });
+    Some((event, detail))
+}
+
 fn clip(s: &str) -> String {
     s.chars().take(MAX_ERROR_CHARS).collect()
 }
@@ -319,18 +422,33 @@ async fn send(
         .await
         .map_err(transient)?
         .ok_or_else(|| Failure::Permanent("the run no longer exists".into()))?;
-    let key = store
-        .run_api_key(d.run_id)
-        .await
-        .map_err(transient)?
-        .ok_or_else(|| Failure::Permanent("the run has no API key to sign with".into()))?;
+    // An event of a watch is signed with the watch's key; a run's own
+    // announcement with the key it was submitted with.
+    let key = match d.api_key {
+        Some(key) => key,
+        None => {
+            store
+                .run_api_key(d.run_id)
+                .await
+                .map_err(transient)?
+                .ok_or_else(|| Failure::Permanent("the run has no API key to sign with".into()))?
+                .id
+        }
+    };
     let secret = store
-        .api_key_webhook_secret(key.id)
+        .api_key_webhook_secret(key)
         .await
         .map_err(transient)?
-        .ok_or_else(|| Failure::Permanent("the run's API key has no webhook secret".into()))?;
+        .ok_or_else(|| Failure::Permanent("the API key has no webhook secret".into()))?;
     let url = validate_webhook_url(&d.url).map_err(Failure::Permanent)?;
-    let body = payload(&run, cfg.public_url.as_deref()).to_string();
+    let mut doc = payload(&run, cfg.public_url.as_deref());
+    doc["event"] = json!(d.event);
+    if let (Some(Value::Object(detail)), Some(out)) = (&d.detail, doc.as_object_mut()) {
+        for (k, v) in detail {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+    let body = doc.to_string();
     let t = crate::now_ms() / 1000;
     let req = HttpRequest::post_raw(url, "application/json", body.clone().into())
         .header(
@@ -338,7 +456,7 @@ async fn send(
             sign(secret.as_bytes(), t, body.as_bytes()),
         )
         .header(DELIVERY_HEADER, d.id.clone())
-        .header(EVENT_HEADER, EVENT_RUN_FINISHED)
+        .header(EVENT_HEADER, d.event.clone())
         .timeout(cfg.timeout);
     // Only the status matters: the body is never read beyond what arrives with the
     // head, never stored and never shown, and redirects are not followed.

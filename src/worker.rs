@@ -20,7 +20,7 @@
 
 use crate::events::RunEvents;
 use crate::metrics::Metrics;
-use crate::store::{HostBudget, HostLimits, Run, RunEnd, RunStatus, Store};
+use crate::store::{Announcement, HostBudget, HostLimits, Run, RunEnd, RunStatus, Store};
 use crate::suite::{self, Endpoint, Finding, HandshakeHistory, RunContext, SuiteChoice};
 use crate::transport::{AddressPolicy, HttpClient, Limits};
 use crate::webhook::WebhookConfig;
@@ -455,10 +455,78 @@ impl Worker {
         Ending::error(reason)
     }
 
+    /// What a run that ended with `verdict` announces besides `run.finished`:
+    /// when its target is watched for this suite by a receiver that asked for
+    /// the event, `run.regressed` or `run.recovered` against the run with a
+    /// verdict before it (see [`crate::webhook::compare`]). Read before the
+    /// end is recorded, so the end and its announcements are one transaction;
+    /// a read that fails costs the announcement (logged), never the verdict.
+    async fn announcements(&self, run: &Run, verdict: &suite::Verdict) -> Vec<Announcement> {
+        let store = &self.deps.store;
+        let suite = verdict.suite.as_str();
+        let read = async {
+            let Some(watch) = store.get_watch(&run.target_id, suite).await? else {
+                return Ok(None);
+            };
+            let Some(url) = watch.webhook_url.clone() else {
+                return Ok(None);
+            };
+            let Some(previous) = store
+                .latest_runs_for_suite(&run.target_id, suite)
+                .await?
+                .verdict
+                .filter(|p| p.id != run.id)
+            else {
+                return Ok(None);
+            };
+            let before: Vec<Finding> = store
+                .findings(previous.id, -1)
+                .await?
+                .into_iter()
+                .map(|f| f.finding)
+                .collect();
+            let now: Vec<Finding> = store
+                .findings(run.id, -1)
+                .await?
+                .into_iter()
+                .map(|f| f.finding)
+                .collect();
+            let public = self.cfg.webhooks.public_url.as_deref();
+            Ok::<_, crate::store::StoreError>(
+                crate::webhook::compare((&previous, &before), verdict, &now, public)
+                    .filter(|(event, _)| watch.events.iter().any(|e| e == event))
+                    .map(|(event, detail)| Announcement {
+                        event: event.to_owned(),
+                        url,
+                        api_key: watch.api_key,
+                        detail,
+                    }),
+            )
+        };
+        match tokio::time::timeout(self.cfg.store_patience(), read).await {
+            Ok(Ok(found)) => found.into_iter().collect(),
+            Ok(Err(e)) => {
+                tracing::warn!(run = %run.id, error = %e, "comparing the run with the one before failed; no regression or recovery is announced");
+                Vec::new()
+            }
+            Err(_) => {
+                tracing::warn!(run = %run.id, "comparing the run with the one before timed out; no regression or recovery is announced");
+                Vec::new()
+            }
+        }
+    }
+
     /// Records how an attempt ended, waiting out a database outage for up to a
     /// lease (after that the run is the reaper's).
     async fn record(&self, run: &Run, ending: Ending, started: Instant) {
         let store = &self.deps.store;
+        let announce = match &ending {
+            Ending::Finish { end, .. } => match &**end {
+                RunEnd::Verdict(verdict) => self.announcements(run, verdict).await,
+                RunEnd::Error(_) => Vec::new(),
+            },
+            Ending::Requeue { .. } => Vec::new(),
+        };
         let give_up = Instant::now() + self.cfg.lease;
         let mut delay = DB_RETRY_BASE;
         let recorded = loop {
@@ -466,7 +534,14 @@ impl Worker {
             let tried = match &ending {
                 Ending::Finish {
                     end, suite_version, ..
-                } => store.finish_run(run.id, &self.id, end, suite_version, now),
+                } => store.finish_run_announcing(
+                    run.id,
+                    &self.id,
+                    end,
+                    suite_version,
+                    now,
+                    &announce,
+                ),
                 Ending::Requeue {
                     reason,
                     available_at_ms,
@@ -510,7 +585,7 @@ impl Worker {
                     .metrics
                     .observe_run(run.suite, status, started.elapsed().as_secs_f64());
                 tracing::info!(worker = %self.id, run = %run.id, status, "run ended");
-                if run.webhook_url.is_some() {
+                if run.webhook_url.is_some() || !announce.is_empty() {
                     self.webhook_wake.notify_one();
                 }
             }

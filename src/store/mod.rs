@@ -24,10 +24,11 @@ pub mod sql;
 pub mod sqlite;
 
 pub use model::{
-    ApiKey, AttemptOutcome, DeliveryState, DueWatches, HistoryCursor, HostBudget, HostLimits,
-    HostLoad, IdempotencyRecord, Inserted, NewApiKey, NewRun, NewWatch, PublicKeyRecord,
-    ReapReport, Rehosted, Run, RunEnd, RunOrigin, RunStatus, SCHEDULE_SUBMITTER, StoredAttestation,
-    StoredFinding, SuiteRuns, Target, Watch, WebhookAttempt, WebhookDelivery, host_of, same_server,
+    Announcement, ApiKey, AttemptOutcome, DeliveryState, DueWatches, HistoryCursor, HostBudget,
+    HostLimits, HostLoad, IdempotencyRecord, Inserted, NewApiKey, NewRun, NewWatch,
+    PublicKeyRecord, ReapReport, Rehosted, Run, RunEnd, RunOrigin, RunStatus, SCHEDULE_SUBMITTER,
+    StoredAttestation, StoredFinding, SuiteRuns, Target, Watch, WebhookAttempt, WebhookDelivery,
+    host_of, same_server,
 };
 
 pub use sql::FINDINGS_PER_STATEMENT;
@@ -276,6 +277,21 @@ pub trait Store:
         end: &RunEnd,
         suite_version: &str,
         now_ms: i64,
+    ) -> StoreResult<bool> {
+        self.finish_run_announcing(run_id, worker, end, suite_version, now_ms, &[])
+            .await
+    }
+
+    /// [`Store::finish_run`], queuing the deliveries of `announce` in the
+    /// same transaction (at most one per event and run).
+    async fn finish_run_announcing(
+        &self,
+        run_id: Uuid,
+        worker: &str,
+        end: &RunEnd,
+        suite_version: &str,
+        now_ms: i64,
+        announce: &[Announcement],
     ) -> StoreResult<bool>;
 
     /// Puts a running run held by `worker` back in the queue, available at

@@ -257,6 +257,24 @@ pub struct WebhookDelivery {
     /// Attempts made so far.
     pub attempts: i32,
     pub next_attempt_at_ms: Option<i64>,
+    /// `run.finished`, `run.regressed` or `run.recovered` (see
+    /// [`crate::events::WEBHOOK_EVENTS`]).
+    pub event: String,
+    /// What the event adds to the run's announcement, fixed when the run ended.
+    pub detail: Option<serde_json::Value>,
+    /// The key whose secret signs it; None: the run's own key.
+    pub api_key: Option<Uuid>,
+}
+
+/// An event a run announces besides `run.finished`, queued in the
+/// transaction that ends the run (see [`super::Store::finish_run_announcing`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Announcement {
+    pub event: String,
+    pub url: String,
+    /// The key whose secret signs it.
+    pub api_key: Option<Uuid>,
+    pub detail: serde_json::Value,
 }
 
 /// Where a webhook delivery stands, stored as `pending`, `delivered` or `failed`.

@@ -316,7 +316,7 @@ where
 
 /// `webhook_deliveries` columns as the stores select them.
 pub(super) const WEBHOOK_DELIVERY_COLUMNS: &str =
-    "id, run_id, url, state, attempts, next_attempt_at_ms";
+    "id, run_id, url, state, attempts, next_attempt_at_ms, event, detail, api_key_id";
 
 #[derive(sqlx::FromRow)]
 pub(super) struct WebhookDeliveryRow {
@@ -326,6 +326,9 @@ pub(super) struct WebhookDeliveryRow {
     state: String,
     attempts: i32,
     next_attempt_at_ms: Option<i64>,
+    event: String,
+    detail: Option<String>,
+    api_key_id: Option<String>,
 }
 
 pub(super) fn webhook_delivery_from_row<'r, R>(row: &'r R) -> StoreResult<WebhookDelivery>
@@ -342,6 +345,17 @@ where
             .ok_or_else(|| corrupt("webhook state", format_args!("`{}`", r.state)))?,
         attempts: r.attempts,
         next_attempt_at_ms: r.next_attempt_at_ms,
+        event: r.event,
+        detail: r
+            .detail
+            .as_deref()
+            .map(|d| from_json("webhook detail", d))
+            .transpose()?,
+        api_key: r
+            .api_key_id
+            .as_deref()
+            .map(|k| parse_uuid("webhook API key", k))
+            .transpose()?,
     })
 }
 

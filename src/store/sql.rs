@@ -27,9 +27,9 @@ use super::rows::{
     status_count_from_row, target_from_row, to_json,
 };
 use super::{
-    Backend, HistoryCursor, HostLimits, HostLoad, IdempotencyRecord, Inserted, NewRun, ReapReport,
-    Rehosted, Run, RunEnd, RunOrigin, RunStatus, Store, StoreError, StoreResult, StoredFinding,
-    SuiteRuns, Target, hosts,
+    Announcement, Backend, HistoryCursor, HostLimits, HostLoad, IdempotencyRecord, Inserted,
+    NewRun, ReapReport, Rehosted, Run, RunEnd, RunOrigin, RunStatus, Store, StoreError,
+    StoreResult, StoredFinding, SuiteRuns, Target, hosts,
 };
 use crate::suite::Finding;
 use sqlx::migrate::Migrator;
@@ -224,7 +224,20 @@ fn enqueue_webhook<DB: Dialect>() -> String {
             (id, run_id, url, state, attempts, next_attempt_at_ms, created_at_ms)
         SELECT {new_id}, runs.id, runs.webhook_url, 'pending', 0, $2, $2
         FROM runs WHERE runs.id = $1 AND runs.webhook_url IS NOT NULL
-        ON CONFLICT (run_id) DO NOTHING",
+        ON CONFLICT (run_id, event) DO NOTHING",
+        new_id = DB::NEW_ID,
+    )
+}
+
+/// Queues event `$4` of run `$1`, ended at `$2`, for `$3`, signed with key
+/// `$5`, adding `$6` to the announcement.
+fn enqueue_announcement<DB: Dialect>() -> String {
+    format!(
+        "INSERT INTO webhook_deliveries
+            (id, run_id, url, state, attempts, next_attempt_at_ms, created_at_ms, event,
+             api_key_id, detail)
+        VALUES ({new_id}, $1, $3, 'pending', 0, $2, $2, $4, $5, $6)
+        ON CONFLICT (run_id, event) DO NOTHING",
         new_id = DB::NEW_ID,
     )
 }
@@ -237,7 +250,7 @@ fn enqueue_reaped_webhooks<DB: Dialect>() -> String {
         SELECT {new_id}, runs.id, runs.webhook_url, 'pending', 0, $1, $1
         FROM runs
         WHERE runs.status = 'error' AND runs.finished_at_ms = $1 AND runs.webhook_url IS NOT NULL
-        ON CONFLICT (run_id) DO NOTHING",
+        ON CONFLICT (run_id, event) DO NOTHING",
         new_id = DB::NEW_ID,
     )
 }
@@ -812,13 +825,14 @@ impl_sql_store!(Store {
         self.statements.total()
     }
 
-    async fn finish_run(
+    async fn finish_run_announcing(
         &self,
         run_id: Uuid,
         worker: &str,
         end: &RunEnd,
         suite_version: &str,
         now_ms: i64,
+        announce: &[Announcement],
     ) -> StoreResult<bool> {
         let (status, verdict, error) = end_columns(end)?;
         let mut tx = self.begin().await?;
@@ -845,6 +859,17 @@ impl_sql_store!(Store {
             .bind(now_ms)
             .execute(self.statements.on(&mut *tx))
             .await?;
+        for a in announce {
+            sqlx::query(&enqueue_announcement::<DB>())
+                .bind(run_id.to_string())
+                .bind(now_ms)
+                .bind(&a.url)
+                .bind(&a.event)
+                .bind(a.api_key.map(|k| k.to_string()))
+                .bind(to_json("webhook detail", &a.detail)?)
+                .execute(self.statements.on(&mut *tx))
+                .await?;
+        }
         self.commit(tx).await?;
         Ok(true)
     }

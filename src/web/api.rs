@@ -180,6 +180,25 @@ async fn submit(
     headers: &HeaderMap,
     body: Result<ApiJson<SubmitBody>, WebError>,
 ) -> ApiResult<Response> {
+    let (key, rate) = caller(state, client, headers).await?;
+    let resp = match accept_submission(state, key.as_ref(), client, headers, body).await {
+        Ok(resp) => resp,
+        Err(e) => e.into_response(),
+    };
+    Ok(with_rate_headers(resp, &rate))
+}
+
+/// Who calls a write of the API: the API key the `Authorization` header names
+/// (none without the header; 401 for a header that names no live key, never
+/// taken for anonymous use), and the rate limiter's state for the key, or
+/// for the client address without one (429 beyond it). Refusals count
+/// against the address, so guessing keys is rate limited too; the limit
+/// counts every call, malformed ones too: they cost as much to refuse.
+pub(super) async fn caller(
+    state: &AppState,
+    client: IpAddr,
+    headers: &HeaderMap,
+) -> ApiResult<(Option<ApiKey>, RateState)> {
     let key = match headers.get(header::AUTHORIZATION) {
         None => None,
         Some(value) => {
@@ -212,11 +231,7 @@ async fn submit(
     {
         tracing::warn!(key = %k.id, error = %e, "recording the use of an API key failed");
     }
-    let resp = match accept_submission(state, key.as_ref(), client, headers, body).await {
-        Ok(resp) => resp,
-        Err(e) => e.into_response(),
-    };
-    Ok(with_rate_headers(resp, &rate))
+    Ok((key, rate))
 }
 
 /// The stored form of an `Idempotency-Key`: scoped to its API key, or to the
@@ -231,7 +246,7 @@ fn idempotency_scope(api_key: Option<&ApiKey>, client: IpAddr, key: &str) -> Str
     }
 }
 
-fn with_rate_headers(mut resp: Response, rate: &RateState) -> Response {
+pub(super) fn with_rate_headers(mut resp: Response, rate: &RateState) -> Response {
     resp.headers_mut().extend(rate.headers());
     resp
 }
@@ -434,7 +449,7 @@ pub async fn show_target(
     Ok(ApiJson(TargetView::new(&target)))
 }
 
-async fn find_target(state: &AppState, id: &str) -> ApiResult<Target> {
+pub(super) async fn find_target(state: &AppState, id: &str) -> ApiResult<Target> {
     state
         .store
         .get_target(id)

@@ -20,6 +20,7 @@ pub mod report;
 pub mod serve;
 pub mod sign_in;
 pub mod slots;
+pub mod watch;
 
 use crate::events::RunEvents;
 use crate::metrics::Metrics;
@@ -111,6 +112,8 @@ pub struct Inner {
     /// Sign-ins under way (see [`sign_in`]); `None` when the service cannot
     /// seal the token one would get (no credentials key) or was not asked to.
     pub sign_in: Option<sign_in::SignInFlows>,
+    /// What bounds the watches the API accepts.
+    pub watch: watch::WatchSettings,
 }
 
 /// Web settings beyond the queue and the buses.
@@ -127,6 +130,7 @@ pub struct WebOptions {
     /// under this address policy (the workers'). Taken only when the queue
     /// accepts credentials.
     pub sign_in_policy: Option<crate::transport::AddressPolicy>,
+    pub watch: watch::WatchSettings,
 }
 
 impl Default for WebOptions {
@@ -138,6 +142,7 @@ impl Default for WebOptions {
             max_streams_per_client: 16,
             body_timeout: Duration::from_secs(10),
             sign_in_policy: None,
+            watch: watch::WatchSettings::default(),
         }
     }
 }
@@ -191,6 +196,7 @@ impl AppState {
             badge_cache: badge::BadgeCache::default(),
             streams: slots::ClientSlots::per_client(options.max_streams_per_client),
             body_timeout: options.body_timeout,
+            watch: options.watch,
         }))
     }
 }
@@ -206,6 +212,7 @@ pub fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(api::show_run))
         .routes(routes!(api::show_target))
         .routes(routes!(api::target_history))
+        .routes(routes!(watch::watch_target, watch::unwatch_target))
         .routes(routes!(badge::badge_snippets))
         .routes(routes!(attest::show_attestation))
         .routes(routes!(report::report_json))

@@ -44,6 +44,7 @@ pub const DOCUMENT_PATH: &str = "/api/openapi.json";
             Unprocessable,
             TooManyRequests,
             InvalidApiKey,
+            ForbiddenWatch,
             RunNotFinished,
             InternalError,
             TimedOut,
@@ -121,6 +122,12 @@ pub struct TooManyRequests(pub Problem);
     headers(("Retry-After" = u64, description = "Seconds to wait before asking again"))
 )]
 pub struct RunNotFinished(pub Problem);
+
+/// The watch belongs to another API key, or is kept by the target's badge
+/// (`forbidden`).
+#[derive(ToResponse)]
+#[response(content_type = "application/problem+json")]
+pub struct ForbiddenWatch(pub Problem);
 
 /// The `Authorization` header names no live API key (it is never taken for
 /// anonymous use).

@@ -47,4 +47,5 @@ mod store_findings;
 mod submit;
 mod token_scope;
 mod transport;
+mod watches;
 mod webhooks;

@@ -25,6 +25,8 @@ const SERVED: &[(&str, &str)] = &[
     ("get", "/api/v1/schema/report.json"),
     ("get", "/api/v1/targets/{id}"),
     ("get", "/api/v1/targets/{id}/runs"),
+    ("post", "/api/v1/targets/{id}/watch"),
+    ("delete", "/api/v1/targets/{id}/watch"),
     ("get", "/api/v1/targets/{id}/badges"),
     ("post", "/api/v1/verify"),
     ("get", "/.well-known/protocheck/keys.json"),

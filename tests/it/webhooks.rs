@@ -29,11 +29,11 @@ const PATIENCE: Duration = Duration::from_secs(60);
 const PUBLIC_URL: &str = "https://protocheck.example";
 
 #[derive(Debug, Clone)]
-struct Received {
-    signature: String,
-    delivery: String,
-    event: String,
-    body: Bytes,
+pub(crate) struct Received {
+    pub(crate) signature: String,
+    pub(crate) delivery: String,
+    pub(crate) event: String,
+    pub(crate) body: Bytes,
 }
 
 #[derive(Clone, Default)]
@@ -45,13 +45,13 @@ struct ReceiverState {
     hold: Arc<Mutex<Option<oneshot::Receiver<()>>>>,
 }
 
-struct Receiver {
-    url: String,
+pub(crate) struct Receiver {
+    pub(crate) url: String,
     state: ReceiverState,
 }
 
 impl Receiver {
-    fn got(&self) -> Vec<Received> {
+    pub(crate) fn got(&self) -> Vec<Received> {
         self.state.got.lock().unwrap().clone()
     }
 }
@@ -78,7 +78,7 @@ async fn receive(State(st): State<ReceiverState>, headers: HeaderMap, body: Byte
     StatusCode::from_u16(status).unwrap()
 }
 
-async fn receiver(script: &[u16]) -> Receiver {
+pub(crate) async fn receiver(script: &[u16]) -> Receiver {
     let state = ReceiverState::default();
     state.script.lock().unwrap().extend(script.iter().copied());
     let router = Router::new()
@@ -91,7 +91,7 @@ async fn receiver(script: &[u16]) -> Receiver {
 }
 
 /// Recomputes the signature as a receiver would, with the hmac crate directly.
-fn verify(secret: &str, header: &str, body: &[u8]) -> bool {
+pub(crate) fn verify(secret: &str, header: &str, body: &[u8]) -> bool {
     let Some((t, v1)) = header
         .strip_prefix("t=")
         .and_then(|rest| rest.split_once(",v1="))
@@ -108,14 +108,14 @@ fn verify(secret: &str, header: &str, body: &[u8]) -> bool {
     mac.verify_slice(&sig).is_ok()
 }
 
-fn fast_webhooks(mut cfg: WorkerConfig) -> WorkerConfig {
+pub(crate) fn fast_webhooks(mut cfg: WorkerConfig) -> WorkerConfig {
     cfg.webhooks.retry_delays = vec![Duration::from_millis(50); 4];
     cfg.webhooks.poll = Duration::from_millis(50);
     cfg.webhooks.public_url = Some(PUBLIC_URL.to_owned());
     cfg
 }
 
-async fn key(db: &TestDb) -> CreatedKey {
+pub(crate) async fn key(db: &TestDb) -> CreatedKey {
     api_keys::create_key(
         db.store.as_ref(),
         "ci",

@@ -53,7 +53,8 @@ where
 /// first; returns them, the slot taken in `last_due_at_ms`. The next slot is
 /// the first after `$1` on the watch's own beat (`next_due_at_ms` plus whole
 /// intervals), so that a scheduler that was down does not bunch the slots it
-/// missed into one minute. Watches past their end are not taken.
+/// missed into one minute. Watches past their end are not taken, nor those
+/// of a revoked API key (they wait, unrun, until deleted).
 fn take_due<DB: Dialect>() -> String {
     format!(
         "UPDATE watches
@@ -63,6 +64,9 @@ fn take_due<DB: Dialect>() -> String {
          WHERE id IN (SELECT w.id FROM watches w
                       WHERE w.next_due_at_ms <= $1
                         AND (w.expires_at_ms IS NULL OR w.expires_at_ms > $1)
+                        AND NOT EXISTS (SELECT 1 FROM api_keys k
+                                        WHERE k.id = w.api_key_id
+                                          AND k.revoked_at_ms IS NOT NULL)
                       ORDER BY w.next_due_at_ms, w.id LIMIT $2{skip_locked})
          RETURNING {WATCH_COLUMNS}",
         skip_locked = DB::SKIP_LOCKED,

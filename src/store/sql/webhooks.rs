@@ -74,7 +74,7 @@ impl_sql_store!(WebhookStore {
         run_id: Uuid,
     ) -> StoreResult<Option<(WebhookDelivery, Vec<WebhookAttempt>)>> {
         let sql =
-            format!("SELECT {WEBHOOK_DELIVERY_COLUMNS} FROM webhook_deliveries WHERE run_id = $1");
+            format!("SELECT {WEBHOOK_DELIVERY_COLUMNS} FROM webhook_deliveries WHERE run_id = $1 AND event = 'run.finished'");
         let row = sqlx::query(&sql)
             .bind(run_id.to_string())
             .fetch_optional(self.db())

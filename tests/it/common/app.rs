@@ -92,7 +92,7 @@ impl TestApp {
 
     /// [`TestApp::start`], refusing runs beyond `quota` per target host.
     pub async fn start_with(db: &TestDb, submit_per_minute: u32, quota: HostQuota) -> Self {
-        Self::start_full(db, submit_per_minute, quota, None).await
+        Self::start_full(db, submit_per_minute, quota, None, |_| {}).await
     }
 
     /// [`TestApp::start`], accepting credentials sealed with `keyring`.
@@ -106,8 +106,18 @@ impl TestApp {
             submit_per_minute,
             HostQuota::NONE,
             Some(Arc::new(keyring)),
+            |_| {},
         )
         .await
+    }
+
+    /// [`TestApp::start`] with web options changed by `tune`.
+    pub async fn start_tuned(
+        db: &TestDb,
+        submit_per_minute: u32,
+        tune: impl FnOnce(&mut web::WebOptions),
+    ) -> Self {
+        Self::start_full(db, submit_per_minute, HostQuota::NONE, None, tune).await
     }
 
     async fn start_full(
@@ -115,6 +125,7 @@ impl TestApp {
         submit_per_minute: u32,
         quota: HostQuota,
         keyring: Option<Arc<protocheck::credentials::Keyring>>,
+        tune: impl FnOnce(&mut web::WebOptions),
     ) -> Self {
         let deps = WorkerDeps {
             store: db.store.clone(),
@@ -126,13 +137,14 @@ impl TestApp {
             .with_host_quota(quota)
             .with_keyring(keyring.clone());
         let attestor = Attestor::new(SigningKeyPair::generate().expect("signing key"));
-        let options = web::WebOptions {
+        let mut options = web::WebOptions {
             submit_per_minute,
             attestor: Some(attestor.clone()),
             // With a key to seal tokens, the pages offer to sign in.
             sign_in_policy: keyring.as_ref().map(|_| AddressPolicy::AllowPrivate),
             ..web::WebOptions::default()
         };
+        tune(&mut options);
         let state =
             AppState::with_options(queue, deps.events.clone(), deps.metrics.clone(), options);
         let base = serve(web::app(state)).await;

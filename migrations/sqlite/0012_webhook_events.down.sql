@@ -1,0 +1,40 @@
+CREATE TABLE webhook_attempts_kept AS SELECT * FROM webhook_attempts;
+CREATE TABLE webhook_deliveries_kept AS SELECT * FROM webhook_deliveries;
+DROP TABLE webhook_attempts;
+DROP TABLE webhook_deliveries;
+
+CREATE TABLE webhook_deliveries (
+    id                  TEXT PRIMARY KEY NOT NULL,
+    run_id              TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    url                 TEXT NOT NULL,
+    state               TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+    attempts            INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+    -- When the next attempt is due; NULL once delivered or given up.
+    next_attempt_at_ms  INTEGER,
+    lease_expires_at_ms INTEGER,
+    created_at_ms       INTEGER NOT NULL,
+    UNIQUE (run_id)
+);
+
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at_ms)
+    WHERE state = 'pending';
+
+CREATE TABLE webhook_attempts (
+    delivery_id        TEXT NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+    attempt            INTEGER NOT NULL,
+    at_ms              INTEGER NOT NULL,
+    -- The receiver's HTTP status, or NULL when no response came (see error).
+    status_code        INTEGER,
+    error              TEXT,
+    next_attempt_at_ms INTEGER,
+    PRIMARY KEY (delivery_id, attempt)
+);
+
+INSERT INTO webhook_deliveries
+    (id, run_id, url, state, attempts, next_attempt_at_ms, lease_expires_at_ms, created_at_ms)
+SELECT id, run_id, url, state, attempts, next_attempt_at_ms, lease_expires_at_ms, created_at_ms
+FROM webhook_deliveries_kept WHERE event = 'run.finished';
+INSERT INTO webhook_attempts SELECT * FROM webhook_attempts_kept
+WHERE delivery_id IN (SELECT id FROM webhook_deliveries);
+DROP TABLE webhook_attempts_kept;
+DROP TABLE webhook_deliveries_kept;

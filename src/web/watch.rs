@@ -1,0 +1,372 @@
+//! `POST` and `DELETE /api/v1/targets/{id}/watch` (#28): an API-key holder
+//! asks protocheck to re-check a target on a schedule, and to announce its
+//! regressions and recoveries at a webhook. The scheduler ([`crate::scheduler`])
+//! starts the runs; this module only writes the watch.
+
+use super::AppState;
+use super::api::{ClientAddr, caller, find_target, with_rate_headers};
+use super::error::{ApiResult, WebError};
+use super::extract::{ApiJson, ApiPath};
+use super::openapi::{
+    BadRequest, BodyTimedOut, ForbiddenWatch, InternalError, InvalidApiKey, NotFound,
+    PayloadTooLarge, TimedOut, TooManyRequests, Unprocessable, UnsupportedMediaType,
+};
+use crate::events::{RUN_RECOVERED, RUN_REGRESSED, WEBHOOK_EVENTS};
+use crate::store::{ApiKey, NewWatch, Watch};
+use crate::suite::RunOptions;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use std::net::IpAddr;
+use std::time::Duration;
+use utoipa::ToSchema;
+
+/// The longest interval a watch may ask for: a re-check less often than
+/// monthly would leave a badge stale most of the time.
+pub const MAX_INTERVAL: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// What bounds the watches the API accepts.
+#[derive(Debug, Clone)]
+pub struct WatchSettings {
+    /// The shortest interval (`PROTOCHECK_WATCH_MIN_INTERVAL_SECS`, an hour).
+    pub min_interval: Duration,
+}
+
+impl Default for WatchSettings {
+    fn default() -> Self {
+        Self {
+            min_interval: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// The body of `POST /api/v1/targets/{id}/watch`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WatchBody {
+    /// The suite to re-run: `mcp` or `rcp`.
+    #[schema(examples("rcp"))]
+    pub suite: String,
+    /// Seconds between two runs: at least the service's minimum (an hour by
+    /// default), at most 30 days. Default 86400 (int64).
+    #[serde(default)]
+    #[schema(minimum = 1)]
+    pub interval_s: Option<u64>,
+    /// Where the runs it starts are announced, signed with the key's webhook
+    /// secret like a run's webhook.
+    #[serde(default)]
+    pub webhook_url: Option<String>,
+    /// The events sent there: `run.finished`, `run.regressed`,
+    /// `run.recovered`. Default: `run.regressed` and `run.recovered`.
+    #[serde(default)]
+    pub events: Option<Vec<String>>,
+}
+
+/// A watch, as the API shows it: never the webhook's path or query (its
+/// secret), only its origin.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WatchView {
+    pub target_id: String,
+    pub suite: String,
+    /// Seconds between two runs (int64).
+    pub interval_s: i64,
+    /// When its next run starts (RFC 3339).
+    pub next_run_at: String,
+    /// The receiver of its events: origin and `/…`.
+    pub webhook: Option<String>,
+    pub events: Vec<String>,
+    pub created_at: String,
+}
+
+impl WatchView {
+    fn new(w: &Watch) -> Self {
+        Self {
+            target_id: w.target_id.clone(),
+            suite: w.suite.clone(),
+            interval_s: w.interval_ms / 1000,
+            next_run_at: crate::rfc3339(w.next_due_at_ms),
+            webhook: w.webhook_url.as_deref().map(crate::webhook::display_url),
+            events: w.events.clone(),
+            created_at: crate::rfc3339(w.created_at_ms),
+        }
+    }
+}
+
+/// `POST /api/v1/targets/{id}/watch`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/targets/{id}/watch",
+    tag = "targets",
+    summary = "Re-check a target on a schedule",
+    description = "Needs an API key. Re-runs the target's latest run of `suite` (its options) \
+        every `interval_s`, spread with jitter and within the per-host limits (scheduled runs \
+        wait behind every submitted run), and sends `run.regressed` and `run.recovered` (and \
+        `run.finished` when asked) to `webhook_url`. One watch per target and suite: asking \
+        again replaces it. Its first run comes at a random moment of its first interval.",
+    params(("id" = String, Path, description = "The target's key: 24 lower-case hex digits")),
+    security(("api_key" = [])),
+    request_body(content = WatchBody, content_type = "application/json"),
+    responses(
+        (status = 201, description = "The target is watched", body = WatchView),
+        (status = 200, description = "The key's watch of this target and suite was replaced",
+            body = WatchView),
+        (status = 400, response = BadRequest),
+        (status = 401, response = InvalidApiKey),
+        (status = 403, response = ForbiddenWatch),
+        (status = 404, response = NotFound),
+        (status = 408, response = BodyTimedOut),
+        (status = 413, response = PayloadTooLarge),
+        (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = Unprocessable),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = InternalError),
+        (status = 503, response = TimedOut),
+    )
+)]
+pub async fn watch_target(
+    State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
+    headers: HeaderMap,
+    ApiPath(id): ApiPath<String>,
+    body: Result<ApiJson<WatchBody>, WebError>,
+) -> ApiResult<Response> {
+    super::store_deadline(state.store.as_ref(), async {
+        let (key, rate) = keyed_caller(&state, client, &headers).await?;
+        let resp = match put(&state, &key, &id, body).await {
+            Ok(resp) => resp,
+            Err(e) => e.into_response(),
+        };
+        Ok(with_rate_headers(resp, &rate))
+    })
+    .await
+}
+
+/// The body of `DELETE /api/v1/targets/{id}/watch`'s query.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct UnwatchQuery {
+    /// The suite whose watch ends: `mcp` or `rcp`.
+    pub suite: String,
+}
+
+/// `DELETE /api/v1/targets/{id}/watch?suite=…`.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/targets/{id}/watch",
+    tag = "targets",
+    summary = "Stop re-checking a target",
+    description = "Needs the API key that asked for the watch. A watch kept by a badge \
+        (one served in the last 30 days) is not the key's to end.",
+    params(
+        ("id" = String, Path, description = "The target's key: 24 lower-case hex digits"),
+        UnwatchQuery,
+    ),
+    security(("api_key" = [])),
+    responses(
+        (status = 204, description = "The watch is gone"),
+        (status = 400, response = BadRequest),
+        (status = 401, response = InvalidApiKey),
+        (status = 403, response = ForbiddenWatch),
+        (status = 404, response = NotFound),
+        (status = 422, response = Unprocessable),
+        (status = 429, response = TooManyRequests),
+        (status = 500, response = InternalError),
+        (status = 503, response = TimedOut),
+    )
+)]
+pub async fn unwatch_target(
+    State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
+    headers: HeaderMap,
+    ApiPath(id): ApiPath<String>,
+    query: Result<super::extract::ApiQuery<UnwatchQuery>, WebError>,
+) -> ApiResult<Response> {
+    super::store_deadline(state.store.as_ref(), async {
+        let (key, rate) = keyed_caller(&state, client, &headers).await?;
+        let resp = match delete(&state, &key, &id, query).await {
+            Ok(()) => StatusCode::NO_CONTENT.into_response(),
+            Err(e) => e.into_response(),
+        };
+        Ok(with_rate_headers(resp, &rate))
+    })
+    .await
+}
+
+/// [`caller`], where an API key is required.
+async fn keyed_caller(
+    state: &AppState,
+    client: IpAddr,
+    headers: &HeaderMap,
+) -> ApiResult<(ApiKey, super::ratelimit::RateState)> {
+    match caller(state, client, headers).await? {
+        (Some(key), rate) => Ok((key, rate)),
+        (None, _) => Err(WebError::Unauthorized(
+            "watching a target needs an API key (Authorization: Bearer …): its runs and \
+             webhooks are the key's"
+                .into(),
+        )),
+    }
+}
+
+fn suite_of(raw: &str) -> ApiResult<&'static str> {
+    match raw {
+        "mcp" => Ok("mcp"),
+        "rcp" => Ok("rcp"),
+        other => Err(WebError::Invalid {
+            field: "suite",
+            detail: format!(
+                "suite `{}` cannot be watched; use `mcp` or `rcp`",
+                other.chars().take(40).collect::<String>()
+            ),
+        }),
+    }
+}
+
+/// A watch another key asked for is that key's alone; a badge's watch (no
+/// key) may be taken over by any key.
+fn owned_by(watch: &Watch, key: &ApiKey) -> ApiResult<()> {
+    match watch.api_key {
+        Some(owner) if owner != key.id => Err(WebError::Forbidden(format!(
+            "another API key watches this target's {} runs; only that key can change or end \
+             the watch",
+            watch.suite
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn events_of(asked: Option<Vec<String>>) -> ApiResult<Vec<String>> {
+    let Some(asked) = asked else {
+        return Ok(vec![RUN_REGRESSED.to_owned(), RUN_RECOVERED.to_owned()]);
+    };
+    if asked.is_empty() {
+        return Err(WebError::Invalid {
+            field: "events",
+            detail: "events must name at least one event; leave it out for run.regressed and \
+                     run.recovered"
+                .into(),
+        });
+    }
+    if let Some(unknown) = asked.iter().find(|e| !WEBHOOK_EVENTS.contains(&e.as_str())) {
+        return Err(WebError::Invalid {
+            field: "events",
+            detail: format!(
+                "event `{}` is unknown; the events are {}",
+                unknown.chars().take(40).collect::<String>(),
+                WEBHOOK_EVENTS.join(", ")
+            ),
+        });
+    }
+    // In the API's order, each once.
+    Ok(WEBHOOK_EVENTS
+        .iter()
+        .filter(|e| asked.iter().any(|a| a == *e))
+        .map(|e| (*e).to_owned())
+        .collect())
+}
+
+async fn put(
+    state: &AppState,
+    key: &ApiKey,
+    id: &str,
+    body: Result<ApiJson<WatchBody>, WebError>,
+) -> ApiResult<Response> {
+    let ApiJson(body) = body?;
+    let suite = suite_of(&body.suite)?;
+    let min = state.watch.min_interval;
+    let interval = match body.interval_s {
+        None => Duration::from_secs(86_400).max(min),
+        Some(s) => Duration::from_secs(s),
+    };
+    if interval < min || interval > MAX_INTERVAL {
+        return Err(WebError::Invalid {
+            field: "interval_s",
+            detail: format!(
+                "interval_s must be between {} and {} seconds",
+                min.as_secs(),
+                MAX_INTERVAL.as_secs()
+            ),
+        });
+    }
+    let webhook_url = body
+        .webhook_url
+        .as_deref()
+        .map(|raw| crate::submit::validate_webhook_url_as("webhook_url", raw))
+        .transpose()
+        .map_err(|detail| WebError::Invalid {
+            field: "webhook_url",
+            detail,
+        })?
+        .map(String::from);
+    let events = events_of(body.events)?;
+    let target = find_target(state, id).await?;
+    let existing = state.store.get_watch(&target.id, suite).await?;
+    if let Some(w) = &existing {
+        owned_by(w, key)?;
+    }
+    // The options of the target's latest run of the suite: a scheduled run
+    // repeats it (never its credentials, which were wiped when it ended).
+    let latest = state.store.latest_runs_for_suite(&target.id, suite).await?;
+    let options = latest
+        .verdict
+        .or(latest.finished)
+        .or(latest.active)
+        .map_or_else(RunOptions::default, |r| r.options);
+    let now = crate::now_ms();
+    let interval_ms = crate::duration_ms(interval);
+    let first_due_at_ms = match &existing {
+        // The same interval keeps its beat; a new one starts a new one.
+        Some(w) if w.interval_ms == interval_ms => w.next_due_at_ms,
+        _ => crate::scheduler::first_slot(now, interval_ms),
+    };
+    let watch = state
+        .store
+        .put_watch(&NewWatch {
+            target_id: target.id.clone(),
+            suite: suite.to_owned(),
+            options,
+            interval_ms,
+            first_due_at_ms,
+            api_key: Some(key.id),
+            created_at_ms: existing.as_ref().map_or(now, |w| w.created_at_ms),
+            expires_at_ms: None,
+            webhook_url,
+            events,
+        })
+        .await?;
+    let status = if existing.is_some_and(|w| w.api_key == Some(key.id)) {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    };
+    Ok((status, ApiJson(WatchView::new(&watch))).into_response())
+}
+
+async fn delete(
+    state: &AppState,
+    key: &ApiKey,
+    id: &str,
+    query: Result<super::extract::ApiQuery<UnwatchQuery>, WebError>,
+) -> ApiResult<()> {
+    let super::extract::ApiQuery(query) = query?;
+    let suite = suite_of(&query.suite)?;
+    let target = find_target(state, id).await?;
+    let Some(watch) = state.store.get_watch(&target.id, suite).await? else {
+        return Err(WebError::NotFound(format!(
+            "target `{}` has no watch of its {suite} runs",
+            target.id
+        )));
+    };
+    if watch.api_key.is_none() {
+        return Err(WebError::Forbidden(
+            "this watch is kept by the target's badge, served in the last 30 days; it ends 30 \
+             days after the badge was last served"
+                .into(),
+        ));
+    }
+    owned_by(&watch, key)?;
+    state.store.delete_watch(&target.id, suite).await?;
+    Ok(())
+}

@@ -1,0 +1,337 @@
+//! Watched targets (#28), end to end on loopback: the watch API (an API key
+//! asks, another key cannot change it, bad values get 4xx), and a watched RCP
+//! reference server that breaks between two scheduled runs and is fixed
+//! again: its badge follows, and the watch's receiver gets `run.regressed`
+//! with the rule that changed, then `run.recovered`. SQLite and Postgres.
+
+use crate::common;
+use crate::webhooks::{fast_webhooks, key, receiver, verify};
+use axum::Router;
+use common::app::{TestApp, serve, worker_config};
+use protocheck::api_keys;
+use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Liveness bound; never a timing assertion.
+const PATIENCE: Duration = Duration::from_secs(90);
+
+async fn call(
+    app: &TestApp,
+    method: reqwest::Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&Value>,
+) -> (u16, Value) {
+    let mut req = app.http.request(method, app.url(path));
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    if let Some(b) = body {
+        req = req.json(b);
+    }
+    let resp = req.send().await.expect("request");
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+async fn submit_and_wait(app: &TestApp, token: &str, url: &str) -> Value {
+    let body = json!({"url": url, "suite": "rcp", "force": true});
+    let (status, run) = call(
+        app,
+        reqwest::Method::POST,
+        "/api/v1/runs",
+        Some(token),
+        Some(&body),
+    )
+    .await;
+    assert!(status == 202 || status == 200, "{status}: {run}");
+    let id = run["id"].as_str().expect("run id").to_owned();
+    app.wait_finished(&id, PATIENCE).await
+}
+
+#[tokio::test]
+async fn the_watch_api_takes_a_keys_watch_and_refuses_what_it_must() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let app = TestApp::start_tuned(&db, 1000, |o| {
+            o.watch.min_interval = Duration::from_secs(60);
+        })
+        .await;
+        let pool = app.workers(worker_config(1, Duration::from_secs(5)));
+        let target = common::app::rcp_reference(&[], Duration::ZERO).await;
+        let owner = key(&db).await;
+        let other = api_keys::create_key(
+            db.store.as_ref(),
+            "other",
+            None,
+            "100/min".parse().unwrap(),
+            1,
+        )
+        .await
+        .unwrap();
+        let run = submit_and_wait(&app, &owner.token, &target).await;
+        let id = run["target_id"].as_str().unwrap().to_owned();
+        let path = format!("/api/v1/targets/{id}/watch");
+        let post = reqwest::Method::POST;
+
+        let body = json!({"suite": "rcp", "interval_s": 3600});
+        let (status, problem) = call(&app, post.clone(), &path, None, Some(&body)).await;
+        assert_eq!(status, 401, "{b}: {problem}");
+
+        for (bad, field) in [
+            (json!({"suite": "rcp", "interval_s": 59}), "interval_s"),
+            (
+                json!({"suite": "rcp", "interval_s": 31 * 24 * 3600}),
+                "interval_s",
+            ),
+            (json!({"suite": "auto"}), "suite"),
+            (json!({"suite": "rcp", "events": []}), "events"),
+            (json!({"suite": "rcp", "events": ["run.started"]}), "events"),
+            (
+                json!({"suite": "rcp", "webhook_url": "https://u:p@hooks.example/x"}),
+                "webhook_url",
+            ),
+        ] {
+            let (status, problem) =
+                call(&app, post.clone(), &path, Some(&owner.token), Some(&bad)).await;
+            assert_eq!(status, 422, "{b}: {bad}: {problem}");
+            assert_eq!(problem["field"], field, "{b}: {problem}");
+        }
+        let (status, problem) = call(
+            &app,
+            post.clone(),
+            &path,
+            Some(&owner.token),
+            Some(&json!({"suite": "rcp", "every": 5})),
+        )
+        .await;
+        assert_eq!(status, 422, "{b}: unknown fields are refused: {problem}");
+        let (status, _) = call(
+            &app,
+            post.clone(),
+            "/api/v1/targets/000000000000000000000000/watch",
+            Some(&owner.token),
+            Some(&body),
+        )
+        .await;
+        assert_eq!(status, 404, "{b}");
+
+        // Created, then replaced by the same key: the hook is shown by its origin only.
+        let hooked = json!({"suite": "rcp", "interval_s": 3600,
+                            "webhook_url": "https://hooks.example/secret-path?token=abc",
+                            "events": ["run.recovered", "run.finished", "run.recovered"]});
+        let (status, watch) =
+            call(&app, post.clone(), &path, Some(&owner.token), Some(&hooked)).await;
+        assert_eq!(status, 201, "{b}: {watch}");
+        assert_eq!(watch["interval_s"], 3600, "{b}");
+        assert_eq!(watch["events"], json!(["run.finished", "run.recovered"]));
+        assert!(!watch.to_string().contains("secret-path"), "{b}: {watch}");
+        let next = db
+            .store
+            .get_watch(&id, "rcp")
+            .await
+            .unwrap()
+            .expect("stored")
+            .next_due_at_ms;
+        let now = protocheck::now_ms();
+        assert!(
+            next > now - 60_000 && next <= now + 3_600_000,
+            "{b}: the first run comes within the first interval: {watch}"
+        );
+        let (status, again) =
+            call(&app, post.clone(), &path, Some(&owner.token), Some(&body)).await;
+        assert_eq!(status, 200, "{b}: {again}");
+        assert_eq!(again["next_run_at"], watch["next_run_at"], "{b}: same beat");
+        assert_eq!(
+            again["events"],
+            json!(["run.regressed", "run.recovered"]),
+            "{b}: the default events"
+        );
+
+        // Another key can neither change nor end it.
+        let (status, problem) =
+            call(&app, post.clone(), &path, Some(&other.token), Some(&body)).await;
+        assert_eq!(status, 403, "{b}: {problem}");
+        let del = reqwest::Method::DELETE;
+        let (status, _) = call(
+            &app,
+            del.clone(),
+            &format!("{path}?suite=rcp"),
+            Some(&other.token),
+            None,
+        )
+        .await;
+        assert_eq!(status, 403, "{b}");
+        let (status, _) = call(&app, del.clone(), &format!("{path}?suite=rcp"), None, None).await;
+        assert_eq!(status, 401, "{b}");
+        let (status, _) = call(&app, del.clone(), &path, Some(&owner.token), None).await;
+        assert_eq!(status, 400, "{b}: the suite is required");
+        let (status, _) = call(
+            &app,
+            del.clone(),
+            &format!("{path}?suite=rcp"),
+            Some(&owner.token),
+            None,
+        )
+        .await;
+        assert_eq!(status, 204, "{b}");
+        let (status, _) = call(
+            &app,
+            del,
+            &format!("{path}?suite=rcp"),
+            Some(&owner.token),
+            None,
+        )
+        .await;
+        assert_eq!(status, 404, "{b}: already gone");
+        assert_eq!(db.store.get_watch(&id, "rcp").await.unwrap(), None);
+        pool.shutdown().await;
+    }
+}
+
+/// An RCP reference server on one address that can be broken and fixed
+/// between runs: `broken` picks which of two reference servers answers.
+async fn switchable_rcp(fault: &str) -> (String, Arc<AtomicBool>) {
+    let healthy = rcp_router(RcpReferenceConfig::new(BTreeSet::<String>::new()).expect("config"));
+    let faults: BTreeSet<String> = [fault.to_owned()].into();
+    let broken_router = rcp_router(RcpReferenceConfig::new(faults).expect("known fault"));
+    let broken = Arc::new(AtomicBool::new(false));
+    let flag = broken.clone();
+    let front =
+        Router::new().fallback_service(tower::service_fn(move |req: axum::extract::Request| {
+            let router = if flag.load(Ordering::SeqCst) {
+                broken_router.clone()
+            } else {
+                healthy.clone()
+            };
+            tower::ServiceExt::oneshot(router, req)
+        }));
+    (format!("{}/rcp", serve(front).await), broken)
+}
+
+/// The runs of a target, newest first, as its history pages them.
+async fn history(app: &TestApp, target: &str) -> Vec<Value> {
+    let (status, page) = app
+        .get_json(&format!("/api/v1/targets/{target}/runs?limit=100"))
+        .await;
+    assert_eq!(status, 200, "{page}");
+    page["runs"].as_array().cloned().unwrap_or_default()
+}
+
+/// Waits for the receiver's first delivery of `event`.
+async fn wait_event(hook: &crate::webhooks::Receiver, event: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        if let Some(got) = hook.got().into_iter().find(|g| g.event == event) {
+            return serde_json::from_slice(&got.body).expect("JSON body");
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no {event}; got {:?}",
+            hook.got()
+                .iter()
+                .map(|g| g.event.clone())
+                .collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_watched_target_that_breaks_and_is_fixed_is_announced_both_ways() {
+    const FAULT: &str = "RCP-L0-003";
+    for db in common::all_backends().await {
+        let b = db.name();
+        let app = TestApp::start_tuned(&db, 1000, |o| {
+            o.watch.min_interval = Duration::from_secs(1);
+        })
+        .await;
+        let mut cfg = fast_webhooks(worker_config(2, Duration::from_secs(5)));
+        cfg.schedule.tick = Duration::from_millis(100);
+        let pool = app.workers(cfg);
+        let (target, broken) = switchable_rcp(FAULT).await;
+        let hook = receiver(&[]).await;
+        let created = key(&db).await;
+
+        let first = submit_and_wait(&app, &created.token, &target).await;
+        assert_eq!(first["status"], "passed", "{b}: {first}");
+        let id = first["target_id"].as_str().unwrap().to_owned();
+        let (_, healthy_badge) = app.get_json(&format!("/badge/{id}/rcp.json")).await;
+        let (status, watch) = call(
+            &app,
+            reqwest::Method::POST,
+            &format!("/api/v1/targets/{id}/watch"),
+            Some(&created.token),
+            Some(&json!({"suite": "rcp", "interval_s": 1, "webhook_url": hook.url})),
+        )
+        .await;
+        assert_eq!(status, 201, "{b}: {watch}");
+
+        // A scheduled run of the healthy server changes nothing: no event.
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        while history(&app, &id)
+            .await
+            .iter()
+            .filter(|r| r["status"] == "passed")
+            .count()
+            < 2
+        {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{b}: no scheduled run"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+
+        // Broken between two scheduled runs.
+        broken.store(true, Ordering::SeqCst);
+        let regressed = wait_event(&hook, "run.regressed").await;
+        let got = hook.got();
+        let delivery = got.iter().find(|g| g.event == "run.regressed").unwrap();
+        assert!(
+            verify(&created.webhook_secret, &delivery.signature, &delivery.body),
+            "{b}: signed with the watch's key"
+        );
+        assert_eq!(regressed["event"], "run.regressed", "{b}");
+        assert_eq!(regressed["status"], "failed", "{b}: {regressed}");
+        let changes = regressed["changes"].as_array().expect("changes");
+        assert!(
+            changes
+                .iter()
+                .any(|c| c["rule_id"] == FAULT && c["before"] == "pass" && c["after"] == "fail"),
+            "{b}: {regressed}"
+        );
+        assert!(regressed["previous"]["run_url"].is_string(), "{b}");
+        assert!(
+            got.iter().all(|g| g.event != "run.finished"),
+            "{b}: run.finished was not asked for"
+        );
+        // The badge shows the new verdict.
+        let run_id = regressed["run_id"].as_str().unwrap();
+        let (_, shown) = app.get_json(&format!("/api/v1/runs/{run_id}")).await;
+        assert_eq!(shown["status"], "failed", "{b}");
+        let (_, badge) = app.get_json(&format!("/badge/{id}/rcp.json")).await;
+        // The healthy server's badge was green "L2"; the failed run's is not.
+        assert_ne!(badge["message"], healthy_badge["message"], "{b}: {badge}");
+        assert_ne!(badge["color"], healthy_badge["color"], "{b}: {badge}");
+
+        // Fixed: the next scheduled run recovers.
+        broken.store(false, Ordering::SeqCst);
+        let recovered = wait_event(&hook, "run.recovered").await;
+        assert_eq!(recovered["status"], "passed", "{b}: {recovered}");
+        assert!(
+            recovered["changes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["rule_id"] == FAULT && c["before"] == "fail"),
+            "{b}: {recovered}"
+        );
+        assert!(db.store.delete_watch(&id, "rcp").await.unwrap());
+        pool.shutdown().await;
+    }
+}
