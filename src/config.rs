@@ -135,6 +135,14 @@ pub struct WebArgs {
         default_value_t = 3600
     )]
     pub watch_min_interval_secs: u64,
+    /// Seconds between two runs of a target whose badge was served in the
+    /// last 30 days.
+    #[arg(
+        long,
+        env = "PROTOCHECK_BADGE_WATCH_INTERVAL_SECS",
+        default_value_t = 86_400
+    )]
+    pub badge_watch_interval_secs: u64,
     #[command(flatten)]
     pub limits: ConnectionArgs,
 }

@@ -361,6 +361,8 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
         sign_in_policy: Some(policy),
         watch: web::watch::WatchSettings {
             min_interval: Duration::from_secs(web_args.watch_min_interval_secs.max(1)),
+            badge_interval: Duration::from_secs(web_args.badge_watch_interval_secs.max(1)),
+            ..web::watch::WatchSettings::default()
         },
     };
     let state = AppState::with_options(queue, events, metrics, options);

@@ -112,8 +112,10 @@ pub struct Inner {
     /// Sign-ins under way (see [`sign_in`]); `None` when the service cannot
     /// seal the token one would get (no credentials key) or was not asked to.
     pub sign_in: Option<sign_in::SignInFlows>,
-    /// What bounds the watches the API accepts.
+    /// What bounds the watches the API accepts, and those badges keep.
     pub watch: watch::WatchSettings,
+    /// When this process last renewed the watch of each badge it served.
+    pub badge_renewals: watch::BadgeRenewals,
 }
 
 /// Web settings beyond the queue and the buses.
@@ -197,6 +199,7 @@ impl AppState {
             streams: slots::ClientSlots::per_client(options.max_streams_per_client),
             body_timeout: options.body_timeout,
             watch: options.watch,
+            badge_renewals: watch::BadgeRenewals::default(),
         }))
     }
 }

@@ -13,32 +13,130 @@ use super::openapi::{
 };
 use crate::events::{RUN_RECOVERED, RUN_REGRESSED, WEBHOOK_EVENTS};
 use crate::store::{ApiKey, NewWatch, Watch};
-use crate::suite::RunOptions;
+use crate::suite::{RunOptions, SuiteId};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::net::IpAddr;
 use std::time::Duration;
+use std::time::Instant;
 use utoipa::ToSchema;
 
 /// The longest interval a watch may ask for: a re-check less often than
 /// monthly would leave a badge stale most of the time.
 pub const MAX_INTERVAL: Duration = Duration::from_secs(30 * 24 * 3600);
 
-/// What bounds the watches the API accepts.
+/// What bounds the watches the API accepts, and the watches badges keep.
 #[derive(Debug, Clone)]
 pub struct WatchSettings {
     /// The shortest interval (`PROTOCHECK_WATCH_MIN_INTERVAL_SECS`, an hour).
     pub min_interval: Duration,
+    /// How often a target whose badge is served is re-checked
+    /// (`PROTOCHECK_BADGE_WATCH_INTERVAL_SECS`, a day).
+    pub badge_interval: Duration,
+    /// How long after its badge was last served a target stays watched.
+    pub badge_for: Duration,
 }
 
 impl Default for WatchSettings {
     fn default() -> Self {
         Self {
             min_interval: Duration::from_secs(3600),
+            badge_interval: Duration::from_secs(24 * 3600),
+            badge_for: BADGE_WATCH_FOR,
         }
     }
+}
+
+/// A badge served keeps its target watched this long (#28).
+pub const BADGE_WATCH_FOR: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// A badge served renews its target's watch at most this often per process:
+/// the watch's end is a month away, so an hour late is nothing, and a badge
+/// fetched on every page view costs the database one write an hour.
+const BADGE_RENEW_EVERY: Duration = Duration::from_secs(3600);
+
+/// Badges whose watch this process renewed lately; past this many it starts
+/// afresh rather than grow without bound (a renewal too many costs a write).
+const MAX_RENEWED: usize = 10_000;
+
+/// When this process last renewed the watch of each badge it served.
+#[derive(Default)]
+pub struct BadgeRenewals(std::sync::Mutex<HashMap<(String, SuiteId), Instant>>);
+
+impl BadgeRenewals {
+    /// True when the badge of `target` and `suite` was not renewed lately
+    /// (and marks it renewed now).
+    fn due(&self, target: &str, suite: SuiteId) -> bool {
+        let Ok(mut renewed) = self.0.lock() else {
+            return false;
+        };
+        let key = (target.to_owned(), suite);
+        if renewed
+            .get(&key)
+            .is_some_and(|at| at.elapsed() < BADGE_RENEW_EVERY)
+        {
+            return false;
+        }
+        if renewed.len() >= MAX_RENEWED {
+            renewed.clear();
+        }
+        renewed.insert(key, Instant::now());
+        true
+    }
+}
+
+/// A badge of `target` and `suite` was served: keeps the target watched
+/// ([`crate::store::WatchStore::keep_badge_watch`]) for
+/// [`WatchSettings::badge_for`], re-checked every
+/// [`WatchSettings::badge_interval`] with the options of its latest run. Done
+/// in the background, at most once an hour per badge and process, so that a
+/// badge answers as fast as before; a target with no run yet is not watched
+/// (there is nothing to repeat).
+pub fn badge_served(state: &AppState, target: &str, suite: SuiteId) {
+    if !state.badge_renewals.due(target, suite) {
+        return;
+    }
+    let (state, target) = (state.clone(), target.to_owned());
+    tokio::spawn(async move {
+        if let Err(e) = renew_badge_watch(&state, &target, suite).await {
+            tracing::warn!(target = %target, error = %e, "keeping a badge's target watched failed");
+        }
+    });
+}
+
+async fn renew_badge_watch(
+    state: &AppState,
+    target: &str,
+    suite: SuiteId,
+) -> crate::store::StoreResult<()> {
+    let runs = state
+        .store
+        .latest_runs_for_suite(target, suite.as_str())
+        .await?;
+    let Some(latest) = runs.verdict.or(runs.finished).or(runs.active) else {
+        return Ok(());
+    };
+    let settings = &state.watch;
+    let now = crate::now_ms();
+    let interval_ms = crate::duration_ms(settings.badge_interval);
+    state
+        .store
+        .keep_badge_watch(&NewWatch {
+            target_id: target.to_owned(),
+            suite: suite.as_str().to_owned(),
+            options: latest.options,
+            interval_ms,
+            first_due_at_ms: crate::scheduler::first_slot(now, interval_ms),
+            api_key: None,
+            created_at_ms: now,
+            expires_at_ms: Some(now.saturating_add(crate::duration_ms(settings.badge_for))),
+            webhook_url: None,
+            events: Vec::new(),
+        })
+        .await
 }
 
 /// The body of `POST /api/v1/targets/{id}/watch`.

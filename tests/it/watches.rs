@@ -335,3 +335,74 @@ async fn a_watched_target_that_breaks_and_is_fixed_is_announced_both_ways() {
         pool.shutdown().await;
     }
 }
+
+#[tokio::test]
+async fn a_served_badge_keeps_its_target_watched() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let app = TestApp::start_tuned(&db, 1000, |o| {
+            o.watch.badge_interval = Duration::from_secs(1);
+        })
+        .await;
+        let mut cfg = worker_config(1, Duration::from_secs(5));
+        cfg.schedule.tick = Duration::from_millis(100);
+        let pool = app.workers(cfg);
+        let target = common::app::rcp_reference(&[], Duration::ZERO).await;
+        let created = key(&db).await;
+        let first = submit_and_wait(&app, &created.token, &target).await;
+        let id = first["target_id"].as_str().unwrap().to_owned();
+        assert_eq!(db.store.get_watch(&id, "rcp").await.unwrap(), None, "{b}");
+
+        // A badge of a target nobody stored keeps nothing.
+        let nobody = "0123456789abcdef01234567";
+        let (status, _) = app.get_json(&format!("/badge/{nobody}/rcp.json")).await;
+        assert_eq!(status, 200, "{b}");
+
+        let served = protocheck::now_ms();
+        let resp = app
+            .http
+            .get(app.url(&format!("/badge/{id}/rcp.svg")))
+            .send()
+            .await
+            .expect("badge");
+        assert_eq!(resp.status(), 200, "{b}");
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        let watch = loop {
+            if let Some(w) = db.store.get_watch(&id, "rcp").await.unwrap() {
+                break w;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "{b}: not watched");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert_eq!(watch.api_key, None, "{b}");
+        assert_eq!(watch.interval_ms, 1000, "{b}");
+        let month = 30 * 24 * 3_600_000;
+        let ends = watch.expires_at_ms.expect("a badge's watch ends");
+        assert!(
+            ends >= served + month && ends <= protocheck::now_ms() + month,
+            "{b}: it ends 30 days after the badge was served"
+        );
+        assert_eq!(db.store.get_watch(nobody, "rcp").await.unwrap(), None);
+
+        // Its runs come on schedule.
+        while history(&app, &id).await.len() < 3 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{b}: no scheduled run"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // No key may end it: it lasts while the badge is served.
+        let (status, problem) = call(
+            &app,
+            reqwest::Method::DELETE,
+            &format!("/api/v1/targets/{id}/watch?suite=rcp"),
+            Some(&created.token),
+            None,
+        )
+        .await;
+        assert_eq!(status, 403, "{b}: {problem}");
+        assert!(db.store.delete_watch(&id, "rcp").await.unwrap());
+        pool.shutdown().await;
+    }
+}

@@ -27,6 +27,8 @@ pub struct Drawn {
     pub(super) svg_etag: HeaderValue,
     pub(super) json_etag: HeaderValue,
     pub(super) cache_control: HeaderValue,
+    /// Whether it is the badge of a stored target (not of an unknown key).
+    pub of_target: bool,
     generation: u64,
     drawn_at: Instant,
 }
@@ -37,7 +39,7 @@ impl Drawn {
         &self.svg
     }
 
-    fn new(badge: Badge, max_age: Duration, generation: u64) -> Self {
+    fn new(badge: Badge, max_age: Duration, generation: u64, of_target: bool) -> Self {
         let svg = Bytes::from(render::svg(&badge));
         let json = Bytes::from(render::shields_json(&badge, max_age.as_secs()));
         Self {
@@ -48,6 +50,7 @@ impl Drawn {
             badge,
             svg,
             json,
+            of_target,
             generation,
             drawn_at: Instant::now(),
         }
@@ -150,6 +153,7 @@ pub async fn draw(state: &AppState, target_key: &str, suite: SuiteId) -> ApiResu
         describe(suite, target.as_ref(), &runs, state.badges.age_now()),
         max_age,
         generation,
+        target.is_some(),
     ));
     // Kept only when nothing is about to change it: while a run is active its end
     // must show at once, and the event that announces it may lag the store. An

@@ -80,6 +80,9 @@ pub async fn badge_by_key(
     };
     let suite = SuiteId::parse(suite).ok_or_else(|| unknown_suite(suite))?;
     let drawn = draw(&state, &target, suite).await?;
+    if drawn.of_target {
+        crate::web::watch::badge_served(&state, &target, suite);
+    }
     Ok(respond(&drawn, format, &headers))
 }
 
@@ -117,7 +120,11 @@ async fn badge_by_url(
         field: "suite",
         detail: "suite must be `mcp` or `rcp`".into(),
     })?;
-    let drawn = draw(state, &url.key(), suite).await?;
+    let key = url.key();
+    let drawn = draw(state, &key, suite).await?;
+    if drawn.of_target {
+        crate::web::watch::badge_served(state, &key, suite);
+    }
     Ok(respond(&drawn, format, headers))
 }
 
