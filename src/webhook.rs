@@ -251,27 +251,22 @@ pub async fn delivery_loop(
 
 /// Where a verdict stands, to compare two runs of one suite: an MCP grade or
 /// an RCP level, higher is better; None when it is neither (`not judged`).
-fn standing(v: &crate::suite::Verdict) -> Option<(u8, String)> {
+pub fn standing(v: &crate::suite::Verdict) -> Option<(u8, String)> {
     use crate::suite::VerdictDetail;
-    let (rank, label) = match &v.detail {
-        VerdictDetail::Mcp { grade, .. } => match grade.as_str() {
-            "non-compliant" => (0, grade),
-            "compliant" => (1, grade),
-            "strict" => (2, grade),
-            _ => return None,
-        },
+    let (levels, label) = match &v.detail {
+        VerdictDetail::Mcp { grade, .. } => (MCP_STANDINGS, grade),
         VerdictDetail::Rcp {
             certified_level, ..
-        } => match certified_level.as_str() {
-            "none" => (0, certified_level),
-            "L0" => (1, certified_level),
-            "L1" => (2, certified_level),
-            "L2" => (3, certified_level),
-            _ => return None,
-        },
+        } => (RCP_STANDINGS, certified_level),
     };
-    Some((rank, label.clone()))
+    let rank = levels.iter().position(|l| l == label)?;
+    Some((u8::try_from(rank).ok()?, label.clone()))
 }
+
+/// The standings of MCP verdicts, lowest first (see [`standing`]).
+pub const MCP_STANDINGS: &[&str] = &["non-compliant", "compliant", "strict"];
+/// The standings of RCP verdicts, lowest first.
+pub const RCP_STANDINGS: &[&str] = &["none", "L0", "L1", "L2"];
 
 /// Each rule's outcome in a run: the worst of its findings, where a rule
 /// judged several times counts as failed once any finding failed. Skipped
@@ -295,21 +290,38 @@ fn outcomes(findings: &[Finding]) -> BTreeMap<&str, Outcome> {
     out
 }
 
-/// How a run that ended with `verdict` and `cur_findings` compares with
-/// `previous`, the run of the same target and suite before it: `run.regressed` when its grade or level is lower or a rule that
-/// passed (or warned) now fails, else `run.recovered` when its grade or level
-/// is higher or a rule that failed now passes; None when neither. The detail
-/// names both standings, every rule that changed either way (old and new
-/// outcomes), and links to both runs. A rule one of the runs did not judge
-/// (skipped, or absent) is not a change: nothing was seen of it.
+/// A rule whose outcome changed between two runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleChange {
+    pub rule_id: String,
+    pub before: Outcome,
+    pub after: Outcome,
+}
+
+/// How a run compares with the run of the same target and suite before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Comparison {
+    /// [`crate::events::RUN_REGRESSED`] or [`crate::events::RUN_RECOVERED`].
+    pub event: &'static str,
+    pub before: Option<String>,
+    pub after: Option<String>,
+    /// Every rule that changed either way.
+    pub changes: Vec<RuleChange>,
+}
+
+/// How a run that ended with `verdict` and `cur_findings` compares with the
+/// run before it (`prev_verdict`, `prev_findings`): `run.regressed` when its
+/// grade or level is lower or a rule that passed (or warned) now fails, else
+/// `run.recovered` when its grade or level is higher or a rule that failed now
+/// passes; None when neither. A rule one of the runs did not judge (skipped,
+/// or absent) is not a change: nothing was seen of it.
 pub fn compare(
-    previous: (&Run, &[Finding]),
+    prev_verdict: Option<&crate::suite::Verdict>,
+    prev_findings: &[Finding],
     verdict: &crate::suite::Verdict,
     cur_findings: &[Finding],
-    public_url: Option<&str>,
-) -> Option<(&'static str, Value)> {
-    let (prev, prev_findings) = previous;
-    let before = prev.verdict.as_ref().and_then(standing);
+) -> Option<Comparison> {
+    let before = prev_verdict.and_then(standing);
     let after = standing(verdict);
     let (old, new) = (outcomes(prev_findings), outcomes(cur_findings));
     let mut worse = matches!((&before, &after), (Some(b), Some(a)) if a.0 < b.0);
@@ -322,7 +334,11 @@ pub fn compare(
         worse |= regressed;
         better |= recovered;
         if regressed || recovered {
-            changes.push(json!({"rule_id": rule, "before": was.as_str(), "after": now.as_str()}));
+            changes.push(RuleChange {
+                rule_id: (*rule).to_owned(),
+                before: was,
+                after: now,
+            });
         }
     }
     let event = if worse {
@@ -332,22 +348,38 @@ pub fn compare(
     } else {
         return None;
     };
-    let base = public_url.unwrap_or("").trim_end_matches('/');
-    let detail = json!({
-        "standing": {
-            "before": before.map(|b| b.1),
-            "after": after.map(|a| a.1),
-        },
-        "changes": changes,
-        "previous": {
-            "run_id": prev.id,
-            "summary": prev.verdict.as_ref().map(|v| v.summary.clone()),
-            "finished_at": prev.finished_at_ms.map(crate::rfc3339),
-            "run_url": format!("{base}/runs/{}", prev.id),
-            "api_url": format!("{base}/api/v1/runs/{}", prev.id),
-        },
-    });
-    Some((event, detail))
+    Some(Comparison {
+        event,
+        before: before.map(|b| b.1),
+        after: after.map(|a| a.1),
+        changes,
+    })
+}
+
+impl Comparison {
+    /// What the event adds to the run's announcement: both standings, the
+    /// rules that changed (old and new outcomes), and the run before, linked.
+    pub fn detail(&self, previous: &Run, public_url: Option<&str>) -> Value {
+        let base = public_url.unwrap_or("").trim_end_matches('/');
+        let changes: Vec<Value> = self
+            .changes
+            .iter()
+            .map(|c| {
+                json!({"rule_id": c.rule_id, "before": c.before.as_str(), "after": c.after.as_str()})
+            })
+            .collect();
+        json!({
+            "standing": {"before": self.before, "after": self.after},
+            "changes": changes,
+            "previous": {
+                "run_id": previous.id,
+                "summary": previous.verdict.as_ref().map(|v| v.summary.clone()),
+                "finished_at": previous.finished_at_ms.map(crate::rfc3339),
+                "run_url": format!("{base}/runs/{}", previous.id),
+                "api_url": format!("{base}/api/v1/runs/{}", previous.id),
+            },
+        })
+    }
 }
 
 fn clip(s: &str) -> String {
@@ -500,6 +532,81 @@ fn scrub(text: &str, raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::suite::{Counts, SuiteId, Verdict, VerdictDetail};
+
+    fn mcp_verdict(grade: &str) -> Verdict {
+        Verdict {
+            suite: SuiteId::Mcp,
+            suite_version: "1".into(),
+            spec_revision: "2026-07-28".into(),
+            passed: grade != "non-compliant",
+            summary: grade.into(),
+            counts: Counts::default(),
+            detail: VerdictDetail::mcp(grade),
+        }
+    }
+
+    fn finding(rule: &str, outcome: Outcome) -> Finding {
+        Finding {
+            rule_id: rule.into(),
+            outcome,
+            message: String::new(),
+            evidence: Vec::new(),
+            duration_ms: 0,
+        }
+    }
+
+    #[test]
+    fn a_run_is_compared_by_its_standing_and_by_each_rule_it_judged() {
+        use Outcome::{Fail, Pass, Skip, Warn};
+        let strict = mcp_verdict("strict");
+        let compliant = mcp_verdict("compliant");
+        let before = [finding("A", Pass), finding("B", Fail), finding("C", Pass)];
+        // A rule that passed now fails: regressed, though the grade holds.
+        let now = [finding("A", Fail), finding("B", Fail), finding("C", Pass)];
+        let c = compare(Some(&strict), &before, &strict, &now).expect("a change");
+        assert_eq!(c.event, crate::events::RUN_REGRESSED);
+        assert_eq!(
+            c.changes,
+            vec![RuleChange {
+                rule_id: "A".into(),
+                before: Pass,
+                after: Fail
+            }]
+        );
+        // A lower grade alone is a regression; a higher one a recovery.
+        let c = compare(Some(&strict), &before, &compliant, &before).expect("a change");
+        assert_eq!(
+            (c.event, c.before.as_deref(), c.after.as_deref()),
+            (
+                crate::events::RUN_REGRESSED,
+                Some("strict"),
+                Some("compliant")
+            )
+        );
+        assert!(c.changes.is_empty());
+        let c = compare(Some(&compliant), &before, &strict, &before).expect("a change");
+        assert_eq!(c.event, crate::events::RUN_RECOVERED);
+        // A rule that failed now passes (or only warns): recovered.
+        let now = [finding("A", Pass), finding("B", Warn), finding("C", Pass)];
+        let c = compare(Some(&strict), &before, &strict, &now).expect("a change");
+        assert_eq!(c.event, crate::events::RUN_RECOVERED);
+        // A rule one run skipped or did not run is no change either way; a
+        // rule judged twice counts as failed once any finding failed.
+        let now = [
+            finding("A", Skip),
+            finding("C", Pass),
+            finding("C", Fail),
+            finding("D", Fail),
+        ];
+        let c = compare(Some(&strict), &before, &strict, &now).expect("C failed");
+        assert_eq!(c.changes.len(), 1, "{c:?}");
+        assert_eq!(c.changes[0].rule_id, "C");
+        assert_eq!(compare(Some(&strict), &before, &strict, &before), None);
+        // With no standing to compare (`not judged`), only the rules speak.
+        let withheld = mcp_verdict("not judged");
+        assert_eq!(compare(Some(&strict), &before, &withheld, &before), None);
+    }
 
     #[test]
     fn signatures_verify_with_the_secret_only() {

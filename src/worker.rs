@@ -493,13 +493,13 @@ impl Worker {
                 .collect();
             let public = self.cfg.webhooks.public_url.as_deref();
             Ok::<_, crate::store::StoreError>(
-                crate::webhook::compare((&previous, &before), verdict, &now, public)
-                    .filter(|(event, _)| watch.events.iter().any(|e| e == event))
-                    .map(|(event, detail)| Announcement {
-                        event: event.to_owned(),
+                crate::webhook::compare(previous.verdict.as_ref(), &before, verdict, &now)
+                    .filter(|c| watch.events.iter().any(|e| e == c.event))
+                    .map(|c| Announcement {
+                        event: c.event.to_owned(),
                         url,
                         api_key: watch.api_key,
-                        detail,
+                        detail: c.detail(&previous, public),
                     }),
             )
         };
