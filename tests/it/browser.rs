@@ -382,3 +382,102 @@ async fn a_person_signs_in_at_the_servers_authorization_server_from_the_run_page
     pool.shutdown().await;
     drop(driver);
 }
+
+/// A target broken and fixed between three runs: its page draws the level of
+/// each run on a chart (server-side SVG, no script), marks the regression and
+/// the recovery, and lists the rule each changed, with every run's date.
+#[tokio::test]
+async fn a_target_page_charts_its_levels_and_names_what_changed() {
+    const FAULT: &str = "RCP-L0-003";
+    let Some((driver, _profile, browser)) = open_browser().await else {
+        return;
+    };
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let pool = app.workers(worker_config(1, Duration::from_secs(30)));
+    let (target, broken) = crate::watches::switchable_rcp(FAULT).await;
+    let created = crate::webhooks::key(&db).await;
+    let mut ids = Vec::new();
+    for fault in [false, true, false] {
+        broken.store(fault, std::sync::atomic::Ordering::SeqCst);
+        let run = crate::watches::submit_and_wait(&app, &created.token, &target).await;
+        ids.push(run["target_id"].as_str().unwrap().to_owned());
+    }
+    let id = &ids[0];
+
+    browser
+        .goto(&app.url(&format!("/targets/{id}")))
+        .await
+        .expect("open the target page");
+    let chart = browser
+        .find(Locator::Css("#chart-RCP svg.history-chart"))
+        .await
+        .expect("the chart");
+    assert!(chart.is_displayed().await.expect("displayed"));
+    let points = chart
+        .find_all(Locator::Css("circle.point"))
+        .await
+        .expect("points");
+    assert_eq!(points.len(), 3, "one point per judged run");
+    let mut classes = Vec::new();
+    for p in &points {
+        classes.push(p.attr("class").await.expect("class").unwrap_or_default());
+    }
+    assert_eq!(
+        classes,
+        ["point steady", "point regressed", "point recovered"],
+        "oldest first"
+    );
+    // The broken run sits below the others: a lower level.
+    let y = |i: usize| {
+        let p = points[i].clone();
+        async move {
+            p.attr("cy")
+                .await
+                .expect("cy")
+                .unwrap_or_default()
+                .parse::<u32>()
+                .expect("a number")
+        }
+    };
+    let (healthy, failed, fixed) = (y(0).await, y(1).await, y(2).await);
+    assert!(
+        failed > healthy && fixed == healthy,
+        "{healthy} {failed} {fixed}"
+    );
+
+    let events = browser
+        .find(Locator::Css("section.events"))
+        .await
+        .expect("the regressions and recoveries")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        events.contains(&format!("{FAULT}: pass → fail"))
+            && events.contains(&format!("{FAULT}: fail → pass")),
+        "{events}"
+    );
+    assert!(events.contains("regressed") && events.contains("recovered"));
+    let dates = browser
+        .find_all(Locator::Css("table.runs time"))
+        .await
+        .expect("run dates");
+    assert_eq!(dates.len(), 3);
+    let first = dates[0].text().await.expect("text");
+    assert!(
+        first.len() >= 19 && first.as_bytes()[4] == b'-' && first.contains('T'),
+        "every run shows its date: {first}"
+    );
+
+    let png = browser.screenshot().await.expect("screenshot");
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("target.png");
+    std::fs::write(&path, &png).expect("save screenshot");
+    say(&format!(
+        "browser test: screenshot of the target page in {}",
+        path.display()
+    ));
+    browser.close().await.expect("close browser");
+    pool.shutdown().await;
+    drop(driver);
+}

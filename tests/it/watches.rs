@@ -38,7 +38,7 @@ async fn call(
     (status, resp.json().await.unwrap_or(Value::Null))
 }
 
-async fn submit_and_wait(app: &TestApp, token: &str, url: &str) -> Value {
+pub(crate) async fn submit_and_wait(app: &TestApp, token: &str, url: &str) -> Value {
     let body = json!({"url": url, "suite": "rcp", "force": true});
     let (status, run) = call(
         app,
@@ -195,7 +195,7 @@ async fn the_watch_api_takes_a_keys_watch_and_refuses_what_it_must() {
 
 /// An RCP reference server on one address that can be broken and fixed
 /// between runs: `broken` picks which of two reference servers answers.
-async fn switchable_rcp(fault: &str) -> (String, Arc<AtomicBool>) {
+pub(crate) async fn switchable_rcp(fault: &str) -> (String, Arc<AtomicBool>) {
     let healthy = rcp_router(RcpReferenceConfig::new(BTreeSet::<String>::new()).expect("config"));
     let faults: BTreeSet<String> = [fault.to_owned()].into();
     let broken_router = rcp_router(RcpReferenceConfig::new(faults).expect("known fault"));

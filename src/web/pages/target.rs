@@ -21,6 +21,49 @@ struct ChangeView {
     newly_passing: Vec<String>,
 }
 
+/// A horizontal line of the chart: one grade or level.
+struct LevelLine {
+    y: u32,
+    label: &'static str,
+}
+
+/// A judged run on the chart.
+struct ChartPoint {
+    x: u32,
+    y: u32,
+    run: uuid::Uuid,
+    /// When it ended and where it stood, for the point's tooltip.
+    title: String,
+    /// `regressed`, `recovered` or `steady`.
+    class: &'static str,
+}
+
+/// A suite's grade or level over time, drawn server-side as inline SVG.
+struct ChartView {
+    suite: String,
+    width: u32,
+    height: u32,
+    grid_end: u32,
+    levels: Vec<LevelLine>,
+    points: Vec<ChartPoint>,
+    /// The polyline's `points`.
+    line: String,
+    first: String,
+    last: String,
+}
+
+/// A run worse or better than the one before it, with the rules it changed.
+struct EventView {
+    suite: String,
+    run: uuid::Uuid,
+    when: String,
+    /// `regressed` or `recovered`.
+    kind: &'static str,
+    before: String,
+    after: String,
+    changes: Vec<String>,
+}
+
 #[derive(Template)]
 #[template(path = "target.html")]
 struct TargetPage {
@@ -29,6 +72,150 @@ struct TargetPage {
     protocol: Option<String>,
     runs: Vec<RunRow>,
     changes: Vec<ChangeView>,
+    charts: Vec<ChartView>,
+    events: Vec<EventView>,
+    watched: Vec<String>,
+}
+
+/// Pairs of consecutive judged runs compared per suite for the page's list
+/// of regressions and recoveries: each costs a read of a run's findings.
+const COMPARED_PAIRS: usize = 20;
+
+/// The chart's geometry: where the plot starts (after the labels), its width,
+/// the room of one level and the margins.
+const PLOT_LEFT: u32 = 110;
+const PLOT_WIDTH: u32 = 500;
+const LEVEL_STEP: u32 = 24;
+const MARGIN: u32 = 14;
+
+/// When a run ended (or was made), to the minute, UTC.
+fn day_and_time(r: &Run) -> String {
+    day_and_time_ms(r.finished_at_ms.unwrap_or(r.created_at_ms))
+}
+
+/// The chart and the regressions and recoveries of `suite` among `runs`
+/// (newest first): the judged runs oldest first, each compared with the one
+/// before it (the last [`COMPARED_PAIRS`] pairs).
+async fn suite_history(
+    state: &AppState,
+    suite: SuiteId,
+    runs: &[Run],
+) -> crate::store::StoreResult<(Option<ChartView>, Vec<EventView>)> {
+    let judged: Vec<(&Run, (u8, String))> = runs
+        .iter()
+        .rev()
+        .filter_map(|r| {
+            let v = r.verdict.as_ref().filter(|v| v.suite == suite)?;
+            Some((r, crate::webhook::standing(v)?))
+        })
+        .collect();
+    if judged.is_empty() {
+        return Ok((None, Vec::new()));
+    }
+    let mut kinds = vec!["steady"; judged.len()];
+    let mut events = Vec::new();
+    let first_compared = judged.len().saturating_sub(COMPARED_PAIRS + 1);
+    let mut before: Option<Vec<crate::suite::Finding>> = None;
+    for i in first_compared..judged.len() {
+        let run = judged[i].0;
+        let findings: Vec<crate::suite::Finding> = state
+            .store
+            .findings(run.id, -1)
+            .await?
+            .into_iter()
+            .map(|f| f.finding)
+            .collect();
+        if let (Some(prev_findings), Some(verdict), true) =
+            (&before, run.verdict.as_ref(), i > first_compared)
+        {
+            let prev = judged[i - 1].0;
+            if let Some(c) =
+                crate::webhook::compare(prev.verdict.as_ref(), prev_findings, verdict, &findings)
+            {
+                let kind = if c.event == crate::events::RUN_REGRESSED {
+                    "regressed"
+                } else {
+                    "recovered"
+                };
+                kinds[i] = kind;
+                events.push(EventView {
+                    suite: suite.as_str().to_uppercase(),
+                    run: run.id,
+                    when: day_and_time(run),
+                    kind,
+                    before: c.before.unwrap_or_else(|| "—".into()),
+                    after: c.after.unwrap_or_else(|| "—".into()),
+                    changes: c
+                        .changes
+                        .iter()
+                        .map(|r| {
+                            format!(
+                                "{}: {} → {}",
+                                r.rule_id,
+                                r.before.as_str(),
+                                r.after.as_str()
+                            )
+                        })
+                        .collect(),
+                });
+            }
+        }
+        before = Some(findings);
+    }
+    events.reverse();
+    let levels: &[&str] = match suite {
+        SuiteId::Mcp => crate::webhook::MCP_STANDINGS,
+        SuiteId::Rcp => crate::webhook::RCP_STANDINGS,
+    };
+    let top = u32::try_from(levels.len().saturating_sub(1)).unwrap_or(0);
+    let y_of = |rank: u32| MARGIN + (top.saturating_sub(rank)) * LEVEL_STEP;
+    let n = u32::try_from(judged.len()).unwrap_or(u32::MAX);
+    let x_of = |i: u32| match n {
+        1 => PLOT_LEFT + PLOT_WIDTH / 2,
+        _ => PLOT_LEFT + i * PLOT_WIDTH / (n - 1),
+    };
+    let points: Vec<ChartPoint> = judged
+        .iter()
+        .zip(kinds)
+        .enumerate()
+        .map(|(i, ((run, (rank, label)), class))| ChartPoint {
+            x: x_of(u32::try_from(i).unwrap_or(0)),
+            y: y_of(u32::from(*rank)),
+            run: run.id,
+            title: format!("{} · {label}", day_and_time(run)),
+            class,
+        })
+        .collect();
+    let line = points
+        .iter()
+        .map(|p| format!("{},{}", p.x, p.y))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let chart = ChartView {
+        suite: suite.as_str().to_uppercase(),
+        width: PLOT_LEFT + PLOT_WIDTH + MARGIN,
+        height: 2 * MARGIN + top * LEVEL_STEP,
+        grid_end: PLOT_LEFT + PLOT_WIDTH,
+        levels: levels
+            .iter()
+            .enumerate()
+            .map(|(rank, label)| LevelLine {
+                y: y_of(u32::try_from(rank).unwrap_or(0)),
+                label,
+            })
+            .collect(),
+        first: judged
+            .first()
+            .map(|(r, _)| day_and_time(r))
+            .unwrap_or_default(),
+        last: judged
+            .last()
+            .map(|(r, _)| day_and_time(r))
+            .unwrap_or_default(),
+        points,
+        line,
+    };
+    Ok((Some(chart), events))
 }
 
 /// `GET /targets/{id}`: history and what changed between the last two runs of each suite.
@@ -63,14 +250,55 @@ pub async fn show_target_page(
             });
         }
     }
+    let mut charts = Vec::new();
+    let mut events = Vec::new();
+    let mut watched = Vec::new();
+    for suite in [SuiteId::Mcp, SuiteId::Rcp] {
+        let (chart, found) = suite_history(&state, suite, &runs).await?;
+        charts.extend(chart);
+        events.extend(found);
+        if let Some(w) = state.store.get_watch(&target.id, suite.as_str()).await? {
+            watched.push(format!(
+                "{} re-checked every {}, next at {}{}",
+                suite.as_str().to_uppercase(),
+                every(w.interval_ms),
+                day_and_time_ms(w.next_due_at_ms),
+                if w.api_key.is_some() {
+                    " (asked for with an API key)"
+                } else {
+                    " (its badge was served in the last 30 days)"
+                }
+            ));
+        }
+    }
     let page = TargetPage {
         id: target.id.clone(),
         url: target.canonical_url.clone(),
         protocol: target.protocol.clone(),
         runs: runs.iter().map(|r| run_row(r, now)).collect(),
         changes,
+        charts,
+        events,
+        watched,
     };
     Ok(Page(StatusCode::OK, page).into_response())
+}
+
+/// An interval for people: `24 h`, `90 min`, `45 s`.
+fn every(ms: i64) -> String {
+    let s = ms / 1000;
+    if s >= 3600 && s % 3600 == 0 {
+        format!("{} h", s / 3600)
+    } else if s >= 60 && s % 60 == 0 {
+        format!("{} min", s / 60)
+    } else {
+        format!("{s} s")
+    }
+}
+
+fn day_and_time_ms(ms: i64) -> String {
+    let iso = crate::rfc3339(ms);
+    format!("{} UTC", iso.get(..16).unwrap_or(&iso).replace('T', " "))
 }
 
 fn failing_rules(findings: &[StoredFinding]) -> std::collections::BTreeSet<String> {
