@@ -11,6 +11,8 @@
 
 #[path = "../tests/it/common/names.rs"]
 mod names;
+#[path = "common/pg.rs"]
+mod pg;
 #[path = "../tests/it/common/proxy.rs"]
 mod proxy;
 
@@ -222,13 +224,10 @@ fn most_running_at_once(runs: &[store::Run]) -> usize {
 }
 
 async fn outage(admin: &str) {
-    let db = format!("protocheck_bench_{}", Uuid::new_v4().simple());
-    run_sql(admin, &format!("CREATE DATABASE \"{db}\"")).await;
-    let mut direct = url::Url::parse(admin).expect("url");
-    direct.set_path(&db);
-    let direct_store = store::connect(direct.as_str()).await.expect("open");
+    let db = pg::FreshPg::create(admin).await;
+    let direct_store = store::connect(&db.url).await.expect("open");
     direct_store.migrate().await.expect("migrate");
-    let (proxy, through) = proxy::Proxy::postgres(direct.as_str()).await;
+    let (proxy, through) = proxy::Proxy::postgres(&db.url).await;
     let store = store::connect(&through)
         .await
         .expect("open through the proxy");
@@ -295,7 +294,7 @@ async fn outage(admin: &str) {
     pool.shutdown().await;
     refused_submissions(store.clone(), &proxy).await;
     drop((store, direct_store));
-    run_sql(admin, &format!("DROP DATABASE \"{db}\" WITH (FORCE)")).await;
+    db.drop().await;
 }
 
 /// How soon `POST /api/v1/runs` is answered once the database behind `proxy`
@@ -365,10 +364,4 @@ async fn wait_finished(store: &dyn Store, id: Uuid) -> store::Run {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-async fn run_sql(url: &str, sql: &str) {
-    use sqlx::Connection;
-    let mut conn = sqlx::PgConnection::connect(url).await.expect("connect");
-    sqlx::query(sql).execute(&mut conn).await.expect("sql");
 }

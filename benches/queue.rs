@@ -19,6 +19,10 @@
 //! Everything runs on loopback. Figures are printed, never asserted: the
 //! machines are shared and noisy.
 
+#[path = "common/pg.rs"]
+mod pg;
+
+use pg::FreshPg;
 use protocheck::events::RunEvents;
 use protocheck::metrics::Metrics;
 use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
@@ -282,41 +286,6 @@ async fn wait_finished(store: &dyn Store, events: &RunEvents, id: Uuid) -> store
             }
         }
     }
-}
-
-/// A database of its own on the Postgres server `admin` names, dropped at the end.
-struct FreshPg {
-    admin: String,
-    name: String,
-    url: String,
-}
-
-impl FreshPg {
-    async fn create(admin: &str) -> Self {
-        let name = format!("protocheck_bench_{}", Uuid::new_v4().simple());
-        run_sql(admin, &format!("CREATE DATABASE \"{name}\"")).await;
-        let mut url = url::Url::parse(admin).expect("url");
-        url.set_path(&name);
-        Self {
-            admin: admin.to_owned(),
-            name,
-            url: url.to_string(),
-        }
-    }
-
-    async fn drop(self) {
-        run_sql(
-            &self.admin,
-            &format!("DROP DATABASE \"{}\" WITH (FORCE)", self.name),
-        )
-        .await;
-    }
-}
-
-async fn run_sql(url: &str, sql: &str) {
-    use sqlx::Connection;
-    let mut conn = sqlx::PgConnection::connect(url).await.expect("connect");
-    sqlx::query(sql).execute(&mut conn).await.expect("sql");
 }
 
 /// What a burst drained by worker processes did.
