@@ -73,6 +73,25 @@ pub struct SubmitBody {
     /// with credentials is never deduplicated with, nor answered by, another run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials: Option<crate::credentials::Credentials>,
+    /// Keep re-checking the server after this run, as
+    /// `POST /api/v1/targets/{id}/watch` does: needs an API key and a suite
+    /// (`mcp` or `rcp`). The watch repeats this submission's options and
+    /// announces its events at `options.webhook_url`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<WatchOnSubmit>,
+}
+
+/// `watch` in a submission.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WatchOnSubmit {
+    /// Seconds between two runs (default 86400; int64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_s: Option<u64>,
+    /// The events sent to `options.webhook_url` (default `run.regressed`
+    /// and `run.recovered`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<String>>,
 }
 
 /// `POST /api/v1/runs`. With `Authorization: Bearer <API key>` the submission
@@ -122,6 +141,9 @@ pub struct SubmittedRun {
     #[serde(flatten)]
     pub run: RunView,
     pub reason: SubmitReason,
+    /// The watch the submission asked for, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watch: Option<super::watch::WatchView>,
 }
 
 #[utoipa::path(
@@ -290,6 +312,33 @@ async fn accept_submission(
         });
     }
     let (options, webhook_url) = options.into_parts();
+    let watch = match (&body.watch, key) {
+        (None, _) => None,
+        (Some(_), None) => {
+            return Err(WebError::Invalid {
+                field: "watch",
+                detail: "watch needs an API key (Authorization: Bearer …): its runs and \
+                         webhooks are the key's"
+                    .into(),
+            });
+        }
+        (Some(w), Some(k)) => {
+            let mut wanted = super::watch::Wanted::check(
+                state,
+                suite_name,
+                w.interval_s,
+                None,
+                w.events.clone(),
+            )?;
+            // Checked with the run's webhook, by the queue.
+            wanted.webhook_url = webhook_url.clone();
+            // Another key's watch is refused before anything is queued.
+            if let Ok(url) = crate::target::CanonicalUrl::parse(&body.url) {
+                super::watch::may_change(state, k, &url.key(), wanted.suite).await?;
+            }
+            Some((k, wanted))
+        }
+    };
     let key_of = key;
     let idempotency = match headers.get("idempotency-key") {
         None => None,
@@ -331,12 +380,22 @@ async fn accept_submission(
     } else {
         StatusCode::OK
     };
+    let watch = match watch {
+        Some((k, wanted)) => {
+            let options = Some(submitted.run.options.clone());
+            let (watch, _) =
+                super::watch::keep(state, k, &submitted.run.target_id, wanted, options).await?;
+            Some(super::watch::WatchView::new(&watch))
+        }
+        None => None,
+    };
     let owner = state.store.run_api_key(submitted.run.id).await?;
     let mut run = RunView::new(&submitted.run, None);
     run.owner = Some(owner.as_ref().map(|k| k.display_owner().to_owned()));
     let doc = SubmittedRun {
         run,
         reason: submitted.reason.into(),
+        watch,
     };
     Ok((status, [(header::LOCATION, location)], ApiJson(doc)).into_response())
 }

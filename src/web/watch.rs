@@ -178,7 +178,7 @@ pub struct WatchView {
 }
 
 impl WatchView {
-    fn new(w: &Watch) -> Self {
+    pub fn new(w: &Watch) -> Self {
         Self {
             target_id: w.target_id.clone(),
             suite: w.suite.clone(),
@@ -365,55 +365,99 @@ fn events_of(asked: Option<Vec<String>>) -> ApiResult<Vec<String>> {
         .collect())
 }
 
-async fn put(
+/// A watch as asked for, its values checked.
+pub(super) struct Wanted {
+    pub(super) suite: &'static str,
+    pub(super) interval: Duration,
+    pub(super) webhook_url: Option<String>,
+    pub(super) events: Vec<String>,
+}
+
+impl Wanted {
+    /// Checks what a client asked for.
+    pub(super) fn check(
+        state: &AppState,
+        suite: &str,
+        interval_s: Option<u64>,
+        webhook_url: Option<&str>,
+        events: Option<Vec<String>>,
+    ) -> ApiResult<Self> {
+        let suite = suite_of(suite)?;
+        let min = state.watch.min_interval;
+        let interval = match interval_s {
+            None => Duration::from_secs(86_400).max(min),
+            Some(s) => Duration::from_secs(s),
+        };
+        if interval < min || interval > MAX_INTERVAL {
+            return Err(WebError::Invalid {
+                field: "interval_s",
+                detail: format!(
+                    "interval_s must be between {} and {} seconds",
+                    min.as_secs(),
+                    MAX_INTERVAL.as_secs()
+                ),
+            });
+        }
+        let webhook_url = webhook_url
+            .map(|raw| crate::submit::validate_webhook_url_as("webhook_url", raw))
+            .transpose()
+            .map_err(|detail| WebError::Invalid {
+                field: "webhook_url",
+                detail,
+            })?
+            .map(String::from);
+        Ok(Self {
+            suite,
+            interval,
+            webhook_url,
+            events: events_of(events)?,
+        })
+    }
+}
+
+/// Refuses `key` a change to the watch of `target_id` and `suite` when
+/// another key owns it; the watch there, if any.
+pub(super) async fn may_change(
     state: &AppState,
     key: &ApiKey,
-    id: &str,
-    body: Result<ApiJson<WatchBody>, WebError>,
-) -> ApiResult<Response> {
-    let ApiJson(body) = body?;
-    let suite = suite_of(&body.suite)?;
-    let min = state.watch.min_interval;
-    let interval = match body.interval_s {
-        None => Duration::from_secs(86_400).max(min),
-        Some(s) => Duration::from_secs(s),
-    };
-    if interval < min || interval > MAX_INTERVAL {
-        return Err(WebError::Invalid {
-            field: "interval_s",
-            detail: format!(
-                "interval_s must be between {} and {} seconds",
-                min.as_secs(),
-                MAX_INTERVAL.as_secs()
-            ),
-        });
-    }
-    let webhook_url = body
-        .webhook_url
-        .as_deref()
-        .map(|raw| crate::submit::validate_webhook_url_as("webhook_url", raw))
-        .transpose()
-        .map_err(|detail| WebError::Invalid {
-            field: "webhook_url",
-            detail,
-        })?
-        .map(String::from);
-    let events = events_of(body.events)?;
-    let target = find_target(state, id).await?;
-    let existing = state.store.get_watch(&target.id, suite).await?;
+    target_id: &str,
+    suite: &str,
+) -> ApiResult<Option<Watch>> {
+    let existing = state.store.get_watch(target_id, suite).await?;
     if let Some(w) = &existing {
         owned_by(w, key)?;
     }
-    // The options of the target's latest run of the suite: a scheduled run
-    // repeats it (never its credentials, which were wiped when it ended).
-    let latest = state.store.latest_runs_for_suite(&target.id, suite).await?;
-    let options = latest
-        .verdict
-        .or(latest.finished)
-        .or(latest.active)
-        .map_or_else(RunOptions::default, |r| r.options);
+    Ok(existing)
+}
+
+/// Stores `wanted` as `key`'s watch of `target_id`, repeating `options`, or
+/// without them the options of the target's latest run of the suite (never
+/// its credentials, which were wiped when it ended). True when it was made
+/// (or taken over from a badge), false when it replaced the key's own.
+pub(super) async fn keep(
+    state: &AppState,
+    key: &ApiKey,
+    target_id: &str,
+    wanted: Wanted,
+    options: Option<RunOptions>,
+) -> ApiResult<(Watch, bool)> {
+    let existing = may_change(state, key, target_id, wanted.suite).await?;
+    let options = match options {
+        Some(options) => options,
+        None => {
+            let latest = state
+                .store
+                .latest_runs_for_suite(target_id, wanted.suite)
+                .await?;
+            latest
+                .verdict
+                .or(latest.finished)
+                .or(latest.active)
+                .map_or_else(RunOptions::default, |r| r.options)
+        }
+    };
     let now = crate::now_ms();
-    let interval_ms = crate::duration_ms(interval);
+    let interval_ms = crate::duration_ms(wanted.interval);
     let first_due_at_ms = match &existing {
         // The same interval keeps its beat; a new one starts a new one.
         Some(w) if w.interval_ms == interval_ms => w.next_due_at_ms,
@@ -422,22 +466,42 @@ async fn put(
     let watch = state
         .store
         .put_watch(&NewWatch {
-            target_id: target.id.clone(),
-            suite: suite.to_owned(),
+            target_id: target_id.to_owned(),
+            suite: wanted.suite.to_owned(),
             options,
             interval_ms,
             first_due_at_ms,
             api_key: Some(key.id),
             created_at_ms: existing.as_ref().map_or(now, |w| w.created_at_ms),
             expires_at_ms: None,
-            webhook_url,
-            events,
+            webhook_url: wanted.webhook_url,
+            events: wanted.events,
         })
         .await?;
-    let status = if existing.is_some_and(|w| w.api_key == Some(key.id)) {
-        StatusCode::OK
-    } else {
+    let made = !existing.is_some_and(|w| w.api_key == Some(key.id));
+    Ok((watch, made))
+}
+
+async fn put(
+    state: &AppState,
+    key: &ApiKey,
+    id: &str,
+    body: Result<ApiJson<WatchBody>, WebError>,
+) -> ApiResult<Response> {
+    let ApiJson(body) = body?;
+    let wanted = Wanted::check(
+        state,
+        &body.suite,
+        body.interval_s,
+        body.webhook_url.as_deref(),
+        body.events,
+    )?;
+    let target = find_target(state, id).await?;
+    let (watch, made) = keep(state, key, &target.id, wanted, None).await?;
+    let status = if made {
         StatusCode::CREATED
+    } else {
+        StatusCode::OK
     };
     Ok((status, ApiJson(WatchView::new(&watch))).into_response())
 }

@@ -406,3 +406,88 @@ async fn a_served_badge_keeps_its_target_watched() {
         pool.shutdown().await;
     }
 }
+
+#[tokio::test]
+async fn a_submission_can_ask_for_a_watch() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let app = TestApp::start_tuned(&db, 1000, |_| {}).await;
+        let target = common::app::rcp_reference(&[], Duration::ZERO).await;
+        let owner = key(&db).await;
+        let other = api_keys::create_key(
+            db.store.as_ref(),
+            "other",
+            None,
+            "100/min".parse().unwrap(),
+            1,
+        )
+        .await
+        .unwrap();
+        let post = reqwest::Method::POST;
+        let body = |suite: &str| {
+            json!({"url": target, "suite": suite,
+                   "options": {"profile": "reference", "webhook_url": "https://hooks.example/h"},
+                   "watch": {"interval_s": 7200, "events": ["run.finished"]}})
+        };
+        let (status, problem) =
+            call(&app, post.clone(), "/api/v1/runs", None, Some(&body("rcp"))).await;
+        assert_eq!(
+            (status, &problem["field"]),
+            (422, &json!("watch")),
+            "{b}: {problem}"
+        );
+        let (status, problem) = call(
+            &app,
+            post.clone(),
+            "/api/v1/runs",
+            Some(&owner.token),
+            Some(&body("auto")),
+        )
+        .await;
+        assert_eq!(
+            (status, &problem["field"]),
+            (422, &json!("suite")),
+            "{b}: {problem}"
+        );
+
+        let (status, run) = call(
+            &app,
+            post.clone(),
+            "/api/v1/runs",
+            Some(&owner.token),
+            Some(&body("rcp")),
+        )
+        .await;
+        assert_eq!(status, 202, "{b}: {run}");
+        assert_eq!(run["watch"]["interval_s"], 7200, "{b}: {run}");
+        assert_eq!(run["watch"]["events"], json!(["run.finished"]), "{b}");
+        let id = run["target_id"].as_str().unwrap();
+        let watch = db
+            .store
+            .get_watch(id, "rcp")
+            .await
+            .unwrap()
+            .expect("watched");
+        assert_eq!(watch.options.profile.as_deref(), Some("reference"), "{b}");
+        assert_eq!(
+            watch.webhook_url.as_deref(),
+            Some("https://hooks.example/h"),
+            "{b}"
+        );
+
+        // Another key's submission with a watch is refused before it queues.
+        let (status, problem) = call(
+            &app,
+            post,
+            "/api/v1/runs",
+            Some(&other.token),
+            Some(&body("rcp")),
+        )
+        .await;
+        assert_eq!(status, 403, "{b}: {problem}");
+        let (_, page) = app
+            .get_json(&format!("/api/v1/targets/{id}/runs?limit=100"))
+            .await;
+        assert_eq!(page["runs"].as_array().map(Vec::len), Some(1), "{b}");
+    }
+}
