@@ -478,7 +478,7 @@ pub(super) async fn keep(
             events: wanted.events,
         })
         .await?;
-    let made = !existing.is_some_and(|w| w.api_key == Some(key.id));
+    let made = existing.is_none_or(|w| w.api_key != Some(key.id));
     Ok((watch, made))
 }
 
