@@ -392,6 +392,15 @@ async fn a_served_badge_keeps_its_target_watched() {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        // The scheduler's work shows in the metrics.
+        let metrics = app.get_text("/metrics").await;
+        let started = metrics
+            .lines()
+            .find_map(|l| l.strip_prefix("protocheck_schedule_runs_started_total "))
+            .and_then(|n| n.trim().parse::<f64>().ok())
+            .unwrap_or_default();
+        assert!(started >= 2.0, "{b}: {metrics}");
+        assert!(metrics.contains("protocheck_schedule_slots_due_total"), "{b}");
         // No key may end it: it lasts while the badge is served.
         let (status, problem) = call(
             &app,
