@@ -400,7 +400,10 @@ async fn a_served_badge_keeps_its_target_watched() {
             .and_then(|n| n.trim().parse::<f64>().ok())
             .unwrap_or_default();
         assert!(started >= 2.0, "{b}: {metrics}");
-        assert!(metrics.contains("protocheck_schedule_slots_due_total"), "{b}");
+        assert!(
+            metrics.contains("protocheck_schedule_slots_due_total"),
+            "{b}"
+        );
         // No key may end it: it lasts while the badge is served.
         let (status, problem) = call(
             &app,
