@@ -27,8 +27,12 @@ use tokio_util::sync::CancellationToken;
 pub struct ScheduleConfig {
     /// Whether this process ticks at all.
     pub enabled: bool,
-    /// Between two ticks: how late a slot may be taken when all is well.
+    /// The shortest time between two ticks: how late a slot may be taken
+    /// when all is well.
     pub tick: Duration,
+    /// The longest: a scheduler sleeps until the earliest slot it knows of,
+    /// but looks again after this for watches another process made.
+    pub refresh: Duration,
     /// Watches one statement takes; a tick goes on while a batch comes back full.
     pub batch: u32,
     /// Attempts of each run it starts (as for a submitted run).
@@ -44,6 +48,7 @@ impl Default for ScheduleConfig {
         Self {
             enabled: true,
             tick: Duration::from_secs(5),
+            refresh: Duration::from_secs(60),
             batch: 100,
             max_attempts: 3,
             budget: HostBudget::default(),
@@ -72,10 +77,25 @@ pub async fn tick(store: &dyn Store, cfg: &ScheduleConfig, now_ms: i64) -> Store
         all.skipped.extend(batch.skipped);
         all.over_budget.extend(batch.over_budget);
         all.lateness_ms.extend(batch.lateness_ms);
+        all.next_due_at_ms = batch.next_due_at_ms;
         if taken < usize::try_from(cfg.batch.max(1)).unwrap_or(usize::MAX) {
             return Ok(all);
         }
     }
+}
+
+/// How long a scheduler sleeps after a tick at `now_ms` that left
+/// `next_due_at_ms` as the earliest slot: until that slot, at least
+/// [`ScheduleConfig::tick`] and at most [`ScheduleConfig::refresh`]. An idle
+/// service (no watch due for an hour) asks its database once a minute, not
+/// every few seconds; a watch made meanwhile in another process, or in this
+/// one, is seen within `refresh` (its first slot is a random moment of an
+/// interval of an hour or more, so that is early enough).
+pub fn pause(cfg: &ScheduleConfig, now_ms: i64, next_due_at_ms: Option<i64>) -> Duration {
+    let until_due = next_due_at_ms.map_or(cfg.refresh, |due| {
+        Duration::from_millis(u64::try_from(due.saturating_sub(now_ms)).unwrap_or(0))
+    });
+    until_due.clamp(cfg.tick, cfg.refresh.max(cfg.tick))
 }
 
 /// Ticks until `shutdown`: the runs it starts wake the workers of this
@@ -88,13 +108,16 @@ pub async fn run(
     shutdown: CancellationToken,
 ) {
     let late_ms = crate::duration_ms(cfg.late_after);
+    let mut pause_for = cfg.tick;
     loop {
         tokio::select! {
-            () = tokio::time::sleep(cfg.tick) => {}
+            () = tokio::time::sleep(pause_for) => {}
             () = shutdown.cancelled() => return,
         }
-        match tick(store.as_ref(), &cfg, crate::now_ms()).await {
+        let now = crate::now_ms();
+        match tick(store.as_ref(), &cfg, now).await {
             Ok(done) => {
+                pause_for = pause(&cfg, now, done.next_due_at_ms);
                 metrics.observe_schedule(&done, late_ms);
                 if !done.lateness_ms.is_empty() {
                     tracing::info!(
@@ -110,8 +133,27 @@ pub async fn run(
                 }
             }
             Err(e) => {
-                tracing::warn!(error = %e, "the scheduler's tick failed; the next tick tries again")
+                pause_for = cfg.tick;
+                tracing::warn!(error = %e, "the scheduler's tick failed; the next tick tries again");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scheduler_sleeps_until_the_next_slot_within_its_bounds() {
+        let cfg = ScheduleConfig::default();
+        assert_eq!(pause(&cfg, 1_000, None), cfg.refresh, "no watch: a minute");
+        assert_eq!(pause(&cfg, 1_000, Some(21_000)), Duration::from_secs(20));
+        assert_eq!(pause(&cfg, 1_000, Some(999_999)), cfg.refresh);
+        assert_eq!(
+            pause(&cfg, 1_000, Some(0)),
+            cfg.tick,
+            "overdue: the shortest"
+        );
     }
 }

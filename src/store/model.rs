@@ -427,6 +427,8 @@ pub struct DueWatches {
     pub over_budget: Vec<Uuid>,
     /// How long after its slot each watch taken was taken, in ms.
     pub lateness_ms: Vec<i64>,
+    /// The earliest slot of any watch after the tick (None: no watch).
+    pub next_due_at_ms: Option<i64>,
 }
 
 /// What [`super::Store::rehost_run`] did.

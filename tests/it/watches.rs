@@ -252,6 +252,7 @@ async fn a_watched_target_that_breaks_and_is_fixed_is_announced_both_ways() {
         .await;
         let mut cfg = fast_webhooks(worker_config(2, Duration::from_secs(5)));
         cfg.schedule.tick = Duration::from_millis(100);
+        cfg.schedule.refresh = Duration::from_millis(100);
         let pool = app.workers(cfg);
         let (target, broken) = switchable_rcp(FAULT).await;
         let hook = receiver(&[]).await;
@@ -346,6 +347,7 @@ async fn a_served_badge_keeps_its_target_watched() {
         .await;
         let mut cfg = worker_config(1, Duration::from_secs(5));
         cfg.schedule.tick = Duration::from_millis(100);
+        cfg.schedule.refresh = Duration::from_millis(100);
         let pool = app.workers(cfg);
         let target = common::app::rcp_reference(&[], Duration::ZERO).await;
         let created = key(&db).await;

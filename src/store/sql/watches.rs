@@ -242,6 +242,15 @@ impl_sql_store!(WatchStore {
                 None => ticked.skipped.push(watch.id),
             }
         }
+        // When the next tick has work, read in the same transaction (a
+        // scheduler sleeps until then rather than poll the database).
+        ticked.next_due_at_ms = sqlx::query_scalar(
+            "SELECT MIN(next_due_at_ms) FROM watches
+             WHERE expires_at_ms IS NULL OR expires_at_ms > $1",
+        )
+        .bind(now_ms)
+        .fetch_one(self.statements.on(&mut *tx))
+        .await?;
         self.commit(tx).await?;
         Ok(ticked)
     }

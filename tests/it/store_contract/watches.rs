@@ -179,6 +179,12 @@ async fn a_scheduler_that_was_down_keeps_each_watch_on_its_beat(db: TestDb) {
         .expect("tick");
     assert_eq!(tick.started.len(), 1, "{}", db.name());
     assert_eq!(tick.lateness_ms, vec![now - 1_000], "{}", db.name());
+    assert_eq!(
+        tick.next_due_at_ms,
+        Some(1_000 + 4 * INTERVAL_MS),
+        "{}: the next tick with work",
+        db.name()
+    );
     let watch = s.get_watch(&t, "rcp").await.expect("get").expect("watch");
     assert_eq!(watch.last_due_at_ms, Some(1_000), "{}", db.name());
     assert_eq!(
