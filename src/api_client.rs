@@ -475,6 +475,11 @@ pub struct SubmitArgs {
     /// Write the report to FILE instead of stdout (stdout then gets the text summary).
     #[arg(long, value_name = "FILE", requires = "wait")]
     pub output: Option<PathBuf>,
+    /// Also write step outputs to $GITHUB_OUTPUT and a job summary to
+    /// $GITHUB_STEP_SUMMARY, with links to the run and the badge (in a GitHub
+    /// Actions step; the protocheck action passes it).
+    #[arg(long, requires = "wait")]
+    pub github: bool,
     /// Gate (RCP): the certified level must be at least this one.
     #[arg(long, value_enum, value_name = "LEVEL", requires = "wait")]
     pub min_level: Option<gate::Level>,
@@ -670,6 +675,15 @@ fn finish(report: &mut Report, gate: &Gate, args: &SubmitArgs) -> ExitCode {
             print!("{}", crate::report::text::summary(report));
         }
         None => print!("{rendered}"),
+    }
+    if args.github {
+        let target = crate::target::CanonicalUrl::parse(&report.target.url)
+            .ok()
+            .map(|u| u.key());
+        let links = crate::report::github::Links::of(report, &args.server, target.as_deref());
+        if let Err(e) = crate::report::github::write(report, args.output.as_deref(), &links) {
+            return usage(e);
+        }
     }
     if let Some(e) = misapplied {
         return usage(e);

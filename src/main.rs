@@ -161,6 +161,11 @@ struct CheckArgs {
     /// Write the report to FILE instead of stdout (stdout then gets the text summary).
     #[arg(long, value_name = "FILE")]
     output: Option<std::path::PathBuf>,
+    /// Also write step outputs to $GITHUB_OUTPUT and a job summary to
+    /// $GITHUB_STEP_SUMMARY (in a GitHub Actions step; the protocheck action
+    /// passes it).
+    #[arg(long)]
+    github: bool,
     /// Per-request timeout in milliseconds.
     #[arg(long)]
     timeout_ms: Option<u64>,
@@ -698,6 +703,12 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
         None if stream => print!("{}", report::text::summary(&doc)),
         None => print!("{rendered}"),
+    }
+    if args.github {
+        let links = report::github::Links::default();
+        if let Err(e) = report::github::write(&doc, args.output.as_deref(), &links) {
+            return usage(e);
+        }
     }
     if let Some(e) = error {
         eprintln!("error: {e}");

@@ -7,6 +7,7 @@
 //! [`SCHEMA_PATH`]; [`SCHEMA`] is that document.
 
 pub mod gate;
+pub mod github;
 pub mod junit;
 pub mod sarif;
 pub mod text;

@@ -247,3 +247,65 @@ async fn submit_usage_and_network_errors_exit_2() {
     .await;
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
 }
+
+/// `submit --wait --github`, as the GitHub Action runs it: the step outputs
+/// (with the run's page and the target's badge on the service) and a job
+/// summary naming the failing rule.
+#[tokio::test]
+async fn submit_wait_with_github_writes_the_outputs_and_a_summary() {
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let _pool = app.workers(worker_config(1, Duration::from_secs(30)));
+    let broken = rcp_reference(&["RCP-L0-003"], Duration::ZERO).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let outputs = dir.path().join("github_output");
+    let summary = dir.path().join("github_step_summary");
+    let report = dir.path().join("report.sarif");
+    let mut cmd = protocheck();
+    cmd.args(["submit", &broken, "--server", &app.base])
+        .args(["--suite", "rcp", "--wait", "--quiet", "--format", "sarif"])
+        .arg("--output")
+        .arg(&report)
+        .args(["--min-level", "L1", "--github"])
+        .env("GITHUB_OUTPUT", &outputs)
+        .env("GITHUB_STEP_SUMMARY", &summary);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let written = std::fs::read_to_string(&outputs).expect("outputs");
+    let value = |name: &str| {
+        written
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}=")))
+            .unwrap_or_else(|| panic!("no {name} in {written}"))
+            .to_owned()
+    };
+    assert_eq!(value("passed"), "false", "{written}");
+    assert_eq!(value("grade"), "", "{written}");
+    assert!(!value("level").is_empty(), "{written}");
+    assert_eq!(value("report"), report.display().to_string());
+    let run_url = value("run-url");
+    assert!(
+        run_url.starts_with(&format!("{}/runs/", app.base)),
+        "{written}"
+    );
+    let badge_url = value("badge-url");
+    assert!(
+        badge_url.starts_with(&format!("{}/badge/", app.base)) && badge_url.ends_with("/rcp.svg"),
+        "{written}"
+    );
+    // The links lead somewhere.
+    let status = app
+        .http
+        .get(&badge_url)
+        .send()
+        .await
+        .expect("badge")
+        .status();
+    assert_eq!(status, 200, "{badge_url}");
+    let shown = std::fs::read_to_string(&summary).expect("summary");
+    assert!(
+        shown.contains("RCP-L0-003") && shown.contains("fails"),
+        "{shown}"
+    );
+    assert!(shown.contains(&run_url), "{shown}");
+}
