@@ -369,6 +369,7 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
             badge_interval: Duration::from_secs(web_args.badge_watch_interval_secs.max(1)),
             ..web::watch::WatchSettings::default()
         },
+        host_limits: WorkerConfig::from_args(&workers, policy).host_limits,
     };
     let state = AppState::with_options(queue, events, metrics, options);
     let listener = tokio::net::TcpListener::bind(web_args.bind)

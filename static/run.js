@@ -35,6 +35,17 @@
     if (total > 0) { bar.max = total; bar.value = Math.min(count, total); }
     done.textContent = count + " of " + (total > 0 ? total : "?") + " rules checked";
   });
+  // While the run is queued: its place and what it waits for (text only).
+  var queue = document.getElementById("queue");
+  source.addEventListener("queue", function (event) {
+    var q;
+    try { q = JSON.parse(event.data); } catch (e) { return; }
+    if (!queue) { return; }
+    if (!q) { queue.hidden = true; queue.textContent = ""; return; }
+    queue.hidden = false;
+    queue.textContent = "Number " + String(q.position) + " in the queue, waiting for " +
+      String(q.waiting_for) + (q.not_before ? "; not before " + String(q.not_before) : "") + ".";
+  });
   source.addEventListener("restart", function () {
     count = 0;
     while (live.firstChild) { live.removeChild(live.firstChild); }

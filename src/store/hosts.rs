@@ -45,7 +45,7 @@ pub(super) fn claim<DB: Dialect>() -> String {
                  attempts = attempts + 1, started_at_ms = COALESCE(started_at_ms, $3)
              WHERE id = (SELECT q.id FROM runs q
                          WHERE q.status = 'queued' AND q.available_at_ms <= $3 AND {allows}
-                         ORDER BY CASE WHEN q.submitter = '{scheduled}' THEN 1 ELSE 0 END,
+                         ORDER BY {scheduled},
                                   (SELECT COUNT(*) FROM runs mine
                                    WHERE mine.status = 'running'
                                      AND mine.submitter = q.submitter),
@@ -55,7 +55,7 @@ pub(super) fn claim<DB: Dialect>() -> String {
             run_columns!()
         ),
         allows = host_allows("q", "$3", "$4", "$5"),
-        scheduled = super::SCHEDULE_SUBMITTER,
+        scheduled = super::sql::scheduled_rank("q"),
         skip_locked = DB::SKIP_LOCKED,
     )
 }

@@ -26,9 +26,9 @@ pub mod sqlite;
 pub use model::{
     Announcement, ApiKey, AttemptOutcome, DeliveryState, DueWatches, HistoryCursor, HostBudget,
     HostLimits, HostLoad, IdempotencyRecord, Inserted, NewApiKey, NewRun, NewWatch,
-    PublicKeyRecord, ReapReport, Rehosted, Run, RunEnd, RunOrigin, RunStatus, SCHEDULE_SUBMITTER,
-    StoredAttestation, StoredFinding, SuiteRuns, Target, Watch, WebhookAttempt, WebhookDelivery,
-    host_of, same_server,
+    PublicKeyRecord, QueuePlace, ReapReport, Rehosted, Run, RunEnd, RunOrigin, RunStatus,
+    SCHEDULE_SUBMITTER, StoredAttestation, StoredFinding, SuiteRuns, Target, Watch, WebhookAttempt,
+    WebhookDelivery, host_of, same_server,
 };
 
 pub use sql::FINDINGS_PER_STATEMENT;
@@ -325,6 +325,9 @@ pub trait Store:
         record: &IdempotencyRecord,
         now_ms: i64,
     ) -> StoreResult<IdempotencyRecord>;
+
+    /// Where run `run_id` stands in the queue; `None` unless it is queued.
+    async fn queue_place(&self, run_id: Uuid) -> StoreResult<Option<QueuePlace>>;
 
     /// The runs a badge of `target_id` and `suite` (`mcp`, `rcp`) shows. A run counts
     /// for a suite when its verdict names that suite; a run without a verdict (active,

@@ -431,6 +431,23 @@ pub struct DueWatches {
     pub next_due_at_ms: Option<i64>,
 }
 
+/// Where a queued run stands (see [`super::Store::queue_place`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueuePlace {
+    /// Queued runs a claim takes before it: people's runs before scheduled
+    /// ones, then the oldest first (the rotation between submitters aside,
+    /// so an estimate).
+    pub ahead: i64,
+    /// The machine it counts for, when it has one.
+    pub host: Option<String>,
+    /// Runs of that host running now.
+    pub running_on_host: i64,
+    /// When the last run of that host ended.
+    pub last_end_on_host_ms: Option<i64>,
+    /// When it may start at the earliest (a retry's backoff).
+    pub available_at_ms: i64,
+}
+
 /// What [`super::Store::rehost_run`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rehosted {

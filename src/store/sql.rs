@@ -28,7 +28,7 @@ use super::rows::{
 };
 use super::{
     Announcement, Backend, HistoryCursor, HostLimits, HostLoad, IdempotencyRecord, Inserted,
-    NewRun, ReapReport, Rehosted, Run, RunEnd, RunOrigin, RunStatus, Store, StoreError,
+    NewRun, QueuePlace, ReapReport, Rehosted, Run, RunEnd, RunOrigin, RunStatus, Store, StoreError,
     StoreResult, StoredFinding, SuiteRuns, Target, hosts,
 };
 use crate::suite::Finding;
@@ -215,6 +215,15 @@ where
         }
         Ok(tx)
     }
+}
+
+/// 1 for a scheduled run (claimed after every other), 0 for any other; as
+/// the claim ranks them (see `hosts::claim`).
+pub(super) fn scheduled_rank(alias: &str) -> String {
+    format!(
+        "(CASE WHEN {alias}.submitter = '{}' THEN 1 ELSE 0 END)",
+        super::SCHEDULE_SUBMITTER
+    )
 }
 
 /// Creates the webhook delivery of run `$1`, ended at `$2`, if it has a webhook.
@@ -995,6 +1004,39 @@ impl_sql_store!(Store {
                 record.key
             ))
         })
+    }
+
+    async fn queue_place(&self, run_id: Uuid) -> StoreResult<Option<QueuePlace>> {
+        let row = sqlx::query(&format!(
+            "SELECT
+               (SELECT COUNT(*) FROM runs q
+                WHERE q.status = 'queued' AND q.id <> r.id
+                  AND ({rank_q} < {rank_r}
+                       OR ({rank_q} = {rank_r}
+                           AND (q.created_at_ms < r.created_at_ms
+                                OR (q.created_at_ms = r.created_at_ms AND q.id < r.id))))),
+               r.target_host,
+               (SELECT COUNT(*) FROM runs b
+                WHERE b.target_host = r.target_host AND b.status = 'running'),
+               (SELECT MAX(e.finished_at_ms) FROM runs e WHERE e.target_host = r.target_host),
+               r.available_at_ms
+             FROM runs r WHERE r.id = $1 AND r.status = 'queued'",
+            rank_q = scheduled_rank("q"),
+            rank_r = scheduled_rank("r"),
+        ))
+        .bind(run_id.to_string())
+        .fetch_optional(self.db())
+        .await?;
+        row.map(|row| {
+            Ok(QueuePlace {
+                ahead: row.try_get(0)?,
+                host: row.try_get(1)?,
+                running_on_host: row.try_get(2)?,
+                last_end_on_host_ms: row.try_get(3)?,
+                available_at_ms: row.try_get(4)?,
+            })
+        })
+        .transpose()
     }
 
     async fn latest_runs_for_suite(&self, target_id: &str, suite: &str) -> StoreResult<SuiteRuns> {

@@ -392,6 +392,7 @@ async fn accept_submission(
     let owner = state.store.run_api_key(submitted.run.id).await?;
     let mut run = RunView::new(&submitted.run, None);
     run.owner = Some(owner.as_ref().map(|k| k.display_owner().to_owned()));
+    run.queue = queue_view(state, &submitted.run).await?;
     let doc = SubmittedRun {
         run,
         reason: submitted.reason.into(),
@@ -483,7 +484,88 @@ pub async fn show_run(
     if run.webhook_url.is_some() {
         view.webhook = Some(WebhookView::new(&run, state.store.run_webhook(id).await?));
     }
+    view.queue = queue_view(&state, &run).await?;
     Ok(ApiJson(view))
+}
+
+/// Where a queued run stands, and what it waits for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct QueueView {
+    /// 1 for the next run a free worker takes; an estimate (runs people
+    /// submitted before scheduled ones, then the oldest first; the rotation
+    /// between submitters can move it).
+    pub position: i64,
+    /// What it waits for, in words: a free worker, another run against the
+    /// same host, the gap protocheck keeps between runs against one host, or
+    /// a retry's backoff.
+    pub waiting_for: String,
+    /// The earliest it can start, when that is known (RFC 3339).
+    pub not_before: Option<String>,
+}
+
+/// What a queued run at `place` waits for at `now_ms` under `limits`.
+pub fn describe_queue(
+    place: &crate::store::QueuePlace,
+    limits: &crate::store::HostLimits,
+    now_ms: i64,
+) -> QueueView {
+    let host = place.host.as_deref().unwrap_or("its host");
+    let ahead = match place.ahead {
+        0 => String::new(),
+        1 => "; 1 run is ahead of it in the queue".to_owned(),
+        n => format!("; {n} runs are ahead of it in the queue"),
+    };
+    let gap_ends = place
+        .last_end_on_host_ms
+        .map(|end| end.saturating_add(limits.gap_ms))
+        .filter(|at| limits.gap_ms > 0 && *at > now_ms);
+    let (waiting_for, not_before) = if place.available_at_ms > now_ms {
+        (
+            "a retry: an attempt failed, and the next starts after a pause".to_owned(),
+            Some(place.available_at_ms),
+        )
+    } else if limits.running_per_host > 0
+        && place.running_on_host >= i64::from(limits.running_per_host)
+    {
+        let at_once = match limits.running_per_host {
+            1 => "one run at a time".to_owned(),
+            n => format!("{n} runs at a time"),
+        };
+        (
+            format!(
+                "another run against {host} is in progress (protocheck sends {at_once} to one \
+                 host); this one starts after it{ahead}"
+            ),
+            None,
+        )
+    } else if let Some(at) = gap_ends {
+        (
+            format!(
+                "the pause of {} s protocheck keeps between runs against {host}{ahead}",
+                limits.gap_ms / 1000
+            ),
+            Some(at),
+        )
+    } else {
+        (format!("a free worker{ahead}"), None)
+    };
+    QueueView {
+        position: place.ahead.saturating_add(1),
+        waiting_for,
+        not_before: not_before.map(crate::rfc3339),
+    }
+}
+
+/// The queue view of `run` now, when it is queued.
+pub(super) async fn queue_view(
+    state: &AppState,
+    run: &Run,
+) -> crate::store::StoreResult<Option<QueueView>> {
+    if run.status != RunStatus::Queued {
+        return Ok(None);
+    }
+    let place = state.store.queue_place(run.id).await?;
+    Ok(place.map(|p| describe_queue(&p, &state.host_limits, crate::now_ms())))
 }
 
 /// `GET /api/v1/targets/{id}`.
@@ -738,6 +820,9 @@ pub struct RunView {
     /// Every finding so far (only on `GET /api/v1/runs/{id}`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub findings: Option<Vec<FindingView>>,
+    /// While the run is queued: its place and what it waits for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueView>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -781,6 +866,7 @@ impl RunView {
             owner: None,
             webhook: None,
             findings: findings.map(|fs| fs.iter().map(FindingView::new).collect()),
+            queue: None,
         }
     }
 }

@@ -116,6 +116,8 @@ pub struct Inner {
     pub watch: watch::WatchSettings,
     /// When this process last renewed the watch of each badge it served.
     pub badge_renewals: watch::BadgeRenewals,
+    /// The limits the workers claim runs under.
+    pub host_limits: crate::store::HostLimits,
 }
 
 /// Web settings beyond the queue and the buses.
@@ -133,6 +135,9 @@ pub struct WebOptions {
     /// accepts credentials.
     pub sign_in_policy: Option<crate::transport::AddressPolicy>,
     pub watch: watch::WatchSettings,
+    /// The limits the workers claim runs under, to tell a queued run why it
+    /// waits (see `api::queue_view`).
+    pub host_limits: crate::store::HostLimits,
 }
 
 impl Default for WebOptions {
@@ -145,6 +150,7 @@ impl Default for WebOptions {
             body_timeout: Duration::from_secs(10),
             sign_in_policy: None,
             watch: watch::WatchSettings::default(),
+            host_limits: crate::store::HostLimits::NONE,
         }
     }
 }
@@ -200,6 +206,7 @@ impl AppState {
             body_timeout: options.body_timeout,
             watch: options.watch,
             badge_renewals: watch::BadgeRenewals::default(),
+            host_limits: options.host_limits,
         }))
     }
 }

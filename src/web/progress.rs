@@ -46,7 +46,10 @@ pub struct ResumeHeaders {
     ),
     responses(
         (status = 200, description = "Server-sent events: what already happened, then each new \
-            finding, then the verdict", content_type = "text/event-stream", body = String),
+            finding, then the verdict. While the run is queued, a `queue` event says its place and \
+            what it waits for (the run resource's `queue`), each time that changes, and `null` \
+            once it leaves the queue; `restart` when an attempt starts over.",
+            content_type = "text/event-stream", body = String),
         (status = 404, response = NotFound),
         (status = 429, response = TooManyStreams),
         (status = 500, response = InternalError),
@@ -94,12 +97,22 @@ fn async_stream(
     // Subscribe before the first read so no change between the read and the wait is missed.
     let wake = state.events.subscribe();
     futures::stream::unfold(
-        Some((state, wake, attempt, resume_after, Vec::<Event>::new())),
+        Some((
+            state,
+            wake,
+            attempt,
+            resume_after,
+            Vec::<Event>::new(),
+            None,
+        )),
         move |st| async move {
-            let (state, mut wake, mut attempt, mut last_seq, mut pending) = st?;
+            let (state, mut wake, mut attempt, mut last_seq, mut pending, mut queued) = st?;
             loop {
                 if let Some(ev) = pending.pop() {
-                    return Some((Ok(ev), Some((state, wake, attempt, last_seq, pending))));
+                    return Some((
+                        Ok(ev),
+                        Some((state, wake, attempt, last_seq, pending, queued)),
+                    ));
                 }
                 // The response began with a 200 long ago, so a failure here can
                 // no longer be a status: it is logged and the stream ends with an
@@ -120,7 +133,10 @@ fn async_stream(
                     let ev = Event::default()
                         .event("restart")
                         .data(json!({"attempt": attempt}).to_string());
-                    return Some((Ok(ev), Some((state, wake, attempt, last_seq, pending))));
+                    return Some((
+                        Ok(ev),
+                        Some((state, wake, attempt, last_seq, pending, queued)),
+                    ));
                 }
                 // An unreadable page of findings is not "no new findings": taken
                 // as such, the stream would announce a verdict without them.
@@ -146,6 +162,25 @@ fn async_stream(
                     }
                     last_seq = findings.last().map_or(last_seq, |f| f.seq);
                     continue;
+                }
+                // A queued run says where it stands, each time that changes
+                // (`null` once it has left the queue).
+                let place = match super::api::queue_view(&state, &run).await {
+                    Ok(place) => place,
+                    Err(e) => {
+                        tracing::warn!(run = %run_id, error = %e, "reading a run's place in the queue failed");
+                        queued.clone()
+                    }
+                };
+                if place != queued {
+                    let ev = Event::default()
+                        .event("queue")
+                        .data(serde_json::to_string(&place).unwrap_or_else(|_| "null".into()));
+                    queued = place;
+                    return Some((
+                        Ok(ev),
+                        Some((state, wake, attempt, last_seq, pending, queued)),
+                    ));
                 }
                 if run.status.is_finished() {
                     let doc = run_json(&run, None);

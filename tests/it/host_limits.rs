@@ -677,3 +677,94 @@ async fn a_burst_of_forced_submissions_passes_the_cooldown_once() {
         assert_eq!(runs.len(), 1, "{}: {statuses:?}", db.name());
     }
 }
+
+/// A run held by the per-host limits says why and until when: in its API
+/// resource (`queue`), on its page, and in its progress stream, until it
+/// starts. Two reference servers on one machine; one run at a time and a
+/// pause of three seconds between runs there.
+#[tokio::test]
+async fn a_run_held_by_the_host_limits_says_why_and_until_when() {
+    let limits = HostLimits {
+        running_per_host: 1,
+        gap_ms: 3_000,
+    };
+    for db in common::all_backends().await {
+        let b = db.name();
+        let app = TestApp::start_tuned(&db, 1000, |o| o.host_limits = limits).await;
+        let mut cfg = common::app::worker_config(2, Duration::from_secs(30));
+        cfg.host_limits = limits;
+        let first = common::app::rcp_reference(&[], Duration::from_millis(10)).await;
+        let second = common::app::rcp_reference(&[], Duration::ZERO).await;
+        let a = app
+            .submit(&json!({"url": first, "suite": "rcp", "force": true}))
+            .await;
+        let held = app
+            .submit(&json!({"url": second, "suite": "rcp", "force": true}))
+            .await;
+        let id = held["id"].as_str().expect("id").to_owned();
+        assert_eq!(held["queue"]["position"], 2, "{b}: {held}");
+        // Followed from before anything runs.
+        let stream = app
+            .http
+            .get(app.url(&format!("/api/v1/runs/{id}/events")))
+            .send()
+            .await
+            .expect("events");
+        let pool = app.workers(cfg);
+
+        // Held: first behind the run in progress, then by the pause after it.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        let mut saw = Vec::new();
+        let paused = loop {
+            let (_, run) = app.get_json(&format!("/api/v1/runs/{id}")).await;
+            if let Some(why) = run["queue"]["waiting_for"].as_str() {
+                if saw.last().map(String::as_str) != Some(why) {
+                    saw.push(why.to_owned());
+                }
+                if why.contains("pause of 3 s") {
+                    break run;
+                }
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline && run["status"] == "queued",
+                "{b}: never held by the pause: {saw:?} {run}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert!(
+            paused["queue"]["waiting_for"]
+                .as_str()
+                .unwrap()
+                .contains("127.0.0.1"),
+            "{b}: {paused}"
+        );
+        let not_before = paused["queue"]["not_before"].as_str().expect("until when");
+        let (_, first_run) = app
+            .get_json(&format!("/api/v1/runs/{}", a["id"].as_str().unwrap()))
+            .await;
+        assert_eq!(first_run["status"], "passed", "{b}: {first_run}");
+        assert!(
+            not_before > first_run["finished_at"].as_str().unwrap(),
+            "{b}: not before the pause after the first run ended: {paused}"
+        );
+        let page = app.get_text(&format!("/runs/{id}")).await;
+        assert!(
+            page.contains("in the queue, waiting for") && page.contains("pause of 3 s"),
+            "{b}: the page says why"
+        );
+
+        let text = tokio::time::timeout(Duration::from_secs(60), stream.text())
+            .await
+            .expect("the stream ends with the verdict")
+            .expect("body");
+        assert!(text.contains("event: queue"), "{b}: {text}");
+        assert!(text.contains("pause of 3 s"), "{b}: {text}");
+        assert!(
+            text.contains("event: queue\ndata: null"),
+            "{b}: the stream says when the run left the queue"
+        );
+        let run = app.wait_finished(&id, Duration::from_secs(60)).await;
+        assert!(run.get("queue").is_none(), "{b}: {run}");
+        pool.shutdown().await;
+    }
+}

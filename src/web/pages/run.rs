@@ -108,6 +108,8 @@ struct RunPage {
     sign_in_offer: Option<String>,
     /// What the sign-in that started this run saw, step by step.
     sign_in: Option<SignInView>,
+    /// While it is queued: its place and what it waits for.
+    queue: Option<crate::web::api::QueueView>,
 }
 
 struct SignInView {
@@ -235,7 +237,9 @@ pub async fn show_run_page(
             })
         }
     };
+    let queue = crate::web::api::queue_view(&state, &run).await?;
     let page = RunPage {
+        queue,
         run: run_view(&run, findings.len()),
         groups: group_findings(
             &findings,
