@@ -4,7 +4,7 @@
 //! screenshot of the finished report.
 //!
 //! Needs Debian's `chromium` and `chromium-driver`. Without them the test says
-//! so and passes, unless `PROTOCHECK_REQUIRE_BROWSER=1` (set by `.ci/run`,
+//! so and passes, unless `PROTOCHECK_REQUIRE_BROWSER=1` (set by `scripts/test-all.sh`,
 //! which installs them), where their absence is a failure.
 
 use crate::common;

@@ -9,7 +9,7 @@
 //! derives from the specification: section "## MCP" for revision 2026-07-28,
 //! "## MCP 2025-11-25" for 2025-11-25 (over Streamable HTTP and stdio).
 //!
-//! The tools come from the package registries; `.ci/run` installs them
+//! The tools come from the package registries; `scripts/test-all.sh` installs them
 //! (`install_interop_mcp`) and names them in `PROTOCHECK_INTEROP_PYTHON`,
 //! `PROTOCHECK_INTEROP_NODE` and `PROTOCHECK_INTEROP_EVERYTHING`, and the
 //! third-party servers users point protocheck at (`mcp-server-time`,
@@ -65,7 +65,7 @@ const PANEL_2025: Panel = Panel {
     prefix: "MCP25-",
 };
 
-/// The tools `.ci/run` installs, where they are.
+/// The tools `scripts/test-all.sh` installs, where they are.
 struct Tools {
     /// A Python with the SDK as `pip install mcp==2.3.0` installs it.
     python: Option<PathBuf>,
@@ -1047,11 +1047,11 @@ fn run_panel(panel: &Panel) {
     if tools.python.is_none() {
         assert!(
             !tools_required(),
-            "PROTOCHECK_REQUIRE_TOOLS=1 but PROTOCHECK_INTEROP_PYTHON names no Python (see install_interop_mcp in .ci/run)"
+            "PROTOCHECK_REQUIRE_TOOLS=1 but PROTOCHECK_INTEROP_PYTHON names no Python (see install_interop_mcp in scripts/test-all.sh)"
         );
         say_skipped(
             "MCP interop panel; set PROTOCHECK_INTEROP_PYTHON (and PROTOCHECK_INTEROP_NODE, \
-             PROTOCHECK_INTEROP_EVERYTHING) as .ci/run's install_interop_mcp does",
+             PROTOCHECK_INTEROP_EVERYTHING) as scripts/test-all.sh's install_interop_mcp does",
         );
         return;
     }

@@ -6,7 +6,7 @@
 //! tests/interop/EXPECTED.md, which gives the spec sentence behind each one.
 //!
 //! The servers need a Python with the SDK: `PROTOCHECK_INTEROP_RCP_PYTHON`
-//! (set by .ci/run's `install_interop_rcp`). Without it the test says
+//! (set by scripts/test-all.sh's `install_interop_rcp`). Without it the test says
 //! `SKIPPED: …` and passes, unless `PROTOCHECK_REQUIRE_TOOLS=1`, where a
 //! missing tool fails it. `PROTOCHECK_INTEROP_RUNS` (default 10) sets the
 //! repetitions, `PROTOCHECK_INTEROP_JOBS` (default 3) how many run at once.
@@ -63,7 +63,7 @@ fn python() -> Option<String> {
         _ => "PROTOCHECK_INTEROP_RCP_PYTHON is not set".to_owned(),
     };
     let what = format!(
-        "the RCP interop panel: {problem}; .ci/run's install_interop_rcp installs rcp-protocol=={SDK_VERSION} and sets it"
+        "the RCP interop panel: {problem}; scripts/test-all.sh's install_interop_rcp installs rcp-protocol=={SDK_VERSION} and sets it"
     );
     if std::env::var("PROTOCHECK_REQUIRE_TOOLS").as_deref() == Ok("1") {
         panic!("PROTOCHECK_REQUIRE_TOOLS=1 and {what}");

@@ -5,7 +5,7 @@
 //! Each fault switch of the reference server is proven by the fault matrix
 //! (`mcp25_faults.rs`).
 //!
-//! The real servers come from the package registries (`.ci/run` installs
+//! The real servers come from the package registries (`scripts/test-all.sh` installs
 //! them and names them in `PROTOCHECK_INTEROP_PYTHON`,
 //! `PROTOCHECK_INTEROP_NODE` and `PROTOCHECK_INTEROP_EVERYTHING`); without
 //! them those tests say `SKIPPED: …` and pass, unless

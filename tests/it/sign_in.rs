@@ -512,7 +512,9 @@ async fn the_python_sdks_authorization_server_signs_protocheck_in() {
             std::env::var("PROTOCHECK_REQUIRE_TOOLS").as_deref() != Ok("1"),
             "PROTOCHECK_REQUIRE_TOOLS=1 but PROTOCHECK_INTEROP_PYTHON is unset"
         );
-        eprintln!("SKIPPED: the SDK sign-in; set PROTOCHECK_INTEROP_PYTHON (see .ci/run)");
+        eprintln!(
+            "SKIPPED: the SDK sign-in; set PROTOCHECK_INTEROP_PYTHON (see scripts/test-all.sh)"
+        );
         return;
     }
     let script = concat!(
