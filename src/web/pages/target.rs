@@ -2,8 +2,8 @@
 //! last two judged runs of each suite.
 
 use super::{Page, RunRow, clip, run_row};
-use crate::store::{Run, StoredFinding};
-use crate::suite::{Outcome, SuiteId};
+use crate::store::Run;
+use crate::suite::{Finding, Outcome, SuiteId};
 use crate::web::AppState;
 use crate::web::error::{PageResult, WebError};
 use crate::web::extract::PagePath;
@@ -11,6 +11,9 @@ use askama::Template;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use std::collections::HashMap;
+use std::sync::Arc;
+use uuid::Uuid;
 
 /// Runs listed on a target page.
 const TARGET_HISTORY: u32 = 50;
@@ -97,7 +100,7 @@ fn day_and_time(r: &Run) -> String {
 /// (newest first): the judged runs oldest first, each compared with the one
 /// before it (the last [`COMPARED_PAIRS`] pairs).
 async fn suite_history(
-    state: &AppState,
+    read: &mut FindingsRead<'_>,
     suite: SuiteId,
     runs: &[Run],
 ) -> crate::store::StoreResult<(Option<ChartView>, Vec<EventView>)> {
@@ -115,16 +118,10 @@ async fn suite_history(
     let mut kinds = vec!["steady"; judged.len()];
     let mut events = Vec::new();
     let first_compared = judged.len().saturating_sub(COMPARED_PAIRS + 1);
-    let mut before: Option<Vec<crate::suite::Finding>> = None;
+    let mut before: Option<Arc<Vec<Finding>>> = None;
     for i in first_compared..judged.len() {
         let run = judged[i].0;
-        let findings: Vec<crate::suite::Finding> = state
-            .store
-            .findings(run.id, -1)
-            .await?
-            .into_iter()
-            .map(|f| f.finding)
-            .collect();
+        let findings = read.of(run.id).await?;
         if let (Some(prev_findings), Some(verdict), true) =
             (&before, run.verdict.as_ref(), i > first_compared)
         {
@@ -233,6 +230,11 @@ pub async fn show_target_page(
         .target_runs(&target.id, None, TARGET_HISTORY)
         .await?;
     let now = crate::now_ms();
+    // The history and the last change read the same runs' findings: each once.
+    let mut read = FindingsRead::new(&state);
+    let mut charts = Vec::new();
+    let mut events = Vec::new();
+    let mut watched = Vec::new();
     let mut changes = Vec::new();
     for suite in [SuiteId::Mcp, SuiteId::Rcp] {
         let judged: Vec<&Run> = runs
@@ -241,20 +243,15 @@ pub async fn show_target_page(
             .take(2)
             .collect();
         if let [latest, previous] = judged[..] {
-            let now_failing = failing_rules(&state.store.findings(latest.id, -1).await?);
-            let before = failing_rules(&state.store.findings(previous.id, -1).await?);
+            let now_failing = failing_rules(&read.of(latest.id).await?);
+            let before = failing_rules(&read.of(previous.id).await?);
             changes.push(ChangeView {
                 suite: suite.as_str().to_uppercase(),
                 newly_failing: now_failing.difference(&before).cloned().collect(),
                 newly_passing: before.difference(&now_failing).cloned().collect(),
             });
         }
-    }
-    let mut charts = Vec::new();
-    let mut events = Vec::new();
-    let mut watched = Vec::new();
-    for suite in [SuiteId::Mcp, SuiteId::Rcp] {
-        let (chart, found) = suite_history(&state, suite, &runs).await?;
+        let (chart, found) = suite_history(&mut read, suite, &runs).await?;
         charts.extend(chart);
         events.extend(found);
         if let Some(w) = state.store.get_watch(&target.id, suite.as_str()).await? {
@@ -301,10 +298,42 @@ fn day_and_time_ms(ms: i64) -> String {
     format!("{} UTC", iso.get(..16).unwrap_or(&iso).replace('T', " "))
 }
 
-fn failing_rules(findings: &[StoredFinding]) -> std::collections::BTreeSet<String> {
+fn failing_rules(findings: &[Finding]) -> std::collections::BTreeSet<String> {
     findings
         .iter()
-        .filter(|f| matches!(f.finding.outcome, Outcome::Fail | Outcome::Warn))
-        .map(|f| f.finding.rule_id.clone())
+        .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Warn))
+        .map(|f| f.rule_id.clone())
         .collect()
+}
+
+/// The findings of runs, each read from the store once per page.
+struct FindingsRead<'a> {
+    state: &'a AppState,
+    read: HashMap<Uuid, Arc<Vec<Finding>>>,
+}
+
+impl<'a> FindingsRead<'a> {
+    fn new(state: &'a AppState) -> Self {
+        Self {
+            state,
+            read: HashMap::new(),
+        }
+    }
+
+    async fn of(&mut self, run: Uuid) -> crate::store::StoreResult<Arc<Vec<Finding>>> {
+        if let Some(found) = self.read.get(&run) {
+            return Ok(found.clone());
+        }
+        let found: Arc<Vec<Finding>> = Arc::new(
+            self.state
+                .store
+                .findings(run, -1)
+                .await?
+                .into_iter()
+                .map(|f| f.finding)
+                .collect(),
+        );
+        self.read.insert(run, found.clone());
+        Ok(found)
+    }
 }
