@@ -447,7 +447,7 @@ fn check_mcp_revision(options: &Value) -> Result<(), WebError> {
     })
 }
 
-fn clip(s: &str) -> String {
+pub(super) fn clip(s: &str) -> String {
     s.chars().take(64).collect()
 }
 

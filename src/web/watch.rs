@@ -4,7 +4,7 @@
 //! starts the runs; this module only writes the watch.
 
 use super::AppState;
-use super::api::{ClientAddr, caller, find_target, with_rate_headers};
+use super::api::{ClientAddr, caller, clip, find_target, with_rate_headers};
 use super::error::{ApiResult, WebError};
 use super::extract::{ApiJson, ApiPath};
 use super::openapi::{
@@ -309,17 +309,15 @@ async fn keyed_caller(
 }
 
 fn suite_of(raw: &str) -> ApiResult<&'static str> {
-    match raw {
-        "mcp" => Ok("mcp"),
-        "rcp" => Ok("rcp"),
-        other => Err(WebError::Invalid {
+    SuiteId::parse(raw)
+        .map(SuiteId::as_str)
+        .ok_or_else(|| WebError::Invalid {
             field: "suite",
             detail: format!(
                 "suite `{}` cannot be watched; use `mcp` or `rcp`",
-                other.chars().take(40).collect::<String>()
+                clip(raw)
             ),
-        }),
-    }
+        })
 }
 
 /// A watch another key asked for is that key's alone; a badge's watch (no
@@ -352,7 +350,7 @@ fn events_of(asked: Option<Vec<String>>) -> ApiResult<Vec<String>> {
             field: "events",
             detail: format!(
                 "event `{}` is unknown; the events are {}",
-                unknown.chars().take(40).collect::<String>(),
+                clip(unknown),
                 WEBHOOK_EVENTS.join(", ")
             ),
         });

@@ -53,6 +53,19 @@ pub(crate) async fn submit_and_wait(app: &TestApp, token: &str, url: &str) -> Va
     app.wait_finished(&id, PATIENCE).await
 }
 
+/// A second API key, beside `key`'s.
+async fn other_key(db: &common::TestDb) -> protocheck::api_keys::CreatedKey {
+    api_keys::create_key(
+        db.store.as_ref(),
+        "other",
+        None,
+        "100/min".parse().unwrap(),
+        1,
+    )
+    .await
+    .unwrap()
+}
+
 #[tokio::test]
 async fn the_watch_api_takes_a_keys_watch_and_refuses_what_it_must() {
     for db in common::all_backends().await {
@@ -64,15 +77,7 @@ async fn the_watch_api_takes_a_keys_watch_and_refuses_what_it_must() {
         let pool = app.workers(worker_config(1, Duration::from_secs(5)));
         let target = common::app::rcp_reference(&[], Duration::ZERO).await;
         let owner = key(&db).await;
-        let other = api_keys::create_key(
-            db.store.as_ref(),
-            "other",
-            None,
-            "100/min".parse().unwrap(),
-            1,
-        )
-        .await
-        .unwrap();
+        let other = other_key(&db).await;
         let run = submit_and_wait(&app, &owner.token, &target).await;
         let id = run["target_id"].as_str().unwrap().to_owned();
         let path = format!("/api/v1/targets/{id}/watch");
@@ -428,15 +433,7 @@ async fn a_submission_can_ask_for_a_watch() {
         let app = TestApp::start_tuned(&db, 1000, |_| {}).await;
         let target = common::app::rcp_reference(&[], Duration::ZERO).await;
         let owner = key(&db).await;
-        let other = api_keys::create_key(
-            db.store.as_ref(),
-            "other",
-            None,
-            "100/min".parse().unwrap(),
-            1,
-        )
-        .await
-        .unwrap();
+        let other = other_key(&db).await;
         let post = reqwest::Method::POST;
         let body = |suite: &str| {
             json!({"url": target, "suite": suite,
