@@ -197,6 +197,55 @@ pub struct Rule {
     pub spec_ref: &'static str,
     /// Grouping shown in reports: the RCP level (`L0`…) or the MCP category (`HDR`…).
     pub group: &'static str,
+    /// What the rule's page says beyond the requirement (see [`Help`]).
+    #[serde(skip)]
+    pub help: Help,
+}
+
+/// What a rule's page (`/rules/{id}`) says beyond the requirement itself,
+/// written beside the rule so that the catalogue stays the one source: how
+/// protocheck probes it, what a failure usually means in practice, and how a
+/// server author fixes it. Every rule of every suite carries one (a test
+/// walks the catalogue).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct Help {
+    /// How protocheck probes the requirement: what it sends and what it reads.
+    pub probe: &'static str,
+    /// What a failure usually means in practice.
+    pub failure: &'static str,
+    /// How to fix a failure.
+    pub fix: &'static str,
+}
+
+impl Help {
+    /// No help written yet; the catalogue test rejects a rule that keeps it.
+    pub const NONE: Self = Self {
+        probe: "",
+        failure: "",
+        fix: "",
+    };
+
+    pub const fn is_written(&self) -> bool {
+        !self.probe.is_empty() && !self.failure.is_empty() && !self.fix.is_empty()
+    }
+}
+
+impl Rule {
+    /// The rule with its page's help: how protocheck probes it, what a
+    /// failure usually means, and how to fix it.
+    pub const fn help(
+        mut self,
+        probe: &'static str,
+        failure: &'static str,
+        fix: &'static str,
+    ) -> Self {
+        self.help = Help {
+            probe,
+            failure,
+            fix,
+        };
+        self
+    }
 }
 
 /// The catalogue entry for `id`, in whichever suite or profile defines it.

@@ -19,6 +19,20 @@ pub(crate) const DISCOVER: McpRule = McpRule::new(
     |s| discover_implemented(s).boxed(),
 )
 .says("servers MUST implement server/discover, which any request may precede or follow")
+.help(
+    "The run's first request is a cold `server/discover` POST, with the 2026-07-28 headers and \
+     per-request `_meta` and no session; protocheck reads the status and looks for a \
+     DiscoverResult with a `capabilities` object. When that fails it also sends a legacy \
+     `initialize`, to tell a server that speaks only an earlier revision.",
+    "The server speaks only an earlier revision (it answers `initialize` but not \
+     `server/discover`), routes the method to a 404 or 405, asks for authorization, or \
+     answers with a result missing `capabilities`. Every other rule needs this answer, so \
+     they are reported as not verified.",
+    "Implement `server/discover` on the MCP endpoint and answer it, without a session or a \
+     prior `initialize`, with 200 and a DiscoverResult listing `supportedVersions`, \
+     `capabilities` and `serverInfo`. With an SDK, upgrade to a release that supports the \
+     2026-07-28 revision.",
+)
 .requires(&[])
 .on_legacy()
 .pool_independent();

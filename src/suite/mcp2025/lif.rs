@@ -34,6 +34,19 @@ pub(crate) const INITIALIZE_RESULT: Mcp25Rule = Mcp25Rule::new(
     "the server answers initialize with its protocol version, its capabilities and its \
      implementation information (serverInfo with a name and a version)",
 )
+.help(
+    "The run opens with an `initialize` request for 2025-11-25 with protocheck's client \
+     capabilities and clientInfo (over HTTP a POST with no session; over stdio the first \
+     line the child reads); protocheck reads the result's `protocolVersion`, `capabilities` \
+     and `serverInfo` with its `name` and `version`.",
+    "The server answers `initialize` with an error, with no result, or with a result missing \
+     one of the three fields (most often `serverInfo.version`), or over HTTP asks for \
+     authorization. Every other rule needs an initialized session, so they are reported as \
+     not verified.",
+    "Answer `initialize` with a result carrying `protocolVersion`, a `capabilities` object \
+     (empty when the server offers nothing) and `serverInfo` with both `name` and `version`; \
+     SDKs fill these in from the server's constructor, so set a name and a version there.",
+)
 .requires(&[]);
 
 pub(crate) const SAME_VERSION: Mcp25Rule = Mcp25Rule::new(

@@ -82,6 +82,7 @@ impl Mcp25Rule {
                 on_failure,
                 spec_ref,
                 group,
+                help: crate::suite::Help::NONE,
             },
             keyword,
             requires: &[INITIALIZE_ID],
@@ -96,6 +97,23 @@ impl Mcp25Rule {
     pub(crate) const fn requires(mut self, ids: &'static [&'static str]) -> Self {
         self.requires = ids;
         self
+    }
+
+    /// The rule page's help (see [`crate::suite::Help`]): how protocheck
+    /// probes the rule, what a failure usually means, how to fix it.
+    pub(crate) const fn help(
+        mut self,
+        probe: &'static str,
+        failure: &'static str,
+        fix: &'static str,
+    ) -> Self {
+        self.rule = self.rule.help(probe, failure, fix);
+        self
+    }
+
+    /// The rules whose failure makes this one unverifiable.
+    pub fn requires_ids(&self) -> &'static [&'static str] {
+        self.requires
     }
 
     /// The requirement in protocheck's words (cited in every non-pass).

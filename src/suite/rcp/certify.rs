@@ -23,6 +23,7 @@ pub const DECLARATION_HONEST: Rule = Rule {
     on_failure: Outcome::Fail,
     spec_ref: "RCP/1 §14; protocheck decision 8",
     group: "certification",
+    help: crate::suite::Help::NONE,
 };
 
 /// The rules of the certification group.

@@ -63,6 +63,7 @@ const fn check(
         on_failure: Outcome::Fail,
         spec_ref,
         group,
+        help: crate::suite::Help::NONE,
     }
 }
 
@@ -255,6 +256,7 @@ pub const PROFILE_DIFFERENCES: Rule = Rule {
     on_failure: Outcome::Info,
     spec_ref: "protocheck decision 2",
     group: "comparison",
+    help: crate::suite::Help::NONE,
 };
 
 /// The harness's 30 checks, in its order.

@@ -55,6 +55,7 @@ pub const SERVER_IDENTITY: Rule = must(
 /// long-standing id.
 pub const DECLARES_LEVEL: Rule = Rule {
     group: "outside",
+    help: crate::suite::Help::NONE,
     ..must(
         "RCP-L0-014",
         "declares `_meta.conformance` as L0, L1 or L2",

@@ -50,6 +50,7 @@ const fn must(id: &'static str, title: &'static str, spec_ref: &'static str) -> 
         on_failure: Outcome::Fail,
         spec_ref,
         group: "L0",
+        help: crate::suite::Help::NONE,
     }
 }
 
@@ -62,6 +63,7 @@ const fn note(id: &'static str, title: &'static str, spec_ref: &'static str) -> 
         on_failure: Outcome::Info,
         spec_ref,
         group: "L0",
+        help: crate::suite::Help::NONE,
     }
 }
 

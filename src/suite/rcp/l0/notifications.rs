@@ -37,6 +37,7 @@ pub const CANCEL_WITH_ID: Rule = Rule {
     on_failure: Outcome::Warn,
     spec_ref: "RCP/1 §7.14, §12, Appendix E",
     group: "L0",
+    help: crate::suite::Help::NONE,
 };
 
 impl Conversation<'_> {

@@ -44,6 +44,7 @@ const fn item(
         on_failure: Outcome::Fail,
         spec_ref,
         group: "L1",
+        help: crate::suite::Help::NONE,
     }
 }
 

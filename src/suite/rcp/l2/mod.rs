@@ -43,6 +43,7 @@ const fn item(
         on_failure: Outcome::Fail,
         spec_ref,
         group: "L2",
+        help: crate::suite::Help::NONE,
     }
 }
 

@@ -30,6 +30,7 @@ const fn must(id: &'static str, title: &'static str, spec_ref: &'static str) -> 
         on_failure: Outcome::Fail,
         spec_ref,
         group: "outside",
+        help: crate::suite::Help::NONE,
     }
 }
 
