@@ -64,6 +64,9 @@ enum Command {
     Submit(protocheck::api_client::SubmitArgs),
     /// Verify a signed attestation (offline with a key file). Exit 0 verified, 1 not.
     Verify(protocheck::attest::VerifyArgs),
+    /// Print a rule's page (the requirement, how protocheck probes it, what a
+    /// failure usually means, how to fix it), or list every rule.
+    Rules(RulesArgs),
     /// Start a reference target server (correct by default; --break RULE-ID breaks one rule).
     #[command(subcommand)]
     Reference(ReferenceCommand),
@@ -124,6 +127,24 @@ enum ReferenceCommand {
 }
 
 #[derive(Debug, clap::Args)]
+struct RulesArgs {
+    /// A rule's id, e.g. MCP-HDR-001; without one, every rule is listed.
+    id: Option<String>,
+    /// Print JSON, as `GET /api/v1/rules[/{id}]` serves it.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_public_url(s: &str) -> Result<String, String> {
+    match url::Url::parse(s) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {
+            Ok(s.trim_end_matches('/').to_owned())
+        }
+        _ => Err(format!("`{s}` is not an http(s) URL")),
+    }
+}
+
+#[derive(Debug, clap::Args)]
 struct CheckArgs {
     /// The server's URL (for RCP, the base such as http://host:port/rcp).
     #[arg(required_unless_present = "stdio", conflicts_with = "stdio")]
@@ -178,6 +199,11 @@ struct CheckArgs {
     /// Allow MCP tool calls with real arguments.
     #[arg(long)]
     allow_tool_calls: bool,
+    /// The protocheck service whose rule pages (`/rules/{id}`) the report
+    /// links each finding to. Without it, the text report names
+    /// `protocheck rules ID`, which prints the same page offline.
+    #[arg(long, env = "PROTOCHECK_PUBLIC_URL", value_name = "URL", value_parser = parse_public_url)]
+    public_url: Option<String>,
     /// Refuse private, loopback and link-local targets, as a public service does.
     #[arg(long)]
     public_only: bool,
@@ -228,7 +254,13 @@ fn main() -> ExitCode {
     };
     let quiet = matches!(
         cli.command,
-        Some(Command::Check(_) | Command::Verify(_) | Command::Submit(_) | Command::Keys(_))
+        Some(
+            Command::Check(_)
+                | Command::Verify(_)
+                | Command::Submit(_)
+                | Command::Keys(_)
+                | Command::Rules(_)
+        )
     );
     init_tracing(quiet);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -263,6 +295,7 @@ fn main() -> ExitCode {
             }
             Some(Command::Keys(command)) => keys(command).await,
             Some(Command::Check(args)) => check(args).await,
+            Some(Command::Rules(args)) => Ok(rules(&args)),
             Some(Command::Verify(args)) => protocheck::attest::verify_command(args).await,
             Some(Command::Submit(args)) => Ok(protocheck::api_client::submit_command(args).await),
             Some(Command::Reference(ReferenceCommand::Rcp(args))) => {
@@ -687,6 +720,9 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             .map_err(|_| error.as_deref().unwrap_or_default()),
         &findings,
     );
+    if let Some(base) = &args.public_url {
+        doc.link_rules(base);
+    }
     let misapplied = match &doc.verdict {
         Some(v) => gate.applies_to(v).err(),
         None => None,
@@ -722,6 +758,54 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Prints `message` as a usage error: exit 2.
+/// `protocheck rules [ID] [--json]`: a rule's page, or every rule, offline.
+fn rules(args: &RulesArgs) -> ExitCode {
+    use protocheck::web::rules::RuleDoc;
+    match &args.id {
+        Some(id) => match RuleDoc::find(id) {
+            Some(doc) if args.json => {
+                println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+                ExitCode::SUCCESS
+            }
+            Some(doc) => {
+                print!("{}", doc.text());
+                ExitCode::SUCCESS
+            }
+            None => {
+                let shown: String = id.chars().take(64).collect();
+                eprintln!(
+                    "error: no rule has the id `{shown}`; `protocheck rules` lists every rule"
+                );
+                ExitCode::from(EXIT_USAGE)
+            }
+        },
+        None => {
+            let all = RuleDoc::all();
+            if args.json {
+                let list = protocheck::web::rules::RuleList {
+                    count: all.len(),
+                    rules: all,
+                };
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&list).unwrap_or_default()
+                );
+            } else {
+                for doc in &all {
+                    println!(
+                        "{:<14}  {:<10}  {:<24}  {}",
+                        doc.id,
+                        doc.keyword,
+                        doc.catalogue_name(),
+                        doc.title
+                    );
+                }
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}
+
 fn usage(message: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
     eprintln!("error: {message}");
     Ok(ExitCode::from(EXIT_USAGE))

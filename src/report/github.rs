@@ -161,12 +161,12 @@ pub fn summary(report: &Report, links: &Links) -> String {
     if !failing.is_empty() {
         let _ = writeln!(out, "| rule | message |\n|---|---|");
         for f in failing.iter().take(MAX_LISTED) {
-            let _ = writeln!(
-                out,
-                "| `{}` | {} |",
-                f.finding.rule_id.replace('`', ""),
-                escape(&f.finding.message)
-            );
+            let id = f.finding.rule_id.replace('`', "");
+            let rule = match f.rule.as_ref().and_then(|r| r.page.as_deref()) {
+                Some(page) => format!("[`{id}`]({})", link(page)),
+                None => format!("`{id}`"),
+            };
+            let _ = writeln!(out, "| {rule} | {} |", escape(&f.finding.message));
         }
         if failing.len() > MAX_LISTED {
             let _ = writeln!(

@@ -217,6 +217,9 @@ pub(crate) fn details(rf: &super::ReportFinding) -> String {
             }
             _ => out.push('\n'),
         }
+        if let Some(page) = &rule.page {
+            let _ = writeln!(out, "how to fix: {page}");
+        }
     }
     out.push_str(&evidence_text(f));
     out

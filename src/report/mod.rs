@@ -133,6 +133,12 @@ pub struct RuleInfo {
     pub spec_ref: String,
     /// A link to the requirement, where one exists.
     pub spec_url: Option<String>,
+    /// The rule's page (`/rules/{id}`: how protocheck probes it, what a
+    /// failure usually means, how to fix it) on the service that served the
+    /// report, or on the one `check --public-url` names; absent when no
+    /// service is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<String>,
 }
 
 impl RuleInfo {
@@ -144,13 +150,23 @@ impl RuleInfo {
             group: r.group.to_owned(),
             spec_ref: r.spec_ref.to_owned(),
             spec_url: spec_url(r.spec_ref),
+            page: None,
         })
     }
 }
 
+/// `id`'s rule page under `base` (a service's public address).
+pub fn rule_page(base: &str, id: &str) -> String {
+    format!(
+        "{}{}",
+        base.trim_end_matches('/'),
+        crate::suite::index::page_path(id)
+    )
+}
+
 /// The link of a catalogue `spec_ref`: MCP rules cite a URL; RCP rules cite
 /// `RCP/1 §n`, which links to the spec's latest published text.
-fn spec_url(spec_ref: &str) -> Option<String> {
+pub(crate) fn spec_url(spec_ref: &str) -> Option<String> {
     let first = spec_ref.split_whitespace().next().unwrap_or_default();
     if first.starts_with("https://") {
         Some(first.trim_end_matches([',', ';']).to_owned())
@@ -240,6 +256,15 @@ impl Report {
         }
         report.findings = with_rules(findings.iter().cloned());
         report
+    }
+
+    /// Links every finding's rule to its page on the service at `base`.
+    pub fn link_rules(&mut self, base: &str) {
+        for f in &mut self.findings {
+            if let Some(rule) = &mut f.rule {
+                rule.page = Some(rule_page(base, &f.finding.rule_id));
+            }
+        }
     }
 
     /// The findings alone, as the gate judges them.

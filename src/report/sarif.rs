@@ -157,8 +157,29 @@ fn descriptor(rf: &ReportFinding) -> Value {
             "text": format!("{} ({}): {}. Spec: {}", id, keyword(rule.level), rule.title, rule.spec_ref),
         });
         d["defaultConfiguration"] = json!({"level": level_of(rule.severity)});
-        if let Some(url) = rule.spec_url.as_deref().filter(|u| is_absolute_uri(u)) {
+        // The rule's page when a service is known, else the spec's text.
+        if let Some(url) = rule
+            .page
+            .as_deref()
+            .or(rule.spec_url.as_deref())
+            .filter(|u| is_absolute_uri(u))
+        {
             d["helpUri"] = json!(url);
+        }
+        if let Some(help) = crate::suite::rule(id)
+            .map(|r| r.help)
+            .filter(|h| h.is_written())
+        {
+            d["help"] = json!({
+                "text": format!(
+                    "How protocheck probes it: {}\n\nWhat a failure usually means: {}\n\nHow to fix it: {}",
+                    help.probe, help.failure, help.fix
+                ),
+                "markdown": format!(
+                    "**How protocheck probes it.** {}\n\n**What a failure usually means.** {}\n\n**How to fix it.** {}",
+                    help.probe, help.failure, help.fix
+                ),
+            });
         }
         d["properties"] = json!({
             "tags": [keyword(rule.level), rule.group],

@@ -22,6 +22,29 @@ pub fn finding_line(f: &Finding) -> String {
 /// (`check` prints the error on stderr.)
 pub fn summary(report: &Report) -> String {
     let mut out = String::new();
+    let to_fix: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| matches!(f.finding.outcome, Outcome::Fail | Outcome::Warn))
+        .collect();
+    if !to_fix.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "how to fix each failure and warning (its rule's page):"
+        );
+        for f in to_fix {
+            let id = &f.finding.rule_id;
+            match f.rule.as_ref().and_then(|r| r.page.as_deref()) {
+                Some(page) => {
+                    let _ = writeln!(out, "  {id:<12}  {page}");
+                }
+                None => {
+                    let _ = writeln!(out, "  {id:<12}  protocheck rules {id}");
+                }
+            }
+        }
+    }
     if let Some(v) = &report.verdict {
         let c = v.counts;
         let _ = writeln!(out);

@@ -7,6 +7,7 @@ pub mod context;
 pub mod coverage;
 pub mod detect;
 pub mod grade;
+pub mod index;
 pub mod mcp;
 pub mod mcp2025;
 pub mod rcp;
@@ -130,7 +131,7 @@ impl McpRevision {
 }
 
 /// What the spec says about the behaviour a rule checks (RFC 2119 keyword).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum SpecLevel {
     Must,

@@ -17,6 +17,7 @@ pub mod pages;
 pub mod progress;
 pub mod ratelimit;
 pub mod report;
+pub mod rules;
 pub mod serve;
 pub mod sign_in;
 pub mod slots;
@@ -229,6 +230,8 @@ pub fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(report::report_junit))
         .routes(routes!(report::report_sarif))
         .routes(routes!(report::report_schema))
+        .routes(routes!(rules::list_rules))
+        .routes(routes!(rules::show_rule))
         .routes(routes!(attest::verify))
         .routes(routes!(attest::keys))
         .routes(routes!(badge::badge_by_key))
@@ -258,6 +261,8 @@ pub fn app(state: AppState) -> Router {
         .route("/sign-in/callback", get(sign_in::callback))
         .route("/sign-in/client.json", get(sign_in::client_metadata))
         .route("/targets/{id}", get(pages::show_target_page))
+        .route("/rules", get(rules::rules_page))
+        .route("/rules/{id}", get(rules::rule_page))
         .route("/static/{name}", get(pages::static_file))
         .layer(middleware::from_fn_with_state(
             state.clone(),

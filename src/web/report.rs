@@ -21,7 +21,11 @@ const JUNIT_TYPE: &str = "application/xml";
 const SARIF_TYPE: &str = "application/sarif+json";
 
 /// The finished run's report, or why there is none.
-async fn finished_report(state: &AppState, raw_id: &str) -> ApiResult<Report> {
+async fn finished_report(
+    state: &AppState,
+    raw_id: &str,
+    headers: &axum::http::HeaderMap,
+) -> ApiResult<Report> {
     // Malformed ids are unknown ids, as on `GET /api/v1/runs/{id}`.
     let id = Uuid::parse_str(raw_id).map_err(|_| {
         WebError::NotFound(format!(
@@ -41,7 +45,9 @@ async fn finished_report(state: &AppState, raw_id: &str) -> ApiResult<Report> {
         });
     }
     let findings = state.store.findings(id, -1).await?;
-    Ok(Report::from_run(&run, &findings))
+    let mut report = Report::from_run(&run, &findings);
+    report.link_rules(&crate::web::badge::public_base(state, headers));
+    Ok(report)
 }
 
 fn with_type(body: String, content_type: &'static str) -> Response {
@@ -70,8 +76,9 @@ fn with_type(body: String, content_type: &'static str) -> Response {
 pub async fn report_json(
     axum::extract::State(state): axum::extract::State<AppState>,
     ApiPath(id): ApiPath<String>,
+    headers: axum::http::HeaderMap,
 ) -> ApiResult<Response> {
-    let report = finished_report(&state, &id).await?;
+    let report = finished_report(&state, &id, &headers).await?;
     Ok(with_type(report.render(Format::Json), "application/json"))
 }
 
@@ -94,8 +101,9 @@ pub async fn report_json(
 pub async fn report_junit(
     axum::extract::State(state): axum::extract::State<AppState>,
     ApiPath(id): ApiPath<String>,
+    headers: axum::http::HeaderMap,
 ) -> ApiResult<Response> {
-    let report = finished_report(&state, &id).await?;
+    let report = finished_report(&state, &id, &headers).await?;
     Ok(with_type(report.render(Format::Junit), JUNIT_TYPE))
 }
 
@@ -118,8 +126,9 @@ pub async fn report_junit(
 pub async fn report_sarif(
     axum::extract::State(state): axum::extract::State<AppState>,
     ApiPath(id): ApiPath<String>,
+    headers: axum::http::HeaderMap,
 ) -> ApiResult<Response> {
-    let report = finished_report(&state, &id).await?;
+    let report = finished_report(&state, &id, &headers).await?;
     Ok(with_type(report.render(Format::Sarif), SARIF_TYPE))
 }
 

@@ -195,11 +195,6 @@ impl McpRule {
         self
     }
 
-    /// The rules whose failure makes this one unverifiable.
-    pub fn requires_ids(&self) -> &'static [&'static str] {
-        self.requires
-    }
-
     pub(crate) const fn run_wide(mut self) -> Self {
         self.phase = Phase::RunWide;
         self

@@ -111,11 +111,6 @@ impl Mcp25Rule {
         self
     }
 
-    /// The rules whose failure makes this one unverifiable.
-    pub fn requires_ids(&self) -> &'static [&'static str] {
-        self.requires
-    }
-
     /// The requirement in protocheck's words (cited in every non-pass).
     pub(crate) const fn says(mut self, sentence: &'static str) -> Self {
         self.sentence = sentence;
@@ -151,5 +146,10 @@ impl Mcp25Rule {
     /// The transport the requirement is written for, if only one.
     pub fn transport(&self) -> Option<Transport> {
         self.transport
+    }
+
+    /// The capability the server must advertise for the rule to be judged.
+    pub fn capability(&self) -> Option<&'static str> {
+        self.capability
     }
 }

@@ -65,6 +65,8 @@ struct ExchangeView {
 
 struct FindingView {
     rule_id: String,
+    /// The rule's page (`/rules/{id}`): the requirement, the probe, the fix.
+    rule_href: String,
     title: String,
     outcome: &'static str,
     message: String,
@@ -73,12 +75,44 @@ struct FindingView {
     spec_href: Option<String>,
     duration_ms: u64,
     evidence: Vec<ExchangeView>,
+    /// How many of the run's skipped rules name this one's failure as why
+    /// they were not verified.
+    unverified: usize,
+}
+
+/// A failure or warning as its group lists it: a link to its entry in "Fix first".
+struct ProblemLink {
+    rule_id: String,
+    title: String,
+    outcome: &'static str,
+}
+
+/// Skipped rules that share a cause ("not verified: authorization required").
+struct CauseView {
+    cause: String,
+    findings: Vec<FindingView>,
 }
 
 struct GroupView {
     name: String,
-    failing: usize,
-    findings: Vec<FindingView>,
+    /// Failed and warned rules, listed in full under "Fix first".
+    problems: Vec<ProblemLink>,
+    /// Facts about the server (info findings), shown in full.
+    notes: Vec<FindingView>,
+    /// Folded, with their count.
+    passed: Vec<FindingView>,
+    /// Folded, grouped by cause.
+    skipped: Vec<CauseView>,
+    skipped_count: usize,
+}
+
+/// What to fix, in the order it costs: failures (those that left other rules
+/// unverified first, then MUST before SHOULD before MAY), then warnings.
+struct Triage {
+    failures: Vec<FindingView>,
+    warnings: Vec<FindingView>,
+    /// Every skipped rule of the run, counted by cause, most common first.
+    not_judged: Vec<(usize, String)>,
 }
 
 /// The badge of the run's target and suite, with its snippets.
@@ -94,6 +128,7 @@ struct BadgeView {
 #[template(path = "run.html")]
 struct RunPage {
     run: RunView,
+    triage: Triage,
     groups: Vec<GroupView>,
     badge: Option<BadgeView>,
     /// Whether the run's attestation verifies against the published keys.
@@ -241,6 +276,7 @@ pub async fn show_run_page(
     let page = RunPage {
         queue,
         run: run_view(&run, findings.len()),
+        triage: triage(&findings),
         groups: group_findings(
             &findings,
             run.verdict
@@ -397,24 +433,95 @@ fn asked_revision(run: &Run) -> &'static str {
     }
 }
 
-fn outcome_rank(o: Outcome) -> u8 {
-    match o {
-        Outcome::Fail => 0,
-        Outcome::Warn => 1,
-        Outcome::Info => 2,
-        Outcome::Skip => 3,
-        Outcome::Pass => 4,
+/// Why a skipped rule was not judged, in a form its peers share: the engines
+/// write `not verified: CAUSE: detail` (or `not verified: MCP-DSC-001
+/// failed`), and other skips lead with their reason before a `:` or `;`.
+fn skip_cause(message: &str) -> String {
+    let (prefix, rest) = match message.strip_prefix("not verified: ") {
+        Some(rest) => ("not verified: ", rest),
+        None => ("", message),
+    };
+    let end = rest
+        .find([':', ';', '('])
+        .filter(|&at| at > 0)
+        .unwrap_or(rest.len());
+    let head = rest[..end].trim_end_matches(['.', ' ', ',']);
+    const MOST: usize = 90;
+    let head = match head.char_indices().nth(MOST) {
+        Some((at, _)) => format!("{}…", &head[..at]),
+        None => head.to_owned(),
+    };
+    format!("{prefix}{head}")
+}
+
+/// Whether a skip message names `rule_id`'s failure (or skip) as its cause.
+fn blames(message: &str, rule_id: &str) -> bool {
+    message.strip_prefix("not verified: ").is_some_and(|rest| {
+        rest.strip_prefix(rule_id)
+            .is_some_and(|after| after.starts_with(" failed") || after.starts_with(" was skipped"))
+    })
+}
+
+fn level_rank(rule: Option<&suite::Rule>) -> u8 {
+    match rule.map(|r| r.level) {
+        Some(suite::SpecLevel::Must) => 0,
+        Some(suite::SpecLevel::Should) => 1,
+        Some(suite::SpecLevel::May) => 2,
+        None => 3,
     }
 }
 
-/// Findings by category (MCP) or level (RCP), groups with failures first, and
-/// failures first within each group.
-/// The findings by rule group; for a run that judged several MCP revisions,
-/// by revision and group, so the same group of two suites stays apart.
+/// "Fix first": failures, then warnings, each ordered by what it costs.
+fn triage(findings: &[StoredFinding]) -> Triage {
+    let skipped: Vec<&str> = findings
+        .iter()
+        .filter(|f| f.finding.outcome == Outcome::Skip)
+        .map(|f| f.finding.message.as_str())
+        .collect();
+    let ranked = |outcome: Outcome| {
+        let mut list: Vec<(usize, u8, FindingView)> = findings
+            .iter()
+            .filter(|f| f.finding.outcome == outcome)
+            .map(|f| {
+                let rule = suite::rule(&f.finding.rule_id);
+                let mut view = finding_view(f, rule);
+                view.unverified = skipped
+                    .iter()
+                    .filter(|m| blames(m, &f.finding.rule_id))
+                    .count();
+                (view.unverified, level_rank(rule), view)
+            })
+            .collect();
+        list.sort_by(|a, b| {
+            b.0.cmp(&a.0)
+                .then(a.1.cmp(&b.1))
+                .then_with(|| a.2.rule_id.cmp(&b.2.rule_id))
+        });
+        list.into_iter().map(|(_, _, v)| v).collect::<Vec<_>>()
+    };
+    let mut causes: Vec<(usize, String)> = Vec::new();
+    for message in &skipped {
+        let cause = skip_cause(message);
+        match causes.iter_mut().find(|(_, c)| *c == cause) {
+            Some((n, _)) => *n += 1,
+            None => causes.push((1, cause)),
+        }
+    }
+    causes.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    Triage {
+        failures: ranked(Outcome::Fail),
+        warnings: ranked(Outcome::Warn),
+        not_judged: causes,
+    }
+}
+
+/// The findings by rule group (MCP category or RCP level); for a run that
+/// judged several MCP revisions, by revision and group, so the same group of
+/// two suites stays apart. Groups with failures or warnings come first.
 fn group_findings(findings: &[StoredFinding], by_revision: bool) -> Vec<GroupView> {
     let mut groups: Vec<GroupView> = Vec::new();
     let mut sorted: Vec<&StoredFinding> = findings.iter().collect();
-    sorted.sort_by_key(|f| (outcome_rank(f.finding.outcome), f.finding.rule_id.clone()));
+    sorted.sort_by(|a, b| a.finding.rule_id.cmp(&b.finding.rule_id));
     for f in sorted {
         let rule = suite::rule(&f.finding.rule_id);
         let mut name = rule.map_or("Other", |r| r.group).to_owned();
@@ -426,25 +533,54 @@ fn group_findings(findings: &[StoredFinding], by_revision: bool) -> Vec<GroupVie
             };
             name = format!("MCP {revision} · {name}");
         }
-        let view = finding_view(f, rule);
-        let failing = matches!(f.finding.outcome, Outcome::Fail | Outcome::Warn);
-        match groups.iter_mut().find(|g| g.name == name) {
-            Some(g) => {
-                g.failing += usize::from(failing);
-                g.findings.push(view);
+        let at = match groups.iter().position(|g| g.name == name) {
+            Some(at) => at,
+            None => {
+                groups.push(GroupView {
+                    name,
+                    problems: Vec::new(),
+                    notes: Vec::new(),
+                    passed: Vec::new(),
+                    skipped: Vec::new(),
+                    skipped_count: 0,
+                });
+                groups.len() - 1
             }
-            None => groups.push(GroupView {
-                name,
-                failing: usize::from(failing),
-                findings: vec![view],
+        };
+        let group = &mut groups[at];
+        match f.finding.outcome {
+            Outcome::Fail | Outcome::Warn => group.problems.push(ProblemLink {
+                rule_id: f.finding.rule_id.clone(),
+                title: rule.map_or_else(String::new, |r| r.title.to_owned()),
+                outcome: f.finding.outcome.as_str(),
             }),
+            Outcome::Info => group.notes.push(finding_view(f, rule)),
+            Outcome::Pass => group.passed.push(finding_view(f, rule)),
+            Outcome::Skip => {
+                let cause = skip_cause(&f.finding.message);
+                group.skipped_count += 1;
+                let view = finding_view(f, rule);
+                match group.skipped.iter_mut().find(|c| c.cause == cause) {
+                    Some(c) => c.findings.push(view),
+                    None => group.skipped.push(CauseView {
+                        cause,
+                        findings: vec![view],
+                    }),
+                }
+            }
         }
     }
-    groups.sort_by(|a, b| {
-        (b.failing > 0)
-            .cmp(&(a.failing > 0))
-            .then_with(|| a.name.cmp(&b.name))
-    });
+    for g in &mut groups {
+        g.problems
+            .sort_by_key(|p| (p.outcome != Outcome::Fail.as_str(), p.rule_id.clone()));
+        g.skipped.sort_by(|a, b| {
+            b.findings
+                .len()
+                .cmp(&a.findings.len())
+                .then_with(|| a.cause.cmp(&b.cause))
+        });
+    }
+    groups.sort_by(|a, b| (a.problems.is_empty(), &a.name).cmp(&(b.problems.is_empty(), &b.name)));
     groups
 }
 
@@ -458,6 +594,7 @@ fn finding_view(f: &StoredFinding, rule: Option<&suite::Rule>) -> FindingView {
         })
         .map(str::to_owned);
     FindingView {
+        rule_href: crate::web::rules::page_path(&f.finding.rule_id),
         rule_id: f.finding.rule_id.clone(),
         title: rule.map_or_else(String::new, |r| r.title.to_owned()),
         outcome: f.finding.outcome.as_str(),
@@ -467,6 +604,7 @@ fn finding_view(f: &StoredFinding, rule: Option<&suite::Rule>) -> FindingView {
         spec_href,
         duration_ms: f.finding.duration_ms,
         evidence: f.finding.evidence.iter().map(exchange_view).collect(),
+        unverified: 0,
     }
 }
 
