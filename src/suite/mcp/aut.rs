@@ -28,6 +28,18 @@ pub(crate) const CHALLENGE: McpRule = McpRule::new(
     |s| challenge(s).boxed(),
 )
 .says("an unauthenticated request MUST be answered 401, with WWW-Authenticate naming resource_metadata or a well-known PRM document")
+.help(
+    "protocheck sends `server/discover` without credentials; every AUT rule is skipped unless \
+     that gets HTTP 401. The 401 must carry a `WWW-Authenticate` Bearer challenge naming \
+     `resource_metadata`, or else protected resource metadata must be found at the well-known \
+     URIs.",
+    "The 401 comes from a gateway or framework without a `WWW-Authenticate` header, with a \
+     `Basic` challenge only, or with a Bearer challenge lacking `resource_metadata` while nothing \
+     is served at `/.well-known/oauth-protected-resource`.",
+    "Answer unauthenticated requests with 401 and `WWW-Authenticate: Bearer \
+     resource_metadata=\"...\"` pointing at your protected resource metadata (a `scope` parameter \
+     is recommended too), and serve that document.",
+)
 .requires(&[])
 .http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
@@ -41,6 +53,18 @@ pub(crate) const PRM_SERVED: McpRule = McpRule::new(
     |s| prm_served(s).boxed(),
 )
 .says("servers MUST serve RFC 9728 Protected Resource Metadata with at least one authorization_servers entry")
+.help(
+    "After the unauthenticated 401, protocheck GETs the protected resource metadata from the \
+     challenge's `resource_metadata` URL, else from the path-inserted and then the root \
+     `/.well-known/oauth-protected-resource` URI, and checks for a `resource` string and a \
+     non-empty `authorization_servers` array of strings.",
+    "The document is not served (404), lives at a path other than those tried, is not a JSON \
+     object, or lacks `resource` or `authorization_servers`; this is common when only the \
+     authorization server's metadata was set up.",
+    "Serve RFC 9728 metadata at `/.well-known/oauth-protected-resource`, with the endpoint's path \
+     appended when it has one, or point to it from the challenge; include `resource` and list \
+     your issuer(s) in `authorization_servers`.",
+)
 .requires(&[])
 .http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
@@ -54,6 +78,17 @@ pub(crate) const PRM_RESOURCE: McpRule = McpRule::new(
     |s| prm_resource(s).boxed(),
 )
 .says("the PRM resource MUST identify this server (its canonical URI)")
+.help(
+    "protocheck compares the metadata's `resource` with the endpoint URL it probes (query and \
+     fragment dropped): same scheme, host, port and path, ignoring a trailing slash. A \
+     same-origin URI whose path is a whole-segment prefix of the endpoint's path also passes.",
+    "`resource` names another host or scheme (an internal host name, `http://` behind a \
+     TLS-terminating proxy, a staging URL) or another path, usually copied from a development \
+     configuration.",
+    "Set `resource` to the public canonical URI clients use, such as \
+     `https://mcp.example.com/mcp`, taken from configuration rather than built from the incoming \
+     request behind a proxy.",
+)
 .requires(&[])
 .http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
@@ -67,6 +102,17 @@ pub(crate) const AS_METADATA: McpRule = McpRule::new(
     |s| as_metadata(s).boxed(),
 )
 .says("each authorization server MUST publish RFC 8414 or OpenID Connect discovery metadata")
+.help(
+    "For each of the first four `authorization_servers` in the metadata, protocheck GETs the RFC \
+     8414 and then the OpenID Connect discovery URLs built from the issuer, and checks that one \
+     answers a JSON object whose `issuer` is identical to the issuer listed.",
+    "The issuer publishes no discovery document at those URLs (often an issuer with a path whose \
+     metadata lives elsewhere), or its `issuer` differs from the listed one by a trailing slash, \
+     the scheme or the path.",
+    "List each issuer in `authorization_servers` exactly as its metadata spells `issuer`, and \
+     make sure `/.well-known/oauth-authorization-server` or `/.well-known/openid-configuration` \
+     (path-inserted for an issuer with a path) serves it.",
+)
 .requires(&[])
 .http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
@@ -80,6 +126,14 @@ pub(crate) const ISS_PARAMETER: McpRule = McpRule::new(
     |s| iss_parameter(s).boxed(),
 )
 .says("authorization servers SHOULD advertise authorization_response_iss_parameter_supported: true")
+.help(
+    "For each authorization server whose discovery metadata was found with a matching `issuer`, \
+     protocheck checks that `authorization_response_iss_parameter_supported` is `true`.",
+    "The authorization server does not support RFC 9207, or supports it without advertising the \
+     flag; many providers leave it out of their metadata by default.",
+    "Enable the `iss` parameter in authorization responses on the authorization server and \
+     publish `authorization_response_iss_parameter_supported: true` in its metadata.",
+)
 .requires(&[])
 .http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
@@ -93,6 +147,16 @@ pub(crate) const CHALLENGE_SCOPE: McpRule = McpRule::new(
     |s| challenge_scope(s).boxed(),
 )
 .says("WWW-Authenticate SHOULD carry a scope parameter naming the scopes needed")
+.help(
+    "protocheck reads the Bearer challenge in the `WWW-Authenticate` header of the 401 its \
+     unauthenticated `server/discover` got, and checks that it carries a non-empty `scope` \
+     parameter.",
+    "The challenge names only `resource_metadata` (or an `error`), which is what much \
+     authorization middleware emits by default; clients must then guess the scopes from \
+     `scopes_supported`.",
+    "Add `scope=\"...\"` to the `WWW-Authenticate` Bearer challenge, listing the scopes a token \
+     needs for the refused request, so that clients ask for the right ones the first time.",
+)
 .requires(&[])
 .http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
@@ -106,6 +170,18 @@ pub(crate) const INSUFFICIENT_SCOPE: McpRule = McpRule::new(
     |s| insufficient_scope(s).boxed(),
 )
 .says("a token lacking scope SHOULD be answered 403 with error=\"insufficient_scope\"")
+.help(
+    "With a bearer token given for the run, protocheck reads the answers to the run's requests \
+     that carried it. When the token was accepted on some and refused on others (401, or 403 with \
+     `WWW-Authenticate`), each refusal must be 403 with `error=\"insufficient_scope\"` in the \
+     Bearer challenge.",
+    "The server answers a token that lacks a scope with 401, which tells the client to sign in \
+     again, or with 403 without `error=\"insufficient_scope\"`. Skipped without a token, or when \
+     the token is never refused.",
+    "When a valid token lacks the scope a method needs, answer 403 with `WWW-Authenticate: Bearer \
+     error=\"insufficient_scope\", scope=\"...\"` naming the scopes needed, so the client can \
+     step up; keep 401 for missing or invalid tokens.",
+)
 .requires(&[])
 .run_wide()
 .http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
@@ -120,6 +196,17 @@ pub(crate) const AUDIENCE: McpRule = McpRule::new(
     |s| audience(s).boxed(),
 )
 .says("servers MUST reject tokens not issued for them (audience)")
+.help(
+    "protocheck sends `server/discover` with a made-up JWT whose `aud` is \
+     `https://audience.protocheck.invalid/mcp`, naming the server's first issuer and its \
+     advertised scopes, signed with a random key. Any 2xx answer fails; any refusal passes.",
+    "The server only checks that a bearer token is present or well-formed, or decodes JWTs \
+     without verifying the signature and the audience, so a token issued for any other resource \
+     is accepted.",
+    "Validate every token fully: the signature against the issuer's keys (or introspection), \
+     expiry, issuer, and an audience equal to this server's canonical URI; refuse anything else \
+     with 401.",
+)
 .requires(&[])
 .http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
@@ -133,6 +220,17 @@ pub(crate) const NO_OFFLINE_ACCESS: McpRule = McpRule::new(
     |s| no_offline_access(s).boxed(),
 )
 .says("offline_access SHOULD NOT be requested or advertised by default")
+.help(
+    "protocheck looks for `offline_access` in the `scope` parameter of the Bearer challenge on \
+     the 401 to its unauthenticated `server/discover`, and in `scopes_supported` of the protected \
+     resource metadata.",
+    "An info finding: the server asks for or advertises `offline_access`, usually because its \
+     scope list was copied from the authorization server's supported scopes, so clients may \
+     request refresh tokens by default.",
+    "Leave `offline_access` out of the challenge's `scope` and of the resource metadata's \
+     `scopes_supported`; whether refresh tokens are issued is for the client and the \
+     authorization server to settle.",
+)
 .requires(&[])
 .http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
@@ -146,6 +244,15 @@ pub(crate) const PKCE_S256: McpRule = McpRule::new(
     |s| pkce_s256(s).boxed(),
 )
 .says("authorization servers MUST support PKCE with S256")
+.help(
+    "For each authorization server whose discovery metadata was found with a matching `issuer`, \
+     protocheck checks that `code_challenge_methods_supported` is present and contains `S256`.",
+    "The metadata omits `code_challenge_methods_supported` even when the server supports PKCE, or \
+     lists only `plain`; MCP clients refuse such an authorization server.",
+    "Enable PKCE with S256 on the authorization server and publish \
+     `code_challenge_methods_supported` containing `\"S256\"` in its metadata; `plain` alone is \
+     not enough.",
+)
 .requires(&[])
 .http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 
@@ -159,6 +266,16 @@ pub(crate) const CIMD: McpRule = McpRule::new(
     |s| cimd(s).boxed(),
 )
 .says("authorization servers SHOULD support Client ID Metadata Documents; Dynamic Client Registration is deprecated")
+.help(
+    "For each authorization server whose discovery metadata was found with a matching `issuer`, \
+     protocheck checks that `client_id_metadata_document_supported` is `true`, and says so when \
+     only a `registration_endpoint` (Dynamic Client Registration) is offered.",
+    "The authorization server relies on Dynamic Client Registration or pre-registered clients \
+     alone, or supports Client ID Metadata Documents without advertising it in its metadata.",
+    "Enable Client ID Metadata Document support on the authorization server, so clients can use \
+     an HTTPS URL as their `client_id`, and publish `client_id_metadata_document_supported: \
+     true`.",
+)
 .requires(&[])
 .http_only("HTTP authorization: 401 challenges, bearer tokens and OAuth metadata");
 

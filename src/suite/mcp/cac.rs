@@ -22,7 +22,18 @@ pub(crate) const TTL_PRESENT: McpRule = McpRule::new(
     "CAC",
     |s| ttl_present(s).boxed(),
 )
-.says("the cacheable results (tools/list, prompts/list, resources/list, resources/templates/list, resources/read, server/discover) MUST carry ttlMs");
+.says("the cacheable results (tools/list, prompts/list, resources/list, resources/templates/list, resources/read, server/discover) MUST carry ttlMs")
+.help(
+    "protocheck reads the cacheable results the run received: the `server/discover` answer, every \
+     page of `tools/list`, `prompts/list`, `resources/list` and `resources/templates/list` the \
+     survey read, and up to five `resources/read` results (`input_required` ones left out). Each \
+     must carry `ttlMs`.",
+    "The server leaves `ttlMs` out, most often on `server/discover`, whose result became \
+     cacheable late in the 2026-07-28 cycle, or on `resources/read`; an SDK release from before \
+     the caching utility omits it everywhere.",
+    "Add `ttlMs` to each of these results, `server/discover` included: the number of milliseconds \
+     a client may reuse the result, or `0` when it must not be reused.",
+);
 
 pub(crate) const SCOPE_PRESENT: McpRule = McpRule::new(
     "MCP-CAC-002",
@@ -33,7 +44,16 @@ pub(crate) const SCOPE_PRESENT: McpRule = McpRule::new(
     "CAC",
     |s| scope_present(s).boxed(),
 )
-.says("the cacheable results MUST carry cacheScope");
+.says("the cacheable results MUST carry cacheScope")
+.help(
+    "protocheck reads the same cacheable results as MCP-CAC-001 (the `server/discover` answer, \
+     every list page the survey read, up to five `resources/read` results) and checks that each \
+     carries `cacheScope`.",
+    "The server sets `ttlMs` but forgets `cacheScope`, or sets both on the list results only and \
+     not on `server/discover` or `resources/read`, which come from other handlers.",
+    "Add `cacheScope` to every cacheable result, `server/discover` included: `\"public\"` when \
+     any caller would get the same content, `\"private\"` when the content depends on who asks.",
+);
 
 pub(crate) const SCOPE_VALUE: McpRule = McpRule::new(
     "MCP-CAC-003",
@@ -44,7 +64,18 @@ pub(crate) const SCOPE_VALUE: McpRule = McpRule::new(
     "CAC",
     |s| scope_value(s).boxed(),
 )
-.says("cacheScope MUST be exactly \"public\" or \"private\"");
+.says("cacheScope MUST be exactly \"public\" or \"private\"")
+.help(
+    "On the cacheable results that carry `cacheScope` (the `server/discover` answer, the list \
+     pages, up to five reads), protocheck checks that the value is exactly the string `public` or \
+     `private`. Skipped when none carries it.",
+    "The value is capitalised (`Public`), borrowed from HTTP caching (`shared`, `no-store`, \
+     `max-age=60`), or a boolean instead of one of the two strings; clients cannot tell whether a \
+     shared cache may keep the result.",
+    "Send `cacheScope` as exactly `\"public\"` or `\"private\"`, in lower case, and express how \
+     long a result may be reused with `ttlMs`, not in the scope; `private` is the safe choice \
+     when unsure.",
+);
 
 pub(crate) const TTL_VALUE: McpRule = McpRule::new(
     "MCP-CAC-004",
@@ -57,6 +88,16 @@ pub(crate) const TTL_VALUE: McpRule = McpRule::new(
 )
 .says(
     "ttlMs MUST be an integer number of milliseconds, at least 0 (schema: type integer, minimum 0)",
+)
+.help(
+    "On the cacheable results that carry `ttlMs`, protocheck checks that it is an integer of at \
+     least 0; a number with a zero fraction such as `30000.0` counts as an integer. Skipped when \
+     none carries it.",
+    "`ttlMs` is negative (often `-1` meant as \"never cache\" or \"forever\"), has a fraction, is \
+     `null`, or is a string such as `\"60000\"` produced by serialising a duration type.",
+    "Send `ttlMs` as a non-negative JSON integer of milliseconds, with `0` for results that must \
+     not be reused; convert durations to milliseconds before serialising rather than sending a \
+     string.",
 );
 
 pub(crate) const PUBLIC_NOT_PERSONAL: McpRule = McpRule::new(
@@ -68,7 +109,18 @@ pub(crate) const PUBLIC_NOT_PERSONAL: McpRule = McpRule::new(
     "CAC",
     |s| public_not_personal(s).boxed(),
 )
-.says("results that depend on the requester's authorization or identity should be cacheScope private, not public");
+.says("results that depend on the requester's authorization or identity should be cacheScope private, not public")
+.help(
+    "For each cacheable result marked `cacheScope: public` (first pages only), protocheck asks \
+     again three times: as itself, with `clientInfo` named `protocheck-second-caller`, and as \
+     itself again as a control. It warns when the content (without `_meta` and `ttlMs`, lists \
+     sorted) follows the caller but not the control.",
+    "The result depends on who asks (the client's identity, or a token's user or tenant) yet is \
+     marked `public`, usually because one scope was set for every result; a shared cache could \
+     then serve one caller's content to another.",
+    "Mark results that depend on the caller's identity or authorization `cacheScope: \
+     \"private\"`, and keep `\"public\"` for content that is the same for every caller.",
+);
 
 pub(crate) const RULES: &[McpRule] = &[
     TTL_PRESENT,

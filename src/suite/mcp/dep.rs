@@ -23,6 +23,15 @@ pub(crate) const NO_PING: McpRule = McpRule::new(
     |s| no_ping(s).boxed(),
 )
 .says("ping was removed in 2026-07-28: a modern server answers it like an unknown method")
+.help(
+    "protocheck sends `ping` as a valid 2026-07-28 request (on a legacy-only server, inside a \
+     legacy session it opens with `initialize`) and warns when it is answered with a result.",
+    "The server still registers a `ping` handler, usually one its SDK keeps by default for \
+     2025-11-25 clients. On a legacy-only server the warning shows what a move to 2026-07-28 \
+     removes.",
+    "Stop answering `ping` on 2026-07-28 requests so that it falls through to HTTP 404 with \
+     -32601; a dual-era server can keep it for sessions opened with `initialize`.",
+)
 .requires(&[])
 .on_legacy();
 
@@ -36,6 +45,16 @@ pub(crate) const NO_SET_LEVEL: McpRule = McpRule::new(
     |s| no_set_level(s).boxed(),
 )
 .says("logging/setLevel was removed: the log level travels in per-request _meta")
+.help(
+    "protocheck sends `logging/setLevel` with level `info` as a valid 2026-07-28 request (on a \
+     legacy-only server, inside a legacy session it opens with `initialize`) and warns when it is \
+     answered with a result.",
+    "The server still implements the 2025-era `logging/setLevel`, usually because its SDK \
+     registers the logging utility by default. On a legacy-only server the warning shows what a \
+     move to 2026-07-28 removes.",
+    "Stop answering `logging/setLevel` on 2026-07-28 requests and read the log level each request \
+     carries in its `_meta` instead; a dual-era server can keep the method for legacy sessions.",
+)
 .requires(&[])
 .on_legacy();
 
@@ -51,6 +70,16 @@ pub(crate) const NO_SUBSCRIBE: McpRule = McpRule::new(
 .says(
     "resources/subscribe and resources/unsubscribe were removed in favour of subscriptions/listen",
 )
+.help(
+    "protocheck sends `resources/subscribe` and `resources/unsubscribe` for the first listed \
+     resource URI (or `protocheck://probe`) as valid 2026-07-28 requests, inside a legacy session \
+     on a legacy-only server, and warns when either is answered with a result.",
+    "The server still implements the 2025-era per-resource subscriptions, usually because its \
+     subscribe and unsubscribe handlers are still registered or `resources.subscribe` is still \
+     advertised.",
+    "Remove `resources/subscribe` and `resources/unsubscribe` from 2026-07-28 handling and \
+     deliver resource updates through `subscriptions/listen` with `resourceSubscriptions`.",
+)
 .requires(&[])
 .on_legacy();
 
@@ -64,6 +93,16 @@ pub(crate) const NO_LEGACY_SSE: McpRule = McpRule::new(
     |s| no_legacy_sse(s).boxed(),
 )
 .says("the 2024-11-05 HTTP+SSE transport is deprecated")
+.help(
+    "protocheck sends a GET with `Accept: text/event-stream` to the MCP endpoint and to the \
+     sibling `sse` URL, reads each stream as far as its first event within a window derived from \
+     the run's round-trip times, and warns when that event is `endpoint`, the opening of the \
+     2024-11-05 HTTP+SSE transport.",
+    "The server still mounts the deprecated HTTP+SSE transport, usually an `/sse` route kept \
+     beside Streamable HTTP for old clients, or an SDK's SSE application left enabled.",
+    "Remove the HTTP+SSE transport (the GET stream and its separate POST messages endpoint) and \
+     serve clients over Streamable HTTP only, once any remaining legacy clients have moved.",
+)
 .requires(&[])
 .on_legacy()
 .watches(|w, client, endpoint| {
@@ -83,6 +122,16 @@ pub(crate) const NO_DEPRECATED_CAPABILITIES: McpRule = McpRule::new(
     |s| no_deprecated_capabilities(s).boxed(),
 )
 .says("Roots, Sampling and Logging are deprecated")
+.help(
+    "protocheck reads the capabilities of the `server/discover` answer (of the `initialize` \
+     result on a legacy-only server) and looks for `logging`, `roots` and `sampling`.",
+    "An info finding: the server advertises a deprecated feature, usually `logging` left on by an \
+     SDK default, or `roots` or `sampling`, which are client features a server never had to \
+     advertise.",
+    "Nothing is broken today. Drop `roots` and `sampling` from the server's capabilities, and \
+     plan to remove `logging`, since these features may be removed from a revision on or after \
+     2027-07-28.",
+)
 .requires(&[])
 .on_legacy();
 
@@ -96,6 +145,19 @@ pub(crate) const ACCEPTS_INITIALIZE: McpRule = McpRule::new(
     |s| accepts_initialize(s).boxed(),
 )
 .says("a dual-era server MAY answer initialize with legacy semantics")
+.help(
+    "protocheck reads the answer to the run's opening `initialize` for 2025-11-25 (over stdio, \
+     from a fresh process when the run's process refused it). A result negotiating a legacy \
+     revision passes; one negotiating 2026-07-28 fails, as does a refusal while \
+     `supportedVersions` lists a legacy revision.",
+    "An info finding: `initialize` negotiated 2026-07-28, which belongs to per-request `_meta`, \
+     or the DiscoverResult lists a legacy revision that legacy clients cannot reach because \
+     `initialize` is refused. Skipped when the server lists no legacy revision and refuses \
+     `initialize`.",
+    "To serve legacy clients, answer `initialize` with a legacy revision such as 2025-11-25; \
+     otherwise remove legacy revisions from `supportedVersions`. A modern-only server that lists \
+     none needs no change.",
+)
 .requires(&[])
 .on_legacy();
 
@@ -109,6 +171,16 @@ pub(crate) const INITIALIZE_ERROR: McpRule = McpRule::new(
     |s| initialize_error(s).boxed(),
 )
 .says("a modern-only server SHOULD name the protocol versions it supports in any error it returns to initialize")
+.help(
+    "On a server that speaks only 2026-07-28, protocheck reads the answer to the run's opening \
+     `initialize` for 2025-11-25 and looks for `error.data.supported`, or for a version from \
+     `supportedVersions` other than the one asked for in the error's text.",
+    "The server answers `initialize` with a bare -32601, with a generic \"Unsupported protocol \
+     version: 2025-11-25\" that only repeats the request, or with no JSON-RPC error at all, so a \
+     legacy client cannot tell its user what to upgrade to.",
+    "Answer `initialize` with a JSON-RPC error whose `data.supported` lists the versions the \
+     server speaks, e.g. `[\"2026-07-28\"]`, and name them in the error message too.",
+)
 .requires(&[])
 .on_legacy()
 // versioning page: "a modern-only server SHOULD name the protocol versions it

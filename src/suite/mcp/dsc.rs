@@ -47,6 +47,17 @@ pub(crate) const VERSIONS: McpRule = McpRule::new(
     |s| versions_advertised(s).boxed(),
 )
 .says("a DiscoverResult MUST list the protocol versions the server supports in supportedVersions")
+.help(
+    "protocheck sends nothing of its own: it reads the answer to the run's `server/discover` (the \
+     cold POST with the 2026-07-28 headers and `_meta`) and checks that its `supportedVersions` \
+     is present, is a non-empty array, and holds only strings.",
+    "The DiscoverResult usually leaves `supportedVersions` out, sends it empty, or sends one \
+     version as a plain string instead of an array; a hand-written discover handler that returns \
+     only `capabilities` and `serverInfo` is the most common cause.",
+    "Return `supportedVersions` in every DiscoverResult as an array of the version strings the \
+     server speaks, e.g. `[\"2026-07-28\"]`, adding `2025-11-25` only when the server also serves \
+     legacy clients through `initialize`.",
+)
 .pool_independent();
 
 pub(crate) const CURRENT_REVISION: McpRule = McpRule::new(
@@ -59,6 +70,18 @@ pub(crate) const CURRENT_REVISION: McpRule = McpRule::new(
     |s| current_revision(s).boxed(),
 )
 .says("a server MAY list any revision it supports; listing a current one lets current clients connect")
+.help(
+    "protocheck reads `supportedVersions` from the run's `server/discover` answer and looks for a \
+     current revision, `2026-07-28` or `2025-11-25`. It sends nothing of its own, and judges the \
+     rule only when MCP-DSC-002 passed.",
+    "An info finding, not a violation: none of the listed versions is a current revision, usually \
+     because of a typo in the date (`2026-7-28`), a draft or pre-release label, or only older \
+     revisions such as `2025-06-18`. Clients that know only published revisions then find none to \
+     pick.",
+    "List the revision the server implements with its exact published string, `2026-07-28` (and \
+     `2025-11-25` if legacy clients are served). A server that deliberately lists other revisions \
+     only needs no change, but current clients will not connect to it.",
+)
 .requires(&[VERSIONS.rule.id])
 .pool_independent();
 
@@ -72,6 +95,19 @@ pub(crate) const EXTENSION_IDS: McpRule = McpRule::new(
     |s| extension_ids(s).boxed(),
 )
 .says("extension identifiers MUST use a reverse-DNS prefix, and the modelcontextprotocol/mcp prefixes are reserved")
+.help(
+    "protocheck reads `capabilities.extensions` from the run's `server/discover` answer and \
+     checks each key: a reverse-DNS prefix, a `/`, then a name of letters, digits, `-`, `_` and \
+     `.`; a prefix whose second label is `modelcontextprotocol` or `mcp` is refused unless it is \
+     `io.modelcontextprotocol`. Skipped when no extension is advertised.",
+    "The server usually lists extensions under bare names (`tasks` rather than \
+     `io.modelcontextprotocol/tasks`), invents an identifier under the reserved MCP namespace \
+     such as `dev.mcp/...`, or sends `extensions` as an array instead of an object keyed by \
+     identifier.",
+    "Key `capabilities.extensions` by full identifiers, each mapping to its settings object: \
+     `io.modelcontextprotocol/<name>` for official extensions and your own reverse-DNS prefix, \
+     such as `com.example/my-extension`, for your own.",
+)
 .pool_independent();
 
 pub(crate) const SERVER_INFO: McpRule = McpRule::new(
@@ -84,6 +120,17 @@ pub(crate) const SERVER_INFO: McpRule = McpRule::new(
     |s| server_info(s).boxed(),
 )
 .says("servers SHOULD identify themselves in result _meta io.modelcontextprotocol/serverInfo (an Implementation with name and version)")
+.help(
+    "After every other rule, protocheck reads every result the run received for its valid \
+     2026-07-28 requests, from the survey and from every rule, and checks that each carries \
+     `_meta[\"io.modelcontextprotocol/serverInfo\"]` with a string `name` and `version`.",
+    "Most often the server puts `serverInfo` on the DiscoverResult only, or adds it in some \
+     handlers and not others; sometimes `version` is missing. Clients and logs then cannot tell \
+     which implementation answered a given request.",
+    "Add `io.modelcontextprotocol/serverInfo` with `name` and `version` to the `_meta` of every \
+     result, not only that of `server/discover`; one response hook that stamps every result is \
+     the simplest place to do it.",
+)
 .run_wide();
 
 pub(crate) const RULES: &[McpRule] = &[

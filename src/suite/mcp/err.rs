@@ -22,7 +22,19 @@ pub(crate) const UNSUPPORTED_VERSION: McpRule = McpRule::new(
     "ERR",
     |s| unsupported_version(s).boxed(),
 )
-.says("an unsupported protocol version MUST be answered HTTP 400 with -32022 whose data lists supported versions and echoes requested");
+.says("an unsupported protocol version MUST be answered HTTP 400 with -32022 whose data lists supported versions and echoes requested")
+.help(
+    "For each method family the server serves, protocheck sends an otherwise valid request with \
+     `MCP-Protocol-Version` and `_meta` both set to `1900-01-01` and expects HTTP 400 with \
+     JSON-RPC error -32022 whose `data.supported` is a non-empty array of versions and \
+     `data.requested` echoes `1900-01-01`.",
+    "The server ignores the version and serves the request, refuses it with a generic -32600 or \
+     -32602, or returns -32022 without `data.supported` or `data.requested`; sometimes the error \
+     comes with HTTP 200.",
+    "Check the requested version before dispatch; when it is not one you support, answer HTTP 400 \
+     with code -32022 and `data` holding `supported` (e.g. `[\"2026-07-28\"]`) and `requested` \
+     (the version the client sent).",
+);
 
 pub(crate) const UNKNOWN_METHOD: McpRule = McpRule::new(
     "MCP-ERR-002",
@@ -34,6 +46,18 @@ pub(crate) const UNKNOWN_METHOD: McpRule = McpRule::new(
     |s| unknown_method(s).boxed(),
 )
 .says("a method the server does not implement (an unknown one, or one 2026-07-28 removed: initialize, ping, logging/setLevel, resources/subscribe, resources/unsubscribe) MUST be answered HTTP 404 with JSON-RPC -32601")
+.help(
+    "protocheck sends a valid request for a made-up method, then as valid 2026-07-28 requests \
+     each method the revision removed: `initialize` (asking for 2026-07-28), `ping`, \
+     `logging/setLevel`, `resources/subscribe` and `resources/unsubscribe`. Each must get HTTP \
+     404 with -32601 (over stdio, -32601); a result is noted for the DEP rules.",
+    "Most often the server answers -32601 with HTTP 200 or 400, as JSON-RPC libraries do by \
+     default, or answers -32600; a removed method may also get some other error, such as a header \
+     or session error, instead of \"method not found\".",
+    "When no handler exists for a method, answer HTTP 404 with a JSON-RPC error -32601 (Method \
+     not found); mapping that error to 404 in the transport layer gives removed methods the same \
+     answer.",
+)
 // Its probe may be the first request on a pooled connection: a server failing
 // STL-003 refuses it for that, not because the method is unknown, and the
 // verdict would depend on which connection the pool picked (§15.4).
@@ -48,7 +72,17 @@ pub(crate) const RESOURCE_NOT_FOUND: McpRule = McpRule::new(
     "ERR",
     |s| resource_not_found(s).boxed(),
 )
-.says("a missing resource is answered -32602; the retired -32002 MUST NOT be emitted");
+.says("a missing resource is answered -32602; the retired -32002 MUST NOT be emitted")
+.help(
+    "protocheck sends `resources/read` for a URI that does not exist (a listed resource's URI \
+     with a random suffix, or a `protocheck://missing/...` URI) and expects JSON-RPC error \
+     -32602; the retired -32002, another error, or a result with empty `contents` fails.",
+    "The server still uses the 2025-era -32002 \"Resource not found\" code, returns an empty \
+     `contents` array for an unknown URI, or lets the read handler throw so the answer is -32603.",
+    "Answer a read of an unknown URI with JSON-RPC error -32602 (Invalid params), optionally with \
+     `data.uri` naming the URI, and replace every remaining use of -32002, shared error helpers \
+     included.",
+);
 
 pub(crate) const NO_32042: McpRule = McpRule::new(
     "MCP-ERR-004",
@@ -60,6 +94,16 @@ pub(crate) const NO_32042: McpRule = McpRule::new(
     |s| no_32042(s).boxed(),
 )
 .says("the retired -32042 MUST NOT be emitted by a 2026-07-28 implementation")
+.help(
+    "After every other rule, protocheck reads the error code of every answer to the run's valid \
+     requests and looks for -32042, the 2025-11-25 \"URL elicitation required\" code.",
+    "A tool still asks for a URL elicitation the 2025-11-25 way, usually through an SDK helper or \
+     a hard-coded error written before 2026-07-28; clients of this revision give the code no \
+     meaning.",
+    "Ask for input with an `input_required` result carrying the elicitation request, or answer \
+     -32021 with `data.requiredCapabilities` when the client did not declare the capability; \
+     never emit -32042.",
+)
 .run_wide();
 
 pub(crate) const RESERVED_RANGE: McpRule = McpRule::new(
@@ -72,6 +116,17 @@ pub(crate) const RESERVED_RANGE: McpRule = McpRule::new(
     |s| reserved_range(s).boxed(),
 )
 .says("implementations MUST NOT emit codes in -32020..-32099 other than -32020, -32021 and -32022")
+.help(
+    "After every other rule, protocheck reads the error code of every answer to the run's valid \
+     requests and looks for codes from -32020 to -32099 other than -32020, -32021 and -32022 \
+     (-32042 is left to MCP-ERR-004).",
+    "The server uses the reserved range for its own errors, most often application codes picked \
+     close to the JSON-RPC ones (such as -32050 for a rate limit), or codes taken from a draft of \
+     the specification.",
+    "For application errors use a standard JSON-RPC code (-32600, -32601, -32602, -32603) or an \
+     implementation-defined code outside -32768 to -32000, and leave -32020 to -32099 to the \
+     codes the specification defines.",
+)
 .run_wide();
 
 pub(crate) const MISSING_META: McpRule = McpRule::new(
@@ -83,7 +138,19 @@ pub(crate) const MISSING_META: McpRule = McpRule::new(
     "ERR",
     |s| missing_meta(s).boxed(),
 )
-.says("a request missing a required _meta field MUST be answered HTTP 400 with -32602");
+.says("a request missing a required _meta field MUST be answered HTTP 400 with -32602")
+.help(
+    "For each method family the server serves, protocheck sends three requests, each on a new \
+     connection: `_meta` without `io.modelcontextprotocol/protocolVersion`, `_meta` without \
+     `io.modelcontextprotocol/clientCapabilities`, and no `_meta` at all. Each must get HTTP 400 \
+     with -32602; -32020 is accepted where the version is missing.",
+    "The server fills in defaults and serves the request (most often for a missing \
+     `clientCapabilities`), refuses with -32600 or another status than 400, or lets a missing \
+     `_meta` crash the handler into -32603.",
+    "Validate `params._meta` before dispatch and refuse a request lacking \
+     `io.modelcontextprotocol/protocolVersion` or `io.modelcontextprotocol/clientCapabilities` \
+     with HTTP 400 and JSON-RPC -32602 naming the missing field.",
+);
 
 pub(crate) const MISSING_CAPABILITY: McpRule = McpRule::new(
     "MCP-ERR-007",
@@ -94,7 +161,19 @@ pub(crate) const MISSING_CAPABILITY: McpRule = McpRule::new(
     "ERR",
     |s| missing_capability(s).boxed(),
 )
-.says("a request needing a client capability it did not declare MUST be answered HTTP 400 with -32021 and data.requiredCapabilities");
+.says("a request needing a client capability it did not declare MUST be answered HTTP 400 with -32021 and data.requiredCapabilities")
+.help(
+    "protocheck reads the survey's calls of the tools it may run (annotated read-only, or any \
+     with `allow_tool_calls`), each first sent with empty `clientCapabilities`. A -32021 answer \
+     needs status 400 and a non-empty `data.requiredCapabilities` object; an `input_required` \
+     result asking for elicitation, sampling or roots fails.",
+    "The tool asks for elicitation, sampling or roots without checking that the request declared \
+     the capability, or reports the missing capability with a list of names, an empty object or \
+     HTTP 200. Skipped when no called tool needed a capability.",
+    "Before asking for input, check the request's `io.modelcontextprotocol/clientCapabilities`; \
+     when a needed capability is missing, answer HTTP 400 with -32021 and \
+     `data.requiredCapabilities` as an object, e.g. `{\"elicitation\": {}}`.",
+);
 
 pub(crate) const LEGACY_RANGE: McpRule = McpRule::new(
     "MCP-ERR-008",
@@ -106,6 +185,16 @@ pub(crate) const LEGACY_RANGE: McpRule = McpRule::new(
     |s| legacy_range(s).boxed(),
 )
 .says("new implementations SHOULD NOT emit codes in the legacy -32000..-32019 range")
+.help(
+    "After every other rule, protocheck reads the error code of every answer to the run's valid \
+     requests and looks for codes from -32000 to -32019 (the retired -32002 is left to \
+     MCP-ERR-003).",
+    "The server uses -32000 (\"Server error\") or a nearby code as a catch-all, a habit carried \
+     over from many JSON-RPC libraries; receivers give codes in this range no meaning.",
+    "For new errors use a standard JSON-RPC code such as -32602 or -32603, or an \
+     implementation-defined code outside -32768 to -32000, and put the details in `message` and \
+     `data`.",
+)
 .run_wide();
 
 pub(crate) const RULES: &[McpRule] = &[

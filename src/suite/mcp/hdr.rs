@@ -28,6 +28,18 @@ pub(crate) const MISSING_METHOD: McpRule = McpRule::new(
     |s| missing_method(s).boxed(),
 )
 .says("a request without the required Mcp-Method header MUST be rejected with HTTP 400 and -32020 (HeaderMismatch)")
+.help(
+    "For each method family the server serves (`server/discover`, and per advertised capability \
+     its list method and a call, read or get of a made-up name), protocheck sends an otherwise \
+     valid POST without the `Mcp-Method` header and expects HTTP 400 with JSON-RPC error -32020 \
+     every time.",
+    "The server routes on the JSON-RPC body and never looks at the header, so the request is \
+     served or answered -32602 for the made-up name; or it checks the header on some methods \
+     only, or refuses with another status or code (a plain 400, or -32600).",
+    "Validate the standard headers on every POST before dispatch: when `Mcp-Method` is missing, \
+     answer HTTP 400 with a JSON-RPC error whose code is -32020 (HeaderMismatch). One middleware \
+     in front of every handler is more reliable than checks in each method.",
+)
 .http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 pub(crate) const MISSING_NAME: McpRule = McpRule::new(
@@ -40,6 +52,18 @@ pub(crate) const MISSING_NAME: McpRule = McpRule::new(
     |s| missing_name(s).boxed(),
 )
 .says("tools/call, prompts/get and resources/read without the required Mcp-Name header MUST be rejected with HTTP 400 and -32020")
+.help(
+    "For each of `tools/call`, `resources/read` and `prompts/get` the server advertises, \
+     protocheck sends a valid request without `Mcp-Name`, addressed to a listed tool (read-only, \
+     or any with `allow_tool_calls`), resource or prompt where it can, else to a made-up name, \
+     and expects HTTP 400 with -32020.",
+    "The server does not require `Mcp-Name`, or checks it on `tools/call` only and lets \
+     `resources/read` or `prompts/get` through. When only a made-up name could be used and the \
+     server answers -32602 (unknown name) first, the rule is not verified rather than failed.",
+    "Require `Mcp-Name` on `tools/call`, `prompts/get` and `resources/read`, and refuse a request \
+     that lacks it with HTTP 400 and -32020 before the name is looked up. Annotating a harmless \
+     tool `readOnlyHint: true` lets protocheck probe with a real name.",
+)
 .http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 pub(crate) const NAME_MATCHES: McpRule = McpRule::new(
@@ -52,6 +76,17 @@ pub(crate) const NAME_MATCHES: McpRule = McpRule::new(
     |s| name_matches(s).boxed(),
 )
 .says("servers that process the body MUST reject a request whose header values differ from the body values: HTTP 400 and -32020")
+.help(
+    "For each of `tools/call`, `resources/read` and `prompts/get` the server advertises, \
+     protocheck sends a valid request (to a listed name where it can) whose `Mcp-Name` header \
+     names something other than the body's `name` or `uri`, and expects HTTP 400 with -32020.",
+    "The server reads the name from the header or from the body and never compares the two, so \
+     the request is served or answered with an unknown-name error; an intermediary routing on the \
+     header would then see a different target than the handler runs.",
+    "After decoding any Base64 sentinel, compare `Mcp-Name` with `params.name` (or `params.uri` \
+     for `resources/read`) and refuse any difference with HTTP 400 and -32020 before the request \
+     is dispatched.",
+)
 .http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 /// Streamable-http, "Protocol Version Header": "A server that supports
@@ -76,6 +111,18 @@ pub(crate) const MISSING_VERSION: McpRule = McpRule::new(
     |s| missing_version(s).boxed(),
 )
 .says("every POST MUST carry MCP-Protocol-Version; a missing header is answered 400 and -32020, unless the server supports pre-2025-06-18 clients and treats it as 2025-03-26")
+.help(
+    "protocheck sends `server/discover` without the `MCP-Protocol-Version` header (its `_meta` \
+     still names 2026-07-28) and expects HTTP 400 with -32020. On a dual-era server, an answer in \
+     legacy terms (neither a 2026-07-28 result nor a 2026-07-28 error) is read as the permitted \
+     2025-03-26 fallback and skipped.",
+    "Most often the server takes the version from `_meta` alone and serves the request with a \
+     DiscoverResult, or defaults a missing header to its newest revision. Either way the request \
+     is served as 2026-07-28, which neither permitted reading allows.",
+    "Refuse a POST that lacks `MCP-Protocol-Version` with HTTP 400 and -32020; or, if the server \
+     supports clients older than 2025-06-18, treat the request as 2025-03-26, which has no \
+     `server/discover`. Never serve it as 2026-07-28.",
+)
 .http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 pub(crate) const VERSION_MATCHES: McpRule = McpRule::new(
@@ -88,6 +135,18 @@ pub(crate) const VERSION_MATCHES: McpRule = McpRule::new(
     |s| version_matches(s).boxed(),
 )
 .says("an MCP-Protocol-Version header that differs from _meta protocolVersion MUST be rejected with HTTP 400 and -32020")
+.help(
+    "For each method family the server serves, protocheck sends two requests whose \
+     `MCP-Protocol-Version` header and `_meta` `io.modelcontextprotocol/protocolVersion` disagree \
+     (2026-07-28 against `1900-01-01`, both ways round) and expects HTTP 400 with -32020; 400 \
+     with -32022 is accepted too and noted.",
+    "The server reads the version from one place only, usually `_meta` or only the header, so one \
+     of the two requests is served; sometimes the refusal carries the wrong status or a generic \
+     -32600 or -32602.",
+    "Read both the header and `_meta` `io.modelcontextprotocol/protocolVersion`, and when they \
+     differ refuse the request with HTTP 400 and -32020 before checking whether the version is \
+     supported and before dispatch.",
+)
 .http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 pub(crate) const CASE: McpRule = McpRule::new(
@@ -100,6 +159,18 @@ pub(crate) const CASE: McpRule = McpRule::new(
     |s| case(s).boxed(),
 )
 .says("header names MUST be compared case-insensitively; header values are case-sensitive")
+.help(
+    "On a dedicated HTTP/1.1 connection protocheck sends valid requests (`server/discover`, a \
+     named request, a tool call with an `Mcp-Param-*` header where one exists) with header names \
+     lower-case, as the spec writes them and upper-case; each spelling must be answered alike. It \
+     also sends `Mcp-Method: SERVER/DISCOVER` and expects 400 with -32020.",
+    "Either header names are compared byte for byte (a plain string map or a hand-written lookup \
+     of `Mcp-Method`), so one spelling is refused; or header values are lower-cased before \
+     comparison, so `SERVER/DISCOVER` is taken to match the body's `server/discover`.",
+    "Look headers up through your framework's case-insensitive header API, never a plain string \
+     map, and compare values exactly as sent: `Mcp-Method` must equal the body's method byte for \
+     byte, or the request gets HTTP 400 with -32020.",
+)
 .http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 pub(crate) const BASE64: McpRule = McpRule::new(
@@ -112,6 +183,19 @@ pub(crate) const BASE64: McpRule = McpRule::new(
     |s| base64(s).boxed(),
 )
 .says("servers MUST decode =?base64?...?= header values before comparing them with the body")
+.help(
+    "For each advertised `tools/call`, `resources/read` and `prompts/get`, protocheck sends \
+     `Mcp-Name` in the `=?base64?...?=` sentinel form of the body's name (a listed name, or a \
+     made-up non-ASCII one) and fails on -32020 or no answer; where a callable tool declares a \
+     string `x-mcp-header`, it also sends a non-ASCII argument with its `Mcp-Param-*` header \
+     encoded.",
+    "The server compares the raw header with the body without decoding the sentinel, so a \
+     correctly encoded request is refused as a mismatch (-32020); this usually surfaces first \
+     with non-ASCII names or values.",
+    "Before comparing `Mcp-Name` or an `Mcp-Param-*` value with the body, decode a value that \
+     starts with `=?base64?` and ends with `?=` (standard padded Base64 of UTF-8) and compare the \
+     decoded text; a value without both markers is literal.",
+)
 .http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 pub(crate) const PARAM_MATCHES: McpRule = McpRule::new(
@@ -124,6 +208,18 @@ pub(crate) const PARAM_MATCHES: McpRule = McpRule::new(
     |s| param_matches(s).boxed(),
 )
 .says("when an x-mcp-header argument has a value, the Mcp-Param-{Name} header MUST be sent and the server MUST validate it against the body, rejecting a missing or different one with 400 and -32020")
+.help(
+    "protocheck takes the first callable tool (read-only, or any with `allow_tool_calls`) whose \
+     `inputSchema` declares a valid `x-mcp-header` on a string, integer or boolean property, and \
+     calls it once with that `Mcp-Param-*` header differing from the argument and once without \
+     the header, expecting HTTP 400 with -32020 both times.",
+    "The server declares `x-mcp-header` in the schema but never validates the mirrored header, so \
+     both calls run the tool; less often it refuses a mismatch but accepts a missing header. \
+     Skipped when no callable tool declares an annotation.",
+    "For every `x-mcp-header` property whose argument is present, require the `Mcp-Param-{Name}` \
+     header, decode it, compare it with the argument's text form (integers in decimal, booleans \
+     `true`/`false`) and refuse a missing or different value with HTTP 400 and -32020.",
+)
 // A tools/call sent with no server/discover before it on its connection: a
 // server failing STL-003 refuses it for that, not for its headers (§15.4).
 .requires(&[DISCOVER_ID, COLD_ID])
@@ -139,6 +235,17 @@ pub(crate) const PARAM_CHARACTERS: McpRule = McpRule::new(
     |s| param_characters(s).boxed(),
 )
 .says("servers MUST reject a recognised Mcp-Param-{Name} header containing invalid characters")
+.help(
+    "protocheck takes a callable tool whose schema declares `x-mcp-header` on a string property \
+     and calls it with the argument `protocheck-café`, sending the same text as raw UTF-8 in the \
+     `Mcp-Param-*` header instead of the Base64 sentinel, and expects HTTP 400 with -32020.",
+    "The server's HTTP stack accepts non-ASCII bytes in header values and the comparison with the \
+     body then succeeds, so the tool runs: the server never checks that the header holds only the \
+     characters a conforming client sends unencoded.",
+    "Refuse a recognised `Mcp-Param-{Name}` whose raw value holds characters outside visible \
+     ASCII, space and tab with HTTP 400 and -32020; only the `=?base64?...?=` form may carry such \
+     text.",
+)
 // A tools/call sent with no server/discover before it on its connection: a
 // server failing STL-003 refuses it for that, not for its headers (§15.4).
 .requires(&[DISCOVER_ID, COLD_ID])
@@ -154,6 +261,18 @@ pub(crate) const BEFORE_DISPATCH: McpRule = McpRule::new(
     |s| before_dispatch(s).boxed(),
 )
 .says("header validation rejects a mismatched request before it is dispatched, so no handler ever runs it")
+.help(
+    "protocheck sends requests whose `Mcp-Method` header disagrees with the body: an unknown body \
+     method under `Mcp-Method: server/discover`, and for each method family the server serves its \
+     request (a listed tool, resource or prompt where it can) under a header naming another \
+     method. Each must be refused with HTTP 400 and -32020.",
+    "A -32601 answer usually means the method is looked up before the headers are validated; a \
+     result means a handler actually ran a request whose header and body disagree, typically \
+     because validation lives inside the handlers or after routing.",
+    "Validate the headers in middleware in front of the router, so that a mismatched request gets \
+     HTTP 400 and -32020 before any method lookup or handler runs; this also keeps intermediaries \
+     that route on headers in step with the server.",
+)
 .http_only("the Mcp-* and MCP-Protocol-Version HTTP headers");
 
 pub(crate) const RULES: &[McpRule] = &[

@@ -22,6 +22,18 @@ pub(crate) const SERVER_JSON_VALID: McpRule = McpRule::new(
     |s| server_json_valid(s).boxed(),
 )
 .says("server.json follows the MCP Registry schema")
+.help(
+    "With a `server.json` given for the run (the document, or an http(s) URL protocheck fetches), \
+     protocheck checks what the registry schema requires: `name`, `description` and `version` \
+     with their lengths, the `name` pattern, and the shape of `repository`, `packages`, `remotes` \
+     and `icons`. Skipped without one; an unreadable document fails.",
+    "The document lacks `description` or `version`, has a description over 100 characters, a \
+     `name` without a `namespace/` part, a package pinned to `latest`, or a remote whose `type` \
+     is neither `streamable-http` nor `sse`.",
+    "Correct the fields the finding names, following the registry's `server.json` schema \
+     (required `name`, `description` and `version`, exact package versions), and validate the \
+     file against that schema before publishing.",
+)
 .requires(&[])
 .on_legacy();
 
@@ -35,6 +47,16 @@ pub(crate) const NAMESPACE: McpRule = McpRule::new(
     |s| namespace(s).boxed(),
 )
 .says("the registry name's namespace is verifiable (GitHub or DNS)")
+.help(
+    "protocheck reads the namespace of the `server.json` `name` (before the `/`): \
+     `io.github.<login>` passes with a valid GitHub login that matches the owner of a github.com \
+     `repository.url`, and a reverse-DNS domain with valid labels passes as verifiable by DNS.",
+    "The name has no namespace, a namespace that is neither a GitHub login nor a domain, or \
+     claims `io.github.<someone>` while `repository.url` belongs to another GitHub account.",
+    "Publish under `io.github.<your-login>/...` from that GitHub account, or under the reverse of \
+     a domain you control, such as `com.example/...`, and prove it with a DNS TXT record or an \
+     HTTP well-known file.",
+)
 .requires(&[])
 .on_legacy();
 
@@ -48,6 +70,17 @@ pub(crate) const SEMVER: McpRule = McpRule::new(
     |s| semver(s).boxed(),
 )
 .says("version is present and valid semantic versioning")
+.help(
+    "protocheck reads `version` from the run's `server.json` and checks that it is a string in \
+     strict Semantic Versioning 2.0.0 form: MAJOR.MINOR.PATCH with optional pre-release and build \
+     parts, no `v` prefix and no leading zeros.",
+    "The version is missing, prefixed with `v`, has only two parts (`1.0`), or is a range such as \
+     `^1.2.0` or `1.x`, which the registry refuses; a version that is not semver cannot be \
+     ordered, so it is always treated as the latest.",
+    "Set `version` to the exact release, such as `1.4.2` or `2.0.0-rc.1`, keep it in step with \
+     your package version, and bump it for every publication so that clients can tell releases \
+     apart.",
+)
 .requires(&[])
 .on_legacy();
 
@@ -61,6 +94,16 @@ pub(crate) const REMOTE_MATCHES: McpRule = McpRule::new(
     |s| remote_matches(s).boxed(),
 )
 .says("a declared remote endpoint matches the probed URL")
+.help(
+    "protocheck compares each concrete `remotes[].url` of the run's `server.json` (templates with \
+     `{variables}` are left out) with the endpoint it probed: same scheme, host in any case, \
+     port, path ignoring a trailing slash, and query.",
+    "The registry entry points at another URL than the one checked, such as a staging or \
+     production host, an old path like `/sse`, or `http` instead of `https`, so clients \
+     installing from the registry would reach a different endpoint.",
+    "Make `remotes[].url` exactly the public Streamable HTTP endpoint URL clients should use, or \
+     run protocheck against the URL that the registry entry declares.",
+)
 .requires(&[])
 .on_legacy()
 .http_only("server.json's remotes[].url against the endpoint URL");

@@ -22,6 +22,17 @@ pub(crate) const RESULT_TYPE: McpRule = McpRule::new(
     |s| result_type(s).boxed(),
 )
 .says("every result MUST carry resultType")
+.help(
+    "After every other rule, protocheck reads every result the run received for its valid \
+     2026-07-28 requests, from the survey and from every rule, and checks that each carries a \
+     string `resultType`.",
+    "The server, or the SDK release it is built on, still produces 2025-style results without \
+     `resultType`, often on a few methods only: an empty list, or a custom handler that builds \
+     its JSON by hand.",
+    "Set `resultType: \"complete\"` on every final result, empty ones included, and \
+     `\"input_required\"` only when asking the client for input; one response serializer that \
+     adds it is the safest place.",
+)
 .run_wide();
 
 pub(crate) const RESULT_TYPE_KNOWN: McpRule = McpRule::new(
@@ -34,6 +45,18 @@ pub(crate) const RESULT_TYPE_KNOWN: McpRule = McpRule::new(
     |s| result_type_known(s).boxed(),
 )
 .says("resultType MUST be complete, input_required (tools/call, resources/read, prompts/get only) or a value of an advertised extension")
+.help(
+    "Over every result the run received for its valid requests, protocheck checks `resultType`: \
+     `complete` anywhere, `input_required` only on `tools/call`, `resources/read` and \
+     `prompts/get`, `task` only when `io.modelcontextprotocol/tasks` is advertised in \
+     `capabilities.extensions`, and nothing else.",
+    "The server returns a made-up or misspelled value (`completed`, `success`, `Complete`), \
+     answers `input_required` on a list or discover method, or returns `task` without advertising \
+     the tasks extension.",
+    "Use exactly `complete` for final results and `input_required` only on the three methods that \
+     allow it; a server that returns `task` must advertise `io.modelcontextprotocol/tasks` under \
+     `capabilities.extensions`.",
+)
 .run_wide();
 
 pub(crate) const NO_SERVER_REQUESTS: McpRule = McpRule::new(
@@ -46,6 +69,18 @@ pub(crate) const NO_SERVER_REQUESTS: McpRule = McpRule::new(
     |s| no_server_requests(s).boxed(),
 )
 .says("on a response stream the server MUST NOT send independent JSON-RPC requests")
+.help(
+    "Over every answer to the run's valid requests that came as an SSE stream, protocheck looks \
+     for frames carrying both `method` and `id`, i.e. JSON-RPC requests from the server; over \
+     stdio, for such lines written while an answer was awaited. Skipped over HTTP when no answer \
+     used a stream.",
+    "The server still sends 2025-style server-to-client requests (`elicitation/create`, \
+     `sampling/createMessage`, `roots/list`) in the middle of a request instead of returning an \
+     input request, usually through an SDK's context helpers.",
+    "Ask for input by returning an `input_required` result with `inputRequests`, and let the \
+     client retry with `inputResponses` (MRTR); send only notifications and the final response on \
+     a response stream.",
+)
 .run_wide();
 
 pub(crate) const NOTIFICATION_202: McpRule = McpRule::new(
@@ -58,6 +93,17 @@ pub(crate) const NOTIFICATION_202: McpRule = McpRule::new(
     |s| notification_202(s).boxed(),
 )
 .says("an accepted notification POST MUST be answered 202 Accepted with no body")
+.help(
+    "protocheck POSTs the notification `notifications/cancelled` (no `id`) for a request id it \
+     never used, and expects 202 Accepted with an empty body. Refusing the notification with an \
+     HTTP error status is allowed and skips the rule.",
+    "The server answers the notification with 200 and an empty JSON object or a JSON-RPC \
+     response, with 204, or by opening an SSE stream, usually because the framework treats every \
+     POST as a request that needs a body.",
+    "Recognise messages without an `id` and answer them with HTTP 202 and an empty body, not with \
+     a JSON or SSE response, whether or not the server acts on the notification; 200 with a body \
+     is for requests.",
+)
 .http_only("the HTTP status of a notification POST");
 
 pub(crate) const CONTENT_TYPE: McpRule = McpRule::new(
@@ -70,6 +116,17 @@ pub(crate) const CONTENT_TYPE: McpRule = McpRule::new(
     |s| content_type(s).boxed(),
 )
 .says("a request MUST be answered with Content-Type application/json or text/event-stream; the final response SHOULD terminate the stream")
+.help(
+    "Over every answer to the run's valid requests, protocheck checks that the media type of \
+     `Content-Type` is `application/json` or `text/event-stream`. On SSE answers it waits briefly \
+     after the final response and warns when the stream stays open.",
+    "Usually an error path answers `text/plain` or `text/html` (a framework's default 404 or 500 \
+     page, a proxy's error page) or sends no `Content-Type`. The warning means SSE streams stay \
+     open after the final response, often for keep-alive pings.",
+    "Send `Content-Type: application/json` or `text/event-stream` on every answer to a request, \
+     errors from middleware included, and close the SSE stream right after writing the final \
+     JSON-RPC response.",
+)
 .run_wide()
 .http_only("the Content-Type of HTTP responses and SSE streams");
 
@@ -83,6 +140,15 @@ pub(crate) const ACCEL_BUFFERING: McpRule = McpRule::new(
     |s| accel_buffering(s).boxed(),
 )
 .says("a server opening an SSE stream SHOULD send X-Accel-Buffering: no")
+.help(
+    "Over every answer to the run's valid requests that came as an SSE stream, protocheck checks \
+     the response headers for `X-Accel-Buffering: no`. Skipped when no answer used a stream.",
+    "The server or its SSE library does not set the header, so a reverse proxy such as nginx in \
+     front of it may buffer the stream and deliver progress notifications late or all at once.",
+    "Add `X-Accel-Buffering: no` to every `text/event-stream` response, next to `Content-Type`; \
+     it costs nothing when no proxy is in front of the server, and keeps notifications flowing \
+     when one is.",
+)
 .run_wide()
 .http_only("the X-Accel-Buffering header of SSE responses");
 
@@ -95,7 +161,17 @@ pub(crate) const DETERMINISTIC_ORDER: McpRule = McpRule::new(
     "RES",
     |s| deterministic_order(s).boxed(),
 )
-.says("tools/list SHOULD return tools in the same order while the set is unchanged");
+.says("tools/list SHOULD return tools in the same order while the set is unchanged")
+.help(
+    "protocheck sends `tools/list` twice more and compares the order of tool names with the \
+     survey's list, judging only the tools present in all three answers. Skipped when fewer than \
+     two tools are listed.",
+    "The server builds the list from an unordered collection (a hash map or set keyed by name) or \
+     from concurrent registration, so the order changes from one request to the next and defeats \
+     clients' and LLM prompt caches.",
+    "Return tools in a stable order while the set is unchanged, such as registration order or \
+     sorted by name; an ordered map or an explicit sort before returning is enough.",
+);
 
 pub(crate) const RULES: &[McpRule] = &[
     RESULT_TYPE,

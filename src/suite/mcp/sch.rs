@@ -21,7 +21,17 @@ pub(crate) const HEADER_TOKEN: McpRule = McpRule::new(
     "SCH",
     |s| header_token(s).boxed(),
 )
-.says("an x-mcp-header value MUST be a non-empty RFC 9110 token");
+.says("an x-mcp-header value MUST be a non-empty RFC 9110 token")
+.help(
+    "protocheck walks the `inputSchema` of every tool the survey listed and checks each \
+     `x-mcp-header` value: a non-empty string of RFC 9110 token characters (letters, digits and a \
+     few symbols such as `-`, `_` and `.`). Control characters are left to MCP-SCH-002; skipped \
+     when no tool declares one.",
+    "The value holds a space, `:`, `/` or non-ASCII letters, is empty, or is a number or an \
+     object rather than a string. Clients drop a tool whose annotation cannot name a header.",
+    "Use a short token such as `Region` or `Tenant-Id` as the `x-mcp-header` value; clients send \
+     it as `Mcp-Param-{value}`, so keep to letters, digits and hyphens.",
+);
 
 pub(crate) const HEADER_CONTROLS: McpRule = McpRule::new(
     "MCP-SCH-002",
@@ -32,7 +42,16 @@ pub(crate) const HEADER_CONTROLS: McpRule = McpRule::new(
     "SCH",
     |s| header_controls(s).boxed(),
 )
-.says("an x-mcp-header value MUST NOT contain control characters, CR or LF");
+.says("an x-mcp-header value MUST NOT contain control characters, CR or LF")
+.help(
+    "protocheck walks the `inputSchema` of every listed tool and checks each string \
+     `x-mcp-header` value for ASCII control characters, CR and LF included. Skipped when no tool \
+     declares one.",
+    "The value was usually built from text with a trailing newline or tab (a template, a \
+     multi-line string in a configuration file), or crafted on purpose to inject headers.",
+    "Make the value a plain token without control characters, such as `Region`; a CR or LF in a \
+     header name would let a client's request carry injected headers or be split in two.",
+);
 
 pub(crate) const HEADER_UNIQUE: McpRule = McpRule::new(
     "MCP-SCH-003",
@@ -43,7 +62,17 @@ pub(crate) const HEADER_UNIQUE: McpRule = McpRule::new(
     "SCH",
     |s| header_unique(s).boxed(),
 )
-.says("x-mcp-header values MUST be case-insensitively unique within an inputSchema");
+.says("x-mcp-header values MUST be case-insensitively unique within an inputSchema")
+.help(
+    "For every listed tool, protocheck collects the string `x-mcp-header` values in its \
+     `inputSchema` and looks for two that are equal ignoring case; header names are \
+     case-insensitive, so such values would name one header.",
+    "Two properties are mirrored into the same header, such as `region` and `Region`, or one \
+     annotation was copied onto a second property; the client would have to send two values in \
+     one header.",
+    "Give each annotated property of a tool its own header name, unique regardless of case (e.g. \
+     `Region` and `Target-Region`), or annotate only one of the properties.",
+);
 
 pub(crate) const HEADER_TYPE: McpRule = McpRule::new(
     "MCP-SCH-004",
@@ -54,7 +83,18 @@ pub(crate) const HEADER_TYPE: McpRule = McpRule::new(
     "SCH",
     |s| header_type(s).boxed(),
 )
-.says("x-mcp-header MUST only annotate properties of type string, integer or boolean");
+.says("x-mcp-header MUST only annotate properties of type string, integer or boolean")
+.help(
+    "For every `x-mcp-header` in the listed tools' input schemas, protocheck reads the annotated \
+     property's type as JSON Schema 2020-12 does (following a local `$ref`, taking an `enum`'s \
+     single value type, reading `[\"string\", \"null\"]` as string) and requires `string`, \
+     `integer` or `boolean`.",
+    "The annotation sits on a `number`, `object` or `array` property, or on one whose type cannot \
+     be told: no `type`, a remote `$ref`, an `enum` of mixed types, or several types.",
+    "Annotate only string, integer or boolean properties and declare the type explicitly, e.g. \
+     `\"type\": \"string\"`; use `integer` rather than `number` for numeric values sent in a \
+     header.",
+);
 
 pub(crate) const HEADER_REACHABLE: McpRule = McpRule::new(
     "MCP-SCH-005",
@@ -65,7 +105,18 @@ pub(crate) const HEADER_REACHABLE: McpRule = McpRule::new(
     "SCH",
     |s| header_reachable(s).boxed(),
 )
-.says("x-mcp-header MUST only sit on properties reachable from the root through properties alone");
+.says("x-mcp-header MUST only sit on properties reachable from the root through properties alone")
+.help(
+    "protocheck walks every listed tool's `inputSchema` and checks that each `x-mcp-header` sits \
+     on a property reached from the root through `properties` keys alone, not under `items`, \
+     `anyOf`, `oneOf`, `allOf`, `if`/`then`/`else`, `$defs` or similar keywords.",
+    "The annotation was placed in a shared definition under `$defs`, on array items, or in one \
+     branch of a `oneOf`; such a property has no single value a client can mirror, and clients \
+     reject the tool.",
+    "Move the annotation onto the concrete property under `properties` (nested objects are fine \
+     as long as each step is a `properties` key), inlining it rather than reaching it through \
+     `$ref` or a composition keyword.",
+);
 
 pub(crate) const SCHEMA_VALID: McpRule = McpRule::new(
     "MCP-SCH-006",
@@ -76,7 +127,18 @@ pub(crate) const SCHEMA_VALID: McpRule = McpRule::new(
     "SCH",
     |s| schema_valid(s).boxed(),
 )
-.says("schemas MUST be valid for their declared dialect, JSON Schema 2020-12 by default");
+.says("schemas MUST be valid for their declared dialect, JSON Schema 2020-12 by default")
+.help(
+    "protocheck validates every listed tool's `inputSchema` and `outputSchema` against the \
+     metaschema of its `$schema` dialect (JSON Schema 2020-12 when none is declared), and checks \
+     that each `inputSchema` is an object with `\"type\": \"object\"` at its root.",
+    "The schema misuses a keyword (`\"required\": true` on a property, in the draft-03 style), \
+     gives a keyword a value of the wrong type, lacks the root `\"type\": \"object\"`, or the \
+     tool has no `inputSchema`. A dialect protocheck cannot validate is noted, not failed.",
+    "Give every tool an `inputSchema` with `\"type\": \"object\"`, list required properties in a \
+     `required` array, generate schemas with a JSON Schema 2020-12 aware library, and validate \
+     them against the metaschema in your tests.",
+);
 
 pub(crate) const HEADER_SAFE_NAMES: McpRule = McpRule::new(
     "MCP-SCH-007",
@@ -87,7 +149,18 @@ pub(crate) const HEADER_SAFE_NAMES: McpRule = McpRule::new(
     "SCH",
     |s| header_safe_names(s).boxed(),
 )
-.says("tool, prompt and resource names SHOULD be header-safe ASCII");
+.says("tool, prompt and resource names SHOULD be header-safe ASCII")
+.help(
+    "protocheck checks every listed tool name against 1 to 128 characters of `A-Z`, `a-z`, `0-9`, \
+     `_`, `-` and `.`, and every listed prompt name and resource URI for plain header-safe ASCII: \
+     visible characters, no leading or trailing space, not shaped like the Base64 sentinel.",
+    "Names hold spaces, `/`, `:` or non-ASCII letters, or are generated and overlong; they must \
+     then travel Base64-encoded in `Mcp-Name`, which gateways, logs and routing rules cannot \
+     read.",
+    "Rename tools to short ASCII identifiers such as `get_weather` or `files.read`, and keep \
+     prompt names and resource URIs within visible ASCII, percent-encoding anything else in a \
+     URI.",
+);
 
 pub(crate) const RULES: &[McpRule] = &[
     HEADER_TOKEN,

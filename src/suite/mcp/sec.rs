@@ -30,6 +30,18 @@ pub(crate) const ORIGIN_403: McpRule = McpRule::new(
     |s| origin_403(s).boxed(),
 )
 .says("servers MUST validate Origin and answer an invalid one with HTTP 403")
+.help(
+    "For each method family the server serves, protocheck sends an otherwise valid request with \
+     `Origin: https://dns-rebinding.protocheck.invalid` and expects 403 (a 401 leaves that method \
+     unjudged). On the first method refused it also sends look-alikes such as `null`, \
+     `http://localhost.protocheck.invalid` and `http://attacker-localhost`.",
+    "The server does not validate `Origin` at all, refuses with 400 or 401 instead of 403, or \
+     matches allowed origins by prefix or suffix so that a look-alike gets through; permissive \
+     CORS middleware is a common cause.",
+    "Compare the `Origin` header, when present, with an exact allow-list of scheme, host and \
+     port, and answer any other value, `null` included, with HTTP 403 before doing anything else \
+     with the request.",
+)
 .http_only("the Origin header and HTTP 403");
 
 pub(crate) const HTTPS: McpRule = McpRule::new(
@@ -42,6 +54,17 @@ pub(crate) const HTTPS: McpRule = McpRule::new(
     |s| https(s).boxed(),
 )
 .says("the endpoint is served over HTTPS with a valid certificate chain")
+.help(
+    "protocheck looks at the endpoint URL. Over `https`, every connection of the run verifies the \
+     certificate chain against trusted roots, the host name and the validity period, and a failed \
+     handshake fails this rule; plain `http` fails unless the host is loopback, which is skipped.",
+    "The endpoint is served over plain `http` on a public or LAN address, or its certificate is \
+     self-signed, expired, issued for another host name, or served without its intermediate \
+     certificates.",
+    "Serve the endpoint over HTTPS with a certificate from a trusted CA for its host name, send \
+     the full intermediate chain, and renew it before it expires; a reverse proxy with automatic \
+     certificates is the easiest route.",
+)
 .requires(&[])
 .judges_tls()
 .pool_independent()
@@ -59,6 +82,17 @@ pub(crate) const NO_ECHO: McpRule = McpRule::new(
     |s| no_echo(s).boxed(),
 )
 .says("error messages should not repeat request headers or credentials")
+.help(
+    "Every request of the run carries an `x-protocheck-canary` header with a random value. \
+     protocheck also sends a `tools/call` without `Mcp-Method` to provoke an error, then searches \
+     the headers and body of that answer and of every answer to the run's valid requests for the \
+     canary.",
+    "Error messages or debug output include the request headers: typically a framework's verbose \
+     error page, a handler that formats the whole request into its message, or a debugging \
+     middleware that echoes headers.",
+    "Build error messages from fixed text and the specific field that failed, never from the raw \
+     request, and turn off debug error pages and header echoing in production.",
+)
 .run_wide()
 .http_only("the request headers an error message could echo");
 
@@ -71,7 +105,17 @@ pub(crate) const ICONS: McpRule = McpRule::new(
     "SEC",
     |s| icons(s).boxed(),
 )
-.says("icon URIs MUST be https: or data: and same-origin; no unsafe scheme");
+.says("icon URIs MUST be https: or data: and same-origin; no unsafe scheme")
+.help(
+    "protocheck collects every `icons` array on `serverInfo` (in the DiscoverResult and its \
+     `_meta`) and on the listed tools, prompts, resources and templates, and checks each `src`: \
+     `data:` or `https:` passes, any other scheme fails, and an `https:` icon on another host \
+     than the endpoint's warns.",
+    "Icons are served over `http:`, given as relative paths or `file:` URIs, or hosted on a CDN \
+     or a third-party domain rather than on the server's own host.",
+    "Serve icons from `https:` URLs on the server's own host, or embed small ones as `data:` \
+     URIs; never use `http:`, `file:`, `javascript:` or relative paths.",
+);
 
 pub(crate) const NETWORK_REF: McpRule = McpRule::new(
     "MCP-SEC-005",
@@ -82,7 +126,17 @@ pub(crate) const NETWORK_REF: McpRule = McpRule::new(
     "SEC",
     |s| network_ref(s).boxed(),
 )
-.says("implementations MUST NOT automatically dereference network $ref URIs");
+.says("implementations MUST NOT automatically dereference network $ref URIs")
+.help(
+    "protocheck walks every subschema of each listed tool's `inputSchema` and `outputSchema` and \
+     checks each `$ref` and `$dynamicRef`: an absolute http(s), ftp or ws(s) URI, a `//host` \
+     reference, or a relative one resolved against a network `$id` fails.",
+    "The schema points at a shared definition on the web, such as \
+     `https://example.com/schemas/address.json`, instead of carrying it, usually because a schema \
+     generator emits remote references or `$id` values by default.",
+    "Bundle every referenced definition into the schema's own `$defs` and reference it locally, \
+     e.g. `#/$defs/Address`; remove network `$id` values that turn relative references into URLs.",
+);
 
 pub(crate) const SCHEMA_BOUNDS: McpRule = McpRule::new(
     "MCP-SEC-006",
@@ -93,7 +147,18 @@ pub(crate) const SCHEMA_BOUNDS: McpRule = McpRule::new(
     "SEC",
     |s| schema_bounds(s).boxed(),
 )
-.says("implementations SHOULD bound schema depth and subschema count");
+.says("implementations SHOULD bound schema depth and subschema count")
+.help(
+    "protocheck walks each listed tool's `inputSchema` and `outputSchema` through every subschema \
+     keyword and warns when subschemas nest more than 32 levels deep or one schema holds more \
+     than 1000 subschemas.",
+    "The schema was generated from a large type graph, with deeply nested objects, or with shared \
+     definitions expanded inline instead of referenced; clients validating it may spend unbounded \
+     time on it or refuse the tool.",
+    "Keep tool schemas small and shallow: reference repeated definitions through `$defs` instead \
+     of inlining them, split very large tools, and limit nesting to what a caller can reasonably \
+     fill in.",
+);
 
 pub(crate) const NO_AUTH_REFLECTION: McpRule = McpRule::new(
     "MCP-SEC-007",
@@ -105,6 +170,18 @@ pub(crate) const NO_AUTH_REFLECTION: McpRule = McpRule::new(
     |s| no_auth_reflection(s).boxed(),
 )
 .says("servers must not reflect Authorization header values into responses")
+.help(
+    "protocheck sends a made-up `Authorization: Bearer pc-authz-canary-...` on a `tools/call` \
+     without `Mcp-Method` and on a valid `server/discover`, and searches both answers' headers \
+     and bodies for it; with a run token, it also searches every answer of the run for that \
+     token.",
+    "An error or debug response repeats the `Authorization` header, typically an \"invalid token: \
+     <token>\" message, a verbose framework error page, or a middleware that echoes request \
+     headers.",
+    "Never put credentials into responses or error messages: say that the token was missing, \
+     invalid or expired without repeating it, and redact `Authorization` wherever requests are \
+     logged or echoed.",
+)
 .run_wide()
 .http_only("the Authorization header");
 

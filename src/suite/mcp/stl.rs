@@ -22,6 +22,17 @@ pub(crate) const NO_SESSION_ID: McpRule = McpRule::new(
     |s| no_session_id(s).boxed(),
 )
 .says("there are no protocol sessions: a server does not mint or echo Mcp-Session-Id")
+.help(
+    "protocheck sends `server/discover` with a made-up `Mcp-Session-Id` header and checks that \
+     the answer carries no `Mcp-Session-Id`; it then checks every answer to the run's valid \
+     requests for one.",
+    "The server still runs a 2025-era Streamable HTTP transport that mints a session id on the \
+     first request or echoes the client's, usually because a session manager or a stateful \
+     transport mode is left on by default.",
+    "Run the transport in stateless mode and never set `Mcp-Session-Id` on a response: a \
+     2026-07-28 server keeps no protocol session, and what it needs to know travels in each \
+     request's headers and `_meta`.",
+)
 .http_only("the Mcp-Session-Id header");
 
 pub(crate) const SESSION_IGNORED: McpRule = McpRule::new(
@@ -34,6 +45,16 @@ pub(crate) const SESSION_IGNORED: McpRule = McpRule::new(
     |s| session_ignored(s).boxed(),
 )
 .says("a server receiving Mcp-Session-Id SHOULD ignore it: it MUST NOT require or validate one")
+.help(
+    "protocheck sends `server/discover` with a made-up `Mcp-Session-Id` header and compares the \
+     answer's status, error code and presence of a result with those of the run's \
+     `server/discover` without the header; they must be the same.",
+    "The server validates the session id it received, usually answering 400 or 404 (\"session not \
+     found\") for an id it did not mint, as a 2025-11-25 session transport does.",
+    "Ignore `Mcp-Session-Id` on incoming requests: do not look it up, validate it or require it, \
+     and answer exactly as if the header were absent; if a 2025-era session layer sits in front \
+     of the handlers, remove it.",
+)
 .http_only("the Mcp-Session-Id header");
 
 pub(crate) const COLD_REQUEST: McpRule = McpRule::new(
@@ -46,6 +67,17 @@ pub(crate) const COLD_REQUEST: McpRule = McpRule::new(
     |s| cold_request(s).boxed(),
 )
 .says("servers MUST NOT rely on prior requests for version, capabilities or identity: any request may be the first, with no handshake")
+.help(
+    "The run's very first request is `tools/list` on a new connection (over stdio, the child's \
+     first line), before any `server/discover`. With tools advertised it must return a result \
+     with `tools`; without, a 2026-07-28 answer such as 404 with -32601 passes.",
+    "The server expects a handshake first: it refuses requests until `initialize` or \
+     `server/discover` has been seen, or sets up per-connection state on the first request. When \
+     this fails, the rules whose probes share pooled connections are reported as not verified.",
+    "Serve every request from what it carries: its headers and its `_meta` version, client \
+     capabilities and client info. Remove any gate that waits for a prior `initialize` or \
+     `server/discover` on the connection or in the process.",
+)
 .finds_connection_state()
 .pool_independent();
 
@@ -59,6 +91,19 @@ pub(crate) const NO_CONNECTION_STATE: McpRule = McpRule::new(
     |s| no_connection_state(s).boxed(),
 )
 .says("servers MUST NOT rely on prior requests on the same connection for version, capabilities or identity")
+.help(
+    "For `server/discover` without `clientCapabilities` and each advertised list method, \
+     protocheck opens a dedicated HTTP/1.1 connection and sends the request, then a \
+     `server/discover` declaring `elicitation` and `roots`, then the request again; status, error \
+     code and listed names must be the same both times.",
+    "The server keeps capabilities or other context per connection, so the same request is \
+     answered differently once an earlier request on that connection declared capabilities. \
+     Behind keep-alive clients and proxies that reuse connections, such a server behaves \
+     unpredictably.",
+    "Derive version, capabilities and identity from each request's own headers and `_meta`, and \
+     key no state on the TCP connection: a request must get the same answer whatever came before \
+     it on that connection.",
+)
 .finds_connection_state()
 .pool_independent()
 .http_only("requests on new HTTP connections");
@@ -73,6 +118,17 @@ pub(crate) const GET_405: McpRule = McpRule::new(
     |s| get_405(s).boxed(),
 )
 .says("a server that supports only 2026-07-28 SHOULD answer GET on the MCP endpoint with 405 Method Not Allowed")
+.help(
+    "protocheck sends a GET with `Accept: text/event-stream` to the MCP endpoint, reads the \
+     status (and a stream as far as its first event, within a window derived from the run's \
+     round-trip times) and expects 405. Judged only on servers that speak 2026-07-28 alone.",
+    "The server still opens the 2025-11-25 GET stream for server-initiated messages (200 with \
+     `text/event-stream`), or its framework answers GET with 404, 400 or an HTML page. A dual-era \
+     server keeps that stream for its legacy clients and is not judged.",
+    "Answer GET on the MCP endpoint with 405 Method Not Allowed and an `Allow: POST` header; \
+     2026-07-28 has no standalone GET stream, and clients follow list changes through \
+     `subscriptions/listen`.",
+)
 .requires(&[])
 .modern_only()
 .watches(|w, client, url| w.start_early(client, http::Method::GET, url))
@@ -88,6 +144,15 @@ pub(crate) const DELETE_405: McpRule = McpRule::new(
     |s| delete_405(s).boxed(),
 )
 .says("a server that supports only 2026-07-28 SHOULD answer DELETE on the MCP endpoint with 405 Method Not Allowed")
+.help(
+    "protocheck sends a DELETE to the MCP endpoint, with no session id, reads the status and \
+     expects 405. Judged only on servers that speak 2026-07-28 alone.",
+    "The server keeps the 2025-11-25 session-termination handler and answers 200, 202, 400 or \
+     404, or its framework routes DELETE to a generic handler. A dual-era server keeps DELETE for \
+     its legacy clients and is not judged.",
+    "Answer DELETE on the MCP endpoint with 405 Method Not Allowed and an `Allow: POST` header; \
+     there is no session to end in 2026-07-28, so a session-termination handler can go.",
+)
 .requires(&[])
 .modern_only()
 .watches(|w, client, url| w.start_early(client, http::Method::DELETE, url))
@@ -105,6 +170,16 @@ pub(crate) const LAST_EVENT_ID: McpRule = McpRule::new(
 .says(
     "streams are not resumable: a server that supports only 2026-07-28 SHOULD ignore Last-Event-ID",
 )
+.help(
+    "protocheck sends `server/discover` with `Last-Event-ID: protocheck-0` and compares the \
+     answer's status, error code and presence of a result with those of the run's \
+     `server/discover` without that header. Judged only on servers that speak 2026-07-28 alone.",
+    "The server still tries to resume a stream: it looks the event id up and answers 400 or 404 \
+     for an unknown one, or replays stored events instead of answering, usually through a \
+     2025-era event store left configured.",
+    "Ignore `Last-Event-ID` on requests and answer each one afresh; 2026-07-28 streams are not \
+     resumable, so an event store kept for resumption can be removed.",
+)
 .modern_only()
 .http_only("the Last-Event-ID header of SSE streams");
 
@@ -118,6 +193,18 @@ pub(crate) const LIST_PER_CONNECTION: McpRule = McpRule::new(
     |s| list_per_connection(s).boxed(),
 )
 .says("tools/list MUST return the set available to the requesting client and MUST NOT vary per connection or as a side effect of other requests on it")
+.help(
+    "protocheck compares the tool names of the survey's `tools/list` with `tools/list` (every \
+     page) on a new dedicated connection A, on A again after a `server/discover` declaring \
+     capabilities and a `tools/call` of a made-up tool, and on a second new connection B. All \
+     sets must be equal.",
+    "The tool set depends on the connection or on earlier requests: tools registered per \
+     transport or session object, tools unlocked by capabilities a previous request declared, or \
+     a load balancer spreading connections over replicas with different tool sets.",
+    "Compute `tools/list` only from the request and the caller's authorization, and keep every \
+     replica behind a load balancer on the same tool set; nothing sent earlier on a connection \
+     may add or remove tools.",
+)
 // Its probes open new connections and send tools/list first: a server that
 // refuses requests before server/discover on a connection fails STL-003, and
 // this rule is then unverifiable, not failed again (§15.4).
