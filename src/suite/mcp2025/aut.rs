@@ -42,6 +42,18 @@ pub(crate) const DISCOVERY: Mcp25Rule = Mcp25Rule::new(
     "the server offers at least one route to its RFC 9728 metadata: `resource_metadata` in the \
      401 challenge, or the well-known URI",
 )
+.help(
+    "protocheck sends `initialize` with no credentials on a new connection; on a 401 it reads the \
+     Bearer `WWW-Authenticate` challenge and GETs its `resource_metadata` URL, then if needed the \
+     well-known `oauth-protected-resource` URIs (path-suffixed, then root), without a token. Any \
+     status but 401 means the AUT rules do not apply.",
+    "Neither route leads to a JSON document: usually a 401 without `resource_metadata` on a \
+     server with no well-known document, or a `resource_metadata` URL that fails or needs a \
+     token. Metadata found only at a well-known URI is information.",
+    "Serve the RFC 9728 metadata as public JSON at `/.well-known/oauth-protected-resource` \
+     (followed by the endpoint's path) and name it in the 401: `WWW-Authenticate: Bearer \
+     resource_metadata=\"https://…\"`.",
+)
 .only_on(Transport::Http);
 
 pub(crate) const SERVERS: Mcp25Rule = Mcp25Rule::new(
@@ -54,6 +66,15 @@ pub(crate) const SERVERS: Mcp25Rule = Mcp25Rule::new(
     |s| servers(s).boxed(),
 )
 .says("the protected resource metadata lists at least one authorization server")
+.help(
+    "protocheck reads the metadata document found by MCP25-AUT-001 and checks that \
+     `authorization_servers` is an array holding at least one `http` or `https` URL.",
+    "The document lacks `authorization_servers`, holds it as a string, or lists names that are \
+     not URLs, usually when it is written by hand or copied from an authorization server's own \
+     metadata.",
+    "Add `\"authorization_servers\": [\"https://auth.example.com\"]`, listing the issuer URL of \
+     each authorization server that issues tokens for this endpoint.",
+)
 .requires(&[DISCOVERY_ID])
 .only_on(Transport::Http);
 
@@ -69,6 +90,16 @@ pub(crate) const RESOURCE: Mcp25Rule = Mcp25Rule::new(
 .says(
     "the `resource` of the metadata matches the protected resource it was fetched for \
      (RFC 9728 §3.3)",
+)
+.help(
+    "protocheck compares the `resource` of the metadata found by MCP25-AUT-001 with the MCP \
+     endpoint URL (fragment removed): exactly, or once scheme and host case and a trailing slash \
+     are set aside.",
+    "`resource` names the server's origin or another path instead of the MCP endpoint, or a \
+     development URL, usually because it was configured once and the endpoint moved, or a proxy \
+     changes the public URL.",
+    "Set `resource` to the endpoint's public URL as clients use it (such as \
+     `https://api.example.com/mcp`), the URI clients pass as the `resource` parameter.",
 )
 .requires(&[DISCOVERY_ID])
 .only_on(Transport::Http);
@@ -87,6 +118,18 @@ pub(crate) const AS_METADATA: Mcp25Rule = Mcp25Rule::new(
     "authorization servers offer RFC 8414 or OpenID Connect discovery, and advertise PKCE \
      support (`code_challenge_methods_supported`), without which clients must refuse them",
 )
+.help(
+    "For up to three authorization servers listed in the metadata, protocheck GETs the RFC 8414 \
+     and OpenID Connect discovery URLs in the specification's order until one serves a JSON \
+     object, and checks that its `code_challenge_methods_supported` includes `S256`.",
+    "The issuer publishes no discovery document where expected (often an issuer with a path, \
+     whose well-known suffix sits elsewhere), or its metadata omits \
+     `code_challenge_methods_supported`, which some providers leave out although they support \
+     PKCE.",
+    "Publish discovery metadata for the issuer at `/.well-known/oauth-authorization-server` (or \
+     `openid-configuration`) with `\"code_challenge_methods_supported\": [\"S256\"]`; with a \
+     hosted provider, check its settings.",
+)
 .requires(&[SERVERS_ID])
 .only_on(Transport::Http);
 
@@ -100,6 +143,14 @@ pub(crate) const CHALLENGE_SCOPE: Mcp25Rule = Mcp25Rule::new(
     |s| challenge_scope(s).boxed(),
 )
 .says("the challenge should tell the client which scopes to request")
+.help(
+    "protocheck sends `initialize` with no credentials on a new connection and reads the Bearer \
+     `WWW-Authenticate` challenge of the 401; it checks for a non-empty `scope` parameter.",
+    "The challenge is a bare `Bearer`, or carries only `resource_metadata`, or there is no Bearer \
+     challenge at all, usually a framework's default 401.",
+    "Name the scopes a client needs in the 401's challenge, beside `resource_metadata`: \
+     `WWW-Authenticate: Bearer resource_metadata=\"…\", scope=\"mcp:read mcp:tools\"`.",
+)
 .only_on(Transport::Http);
 
 pub(crate) const INVALID_TOKEN: Mcp25Rule = Mcp25Rule::new(
@@ -112,6 +163,16 @@ pub(crate) const INVALID_TOKEN: Mcp25Rule = Mcp25Rule::new(
     |s| invalid_token(s).boxed(),
 )
 .says("invalid or expired tokens receive HTTP 401")
+.help(
+    "On a server that answers an unauthenticated `initialize` with 401, protocheck sends \
+     `initialize` on a new connection with `Authorization: Bearer` and a made-up token \
+     (`protocheck-invalid-` and random hex), and expects 401.",
+    "The server serves the request (it checks only that a token is present), or answers 400, 403 \
+     or 500, usually because the token validator's error is not mapped to 401.",
+    "Validate every bearer token (signature, issuer, audience and expiry, or introspection) and \
+     answer an invalid or expired one with `401 Unauthorized` and a Bearer `WWW-Authenticate` \
+     challenge.",
+)
 .only_on(Transport::Http);
 
 pub(crate) const INSUFFICIENT_SCOPE: Mcp25Rule = Mcp25Rule::new(
@@ -127,6 +188,17 @@ pub(crate) const INSUFFICIENT_SCOPE: Mcp25Rule = Mcp25Rule::new(
     "a request whose token lacks the scope it needs should get 403 with an \
      `insufficient_scope` challenge",
 )
+.help(
+    "With a limited token given with the run, protocheck sends `initialize`, then `tools/list`, a \
+     `tools/call` of a tool it may call and `resources/list`, stopping at the first 401, or 403 \
+     with a challenge; that refusal should be 403 with `error=\"insufficient_scope\"` in \
+     `WWW-Authenticate`.",
+    "The server refuses a valid token that lacks scope with 401, as if it were invalid, or with a \
+     403 without a Bearer challenge, usually because scope checks reuse the authentication \
+     failure path.",
+    "Tell a missing scope apart from a bad token: answer `403 Forbidden` with `WWW-Authenticate: \
+     Bearer error=\"insufficient_scope\", scope=\"…\"` naming the scope needed.",
+)
 .only_on(Transport::Http);
 
 pub(crate) const QUERY_TOKEN: Mcp25Rule = Mcp25Rule::new(
@@ -141,6 +213,15 @@ pub(crate) const QUERY_TOKEN: Mcp25Rule = Mcp25Rule::new(
 .says(
     "access tokens travel in the Authorization header, never in the query string (the sentence \
      binds the client; OAuth 2.1 resource servers do not take tokens from the query)",
+)
+.help(
+    "With the run's valid bearer token, protocheck sends `initialize` on a new connection with \
+     the token only in the `access_token` query parameter and no `Authorization` header; a 2xx \
+     answer is a warning.",
+    "The server's authentication middleware also reads tokens from the query string (an option \
+     often enabled for WebSocket or browser links), which leaks them into logs and referrers.",
+    "Accept access tokens only from the `Authorization: Bearer` header, and turn off query-string \
+     token extraction in the authentication middleware.",
 )
 .only_on(Transport::Http);
 

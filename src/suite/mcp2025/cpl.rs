@@ -27,7 +27,16 @@ pub(crate) const DECLARED: Mcp25Rule = Mcp25Rule::new(
     "CPL",
     |s| declared(s).boxed(),
 )
-.says("servers that support completions declare the `completions` capability");
+.says("servers that support completions declare the `completions` capability")
+.help(
+    "When the server does not declare `completions`, protocheck sends `completion/complete` for \
+     the first listed prompt argument (or resource template variable) with an empty value, and \
+     fails if it gets a result. A server that declares `completions` is not judged.",
+    "The server answers completions (often through an SDK that registers the handler once a \
+     prompt or template has a completer) while its capabilities lack `completions`.",
+    "Declare `\"completions\": {}` in the `initialize` capabilities whenever the server answers \
+     `completion/complete` with results, or remove the completion handler.",
+);
 
 pub(crate) const METHOD_NOT_FOUND: Mcp25Rule = Mcp25Rule::new(
     "MCP25-CPL-002",
@@ -38,7 +47,16 @@ pub(crate) const METHOD_NOT_FOUND: Mcp25Rule = Mcp25Rule::new(
     "CPL",
     |s| method_not_found(s).boxed(),
 )
-.says("a server without the completion capability should answer -32601 (Method not found)");
+.says("a server without the completion capability should answer -32601 (Method not found)")
+.help(
+    "When the server does not declare `completions`, protocheck sends `completion/complete` for \
+     the first listed prompt argument or template variable (or for a made-up prompt when none is \
+     listed) and expects error -32601; another error or a result is a warning.",
+    "The server answers an empty completion result or -32602 instead of -32601, usually because \
+     the SDK installs a default completion handler whether or not the capability is declared.",
+    "Without the `completions` capability, register no `completion/complete` handler, so that the \
+     request gets -32601 (Method not found); or declare the capability if the server answers it.",
+);
 
 pub(crate) const RESULT: Mcp25Rule = Mcp25Rule::new(
     "MCP25-CPL-003",
@@ -53,6 +71,16 @@ pub(crate) const RESULT: Mcp25Rule = Mcp25Rule::new(
     "a completion result holds at most 100 string suggestions in `completion.values`, with \
      `total` a number and `hasMore` a boolean when present (schema `CompleteResult`)",
 )
+.help(
+    "protocheck collects the arguments of the prompts of `prompts/list` and the variables of the \
+     templates of `resources/templates/list`, sends `completion/complete` with an empty value for \
+     up to three, and checks each result: `completion.values` holds at most 100 strings, and \
+     `total` and `hasMore`, when present, are a number and a boolean. Errors are not judged.",
+    "The result holds more than 100 values, values as objects (`{value, label}`) or numbers, or \
+     `hasMore` as a string, or lacks the `completion` wrapper.",
+    "Answer `{\"completion\": {\"values\": [\"…\"], \"total\": n, \"hasMore\": true}}` with at \
+     most 100 string values; cut longer lists, and say more exist with `hasMore` and `total`.",
+)
 .needs_capability("completions");
 
 pub(crate) const UNKNOWN_PROMPT: Mcp25Rule = Mcp25Rule::new(
@@ -65,6 +93,15 @@ pub(crate) const UNKNOWN_PROMPT: Mcp25Rule = Mcp25Rule::new(
     |s| unknown_prompt(s).boxed(),
 )
 .says("an invalid prompt name should be answered with -32602 (Invalid params)")
+.help(
+    "protocheck sends `completion/complete` for a made-up prompt (`protocheck_no_such_prompt_` \
+     and random hex) with the argument `protocheck` and expects error -32602; another error code \
+     or a result is a warning.",
+    "The server answers with an empty completion result (the most common, since completers \
+     usually return nothing for what they do not know), or with another code such as -32603.",
+    "Look the referenced prompt or resource template up first, and answer an unknown one with \
+     `{\"code\": -32602, \"message\": \"Unknown prompt: …\"}`.",
+)
 .needs_capability("completions");
 
 pub(crate) const RULES: &[Mcp25Rule] = &[DECLARED, METHOD_NOT_FOUND, RESULT, UNKNOWN_PROMPT];

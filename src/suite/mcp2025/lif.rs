@@ -59,6 +59,18 @@ pub(crate) const SAME_VERSION: Mcp25Rule = Mcp25Rule::new(
     |s| same_version(s).boxed(),
 )
 .says("a server that supports the version the client asked for answers with that same version")
+.help(
+    "protocheck reads the `protocolVersion` the server answered the run's `initialize` for \
+     2025-11-25 with. When it names another revision, protocheck looks at the `initialize` \
+     requests it sends on new connections for the unknown versions `1999-01-01` and \
+     `protocheck-not-a-version`: a server that offers 2025-11-25 there supports it.",
+    "The server supports 2025-11-25 (it offers it for an unknown version) yet answered a request \
+     for 2025-11-25 with another revision, most often because it always answers its own latest or \
+     a hard-coded version instead of the supported one the client asked for.",
+    "When the requested `protocolVersion` is one the server supports, answer with exactly that \
+     string; fall back to another supported revision only when the requested one is not \
+     supported. SDKs do this once 2025-11-25 is in their list of supported versions.",
+)
 .requires(&[]);
 
 pub(crate) const OTHER_VERSION: Mcp25Rule = Mcp25Rule::new(
@@ -72,6 +84,19 @@ pub(crate) const OTHER_VERSION: Mcp25Rule = Mcp25Rule::new(
 )
 .says(
     "a server that does not support the version asked for answers with another version it supports",
+)
+.help(
+    "On two new connections protocheck sends `initialize` asking for `1999-01-01` and for \
+     `protocheck-not-a-version`. It checks that the result's `protocolVersion` is a revision of \
+     MCP (a date from 2024-11-05 on) other than the one asked for or, for a JSON-RPC error, that \
+     its message or data names a supported revision.",
+    "The server echoes the requested version back (most often by copying `params.protocolVersion` \
+     into the result), answers a value that is no revision, omits `protocolVersion`, or answers \
+     with neither a result nor a JSON-RPC error. An error that names no supported revision is a \
+     warning.",
+    "Check the requested version against the versions the server supports; when it is not one of \
+     them, answer with the latest version the server supports (or a JSON-RPC error whose data \
+     lists the supported versions), never with the requested string.",
 );
 
 pub(crate) const LATEST_VERSION: Mcp25Rule = Mcp25Rule::new(
@@ -84,6 +109,16 @@ pub(crate) const LATEST_VERSION: Mcp25Rule = Mcp25Rule::new(
     |s| latest_version(s).boxed(),
 )
 .says("the version offered instead of an unsupported one should be the latest the server supports")
+.help(
+    "protocheck reads the revisions the server offered in answer to the `initialize` requests for \
+     the unknown versions `1999-01-01` and `protocheck-not-a-version` (see MCP25-LIF-003) and \
+     compares each with 2025-11-25, which the run's own `initialize` showed the server accepts.",
+    "The server offers an older revision, such as 2024-11-05, for an unknown version although it \
+     speaks 2025-11-25: usually a fallback constant left at the first version the server \
+     supported, or the first entry of a list ordered oldest first.",
+    "Offer the newest revision the server supports when the requested one is unknown: keep the \
+     fallback in step with the list of supported versions, or take that list's latest entry.",
+)
 .requires(&[INITIALIZE_ID, "MCP25-LIF-003"]);
 
 pub(crate) const INITIALIZED_ACCEPTED: Mcp25Rule = Mcp25Rule::new(
@@ -98,6 +133,18 @@ pub(crate) const INITIALIZED_ACCEPTED: Mcp25Rule = Mcp25Rule::new(
 .says(
     "after a successful initialize the client sends notifications/initialized; a notification \
      never gets a response",
+)
+.help(
+    "protocheck reads what came back for the run's `notifications/initialized` (the HTTP status \
+     and body, or on stdio any line before the reply to a `ping` sent after it), then sends \
+     `ping` and, if `ping` gets no result, the first listing the server advertises (`tools/list`, \
+     `resources/list` or `prompts/list`).",
+    "The server answers the notification with a JSON-RPC response (often an error for an unknown \
+     method, or a result from a handler that treats every message as a request), refuses it with \
+     an HTTP 4xx or 5xx, or stops serving requests after it.",
+    "Handle `notifications/initialized` as a notification: never write a response for it (over \
+     HTTP answer 202 Accepted with an empty body) and keep serving requests afterwards. A message \
+     without an `id` never gets a response.",
 );
 
 pub(crate) const NO_EARLY_REQUESTS: Mcp25Rule = Mcp25Rule::new(
@@ -112,6 +159,18 @@ pub(crate) const NO_EARLY_REQUESTS: Mcp25Rule = Mcp25Rule::new(
 .says(
     "until it receives notifications/initialized, the server should send no requests other \
      than pings (logging notifications are allowed)",
+)
+.help(
+    "On a new connection protocheck sends `initialize` and waits one second before sending \
+     `notifications/initialized`, collecting every request the server sends meanwhile: on the \
+     `initialize` answer's SSE stream and on a GET stream read up to its first message over HTTP, \
+     on stdout over stdio.",
+    "The server sends `sampling/createMessage`, `roots/list`, `elicitation/create` or another \
+     request as soon as `initialize` is answered, usually from start-up code that runs when the \
+     session opens rather than when the client says it is ready.",
+    "Wait for `notifications/initialized` before sending the client anything but `ping` and \
+     logging notifications: move start-up requests into the handler of that notification, or \
+     defer them to the client's first request.",
 );
 
 pub(crate) const BEFORE_INITIALIZE: Mcp25Rule = Mcp25Rule::new(
@@ -127,6 +186,16 @@ pub(crate) const BEFORE_INITIALIZE: Mcp25Rule = Mcp25Rule::new(
     "initialization comes first, and clients should send nothing but pings before the \
      initialize response (the sentence binds the client; a server is not required to refuse)",
 )
+.help(
+    "protocheck starts a new child process and writes `tools/list` as its very first line, before \
+     any `initialize`, followed by a `ping`; it reads whether a result for `tools/list` comes \
+     back before the `ping`'s reply.",
+    "Reported as information only, since the sentence binds the client. A result means the server \
+     serves requests without the handshake, which usually means it keeps no lifecycle state; an \
+     error or no answer passes.",
+    "Nothing needs fixing. To pass, refuse requests other than `ping` until `initialize` has been \
+     answered, with a JSON-RPC error, instead of processing them.",
+)
 .only_on(Transport::Stdio);
 
 pub(crate) const DECLARED_NOTIFICATIONS: Mcp25Rule = Mcp25Rule::new(
@@ -139,6 +208,19 @@ pub(crate) const DECLARED_NOTIFICATIONS: Mcp25Rule = Mcp25Rule::new(
     |s| declared_notifications(s).boxed(),
 )
 .says("both parties use only capabilities that were successfully negotiated")
+.help(
+    "After every other rule, protocheck goes through every notification the server sent during \
+     the run and compares it with the `initialize` capabilities: a `list_changed` notification of \
+     tools, resources or prompts needs `listChanged: true` under that capability, and any \
+     `notifications/resources/updated` is counted as unsolicited.",
+    "The server emits list-changed notifications while its capabilities omit `listChanged` (or \
+     set it to false), most often because the SDK sends them whenever a tool, resource or prompt \
+     is registered, or it sends resource updates to a client that never subscribed.",
+    "Declare `listChanged: true` under `tools`, `resources` or `prompts` when the server sends \
+     that list's change notifications, or stop sending them; send \
+     `notifications/resources/updated` only for resources a client subscribed to with \
+     `resources/subscribe`.",
+)
 .run_wide();
 
 pub(crate) const NO_CLIENT_FEATURE_REQUESTS: Mcp25Rule = Mcp25Rule::new(
@@ -153,6 +235,18 @@ pub(crate) const NO_CLIENT_FEATURE_REQUESTS: Mcp25Rule = Mcp25Rule::new(
 .says(
     "both parties use only capabilities that were successfully negotiated; protocheck \
      declares no client capability",
+)
+.help(
+    "After every other rule, protocheck goes through every request the server sent it during the \
+     run (on response streams, GET streams or stdout). protocheck declares no client capability \
+     in `initialize`, so any `sampling/createMessage`, `elicitation/create` or `roots/list` \
+     counts.",
+    "The server asks the client for sampling, elicitation or roots without checking the client \
+     capabilities it received in `initialize`, usually in a tool handler or start-up code that \
+     assumes every client supports them.",
+    "Read `params.capabilities` of `initialize` and send `sampling/createMessage`, \
+     `elicitation/create` or `roots/list` only to a client that declared `sampling`, \
+     `elicitation` or `roots`; otherwise do without (for example return a tool error).",
 )
 .run_wide();
 

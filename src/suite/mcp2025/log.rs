@@ -28,6 +28,16 @@ pub(crate) const DECLARED: Mcp25Rule = Mcp25Rule::new(
     |s| declared(s).boxed(),
 )
 .says("a server that emits log message notifications declares the `logging` capability")
+.help(
+    "When `logging` is not declared, protocheck looks, after every other rule, for a \
+     `notifications/message` sent during the run; if none came, it watches the server's own \
+     channel (a GET stream over HTTP, stdout on stdio) around a `ping` for 0.6 to 3 s. A server \
+     that declares `logging` passes.",
+    "The server sends log notifications without declaring `logging`, usually because the SDK \
+     forwards log records to the client by default, or a tool handler logs through the session.",
+    "Declare `\"logging\": {}` in the `initialize` capabilities if the server sends \
+     `notifications/message`, or stop sending them and log to stderr or a file instead.",
+)
 .run_wide();
 
 pub(crate) const SET_LEVEL: Mcp25Rule = Mcp25Rule::new(
@@ -43,6 +53,15 @@ pub(crate) const SET_LEVEL: Mcp25Rule = Mcp25Rule::new(
     "the logging capability includes `logging/setLevel`, which the server answers with an \
      empty result",
 )
+.help(
+    "protocheck sends `logging/setLevel` with the level `debug` while watching the server's own \
+     channel (the GET stream, or stdout), then with `emergency`, and checks that both get an \
+     empty result (`{}`, or only `_meta`).",
+    "The server declares `logging` without implementing `logging/setLevel` (-32601), or answers \
+     it with a result that is not empty, such as `{\"level\": \"debug\"}`.",
+    "Implement `logging/setLevel`: keep the minimum level for the session, answer `{}`, and send \
+     only the `notifications/message` at or above that level.",
+)
 .needs_capability("logging");
 
 pub(crate) const INVALID_LEVEL: Mcp25Rule = Mcp25Rule::new(
@@ -55,6 +74,14 @@ pub(crate) const INVALID_LEVEL: Mcp25Rule = Mcp25Rule::new(
     |s| invalid_level(s).boxed(),
 )
 .says("an invalid log level is answered with error -32602 (invalid params)")
+.help(
+    "protocheck sends `logging/setLevel` with the undefined level `protocheck` and expects error \
+     -32602; another error code, a result or no answer is a warning.",
+    "The server accepts any string as a level (an empty result), or answers -32603, usually \
+     because the level is not checked against the eight syslog levels.",
+    "Check `level` against `debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert` and \
+     `emergency`, and answer any other value with error -32602 (Invalid params).",
+)
 .needs_capability("logging");
 
 pub(crate) const MESSAGE_SHAPE: Mcp25Rule = Mcp25Rule::new(
@@ -69,6 +96,15 @@ pub(crate) const MESSAGE_SHAPE: Mcp25Rule = Mcp25Rule::new(
 .says(
     "a log notification carries one of the eight syslog severities as `level`, the logged \
      `data`, and optionally a string `logger`",
+)
+.help(
+    "After every other rule, protocheck reads every `notifications/message` of the run (if none \
+     came, it watches the server's own channel around a `ping`) and checks that `params` holds a \
+     `level` among the eight syslog levels, a `data` member, and a string `logger` when present.",
+    "The level is a logging library's own name (`warn`, `fatal`, `trace`, `WARNING`), `data` is \
+     missing (the text sent as `message`), or `logger` is `null` or a number.",
+    "Map the logger's levels onto the eight lower-case syslog names (`warn` becomes `warning`, \
+     `fatal` `critical`), send the payload in `data`, and omit `logger` or make it a string.",
 )
 .run_wide();
 

@@ -25,7 +25,15 @@ pub(crate) const PROMPTS_DECLARED: Mcp25Rule = Mcp25Rule::new(
     "PRM",
     |s| declared(s, "prompts/list", "prompts", "prompts").boxed(),
 )
-.says("servers that support prompts declare the `prompts` capability during initialization");
+.says("servers that support prompts declare the `prompts` capability during initialization")
+.help(
+    "protocheck reads the `initialize` capabilities; when `prompts` is not declared, it sends \
+     `prompts/list` anyway and fails if the result lists any prompt.",
+    "The server lists prompts although its `capabilities` lack `prompts`, usually because prompts \
+     were registered on a low-level server whose capabilities are set by hand.",
+    "Declare `\"prompts\": {}` (with `listChanged` if the server sends change notifications) in \
+     the `capabilities` of the `initialize` result whenever the server offers prompts.",
+);
 
 pub(crate) const LIST_SHAPE: Mcp25Rule = Mcp25Rule::new(
     "MCP25-PRM-002",
@@ -39,6 +47,15 @@ pub(crate) const LIST_SHAPE: Mcp25Rule = Mcp25Rule::new(
 .says(
     "a listed prompt carries a name and, optionally, arguments, each with a name and an \
      optional boolean `required`",
+)
+.help(
+    "protocheck walks `prompts/list` (following `nextCursor`, at most 20 pages) and checks that \
+     each page has a `prompts` array, each prompt a string `name`, and `arguments`, when present, \
+     is an array of objects with a string `name` and a boolean `required` when present.",
+    "A prompt lacks `name`, its `arguments` is an object (a JSON Schema) rather than an array, or \
+     `required` is a string such as `\"true\"`, usually when prompts are described by hand.",
+    "List prompts as `{\"prompts\": [{\"name\": …, \"arguments\": [{\"name\": …, \"required\": \
+     true}]}]}`: arguments as an array of objects, `required` as a boolean.",
 )
 .needs_capability("prompts");
 
@@ -55,6 +72,17 @@ pub(crate) const GET: Mcp25Rule = Mcp25Rule::new(
     "a fetched prompt is a list of messages, each with a role (`user` or `assistant`) and one \
      content block",
 )
+.help(
+    "protocheck gets up to three listed prompts with `prompts/get`, giving each required argument \
+     the value `protocheck`, and checks each result: a `messages` array whose messages have role \
+     `user` or `assistant` and one `content` block of a defined kind. Refusals are not judged.",
+    "A message has role `system`, its `content` is an array of blocks or a bare string, or a \
+     block lacks its `text`, `data` and `mimeType`, or `uri` and `name`, usually when prompts \
+     follow a chat API's message format.",
+    "Return `{\"messages\": [{\"role\": \"user\", \"content\": {\"type\": \"text\", \"text\": \
+     …}}]}`: one content object per message and role `user` or `assistant` (system instructions \
+     go in a user message).",
+)
 .needs_capability("prompts");
 
 pub(crate) const MEDIA: Mcp25Rule = Mcp25Rule::new(
@@ -67,6 +95,15 @@ pub(crate) const MEDIA: Mcp25Rule = Mcp25Rule::new(
     |s| media(s).boxed(),
 )
 .says("image and audio data is base64-encoded and comes with a valid MIME type of its kind")
+.help(
+    "After every other rule, protocheck reads the messages of every `prompts/get` result of the \
+     run and checks each `image` or `audio` block: `data` is standard base64 and `mimeType` a \
+     `type/subtype` of its kind (`image/…` or `audio/…`).",
+    "The data is a URL or a data URI (`data:image/png;base64,…`) rather than bare base64, or \
+     `mimeType` is missing, a bare extension such as `png`, or of the wrong kind.",
+    "Put the bare base64 of the bytes in `data`, with no `data:` prefix, and the full MIME type, \
+     such as `image/png` or `audio/wav`, in `mimeType`.",
+)
 .run_wide();
 
 pub(crate) const EMBEDDED: Mcp25Rule = Mcp25Rule::new(
@@ -79,6 +116,15 @@ pub(crate) const EMBEDDED: Mcp25Rule = Mcp25Rule::new(
     |s| embedded(s).boxed(),
 )
 .says("an embedded resource includes its URI, its MIME type and its content (text or blob)")
+.help(
+    "After every other rule, protocheck reads every embedded `resource` block in the messages of \
+     the run's `prompts/get` results and checks its `resource`: a string `uri`, a string `text` \
+     or `blob`, and a string `mimeType` (a missing `mimeType` is only a warning).",
+    "The embedded resource lacks `uri`, its content or its `mimeType`, usually when the block is \
+     built by hand rather than from what `resources/read` returns.",
+    "Embed resources as `{\"type\": \"resource\", \"resource\": {\"uri\": …, \"mimeType\": …, \
+     \"text\": …}}` (or `blob`), as `resources/read` would return them.",
+)
 .run_wide();
 
 pub(crate) const UNKNOWN: Mcp25Rule = Mcp25Rule::new(
@@ -91,6 +137,14 @@ pub(crate) const UNKNOWN: Mcp25Rule = Mcp25Rule::new(
     |s| unknown(s).boxed(),
 )
 .says("an invalid prompt name is answered with error -32602 (invalid params)")
+.help(
+    "protocheck sends `prompts/get` for a made-up prompt name (`protocheck_no_such_prompt_` and \
+     random hex) with empty arguments and expects error -32602; any other answer is a warning.",
+    "The server answers -32601, -32603 or another code, or a result that is empty or holds an \
+     error text, usually because the prompt lookup raises a generic exception.",
+    "Look the prompt up before rendering it, and answer `prompts/get` of a prompt the server does \
+     not have with `{\"code\": -32602, \"message\": \"Unknown prompt: …\"}`.",
+)
 .needs_capability("prompts");
 
 pub(crate) const MISSING_ARGUMENT: Mcp25Rule = Mcp25Rule::new(
@@ -103,6 +157,14 @@ pub(crate) const MISSING_ARGUMENT: Mcp25Rule = Mcp25Rule::new(
     |s| missing_argument(s).boxed(),
 )
 .says("a missing required argument is answered with error -32602 (invalid params)")
+.help(
+    "protocheck takes the first listed prompt with a required argument and sends `prompts/get` \
+     for it without `arguments`; it expects error -32602, and any other answer is a warning.",
+    "The server renders the prompt with the argument empty or undefined (a result), or answers \
+     -32603 because its template engine failed on the missing value.",
+    "Check the required arguments before rendering, and answer a missing one with `{\"code\": \
+     -32602, \"message\": \"Missing required argument: …\"}` naming it.",
+)
 .needs_capability("prompts");
 
 pub(crate) const RULES: &[Mcp25Rule] = &[

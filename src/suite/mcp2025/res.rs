@@ -27,7 +27,15 @@ pub(crate) const RESOURCES_DECLARED: Mcp25Rule = Mcp25Rule::new(
     "RES",
     |s| declared(s, "resources/list", "resources", "resources").boxed(),
 )
-.says("servers that support resources declare the `resources` capability");
+.says("servers that support resources declare the `resources` capability")
+.help(
+    "protocheck reads the `initialize` capabilities; when `resources` is not declared, it sends \
+     `resources/list` anyway and fails if the result lists any resource.",
+    "The server lists resources although its `capabilities` lack `resources`, usually because \
+     resources were registered on a low-level server whose capabilities are set by hand.",
+    "Declare `\"resources\": {}` (with `subscribe` and `listChanged` as the server supports them) \
+     in the `capabilities` of the `initialize` result whenever the server offers resources.",
+);
 
 pub(crate) const LIST_SHAPE: Mcp25Rule = Mcp25Rule::new(
     "MCP25-RES-002",
@@ -42,6 +50,17 @@ pub(crate) const LIST_SHAPE: Mcp25Rule = Mcp25Rule::new(
     "a listed resource is identified by a URI and carries a name; `mimeType` is a string and \
      `size` a number when present",
 )
+.help(
+    "protocheck walks `resources/list` from its first page, following `nextCursor` (at most 20 \
+     pages and 1000 items). Each page must be a result with a `resources` array, and each \
+     resource an object with a string `uri` and `name`, a string `mimeType` and a numeric `size` \
+     when present.",
+    "A page is an error, `nextCursor` is not a string, or a resource misses `name` or has `size` \
+     as a string or `mimeType` as `null`, usually when list items are serialised from a loose \
+     data model.",
+    "Give every listed resource a string `uri` and `name`; omit optional fields rather than \
+     sending `null`, send `size` as a number of bytes, and `nextCursor` only as a string.",
+)
 .needs_capability("resources");
 
 pub(crate) const URIS: Mcp25Rule = Mcp25Rule::new(
@@ -54,6 +73,17 @@ pub(crate) const URIS: Mcp25Rule = Mcp25Rule::new(
     |s| uris(s).boxed(),
 )
 .says("resource URIs, custom schemes included, follow RFC 3986")
+.help(
+    "After every other rule, protocheck collects every resource URI the run saw (listed by \
+     `resources/list`, in `resources/read` contents, in `resource_link` and embedded `resource` \
+     blocks) and checks each against RFC 3986: a scheme, then allowed characters and well-formed \
+     percent-encodings.",
+    "A URI has no scheme (a bare path such as `docs/readme.md`), holds spaces or non-ASCII \
+     characters unencoded, or has a broken percent-encoding, usually when file paths are used as \
+     URIs directly.",
+    "Give every resource a full URI with a scheme (`file:///…`, `https://…`, or a custom scheme \
+     such as `myapp://…`) and percent-encode spaces and other characters RFC 3986 does not allow.",
+)
 .run_wide();
 
 pub(crate) const TEMPLATES: Mcp25Rule = Mcp25Rule::new(
@@ -66,6 +96,16 @@ pub(crate) const TEMPLATES: Mcp25Rule = Mcp25Rule::new(
     |s| templates(s).boxed(),
 )
 .says("resource templates are listed with a URI template and a name")
+.help(
+    "protocheck walks `resources/templates/list` (following `nextCursor`) and checks that each \
+     page has a `resourceTemplates` array and each template a string `uriTemplate` and `name`. A \
+     -32601 answer is a warning.",
+    "The method is not implemented (-32601), usually in a server without templates, or a template \
+     misses `name` or has a `uriTemplate` that is not a string.",
+    "Implement `resources/templates/list` whenever `resources` is declared, answering \
+     `{\"resourceTemplates\": []}` when there are none, and give each template a string \
+     `uriTemplate` and `name`.",
+)
 .needs_capability("resources");
 
 pub(crate) const READ: Mcp25Rule = Mcp25Rule::new(
@@ -78,6 +118,17 @@ pub(crate) const READ: Mcp25Rule = Mcp25Rule::new(
     |s| read(s).boxed(),
 )
 .says("read results hold contents that are either text (`text`) or binary (`blob`)")
+.help(
+    "protocheck reads up to three resources listed by `resources/list` with `resources/read` and \
+     checks each result: a `contents` array whose items each have a string `uri` and exactly one \
+     of a string `text` and a string `blob`.",
+    "A listed resource cannot be read (an error, often a URI that differs between list and read), \
+     or a content holds both `text` and `blob`, neither, or a value that is not a string, such as \
+     a JSON object in `text`.",
+    "Make every listed URI readable, and answer with `{\"contents\": [{\"uri\": …, \"mimeType\": \
+     …, \"text\": …}]}`, or `blob` (base64) instead of `text` for binary data: one of the two per \
+     item.",
+)
 .needs_capability("resources");
 
 pub(crate) const BLOBS: Mcp25Rule = Mcp25Rule::new(
@@ -90,6 +141,15 @@ pub(crate) const BLOBS: Mcp25Rule = Mcp25Rule::new(
     |s| blobs(s).boxed(),
 )
 .says("binary data is properly encoded: a `blob` holds base64")
+.help(
+    "After every other rule, protocheck collects every `blob` the run saw (in `resources/read` \
+     contents and in embedded `resource` blocks) and checks that each is standard base64: the \
+     standard alphabet, padded, no whitespace.",
+    "Blobs are base64url (with `-` and `_`), lack `=` padding, hold line breaks from a MIME-style \
+     encoder, or are raw text rather than encoded bytes.",
+    "Encode blobs with standard base64 (RFC 4648, section 4: `+` and `/`, `=` padding) without \
+     line breaks; many libraries wrap lines or use the URL-safe alphabet unless told otherwise.",
+)
 .run_wide();
 
 pub(crate) const NOT_FOUND: Mcp25Rule = Mcp25Rule::new(
@@ -102,6 +162,16 @@ pub(crate) const NOT_FOUND: Mcp25Rule = Mcp25Rule::new(
     |s| not_found(s).boxed(),
 )
 .says("a resource that is not found is answered with error -32002")
+.help(
+    "protocheck sends `resources/read` for `protocheck://missing/` with a random segment and, \
+     when resources are listed, for the first listed URI with a random segment appended; each \
+     should get error -32002 (Resource not found). Any other answer is a warning.",
+    "The server answers another code (-32602, which the 2026-07-28 revision names, or -32603), or \
+     a result with empty contents or an error text, usually because the read handler does not \
+     tell a missing resource apart.",
+    "Answer `resources/read` of a URI the server does not have with `{\"code\": -32002, \
+     \"message\": \"Resource not found\", \"data\": {\"uri\": …}}`, not with an empty result.",
+)
 .needs_capability("resources");
 
 pub(crate) const SUBSCRIBE: Mcp25Rule = Mcp25Rule::new(
@@ -116,6 +186,17 @@ pub(crate) const SUBSCRIBE: Mcp25Rule = Mcp25Rule::new(
 .says(
     "declaring `subscribe` promises that clients can subscribe to changes of individual \
      resources (the promise is the capability's, so a broken one is a warning)",
+)
+.help(
+    "When the `resources` capability declares `subscribe: true`, protocheck sends \
+     `resources/subscribe` for the first URI listed by `resources/list`, then \
+     `resources/unsubscribe` for it, and checks that both get an empty result (`{}`, or only \
+     `_meta`).",
+    "The server declares `subscribe` without implementing the methods (-32601), rejects the \
+     listed URI, or answers with a result that is not empty, often a capability copied from an \
+     example.",
+    "Implement `resources/subscribe` and `resources/unsubscribe` for listed resources, answering \
+     `{}`, or stop declaring `subscribe: true` in the `resources` capability.",
 )
 .needs_capability("resources");
 

@@ -25,6 +25,16 @@ pub(crate) const ID_ECHOED: Mcp25Rule = Mcp25Rule::new(
     |s| id_echoed(s).boxed(),
 )
 .says("results and errors repeat the id of the request they answer")
+.help(
+    "After every other rule, protocheck sends three `ping`s whose ids are a number, a string \
+     `pc-N` and a string of digits, then compares the `id` of each answer to a conforming request \
+     of the run with the id sent, JSON type included (numbers by value).",
+    "The server changes the id's type (answers `\"7\"` for `7`, or `7` for `\"7\"`), drops it, or \
+     answers `null`, usually because it parses ids into an integer or a string type, or a proxy \
+     rewrites them.",
+    "Keep the request `id` as the JSON value it arrived as and copy it unchanged into the \
+     response: store ids as a string-or-number value and never convert between the two.",
+)
 .run_wide();
 
 pub(crate) const RESULT_XOR_ERROR: Mcp25Rule = Mcp25Rule::new(
@@ -40,6 +50,17 @@ pub(crate) const RESULT_XOR_ERROR: Mcp25Rule = Mcp25Rule::new(
     "all messages follow JSON-RPC 2.0; a success response holds a result object, a failure an \
      error",
 )
+.help(
+    "After every other rule, protocheck reads every answer to a conforming request of the run and \
+     checks that it is a JSON object with `jsonrpc` equal to \"2.0\", exactly one of `result` and \
+     `error`, and a `result` that is an object.",
+    "Usually a handler returns a bare value (an array, a string, `null`) as `result`, or a \
+     response built by hand carries both members (such as `\"error\": null` beside a result) or \
+     lacks `jsonrpc`.",
+    "Answer with `{\"jsonrpc\": \"2.0\", \"id\": …, \"result\": {…}}` or with `error` instead of \
+     `result`, never both; wrap a value that is not an object in one (an empty result is `{}`), \
+     and let the SDK build responses rather than writing them by hand.",
+)
 .run_wide();
 
 pub(crate) const ERROR_SHAPE: Mcp25Rule = Mcp25Rule::new(
@@ -52,6 +73,15 @@ pub(crate) const ERROR_SHAPE: Mcp25Rule = Mcp25Rule::new(
     |s| error_shape(s).boxed(),
 )
 .says("errors carry a code and a message, and the code is an integer")
+.help(
+    "After every other rule, protocheck reads every error response to a conforming request of the \
+     run (unknown methods, bad cursors, unknown tools and prompts, …) and checks that `error` is \
+     an object with an integer `code` and a string `message`.",
+    "The error is built by hand with a string or fractional `code`, or without `message`, or an \
+     exception is serialised straight into `error` (a string, or an object without `code`).",
+    "Return errors as `{\"code\": <integer>, \"message\": \"<text>\"}` with optional `data`; \
+     raise the SDK's own error type rather than serialising exceptions yourself.",
+)
 .run_wide();
 
 pub(crate) const PARSE_ERROR: Mcp25Rule = Mcp25Rule::new(
@@ -63,7 +93,17 @@ pub(crate) const PARSE_ERROR: Mcp25Rule = Mcp25Rule::new(
     "RPC",
     |s| parse_error(s).boxed(),
 )
-.says("JSON-RPC 2.0 reserves -32700 for text that is not valid JSON");
+.says("JSON-RPC 2.0 reserves -32700 for text that is not valid JSON")
+.help(
+    "protocheck sends `ping`, then the truncated text `{\"jsonrpc\":\"2.0\",\"id\":1,` on the \
+     run's connection (a POST body over HTTP, a line on stdio), then another `ping`. It reads the \
+     answer to the broken text and checks that the second `ping` is answered as the first was.",
+    "The server answers with a result, a 2xx without an error, or nothing over HTTP, drops the \
+     connection or stops serving; a 5xx or another error code than -32700 is a warning. Usually \
+     the parse failure escapes as an unhandled exception, or on stdio ends the read loop.",
+    "Catch JSON parse failures at the transport: answer error -32700 with `id: null` (over HTTP \
+     with a 400 status), or on stdio skip the line, and go on reading the next message.",
+);
 
 pub(crate) const INVALID_REQUEST: Mcp25Rule = Mcp25Rule::new(
     "MCP25-RPC-005",
@@ -74,7 +114,18 @@ pub(crate) const INVALID_REQUEST: Mcp25Rule = Mcp25Rule::new(
     "RPC",
     |s| invalid_request(s).boxed(),
 )
-.says("a request names a method; JSON-RPC answers an invalid request object with -32600");
+.says("a request names a method; JSON-RPC answers an invalid request object with -32600")
+.help(
+    "protocheck sends `ping`, then the object `{\"jsonrpc\":\"2.0\",\"id\":N}` with no `method`, \
+     then another `ping`. It expects error -32600 or an HTTP 4xx (silence is accepted on stdio), \
+     and the second `ping` answered as the first was.",
+    "The server answers with a result, with a status other than 4xx and no JSON-RPC error, or not \
+     at all over HTTP, or stops serving; another error code is a warning. Usually the object is \
+     taken for a response, or the missing `method` raises an unhandled exception.",
+    "Validate every incoming object before dispatch: one with an `id` but no string `method` (and \
+     no `result` or `error`) is an invalid request, answered `{\"code\": -32600, \"message\": \
+     \"Invalid Request\"}`; then keep serving.",
+);
 
 pub(crate) const NULL_ID: Mcp25Rule = Mcp25Rule::new(
     "MCP25-RPC-006",
@@ -85,7 +136,16 @@ pub(crate) const NULL_ID: Mcp25Rule = Mcp25Rule::new(
     "RPC",
     |s| null_id(s).boxed(),
 )
-.says("unlike plain JSON-RPC, MCP forbids a null request id");
+.says("unlike plain JSON-RPC, MCP forbids a null request id")
+.help(
+    "protocheck sends `{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}` on the run's \
+     connection and reads the answer. A JSON-RPC error (-32600 preferred), an HTTP status without \
+     a result, or no answer passes; only a result fails.",
+    "The server answers the `ping` with a result: it accepts `null` as a request id, as plain \
+     JSON-RPC 2.0 allows and as most general-purpose JSON-RPC libraries do by default.",
+    "Reject a request whose `id` is `null` before dispatch, with error -32600 (Invalid Request), \
+     instead of processing it: MCP request ids are strings or integers.",
+);
 
 pub(crate) const METHOD_NOT_FOUND: Mcp25Rule = Mcp25Rule::new(
     "MCP25-RPC-007",
@@ -99,6 +159,17 @@ pub(crate) const METHOD_NOT_FOUND: Mcp25Rule = Mcp25Rule::new(
 .says(
     "messages follow JSON-RPC 2.0, under which a request for a method that does not exist is \
      answered with an error, -32601 (Method not found)",
+)
+.help(
+    "protocheck sends a request for `protocheck/unknown-method`, which no MCP revision defines, \
+     on the run's connection and reads the error code. -32601 passes; another error code, or an \
+     HTTP 4xx without -32601, is a warning.",
+    "Another code (often -32600, -32602 or -32603) points to a dispatcher that reports every \
+     failure alike; a result, a 5xx without a JSON-RPC error, no answer or a dropped connection \
+     usually means a catch-all handler answers every method, or crashes on an unknown one.",
+    "Answer a method the server does not implement with `{\"code\": -32601, \"message\": \"Method \
+     not found\"}` and the request's id; SDK dispatchers do so unless a catch-all handler is \
+     registered.",
 );
 
 pub(crate) const NO_BATCH: Mcp25Rule = Mcp25Rule::new(
@@ -113,6 +184,17 @@ pub(crate) const NO_BATCH: Mcp25Rule = Mcp25Rule::new(
 .says(
     "a message is a single request, notification or response (batching was removed in \
      2025-06-18), so no answer is an array",
+)
+.help(
+    "protocheck sends `ping`, then a JSON array holding two `ping` requests, then another `ping`. \
+     It reads the answer to the array and checks that the second `ping` is answered as the first \
+     was.",
+    "An array answer means the server still supports JSON-RPC batches, which 2025-06-18 removed \
+     (often an older SDK or a generic JSON-RPC library). A status without a JSON-RPC error (a \
+     202, a 5xx) fails too; one result is information: the batch was split and processed.",
+    "Refuse an array: answer one JSON-RPC error such as -32600 (over HTTP with a 400), or on \
+     stdio drop the line, and keep serving. SDK releases for 2025-06-18 and later no longer \
+     accept batches.",
 );
 
 pub(crate) const NOTIFICATION_UNANSWERED: Mcp25Rule = Mcp25Rule::new(
@@ -124,7 +206,19 @@ pub(crate) const NOTIFICATION_UNANSWERED: Mcp25Rule = Mcp25Rule::new(
     "RPC",
     |s| notification_unanswered(s).boxed(),
 )
-.says("the receiver of a notification does not reply to it");
+.says("the receiver of a notification does not reply to it")
+.help(
+    "protocheck sends two notifications on the run's connection: the unknown \
+     `notifications/protocheck_unknown` and a `notifications/cancelled` for a request id it never \
+     sent. No JSON-RPC response may come back for either (on stdio a `ping` sent after each marks \
+     the end; over HTTP the status is left to the HTP rules).",
+    "The server answers the unknown notification with -32601, or the cancellation with an error \
+     for an unknown request, usually because its dispatcher treats every message as a request and \
+     does not check for a missing `id`.",
+    "Never write a response to a message without an `id`: ignore unknown notifications and \
+     cancellations of unknown requests (at most log them); over HTTP answer 202 Accepted with an \
+     empty body.",
+);
 
 pub(crate) const META_TOLERATED: Mcp25Rule = Mcp25Rule::new(
     "MCP25-RPC-010",
@@ -135,7 +229,17 @@ pub(crate) const META_TOLERATED: Mcp25Rule = Mcp25Rule::new(
     "RPC",
     |s| meta_tolerated(s).boxed(),
 )
-.says("`_meta` is reserved for attaching metadata to any request; a server accepts it");
+.says("`_meta` is reserved for attaching metadata to any request; a server accepts it")
+.help(
+    "protocheck sends the same request twice on the run's connection (`tools/list` when `tools` \
+     is advertised, else `ping`): once with empty params, once with `params._meta` holding \
+     `dev.protocheck/probe` and a `progressToken`. It fails only if the second gets an error \
+     while the first does not.",
+    "The server validates params strictly and rejects the unknown `_meta` member (often a params \
+     schema with `additionalProperties: false`), or fails on the progress token.",
+    "Accept `_meta` in the params of every request: ignore keys you do not know and read \
+     `progressToken` only to report progress. Let strict params schemas allow `_meta`.",
+);
 
 pub(crate) const UTF8: Mcp25Rule = Mcp25Rule::new(
     "MCP25-RPC-011",
@@ -147,6 +251,18 @@ pub(crate) const UTF8: Mcp25Rule = Mcp25Rule::new(
     |s| utf8(s).boxed(),
 )
 .says("JSON-RPC messages in MCP are UTF-8 encoded")
+.help(
+    "After every other rule and the passive probe (the first page of each advertised listing, a \
+     `ping` and up to three read-only tool calls with progress tokens), protocheck checks every \
+     answer of the run for invalid UTF-8: HTTP bodies and SSE streams, or stdout lines that held \
+     bytes it had to replace.",
+    "The server writes text in another encoding (Latin-1, a Windows code page), cuts a multi-byte \
+     character when truncating output, or passes raw bytes from a tool or resource into a JSON \
+     string instead of base64.",
+    "Encode every message as UTF-8: set the output encoding explicitly (stdout defaults to a code \
+     page in some environments), truncate text on character boundaries, and base64-encode binary \
+     data into `blob` or `data`.",
+)
 .run_wide();
 
 pub(crate) const META_NAMES: Mcp25Rule = Mcp25Rule::new(
@@ -161,6 +277,18 @@ pub(crate) const META_NAMES: Mcp25Rule = Mcp25Rule::new(
 .says(
     "a `_meta` key is an optional prefix of dot-separated labels ending in `/`, then a name \
      that, unless empty, begins and ends with a letter or digit",
+)
+.help(
+    "After every other rule and the passive probe, protocheck collects every `_meta` key in the \
+     results of the run's conforming requests and in the params of the server's notifications, \
+     and checks each: an optional prefix of dot-separated labels ending in `/`, then a name that \
+     begins and ends with a letter or digit.",
+    "A key has a malformed name (a leading underscore, a space, a trailing dot, a prefix label \
+     that starts with a digit). A key under a prefix reserved for MCP (second label \
+     `modelcontextprotocol` or `mcp`) that 2025-11-25 does not define is reported as information.",
+    "Name custom `_meta` keys under a reverse-DNS prefix you own, such as `com.example/trace-id`, \
+     with names of letters, digits, `-`, `_` and `.` that begin and end with a letter or digit; \
+     keep your own keys out of the reserved prefixes.",
 )
 .run_wide();
 

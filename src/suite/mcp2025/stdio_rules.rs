@@ -34,6 +34,16 @@ pub(crate) const ONE_LINE: Mcp25Rule = Mcp25Rule::new(
     |s| one_line(s).boxed(),
 )
 .says("messages are delimited by newlines and must not contain embedded newlines")
+.help(
+    "After every other rule, protocheck reviews how each child process it started framed its \
+     stdout: a message that parses only once several lines are joined counts as spread over \
+     several lines.",
+    "The server pretty-prints its JSON, with indentation or newlines inside a message, usually \
+     through a JSON encoder configured with an indent or a debugging option left on.",
+    "Serialise each message compactly, without indentation, and write it followed by exactly one \
+     newline; JSON escapes newlines inside strings, so a compact message never holds a raw \
+     newline.",
+)
 .requires(&[])
 .only_on(Transport::Stdio)
 .run_wide();
@@ -48,6 +58,16 @@ pub(crate) const ONLY_MESSAGES: Mcp25Rule = Mcp25Rule::new(
     |s| only_messages(s).boxed(),
 )
 .says("the server must not write anything to its stdout that is not a valid MCP message")
+.help(
+    "After every other rule, protocheck reviews what each child process it started wrote on \
+     stdout: a non-empty line that is no JSON-RPC message (not JSON, or JSON that is no request, \
+     notification, response or batch) fails, and empty lines are information. stderr is never \
+     judged.",
+    "The server prints a start-up banner, log lines or debug output on stdout, most often from \
+     `print` or `console.log` calls, or a logging library whose default handler writes to stdout.",
+    "Write only MCP messages to stdout; send logs and banners to stderr (configure the logging \
+     handler explicitly), or use `notifications/message` for logs the client should see.",
+)
 .requires(&[])
 .only_on(Transport::Stdio)
 .run_wide();
@@ -64,6 +84,16 @@ pub(crate) const EXITS: Mcp25Rule = Mcp25Rule::new(
 .says(
     "a client ends a stdio session by closing the server's stdin and waiting for it to exit \
      before it sends SIGTERM, then SIGKILL",
+)
+.help(
+    "protocheck starts a new child, sends `initialize` and `notifications/initialized`, then \
+     closes its stdin and waits for the child to exit: the longer of 5 s and twice its start-up \
+     time, at most 30 s. Then it sends SIGTERM and, 2 s later, SIGKILL.",
+    "Reported as information: the server keeps running after its stdin closes, usually because a \
+     background thread, timer or open connection keeps the process alive, or the read loop does \
+     not treat end of file as the end of the session.",
+    "Treat end of file on stdin as the end of the session: stop the read loop, cancel background \
+     work such as timers and worker threads, close connections and exit with status 0.",
 )
 .requires(&[])
 .only_on(Transport::Stdio);

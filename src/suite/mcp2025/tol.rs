@@ -34,7 +34,17 @@ pub(crate) const DECLARED: Mcp25Rule = Mcp25Rule::new(
     "TOL",
     |s| declared(s).boxed(),
 )
-.says("servers that support tools declare the `tools` capability");
+.says("servers that support tools declare the `tools` capability")
+.help(
+    "protocheck reads the `initialize` capabilities; when `tools` is not declared, it walks \
+     `tools/list` anyway (following `nextCursor`, at most 20 pages) and fails if any tool is \
+     listed.",
+    "The server lists tools although its `capabilities` lack `tools`, usually because tools were \
+     registered on a low-level server whose capabilities are set by hand, or the capabilities \
+     were built before the tools were added.",
+    "Declare `\"tools\": {}` (with `listChanged` if the server sends change notifications) in the \
+     `capabilities` of the `initialize` result whenever the server offers tools.",
+);
 
 pub(crate) const LISTING: Mcp25Rule = Mcp25Rule::new(
     "MCP25-TOL-002",
@@ -48,6 +58,17 @@ pub(crate) const LISTING: Mcp25Rule = Mcp25Rule::new(
 .says(
     "`tools/list` answers with a `tools` array; each tool has a string `name`, and `title` and \
      `description` are strings when present (schema `ListToolsResult`, `Tool`)",
+)
+.help(
+    "protocheck walks `tools/list` from its first page, following `nextCursor` (at most 20 pages \
+     and 1000 tools). The first page must be a result, each page needs a `tools` array (and a \
+     string `nextCursor`, if any), and each tool a string `name`, with `title` and `description` \
+     strings when present.",
+    "The first page is an error although `tools` is declared, `tools` is missing or not an array, \
+     `nextCursor` is a number, or a tool lacks `name` or has a `description` that is `null`.",
+    "Answer `tools/list` with `{\"tools\": [...]}`, each tool with a string `name`; omit optional \
+     fields instead of sending `null`, and send `nextCursor` only as a string, only when another \
+     page follows.",
 )
 .requires(TOOLS_DECLARED)
 .needs_capability("tools");
@@ -66,6 +87,17 @@ pub(crate) const INPUT_SCHEMA: Mcp25Rule = Mcp25Rule::new(
      \"object\"` at its root, valid in its declared dialect or JSON Schema 2020-12 when it \
      declares none",
 )
+.help(
+    "For each tool listed by `tools/list`, protocheck checks that `inputSchema` is present, is a \
+     JSON object with `\"type\": \"object\"` at its root, and is valid against the meta-schema of \
+     its `$schema` dialect (2020-12 when it names none). A dialect protocheck cannot validate is \
+     reported as information.",
+    "A tool has no `inputSchema` (common for tools without parameters), a schema without `type` \
+     at its root, or an invalid one (say `required: true` on a property, or a misspelt type), \
+     often produced by a converter from code.",
+    "Give every tool an `inputSchema` of at least `{\"type\": \"object\"}`, even without \
+     parameters, and check generated schemas against the JSON Schema 2020-12 meta-schema.",
+)
 .requires(TOOLS_DECLARED)
 .needs_capability("tools");
 
@@ -82,6 +114,15 @@ pub(crate) const OUTPUT_SCHEMA: Mcp25Rule = Mcp25Rule::new(
     "a tool's `outputSchema`, when present, follows the JSON Schema rules of the input schema \
      and has `\"type\": \"object\"` at its root",
 )
+.help(
+    "For each listed tool that declares an `outputSchema`, protocheck checks that it is a JSON \
+     object with `\"type\": \"object\"` at its root and is valid against the meta-schema of its \
+     dialect (2020-12 when it names none). Without any `outputSchema` the rule does not apply.",
+    "The output schema describes an array, a string or a number at its root, or is not a valid \
+     schema, usually because it was derived from a function's return type.",
+    "Root every `outputSchema` at `\"type\": \"object\"`; to return a list or a single value, \
+     wrap it in a property of an object (such as `{\"items\": [...]}`) and describe that object.",
+)
 .requires(TOOLS_DECLARED)
 .needs_capability("tools");
 
@@ -95,6 +136,14 @@ pub(crate) const UNIQUE_NAMES: Mcp25Rule = Mcp25Rule::new(
     |s| unique_names(s).boxed(),
 )
 .says("tool names should be unique within a server")
+.help(
+    "protocheck counts the tool names over every page of `tools/list`, compared exactly and \
+     case-sensitively, and reports each name listed more than once.",
+    "The same tool is registered twice (by two modules, or again on every reload), or pages of \
+     `tools/list` overlap, usually because of an offset bug in the pagination.",
+    "Register each tool under one unique name (prefix the tools of different modules), and make \
+     sure the pages of `tools/list` neither overlap nor repeat.",
+)
 .requires(TOOLS_DECLARED)
 .needs_capability("tools");
 
@@ -111,6 +160,14 @@ pub(crate) const NAME_CHARACTERS: Mcp25Rule = Mcp25Rule::new(
     "tool names should be 1 to 128 characters long and use only ASCII letters, digits, \
      underscore, hyphen and dot (case-sensitive, no spaces or other characters)",
 )
+.help(
+    "protocheck checks every tool name listed by `tools/list`, over every page: 1 to 128 \
+     characters, each an ASCII letter or digit, `_`, `-` or `.` (no spaces or other characters).",
+    "Names hold spaces, slashes, colons or non-ASCII letters, or are built from long paths, \
+     usually when tool names mirror titles meant for people or fully qualified function names.",
+    "Use short identifiers such as `get_forecast` or `files.read` as a tool's `name`, and put the \
+     human-readable label, with spaces or accents, in `title`.",
+)
 .requires(TOOLS_DECLARED)
 .needs_capability("tools");
 
@@ -123,7 +180,18 @@ pub(crate) const STABLE_CURSORS: Mcp25Rule = Mcp25Rule::new(
     "TOL",
     |s| stable_cursors(s).boxed(),
 )
-.says("servers should provide stable cursors");
+.says("servers should provide stable cursors")
+.help(
+    "For `tools/list`, `resources/list`, `resources/templates/list` and `prompts/list`, \
+     protocheck takes the first page's `nextCursor`, asks twice for the page it names, and \
+     compares the two answers item by item (by `name`, `uri` or `uriTemplate`). A list without a \
+     `nextCursor` is not judged.",
+    "The server refuses its own cursor (it expired, or is tied to a connection or a request), or \
+     the same cursor gives different pages, usually because it is a one-shot token or an offset \
+     into a list that changes.",
+    "Make cursors self-contained and reusable: encode a stable position, such as the last item's \
+     key, rather than a server-side iterator, and give the same page for the same cursor.",
+);
 
 pub(crate) const INVALID_CURSOR: Mcp25Rule = Mcp25Rule::new(
     "MCP25-TOL-008",
@@ -134,7 +202,17 @@ pub(crate) const INVALID_CURSOR: Mcp25Rule = Mcp25Rule::new(
     "TOL",
     |s| invalid_cursor(s).boxed(),
 )
-.says("an invalid cursor should result in an error with code -32602 (Invalid params)");
+.says("an invalid cursor should result in an error with code -32602 (Invalid params)")
+.help(
+    "For each advertised list (`tools/list`, `resources/list`, `resources/templates/list`, \
+     `prompts/list`), protocheck sends the cursor `protocheck-invalid-cursor` and expects error \
+     -32602. A list answered -32601 is not judged.",
+    "The server ignores the unknown cursor and starts again from the first page (a result), or \
+     answers -32603 or another code, usually because cursor decoding falls back to the start or \
+     raises an unhandled error.",
+    "Validate the cursor before using it, and answer a cursor the server did not issue, or cannot \
+     decode, with `{\"code\": -32602, \"message\": \"Invalid cursor\"}`.",
+);
 
 pub(crate) const UNKNOWN_TOOL: Mcp25Rule = Mcp25Rule::new(
     "MCP25-TOL-009",
@@ -148,6 +226,16 @@ pub(crate) const UNKNOWN_TOOL: Mcp25Rule = Mcp25Rule::new(
 .says(
     "an unknown tool is a protocol error, reported as a JSON-RPC error (the specification's \
      example uses -32602, Invalid params), not as a tool result",
+)
+.help(
+    "protocheck sends `tools/call` for a made-up tool name (`protocheck_no_such_tool_` and random \
+     hex) with empty arguments. Any JSON-RPC error passes (the specification's example uses \
+     -32602); a result is a warning.",
+    "The server answers with a tool result with `isError: true` (often an \"Unknown tool\" text), \
+     or even a successful one, usually because the call handler wraps every failure in a tool \
+     result.",
+    "Look the tool up before running it, and answer an unknown name with a JSON-RPC error, such \
+     as `{\"code\": -32602, \"message\": \"Unknown tool: …\"}`, rather than a tool result.",
 )
 .requires(TOOLS_DECLARED)
 .needs_capability("tools");

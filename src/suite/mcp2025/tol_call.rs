@@ -34,6 +34,18 @@ pub(crate) const CONTENT: Mcp25Rule = Mcp25Rule::new(
      image, audio, resource link, embedded resource), and `isError`, when present, is a boolean \
      (schema `CallToolResult`, `ContentBlock`)",
 )
+.help(
+    "protocheck calls each tool it may call (annotated `readOnlyHint: true`, or any when the run \
+     allows tool calls; at most 10) once, with placeholder arguments built from the required part \
+     of its `inputSchema`, and checks each result: a `content` array of well-formed text, image, \
+     audio, `resource_link` or `resource` blocks, and a boolean `isError`.",
+    "A result lacks `content` (it returns only `structuredContent`, or a bare value), a block has \
+     an unknown `type` or misses `text`, `mimeType` or `uri`, image or audio `data` is not \
+     base64, or `isError` is a string.",
+    "Return at least `{\"content\": [{\"type\": \"text\", \"text\": \"…\"}]}`, with blocks of the \
+     defined kinds and their required fields; base64-encode binary `data`, and omit `isError` or \
+     make it a boolean.",
+)
 .requires(TOOLS_DECLARED)
 .needs_capability("tools");
 
@@ -50,6 +62,17 @@ pub(crate) const INPUT_ERRORS: Mcp25Rule = Mcp25Rule::new(
     "input validation errors are tool execution errors, reported in a result with `isError: \
      true` so that the model can correct itself, rather than as protocol errors",
 )
+.help(
+    "protocheck takes the first tool it may call that has a required property, builds placeholder \
+     arguments from its `inputSchema`, leaves that property out, and calls the tool. A result \
+     with `isError: true` passes, a JSON-RPC error is a warning, and a successful result is \
+     information.",
+    "The server rejects the arguments with a JSON-RPC error (usually -32602, from SDKs that \
+     validate arguments before the handler runs), so that the model never sees what was wrong.",
+    "Report argument validation errors as a tool result with `isError: true` and a text block \
+     saying what is wrong, rather than as a protocol error, so that the model can correct its \
+     call.",
+)
 .requires(TOOLS_DECLARED)
 .needs_capability("tools");
 
@@ -64,6 +87,17 @@ pub(crate) const STRUCTURED: Mcp25Rule = Mcp25Rule::new(
 )
 .says(
     "when an output schema is provided, the server provides structured results that conform to it",
+)
+.help(
+    "From the tool calls of MCP25-TOL-010, protocheck takes each successful result (not \
+     `isError`) of a tool with an `outputSchema` and validates its `structuredContent` against \
+     that schema; a missing `structuredContent` fails, and a schema that cannot be compiled is \
+     noted.",
+    "The tool returns only text content, or `structuredContent` whose shape drifted from the \
+     declared schema: a renamed field, a number sent as a string, a required property left out.",
+    "When a tool declares an `outputSchema`, return `structuredContent` that validates against it \
+     on every successful call; derive both from the same type, and test the output against the \
+     schema.",
 )
 .requires(TOOLS_DECLARED)
 .needs_capability("tools");
@@ -81,6 +115,14 @@ pub(crate) const STRUCTURED_TEXT: Mcp25Rule = Mcp25Rule::new(
     "for backwards compatibility, a tool returning structured content should also return the \
      serialised JSON in a text content block",
 )
+.help(
+    "From the tool calls of MCP25-TOL-010, protocheck takes each result carrying \
+     `structuredContent` and looks for a text block whose text parses as JSON equal to it.",
+    "The tool returns `structuredContent` with only a human-readable summary as text, or with no \
+     content block at all, or its text holds other JSON (a subset, a wrapped copy).",
+    "Alongside `structuredContent`, return a text content block holding the same value serialised \
+     as JSON, for clients that do not read structured content.",
+)
 .requires(TOOLS_DECLARED)
 .needs_capability("tools");
 
@@ -94,6 +136,15 @@ pub(crate) const EMBEDDED: Mcp25Rule = Mcp25Rule::new(
     |s| embedded(s).boxed(),
 )
 .says("servers that use embedded resources should implement the `resources` capability")
+.help(
+    "From the tool calls of MCP25-TOL-010, protocheck looks for results with a content block of \
+     type `resource` (an embedded resource) and checks that the `initialize` capabilities declare \
+     `resources`.",
+    "A tool embeds resources in its results while the server offers no `resources` capability, so \
+     that clients cannot list, read or subscribe to them.",
+    "Declare the `resources` capability and serve the embedded resources through `resources/list` \
+     and `resources/read`, or return the data as another kind of content block.",
+)
 .requires(TOOLS_DECLARED)
 .needs_capability("tools");
 

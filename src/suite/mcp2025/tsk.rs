@@ -35,6 +35,15 @@ pub(crate) const UNKNOWN_TASK: Mcp25Rule = Mcp25Rule::new(
 .says(
     "a request naming a task id that is unknown or invalid is refused with -32602 (Invalid params)",
 )
+.help(
+    "protocheck sends `tasks/get` and `tasks/result`, each for a made-up task id \
+     (`protocheck-missing-` and random hex), and expects error -32602 from both.",
+    "The server answers -32601 (a method not implemented), -32603 or another code, or a result \
+     such as a `null` task, usually because a missing task is not told apart from an internal \
+     error.",
+    "Look the task up first and answer an unknown task id with `{\"code\": -32602, \"message\": \
+     \"Unknown task: …\"}`, in `tasks/get`, `tasks/result` and the other task methods.",
+)
 .needs_capability("tasks");
 
 pub(crate) const CANCEL_UNKNOWN: Mcp25Rule = Mcp25Rule::new(
@@ -47,6 +56,14 @@ pub(crate) const CANCEL_UNKNOWN: Mcp25Rule = Mcp25Rule::new(
     |s| cancel_unknown(s).boxed(),
 )
 .says("cancelling a task id that is unknown is refused with -32602 (Invalid params)")
+.help(
+    "When the `tasks` capability declares `cancel`, protocheck sends `tasks/cancel` for a made-up \
+     task id (`protocheck-missing-` and random hex) and expects error -32602.",
+    "The server answers with a result, treating the cancellation as done, or with -32601 or \
+     -32603, usually because cancelling does nothing for ids it does not know.",
+    "Look the task up before cancelling it, and answer `tasks/cancel` of an unknown task id with \
+     error -32602 (Invalid params); answer with a result only for tasks that exist.",
+)
 .needs_capability("tasks");
 
 pub(crate) const LIST_SHAPE: Mcp25Rule = Mcp25Rule::new(
@@ -63,6 +80,18 @@ pub(crate) const LIST_SHAPE: Mcp25Rule = Mcp25Rule::new(
     "every task in a response carries its id, status, creation and last-update timestamps and \
      its ttl",
 )
+.help(
+    "When the `tasks` capability declares `list`, protocheck sends `tasks/list` and checks the \
+     `tasks` array: each task has a string `taskId`, a `status` among working, input_required, \
+     completed, failed and cancelled, ISO 8601 `createdAt` and `lastUpdatedAt`, and a `ttl` that \
+     is a number or null.",
+    "`tasks/list` is not implemented although declared, a task lacks `lastUpdatedAt` or `ttl`, \
+     timestamps are epoch numbers or lack a time zone, or `status` uses another word such as \
+     `running`.",
+    "Keep each task's id, status, creation and last-update times as RFC 3339 strings with a zone \
+     (`2025-11-25T10:30:00Z`) and its `ttl` (null for unlimited), and return them in \
+     `tasks/list`.",
+)
 .needs_capability("tasks");
 
 pub(crate) const LIST_CURSOR: Mcp25Rule = Mcp25Rule::new(
@@ -75,6 +104,14 @@ pub(crate) const LIST_CURSOR: Mcp25Rule = Mcp25Rule::new(
     |s| list_cursor(s).boxed(),
 )
 .says("an invalid or unknown cursor for the task list is refused with -32602 (Invalid params)")
+.help(
+    "When the `tasks` capability declares `list`, protocheck sends `tasks/list` with the cursor \
+     `protocheck-invalid-cursor` and expects error -32602.",
+    "The server ignores the cursor and returns the first page, or answers -32603, usually because \
+     cursor decoding falls back to the start of the list.",
+    "Validate the cursor before using it, and answer a cursor the server did not issue, or cannot \
+     decode, with error -32602 (Invalid params) rather than the first page.",
+)
 .needs_capability("tasks");
 
 pub(crate) const REQUIRED_TASK: Mcp25Rule = Mcp25Rule::new(
@@ -91,6 +128,15 @@ pub(crate) const REQUIRED_TASK: Mcp25Rule = Mcp25Rule::new(
     "a tool that requires a task, called as a plain request, is refused with -32601 (Method not \
      found); the error section also allows -32600",
 )
+.help(
+    "Among listed tools whose `execution.taskSupport` is `required`, protocheck takes the first \
+     it may call and sends a plain `tools/call`, without task augmentation, with empty arguments; \
+     it expects -32601, and -32600 passes too.",
+    "The server runs the tool synchronously and returns a result, or answers -32602 or -32603, \
+     usually because the call path does not check the tool's task support before running it.",
+    "Before running a tool whose `taskSupport` is `required`, check that the request asks for a \
+     task; answer a plain call with error -32601 (Method not found).",
+)
 .needs_capability("tasks");
 
 pub(crate) const NO_RELATED_META: Mcp25Rule = Mcp25Rule::new(
@@ -106,6 +152,17 @@ pub(crate) const NO_RELATED_META: Mcp25Rule = Mcp25Rule::new(
 .says(
     "results of tasks/get, tasks/list and tasks/cancel already name their task, so they should \
      not carry the related-task metadata",
+)
+.help(
+    "When the `tasks` capability declares `list`, protocheck sends `tasks/list` and, when a task \
+     is listed, `tasks/get` for the first one, and checks that neither result's `_meta` holds \
+     `io.modelcontextprotocol/related-task`.",
+    "The server attaches related-task metadata to every task-related message, including the \
+     results of task methods that already name their task, usually through a shared response \
+     wrapper.",
+    "Leave `io.modelcontextprotocol/related-task` out of the `_meta` of `tasks/get`, `tasks/list` \
+     and `tasks/cancel` results; keep it for messages that would not otherwise say which task \
+     they belong to.",
 )
 .needs_capability("tasks");
 

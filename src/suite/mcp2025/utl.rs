@@ -23,7 +23,16 @@ pub(crate) const PING: Mcp25Rule = Mcp25Rule::new(
     "UTL",
     |s| ping(s).boxed(),
 )
-.says("the receiver of a ping replies promptly with an empty result");
+.says("the receiver of a ping replies promptly with an empty result")
+.help(
+    "protocheck sends `ping` on the run's connection twice, once without `params` and once with \
+     `params: {}`, and checks that each gets an empty result (`{}`, or only `_meta`) within 5 s.",
+    "The server answers `ping` with an error (not implemented, or `params` required), returns a \
+     result that is not empty such as `{\"status\": \"ok\"}`, or takes over 5 s, usually because \
+     `ping` waits behind slow work.",
+    "Handle `ping` with or without `params` and answer it at once with `{}`, on a path that does \
+     not wait for other requests or for work the server has in progress.",
+);
 
 pub(crate) const LATE_CANCEL: Mcp25Rule = Mcp25Rule::new(
     "MCP25-UTL-002",
@@ -37,6 +46,16 @@ pub(crate) const LATE_CANCEL: Mcp25Rule = Mcp25Rule::new(
 .says(
     "both parties cope with a cancellation that arrives after the response; an invalid \
      cancellation is ignored",
+)
+.help(
+    "On an initialized connection of its own, protocheck sends `ping`, then a \
+     `notifications/cancelled` naming that already answered `ping`, then another `ping`. The \
+     cancellation must get no JSON-RPC response, and the second `ping` must be answered as the \
+     first was.",
+    "The server answers the late cancellation with an error, or stops serving after it (ends the \
+     session, or crashes on a cancellation for a request it no longer tracks).",
+    "Ignore `notifications/cancelled` for a request id that is unknown or already finished: send \
+     nothing back, do not end the session, and keep serving the requests that follow.",
 );
 
 pub(crate) const KNOWN_TOKENS: Mcp25Rule = Mcp25Rule::new(
@@ -49,6 +68,15 @@ pub(crate) const KNOWN_TOKENS: Mcp25Rule = Mcp25Rule::new(
     |s| known_tokens(s).boxed(),
 )
 .says("progress notifications only reference tokens that were given in an active request")
+.help(
+    "After every other rule and the passive probe (which sends progress tokens on a `ping` and on \
+     up to three read-only tool calls), protocheck compares the `progressToken` of every \
+     `notifications/progress` of the run with the tokens it sent, JSON type included.",
+    "The server sends progress with a token it made up, changes the token's type (a number for a \
+     string), or reports progress for a request that carried no token.",
+    "Send `notifications/progress` only when the request carried `params._meta.progressToken`, \
+     and echo that token exactly as it was sent, as a string or a number as it came.",
+)
 .run_wide();
 
 pub(crate) const INCREASING: Mcp25Rule = Mcp25Rule::new(
@@ -61,6 +89,15 @@ pub(crate) const INCREASING: Mcp25Rule = Mcp25Rule::new(
     |s| increasing(s).boxed(),
 )
 .says("the progress value increases with each notification, even when the total is unknown")
+.help(
+    "After every other rule and the passive probe, protocheck groups the run's \
+     `notifications/progress` by the tokens it sent and, for each token with two or more, checks \
+     that every `progress` value is a number greater than the one before.",
+    "Progress repeats a value, goes down, restarts at 0 for a new phase, or is sent as a string, \
+     usually because several workers report independently or the counter is kept per step.",
+    "Keep one increasing counter per request and send strictly increasing `progress` values; when \
+     nothing advanced, send no notification rather than the same value again.",
+)
 .run_wide();
 
 pub(crate) const NONE_AFTER: Mcp25Rule = Mcp25Rule::new(
@@ -73,6 +110,17 @@ pub(crate) const NONE_AFTER: Mcp25Rule = Mcp25Rule::new(
     |s| none_after(s).boxed(),
 )
 .says("progress notifications stop once the operation they report on has completed")
+.help(
+    "In the passive probe protocheck sends a `ping` and up to three read-only tool calls with \
+     progress tokens and, after each answer, reads on for 1 s (the rest of the SSE stream, or \
+     stdout). After every other rule, progress for an answered request that came after its answer \
+     fails.",
+    "The server keeps emitting progress after the response, usually from a background task or \
+     reporter that is not stopped when the handler returns, or from notifications queued and \
+     flushed late.",
+    "Stop the progress reporter, and flush what it queued, before the response is sent, so that \
+     no progress for a token follows its request's response.",
+)
 .run_wide();
 
 pub(crate) const CANCELLED: Mcp25Rule = Mcp25Rule::new(
@@ -87,6 +135,18 @@ pub(crate) const CANCELLED: Mcp25Rule = Mcp25Rule::new(
 .says(
     "on a cancellation the receiver should stop processing the request, free its resources and \
      not send a response for it",
+)
+.help(
+    "protocheck calls up to three tools it may call (annotated `readOnlyHint: true`, or any when \
+     the run allows tool calls; none that requires a task), those needing no argument first, with \
+     empty arguments and a progress token. Once progress comes, it sends \
+     `notifications/cancelled` and watches 3 s; an answer over 1 s later is a warning.",
+    "The server finishes the cancelled call and sends its response anyway, usually because the \
+     handler never observes the cancellation (abort signal, cancellation token) or the response \
+     path does not check it.",
+    "Tie each request to a cancellation signal, stop the work when `notifications/cancelled` \
+     names it, and drop the response instead of sending it; most SDKs hand tool handlers an abort \
+     signal for this.",
 )
 .needs_capability("tools");
 

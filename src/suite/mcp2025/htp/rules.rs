@@ -30,6 +30,17 @@ pub(crate) const CONTENT_TYPE: Mcp25Rule = rule(
     "a server answers a POSTed request either with Content-Type text/event-stream (an SSE \
      stream) or application/json (one JSON object)",
 )
+.help(
+    "After every other rule, protocheck reads the `Content-Type` of every 2xx answer to a \
+     conforming request of the run and compares its media type, case-insensitively and without \
+     parameters, with `application/json` and `text/event-stream`.",
+    "A 2xx answer carries `text/plain`, `text/html` or no `Content-Type`, most often because a \
+     framework's default content type was left in place, or a reverse proxy or gateway rewrote \
+     the header.",
+    "Set `Content-Type: application/json` on JSON answers and `Content-Type: text/event-stream` \
+     on SSE streams explicitly in the handler, and check that proxies in front of the server pass \
+     it through.",
+)
 .run_wide();
 
 pub(crate) const ACCEPTED_202: Mcp25Rule = rule(
@@ -40,7 +51,17 @@ pub(crate) const ACCEPTED_202: Mcp25Rule = rule(
     spec!("/basic/transports#sending-messages-to-the-server"),
     |s| accepted_202(s).boxed(),
 )
-.says("a notification or response the server accepts gets HTTP 202 Accepted with no body");
+.says("a notification or response the server accepts gets HTTP 202 Accepted with no body")
+.help(
+    "protocheck POSTs a `notifications/cancelled` for a request it never sent in the run's \
+     session and reads its answer with the answer to the run's `notifications/initialized`. Every \
+     2xx must be 202 with an empty body; refusals are left to MCP25-HTP-003.",
+    "The server answers an accepted notification with 200 and a body (often `{}`, `null` or an \
+     empty JSON-RPC message) or with 204, usually because the framework's default success answer \
+     is used for every POST.",
+    "When the POSTed message is a notification or a response, answer `202 Accepted` with an empty \
+     body and no JSON-RPC message; keep 200 for POSTs that carry a request.",
+);
 
 pub(crate) const REFUSED_STATUS: Mcp25Rule = rule(
     "MCP25-HTP-003",
@@ -50,7 +71,18 @@ pub(crate) const REFUSED_STATUS: Mcp25Rule = rule(
     spec!("/basic/transports#sending-messages-to-the-server"),
     |s| refused_status(s).boxed(),
 )
-.says("input the server cannot accept is refused with an HTTP error status such as 400");
+.says("input the server cannot accept is refused with an HTTP error status such as 400")
+.help(
+    "protocheck POSTs a JSON-RPC response, \
+     `{\"jsonrpc\":\"2.0\",\"id\":\"pc-none-N\",\"result\":{}}`, for an id the server never used, \
+     in the run's session. 202 with an empty body (accepted and ignored) passes, and so does any \
+     status from 400 up.",
+    "The server answers 200 (often with a JSON-RPC error or an empty object), another 2xx with a \
+     body, or a 3xx, usually because the POST handler answers every message with 200 whatever it \
+     made of it.",
+    "Answer a POSTed response the server ignores with 202 and no body, and one it refuses with an \
+     HTTP error status such as 400; never 200 for a message that is not a request.",
+);
 
 pub(crate) const PRIMING: Mcp25Rule = rule(
     "MCP25-HTP-004",
@@ -63,6 +95,16 @@ pub(crate) const PRIMING: Mcp25Rule = rule(
 .says(
     "a server opening an SSE stream first sends an event with an id and empty data, so that \
      the client can reconnect",
+)
+.help(
+    "protocheck POSTs two `ping`s with a progress token in the run's session (inviting an SSE \
+     answer) and reads each SSE stream event by event; the first event of each must carry an `id` \
+     and empty `data`. When both `ping`s are answered with JSON, the rule does not apply.",
+    "The stream opens directly with the JSON-RPC message, or with an event without an `id`, \
+     usually because the server (or an older SDK release) does not implement resumability or \
+     sends no priming event.",
+    "Open every SSE response with an event that has an `id` and empty `data`, before any message; \
+     with most SDKs this comes with configuring an event store for resumability.",
 );
 
 pub(crate) const SSE_RESPONSE: Mcp25Rule = rule(
@@ -73,7 +115,19 @@ pub(crate) const SSE_RESPONSE: Mcp25Rule = rule(
     spec!("/basic/transports#sending-messages-to-the-server"),
     |s| sse_response(s).boxed(),
 )
-.says("the SSE stream opened for a request eventually carries the response to that request");
+.says("the SSE stream opened for a request eventually carries the response to that request")
+.help(
+    "On the two SSE streams of MCP25-HTP-004, protocheck reads until the response to each `ping` \
+     comes or the request timeout passes. When a stream closes early after an event id, it \
+     resumes it once with a GET carrying `Last-Event-ID`, after the stream's `retry` delay (at \
+     most 5 s).",
+    "The stream ends, breaks off or stays open without the response, or closes without an event \
+     id so that it cannot be resumed: usually a handler that sends the response elsewhere, or a \
+     proxy that buffers or cuts SSE.",
+    "Send the JSON-RPC response to a request on the SSE stream opened for it (or on its \
+     resumption), and turn off response buffering for `text/event-stream` in every proxy in front \
+     of the server.",
+);
 
 pub(crate) const SSE_ENDS: Mcp25Rule = rule(
     "MCP25-HTP-006",
@@ -83,7 +137,17 @@ pub(crate) const SSE_ENDS: Mcp25Rule = rule(
     spec!("/basic/transports#sending-messages-to-the-server"),
     |s| sse_ends(s).boxed(),
 )
-.says("once the response has been sent, the server terminates the SSE stream");
+.says("once the response has been sent, the server terminates the SSE stream")
+.help(
+    "On the streams of MCP25-HTP-004 that carried their `ping` response (directly or after a \
+     resumption), protocheck reads on after the response for a short window (a multiple of the \
+     run's round trips, 0.5 to 2 s) and checks that the server ended the stream.",
+    "The stream stays open after the response, usually because the server keeps every SSE \
+     response open for later messages, or a keep-alive loop or a proxy holds the connection.",
+    "Close the SSE response stream once the response to its request has been written; send later, \
+     unrelated messages on the GET stream instead, and let no keep-alive hold the closed stream \
+     open.",
+);
 
 pub(crate) const RETRY: Mcp25Rule = rule(
     "MCP25-HTP-007",
@@ -96,6 +160,16 @@ pub(crate) const RETRY: Mcp25Rule = rule(
 .says(
     "a server that closes the connection of an SSE stream before the response sends an SSE \
      event with a `retry` field first",
+)
+.help(
+    "Among the streams of MCP25-HTP-004, protocheck takes those that closed their connection \
+     before the response and then delivered it on the GET resumption with `Last-Event-ID`, and \
+     checks that each sent a `retry` field before closing. Without such a stream the rule does \
+     not apply.",
+    "The server closes a POST stream's connection early (to have the client poll) without sending \
+     `retry` first, so that clients reconnect at their own default pace.",
+    "Before closing a stream's connection ahead of the response, send an SSE event with a `retry` \
+     field (in milliseconds) telling the client when to reconnect.",
 );
 
 pub(crate) const GET_STREAM: Mcp25Rule = rule(
@@ -106,7 +180,18 @@ pub(crate) const GET_STREAM: Mcp25Rule = rule(
     spec!("/basic/transports#listening-for-messages-from-the-server"),
     |s| get_stream(s).boxed(),
 )
-.says("a GET on the endpoint is answered with an SSE stream or with 405 Method Not Allowed");
+.says("a GET on the endpoint is answered with an SSE stream or with 405 Method Not Allowed")
+.help(
+    "protocheck opens a session of its own with `initialize`, then sends a GET to the endpoint \
+     with `Accept: text/event-stream`, that session's `MCP-Session-Id` and \
+     `MCP-Protocol-Version`, and reads the status and `Content-Type`. A 2xx `text/event-stream` \
+     or a 405 passes.",
+    "The server answers the GET with 404, 400, 406, or 200 with JSON or HTML, usually because the \
+     route accepts only POST and the framework answers other methods with its own default, or a \
+     page is served on GET.",
+    "Either serve the server-to-client SSE stream on GET (200 with `Content-Type: \
+     text/event-stream`), or answer GET with `405 Method Not Allowed`.",
+);
 
 pub(crate) const GET_NO_RESPONSE: Mcp25Rule = rule(
     "MCP25-HTP-009",
@@ -119,6 +204,15 @@ pub(crate) const GET_NO_RESPONSE: Mcp25Rule = rule(
 .says(
     "on the GET stream the server may send requests and notifications, but no JSON-RPC \
      response unless it is resuming a stream",
+)
+.help(
+    "protocheck opens a session of its own, sends a GET with `Accept: text/event-stream` and no \
+     `Last-Event-ID`, and reads the stream for a short window (0.5 to 2 s); no event may carry a \
+     JSON-RPC response. The rule applies only when the GET opens an SSE stream.",
+    "The server writes responses to requests on the GET stream, usually because it routes every \
+     outgoing message to the standalone stream, or replays earlier messages on a new GET.",
+    "Send each response on the stream of the POST that carried its request (or on that stream's \
+     resumption); keep the GET stream for the server's own requests and notifications.",
 );
 
 pub(crate) const EVENT_IDS: Mcp25Rule = rule(
@@ -132,6 +226,15 @@ pub(crate) const EVENT_IDS: Mcp25Rule = rule(
 .says(
     "event ids, when a server sends them, are globally unique across all streams of the \
      session (of the client, without sessions)",
+)
+.help(
+    "protocheck opens a session of its own, POSTs two `ping`s with a progress token, then opens a \
+     GET stream, and collects the SSE event ids of the three streams; an id seen on two different \
+     streams fails. Without event ids the rule does not apply.",
+    "Event ids are counters that restart on every stream, or are derived from the request id, so \
+     that the same id appears on two streams of one session.",
+    "Make event ids unique across the session: combine a stream id with a per-stream counter \
+     (such as `<stream>-<n>`), or draw every id from one session-wide sequence or event store.",
 );
 
 pub(crate) const NO_FOREIGN_REPLAY: Mcp25Rule = rule(
@@ -142,7 +245,16 @@ pub(crate) const NO_FOREIGN_REPLAY: Mcp25Rule = rule(
     spec!("/basic/transports#resumability-and-redelivery"),
     |s| no_foreign_replay(s).boxed(),
 )
-.says("a resumption replays only messages of the stream that was disconnected, never another's");
+.says("a resumption replays only messages of the stream that was disconnected, never another's")
+.help(
+    "protocheck opens a session of its own and POSTs two `ping`s (streams A and B); when both \
+     come as SSE with event ids, it sends a GET with `Last-Event-ID` set to A's first id and \
+     checks that the resumed stream carries no message of B, nor a response with B's request id.",
+    "The event store replays every message after the given id, whatever stream it belonged to, \
+     usually because it keeps one log per session rather than one per stream.",
+    "Store each event with the stream it belongs to, and on resumption replay only the events of \
+     the stream the `Last-Event-ID` came from, after that id and in their order.",
+);
 
 pub(crate) const SESSION_ASCII: Mcp25Rule = rule(
     "MCP25-HTP-012",
@@ -152,7 +264,17 @@ pub(crate) const SESSION_ASCII: Mcp25Rule = rule(
     spec!("/basic/transports#session-management"),
     |s| session_ascii(s).boxed(),
 )
-.says("a session id contains only visible ASCII characters (0x21 to 0x7E)");
+.says("a session id contains only visible ASCII characters (0x21 to 0x7E)")
+.help(
+    "protocheck reads the `MCP-Session-Id` header of the answer to the run's `initialize` and \
+     checks that every character is visible ASCII (0x21 to 0x7E). A server that issues no session \
+     id is not judged.",
+    "The session id holds spaces, control characters or non-ASCII characters, usually because it \
+     is built from user data or a formatted date, or is raw bytes rather than an encoding of \
+     them.",
+    "Generate the session id as a random token encoded in visible ASCII, such as a UUID, hex or \
+     base64url, with no spaces, and send it unchanged in the `MCP-Session-Id` header.",
+);
 
 pub(crate) const SESSION_UNIQUE: Mcp25Rule = rule(
     "MCP25-HTP-013",
@@ -162,7 +284,16 @@ pub(crate) const SESSION_UNIQUE: Mcp25Rule = rule(
     spec!("/basic/transports#session-management"),
     |s| session_unique(s).boxed(),
 )
-.says("a session id is globally unique and cryptographically secure");
+.says("a session id is globally unique and cryptographically secure")
+.help(
+    "protocheck opens a new connection, sends a second `initialize` and compares the \
+     `MCP-Session-Id` it gets with the run's own. A server that issues no session id is not \
+     judged.",
+    "Both initializations got the same session id, usually because the server uses a fixed id (a \
+     constant, a per-process value) or serves every client one shared session.",
+    "Issue a new, cryptographically random session id (a UUID v4, or 128 random bits from a \
+     secure generator) on every successful `initialize`, and keep each session's state apart.",
+);
 
 pub(crate) const SESSION_REQUIRED: Mcp25Rule = rule(
     "MCP25-HTP-014",
@@ -175,6 +306,15 @@ pub(crate) const SESSION_REQUIRED: Mcp25Rule = rule(
 .says(
     "a server that requires a session id answers requests without one (other than \
      initialize) with 400 Bad Request",
+)
+.help(
+    "On a server that issues session ids, protocheck POSTs `tools/list` (or `ping` without \
+     `tools`) with the run's headers but no `MCP-Session-Id`. 400 passes; a 2xx is information \
+     (sessions are issued but not required); any other status is a warning.",
+    "The server answers 404, 401 or 500 instead of 400, most often because the missing header \
+     falls through to the unknown-session branch or to an unhandled exception.",
+    "Check for the header before looking the session up, and answer a request without \
+     `MCP-Session-Id` (other than `initialize`) with `400 Bad Request`.",
 );
 
 pub(crate) const DELETED_404: Mcp25Rule = rule(
@@ -185,7 +325,17 @@ pub(crate) const DELETED_404: Mcp25Rule = rule(
     spec!("/basic/transports#session-management"),
     |s| deleted_404(s).boxed(),
 )
-.says("once a session is terminated, requests naming its id get 404 Not Found");
+.says("once a session is terminated, requests naming its id get 404 Not Found")
+.help(
+    "protocheck opens a session of its own and ends it with DELETE; when the DELETE gets a 2xx, \
+     it POSTs a request naming the ended session, which must get 404. A DELETE answered 405 \
+     passes; other answers to the DELETE are not judged.",
+    "After a successful DELETE the request is still served (the session was not removed) or is \
+     refused with 400 or 401, usually because the DELETE handler only acknowledges, or the lookup \
+     does not tell an ended session apart.",
+    "On DELETE, remove the session from the store, and answer every later request naming its id \
+     with `404 Not Found`, so that clients know to initialize again.",
+);
 
 pub(crate) const UNKNOWN_404: Mcp25Rule = rule(
     "MCP25-HTP-016",
@@ -195,7 +345,16 @@ pub(crate) const UNKNOWN_404: Mcp25Rule = rule(
     spec!("/basic/transports#session-management"),
     |s| unknown_404(s).boxed(),
 )
-.says("a request naming a session that is not (or no longer) valid gets 404 Not Found");
+.says("a request naming a session that is not (or no longer) valid gets 404 Not Found")
+.help(
+    "On a server that issues session ids, protocheck POSTs `tools/list` (or `ping`) with an \
+     `MCP-Session-Id` it made up (`protocheck-unknown-` and random hex). 404 passes, and so does \
+     400; any other status is reported as a warning.",
+    "The server serves the request anyway because it never checks the id, or answers 401, 403 or \
+     500, usually because a failed lookup raises an error.",
+    "Look up every `MCP-Session-Id` and answer an id the server never issued, or no longer holds, \
+     with `404 Not Found`, before any other handling of the request.",
+);
 
 pub(crate) const VERSION_HEADER: Mcp25Rule = rule(
     "MCP25-HTP-017",
@@ -205,7 +364,17 @@ pub(crate) const VERSION_HEADER: Mcp25Rule = rule(
     spec!("/basic/transports#protocol-version-header"),
     |s| version_header(s).boxed(),
 )
-.says("a request with an invalid or unsupported MCP-Protocol-Version gets 400 Bad Request");
+.says("a request with an invalid or unsupported MCP-Protocol-Version gets 400 Bad Request")
+.help(
+    "protocheck POSTs `tools/list` (or `ping`) in the run's session twice, once with \
+     `MCP-Protocol-Version: not-a-version` and once with `MCP-Protocol-Version: 1999-01-01`; each \
+     must get 400.",
+    "The server ignores the header and serves the request (200), or refuses it with another \
+     status, usually because it never reads `MCP-Protocol-Version` or only checks that it is \
+     present.",
+    "Read `MCP-Protocol-Version` on every request after `initialize`, and answer a value that is \
+     malformed or not a version the server supports with `400 Bad Request`.",
+);
 
 pub(crate) const ORIGIN: Mcp25Rule = rule(
     "MCP25-HTP-018",
@@ -215,7 +384,19 @@ pub(crate) const ORIGIN: Mcp25Rule = rule(
     spec!("/basic/transports#security-warning"),
     |s| origin(s).boxed(),
 )
-.says("the server validates Origin; a request whose Origin is present and invalid gets 403");
+.says("the server validates Origin; a request whose Origin is present and invalid gets 403")
+.help(
+    "protocheck POSTs an `initialize` and a request in the run's session, each with `Origin: \
+     http://protocheck-invalid-origin.example`; both must get 403. It then sends the request in \
+     session with look-alike Origins (`null`, loopback and own host names under `.invalid`, \
+     `http://attacker-localhost`), each of which must get 403 too.",
+    "The server does not check `Origin`, checks it only on some requests, or matches it by prefix \
+     or suffix (letting `http://localhost.protocheck.invalid` pass for `http://localhost`); a 401 \
+     usually means authorization runs before any Origin check.",
+    "Validate `Origin` on every request before anything else: compare the whole origin (scheme, \
+     host, port) with an allow-list, reject `null`, and answer a present, disallowed Origin with \
+     `403 Forbidden`.",
+);
 
 pub(crate) const RULES: &[Mcp25Rule] = &[
     CONTENT_TYPE,
