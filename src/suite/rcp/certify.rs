@@ -23,7 +23,19 @@ pub const DECLARATION_HONEST: Rule = Rule {
     on_failure: Outcome::Fail,
     spec_ref: "RCP/1 §14; protocheck decision 8",
     group: "certification",
-    help: crate::suite::Help::NONE,
+    help: crate::suite::Help {
+        probe: "At the end of the run protocheck certifies a level from the findings (L0 from \
+                §14.1's rules and a handshake it saw succeed, L1 from every L1 item, L2 from the \
+                advertised L2 features) and compares it with the level `_meta.conformance` \
+                declares; a declared level above the certified one fails.",
+        failure: "The server declares L1 or L2 while an item of that level is missing or failing: \
+                  a retrieval mode not advertised, `filter` or `citations` absent, or an \
+                  advertised L2 feature broken. The finding lists what the next level needs. \
+                  Without a valid declaration the rule is skipped and RCP-L0-014 fails.",
+        fix: "Fix the items the finding lists for the declared level, or declare in \
+              `_meta.conformance` the level protocheck certifies; declaring a lower level than \
+              the server meets is always allowed.",
+    },
 };
 
 /// The rules of the certification group.

@@ -8,26 +8,86 @@ pub const TOLERATES_UNKNOWN: Rule = must(
     "RCP-L0-016",
     "unknown fields, capability keys and `_meta` are tolerated",
     "RCP/1 §14.1(7), §4.6",
+)
+.help(
+    "The first `initialize` carries an unknown client capability key (`x-protocheck-probe`) and \
+     an unknown `_meta` key; if it fails while the same request without them succeeds, the rule \
+     fails. After the handshake protocheck also sends `ping` with an unknown params field, \
+     `x-protocheck-unknown-field`, and expects a result object.",
+    "The server validates params strictly and rejects extra members, most often with -32602, \
+     because its schema or typed model forbids additional properties (`additionalProperties: \
+     false`, `deny_unknown_fields`, `extra = \"forbid\"`).",
+    "Ignore members you do not know in params, in `capabilities` and in `_meta` instead of \
+     rejecting them: let the models accept extra fields, and validate only the fields the spec \
+     defines.",
 );
 pub const UNKNOWN_METHOD: Rule = must(
     "RCP-L0-017",
     "an undefined method is rejected with -32004",
     "RCP/1 §14.1(4), §12",
+)
+.help(
+    "After `initialize`, protocheck sends a request for `does/not/exist`, a method RCP does not \
+     define, with empty params; it must get error -32004 (UnknownMethod).",
+    "The server answers with JSON-RPC's generic -32601 (Method not found), which most JSON-RPC \
+     libraries produce by default, or, over HTTP, the router answers the unknown path with a 404 \
+     and no JSON-RPC body.",
+    "Map unknown methods to `{\"code\": -32004}`: override the library's method-not-found \
+     handler, or rewrite -32601 before it is sent. Over HTTP, route every `POST <base>/<method>` \
+     to the dispatcher so an unknown path gets that JSON-RPC error with status 200.",
 );
 pub const UNADVERTISED_METHOD: Rule = must(
     "RCP-L0-018",
     "an unadvertised capability method is rejected with -32003",
     "RCP/1 §14.1(4), §12",
+)
+.help(
+    "After `initialize`, protocheck takes the first read-only RCP method whose capability is not \
+     advertised, in the order `catalog/list`, `query/transform`, `embed/sparse`, `embed/multi`, \
+     `memory/recall`, `graph`, `embed`, `rerank`, `retrieve`, sends it with valid params and \
+     expects error -32003. Write methods are never sent.",
+    "The server answers -32004 or -32601 for a method it does not implement, because it does not \
+     tell a method RCP defines from an unknown one, or it serves the method without advertising \
+     its capability.",
+    "Keep the list of RCP-defined methods: one whose capability the server does not advertise \
+     gets `{\"code\": -32003}` (CapabilityMissing), an undefined one -32004. If the method works, \
+     advertise its capability instead.",
 );
 pub const UNSUPPORTED_OPTION: Rule = must(
     "RCP-L0-019",
     "an unsupported option of an advertised method is rejected with -32005",
     "RCP/1 §14.1(4), §12",
+)
+.help(
+    "For each advertised method with an option whose values are advertised (or set by a spec \
+     default: units, modalities, encodings), protocheck sends one request per value outside the \
+     set: `retrieve` modes, fusion, units, modalities, `rerank.method` and filter operators, \
+     `embed` encodings and image inputs, rerank and transform methods, graph ops. Each must get \
+     -32005.",
+    "The server ignores the option and answers normally, falls back to a default, or refuses with \
+     -32602 (InvalidParams) instead of -32005. An image block sent to a text-only embedder may \
+     get -32602, and so may an operator on a field of a type it does not apply to; those pass.",
+    "Check each option against what `initialize` advertises and answer a value outside that set \
+     with `{\"code\": -32005}` (OptionUnsupported). Where you leave a list out, the spec's \
+     default applies: units `chunk` and `passage`, modality `text`, encoding `json`.",
 );
 pub const MALFORMED_PARAMS: Rule = must(
     "RCP-L0-020",
     "malformed params are rejected with -32602",
     "RCP/1 §14.1(5), §12",
+)
+.help(
+    "For every advertised read-only method that takes params, protocheck sends one request per \
+     required field left out and one per field with a value of the wrong JSON type, plus \
+     `retrieve` with `k` = -5; each must get -32602. A wrong type on an optional field may also \
+     get -32005, and `seed`, `level`, `tokenBudget` and `sessionId` may be ignored while their \
+     feature is not advertised.",
+    "The server does not validate params: it answers with a result built from defaults, fails \
+     with -32603 (Internal error), or coerces \"3\" into 3. Handlers that read fields with \
+     fallbacks, or code in a dynamic language without a schema check, are the usual cause.",
+    "Validate params before running the method, against the schema's `*Params` definitions: a \
+     missing required field, a wrong JSON type or a negative `k` gets `{\"code\": -32602}` \
+     (InvalidParams). A schema validator run on every request is the simplest way.",
 );
 
 impl Conversation<'_> {

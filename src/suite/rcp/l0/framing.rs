@@ -8,31 +8,96 @@ pub const PARSE_ERROR: Rule = must(
     "RCP-L0-022",
     "an unparseable frame gets -32700 with id null",
     "RCP/1 §4, §12, §5 (HTTP 400)",
+)
+.help(
+    "Near the end of the run, protocheck sends a frame cut off mid-object, `{\"jsonrpc\": \
+     \"2.0\", \"method\": \"ping\", \"params\": {\"nonce\": `, with nothing after it. It expects \
+     error -32700 with `id: null`; over HTTP, status 400 with or without a JSON-RPC body, or 200 \
+     with the -32700 body, passes too.",
+    "The server answers -32600 or -32603 instead of -32700, puts a guessed `id` in the error, \
+     closes stdout or crashes on the bad line, or, over HTTP, returns a 500 or a framework's \
+     error page.",
+    "Parse each frame inside an error handler and, when JSON parsing fails, reply `{\"jsonrpc\": \
+     \"2.0\", \"id\": null, \"error\": {\"code\": -32700, \"message\": \"Parse error\"}}`, then \
+     keep reading; over HTTP send it with status 400 or 200.",
 );
 pub const NUMERIC_ID_ECHO: Rule = must(
     "RCP-L0-024",
     "numeric request ids are echoed with the same type and value",
     "RCP/1 §14.1(5), §4.2",
+)
+.help(
+    "At the end of the run protocheck reads every reply to a request sent with a numeric id \
+     (batches aside), including a `ping` sent with id 9007199254740991 (2^53 − 1), and checks \
+     that each reply's `id` has the same JSON type and value.",
+    "The server narrows ids to 32-bit integers, which mangles 9007199254740991, turns numeric ids \
+     into strings, or replies with `id: null` or no `id` when a handler fails.",
+    "Keep the request's `id` as the JSON value it arrived as and copy it into the response \
+     untouched, on errors too; if you must type it, use a string-or-number union with 64-bit \
+     integers.",
 );
 pub const STRING_ID_ECHO: Rule = must(
     "RCP-L0-025",
     "string request ids are echoed with the same type and value",
     "RCP/1 §14.1(5), §4.2",
+)
+.help(
+    "At the end of the run protocheck reads every reply to a request sent with a string id \
+     (batches aside), including an `info` sent with id \"017\" and the repeated `initialize` with \
+     id \"protocheck-reinit\", and checks that each reply's `id` is the same string.",
+    "The server converts ids to numbers (\"017\" becomes 17), assumes every id is an integer and \
+     cannot parse a string one, or replies with `id: null` when it refuses a request.",
+    "Treat `id` as an opaque JSON value: keep it as received and echo it verbatim in the result \
+     or error response, never parsing or re-encoding it; a string-or-number type keeps both kinds \
+     intact.",
 );
 pub const WELL_FORMED: Rule = must(
     "RCP-L0-026",
     "every reply is well-formed JSON-RPC 2.0",
     "RCP/1 §14.1(5), §4",
+)
+.help(
+    "At the end of the run protocheck reads every reply it received (each member of a batch reply \
+     on its own) and checks it is a JSON object with `\"jsonrpc\": \"2.0\"`, exactly one of \
+     `result` (an object) or `error` (integer `code`, string `message`), and an `id` (null \
+     allowed on errors only).",
+    "The server omits `jsonrpc`, sends both `result` and `error` (often `\"error\": null` on \
+     success), returns a bare value such as `true` or an array as `result`, or an error without \
+     `message`. Over HTTP, a 2xx reply whose body is not JSON fails too.",
+    "Build every response in one place, as `{\"jsonrpc\": \"2.0\", \"id\": …, \"result\": {…}}` \
+     or `{\"jsonrpc\": \"2.0\", \"id\": …, \"error\": {\"code\": …, \"message\": …}}`, leaving \
+     the other member out rather than null, and wrap a non-object result in an object.",
 );
 pub const BATCH: Rule = must(
     "RCP-L0-030",
     "a batch gets one reply per request and none for its notifications",
     "RCP/1 §11; protocheck decision 10",
+)
+.help(
+    "protocheck sends a batch of three frames, `ping` with one id, an `info` notification and \
+     `ping` with another id, and expects an array of exactly two replies, one per id, both \
+     results. It then sends a batch of two notifications only (`info` and `ping`), which must \
+     produce no output; over HTTP a batch is posted to its first member's path.",
+    "The server does not support batches (it answers -32600 or handles only the first frame), \
+     answers the notification inside the batch, or returns an empty array `[]` or `null` for the \
+     notifications-only batch instead of nothing.",
+    "When a frame is an array, handle each member, collect the responses to the members that have \
+     an `id`, and return them as one array; when there are none, write nothing at all (over HTTP \
+     204 or an empty 200/202).",
 );
 pub const EMPTY_BATCH: Rule = must(
     "RCP-L0-031",
     "an empty batch gets a single -32600 with id null",
     "RCP/1 §11, §12",
+)
+.help(
+    "protocheck sends an empty batch, `[]`, and expects a single error object, not an array, with \
+     code -32600 and `id: null`; over HTTP, status 400 without a JSON-RPC body passes too.",
+    "The server returns an empty array `[]`, returns nothing as it would for a batch of \
+     notifications, wraps the error in an array, or answers -32700 or -32602 instead of -32600.",
+    "Before processing a batch, check it has members; for `[]` reply with one object, \
+     `{\"jsonrpc\": \"2.0\", \"id\": null, \"error\": {\"code\": -32600, \"message\": \"Invalid \
+     Request\"}}`.",
 );
 
 impl Conversation<'_> {

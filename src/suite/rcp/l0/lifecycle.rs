@@ -9,53 +9,168 @@ pub const INFO_BEFORE_INIT: Rule = must(
     "RCP-L0-001",
     "`info` answers before `initialize`",
     "RCP/1 §14.1(1), §7.2",
+)
+.help(
+    "The conversation opens with `info` with empty params, sent before any `initialize` (over \
+     HTTP a `POST` to `<base>/info`, over stdio the first line the server reads); protocheck \
+     passes it when the result carries a `server` object.",
+    "The server gates `info` behind the handshake like the capability methods (most often \
+     answering -32001), does not route the `info` method at all, or answers with a result that \
+     lacks `server`. If nothing at all comes back, the run stops and the target is reported \
+     unreachable.",
+    "Exempt `info` (with `ping` and `shutdown`) from the initialization gate and answer it at any \
+     time with the shape of the `initialize` result: a `server` object with at least a `name`, \
+     and `capabilities`.",
 );
 pub const PING_NUMERIC_NONCE: Rule = must(
     "RCP-L0-002",
     "`ping` before `initialize` echoes a numeric nonce",
     "RCP/1 §14.1(1)",
+)
+.help(
+    "Before `initialize`, protocheck sends `ping` with params `{\"nonce\": 777}` and reads the \
+     result's `nonce`: it must be the number 777 (7 and 7.0 count as the same number, \"777\" \
+     does not).",
+    "The server gates `ping` until the handshake (answering -32001), returns an empty result \
+     without `nonce`, or echoes the nonce converted to a string, which usually comes from a \
+     handler that stringifies params or a typed model that declares the nonce as a string.",
+    "Let `ping` through before `initialize` and return `{\"nonce\": <the value received>}`, \
+     copying the JSON value as is rather than re-encoding it; in a typed params model, declare \
+     the nonce as a string or a number.",
 );
 pub const PING_STRING_NONCE: Rule = must(
     "RCP-L0-003",
     "`ping` before `initialize` echoes a string nonce",
     "RCP/1 §14.1(1)",
+)
+.help(
+    "Before `initialize`, protocheck sends `ping` with params `{\"nonce\": \
+     \"protocheck-nonce-7\"}` and reads the result's `nonce`: it must be that exact string.",
+    "Most often the same causes as for the numeric nonce: `ping` is gated until the handshake, or \
+     the handler drops the nonce or coerces it. When only this rule fails, the server usually \
+     accepts numeric nonces only (a model typed as an integer rejects or converts the string).",
+    "Answer `ping` at any time with `{\"nonce\": …}` holding the value received, unchanged in \
+     type and content; if a typed model parses the params, let the nonce be a string or a number.",
 );
 pub const GATED_BEFORE_INIT: Rule = must(
     "RCP-L0-004",
     "a gated call before `initialize` is rejected with -32001",
     "RCP/1 §14.1(3), §12",
+)
+.help(
+    "Before `initialize`, protocheck sends `retrieve` with a query and `k` = 1, plus `rerank`, \
+     `embed` and `graph` with valid params when the pre-initialize `info` advertises them; each \
+     must get error -32001. It is judged once the session model is known, and skipped on a server \
+     already initialized or stateless over HTTP.",
+    "The server runs capability methods without checking that the session is initialized (common \
+     when handlers are registered straight on a router), or refuses them with another code such \
+     as -32600 or -32002. Over HTTP, a framework status without a JSON-RPC body fails too.",
+    "Keep an initialized flag per session (the stdio process, the HTTP connection or a session \
+     token) and reject every request except `info`, `ping` and `shutdown` with `{\"code\": \
+     -32001}` (NotInitialized) until an `initialize` has succeeded.",
 );
 pub const VERSION_ZERO_REJECTED: Rule = must(
     "RCP-L0-009",
     "`initialize` with protocolVersion 0 is rejected with -32002",
     "RCP/1 §7.1, §12",
+)
+.help(
+    "Before the real handshake, protocheck sends `initialize` with `\"protocolVersion\": 0`, its \
+     client info and empty capabilities; with no common version ≥ 1 the answer must be error \
+     -32002. On a server found to be already initialized when the run started, an answer other \
+     than -32002 is skipped.",
+    "The server accepts any version and initializes the session (it echoes or ignores \
+     `protocolVersion`), or rejects it with -32602 or -32600 instead of -32002. A server that \
+     accepts version 0 is also left initialized, so its real handshake is read from `info` \
+     instead.",
+    "Negotiate min(client, server) and, when that is below 1 (no common version), answer \
+     `{\"code\": -32002}` (VersionMismatch) and leave the session uninitialized.",
 );
 pub const FAILED_HANDSHAKE_UNINITIALIZED: Rule = must(
     "RCP-L0-010",
     "a failed handshake leaves the session uninitialized",
     "RCP/1 §7.1, §14.1(3)",
+)
+.help(
+    "When `initialize` with protocolVersion 0 was rejected with -32002, protocheck sends \
+     `retrieve` again, still before any successful handshake; it must still get -32001. It is \
+     skipped when the gating or version-zero check failed, and on a server already initialized or \
+     stateless over HTTP.",
+    "The server marks the session initialized as soon as `initialize` arrives, before negotiating \
+     the version, so a failed handshake still opens the gate. Setting the flag at the top of the \
+     handler instead of after the result is built is the usual cause.",
+    "Set the session's initialized flag only once `initialize` has succeeded and its result is \
+     built; an `initialize` that ends in an error (-32002 or any other) must leave the session \
+     exactly as it was.",
 );
 pub const INITIALIZE_NEGOTIATES: Rule = must(
     "RCP-L0-011",
     "`initialize` negotiates a protocolVersion ≥ 1 and ≤ the client's",
     "RCP/1 §7.1, §14.1(1)",
+)
+.help(
+    "protocheck sends `initialize` with `protocolVersion` 1, its client info, the client `log` \
+     capability, an unknown capability key and an unknown `_meta` key, and retries without the \
+     unknown keys if that fails. The result must carry an integer `protocolVersion` of at least 1 \
+     and not above the 1 offered.",
+    "The server errors on `initialize`, omits `protocolVersion`, or returns its own newer version \
+     instead of the negotiated minimum. When both attempts get -32600 on an HTTP server that \
+     served gated calls before, it was initialized by an earlier client: the rule is skipped and \
+     no level is certified unless an earlier run saw the handshake.",
+    "Answer `initialize` with a result holding `protocolVersion` = min(client's, server's) as an \
+     integer, with `server` and `capabilities`. On a long-lived HTTP server, keep the initialized \
+     state per session rather than per process, or restart it before a run, so protocheck can see \
+     the handshake.",
 );
 pub const RETRIEVAL_CAPABILITY: Rule = must(
     "RCP-L0-012",
     "advertises at least one of embed, rerank, retrieve, graph",
     "RCP/1 §14.1(2)",
+)
+.help(
+    "protocheck reads the `capabilities` object of the `initialize` result (or of `info`, when \
+     the session was already initialized) and looks for at least one of `embed`, `rerank`, \
+     `retrieve` or `graph`, present with a value that is neither null nor false.",
+    "The server advertises its features under other names (such as `search` or `vectorSearch`), \
+     nests them under another key, writes `false` or `null` for them, or returns no \
+     `capabilities` object at all.",
+    "List each method the server implements under its RCP capability key in `capabilities`, with \
+     an object of metadata (an empty `{}` is enough), for example `\"retrieve\": {\"modes\": \
+     [\"dense\"]}`; an L0 server needs at least one of the four.",
 );
 pub const SERVER_IDENTITY: Rule = must(
     "RCP-L0-013",
     "`server.name` is a non-empty string",
     "RCP/1 §7.1 (PeerInfo)",
+)
+.help(
+    "protocheck reads `server.name` in the `initialize` result (or in `info`, when the session \
+     was already initialized); it must be a string that is neither empty nor blank.",
+    "The result has no `server` object, names it differently (`serverInfo`, as MCP does, or a \
+     top-level `name`), or leaves the name empty, often because a placeholder from a template or \
+     an SDK default was never filled in.",
+    "Return `\"server\": {\"name\": \"<your server>\", …}` in the `initialize` result and the \
+     same object from `info`; the name is any non-empty string that identifies the \
+     implementation.",
 );
 /// §14's preamble, not §14.1's list: a MUST outside the levels (see
 /// `certify::OUTSIDE_THE_LEVELS`), reported in the `outside` group under its
 /// long-standing id.
 pub const DECLARES_LEVEL: Rule = Rule {
     group: "outside",
-    help: crate::suite::Help::NONE,
+    help: crate::suite::Help {
+        probe: "protocheck reads `_meta.conformance` in the `initialize` result (or in `info`, \
+                when the session was already initialized); it must be exactly the string \"L0\", \
+                \"L1\" or \"L2\", case-sensitive. The value is then compared with the level the \
+                run certifies (RCP-CERT-001).",
+        failure: "The server states no level, puts it elsewhere (a top-level `conformance`, or \
+                  inside `server`), or writes another form such as \"l1\", \"Level 1\" or a \
+                  number. It is a MUST outside the levels: the certified level stands, but the \
+                  run fails.",
+        fix: "Add `\"_meta\": {\"conformance\": \"L1\"}`, with the level you actually meet, to \
+              the `initialize` result and to `info`. Declare no more than protocheck certifies, \
+              or RCP-CERT-001 fails.",
+    },
     ..must(
         "RCP-L0-014",
         "declares `_meta.conformance` as L0, L1 or L2",
@@ -66,22 +181,75 @@ pub const REPEAT_INIT_REJECTED: Rule = must(
     "RCP-L0-015",
     "a repeated `initialize` is rejected with -32600",
     "RCP/1 §7.1, §12",
+)
+.help(
+    "After a successful handshake, protocheck sends a second `initialize` with protocolVersion 1 \
+     on the same session, with the string id \"protocheck-reinit\"; it must get error -32600. The \
+     rule is skipped for a stateless HTTP server (decision 4).",
+    "The server runs the handshake again and answers a new result, which usually means \
+     `initialize` does not look at the session's initialized flag, or it refuses with another \
+     code such as -32002 or -32603.",
+    "In `initialize`, check the session first: once it is initialized, answer `{\"code\": \
+     -32600}` (InvalidRequest) and keep the session and its negotiated capabilities unchanged.",
 );
 pub const INFO_AFTER_INIT: Rule = must(
     "RCP-L0-021",
     "`info` after `initialize` reports the session's capabilities",
     "RCP/1 §7.2, §13.2",
+)
+.help(
+    "After a successful `initialize`, protocheck sends `info` and compares its `capabilities` \
+     with those `initialize` returned, key by key and value by value; any key added, dropped or \
+     changed fails the rule.",
+    "`info` builds its capabilities independently of the session, for example listing everything \
+     the server could offer while `initialize` negotiated less, or recomputing metadata such as \
+     counts on each call; or `info` returns no `capabilities` object.",
+    "Store the capability set `initialize` returned with the session and have `info` return that \
+     same object for the rest of the session; keep values that change over time out of the \
+     capability metadata.",
 );
-pub const SHUTDOWN: Rule = must("RCP-L0-023", "`shutdown` answers `{}`", "RCP/1 §13");
+pub const SHUTDOWN: Rule = must("RCP-L0-023", "`shutdown` answers `{}`", "RCP/1 §13").help(
+    "The last request of the conversation is `shutdown` with empty params; protocheck passes it \
+     when the result is a JSON object (the spec's `{}`). It is skipped only when the server has \
+     already stopped answering.",
+    "The server does not implement `shutdown` and answers it with an error (-32004, -32601, or \
+     -32001 from the initialization gate), returns `null` or `true` as the result, or exits \
+     before writing the reply.",
+    "Answer `shutdown` at any time, initialized or not, with `\"result\": {}`; write and flush \
+     the reply, and only then release resources or exit, so that the client sees the answer.",
+);
 pub const PER_SESSION_INIT: Rule = note(
     "RCP-L0-027",
     "initialization is per session, not process-wide",
     "RCP/1 §5 (sessions); protocheck decision 3",
+)
+.help(
+    "Over HTTP only, protocheck reads the opening exchanges: when `retrieve` before this run's \
+     `initialize` got an answer other than -32001, and `initialize`, on a connection that had \
+     carried none, got -32600, the server was already initialized when the run started. Otherwise \
+     the rule passes; a stateless server is skipped here.",
+    "An `info` outcome is a fact, not a violation: the server keeps one initialized flag for the \
+     whole process, set by an earlier client, so the pre-initialize checks are skipped and a \
+     level is certified only if an earlier run saw the handshake succeed.",
+    "Nothing is wrong with the server. To have the pre-initialize checks judged, restart it \
+     before a run, or keep the initialized state per session: per connection, or a token returned \
+     in `_meta.session` that the client sends back in the `RCP-Session` header.",
 );
 pub const STATEFUL_HTTP: Rule = note(
     "RCP-L0-028",
     "the HTTP server keeps session state",
     "RCP/1 §5 (sessions); protocheck decision 4",
+)
+.help(
+    "Over HTTP only, protocheck reads the opening exchanges: when a gated `retrieve` sent before \
+     `initialize` was served, and a second `initialize` after the handshake succeeded too, the \
+     server treats every request as initialized. Otherwise the rule passes.",
+    "An `info` outcome is a fact, not a violation: the server is stateless, as the spec allows \
+     over HTTP, so the pre-initialize and repeat-initialize checks (RCP-L0-004, RCP-L0-010 and \
+     RCP-L0-015) are skipped rather than judged.",
+    "Nothing needs fixing. To have those checks judged, keep session state: mark a session \
+     initialized after `initialize`, for example with a token in `_meta.session` that the client \
+     sends back in `RCP-Session`, and gate other methods until then.",
 );
 
 impl Conversation<'_> {

@@ -7,21 +7,69 @@ pub const NOTIFY_GATED: Rule = must(
     "RCP-L0-005",
     "a notification for a gated method is not answered",
     "RCP/1 §4.5, §14.1(6)",
+)
+.help(
+    "Before `initialize`, protocheck sends a `retrieve` notification (no `id`) with a query and \
+     `k`. Over HTTP any JSON body in the response counts as an answer; over stdio a `ping` \
+     follows as a barrier, and a line for the notification before that `ping`'s reply, or shortly \
+     after it, fails the rule.",
+    "The server answers every frame, most often with a -32001 error because its initialization \
+     gate runs before the check for a missing `id`, or with a result. A JSON-RPC layer that does \
+     not treat id-less frames as notifications is the usual cause.",
+    "Check for a missing `id` before anything else, gate included, and never write a response for \
+     a notification, not even an error. Over HTTP answer it with 204 (or an empty 200/202); over \
+     stdio write nothing.",
 );
 pub const NOTIFY_OPEN: Rule = must(
     "RCP-L0-006",
     "a notification for an open method (`info`) is not answered",
     "RCP/1 §4.5, §14.1(6)",
+)
+.help(
+    "Before `initialize`, protocheck sends an `info` notification (no `id`, empty params). Over \
+     HTTP any JSON body in the response counts as an answer; over stdio a barrier `ping` follows \
+     it, and a line for the notification before that `ping`'s reply, or shortly after it, fails \
+     the rule.",
+    "The server replies to `info` whether or not the frame has an `id`, usually because its \
+     dispatcher calls the handler and serializes the result for every frame. The reply often \
+     carries `id: null`, which looks harmless but is still an answer.",
+    "In the dispatcher, run a notification's handler if you like but discard its output: a frame \
+     without `id` gets no response at all. Over HTTP return 204 or an empty 200/202; over stdio \
+     write nothing.",
 );
 pub const NOTIFY_UNKNOWN: Rule = must(
     "RCP-L0-007",
     "a notification for an unknown method is not answered",
     "RCP/1 §4.5, §14.1(6)",
+)
+.help(
+    "Before `initialize`, protocheck sends a notification (no `id`) for `does/not/exist`, a \
+     method RCP does not define. Over HTTP any JSON body in the response counts as an answer; \
+     over stdio a barrier `ping` follows, and a line for the notification before its reply, or \
+     shortly after, fails the rule.",
+    "The server answers the unknown method with an error (-32004, -32601 or -32001), which is \
+     right for a request but not for a notification. A router that produces its method-not-found \
+     response before checking for an `id` is the usual cause.",
+    "Decide whether a frame is a notification before routing it: when `id` is absent, an unknown \
+     method is dropped silently, with no error. Over HTTP answer 204 or an empty 200/202; over \
+     stdio write nothing.",
 );
 pub const CANCEL_UNKNOWN_ID: Rule = must(
     "RCP-L0-008",
     "`notifications/cancel` for an unknown id is not answered",
     "RCP/1 §14.1(6)",
+)
+.help(
+    "Before `initialize`, protocheck sends `notifications/cancel` as a notification with params \
+     `{\"id\": 987654321, \"reason\": \"protocheck probe\"}`, an id it never used. Over HTTP any \
+     JSON body counts as an answer; over stdio a barrier `ping` follows, and a line for the \
+     cancel before its reply, or shortly after, fails the rule.",
+    "The server reports the unknown request id back, usually with an error such as -32015 or \
+     -32602, or gates the cancel before `initialize` and answers -32001. Cancellation is best \
+     effort, so a cancel that refers to nothing is simply dropped.",
+    "Handle `notifications/cancel` as a notification: look the id up among in-flight requests, \
+     cancel the request if found and otherwise do nothing, and never write a response for it \
+     (over HTTP 204 or an empty 200/202).",
 );
 /// `notifications/cancel` sent as a request. The spec body gives no code for
 /// it: §7.14 says only "Cancellation is a **notification** (no `id`, no
@@ -37,7 +85,17 @@ pub const CANCEL_WITH_ID: Rule = Rule {
     on_failure: Outcome::Warn,
     spec_ref: "RCP/1 §7.14, §12, Appendix E",
     group: "L0",
-    help: crate::suite::Help::NONE,
+    help: crate::suite::Help {
+        probe: "Later in the run, protocheck sends `notifications/cancel` as a request, with an \
+                `id` and params `{\"id\": 987654321}`. Any JSON-RPC error passes, since the spec \
+                body names no code for it; a result, or no answer, gives a warning.",
+        failure: "The server handles the cancel as usual and answers it with a result (often \
+                  `{}`), or drops it silently as a notification although it carries an `id`, \
+                  leaving the client waiting. It is a SHOULD here and does not affect the level.",
+        fix: "When `notifications/cancel` arrives with an `id`, reply with an error rather than a \
+              result, preferably `{\"code\": -32600}` (InvalidRequest), as the spec's change log \
+              calls such a frame malformed.",
+    },
 };
 
 impl Conversation<'_> {

@@ -9,6 +9,18 @@ pub const CITATIONS: Rule = item(
     "`citations` is advertised and every hit carries a `citation` or `trust`",
     SpecLevel::Should,
     "RCP/1 §14.2, §6 (citations), §7.7",
+)
+.help(
+    "When `citations` is a top-level capability, protocheck reads every hit of every `retrieve` \
+     result of the L1 run; each hit must carry a non-null `citation` or `trust`, and what it \
+     carries must have the shape the schema gives it (a `citation` object, a `trust` object with \
+     a `level`).",
+    "The server advertises `citations` but fills them only for some sources, returns `citation` \
+     as a bare string or with members of the wrong type, or puts `citations` inside `retrieve` \
+     rather than at the top level (the rule is then skipped and L1 is not reached).",
+    "Fill `citation` on every hit, as an object such as `{\"source\": …, \"uri\": …, \"title\": \
+     …}`, or `trust` with a `level`, and advertise `citations` as a top-level capability, not \
+     inside `retrieve`.",
 );
 
 impl L1Run<'_, '_> {

@@ -9,12 +9,36 @@ pub const FILTER_RESTRICTS: Rule = item(
     "`filter` is advertised and a filter on an advertised field restricts the hits",
     SpecLevel::Should,
     "RCP/1 §14.2, §8",
+)
+.help(
+    "protocheck needs `filter` with `fields`. From the `meta` values earlier hits showed for \
+     advertised fields, it repeats those requests with a clause per advertised operator that must \
+     keep (`eq`, `in`, `gte`, `lte`, `contains`, `exists` true) or drop (`ne`, `nin`, `gt`, `lt`, \
+     `exists` false) a given hit. Failing that, a filter no document can satisfy must return no \
+     hits.",
+    "The server accepts `filter` but ignores it, applies an operator loosely (`gt` behaving as \
+     `gte`, numbers compared as strings), or refuses with an error a filter it advertises. \
+     Without `filter`, or without its `fields`, the rule is skipped and L1 is not reached.",
+    "Apply the filter inside the search (pre-filtering or a filtered index), implement each \
+     advertised operator exactly as §8 defines it, advertise in `filter.fields` and \
+     `filter.operators` only what the backend supports, and return `meta` on hits.",
 );
 pub const FILTER_VALIDATED: Rule = item(
     "RCP-L1-005",
     "a filter on an unadvertised field, or an empty `and`, is rejected with -32602",
     SpecLevel::Must,
     "RCP/1 §8, §15.4",
+)
+.help(
+    "When `filter` advertises `fields`, protocheck sends `retrieve` with a clause on \
+     `x-protocheck-unadvertised-field` (using the first advertised operator), then with the \
+     filter `{\"and\": []}`; each must get error -32602.",
+    "The server passes the filter to its backend unchecked, so an unknown field matches nothing \
+     and an empty `and` matches everything, or it refuses with -32005 or -32603 instead of \
+     -32602.",
+    "Validate the filter before searching: reject a clause on a field not listed in \
+     `filter.fields`, and an empty `and` or `or` array, with `{\"code\": -32602}` \
+     (InvalidParams).",
 );
 
 /// A field name no server advertises.

@@ -8,18 +8,53 @@ pub const DENSE_MODE: Rule = item(
     "`retrieve` offers mode `dense` and it returns ranked hits",
     SpecLevel::Should,
     "RCP/1 §14.2, §7.7",
+)
+.help(
+    "When `retrieve.modes` lists `dense`, protocheck sends `retrieve` with `mode: \"dense\"`, `k` \
+     = 5 and a query made of words from a passage the server returned to its opening `retrieve` \
+     (\"retrieval\" when none came). The result needs `hits`, each with an `id` and a numeric \
+     `score`, and at least one hit when the query came from a passage.",
+    "The mode is advertised but the index behind it is missing or empty, the request fails with \
+     an error, or the hits come back under another name or without numeric scores. When `dense` \
+     is not in `retrieve.modes` the rule is skipped, and L1 is not reached.",
+    "Advertise only modes that work: build the dense index over the corpus and answer with \
+     `{\"hits\": [{\"id\": …, \"score\": …}, …]}`, best first. An L1 server offers all three \
+     modes, so list `dense` in `retrieve.modes` once it works.",
 );
 pub const SPARSE_MODE: Rule = item(
     "RCP-L1-002",
     "`retrieve` offers mode `sparse` and it returns ranked hits",
     SpecLevel::Should,
     "RCP/1 §14.2, §7.7",
+)
+.help(
+    "When `retrieve.modes` lists `sparse`, protocheck sends `retrieve` with `mode: \"sparse\"`, \
+     `k` = 5 and a query made of up to eight words of a passage the server returned earlier, so a \
+     lexical search must match. The result needs hits with an `id` and a numeric `score`, and at \
+     least one of them.",
+    "The sparse (BM25 or learned sparse) index is not built or not loaded, the analyzer drops the \
+     query's words, the mode ends in an error, or the hits lack numeric scores. When `sparse` is \
+     not advertised the rule is skipped, and L1 is not reached.",
+    "Build the sparse index over the same passages the dense mode serves, answer `mode: \
+     \"sparse\"` with ranked `hits` carrying numeric scores, and list `sparse` in \
+     `retrieve.modes` once it returns them.",
 );
 pub const HYBRID_MODE: Rule = item(
     "RCP-L1-003",
     "`retrieve` offers mode `hybrid` and it returns ranked hits",
     SpecLevel::Should,
     "RCP/1 §14.2, §7.7",
+)
+.help(
+    "When `retrieve.modes` lists `hybrid`, protocheck sends `retrieve` with `mode: \"hybrid\"`, \
+     `k` = 5 and words of a passage the server returned earlier. The result needs hits with an \
+     `id` and a numeric `score`, and at least one hit when the query came from a passage.",
+    "Hybrid retrieval fails when one side is missing (no sparse or no dense index), when the \
+     fusion step raises an error, or when fused scores come back as strings or null. When \
+     `hybrid` is not advertised the rule is skipped, and L1 is not reached.",
+    "Run both dense and sparse retrieval, fuse the two rankings (for example with reciprocal rank \
+     fusion), return the fused list as `hits` with numeric scores, and list `hybrid` in \
+     `retrieve.modes`.",
 );
 
 impl L1Run<'_, '_> {

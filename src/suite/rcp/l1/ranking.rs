@@ -9,18 +9,51 @@ pub const SCORES_CONSISTENT: Rule = item(
     "every hit has a numeric score, and hits are in descending score order",
     SpecLevel::Should,
     "RCP/1 §14.2, §4.6 (scores), §7.7",
+)
+.help(
+    "Judged last, over every `retrieve` result of the L1 run that returned hits (the opening \
+     query and the mode, filter, `k` and `minScore` probes): every hit's `score` must be a \
+     number, and scores must not increase down the list.",
+    "Hits are sorted by something other than `score` (document order, a reranker whose score is \
+     not returned, fusion rank while `score` holds a sub-score), or scores are sent as strings or \
+     null. A distance returned as `score`, where lower is better, also puts the list in ascending \
+     order.",
+    "Return hits best first, with `score` a number where higher means more relevant: turn a \
+     distance into a similarity, and when fusing or reranking put the final score in `score` and \
+     sort by it.",
 );
 pub const K_HONOURED: Rule = item(
     "RCP-L1-008",
     "`retrieve` never returns more than `k` hits, and clamps a `k` above `maxK`",
     SpecLevel::Must,
     "RCP/1 §14.2, §7.7 (stage-count invariant)",
+)
+.help(
+    "protocheck sends `retrieve` with `k` = 1 and with `k` = 3 and checks neither returns more \
+     hits; every other `retrieve` of the L1 run is held to its own `k`. When `retrieve.maxK` is \
+     advertised it also asks for `maxK` + 1000 and expects at most `maxK` hits, not an error.",
+    "The server returns a fixed page size, counts documents while returning several chunks each, \
+     applies `k` before a stage that adds hits, or refuses a `k` above `maxK` (with -32602, for \
+     example) instead of clamping it.",
+    "Truncate the final list to `k` after every stage (fusion, reranking, expansion), and when \
+     `k` exceeds the advertised `maxK`, serve `maxK` hits rather than an error.",
 );
 pub const MIN_SCORE: Rule = item(
     "RCP-L1-009",
     "`retrieve` honours `minScore`",
     SpecLevel::Should,
     "RCP/1 §14.2, §7.7",
+)
+.help(
+    "From the `retrieve` result of the run with the most hits, protocheck repeats its request \
+     twice: with `minScore` above the best score seen, where no hit may come back, and with \
+     `minScore` equal to the middle hit's score, where every hit must score at least that and at \
+     least one must come back.",
+    "The server ignores `minScore`, or compares it with a different number than the `score` it \
+     returns (a raw distance, or a score before normalization or fusion), so the floor cuts in \
+     the wrong place or not at all.",
+    "Apply `minScore` as a floor on the very `score` values returned in the hits, after fusion \
+     and reranking, keeping the hits whose score is greater than or equal to it.",
 );
 
 /// How far above the best score the "nothing passes" `minScore` is set.

@@ -11,18 +11,55 @@ pub const STREAMING_PROGRESS: Rule = item(
     "with `_meta.progressToken` (and, over HTTP, `Accept: text/event-stream`), any progress frames echo the token and precede exactly one final response",
     SpecLevel::Should,
     "RCP/1 §14.3, §9, §5.2 (SSE)",
+)
+.help(
+    "When `streaming` is advertised, protocheck sends `retrieve` with `_meta.progressToken`, once \
+     \"protocheck-progress-1\" and once 7, over HTTP accepting `text/event-stream`. Frames before \
+     the final one must be notifications, progress must echo the token with its JSON type and \
+     keep `progress` within 0–1, and one final response must close it.",
+    "Progress frames carry the token converted to a string or no token, report `progress` as a \
+     percentage (0–100), the stream goes on after the final response or ends without one, or the \
+     final response lacks hits. A buffered JSON reply passes, since streaming is optional.",
+    "Copy `_meta.progressToken` into each `notifications/progress` verbatim (same JSON type), \
+     report `progress` as a fraction from 0.0 to 1.0, send the final JSON-RPC response once, \
+     last, with the request's `id`, and end the stream after it.",
 );
 pub const STREAMING_BUFFERED: Rule = item(
     "RCP-L2-007",
     "without `Accept: text/event-stream`, a streaming server answers one buffered JSON response",
     SpecLevel::Must,
     "RCP/1 §5.2 (SSE)",
+)
+.help(
+    "Over HTTP, when `streaming` is advertised, protocheck sends `retrieve` with \
+     `_meta.progressToken` but without an `Accept: text/event-stream` header, and expects one \
+     buffered JSON response carrying a result, not an event stream. The rule is skipped over \
+     stdio.",
+    "The server decides to stream from the progress token alone, or always streams once \
+     `streaming` is on, so a client that cannot read server-sent events gets `text/event-stream`. \
+     A request that fails outright also fails the rule.",
+    "Choose the response format from the request's `Accept` header: stream only when it includes \
+     `text/event-stream`; otherwise run the request to completion and return one \
+     `application/json` response, without progress frames.",
 );
 pub const LOG: Rule = item(
     "RCP-L2-009",
     "a client that opts in (the `log` capability and `_meta.logLevel`) receives well-formed `notifications/log`",
     SpecLevel::Should,
     "RCP/1 §14.3, §17.1",
+)
+.help(
+    "When `log` is advertised (over HTTP, with `streaming`), protocheck, whose `initialize` \
+     advertised the client `log` capability, sends `retrieve` with `_meta.logLevel` \"debug\", \
+     over HTTP asking for an event stream and retrying with a progress token if the reply is \
+     buffered. Each `notifications/log` needs a valid `level` (within `log.levels` if advertised) \
+     and a string `message`.",
+    "Log frames use another level name (\"warn\", \"trace\", \"critical\"), carry the text under \
+     `msg` or `data` with no `message`, or break the final response. When no log arrives the rule \
+     is skipped as advertised but not exercised, which neither counts for L2 nor blocks it.",
+    "Send `notifications/log` with params `{\"level\": \"info\", \"message\": \"…\"}`, the level \
+     one of debug, info, notice, warning and error, and over HTTP write them inside the event \
+     stream of a request that accepts one.",
 );
 
 /// The progress tokens of the streaming probe, one of each kind §9 allows

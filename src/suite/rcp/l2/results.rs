@@ -10,18 +10,53 @@ pub const PAGINATION: Rule = item(
     "`retrieve` pages with `nextCursor`, and each page continues without repeating hits",
     SpecLevel::Should,
     "RCP/1 §14.3, §10",
+)
+.help(
+    "When `pagination` is advertised, protocheck repeats an earlier `retrieve` that returned n ≥ \
+     2 hits with `k` = min(4, n − 1) and follows `nextCursor` for up to 12 pages. No page may \
+     exceed `k` or repeat an id, the first page must carry a cursor, cursors must end, and the \
+     same request unpaged must return no hit missing from the pages.",
+    "The server ignores `cursor` and returns the first page again, hands out a `nextCursor` on \
+     every page including empty ones, loses a hit at each page boundary (an off-by-one offset), \
+     or never sets `nextCursor` although more hits exist.",
+    "Encode the position in an opaque `nextCursor` string, return it only while more hits remain, \
+     and on a request with `cursor` return the next `k` hits of the same ranking, starting right \
+     after the last one served.",
 );
 pub const DETERMINISTIC: Rule = item(
     "RCP-L2-010",
     "with `retrieve.deterministic`, the same request and `seed` give identical hits",
     SpecLevel::Must,
     "RCP/1 §14.3, §7.7.1",
+)
+.help(
+    "When `retrieve.deterministic` is true, protocheck sends the same `retrieve` twice, with the \
+     run's query, `k` = 5 and `seed` 20260728, and compares the two lists of hit ids and scores, \
+     in order; they must be identical.",
+    "The server advertises determinism but uses approximate search with random entry points, \
+     parallel scoring whose floating-point sums vary, or an index that changes between calls, or \
+     it accepts `seed` without passing it to what is random.",
+    "Pass `seed` to every random component (search, sampling, tie-breaking), break score ties by \
+     id, and serve both requests from the same index version; if results cannot be made \
+     identical, stop advertising `retrieve.deterministic`.",
 );
 pub const SNAPSHOTS: Rule = item(
     "RCP-L2-011",
     "with `retrieve.snapshots`, a pinned `indexVersion` is served exactly, and one never issued fails (-32010, -32016 or -32015)",
     SpecLevel::Must,
     "RCP/1 §14.3, §7.7.1",
+)
+.help(
+    "When `retrieve.snapshots` is true, protocheck sends `retrieve` with `k` = 3 and reads the \
+     `indexVersion` it served, pins that version in a second request and expects the same \
+     `indexVersion` back, then pins \"protocheck-probe/no-such-snapshot\" and expects error \
+     -32015, -32010 or -32016.",
+    "The result carries no `indexVersion`, the server ignores a pinned version and serves the \
+     current index, or it serves an unknown version instead of failing (or refuses it with \
+     another code, such as -32602).",
+    "Return the snapshot's identifier as `indexVersion` in every result, serve a pinned \
+     `indexVersion` from that snapshot exactly, and refuse one never issued with `{\"code\": \
+     -32015}` (NotFound).",
 );
 
 /// Largest page size of the pagination probe; smaller when no result of the

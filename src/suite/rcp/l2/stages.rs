@@ -10,30 +10,89 @@ pub const RERANK: Rule = item(
     "`rerank` takes `{query, passages}` and returns aligned `scores`, highest for the relevant passage",
     SpecLevel::Should,
     "RCP/1 §14.3, §7.6",
+)
+.help(
+    "When `rerank` is advertised, protocheck sends it the query and three passages: an unrelated \
+     sentence, the passage the query's words came from (a built-in pair when the run found none), \
+     and another unrelated sentence. It expects `scores` with three numbers, the middle one \
+     highest, and any `order` a best-first permutation of 0, 1, 2.",
+    "The server returns `results`, `hits` or `ranking` instead of `scores`, returns scores sorted \
+     rather than aligned with `passages`, or fewer scores than passages. A reranker that echoes \
+     the input order fails too, since the relevant passage sits in the middle.",
+    "Answer `rerank` with `{\"scores\": [s0, s1, s2]}`, where `scores[i]` is the relevance of \
+     `passages[i]` and higher is more relevant; add `order`, the passage indices best first, to \
+     spare the client the sort.",
 );
 pub const MULTI_VECTOR: Rule = item(
     "RCP-L2-002",
     "`embed/multi` returns one matrix per input, rows of the advertised dimension",
     SpecLevel::Should,
     "RCP/1 §14.3, §7.5",
+)
+.help(
+    "When `multiVector` is advertised, protocheck sends `embed/multi` with two text inputs and \
+     `kind: \"document\"`, and expects `matrices` with two non-empty matrices whose rows are \
+     arrays of numbers as long as the dimension (the result's `dimension`, else \
+     `multiVector.dimension`), and a `dimension` that agrees with the advertised one.",
+    "The server returns one pooled vector per input instead of a matrix, names the field \
+     `embeddings` or `vectors`, advertises a `dimension` other than the model's (often after a \
+     projection layer), or returns an empty matrix for a short input.",
+    "Return `{\"matrices\": [[[…], …], …]}`, one matrix of token vectors per input in input \
+     order, every row of the dimension advertised in `multiVector.dimension`, and state that same \
+     `dimension` in the result.",
 );
 pub const SPARSE_EMBED: Rule = item(
     "RCP-L2-003",
     "`embed/sparse` returns one sparse vector per text, with aligned indices and values",
     SpecLevel::Should,
     "RCP/1 §14.3, §7.4",
+)
+.help(
+    "When `sparseEmbed` is advertised, protocheck sends `embed/sparse` with two texts and `kind: \
+     \"document\"`, and expects `sparse` with two vectors, each with non-empty `indices` \
+     (distinct integers ≥ 0, below `sparseEmbed.vocabulary` when advertised) and `values` \
+     (numbers) of the same length.",
+    "The server returns a token → weight map instead of `{indices, values}`, sends indices as \
+     strings (the token text), repeats an index for a repeated token, or returns indices beyond \
+     the vocabulary size it advertises.",
+    "For each text, combine the weights of each token id (sum or max for repeats) and return \
+     `{\"indices\": […], \"values\": […]}`, paired by position, one object per text in order, \
+     under `sparse`.",
 );
 pub const TRANSFORM: Rule = item(
     "RCP-L2-004",
     "`query/transform` answers each advertised method with its queries",
     SpecLevel::Should,
     "RCP/1 §14.3, §7.8",
+)
+.help(
+    "For each method RCP defines that `transform.methods` lists, protocheck sends \
+     `query/transform` with the run's query and that method (`n` = 3 for `multi-query`). Each \
+     must return `queries`, a non-empty array of non-empty strings: no more than 3 for \
+     `multi-query`, and with a non-empty `hypothetical` for `hyde`.",
+    "The server returns a single `query` string or objects rather than strings, returns an empty \
+     list when its model declines, ignores `n` for `multi-query`, or omits `hypothetical` for \
+     `hyde`. An advertised method that ends in an error fails as well.",
+    "Return `{\"queries\": [\"…\"]}` for every advertised method, honour `n`, add \
+     `\"hypothetical\": \"…\"` for `hyde`, and list in `transform.methods` only the methods that \
+     work.",
 );
 pub const GRAPH: Rule = item(
     "RCP-L2-005",
     "`graph` answers each advertised op with that op's result",
     SpecLevel::Should,
     "RCP/1 §14.3, §7.9",
+)
+.help(
+    "For each op RCP defines that `graph.ops` lists, protocheck sends `graph`: `communities` \
+     alone, `neighbors` with `seedIds` holding a hit id seen earlier (if any), the others with \
+     the query and `k` = 3. It checks each op's own result: `local` hits; `global` `summary` and \
+     `communities`; `drift` hits and `followups`; `communities`; `neighbors` `nodes` and `edges`.",
+    "Every op returns the same generic shape (often `hits` for all), `global` returns a summary \
+     without the `communities` it drew on, `neighbors` expects other seed parameters, or an \
+     advertised op is not implemented and ends in an error.",
+    "Give each op its own result as §7.9 defines it, and advertise in `graph.ops` only the ops \
+     that work; the hits of `local` and `drift` need an `id` and a numeric `score` each.",
 );
 
 /// A passage no query of a conformance probe is about.

@@ -10,11 +10,37 @@ pub const RESULT_SHAPES: Rule = must(
     "RCP-OUT-005",
     "every result has the shape the schema gives its method",
     "RCP/1 §7, §14.4 (schema is normative); protocheck decision 1",
+)
+.help(
+    "At the end of the run, protocheck checks every result it received (batches aside) against \
+     the shape the schema gives its method: `initialize`, `info`, `ping`, the embed methods, \
+     `rerank`, `retrieve`, `query/transform`, `graph`, and the index, catalog, feedback and \
+     memory methods. Required members must be present and defined ones of the right type; extra \
+     members are allowed.",
+    "A member has the wrong type (a score or `maxK` as a string, an id as an object), a required \
+     member is missing (`hits`, `vectors`, `scores`), or a nested value breaks its shape, such as \
+     a capability's metadata, a Content block or a hit's `citation`. The finding names each one \
+     by its JSON path.",
+    "Build results from types generated from the published schema, or validate each result \
+     against it in your tests, and fix each path the finding lists; members the spec does not \
+     define may stay.",
 );
 pub const UNSOLICITED: Rule = must(
     "RCP-OUT-006",
     "no progress or log notification the client did not opt into",
     "RCP/1 §7.1, §9, §17.1",
+)
+.help(
+    "protocheck records every notification the server sends during the run and fails a \
+     `notifications/progress` that arrives while a request without `_meta.progressToken` is \
+     answered, or a `notifications/log` before the client opted in. Over HTTP it also sends a \
+     `retrieve` that asks for an event stream without a token.",
+    "The server emits progress for every request, whether or not it carried a token (often with a \
+     made-up or null token), or sends logs from startup on. Over stdio, where notifications share \
+     stdout, diagnostics written as log frames before `initialize` count too.",
+    "Emit `notifications/progress` only for a request whose `_meta.progressToken` is set, with \
+     that token, and `notifications/log` only once the client advertised the `log` capability or \
+     sent `_meta.logLevel`; write other diagnostics to stderr.",
 );
 
 impl Conversation<'_> {

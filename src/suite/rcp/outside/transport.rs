@@ -7,21 +7,65 @@ pub const PATH_MATCHES_BODY: Rule = must(
     "RCP-OUT-001",
     "an HTTP path naming another method than the body is rejected with -32600",
     "RCP/1 §5.2",
+)
+.help(
+    "Over HTTP, after the handshake, protocheck posts to `<base>/ping` a request whose body names \
+     the method `info`; both are open methods, so only the mismatch can be refused. It expects \
+     error -32600. The rule is skipped over stdio.",
+    "The server dispatches on the path alone or on the body alone and answers the request \
+     (usually with the `ping` or `info` result), or refuses it with another code or a bare HTTP \
+     error. It is a MUST outside the levels: the level stands but the run fails.",
+    "In the HTTP handler, compare the method in the path with the body's `method` before \
+     dispatching, and when they differ answer `{\"code\": -32600}` (InvalidRequest) with status \
+     200.",
 );
 pub const STDIO_FRAMING: Rule = must(
     "RCP-OUT-002",
     "stdio: blank lines and a frame split across writes are tolerated",
     "RCP/1 §5.1",
+)
+.help(
+    "Over stdio, protocheck writes two blank lines, then a `ping` with nonce \"protocheck-split\" \
+     in two halves 50 ms apart, the newline at the end of the second. It expects exactly one \
+     answer, echoing the nonce, and nothing else on stdout. The rule is skipped over HTTP.",
+    "The server parses each read as a whole message, so the first half fails to parse (an error \
+     line, or a crash), or it answers the blank lines with parse errors. Reading fixed-size \
+     chunks instead of lines is the usual cause.",
+    "Read stdin with a line reader that buffers until `\\n` (such as `BufRead::lines` or \
+     `readline`), skip lines that are empty or whitespace only, and parse each complete line as \
+     one message.",
 );
 pub const HTTP_NOTIFICATION_STATUS: Rule = must(
     "RCP-OUT-003",
     "HTTP: a notification gets 204 or an empty 2xx, not an error status or a body",
     "RCP/1 §5.2, §4.5; protocheck decision 6",
+)
+.help(
+    "Over HTTP, protocheck reads the response to every notification it sent during the run (the \
+     four L0 notification probes and the notifications-only batch): each must be 204 or a 2xx \
+     with an empty body. A JSON-RPC body counts as an answer and is judged by the L0 notification \
+     rules instead.",
+    "The server answers notifications with 400, 404 or 405 because its router expects an `id`, \
+     with a 500 because the handler returned nothing, or with 200 and a body that is not a \
+     JSON-RPC message, such as `OK` or `null`.",
+    "When the posted frame has no `id` (or a batch holds only notifications), process it and \
+     return 204 No Content, or 200/202 with an empty body; never an error status or a placeholder \
+     body.",
 );
 pub const HTTP_STATUS_200: Rule = must(
     "RCP-OUT-004",
     "HTTP: every JSON-RPC response, errors included, comes with status 200",
     "RCP/1 §5.2 (HTTP status mapping)",
+)
+.help(
+    "Over HTTP, protocheck reads every reply of the run that carries a JSON-RPC `result` or \
+     `error` and checks its status is 200; only -32700 and -32600 errors may come with 400.",
+    "The server maps JSON-RPC errors to HTTP statuses, for example -32001 to 401 or 403, -32004 \
+     to 404, -32602 to 400 or -32603 to 500, as REST-style frameworks and error middleware often \
+     do by default.",
+    "Return HTTP 200 for every response that carries a JSON-RPC body, errors included, and keep \
+     other statuses for failures that never reached the JSON-RPC layer; use 400 only for a body \
+     that is not JSON or not a JSON-RPC request.",
 );
 
 /// Error codes §5.2 lets travel with status 400: the body was not JSON, or not

@@ -9,11 +9,31 @@ pub const INDEX_ADD: Rule = must(
     "RCP-OUT-007",
     "`index/add` returns one id per document, in order",
     "RCP/1 §7.10",
+)
+.help(
+    "Only when the run allows writes (off by default) and `index.writable` is true, protocheck \
+     sends `index/add` with two documents whose ids start with `protocheck-probe/`, and expects \
+     `ids`, an array of two strings. It deletes the documents again afterwards.",
+    "The server returns a count or a job id instead of `ids`, returns one id per chunk rather \
+     than one per document, or returns ids that are not strings (numbers, or objects carrying an \
+     `id`).",
+    "Answer `index/add` with `{\"ids\": […]}`, one string per document in the order the documents \
+     were sent: the id the client gave, or the one the server assigned when it gave none.",
 );
 pub const INDEX_DELETE: Rule = must(
     "RCP-OUT-008",
     "`index/delete` counts what it removed, and a repeat removes nothing",
     "RCP/1 §7.11",
+)
+.help(
+    "After adding two probe documents, protocheck sends `index/delete` with their ids and expects \
+     `deleted: 2`, then sends the same ids again and expects `deleted: 0`. Like `index/add`, it \
+     runs only when writes are allowed and `index.writable` is true.",
+    "The server reports the number of ids requested rather than removed (2 again on the repeat), \
+     counts chunks rather than documents, refuses absent ids with an error, or omits `deleted`.",
+    "Return `{\"deleted\": n}` with n the number of documents actually removed, each counted once \
+     whatever its chunks, and answer a delete of ids that are absent with `deleted: 0`, not an \
+     error.",
 );
 
 /// The prefix of every id a probe writes (decision 7).
