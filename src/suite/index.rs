@@ -160,6 +160,16 @@ mod tests {
     }
 
     #[test]
+    fn every_rule_has_its_help_written() {
+        let missing: Vec<&str> = entries()
+            .iter()
+            .filter(|e| !e.rule.help.is_written())
+            .map(|e| e.rule.id)
+            .collect();
+        assert!(missing.is_empty(), "rules without help: {missing:?}");
+    }
+
+    #[test]
     fn every_required_rule_exists() {
         for e in entries() {
             for id in e.requires {

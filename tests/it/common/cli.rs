@@ -13,6 +13,7 @@ pub fn protocheck() -> Command {
         "PROTOCHECK_LIMITED_TOKEN",
         "PROTOCHECK_API_KEY",
         "PROTOCHECK_SERVER",
+        "PROTOCHECK_PUBLIC_URL",
     ] {
         cmd.env_remove(var);
     }
