@@ -14,6 +14,8 @@
 # resolves local files and fragments offline, is used rather than
 # mdbook-linkcheck, whose last release (0.7.7) is built for mdBook 0.4.
 set -euo pipefail
+# A failed install inside $(tool …) stops the script too.
+shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
 export PROTOCHECK_CI_TOOLS="${PROTOCHECK_CI_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/protocheck-test-tools}"
 
