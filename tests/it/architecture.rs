@@ -1,8 +1,8 @@
 //! The layers of the crate, kept by a test: every `crate::<module>` path in
 //! the code of `src/` (comments and doc links aside) must name a module of a
 //! lower layer than the file's own top-level module, so no module imports
-//! upward and no two top-level modules import each other. The README's
-//! "Architecture" section describes the same layers. A second test keeps the
+//! upward and no two top-level modules import each other. The book's
+//! Architecture page (docs/src/architecture.md) describes the same layers. A second test keeps the
 //! files inside each protocol suite (`src/suite/mcp`, `src/suite/rcp`) free of
 //! import cycles.
 
@@ -93,7 +93,7 @@ fn no_module_imports_a_module_of_its_own_or_a_higher_layer() {
         };
         let Some(own) = layer_of(&module) else {
             problems.push(format!(
-                "src/{module} is in no layer of tests/it/architecture.rs (add it, and to the README)"
+                "src/{module} is in no layer of tests/it/architecture.rs (add it, and to docs/src/architecture.md)"
             ));
             continue;
         };

@@ -178,7 +178,7 @@ async fn metrics_answer_without_the_database() {
         .await
         .expect("/metrics answers while the database is silent, instead of waiting for it")
         .expect("metrics");
-    // Reported, never asserted (README, "REST API v1").
+    // Reported, never asserted (docs/src/using/api.md, the `/metrics` row).
     eprintln!(
         "/metrics with the database silent answered in {} ms",
         asked.elapsed().as_millis()
@@ -197,7 +197,8 @@ async fn metrics_answer_without_the_database() {
 /// a submission is answered 503 at once rather than after the pool's
 /// retries: the bound below is half the deadline a silent database gets,
 /// so a submission that waited it out would miss it. The time it took is
-/// printed (README, "Limits"), never asserted.
+/// printed (docs/src/running/connection-limits.md, "database unreachable"),
+/// never asserted.
 #[tokio::test]
 async fn a_submission_with_the_database_refused_gets_503_at_once() {
     let Some((_db, app, proxy)) = app_behind_proxy().await else {

@@ -315,7 +315,7 @@ async fn a_person_signs_in_from_the_run_page_and_gets_the_whole_suite_judged() {
     assert_eq!(run["verdict"]["grade"], "strict", "{run}");
     assert_eq!(run["credentials"], "bearer", "{run}");
 
-    // The badge follows the run judged with the token (README: "Badges").
+    // The badge follows the run judged with the token (docs/src/using/protected-servers.md: "Badges").
     let target_id = run["target_id"].as_str().expect("target id");
     let svg = flow
         .app

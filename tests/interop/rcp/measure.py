@@ -1,7 +1,8 @@
 """Measures the RCP/1 interop panel: runs `protocheck check` on every server of
 the "## RCP" table of tests/interop/EXPECTED.md and prints a Markdown table of
 each server's verdict (spec and reference profiles) and the median wall time of
-one `check` run. For the README; the test itself asserts no timing.
+one `check` run. For the book (docs/src/suites/rcp-interop.md); the test itself
+asserts no timing.
 
     python3 tests/interop/rcp/measure.py PROTOCHECK_BINARY PYTHON_WITH_SDK [RUNS] [--details]
 """
