@@ -7,12 +7,12 @@
 //! [`crate::suite::index`]: the pages hold no rule text of their own.
 
 use super::error::{ApiResult, AsPage, PageResult, WebError};
+use super::extract::ApiJson;
 use super::extract::{ApiPath, PagePath};
 use super::pages::Page;
 use crate::suite::index::{self, Entry};
 use crate::suite::{Help, Outcome, SpecLevel, SuiteId};
 use askama::Template;
-use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -179,9 +179,9 @@ fn not_found(id: &str) -> WebError {
         (status = 200, description = "The rules, in catalogue order", body = RuleList),
     )
 )]
-pub async fn list_rules() -> Json<RuleList> {
+pub async fn list_rules() -> ApiJson<RuleList> {
     let rules: Vec<RuleDoc> = index::entries().iter().map(RuleDoc::of).collect();
-    Json(RuleList {
+    ApiJson(RuleList {
         count: rules.len(),
         rules,
     })
@@ -199,9 +199,9 @@ pub async fn list_rules() -> Json<RuleList> {
         (status = 404, response = super::openapi::NotFound),
     )
 )]
-pub async fn show_rule(ApiPath(id): ApiPath<String>) -> ApiResult<Json<RuleDoc>> {
+pub async fn show_rule(ApiPath(id): ApiPath<String>) -> ApiResult<ApiJson<RuleDoc>> {
     let entry = index::entry(&id).ok_or_else(|| not_found(&id))?;
-    Ok(Json(RuleDoc::of(entry)))
+    Ok(ApiJson(RuleDoc::of(entry)))
 }
 
 /// A catalogue's rules on the list page.
@@ -223,6 +223,10 @@ struct RulesPage {
 #[template(path = "rule.html")]
 struct RulePage {
     rule: RuleDoc,
+    /// The help's three parts as HTML: escaped, with `code` spans.
+    probe: String,
+    failure: String,
+    fix: String,
     catalogue: String,
     /// The rules it requires and those that wait on it, with their titles.
     requires: Vec<(String, String, String)>,
@@ -275,6 +279,9 @@ pub async fn rule_page(PagePath(id): PagePath<String>) -> PageResult<Response> {
     Ok(Page(
         StatusCode::OK,
         RulePage {
+            probe: with_code(rule.help.probe),
+            failure: with_code(rule.help.failure),
+            fix: with_code(rule.help.fix),
             catalogue: rule.catalogue_name(),
             requires: linked(&rule.requires),
             dependents: linked(&rule.dependents),
@@ -284,9 +291,52 @@ pub async fn rule_page(PagePath(id): PagePath<String>) -> PageResult<Response> {
     .into_response())
 }
 
+/// Help text as HTML: every character escaped, and each `backticked` span
+/// (the catalogue's way of naming methods, fields and headers) in `<code>`.
+fn with_code(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 32);
+    let mut open = false;
+    let spans = text.matches('`').count();
+    for (i, part) in text.split('`').enumerate() {
+        if i > 0 {
+            // An unpaired last backtick stays a backtick.
+            if !open && i == spans && spans % 2 == 1 {
+                out.push('`');
+            } else {
+                out.push_str(if open { "</code>" } else { "<code>" });
+                open = !open;
+            }
+        }
+        for c in part.chars() {
+            match c {
+                '&' => out.push_str("&amp;"),
+                '<' => out.push_str("&lt;"),
+                '>' => out.push_str("&gt;"),
+                '"' => out.push_str("&quot;"),
+                '\'' => out.push_str("&#39;"),
+                c => out.push(c),
+            }
+        }
+    }
+    if open {
+        out.push_str("</code>");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn help_is_escaped_and_names_are_code() {
+        assert_eq!(
+            with_code("send `a<b>` & \"c\""),
+            "send <code>a&lt;b&gt;</code> &amp; &quot;c&quot;"
+        );
+        assert_eq!(with_code("odd ` tick"), "odd ` tick");
+        assert_eq!(with_code("`x` and ` y"), "<code>x</code> and ` y");
+    }
 
     #[test]
     fn rule_paths_are_the_id_itself() {

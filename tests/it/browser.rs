@@ -481,3 +481,133 @@ async fn a_target_page_charts_its_levels_and_names_what_changed() {
     pool.shutdown().await;
     drop(driver);
 }
+
+/// What the run page shows above its fold and how it folds the rest.
+struct Triage {
+    first_class: String,
+    first_top: f64,
+    fold: f64,
+    passed_counts: Vec<u64>,
+}
+
+/// Opens run `id`'s page in a 1280×900 window and checks the triage: the
+/// first finding is a failure, above the fold; no passed rule is shown until
+/// its group's fold is opened, and the folds count every passed rule.
+async fn triage_of(browser: &fantoccini::Client, app: &TestApp, id: &str, passed: u64) -> Triage {
+    browser
+        .set_window_rect(0, 0, 1280, 900)
+        .await
+        .expect("window size");
+    browser
+        .goto(&app.url(&format!("/runs/{id}")))
+        .await
+        .expect("open the run page");
+    let read = "const f = document.querySelector('li.finding'); \
+                return [f.className, f.getBoundingClientRect().top, window.innerHeight, \
+                  Array.from(document.querySelectorAll('details.fold.passed > summary')) \
+                    .map(s => s.textContent)];";
+    let got = browser.execute(read, vec![]).await.expect("read the page");
+    let counts: Vec<u64> = got[3]
+        .as_array()
+        .expect("fold summaries")
+        .iter()
+        .map(|s| {
+            let text = s.as_str().unwrap_or_default();
+            text.strip_suffix(" passed")
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("a fold's summary says how many passed: {text:?}"))
+        })
+        .collect();
+    assert_eq!(
+        counts.iter().sum::<u64>(),
+        passed,
+        "the folds count every pass"
+    );
+    let passes = browser
+        .find_all(Locator::Css("li.finding.pass"))
+        .await
+        .expect("passed findings");
+    assert_eq!(passes.len() as u64, passed);
+    for p in &passes {
+        assert!(
+            !p.is_displayed().await.expect("displayed"),
+            "a passed rule is folded"
+        );
+    }
+    // Opening a fold shows its rules.
+    if let Some(first) = passes.first() {
+        browser
+            .find(Locator::Css("details.fold.passed > summary"))
+            .await
+            .expect("a fold")
+            .click()
+            .await
+            .expect("open it");
+        assert!(
+            first.is_displayed().await.expect("displayed"),
+            "the fold opens"
+        );
+    }
+    Triage {
+        first_class: got[0].as_str().unwrap_or_default().to_owned(),
+        first_top: got[1].as_f64().unwrap_or(f64::MAX),
+        fold: got[2].as_f64().unwrap_or_default(),
+        passed_counts: counts,
+    }
+}
+
+#[tokio::test]
+async fn a_non_compliant_run_shows_its_failures_first_and_folds_its_passes() {
+    let Some((driver, _profile, browser)) = open_browser().await else {
+        return;
+    };
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let pool = app.workers(worker_config(2, Duration::from_secs(60)));
+    let mcp = common::app::mcp_reference(&["MCP-HDR-001", "MCP-DSC-005"]).await;
+    let mcp25 = crate::rule_pages::mcp25_reference(&["MCP25-RPC-007"]).await;
+    let rcp = rcp_reference(&["RCP-L1-005"], Duration::ZERO).await;
+    let runs = [
+        (
+            "MCP 2026-07-28",
+            serde_json::json!({"url": mcp, "suite": "mcp"}),
+        ),
+        (
+            "MCP 2025-11-25",
+            serde_json::json!({"url": mcp25, "suite": "mcp",
+                               "options": {"mcp_revision": "2025-11-25"}}),
+        ),
+        ("RCP/1", serde_json::json!({"url": rcp, "suite": "rcp"})),
+    ];
+    for (what, body) in runs {
+        let created = app.submit(&body).await;
+        let id = created["id"].as_str().expect("run id").to_owned();
+        let run = app.wait_finished(&id, Duration::from_secs(120)).await;
+        assert_eq!(run["status"], "failed", "{what}: {run:#}");
+        let passed = run["verdict"]["counts"]["pass"].as_u64().expect("passes");
+        assert!(passed > 10, "{what}: {run:#}");
+        let t = triage_of(&browser, &app, &id, passed).await;
+        assert!(
+            t.first_class.split_whitespace().any(|c| c == "fail"),
+            "{what}: the first finding shown is a failure: {}",
+            t.first_class
+        );
+        assert!(
+            t.first_top < t.fold,
+            "{what}: the first failure is above the fold ({} of {})",
+            t.first_top,
+            t.fold
+        );
+        assert!(t.passed_counts.len() > 1, "{what}: passes fold per group");
+        say(&format!(
+            "browser test: {what}: first failure at {} px of {}, passes folded as {:?}",
+            t.first_top, t.fold, t.passed_counts
+        ));
+    }
+    let png = browser.screenshot().await.expect("screenshot");
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("triage.png");
+    std::fs::write(&path, &png).expect("save screenshot");
+    browser.close().await.expect("close browser");
+    pool.shutdown().await;
+    drop(driver);
+}

@@ -23,6 +23,8 @@ const SERVED: &[(&str, &str)] = &[
     ("get", "/api/v1/runs/{id}/report.junit.xml"),
     ("get", "/api/v1/runs/{id}/report.sarif"),
     ("get", "/api/v1/schema/report.json"),
+    ("get", "/api/v1/rules"),
+    ("get", "/api/v1/rules/{id}"),
     ("get", "/api/v1/targets/{id}"),
     ("get", "/api/v1/targets/{id}/runs"),
     ("post", "/api/v1/targets/{id}/watch"),

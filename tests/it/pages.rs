@@ -124,7 +124,7 @@ async fn the_form_queues_a_run_and_the_report_shows_its_verdict() {
         // Failures first: the first finding listed is the broken rule, with its evidence.
         let first = html.find("<li class=\"finding").expect("findings");
         assert!(
-            html[first..].starts_with("<li class=\"finding fail\">"),
+            html[first..].starts_with("<li class=\"finding fail\""),
             "failures first"
         );
         assert!(html[first..first + 400].contains("RCP-L0-017"));

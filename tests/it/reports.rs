@@ -214,12 +214,33 @@ fn assert_sarif_matches(report: &Report, sarif: &Value, what: &str) {
         );
     }
     for rule in rules {
-        if rule["id"].as_str().is_some_and(|id| id.starts_with("MCP-")) {
+        let id = rule["id"].as_str().unwrap_or_default();
+        // A service's report links each rule's page; a `check` without
+        // --public-url links the spec's text (also cited in the description).
+        let info = report
+            .findings
+            .iter()
+            .find(|f| f.finding.rule_id == id)
+            .and_then(|f| f.rule.as_ref());
+        let expected = info.and_then(|r| r.page.clone().or(r.spec_url.clone()));
+        assert_eq!(
+            rule["helpUri"].as_str(),
+            expected.as_deref(),
+            "{what}: the rule's help link: {rule}"
+        );
+        if info.is_some_and(|r| r.page.is_some()) {
             assert!(
-                rule["helpUri"]
+                expected
+                    .is_some_and(|u| u.starts_with("http") && u.ends_with(&format!("/rules/{id}"))),
+                "{what}: rules link to their page: {rule}"
+            );
+        }
+        if id.starts_with("MCP-") {
+            assert!(
+                rule["fullDescription"]["text"]
                     .as_str()
-                    .is_some_and(|u| u.starts_with("https://modelcontextprotocol.io/")),
-                "{what}: MCP rules link to the spec: {rule}"
+                    .is_some_and(|t| t.contains("https://modelcontextprotocol.io/")),
+                "{what}: MCP rules cite the spec: {rule}"
             );
         }
     }

@@ -462,6 +462,14 @@ fn blames(message: &str, rule_id: &str) -> bool {
     })
 }
 
+/// Where a rule sits in the catalogues (unknown rules last).
+fn catalogue_place(id: &str) -> usize {
+    suite::index::entries()
+        .iter()
+        .position(|e| e.rule.id == id)
+        .unwrap_or(usize::MAX)
+}
+
 fn level_rank(rule: Option<&suite::Rule>) -> u8 {
     match rule.map(|r| r.level) {
         Some(suite::SpecLevel::Must) => 0,
@@ -479,7 +487,7 @@ fn triage(findings: &[StoredFinding]) -> Triage {
         .map(|f| f.finding.message.as_str())
         .collect();
     let ranked = |outcome: Outcome| {
-        let mut list: Vec<(usize, u8, FindingView)> = findings
+        let mut list: Vec<(usize, u8, usize, FindingView)> = findings
             .iter()
             .filter(|f| f.finding.outcome == outcome)
             .map(|f| {
@@ -489,15 +497,18 @@ fn triage(findings: &[StoredFinding]) -> Triage {
                     .iter()
                     .filter(|m| blames(m, &f.finding.rule_id))
                     .count();
-                (view.unverified, level_rank(rule), view)
+                (
+                    view.unverified,
+                    level_rank(rule),
+                    catalogue_place(&view.rule_id),
+                    view,
+                )
             })
             .collect();
-        list.sort_by(|a, b| {
-            b.0.cmp(&a.0)
-                .then(a.1.cmp(&b.1))
-                .then_with(|| a.2.rule_id.cmp(&b.2.rule_id))
-        });
-        list.into_iter().map(|(_, _, v)| v).collect::<Vec<_>>()
+        // Catalogue order last: a lower RCP level, whose failure also costs
+        // the levels above it, before a higher one; MCP discovery first.
+        list.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        list.into_iter().map(|(_, _, _, v)| v).collect::<Vec<_>>()
     };
     let mut causes: Vec<(usize, String)> = Vec::new();
     for message in &skipped {
