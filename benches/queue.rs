@@ -3,7 +3,7 @@
 //! `cargo bench --bench queue` prints, against the local RCP reference server
 //! (RCP suite, spec profile, distinct target URLs so nothing is deduplicated):
 //!
-//! - engine alone: [`THROUGHPUT_RUNS`] runs through `suite::run_suite`, as
+//! - engine alone: [`THROUGHPUT_RUNS`] runs through `suite::runner::run_suite`, as
 //!   `protocheck check` runs them, [`WORKERS`] at a time, no store: the limit;
 //! - the service: the same runs submitted at once and drained by [`WORKERS`]
 //!   in-process workers (submit → claim → findings → finished), on SQLite and,
@@ -28,7 +28,8 @@ use protocheck::metrics::Metrics;
 use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
 use protocheck::store::{self, RunStatus, Store};
 use protocheck::submit::{Queue, Submission};
-use protocheck::suite::{self, Endpoint, HandshakeHistory, RunContext, RunOptions, SuiteChoice};
+use protocheck::suite::context::{Endpoint, HandshakeHistory, RunContext};
+use protocheck::suite::{self, RunOptions, SuiteChoice};
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
 use protocheck::worker::{WorkerConfig, WorkerDeps, WorkerPool};
 use std::collections::BTreeSet;
@@ -153,7 +154,7 @@ async fn engine_run(http: &HttpClient, target: &str, tag: &str) {
     let drain = async { while rx.recv().await.is_some() {} };
     let endpoint = Endpoint::Http(url);
     let (verdict, ()) = tokio::join!(
-        suite::run_suite(SuiteChoice::Rcp, &endpoint, &ctx, tx),
+        suite::runner::run_suite(SuiteChoice::Rcp, &endpoint, &ctx, tx),
         drain
     );
     assert!(verdict.expect("a verdict").passed, "the reference passes");

@@ -10,7 +10,8 @@ mod common;
 use common::timed;
 use protocheck::reference::mcp::{McpReferenceConfig, serve_mcp_reference};
 use protocheck::report::{Format, Report};
-use protocheck::suite::{self, Endpoint, RunContext, RunOptions, SuiteChoice};
+use protocheck::suite::context::{Endpoint, RunContext};
+use protocheck::suite::{self, RunOptions, SuiteChoice};
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
 use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
@@ -40,7 +41,7 @@ async fn main() {
         all
     });
     let endpoint = Endpoint::Http(url.parse().expect("url"));
-    let verdict = suite::run_suite(SuiteChoice::Mcp, &endpoint, &ctx, tx)
+    let verdict = suite::runner::run_suite(SuiteChoice::Mcp, &endpoint, &ctx, tx)
         .await
         .expect("the reference server answers");
     let findings = collect.await.expect("join");

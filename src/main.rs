@@ -8,7 +8,8 @@ use protocheck::metrics::Metrics;
 use protocheck::report::{self, Report};
 use protocheck::store::{self, Backend};
 use protocheck::submit::{HostQuota, Queue};
-use protocheck::suite::{self, Endpoint, RunContext, RunOptions, SuiteChoice};
+use protocheck::suite::context::{Endpoint, RunContext};
+use protocheck::suite::{self, RunOptions, SuiteChoice};
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
 use protocheck::web::{self, AppState};
 use protocheck::worker::{WorkerConfig, WorkerDeps, WorkerPool};
@@ -709,7 +710,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
         all
     });
-    let verdict = suite::run_suite(args.suite.into(), &endpoint, &ctx, tx).await;
+    let verdict = suite::runner::run_suite(args.suite.into(), &endpoint, &ctx, tx).await;
     let findings = printer.await.unwrap_or_default();
     let target = endpoint.to_string();
     let error = verdict.as_ref().err().map(ToString::to_string);

@@ -10,7 +10,7 @@
 //! (`started_at`), and a later attempt gets only what is left. Retries are for
 //! the worker's failures (a crash, a lost database, a shutdown), not for a
 //! target that is slow or broken: that is judged on the first attempt (see
-//! [`suite::EngineError::is_retryable`]).
+//! [`suite::context::EngineError::is_retryable`]).
 //!
 //! A worker that loses the database keeps its runs: a failed heartbeat is
 //! retried, and once the database answers again the worker takes its run back
@@ -21,7 +21,8 @@
 use crate::events::RunEvents;
 use crate::metrics::Metrics;
 use crate::store::{Announcement, HostBudget, HostLimits, Run, RunEnd, RunStatus, Store};
-use crate::suite::{self, Endpoint, Finding, HandshakeHistory, RunContext, SuiteChoice};
+use crate::suite::context::{Endpoint, HandshakeHistory, RunContext};
+use crate::suite::{self, Finding, SuiteChoice};
 use crate::transport::{AddressPolicy, HttpClient, Limits};
 use crate::webhook::WebhookConfig;
 use std::sync::Arc;
@@ -257,7 +258,7 @@ struct Worker {
 
 /// How a run's execution ended, from the worker's side.
 enum Execution {
-    Done(Result<suite::Verdict, suite::EngineError>),
+    Done(Result<suite::Verdict, suite::context::EngineError>),
     /// Another worker owns the run now (named when known); this one must not touch it.
     LeaseLost(Option<String>),
     /// Shutdown grace ran out; the run goes back to the queue.
@@ -417,7 +418,7 @@ impl Worker {
 
     /// What an attempt that failed leaves the run as: another attempt when a
     /// later one could succeed and the deadline leaves room for it, else `error`.
-    fn after_error(&self, run: &Run, err: &suite::EngineError, now: i64) -> Ending {
+    fn after_error(&self, run: &Run, err: &suite::context::EngineError, now: i64) -> Ending {
         let deadline_s = self.cfg.run_deadline.as_secs();
         let delay = self.cfg.backoff(run.attempts);
         let next_at = now.saturating_add(crate::duration_ms(delay));
@@ -437,13 +438,13 @@ impl Worker {
         }
         let reason = match err {
             // The engine was given what was left; the user is told the run's deadline.
-            suite::EngineError::Deadline(_) if run.attempts > 1 => format!(
+            suite::context::EngineError::Deadline(_) if run.attempts > 1 => format!(
                 "{} (counted from the run's first start, over {} attempts)",
-                suite::EngineError::Deadline(self.cfg.run_deadline),
+                suite::context::EngineError::Deadline(self.cfg.run_deadline),
                 run.attempts
             ),
-            suite::EngineError::Deadline(_) => {
-                suite::EngineError::Deadline(self.cfg.run_deadline).to_string()
+            suite::context::EngineError::Deadline(_) => {
+                suite::context::EngineError::Deadline(self.cfg.run_deadline).to_string()
             }
             _ if err.is_retryable() && run.attempts < run.max_attempts => format!(
                 "{err} (gave up after {} attempts: the run's {deadline_s}s deadline leaves no time for another)",
@@ -677,7 +678,7 @@ impl Worker {
         let endpoint = match url::Url::parse(&run.target_url) {
             Ok(url) => Endpoint::Http(url),
             Err(e) => {
-                return Execution::Done(Err(suite::EngineError::Unsupported(format!(
+                return Execution::Done(Err(suite::context::EngineError::Unsupported(format!(
                     "stored target URL is invalid: {e}"
                 ))));
             }
@@ -695,7 +696,7 @@ impl Worker {
                 Ok(credentials) => credentials.apply(&mut options),
                 Err(None) => return Execution::StoreFailed,
                 Err(Some(reason)) => {
-                    return Execution::Done(Err(suite::EngineError::Unsupported(reason)));
+                    return Execution::Done(Err(suite::context::EngineError::Unsupported(reason)));
                 }
             }
         }
@@ -709,7 +710,7 @@ impl Worker {
         }
         let (tx, rx) = mpsc::channel::<Finding>(FINDINGS_BUFFER);
 
-        let engine = suite::run_suite(choice, &endpoint, &ctx, tx);
+        let engine = suite::runner::run_suite(choice, &endpoint, &ctx, tx);
         let sink = self.store_findings(run, rx);
         // A sink that gave up ends the attempt at once: the engine would
         // otherwise probe the target to the end for findings nobody stores.
@@ -721,7 +722,7 @@ impl Worker {
                 sink_ok = &mut sink => if sink_ok {
                     (engine.await, true)
                 } else {
-                    (Err(suite::EngineError::Aborted), false)
+                    (Err(suite::context::EngineError::Aborted), false)
                 },
             }
         };
@@ -841,9 +842,9 @@ impl Worker {
                 Err(_) => return Err(Execution::StoreFailed),
             }
         }
-        self.http
-            .pinned(pin)
-            .map_err(|e| Execution::Done(Err(suite::EngineError::Unsupported(e.to_string()))))
+        self.http.pinned(pin).map_err(|e| {
+            Execution::Done(Err(suite::context::EngineError::Unsupported(e.to_string())))
+        })
     }
 
     /// The credentials `run` was submitted with, opened. `Err(None)` when the

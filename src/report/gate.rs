@@ -383,7 +383,7 @@ fn parse_ids(ids: Vec<String>) -> Result<BTreeSet<String>, String> {
                 "{OVERCLAIM_RULE} cannot be listed: an overclaimed level always fails the gate"
             ));
         }
-        if suite::rule(&id).is_none() {
+        if suite::index::rule(&id).is_none() {
             unknown.push(id);
         } else {
             set.insert(id);

@@ -143,7 +143,7 @@ pub struct RuleInfo {
 
 impl RuleInfo {
     pub fn of(id: &str) -> Option<Self> {
-        suite::rule(id).map(|r| Self {
+        suite::index::rule(id).map(|r| Self {
             title: r.title.to_owned(),
             level: r.level,
             severity: r.on_failure,

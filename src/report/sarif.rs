@@ -166,7 +166,7 @@ fn descriptor(rf: &ReportFinding) -> Value {
         {
             d["helpUri"] = json!(url);
         }
-        if let Some(help) = crate::suite::rule(id)
+        if let Some(help) = crate::suite::index::rule(id)
             .map(|r| r.help)
             .filter(|h| h.is_written())
         {

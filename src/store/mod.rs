@@ -144,7 +144,7 @@ pub trait Store:
     /// The newest `passed` or `failed` run of `target_id` whose findings (of
     /// its last attempt) hold `rule_id` with `outcome`. The RCP suite's
     /// handshake history reads it: a run where `RCP-L0-011` passed saw the
-    /// target complete `initialize` (see [`crate::suite::HandshakeHistory`]).
+    /// target complete `initialize` (see [`crate::suite::context::HandshakeHistory`]).
     async fn latest_run_with_finding(
         &self,
         target_id: &str,

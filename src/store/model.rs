@@ -198,7 +198,7 @@ pub struct SuiteRuns {
     /// itself unless that ended `error`.
     pub verdict: Option<Run>,
     /// When `finished` ended `error` without reaching its target (see
-    /// [`crate::suite::UNREACHABLE_PREFIX`]): the end of the first run of
+    /// [`crate::suite::context::UNREACHABLE_PREFIX`]): the end of the first run of
     /// that streak, the runs since the last other ending that could not
     /// reach the target either.
     pub unreachable_since_ms: Option<i64>,

@@ -1098,11 +1098,11 @@ impl_sql_store!(Store {
         .bind(suite)
         .fetch_optional(self.db())
         .await?;
-        let unreachable = format!("{}%", crate::suite::UNREACHABLE_PREFIX);
+        let unreachable = format!("{}%", crate::suite::context::UNREACHABLE_PREFIX);
         let unreachable_since_ms = if errored
             .error
             .as_deref()
-            .is_some_and(|e| e.starts_with(crate::suite::UNREACHABLE_PREFIX))
+            .is_some_and(|e| e.starts_with(crate::suite::context::UNREACHABLE_PREFIX))
         {
             sqlx::query_scalar(&format!(
                 "SELECT MIN(r.finished_at_ms) FROM runs r

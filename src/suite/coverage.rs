@@ -6,22 +6,7 @@
 //! `docs/coverage.md` is generated from these tables (a test keeps it
 //! current: `PROTOCHECK_BLESS=1 cargo test --lib coverage` rewrites it).
 
-use super::Rule;
-
-/// One rule's coverage.
-#[derive(Debug, Clone, Copy)]
-pub struct Coverage {
-    /// The rule's id, as in its catalogue.
-    pub rule: &'static str,
-    /// What the requirement names: every method family, header, field and
-    /// option value it applies to (advertised or defaulted).
-    pub required: &'static str,
-    /// What the probes send and what they read, as the code does it.
-    pub probed: &'static str,
-    /// Where `probed` covers less than `required`: what is left out and
-    /// why. `None` when the probes cover the whole requirement.
-    pub gap: Option<&'static str>,
-}
+use super::{Coverage, Rule};
 
 /// One table of the generated document: a suite (and revision) with its
 /// rules and their coverage.

@@ -1,7 +1,7 @@
 //! `suite: "auto"`: ask the target, politely, which protocol it speaks; and
 //! for MCP, which revision's suite judges it.
 
-use super::runner::{Endpoint, EngineError, RunContext};
+use super::context::{Endpoint, EngineError, RunContext};
 use super::{McpRevision, SuiteId};
 use crate::transport::sse::{SseReader, is_event_stream};
 use crate::transport::stdio::StdioChild;
@@ -241,7 +241,7 @@ pub async fn detect(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, Engi
         Err(e) => tried.push(format!("MCP `initialize` at {url}: {e}")),
     }
 
-    let info_url = join_method(url, "info");
+    let info_url = super::rcp::join_method(url, "info");
     let info = json!({"jsonrpc": "2.0", "id": 1, "method": "info", "params": {}});
     let req = HttpRequest::post_json(info_url.clone(), &info).timeout(timeout);
     match ctx.http.send(&req).await {
@@ -573,14 +573,6 @@ async fn ask_fresh(
     let answer = ask_line(&mut child, request, ctx.options.request_timeout()).await;
     child.close().await;
     Ok(answer)
-}
-
-/// `<base>/<method>`, the RCP HTTP binding's request path (spec §5).
-pub fn join_method(base: &url::Url, method: &str) -> url::Url {
-    let mut url = base.clone();
-    let path = format!("{}/{}", base.path().trim_end_matches('/'), method);
-    url.set_path(&path);
-    url
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 use super::{Counts, Finding, Outcome};
 
 /// The grade of a run whose core rules were not judged.
-pub const NOT_JUDGED: &str = "not judged";
+pub use super::NOT_JUDGED;
 
 /// The rule families without which no grade is given, per rule-id prefix
 /// (one prefix per MCP suite): for 2026-07-28 discovery, the request

@@ -3,8 +3,36 @@
 //! show. It reads the suites' own catalogues, so it adds no rule data of its
 //! own: a rule's page says what its catalogue entry says.
 
-use super::{Rule, SpecLevel, SuiteId, mcp, mcp2025, rcp};
+use super::{McpRevision, Rule, RunOptions, SpecLevel, SuiteId, mcp, mcp2025, rcp};
 use std::sync::LazyLock;
+
+/// The catalogue entry for `id`, in whichever suite or profile defines it.
+pub fn rule(id: &str) -> Option<&'static Rule> {
+    rcp::rules()
+        .into_iter()
+        .chain(rcp::harness::rules())
+        .chain(mcp::rules().iter())
+        .chain(mcp2025::rules().iter())
+        .find(|r| r.id == id)
+}
+
+/// Number of rules a run of `suite` with `options` reports on (the progress bar's total).
+pub fn rule_count(suite: SuiteId, options: &RunOptions) -> usize {
+    match suite {
+        SuiteId::Rcp if options.profile.as_deref() == Some("reference") => {
+            rcp::harness::rules().len()
+        }
+        SuiteId::Rcp => rcp::rules().len(),
+        // Before a run has chosen its revision, its total is that of the
+        // revision asked for, else of the newest; `all` counts both suites,
+        // so a target that speaks one revision ends its run short of it.
+        SuiteId::Mcp => match options.mcp_revision.unwrap_or_default() {
+            McpRevision::V2025_11_25 => mcp2025::rules().len(),
+            McpRevision::Newest | McpRevision::V2026_07_28 => mcp::rules().len(),
+            McpRevision::All => mcp::rules().len() + mcp2025::rules().len(),
+        },
+    }
+}
 
 /// One rule with the facts its page shows beyond [`Rule`].
 #[derive(Debug, Clone)]

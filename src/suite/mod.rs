@@ -20,8 +20,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-pub use context::{Endpoint, EngineError, HandshakeHistory, RunContext, UNREACHABLE_PREFIX};
-pub use runner::run_suite;
+// This file holds the types every other module of the suite builds on (and
+// names none of them): the runner dispatches to the suites above them, the
+// run's context is `context`, the rule lookups over every catalogue are
+// `index` (tests/it/architecture.rs keeps it so).
 
 /// The suite a user asks for. `Auto` probes the target and picks one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
@@ -249,34 +251,6 @@ impl Rule {
     }
 }
 
-/// The catalogue entry for `id`, in whichever suite or profile defines it.
-pub fn rule(id: &str) -> Option<&'static Rule> {
-    rcp::rules()
-        .into_iter()
-        .chain(rcp::harness::rules())
-        .chain(mcp::rules().iter())
-        .chain(mcp2025::rules().iter())
-        .find(|r| r.id == id)
-}
-
-/// Number of rules a run of `suite` with `options` reports on (the progress bar's total).
-pub fn rule_count(suite: SuiteId, options: &RunOptions) -> usize {
-    match suite {
-        SuiteId::Rcp if options.profile.as_deref() == Some("reference") => {
-            rcp::harness::rules().len()
-        }
-        SuiteId::Rcp => rcp::rules().len(),
-        // Before a run has chosen its revision, its total is that of the
-        // revision asked for, else of the newest; `all` counts both suites,
-        // so a target that speaks one revision ends its run short of it.
-        SuiteId::Mcp => match options.mcp_revision.unwrap_or_default() {
-            McpRevision::V2025_11_25 => mcp2025::rules().len(),
-            McpRevision::Newest | McpRevision::V2026_07_28 => mcp::rules().len(),
-            McpRevision::All => mcp::rules().len() + mcp2025::rules().len(),
-        },
-    }
-}
-
 /// The evidence types live with the transport that records them; the suite
 /// and everything above it name them through here.
 pub use crate::transport::evidence::{Exchange, RequestRecord, ResponseRecord};
@@ -469,7 +443,10 @@ pub struct RevisionVerdict {
 
 /// The MCP grades, lowest first: a failure is a fact about the server, so
 /// it ranks below a revision that could not be judged.
-const GRADES: [&str; 4] = ["non-compliant", grade::NOT_JUDGED, "compliant", "strict"];
+const GRADES: [&str; 4] = ["non-compliant", NOT_JUDGED, "compliant", "strict"];
+
+/// The grade of a revision whose core rules could not be judged.
+pub const NOT_JUDGED: &str = "not judged";
 
 impl Verdict {
     /// The grade of an MCP verdict, of one revision or several.
@@ -705,7 +682,7 @@ pub struct RunOptions {
     /// (see [`sign_in`]): set by the sign-in flow only, judged by the
     /// authorization rules each step bears on. Holds no secret.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sign_in: Option<sign_in::SignIn>,
+    pub sign_in: Option<SignIn>,
 }
 
 /// A credential given with a run. Its `Debug` form and every serialisation
@@ -843,5 +820,61 @@ impl RunOptions {
     /// handed to a worker through the store would run without it.
     pub fn carries_credentials(&self) -> bool {
         self.bearer_token.is_some() || self.limited_token.is_some()
+    }
+}
+
+/// Where the sign-in started and each step of it, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignIn {
+    /// The authorization server's issuer (from its metadata).
+    pub issuer: String,
+    /// `client-id-metadata-document` or `dynamic-registration`.
+    pub registration: String,
+    /// Whether a token was obtained, so that the run was judged with it.
+    pub token_obtained: bool,
+    pub steps: Vec<SignInStep>,
+}
+
+/// One step of the sign-in and what came of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignInStep {
+    /// What was done, in a few words ("token request").
+    pub step: String,
+    /// The rules it bears on, by id, of every revision that has one
+    /// (`MCP-AUT-010`, `MCP25-AUT-004`); empty when no rule judges it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<String>,
+    pub outcome: Outcome,
+    /// What was sent and what came back, and any inference labelled as one.
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<crate::transport::evidence::Exchange>,
+}
+
+/// One rule's coverage.
+#[derive(Debug, Clone, Copy)]
+pub struct Coverage {
+    /// The rule's id, as in its catalogue.
+    pub rule: &'static str,
+    /// What the requirement names: every method family, header, field and
+    /// option value it applies to (advertised or defaulted).
+    pub required: &'static str,
+    /// What the probes send and what they read, as the code does it.
+    pub probed: &'static str,
+    /// Where `probed` covers less than `required`: what is left out and
+    /// why. `None` when the probes cover the whole requirement.
+    pub gap: Option<&'static str>,
+}
+
+/// `text` cut to at most `max` characters, with `…` where it was cut: what a
+/// target sent stays short in a finding.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let cut: String = text.chars().take(max).collect();
+        format!("{cut}…")
     }
 }

@@ -5,8 +5,9 @@ use super::detect::Route;
 use super::{Finding, McpRevision, SuiteChoice, SuiteId, Verdict, detect, mcp, rcp};
 use tokio::sync::mpsc;
 
-// The suites, the detection and the tests reach the context types through
-// this path as well; it stays a stable name for them.
+// The suites and the detection name the context types by `context`, below
+// them (tests/it/architecture.rs keeps `suite`'s modules free of cycles);
+// this re-export keeps the runner's callers' one path to what it takes.
 pub use super::context::{
     Endpoint, EngineError, HandshakeHistory, Reporter, RunContext, Stopwatch,
 };

@@ -10,37 +10,8 @@
 
 use super::{Finding, Outcome};
 use crate::transport::evidence::Exchange;
-use serde::{Deserialize, Serialize};
 
-/// Where the sign-in started and each step of it, in order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SignIn {
-    /// The authorization server's issuer (from its metadata).
-    pub issuer: String,
-    /// `client-id-metadata-document` or `dynamic-registration`.
-    pub registration: String,
-    /// Whether a token was obtained, so that the run was judged with it.
-    pub token_obtained: bool,
-    pub steps: Vec<SignInStep>,
-}
-
-/// One step of the sign-in and what came of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SignInStep {
-    /// What was done, in a few words ("token request").
-    pub step: String,
-    /// The rules it bears on, by id, of every revision that has one
-    /// (`MCP-AUT-010`, `MCP25-AUT-004`); empty when no rule judges it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub rules: Vec<String>,
-    pub outcome: Outcome,
-    /// What was sent and what came back, and any inference labelled as one.
-    pub message: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub evidence: Vec<Exchange>,
-}
+pub use super::{SignIn, SignInStep};
 
 /// Replaces each of `secrets` (an authorization code, a verifier, a token)
 /// wherever it appears in `exchange` with `‹redacted›`.
@@ -120,7 +91,7 @@ pub(crate) fn fold_cited(
     } else {
         std::mem::take(&mut finding.message)
     };
-    finding.message = crate::suite::mcp::client::clip(&message, max_chars);
+    finding.message = crate::suite::clip(&message, max_chars);
 }
 
 #[cfg(test)]

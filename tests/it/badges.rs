@@ -653,7 +653,7 @@ async fn a_readme_badge_shows_the_latest_run_links_to_it_and_verifies() {
         assert!(
             run["error"]
                 .as_str()
-                .is_some_and(|e| e.starts_with(protocheck::suite::UNREACHABLE_PREFIX)),
+                .is_some_and(|e| e.starts_with(protocheck::suite::context::UNREACHABLE_PREFIX)),
             "{b}: {run}"
         );
         let got = get(&app, &svg_path, None).await;
@@ -882,7 +882,7 @@ async fn old_verdicts_are_stale_and_a_lost_target_is_unreachable_since() {
         let unreachable = |n: i64| {
             RunEnd::Error(format!(
                 "{} could not connect: connection refused (attempt {n})",
-                protocheck::suite::UNREACHABLE_PREFIX
+                protocheck::suite::context::UNREACHABLE_PREFIX
             ))
         };
         for n in 0..2 {

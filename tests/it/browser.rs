@@ -164,7 +164,7 @@ async fn a_person_submits_the_form_and_reads_the_report() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let rules = protocheck::suite::rule_count(
+    let rules = protocheck::suite::index::rule_count(
         protocheck::suite::SuiteId::Rcp,
         &protocheck::suite::RunOptions::default(),
     );

@@ -10,11 +10,10 @@ use protocheck::reference::mcp::{
     CertificateFault, McpReferenceConfig, ReferenceEra, SCOPE_READ, SCOPE_TOOLS, TestCertificate,
     serve_mcp_reference, serve_mcp_reference_tls, supported_faults,
 };
+use protocheck::suite::context::{Endpoint, RunContext};
 use protocheck::suite::mcp::{self, McpSettings};
 use protocheck::suite::runner::Reporter;
-use protocheck::suite::{
-    BearerToken, Endpoint, Finding, Outcome, RunContext, RunOptions, Verdict, VerdictDetail,
-};
+use protocheck::suite::{BearerToken, Finding, Outcome, RunOptions, Verdict, VerdictDetail};
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;

@@ -317,7 +317,7 @@ fn the_stdio_table_in_docs_matches_the_catalogue() {
 
 #[tokio::test]
 async fn a_child_answering_lines_over_the_limit_gets_a_verdict() {
-    use protocheck::suite::RunContext;
+    use protocheck::suite::context::RunContext;
     use protocheck::transport::{AddressPolicy, HttpClient, Limits};
     let limits = Limits {
         stdio_max_line_bytes: 1000,

@@ -3,11 +3,10 @@
 //! fault the old probes could not see). Loopback only.
 
 use protocheck::reference::mcp::{Allowed, McpReferenceConfig, ReferenceEra, serve_mcp_reference};
+use protocheck::suite::context::{Endpoint, RunContext};
 use protocheck::suite::mcp::{self, McpSettings};
 use protocheck::suite::runner::Reporter;
-use protocheck::suite::{
-    Endpoint, Finding, Outcome, RunContext, RunOptions, Verdict, VerdictDetail,
-};
+use protocheck::suite::{Finding, Outcome, RunOptions, Verdict, VerdictDetail};
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -187,7 +187,7 @@ async fn a_running_run_shows_progress_and_refreshes_without_javascript() {
     assert!(
         html.contains(&format!(
             "<progress id=\"bar\" max=\"{}\" value=\"0\">",
-            protocheck::suite::rule_count(
+            protocheck::suite::index::rule_count(
                 protocheck::suite::SuiteId::Rcp,
                 &protocheck::suite::RunOptions::default()
             )

@@ -13,11 +13,10 @@ use axum::response::Response;
 
 use common::suite::{dump, loopback, rcp_at, router_at, run};
 use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
+use protocheck::suite::context::HandshakeHistory;
+use protocheck::suite::runner::run_suite;
 use protocheck::suite::runner::{Endpoint, EngineError, RunContext};
-use protocheck::suite::{
-    Finding, HandshakeHistory, Outcome, RunOptions, SuiteChoice, Verdict, VerdictDetail, rcp,
-    run_suite,
-};
+use protocheck::suite::{Finding, Outcome, RunOptions, SuiteChoice, Verdict, VerdictDetail, rcp};
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};

@@ -11,7 +11,7 @@ use super::rule::{DISCOVER_ID, McpRule, Phase};
 use super::session::{Judgement, Kind, Session};
 use super::survey::Survey;
 use super::wire;
-use crate::suite::runner::{EngineError, Reporter, RunContext, Stopwatch};
+use crate::suite::context::{EngineError, Reporter, RunContext, Stopwatch};
 use crate::suite::schedule::{self, Judged, RULES_PER_PERMIT, Scheduled};
 use crate::suite::{Exchange, Finding, Outcome, SuiteId, Verdict, VerdictDetail, grade};
 use url::Url;

@@ -9,7 +9,7 @@
 
 use super::client::{McpClient, Probe, Reply, client_info};
 use super::wire::{self, H_PROTOCOL_VERSION, H_SESSION_ID, LEGACY_VERSION, code};
-use crate::suite::runner::EngineError;
+use crate::suite::context::EngineError;
 use crate::transport::{HttpRequest, TransportError};
 use serde_json::{Value, json};
 use std::time::Duration;

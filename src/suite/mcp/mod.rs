@@ -52,7 +52,7 @@ pub(crate) mod sec;
 pub(crate) mod stl;
 
 use super::Verdict;
-use super::runner::{Endpoint, EngineError, Reporter, RunContext};
+use super::context::{Endpoint, EngineError, Reporter, RunContext};
 
 pub use catalogue::{catalogue, rule, rules};
 pub use engine::{DEFAULT_MAX_CONCURRENCY, McpSettings, SPEC_REVISION, SUITE_VERSION};

@@ -1,7 +1,7 @@
 //! What each rule's probes cover against what its requirement names (see
 //! `suite::coverage`); `docs/coverage.md` is generated from this table.
 
-use crate::suite::coverage::Coverage;
+use crate::suite::Coverage;
 
 /// One entry per rule of the catalogue, in catalogue order.
 pub static COVERAGE: &[Coverage] = &[

@@ -10,8 +10,8 @@ use super::catalogue::catalogue;
 use super::client::{Client, PROTOCOL_VERSION};
 use super::rule::{INITIALIZE_ID, Mcp25Rule, Phase};
 use super::session::{Judgement, Kind, Session};
+use crate::suite::context::{Endpoint, EngineError, Reporter, RunContext, Stopwatch};
 use crate::suite::mcp::client::clip;
-use crate::suite::runner::{Endpoint, EngineError, Reporter, RunContext, Stopwatch};
 use crate::suite::schedule::{self, Judged, RULES_PER_PERMIT, Scheduled};
 use crate::suite::{Finding, Outcome, SuiteId, Verdict, VerdictDetail, grade};
 

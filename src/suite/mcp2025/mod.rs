@@ -42,7 +42,7 @@ mod uri;
 pub(crate) mod utl;
 
 use super::Verdict;
-use super::runner::{Endpoint, EngineError, Reporter, RunContext};
+use super::context::{Endpoint, EngineError, Reporter, RunContext};
 
 pub use catalogue::{catalogue, rule, rules};
 pub use engine::{DEFAULT_MAX_CONCURRENCY, Mcp25Settings, SPEC_REVISION, SUITE_VERSION};

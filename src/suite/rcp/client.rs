@@ -6,7 +6,7 @@
 //! `http` and `stdio` hold what only one wire does, and `reply` how an
 //! answer is read.
 
-use crate::suite::runner::{Endpoint, EngineError, RunContext};
+use crate::suite::context::{Endpoint, EngineError, RunContext};
 use crate::suite::{Exchange, RequestRecord, ResponseRecord};
 use crate::transport::sse::is_event_stream;
 use crate::transport::stdio::StdioChild;
@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
 mod http;
+pub use http::join_method;
 mod reply;
 mod stdio;
 

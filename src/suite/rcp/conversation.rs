@@ -4,7 +4,7 @@
 //! words for a finding.
 
 use super::client::{Failure, RcpClient, Reply};
-use crate::suite::runner::{EngineError, HandshakeHistory, Reporter, Stopwatch};
+use crate::suite::context::{EngineError, HandshakeHistory, Reporter, Stopwatch};
 use crate::suite::{Exchange, Finding, Outcome, Rule};
 use crate::transport::TransportError;
 use serde_json::{Map, Value, json};

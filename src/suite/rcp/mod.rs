@@ -22,13 +22,14 @@ pub mod l2;
 pub mod outside;
 pub(crate) mod shape;
 
-use super::runner::{Endpoint, EngineError, Reporter, RunContext};
+use super::context::{Endpoint, EngineError, Reporter, RunContext};
 use super::{LevelReport, Rule, SuiteId, Verdict, VerdictDetail};
 use certify::{Honesty, Level};
 use client::RcpClient;
 use conversation::{Check, Conversation};
 
 pub use certify::DECLARATION_HONEST;
+pub use client::join_method;
 
 /// Version of protocheck's RCP rules; stored with every run (results are versioned).
 pub const SUITE_VERSION: &str = "0.3.0";
@@ -141,7 +142,7 @@ async fn converse(
     client: &mut RcpClient,
     reporter: &mut Reporter,
     options: outside::Options,
-    history: super::HandshakeHistory,
+    history: super::context::HandshakeHistory,
 ) -> Result<(l0::L0Report, Vec<&'static l2::Feature>), EngineError> {
     let mut conv = Conversation::new(client, reporter);
     conv.history = history;

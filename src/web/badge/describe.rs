@@ -518,7 +518,7 @@ mod tests {
         lost.finished_at_ms = Some(2 * DAY_MS);
         lost.error = Some(format!(
             "{} could not connect",
-            crate::suite::UNREACHABLE_PREFIX
+            crate::suite::context::UNREACHABLE_PREFIX
         ));
         let runs = SuiteRuns {
             finished: Some(lost.clone()),

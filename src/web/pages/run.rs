@@ -332,7 +332,7 @@ fn suite_of(run: &Run) -> Option<SuiteId> {
 
 fn run_view(run: &Run, done: usize) -> RunView {
     let suite = suite_of(run);
-    let total = suite.map_or(0, |s| suite::rule_count(s, &run.options));
+    let total = suite.map_or(0, |s| suite::index::rule_count(s, &run.options));
     let now = crate::now_ms();
     let (headline, declared, overclaimed) = match &run.verdict {
         Some(v) => match &v.detail {
@@ -491,7 +491,7 @@ fn triage(findings: &[StoredFinding]) -> Triage {
             .iter()
             .filter(|f| f.finding.outcome == outcome)
             .map(|f| {
-                let rule = suite::rule(&f.finding.rule_id);
+                let rule = suite::index::rule(&f.finding.rule_id);
                 let mut view = finding_view(f, rule);
                 view.unverified = skipped
                     .iter()
@@ -534,7 +534,7 @@ fn group_findings(findings: &[StoredFinding], by_revision: bool) -> Vec<GroupVie
     let mut sorted: Vec<&StoredFinding> = findings.iter().collect();
     sorted.sort_by(|a, b| a.finding.rule_id.cmp(&b.finding.rule_id));
     for f in sorted {
-        let rule = suite::rule(&f.finding.rule_id);
+        let rule = suite::index::rule(&f.finding.rule_id);
         let mut name = rule.map_or("Other", |r| r.group).to_owned();
         if by_revision {
             let revision = if f.finding.rule_id.starts_with("MCP25-") {

@@ -3,8 +3,9 @@
 #![allow(dead_code)]
 
 use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
+use protocheck::suite::runner::run_suite;
 use protocheck::suite::runner::{Endpoint, EngineError, RunContext};
-use protocheck::suite::{Finding, RunOptions, SuiteChoice, Verdict, run_suite};
+use protocheck::suite::{Finding, RunOptions, SuiteChoice, Verdict};
 use protocheck::transport::{AddressPolicy, HttpClient, Limits};
 use url::Url;
 

@@ -184,15 +184,7 @@ impl Reply {
     }
 }
 
-/// A text cut to at most `max` characters, for messages.
-pub fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        let cut: String = text.chars().take(max).collect();
-        format!("{cut}…")
-    }
-}
+pub use crate::suite::clip;
 
 /// At most `max` items joined with `sep`, then how many were left out: lists
 /// built from what a target sent stay short in a finding.

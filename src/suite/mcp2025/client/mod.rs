@@ -16,7 +16,7 @@ pub use crate::transport::stdio::Shutdown;
 pub use reply::{Reply, Seen};
 pub use stdio::StdoutLines;
 
-use crate::suite::Endpoint;
+use crate::suite::context::Endpoint;
 use crate::suite::rtt::RttRecord;
 use crate::transport::{HttpClient, Limits, TransportError};
 use serde_json::{Value, json};

@@ -584,7 +584,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_new_childs_start_up_is_neither_silence_nor_a_round_trip() {
-        use crate::suite::Endpoint;
+        use crate::suite::context::Endpoint;
         use crate::transport::{AddressPolicy, HttpClient};
         let dir = tempfile::tempdir().expect("a temporary directory");
         let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");

@@ -19,7 +19,6 @@
 //! harness's `urllib` does.
 
 use super::{Body, Failure, RcpClient, Reply, SESSION_HEADER, Streamed, Wire};
-use crate::suite::detect::join_method;
 use crate::suite::{Exchange, RequestRecord};
 use crate::transport::http::{USER_AGENT, redact_url};
 use crate::transport::raw::{RawConnection, RawRequest, RawResponse};
@@ -581,4 +580,12 @@ impl RcpClient {
 fn succeeded(resp: &HttpResponse) -> bool {
     serde_json::from_slice::<Value>(&resp.body)
         .is_ok_and(|v| v.get("result").is_some() && v.get("error").is_none())
+}
+
+/// `<base>/<method>`, the RCP HTTP binding's request path (spec §5).
+pub fn join_method(base: &url::Url, method: &str) -> url::Url {
+    let mut url = base.clone();
+    let path = format!("{}/{}", base.path().trim_end_matches('/'), method);
+    url.set_path(&path);
+    url
 }

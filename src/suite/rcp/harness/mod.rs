@@ -40,7 +40,7 @@ use super::certify::{Honesty, Level};
 use super::client::{Body, Connections, Notified, RcpClient};
 use super::conversation::{Check, Conversation, Sent, exchange_of, outcome_words, show};
 use super::{PROFILE_REFERENCE, SPEC_REVISION, SUITE_VERSION};
-use crate::suite::runner::{Endpoint, EngineError, Reporter, RunContext};
+use crate::suite::context::{Endpoint, EngineError, Reporter, RunContext};
 use crate::suite::{
     Finding, LevelReport, Outcome, Rule, SpecLevel, SuiteId, Verdict, VerdictDetail,
 };

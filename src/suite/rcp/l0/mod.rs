@@ -18,7 +18,7 @@ pub(crate) use super::conversation::{
     Check, Conversation, Init, InitSource, PROBE_QUERY, Sent, client_info, code_of, exchange_of,
     loose_id, outcome_words, result_of, same_id, show,
 };
-use crate::suite::runner::{EngineError, HandshakeHistory};
+use crate::suite::context::{EngineError, HandshakeHistory};
 use crate::suite::{Exchange, Outcome, Rule, SpecLevel};
 use serde_json::{Map, Value, json};
 

@@ -16,7 +16,7 @@
 use super::conversation::{
     Check, Conversation, Init, Sent, code_of, exchange_of, outcome_words, result_of, show,
 };
-use crate::suite::runner::EngineError;
+use crate::suite::context::EngineError;
 use crate::suite::{Outcome, Rule, SpecLevel};
 use serde_json::{Value, json};
 

@@ -17,7 +17,7 @@ use super::conversation::{
 };
 use super::l1::{L1Facts, hit_essentials};
 use super::shape;
-use crate::suite::runner::EngineError;
+use crate::suite::context::EngineError;
 use crate::suite::{Outcome, Rule, SpecLevel};
 use serde_json::{Value, json};
 

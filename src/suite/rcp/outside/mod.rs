@@ -9,7 +9,7 @@
 use super::conversation::{
     Check, Conversation, Init, PROBE_QUERY, code_of, outcome_words, result_of, show,
 };
-use crate::suite::runner::EngineError;
+use crate::suite::context::EngineError;
 use crate::suite::{Outcome, Rule, SpecLevel};
 use serde_json::{Value, json};
 
