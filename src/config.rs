@@ -32,8 +32,11 @@ pub struct WorkerArgs {
     /// Attempts before a run whose target keeps failing (or whose worker keeps dying) ends as `error`.
     #[arg(long, env = "PROTOCHECK_MAX_ATTEMPTS", default_value_t = 3)]
     pub max_attempts: i32,
-    /// Seconds between queue polls when no notification arrives.
-    #[arg(long, env = "PROTOCHECK_POLL_SECS", default_value_t = 2)]
+    /// Seconds between the fallback looks at the queue, one per process:
+    /// submissions, retries, host gaps, the scheduler, the reaper and (on
+    /// Postgres, through LISTEN/NOTIFY) other processes' submissions wake a
+    /// worker at once, so this only bounds what a lost notification costs.
+    #[arg(long, env = "PROTOCHECK_POLL_SECS", default_value_t = 30)]
     pub poll_secs: u64,
     /// On shutdown, seconds in-flight runs get to finish before they are released.
     #[arg(long, env = "PROTOCHECK_SHUTDOWN_GRACE_SECS", default_value_t = 20)]

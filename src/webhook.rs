@@ -45,7 +45,9 @@ pub struct WebhookConfig {
     pub retry_delays: Vec<Duration>,
     /// Time for the receiver to answer (its status line and headers).
     pub timeout: Duration,
-    /// How often the loop looks for due deliveries when nothing woke it.
+    /// How often the loop looks for due deliveries when nothing woke it:
+    /// a run's end wakes it, and it wakes for the retries it schedules, so
+    /// this only finds what another process left (an expired lease).
     pub poll: Duration,
     /// A claimed delivery is another process's again after this.
     pub lease: Duration,
@@ -66,7 +68,7 @@ impl Default for WebhookConfig {
                 Duration::from_secs(600),
             ],
             timeout: Duration::from_secs(10),
-            poll: Duration::from_secs(1),
+            poll: Duration::from_secs(60),
             lease: Duration::from_secs(60),
             concurrency: 4,
             public_url: None,
@@ -218,6 +220,9 @@ pub async fn delivery_loop(
     shutdown: CancellationToken,
 ) {
     let mut in_flight = JoinSet::new();
+    // The earliest retry this process scheduled: the loop wakes for it
+    // rather than polling for it.
+    let mut next_retry: Option<i64> = None;
     loop {
         while in_flight.len() < cfg.concurrency.max(1) && !shutdown.is_cancelled() {
             let claimed = store
@@ -239,10 +244,21 @@ pub async fn delivery_loop(
         if shutdown.is_cancelled() {
             break;
         }
+        let now = crate::now_ms();
+        if next_retry.is_some_and(|at| at <= now) {
+            next_retry = None;
+        }
+        let until_retry = next_retry.map(|at| {
+            Duration::from_millis(u64::try_from(at.saturating_sub(now)).unwrap_or(0) + 5)
+        });
         tokio::select! {
-            Some(_) = in_flight.join_next() => {}
+            Some(done) = in_flight.join_next() => {
+                if let Ok(Some(at)) = done {
+                    next_retry = Some(next_retry.map_or(at, |t| t.min(at)));
+                }
+            }
             () = wake.notified() => {}
-            () = tokio::time::sleep(cfg.poll) => {}
+            () = tokio::time::sleep(until_retry.map_or(cfg.poll, |d| d.min(cfg.poll))) => {}
             () = shutdown.cancelled() => break,
         }
     }
@@ -386,8 +402,14 @@ fn clip(s: &str) -> String {
     s.chars().take(MAX_ERROR_CHARS).collect()
 }
 
-/// One attempt of one delivery, recorded whatever happens.
-async fn deliver(store: &dyn Store, http: &HttpClient, cfg: &WebhookConfig, d: WebhookDelivery) {
+/// One attempt of one delivery, recorded whatever happens; the time of the
+/// next attempt when one is scheduled.
+async fn deliver(
+    store: &dyn Store,
+    http: &HttpClient,
+    cfg: &WebhookConfig,
+    d: WebhookDelivery,
+) -> Option<i64> {
     let attempt = d.attempts + 1;
     let (status_code, error, retryable) = match send(store, http, cfg, &d).await {
         Ok(status) if (200..300).contains(&status) => (Some(status), None, false),
@@ -423,15 +445,21 @@ async fn deliver(store: &dyn Store, http: &HttpClient, cfg: &WebhookConfig, d: W
         },
     };
     match store.record_webhook_attempt(&d.id, &record, outcome).await {
-        Ok(true) => tracing::info!(
-            delivery = %d.id, run = %d.run_id, attempt, status = ?record.status_code,
-            error = ?record.error, "webhook attempt recorded"
-        ),
+        Ok(true) => {
+            tracing::info!(
+                delivery = %d.id, run = %d.run_id, attempt, status = ?record.status_code,
+                error = ?record.error, "webhook attempt recorded"
+            );
+            record.next_attempt_at_ms
+        }
         Ok(false) => {
-            tracing::warn!(delivery = %d.id, "webhook attempt recorded by another process")
+            tracing::warn!(delivery = %d.id, "webhook attempt recorded by another process");
+            None
         }
         Err(e) => {
-            tracing::error!(delivery = %d.id, error = %e, "recording a webhook attempt failed; it will be retried when the lease expires")
+            tracing::error!(delivery = %d.id, error = %e, "recording a webhook attempt failed; it will be retried when the lease expires");
+            // Its lease's end, when another claim may take it.
+            Some(crate::now_ms().saturating_add(crate::duration_ms(cfg.lease)))
         }
     }
 }

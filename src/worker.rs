@@ -48,6 +48,9 @@ const DB_RETRY_BASE: Duration = Duration::from_millis(100);
 /// try costs one connection attempt, so a short wait costs a database that is
 /// down nothing it would notice.
 const DB_RETRY_CAP: Duration = Duration::from_millis(250);
+/// How long after a run becomes due its wake-up timer fires: the claim
+/// compares times in milliseconds, so it must not come early.
+const WAKE_SLACK_MS: u64 = 5;
 
 /// Worker settings.
 #[derive(Debug, Clone)]
@@ -86,7 +89,7 @@ impl WorkerConfig {
             workers: workers.max(1),
             lease,
             heartbeat: lease / 3,
-            poll: Duration::from_secs(2),
+            poll: Duration::from_secs(30),
             reap_every: (lease / 2).max(Duration::from_millis(100)),
             shutdown_grace: Duration::from_secs(20),
             run_deadline: suite::DEFAULT_RUN_DEADLINE,
@@ -104,6 +107,10 @@ impl WorkerConfig {
     pub fn from_args(args: &crate::config::WorkerArgs, policy: AddressPolicy) -> Self {
         let mut cfg = Self::new(args.workers, args.lease(), policy);
         cfg.poll = Duration::from_secs(args.poll_secs.max(1));
+        // An expired lease is found within a lease of its expiry: what a
+        // crashed worker's run waits is at most two leases, and an idle
+        // process reads the leases once a lease (one commit a minute).
+        cfg.reap_every = cfg.lease.max(Duration::from_millis(100));
         cfg.shutdown_grace = Duration::from_secs(args.shutdown_grace_secs);
         cfg.run_deadline = Duration::from_secs(args.run_deadline_secs.max(1));
         cfg.webhooks.public_url = args.webhook_public_url.clone();
@@ -181,6 +188,7 @@ impl WorkerPool {
         let mut tasks = JoinSet::new();
         let cfg = Arc::new(cfg);
         let webhook_wake = Arc::new(Notify::new());
+        let poked = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let process = Uuid::new_v4().simple().to_string();
         for n in 0..cfg.workers {
             let worker = Worker {
@@ -190,10 +198,12 @@ impl WorkerPool {
                 http: http.clone(),
                 shutdown: shutdown.clone(),
                 webhook_wake: webhook_wake.clone(),
+                poked: poked.clone(),
             };
             tasks.spawn(worker.run());
         }
         tasks.spawn(reaper(deps.clone(), cfg.clone(), shutdown.clone()));
+        tasks.spawn(poke(deps.wake.clone(), poked, cfg.poll, shutdown.clone()));
         if cfg.schedule.enabled {
             tasks.spawn(crate::scheduler::run(
                 deps.store.clone(),
@@ -254,6 +264,9 @@ struct Worker {
     shutdown: CancellationToken,
     /// Told when a run ends, so its webhook goes out without waiting for a poll.
     webhook_wake: Arc<Notify>,
+    /// Set by the pool's poke: the worker it wakes, when it claims a run,
+    /// wakes another, as the poke may have found several.
+    poked: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// How a run's execution ended, from the worker's side.
@@ -310,6 +323,7 @@ impl Worker {
             tokio::pin!(notified);
             notified.as_mut().enable();
             let lease_ms = crate::duration_ms(self.cfg.lease);
+            let poked = self.poked.swap(false, std::sync::atomic::Ordering::SeqCst);
             match self
                 .deps
                 .store
@@ -317,15 +331,22 @@ impl Worker {
                 .await
             {
                 Ok(Some(run)) => {
+                    if poked {
+                        // The poke found work nothing announced: there may be more.
+                        self.poked.store(true, std::sync::atomic::Ordering::SeqCst);
+                        self.deps.wake.notify_one();
+                    }
                     self.execute(run).await;
                     continue;
                 }
                 Ok(None) => {}
                 Err(e) => tracing::warn!(worker = %self.id, error = %e, "claiming a run failed"),
             }
+            // No timer per worker: the pool's one poke (see `poke`) stands in
+            // for every wake-up that could be missed, so an idle process
+            // costs the database one claim per `poll`, not one per worker.
             tokio::select! {
                 _ = &mut notified => {}
-                _ = tokio::time::sleep(self.cfg.poll) => {}
                 _ = self.shutdown.cancelled() => break,
             }
         }
@@ -414,6 +435,23 @@ impl Worker {
         };
         self.record(run, ending, started).await;
         None
+    }
+
+    /// Wakes one worker of this process at `at_ms` (a few milliseconds
+    /// after, so that the claim finds the run due), unless the pool stops first.
+    fn wake_at(&self, at_ms: i64) {
+        let wait = Duration::from_millis(
+            u64::try_from(at_ms.saturating_sub(crate::now_ms()))
+                .unwrap_or(0)
+                .saturating_add(WAKE_SLACK_MS),
+        );
+        let (wake, shutdown) = (self.deps.wake.clone(), self.shutdown.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                () = tokio::time::sleep(wait) => wake.notify_one(),
+                () = shutdown.cancelled() => {}
+            }
+        });
     }
 
     /// What an attempt that failed leaves the run as: another attempt when a
@@ -577,7 +615,7 @@ impl Worker {
                     // A signing failure must not cost the run its verdict: log it; the
                     // attestation is created when it is first requested.
                     if let Err(e) =
-                        crate::attest::attest_run(store.as_ref(), attestor, run.id).await
+                        crate::attest::attest_finished_run(store.as_ref(), attestor, run.id).await
                     {
                         tracing::warn!(run = %run.id, error = %e, "signing the verdict failed");
                     }
@@ -588,6 +626,23 @@ impl Worker {
                 tracing::info!(worker = %self.id, run = %run.id, status, "run ended");
                 if run.webhook_url.is_some() || !announce.is_empty() {
                     self.webhook_wake.notify_one();
+                }
+                // What this end makes claimable later is known here: a retry
+                // at its time, another run of the host once the gap is over.
+                // A timer wakes a worker then, so that the queue is not polled
+                // for it (on Postgres the trigger also tells other processes
+                // of the requeue at once; they find it not yet due).
+                let later = match &ending {
+                    Ending::Requeue {
+                        available_at_ms, ..
+                    } => Some(*available_at_ms),
+                    Ending::Finish { .. } if self.cfg.host_limits.gap_ms > 0 => {
+                        Some(crate::now_ms().saturating_add(self.cfg.host_limits.gap_ms))
+                    }
+                    Ending::Finish { .. } => None,
+                };
+                if let Some(at_ms) = later {
+                    self.wake_at(at_ms);
                 }
             }
             Ok(false) => {
@@ -986,6 +1041,28 @@ impl Worker {
     }
 }
 
+/// Wakes one worker every `poll`: the fallback for what no signal announces
+/// (a notification lost while the listener reconnected, a run of a host whose
+/// gap ended in another process). Submissions, the scheduler, the reaper, a
+/// run's end (its retry or its host's gap, by timer) and, on Postgres, other
+/// processes' submissions and requeues (LISTEN/NOTIFY) wake workers at once.
+async fn poke(
+    wake: Arc<Notify>,
+    poked: Arc<std::sync::atomic::AtomicBool>,
+    poll: Duration,
+    shutdown: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(poll) => {
+                poked.store(true, std::sync::atomic::Ordering::SeqCst);
+                wake.notify_one();
+            }
+            () = shutdown.cancelled() => return,
+        }
+    }
+}
+
 /// Puts runs whose worker stopped heartbeating back in the queue, or ends them
 /// as `error` once their attempts are used up.
 async fn reaper(deps: WorkerDeps, cfg: Arc<WorkerConfig>, shutdown: CancellationToken) {
@@ -1007,7 +1084,7 @@ async fn reaper(deps: WorkerDeps, cfg: Arc<WorkerConfig>, shutdown: Cancellation
                     errored = report.errored,
                     "expired leases reaped"
                 );
-                if report.requeued > 0 {
+                for _ in 0..report.requeued {
                     deps.wake.notify_one();
                 }
             }

@@ -111,6 +111,25 @@ pub async fn attest_run(
     if let Some(stored) = store.get_attestation(run_id).await? {
         return Ok(stored);
     }
+    sign_and_store(store, attestor, run_id).await
+}
+
+/// The attestation of a run its worker has just finished, which has none yet:
+/// [`attest_run`] without the first read (a second signer's attestation, if
+/// one raced it, is kept and returned by the store's insert).
+pub async fn attest_finished_run(
+    store: &dyn Store,
+    attestor: &Attestor,
+    run_id: Uuid,
+) -> Result<StoredAttestation, AttestError> {
+    sign_and_store(store, attestor, run_id).await
+}
+
+async fn sign_and_store(
+    store: &dyn Store,
+    attestor: &Attestor,
+    run_id: Uuid,
+) -> Result<StoredAttestation, AttestError> {
     let run = store
         .get_run(run_id)
         .await?

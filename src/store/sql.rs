@@ -384,6 +384,8 @@ impl_sql_store!(Store {
         // Conflict on the id only: the same URL under another id is a real error.
         // A target stored before hosts were recorded, or recorded by an earlier
         // reading of its URL (see `host_of`), gets its host now.
+        // The write and the read in one transaction: one commit a submission.
+        let mut tx = self.begin().await?;
         sqlx::query(
             "INSERT INTO targets (id, canonical_url, created_at_ms, host) VALUES ($1, $2, $3, $4)
              ON CONFLICT (id) DO UPDATE SET host = excluded.host
@@ -393,10 +395,18 @@ impl_sql_store!(Store {
         .bind(canonical_url)
         .bind(now_ms)
         .bind(super::host_of(canonical_url))
-        .execute(self.db())
+        .execute(self.statements.on(&mut *tx))
         .await?;
-        self.get_target(id)
-            .await?
+        let row = sqlx::query(
+            "SELECT id, canonical_url, protocol, created_at_ms FROM targets WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(self.statements.on(&mut *tx))
+        .await?;
+        self.commit(tx).await?;
+        row.as_ref()
+            .map(target_from_row)
+            .transpose()?
             .ok_or_else(|| StoreError::Corrupt(format!("target `{id}` vanished after upsert")))
     }
 
@@ -931,7 +941,8 @@ impl_sql_store!(Store {
             .bind(now_ms)
             .execute(self.statements.on(&mut *tx))
             .await?;
-        self.commit(tx).await?;
+        // In the same transaction: one commit a reap, which an idle service
+        // pays once a lease.
         let requeued = sqlx::query(
             "UPDATE runs
              SET status = 'queued', available_at_ms = $2,
@@ -943,8 +954,9 @@ impl_sql_store!(Store {
         )
         .bind(now_ms)
         .bind(now_ms.saturating_add(backoff_ms))
-        .execute(self.db())
+        .execute(self.statements.on(&mut *tx))
         .await?;
+        self.commit(tx).await?;
         Ok(ReapReport {
             requeued: DB::rows_affected(&requeued),
             errored: DB::rows_affected(&errored),
