@@ -168,12 +168,17 @@ async fn discover_implemented(s: &Session) -> Judgement {
         )
         .reply(reply),
         _ => {
-            // Authorization is judged by the AUT rules, which this suite does not
-            // carry yet: say so rather than leave a bare 401 unexplained.
-            let hint = match reply.status {
-                Some(401 | 403) => {
-                    " (the server asks for authorization; protocheck sends no credentials \
-                     and its authorization rules are not part of this suite yet)"
+            // A refusal for authorization is judged by the AUT rules: say what
+            // the request carried, so that the refusal is not left unexplained.
+            // (A 401 to a run without a token skips this rule before its check.)
+            let hint = match (reply.status, s.options.bearer_token.is_some()) {
+                (Some(401 | 403), true) => {
+                    " (the request carried the run's bearer token; the MCP-AUT rules judge \
+                     how the server asks for authorization)"
+                }
+                (Some(401 | 403), false) => {
+                    " (the request carried no credentials: this run has no token; the \
+                     MCP-AUT rules judge how the server asks for authorization)"
                 }
                 _ => "",
             };
