@@ -26,6 +26,10 @@ pub struct WorkerArgs {
     /// Concurrent runs per process.
     #[arg(long, env = "PROTOCHECK_WORKERS", default_value_t = 4)]
     pub workers: usize,
+    /// Requests one run has in flight to its target at once (the MCP suites
+    /// over HTTP; RCP and stdio send one at a time), 1 to 32.
+    #[arg(long, env = "PROTOCHECK_TARGET_CONCURRENCY", default_value_t = crate::suite::context::DEFAULT_TARGET_CONCURRENCY, value_parser = crate::config::concurrency)]
+    pub target_concurrency: usize,
     /// A run's lease; a worker that stops heartbeating loses the run after this.
     #[arg(long, env = "PROTOCHECK_LEASE_SECS", default_value_t = 60)]
     pub lease_secs: u64,
@@ -290,4 +294,12 @@ pub fn refuse_shared_key_file(path: &std::path::Path) -> anyhow::Result<()> {
 #[cfg(not(unix))]
 pub fn refuse_shared_key_file(_path: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
+}
+
+/// A target concurrency: 1 to 32 requests in flight.
+pub fn concurrency(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=32).contains(&n) => Ok(n),
+        _ => Err(format!("`{s}` is not a number of requests from 1 to 32")),
+    }
 }

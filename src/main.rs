@@ -191,6 +191,9 @@ struct CheckArgs {
     /// Per-request timeout in milliseconds.
     #[arg(long)]
     timeout_ms: Option<u64>,
+    /// Requests in flight to the target at once (the MCP suites over HTTP), 1 to 32.
+    #[arg(long, env = "PROTOCHECK_TARGET_CONCURRENCY", default_value_t = protocheck::suite::context::DEFAULT_TARGET_CONCURRENCY, value_parser = protocheck::config::concurrency)]
+    concurrency: usize,
     /// RCP profile: `spec` (the spec and its schema) or `reference` (the public harness's 30 checks).
     #[arg(long, value_parser = ["spec", "reference"])]
     profile: Option<String>,
@@ -696,7 +699,8 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         AddressPolicy::AllowPrivate
     };
     let http = HttpClient::new(policy, Limits::default())?;
-    let ctx = RunContext::new(http, options);
+    let mut ctx = RunContext::new(http, options);
+    ctx.target_concurrency = args.concurrency;
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
     // Text on stdout shows findings as they arrive; every other output waits for the report.
     let stream = format == report::Format::Text && args.output.is_none();

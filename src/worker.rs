@@ -81,6 +81,8 @@ pub struct WorkerConfig {
     pub keyring: Option<Arc<crate::credentials::Keyring>>,
     /// The scheduler that runs beside the workers (see [`crate::scheduler`]).
     pub schedule: crate::scheduler::ScheduleConfig,
+    /// Requests a run has in flight to its target at once.
+    pub target_concurrency: usize,
 }
 
 impl WorkerConfig {
@@ -101,12 +103,14 @@ impl WorkerConfig {
             host_limits: HostLimits::NONE,
             keyring: None,
             schedule: crate::scheduler::ScheduleConfig::default(),
+            target_concurrency: suite::context::DEFAULT_TARGET_CONCURRENCY,
         }
     }
 
     pub fn from_args(args: &crate::config::WorkerArgs, policy: AddressPolicy) -> Self {
         let mut cfg = Self::new(args.workers, args.lease(), policy);
         cfg.poll = Duration::from_secs(args.poll_secs.max(1));
+        cfg.target_concurrency = args.target_concurrency.max(1);
         // An expired lease is found within a lease of its expiry: what a
         // crashed worker's run waits is at most two leases, and an idle
         // process reads the leases once a lease (one commit a minute).
@@ -760,6 +764,7 @@ impl Worker {
         // redirect is followed) and redacts it from every finding.
         let mut ctx = RunContext::new(http, options);
         ctx.deadline = deadline;
+        ctx.target_concurrency = self.cfg.target_concurrency;
         if choice != SuiteChoice::Mcp {
             ctx.handshake_history = self.handshake_history(run).await;
         }

@@ -38,7 +38,15 @@ pub struct RunContext {
     /// is looked up by whoever drives the run, never stored with it, and not
     /// part of the dedup key.
     pub handshake_history: HandshakeHistory,
+    /// Most requests in flight to the target at once (the MCP engines over
+    /// HTTP); set by whoever drives the run (`PROTOCHECK_TARGET_CONCURRENCY`,
+    /// `check --concurrency`), [`DEFAULT_TARGET_CONCURRENCY`] otherwise.
+    pub target_concurrency: usize,
 }
+
+/// Requests one run has in flight to its target at once unless told
+/// otherwise: fewer than the six connections a browser opens to one host.
+pub const DEFAULT_TARGET_CONCURRENCY: usize = 4;
 
 impl RunContext {
     pub fn new(http: HttpClient, options: RunOptions) -> Self {
@@ -47,6 +55,7 @@ impl RunContext {
             options,
             deadline: DEFAULT_RUN_DEADLINE,
             handshake_history: HandshakeHistory::default(),
+            target_concurrency: DEFAULT_TARGET_CONCURRENCY,
         }
     }
 }

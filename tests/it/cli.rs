@@ -156,6 +156,43 @@ async fn check_grades_an_mcp_server() {
     assert_eq!(doc["verdict"]["grade"], "non-compliant");
 }
 
+/// `--concurrency` bounds the requests in flight to the target; the verdict
+/// is the same one at a time and 16 at a time, and a bound outside 1 to 32
+/// is refused before anything is sent.
+#[tokio::test]
+async fn check_takes_a_target_concurrency_and_keeps_its_verdict() {
+    let broken = mcp_reference(&["MCP-HDR-001"]).await;
+    let mut verdicts = Vec::new();
+    for n in ["1", "16"] {
+        let mut cmd = protocheck();
+        cmd.args(["check", &broken, "--json", "--concurrency", n]);
+        let out = output(cmd).await;
+        assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let mut outcomes: Vec<(String, String)> = doc["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| (f["rule_id"].to_string(), f["outcome"].to_string()))
+            .collect();
+        outcomes.sort();
+        verdicts.push((doc["verdict"]["grade"].clone(), outcomes));
+    }
+    assert_eq!(verdicts[0], verdicts[1], "the same verdict at 1 and at 16");
+    for bad in ["0", "33", "many"] {
+        let mut cmd = protocheck();
+        cmd.args(["check", &broken, "--concurrency", bad]);
+        let out = output(cmd).await;
+        assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr)
+                .contains("is not a number of requests from 1 to 32"),
+            "{}",
+            show(&out)
+        );
+    }
+}
+
 /// A server that answers 401 with a Bearer challenge naming its protected
 /// resource metadata is recognised as MCP by `auto`, and with no token its
 /// verdict is "not judged", never a grade: only the authorization rules

@@ -22,13 +22,22 @@ pub const SUITE_VERSION: &str = "0.2.0";
 pub const SPEC_REVISION: &str = wire::PROTOCOL_VERSION;
 
 /// Default limit on concurrent requests to one target.
-pub const DEFAULT_MAX_CONCURRENCY: usize = 4;
+pub const DEFAULT_MAX_CONCURRENCY: usize = crate::suite::context::DEFAULT_TARGET_CONCURRENCY;
 
 /// Tunables of a run that [`crate::suite::RunOptions`] does not carry.
 #[derive(Debug, Clone)]
 pub struct McpSettings {
     /// Most requests in flight to the target at once.
     pub max_concurrency: usize,
+}
+
+impl McpSettings {
+    /// The settings a run asks for: its target concurrency.
+    pub fn for_run(ctx: &crate::suite::context::RunContext) -> Self {
+        Self {
+            max_concurrency: ctx.target_concurrency.max(1),
+        }
+    }
 }
 
 impl Default for McpSettings {

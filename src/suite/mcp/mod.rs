@@ -60,13 +60,13 @@ pub(crate) use era::ColdStart;
 pub use rule::{Keyword, McpRule, OverStdio};
 pub use session::Session;
 
-/// Runs the MCP suite against `endpoint` with the default settings.
+/// Runs the MCP suite against `endpoint` with the run's settings.
 pub async fn run(
     endpoint: &Endpoint,
     ctx: &RunContext,
     reporter: &mut Reporter,
 ) -> Result<Verdict, EngineError> {
-    run_with(endpoint, ctx, reporter, &McpSettings::default()).await
+    run_with(endpoint, ctx, reporter, &McpSettings::for_run(ctx)).await
 }
 
 /// Runs the MCP suite with explicit settings.
@@ -85,7 +85,7 @@ pub async fn run_with(
 /// Sends the first request of an MCP 2026-07-28 run against `url` (see
 /// [`ColdStart`]), before the run asks the server which revision it speaks.
 pub(crate) async fn cold_start(url: &url::Url, ctx: &RunContext) -> Result<ColdStart, EngineError> {
-    let client = engine::client_for(url, ctx, &McpSettings::default())?;
+    let client = engine::client_for(url, ctx, &McpSettings::for_run(ctx))?;
     ColdStart::send(client).await
 }
 
@@ -101,7 +101,7 @@ pub(crate) async fn run_after(
         url.clone(),
         ctx,
         reporter,
-        &McpSettings::default(),
+        &McpSettings::for_run(ctx),
         Some(cold),
     )
     .await

@@ -21,7 +21,7 @@ pub const SUITE_VERSION: &str = "0.1.0";
 pub const SPEC_REVISION: &str = PROTOCOL_VERSION;
 
 /// Default limit on rules judged (and requests in flight) at once.
-pub const DEFAULT_MAX_CONCURRENCY: usize = 4;
+pub const DEFAULT_MAX_CONCURRENCY: usize = crate::suite::context::DEFAULT_TARGET_CONCURRENCY;
 
 /// Tunables of a run that [`crate::suite::RunOptions`] does not carry.
 #[derive(Debug, Clone)]
@@ -29,6 +29,15 @@ pub struct Mcp25Settings {
     /// Most requests in flight to the target at once (and, over stdio, rules
     /// judged at once; over HTTP [`RULES_PER_PERMIT`] times as many).
     pub max_concurrency: usize,
+}
+
+impl Mcp25Settings {
+    /// The settings a run asks for: its target concurrency.
+    pub fn for_run(ctx: &crate::suite::context::RunContext) -> Self {
+        Self {
+            max_concurrency: ctx.target_concurrency.max(1),
+        }
+    }
 }
 
 impl Default for Mcp25Settings {

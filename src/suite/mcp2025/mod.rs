@@ -56,7 +56,7 @@ pub async fn run(
     ctx: &RunContext,
     reporter: &mut Reporter,
 ) -> Result<Verdict, EngineError> {
-    run_with(endpoint, ctx, reporter, &Mcp25Settings::default()).await
+    run_with(endpoint, ctx, reporter, &Mcp25Settings::for_run(ctx)).await
 }
 
 /// Runs the suite with explicit settings.
