@@ -27,8 +27,10 @@ pub struct WorkerArgs {
     #[arg(long, env = "PROTOCHECK_WORKERS", default_value_t = 4)]
     pub workers: usize,
     /// Requests one run has in flight to its target at once (the MCP suites
-    /// over HTTP; RCP and stdio send one at a time), 1 to 32.
-    #[arg(long, env = "PROTOCHECK_TARGET_CONCURRENCY", default_value_t = crate::suite::context::DEFAULT_TARGET_CONCURRENCY, value_parser = crate::config::concurrency)]
+    /// over HTTP; RCP and stdio send one at a time), 1 to 32. The default is
+    /// the engines' `DEFAULT_TARGET_CONCURRENCY` (`config` sits beside `suite`
+    /// and names it not; a worker test keeps the two equal).
+    #[arg(long, env = "PROTOCHECK_TARGET_CONCURRENCY", default_value_t = 4, value_parser = crate::config::concurrency)]
     pub target_concurrency: usize,
     /// A run's lease; a worker that stops heartbeating loses the run after this.
     #[arg(long, env = "PROTOCHECK_LEASE_SECS", default_value_t = 60)]

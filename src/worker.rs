@@ -1098,3 +1098,25 @@ async fn reaper(deps: WorkerDeps, cfg: Arc<WorkerConfig>, shutdown: Cancellation
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        workers: crate::config::WorkerArgs,
+    }
+
+    /// `config` cannot name the engines' constant (the two sit in one layer):
+    /// its literal default is kept equal to it here.
+    #[test]
+    fn the_target_concurrency_defaults_to_the_engines() {
+        let cli = Cli::parse_from(["protocheck"]);
+        assert_eq!(
+            cli.workers.target_concurrency,
+            crate::suite::context::DEFAULT_TARGET_CONCURRENCY
+        );
+    }
+}
