@@ -223,10 +223,10 @@ struct RulesPage {
 #[template(path = "rule.html")]
 struct RulePage {
     rule: RuleDoc,
-    /// The help's three parts as HTML: escaped, with `code` spans.
-    probe: String,
-    failure: String,
-    fix: String,
+    /// The help's three parts, cut at their `code` spans.
+    probe: Vec<Span>,
+    failure: Vec<Span>,
+    fix: Vec<Span>,
     catalogue: String,
     /// The rules it requires and those that wait on it, with their titles.
     requires: Vec<(String, String, String)>,
@@ -279,9 +279,9 @@ pub async fn rule_page(PagePath(id): PagePath<String>) -> PageResult<Response> {
     Ok(Page(
         StatusCode::OK,
         RulePage {
-            probe: with_code(rule.help.probe),
-            failure: with_code(rule.help.failure),
-            fix: with_code(rule.help.fix),
+            probe: spans(rule.help.probe),
+            failure: spans(rule.help.failure),
+            fix: spans(rule.help.fix),
             catalogue: rule.catalogue_name(),
             requires: linked(&rule.requires),
             dependents: linked(&rule.dependents),
@@ -291,35 +291,41 @@ pub async fn rule_page(PagePath(id): PagePath<String>) -> PageResult<Response> {
     .into_response())
 }
 
-/// Help text as HTML: every character escaped, and each `backticked` span
-/// (the catalogue's way of naming methods, fields and headers) in `<code>`.
-fn with_code(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 32);
-    let mut open = false;
-    let spans = text.matches('`').count();
-    for (i, part) in text.split('`').enumerate() {
-        if i > 0 {
-            // An unpaired last backtick stays a backtick.
-            if !open && i == spans && spans % 2 == 1 {
-                out.push('`');
-            } else {
-                out.push_str(if open { "</code>" } else { "<code>" });
-                open = !open;
-            }
+/// A run of help text, and whether it was `backticked` (the catalogue's
+/// way of naming methods, fields and headers): the page shows it in `<code>`.
+struct Span {
+    text: String,
+    code: bool,
+}
+
+/// Help text cut at its backticks; an unpaired last backtick stays text. The
+/// template escapes every span.
+fn spans(text: &str) -> Vec<Span> {
+    let parts: Vec<&str> = text.split('`').collect();
+    // An even number of parts is an odd number of backticks: the last is unpaired.
+    let paired = if parts.len().is_multiple_of(2) {
+        parts.len() - 1
+    } else {
+        parts.len()
+    };
+    let mut out: Vec<Span> = parts[..paired]
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(i, p)| Span {
+            text: (*p).to_owned(),
+            code: i % 2 == 1,
+        })
+        .collect();
+    if paired < parts.len() {
+        let tail = format!("`{}", parts[paired]);
+        match out.last_mut() {
+            Some(last) if !last.code => last.text.push_str(&tail),
+            _ => out.push(Span {
+                text: tail,
+                code: false,
+            }),
         }
-        for c in part.chars() {
-            match c {
-                '&' => out.push_str("&amp;"),
-                '<' => out.push_str("&lt;"),
-                '>' => out.push_str("&gt;"),
-                '"' => out.push_str("&quot;"),
-                '\'' => out.push_str("&#39;"),
-                c => out.push(c),
-            }
-        }
-    }
-    if open {
-        out.push_str("</code>");
     }
     out
 }
@@ -328,14 +334,25 @@ fn with_code(text: &str) -> String {
 mod tests {
     use super::*;
 
+    fn shown(text: &str) -> Vec<(String, bool)> {
+        spans(text).into_iter().map(|s| (s.text, s.code)).collect()
+    }
+
     #[test]
-    fn help_is_escaped_and_names_are_code() {
+    fn names_in_backticks_are_code_and_an_unpaired_backtick_is_text() {
         assert_eq!(
-            with_code("send `a<b>` & \"c\""),
-            "send <code>a&lt;b&gt;</code> &amp; &quot;c&quot;"
+            shown("send `a<b>` & \"c\""),
+            [
+                ("send ".to_owned(), false),
+                ("a<b>".to_owned(), true),
+                (" & \"c\"".to_owned(), false)
+            ]
         );
-        assert_eq!(with_code("odd ` tick"), "odd ` tick");
-        assert_eq!(with_code("`x` and ` y"), "<code>x</code> and ` y");
+        assert_eq!(shown("odd ` tick"), [("odd ` tick".to_owned(), false)]);
+        assert_eq!(
+            shown("`x` and ` y"),
+            [("x".to_owned(), true), (" and ` y".to_owned(), false)]
+        );
     }
 
     #[test]
