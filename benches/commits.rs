@@ -15,6 +15,8 @@
 
 #[path = "common/pg.rs"]
 mod pg;
+#[path = "common/serve.rs"]
+mod serve;
 
 use pg::FreshPg;
 use protocheck::reference::rcp::{RcpReferenceConfig, rcp_router};
@@ -91,19 +93,7 @@ async fn main() {
         .expect("spawn protocheck serve");
     let base = format!("http://127.0.0.1:{port}");
     let http = reqwest::Client::new();
-    let deadline = Instant::now() + START_PATIENCE;
-    while !http
-        .get(format!("{base}/readyz"))
-        .send()
-        .await
-        .is_ok_and(|a| a.status().is_success())
-    {
-        assert!(
-            Instant::now() < deadline,
-            "protocheck serve never got ready"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    serve::wait_ready(&base, START_PATIENCE).await;
 
     // Idle: what the service commits with nothing to do (its start-up's
     // commits reported before the first reading).

@@ -21,6 +21,8 @@
 
 #[path = "common/pg.rs"]
 mod pg;
+#[path = "common/serve.rs"]
+mod serve;
 
 use pg::FreshPg;
 use protocheck::events::RunEvents;
@@ -414,21 +416,7 @@ async fn idle_serve_rss(dir: &std::path::Path) -> u64 {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn protocheck serve");
-    let client = reqwest::Client::new();
-    let ready = format!("http://127.0.0.1:{port}/readyz");
-    let deadline = Instant::now() + START_PATIENCE;
-    loop {
-        if let Ok(answer) = client.get(&ready).send().await
-            && answer.status().is_success()
-        {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "protocheck serve never got ready"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    serve::wait_ready(&format!("http://127.0.0.1:{port}"), START_PATIENCE).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let rss = proc_status_kib(child.id(), "VmRSS:");
     child.kill().expect("kill serve");

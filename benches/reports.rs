@@ -6,6 +6,8 @@
 //! `cargo bench --bench reports`. Loopback only; figures are printed, never asserted.
 
 mod common;
+#[path = "common/serve.rs"]
+mod serve;
 
 use common::timed;
 use protocheck::reference::mcp::{McpReferenceConfig, serve_mcp_reference};
@@ -86,15 +88,9 @@ async fn main() {
         .spawn()
         .expect("spawn serve");
     let server = format!("http://127.0.0.1:{port}");
-    let client = reqwest::Client::new();
-    for _ in 0..300 {
-        if let Ok(r) = client.get(format!("{server}/readyz")).send().await
-            && r.status() == 200
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    // 30 s, as the 300 tries of 100 ms this waited before; now a service
+    // that never gets ready stops the benchmark here, not at its first submit.
+    serve::wait_ready(&server, Duration::from_secs(30)).await;
     let submit = |format: &str| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_protocheck"));
         cmd.args([
