@@ -151,7 +151,7 @@ async fn engine_only(target: &str) -> f64 {
 async fn engine_run(http: &HttpClient, target: &str, tag: &str) {
     let url = url::Url::parse(&format!("{target}?bench={tag}")).expect("url");
     let mut ctx = RunContext::new(http.clone(), RunOptions::default());
-    ctx.handshake_history = HandshakeHistory::NotObserved;
+    ctx.handshake_history = HandshakeHistory::NotObserved.into();
     let (tx, mut rx) = mpsc::channel(64);
     let drain = async { while rx.recv().await.is_some() {} };
     let endpoint = Endpoint::Http(url);

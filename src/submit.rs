@@ -2,7 +2,10 @@
 //! store's primitives. The web API, the web form and the CLI all submit here.
 
 use crate::credentials::{Credentials, Keyring};
-use crate::store::{IdempotencyRecord, Inserted, NewRun, Run, RunOrigin, Store, StoreError};
+use crate::store::{
+    IdempotencyRecord, Inserted, LoadQuery, NewRun, QueuePlace, Run, RunOrigin, Store, StoreError,
+    SubmissionFacts, SubmitChoice, SubmitOutcome, SubmitRequest,
+};
 use crate::suite::{BearerToken, McpRevision, RunOptions, SuiteChoice};
 use crate::target::{CanonicalUrl, UrlError};
 use crate::transport::AddressPolicy;
@@ -229,6 +232,9 @@ pub enum Reason {
 pub struct Submitted {
     pub run: Run,
     pub reason: Reason,
+    /// Where the run stands in the queue, when it is queued (read in the
+    /// submission's transaction; None for a replayed idempotent request).
+    pub place: Option<QueuePlace>,
 }
 
 /// Why a submission was refused.
@@ -303,6 +309,36 @@ const HOUR_MS: i64 = 3_600_000;
 fn secs_until(at_ms: i64, now_ms: i64) -> u64 {
     let ms = u64::try_from(at_ms.saturating_sub(now_ms)).unwrap_or(0);
     ms.div_ceil(1000).max(1)
+}
+
+/// What a submission's quota counts it against: one machine's recent runs,
+/// and the newest run of the server submitted.
+struct Limits {
+    host: String,
+    /// How refusals name the machine.
+    label: String,
+    /// The server: its URL without the query string.
+    endpoint: String,
+    submitter: Option<String>,
+    /// The cooldown, 0 when it does not hold the run.
+    every_ms: i64,
+    per_hour: u32,
+    now: i64,
+    /// Since when the server's newest run is looked for: the longer of the
+    /// cooldown and the hour.
+    since_ms: i64,
+}
+
+impl Limits {
+    fn query(&self) -> LoadQuery<'_> {
+        LoadQuery {
+            host: &self.host,
+            endpoint: &self.endpoint,
+            endpoint_since_ms: self.since_ms,
+            host_since_ms: (self.per_hour > 0).then(|| self.now.saturating_sub(HOUR_MS)),
+            submitter: self.submitter.as_deref(),
+        }
+    }
 }
 
 /// The submit side of the queue.
@@ -458,13 +494,10 @@ impl Queue {
         }
 
         let now = crate::now_ms();
-        let target = self
-            .store
-            .upsert_target(&url.key(), url.as_str(), now)
-            .await?;
+        let target_id = url.key();
         let run_id = Uuid::now_v7();
         let mut dedup_key = dedup_key(
-            &target.id,
+            &target_id,
             sub.suite,
             &sub.options,
             sub.webhook_url.as_deref(),
@@ -488,95 +521,111 @@ impl Queue {
         {
             dedup_key = hex::encode(Sha256::digest(format!("{dedup_key}\0{key}")));
         }
-
-        let mut submitted = None;
-        if !sub.force && !own {
+        let fresh_since_ms = (!sub.force && !own).then(|| {
             let max_age_ms = i64::try_from(sub.max_age_s.saturating_mul(1000)).unwrap_or(i64::MAX);
-            if let Some(run) = self
-                .store
-                .latest_finished(&dedup_key, now.saturating_sub(max_age_ms))
-                .await?
-            {
-                submitted = Some(Submitted {
-                    run,
-                    reason: Reason::FreshResult,
-                });
-            }
-        }
+            now.saturating_sub(max_age_ms)
+        });
+
         // The machine the run counts against (#31 item 1): every name and
         // spelling of one address is one budget. Looked up only where limits
         // apply; the worker looks again when it connects (`Store::rehost_run`).
-        let machine = match submitted {
-            None if self.quota != HostQuota::NONE => self.machine_of(&url).await,
+        // Looked up before the store is asked anything, so that the whole
+        // submission is one transaction (one commit, #29 item 4), even when a
+        // fresh result then answers it.
+        let machine = match self.quota != HostQuota::NONE {
+            true => self.machine_of(&url).await,
+            false => None,
+        };
+        let cooled = sub.credentials.is_none();
+        let limits = self.limits_of(
+            &url,
+            machine.as_deref(),
+            cooled,
+            sub.submitter.as_deref(),
+            now,
+        );
+        let sealed = match (&sub.credentials, &keyring) {
+            (Some(credentials), Some(keyring)) => Some(
+                keyring
+                    .seal(run_id, credentials)
+                    .map_err(|e| StoreError::Corrupt(format!("credentials: {e}")))?,
+            ),
             _ => None,
         };
-        // The checks below and the insert are one step for the machine in this
-        // process: submissions arriving together are counted one after the
-        // other, so a burst does not pass the cooldown or the budget by as
-        // many as arrive at once.
+        let new = NewRun {
+            id: run_id,
+            target_id,
+            suite: sub.suite,
+            options: sub.options.clone(),
+            webhook_url: sub.webhook_url.clone(),
+            dedup_key,
+            max_attempts: self.max_attempts,
+            created_at_ms: now,
+        };
+        let origin = RunOrigin {
+            api_key,
+            forced: sub.force,
+            credentials: sealed,
+            submitter: sub.submitter.clone(),
+            machine: machine.clone(),
+        };
+        let submission = SubmitRequest {
+            new: &new,
+            origin: &origin,
+            canonical_url: url.as_str(),
+            fresh_since_ms,
+            load: limits.as_ref().map(Limits::query),
+        };
+        let refusal =
+            |facts: &SubmissionFacts| limits.as_ref().and_then(|l| self.refusal(l, facts));
+        let decide = |facts: &SubmissionFacts| {
+            if facts.fresh.is_some() {
+                SubmitChoice::Fresh
+            } else if refusal(facts).is_some() {
+                SubmitChoice::Refuse
+            } else {
+                SubmitChoice::Queue
+            }
+        };
+        // The submission is one step for the machine in this process:
+        // submissions arriving together are counted one after the other, so a
+        // burst does not pass the cooldown or the budget by as many as arrive
+        // at once.
         let _counting = match &machine {
             Some(host) => Some(self.counting[stripe_of(host)].lock().await),
             None => None,
         };
-        if submitted.is_none()
-            && let Some(refusal) = self
-                .over_quota(
-                    &url,
-                    machine.as_deref(),
-                    sub.credentials.is_none(),
-                    sub.submitter.as_deref(),
-                    now,
-                )
-                .await?
-        {
+        let done = self.store.submit_run(&submission, &decide).await?;
+        let place = done.place;
+        let submitted = match done.outcome {
+            SubmitOutcome::Fresh(run) => Submitted {
+                run,
+                reason: Reason::FreshResult,
+                place,
+            },
             // An equal run already under way is the answer: it sends the host
             // nothing more.
-            submitted = Some(Submitted {
-                run: self.store.active_run(&dedup_key).await?.ok_or(refusal)?,
-                reason: Reason::AlreadyActive,
-            });
-        }
-        let submitted = match submitted {
-            Some(s) => s,
-            None => {
-                let sealed = match (&sub.credentials, &keyring) {
-                    (Some(credentials), Some(keyring)) => Some(
-                        keyring
-                            .seal(run_id, credentials)
-                            .map_err(|e| StoreError::Corrupt(format!("credentials: {e}")))?,
-                    ),
-                    _ => None,
-                };
-                let new = NewRun {
-                    id: run_id,
-                    target_id: target.id.clone(),
-                    suite: sub.suite,
-                    options: sub.options.clone(),
-                    webhook_url: sub.webhook_url.clone(),
-                    dedup_key,
-                    max_attempts: self.max_attempts,
-                    created_at_ms: now,
-                };
-                let origin = RunOrigin {
-                    api_key,
-                    forced: sub.force,
-                    credentials: sealed,
-                    submitter: sub.submitter.clone(),
-                    machine,
-                };
-                match self.store.insert_run_from(&new, &origin).await? {
-                    Inserted::New(run) => {
-                        // A permit for one worker; a worker already waiting takes it at once.
-                        self.wake.notify_one();
-                        Submitted {
-                            run,
-                            reason: Reason::Queued,
-                        }
-                    }
-                    Inserted::Active(run) => Submitted {
-                        run,
-                        reason: Reason::AlreadyActive,
-                    },
+            SubmitOutcome::Refused(Some(run)) | SubmitOutcome::Queued(Inserted::Active(run)) => {
+                Submitted {
+                    run,
+                    reason: Reason::AlreadyActive,
+                    place,
+                }
+            }
+            SubmitOutcome::Refused(None) => {
+                return Err(refusal(&done.facts).unwrap_or_else(|| {
+                    SubmitError::Store(StoreError::Corrupt(
+                        "a submission was refused for no reason".into(),
+                    ))
+                }));
+            }
+            SubmitOutcome::Queued(Inserted::New(run)) => {
+                // A permit for one worker; a worker already waiting takes it at once.
+                self.wake.notify_one();
+                Submitted {
+                    run,
+                    reason: Reason::Queued,
+                    place,
                 }
             }
         };
@@ -609,22 +658,29 @@ impl Queue {
             .or_else(|| crate::store::host_of(url.as_str()))
     }
 
-    /// Why a new run of `url` would exceed the quota, if it would: `machine`
-    /// is the machine it counts against.
-    async fn over_quota(
+    /// What the quota counts a new run of `url` against, if anything:
+    /// `machine` is the machine it counts against; a run that is not `cooled`
+    /// (one with credentials) is not held by the cooldown.
+    fn limits_of(
         &self,
         url: &CanonicalUrl,
         machine: Option<&str>,
         cooled: bool,
         submitter: Option<&str>,
         now: i64,
-    ) -> Result<Option<SubmitError>, SubmitError> {
-        let Some(host) = machine
+    ) -> Option<Limits> {
+        let host = machine
             .map(str::to_owned)
-            .or_else(|| crate::store::host_of(url.as_str()))
-        else {
-            return Ok(None);
+            .or_else(|| crate::store::host_of(url.as_str()))?;
+        let every = self.quota.force_every;
+        let every_ms = match cooled {
+            true => i64::try_from(every.as_millis()).unwrap_or(i64::MAX),
+            false => 0,
         };
+        let per_hour = self.quota.runs_per_hour;
+        if every_ms == 0 && per_hour == 0 {
+            return None;
+        }
         // How refusals name the machine: its address, and the name the URL
         // gave when that is another spelling of it.
         let named = url.url().host_str().unwrap_or_default();
@@ -636,50 +692,64 @@ impl Queue {
         let mut endpoint = url.url().clone();
         endpoint.set_query(None);
         endpoint.set_fragment(None);
+        let hour_ms = if per_hour > 0 { HOUR_MS } else { 0 };
+        Some(Limits {
+            host,
+            label,
+            endpoint: endpoint.into(),
+            submitter: submitter.map(str::to_owned),
+            every_ms,
+            per_hour,
+            now,
+            since_ms: now.saturating_sub(every_ms.max(hour_ms)),
+        })
+    }
+
+    /// Why a new run would exceed the quota `limits` describes, if it would,
+    /// from what the store read of the machine's recent runs.
+    fn refusal(&self, limits: &Limits, facts: &SubmissionFacts) -> Option<SubmitError> {
+        let Limits {
+            label,
+            endpoint,
+            submitter,
+            every_ms,
+            per_hour,
+            now,
+            ..
+        } = limits;
+        let (every_ms, per_hour, now) = (*every_ms, *per_hour, *now);
         // The cooldown (#31 item 2): any new run of an endpoint within
         // `force_every` of the last one is refused, whatever asked for it
         // (`force`, `max_age_s: 0`, other options) and whatever query string
         // its URL carries: a query string does not make a new server. A run
-        // with credentials is not held by it (`cooled` false): it judges what
+        // with credentials is not held by it (`every_ms` 0): it judges what
         // the run before it could not, and the hourly budget still counts it.
-        let every = self.quota.force_every;
-        if cooled && !every.is_zero() {
-            let every_ms = i64::try_from(every.as_millis()).unwrap_or(i64::MAX);
-            if let Some(at) = self
-                .store
-                .latest_run_of_endpoint(&host, endpoint.as_str(), now.saturating_sub(every_ms))
-                .await?
-            {
-                let wait = secs_until(at.saturating_add(every_ms), now);
-                return Ok(Some(SubmitError::TargetLimited {
-                    detail: format!(
-                        "this server ({endpoint}) was last run {} s ago; protocheck starts a new \
-                         run of a server at most once every {} s, so that it cannot be used \
-                         to flood it (with `force`, `max_age_s` or another query string \
-                         alike). Retry in {wait} s, or submit without `force` and with the \
-                         default `max_age_s` to get the latest result.",
-                        now.saturating_sub(at).max(0) / 1000,
-                        every.as_secs(),
-                    ),
-                    retry_after_s: wait,
-                }));
-            }
+        let last = facts.endpoint_last_at_ms;
+        if every_ms > 0
+            && let Some(at) = last.filter(|at| *at > now.saturating_sub(every_ms))
+        {
+            let wait = secs_until(at.saturating_add(every_ms), now);
+            return Some(SubmitError::TargetLimited {
+                detail: format!(
+                    "this server ({endpoint}) was last run {} s ago; protocheck starts a new \
+                     run of a server at most once every {} s, so that it cannot be used \
+                     to flood it (with `force`, `max_age_s` or another query string \
+                     alike). Retry in {wait} s, or submit without `force` and with the \
+                     default `max_age_s` to get the latest result.",
+                    now.saturating_sub(at).max(0) / 1000,
+                    self.quota.force_every.as_secs(),
+                ),
+                retry_after_s: wait,
+            });
         }
-        let per_hour = self.quota.runs_per_hour;
-        if per_hour == 0 {
-            return Ok(None);
-        }
-        let load = self
-            .store
-            .host_load(&host, submitter, now.saturating_sub(HOUR_MS))
-            .await?;
+        let load = facts.load.filter(|_| per_hour > 0)?;
         // Each submitter's share of the host's hour (#31 item 3): one
         // submitter cannot spend the whole budget and lock everyone else out.
         let share = i64::from(host_share(per_hour));
         if submitter.is_some() && load.mine >= share {
             let oldest = load.mine_oldest_at_ms.unwrap_or(now);
             let wait = secs_until(oldest.saturating_add(HOUR_MS), now);
-            return Ok(Some(SubmitError::TargetLimited {
+            return Some(SubmitError::TargetLimited {
                 detail: format!(
                     "you have started {} runs on the host {label} in the last hour; each \
                      submitter (API key, or address) may start {share} of the {per_hour} runs \
@@ -688,28 +758,22 @@ impl Queue {
                     load.mine
                 ),
                 retry_after_s: wait,
-            }));
+            });
         }
         if load.count < i64::from(per_hour) {
-            return Ok(None);
+            return None;
         }
         // Other people's runs of other servers on the host do not refuse a
         // server's first run of the hour, up to twice the budget: many
         // submitters together still cannot flood the host.
         let ceiling = i64::from(per_hour).saturating_mul(2);
-        if submitter.is_some() && load.count < ceiling {
-            let first = self
-                .store
-                .latest_run_of_endpoint(&host, endpoint.as_str(), now.saturating_sub(HOUR_MS))
-                .await?
-                .is_none();
-            if first {
-                return Ok(None);
-            }
+        let first = last.is_none_or(|at| at <= now.saturating_sub(HOUR_MS));
+        if submitter.is_some() && load.count < ceiling && first {
+            return None;
         }
         let oldest = load.oldest_at_ms.unwrap_or(now);
         let wait = secs_until(oldest.saturating_add(HOUR_MS), now);
-        Ok(Some(SubmitError::TargetLimited {
+        Some(SubmitError::TargetLimited {
             detail: format!(
                 "the host {label} has had {} runs in the last hour, whoever submitted them; \
                  protocheck sends at most {per_hour} runs an hour to one host (a server's \
@@ -718,7 +782,7 @@ impl Queue {
                 load.count
             ),
             retry_after_s: wait,
-        }))
+        })
     }
 
     async fn replay(&self, key: &str, hash: &str) -> Result<Option<Submitted>, SubmitError> {
@@ -735,6 +799,7 @@ impl Queue {
             ))
         })?;
         Ok(Some(Submitted {
+            place: None,
             run,
             reason: Reason::IdempotentReplay,
         }))

@@ -20,8 +20,10 @@
 
 use crate::events::RunEvents;
 use crate::metrics::Metrics;
-use crate::store::{Announcement, HostBudget, HostLimits, Run, RunEnd, RunStatus, Store};
-use crate::suite::context::{Endpoint, HandshakeHistory, RunContext};
+use crate::store::{
+    Announcement, Announcer, EndRecord, HostBudget, HostLimits, Run, RunEnd, RunStatus, Store,
+};
+use crate::suite::context::{Endpoint, HandshakeHistory, HistoryLookup, RunContext};
 use crate::suite::{self, Finding, SuiteChoice};
 use crate::transport::{AddressPolicy, HttpClient, Limits};
 use crate::webhook::WebhookConfig;
@@ -275,7 +277,9 @@ struct Worker {
 
 /// How a run's execution ended, from the worker's side.
 enum Execution {
-    Done(Result<suite::Verdict, suite::context::EngineError>),
+    /// The engine ended; with a verdict, the findings it reported (all
+    /// stored, in order).
+    Done(Result<Box<(suite::Verdict, Vec<Finding>)>, suite::context::EngineError>),
     /// Another worker owns the run now (named when known); this one must not touch it.
     LeaseLost(Option<String>),
     /// Shutdown grace ran out; the run goes back to the queue.
@@ -295,6 +299,10 @@ enum Ending {
         end: Box<RunEnd>,
         suite_version: String,
         status: &'static str,
+        /// The protocol the run saw its target speak.
+        target_protocol: Option<&'static str>,
+        /// The findings of a verdict, which its attestation signs.
+        findings: Vec<Finding>,
     },
     Requeue {
         reason: String,
@@ -311,6 +319,8 @@ impl Ending {
             // A run that ended in error was judged by no suite: it records protocheck's version.
             suite_version: env!("CARGO_PKG_VERSION").to_owned(),
             status: "error",
+            target_protocol: None,
+            findings: Vec::new(),
         }
     }
 }
@@ -404,35 +414,19 @@ impl Worker {
                 count_attempt: false,
                 status: "released",
             },
-            Execution::Done(Ok(verdict)) => {
+            Execution::Done(Ok(done)) => {
+                let (verdict, findings) = *done;
                 let observed = match verdict.suite {
                     crate::suite::SuiteId::Rcp => verdict.detail.protocol_observed(),
-                    crate::suite::SuiteId::Mcp => {
-                        match self.deps.store.findings(run.id, -1).await {
-                            Ok(found) => {
-                                crate::suite::mcp_observed(found.iter().map(|f| &f.finding))
-                            }
-                            Err(e) => {
-                                tracing::warn!(run = %run.id, error = %e, "reading the findings to record the target's protocol failed");
-                                false
-                            }
-                        }
-                    }
+                    crate::suite::SuiteId::Mcp => crate::suite::mcp_observed(&findings),
                 };
-                if observed
-                    && let Err(e) = self
-                        .deps
-                        .store
-                        .set_target_protocol(&run.target_id, verdict.suite.as_str())
-                        .await
-                {
-                    tracing::warn!(run = %run.id, error = %e, "recording the target's protocol failed");
-                }
                 let status = if verdict.passed { "passed" } else { "failed" };
                 Ending::Finish {
                     suite_version: verdict.suite_version.clone(),
+                    target_protocol: observed.then_some(verdict.suite.as_str()),
                     end: Box::new(RunEnd::Verdict(verdict)),
                     status,
+                    findings,
                 }
             }
             Execution::Done(Err(err)) => self.after_error(run, &err, now),
@@ -456,6 +450,36 @@ impl Worker {
                 () = shutdown.cancelled() => {}
             }
         });
+    }
+
+    /// The attestation of `run` ending now (`now_ms`) with `end`, when it is
+    /// a verdict and the service signs: signed over the run as the end will
+    /// store it, with the findings the worker stored, so that the end records
+    /// it in its own transaction. A signing failure must not cost the run its
+    /// verdict: it is logged, and the attestation is created when it is first
+    /// requested ([`crate::attest::attest_run`]).
+    async fn attest(
+        &self,
+        run: &Run,
+        end: &RunEnd,
+        findings: &[Finding],
+        now_ms: i64,
+    ) -> Option<crate::store::StoredAttestation> {
+        let (RunEnd::Verdict(verdict), Some(attestor)) = (end, &self.cfg.attestor) else {
+            return None;
+        };
+        let signed = async {
+            // No stored attestation names a key the key set lacks.
+            attestor.ensure_published(self.deps.store.as_ref()).await?;
+            crate::attest::attest_ending(attestor, run, verdict, now_ms, findings)
+        };
+        match signed.await {
+            Ok(attestation) => Some(attestation),
+            Err(e) => {
+                tracing::warn!(run = %run.id, error = %e, "signing the verdict failed");
+                None
+            }
+        }
     }
 
     /// What an attempt that failed leaves the run as: another attempt when a
@@ -498,99 +522,54 @@ impl Worker {
         Ending::error(reason)
     }
 
-    /// What a run that ended with `verdict` announces besides `run.finished`:
-    /// when its target is watched for this suite by a receiver that asked for
-    /// the event, `run.regressed` or `run.recovered` against the run with a
-    /// verdict before it (see [`crate::webhook::compare`]). Read before the
-    /// end is recorded, so the end and its announcements are one transaction;
-    /// a read that fails costs the announcement (logged), never the verdict.
-    async fn announcements(&self, run: &Run, verdict: &suite::Verdict) -> Vec<Announcement> {
-        let store = &self.deps.store;
-        let suite = verdict.suite.as_str();
-        let read = async {
-            let Some(watch) = store.get_watch(&run.target_id, suite).await? else {
-                return Ok(None);
-            };
-            let Some(url) = watch.webhook_url.clone() else {
-                return Ok(None);
-            };
-            let Some(previous) = store
-                .latest_runs_for_suite(&run.target_id, suite)
-                .await?
-                .verdict
-                .filter(|p| p.id != run.id)
-            else {
-                return Ok(None);
-            };
-            let before: Vec<Finding> = store
-                .findings(previous.id, -1)
-                .await?
-                .into_iter()
-                .map(|f| f.finding)
-                .collect();
-            let now: Vec<Finding> = store
-                .findings(run.id, -1)
-                .await?
-                .into_iter()
-                .map(|f| f.finding)
-                .collect();
-            let public = self.cfg.webhooks.public_url.as_deref();
-            Ok::<_, crate::store::StoreError>(
-                crate::webhook::compare(previous.verdict.as_ref(), &before, verdict, &now)
-                    .filter(|c| watch.events.iter().any(|e| e == c.event))
-                    .map(|c| Announcement {
-                        event: c.event.to_owned(),
-                        url,
-                        api_key: watch.api_key,
-                        detail: c.detail(&previous, public),
-                    }),
-            )
-        };
-        match tokio::time::timeout(self.cfg.store_patience(), read).await {
-            Ok(Ok(found)) => found.into_iter().collect(),
-            Ok(Err(e)) => {
-                tracing::warn!(run = %run.id, error = %e, "comparing the run with the one before failed; no regression or recovery is announced");
-                Vec::new()
-            }
-            Err(_) => {
-                tracing::warn!(run = %run.id, "comparing the run with the one before timed out; no regression or recovery is announced");
-                Vec::new()
-            }
-        }
-    }
-
     /// Records how an attempt ended, waiting out a database outage for up to a
     /// lease (after that the run is the reaper's).
     async fn record(&self, run: &Run, ending: Ending, started: Instant) {
         let store = &self.deps.store;
-        let announce = match &ending {
-            Ending::Finish { end, .. } => match &**end {
-                RunEnd::Verdict(verdict) => self.announcements(run, verdict).await,
-                RunEnd::Error(_) => Vec::new(),
-            },
-            Ending::Requeue { .. } => Vec::new(),
-        };
         let give_up = Instant::now() + self.cfg.lease;
         let mut delay = DB_RETRY_BASE;
         let recorded = loop {
             let now = crate::now_ms();
-            let tried = match &ending {
-                Ending::Finish {
-                    end, suite_version, ..
-                } => store.finish_run_announcing(
-                    run.id,
-                    &self.id,
-                    end,
-                    suite_version,
-                    now,
-                    &announce,
-                ),
-                Ending::Requeue {
-                    reason,
-                    available_at_ms,
-                    count_attempt,
-                    ..
-                } => store.requeue_run(run.id, &self.id, reason, *available_at_ms, *count_attempt),
+            let tried = async {
+                match &ending {
+                    Ending::Finish {
+                        end,
+                        suite_version,
+                        target_protocol,
+                        findings,
+                        ..
+                    } => {
+                        let attestation = self.attest(run, end, findings, now).await;
+                        let announcer = match &**end {
+                            RunEnd::Verdict(verdict) => Some(WatchAnnouncer {
+                                verdict,
+                                findings,
+                                public_url: self.cfg.webhooks.public_url.as_deref(),
+                            }),
+                            RunEnd::Error(_) => None,
+                        };
+                        let record = EndRecord {
+                            end,
+                            suite_version,
+                            now_ms: now,
+                            announcer: announcer.as_ref().map(|a| a as &dyn Announcer),
+                            target_protocol: *target_protocol,
+                            attestation: attestation.as_ref(),
+                        };
+                        store.end_run(run.id, &self.id, &record).await
+                    }
+                    Ending::Requeue {
+                        reason,
+                        available_at_ms,
+                        count_attempt,
+                        ..
+                    } => {
+                        let requeued = store
+                            .requeue_run(run.id, &self.id, reason, *available_at_ms, *count_attempt)
+                            .await?;
+                        Ok(requeued.then_some(0))
+                    }
+                }
             };
             match tokio::time::timeout(self.cfg.store_patience(), tried).await {
                 Ok(Ok(done)) => break Ok(done),
@@ -612,23 +591,12 @@ impl Worker {
             Ending::Finish { status, .. } | Ending::Requeue { status, .. } => *status,
         };
         match recorded {
-            Ok(true) => {
-                if let (Ending::Finish { end, .. }, Some(attestor)) = (&ending, &self.cfg.attestor)
-                    && matches!(**end, RunEnd::Verdict(_))
-                {
-                    // A signing failure must not cost the run its verdict: log it; the
-                    // attestation is created when it is first requested.
-                    if let Err(e) =
-                        crate::attest::attest_finished_run(store.as_ref(), attestor, run.id).await
-                    {
-                        tracing::warn!(run = %run.id, error = %e, "signing the verdict failed");
-                    }
-                }
+            Ok(Some(announced)) => {
                 self.deps
                     .metrics
                     .observe_run(run.suite, status, started.elapsed().as_secs_f64());
                 tracing::info!(worker = %self.id, run = %run.id, status, "run ended");
-                if run.webhook_url.is_some() || !announce.is_empty() {
+                if run.webhook_url.is_some() || announced > 0 {
                     self.webhook_wake.notify_one();
                 }
                 // What this end makes claimable later is known here: a retry
@@ -649,7 +617,7 @@ impl Worker {
                     self.wake_at(at_ms);
                 }
             }
-            Ok(false) => {
+            Ok(None) => {
                 tracing::warn!(worker = %self.id, run = %run.id, "the run is no longer this worker's; its end was not recorded");
             }
             Err(e) => {
@@ -766,7 +734,7 @@ impl Worker {
         ctx.deadline = deadline;
         ctx.target_concurrency = self.cfg.target_concurrency;
         if choice != SuiteChoice::Mcp {
-            ctx.handshake_history = self.handshake_history(run).await;
+            ctx.handshake_history = self.handshake_history(run);
         }
         let (tx, rx) = mpsc::channel::<Finding>(FINDINGS_BUFFER);
 
@@ -779,10 +747,9 @@ impl Worker {
             tokio::pin!(sink);
             tokio::select! {
                 verdict = &mut engine => (verdict, sink.await),
-                sink_ok = &mut sink => if sink_ok {
-                    (engine.await, true)
-                } else {
-                    (Err(suite::context::EngineError::Aborted), false)
+                stored = &mut sink => match stored {
+                    Some(findings) => (engine.await, Some(findings)),
+                    None => (Err(suite::context::EngineError::Aborted), None),
                 },
             }
         };
@@ -796,7 +763,13 @@ impl Worker {
         loop {
             tokio::select! {
                 (verdict, sink_ok) = &mut work => {
-                    return if sink_ok { Execution::Done(verdict) } else { Execution::StoreFailed };
+                    return match (verdict, sink_ok) {
+                        (Ok(verdict), Some(findings)) => {
+                            Execution::Done(Ok(Box::new((verdict, findings))))
+                        }
+                        (Err(e), Some(_)) => Execution::Done(Err(e)),
+                        (_, None) => Execution::StoreFailed,
+                    };
                 }
                 holder = &mut lease => return Execution::LeaseLost(holder),
                 _ = self.shutdown.cancelled(), if !draining => {
@@ -937,54 +910,74 @@ impl Worker {
     /// the newest finished run where `RCP-L0-011` (`initialize` negotiates)
     /// passed. A long-lived server that keeps one initialized flag for the
     /// whole process can then be certified on a later run, as that run showed
-    /// (RCP decision 3; see [`HandshakeHistory`]).
-    async fn handshake_history(&self, run: &Run) -> HandshakeHistory {
-        let found = self
-            .deps
-            .store
-            .latest_run_with_finding(
-                &run.target_id,
-                suite::rcp::l0::INITIALIZE_NEGOTIATES.id,
-                suite::Outcome::Pass,
-            )
-            .await;
-        match found {
-            Ok(Some(earlier)) => HandshakeHistory::Observed {
-                run_id: earlier.id.to_string(),
-                at_ms: earlier.finished_at_ms.unwrap_or(earlier.created_at_ms),
-            },
-            Ok(None) => HandshakeHistory::NotObserved,
-            Err(e) => {
-                // Without the history a process-wide server gets no level and
-                // the verdict says no history was available; it never gets a
-                // level it did not show.
-                tracing::warn!(run = %run.id, error = %e, "reading the target's handshake history failed");
-                HandshakeHistory::Unavailable
-            }
-        }
+    /// (RCP decision 3; see [`HandshakeHistory`]). Read only when the run
+    /// asks for it: most runs never do.
+    fn handshake_history(&self, run: &Run) -> HistoryLookup {
+        let (store, run_id, target_id) = (self.deps.store.clone(), run.id, run.target_id.clone());
+        HistoryLookup::new(move || {
+            let (store, target_id) = (store.clone(), target_id.clone());
+            Box::pin(async move {
+                let found = store
+                    .latest_run_with_finding(
+                        &target_id,
+                        suite::rcp::l0::INITIALIZE_NEGOTIATES.id,
+                        suite::Outcome::Pass,
+                    )
+                    .await;
+                match found {
+                    Ok(Some(earlier)) => HandshakeHistory::Observed {
+                        run_id: earlier.id.to_string(),
+                        at_ms: earlier.finished_at_ms.unwrap_or(earlier.created_at_ms),
+                    },
+                    Ok(None) => HandshakeHistory::NotObserved,
+                    Err(e) => {
+                        // Without the history a process-wide server gets no level and
+                        // the verdict says no history was available; it never gets a
+                        // level it did not show.
+                        tracing::warn!(run = %run_id, error = %e, "reading the target's handshake history failed");
+                        HandshakeHistory::Unavailable
+                    }
+                }
+            })
+        })
     }
 }
 
-/// Longest a finding waits in the worker before it is stored: what the run's
-/// page and its event stream lag behind the engine at most (plus one write).
-const FLUSH_EVERY: Duration = Duration::from_millis(100);
+/// Longest the first findings of a run wait in the worker before they are
+/// stored: what the run's page and its event stream lag behind the engine at
+/// its start (plus one write). Each later batch may wait twice as long as the
+/// one before it (see [`Worker::store_findings`]).
+const FLUSH_FIRST: Duration = Duration::from_millis(100);
 
 /// Most findings written in one flush: the store's one-statement batch, so a
 /// flush is one statement.
 const FLUSH_FINDINGS: usize = crate::store::FINDINGS_PER_STATEMENT;
 
 impl Worker {
-    /// Stores the engine's findings as they come, in batches: a batch is written
-    /// [`FLUSH_EVERY`] after its first finding arrived, when it holds
-    /// [`FLUSH_FINDINGS`], or when the engine is done, whichever comes first.
-    /// One write per batch rather than per finding keeps a run's cost to the
-    /// database about constant however many findings it has, and the deadline
-    /// keeps progress live. False when the lease was lost or a write failed:
-    /// the run is then given up, whatever the engine still finds.
-    async fn store_findings(&self, run: &Run, mut rx: mpsc::Receiver<Finding>) -> bool {
+    /// Stores the engine's findings as they come, in batches: a batch is
+    /// written a while after its first finding arrived ([`FLUSH_FIRST`] for
+    /// the first, twice as long as the batch before for each later one), when
+    /// it holds [`FLUSH_FINDINGS`], or when the engine is done, whichever
+    /// comes first. One write per batch rather than per finding keeps a run's
+    /// cost to the database about constant however many findings it has (#29
+    /// item 4); the growing wait bounds it however long the run takes (batch
+    /// k is written at least 100 ms × (2^k − 1) into the run: at most 11
+    /// writes in the 120 s deadline, 6 in 5 s), while a run's first findings
+    /// show at once and its progress lags by at most half its age. The
+    /// findings stored, in order, once the engine is
+    /// done (the run's end signs them without reading them back); None when
+    /// the lease was lost or a write failed: the run is then given up,
+    /// whatever the engine still finds.
+    async fn store_findings(
+        &self,
+        run: &Run,
+        mut rx: mpsc::Receiver<Finding>,
+    ) -> Option<Vec<Finding>> {
+        let mut stored = Vec::new();
         let mut batch = Vec::with_capacity(FLUSH_FINDINGS);
         let mut first_seq = 0i64;
         let mut deadline: Option<tokio::time::Instant> = None;
+        let mut wait = FLUSH_FIRST;
         loop {
             // `None`: the batch is due; `Some(None)`: the engine is done.
             let next = match deadline {
@@ -994,7 +987,7 @@ impl Worker {
             let (done, timed_out) = (matches!(next, Some(None)), next.is_none());
             if let Some(Some(finding)) = next {
                 if batch.is_empty() {
-                    deadline = Some(tokio::time::Instant::now() + FLUSH_EVERY);
+                    deadline = Some(tokio::time::Instant::now() + wait);
                 }
                 batch.push(finding);
             }
@@ -1005,14 +998,15 @@ impl Worker {
                 || deadline.is_some_and(|at| tokio::time::Instant::now() >= at);
             if due && !batch.is_empty() {
                 if !self.flush_findings(run, first_seq, &batch).await {
-                    return false;
+                    return None;
                 }
                 first_seq += i64::try_from(batch.len()).unwrap_or(i64::MAX);
-                batch.clear();
+                stored.append(&mut batch);
                 deadline = None;
+                wait = wait.saturating_mul(2);
             }
             if done {
-                return true;
+                return Some(stored);
             }
         }
     }
@@ -1096,6 +1090,48 @@ async fn reaper(deps: WorkerDeps, cfg: Arc<WorkerConfig>, shutdown: Cancellation
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "reaping expired leases failed"),
         }
+    }
+}
+
+/// What a run's end announces besides `run.finished` to its target's watch:
+/// `run.regressed` or `run.recovered` against the run with a verdict before
+/// it (see [`crate::webhook::compare`]), when the watch asked for the event.
+/// The store reads the watch and that run in the end's transaction.
+struct WatchAnnouncer<'a> {
+    verdict: &'a suite::Verdict,
+    findings: &'a [Finding],
+    public_url: Option<&'a str>,
+}
+
+impl Announcer for WatchAnnouncer<'_> {
+    fn suite(&self) -> &str {
+        self.verdict.suite.as_str()
+    }
+
+    fn announce(
+        &self,
+        watch: &crate::store::Watch,
+        previous: &Run,
+        previous_findings: &[Finding],
+    ) -> Vec<Announcement> {
+        let Some(url) = &watch.webhook_url else {
+            return Vec::new();
+        };
+        crate::webhook::compare(
+            previous.verdict.as_ref(),
+            previous_findings,
+            self.verdict,
+            self.findings,
+        )
+        .filter(|c| watch.events.iter().any(|e| e == c.event))
+        .map(|c| Announcement {
+            event: c.event.to_owned(),
+            url: url.clone(),
+            api_key: watch.api_key,
+            detail: c.detail(previous, self.public_url),
+        })
+        .into_iter()
+        .collect()
     }
 }
 

@@ -24,6 +24,7 @@ use dsse::{Envelope, EnvelopeSignature, PAYLOAD_TYPE};
 use keys::SigningKeyPair;
 use statement::Statement;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use uuid::Uuid;
 
 pub use keys::{Jwk, Jwks, KeySet};
@@ -48,11 +49,16 @@ pub enum AttestError {
 #[derive(Clone, Debug)]
 pub struct Attestor {
     key: Arc<SigningKeyPair>,
+    /// Whether the public key is known to be recorded (clones share it).
+    published: Arc<AtomicBool>,
 }
 
 impl Attestor {
     pub fn new(key: SigningKeyPair) -> Self {
-        Self { key: Arc::new(key) }
+        Self {
+            key: Arc::new(key),
+            published: Arc::default(),
+        }
     }
 
     pub fn key_id(&self) -> &str {
@@ -67,7 +73,18 @@ impl Attestor {
     pub async fn publish(&self, store: &dyn Store) -> Result<(), StoreError> {
         store
             .put_public_key(&self.key.public_record(crate::now_ms()))
-            .await
+            .await?;
+        self.published.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// [`Attestor::publish`] unless this attestor (or a clone) already did:
+    /// a recorded key stays recorded, so one write a process is enough.
+    pub async fn ensure_published(&self, store: &dyn Store) -> Result<(), StoreError> {
+        if self.published.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.publish(store).await
     }
 
     /// The DSSE envelope of `statement`.
@@ -114,15 +131,26 @@ pub async fn attest_run(
     sign_and_store(store, attestor, run_id).await
 }
 
-/// The attestation of a run its worker has just finished, which has none yet:
-/// [`attest_run`] without the first read (a second signer's attestation, if
-/// one raced it, is kept and returned by the store's insert).
-pub async fn attest_finished_run(
-    store: &dyn Store,
+/// The attestation of `run` as its end will store it: `verdict` at
+/// `finished_at_ms`, after `findings` (the findings stored, in order). The
+/// worker signs it before the end and stores both in one transaction; it is
+/// what [`attest_run`] would sign from the stored run afterwards. The caller
+/// has published the key ([`Attestor::ensure_published`]).
+pub fn attest_ending(
     attestor: &Attestor,
-    run_id: Uuid,
+    run: &crate::store::Run,
+    verdict: &crate::suite::Verdict,
+    finished_at_ms: i64,
+    findings: &[crate::suite::Finding],
 ) -> Result<StoredAttestation, AttestError> {
-    sign_and_store(store, attestor, run_id).await
+    let findings: Vec<&crate::suite::Finding> = findings.iter().collect();
+    let statement = Statement::of_findings(run, verdict, finished_at_ms, &findings)?;
+    Ok(StoredAttestation {
+        run_id: run.id,
+        key_id: attestor.key_id().to_owned(),
+        envelope: serde_json::to_string(&attestor.sign(&statement)?)?,
+        created_at_ms: finished_at_ms,
+    })
 }
 
 async fn sign_and_store(
@@ -144,7 +172,7 @@ async fn sign_and_store(
     let envelope = serde_json::to_string(&attestor.sign(&statement)?)?;
     // Published before the attestation is stored, so no stored attestation names
     // a key that the key set lacks. The insert is a no-op once the key is known.
-    attestor.publish(store).await?;
+    attestor.ensure_published(store).await?;
     let stored = store
         .put_attestation(&StoredAttestation {
             run_id,

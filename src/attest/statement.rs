@@ -97,6 +97,18 @@ impl Statement {
         finished_at_ms: i64,
         findings: &[StoredFinding],
     ) -> Result<Self, serde_json::Error> {
+        let findings: Vec<&Finding> = findings.iter().map(|f| &f.finding).collect();
+        Self::of_findings(run, verdict, finished_at_ms, &findings)
+    }
+
+    /// [`Statement::of_run`] over the findings themselves, as the worker that
+    /// stored them holds them.
+    pub fn of_findings(
+        run: &Run,
+        verdict: &Verdict,
+        finished_at_ms: i64,
+        findings: &[&Finding],
+    ) -> Result<Self, serde_json::Error> {
         let (profile, detail) = match &verdict.detail {
             VerdictDetail::Rcp {
                 profile,
@@ -136,7 +148,6 @@ impl Statement {
                 },
             ),
         };
-        let findings: Vec<&Finding> = findings.iter().map(|f| &f.finding).collect();
         Ok(Self {
             statement_type: STATEMENT_TYPE.to_owned(),
             subject: vec![Subject {
@@ -156,7 +167,7 @@ impl Statement {
                 profile,
                 verdict: detail,
                 counts: verdict.counts,
-                findings_sha256: findings_sha256(&findings)?,
+                findings_sha256: findings_sha256(findings)?,
                 finished_at: crate::rfc3339(finished_at_ms),
                 protocheck_version: env!("CARGO_PKG_VERSION").to_owned(),
                 credentials: run.credentials.clone(),

@@ -24,11 +24,12 @@ pub mod sql;
 pub mod sqlite;
 
 pub use model::{
-    Announcement, ApiKey, AttemptOutcome, DeliveryState, DueWatches, HistoryCursor, HostBudget,
-    HostLimits, HostLoad, IdempotencyRecord, Inserted, NewApiKey, NewRun, NewWatch,
-    PublicKeyRecord, QueuePlace, ReapReport, Rehosted, Run, RunEnd, RunOrigin, RunStatus,
-    SCHEDULE_SUBMITTER, StoredAttestation, StoredFinding, SuiteRuns, Target, Watch, WebhookAttempt,
-    WebhookDelivery, host_of, same_server,
+    Announcement, Announcer, ApiKey, AttemptOutcome, DeliveryState, DueWatches, EndRecord,
+    HistoryCursor, HostBudget, HostLimits, HostLoad, IdempotencyRecord, Inserted, LoadQuery,
+    NewApiKey, NewRun, NewWatch, PublicKeyRecord, QueuePlace, ReapReport, Rehosted, Run, RunEnd,
+    RunOrigin, RunStatus, SCHEDULE_SUBMITTER, StoredAttestation, StoredFinding, SubmissionFacts,
+    SubmitChoice, SubmitDecision, SubmitOutcome, SubmitRequest, Submitted, SuiteRuns, Target,
+    Watch, WebhookAttempt, WebhookDelivery, host_of, same_server,
 };
 
 pub use sql::FINDINGS_PER_STATEMENT;
@@ -114,6 +115,20 @@ pub trait Store:
     /// forced. The run takes the machine its submission resolved, else its
     /// target's host (see [`host_of`]).
     async fn insert_run_from(&self, new: &NewRun, origin: &RunOrigin) -> StoreResult<Inserted>;
+
+    /// A whole submission in one transaction: upserts the target (as
+    /// [`Store::upsert_target`] does), reads what `submission` asks
+    /// ([`SubmissionFacts`]), and does what `decide` chooses from them:
+    /// answers with the fresh run, refuses (answering with an equal run under
+    /// way, if any), or queues the run as [`Store::insert_run_from`] does. The
+    /// facts are returned with the outcome, so the submitter can say why it
+    /// refused, and with the answering run's place in the queue
+    /// ([`Store::queue_place`]) when it is queued.
+    async fn submit_run(
+        &self,
+        submission: &SubmitRequest<'_>,
+        decide: &SubmitDecision<'_>,
+    ) -> StoreResult<Submitted>;
 
     /// The queued or running run with this dedup key, if any.
     async fn active_run(&self, dedup_key: &str) -> StoreResult<Option<Run>>;
@@ -278,21 +293,21 @@ pub trait Store:
         suite_version: &str,
         now_ms: i64,
     ) -> StoreResult<bool> {
-        self.finish_run_announcing(run_id, worker, end, suite_version, now_ms, &[])
-            .await
+        let record = EndRecord::plain(end, suite_version, now_ms);
+        Ok(self.end_run(run_id, worker, &record).await?.is_some())
     }
 
-    /// [`Store::finish_run`], queuing the deliveries of `announce` in the
-    /// same transaction (at most one per event and run).
-    async fn finish_run_announcing(
+    /// [`Store::finish_run`], recording in the same transaction what `record`
+    /// adds: the deliveries of what its announcer decides (at most one per
+    /// event and run), its target's protocol and its attestation. One commit
+    /// ends a run. None when the lease was lost; else how many announcements
+    /// besides `run.finished` were queued.
+    async fn end_run(
         &self,
         run_id: Uuid,
         worker: &str,
-        end: &RunEnd,
-        suite_version: &str,
-        now_ms: i64,
-        announce: &[Announcement],
-    ) -> StoreResult<bool>;
+        record: &EndRecord<'_>,
+    ) -> StoreResult<Option<usize>>;
 
     /// Puts a running run held by `worker` back in the queue, available at
     /// `available_at_ms`, with `reason` kept in `error`. With `count_attempt` false

@@ -266,8 +266,62 @@ pub struct WebhookDelivery {
     pub api_key: Option<Uuid>,
 }
 
+/// Everything a worker records when a run ends, written in the one
+/// transaction that ends it (see [`super::Store::end_run`]).
+#[derive(Debug, Clone, Copy)]
+pub struct EndRecord<'a> {
+    pub end: &'a RunEnd,
+    pub suite_version: &'a str,
+    pub now_ms: i64,
+    /// What the end announces besides `run.finished` when its target's
+    /// watch asks for more.
+    pub announcer: Option<&'a dyn Announcer>,
+    /// The protocol the run saw its target speak, recorded on the target.
+    pub target_protocol: Option<&'a str>,
+    /// The verdict's attestation, signed over the run as this end stores it
+    /// (its `finished_at` is `now_ms`). Kept as it is if the run has one.
+    pub attestation: Option<&'a StoredAttestation>,
+}
+
+impl<'a> EndRecord<'a> {
+    /// An end that records nothing besides the run's own row (and its webhook).
+    pub fn plain(end: &'a RunEnd, suite_version: &'a str, now_ms: i64) -> Self {
+        Self {
+            end,
+            suite_version,
+            now_ms,
+            announcer: None,
+            target_protocol: None,
+            attestation: None,
+        }
+    }
+}
+
+/// Decides what a run's end announces besides `run.finished` when its
+/// target is watched for the suite with a webhook: the store reads the watch,
+/// the run with a verdict before this one and that run's findings in the
+/// end's transaction, and queues what [`Announcer::announce`] returns.
+pub trait Announcer: Send + Sync {
+    /// The suite whose watch and verdicts are read.
+    fn suite(&self) -> &str;
+    /// The events to queue, given the watch (which has a webhook URL), the
+    /// run with a verdict before this one and its findings.
+    fn announce(
+        &self,
+        watch: &Watch,
+        previous: &Run,
+        previous_findings: &[crate::suite::Finding],
+    ) -> Vec<Announcement>;
+}
+
+impl std::fmt::Debug for dyn Announcer + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Announcer({})", self.suite())
+    }
+}
+
 /// An event a run announces besides `run.finished`, queued in the
-/// transaction that ends the run (see [`super::Store::finish_run_announcing`]).
+/// transaction that ends the run (see [`super::Store::end_run`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Announcement {
     pub event: String,
@@ -474,6 +528,92 @@ pub struct RunOrigin {
     /// The machine its target resolved to at submission (see
     /// [`host_of`]); `None` counts it by its URL's host.
     pub machine: Option<String>,
+}
+
+/// A submission, as the store takes it in one transaction (see
+/// [`super::Store::submit_run`]): the run it would queue, and what the store
+/// reads for the submitter to decide whether it does.
+#[derive(Debug, Clone)]
+pub struct SubmitRequest<'a> {
+    pub new: &'a NewRun,
+    pub origin: &'a RunOrigin,
+    /// The target's canonical URL (its id is `new.target_id`).
+    pub canonical_url: &'a str,
+    /// Read the newest `passed` or `failed` run with `new.dedup_key` finished
+    /// at or after this time.
+    pub fresh_since_ms: Option<i64>,
+    /// Read what the limits count.
+    pub load: Option<LoadQuery<'a>>,
+}
+
+/// What a submission's limits count on one machine.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadQuery<'a> {
+    pub host: &'a str,
+    /// The endpoint (canonical URL without its query) whose newest run is read.
+    pub endpoint: &'a str,
+    pub endpoint_since_ms: i64,
+    /// Read the host's runs created after this time, and the submitter's share.
+    pub host_since_ms: Option<i64>,
+    pub submitter: Option<&'a str>,
+}
+
+/// What the store read for a submission, in its transaction.
+#[derive(Debug, Clone, Default)]
+pub struct SubmissionFacts {
+    /// The newest finished run that answers it, when asked.
+    pub fresh: Option<Run>,
+    /// When the newest run of the endpoint was created (see
+    /// [`super::Store::latest_run_of_endpoint`]), when asked.
+    pub endpoint_last_at_ms: Option<i64>,
+    /// The host's recent runs, when asked.
+    pub load: Option<HostLoad>,
+}
+
+/// How a submitter decides from what the store read (see
+/// [`super::Store::submit_run`]).
+pub type SubmitDecision<'a> =
+    dyn for<'f> Fn(&'f SubmissionFacts) -> SubmitChoice + Send + Sync + 'a;
+
+/// What a submitter decides from [`SubmissionFacts`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubmitChoice {
+    /// The fresh run answers it; nothing is queued.
+    Fresh,
+    /// Queue nothing; an equal run already under way answers it, if any.
+    Refuse,
+    /// Queue the run (unless an equal one is under way).
+    Queue,
+}
+
+/// What [`super::Store::submit_run`] did, with what it read.
+#[derive(Debug, Clone)]
+pub struct Submitted {
+    pub facts: SubmissionFacts,
+    pub outcome: SubmitOutcome,
+    /// The answering run's place in the queue, when it is queued.
+    pub place: Option<QueuePlace>,
+}
+
+impl SubmitOutcome {
+    /// The run that answers the submission, if any.
+    pub fn run(&self) -> Option<&Run> {
+        match self {
+            Self::Fresh(run) | Self::Queued(Inserted::New(run) | Inserted::Active(run)) => {
+                Some(run)
+            }
+            Self::Refused(run) => run.as_ref(),
+        }
+    }
+}
+
+/// How a submission ended in the store.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SubmitOutcome {
+    Fresh(Run),
+    /// Refused; the equal run under way, if there is one.
+    Refused(Option<Run>),
+    Queued(Inserted),
 }
 
 /// Runs created for one host since some time.

@@ -27,9 +27,10 @@ use super::rows::{
     status_count_from_row, target_from_row, to_json,
 };
 use super::{
-    Announcement, Backend, HistoryCursor, HostLimits, HostLoad, IdempotencyRecord, Inserted,
-    NewRun, QueuePlace, ReapReport, Rehosted, Run, RunEnd, RunOrigin, RunStatus, Store, StoreError,
-    StoreResult, StoredFinding, SuiteRuns, Target, hosts,
+    Announcement, Announcer, Backend, EndRecord, HistoryCursor, HostLimits, HostLoad,
+    IdempotencyRecord, Inserted, NewRun, QueuePlace, ReapReport, Rehosted, Run, RunOrigin,
+    RunStatus, Store, StoreError, StoreResult, StoredFinding, SubmissionFacts, SubmitChoice,
+    SubmitDecision, SubmitOutcome, SubmitRequest, Submitted, SuiteRuns, Target, hosts,
 };
 use crate::suite::Finding;
 use sqlx::migrate::Migrator;
@@ -312,10 +313,12 @@ fn insert_findings<DB: Dialect>(rows: usize) -> String {
 /// of the column types the store uses (text, 64- and 32-bit integers, and
 /// NULLs of each through `Option`). They are written here once because Rust
 /// does not carry such bounds from a trait's declaration to its uses.
+///
+/// `impl_sql_store!(inherent { … })` writes methods of [`SqlStore`] itself
+/// under the same bounds.
 macro_rules! impl_sql_store {
-    ($store:path { $($body:tt)* }) => {
-        #[async_trait::async_trait]
-        impl<DB> $store for $crate::store::sql::SqlStore<DB>
+    (@bounded [$($head:tt)*] { $($body:tt)* }) => {
+        $($head)*
         where
             DB: $crate::store::sql::Dialect,
             for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
@@ -335,7 +338,302 @@ macro_rules! impl_sql_store {
             $($body)*
         }
     };
+    (inherent { $($body:tt)* }) => {
+        impl_sql_store!(@bounded [impl<DB> $crate::store::sql::SqlStore<DB>] { $($body)* });
+    };
+    ($store:path { $($body:tt)* }) => {
+        impl_sql_store!(@bounded [
+            #[async_trait::async_trait]
+            impl<DB> $store for $crate::store::sql::SqlStore<DB>
+        ] { $($body)* });
+    };
 }
+
+// The statements of a submission, on a connection or inside a transaction
+// (`Store::submit_run` runs them all in one).
+impl_sql_store!(inherent {
+    /// Inserts the target if it is new and reads it as stored. Conflict on
+    /// the id only: the same URL under another id is a real error. A target
+    /// stored before hosts were recorded, or recorded by an earlier reading of
+    /// its URL (see `host_of`), gets its host now.
+    async fn upsert_target_in(
+        &self,
+        conn: &mut DB::Connection,
+        id: &str,
+        canonical_url: &str,
+        now_ms: i64,
+    ) -> StoreResult<Target> {
+        sqlx::query(
+            "INSERT INTO targets (id, canonical_url, created_at_ms, host) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (id) DO UPDATE SET host = excluded.host
+             WHERE targets.host IS NULL OR targets.host <> excluded.host",
+        )
+        .bind(id)
+        .bind(canonical_url)
+        .bind(now_ms)
+        .bind(super::host_of(canonical_url))
+        .execute(self.statements.on(&mut *conn))
+        .await?;
+        let row = sqlx::query(
+            "SELECT id, canonical_url, protocol, created_at_ms FROM targets WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(self.statements.on(&mut *conn))
+        .await?;
+        row.as_ref()
+            .map(target_from_row)
+            .transpose()?
+            .ok_or_else(|| StoreError::Corrupt(format!("target `{id}` vanished after upsert")))
+    }
+
+    /// Queues a run unless one with its dedup key is queued or running (that
+    /// one is returned), with its sealed credentials: the caller makes the
+    /// two inserts one transaction when there are credentials.
+    async fn queue_run_in(
+        &self,
+        conn: &mut DB::Connection,
+        new: &NewRun,
+        origin: &RunOrigin,
+    ) -> StoreResult<Inserted> {
+        let options = to_json("run options", &new.options)?;
+        let kind = origin
+            .credentials
+            .as_ref()
+            .map(|_| crate::credentials::KIND_BEARER);
+        for _ in 0..INSERT_RUN_TRIES {
+            let inserted = sqlx::query(INSERT_RUN)
+                .bind(new.id.to_string())
+                .bind(&new.target_id)
+                .bind(new.suite.as_str())
+                .bind(&options)
+                .bind(&new.webhook_url)
+                .bind(&new.dedup_key)
+                .bind(new.max_attempts)
+                .bind(new.created_at_ms)
+                .bind(origin.api_key.map(|k| k.to_string()))
+                .bind(i32::from(origin.forced))
+                .bind(kind)
+                .bind(origin.submitter.as_deref())
+                .bind(origin.machine.as_deref())
+                .fetch_optional(self.statements.on(&mut *conn))
+                .await?;
+            if let Some(row) = inserted {
+                if let Some(sealed) = &origin.credentials {
+                    sqlx::query(
+                        "INSERT INTO run_credentials (run_id, key_id, sealed, created_at_ms)
+                         VALUES ($1, $2, $3, $4)",
+                    )
+                    .bind(new.id.to_string())
+                    .bind(&sealed.key_id)
+                    .bind(&sealed.sealed)
+                    .bind(new.created_at_ms)
+                    .execute(self.statements.on(&mut *conn))
+                    .await?;
+                }
+                return Ok(Inserted::New(run_from_row(&row)?));
+            }
+            if let Some(run) = self.active_run_in(conn, &new.dedup_key).await? {
+                return Ok(Inserted::Active(run));
+            }
+        }
+        Err(StoreError::Corrupt(format!(
+            "dedup key `{}` kept conflicting with runs that then finished",
+            new.dedup_key
+        )))
+    }
+
+    async fn active_run_in(
+        &self,
+        conn: &mut DB::Connection,
+        dedup_key: &str,
+    ) -> StoreResult<Option<Run>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE dedup_key = $1 AND status IN ('queued', 'running')"
+        ))
+        .bind(dedup_key)
+        .fetch_optional(self.statements.on(&mut *conn))
+        .await?;
+        row.as_ref().map(run_from_row).transpose()
+    }
+
+    async fn host_load_in(
+        &self,
+        conn: &mut DB::Connection,
+        host: &str,
+        submitter: Option<&str>,
+        since_ms: i64,
+    ) -> StoreResult<HostLoad> {
+        let row = sqlx::query(hosts::HOST_LOAD)
+            .bind(host)
+            .bind(since_ms)
+            .bind(submitter)
+            .fetch_one(self.statements.on(&mut *conn))
+            .await?;
+        Ok(HostLoad {
+            count: row.try_get(0)?,
+            oldest_at_ms: row.try_get(1)?,
+            mine: row.try_get(2)?,
+            mine_oldest_at_ms: row.try_get(3)?,
+        })
+    }
+
+    async fn latest_run_of_endpoint_in(
+        &self,
+        conn: &mut DB::Connection,
+        host: &str,
+        endpoint: &str,
+        since_ms: i64,
+    ) -> StoreResult<Option<i64>> {
+        let rows: Vec<(String, i64)> = sqlx::query_as(hosts::RECENT_ON_HOST)
+            .bind(host)
+            .bind(since_ms)
+            .fetch_all(self.statements.on(&mut *conn))
+            .await?;
+        Ok(rows
+            .into_iter()
+            .find(|(url, _)| super::same_server(url, endpoint))
+            .map(|(_, at)| at))
+    }
+
+    async fn latest_finished_in(
+        &self,
+        conn: &mut DB::Connection,
+        dedup_key: &str,
+        since_ms: i64,
+    ) -> StoreResult<Option<Run>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs
+             WHERE dedup_key = $1 AND status IN ('passed', 'failed') AND finished_at_ms >= $2
+             ORDER BY finished_at_ms DESC, id DESC
+             LIMIT 1"
+        ))
+        .bind(dedup_key)
+        .bind(since_ms)
+        .fetch_optional(self.statements.on(&mut *conn))
+        .await?;
+        row.as_ref().map(run_from_row).transpose()
+    }
+
+    /// What `announcer` decides run `run_id`'s end announces: nothing unless
+    /// its target is watched for the suite with a webhook and an earlier run
+    /// has a verdict.
+    async fn announcements_in(
+        &self,
+        conn: &mut DB::Connection,
+        run_id: Uuid,
+        announcer: &dyn Announcer,
+    ) -> StoreResult<Vec<Announcement>> {
+        let suite = announcer.suite();
+        let Some(watch) = self.watch_of_run_in(conn, run_id, suite).await? else {
+            return Ok(Vec::new());
+        };
+        if watch.webhook_url.is_none() {
+            return Ok(Vec::new());
+        }
+        let Some(previous) = self.latest_verdict_in(conn, &watch.target_id, suite).await? else {
+            return Ok(Vec::new());
+        };
+        if previous.id == run_id {
+            return Ok(Vec::new());
+        }
+        let findings: Vec<Finding> = self
+            .findings_in(conn, previous.id, -1)
+            .await?
+            .into_iter()
+            .map(|f| f.finding)
+            .collect();
+        Ok(announcer.announce(&watch, &previous, &findings))
+    }
+
+    /// The newest run of `target_id` with a verdict of `suite`.
+    async fn latest_verdict_in(
+        &self,
+        conn: &mut DB::Connection,
+        target_id: &str,
+        suite: &str,
+    ) -> StoreResult<Option<Run>> {
+        let row = sqlx::query(&format!(
+            concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM runs
+                 WHERE runs.target_id = $1 AND runs.status IN ('passed', 'failed')
+                   AND {verdict_suite} = $2
+                 ORDER BY runs.finished_at_ms DESC, runs.id DESC
+                 LIMIT 1"
+            ),
+            verdict_suite = DB::json_text("runs.verdict", "suite"),
+        ))
+        .bind(target_id)
+        .bind(suite)
+        .fetch_optional(self.statements.on(&mut *conn))
+        .await?;
+        row.as_ref().map(run_from_row).transpose()
+    }
+
+    /// The findings of run `run_id`'s last attempt after `after_seq`, in order.
+    async fn findings_in(
+        &self,
+        conn: &mut DB::Connection,
+        run_id: Uuid,
+        after_seq: i64,
+    ) -> StoreResult<Vec<StoredFinding>> {
+        let rows = sqlx::query(
+            "SELECT f.seq, f.rule_id, f.outcome, f.message, f.evidence, f.duration_ms,
+                    f.created_at_ms
+             FROM findings f JOIN runs r ON r.id = f.run_id AND f.attempt = r.attempts
+             WHERE f.run_id = $1 AND f.seq > $2
+             ORDER BY f.seq",
+        )
+        .bind(run_id.to_string())
+        .bind(after_seq)
+        .fetch_all(self.statements.on(&mut *conn))
+        .await?;
+        rows.iter().map(finding_from_row).collect()
+    }
+
+    /// Where queued run `run_id` stands (see `Store::queue_place`).
+    async fn queue_place_in(
+        &self,
+        conn: &mut DB::Connection,
+        run_id: Uuid,
+    ) -> StoreResult<Option<QueuePlace>> {
+        let row = sqlx::query(&format!(
+            "SELECT
+               (SELECT COUNT(*) FROM runs q
+                WHERE q.status = 'queued' AND q.id <> r.id
+                  AND ({rank_q} < {rank_r}
+                       OR ({rank_q} = {rank_r}
+                           AND (q.created_at_ms < r.created_at_ms
+                                OR (q.created_at_ms = r.created_at_ms AND q.id < r.id))))),
+               r.target_host,
+               (SELECT COUNT(*) FROM runs b
+                WHERE b.target_host = r.target_host AND b.status = 'running'),
+               (SELECT MAX(e.finished_at_ms) FROM runs e WHERE e.target_host = r.target_host),
+               r.available_at_ms
+             FROM runs r WHERE r.id = $1 AND r.status = 'queued'",
+            rank_q = scheduled_rank("q"),
+            rank_r = scheduled_rank("r"),
+        ))
+        .bind(run_id.to_string())
+        .fetch_optional(self.statements.on(&mut *conn))
+        .await?;
+        row.map(|row| {
+            Ok(QueuePlace {
+                ahead: row.try_get(0)?,
+                host: row.try_get(1)?,
+                running_on_host: row.try_get(2)?,
+                last_end_on_host_ms: row.try_get(3)?,
+                available_at_ms: row.try_get(4)?,
+            })
+        })
+        .transpose()
+    }
+});
 
 // The parts of the store, each in a file of its own.
 mod credentials;
@@ -381,33 +679,11 @@ impl_sql_store!(Store {
         canonical_url: &str,
         now_ms: i64,
     ) -> StoreResult<Target> {
-        // Conflict on the id only: the same URL under another id is a real error.
-        // A target stored before hosts were recorded, or recorded by an earlier
-        // reading of its URL (see `host_of`), gets its host now.
         // The write and the read in one transaction: one commit a submission.
         let mut tx = self.begin().await?;
-        sqlx::query(
-            "INSERT INTO targets (id, canonical_url, created_at_ms, host) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (id) DO UPDATE SET host = excluded.host
-             WHERE targets.host IS NULL OR targets.host <> excluded.host",
-        )
-        .bind(id)
-        .bind(canonical_url)
-        .bind(now_ms)
-        .bind(super::host_of(canonical_url))
-        .execute(self.statements.on(&mut *tx))
-        .await?;
-        let row = sqlx::query(
-            "SELECT id, canonical_url, protocol, created_at_ms FROM targets WHERE id = $1",
-        )
-        .bind(id)
-        .fetch_optional(self.statements.on(&mut *tx))
-        .await?;
+        let target = self.upsert_target_in(&mut tx, id, canonical_url, now_ms).await?;
         self.commit(tx).await?;
-        row.as_ref()
-            .map(target_from_row)
-            .transpose()?
-            .ok_or_else(|| StoreError::Corrupt(format!("target `{id}` vanished after upsert")))
+        Ok(target)
     }
 
     async fn get_target(&self, id: &str) -> StoreResult<Option<Target>> {
@@ -430,77 +706,68 @@ impl_sql_store!(Store {
     }
 
     async fn insert_run_from(&self, new: &NewRun, origin: &RunOrigin) -> StoreResult<Inserted> {
-        let options = to_json("run options", &new.options)?;
-        let insert = INSERT_RUN;
-        let kind = origin
-            .credentials
-            .as_ref()
-            .map(|_| crate::credentials::KIND_BEARER);
-        let query = || {
-            sqlx::query(insert)
-                .bind(new.id.to_string())
-                .bind(&new.target_id)
-                .bind(new.suite.as_str())
-                .bind(&options)
-                .bind(&new.webhook_url)
-                .bind(&new.dedup_key)
-                .bind(new.max_attempts)
-                .bind(new.created_at_ms)
-                .bind(origin.api_key.map(|k| k.to_string()))
-                .bind(i32::from(origin.forced))
-                .bind(kind)
-                .bind(origin.submitter.as_deref())
-                .bind(origin.machine.as_deref())
-        };
-        for _ in 0..INSERT_RUN_TRIES {
-            let inserted = match &origin.credentials {
-                None => query().fetch_optional(self.db()).await?,
-                // A run with credentials and its sealed token are one write: a
-                // worker never claims such a run without its token.
-                Some(sealed) => {
-                    let mut tx = self.begin().await?;
-                    let row = query()
-                        .fetch_optional(self.statements.on(&mut *tx))
-                        .await?;
-                    if row.is_some() {
-                        sqlx::query(
-                            "INSERT INTO run_credentials (run_id, key_id, sealed, created_at_ms)
-                             VALUES ($1, $2, $3, $4)",
-                        )
-                        .bind(new.id.to_string())
-                        .bind(&sealed.key_id)
-                        .bind(&sealed.sealed)
-                        .bind(new.created_at_ms)
-                        .execute(self.statements.on(&mut *tx))
-                        .await?;
-                        self.commit(tx).await?;
-                    }
-                    row
-                }
-            };
-            if let Some(row) = inserted {
-                return Ok(Inserted::New(run_from_row(&row)?));
-            }
-            if let Some(run) = self.active_run(&new.dedup_key).await? {
-                return Ok(Inserted::Active(run));
+        // A run with credentials and its sealed token are one write: a
+        // worker never claims such a run without its token.
+        if origin.credentials.is_some() {
+            let mut tx = self.begin().await?;
+            let inserted = self.queue_run_in(&mut tx, new, origin).await?;
+            self.commit(tx).await?;
+            return Ok(inserted);
+        }
+        let mut conn = self.pool.acquire().await?;
+        self.queue_run_in(&mut conn, new, origin).await
+    }
+
+    async fn submit_run(
+        &self,
+        submission: &SubmitRequest<'_>,
+        decide: &SubmitDecision<'_>,
+    ) -> StoreResult<Submitted> {
+        let new = submission.new;
+        let mut tx = self.begin().await?;
+        self.upsert_target_in(&mut tx, &new.target_id, submission.canonical_url, new.created_at_ms)
+            .await?;
+        let mut facts = SubmissionFacts::default();
+        if let Some(since) = submission.fresh_since_ms {
+            facts.fresh = self.latest_finished_in(&mut tx, &new.dedup_key, since).await?;
+        }
+        if let Some(load) = &submission.load {
+            facts.endpoint_last_at_ms = self
+                .latest_run_of_endpoint_in(&mut tx, load.host, load.endpoint, load.endpoint_since_ms)
+                .await?;
+            if let Some(since) = load.host_since_ms {
+                facts.load = Some(
+                    self.host_load_in(&mut tx, load.host, load.submitter, since)
+                        .await?,
+                );
             }
         }
-        Err(StoreError::Corrupt(format!(
-            "dedup key `{}` kept conflicting with runs that then finished",
-            new.dedup_key
-        )))
+        let outcome = match (decide(&facts), &facts.fresh) {
+            (SubmitChoice::Fresh, Some(run)) => SubmitOutcome::Fresh(run.clone()),
+            (SubmitChoice::Refuse, _) => {
+                SubmitOutcome::Refused(self.active_run_in(&mut tx, &new.dedup_key).await?)
+            }
+            (SubmitChoice::Queue | SubmitChoice::Fresh, _) => {
+                SubmitOutcome::Queued(self.queue_run_in(&mut tx, new, submission.origin).await?)
+            }
+        };
+        let place = match outcome.run() {
+            Some(run) if run.status == RunStatus::Queued => {
+                self.queue_place_in(&mut tx, run.id).await?
+            }
+            _ => None,
+        };
+        self.commit(tx).await?;
+        Ok(Submitted {
+            facts,
+            outcome,
+            place,
+        })
     }
 
     async fn active_run(&self, dedup_key: &str) -> StoreResult<Option<Run>> {
-        let row = sqlx::query(concat!(
-            "SELECT ",
-            run_columns!(),
-            " FROM runs WHERE dedup_key = $1 AND status IN ('queued', 'running')"
-        ))
-        .bind(dedup_key)
-        .fetch_optional(self.db())
-        .await?;
-        row.as_ref().map(run_from_row).transpose()
+        let mut conn = self.pool.acquire().await?;
+        self.active_run_in(&mut conn, dedup_key).await
     }
 
     async fn host_load(
@@ -509,18 +776,8 @@ impl_sql_store!(Store {
         submitter: Option<&str>,
         since_ms: i64,
     ) -> StoreResult<HostLoad> {
-        let row = sqlx::query(hosts::HOST_LOAD)
-            .bind(host)
-            .bind(since_ms)
-            .bind(submitter)
-            .fetch_one(self.db())
-            .await?;
-        Ok(HostLoad {
-            count: row.try_get(0)?,
-            oldest_at_ms: row.try_get(1)?,
-            mine: row.try_get(2)?,
-            mine_oldest_at_ms: row.try_get(3)?,
-        })
+        let mut conn = self.pool.acquire().await?;
+        self.host_load_in(&mut conn, host, submitter, since_ms).await
     }
 
     async fn latest_run_of_endpoint(
@@ -529,31 +786,14 @@ impl_sql_store!(Store {
         endpoint: &str,
         since_ms: i64,
     ) -> StoreResult<Option<i64>> {
-        let rows: Vec<(String, i64)> = sqlx::query_as(hosts::RECENT_ON_HOST)
-            .bind(host)
-            .bind(since_ms)
-            .fetch_all(self.db())
-            .await?;
-        Ok(rows
-            .into_iter()
-            .find(|(url, _)| super::same_server(url, endpoint))
-            .map(|(_, at)| at))
+        let mut conn = self.pool.acquire().await?;
+        self.latest_run_of_endpoint_in(&mut conn, host, endpoint, since_ms)
+            .await
     }
 
     async fn latest_finished(&self, dedup_key: &str, since_ms: i64) -> StoreResult<Option<Run>> {
-        let row = sqlx::query(concat!(
-            "SELECT ",
-            run_columns!(),
-            " FROM runs
-             WHERE dedup_key = $1 AND status IN ('passed', 'failed') AND finished_at_ms >= $2
-             ORDER BY finished_at_ms DESC, id DESC
-             LIMIT 1"
-        ))
-        .bind(dedup_key)
-        .bind(since_ms)
-        .fetch_optional(self.db())
-        .await?;
-        row.as_ref().map(run_from_row).transpose()
+        let mut conn = self.pool.acquire().await?;
+        self.latest_finished_in(&mut conn, dedup_key, since_ms).await
     }
 
     async fn latest_run_with_finding(
@@ -844,17 +1084,21 @@ impl_sql_store!(Store {
         self.statements.total()
     }
 
-    async fn finish_run_announcing(
+    async fn end_run(
         &self,
         run_id: Uuid,
         worker: &str,
-        end: &RunEnd,
-        suite_version: &str,
-        now_ms: i64,
-        announce: &[Announcement],
-    ) -> StoreResult<bool> {
-        let (status, verdict, error) = end_columns(end)?;
+        record: &EndRecord<'_>,
+    ) -> StoreResult<Option<usize>> {
+        let (status, verdict, error) = end_columns(record.end)?;
+        let now_ms = record.now_ms;
         let mut tx = self.begin().await?;
+        // Read while the run is still running, so that the run before it is
+        // the newest with a verdict.
+        let announce = match record.announcer {
+            Some(announcer) => self.announcements_in(&mut tx, run_id, announcer).await?,
+            None => Vec::new(),
+        };
         let done = sqlx::query(
             "UPDATE runs
              SET status = $3, verdict = $4, error = $5, suite_version = $6, finished_at_ms = $7,
@@ -866,19 +1110,19 @@ impl_sql_store!(Store {
         .bind(status.as_str())
         .bind(verdict)
         .bind(error)
-        .bind(suite_version)
+        .bind(record.suite_version)
         .bind(now_ms)
         .execute(self.statements.on(&mut *tx))
         .await?;
         if DB::rows_affected(&done) != 1 {
-            return Ok(false);
+            return Ok(None);
         }
         sqlx::query(&enqueue_webhook::<DB>())
             .bind(run_id.to_string())
             .bind(now_ms)
             .execute(self.statements.on(&mut *tx))
             .await?;
-        for a in announce {
+        for a in &announce {
             sqlx::query(&enqueue_announcement::<DB>())
                 .bind(run_id.to_string())
                 .bind(now_ms)
@@ -889,8 +1133,27 @@ impl_sql_store!(Store {
                 .execute(self.statements.on(&mut *tx))
                 .await?;
         }
+        if let Some(protocol) = record.target_protocol {
+            sqlx::query(
+                "UPDATE targets SET protocol = $2
+                 WHERE id = (SELECT target_id FROM runs WHERE id = $1)",
+            )
+            .bind(run_id.to_string())
+            .bind(protocol)
+            .execute(self.statements.on(&mut *tx))
+            .await?;
+        }
+        if let Some(attestation) = record.attestation {
+            sqlx::query(signing::INSERT_ATTESTATION)
+                .bind(attestation.run_id.to_string())
+                .bind(&attestation.key_id)
+                .bind(&attestation.envelope)
+                .bind(attestation.created_at_ms)
+                .execute(self.statements.on(&mut *tx))
+                .await?;
+        }
         self.commit(tx).await?;
-        Ok(true)
+        Ok(Some(announce.len()))
     }
 
     async fn requeue_run(
@@ -964,18 +1227,8 @@ impl_sql_store!(Store {
     }
 
     async fn findings(&self, run_id: Uuid, after_seq: i64) -> StoreResult<Vec<StoredFinding>> {
-        let rows = sqlx::query(
-            "SELECT f.seq, f.rule_id, f.outcome, f.message, f.evidence, f.duration_ms,
-                    f.created_at_ms
-             FROM findings f JOIN runs r ON r.id = f.run_id AND f.attempt = r.attempts
-             WHERE f.run_id = $1 AND f.seq > $2
-             ORDER BY f.seq",
-        )
-        .bind(run_id.to_string())
-        .bind(after_seq)
-        .fetch_all(self.db())
-        .await?;
-        rows.iter().map(finding_from_row).collect()
+        let mut conn = self.pool.acquire().await?;
+        self.findings_in(&mut conn, run_id, after_seq).await
     }
 
     async fn count_by_status(&self) -> StoreResult<Vec<(RunStatus, i64)>> {
@@ -1019,36 +1272,8 @@ impl_sql_store!(Store {
     }
 
     async fn queue_place(&self, run_id: Uuid) -> StoreResult<Option<QueuePlace>> {
-        let row = sqlx::query(&format!(
-            "SELECT
-               (SELECT COUNT(*) FROM runs q
-                WHERE q.status = 'queued' AND q.id <> r.id
-                  AND ({rank_q} < {rank_r}
-                       OR ({rank_q} = {rank_r}
-                           AND (q.created_at_ms < r.created_at_ms
-                                OR (q.created_at_ms = r.created_at_ms AND q.id < r.id))))),
-               r.target_host,
-               (SELECT COUNT(*) FROM runs b
-                WHERE b.target_host = r.target_host AND b.status = 'running'),
-               (SELECT MAX(e.finished_at_ms) FROM runs e WHERE e.target_host = r.target_host),
-               r.available_at_ms
-             FROM runs r WHERE r.id = $1 AND r.status = 'queued'",
-            rank_q = scheduled_rank("q"),
-            rank_r = scheduled_rank("r"),
-        ))
-        .bind(run_id.to_string())
-        .fetch_optional(self.db())
-        .await?;
-        row.map(|row| {
-            Ok(QueuePlace {
-                ahead: row.try_get(0)?,
-                host: row.try_get(1)?,
-                running_on_host: row.try_get(2)?,
-                last_end_on_host_ms: row.try_get(3)?,
-                available_at_ms: row.try_get(4)?,
-            })
-        })
-        .transpose()
+        let mut conn = self.pool.acquire().await?;
+        self.queue_place_in(&mut conn, run_id).await
     }
 
     async fn latest_runs_for_suite(&self, target_id: &str, suite: &str) -> StoreResult<SuiteRuns> {
@@ -1094,22 +1319,10 @@ impl_sql_store!(Store {
                 unreachable_since_ms: None,
             });
         };
-        let verdict = sqlx::query(&format!(
-            concat!(
-                "SELECT ",
-                run_columns!(),
-                " FROM runs
-                 WHERE runs.target_id = $1 AND runs.status IN ('passed', 'failed')
-                   AND {verdict_suite} = $2
-                 ORDER BY runs.finished_at_ms DESC, runs.id DESC
-                 LIMIT 1"
-            ),
-            verdict_suite = DB::json_text("runs.verdict", "suite"),
-        ))
-        .bind(target_id)
-        .bind(suite)
-        .fetch_optional(self.db())
-        .await?;
+        let verdict = {
+            let mut conn = self.pool.acquire().await?;
+            self.latest_verdict_in(&mut conn, target_id, suite).await?
+        };
         let unreachable = format!("{}%", crate::suite::context::UNREACHABLE_PREFIX);
         let unreachable_since_ms = if errored
             .error
@@ -1138,7 +1351,7 @@ impl_sql_store!(Store {
             None
         };
         Ok(SuiteRuns {
-            verdict: verdict.as_ref().map(run_from_row).transpose()?,
+            verdict,
             finished,
             active,
             unreachable_since_ms,

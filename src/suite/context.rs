@@ -5,6 +5,8 @@
 
 use super::{Counts, DEFAULT_RUN_DEADLINE, Finding, Outcome, RunOptions};
 use crate::transport::{HttpClient, TransportError};
+use futures::future::BoxFuture;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use url::Url;
@@ -34,10 +36,10 @@ pub struct RunContext {
     pub options: RunOptions,
     /// Whole-run deadline.
     pub deadline: Duration,
-    /// What earlier runs saw of this target's RCP handshake. Not an option: it
-    /// is looked up by whoever drives the run, never stored with it, and not
-    /// part of the dedup key.
-    pub handshake_history: HandshakeHistory,
+    /// What earlier runs saw of this target's RCP handshake, read when the
+    /// run needs it. Not an option: it is looked up by whoever drives the
+    /// run, never stored with it, and not part of the dedup key.
+    pub handshake_history: HistoryLookup,
     /// Most requests in flight to the target at once (the MCP engines over
     /// HTTP); set by whoever drives the run (`PROTOCHECK_TARGET_CONCURRENCY`,
     /// `check --concurrency`), [`DEFAULT_TARGET_CONCURRENCY`] otherwise.
@@ -54,7 +56,7 @@ impl RunContext {
             http,
             options,
             deadline: DEFAULT_RUN_DEADLINE,
-            handshake_history: HandshakeHistory::default(),
+            handshake_history: HistoryLookup::default(),
             target_concurrency: DEFAULT_TARGET_CONCURRENCY,
         }
     }
@@ -80,6 +82,55 @@ pub enum HandshakeHistory {
     /// Run `run_id`, finished at `at_ms` (ms since the epoch), saw this target
     /// complete `initialize`.
     Observed { run_id: String, at_ms: i64 },
+}
+
+/// How a run reads its target's [`HandshakeHistory`]: at most once, and only
+/// if it needs it (a server that refuses `initialize` as already done), so
+/// that a run that does not costs the service's database nothing (#29 item 4).
+#[derive(Clone)]
+pub struct HistoryLookup {
+    read: Arc<dyn Fn() -> BoxFuture<'static, HandshakeHistory> + Send + Sync>,
+    found: Arc<tokio::sync::OnceCell<HandshakeHistory>>,
+}
+
+impl HistoryLookup {
+    /// A lookup that runs `read` the first time the history is asked for.
+    pub fn new(
+        read: impl Fn() -> BoxFuture<'static, HandshakeHistory> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            read: Arc::new(read),
+            found: Arc::default(),
+        }
+    }
+
+    /// The history, read on the first call.
+    pub async fn get(&self) -> HandshakeHistory {
+        self.found.get_or_init(|| (self.read)()).await.clone()
+    }
+}
+
+impl From<HandshakeHistory> for HistoryLookup {
+    fn from(known: HandshakeHistory) -> Self {
+        Self::new(move || {
+            let known = known.clone();
+            Box::pin(async move { known })
+        })
+    }
+}
+
+impl Default for HistoryLookup {
+    fn default() -> Self {
+        HandshakeHistory::default().into()
+    }
+}
+
+impl std::fmt::Debug for HistoryLookup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HistoryLookup")
+            .field("found", &self.found.get())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Why a run could not produce a verdict. The message is shown to the user.

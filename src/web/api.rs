@@ -389,10 +389,20 @@ async fn accept_submission(
         }
         None => None,
     };
-    let owner = state.store.run_api_key(submitted.run.id).await?;
+    // A run this submission queued is its key's; what the queue already held
+    // may be another's, and is read.
+    let owner = match submitted.reason {
+        Reason::Queued => key.cloned(),
+        _ => state.store.run_api_key(submitted.run.id).await?,
+    };
     let mut run = RunView::new(&submitted.run, None);
     run.owner = Some(owner.as_ref().map(|k| k.display_owner().to_owned()));
-    run.queue = queue_view(state, &submitted.run).await?;
+    // The place was read in the submission's transaction; a replayed request
+    // reads it now.
+    run.queue = match &submitted.place {
+        Some(place) => Some(describe_queue(place, &state.host_limits, crate::now_ms())),
+        None => queue_view(state, &submitted.run).await?,
+    };
     let doc = SubmittedRun {
         run,
         reason: submitted.reason.into(),

@@ -158,7 +158,7 @@ async fn check_remembering(
     history: HandshakeHistory,
 ) -> (Result<Verdict, EngineError>, Vec<Finding>) {
     let mut ctx = loopback(RunOptions::default());
-    ctx.handshake_history = history;
+    ctx.handshake_history = history.into();
     run(SuiteChoice::Rcp, &Endpoint::Http(url.clone()), &ctx).await
 }
 

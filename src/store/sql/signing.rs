@@ -4,16 +4,19 @@ use crate::store::rows::{attestation_from_row, public_key_from_row};
 use crate::store::{PublicKeyRecord, SigningStore, StoreError, StoreResult, StoredAttestation};
 use uuid::Uuid;
 
+/// Stores attestation `$2`/`$3` of run `$1` at `$4` unless the run has one:
+/// the first stays (a run is attested once).
+pub(super) const INSERT_ATTESTATION: &str =
+    "INSERT INTO attestations (run_id, key_id, envelope, created_at_ms)
+     VALUES ($1, $2, $3, $4)
+     ON CONFLICT (run_id) DO NOTHING";
+
 impl_sql_store!(SigningStore {
     async fn put_attestation(
         &self,
         attestation: &StoredAttestation,
     ) -> StoreResult<StoredAttestation> {
-        let done = sqlx::query(
-            "INSERT INTO attestations (run_id, key_id, envelope, created_at_ms)
-             VALUES ($1, $2, $3, $4)
-             ON CONFLICT (run_id) DO NOTHING",
-        )
+        let done = sqlx::query(INSERT_ATTESTATION)
         .bind(attestation.run_id.to_string())
         .bind(&attestation.key_id)
         .bind(&attestation.envelope)

@@ -49,6 +49,26 @@ where
     })
 }
 
+impl_sql_store!(inherent {
+    /// The watch of run `run_id`'s target for `suite`, if any.
+    pub(super) async fn watch_of_run_in(
+        &self,
+        conn: &mut DB::Connection,
+        run_id: Uuid,
+        suite: &str,
+    ) -> StoreResult<Option<Watch>> {
+        let row = sqlx::query(&format!(
+            "SELECT {WATCH_COLUMNS} FROM watches
+             WHERE target_id = (SELECT target_id FROM runs WHERE id = $1) AND suite = $2"
+        ))
+        .bind(run_id.to_string())
+        .bind(suite)
+        .fetch_optional(self.statements.on(&mut *conn))
+        .await?;
+        row.as_ref().map(watch_from_row).transpose()
+    }
+});
+
 /// Moves at most `$2` watches due at `$1` to their next slot, earliest
 /// first; returns them, the slot taken in `last_due_at_ms`. The next slot is
 /// the first after `$1` on the watch's own beat (`next_due_at_ms` plus whole

@@ -4,7 +4,7 @@
 //! words for a finding.
 
 use super::client::{Failure, RcpClient, Reply};
-use crate::suite::context::{EngineError, HandshakeHistory, Reporter, Stopwatch};
+use crate::suite::context::{EngineError, HistoryLookup, Reporter, Stopwatch};
 use crate::suite::{Exchange, Finding, Outcome, Rule};
 use crate::transport::TransportError;
 use serde_json::{Map, Value, json};
@@ -211,7 +211,7 @@ pub(crate) struct Conversation<'a> {
     /// that need the target are skipped rather than failed (no cascades).
     pub gone_during: Option<&'static str>,
     /// What earlier runs saw of this target's handshake (decision 3).
-    pub history: HandshakeHistory,
+    pub history: HistoryLookup,
     /// What RCP-OUT-006's own probe (over HTTP: a `retrieve` asking for an
     /// event stream without a progressToken) got back, for its finding.
     pub tokenless_stream: Option<String>,
@@ -223,7 +223,7 @@ impl<'a> Conversation<'a> {
             client,
             reporter,
             gone_during: None,
-            history: HandshakeHistory::default(),
+            history: HistoryLookup::default(),
             tokenless_stream: None,
         }
     }

@@ -142,7 +142,7 @@ async fn converse(
     client: &mut RcpClient,
     reporter: &mut Reporter,
     options: outside::Options,
-    history: super::context::HandshakeHistory,
+    history: super::context::HistoryLookup,
 ) -> Result<(l0::L0Report, Vec<&'static l2::Feature>), EngineError> {
     let mut conv = Conversation::new(client, reporter);
     conv.history = history;

@@ -503,7 +503,7 @@ impl Conversation<'_> {
                     VERSION_ZERO_REJECTED.id
                 ),
             ),
-            _ => already_initialized_handshake(&self.history),
+            _ => already_initialized_handshake(&self.history.get().await),
         };
         match result_of(&info).and_then(Value::as_object) {
             Some(result) => {
