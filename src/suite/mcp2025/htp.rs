@@ -286,7 +286,6 @@ async fn send(s: &Session, http: &HttpClient, req: HttpRequest, read: Read) -> R
                             .is_some_and(|m| is_response(m) && m.get("id") == Some(id))
                     {
                         raw.answer = Some(raw.events.len());
-                        s.client.record_rtt(started.elapsed());
                         until = (tokio::time::Instant::now() + *linger).min(hard);
                     }
                     raw.events.push(Event {
@@ -347,11 +346,18 @@ async fn send(s: &Session, http: &HttpClient, req: HttpRequest, read: Read) -> R
 
 /// How long a stream is watched for what may not come (its end after the
 /// response, an event on a GET stream): a multiple of the run's round trips,
-/// between half a second and two.
+/// between [`LINGER_FLOOR`] and two seconds. A stream that ends ends the
+/// watch sooner.
 fn linger(s: &Session) -> Duration {
-    s.client
-        .window(Duration::from_millis(500), Duration::from_secs(2))
+    s.client.window(LINGER_FLOOR, Duration::from_secs(2))
 }
+
+/// The least a stream is watched. Nothing is sent on an SSE stream the
+/// client could use as a barrier, and no answer on another stream is
+/// ordered with its events (transports, "Multiple Connections"): only its
+/// end says nothing more will come, and a server need not end a GET stream,
+/// so a floor stays.
+const LINGER_FLOOR: Duration = Duration::from_millis(150);
 
 /// A `ping` with a progress token, POSTed in `session` and read up to its
 /// response and then until the stream ends (or [`linger`] passes). A

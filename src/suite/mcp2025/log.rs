@@ -31,8 +31,9 @@ pub(crate) const DECLARED: Mcp25Rule = Mcp25Rule::new(
 .help(
     "When `logging` is not declared, protocheck looks, after every other rule, for a \
      `notifications/message` sent during the run; if none came, it watches the server's own \
-     channel (a GET stream over HTTP, stdout on stdio) around a `ping` for 0.6 to 3 s. A server \
-     that declares `logging` passes.",
+     channel around a `ping` (over HTTP a GET stream, for a multiple of the run's round trips, \
+     0.15 to 3 s; on stdio stdout up to the reply to a second `ping` and as long again past it). \
+     A server that declares `logging` passes.",
     "The server sends log notifications without declaring `logging`, usually because the SDK \
      forwards log records to the client by default, or a tool handler logs through the session.",
     "Declare `\"logging\": {}` in the `initialize` capabilities if the server sends \
@@ -122,8 +123,13 @@ const LEVELS: &[&str] = &[
     "emergency",
 ];
 
-/// How long the server's own channel is watched, at least and at most.
-const WATCH_FLOOR: Duration = Duration::from_millis(600);
+/// How long the server's own channel is watched, at least and at most:
+/// over HTTP the GET stream, which no answer to a POST is ordered with; on
+/// stdio past the reply to a barrier `ping` (which proves that what the
+/// server wrote on handling the requests before it has come). A server may
+/// log from work of its own, on a timer or after its answers, and nothing in
+/// the protocol signals that it will not, so a floor stays.
+const WATCH_FLOOR: Duration = Duration::from_millis(150);
 const WATCH_CEILING: Duration = Duration::from_secs(3);
 
 /// The log notifications of the run, each with the exchange it came in;
@@ -141,18 +147,18 @@ async fn observed(s: &Session) -> (Vec<(Value, Exchange)>, Vec<Reply>, String) {
         .await;
     let mut evidence: Vec<_> = get.into_iter().collect();
     evidence.push(ping);
-    let channel = match s.transport() {
-        Transport::Http => "the GET stream",
-        Transport::Stdio => "stdout",
-    };
-    (
-        s.client.log_messages(),
-        evidence,
-        format!(
-            "; {channel} was watched for {} ms around a `ping`",
+    let watched = match s.transport() {
+        Transport::Http => format!(
+            "; the GET stream was watched for {} ms around a `ping`",
             window.as_millis()
         ),
-    )
+        Transport::Stdio => format!(
+            "; stdout was read after a `ping`'s answer up to the reply to a second `ping` and {} \
+             ms past it",
+            window.as_millis()
+        ),
+    };
+    (s.client.log_messages(), evidence, watched)
 }
 
 fn quote(note: &Value) -> String {

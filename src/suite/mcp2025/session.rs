@@ -102,7 +102,8 @@ pub struct Session {
     /// A token with less scope than the run's, given with the run (AUT-007).
     pub(crate) limited_token: Option<crate::suite::BearerToken>,
     /// The requests of [`Session::passive_probe`], sent once per run.
-    pub(crate) progress_calls: tokio::sync::OnceCell<Vec<Reply>>,
+    /// With the read after each answer: at most [`AFTER_WINDOW`].
+    pub(crate) progress_calls: tokio::sync::OnceCell<(Vec<Reply>, Duration)>,
 }
 
 /// Values gathered once per run and read by several rules (a survey of the
@@ -306,9 +307,16 @@ impl Session {
     }
 }
 
-/// How long protocheck reads on, after the answer to a request with a
+/// The longest protocheck reads on, after the answer to a request with a
 /// progress token, for progress that should no longer come.
 pub(crate) const AFTER_WINDOW: Duration = Duration::from_secs(1);
+/// The least it reads on. Over HTTP the end of the answer's SSE stream ends
+/// the read at once, and on stdio a barrier `ping` proves that everything
+/// the server wrote while handling the request has come; but progress can
+/// also come from a timer or a task of the server's that outlives the answer
+/// (a fault of the reference server sends it 20 ms after), and no message
+/// of the protocol signals that such work has ended, so a floor stays.
+const AFTER_FLOOR: Duration = Duration::from_millis(200);
 /// Most read-only tools called with a progress token in one run.
 const MAX_PROGRESS_CALLS: usize = 3;
 
@@ -331,9 +339,21 @@ impl Session {
     /// digest D14), each called with placeholder arguments and a progress
     /// token of its own, until one sent two progress notifications or
     /// three were called. After each answer to a request with a progress
-    /// token, the rest of its stream (stdout on stdio) is read for
-    /// [`AFTER_WINDOW`], for progress that comes too late.
+    /// token, the rest of its stream is read (for at most [`Self::after_window`]),
+    /// on stdio stdout up to the reply to a barrier `ping` and for that window
+    /// past it, for progress that comes too late.
     pub(crate) async fn passive_probe(&self) -> &[Reply] {
+        &self.probed().await.0
+    }
+
+    /// How long [`Self::passive_probe`] read on after each answer: a
+    /// multiple of the run's round trips, from [`AFTER_FLOOR`] to
+    /// [`AFTER_WINDOW`].
+    pub(crate) async fn after_window(&self) -> Duration {
+        self.probed().await.1
+    }
+
+    async fn probed(&self) -> &(Vec<Reply>, Duration) {
         self.progress_calls
             .get_or_init(|| async {
                 let mut calls = Vec::new();
@@ -349,13 +369,15 @@ impl Session {
                     }
                     self.main.request(method, json!({})).await;
                 }
+                // Set once the listings have measured the target's pace.
+                let after = self.client.window(AFTER_FLOOR, AFTER_WINDOW);
                 let token = json!(format!("pc-progress-{}", self.client.next_id()));
                 calls.push(
                     self.main
                         .request_lingering(
                             "ping",
                             json!({"_meta": {"progressToken": token}}),
-                            AFTER_WINDOW,
+                            after,
                         )
                         .await,
                 );
@@ -372,7 +394,7 @@ impl Session {
                     });
                     let reply = self
                         .main
-                        .request_lingering("tools/call", params, AFTER_WINDOW)
+                        .request_lingering("tools/call", params, after)
                         .await;
                     let seen = reply
                         .notifications
@@ -384,7 +406,7 @@ impl Session {
                         break;
                     }
                 }
-                calls
+                (calls, after)
             })
             .await
     }

@@ -112,8 +112,9 @@ pub(crate) const NONE_AFTER: Mcp25Rule = Mcp25Rule::new(
 .says("progress notifications stop once the operation they report on has completed")
 .help(
     "In the passive probe protocheck sends a `ping` and up to three read-only tool calls with \
-     progress tokens and, after each answer, reads on for 1 s (the rest of the SSE stream, or \
-     stdout). After every other rule, progress for an answered request that came after its answer \
+     progress tokens and, after each answer, reads on: the rest of the SSE stream until it ends \
+     (1 s at most), or stdout up to the reply to a `ping` sent after the answer and a short while \
+     past it (a multiple of the run's round trips, 0.2 to 1 s). After every other rule, progress for an answered request that came after its answer \
      fails.",
     "The server keeps emitting progress after the response, usually from a background task or \
      reporter that is not stopped when the handler returns, or from notifications queued and \
@@ -419,16 +420,21 @@ async fn none_after(s: &Session) -> Judgement {
         })
         .collect();
     if late.is_empty() {
+        let after = s.after_window().await.as_millis();
         return Judgement::pass(format!(
             "no progress notification came after the answer to its request ({} requests with a \
-             progress token; {} read for {} ms after each of {} answers)",
+             progress token; after each of {} answers, {})",
             answered.len(),
+            calls.len(),
             match s.transport() {
-                Transport::Stdio => "stdout",
-                Transport::Http => "the rest of each SSE stream",
+                Transport::Stdio => format!(
+                    "stdout was read up to the reply to a `ping` sent after it and {after} ms past \
+                     that reply"
+                ),
+                Transport::Http => format!(
+                    "the rest of its SSE stream was read until it ended, {after} ms at most"
+                ),
             },
-            super::session::AFTER_WINDOW.as_millis(),
-            calls.len()
         ))
         .reply(probe);
     }

@@ -76,6 +76,7 @@ pub(super) async fn post(
     (awaiting, linger): (&Awaiting, Option<Duration>),
 ) -> Reply {
     let timeout = conn.client.timeout;
+    let paced = super::measures_pace(label, &text);
     let req = HttpRequest::post_raw(url.clone(), "application/json", Bytes::from(text))
         .header("accept", ACCEPT_BOTH)
         .timeout(timeout);
@@ -178,7 +179,7 @@ pub(super) async fn post(
         truncated |= cut;
     }
     // A polled answer waited on the server's `retry`: not a round trip.
-    if reply.message.is_some() && polls == 0 {
+    if reply.message.is_some() && polls == 0 && paced {
         conn.client.rtt.record(started.elapsed());
     }
     reply.exchange.response = Some(ResponseRecord {

@@ -145,6 +145,20 @@ pub struct Progress {
     pub exchange: crate::suite::Exchange,
 }
 
+/// Whether the answer to `text`, sent as `label`, measures the target's
+/// pace. A tool call's answer waits on the tool's work (a tool may run for
+/// seconds by design), and a request with a progress token asks the server
+/// to report work as it goes (progress is for long-running requests,
+/// basic/utilities/progress): neither says how fast the target answers, so
+/// neither is recorded as a round trip.
+fn measures_pace(label: &str, text: &str) -> bool {
+    label != "tools/call"
+        && serde_json::from_str::<Value>(text)
+            .ok()
+            .and_then(|v| v.pointer("/params/_meta/progressToken").cloned())
+            .is_none()
+}
+
 impl Client {
     pub fn new(
         endpoint: Endpoint,
@@ -621,36 +635,62 @@ impl Connection {
             Wire::Http { .. } => Vec::new(),
             Wire::Stdio(pipe) => {
                 let frames = pipe.listen(window).await;
-                let mut heard = Reply::unsent(
-                    "(listening)",
-                    TransportError::Protocol("nothing was sent".into()),
-                );
-                (heard.server_requests, heard.notifications) =
-                    frames.iter().cloned().partition(|f| f.get("id").is_some());
-                heard.exchange.response = Some(crate::suite::ResponseRecord {
-                    status: None,
-                    headers: Vec::new(),
-                    body: crate::transport::excerpt(
-                        serde_json::to_string(&frames)
-                            .unwrap_or_default()
-                            .as_bytes(),
-                        self.client.limits().evidence_bytes,
-                    )
-                    .0,
-                    truncated: false,
-                    elapsed_ms: u64::try_from(window.as_millis()).unwrap_or(u64::MAX),
-                });
-                heard.exchange.error = None;
-                self.client.record(None, None, &heard);
+                self.record_heard(&frames, "(listening)", window);
                 frames
             }
         }
     }
 
+    /// On stdio, writes a `ping` and reads what the server writes up to its
+    /// reply, then for `grace`: the frames the server sent on its own
+    /// initiative. The `ping` is a barrier (a server handles its stdin in
+    /// order, so what it wrote in answer to earlier messages comes before
+    /// the reply); `grace` is for what it sends from work of its own that
+    /// runs on after its answers, which no message of the protocol signals
+    /// the end of. Nothing over HTTP. Returns the frames and whether the
+    /// `ping` was answered (without a reply the read ended at the request
+    /// timeout).
+    pub async fn listen_past_barrier(&self, grace: Duration) -> (Vec<Value>, bool) {
+        match &self.wire {
+            Wire::Http { .. } => (Vec::new(), false),
+            Wire::Stdio(pipe) => {
+                let (frames, answered) = pipe.listen_past_barrier(&self.client, grace).await;
+                self.record_heard(&frames, "ping (barrier)", grace);
+                (frames, answered)
+            }
+        }
+    }
+
+    /// Logs what [`listen`](Self::listen) or
+    /// [`listen_past_barrier`](Self::listen_past_barrier) heard, as a reply
+    /// of its own (evidence).
+    fn record_heard(&self, frames: &[Value], label: &str, window: Duration) {
+        let mut heard = Reply::unsent(label, TransportError::Protocol("nothing was sent".into()));
+        (heard.server_requests, heard.notifications) =
+            frames.iter().cloned().partition(|f| f.get("id").is_some());
+        heard.exchange.response = Some(crate::suite::ResponseRecord {
+            status: None,
+            headers: Vec::new(),
+            body: crate::transport::excerpt(
+                serde_json::to_string(&frames)
+                    .unwrap_or_default()
+                    .as_bytes(),
+                self.client.limits().evidence_bytes,
+            )
+            .0,
+            truncated: false,
+            elapsed_ms: u64::try_from(window.as_millis()).unwrap_or(u64::MAX),
+        });
+        heard.exchange.error = None;
+        self.client.record(None, None, &heard);
+    }
+
     /// Watches the channel of the server's own messages while `during`
     /// runs: over HTTP a `GET` stream held open for `window` (what it carries
     /// joins the run's log, and its reply is returned as evidence); on stdio
-    /// `during`, then stdout for `window`. Returns `during`'s reply.
+    /// `during`, then stdout up to the reply to a barrier `ping` and for
+    /// `window` past it (see [`listen_past_barrier`](Self::listen_past_barrier)).
+    /// Returns `during`'s reply.
     pub async fn watch<F>(&self, window: Duration, during: F) -> (Reply, Option<Reply>)
     where
         F: std::future::Future<Output = Reply>,
@@ -664,7 +704,7 @@ impl Connection {
             }
             Wire::Stdio(_) => {
                 let reply = during.await;
-                self.listen(window).await;
+                self.listen_past_barrier(window).await;
                 (reply, None)
             }
         }
@@ -674,8 +714,9 @@ impl Connection {
         self.exchange_lingering(label, text, awaiting, None).await
     }
 
-    /// Sends `text` and reads its answer; with `linger`, reads on for that
-    /// long after the answer (the rest of an SSE stream; stdout), keeping
+    /// Sends `text` and reads its answer; with `linger`, reads on after the
+    /// answer (the rest of an SSE stream, for that long at most; on stdio up
+    /// to the reply to a barrier `ping` and for that long past it), keeping
     /// the notifications that come in [`Reply::after`].
     async fn exchange_lingering(
         &self,
@@ -713,7 +754,8 @@ impl Connection {
                 if let Some(window) = linger
                     && reply.message.is_some()
                 {
-                    for frame in pipe.listen(window).await {
+                    let (frames, _) = pipe.listen_past_barrier(&self.client, window).await;
+                    for frame in frames {
                         if frame.get("id").is_some() {
                             reply.server_requests.push(frame);
                         } else {
@@ -727,8 +769,9 @@ impl Connection {
     }
 
     /// A conforming request with a fresh id whose answer is followed by a
-    /// read of `linger` (the rest of its SSE stream over HTTP, stdout on
-    /// stdio): what the server sends about it after answering joins the
+    /// read of the rest of its SSE stream (at most `linger`) over HTTP, of
+    /// stdout up to a barrier `ping`'s reply and `linger` past it on stdio:
+    /// what the server sends about it after answering joins the
     /// run's log as coming after the answer.
     pub async fn request_lingering(&self, method: &str, params: Value, linger: Duration) -> Reply {
         let id = json!(self.client.next_id());

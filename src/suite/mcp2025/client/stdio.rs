@@ -160,6 +160,58 @@ impl Pipe {
         frames
     }
 
+    /// The notifications and requests the server writes before the reply to
+    /// a `ping` written now (a barrier: the server handles its stdin in
+    /// order, so the reply comes after everything it wrote in answer to
+    /// what came before), then within `grace` (see
+    /// [`Connection::listen_past_barrier`](super::Connection::listen_past_barrier));
+    /// its requests are answered as during an exchange. Also whether the
+    /// barrier was answered: without its reply the read ended at the
+    /// request timeout.
+    pub(super) async fn listen_past_barrier(
+        &self,
+        client: &Client,
+        grace: Duration,
+    ) -> (Vec<Value>, bool) {
+        let mut inner = self.inner.lock().await;
+        inner.barriers += 1;
+        let token = json!(format!("protocheck-barrier-{}", inner.barriers));
+        let ping = json!({"jsonrpc": "2.0", "id": token, "method": "ping"});
+        let mut frames = Vec::new();
+        if inner.write(&ping.to_string()).await.is_err() {
+            return (frames, false);
+        }
+        let fresh = !inner.heard;
+        let mut deadline = Instant::now() + startup(fresh, client.timeout, client);
+        let mut answered = false;
+        for _ in 0..MAX_LINES {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            let Some(child) = inner.child.as_mut() else {
+                break;
+            };
+            let Ok(line) = child.read_line(remaining).await else {
+                break;
+            };
+            let Some((frame, _)) = inner.frame_of(line) else {
+                continue;
+            };
+            match classify(&frame) {
+                Kind::Request => {
+                    inner.answer_server(&frame).await;
+                    frames.push(frame);
+                }
+                Kind::Notification => frames.push(frame),
+                Kind::Response(Some(id)) if id == token && !answered => {
+                    answered = true;
+                    deadline = Instant::now() + grace;
+                }
+                _ => {}
+            }
+        }
+        inner.retired.push(token);
+        (frames, answered)
+    }
+
     pub(super) async fn close(self) {
         if let Some(child) = self.inner.into_inner().child {
             child.close().await;
@@ -300,6 +352,7 @@ impl Pipe {
         let started = Instant::now();
         // The first answer of a new child includes its start-up.
         let fresh = !inner.heard;
+        let paced = super::measures_pace(label, &text);
         let request = RequestRecord {
             line: "stdin".to_owned(),
             headers: Vec::new(),
@@ -345,7 +398,7 @@ impl Pipe {
         }
         match answer {
             Ok(Some(line)) => {
-                if barrier_free(awaiting) && !fresh {
+                if barrier_free(awaiting) && !fresh && paced {
                     client.rtt.record(started.elapsed());
                 }
                 let (body, truncated) = excerpt(line.as_bytes(), self.evidence_bytes);
