@@ -356,6 +356,7 @@ pub(super) async fn post_then_cancel(
         reply: reply.clone(),
         cancelled: false,
         answered_after: None,
+        ended_after: None,
     };
     let resp = match http.send_streaming(&req).await {
         Ok(resp) => resp,
@@ -380,7 +381,10 @@ pub(super) async fn post_then_cancel(
                     }
                     break;
                 }
-                Ok(Ok(None)) => break,
+                Ok(Ok(None)) => {
+                    probe.ended_after = cancelled_at.map(|at| at.elapsed());
+                    break;
+                }
                 Ok(Err(err)) => {
                     reply.error = Some(err);
                     break;

@@ -91,6 +91,10 @@ pub struct CancelProbe {
     pub cancelled: bool,
     /// How long after the cancellation the answer came, if it came.
     pub answered_after: Option<Duration>,
+    /// Over HTTP, how long after the cancellation the server ended the
+    /// request's SSE stream without the answer, if it did: the watch ends
+    /// there.
+    pub ended_after: Option<Duration>,
 }
 
 /// The credentials a connection sends over HTTP.

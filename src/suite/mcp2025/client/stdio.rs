@@ -274,6 +274,7 @@ impl Pipe {
             reply: reply.clone(),
             cancelled: false,
             answered_after: None,
+            ended_after: None,
         };
         if let Err(err) = inner.write(&text).await {
             let err = inner.explain(err).await;
@@ -669,6 +670,40 @@ mod tests {
             Some(Duration::from_millis(1)),
             "a child's first answer is no round trip of the run"
         );
+    }
+
+    /// A server that writes a log notification before its answer to every
+    /// request: a script in `dir`.
+    fn chatty(dir: &std::path::Path) -> String {
+        let script = dir.join("chatty.sh");
+        std::fs::write(
+            &script,
+            "exec sed -u 's/.*\"id\":\\([^,}]*\\).*/{\"jsonrpc\":\"2.0\",\"method\":\"notifications\\/message\",\"params\":{\"level\":\"info\",\"data\":\"before\"}}\\n{\"jsonrpc\":\"2.0\",\"id\":\\1,\"result\":{}}/'\n",
+        )
+        .expect("write the script");
+        format!("sh {}", script.display())
+    }
+
+    #[tokio::test]
+    async fn what_comes_before_a_barriers_reply_is_heard() {
+        use crate::suite::context::Endpoint;
+        use crate::transport::{AddressPolicy, HttpClient};
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+        let client = Client::new(
+            Endpoint::Stdio(chatty(dir.path())),
+            http,
+            Limits::default().request_timeout,
+            1,
+        );
+        let conn = client.connect().await.expect("spawn");
+        let reply = conn.request("ping", json!({})).await;
+        assert!(reply.result().is_some(), "{reply:?}");
+        let (frames, answered) = conn.listen_past_barrier(Duration::from_millis(1)).await;
+        conn.close().await;
+        assert!(answered, "the barrier `ping` was answered");
+        assert_eq!(frames.len(), 1, "{frames:?}");
+        assert_eq!(frames[0]["params"]["data"], "before");
     }
 
     #[test]
