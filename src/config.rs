@@ -42,7 +42,7 @@ pub struct WorkerArgs {
     /// submissions, retries, host gaps, the scheduler, the reaper and (on
     /// Postgres, through LISTEN/NOTIFY) other processes' submissions wake a
     /// worker at once, so this only bounds what a lost notification costs.
-    #[arg(long, env = "PROTOCHECK_POLL_SECS", default_value_t = 30)]
+    #[arg(long, env = "PROTOCHECK_POLL_SECS", default_value_t = 60)]
     pub poll_secs: u64,
     /// On shutdown, seconds in-flight runs get to finish before they are released.
     #[arg(long, env = "PROTOCHECK_SHUTDOWN_GRACE_SECS", default_value_t = 20)]

@@ -945,8 +945,8 @@ impl Worker {
 
 /// Longest the first findings of a run wait in the worker before they are
 /// stored: what the run's page and its event stream lag behind the engine at
-/// its start (plus one write). Each later batch may wait twice as long as the
-/// one before it (see [`Worker::store_findings`]).
+/// its start (plus one write). Each later batch may wait three times as long
+/// as the one before it (see [`Worker::store_findings`]).
 const FLUSH_FIRST: Duration = Duration::from_millis(100);
 
 /// Most findings written in one flush: the store's one-statement batch, so a
@@ -956,14 +956,15 @@ const FLUSH_FINDINGS: usize = crate::store::FINDINGS_PER_STATEMENT;
 impl Worker {
     /// Stores the engine's findings as they come, in batches: a batch is
     /// written a while after its first finding arrived ([`FLUSH_FIRST`] for
-    /// the first, twice as long as the batch before for each later one), when
-    /// it holds [`FLUSH_FINDINGS`], or when the engine is done, whichever
-    /// comes first. One write per batch rather than per finding keeps a run's
-    /// cost to the database about constant however many findings it has (#29
-    /// item 4); the growing wait bounds it however long the run takes (batch
-    /// k is written at least 100 ms × (2^k − 1) into the run: at most 11
-    /// writes in the 120 s deadline, 6 in 5 s), while a run's first findings
-    /// show at once and its progress lags by at most half its age. The
+    /// the first, three times as long as the batch before for each later
+    /// one), when it holds [`FLUSH_FINDINGS`], or when the engine is done,
+    /// whichever comes first. One write per batch rather than per finding
+    /// keeps a run's cost to the database about constant however many
+    /// findings it has (#29 item 4); the growing wait bounds it however long
+    /// the run takes (batch k is written at least 50 ms × (3^k − 1) into the
+    /// run: at most 8 writes in the 120 s deadline with the last, 5 in 5 s),
+    /// while a run's first findings show at once and its progress lags by at
+    /// most two thirds of its age. The
     /// findings stored, in order, once the engine is
     /// done (the run's end signs them without reading them back); None when
     /// the lease was lost or a write failed: the run is then given up,
@@ -1003,7 +1004,7 @@ impl Worker {
                 first_seq += i64::try_from(batch.len()).unwrap_or(i64::MAX);
                 stored.append(&mut batch);
                 deadline = None;
-                wait = wait.saturating_mul(2);
+                wait = wait.saturating_mul(3);
             }
             if done {
                 return Some(stored);
