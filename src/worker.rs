@@ -762,8 +762,8 @@ impl Worker {
         let mut draining = false;
         loop {
             tokio::select! {
-                (verdict, sink_ok) = &mut work => {
-                    return match (verdict, sink_ok) {
+                (verdict, stored) = &mut work => {
+                    return match (verdict, stored) {
                         (Ok(verdict), Some(findings)) => {
                             Execution::Done(Ok(Box::new((verdict, findings))))
                         }

@@ -28,7 +28,7 @@ pub use model::{
     HistoryCursor, HostBudget, HostLimits, HostLoad, IdempotencyRecord, Inserted, LoadQuery,
     NewApiKey, NewRun, NewWatch, PublicKeyRecord, QueuePlace, ReapReport, Rehosted, Run, RunEnd,
     RunOrigin, RunStatus, SCHEDULE_SUBMITTER, StoredAttestation, StoredFinding, SubmissionFacts,
-    SubmitChoice, SubmitDecision, SubmitOutcome, SubmitRequest, Submitted, SuiteRuns, Target,
+    SubmitChoice, SubmitDecision, SubmitOutcome, SubmitRequest, SubmitResult, SuiteRuns, Target,
     Watch, WebhookAttempt, WebhookDelivery, host_of, same_server,
 };
 
@@ -128,7 +128,7 @@ pub trait Store:
         &self,
         submission: &SubmitRequest<'_>,
         decide: &SubmitDecision<'_>,
-    ) -> StoreResult<Submitted>;
+    ) -> StoreResult<SubmitResult>;
 
     /// The queued or running run with this dedup key, if any.
     async fn active_run(&self, dedup_key: &str) -> StoreResult<Option<Run>>;

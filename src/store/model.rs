@@ -588,7 +588,7 @@ pub enum SubmitChoice {
 
 /// What [`super::Store::submit_run`] did, with what it read.
 #[derive(Debug, Clone)]
-pub struct Submitted {
+pub struct SubmitResult {
     pub facts: SubmissionFacts,
     pub outcome: SubmitOutcome,
     /// The answering run's place in the queue, when it is queued.

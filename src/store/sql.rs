@@ -30,7 +30,7 @@ use super::{
     Announcement, Announcer, Backend, EndRecord, HistoryCursor, HostLimits, HostLoad,
     IdempotencyRecord, Inserted, NewRun, QueuePlace, ReapReport, Rehosted, Run, RunOrigin,
     RunStatus, Store, StoreError, StoreResult, StoredFinding, SubmissionFacts, SubmitChoice,
-    SubmitDecision, SubmitOutcome, SubmitRequest, Submitted, SuiteRuns, Target, hosts,
+    SubmitDecision, SubmitOutcome, SubmitRequest, SubmitResult, SuiteRuns, Target, hosts,
 };
 use crate::suite::Finding;
 use sqlx::migrate::Migrator;
@@ -722,7 +722,7 @@ impl_sql_store!(Store {
         &self,
         submission: &SubmitRequest<'_>,
         decide: &SubmitDecision<'_>,
-    ) -> StoreResult<Submitted> {
+    ) -> StoreResult<SubmitResult> {
         let new = submission.new;
         let mut tx = self.begin().await?;
         self.upsert_target_in(&mut tx, &new.target_id, submission.canonical_url, new.created_at_ms)
@@ -758,7 +758,7 @@ impl_sql_store!(Store {
             _ => None,
         };
         self.commit(tx).await?;
-        Ok(Submitted {
+        Ok(SubmitResult {
             facts,
             outcome,
             place,
