@@ -636,18 +636,23 @@ mod tests {
         format!("sh {}", script.display())
     }
 
-    #[tokio::test]
-    async fn a_new_childs_start_up_is_neither_silence_nor_a_round_trip() {
+    /// A client of the stdio server `command`, one request in flight.
+    fn stdio_client(command: String) -> Client {
         use crate::suite::context::Endpoint;
         use crate::transport::{AddressPolicy, HttpClient};
-        let dir = tempfile::tempdir().expect("a temporary directory");
         let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
-        let client = Client::new(
-            Endpoint::Stdio(slow_starter(dir.path())),
+        Client::new(
+            Endpoint::Stdio(command),
             http,
             Limits::default().request_timeout,
             1,
-        );
+        )
+    }
+
+    #[tokio::test]
+    async fn a_new_childs_start_up_is_neither_silence_nor_a_round_trip() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let client = stdio_client(slow_starter(dir.path()));
         // The run so far was fast: a barrier's window is its floor.
         client.record_rtt(Duration::from_millis(1));
         let first = client.connect().await.expect("spawn");
@@ -686,16 +691,8 @@ mod tests {
 
     #[tokio::test]
     async fn what_comes_before_a_barriers_reply_is_heard() {
-        use crate::suite::context::Endpoint;
-        use crate::transport::{AddressPolicy, HttpClient};
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
-        let client = Client::new(
-            Endpoint::Stdio(chatty(dir.path())),
-            http,
-            Limits::default().request_timeout,
-            1,
-        );
+        let client = stdio_client(chatty(dir.path()));
         let conn = client.connect().await.expect("spawn");
         let reply = conn.request("ping", json!({})).await;
         assert!(reply.result().is_some(), "{reply:?}");
