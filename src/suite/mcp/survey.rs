@@ -340,6 +340,16 @@ fn placeholder(schema: &Value, depth: usize) -> Value {
                     .unwrap_or(Value::Null);
                 out.insert(name.to_owned(), placeholder(&sub, depth + 1));
             }
+            // An optional number with a lower bound is given that bound: left
+            // out, it takes the tool's default, which may ask for more work
+            // (a wait of seconds, a page of hundreds); at its minimum it asks
+            // for the least work the tool accepts.
+            let properties = schema.get("properties").and_then(Value::as_object);
+            for (name, sub) in properties.into_iter().flatten() {
+                if !out.contains_key(name) && bounded_number(sub) {
+                    out.insert(name.clone(), placeholder(sub, depth + 1));
+                }
+            }
             Value::Object(out)
         }
         "object" => json!({}),
@@ -362,6 +372,16 @@ fn placeholder(schema: &Value, depth: usize) -> Value {
             })
         }
     }
+}
+
+/// Whether `schema` is a plain number or integer with a `minimum`.
+fn bounded_number(schema: &Value) -> bool {
+    matches!(
+        schema.get("type").and_then(Value::as_str),
+        Some("integer" | "number")
+    ) && schema.get("minimum").is_some_and(Value::is_number)
+        && schema.get("enum").is_none()
+        && schema.get("const").is_none()
 }
 
 /// The MRTR answer protocheck gives to one input request (mrtr page): accept a
@@ -473,4 +493,36 @@ async fn listen(client: &McpClient, caps: &Value) -> Option<Reply> {
     }
     let probe = client.request("subscriptions/listen", json!({"notifications": filter}));
     Some(client.listen(&probe, LISTEN_WINDOW).await)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_fill_what_is_required_and_bounded_numbers_at_their_minimum() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "minLength": 12},
+                "ms": {"type": "integer", "minimum": 0, "maximum": 10000},
+                "ratio": {"type": "number", "minimum": 0.5},
+                "count": {"type": "integer"},
+                "mode": {"type": "integer", "minimum": 1, "enum": [3, 4]},
+                "note": {"type": "string"}
+            },
+            "required": ["name"]
+        });
+        assert_eq!(
+            placeholder_arguments(&schema),
+            json!({"name": "pppppppppppp", "ms": 0, "ratio": 0.5}),
+            "optional numbers without a minimum, enums and strings are left to their defaults"
+        );
+        let required = json!({
+            "type": "object",
+            "properties": {"to": {"type": "integer", "minimum": 1}},
+            "required": ["to"]
+        });
+        assert_eq!(placeholder_arguments(&required), json!({"to": 1}));
+    }
 }
