@@ -518,6 +518,8 @@ struct Verdict {
     grade: String,
     outcomes: BTreeMap<String, String>,
     skips: BTreeMap<String, String>,
+    /// Rule → its finding's message, whatever the outcome.
+    messages: BTreeMap<String, String>,
 }
 
 /// Where `check` finds a panel server.
@@ -605,20 +607,23 @@ fn check(name: &str, target: &Target, panel: &Panel) -> Result<Verdict, String> 
         .to_owned();
     let mut outcomes = BTreeMap::new();
     let mut skips = BTreeMap::new();
+    let mut messages = BTreeMap::new();
     for f in doc["findings"].as_array().into_iter().flatten() {
         let (Some(rule), Some(outcome)) = (f["rule_id"].as_str(), f["outcome"].as_str()) else {
             return Err(format!("a finding without rule_id or outcome: {f}"));
         };
         outcomes.insert(rule.to_owned(), outcome.to_owned());
+        let message = f["message"].as_str().unwrap_or_default();
         if outcome == "skip" {
-            let reason = f["message"].as_str().unwrap_or_default();
-            skips.insert(rule.to_owned(), reason.to_owned());
+            skips.insert(rule.to_owned(), message.to_owned());
         }
+        messages.insert(rule.to_owned(), message.to_owned());
     }
     Ok(Verdict {
         grade,
         outcomes,
         skips,
+        messages,
     })
 }
 
@@ -1028,6 +1033,43 @@ fn the_expected_table_parses_and_every_server_has_a_launcher() {
         )
         .is_err()
     );
+}
+
+/// A tool that works longer than protocheck's budget for a tool call
+/// (`spec25-deliberate`'s `ponder`, 30 s) is cancelled at the budget and
+/// named in the tool rules' findings as not judged, over HTTP and over
+/// stdio, while the tools that answered are judged as on `spec25-correct`.
+#[test]
+fn a_tool_working_past_its_budget_is_cancelled_and_named_as_not_judged() {
+    let tools = Tools::from_env();
+    if tools.python.is_none() {
+        assert!(
+            !tools_required(),
+            "PROTOCHECK_REQUIRE_TOOLS=1 but PROTOCHECK_INTEROP_PYTHON names no Python"
+        );
+        say_skipped("the tool budget test; set PROTOCHECK_INTEROP_PYTHON");
+        return;
+    }
+    for name in ["spec25-deliberate", "spec25-deliberate-stdio"] {
+        let (server, target) = launch(name, &tools).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let verdict = check(name, &target, &PANEL_2025).unwrap_or_else(|e| panic!("{e}"));
+        drop(server);
+        assert_eq!(verdict.grade, "strict", "{name}: {:?}", verdict.outcomes);
+        let content = &verdict.messages["MCP25-TOL-010"];
+        assert_eq!(
+            verdict.outcomes["MCP25-TOL-010"], "pass",
+            "{name}: {content}"
+        );
+        assert!(
+            content.contains("not judged: `ponder` (")
+                && content.contains("cancelled with `notifications/cancelled`"),
+            "{name}: MCP25-TOL-010 says {content}"
+        );
+        assert!(
+            content.starts_with("4 tool result(s)"),
+            "{name}: the other tools are judged: {content}"
+        );
+    }
 }
 
 #[test]

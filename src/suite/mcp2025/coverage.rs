@@ -671,10 +671,12 @@ pub static COVERAGE: &[Coverage] = &[
             `structuredContent` an object when present.",
         probed: "Each callable tool (read-only, or any when tool calls are allowed; at most 10) \
             called once with placeholder arguments built from the required part of its \
-            `inputSchema`; every block of each result is checked by kind, and `isError` must be a \
-            boolean.",
+            `inputSchema` (optional numbers with a `minimum` at it), within a budget of 1 s of \
+            work and one round trip; every block of each result is checked by kind, and `isError` \
+            must be a boolean.",
         gap: Some(
-            "Tools protocheck may not call, and tools past the tenth, are not called; \
+            "Tools protocheck may not call, and tools past the tenth, are not called; a call still \
+            running at its budget is cancelled and not judged (the finding names it); \
             `structuredContent` being an object is checked only against an `outputSchema` \
             (TOL-012); block `annotations`, `_meta` and MIME-type syntax are not checked; only the \
             results placeholder arguments produce are seen.",

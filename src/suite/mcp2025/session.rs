@@ -2,7 +2,7 @@
 //! connection, its `initialize` and the run's options) and the
 //! [`Judgement`] a check gives.
 
-use super::client::{Client, Connection, Reply, Transport};
+use super::client::{Client, Connection, Patience, Reply, Transport};
 use crate::suite::Exchange;
 use crate::suite::mcp::client::clip;
 use crate::suite::mcp::survey::placeholder_arguments;
@@ -392,9 +392,15 @@ impl Session {
                         "arguments": placeholder_arguments(&schema),
                         "_meta": {"progressToken": token},
                     });
+                    // Within the tool budget: progress that comes in it is
+                    // what this probe needs.
+                    let patience = Patience {
+                        linger: Some(after),
+                        budget: Some(self.client.tool_budget()),
+                    };
                     let reply = self
                         .main
-                        .request_lingering("tools/call", params, after)
+                        .request_patiently("tools/call", params, patience)
                         .await;
                     let seen = reply
                         .notifications

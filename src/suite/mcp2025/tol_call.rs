@@ -2,7 +2,9 @@
 //! Result"). protocheck calls a tool only when it is annotated
 //! `readOnlyHint: true` or the run allows tool calls (digest §15 D14), each
 //! callable tool once per run, with arguments built from the required part
-//! of its `inputSchema`.
+//! of its `inputSchema` (and optional numbers with a `minimum` at it), and
+//! within a budget on the wire: a call still running past it is cancelled
+//! and not judged, and the findings name it.
 
 use super::client::Reply;
 use super::rule::{Mcp25Rule, spec};
@@ -37,8 +39,12 @@ pub(crate) const CONTENT: Mcp25Rule = Mcp25Rule::new(
 .help(
     "protocheck calls each tool it may call (annotated `readOnlyHint: true`, or any when the run \
      allows tool calls; at most 10) once, with placeholder arguments built from the required part \
-     of its `inputSchema`, and checks each result: a `content` array of well-formed text, image, \
-     audio, `resource_link` or `resource` blocks, and a boolean `isError`.",
+     of its `inputSchema` (an optional number with a `minimum` is given that minimum, the least \
+     work it allows), and checks each result: a `content` array of well-formed text, image, \
+     audio, `resource_link` or `resource` blocks, and a boolean `isError`. A call still unanswered \
+     after 1 s of the tool's work (and one round trip) is cancelled with \
+     `notifications/cancelled`, as the lifecycle's \"Timeouts\" asks of a sender, and named as not \
+     judged.",
     "A result lacks `content` (it returns only `structuredContent`, or a bare value), a block has \
      an unknown `type` or misses `text`, `mimeType` or `uri`, image or audio `data` is not \
      base64, or `isError` is a string.",
@@ -180,11 +186,46 @@ async fn tool_calls(s: &Session) -> Arc<ToolCalls> {
     .await
 }
 
-/// Calls `tool` with placeholder arguments.
+/// Calls `tool` with placeholder arguments, within the run's tool budget
+/// (see [`Client::tool_budget`](super::client::Client::tool_budget)).
 async fn call(s: &Session, tool: &Value) -> (Value, Reply) {
     let schema = tool.get("inputSchema").cloned().unwrap_or(json!({}));
     let params = json!({"name": tool.get("name"), "arguments": placeholder_arguments(&schema)});
-    (tool.clone(), s.main.request("tools/call", params).await)
+    let budget = s.client.tool_budget();
+    (
+        tool.clone(),
+        s.main.request_within("tools/call", params, budget).await,
+    )
+}
+
+impl ToolCalls {
+    /// What a finding says of the calls cut at their budget, which no rule
+    /// judges: empty when there were none.
+    fn cut_note(&self) -> String {
+        let cut: Vec<String> = self
+            .calls
+            .iter()
+            .filter_map(|(tool, reply)| {
+                reply
+                    .cut
+                    .map(|b| format!("`{}` ({} ms)", tool_name(tool), b.as_millis()))
+            })
+            .collect();
+        if cut.is_empty() {
+            return String::new();
+        }
+        format!(
+            "; not judged: {}, still running at the end of its budget and cancelled with \
+             `notifications/cancelled`",
+            some(&cut)
+        )
+    }
+}
+
+/// `judgement` with what [`ToolCalls::cut_note`] says appended.
+fn noting_cuts(mut judgement: Judgement, calls: &ToolCalls) -> Judgement {
+    judgement.message.push_str(&calls.cut_note());
+    judgement
 }
 
 /// Why no call can be judged: no tool listed, or none protocheck may call.
@@ -213,14 +254,20 @@ fn results(calls: &ToolCalls) -> Result<Vec<(&Value, &Reply, &Value)>, Judgement
         .filter_map(|(tool, reply)| Some((tool, reply, reply.result()?)))
         .collect();
     if answered.is_empty() {
+        // The calls cut at their budget are named by `noting_cuts`.
         let why: Vec<String> = calls
             .calls
             .iter()
+            .filter(|(_, reply)| reply.cut.is_none())
             .map(|(tool, reply)| format!("`{}`: {}", tool_name(tool), reply.describe()))
             .collect();
+        let why = if why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", some(&why))
+        };
         return Err(Judgement::skip(format!(
-            "not verified: no tool call was answered with a result ({})",
-            some(&why)
+            "not verified: no tool call was answered with a result{why}"
         )));
     }
     Ok(answered)
@@ -341,7 +388,11 @@ fn result_problems(name: &str, result: &Value) -> Vec<String> {
 
 async fn content(s: &Session) -> Judgement {
     let calls = tool_calls(s).await;
-    let answered = match results(&calls) {
+    noting_cuts(content_of(&calls), &calls)
+}
+
+fn content_of(calls: &ToolCalls) -> Judgement {
+    let answered = match results(calls) {
         Ok(answered) => answered,
         Err(skip) => return skip,
     };
@@ -400,9 +451,10 @@ async fn input_errors(s: &Session) -> Judgement {
     }
     let reply = s
         .main
-        .request(
+        .request_within(
             "tools/call",
             json!({"name": tool.get("name"), "arguments": arguments}),
+            s.client.tool_budget(),
         )
         .await;
     let what = format!(
@@ -471,6 +523,10 @@ fn validate(schema: &Value, instance: &Value) -> Result<Option<String>, String> 
 
 async fn structured(s: &Session) -> Judgement {
     let calls = tool_calls(s).await;
+    noting_cuts(structured_of(s, &calls).await, &calls)
+}
+
+async fn structured_of(s: &Session, calls: &ToolCalls) -> Judgement {
     if calls.listed > 0
         && !s
             .tools()
@@ -481,7 +537,7 @@ async fn structured(s: &Session) -> Judgement {
     {
         return Judgement::skip("not applicable: no listed tool declares `outputSchema`");
     }
-    let answered = match results(&calls) {
+    let answered = match results(calls) {
         Ok(answered) => answered,
         Err(skip) => return skip,
     };
@@ -548,7 +604,11 @@ async fn structured(s: &Session) -> Judgement {
 
 async fn structured_text(s: &Session) -> Judgement {
     let calls = tool_calls(s).await;
-    let answered = match results(&calls) {
+    noting_cuts(structured_text_of(&calls), &calls)
+}
+
+fn structured_text_of(calls: &ToolCalls) -> Judgement {
+    let answered = match results(calls) {
         Ok(answered) => answered,
         Err(skip) => return skip,
     };
@@ -595,7 +655,11 @@ async fn structured_text(s: &Session) -> Judgement {
 
 async fn embedded(s: &Session) -> Judgement {
     let calls = tool_calls(s).await;
-    let answered = match results(&calls) {
+    noting_cuts(embedded_of(s, &calls).await, &calls)
+}
+
+async fn embedded_of(s: &Session, calls: &ToolCalls) -> Judgement {
+    let answered = match results(calls) {
         Ok(answered) => answered,
         Err(skip) => return skip,
     };

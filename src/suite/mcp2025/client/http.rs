@@ -3,7 +3,7 @@
 //! `MCP-Protocol-Version` and the `Mcp-Session-Id` the server issued. An SSE
 //! answer is read frame by frame up to the response the request awaits.
 
-use super::{Auth, Awaiting, CancelPlan, CancelProbe, Connection, Reply, State};
+use super::{Auth, Awaiting, CancelPlan, CancelProbe, Connection, Patience, Reply, State};
 use crate::suite::ResponseRecord;
 use crate::suite::mcp::client::clip;
 use crate::suite::mcp::wire::{ACCEPT_BOTH, H_LAST_EVENT_ID, H_PROTOCOL_VERSION, H_SESSION_ID};
@@ -73,9 +73,13 @@ pub(super) async fn post(
     state: &State,
     label: &str,
     text: String,
-    (awaiting, linger): (&Awaiting, Option<Duration>),
+    (awaiting, patience): (&Awaiting, Patience),
 ) -> Reply {
-    let timeout = conn.client.timeout;
+    // A budget shortens the wait for the answer, never lengthens it.
+    let timeout = patience
+        .budget
+        .map_or(conn.client.timeout, |b| b.min(conn.client.timeout));
+    let linger = patience.linger;
     let paced = super::measures_pace(label, &text);
     let req = HttpRequest::post_raw(url.clone(), "application/json", Bytes::from(text))
         .header("accept", ACCEPT_BOTH)
@@ -408,7 +412,7 @@ pub(super) async fn post_then_cancel(
                             state,
                             "notifications/cancelled",
                             plan.cancel.clone(),
-                            (&Awaiting::Nothing, None),
+                            (&Awaiting::Nothing, Patience::default()),
                         )
                         .await;
                         cancelled_at = Some(Instant::now());

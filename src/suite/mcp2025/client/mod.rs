@@ -116,6 +116,18 @@ pub enum Credentials {
 /// worth of work, and eight leave room for a loaded machine.
 const WINDOW_MULTIPLIER: u32 = 8;
 
+/// How long protocheck gives a tool's own work: a tool may run for as long
+/// as its business takes (server-everything's long-running operation takes
+/// 10 s by default), and a run's length must not be set by it. The
+/// lifecycle's "Timeouts" asks a sender to set a timeout on every request
+/// and, past it, to cancel the request and stop waiting; the spec names no
+/// figure. One second keeps a run short and is far from what the tools
+/// protocheck meets take when they do not wait on purpose (a few
+/// milliseconds for the interop panel's, under load too): a fixed figure,
+/// not one that follows the machine's load, so that the same tool is cut,
+/// or not, on every run.
+const TOOL_BUDGET: Duration = Duration::from_secs(1);
+
 /// Most replies and notifications kept for the run-wide rules.
 const MAX_LOGGED: usize = 600;
 
@@ -347,6 +359,17 @@ impl Client {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// The budget on the wire of a tool call ([`Connection::request_within`]):
+    /// [`TOOL_BUDGET`] for the tool's work and one 95th-percentile round
+    /// trip of the run's for the wire, at most the request timeout.
+    pub(crate) fn tool_budget(&self) -> Duration {
+        // Rounded to 100 ms, so that findings name the same budget run to run.
+        let step = Duration::from_millis(100);
+        let wire = self.rtt.scaled(1).unwrap_or_default() + step / 2;
+        let wire = step * (wire.as_millis() / step.as_millis()) as u32;
+        (TOOL_BUDGET + wire).min(self.timeout)
+    }
+
     /// How long to wait for something that may not come: a multiple of the
     /// run's round-trip times, at least `floor`, at most `ceiling`.
     pub(crate) fn window(&self, floor: Duration, ceiling: Duration) -> Duration {
@@ -419,6 +442,17 @@ impl Client {
 enum Wire {
     Http { http: HttpClient, url: Url },
     Stdio(Box<stdio::Pipe>),
+}
+
+/// How long an exchange waits, besides for the answer it awaits.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Patience {
+    /// Read on after the answer for at most this long (see
+    /// [`Connection::request_lingering`]).
+    pub(crate) linger: Option<Duration>,
+    /// Wait for the answer for at most this long on the wire, instead of
+    /// the request timeout (see [`Connection::request_within`]).
+    pub(crate) budget: Option<Duration>,
 }
 
 /// How [`Connection::request_then_cancel`] cancels.
@@ -715,26 +749,28 @@ impl Connection {
     }
 
     async fn exchange(&self, label: &str, text: String, awaiting: Awaiting) -> Reply {
-        self.exchange_lingering(label, text, awaiting, None).await
+        self.exchange_lingering(label, text, awaiting, Patience::default())
+            .await
     }
 
-    /// Sends `text` and reads its answer; with `linger`, reads on after the
-    /// answer (the rest of an SSE stream, for that long at most; on stdio up
-    /// to the reply to a barrier `ping` and for that long past it), keeping
-    /// the notifications that come in [`Reply::after`].
+    /// Sends `text` and reads its answer, within the patience's budget when
+    /// it has one; with a linger, reads on after the answer (the rest of an
+    /// SSE stream, for that long at most; on stdio up to the reply to a
+    /// barrier `ping` and for that long past it), keeping the notifications
+    /// that come in [`Reply::after`].
     async fn exchange_lingering(
         &self,
         label: &str,
         text: String,
         awaiting: Awaiting,
-        linger: Option<Duration>,
+        patience: Patience,
     ) -> Reply {
         let _permit = self.client.permits.acquire().await.ok();
         match &self.wire {
             Wire::Http { http, url } => {
                 let state = self.state();
                 let reply =
-                    http::post(self, http, url, &state, label, text, (&awaiting, linger)).await;
+                    http::post(self, http, url, &state, label, text, (&awaiting, patience)).await;
                 // A request of the server's own on the stream is answered, so
                 // that the server is not left waiting: protocheck declares no
                 // client capability, so with method-not-found.
@@ -747,15 +783,17 @@ impl Connection {
                         &state,
                         "answer",
                         answer,
-                        (&Awaiting::Nothing, None),
+                        (&Awaiting::Nothing, Patience::default()),
                     )
                     .await;
                 }
                 reply
             }
             Wire::Stdio(pipe) => {
-                let mut reply = pipe.exchange(&self.client, label, text, &awaiting).await;
-                if let Some(window) = linger
+                let mut reply = pipe
+                    .exchange(&self.client, label, text, &awaiting, patience.budget)
+                    .await;
+                if let Some(window) = patience.linger
                     && reply.message.is_some()
                 {
                     let (frames, _) = pipe.listen_past_barrier(&self.client, window).await;
@@ -778,17 +816,66 @@ impl Connection {
     /// what the server sends about it after answering joins the
     /// run's log as coming after the answer.
     pub async fn request_lingering(&self, method: &str, params: Value, linger: Duration) -> Reply {
+        let patience = Patience {
+            linger: Some(linger),
+            budget: None,
+        };
+        self.request_patiently(method, params, patience).await
+    }
+
+    /// A conforming request with a fresh id whose answer is awaited for at
+    /// most `budget` on the wire: from the request sent to the answer read
+    /// (protocheck's own queueing for a request permit does not count). A
+    /// request still running then is cancelled, as the lifecycle's
+    /// "Timeouts" asks of a sender ("When the request has not received a
+    /// success or error response within the timeout period, the sender
+    /// SHOULD issue a cancellation notification for that request and stop
+    /// waiting for a response"): `notifications/cancelled` goes out, and
+    /// the reply says so ([`Reply::cut`]). For the work a server does for
+    /// as long as it likes: a tool call.
+    pub async fn request_within(&self, method: &str, params: Value, budget: Duration) -> Reply {
+        let patience = Patience {
+            linger: None,
+            budget: Some(budget),
+        };
+        self.request_patiently(method, params, patience).await
+    }
+
+    /// A conforming request with a fresh id, awaited and read on as
+    /// `patience` says (see [`Self::request_lingering`] and
+    /// [`Self::request_within`]).
+    pub(crate) async fn request_patiently(
+        &self,
+        method: &str,
+        params: Value,
+        patience: Patience,
+    ) -> Reply {
         let id = json!(self.client.next_id());
         let token = params.pointer("/_meta/progressToken").cloned();
         let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let reply = self
+        let mut reply = self
             .exchange_lingering(
                 method,
                 frame.to_string(),
                 Awaiting::Id(id.clone()),
-                Some(linger),
+                patience,
             )
             .await;
+        if let Some(budget) = patience.budget
+            && reply.message.is_none()
+            && matches!(reply.error, Some(TransportError::Timeout(_)))
+        {
+            reply.cut = Some(budget);
+            let reason = format!(
+                "protocheck: still running after {} ms, its budget",
+                budget.as_millis()
+            );
+            self.notify(
+                "notifications/cancelled",
+                json!({"requestId": id, "reason": reason}),
+            )
+            .await;
+        }
         self.client.record(Some(id), token, &reply);
         reply
     }

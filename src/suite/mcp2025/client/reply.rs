@@ -48,6 +48,10 @@ pub struct Reply {
     pub session_id: Option<String>,
     /// Why nothing (or not all) came back.
     pub error: Option<TransportError>,
+    /// The request was still running when its budget on the wire (this
+    /// long) ran out, and protocheck cancelled it
+    /// ([`Connection::request_within`](super::Connection::request_within)).
+    pub cut: Option<std::time::Duration>,
     pub exchange: Exchange,
 }
 
@@ -67,6 +71,7 @@ impl Reply {
             server_requests: Vec::new(),
             session_id: None,
             error: None,
+            cut: None,
             exchange,
         }
     }
@@ -130,6 +135,13 @@ impl Reply {
             .unwrap_or_default();
         if let Some(TransportError::TooLarge { limit }) = &self.error {
             return format!("{status}with an answer over protocheck's {limit}-byte limit");
+        }
+        if let Some(budget) = self.cut {
+            return format!(
+                "with no answer yet after {} ms, its budget, so protocheck cancelled it \
+                 (`notifications/cancelled`) and did not judge it",
+                budget.as_millis()
+            );
         }
         if self.unanswered() {
             return match &self.error {

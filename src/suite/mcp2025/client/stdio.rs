@@ -348,6 +348,7 @@ impl Pipe {
         label: &str,
         text: String,
         awaiting: &Awaiting,
+        budget: Option<Duration>,
     ) -> Reply {
         let mut inner = self.inner.lock().await;
         let started = Instant::now();
@@ -386,7 +387,9 @@ impl Pipe {
             let wait = startup(fresh, client.window(BARRIER_FLOOR, client.timeout), client);
             (Awaiting::Id(token.clone()), wait, Some(token))
         } else {
-            (awaiting.clone(), client.timeout, None)
+            // A budget shortens the wait for the answer, never lengthens it.
+            let wait = budget.map_or(client.timeout, |b| b.min(client.timeout));
+            (awaiting.clone(), wait, None)
         };
         let answer = inner
             .read_answer(&mut reply, &waited, wait, barrier.as_ref())

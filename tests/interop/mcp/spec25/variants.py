@@ -122,6 +122,41 @@ class Paged(Server):
     page_size = 1
 
 
+PONDER = {
+    "name": "ponder",
+    "description": "Thinks for 30 s before it answers; stops when cancelled.",
+    "inputSchema": {"type": "object", "properties": {}},
+    "annotations": {"readOnlyHint": True},
+}
+
+
+class Deliberate(Server):
+    """Has one more read-only tool, `ponder`, whose work takes 30 s: it
+    reports progress each second when given a token, and stops without
+    answering when cancelled.
+
+    TOOLS: how long a tool works is the server's business; no sentence bounds
+    it. LIFECYCLE "Timeouts": a sender SHOULD set a timeout on every request
+    and, when no response came within it, SHOULD issue a cancellation
+    notification and stop waiting. CANCELLATION "Behavior Requirements": the
+    receiver SHOULD stop processing a cancelled request and not send a
+    response for it.
+    """
+
+    def tools(self):
+        return server.TOOLS + [PONDER]
+
+    def call_tool(self, call, params):
+        if params.get("name") != "ponder":
+            return super().call_tool(call, params)
+        for second in range(1, 31):
+            if call.cancelled.wait(1.0):
+                return None
+            if call.token is not None:
+                self.progress(call, second, 30)
+        return {"content": [{"type": "text", "text": "pondered for 30 s"}]}
+
+
 # --- faults ------------------------------------------------------------------
 
 class OriginOpen(Server):
@@ -225,6 +260,7 @@ VARIANTS = {
     "version-error": VersionError,
     "minimal": Minimal,
     "paged": Paged,
+    "deliberate": Deliberate,
     "chatty": Chatty,
     "delete-refused": DeleteRefused,
     "session-optional": SessionOptional,
