@@ -237,14 +237,27 @@ pub(crate) async fn run(
     };
     let rules: Vec<&Mcp25Rule> = catalogue().iter().collect();
     let shared = &session;
-    let judged = schedule::judge_all(
-        &rules,
-        Vec::new(),
-        rules_at_once,
-        |rule, judged| async move { judge(rule, shared, &judged, ctx).await },
-        reporter,
-    )
-    .await;
+    // The passive probe (the listings, a `ping` and read-only tool calls
+    // with progress tokens, which the run-wide progress rules read) needs
+    // nothing but the handshake. Over HTTP it goes out beside the rules, not
+    // after every other rule, where the rules reading it would wait for it
+    // at the end of the run. Over stdio the one pipe carries one request at
+    // a time, so starting it early would only move the wait.
+    let early = async {
+        if matches!(endpoint, Endpoint::Http(_)) && shared.negotiated() == Some(PROTOCOL_VERSION) {
+            shared.passive_probe().await;
+        }
+    };
+    let (judged, ()) = tokio::join!(
+        schedule::judge_all(
+            &rules,
+            Vec::new(),
+            rules_at_once,
+            |rule, judged| async move { judge(rule, shared, &judged, ctx).await },
+            reporter,
+        ),
+        early
+    );
     session.main.close().await;
     judged?;
     Ok(verdict(reporter))

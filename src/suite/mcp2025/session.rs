@@ -357,18 +357,22 @@ impl Session {
         self.progress_calls
             .get_or_init(|| async {
                 let mut calls = Vec::new();
-                let mut tools = Vec::new();
-                for (capability, method) in LISTINGS {
-                    if !self.advertises(capability) {
-                        continue;
+                // The listings are independent of one another: side by side.
+                let listings = LISTINGS
+                    .iter()
+                    .filter(|(capability, method)| {
+                        self.advertises(capability) && *method != "tools/list"
+                    })
+                    .map(|(_, method)| self.main.request(method, json!({})));
+                let tools = async {
+                    if self.advertises("tools") {
+                        self.tools().await.read_only().cloned().collect()
+                    } else {
+                        Vec::new()
                     }
-                    if *method == "tools/list" {
-                        let survey = self.tools().await;
-                        tools = survey.read_only().cloned().collect();
-                        continue;
-                    }
-                    self.main.request(method, json!({})).await;
-                }
+                };
+                let (_, tools): (_, Vec<Value>) =
+                    tokio::join!(futures::future::join_all(listings), tools);
                 // Set once the listings have measured the target's pace.
                 let after = self.client.window(AFTER_FLOOR, AFTER_WINDOW);
                 let token = json!(format!("pc-progress-{}", self.client.next_id()));
