@@ -671,7 +671,7 @@ pub static COVERAGE: &[Coverage] = &[
             `structuredContent` an object when present.",
         probed: "Each callable tool (read-only, or any when tool calls are allowed; at most 10) \
             called once with placeholder arguments built from the required part of its \
-            `inputSchema` (optional numbers with a `minimum` at it), within a budget of 1 s of \
+            `inputSchema` (optional numbers with a `minimum` at it), within a budget of 3 s of \
             work and one round trip; every block of each result is checked by kind, and `isError` \
             must be a boolean.",
         gap: Some(

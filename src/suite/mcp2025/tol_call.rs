@@ -42,7 +42,7 @@ pub(crate) const CONTENT: Mcp25Rule = Mcp25Rule::new(
      of its `inputSchema` (an optional number with a `minimum` is given that minimum, the least \
      work it allows), and checks each result: a `content` array of well-formed text, image, \
      audio, `resource_link` or `resource` blocks, and a boolean `isError`. A call still unanswered \
-     after 1 s of the tool's work (and one round trip) is cancelled with \
+     after 3 s of the tool's work (and one round trip) is cancelled with \
      `notifications/cancelled`, as the lifecycle's \"Timeouts\" asks of a sender, and named as not \
      judged.",
     "A result lacks `content` (it returns only `structuredContent`, or a bare value), a block has \

@@ -121,12 +121,13 @@ const WINDOW_MULTIPLIER: u32 = 8;
 /// 10 s by default), and a run's length must not be set by it. The
 /// lifecycle's "Timeouts" asks a sender to set a timeout on every request
 /// and, past it, to cancel the request and stop waiting; the spec names no
-/// figure. One second keeps a run short and is far from what the tools
-/// protocheck meets take when they do not wait on purpose (a few
-/// milliseconds for the interop panel's, under load too): a fixed figure,
-/// not one that follows the machine's load, so that the same tool is cut,
-/// or not, on every run.
-const TOOL_BUDGET: Duration = Duration::from_secs(1);
+/// figure. A fixed figure, not one that follows the machine's load, so that
+/// the same tool is cut, or not, on every run; and far above what a tool
+/// that does not wait on purpose takes on a loaded machine: 1 s was tried,
+/// and the Python SDK's `echo` behind authorization once took 1.3 s on the
+/// 2-core machine running a CI run beside the interop panel, was cut, and
+/// its server's TOL verdicts changed in one run of ten.
+const TOOL_BUDGET: Duration = Duration::from_secs(3);
 
 /// Most replies and notifications kept for the run-wide rules.
 const MAX_LOGGED: usize = 600;
