@@ -517,7 +517,6 @@ fn answers(port: u16) -> bool {
 struct Verdict {
     grade: String,
     outcomes: BTreeMap<String, String>,
-    skips: BTreeMap<String, String>,
     /// Rule → its finding's message, whatever the outcome.
     messages: BTreeMap<String, String>,
 }
@@ -606,7 +605,6 @@ fn check(name: &str, target: &Target, panel: &Panel) -> Result<Verdict, String> 
         .ok_or_else(|| format!("the report has no MCP grade: {}", doc["verdict"]))?
         .to_owned();
     let mut outcomes = BTreeMap::new();
-    let mut skips = BTreeMap::new();
     let mut messages = BTreeMap::new();
     for f in doc["findings"].as_array().into_iter().flatten() {
         let (Some(rule), Some(outcome)) = (f["rule_id"].as_str(), f["outcome"].as_str()) else {
@@ -614,15 +612,11 @@ fn check(name: &str, target: &Target, panel: &Panel) -> Result<Verdict, String> 
         };
         outcomes.insert(rule.to_owned(), outcome.to_owned());
         let message = f["message"].as_str().unwrap_or_default();
-        if outcome == "skip" {
-            skips.insert(rule.to_owned(), message.to_owned());
-        }
         messages.insert(rule.to_owned(), message.to_owned());
     }
     Ok(Verdict {
         grade,
         outcomes,
-        skips,
         messages,
     })
 }
@@ -766,8 +760,9 @@ fn disagreements(want: &Expected, got: &Verdict) -> Vec<String> {
         let allowed = want.outcomes.get(rule).unwrap_or(&neutral);
         if !allowed.contains(outcome) {
             let why = got
-                .skips
+                .messages
                 .get(rule)
+                .filter(|_| outcome == "skip")
                 .map(|r| format!(" ({})", clip(r)))
                 .unwrap_or_default();
             out.push(format!(
@@ -777,7 +772,11 @@ fn disagreements(want: &Expected, got: &Verdict) -> Vec<String> {
         } else if outcome == "skip"
             && let Some(reason) = want.skip_reasons.get(rule)
         {
-            let said = got.skips.get(rule).map(String::as_str).unwrap_or_default();
+            let said = got
+                .messages
+                .get(rule)
+                .map(String::as_str)
+                .unwrap_or_default();
             if !said.contains(reason.as_str()) {
                 out.push(format!(
                     "{rule} skipped with \"{}\", expected a reason with \"{reason}\"",

@@ -320,10 +320,10 @@ const AFTER_FLOOR: Duration = Duration::from_millis(200);
 /// Most read-only tools called with a progress token in one run.
 const MAX_PROGRESS_CALLS: usize = 3;
 
-/// The listings a server advertises, each read once by the passive probe:
-/// the capability, and the method.
+/// The listings besides `tools/list` (which the run's tool survey reads) a
+/// server advertises, each read once by the passive probe: the capability,
+/// and the method.
 const LISTINGS: &[(&str, &str)] = &[
-    ("tools", "tools/list"),
     ("resources", "resources/list"),
     ("resources", "resources/templates/list"),
     ("prompts", "prompts/list"),
@@ -360,9 +360,7 @@ impl Session {
                 // The listings are independent of one another: side by side.
                 let listings = LISTINGS
                     .iter()
-                    .filter(|(capability, method)| {
-                        self.advertises(capability) && *method != "tools/list"
-                    })
+                    .filter(|(capability, _)| self.advertises(capability))
                     .map(|(_, method)| self.main.request(method, json!({})));
                 let tools = async {
                     if self.advertises("tools") {

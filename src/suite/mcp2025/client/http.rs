@@ -75,10 +75,7 @@ pub(super) async fn post(
     text: String,
     (awaiting, patience): (&Awaiting, Patience),
 ) -> Reply {
-    // A budget shortens the wait for the answer, never lengthens it.
-    let timeout = patience
-        .budget
-        .map_or(conn.client.timeout, |b| b.min(conn.client.timeout));
+    let timeout = patience.answer_wait(conn.client.timeout);
     let linger = patience.linger;
     let paced = super::measures_pace(label, &text);
     let req = HttpRequest::post_raw(url.clone(), "application/json", Bytes::from(text))

@@ -456,6 +456,14 @@ pub(crate) struct Patience {
     pub(crate) budget: Option<Duration>,
 }
 
+impl Patience {
+    /// How long to wait for the answer, given the request timeout: a budget
+    /// shortens the wait, never lengthens it.
+    fn answer_wait(self, timeout: Duration) -> Duration {
+        self.budget.map_or(timeout, |b| b.min(timeout))
+    }
+}
+
 /// How [`Connection::request_then_cancel`] cancels.
 struct CancelPlan {
     id: Value,
@@ -792,7 +800,7 @@ impl Connection {
             }
             Wire::Stdio(pipe) => {
                 let mut reply = pipe
-                    .exchange(&self.client, label, text, &awaiting, patience.budget)
+                    .exchange(&self.client, label, text, &awaiting, patience)
                     .await;
                 if let Some(window) = patience.linger
                     && reply.message.is_some()

@@ -7,7 +7,7 @@
 //! `ping`'s reply answers the frame, and the reply itself proves the silence.
 
 use super::http::{Kind, accepts, classify};
-use super::{Awaiting, CancelPlan, CancelProbe, Client, Reply};
+use super::{Awaiting, CancelPlan, CancelProbe, Client, Patience, Reply};
 use crate::suite::{Exchange, RequestRecord, ResponseRecord};
 use crate::transport::stdio::{Shutdown, StdioChild};
 use crate::transport::{Limits, TransportError, excerpt};
@@ -348,7 +348,7 @@ impl Pipe {
         label: &str,
         text: String,
         awaiting: &Awaiting,
-        budget: Option<Duration>,
+        patience: Patience,
     ) -> Reply {
         let mut inner = self.inner.lock().await;
         let started = Instant::now();
@@ -387,9 +387,7 @@ impl Pipe {
             let wait = startup(fresh, client.window(BARRIER_FLOOR, client.timeout), client);
             (Awaiting::Id(token.clone()), wait, Some(token))
         } else {
-            // A budget shortens the wait for the answer, never lengthens it.
-            let wait = budget.map_or(client.timeout, |b| b.min(client.timeout));
-            (awaiting.clone(), wait, None)
+            (awaiting.clone(), patience.answer_wait(client.timeout), None)
         };
         let answer = inner
             .read_answer(&mut reply, &waited, wait, barrier.as_ref())
