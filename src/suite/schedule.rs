@@ -55,6 +55,7 @@ where
     F: Fn(&'r R, Judged) -> Fut,
     Fut: Future<Output = Finding>,
 {
+    let clock = std::time::Instant::now();
     let mut judged = Judged::new();
     let mut started = vec![false; rules.len()];
     let mut findings: Vec<Option<Finding>> = vec![None; rules.len()];
@@ -89,7 +90,19 @@ where
             started[i] = true;
             let rule = rules[i];
             let judging = judge(rule, judged.clone());
-            running.push(async move { (i, judging.await) });
+            let began = clock.elapsed();
+            running.push(async move {
+                let finding = judging.await;
+                // When each rule ran, for reading a run's critical path
+                // (`RUST_LOG=protocheck::suite::schedule=debug`).
+                tracing::debug!(
+                    rule = rule.id(),
+                    from_ms = began.as_millis() as u64,
+                    to_ms = clock.elapsed().as_millis() as u64,
+                    "judged"
+                );
+                (i, finding)
+            });
         }
         let Some((i, finding)) = running.next().await else {
             // Nothing running and nothing ready: done, or a cycle of

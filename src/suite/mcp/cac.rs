@@ -321,21 +321,32 @@ async fn public_not_personal(s: &Session) -> Judgement {
     // control: only a difference that follows the caller counts.
     let mut other_info = client_info();
     other_info["name"] = json!("protocheck-second-caller");
+    // Each result is asked its three times back to back; the results are
+    // independent of one another (see `Session::each`).
+    let asked: Vec<_> = public
+        .iter()
+        .map(|(label, method, params)| {
+            let other_info = &other_info;
+            async move {
+                let first = s
+                    .client
+                    .send(&s.client.request(method, params.clone()))
+                    .await;
+                let probe = s
+                    .client
+                    .request(method, params.clone())
+                    .with_meta(wire::META_CLIENT_INFO, other_info.clone());
+                let other = s.client.send(&probe).await;
+                let control = s
+                    .client
+                    .send(&s.client.request(method, params.clone()))
+                    .await;
+                (label, first, other, control)
+            }
+        })
+        .collect();
     let mut judged = 0;
-    for (label, method, params) in &public {
-        let first = s
-            .client
-            .send(&s.client.request(method, params.clone()))
-            .await;
-        let probe = s
-            .client
-            .request(method, params.clone())
-            .with_meta(wire::META_CLIENT_INFO, other_info.clone());
-        let other = s.client.send(&probe).await;
-        let control = s
-            .client
-            .send(&s.client.request(method, params.clone()))
-            .await;
+    for (label, first, other, control) in s.each(asked).await {
         let (Some(a), Some(b), Some(c)) = (first.result(), other.result(), control.result()) else {
             continue;
         };

@@ -14,6 +14,7 @@ use super::wire;
 use crate::suite::context::{EngineError, Reporter, RunContext, Stopwatch};
 use crate::suite::schedule::{self, Judged, RULES_PER_PERMIT, Scheduled};
 use crate::suite::{Exchange, Finding, Outcome, SuiteId, Verdict, VerdictDetail, grade};
+use futures::StreamExt;
 use url::Url;
 
 /// Version of protocheck's MCP rules; stored with each run.
@@ -373,11 +374,13 @@ async fn judge_all(
             start(&watches, &client, &url);
         }
     }
+    let clock = std::time::Instant::now();
     let survey = if matches!(opening.era, Era::Legacy { .. }) {
         Survey::default()
     } else {
         Survey::take(&client, &opening.discover, ctx.options.allow_tool_calls).await
     };
+    tracing::debug!(ms = clock.elapsed().as_millis() as u64, "survey taken");
     let session = Session {
         client,
         options: ctx.options.clone(),
@@ -399,18 +402,41 @@ async fn judge_all(
         .filter(|r| r.phase == Phase::Probe)
         .chain(catalogue().iter().filter(|r| r.phase == Phase::RunWide))
         .collect();
-    // The connection rules (after what they require) are judged first, one
-    // after another: when one fails, most rules cannot be judged at all (see
+    // The connection rules (after `server/discover`, which they require) are
+    // judged first: when one fails, most rules cannot be judged at all (see
     // `precondition`), and it must be known before any of them starts.
+    // Each carries its probes on dedicated connections of its own, so over
+    // HTTP they go side by side; over stdio (one child) one after another.
     let mut judged = Judged::new();
     let mut early = Vec::new();
-    for id in std::iter::once(DISCOVER_ID).chain(connection_rules()) {
-        if let Some(first) = catalogue::rule(id) {
-            let finding = judge(first, &session, &judged, ctx).await;
-            judged.insert(first.rule.id, (finding.outcome, finding.message.clone()));
-            early.push(finding);
-        }
+    if let Some(first) = catalogue::rule(DISCOVER_ID) {
+        let finding = judge(first, &session, &judged, ctx).await;
+        judged.insert(first.rule.id, (finding.outcome, finding.message.clone()));
+        early.push(finding);
     }
+    let connection: Vec<&McpRule> = connection_rules().filter_map(catalogue::rule).collect();
+    let at_once = if session.client.is_stdio() {
+        1
+    } else {
+        connection.len().max(1)
+    };
+    let mut judging = Vec::new();
+    for rule in connection {
+        let (judged, session) = (&judged, &session);
+        judging.push(async move { (rule, judge(rule, session, judged, ctx).await) });
+    }
+    let found: Vec<(&McpRule, Finding)> = futures::stream::iter(judging)
+        .buffered(at_once)
+        .collect()
+        .await;
+    for (rule, finding) in found {
+        judged.insert(rule.rule.id, (finding.outcome, finding.message.clone()));
+        early.push(finding);
+    }
+    tracing::debug!(
+        ms = clock.elapsed().as_millis() as u64,
+        "connection rules judged"
+    );
     // Then every other rule, `rules_at_once` at a time.
     let shared = &session;
     schedule::judge_all(

@@ -160,9 +160,19 @@ pub(crate) async fn detect(
         None => cold_probe(client).await?,
     };
 
-    let discover = client
-        .send(&client.request("server/discover", json!({})))
-        .await;
+    // Over HTTP `server/discover` and `initialize` are independent requests
+    // and go side by side; over stdio `initialize` follows the answer to
+    // `server/discover` on the one child, as a client would send them.
+    let discover_probe = client.request("server/discover", json!({}));
+    let initialize_probe = initialize_probe(client);
+    let (discover, initialize) = if client.is_stdio() {
+        let discover = client.send(&discover_probe).await;
+        (discover, None)
+    } else {
+        let (discover, initialize) =
+            tokio::join!(client.send(&discover_probe), client.send(&initialize_probe));
+        (discover, Some(initialize))
+    };
     // Over stdio a server that leaves `server/discover` unanswered may be a
     // legacy one waiting for `initialize`: only a closed pipe ends the run.
     let unanswered_over_stdio = discover.stdio
@@ -177,7 +187,10 @@ pub(crate) async fn detect(
     {
         return Err(EngineError::from_transport(err.clone()));
     }
-    let initialize = client.send(&initialize_probe(client)).await;
+    let initialize = match initialize {
+        Some(initialize) => initialize,
+        None => client.send(&initialize_probe).await,
+    };
     let modern = recognised_modern(&discover);
     let legacy = negotiated_version(&initialize);
     let era = match (modern, legacy) {

@@ -216,9 +216,17 @@ async fn unsupported_version(s: &Session) -> Judgement {
     // on some methods only lets the others through.
     let mut methods = Vec::new();
     let mut readings = Vec::new();
-    for template in s.family_probes() {
-        let method = template.method.clone();
-        let reply = s.client.send(&template.with_version(UNSUPPORTED)).await;
+    let sends: Vec<_> = s
+        .family_probes()
+        .into_iter()
+        .map(|template| async move {
+            let method = template.method.clone();
+            let reply = s.client.send(&template.with_version(UNSUPPORTED)).await;
+            (method, reply)
+        })
+        .collect();
+    // The probes are independent (see `Session::each`); judged in order.
+    for (method, reply) in s.each(sends).await {
         match judge_unsupported(s, &reply) {
             Ok(reading) => {
                 if !reading.is_empty() && !readings.contains(&reading) {
@@ -399,9 +407,12 @@ async fn unknown_method(s: &Session) -> Judgement {
     let mut implemented = Vec::new();
     let mut problems = Vec::new();
     let mut evidence = Vec::new();
-    for probe in removed_requests(s) {
-        let reply = s.client.send(&probe).await;
-        let name = probe.method.clone();
+    let sends: Vec<_> = removed_requests(s)
+        .into_iter()
+        .map(|probe| async move { (probe.method.clone(), s.client.send(&probe).await) })
+        .collect();
+    // The probes are independent (see `Session::each`); judged in order.
+    for (name, reply) in s.each(sends).await {
         if is_not_found(&reply) {
             not_found.push(format!("`{name}`"));
         } else if name == "initialize" && reply.stdio && reply.error().is_some() {
@@ -643,6 +654,7 @@ async fn missing_meta(s: &Session) -> Judgement {
     let mut evidence: Vec<Reply> = Vec::new();
     // Every method family the server serves (§15 amendment).
     let families = s.family_probes();
+    let mut sends = Vec::new();
     for (what, bend, mismatch_allowed) in cases {
         for template in &families {
             let client = match s.client.fresh_connection() {
@@ -653,25 +665,31 @@ async fn missing_meta(s: &Session) -> Judgement {
             if let Some(id) = probe.body.get_mut("id") {
                 *id = json!(client.next_id());
             }
-            let reply = client.send(&bend(probe)).await;
-            let code = reply.error_code();
-            // The header still names a version the body lacks: the spec does not
-            // rank "missing field" above "mismatch", so -32020 is an accepted reading.
-            let ok_code = code == Some(code::INVALID_PARAMS)
-                || (mismatch_allowed && code == Some(code::HEADER_MISMATCH));
-            if reply.status_is(400) && ok_code {
-                let reading = format!("{what} was read as a header mismatch (-32020)");
-                if code == Some(code::HEADER_MISMATCH) && !readings.contains(&reading) {
-                    readings.push(reading);
-                }
-            } else {
-                problems.push(format!(
-                    "`{}` with {what} answered {}",
-                    template.method,
-                    reply.describe()
-                ));
-                evidence.push(reply);
+            sends.push(async move {
+                let reply = client.send(&bend(probe)).await;
+                (what, mismatch_allowed, template, reply)
+            });
+        }
+    }
+    // The probes are independent (each on its own connection).
+    for (what, mismatch_allowed, template, reply) in s.each(sends).await {
+        let code = reply.error_code();
+        // The header still names a version the body lacks: the spec does not
+        // rank "missing field" above "mismatch", so -32020 is an accepted reading.
+        let ok_code = code == Some(code::INVALID_PARAMS)
+            || (mismatch_allowed && code == Some(code::HEADER_MISMATCH));
+        if reply.status_is(400) && ok_code {
+            let reading = format!("{what} was read as a header mismatch (-32020)");
+            if code == Some(code::HEADER_MISMATCH) && !readings.contains(&reading) {
+                readings.push(reading);
             }
+        } else {
+            problems.push(format!(
+                "`{}` with {what} answered {}",
+                template.method,
+                reply.describe()
+            ));
+            evidence.push(reply);
         }
     }
     if problems.is_empty() {

@@ -337,10 +337,18 @@ async fn expect_mismatch_everywhere(
     what: &str,
     why: &str,
 ) -> Judgement {
+    let sends: Vec<_> = s
+        .family_probes()
+        .into_iter()
+        .map(|probe| {
+            let method = probe.method.clone();
+            let bent = bend(probe);
+            async move { (method, s.client.send(&bent).await) }
+        })
+        .collect();
+    // The probes are independent (see `Session::each`); judged in order.
     let mut methods = Vec::new();
-    for probe in s.family_probes() {
-        let method = probe.method.clone();
-        let reply = s.client.send(&bend(probe)).await;
+    for (method, reply) in s.each(sends).await {
         if !is_mismatch(&reply) {
             return expect_mismatch(&reply, &format!("`{method}` {what}"), why);
         }
@@ -564,11 +572,17 @@ async fn expect_name_refused(
     if targets.is_empty() {
         return Judgement::skip(NO_NAMED_METHOD);
     }
+    let sends: Vec<_> = targets
+        .iter()
+        .map(|target| {
+            let (probe, what) = bend(target);
+            async move { (target, what, s.client.send(&probe).await) }
+        })
+        .collect();
+    // The probes are independent (see `Session::each`); judged in order.
     let mut refused = Vec::new();
     let mut unverified = Vec::new();
-    for target in &targets {
-        let (probe, what) = bend(target);
-        let reply = s.client.send(&probe).await;
+    for (target, what, reply) in s.each(sends).await {
         match judge_named(target, &reply, &what, why) {
             NameCheck::Refused => refused.push(what),
             NameCheck::Unverified(text) => unverified.push(text),
@@ -721,42 +735,50 @@ async fn version_matches(s: &Session) -> Judgement {
         (wire::PROTOCOL_VERSION, other),
         (other, wire::PROTOCOL_VERSION),
     ];
-    let mut readings = Vec::new();
-    let mut methods = Vec::new();
-    for template in s.family_probes() {
+    let families = s.family_probes();
+    let mut sends = Vec::new();
+    for template in &families {
         for (header, meta) in cases {
             let probe = template
                 .clone()
                 .with_meta(wire::META_PROTOCOL_VERSION, json!(meta))
                 .with_header(H_PROTOCOL_VERSION, header);
-            let reply = s.client.send(&probe).await;
-            let what = format!(
-                "`{}` with `MCP-Protocol-Version: {header}` and `_meta` protocolVersion \"{meta}\"",
-                template.method
-            );
-            match (reply.status, reply.error_code()) {
-                (Some(400), Some(code::HEADER_MISMATCH)) => {}
-                (Some(400), Some(code::UNSUPPORTED_PROTOCOL_VERSION)) => {
-                    let reading = format!(
-                        "`MCP-Protocol-Version: {header}` with `_meta` \"{meta}\" was refused as an \
-                         unsupported version (-32022)"
-                    );
-                    if !readings.contains(&reading) {
-                        readings.push(reading);
-                    }
-                }
-                _ => {
-                    return Judgement::fail(format!(
-                        "{what}{} answered {}; the header MUST match the body, expected 400 with \
-                         -32020 (HeaderMismatch)",
-                        if reply.ok() { " was accepted:" } else { "" },
-                        reply.describe()
-                    ))
-                    .reply(&reply);
+            sends.push(async move { (template, header, meta, s.client.send(&probe).await) });
+        }
+    }
+    // The probes are independent (see `Session::each`); judged in order.
+    let mut readings = Vec::new();
+    let mut methods = Vec::new();
+    for (template, header, meta, reply) in s.each(sends).await {
+        let what = format!(
+            "`{}` with `MCP-Protocol-Version: {header}` and `_meta` protocolVersion \"{meta}\"",
+            template.method
+        );
+        match (reply.status, reply.error_code()) {
+            (Some(400), Some(code::HEADER_MISMATCH)) => {}
+            (Some(400), Some(code::UNSUPPORTED_PROTOCOL_VERSION)) => {
+                let reading = format!(
+                    "`MCP-Protocol-Version: {header}` with `_meta` \"{meta}\" was refused as an \
+                     unsupported version (-32022)"
+                );
+                if !readings.contains(&reading) {
+                    readings.push(reading);
                 }
             }
+            _ => {
+                return Judgement::fail(format!(
+                    "{what}{} answered {}; the header MUST match the body, expected 400 with \
+                     -32020 (HeaderMismatch)",
+                    if reply.ok() { " was accepted:" } else { "" },
+                    reply.describe()
+                ))
+                .reply(&reply);
+            }
         }
-        methods.push(format!("`{}`", template.method));
+        // Both cases of a family answered as they should.
+        if header == cases[cases.len() - 1].0 {
+            methods.push(format!("`{}`", template.method));
+        }
     }
     let note = if readings.is_empty() {
         String::new()
@@ -773,6 +795,42 @@ async fn version_matches(s: &Session) -> Judgement {
 /// `(status, error code, has result)`: what two answers must share to count as the same.
 fn shape(reply: &Reply) -> (Option<u16>, Option<i64>, bool) {
     (reply.status, reply.error_code(), reply.result().is_some())
+}
+
+/// [`case`]'s requests, each with a fresh id, one after another on a
+/// dedicated connection with header names spelled `spelling` (a new
+/// connection where the server closed the last): each request and its
+/// answer, or the skip when no connection could be opened.
+async fn spelled(
+    s: &Session,
+    requests: &[Probe],
+    spelling: Spelling,
+) -> Result<Vec<(Probe, Reply)>, Judgement> {
+    let unopened = |e: crate::transport::TransportError| {
+        Judgement::skip(format!(
+            "could not open a connection to send header names as written: {e}"
+        ))
+    };
+    let mut conn = s.client.dedicated().await.map_err(unopened)?;
+    let mut answered = Vec::new();
+    for template in requests {
+        if conn.closed().is_some() {
+            conn = s.client.dedicated().await.map_err(unopened)?;
+        }
+        let mut probe = template.clone();
+        if let Some(id) = probe.body.get_mut("id") {
+            *id = json!(s.client.next_id());
+        }
+        let mut reply = s.client.send_on(&mut conn, &probe, spelling).await;
+        if reply.status.is_none() {
+            // The server closed the connection between requests: the same
+            // request again on a new one (this rule needs no reuse).
+            conn = s.client.dedicated().await.map_err(unopened)?;
+            reply = s.client.send_on(&mut conn, &probe, spelling).await;
+        }
+        answered.push((probe, reply));
+    }
+    Ok(answered)
 }
 
 async fn case(s: &Session) -> Judgement {
@@ -797,54 +855,34 @@ async fn case(s: &Session) -> Judgement {
         let (value, _) = target.values();
         requests.push(target.call(s, value));
     }
-    let mut conn = match s.client.dedicated().await {
-        Ok(c) => c,
-        Err(e) => {
-            return Judgement::skip(format!(
-                "could not open a connection to send header names as written: {e}"
-            ));
-        }
+    // Each spelling on a dedicated connection of its own, side by side, and
+    // the values half (on the pooled client) beside them; the spellings are
+    // compared in the order spec, upper-case, each request in turn, as if
+    // they had gone one after another.
+    let value_probe = s
+        .client
+        .request("server/discover", json!({}))
+        .with_header(H_METHOD, "SERVER/DISCOVER");
+    let (lower, spec_spelled, upper, reply) = tokio::join!(
+        spelled(s, &requests, Spelling::Lower),
+        spelled(s, &requests, Spelling::Spec),
+        spelled(s, &requests, Spelling::Upper),
+        s.client.send(&value_probe),
+    );
+    let baseline = match lower {
+        Ok(replies) => replies,
+        Err(skip) => return skip,
     };
-    let mut baseline: Vec<Reply> = Vec::new();
     let mut tried = Vec::new();
     let mut refused: Option<(String, Reply, Reply)> = None;
-    'spellings: for spelling in [Spelling::Lower, Spelling::Spec, Spelling::Upper] {
-        for (i, template) in requests.iter().enumerate() {
-            if conn.closed().is_some() {
-                conn = match s.client.dedicated().await {
-                    Ok(c) => c,
-                    Err(e) => {
-                        return Judgement::skip(format!(
-                            "could not open a connection to send header names as written: {e}"
-                        ));
-                    }
-                };
-            }
-            let mut probe = template.clone();
-            if let Some(id) = probe.body.get_mut("id") {
-                *id = json!(s.client.next_id());
-            }
-            let mut reply = s.client.send_on(&mut conn, &probe, spelling).await;
-            if reply.status.is_none() {
-                // The server closed the connection between requests: the
-                // same request again on a new one (this rule needs no reuse).
-                conn = match s.client.dedicated().await {
-                    Ok(c) => c,
-                    Err(e) => {
-                        return Judgement::skip(format!(
-                            "could not open a connection to send header names as written: {e}"
-                        ));
-                    }
-                };
-                reply = s.client.send_on(&mut conn, &probe, spelling).await;
-            }
-            if spelling == Spelling::Lower {
-                baseline.push(reply);
-                continue;
-            }
-            let Some(lower) = baseline.get(i) else {
-                continue;
-            };
+    'spellings: for (spelling, answered) in
+        [(Spelling::Spec, spec_spelled), (Spelling::Upper, upper)]
+    {
+        let answered = match answered {
+            Ok(replies) => replies,
+            Err(skip) => return skip,
+        };
+        for ((probe, reply), (_, lower)) in answered.into_iter().zip(&baseline) {
             if is_mismatch(&reply) || shape(&reply) != shape(lower) {
                 let text = format!(
                     "`{}` with header names spelled {} answered {}, but {} with the same names \
@@ -863,11 +901,6 @@ async fn case(s: &Session) -> Judgement {
     tried.sort();
     tried.dedup();
     // Values half: a value in another case is a different value.
-    let probe = s
-        .client
-        .request("server/discover", json!({}))
-        .with_header(H_METHOD, "SERVER/DISCOVER");
-    let reply = s.client.send(&probe).await;
     let value_problem = (!is_mismatch(&reply)).then(|| {
         let how = if reply.ok() {
             "was accepted with 200".to_owned()
@@ -1226,9 +1259,13 @@ async fn before_dispatch(s: &Session) -> Judgement {
             format!("{shown} with `Mcp-Method: {header}`"),
         ));
     }
+    let sends: Vec<_> = probes
+        .iter()
+        .map(|(probe, what)| async move { (what, s.client.send(probe).await) })
+        .collect();
+    // The probes are independent (see `Session::each`); judged in order.
     let mut refused = Vec::new();
-    for (probe, what) in &probes {
-        let reply = s.client.send(probe).await;
+    for (what, reply) in s.each(sends).await {
         if is_mismatch(&reply) {
             refused.push(what.clone());
             continue;

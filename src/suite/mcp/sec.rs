@@ -219,12 +219,20 @@ async fn origin_403(s: &Session) -> Judgement {
     // The first method whose foreign Origin got 403: there the Origin check
     // is known to come first, so the look-alikes go to it.
     let mut refused: Option<Probe> = None;
-    for template in s.family_probes() {
+    let sends: Vec<_> = s
+        .family_probes()
+        .into_iter()
+        .map(|template| async move {
+            let reply = s
+                .client
+                .send(&template.clone().with_header("origin", FOREIGN_ORIGIN))
+                .await;
+            (template, reply)
+        })
+        .collect();
+    // The probes are independent (see `Session::each`); judged in order.
+    for (template, reply) in s.each(sends).await {
         let method = template.method.clone();
-        let reply = s
-            .client
-            .send(&template.clone().with_header("origin", FOREIGN_ORIGIN))
-            .await;
         match reply.status {
             Some(403) => {
                 methods.push(format!("`{method}`"));

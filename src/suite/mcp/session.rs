@@ -117,6 +117,23 @@ pub struct Session {
 }
 
 impl Session {
+    /// Runs a rule's independent probes and gives their outcomes in the
+    /// order listed. Over HTTP they go side by side (the client's request
+    /// permits bound the target's load); over stdio one after another, so
+    /// that the child reads its requests in the same order on every run.
+    pub(crate) async fn each<F: std::future::Future>(&self, probes: Vec<F>) -> Vec<F::Output> {
+        use futures::StreamExt;
+        let at_once = if self.client.is_stdio() {
+            1
+        } else {
+            probes.len().max(1)
+        };
+        futures::stream::iter(probes)
+            .buffered(at_once)
+            .collect()
+            .await
+    }
+
     /// The answer to `method` on `url`, read as far as its first event or
     /// the end of a window derived from the run's round-trip times: the
     /// watch started earlier, or one started now.

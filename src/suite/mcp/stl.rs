@@ -422,50 +422,96 @@ async fn no_connection_state(s: &Session) -> Judgement {
         .client
         .request("server/discover", json!({}))
         .with_capabilities(json!({"elicitation": {}, "roots": {}}));
-    let mut judged = Vec::new();
-    for (what, probe) in &probes {
-        let mut conn = match s.client.dedicated().await {
-            Ok(c) => c,
+    // Each probe has a connection of its own, and they go side by side in
+    // three steps: every first request, then every warm-up, then every
+    // probe again. No warm-up is sent before every first request is
+    // answered, so a server that (wrongly) keeps such context for all its
+    // connections answers every first request cold on every run. The first
+    // probe in the list that is not answered alike decides, as if they had
+    // gone one after another.
+    let opened = futures::future::join_all(probes.iter().map(|_| s.client.dedicated())).await;
+    let mut conns = Vec::new();
+    for conn in opened {
+        match conn {
+            Ok(c) => conns.push(c),
             Err(e) => return Judgement::skip(format!("could not open a new connection: {e}")),
+        }
+    }
+    let addresses: Vec<String> = conns
+        .iter()
+        .map(|c| format!("{} → {}", c.local_addr(), c.peer_addr()))
+        .collect();
+    let firsts: Vec<&Probe> = probes.iter().map(|(_, p)| p).collect();
+    let warm_ups = vec![&warm_up; probes.len()];
+    let mut steps: Vec<Vec<Result<Reply, String>>> = Vec::new();
+    for sent in [&firsts, &warm_ups, &firsts] {
+        let going: Vec<bool> = (0..conns.len())
+            .map(|i| steps.iter().all(|step| step[i].is_ok()))
+            .collect();
+        let step = same_step(s, &mut conns, sent, &going).await;
+        steps.push(step);
+    }
+    let mut judged = Vec::new();
+    for (i, ((what, _), address)) in probes.iter().zip(&addresses).enumerate() {
+        let [cold, warmed, warm] = [&steps[0][i], &steps[1][i], &steps[2][i]];
+        let (cold, warmed, warm) = match (cold, warmed, warm) {
+            (Ok(cold), Ok(warmed), Ok(warm)) => (cold, warmed, warm),
+            (Err(reason), ..) | (_, Err(reason), _) | (.., Err(reason)) => {
+                return Judgement::skip(reason.clone());
+            }
         };
-        let (local, peer) = (conn.local_addr(), conn.peer_addr());
-        let cold = s.client.send_on(&mut conn, probe, Spelling::Lower).await;
-        if let Some(reason) = connection_lost(&conn, &cold) {
-            return Judgement::skip(reason);
-        }
-        let warmed = s.client.send_on(&mut conn, &warm_up, Spelling::Lower).await;
-        if let Some(reason) = connection_lost(&conn, &warmed) {
-            return Judgement::skip(reason);
-        }
-        let warm = s.client.send_on(&mut conn, probe, Spelling::Lower).await;
-        if let Some(reason) = connection_lost(&conn, &warm) {
-            return Judgement::skip(reason);
-        }
-        if content(&cold) != content(&warm) {
+        if content(cold) != content(warm) {
             return Judgement::fail(format!(
-                "on one connection ({local} → {peer}, all three requests on that TCP \
-                 connection), {what} answered {} as the first request but {} after a \
-                 `server/discover` declaring capabilities{}; servers MUST NOT rely on prior \
-                 requests over the same connection for version, capabilities or identity",
+                "on one connection ({address}, all three requests on that TCP connection), \
+                 {what} answered {} as the first request but {} after a `server/discover` \
+                 declaring capabilities{}; servers MUST NOT rely on prior requests over the \
+                 same connection for version, capabilities or identity",
                 cold.describe(),
                 warm.describe(),
-                if shape(&cold) == shape(&warm) {
+                if shape(cold) == shape(warm) {
                     " (a different list)"
                 } else {
                     ""
                 }
             ))
-            .reply(&cold)
-            .reply(&warmed)
-            .reply(&warm);
+            .reply(cold)
+            .reply(warmed)
+            .reply(warm);
         }
-        judged.push(format!("{what} ({local} → {peer})"));
+        judged.push(format!("{what} ({address})"));
     }
     Judgement::pass(format!(
         "each probe, on its own connection, was answered alike as the first request and again \
          after a `server/discover` declaring capabilities on that connection: {}",
         judged.join("; ")
     ))
+}
+
+/// One step of [`no_connection_state`]: `sent[i]` on `conns[i]`, side by
+/// side, where `going[i]`. Each answer, or why its connection could not
+/// carry it (a skip reason); where not going, an empty reason that is
+/// never read (an earlier step's reason decides).
+async fn same_step(
+    s: &Session,
+    conns: &mut [RawConnection],
+    sent: &[&Probe],
+    going: &[bool],
+) -> Vec<Result<Reply, String>> {
+    let sending = conns
+        .iter_mut()
+        .zip(sent)
+        .zip(going)
+        .map(|((conn, probe), go)| async move {
+            if !*go {
+                return Err(String::new());
+            }
+            let reply = s.client.send_on(conn, probe, Spelling::Lower).await;
+            match connection_lost(conn, &reply) {
+                Some(reason) => Err(reason),
+                None => Ok(reply),
+            }
+        });
+    futures::future::join_all(sending).await
 }
 
 /// STL-005/006/007 are modern-only (streamable-http, "Earlier Streamable HTTP
@@ -584,6 +630,39 @@ fn quote_names<'a>(names: impl Iterator<Item = &'a String>) -> String {
     }
 }
 
+/// What [`list_per_connection`] finds on a tool list of a connection.
+type Listed = (String, Result<(BTreeSet<String>, Reply), Reply>);
+
+/// [`list_per_connection`] on a new connection A: the connection, its label
+/// and its first list.
+async fn list_on_a(s: &Session) -> Result<(RawConnection, String, Listed), Judgement> {
+    let mut a = match s.client.dedicated().await {
+        Ok(c) => c,
+        Err(e) => {
+            return Err(Judgement::skip(format!(
+                "could not open a new connection: {e}"
+            )));
+        }
+    };
+    let label_a = format!("new connection A ({} → {})", a.local_addr(), a.peer_addr());
+    let listed = tool_names(&s.client, &mut a).await;
+    Ok((a, label_a.clone(), (label_a, listed)))
+}
+
+/// [`list_per_connection`] on connection B: its list.
+async fn list_on_b(s: &Session) -> Result<Listed, Judgement> {
+    let mut b = match s.client.dedicated().await {
+        Ok(c) => c,
+        Err(e) => {
+            return Err(Judgement::skip(format!(
+                "could not open a new connection: {e}"
+            )));
+        }
+    };
+    let label_b = format!("new connection B ({} → {})", b.local_addr(), b.peer_addr());
+    Ok((label_b, tool_names(&s.client, &mut b).await))
+}
+
 async fn list_per_connection(s: &Session) -> Judgement {
     if !s.advertises("tools") {
         return Judgement::skip("the server does not advertise tools");
@@ -602,13 +681,20 @@ async fn list_per_connection(s: &Session) -> Judgement {
     // requests itself (§15 amendment), so the verdict does not depend on how a
     // pool spreads them.
     let first: BTreeSet<String> = s.survey.tools.names("name").into_iter().collect();
-    let mut lists = Vec::new();
-    let mut a = match s.client.dedicated().await {
-        Ok(c) => c,
-        Err(e) => return Judgement::skip(format!("could not open a new connection: {e}")),
+    // Connections A and B are independent: their first lists go side by
+    // side, and only then other requests on A, so that B's list comes before
+    // them on every run (a list that changes as a side effect of those
+    // requests anywhere, not only on A, then differs on A every time).
+    let (on_a, on_b) = tokio::join!(list_on_a(s), list_on_b(s));
+    let (mut a, label_a, listed_a) = match on_a {
+        Ok(found) => found,
+        Err(judgement) => return judgement,
     };
-    let label_a = format!("new connection A ({} → {})", a.local_addr(), a.peer_addr());
-    lists.push((label_a.clone(), tool_names(&s.client, &mut a).await));
+    let listed_b = match on_b {
+        Ok(found) => found,
+        Err(judgement) => return judgement,
+    };
+    let mut lists = vec![listed_a];
     // Other requests on A: a discover declaring capabilities, and a call of a
     // tool that does not exist (harmless whatever the server does with it).
     let others = [
@@ -643,12 +729,7 @@ async fn list_per_connection(s: &Session) -> Judgement {
             tool_names(&s.client, &mut a).await,
         ));
     }
-    let mut b = match s.client.dedicated().await {
-        Ok(c) => c,
-        Err(e) => return Judgement::skip(format!("could not open a new connection: {e}")),
-    };
-    let label_b = format!("new connection B ({} → {})", b.local_addr(), b.peer_addr());
-    lists.push((label_b, tool_names(&s.client, &mut b).await));
+    lists.push(listed_b);
     for (label, list) in &lists {
         match list {
             Err(reply) => {

@@ -244,7 +244,7 @@ pub(crate) async fn run(
     // at the end of the run. Over stdio the one pipe carries one request at
     // a time, so starting it early would only move the wait.
     let early = async {
-        if matches!(endpoint, Endpoint::Http(_)) && shared.negotiated() == Some(PROTOCOL_VERSION) {
+        if shared.probes_early() {
             shared.passive_probe().await;
         }
     };

@@ -202,6 +202,14 @@ fn set_level_problem(reply: &Reply, level: &str) -> Option<String> {
 }
 
 async fn set_level(s: &Session) -> Judgement {
+    // The passive probe's tool calls, when it goes out beside the rules,
+    // are over before `debug` is set: a server that logs each call at
+    // `info` once a level is set would otherwise log them, or not, as the
+    // two happened to overlap, and MCP25-LOG-004 (which judges every log
+    // notification of the run) would pass on one run and skip on the next.
+    if s.probes_early() {
+        s.passive_probe().await;
+    }
     // `debug` is sent while the server's own channel is watched, so that the
     // log notifications it enables are seen (MCP25-LOG-004 judges them);
     // `emergency` then quiets the rest of the run.

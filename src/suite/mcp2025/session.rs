@@ -346,6 +346,15 @@ impl Session {
         &self.probed().await.0
     }
 
+    /// Whether [`Self::passive_probe`] goes out beside the rules from the
+    /// start of the run: over HTTP, when the server negotiated this
+    /// revision. Over stdio the one pipe carries one request at a time, so
+    /// it is sent when a run-wide rule first reads it.
+    pub(crate) fn probes_early(&self) -> bool {
+        self.transport() == Transport::Http
+            && self.negotiated() == Some(super::client::PROTOCOL_VERSION)
+    }
+
     /// How long [`Self::passive_probe`] read on after each answer: a
     /// multiple of the run's round trips, from [`AFTER_FLOOR`] to
     /// [`AFTER_WINDOW`].
