@@ -33,13 +33,20 @@ pub(crate) trait Scheduled {
     /// Whether the rule judges the replies of the whole run, and so starts
     /// only once every other rule is judged.
     fn run_wide(&self) -> bool;
+    /// Whether every rule that does not go first starts only once every
+    /// rule that does is judged (a rule whose failure leaves most others
+    /// unverified).
+    fn goes_first(&self) -> bool {
+        false
+    }
 }
 
 /// Judges every rule of `rules` with `judge` (given the rule and what was
 /// judged when it started) and emits the findings in the order of `rules`.
 /// `done` holds the findings of rules judged before (they are emitted in
 /// their place and never judged again). A rule starts as soon as every rule
-/// it requires is judged, a run-wide rule once every other rule is; at most
+/// it requires is judged (and, unless it goes first, every rule that goes
+/// first is), a run-wide rule once every other rule is; at most
 /// `max_rules` are judged at once (1 judges them one after another, in the
 /// order of `rules`). A rule that waits long (a watch window, a slow tool)
 /// so holds up only the rules that require it.
@@ -73,8 +80,12 @@ where
         let probing = rules
             .iter()
             .any(|r| !r.run_wide() && !judged.contains_key(r.id()));
+        let first = rules
+            .iter()
+            .any(|r| r.goes_first() && !judged.contains_key(r.id()));
         let ready = (0..rules.len())
             .filter(|&i| !started[i])
+            .filter(|&i| rules[i].goes_first() || !first)
             .filter(|&i| !rules[i].run_wide() || !probing)
             .filter(|&i| {
                 rules[i]
@@ -142,6 +153,7 @@ mod tests {
         id: &'static str,
         requires: &'static [&'static str],
         run_wide: bool,
+        first: bool,
         /// How long the rule's check takes.
         ms: u64,
     }
@@ -155,6 +167,9 @@ mod tests {
         }
         fn run_wide(&self) -> bool {
             self.run_wide
+        }
+        fn goes_first(&self) -> bool {
+            self.first
         }
     }
 
@@ -225,7 +240,31 @@ mod tests {
             id,
             requires,
             run_wide: false,
+            first: false,
             ms,
+        }
+    }
+
+    #[tokio::test]
+    async fn rules_that_go_first_are_judged_side_by_side_before_any_other() {
+        let first = |r: TestRule| TestRule { first: true, ..r };
+        let rules = [
+            rule("A", &[], 0),
+            first(rule("F1", &[], 40)),
+            first(rule("F2", &["F1"], 20)),
+            first(rule("F3", &[], 40)),
+            rule("B", &[], 0),
+        ];
+        let (emitted, starts, seen) = schedule(&rules, Vec::new(), 8).await;
+        assert_eq!(emitted, ["A", "F1", "F2", "F3", "B"]);
+        assert_eq!(&starts[..2], ["F1", "F3"], "side by side, in list order");
+        assert_eq!(starts[2], "F2", "after what it requires");
+        for other in ["A", "B"] {
+            assert_eq!(
+                seen[other].len(),
+                3,
+                "{other} starts after every rule that goes first"
+            );
         }
     }
 

@@ -62,6 +62,11 @@ impl Scheduled for McpRule {
     fn run_wide(&self) -> bool {
         self.phase == Phase::RunWide
     }
+    /// The connection rules: when one fails, most rules cannot be judged at
+    /// all (see `precondition`), and it must be known before any starts.
+    fn goes_first(&self) -> bool {
+        self.finds_connection_state
+    }
 }
 
 /// Why a rule does not apply to this run, if it does not: what the opening
@@ -402,11 +407,10 @@ async fn judge_all(
         .filter(|r| r.phase == Phase::Probe)
         .chain(catalogue().iter().filter(|r| r.phase == Phase::RunWide))
         .collect();
-    // The connection rules (after `server/discover`, which they require) are
-    // judged first: when one fails, most rules cannot be judged at all (see
-    // `precondition`), and it must be known before any of them starts.
-    // Each carries its probes on dedicated connections of its own, so over
-    // HTTP they go side by side; over stdio (one child) one after another.
+    // `server/discover` is judged first, alone: every rule reads it. The
+    // connection rules go next, side by side (each carries its probes on
+    // dedicated connections of its own), before every other rule (see
+    // `goes_first`).
     let mut judged = Judged::new();
     let mut early = Vec::new();
     if let Some(first) = catalogue::rule(DISCOVER_ID) {
@@ -414,29 +418,6 @@ async fn judge_all(
         judged.insert(first.rule.id, (finding.outcome, finding.message.clone()));
         early.push(finding);
     }
-    let connection: Vec<&McpRule> = connection_rules().filter_map(catalogue::rule).collect();
-    let at_once = if session.client.is_stdio() {
-        1
-    } else {
-        connection.len().max(1)
-    };
-    let mut judging = Vec::new();
-    for rule in connection {
-        let (judged, session) = (&judged, &session);
-        judging.push(async move { (rule, judge(rule, session, judged, ctx).await) });
-    }
-    let found: Vec<(&McpRule, Finding)> = futures::stream::iter(judging)
-        .buffered(at_once)
-        .collect()
-        .await;
-    for (rule, finding) in found {
-        judged.insert(rule.rule.id, (finding.outcome, finding.message.clone()));
-        early.push(finding);
-    }
-    tracing::debug!(
-        ms = clock.elapsed().as_millis() as u64,
-        "connection rules judged"
-    );
     // Then every other rule, `rules_at_once` at a time.
     let shared = &session;
     schedule::judge_all(
