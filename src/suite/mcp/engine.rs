@@ -14,7 +14,6 @@ use super::wire;
 use crate::suite::context::{EngineError, Reporter, RunContext, Stopwatch};
 use crate::suite::schedule::{self, Judged, RULES_PER_PERMIT, Scheduled};
 use crate::suite::{Exchange, Finding, Outcome, SuiteId, Verdict, VerdictDetail, grade};
-use futures::StreamExt;
 use url::Url;
 
 /// Version of protocheck's MCP rules; stored with each run.
@@ -411,12 +410,9 @@ async fn judge_all(
     // connection rules go next, side by side (each carries its probes on
     // dedicated connections of its own), before every other rule (see
     // `goes_first`).
-    let mut judged = Judged::new();
     let mut early = Vec::new();
     if let Some(first) = catalogue::rule(DISCOVER_ID) {
-        let finding = judge(first, &session, &judged, ctx).await;
-        judged.insert(first.rule.id, (finding.outcome, finding.message.clone()));
-        early.push(finding);
+        early.push(judge(first, &session, &Judged::new(), ctx).await);
     }
     // Then every other rule, `rules_at_once` at a time.
     let shared = &session;

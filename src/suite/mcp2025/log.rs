@@ -57,7 +57,8 @@ pub(crate) const SET_LEVEL: Mcp25Rule = Mcp25Rule::new(
 .help(
     "protocheck sends `logging/setLevel` with the level `debug` while watching the server's own \
      channel (the GET stream, or stdout), then with `emergency`, and checks that both get an \
-     empty result (`{}`, or only `_meta`).",
+     empty result (`{}`, or only `_meta`). Over HTTP this comes after the passive probe's tool \
+     calls, so that what the server logs while at `debug` is the same on every run.",
     "The server declares `logging` without implementing `logging/setLevel` (-32601), or answers \
      it with a result that is not empty, such as `{\"level\": \"debug\"}`.",
     "Implement `logging/setLevel`: keep the minimum level for the session, answer `{}`, and send \
