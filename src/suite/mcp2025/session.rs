@@ -382,20 +382,18 @@ impl Session {
                     tokio::join!(futures::future::join_all(listings), tools);
                 // Set once the listings have measured the target's pace.
                 let after = self.client.window(AFTER_FLOOR, AFTER_WINDOW);
-                let token = json!(format!("pc-progress-{}", self.client.next_id()));
-                calls.push(
+                let ping = async {
+                    let token = json!(format!("pc-progress-{}", self.client.next_id()));
                     self.main
                         .request_lingering(
                             "ping",
                             json!({"_meta": {"progressToken": token}}),
                             after,
                         )
-                        .await,
-                );
-                for tool in tools.into_iter().take(MAX_PROGRESS_CALLS) {
-                    let Some(name) = tool.get("name").and_then(Value::as_str) else {
-                        continue;
-                    };
+                        .await
+                };
+                let call = |tool: Value| async move {
+                    let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
                     let schema = tool.get("inputSchema").cloned().unwrap_or(Value::Null);
                     let token = json!(format!("pc-progress-{}", self.client.next_id()));
                     let params = json!({
@@ -418,6 +416,41 @@ impl Session {
                         .iter()
                         .filter(|n| n.pointer("/params/progressToken") == Some(&token))
                         .count();
+                    (reply, seen)
+                };
+                let picked: Vec<Value> = tools
+                    .into_iter()
+                    .take(MAX_PROGRESS_CALLS)
+                    .filter(|t| t.get("name").and_then(Value::as_str).is_some())
+                    .collect();
+                // The calls are kept up to the first that sent two progress
+                // notifications. Over HTTP the `ping` and every call go side
+                // by side (each call is read-only and within the tool budget;
+                // the ones past that first are sent all the same, on every
+                // run); over stdio one after another, stopping there.
+                let called: Vec<(Reply, usize)> = match self.transport() {
+                    Transport::Http => {
+                        let (ping, called) = tokio::join!(
+                            ping,
+                            futures::future::join_all(picked.into_iter().map(call))
+                        );
+                        calls.push(ping);
+                        called
+                    }
+                    Transport::Stdio => {
+                        calls.push(ping.await);
+                        let mut called = Vec::new();
+                        for tool in picked {
+                            let (reply, seen) = call(tool).await;
+                            called.push((reply, seen));
+                            if seen >= 2 {
+                                break;
+                            }
+                        }
+                        called
+                    }
+                };
+                for (reply, seen) in called {
                     calls.push(reply);
                     if seen >= 2 {
                         break;
