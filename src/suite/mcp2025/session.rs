@@ -336,9 +336,11 @@ impl Session {
     /// advertises (side-effect free); a `ping` with a progress token (any
     /// request may carry one); and read-only tools (annotated
     /// `readOnlyHint: true`, the only ones protocheck calls on its own,
-    /// digest D14), each called with placeholder arguments and a progress
-    /// token of its own, until one sent two progress notifications or
-    /// three were called. After each answer to a request with a progress
+    /// digest D14), at most three, each called with placeholder arguments
+    /// and a progress token of its own; the replies are kept up to the
+    /// first call that sent two progress notifications (over stdio the
+    /// calls stop there; over HTTP they go side by side with the `ping`,
+    /// so all of them are sent). After each answer to a request with a progress
     /// token, the rest of its stream is read (for at most [`Self::after_window`]),
     /// on stdio stdout up to the reply to a barrier `ping` and for that window
     /// past it, for progress that comes too late.
