@@ -354,8 +354,20 @@ async fn id_echoed(s: &Session) -> Judgement {
         json!(format!("pc-{}", s.client.next_id())),
         json!(s.client.next_id().to_string()),
     ];
-    for id in ids {
-        s.main.request_with_id(id, "ping", json!({})).await;
+    // Over HTTP side by side; over stdio one after another, so that the
+    // child reads them in the same order on every run.
+    let pings = ids
+        .into_iter()
+        .map(|id| s.main.request_with_id(id, "ping", json!({})));
+    match s.transport() {
+        Transport::Http => {
+            futures::future::join_all(pings).await;
+        }
+        Transport::Stdio => {
+            for ping in pings {
+                ping.await;
+            }
+        }
     }
     let seen = s.client.seen();
     let mut bad = Vec::new();
