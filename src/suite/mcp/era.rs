@@ -164,13 +164,15 @@ pub(crate) async fn detect(
     // and go side by side; over stdio `initialize` follows the answer to
     // `server/discover` on the one child, as a client would send them.
     let discover_probe = client.request("server/discover", json!({}));
-    let initialize_probe = initialize_probe(client);
+    let initialize_request = initialize_probe(client);
     let (discover, initialize) = if client.is_stdio() {
         let discover = client.send(&discover_probe).await;
         (discover, None)
     } else {
-        let (discover, initialize) =
-            tokio::join!(client.send(&discover_probe), client.send(&initialize_probe));
+        let (discover, initialize) = tokio::join!(
+            client.send(&discover_probe),
+            client.send(&initialize_request)
+        );
         (discover, Some(initialize))
     };
     // Over stdio a server that leaves `server/discover` unanswered may be a
@@ -189,7 +191,7 @@ pub(crate) async fn detect(
     }
     let initialize = match initialize {
         Some(initialize) => initialize,
-        None => client.send(&initialize_probe).await,
+        None => client.send(&initialize_request).await,
     };
     let modern = recognised_modern(&discover);
     let legacy = negotiated_version(&initialize);

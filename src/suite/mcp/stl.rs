@@ -633,10 +633,10 @@ fn quote_names<'a>(names: impl Iterator<Item = &'a String>) -> String {
 /// What [`list_per_connection`] finds on a tool list of a connection.
 type Listed = (String, Result<(BTreeSet<String>, Reply), Reply>);
 
-/// [`list_per_connection`] on a new connection A: the connection, its label
-/// and its first list.
-async fn list_on_a(s: &Session) -> Result<(RawConnection, String, Listed), Judgement> {
-    let mut a = match s.client.dedicated().await {
+/// [`list_per_connection`] on a new connection `name` (A or B): the
+/// connection and its first list, labelled with the connection.
+async fn list_on_new(s: &Session, name: &str) -> Result<(RawConnection, Listed), Judgement> {
+    let mut conn = match s.client.dedicated().await {
         Ok(c) => c,
         Err(e) => {
             return Err(Judgement::skip(format!(
@@ -644,23 +644,13 @@ async fn list_on_a(s: &Session) -> Result<(RawConnection, String, Listed), Judge
             )));
         }
     };
-    let label_a = format!("new connection A ({} → {})", a.local_addr(), a.peer_addr());
-    let listed = tool_names(&s.client, &mut a).await;
-    Ok((a, label_a.clone(), (label_a, listed)))
-}
-
-/// [`list_per_connection`] on connection B: its list.
-async fn list_on_b(s: &Session) -> Result<Listed, Judgement> {
-    let mut b = match s.client.dedicated().await {
-        Ok(c) => c,
-        Err(e) => {
-            return Err(Judgement::skip(format!(
-                "could not open a new connection: {e}"
-            )));
-        }
-    };
-    let label_b = format!("new connection B ({} → {})", b.local_addr(), b.peer_addr());
-    Ok((label_b, tool_names(&s.client, &mut b).await))
+    let label = format!(
+        "new connection {name} ({} → {})",
+        conn.local_addr(),
+        conn.peer_addr()
+    );
+    let listed = tool_names(&s.client, &mut conn).await;
+    Ok((conn, (label, listed)))
 }
 
 async fn list_per_connection(s: &Session) -> Judgement {
@@ -685,15 +675,17 @@ async fn list_per_connection(s: &Session) -> Judgement {
     // side, and only then other requests on A, so that B's list comes before
     // them on every run (a list that changes as a side effect of those
     // requests anywhere, not only on A, then differs on A every time).
-    let (on_a, on_b) = tokio::join!(list_on_a(s), list_on_b(s));
-    let (mut a, label_a, listed_a) = match on_a {
+    let (on_a, on_b) = tokio::join!(list_on_new(s, "A"), list_on_new(s, "B"));
+    let (mut a, listed_a) = match on_a {
         Ok(found) => found,
         Err(judgement) => return judgement,
     };
     let listed_b = match on_b {
-        Ok(found) => found,
+        // B carries nothing more: its connection closes here.
+        Ok((_, listed)) => listed,
         Err(judgement) => return judgement,
     };
+    let label_a = listed_a.0.clone();
     let mut lists = vec![listed_a];
     // Other requests on A: a discover declaring capabilities, and a call of a
     // tool that does not exist (harmless whatever the server does with it).
