@@ -8,12 +8,14 @@ use super::catalogue::{self, catalogue};
 use super::client::{McpClient, Reply, Watches, clip};
 use super::era::{self, Era};
 use super::rule::{DISCOVER_ID, McpRule, Phase};
+use super::sec;
 use super::session::{Judgement, Kind, Session};
-use super::survey::Survey;
+use super::survey::{self, Survey};
 use super::wire;
 use crate::suite::context::{EngineError, Reporter, RunContext, Stopwatch};
 use crate::suite::schedule::{self, Judged, RULES_PER_PERMIT, Scheduled};
 use crate::suite::{Exchange, Finding, Outcome, SuiteId, Verdict, VerdictDetail, grade};
+use std::sync::atomic::{AtomicBool, Ordering};
 use url::Url;
 
 /// Version of protocheck's MCP rules; stored with each run.
@@ -190,7 +192,14 @@ async fn judge(rule: &McpRule, session: &Session, judged: &Judged, ctx: &RunCont
     let watch = Stopwatch::start();
     let judgement = match precondition(rule, session, judged) {
         Some(reason) => Judgement::skip(reason),
-        None => (rule.check)(session).await,
+        None => {
+            // The run-wide rules read the run's log: the survey's tool calls
+            // are in it before they judge.
+            if rule.phase == Phase::RunWide {
+                session.tool_calls().await;
+            }
+            (rule.check)(session).await
+        }
     };
     let outcome = match judgement.kind {
         Kind::Pass => Outcome::Pass,
@@ -382,7 +391,16 @@ async fn judge_all(
     let survey = if matches!(opening.era, Era::Legacy { .. }) {
         Survey::default()
     } else {
-        Survey::take(&client, &opening.discover, ctx.options.allow_tool_calls).await
+        // The run-wide SEC rules' provoking requests go with the survey's
+        // first (they are HTTP's alone).
+        let provoke = (!client.is_stdio()).then_some(sec::provocations as survey::Provoke);
+        Survey::take(
+            &client,
+            &opening.discover,
+            ctx.options.allow_tool_calls,
+            provoke,
+        )
+        .await
     };
     tracing::debug!(ms = clock.elapsed().as_millis() as u64, "survey taken");
     let session = Session {
@@ -395,6 +413,7 @@ async fn judge_all(
         initialize: opening.initialize,
         initialize_fresh,
         survey,
+        tool_calls: Default::default(),
         legacy: Default::default(),
         registry: Default::default(),
         auth: Default::default(),
@@ -414,16 +433,46 @@ async fn judge_all(
     if let Some(first) = catalogue::rule(DISCOVER_ID) {
         early.push(judge(first, &session, &Judged::new(), ctx).await);
     }
+    // The survey's tool calls (see `Session::tool_calls`): over stdio before
+    // any rule (one pipe, one order); over HTTP beside the rules, from when
+    // the first rule that does not go first starts. Never beside the
+    // connection rules: a call may declare client capabilities (the MRTR
+    // retries), and a server keeping such context for all its connections
+    // would then answer those rules' probes by how the two happened to
+    // interleave on that run.
+    if session.client.is_stdio() {
+        session.tool_calls().await;
+    }
+    let (gate, opened) = (tokio::sync::Notify::new(), AtomicBool::new(false));
     // Then every other rule, `rules_at_once` at a time.
     let shared = &session;
-    schedule::judge_all(
-        &ordered,
-        early,
-        rules_at_once,
-        |rule, judged| async move { judge(rule, shared, &judged, ctx).await },
-        reporter,
-    )
-    .await?;
+    let rules = async {
+        let judged = schedule::judge_all(
+            &ordered,
+            early,
+            rules_at_once,
+            |rule, judged| {
+                if !rule.goes_first() && !opened.swap(true, Ordering::Relaxed) {
+                    gate.notify_one();
+                }
+                async move { judge(rule, shared, &judged, ctx).await }
+            },
+            reporter,
+        )
+        .await;
+        // Every rule is judged: the calls stop waiting for a gate no rule
+        // left (and are not made).
+        gate.notify_one();
+        judged
+    };
+    let calls = async {
+        gate.notified().await;
+        if opened.load(Ordering::Relaxed) {
+            shared.tool_calls().await;
+        }
+    };
+    let (judged, ()) = tokio::join!(rules, calls);
+    judged?;
     let legacy = session.legacy.get().and_then(Option::as_ref);
     era::close(&session.client, legacy, &session.initialize).await;
     Ok(verdict(reporter, &session.era))

@@ -732,14 +732,15 @@ async fn missing_capability(s: &Session) -> Judgement {
     if !s.advertises("tools") {
         return Judgement::skip("the server does not advertise tools");
     }
-    if s.survey.tool_calls.is_empty() {
+    let tool_calls = s.tool_calls().await;
+    if tool_calls.is_empty() {
         return Judgement::skip(
             "no tool is annotated readOnlyHint: true, so protocheck called none (set \
              allow_tool_calls to let it call tools); no call could need a client capability",
         );
     }
     let mut judged = Vec::new();
-    for call in &s.survey.tool_calls {
+    for call in tool_calls {
         let reply = &call.first;
         if reply.error_code() == Some(code::MISSING_CLIENT_CAPABILITY) {
             let required = reply
@@ -802,7 +803,7 @@ async fn missing_capability(s: &Session) -> Judgement {
     if judged.is_empty() {
         Judgement::skip(format!(
             "none of the {} tools protocheck called needed a client capability",
-            s.survey.tool_calls.len()
+            tool_calls.len()
         ))
     } else {
         Judgement::pass(format!(

@@ -952,12 +952,28 @@ async fn base64(s: &Session) -> Judgement {
         let why = param.err().unwrap_or_default();
         return Judgement::skip(format!("{NO_NAMED_METHOD}; `Mcp-Param-{{Name}}`: {why}"));
     }
+    // Every probe goes out side by side (see `Session::each`); they are
+    // judged in this order, the named methods first, then the parameter.
+    let value = format!("protocheck-ü-{tag}");
+    let mut probes: Vec<Probe> = targets
+        .iter()
+        .map(|t| t.probe.clone().with_header(H_NAME, wire::sentinel(&t.name)))
+        .collect();
+    if let Ok(target) = &param {
+        probes.push(
+            target
+                .call(s, json!(value))
+                .with_header(&target.header(), wire::sentinel(&value)),
+        );
+    }
+    let replies = s
+        .each(probes.iter().map(|p| s.client.send(p)).collect())
+        .await;
+    let (named, param_reply) = replies.split_at(targets.len().min(replies.len()));
     let mut decoded = Vec::new();
     let mut inferred = Vec::new();
-    for target in &targets {
+    for (target, reply) in targets.iter().zip(named) {
         let encoded = wire::sentinel(&target.name);
-        let probe = target.probe.clone().with_header(H_NAME, encoded.clone());
-        let reply = s.client.send(&probe).await;
         let what = format!(
             "{} with `Mcp-Name: {encoded}` (the Base64 sentinel form of the body's `{}`)",
             target.describe(),
@@ -969,10 +985,10 @@ async fn base64(s: &Session) -> Judgement {
                  comparing them with the body",
                 reply.describe()
             ))
-            .reply(&reply);
+            .reply(reply);
         }
         if reply.status.is_none() {
-            return Judgement::fail(format!("{what} got {}", reply.describe())).reply(&reply);
+            return Judgement::fail(format!("{what} got {}", reply.describe())).reply(reply);
         }
         let line = format!("{} (answered {})", target.describe(), reply.describe());
         if target.real.is_some() {
@@ -981,15 +997,10 @@ async fn base64(s: &Session) -> Judgement {
             inferred.push(line);
         }
     }
-    let param_part = match &param {
-        Ok(target) => {
-            let value = format!("protocheck-ü-{tag}");
+    let param_part = match (&param, param_reply.first()) {
+        (Ok(target), Some(reply)) => {
             let encoded = wire::sentinel(&value);
             let shown = target.shown_header();
-            let probe = target
-                .call(s, json!(value))
-                .with_header(&target.header(), encoded.clone());
-            let reply = s.client.send(&probe).await;
             let what = format!(
                 "`tools/call` of `{}` with `{shown}: {encoded}` (the Base64 sentinel form of the \
                  body's \"{value}\")",
@@ -1001,10 +1012,10 @@ async fn base64(s: &Session) -> Judgement {
                      comparing them with the body",
                     reply.describe()
                 ))
-                .reply(&reply);
+                .reply(reply);
             }
             if reply.status.is_none() {
-                return Judgement::fail(format!("{what} got {}", reply.describe())).reply(&reply);
+                return Judgement::fail(format!("{what} got {}", reply.describe())).reply(reply);
             }
             format!(
                 "a Base64 sentinel `{shown}` matching the body was not refused as a mismatch on \
@@ -1013,7 +1024,8 @@ async fn base64(s: &Session) -> Judgement {
                 reply.describe()
             )
         }
-        Err(why) => format!("`Mcp-Param-{{Name}}` not probed: {why}"),
+        (Err(why), _) => format!("`Mcp-Param-{{Name}}` not probed: {why}"),
+        (Ok(_), None) => "`Mcp-Param-{Name}` not probed".to_owned(),
     };
     let mut parts = Vec::new();
     if !decoded.is_empty() {

@@ -9,11 +9,11 @@
 //! the handshake fails, the engine reports the rule that judges TLS (this one)
 //! failed and skips the rest.
 
-use super::client::{CANARY_HEADER, Probe, Reply, clip, some};
+use super::client::{CANARY_HEADER, McpClient, Probe, Reply, clip, some};
 use super::origin;
 use super::rule::{Keyword, McpRule, spec};
 use super::session::{Judgement, Session};
-use super::survey::unknown_name;
+use super::survey::{Provoked, unknown_name};
 use super::wire::{H_METHOD, META_SERVER_INFO};
 use crate::suite::{Exchange, Outcome};
 use futures::FutureExt;
@@ -385,8 +385,8 @@ fn reflects(exchange: &Exchange, needle: &str) -> bool {
 
 /// A request refused before dispatch (no `Mcp-Method`): an error reply, where
 /// echoing the request is most common.
-fn erroneous_request(s: &Session) -> super::client::Probe {
-    s.client
+fn erroneous_request(client: &McpClient) -> Probe {
+    client
         .request(
             "tools/call",
             json!({"name": unknown_name("tool"), "arguments": {}}),
@@ -394,13 +394,47 @@ fn erroneous_request(s: &Session) -> super::client::Probe {
         .without_header(H_METHOD)
 }
 
+/// What MCP-SEC-003 and MCP-SEC-007 send to provoke an answer (see
+/// [`Provoked`]): MCP-SEC-003's request sure to end in an error, then
+/// MCP-SEC-007's made-up `Authorization: Bearer pc-authz-canary-…` on a
+/// request refused before dispatch and on a valid `server/discover`; and
+/// that made-up token. The survey sends them with its first requests.
+pub(crate) fn provocations(client: &McpClient) -> ([Probe; 3], String) {
+    let fake = format!("pc-authz-canary-{:016x}", rand::random::<u64>());
+    let authorization = format!("Bearer {fake}");
+    let broken = erroneous_request(client).with_header("authorization", authorization.clone());
+    let valid = client
+        .request("server/discover", json!({}))
+        .with_header("authorization", authorization);
+    ([erroneous_request(client), broken, valid], fake)
+}
+
+/// The answers to [`provocations`]: the survey's, or sent now where no
+/// survey sent them.
+async fn provoked(s: &Session) -> Provoked {
+    if let Some(provoked) = &s.survey.provoked {
+        return provoked.clone();
+    }
+    let ([echo, broken, valid], fake_token) = provocations(&s.client);
+    let (echo, broken, valid) = tokio::join!(
+        s.client.send(&echo),
+        s.client.send(&broken),
+        s.client.send(&valid)
+    );
+    Provoked {
+        echo,
+        fake_token,
+        authorization: [broken, valid],
+    }
+}
+
 async fn no_echo(s: &Session) -> Judgement {
     // Every request of the run carries the canary header; this one is sure to
-    // end in an error.
+    // end in an error (sent with the survey, see `provocations`).
     // The answers judged: this rule's own erroneous request, and the answers
     // to the run's valid requests (the answers to other rules' invalid probes
     // belong to those rules, §15 amendment).
-    let own = s.client.send(&erroneous_request(s)).await;
+    let own = provoked(s).await.echo;
     let canary = s.client.canary().to_owned();
     let mut seen: Vec<(String, Option<u16>, bool, Exchange)> = s
         .client
@@ -448,15 +482,13 @@ fn status_text(status: Option<u16>) -> String {
 
 async fn no_auth_reflection(s: &Session) -> Judgement {
     // A made-up token, so that a reflection shows without exposing a real one;
-    // sent on a request refused before dispatch and on a valid one.
-    let fake = format!("pc-authz-canary-{:016x}", rand::random::<u64>());
-    let authorization = format!("Bearer {fake}");
-    let broken = erroneous_request(s).with_header("authorization", authorization.clone());
-    let valid = s
-        .client
-        .request("server/discover", json!({}))
-        .with_header("authorization", authorization);
-    let replies: Vec<Reply> = vec![s.client.send(&broken).await, s.client.send(&valid).await];
+    // sent on a request refused before dispatch and on a valid one (with the
+    // survey, see `provocations`).
+    let Provoked {
+        fake_token: fake,
+        authorization: replies,
+        ..
+    } = provoked(s).await;
     let mut leaks: Vec<Exchange> = replies
         .iter()
         .filter(|r| reflects(&r.exchange, &fake))

@@ -8,7 +8,7 @@ use super::aut_survey::AuthSurvey;
 use super::client::{BareReply, McpClient, Probe, Reply, Watches};
 use super::era::{Era, LegacySession};
 use super::reg_survey::{RegistryDoc, RegistryError};
-use super::survey::{self, Survey, unknown_name};
+use super::survey::{self, Survey, ToolCall, call_tools, unknown_name};
 use crate::suite::{Exchange, RunOptions};
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
@@ -103,6 +103,9 @@ pub struct Session {
     /// the run's child's answer stands.
     pub(crate) initialize_fresh: Option<String>,
     pub(crate) survey: Survey,
+    /// The survey's tool calls, made by the first to ask (see
+    /// [`Session::tool_calls`]).
+    pub(crate) tool_calls: OnceCell<Vec<ToolCall>>,
     /// A legacy session for the DEP rules on a legacy-only server, opened
     /// by the first rule that needs it (`None` inside: it could not be).
     pub(crate) legacy: OnceCell<Option<LegacySession>>,
@@ -131,6 +134,19 @@ impl Session {
         futures::stream::iter(probes)
             .buffered(at_once)
             .collect()
+            .await
+    }
+
+    /// The calls of the tools the survey chose ([`Survey::callable`]), made
+    /// once by the first to ask: over HTTP the engine asks as the rules
+    /// start, so that the calls (a list's worth of round trips when a tool
+    /// asks for input) run beside the rules; over stdio before any rule, so
+    /// that the child reads its requests in the same order on every run.
+    /// The run-wide rules read them (in the run's log) after every other
+    /// rule, the rules that judge them await them.
+    pub(crate) async fn tool_calls(&self) -> &[ToolCall] {
+        self.tool_calls
+            .get_or_init(|| call_tools(&self.client, &self.survey.callable))
             .await
     }
 

@@ -5,6 +5,12 @@
 //! of unknown tool and prompt names, and calls of tools protocheck may run
 //! (annotated read-only, or allowed by the run), with the MRTR retry when a tool
 //! asks for input.
+//!
+//! The tool calls are the survey's longest part (a list, then a call, then
+//! up to [`MAX_ROUNDS`] retries when the tool asks for input): the survey
+//! only chooses them ([`Survey::callable`]); [`call_tools`] makes them, and
+//! the engine lets them run beside the rules over HTTP (see
+//! `Session::tool_calls`).
 
 use super::client::{McpClient, Probe, Reply};
 use super::wire::code;
@@ -66,8 +72,33 @@ pub struct Survey {
     pub completion: Option<Reply>,
     pub unknown_tool: Option<Reply>,
     pub unknown_prompt: Option<Reply>,
-    pub tool_calls: Vec<ToolCall>,
+    /// The listed tools protocheck may call (see [`may_call`]), at most
+    /// [`MAX_TOOL_CALLS`]: [`call_tools`] calls them.
+    pub callable: Vec<Value>,
     pub listen: Option<Reply>,
+    /// What MCP-SEC-003 and MCP-SEC-007 provoke (over HTTP), sent with the
+    /// survey's first requests: their answers are in the run's log before
+    /// any rule reads it, whichever rule runs when.
+    pub provoked: Option<Provoked>,
+}
+
+/// Builds the requests [`Provoked`] holds the answers to, in its order, and
+/// the made-up token they carry (the SEC rules' own function: the survey
+/// sends what they build).
+pub(crate) type Provoke = fn(&McpClient) -> ([Probe; 3], String);
+
+/// The requests of the run-wide SEC rules that provoke an answer: sent by
+/// the survey so that the rules, judged after every other, do not add round
+/// trips at the end of the run. Each answer is judged only by its rule.
+#[derive(Debug, Clone)]
+pub struct Provoked {
+    /// MCP-SEC-003's request, refused for a missing `Mcp-Method`.
+    pub echo: Reply,
+    /// The made-up token MCP-SEC-007 sent.
+    pub fake_token: String,
+    /// MCP-SEC-007's two requests carrying it: the refused one, then a
+    /// valid `server/discover`.
+    pub authorization: [Reply; 2],
 }
 
 /// Whether protocheck may run `tool` with placeholder arguments: it is
@@ -92,6 +123,7 @@ impl Survey {
         client: &McpClient,
         discover: &Reply,
         allow_tool_calls: Option<bool>,
+        provoke: Option<Provoke>,
     ) -> Self {
         let mut survey = Self {
             capabilities: discover
@@ -141,6 +173,19 @@ impl Survey {
             "prompts/get",
             json!({"name": unknown_name("prompt")}),
         );
+        let provoked = async {
+            let ([echo, broken, valid], fake_token) = provoke?(client);
+            let (echo, broken, valid) = tokio::join!(
+                client.send(&echo),
+                client.send(&broken),
+                client.send(&valid)
+            );
+            Some(Provoked {
+                echo,
+                fake_token,
+                authorization: [broken, valid],
+            })
+        };
         (
             survey.tools,
             survey.prompts,
@@ -149,6 +194,7 @@ impl Survey {
             survey.unknown_tool,
             survey.unknown_prompt,
             survey.listen,
+            survey.provoked,
         ) = tokio::join!(
             listed_tools,
             listed_prompts,
@@ -157,6 +203,7 @@ impl Survey {
             unknown_tool,
             unknown_prompt,
             listen(client, &survey.capabilities),
+            provoked,
         );
 
         let reads = survey
@@ -188,7 +235,7 @@ impl Survey {
                 None
             }
         };
-        let callable: Vec<Value> = survey
+        let callable = survey
             .tools
             .items
             .iter()
@@ -196,20 +243,21 @@ impl Survey {
             .take(MAX_TOOL_CALLS)
             .cloned()
             .collect();
-        // Tools may be slow; the client's limit keeps at most a few calls in flight.
-        let calls = futures::future::join_all(callable.iter().map(|tool| call_tool(client, tool)));
-        let (reads, prompt_get, completion, tool_calls) = tokio::join!(
-            futures::future::join_all(reads),
-            prompt_get,
-            completion,
-            calls
-        );
+        let (reads, prompt_get, completion) =
+            tokio::join!(futures::future::join_all(reads), prompt_get, completion);
+        survey.callable = callable;
         survey.reads = reads;
         survey.prompt_get = prompt_get;
         survey.completion = completion;
-        survey.tool_calls = tool_calls;
         survey
     }
+}
+
+/// Calls each of `callable` (the survey's [`Survey::callable`]) with
+/// placeholder arguments, side by side: tools may be slow, and the client's
+/// request permits bound the target's load.
+pub(crate) async fn call_tools(client: &McpClient, callable: &[Value]) -> Vec<ToolCall> {
+    futures::future::join_all(callable.iter().map(|tool| call_tool(client, tool))).await
 }
 
 /// Reads every page of a list method.
