@@ -75,13 +75,16 @@ async fn run_route(
 ) -> Result<Verdict, EngineError> {
     // Each suite grades its own findings: a reporter of its own.
     let mut reporter = Reporter::new(findings.clone());
+    // Each engine's future is boxed: an engine keeps many requests in
+    // flight at once, its state is large, and whoever awaits a run (a test
+    // on its thread's stack, a worker) should not carry it inline.
     match (route, endpoint, cold) {
-        (Route::Rcp, ..) => rcp::run(endpoint, ctx, &mut reporter).await,
+        (Route::Rcp, ..) => Box::pin(rcp::run(endpoint, ctx, &mut reporter)).await,
         (Route::Mcp2026, Endpoint::Http(url), Some(cold)) => {
-            mcp::run_after(url, ctx, &mut reporter, cold).await
+            Box::pin(mcp::run_after(url, ctx, &mut reporter, cold)).await
         }
-        (Route::Mcp2026, ..) => mcp::run(endpoint, ctx, &mut reporter).await,
-        (Route::Mcp2025, ..) => super::mcp2025::run(endpoint, ctx, &mut reporter).await,
+        (Route::Mcp2026, ..) => Box::pin(mcp::run(endpoint, ctx, &mut reporter)).await,
+        (Route::Mcp2025, ..) => Box::pin(super::mcp2025::run(endpoint, ctx, &mut reporter)).await,
     }
 }
 

@@ -394,12 +394,13 @@ async fn judge_all(
         // The run-wide SEC rules' provoking requests go with the survey's
         // first (they are HTTP's alone).
         let provoke = (!client.is_stdio()).then_some(sec::provocations as survey::Provoke);
-        Survey::take(
+        // Boxed: the survey's requests side by side make a large future.
+        Box::pin(Survey::take(
             &client,
             &opening.discover,
             ctx.options.allow_tool_calls,
             provoke,
-        )
+        ))
         .await
     };
     tracing::debug!(ms = clock.elapsed().as_millis() as u64, "survey taken");
@@ -471,7 +472,7 @@ async fn judge_all(
             shared.tool_calls().await;
         }
     };
-    let (judged, ()) = tokio::join!(rules, calls);
+    let (judged, ()) = tokio::join!(Box::pin(rules), calls);
     judged?;
     let legacy = session.legacy.get().and_then(Option::as_ref);
     era::close(&session.client, legacy, &session.initialize).await;

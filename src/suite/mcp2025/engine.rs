@@ -10,6 +10,7 @@ use super::catalogue::catalogue;
 use super::client::{Client, PROTOCOL_VERSION};
 use super::rule::{INITIALIZE_ID, Mcp25Rule, Phase};
 use super::session::{Judgement, Kind, Session};
+use super::{log, rpc};
 use crate::suite::context::{Endpoint, EngineError, Reporter, RunContext, Stopwatch};
 use crate::suite::mcp::client::clip;
 use crate::suite::schedule::{self, Judged, RULES_PER_PERMIT, Scheduled};
@@ -239,13 +240,21 @@ pub(crate) async fn run(
     let shared = &session;
     // The passive probe (the listings, a `ping` and read-only tool calls
     // with progress tokens, which the run-wide progress rules read) needs
-    // nothing but the handshake. Over HTTP it goes out beside the rules, not
-    // after every other rule, where the rules reading it would wait for it
-    // at the end of the run. Over stdio the one pipe carries one request at
-    // a time, so starting it early would only move the wait.
+    // nothing but the handshake and MCP25-LOG-002's levels (see
+    // `log::levels`). Over HTTP it goes out beside the rules, not after
+    // every other rule, where the rules reading it would wait for it at the
+    // end of the run; so do MCP25-RPC-001's pings. Over stdio the one pipe
+    // carries one request at a time, so starting them early would only
+    // move the wait.
     let early = async {
         if shared.probes_early() {
-            shared.passive_probe().await;
+            let passive = async {
+                if shared.advertises("logging") {
+                    log::levels(shared).await;
+                }
+                shared.passive_probe().await;
+            };
+            tokio::join!(passive, rpc::id_pings(shared));
         }
     };
     let (judged, ()) = tokio::join!(

@@ -57,8 +57,8 @@ pub(crate) const SET_LEVEL: Mcp25Rule = Mcp25Rule::new(
 .help(
     "protocheck sends `logging/setLevel` with the level `debug` while watching the server's own \
      channel (the GET stream, or stdout), then with `emergency`, and checks that both get an \
-     empty result (`{}`, or only `_meta`). Over HTTP this comes after the passive probe's tool \
-     calls, so that what the server logs while at `debug` is the same on every run.",
+     empty result (`{}`, or only `_meta`). The passive probe's tool calls come after it, so \
+     that what the server logs while at `debug` is the same on every run.",
     "The server declares `logging` without implementing `logging/setLevel` (-32601), or answers \
      it with a result that is not empty, such as `{\"level\": \"debug\"}`.",
     "Implement `logging/setLevel`: keep the minimum level for the session, answer `{}`, and send \
@@ -202,34 +202,59 @@ fn set_level_problem(reply: &Reply, level: &str) -> Option<String> {
     }
 }
 
+/// MCP25-LOG-002's probe: `logging/setLevel` to `debug` while the server's
+/// own channel is watched, then to `emergency`.
+pub(crate) struct Levels {
+    debug: Reply,
+    /// The watch of the server's own channel, when there is one to watch.
+    get: Option<Reply>,
+    emergency: Reply,
+}
+
+/// Sends MCP25-LOG-002's probe once per run, by whoever asks first: the rule,
+/// or over HTTP the passive probe, which goes out only once the levels are
+/// set (see `engine::run`). Its read-only tool calls then come after
+/// `emergency` on every run: a server that logs each call at `info` once a
+/// level is set would otherwise log them, or not, as the calls happened to
+/// fall inside the `debug` window, and MCP25-LOG-004 (which judges every
+/// log notification of the run) would pass on one run and skip on the next.
+pub(crate) async fn levels(s: &Session) -> std::sync::Arc<Levels> {
+    s.shared(|| async {
+        // `debug` is sent while the server's own channel is watched, so
+        // that the log notifications it enables are seen (MCP25-LOG-004
+        // judges them); `emergency` then quiets the rest of the run.
+        let window = s.client.window(WATCH_FLOOR, WATCH_CEILING);
+        let (debug, get) = s
+            .main
+            .watch(
+                window,
+                s.main
+                    .request("logging/setLevel", json!({"level": "debug"})),
+            )
+            .await;
+        let emergency = s
+            .main
+            .request("logging/setLevel", json!({"level": "emergency"}))
+            .await;
+        Levels {
+            debug,
+            get,
+            emergency,
+        }
+    })
+    .await
+}
+
 async fn set_level(s: &Session) -> Judgement {
-    // The passive probe's tool calls, when it goes out beside the rules,
-    // are over before `debug` is set: a server that logs each call at
-    // `info` once a level is set would otherwise log them, or not, as the
-    // two happened to overlap, and MCP25-LOG-004 (which judges every log
-    // notification of the run) would pass on one run and skip on the next.
-    if s.probes_early() {
-        s.passive_probe().await;
-    }
-    // `debug` is sent while the server's own channel is watched, so that the
-    // log notifications it enables are seen (MCP25-LOG-004 judges them);
-    // `emergency` then quiets the rest of the run.
-    let window = s.client.window(WATCH_FLOOR, WATCH_CEILING);
-    let (debug, get) = s
-        .main
-        .watch(
-            window,
-            s.main
-                .request("logging/setLevel", json!({"level": "debug"})),
-        )
-        .await;
-    let emergency = s
-        .main
-        .request("logging/setLevel", json!({"level": "emergency"}))
-        .await;
+    let levels = levels(s).await;
+    let Levels {
+        debug,
+        get,
+        emergency,
+    } = &*levels;
     let bad: Vec<String> = [
-        set_level_problem(&debug, "debug"),
-        set_level_problem(&emergency, "emergency"),
+        set_level_problem(debug, "debug"),
+        set_level_problem(emergency, "emergency"),
     ]
     .into_iter()
     .flatten()
@@ -239,9 +264,9 @@ async fn set_level(s: &Session) -> Judgement {
     } else {
         Judgement::fail(bad.join("; "))
     };
-    let j = j.reply(&debug).reply(&emergency);
+    let j = j.reply(debug).reply(emergency);
     match get {
-        Some(get) => j.reply(&get),
+        Some(get) => j.reply(get),
         None => j,
     }
 }

@@ -825,8 +825,10 @@ async fn event_ids(s: &Session) -> Judgement {
         Err(j) => return j,
     };
     let mut streams: Vec<(String, Raw)> = Vec::new();
-    for n in 1..=2 {
-        match post_ping(s, sid.as_deref()).await {
+    // The two POSTs side by side, their streams named in this order.
+    let posted = tokio::join!(post_ping(s, sid.as_deref()), post_ping(s, sid.as_deref()));
+    for (n, post) in [(1, posted.0), (2, posted.1)] {
+        match post {
             Ok((raw, _)) => streams.push((format!("POST stream {n}"), raw)),
             Err(j) => {
                 conn.close().await;
