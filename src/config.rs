@@ -30,7 +30,7 @@ pub struct WorkerArgs {
     /// over HTTP; RCP and stdio send one at a time), 1 to 32. The default is
     /// the engines' `DEFAULT_TARGET_CONCURRENCY` (`config` sits beside `suite`
     /// and names it not; a worker test keeps the two equal).
-    #[arg(long, env = "PROTOCHECK_TARGET_CONCURRENCY", default_value_t = 4, value_parser = crate::config::concurrency)]
+    #[arg(long, env = "PROTOCHECK_TARGET_CONCURRENCY", default_value_t = 16, value_parser = crate::config::concurrency)]
     pub target_concurrency: usize,
     /// A run's lease; a worker that stops heartbeating loses the run after this.
     #[arg(long, env = "PROTOCHECK_LEASE_SECS", default_value_t = 60)]

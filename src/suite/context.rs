@@ -47,8 +47,16 @@ pub struct RunContext {
 }
 
 /// Requests one run has in flight to its target at once unless told
-/// otherwise: fewer than the six connections a browser opens to one host.
-pub const DEFAULT_TARGET_CONCURRENCY: usize = 4;
+/// otherwise. A run sends the same requests whatever this is (about 150 for
+/// MCP 2026-07-28); it sets how close together they come. Over HTTP/2 (most
+/// servers behind TLS) they are streams of one connection, a sixth of the
+/// 100 concurrent streams RFC 9113 (§6.5.2) recommends a server allow; over
+/// HTTP/1.1 as many connections. With one run per host at a time (the
+/// service's `PROTOCHECK_HOST_CONCURRENCY`) that is the most a host sees
+/// from protocheck. At 4 a run across 100 ms of network took 5 s, bound by
+/// its requests; at 16 it is bound by its own chains of round trips (under
+/// 2 s: docs/src/performance/suites.md).
+pub const DEFAULT_TARGET_CONCURRENCY: usize = 16;
 
 impl RunContext {
     pub fn new(http: HttpClient, options: RunOptions) -> Self {

@@ -10,6 +10,7 @@ pub mod grade;
 pub mod index;
 pub mod mcp;
 pub mod mcp2025;
+pub(crate) mod permits;
 pub mod rcp;
 pub(crate) mod rtt;
 pub mod runner;

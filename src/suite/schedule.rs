@@ -100,7 +100,10 @@ where
             }
             started[i] = true;
             let rule = rules[i];
-            let judging = judge(rule, judged.clone());
+            // Each rule is a check under way of its own: once one of its
+            // requests is answered, its next go before the first requests
+            // of rules not yet answered (see `permits`).
+            let judging = super::permits::under_way(judge(rule, judged.clone()));
             let began = clock.elapsed();
             running.push(async move {
                 let finding = judging.await;

@@ -150,8 +150,9 @@ impl Cacheable<'_> {
     }
 }
 
-/// Every complete result of a cacheable method the session holds.
-fn cacheables(s: &Session) -> Vec<Cacheable<'_>> {
+/// Every complete result of a cacheable method the session holds (the
+/// survey's reads awaited).
+async fn cacheables(s: &Session) -> Vec<Cacheable<'_>> {
     let mut out = vec![Cacheable {
         method: "server/discover",
         params: json!({}),
@@ -170,7 +171,7 @@ fn cacheables(s: &Session) -> Vec<Cacheable<'_>> {
             reply,
         }));
     }
-    out.extend(s.survey.reads.iter().map(|(uri, reply)| Cacheable {
+    out.extend(s.reads().await.reads.iter().map(|(uri, reply)| Cacheable {
         method: "resources/read",
         params: json!({"uri": uri}),
         reply,
@@ -184,13 +185,13 @@ fn cacheables(s: &Session) -> Vec<Cacheable<'_>> {
 }
 
 /// Fails naming every cacheable result for which `problem` says something.
-fn judge(
+async fn judge(
     s: &Session,
     field: &str,
     problem: impl Fn(Option<&Value>) -> Option<String>,
     advice: &str,
 ) -> Judgement {
-    let all = cacheables(s);
+    let all = cacheables(s).await;
     if all.is_empty() {
         return Judgement::skip("no cacheable result was received to judge");
     }
@@ -231,6 +232,7 @@ async fn ttl_present(s: &Session) -> Judgement {
         |v| v.is_none().then(|| "has no `ttlMs`".to_owned()),
         "every cacheable result MUST carry ttlMs (milliseconds the client may reuse it; 0 = stale at once)",
     )
+    .await
 }
 
 async fn scope_present(s: &Session) -> Judgement {
@@ -240,10 +242,12 @@ async fn scope_present(s: &Session) -> Judgement {
         |v| v.is_none().then(|| "has no `cacheScope`".to_owned()),
         "every cacheable result MUST carry cacheScope (\"public\" or \"private\")",
     )
+    .await
 }
 
 async fn scope_value(s: &Session) -> Judgement {
     if cacheables(s)
+        .await
         .iter()
         .all(|c| c.result().and_then(|r| r.get("cacheScope")).is_none())
     {
@@ -264,10 +268,12 @@ async fn scope_value(s: &Session) -> Judgement {
         },
         "cacheScope MUST be exactly \"public\" or \"private\" (lower case)",
     )
+    .await
 }
 
 async fn ttl_value(s: &Session) -> Judgement {
     if cacheables(s)
+        .await
         .iter()
         .all(|c| c.result().and_then(|r| r.get("ttlMs")).is_none())
     {
@@ -287,6 +293,7 @@ async fn ttl_value(s: &Session) -> Judgement {
         },
         "ttlMs MUST be a non-negative integer number of milliseconds",
     )
+    .await
 }
 
 /// A result as compared across callers: `_meta` and `ttlMs` dropped, list items
@@ -307,6 +314,7 @@ fn canonical(result: &Value) -> Value {
 
 async fn public_not_personal(s: &Session) -> Judgement {
     let mut public: Vec<(String, &'static str, Value)> = cacheables(s)
+        .await
         .into_iter()
         .filter(|c| c.result().and_then(|r| r.get("cacheScope")) == Some(&json!("public")))
         .map(|c| (c.label(), c.method, c.params.clone()))

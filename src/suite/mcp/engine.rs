@@ -13,6 +13,7 @@ use super::session::{Judgement, Kind, Session};
 use super::survey::{self, Survey};
 use super::wire;
 use crate::suite::context::{EngineError, Reporter, RunContext, Stopwatch};
+use crate::suite::permits::under_way;
 use crate::suite::schedule::{self, Judged, RULES_PER_PERMIT, Scheduled};
 use crate::suite::{Exchange, Finding, Outcome, SuiteId, Verdict, VerdictDetail, grade};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -196,6 +197,7 @@ async fn judge(rule: &McpRule, session: &Session, judged: &Judged, ctx: &RunCont
             // The run-wide rules read the run's log: the survey's tool calls
             // are in it before they judge.
             if rule.phase == Phase::RunWide {
+                session.reads().await;
                 session.tool_calls().await;
             }
             (rule.check)(session).await
@@ -414,6 +416,7 @@ async fn judge_all(
         initialize: opening.initialize,
         initialize_fresh,
         survey,
+        reads: Default::default(),
         tool_calls: Default::default(),
         legacy: Default::default(),
         registry: Default::default(),
@@ -442,6 +445,7 @@ async fn judge_all(
     // would then answer those rules' probes by how the two happened to
     // interleave on that run.
     if session.client.is_stdio() {
+        session.reads().await;
         session.tool_calls().await;
     }
     let (gate, opened) = (tokio::sync::Notify::new(), AtomicBool::new(false));
@@ -469,10 +473,12 @@ async fn judge_all(
     let calls = async {
         gate.notified().await;
         if opened.load(Ordering::Relaxed) {
-            shared.tool_calls().await;
+            under_way(shared.tool_calls()).await;
         }
     };
-    let (judged, ()) = tokio::join!(Box::pin(rules), calls);
+    // The survey's reads go beside the connection rules (they declare
+    // nothing and run nothing).
+    let (judged, (), _) = tokio::join!(Box::pin(rules), calls, under_way(shared.reads()));
     judged?;
     let legacy = session.legacy.get().and_then(Option::as_ref);
     era::close(&session.client, legacy, &session.initialize).await;

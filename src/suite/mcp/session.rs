@@ -8,7 +8,7 @@ use super::aut_survey::AuthSurvey;
 use super::client::{BareReply, McpClient, Probe, Reply, Watches};
 use super::era::{Era, LegacySession};
 use super::reg_survey::{RegistryDoc, RegistryError};
-use super::survey::{self, Survey, ToolCall, call_tools, unknown_name};
+use super::survey::{self, Reads, Survey, ToolCall, call_tools, unknown_name};
 use crate::suite::{Exchange, RunOptions};
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
@@ -103,6 +103,8 @@ pub struct Session {
     /// the run's child's answer stands.
     pub(crate) initialize_fresh: Option<String>,
     pub(crate) survey: Survey,
+    /// The survey's reads, made by the first to ask (see [`Session::reads`]).
+    pub(crate) reads: OnceCell<Reads>,
     /// The survey's tool calls, made by the first to ask (see
     /// [`Session::tool_calls`]).
     pub(crate) tool_calls: OnceCell<Vec<ToolCall>>,
@@ -134,6 +136,17 @@ impl Session {
         futures::stream::iter(probes)
             .buffered(at_once)
             .collect()
+            .await
+    }
+
+    /// The survey's reads of what its lists named ([`Survey::read`]), made
+    /// once by the first to ask: over HTTP the engine asks as the connection
+    /// rules start (plain reads declaring nothing, beside them), over stdio
+    /// before any rule. The rules that judge them await them, and the
+    /// run-wide rules, which read them in the run's log.
+    pub(crate) async fn reads(&self) -> &Reads {
+        self.reads
+            .get_or_init(|| self.survey.read(&self.client))
             .await
     }
 

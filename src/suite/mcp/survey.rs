@@ -6,11 +6,15 @@
 //! (annotated read-only, or allowed by the run), with the MRTR retry when a tool
 //! asks for input.
 //!
-//! The tool calls are the survey's longest part (a list, then a call, then
-//! up to [`MAX_ROUNDS`] retries when the tool asks for input): the survey
-//! only chooses them ([`Survey::callable`]); [`call_tools`] makes them, and
-//! the engine lets them run beside the rules over HTTP (see
-//! `Session::tool_calls`).
+//! [`Survey::take`] sends what needs nothing but the advertised
+//! capabilities: the lists, the unknown names, the listen, the SEC rules'
+//! provoking requests. What reads the lists' items follows apart, so that
+//! over HTTP no rule waits for it that does not read it: the reads
+//! ([`Survey::read`], beside the connection rules, see `Session::reads`)
+//! and the tool calls, the survey's longest part (a call, then up to
+//! [`MAX_ROUNDS`] retries when the tool asks for input), which the survey
+//! only chooses ([`Survey::callable`]) and [`call_tools`] makes, beside the
+//! rules (see `Session::tool_calls`).
 
 use super::client::{McpClient, Probe, Reply};
 use super::wire::code;
@@ -67,9 +71,6 @@ pub struct Survey {
     pub prompts: Listing,
     pub resources: Listing,
     pub templates: Listing,
-    pub reads: Vec<(String, Reply)>,
-    pub prompt_get: Option<Reply>,
-    pub completion: Option<Reply>,
     pub unknown_tool: Option<Reply>,
     pub unknown_prompt: Option<Reply>,
     /// The listed tools protocheck may call (see [`may_call`]), at most
@@ -134,12 +135,7 @@ impl Survey {
             ..Self::default()
         };
         let has = |name: &str| survey.capabilities.get(name).is_some_and(Value::is_object);
-        let (tools, prompts, resources, completions) = (
-            has("tools"),
-            has("prompts"),
-            has("resources"),
-            has("completions"),
-        );
+        let (tools, prompts, resources) = (has("tools"), has("prompts"), has("resources"));
         let listing = |on: bool, method: &'static str, key: &'static str| async move {
             if on {
                 list(client, method, key).await
@@ -206,7 +202,21 @@ impl Survey {
             provoked,
         );
 
-        let reads = survey
+        survey.callable = survey
+            .tools
+            .items
+            .iter()
+            .filter(|t| may_call(t, allow_tool_calls))
+            .take(MAX_TOOL_CALLS)
+            .cloned()
+            .collect();
+        survey
+    }
+
+    /// The survey's reads of what the lists named (see [`Reads`]), side by
+    /// side.
+    pub(crate) async fn read(&self, client: &McpClient) -> Reads {
+        let reads = self
             .resources
             .names("uri")
             .into_iter()
@@ -218,7 +228,7 @@ impl Survey {
                 (uri, reply)
             });
         let prompt_get = async {
-            let prompt = survey.prompts.items.first()?;
+            let prompt = self.prompts.items.first()?;
             let name = prompt
                 .get("name")
                 .and_then(Value::as_str)
@@ -229,28 +239,31 @@ impl Survey {
             Some(client.send(&probe).await)
         };
         let completion = async {
-            if completions {
-                complete(client, &survey).await
+            if self
+                .capabilities
+                .get("completions")
+                .is_some_and(Value::is_object)
+            {
+                complete(client, self).await
             } else {
                 None
             }
         };
-        let callable = survey
-            .tools
-            .items
-            .iter()
-            .filter(|t| may_call(t, allow_tool_calls))
-            .take(MAX_TOOL_CALLS)
-            .cloned()
-            .collect();
-        let (reads, prompt_get, completion) =
-            tokio::join!(futures::future::join_all(reads), prompt_get, completion);
-        survey.callable = callable;
-        survey.reads = reads;
-        survey.prompt_get = prompt_get;
-        survey.completion = completion;
-        survey
+        // The answers of `prompts/get` and `completion/complete` are read in
+        // the run's log, by the run-wide rules.
+        let (reads, _, _) = tokio::join!(futures::future::join_all(reads), prompt_get, completion);
+        Reads { reads }
     }
+}
+
+/// What the survey reads of the items its lists named: `resources/read` of
+/// listed resources, `prompts/get` of the first prompt, one
+/// `completion/complete`. Plain reads that declare nothing, made once per
+/// run by the first to ask (see `Session::reads`).
+#[derive(Debug, Clone, Default)]
+pub struct Reads {
+    /// Each listed resource read, with its URI.
+    pub reads: Vec<(String, Reply)>,
 }
 
 /// Calls each of `callable` (the survey's [`Survey::callable`]) with

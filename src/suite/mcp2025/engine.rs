@@ -13,6 +13,7 @@ use super::session::{Judgement, Kind, Session};
 use super::{log, rpc};
 use crate::suite::context::{Endpoint, EngineError, Reporter, RunContext, Stopwatch};
 use crate::suite::mcp::client::clip;
+use crate::suite::permits::{under_way, urgent};
 use crate::suite::schedule::{self, Judged, RULES_PER_PERMIT, Scheduled};
 use crate::suite::{Finding, Outcome, SuiteId, Verdict, VerdictDetail, grade};
 
@@ -246,15 +247,23 @@ pub(crate) async fn run(
     // end of the run; so do MCP25-RPC-001's pings. Over stdio the one pipe
     // carries one request at a time, so starting them early would only
     // move the wait.
+    // These early requests are the run's longest chain (the levels' watch
+    // window, then the passive probe's calls): urgent from their first
+    // request (see `permits`).
     let early = async {
         if shared.probes_early() {
             let passive = async {
-                if shared.advertises("logging") {
-                    log::levels(shared).await;
-                }
+                let levels = async {
+                    if shared.advertises("logging") {
+                        log::levels(shared).await;
+                    }
+                };
+                // Its listings go beside the levels; only its `ping` and
+                // tool calls wait for them (see `log::levels`).
+                tokio::join!(shared.passive_listings(), levels);
                 shared.passive_probe().await;
             };
-            tokio::join!(passive, rpc::id_pings(shared));
+            tokio::join!(urgent(passive), under_way(rpc::id_pings(shared)));
         }
     };
     let (judged, ()) = tokio::join!(

@@ -114,7 +114,7 @@ impl McpClient {
         probe: &Probe,
         spelling: Spelling,
     ) -> Reply {
-        let _permit = self.permits.acquire().await.ok();
+        let _permit = self.permits.acquire().await;
         let body = Bytes::from(probe.body.to_string());
         let mut headers: Vec<(String, String)> = vec![
             (spelling.name("content-type"), "application/json".to_owned()),

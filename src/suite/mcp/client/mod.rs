@@ -27,6 +27,7 @@ pub use streaming::STREAM_END_GRACE;
 pub use watch::Watches;
 
 use crate::suite::BearerToken;
+use crate::suite::permits::Permits;
 use crate::suite::rtt::RttRecord;
 use crate::transport::{HttpClient, HttpRequest, TransportError};
 use bytes::Bytes;
@@ -34,7 +35,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
-use tokio::sync::{Mutex, Semaphore};
+use tokio::sync::Mutex;
 use url::Url;
 
 /// The client identity protocheck declares in `_meta` (optional per spec, sent
@@ -49,7 +50,7 @@ pub struct McpClient {
     http: HttpClient,
     url: Url,
     timeout: Duration,
-    permits: Arc<Semaphore>,
+    permits: Permits,
     next_id: Arc<AtomicI64>,
     seen: Arc<Mutex<Vec<Seen>>>,
     /// Set once a stream stayed open after its final response: later streams are
@@ -83,7 +84,7 @@ impl McpClient {
             http,
             url,
             timeout,
-            permits: Arc::new(Semaphore::new(max_concurrency.max(1))),
+            permits: Permits::new(max_concurrency),
             next_id: Arc::new(AtomicI64::new(1)),
             seen: Arc::new(Mutex::new(Vec::new())),
             open_stream_seen: Arc::new(AtomicBool::new(false)),

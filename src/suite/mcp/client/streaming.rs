@@ -40,8 +40,7 @@ impl McpClient {
     }
 
     async fn send_inner(&self, probe: &Probe, listen: bool, ceiling: Option<Duration>) -> Reply {
-        // A closed semaphore cannot happen (it is never closed); go on unlimited if it did.
-        let _permit = self.permits.acquire().await.ok();
+        let _permit = self.permits.acquire().await;
         if let Some(link) = &self.stdio {
             let window = listen.then(|| self.adaptive_window(ceiling.unwrap_or(self.timeout)));
             let evidence_bytes = self.http.limits().evidence_bytes;

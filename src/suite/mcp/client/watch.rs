@@ -205,7 +205,7 @@ impl McpClient {
         // would leave the rest of the run one request wide for its length.
         // The connections kept open that way are few: a run watches at most
         // a GET on the endpoint, a GET beside it and a DELETE.
-        let permit = self.permits.acquire().await.ok();
+        let permit = self.permits.acquire().await;
         let req = self.authorize(req);
         let evidence_bytes = self.http.limits().evidence_bytes;
         let record = req.record(evidence_bytes);

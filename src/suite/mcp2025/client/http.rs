@@ -634,7 +634,7 @@ where
     let resp = {
         // Only the sending counts against the run's limit: the stream then
         // waits on `during`, which needs a permit of its own.
-        let _permit = conn.client.permits.acquire().await.ok();
+        let _permit = conn.client.permits.acquire().await;
         http.send_streaming(&req).await
     };
     let resp = match resp {

@@ -17,13 +17,13 @@ pub use reply::{Reply, Seen};
 pub use stdio::StdoutLines;
 
 use crate::suite::context::Endpoint;
+use crate::suite::permits::Permits;
 use crate::suite::rtt::RttRecord;
 use crate::transport::{HttpClient, Limits, TransportError};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
-use tokio::sync::Semaphore;
 use url::Url;
 
 /// The revision this client speaks.
@@ -72,7 +72,7 @@ pub struct Client {
     endpoint: Endpoint,
     http: HttpClient,
     timeout: Duration,
-    permits: Arc<Semaphore>,
+    permits: Permits,
     next_id: Arc<AtomicI64>,
     rtt: RttRecord,
     log: Arc<std::sync::Mutex<Log>>,
@@ -187,7 +187,7 @@ impl Client {
             endpoint,
             http,
             timeout,
-            permits: Arc::new(Semaphore::new(max_concurrency.max(1))),
+            permits: Permits::new(max_concurrency),
             next_id: Arc::new(AtomicI64::new(1)),
             rtt: RttRecord::default(),
             log: Arc::default(),
@@ -625,7 +625,7 @@ impl Connection {
             cancel: cancel.to_string(),
             watch,
         };
-        let _permit = self.client.permits.acquire().await.ok();
+        let _permit = self.client.permits.acquire().await;
         let probe = match &self.wire {
             Wire::Http { http, url } => {
                 let state = self.state();
@@ -774,7 +774,7 @@ impl Connection {
         awaiting: Awaiting,
         patience: Patience,
     ) -> Reply {
-        let _permit = self.client.permits.acquire().await.ok();
+        let _permit = self.client.permits.acquire().await;
         match &self.wire {
             Wire::Http { http, url } => {
                 let state = self.state();
@@ -921,7 +921,7 @@ impl Connection {
     ) -> Reply {
         match &self.wire {
             Wire::Http { http, url } => {
-                let _permit = self.client.permits.acquire().await.ok();
+                let _permit = self.client.permits.acquire().await;
                 http::bare(self, http, url, &self.state(), method, window, past_priming).await
             }
             Wire::Stdio(_) => Reply::unsent(
