@@ -478,7 +478,11 @@ async fn judge_all(
     };
     // The survey's reads go beside the connection rules (they declare
     // nothing and run nothing).
-    let (judged, (), _) = tokio::join!(Box::pin(rules), calls, under_way(shared.reads()));
+    let (judged, (), _) = tokio::join!(
+        Box::pin(rules),
+        Box::pin(calls),
+        Box::pin(under_way(shared.reads()))
+    );
     judged?;
     let legacy = session.legacy.get().and_then(Option::as_ref);
     era::close(&session.client, legacy, &session.initialize).await;

@@ -266,15 +266,16 @@ pub(crate) async fn run(
             tokio::join!(urgent(passive), under_way(rpc::id_pings(shared)));
         }
     };
+    // Both boxed: many requests side by side make large futures.
     let (judged, ()) = tokio::join!(
-        schedule::judge_all(
+        Box::pin(schedule::judge_all(
             &rules,
             Vec::new(),
             rules_at_once,
             |rule, judged| async move { judge(rule, shared, &judged, ctx).await },
             reporter,
-        ),
-        early
+        )),
+        Box::pin(early)
     );
     session.main.close().await;
     judged?;
