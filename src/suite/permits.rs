@@ -29,12 +29,6 @@ pub(crate) async fn under_way<F: Future>(check: F) -> F::Output {
     ANSWERED.scope(Arc::new(AtomicUsize::new(0)), check).await
 }
 
-/// Runs `check` as a check under way whose every request is urgent: for
-/// what an engine knows to be a run's longest chain of round trips.
-pub(crate) async fn urgent<F: Future>(check: F) -> F::Output {
-    ANSWERED.scope(Arc::new(AtomicUsize::new(1)), check).await
-}
-
 /// At most `n` requests in flight; cheap to clone, clones share the places.
 #[derive(Debug, Clone)]
 pub(crate) struct Permits {
@@ -43,6 +37,9 @@ pub(crate) struct Permits {
 
 #[derive(Debug, Default)]
 struct State {
+    /// Every request waits in one queue, first come first served (see
+    /// [`Permits::first_come`]).
+    first_come: bool,
     free: usize,
     urgent: VecDeque<oneshot::Sender<Permit>>,
     other: VecDeque<oneshot::Sender<Permit>>,
@@ -67,6 +64,15 @@ impl Permits {
         }
     }
 
+    /// At most `n` requests in flight, served in the order they asked
+    /// whether or not their check is under way: for an engine whose verdicts
+    /// rest on its requests' order in time (see the MCP 2025-11-25 engine).
+    pub(crate) fn first_come(n: usize) -> Self {
+        let permits = Self::new(n);
+        permits.lock().first_come = true;
+        permits
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         lock(&self.state)
     }
@@ -85,7 +91,7 @@ impl Permits {
                 None
             } else {
                 let (tx, rx) = oneshot::channel();
-                if urgent {
+                if urgent && !state.first_come {
                     state.urgent.push_back(tx);
                 } else {
                     state.other.push_back(tx);

@@ -8,12 +8,11 @@
 
 use super::catalogue::catalogue;
 use super::client::{Client, PROTOCOL_VERSION};
+use super::rpc;
 use super::rule::{INITIALIZE_ID, Mcp25Rule, Phase};
 use super::session::{Judgement, Kind, Session};
-use super::{log, rpc};
 use crate::suite::context::{Endpoint, EngineError, Reporter, RunContext, Stopwatch};
 use crate::suite::mcp::client::clip;
-use crate::suite::permits::{under_way, urgent};
 use crate::suite::schedule::{self, Judged, RULES_PER_PERMIT, Scheduled};
 use crate::suite::{Finding, Outcome, SuiteId, Verdict, VerdictDetail, grade};
 
@@ -241,29 +240,14 @@ pub(crate) async fn run(
     let shared = &session;
     // The passive probe (the listings, a `ping` and read-only tool calls
     // with progress tokens, which the run-wide progress rules read) needs
-    // nothing but the handshake and MCP25-LOG-002's levels (see
-    // `log::levels`). Over HTTP it goes out beside the rules, not after
-    // every other rule, where the rules reading it would wait for it at the
-    // end of the run; so do MCP25-RPC-001's pings. Over stdio the one pipe
-    // carries one request at a time, so starting them early would only
-    // move the wait.
-    // These early requests are the run's longest chain (the levels' watch
-    // window, then the passive probe's calls): urgent from their first
-    // request (see `permits`).
+    // nothing but the handshake. Over HTTP it goes out beside the rules, not
+    // after every other rule, where the rules reading it would wait for it
+    // at the end of the run; so do MCP25-RPC-001's pings. Over stdio the
+    // one pipe carries one request at a time, so starting them early would
+    // only move the wait.
     let early = async {
         if shared.probes_early() {
-            let passive = async {
-                let levels = async {
-                    if shared.advertises("logging") {
-                        log::levels(shared).await;
-                    }
-                };
-                // Its listings go beside the levels; only its `ping` and
-                // tool calls wait for them (see `log::levels`).
-                tokio::join!(shared.passive_listings(), levels);
-                shared.passive_probe().await;
-            };
-            tokio::join!(urgent(passive), under_way(rpc::id_pings(shared)));
+            tokio::join!(shared.passive_probe(), rpc::id_pings(shared));
         }
     };
     // Both boxed: many requests side by side make large futures.

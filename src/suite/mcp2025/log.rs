@@ -57,8 +57,8 @@ pub(crate) const SET_LEVEL: Mcp25Rule = Mcp25Rule::new(
 .help(
     "protocheck sends `logging/setLevel` with the level `debug` while watching the server's own \
      channel (the GET stream, or stdout), then with `emergency`, and checks that both get an \
-     empty result (`{}`, or only `_meta`). The passive probe's tool calls come after it, so \
-     that what the server logs while at `debug` is the same on every run.",
+     empty result (`{}`, or only `_meta`). Over HTTP this comes after the passive probe's tool \
+     calls, so that what the server logs while at `debug` is the same on every run.",
     "The server declares `logging` without implementing `logging/setLevel` (-32601), or answers \
      it with a result that is not empty, such as `{\"level\": \"debug\"}`.",
     "Implement `logging/setLevel`: keep the minimum level for the session, answer `{}`, and send \
@@ -211,13 +211,7 @@ pub(crate) struct Levels {
     emergency: Reply,
 }
 
-/// Sends MCP25-LOG-002's probe once per run, by whoever asks first: the rule,
-/// or over HTTP the passive probe, which goes out only once the levels are
-/// set (see `engine::run`). Its read-only tool calls then come after
-/// `emergency` on every run: a server that logs each call at `info` once a
-/// level is set would otherwise log them, or not, as the calls happened to
-/// fall inside the `debug` window, and MCP25-LOG-004 (which judges every
-/// log notification of the run) would pass on one run and skip on the next.
+/// Sends MCP25-LOG-002's probe once per run.
 pub(crate) async fn levels(s: &Session) -> std::sync::Arc<Levels> {
     s.shared(|| async {
         // `debug` is sent while the server's own channel is watched, so
@@ -246,6 +240,17 @@ pub(crate) async fn levels(s: &Session) -> std::sync::Arc<Levels> {
 }
 
 async fn set_level(s: &Session) -> Judgement {
+    // The passive probe's tool calls, when it goes out beside the rules,
+    // are over before `debug` is set: a server that logs each call at
+    // `info` once a level is set would otherwise log them, or not, as the
+    // two happened to overlap, and MCP25-LOG-004 (which judges every log
+    // notification of the run) would pass on one run and skip on the next.
+    // (Setting the levels first and calling after `emergency` was tried:
+    // the window then opened as the rules started, beside the tool rules'
+    // calls, and the panel's spec25 servers flapped so.)
+    if s.probes_early() {
+        s.passive_probe().await;
+    }
     let levels = levels(s).await;
     let Levels {
         debug,

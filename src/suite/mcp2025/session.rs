@@ -368,9 +368,8 @@ impl Session {
         self.probed().await.1
     }
 
-    /// The passive probe's first part, its listings (side-effect free):
-    /// sent once, by the passive probe or, over HTTP, by the engine as the
-    /// rules start. Gives the read-only tools the probe calls.
+    /// The passive probe's first part, its listings (side-effect free),
+    /// sent once. Gives the read-only tools the probe calls.
     pub(crate) async fn passive_listings(&self) -> Arc<PassiveListings> {
         self.shared(|| async {
             // The listings are independent of one another: side by side.
