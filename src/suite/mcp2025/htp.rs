@@ -501,7 +501,7 @@ async fn post_streams(s: &Session) -> Result<Vec<PostStream>, Judgement> {
 }
 
 /// A connection of the rule's own, initialized; with the session id it got.
-async fn own_session(
+pub(crate) async fn own_session(
     s: &Session,
 ) -> Result<(super::client::Connection, Option<String>), Judgement> {
     let conn = s.fresh().await?;

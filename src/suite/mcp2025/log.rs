@@ -8,6 +8,7 @@
 //! a `ping` goes out, and `logging/setLevel` is sent while it is watched.
 
 use super::client::{Reply, Transport};
+use super::htp::own_session;
 use super::res::{MAX_NAMED, is_empty_result, preferred_code, type_name};
 use super::rule::{Mcp25Rule, spec};
 use super::session::{Judgement, Session};
@@ -57,8 +58,9 @@ pub(crate) const SET_LEVEL: Mcp25Rule = Mcp25Rule::new(
 .help(
     "protocheck sends `logging/setLevel` with the level `debug` while watching the server's own \
      channel (the GET stream, or stdout), then with `emergency`, and checks that both get an \
-     empty result (`{}`, or only `_meta`). Over HTTP this comes after the passive probe's tool \
-     calls, so that what the server logs while at `debug` is the same on every run.",
+     empty result (`{}`, or only `_meta`). Over HTTP it does so on a session of its own when \
+     the server issues session ids, otherwise after the passive probe's tool calls, so that what \
+     the server logs while at `debug` is the same on every run.",
     "The server declares `logging` without implementing `logging/setLevel` (-32601), or answers \
      it with a result that is not empty, such as `{\"level\": \"debug\"}`.",
     "Implement `logging/setLevel`: keep the minimum level for the session, answer `{}`, and send \
@@ -204,59 +206,63 @@ fn set_level_problem(reply: &Reply, level: &str) -> Option<String> {
 
 /// MCP25-LOG-002's probe: `logging/setLevel` to `debug` while the server's
 /// own channel is watched, then to `emergency`.
-pub(crate) struct Levels {
+struct Levels {
     debug: Reply,
     /// The watch of the server's own channel, when there is one to watch.
     get: Option<Reply>,
     emergency: Reply,
 }
 
-/// Sends MCP25-LOG-002's probe once per run.
-pub(crate) async fn levels(s: &Session) -> std::sync::Arc<Levels> {
-    s.shared(|| async {
-        // `debug` is sent while the server's own channel is watched, so
-        // that the log notifications it enables are seen (MCP25-LOG-004
-        // judges them); `emergency` then quiets the rest of the run.
-        let window = s.client.window(WATCH_FLOOR, WATCH_CEILING);
-        let (debug, get) = s
-            .main
-            .watch(
-                window,
-                s.main
-                    .request("logging/setLevel", json!({"level": "debug"})),
-            )
-            .await;
-        let emergency = s
-            .main
-            .request("logging/setLevel", json!({"level": "emergency"}))
-            .await;
-        Levels {
-            debug,
-            get,
-            emergency,
-        }
-    })
-    .await
+/// Sends MCP25-LOG-002's probe. Over HTTP, when the server issues session
+/// ids, on a session of its own: the level is the session's, so what the
+/// server logs while at `debug` is what that session's requests provoke,
+/// not the run's other requests (the tool rules' calls, which a server
+/// logging each call at `info` once a level is set would log, or not, as
+/// they happened to fall inside the window: MCP25-LOG-004, which judges
+/// every log notification of the run, then passed on one run and skipped
+/// on the next on the panel's spec25 servers). Otherwise on the run's
+/// session, after the passive probe's tool calls when that goes out beside
+/// the rules.
+async fn levels(s: &Session) -> Levels {
+    let own = if s.transport() == Transport::Http && s.main.session_id().is_some() {
+        own_session(s).await.ok().map(|(conn, _)| conn)
+    } else {
+        None
+    };
+    if own.is_none() && s.probes_early() {
+        s.passive_probe().await;
+    }
+    let conn = own.as_ref().unwrap_or(&s.main);
+    // `debug` is sent while the server's own channel is watched, so that
+    // the log notifications it enables are seen (MCP25-LOG-004 judges
+    // them); `emergency` then quiets the rest of the run.
+    let window = s.client.window(WATCH_FLOOR, WATCH_CEILING);
+    let (debug, get) = conn
+        .watch(
+            window,
+            conn.request("logging/setLevel", json!({"level": "debug"})),
+        )
+        .await;
+    let emergency = conn
+        .request("logging/setLevel", json!({"level": "emergency"}))
+        .await;
+    if let Some(conn) = own {
+        conn.close().await;
+    }
+    Levels {
+        debug,
+        get,
+        emergency,
+    }
 }
 
 async fn set_level(s: &Session) -> Judgement {
-    // The passive probe's tool calls, when it goes out beside the rules,
-    // are over before `debug` is set: a server that logs each call at
-    // `info` once a level is set would otherwise log them, or not, as the
-    // two happened to overlap, and MCP25-LOG-004 (which judges every log
-    // notification of the run) would pass on one run and skip on the next.
-    // (Setting the levels first and calling after `emergency` was tried:
-    // the window then opened as the rules started, beside the tool rules'
-    // calls, and the panel's spec25 servers flapped so.)
-    if s.probes_early() {
-        s.passive_probe().await;
-    }
     let levels = levels(s).await;
     let Levels {
         debug,
         get,
         emergency,
-    } = &*levels;
+    } = &levels;
     let bad: Vec<String> = [
         set_level_problem(debug, "debug"),
         set_level_problem(emergency, "emergency"),
