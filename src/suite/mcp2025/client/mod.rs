@@ -187,14 +187,7 @@ impl Client {
             endpoint,
             http,
             timeout,
-            // First come, first served: MCP25-LOG-002's `debug` window is
-            // placed after the passive probe's tool calls, and the tool rules'
-            // shared calls start with them; served by urgency, those calls
-            // could come later on one run than on another and fall inside
-            // the window (a server logging each call at `info` once a level
-            // is set then makes MCP25-LOG-004 pass on one run and skip on
-            // the next: seen on the panel's spec25 servers).
-            permits: Permits::first_come(max_concurrency),
+            permits: Permits::new(max_concurrency),
             next_id: Arc::new(AtomicI64::new(1)),
             rtt: RttRecord::default(),
             log: Arc::default(),
