@@ -187,7 +187,16 @@ impl Client {
             endpoint,
             http,
             timeout,
-            permits: Permits::new(max_concurrency),
+            // First come, first served, not by urgency (see
+            // `suite::permits`): on a server without session ids
+            // MCP25-LOG-002's `debug` window is on the run's session, after
+            // the passive probe's tool calls, and the tool rules' shared
+            // calls start with those. Served by urgency, they came later on
+            // some runs than on others and fell inside the window: a server
+            // logging each call at `info` once a level is set (the panel's
+            // spec25-stateless) made MCP25-LOG-004 pass on one run and skip
+            // on the next.
+            permits: Permits::first_come(max_concurrency),
             next_id: Arc::new(AtomicI64::new(1)),
             rtt: RttRecord::default(),
             log: Arc::default(),
