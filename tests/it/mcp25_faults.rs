@@ -518,8 +518,13 @@ async fn htp_without_sessions_and_over_sse() {
             .with_faults(&["MCP25-HTP-007"]),
     )
     .await;
-    assert_eq!(cut.finding("MCP25-HTP-005").outcome, Outcome::Pass);
-    assert_eq!(cut.finding("MCP25-HTP-007").outcome, Outcome::Warn);
+    for (id, outcome) in [
+        ("MCP25-HTP-005", Outcome::Pass),
+        ("MCP25-HTP-007", Outcome::Warn),
+    ] {
+        let f = cut.finding(id);
+        assert_eq!(f.outcome, outcome, "{id}: {}", f.message);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,8 +10,12 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 /// Events a stream keeps for replay.
 const BACKLOG: usize = 256;
-/// Streams a session remembers; the oldest are forgotten first.
-const MAX_STREAMS: usize = 64;
+/// Streams a session remembers; the oldest are forgotten first. More than
+/// one protocheck run opens: answering every request over SSE (`--sse`),
+/// a run with 16 requests in flight opened over 64 streams while one of its
+/// rules waited to resume a stream cut early, which was forgotten by then
+/// (the resumption then opened a new GET stream instead).
+const MAX_STREAMS: usize = 1024;
 
 /// One event to write: its id and its message (`None` for the priming
 /// event, whose data is empty).

@@ -8,7 +8,6 @@
 
 use super::catalogue::catalogue;
 use super::client::{Client, PROTOCOL_VERSION};
-use super::rpc;
 use super::rule::{INITIALIZE_ID, Mcp25Rule, Phase};
 use super::session::{Judgement, Kind, Session};
 use crate::suite::context::{Endpoint, EngineError, Reporter, RunContext, Stopwatch};
@@ -242,12 +241,11 @@ pub(crate) async fn run(
     // with progress tokens, which the run-wide progress rules read) needs
     // nothing but the handshake. Over HTTP it goes out beside the rules, not
     // after every other rule, where the rules reading it would wait for it
-    // at the end of the run; so do MCP25-RPC-001's pings. Over stdio the
-    // one pipe carries one request at a time, so starting them early would
-    // only move the wait.
+    // at the end of the run. Over stdio the one pipe carries one request
+    // at a time, so starting it early would only move the wait.
     let early = async {
         if shared.probes_early() {
-            tokio::join!(shared.passive_probe(), rpc::id_pings(shared));
+            shared.passive_probe().await;
         }
     };
     // Both boxed: many requests side by side make large futures.
