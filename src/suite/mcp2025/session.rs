@@ -307,10 +307,6 @@ impl Session {
     }
 }
 
-/// The read-only tools of the passive probe's listings (see
-/// [`Session::passive_listings`]).
-pub(crate) struct PassiveListings(Vec<Value>);
-
 /// The longest protocheck reads on, after the answer to a request with a
 /// progress token, for progress that should no longer come.
 pub(crate) const AFTER_WINDOW: Duration = Duration::from_secs(1);
@@ -368,34 +364,24 @@ impl Session {
         self.probed().await.1
     }
 
-    /// The passive probe's first part, its listings (side-effect free),
-    /// sent once. Gives the read-only tools the probe calls.
-    pub(crate) async fn passive_listings(&self) -> Arc<PassiveListings> {
-        self.shared(|| async {
-            // The listings are independent of one another: side by side.
-            let listings = LISTINGS
-                .iter()
-                .filter(|(capability, _)| self.advertises(capability))
-                .map(|(_, method)| self.main.request(method, json!({})));
-            let tools = async {
-                if self.advertises("tools") {
-                    self.tools().await.read_only().cloned().collect()
-                } else {
-                    Vec::new()
-                }
-            };
-            let (_, tools): (_, Vec<Value>) =
-                tokio::join!(futures::future::join_all(listings), tools);
-            PassiveListings(tools)
-        })
-        .await
-    }
-
     async fn probed(&self) -> &(Vec<Reply>, Duration) {
         self.progress_calls
             .get_or_init(|| async {
                 let mut calls = Vec::new();
-                let tools = self.passive_listings().await.0.clone();
+                // The listings are independent of one another: side by side.
+                let listings = LISTINGS
+                    .iter()
+                    .filter(|(capability, _)| self.advertises(capability))
+                    .map(|(_, method)| self.main.request(method, json!({})));
+                let tools = async {
+                    if self.advertises("tools") {
+                        self.tools().await.read_only().cloned().collect()
+                    } else {
+                        Vec::new()
+                    }
+                };
+                let (_, tools): (_, Vec<Value>) =
+                    tokio::join!(futures::future::join_all(listings), tools);
                 // Set once the listings have measured the target's pace.
                 let after = self.client.window(AFTER_FLOOR, AFTER_WINDOW);
                 let ping = async {
