@@ -8,12 +8,14 @@
 
 use super::catalogue::catalogue;
 use super::client::{Client, PROTOCOL_VERSION};
+use super::rpc;
 use super::rule::{INITIALIZE_ID, Mcp25Rule, Phase};
-use super::session::{Judgement, Kind, Session};
+use super::session::{Countdown, Judgement, Kind, Session};
 use crate::suite::context::{Endpoint, EngineError, Reporter, RunContext, Stopwatch};
 use crate::suite::mcp::client::clip;
 use crate::suite::schedule::{self, Judged, RULES_PER_PERMIT, Scheduled};
 use crate::suite::{Finding, Outcome, SuiteId, Verdict, VerdictDetail, grade};
+use std::collections::HashSet;
 
 /// Version of protocheck's MCP 2025-11-25 rules; stored with each run.
 pub const SUITE_VERSION: &str = "0.1.0";
@@ -216,6 +218,8 @@ pub(crate) async fn run(
         Some(_) => Some(main.initialized().await),
         None => None,
     };
+    let rules: Vec<&Mcp25Rule> = catalogue().iter().collect();
+    let before_debug = before_debug(&rules);
     let session = Session {
         client,
         main,
@@ -226,6 +230,7 @@ pub(crate) async fn run(
         shared: Default::default(),
         limited_token: ctx.options.limited_token.clone(),
         progress_calls: Default::default(),
+        before_debug: Countdown::new(before_debug.len()),
     };
     // Over HTTP a rule in flight is mostly waiting (on a watch window, on
     // the tool calls several rules share); the target's load is bounded by
@@ -235,17 +240,18 @@ pub(crate) async fn run(
         Endpoint::Http(_) => settings.max_concurrency.saturating_mul(RULES_PER_PERMIT),
         Endpoint::Stdio(_) => settings.max_concurrency,
     };
-    let rules: Vec<&Mcp25Rule> = catalogue().iter().collect();
     let shared = &session;
+    let before_debug = &before_debug;
     // The passive probe (the listings, a `ping` and read-only tool calls
     // with progress tokens, which the run-wide progress rules read) needs
     // nothing but the handshake. Over HTTP it goes out beside the rules, not
     // after every other rule, where the rules reading it would wait for it
-    // at the end of the run. Over stdio the one pipe carries one request
-    // at a time, so starting it early would only move the wait.
+    // at the end of the run; so do MCP25-RPC-001's pings. Over stdio the
+    // one pipe carries one request at a time, so starting them early would
+    // only move the wait.
     let early = async {
         if shared.probes_early() {
-            shared.passive_probe().await;
+            tokio::join!(shared.passive_probe(), rpc::id_pings(shared));
         }
     };
     // Both boxed: many requests side by side make large futures.
@@ -254,7 +260,13 @@ pub(crate) async fn run(
             &rules,
             Vec::new(),
             rules_at_once,
-            |rule, judged| async move { judge(rule, shared, &judged, ctx).await },
+            |rule, judged| async move {
+                let finding = judge(rule, shared, &judged, ctx).await;
+                if before_debug.contains(rule.rule.id) {
+                    shared.before_debug.judged();
+                }
+                finding
+            },
             reporter,
         )),
         Box::pin(early)
@@ -262,6 +274,33 @@ pub(crate) async fn run(
     session.main.close().await;
     judged?;
     Ok(verdict(reporter))
+}
+
+/// The rules MCP25-LOG-002 waits for when it sets `debug` on the run's own
+/// session (see `log::levels`): every rule judged before the run-wide ones,
+/// except itself and the rules that require it (they start once it is
+/// judged, so none of them can be waited for).
+fn before_debug(rules: &[&Mcp25Rule]) -> HashSet<&'static str> {
+    let set_level = super::log::SET_LEVEL.rule.id;
+    let mut after: HashSet<&'static str> = HashSet::from([set_level]);
+    // Every rule that requires one after it comes after it too.
+    loop {
+        let more: Vec<&'static str> = rules
+            .iter()
+            .filter(|r| !after.contains(r.rule.id))
+            .filter(|r| r.requires.iter().any(|id| after.contains(id)))
+            .map(|r| r.rule.id)
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        after.extend(more);
+    }
+    rules
+        .iter()
+        .filter(|r| r.phase != Phase::RunWide && !after.contains(r.rule.id))
+        .map(|r| r.rule.id)
+        .collect()
 }
 
 /// The grade, as the first MCP suite grades (see [`grade::grade`]: no
@@ -353,7 +392,45 @@ mod tests {
             shared: Default::default(),
             limited_token: None,
             progress_calls: Default::default(),
+            before_debug: Default::default(),
         }
+    }
+
+    #[test]
+    fn the_debug_window_waits_for_the_rules_before_the_run_wide_ones() {
+        let rules: Vec<&Mcp25Rule> = catalogue().iter().collect();
+        let set = before_debug(&rules);
+        // Not itself, and not the run-wide rules, which start after it.
+        assert!(!set.contains("MCP25-LOG-002"));
+        assert!(!set.contains("MCP25-LOG-004"));
+        // The tool rules' calls and the other probes are.
+        for id in ["MCP25-TOL-010", "MCP25-LOG-003", "MCP25-RPC-001"] {
+            assert!(set.contains(id), "{id}");
+        }
+        let probes = rules.iter().filter(|r| r.phase != Phase::RunWide).count();
+        assert_eq!(set.len(), probes - 1);
+    }
+
+    #[test]
+    fn rules_after_the_debug_window_are_not_waited_for() {
+        let named = |id: &'static str| {
+            Mcp25Rule::new(
+                id,
+                "a rule of this test",
+                Keyword::Must,
+                Outcome::Fail,
+                spec!("/basic"),
+                "TST",
+                |_| async { Judgement::pass("judged") }.boxed(),
+            )
+        };
+        let log = super::super::log::SET_LEVEL;
+        // A requires LOG-002, B requires A: both start after the window.
+        let a = named("MCP25-TST-001").requires(&["MCP25-LOG-002"]);
+        let b = named("MCP25-TST-002").requires(&["MCP25-TST-001"]);
+        let c = named("MCP25-TST-003");
+        let set = before_debug(&[&b, &log, &a, &c]);
+        assert_eq!(set, HashSet::from(["MCP25-TST-003"]));
     }
 
     #[tokio::test]

@@ -59,8 +59,9 @@ pub(crate) const SET_LEVEL: Mcp25Rule = Mcp25Rule::new(
     "protocheck sends `logging/setLevel` with the level `debug` while watching the server's own \
      channel (the GET stream, or stdout), then with `emergency`, and checks that both get an \
      empty result (`{}`, or only `_meta`). Over HTTP it does so on a session of its own when \
-     the server issues session ids, otherwise after the passive probe's tool calls, so that what \
-     the server logs while at `debug` is the same on every run.",
+     the server issues session ids; otherwise on the run's session once every other rule that \
+     sends requests has been judged (the run-wide rules come after it), so that what the server \
+     logs while at `debug` is the same on every run.",
     "The server declares `logging` without implementing `logging/setLevel` (-32601), or answers \
      it with a result that is not empty, such as `{\"level\": \"debug\"}`.",
     "Implement `logging/setLevel`: keep the minimum level for the session, answer `{}`, and send \
@@ -216,21 +217,26 @@ struct Levels {
 /// Sends MCP25-LOG-002's probe. Over HTTP, when the server issues session
 /// ids, on a session of its own: the level is the session's, so what the
 /// server logs while at `debug` is what that session's requests provoke,
-/// not the run's other requests (the tool rules' calls, which a server
-/// logging each call at `info` once a level is set would log, or not, as
-/// they happened to fall inside the window: MCP25-LOG-004, which judges
-/// every log notification of the run, then passed on one run and skipped
-/// on the next on the panel's spec25 servers). Otherwise on the run's
-/// session, after the passive probe's tool calls when that goes out beside
-/// the rules.
+/// not the run's other requests. Otherwise on the run's session, once every
+/// other rule that sends requests (and the passive probe) is done: the
+/// tool rules' calls, which a server logging each call at `info` once a
+/// level is set would log, or not, as they happened to fall inside the
+/// window (MCP25-LOG-004, which judges every log notification of the run,
+/// passed on one run and skipped on the next on the panel's
+/// spec25-stateless), are all answered before the window opens, whatever
+/// order the run's requests were served in. The run-wide rules start only
+/// once this one is judged.
 async fn levels(s: &Session) -> Levels {
     let own = if s.transport() == Transport::Http && s.main.session_id().is_some() {
         own_session(s).await.ok().map(|(conn, _)| conn)
     } else {
         None
     };
-    if own.is_none() && s.probes_early() {
-        s.passive_probe().await;
+    if own.is_none() {
+        if s.probes_early() {
+            s.passive_probe().await;
+        }
+        s.before_debug.zero().await;
     }
     let conn = own.as_ref().unwrap_or(&s.main);
     // `debug` is sent while the server's own channel is watched, so that

@@ -26,9 +26,10 @@ pub(crate) const ID_ECHOED: Mcp25Rule = Mcp25Rule::new(
 )
 .says("results and errors repeat the id of the request they answer")
 .help(
-    "After every other rule, protocheck sends three `ping`s whose ids are a number, a string \
-     `pc-N` and a string of digits, then compares the `id` of each answer to a conforming request \
-     of the run with the id sent, JSON type included (numbers by value).",
+    "protocheck sends three `ping`s whose ids are a number, a string `pc-N` and a string of \
+     digits (over HTTP as the rules start, on stdio after every other rule), then, after every \
+     other rule, compares the `id` of each answer to a conforming request of the run with the id \
+     sent, JSON type included (numbers by value).",
     "The server changes the id's type (answers `\"7\"` for `7`, or `7` for `\"7\"`), drops it, or \
      answers `null`, usually because it parses ids into an integer or a string type, or a proxy \
      rewrites them.",
@@ -347,28 +348,44 @@ fn over_run(
     j
 }
 
-async fn id_echoed(s: &Session) -> Judgement {
-    // Ids of both JSON types, one string that reads as a number.
-    let ids = [
-        json!(s.client.next_id()),
-        json!(format!("pc-{}", s.client.next_id())),
-        json!(s.client.next_id().to_string()),
-    ];
-    // Over HTTP side by side; over stdio one after another, so that the
-    // child reads them in the same order on every run.
-    let pings = ids
-        .into_iter()
-        .map(|id| s.main.request_with_id(id, "ping", json!({})));
-    match s.transport() {
-        Transport::Http => {
-            futures::future::join_all(pings).await;
-        }
-        Transport::Stdio => {
-            for ping in pings {
-                ping.await;
+/// MCP25-RPC-001's own requests: three `ping`s whose ids are a number, a
+/// string `pc-N` and a string of digits.
+pub(crate) struct IdPings;
+
+/// Sends [`IdPings`] once per run, by whoever asks first: over HTTP the
+/// engine, as the rules start (the rule reads every answer of the run after
+/// every other rule, but its pings need nothing the rules do); over stdio
+/// the rule, when it runs.
+pub(crate) async fn id_pings(s: &Session) {
+    s.shared(|| async {
+        // Ids of both JSON types, one string that reads as a number.
+        let ids = [
+            json!(s.client.next_id()),
+            json!(format!("pc-{}", s.client.next_id())),
+            json!(s.client.next_id().to_string()),
+        ];
+        // Over HTTP side by side; over stdio one after another, so that the
+        // child reads them in the same order on every run.
+        let pings = ids
+            .into_iter()
+            .map(|id| s.main.request_with_id(id, "ping", json!({})));
+        match s.transport() {
+            Transport::Http => {
+                futures::future::join_all(pings).await;
+            }
+            Transport::Stdio => {
+                for ping in pings {
+                    ping.await;
+                }
             }
         }
-    }
+        IdPings
+    })
+    .await;
+}
+
+async fn id_echoed(s: &Session) -> Judgement {
+    id_pings(s).await;
     let seen = s.client.seen();
     let mut bad = Vec::new();
     for answer in &seen {

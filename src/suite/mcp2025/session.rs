@@ -104,6 +104,40 @@ pub struct Session {
     /// The requests of [`Session::passive_probe`], sent once per run.
     /// With the read after each answer: at most [`AFTER_WINDOW`].
     pub(crate) progress_calls: tokio::sync::OnceCell<(Vec<Reply>, Duration)>,
+    /// The rules that could send a request while MCP25-LOG-002 holds the
+    /// run's session at `debug`, counted down as each is judged.
+    pub(crate) before_debug: Countdown,
+}
+
+/// A count of rules still to judge, and a wait for none to be left. The
+/// engine counts a rule down once it is judged (skipped or not); a rule
+/// that must see none of them in flight waits for [`Countdown::zero`].
+#[derive(Debug)]
+pub(crate) struct Countdown(tokio::sync::watch::Sender<usize>);
+
+impl Default for Countdown {
+    /// Nothing to wait for.
+    fn default() -> Self {
+        Self::new(0)
+    }
+}
+
+impl Countdown {
+    pub(crate) fn new(n: usize) -> Self {
+        Self(tokio::sync::watch::Sender::new(n))
+    }
+
+    /// One rule of the count is judged.
+    pub(crate) fn judged(&self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+
+    /// Waits until every rule of the count is judged.
+    pub(crate) async fn zero(&self) {
+        // The sender lives in `self`, so the wait cannot end on a closed
+        // channel before the count reaches zero.
+        let _ = self.0.subscribe().wait_for(|n| *n == 0).await;
+    }
 }
 
 /// Values gathered once per run and read by several rules (a survey of the
