@@ -1,7 +1,8 @@
 //! The round-trip times of one run's exchanges, and the waits derived from
 //! them. A check that watches a target for something that may never come (an
-//! event on an open stream, the end of a stream) waits for a multiple of how
-//! long the target usually takes to answer, between a floor and a ceiling,
+//! event on an open stream, the end of a stream) waits for the path's
+//! latency and a multiple of how long the target takes on top of it (see
+//! [`RttRecord::window`]), between a floor and a ceiling,
 //! instead of a fixed time: a fast target is not held for seconds, and a slow
 //! one still gets all the time it needs up to the ceiling.
 
@@ -55,17 +56,28 @@ impl RttRecord {
         sorted.get(rank.saturating_sub(1)).copied()
     }
 
-    /// How long to watch for something: `multiplier` times the 95th
-    /// percentile, at least `floor` and at most `ceiling` (which wins when
-    /// the two cross). With no sample yet it is `ceiling`: nothing is known
-    /// of the target, so the wait is the longest allowed.
+    /// How long to watch for something: twice the fastest round trip of the
+    /// run, plus `multiplier` times what the slower answers (the 95th
+    /// percentile) take beyond it; at least `floor` and at most `ceiling`
+    /// (which wins when the two cross). With no sample yet it is `ceiling`:
+    /// nothing is known of the target, so the wait is the longest allowed.
+    ///
+    /// A network's latency is paid once per trip, however loaded the target
+    /// is: what a target sends on an answer, or a leg after it, comes about
+    /// one fastest round trip later, give or take the time the target takes
+    /// over. So the latency is counted twice and only the target's share is
+    /// multiplied: on loopback, where the fastest round trip is a fraction
+    /// of a millisecond, the window is the multiple of the 95th percentile
+    /// it always was; 100 ms away it is not eight times 100 ms.
     pub(crate) fn window(&self, multiplier: u32, floor: Duration, ceiling: Duration) -> Duration {
-        match self.scaled(multiplier) {
-            Some(scaled) => scaled.max(floor).min(ceiling),
-            None => ceiling,
+        match (self.percentile(0.0), self.percentile(WINDOW_PERCENTILE)) {
+            (Some(fastest), Some(p95)) => (fastest.saturating_mul(2)
+                + p95.saturating_sub(fastest).saturating_mul(multiplier))
+            .max(floor)
+            .min(ceiling),
+            _ => ceiling,
         }
     }
-
     /// `multiplier` times the 95th percentile, or `None` before the first
     /// sample: for a wait that bounds it by rules of its own.
     pub(crate) fn scaled(&self, multiplier: u32) -> Option<Duration> {
@@ -102,10 +114,31 @@ mod tests {
         rtt.record(ms(10));
         assert_eq!(rtt.window(4, ms(100), ms(2000)), ms(100), "floor");
         rtt.record(ms(50));
-        assert_eq!(rtt.window(4, ms(100), ms(2000)), ms(200));
+        // Twice the fastest (10 ms), and four times the 40 ms the slower
+        // answers take beyond it.
+        assert_eq!(rtt.window(4, ms(100), ms(2000)), ms(180));
         rtt.record(ms(900));
         assert_eq!(rtt.window(4, ms(100), ms(2000)), ms(2000), "ceiling");
         assert_eq!(rtt.window(4, ms(500), ms(300)), ms(300), "ceiling wins");
+    }
+
+    #[test]
+    fn latency_counts_twice_and_only_the_targets_share_is_multiplied() {
+        let far = RttRecord::default();
+        for n in [100, 102, 105, 110, 104] {
+            far.record(ms(n));
+        }
+        // 2 × 100 + 8 × 10, not 8 × 110.
+        assert_eq!(far.window(8, ms(150), ms(3000)), ms(280));
+        let near = RttRecord::default();
+        for n in [0, 2, 5, 10, 4] {
+            near.record(ms(n));
+        }
+        assert_eq!(
+            near.window(8, ms(50), ms(3000)),
+            ms(80),
+            "8 × the p95 on loopback"
+        );
     }
 
     #[test]

@@ -63,6 +63,9 @@ impl Scheduled for Mcp25Rule {
     fn run_wide(&self) -> bool {
         self.phase == Phase::RunWide
     }
+    fn long(&self) -> bool {
+        self.long
+    }
 }
 
 /// Why a rule cannot be judged before its check runs, if it cannot: the
@@ -404,7 +407,7 @@ mod tests {
         assert!(!set.contains("MCP25-LOG-002"));
         assert!(!set.contains("MCP25-LOG-004"));
         // The tool rules' calls and the other probes are.
-        for id in ["MCP25-TOL-010", "MCP25-LOG-003", "MCP25-RPC-001"] {
+        for id in ["MCP25-TOL-010", "MCP25-LOG-003", "MCP25-HTP-010"] {
             assert!(set.contains(id), "{id}");
         }
         let probes = rules.iter().filter(|r| r.phase != Phase::RunWide).count();

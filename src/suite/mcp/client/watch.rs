@@ -20,8 +20,9 @@ use std::time::{Duration, Instant};
 use tokio::task::AbortHandle;
 use url::Url;
 
-/// A window is this many times the 95th percentile of the run's round-trip
-/// times. A server sends an event on a stream it has just opened (the legacy
+/// A window is twice the run's fastest round trip and this many times what
+/// the slower answers (95th percentile) take beyond it (see
+/// [`RttRecord::window`](crate::suite::rtt::RttRecord::window)). A server sends an event on a stream it has just opened (the legacy
 /// transport's `endpoint` event comes first, as soon as the stream opens)
 /// after about one answer's worth of work; eight answers' worth leaves room
 /// for a target slower on this request than on its usual ones and for a

@@ -111,9 +111,11 @@ pub enum Credentials {
     Query(String),
 }
 
-/// A wait for what may not come lasts this many 95th-percentile round trips
-/// of the run: a server answers a `ping` barrier after about one answer's
-/// worth of work, and eight leave room for a loaded machine.
+/// A wait for what may not come lasts twice the run's fastest round trip
+/// and this many times what its slower answers (95th percentile) take
+/// beyond it (see [`RttRecord::window`]): a server answers a `ping` barrier
+/// after about one answer's worth of work, and eight leave room for a
+/// loaded machine.
 const WINDOW_MULTIPLIER: u32 = 8;
 
 /// How long protocheck gives a tool's own work: a tool may run for as long
@@ -187,16 +189,12 @@ impl Client {
             endpoint,
             http,
             timeout,
-            // First come, first served, not by urgency (see
-            // `suite::permits`): on a server without session ids
-            // MCP25-LOG-002's `debug` window is on the run's session, after
-            // the passive probe's tool calls, and the tool rules' shared
-            // calls start with those. Served by urgency, they came later on
-            // some runs than on others and fell inside the window: a server
-            // logging each call at `info` once a level is set (the panel's
-            // spec25-stateless) made MCP25-LOG-004 pass on one run and skip
-            // on the next.
-            permits: Permits::first_come(max_concurrency),
+            // Served by urgency (see `suite::permits`): the order the run's
+            // requests go out in sets no verdict. MCP25-LOG-002's `debug`
+            // window, the one probe that rested on it (a tool call inside
+            // the window is logged, one outside is not), waits for every
+            // other rule when it cannot have a session of its own.
+            permits: Permits::new(max_concurrency),
             next_id: Arc::new(AtomicI64::new(1)),
             rtt: RttRecord::default(),
             log: Arc::default(),
