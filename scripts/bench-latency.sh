@@ -23,14 +23,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 runs="${1:-3}"
 latencies="${2:-0 50 100 200}"
-tools="${PROTOCHECK_CI_TOOLS:-/work/ci-tools}"
-node="${PROTOCHECK_INTEROP_NODE:-$tools/node22/node_modules/node/bin/node}"
-conformance="${PROTOCHECK_INTEROP_CONFORMANCE:-$tools/mcp-everything/node_modules/.bin/conformance}"
-target="${CARGO_TARGET_DIR:-$repo/target}"
-if [ -n "${PROTOCHECK_BIN:-}" ]; then bin="$PROTOCHECK_BIN"; kind="given"
-elif [ -x "$target/release/protocheck" ]; then bin="$target/release/protocheck"; kind="release"
-else bin="$target/debug/protocheck"; kind="debug"; fi
-[ -x "$bin" ] || { echo "no protocheck binary at $bin (cargo build --release)" >&2; exit 2; }
+. "$repo/scripts/bench-env.sh"
 concurrency=()
 if [ -n "${BENCH_CONCURRENCY:-}" ]; then concurrency=(--concurrency "$BENCH_CONCURRENCY"); fi
 

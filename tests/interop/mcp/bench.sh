@@ -30,22 +30,7 @@ runs="${1:-5}"
 export PYTHONDONTWRITEBYTECODE=1
 shift || true
 
-tools="${PROTOCHECK_CI_TOOLS:-/work/ci-tools}"
-python="${PROTOCHECK_INTEROP_PYTHON:-$tools/interop-mcp-sdk-venv/bin/python}"
-fastmcp_python="${PROTOCHECK_INTEROP_FASTMCP_PYTHON:-$tools/interop-fastmcp-venv/bin/python}"
-node="${PROTOCHECK_INTEROP_NODE:-$tools/node22/node_modules/node/bin/node}"
-everything="${PROTOCHECK_INTEROP_EVERYTHING:-$tools/mcp-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js}"
-conformance="${PROTOCHECK_INTEROP_CONFORMANCE:-$tools/mcp-everything/node_modules/.bin/conformance}"
-
-target="${CARGO_TARGET_DIR:-$repo/target}"
-if [ -n "${PROTOCHECK_BIN:-}" ]; then
-  bin="$PROTOCHECK_BIN"; kind="given"
-elif [ -x "$target/release/protocheck" ]; then
-  bin="$target/release/protocheck"; kind="release"
-else
-  bin="$target/debug/protocheck"; kind="debug"
-fi
-[ -x "$bin" ] || { echo "no protocheck binary at $bin (cargo build --release)" >&2; exit 2; }
+. "$repo/scripts/bench-env.sh"
 
 if [ $# -eq 0 ]; then
   # The rows of the MCP table, in order.

@@ -10,20 +10,12 @@
 # wall time and the largest peak RSS (GNU time's %M) of each. Over stdio the
 # server is protocheck's child, and GNU time's figure is the largest of the
 # two processes (the server's, in practice). The binary and tools are found as
-# tests/interop/mcp/bench.sh finds them.
+# scripts/bench-env.sh finds them.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
 runs="${1:-5}"
-tools="${PROTOCHECK_CI_TOOLS:-/work/ci-tools}"
-node="${PROTOCHECK_INTEROP_NODE:-$tools/node22/node_modules/node/bin/node}"
-everything="${PROTOCHECK_INTEROP_EVERYTHING:-$tools/mcp-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js}"
-conformance="${PROTOCHECK_INTEROP_CONFORMANCE:-$tools/mcp-everything/node_modules/.bin/conformance}"
-target="${CARGO_TARGET_DIR:-$repo/target}"
-if [ -n "${PROTOCHECK_BIN:-}" ]; then bin="$PROTOCHECK_BIN"; kind="given"
-elif [ -x "$target/release/protocheck" ]; then bin="$target/release/protocheck"; kind="release"
-else bin="$target/debug/protocheck"; kind="debug"; fi
-[ -x "$bin" ] || { echo "no protocheck binary at $bin (cargo build --release)" >&2; exit 2; }
+. "$repo/scripts/bench-env.sh"
 [ -x "$node" ] && [ -f "$everything" ] || { echo "Node 22 and server-everything are needed (.ci/run installs them)" >&2; exit 2; }
 
 pid=""; out=""
