@@ -219,7 +219,7 @@ struct Levels {
 /// ids, on a session of its own: the level is the session's, so what the
 /// server logs while at `debug` is what that session's requests provoke,
 /// not the run's other requests. Otherwise on the run's session, once every
-/// other rule that sends requests (and the passive probe) is done: the
+/// other rule that sends requests (and what goes out beside them) is done: the
 /// tool rules' calls, which a server logging each call at `info` once a
 /// level is set would log, or not, as they happened to fall inside the
 /// window (MCP25-LOG-004, which judges every log notification of the run,
@@ -234,8 +234,10 @@ async fn levels(s: &Session) -> Levels {
         None
     };
     if own.is_none() {
+        // What goes out beside the rules over HTTP (the passive probe and
+        // MCP25-RPC-001's pings, which are no rules) is awaited too.
         if s.probes_early() {
-            s.passive_probe().await;
+            tokio::join!(s.passive_probe(), super::rpc::id_pings(s));
         }
         s.before_debug.zero().await;
     }
