@@ -359,8 +359,22 @@ fn linger(s: &Session) -> Duration {
 /// so a floor stays.
 const LINGER_FLOOR: Duration = Duration::from_millis(150);
 
+/// How long a stream that carried its response is read on for its end: a
+/// multiple of the run's round trips, between [`END_FLOOR`] and two seconds.
+/// The end is what a correct server sends (MCP25-HTP-006), so a stream that
+/// ends ends the wait at once and the floor costs a correct server nothing;
+/// cut short, it would warn a loaded server that ends its streams a little
+/// late (the Python SDK behind authorization, under the interop panel's
+/// load, once in about thirty runs at the [`LINGER_FLOOR`] of 150 ms).
+fn end_linger(s: &Session) -> Duration {
+    s.client.window(END_FLOOR, Duration::from_secs(2))
+}
+
+/// The least a stream that carried its response is read on for its end.
+const END_FLOOR: Duration = Duration::from_millis(500);
+
 /// A `ping` with a progress token, POSTed in `session` and read up to its
-/// response and then until the stream ends (or [`linger`] passes). A
+/// response and then until the stream ends (or [`end_linger`] passes). A
 /// progress token invites a server to answer over SSE.
 async fn post_ping(s: &Session, session: Option<&str>) -> Result<(Raw, Value), Judgement> {
     let (http, url) = target(s)?;
@@ -372,7 +386,7 @@ async fn post_ping(s: &Session, session: Option<&str>) -> Result<(Raw, Value), J
     let read = Read::Answer {
         id: id.clone(),
         hard: s.client.timeout(),
-        linger: linger(s),
+        linger: end_linger(s),
     };
     let raw = send(s, http, req, read).await;
     let answered = raw.answer.is_some() || raw.body.as_ref().is_some_and(is_response);
@@ -467,7 +481,7 @@ async fn post_streams(s: &Session) -> Result<Vec<PostStream>, Judgement> {
             let read = Read::Answer {
                 id,
                 hard,
-                linger: linger(s),
+                linger: end_linger(s),
             };
             stream.resumed = Some(get(s, session.as_deref(), Some(&last), read).await);
         }

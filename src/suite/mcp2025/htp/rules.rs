@@ -5,8 +5,8 @@ use super::sessions::{
     version_header,
 };
 use super::{
-    End, PostStream, Raw, Read, get, is_response, linger, own_session, post_ping, post_streams,
-    rule,
+    End, PostStream, Raw, Read, end_linger, get, is_response, linger, own_session, post_ping,
+    post_streams, rule,
 };
 use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
@@ -693,7 +693,7 @@ async fn sse_response(s: &Session) -> Judgement {
 
 async fn sse_ends(s: &Session) -> Judgement {
     let streams = streams_or_return!(s);
-    let window = linger(s);
+    let window = end_linger(s);
     let carriers: Vec<&Raw> = streams
         .iter()
         .filter_map(|st| {
