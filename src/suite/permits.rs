@@ -24,13 +24,9 @@ tokio::task_local! {
 }
 
 /// Runs `check` as one check under way: its requests are urgent once one of
-/// them has been answered (see the module's documentation), or from the
-/// first when `long` (a check an engine knows to be a long chain of round
-/// trips).
-pub(crate) async fn under_way<F: Future>(long: bool, check: F) -> F::Output {
-    ANSWERED
-        .scope(Arc::new(AtomicUsize::new(usize::from(long))), check)
-        .await
+/// them has been answered (see the module's documentation).
+pub(crate) async fn under_way<F: Future>(check: F) -> F::Output {
+    ANSWERED.scope(Arc::new(AtomicUsize::new(0)), check).await
 }
 
 /// At most `n` requests in flight; cheap to clone, clones share the places.
@@ -41,6 +37,9 @@ pub(crate) struct Permits {
 
 #[derive(Debug, Default)]
 struct State {
+    /// Every request waits in one queue, first come first served (see
+    /// [`Permits::first_come`]).
+    first_come: bool,
     free: usize,
     urgent: VecDeque<oneshot::Sender<Permit>>,
     other: VecDeque<oneshot::Sender<Permit>>,
@@ -65,6 +64,15 @@ impl Permits {
         }
     }
 
+    /// At most `n` requests in flight, served in the order they asked
+    /// whether or not their check is under way: for an engine whose verdicts
+    /// rest on its requests' order in time (see the MCP 2025-11-25 engine).
+    pub(crate) fn first_come(n: usize) -> Self {
+        let permits = Self::new(n);
+        permits.lock().first_come = true;
+        permits
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         lock(&self.state)
     }
@@ -83,7 +91,7 @@ impl Permits {
                 None
             } else {
                 let (tx, rx) = oneshot::channel();
-                if urgent {
+                if urgent && !state.first_come {
                     state.urgent.push_back(tx);
                 } else {
                     state.other.push_back(tx);
@@ -190,7 +198,7 @@ mod tests {
         // A new check waits first; then a check that has had an answer.
         let fresh = {
             let (permits, order) = (permits.clone(), Arc::clone(&order));
-            tokio::spawn(under_way(false, async move {
+            tokio::spawn(under_way(async move {
                 let _p = permits.acquire().await;
                 lock_vec(&order).push("fresh");
             }))
@@ -198,7 +206,7 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(20)).await;
         let going = {
             let (permits, order) = (permits.clone(), Arc::clone(&order));
-            tokio::spawn(under_way(false, async move {
+            tokio::spawn(under_way(async move {
                 ANSWERED.with(|n| n.store(1, Ordering::Relaxed));
                 let _p = permits.acquire().await;
                 lock_vec(&order).push("under way");
@@ -214,7 +222,7 @@ mod tests {
     #[tokio::test]
     async fn an_answer_makes_the_next_request_urgent() {
         let permits = Permits::new(4);
-        under_way(false, async {
+        under_way(async {
             let counter = ANSWERED.with(Arc::clone);
             drop(permits.acquire().await);
             assert_eq!(counter.load(Ordering::Relaxed), 1);

@@ -39,12 +39,6 @@ pub(crate) trait Scheduled {
     fn goes_first(&self) -> bool {
         false
     }
-    /// Whether the rule's probe is a long chain of round trips, whose
-    /// requests should go before other rules' first ones (see
-    /// [`super::permits`]).
-    fn long(&self) -> bool {
-        false
-    }
 }
 
 /// Judges every rule of `rules` with `judge` (given the rule and what was
@@ -109,7 +103,7 @@ where
             // Each rule is a check under way of its own: once one of its
             // requests is answered, its next go before the first requests
             // of rules not yet answered (see `permits`).
-            let judging = super::permits::under_way(rule.long(), judge(rule, judged.clone()));
+            let judging = super::permits::under_way(judge(rule, judged.clone()));
             let began = clock.elapsed();
             running.push(async move {
                 let finding = judging.await;

@@ -473,7 +473,7 @@ async fn judge_all(
     let calls = async {
         gate.notified().await;
         if opened.load(Ordering::Relaxed) {
-            under_way(false, shared.tool_calls()).await;
+            under_way(shared.tool_calls()).await;
         }
     };
     // The survey's reads go beside the connection rules (they declare
@@ -481,7 +481,7 @@ async fn judge_all(
     let (judged, (), _) = tokio::join!(
         Box::pin(rules),
         Box::pin(calls),
-        Box::pin(under_way(false, shared.reads()))
+        Box::pin(under_way(shared.reads()))
     );
     judged?;
     let legacy = session.legacy.get().and_then(Option::as_ref);

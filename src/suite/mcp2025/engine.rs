@@ -63,9 +63,6 @@ impl Scheduled for Mcp25Rule {
     fn run_wide(&self) -> bool {
         self.phase == Phase::RunWide
     }
-    fn long(&self) -> bool {
-        self.long
-    }
 }
 
 /// Why a rule cannot be judged before its check runs, if it cannot: the

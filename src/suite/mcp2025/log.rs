@@ -67,8 +67,7 @@ pub(crate) const SET_LEVEL: Mcp25Rule = Mcp25Rule::new(
     "Implement `logging/setLevel`: keep the minimum level for the session, answer `{}`, and send \
      only the `notifications/message` at or above that level.",
 )
-.needs_capability("logging")
-.long();
+.needs_capability("logging");
 
 pub(crate) const INVALID_LEVEL: Mcp25Rule = Mcp25Rule::new(
     "MCP25-LOG-003",

@@ -41,10 +41,6 @@ pub struct Mcp25Rule {
     /// finding cites it with the rule's link.
     pub sentence: &'static str,
     pub(crate) check: Check,
-    /// The rule's probe is a long chain of round trips (a session of its
-    /// own, then a window watched): its requests go before the first
-    /// requests of other rules (see `suite::permits`).
-    pub(crate) long: bool,
 }
 
 impl std::fmt::Debug for Mcp25Rule {
@@ -95,15 +91,7 @@ impl Mcp25Rule {
             phase: Phase::Probe,
             sentence: title,
             check,
-            long: false,
         }
-    }
-
-    /// The rule's probe is a long chain of round trips (see
-    /// [`Mcp25Rule::long`]).
-    pub(crate) const fn long(mut self) -> Self {
-        self.long = true;
-        self
     }
 
     pub(crate) const fn requires(mut self, ids: &'static [&'static str]) -> Self {

@@ -191,9 +191,7 @@ pub(crate) const GET_STREAM: Mcp25Rule = rule(
      page is served on GET.",
     "Either serve the server-to-client SSE stream on GET (200 with `Content-Type: \
      text/event-stream`), or answer GET with `405 Method Not Allowed`.",
-)
-// A session of its own, then a window watched (see `Mcp25Rule::long`).
-.long();
+);
 
 pub(crate) const GET_NO_RESPONSE: Mcp25Rule = rule(
     "MCP25-HTP-009",
@@ -215,9 +213,7 @@ pub(crate) const GET_NO_RESPONSE: Mcp25Rule = rule(
      outgoing message to the standalone stream, or replays earlier messages on a new GET.",
     "Send each response on the stream of the POST that carried its request (or on that stream's \
      resumption); keep the GET stream for the server's own requests and notifications.",
-)
-// A session of its own, then a window watched (see `Mcp25Rule::long`).
-.long();
+);
 
 pub(crate) const EVENT_IDS: Mcp25Rule = rule(
     "MCP25-HTP-010",
@@ -239,9 +235,7 @@ pub(crate) const EVENT_IDS: Mcp25Rule = rule(
      that the same id appears on two streams of one session.",
     "Make event ids unique across the session: combine a stream id with a per-stream counter \
      (such as `<stream>-<n>`), or draw every id from one session-wide sequence or event store.",
-)
-// A session of its own, then a window watched (see `Mcp25Rule::long`).
-.long();
+);
 
 pub(crate) const NO_FOREIGN_REPLAY: Mcp25Rule = rule(
     "MCP25-HTP-011",
