@@ -334,17 +334,20 @@ fn verdict(reporter: &Reporter) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::Exchange;
     use crate::suite::mcp::Keyword;
-    use crate::suite::mcp2025::client::{Reply, Transport};
+    use crate::suite::mcp2025::client::Transport;
     use crate::suite::mcp2025::rule::spec;
-    use crate::transport::{AddressPolicy, HttpClient, Limits};
     use futures::FutureExt;
     use serde_json::json;
 
     fn rule() -> Mcp25Rule {
+        named("MCP25-TST-001")
+    }
+
+    /// A rule of the tests, judged `pass` whatever the server does.
+    fn named(id: &'static str) -> Mcp25Rule {
         Mcp25Rule::new(
-            "MCP25-TST-001",
+            id,
             "a rule of this test",
             Keyword::Must,
             Outcome::Fail,
@@ -356,44 +359,7 @@ mod tests {
 
     /// A session over HTTP (nothing is sent) whose `initialize` advertised `tools`.
     async fn session() -> Session {
-        let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
-        let url = url::Url::parse("http://127.0.0.1:9/mcp").expect("url");
-        let client = Client::new(
-            Endpoint::Http(url),
-            http,
-            Limits::default().request_timeout,
-            1,
-        );
-        let main = client.connect().await.expect("no traffic over HTTP");
-        let mut init = Reply::new(
-            "initialize",
-            Exchange {
-                request: crate::suite::RequestRecord {
-                    line: "POST".into(),
-                    headers: Vec::new(),
-                    body: String::new(),
-                },
-                response: None,
-                error: None,
-            },
-        );
-        init.message = Some(json!({"jsonrpc": "2.0", "id": 1, "result": {
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "t", "version": "1"}
-        }}));
-        Session {
-            client,
-            main,
-            init,
-            initialized: None,
-            unknown_versions: Default::default(),
-            allow_tool_calls: false,
-            shared: Default::default(),
-            limited_token: None,
-            progress_calls: Default::default(),
-            before_debug: Default::default(),
-        }
+        Session::offline(json!({"tools": {}})).await
     }
 
     #[test]
@@ -413,17 +379,6 @@ mod tests {
 
     #[test]
     fn rules_after_the_debug_window_are_not_waited_for() {
-        let named = |id: &'static str| {
-            Mcp25Rule::new(
-                id,
-                "a rule of this test",
-                Keyword::Must,
-                Outcome::Fail,
-                spec!("/basic"),
-                "TST",
-                |_| async { Judgement::pass("judged") }.boxed(),
-            )
-        };
         let log = super::super::log::SET_LEVEL;
         // A requires LOG-002, B requires A: both start after the window.
         let a = named("MCP25-TST-001").requires(&["MCP25-LOG-002"]);

@@ -104,8 +104,10 @@ pub(crate) const MESSAGE_SHAPE: Mcp25Rule = Mcp25Rule::new(
 )
 .help(
     "After every other rule, protocheck reads every `notifications/message` of the run (if none \
-     came, it watches the server's own channel around a `ping`) and checks that `params` holds a \
-     `level` among the eight syslog levels, a `data` member, and a string `logger` when present.",
+     came, it takes MCP25-LOG-002's watch of the server's own channel at level `debug`, or, \
+     where that rule did not run, watches the channel around a `ping`) and checks that `params` \
+     holds a `level` among the eight syslog levels, a `data` member, and a string `logger` when \
+     present.",
     "The level is a logging library's own name (`warn`, `fatal`, `trace`, `WARNING`), `data` is \
      missing (the text sent as `message`), or `logger` is `null` or a number.",
     "Map the logger's levels onto the eight lower-case syslog names (`warn` becomes `warning`, \
@@ -138,11 +140,34 @@ const WATCH_CEILING: Duration = Duration::from_secs(3);
 
 /// The log notifications of the run, each with the exchange it came in;
 /// when there are none yet, the server's own channel is watched while a
-/// `ping` goes out, and that watch is evidence too.
+/// `ping` goes out, and that watch is evidence too. Where MCP25-LOG-002
+/// watched that channel already, with the level at `debug`, that watch
+/// stands for this one: it is the watch most likely to see a log message
+/// (the run's session is at `emergency` after it, or at the server's
+/// default when LOG-002 had a session of its own), and a second one would
+/// add a window to the end of every run that saw no log message
+/// (server-everything over HTTP: 1.8 s, the run's last).
 async fn observed(s: &Session) -> (Vec<(Value, Exchange)>, Vec<Reply>, String) {
     let notes = s.client.log_messages();
     if !notes.is_empty() {
         return (notes, Vec::new(), String::new());
+    }
+    if let Some(levels) = s.gathered::<Levels>() {
+        let ms = levels.window.as_millis();
+        let watched = match s.transport() {
+            Transport::Http => format!(
+                "; the GET stream was watched for {ms} ms around `logging/setLevel` to `debug` \
+                 (MCP25-LOG-002's probe)"
+            ),
+            Transport::Stdio => format!(
+                "; stdout was read after the answer to `logging/setLevel` to `debug` up to the \
+                 reply to a `ping` and {ms} ms past it (MCP25-LOG-002's probe)"
+            ),
+        };
+        let evidence = std::iter::once(levels.debug.clone())
+            .chain(levels.get.clone())
+            .collect();
+        return (notes, evidence, watched);
     }
     let window = s.client.window(WATCH_FLOOR, WATCH_CEILING);
     let (ping, get) = s
@@ -209,6 +234,8 @@ fn set_level_problem(reply: &Reply, level: &str) -> Option<String> {
 /// own channel is watched, then to `emergency`.
 struct Levels {
     debug: Reply,
+    /// How long the server's own channel was watched at `debug`.
+    window: Duration,
     /// The watch of the server's own channel, when there is one to watch.
     get: Option<Reply>,
     emergency: Reply,
@@ -259,18 +286,22 @@ async fn levels(s: &Session) -> Levels {
     }
     Levels {
         debug,
+        window,
         get,
         emergency,
     }
 }
 
 async fn set_level(s: &Session) -> Judgement {
-    let levels = levels(s).await;
+    // Kept for the run-wide rules, whose watch it stands for (see
+    // [`observed`]).
+    let levels = s.shared(|| levels(s)).await;
     let Levels {
         debug,
         get,
         emergency,
-    } = &levels;
+        ..
+    } = &*levels;
     let bad: Vec<String> = [
         set_level_problem(debug, "debug"),
         set_level_problem(emergency, "emergency"),
@@ -370,6 +401,50 @@ async fn message_shape(s: &Session) -> Judgement {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::suite::mcp2025::session::Kind;
+
+    fn reply(label: &str) -> Reply {
+        Reply::new(
+            label,
+            Exchange {
+                request: crate::suite::RequestRecord {
+                    line: "POST".into(),
+                    headers: Vec::new(),
+                    body: label.to_owned(),
+                },
+                response: None,
+                error: None,
+            },
+        )
+    }
+
+    #[tokio::test]
+    async fn the_run_wide_rules_take_the_watch_at_debug_for_their_own() {
+        // Over HTTP to a port nothing listens on: a watch of its own would
+        // be a `ping` that gets no answer, and evidence of it.
+        let s = Session::offline(json!({"logging": {}})).await;
+        s.shared(|| async {
+            Levels {
+                debug: reply("setLevel debug"),
+                window: Duration::from_millis(420),
+                get: Some(reply("GET")),
+                emergency: reply("setLevel emergency"),
+            }
+        })
+        .await;
+        let j = message_shape(&s).await;
+        assert_eq!(j.kind, Kind::Skip, "{}", j.message);
+        assert!(
+            j.message.contains(
+                "the GET stream was watched for 420 ms around `logging/setLevel` to `debug` \
+                 (MCP25-LOG-002's probe)"
+            ),
+            "{}",
+            j.message
+        );
+        let sent: Vec<&str> = j.evidence.iter().map(|e| e.request.body.as_str()).collect();
+        assert_eq!(sent, ["setLevel debug", "GET"]);
+    }
 
     #[test]
     fn log_messages_need_a_level_and_data() {

@@ -228,6 +228,22 @@ impl Session {
             .clone()
     }
 
+    /// The value of type `T` of this run if a rule has gathered it already
+    /// (see [`shared`](Self::shared)); never gathers it.
+    pub(crate) fn gathered<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        let map = self
+            .shared
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.get(&TypeId::of::<T>())?
+            .clone()
+            .downcast::<tokio::sync::OnceCell<Arc<T>>>()
+            .ok()?
+            .get()
+            .cloned()
+    }
+
     /// Whether protocheck may call `tool` (a `tools/list` item): the run
     /// allows tool calls, or the tool is annotated `readOnlyHint: true`
     /// (digest, D14).
@@ -679,8 +695,66 @@ impl ToolSurvey {
 }
 
 #[cfg(test)]
+impl Session {
+    /// A session over HTTP to a port nothing listens on, whose `initialize`
+    /// was answered with `capabilities`: for tests of what rules decide
+    /// before they send anything.
+    pub(crate) async fn offline(capabilities: Value) -> Session {
+        use crate::suite::context::Endpoint;
+        use crate::transport::{AddressPolicy, HttpClient, Limits};
+        let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+        let url = url::Url::parse("http://127.0.0.1:9/mcp").expect("url");
+        let client = Client::new(
+            Endpoint::Http(url),
+            http,
+            Limits::default().request_timeout,
+            1,
+        );
+        let main = client.connect().await.expect("no traffic over HTTP");
+        let mut init = Reply::new(
+            "initialize",
+            Exchange {
+                request: crate::suite::RequestRecord {
+                    line: "POST".into(),
+                    headers: Vec::new(),
+                    body: String::new(),
+                },
+                response: None,
+                error: None,
+            },
+        );
+        init.message = Some(json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "protocolVersion": super::client::PROTOCOL_VERSION,
+            "capabilities": capabilities,
+            "serverInfo": {"name": "t", "version": "1"}
+        }}));
+        Session {
+            client,
+            main,
+            init,
+            initialized: None,
+            unknown_versions: Default::default(),
+            allow_tool_calls: false,
+            shared: Default::default(),
+            limited_token: None,
+            progress_calls: Default::default(),
+            before_debug: Default::default(),
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn what_no_rule_gathered_is_not_gathered_by_looking() {
+        let s = Session::offline(json!({})).await;
+        assert!(s.gathered::<u32>().is_none());
+        assert_eq!(*s.shared(|| async { 7_u32 }).await, 7);
+        assert_eq!(s.gathered::<u32>().as_deref(), Some(&7));
+        assert!(s.gathered::<i64>().is_none());
+    }
 
     fn survey(allow: bool, tools: &[Value]) -> ToolSurvey {
         ToolSurvey::new(
