@@ -205,7 +205,9 @@ pub(super) const COMPLETION_UNKNOWN_PROMPT: &str = "MCP25-CPL-004";
 /// No `logging` capability, yet a `notifications/message` goes out for every
 /// request (over HTTP, on the GET stream when one is open).
 pub(super) const LOGGING_UNDECLARED: &str = "MCP25-LOG-001";
-/// `logging/setLevel` of a valid level takes effect, but is answered with -32603.
+/// `logging/setLevel` refuses `warning` as an unknown level (-32602), as a
+/// server whose logging library calls it `warn` does; the other seven levels
+/// are set and answered `{}`.
 pub(super) const SET_LEVEL: &str = "MCP25-LOG-002";
 /// An invalid level is accepted.
 pub(super) const INVALID_LEVEL: &str = "MCP25-LOG-003";

@@ -934,7 +934,7 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP25-LOG-001",
         required: "A server that sends `notifications/message` declares the `logging` capability.",
         probed: "When `logging` is undeclared: every log notification recorded in the run; with \
-            none yet, the GET stream (HTTP) or stdout (stdio) is watched for 0.6–3 s around a \
+            none yet, the GET stream (HTTP) or stdout (stdio) is watched for 0.15–3 s around a \
             `ping`.",
         gap: Some(
             "Only log notifications that come where protocheck reads; over HTTP the GET stream is \
@@ -947,12 +947,9 @@ pub static COVERAGE: &[Coverage] = &[
             levels (`debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert`, \
             `emergency`) gets an empty result.",
         probed: "`logging/setLevel` to `debug` (while the server's own channel is watched), then \
-            to `emergency`; each must get an empty result (a lone `_meta` tolerated).",
-        gap: Some(
-            "Only `debug` and `emergency` are sent, so a server whose level list lacks `info`, \
-            `notice`, `warning`, `error`, `critical` or `alert` passes. A wider probe would set \
-            all eight, ending with `emergency`.",
-        ),
+            to `info`, `notice`, `warning`, `error`, `critical`, `alert` and `emergency`, one \
+            after another; each must get an empty result (a lone `_meta` tolerated).",
+        gap: None,
     },
     Coverage {
         rule: "MCP25-LOG-003",
@@ -965,8 +962,9 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP25-LOG-004",
         required: "Every `notifications/message` has a `level` from the eight syslog levels and a \
             `data` member; `logger` is a string when present.",
-        probed: "Passive: every recorded log notification; with none yet, the server's own channel \
-            is watched for 0.6–3 s around a `ping`.",
+        probed: "Passive: every recorded log notification; with none yet, LOG-002's watch of the \
+            server's own channel at `debug` stands for a watch of its own, or, where LOG-002 did \
+            not run, that channel is watched for 0.15–3 s around a `ping`.",
         gap: Some(
             "Only the log notifications the run sees: LOG-002 sets the level to `emergency` early, \
             which quiets the rest of the run, and over HTTP the GET stream is read only during \

@@ -7,7 +7,7 @@
 //! saw none, the passive rules watch that channel for a short window while
 //! a `ping` goes out, and `logging/setLevel` is sent while it is watched.
 
-use super::client::{Reply, Transport};
+use super::client::{Connection, Reply, Transport};
 use super::htp::own_session;
 use super::res::{MAX_NAMED, is_empty_result, preferred_code, type_name};
 use super::rule::{Mcp25Rule, spec};
@@ -57,15 +57,18 @@ pub(crate) const SET_LEVEL: Mcp25Rule = Mcp25Rule::new(
 )
 .help(
     "protocheck sends `logging/setLevel` with the level `debug` while watching the server's own \
-     channel (the GET stream, or stdout), then with `emergency`, and checks that both get an \
-     empty result (`{}`, or only `_meta`). Over HTTP it does so on a session of its own when \
-     the server issues session ids; otherwise on the run's session once every other rule that \
+     channel (the GET stream, or stdout), then with each of the other seven levels one after \
+     another (`info` to `alert`, ending with `emergency`), and checks that every one gets an \
+     empty result (`{}`, or only `_meta`). Over HTTP, when the server issues session ids, it \
+     does so on three sessions of its own, side by side (`debug` then `emergency` on one, the \
+     levels in between, three on each, on the two others); otherwise on the run's session once every other rule that \
      sends requests has been judged (the run-wide rules come after it), so that what the server \
      logs while at `debug` is the same on every run.",
-    "The server declares `logging` without implementing `logging/setLevel` (-32601), or answers \
-     it with a result that is not empty, such as `{\"level\": \"debug\"}`.",
-    "Implement `logging/setLevel`: keep the minimum level for the session, answer `{}`, and send \
-     only the `notifications/message` at or above that level.",
+    "The server declares `logging` without implementing `logging/setLevel` (-32601), answers it \
+     with a result that is not empty, such as `{\"level\": \"debug\"}`, or refuses a level its \
+     logging library names otherwise (`warning` for `warn`, `critical` for `fatal`).",
+    "Implement `logging/setLevel` for all eight syslog levels: keep the minimum level for the \
+     session, answer `{}`, and send only the `notifications/message` at or above that level.",
 )
 .needs_capability("logging");
 
@@ -231,18 +234,21 @@ fn set_level_problem(reply: &Reply, level: &str) -> Option<String> {
 }
 
 /// MCP25-LOG-002's probe: `logging/setLevel` to `debug` while the server's
-/// own channel is watched, then to `emergency`.
+/// own channel is watched, then to each level above it, one after another,
+/// up to `emergency`.
 struct Levels {
     debug: Reply,
     /// How long the server's own channel was watched at `debug`.
     window: Duration,
     /// The watch of the server's own channel, when there is one to watch.
     get: Option<Reply>,
+    /// `info` to `alert`, in that order.
+    middle: Vec<(&'static str, Reply)>,
     emergency: Reply,
 }
 
 /// Sends MCP25-LOG-002's probe. Over HTTP, when the server issues session
-/// ids, on a session of its own: the level is the session's, so what the
+/// ids, on sessions of its own: the level is the session's, so what the
 /// server logs while at `debug` is what that session's requests provoke,
 /// not the run's other requests. Otherwise on the run's session, once every
 /// other rule that sends requests (and what goes out beside them) is done: the
@@ -254,10 +260,22 @@ struct Levels {
 /// order the run's requests were served in. The run-wide rules start only
 /// once this one is judged.
 async fn levels(s: &Session) -> Levels {
-    let own = if s.transport() == Transport::Http && s.main.session_id().is_some() {
-        own_session(s).await.ok().map(|(conn, _)| conn)
+    // With session ids, sessions of its own, opened side by side: one for
+    // `debug` and `emergency`, two for the levels in between (below).
+    let (own, others) = if s.transport() == Transport::Http && s.main.session_id().is_some() {
+        let (a, b, c) = tokio::join!(own_session(s), own_session(s), own_session(s));
+        let others = match (b, c) {
+            (Ok((b, _)), Ok((c, _))) => Some((b, c)),
+            (b, c) => {
+                for conn in [b, c].into_iter().flatten() {
+                    conn.0.close().await;
+                }
+                None
+            }
+        };
+        (a.ok().map(|(conn, _)| conn), others)
     } else {
-        None
+        (None, None)
     };
     if own.is_none() {
         // What goes out beside the rules over HTTP (the passive probe and
@@ -272,24 +290,65 @@ async fn levels(s: &Session) -> Levels {
     // the log notifications it enables are seen (MCP25-LOG-004 judges
     // them); `emergency` then quiets the rest of the run.
     let window = s.client.window(WATCH_FLOOR, WATCH_CEILING);
-    let (debug, get) = conn
-        .watch(
-            window,
-            conn.request("logging/setLevel", json!({"level": "debug"})),
-        )
-        .await;
-    let emergency = conn
-        .request("logging/setLevel", json!({"level": "emergency"}))
-        .await;
-    if let Some(conn) = own {
+    let ends = async {
+        let (debug, get) = conn
+            .watch(
+                window,
+                conn.request("logging/setLevel", json!({"level": "debug"})),
+            )
+            .await;
+        (debug, get)
+    };
+    let emergency = || conn.request("logging/setLevel", json!({"level": "emergency"}));
+    // The levels in between go, half each, on the two other sessions when
+    // there are, side by side with the first's: a level is its session's,
+    // so none changes what another's requests log.
+    let (debug, get, middle, emergency) = match (&own, &others) {
+        (Some(_), Some((b, c))) => {
+            let (low, high) = MIDDLE.split_at(MIDDLE.len() / 2);
+            let (((debug, get), emergency), low, high) = tokio::join!(
+                async { (ends.await, emergency().await) },
+                in_order(b, low),
+                in_order(c, high)
+            );
+            (debug, get, [low, high].concat(), emergency)
+        }
+        _ => {
+            let (debug, get) = ends.await;
+            let middle = in_order(conn, MIDDLE).await;
+            (debug, get, middle, emergency().await)
+        }
+    };
+    let others = others.map(|(b, c)| [b, c]).into_iter().flatten();
+    for conn in own.into_iter().chain(others) {
         conn.close().await;
     }
     Levels {
         debug,
         window,
         get,
+        middle,
         emergency,
     }
+}
+
+/// The levels between `debug` and `emergency`. The requirement names all
+/// eight, and a server whose list lacks one (`warn` for `warning`) is
+/// caught only by sending it.
+const MIDDLE: &[&str] = &["info", "notice", "warning", "error", "critical", "alert"];
+
+/// `logging/setLevel` to each of `levels` on `conn`, one after another, not
+/// side by side, so that the level the session holds at each moment, and
+/// what the server logs, is the same on every run.
+async fn in_order(conn: &Connection, levels: &[&'static str]) -> Vec<(&'static str, Reply)> {
+    let mut sent = Vec::new();
+    for level in levels {
+        let reply = conn
+            .request("logging/setLevel", json!({"level": level}))
+            .await;
+        sent.push((*level, reply));
+    }
+    sent
 }
 
 async fn set_level(s: &Session) -> Judgement {
@@ -299,22 +358,35 @@ async fn set_level(s: &Session) -> Judgement {
     let Levels {
         debug,
         get,
+        middle,
         emergency,
         ..
     } = &*levels;
-    let bad: Vec<String> = [
-        set_level_problem(debug, "debug"),
-        set_level_problem(emergency, "emergency"),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let sent: Vec<(&str, &Reply)> = std::iter::once(("debug", debug))
+        .chain(middle.iter().map(|(level, reply)| (*level, reply)))
+        .chain(std::iter::once(("emergency", emergency)))
+        .collect();
+    let bad: Vec<(String, &Reply)> = sent
+        .iter()
+        .filter_map(|(level, reply)| set_level_problem(reply, level).map(|p| (p, *reply)))
+        .collect();
     let j = if bad.is_empty() {
-        Judgement::pass("`logging/setLevel` to `debug`, then `emergency`, got empty results")
+        Judgement::pass(format!(
+            "`logging/setLevel` to each of the eight levels, {}, one after another, got empty \
+             results",
+            LEVELS.join(", ")
+        ))
+        .reply(debug)
+        .reply(emergency)
     } else {
-        Judgement::fail(bad.join("; "))
+        let named: Vec<String> = bad.iter().map(|(p, _)| p.clone()).collect();
+        let j = Judgement::fail(format!(
+            "{} of the eight levels did not get an empty result: {}",
+            bad.len(),
+            some(&named, MAX_NAMED, "; ")
+        ));
+        bad.iter().fold(j, |j, (_, reply)| j.reply(reply))
     };
-    let j = j.reply(debug).reply(emergency);
     match get {
         Some(get) => j.reply(get),
         None => j,
@@ -428,6 +500,7 @@ mod tests {
                 debug: reply("setLevel debug"),
                 window: Duration::from_millis(420),
                 get: Some(reply("GET")),
+                middle: Vec::new(),
                 emergency: reply("setLevel emergency"),
             }
         })
@@ -444,6 +517,11 @@ mod tests {
         );
         let sent: Vec<&str> = j.evidence.iter().map(|e| e.request.body.as_str()).collect();
         assert_eq!(sent, ["setLevel debug", "GET"]);
+    }
+
+    #[test]
+    fn the_levels_in_between_are_the_six_between_debug_and_emergency() {
+        assert_eq!(MIDDLE, &LEVELS[1..LEVELS.len() - 1]);
     }
 
     #[test]

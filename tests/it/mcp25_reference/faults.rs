@@ -370,7 +370,7 @@ async fn observe(fault: &str, faults: &[&str]) -> Value {
                 "argument": {"name": "topic", "value": ""}}))
             .await
         }
-        "LOG-002" => http_rpc(url, "logging/setLevel", json!({"level": "info"})).await,
+        "LOG-002" => http_rpc(url, "logging/setLevel", json!({"level": "warning"})).await,
         "LOG-003" => http_rpc(url, "logging/setLevel", json!({"level": "loud"})).await,
         "LOG-004" => json!(
             stdio_after(faults, true, &[r#"{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}"#])

@@ -237,6 +237,16 @@ class BatchArray(Server):
         return out or None
 
 
+class WarnLevel(Server):
+    """Keeps its log levels under a logging library's names, `warn` where the
+    protocol says `warning`, and refuses `warning` as an unknown level."""
+
+    def set_level(self, session, params):
+        if params.get("level") == "warning":
+            raise RpcError(-32602, "Invalid params: unknown log level (try warn)")
+        return super().set_level(session, params)
+
+
 class Noise(Server):
     """Writes a human-readable banner to stdout before serving stdio."""
 
@@ -274,6 +284,7 @@ VARIANTS = {
     "echo-version": EchoVersion,
     "bad-structured": BadStructured,
     "batch-array": BatchArray,
+    "warn-level": WarnLevel,
     "noise": Noise,
     "multiline": Multiline,
 }
