@@ -207,8 +207,9 @@ pub(crate) const GET_NO_RESPONSE: Mcp25Rule = rule(
 )
 .help(
     "protocheck opens a session of its own, sends a GET with `Accept: text/event-stream` and no \
-     `Last-Event-ID`, and reads the stream for a short window (0.5 to 2 s); no event may carry a \
-     JSON-RPC response. The rule applies only when the GET opens an SSE stream.",
+     `Last-Event-ID`, and reads the stream for a window (a multiple of the run's round trips, \
+     0.15 to 2 s); no event may carry a JSON-RPC response. The rule applies only when the GET \
+     opens an SSE stream.",
     "The server writes responses to requests on the GET stream, usually because it routes every \
      outgoing message to the standalone stream, or replays earlier messages on a new GET.",
     "Send each response on the stream of the POST that carried its request (or on that stream's \
