@@ -503,9 +503,18 @@ fn set_level(call: &Call<'_>) -> Reply {
         // A logging library's own name for it: `warning` is not on its list.
         .filter(|_| !(call.breaks(faults::SET_LEVEL) && level == Some("warning")));
     let Some(rank) = rank.or_else(|| call.breaks(faults::INVALID_LEVEL).then_some(0)) else {
+        // The list the server says it knows: under the fault, the
+        // library's `warn` stands where the protocol says `warning`.
+        let known: Vec<&str> = LEVELS
+            .iter()
+            .map(|l| match *l {
+                "warning" if call.breaks(faults::SET_LEVEL) => "warn",
+                other => other,
+            })
+            .collect();
         return invalid_params(
             id,
-            format!("unknown log level; one of {}", LEVELS.join(", ")),
+            format!("unknown log level; one of {}", known.join(", ")),
         );
     };
     if let Ok(mut l) = call.session.lifecycle.lock() {
