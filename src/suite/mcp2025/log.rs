@@ -61,9 +61,9 @@ pub(crate) const SET_LEVEL: Mcp25Rule = Mcp25Rule::new(
      another (`info` to `alert`, ending with `emergency`), and checks that every one gets an \
      empty result (`{}`, or only `_meta`). Over HTTP, when the server issues session ids, it \
      does so on three sessions of its own, side by side (`debug` then `emergency` on one, the \
-     levels in between, three on each, on the two others); otherwise on the run's session once every other rule that \
-     sends requests has been judged (the run-wide rules come after it), so that what the server \
-     logs while at `debug` is the same on every run.",
+     levels in between, three on each, on the two others); otherwise on the run's session once \
+     every other rule that sends requests has been judged (the run-wide rules come after it), \
+     so that what the server logs while at `debug` is the same on every run.",
     "The server declares `logging` without implementing `logging/setLevel` (-32601), answers it \
      with a result that is not empty, such as `{\"level\": \"debug\"}`, or refuses a level its \
      logging library names otherwise (`warning` for `warn`, `critical` for `fatal`).",
@@ -244,6 +244,8 @@ struct Levels {
     get: Option<Reply>,
     /// `info` to `alert`, in that order.
     middle: Vec<(&'static str, Reply)>,
+    /// Whether the levels in between went on two sessions of their own.
+    split: bool,
     emergency: Reply,
 }
 
@@ -319,6 +321,7 @@ async fn levels(s: &Session) -> Levels {
             (debug, get, middle, emergency().await)
         }
     };
+    let split = own.is_some() && others.is_some();
     let others = others.map(|(b, c)| [b, c]).into_iter().flatten();
     for conn in own.into_iter().chain(others) {
         conn.close().await;
@@ -328,6 +331,7 @@ async fn levels(s: &Session) -> Levels {
         window,
         get,
         middle,
+        split,
         emergency,
     }
 }
@@ -359,6 +363,7 @@ async fn set_level(s: &Session) -> Judgement {
         debug,
         get,
         middle,
+        split,
         emergency,
         ..
     } = &*levels;
@@ -371,10 +376,14 @@ async fn set_level(s: &Session) -> Judgement {
         .filter_map(|(level, reply)| set_level_problem(reply, level).map(|p| (p, *reply)))
         .collect();
     let j = if bad.is_empty() {
+        let how = if *split {
+            "on three sessions of protocheck's own, side by side (`debug` then `emergency`; \
+             `info`, `notice`, `warning`; `error`, `critical`, `alert`)"
+        } else {
+            "one after another"
+        };
         Judgement::pass(format!(
-            "`logging/setLevel` to each of the eight levels, {}, one after another, got empty \
-             results",
-            LEVELS.join(", ")
+            "`logging/setLevel` to each of the eight levels, {how}, got empty results"
         ))
         .reply(debug)
         .reply(emergency)
@@ -501,6 +510,7 @@ mod tests {
                 window: Duration::from_millis(420),
                 get: Some(reply("GET")),
                 middle: Vec::new(),
+                split: false,
                 emergency: reply("setLevel emergency"),
             }
         })
