@@ -694,6 +694,24 @@ impl ToolSurvey {
     }
 }
 
+/// A reply to a POST whose body was `label`, with nothing come back yet: for
+/// tests that set what came back, or judge what was sent.
+#[cfg(test)]
+pub(crate) fn unanswered(label: &str) -> Reply {
+    Reply::new(
+        label,
+        Exchange {
+            request: crate::suite::RequestRecord {
+                line: "POST".into(),
+                headers: Vec::new(),
+                body: label.to_owned(),
+            },
+            response: None,
+            error: None,
+        },
+    )
+}
+
 #[cfg(test)]
 impl Session {
     /// A session over HTTP to a port nothing listens on, whose `initialize`
@@ -711,18 +729,7 @@ impl Session {
             1,
         );
         let main = client.connect().await.expect("no traffic over HTTP");
-        let mut init = Reply::new(
-            "initialize",
-            Exchange {
-                request: crate::suite::RequestRecord {
-                    line: "POST".into(),
-                    headers: Vec::new(),
-                    body: String::new(),
-                },
-                response: None,
-                error: None,
-            },
-        );
+        let mut init = unanswered("initialize");
         init.message = Some(json!({"jsonrpc": "2.0", "id": 1, "result": {
             "protocolVersion": super::client::PROTOCOL_VERSION,
             "capabilities": capabilities,
