@@ -27,12 +27,14 @@ latencies="${2:-0 50 100 200}"
 concurrency=()
 if [ -n "${BENCH_CONCURRENCY:-}" ]; then concurrency=(--concurrency "$BENCH_CONCURRENCY"); fi
 
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  pids=()
+# `start` runs in a command substitution (a subshell), so the servers' pids
+# go to a file the cleanup reads, not to a variable the subshell would keep.
+pidfile="$(mktemp)"
+stop_servers() {
+  while read -r p; do kill "$p" 2>/dev/null || true; done < "$pidfile"
+  : > "$pidfile"
 }
-trap cleanup EXIT
+trap 'stop_servers; rm -f "$pidfile"' EXIT
 
 # A free loopback port: bound, read and released (the server binds it again
 # at once; nothing else on the machine asks for ports in this range by name).
@@ -45,7 +47,7 @@ start() {
   shift 2
   port="$(free_port)"
   "$bin" reference "$@" --port "$port" --latency-ms "$latency" >/dev/null 2>&1 &
-  pids+=($!)
+  echo "$!" >> "$pidfile"
   for _ in $(seq 1 300); do
     if [ "$(curl -s -o /dev/null --max-time 2 -w '%{http_code}' "http://127.0.0.1:$port$path" || true)" != "000" ]; then
       echo "http://127.0.0.1:$port$path"; return 0
@@ -83,7 +85,7 @@ header="| run |"; rule="|---|"
 for l in $latencies; do header+=" ${l} ms |"; rule+="---|"; done
 echo "$header round trips | verdict |"
 echo "$rule---|---|"
-declare -A cli
+declare -A cli=()
 for row in "MCP 2026-07-28|/mcp|mcp|mcp|" "MCP 2025-11-25|/mcp|mcp --revision 2025-11-25|mcp|--mcp-revision 2025-11-25" "RCP/1|/rcp|rcp|rcp|"; do
   IFS='|' read -r name path server suite extra <<<"$row"
   line="| $name |"; declare -A at=(); verdict=""
@@ -101,7 +103,7 @@ for row in "MCP 2026-07-28|/mcp|mcp|mcp|" "MCP 2025-11-25|/mcp|mcp --revision 20
       end_s="$(date +%s.%N)"
       cli[$name]="$(printf '%.2f' "$(echo "$end_s - $start_s" | bc -l)") s ($summary)"
     fi
-    cleanup
+    stop_servers
   done
   lo=""; hi=""
   for l in $latencies; do
