@@ -120,10 +120,16 @@ pub const STARTUP_ALLOWANCE: Duration = Duration::from_secs(30);
 pub struct StdioChild {
     child: Child,
     stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
+    /// `None` once [`Self::take_stdout`] has handed it to a reader of its own.
+    stdout: Option<StdoutReader>,
     stderr: Arc<Mutex<StderrTail>>,
     /// The task draining stderr; it ends when the child closes stderr.
     stderr_task: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// A child's stdout, read line by line.
+pub struct StdoutReader {
+    stdout: BufReader<ChildStdout>,
     max_line: usize,
     /// Bytes of the line being read. Kept here, not on the stack of `read_line`, so
     /// that a read cut by its deadline loses nothing and the next read resumes.
@@ -188,16 +194,24 @@ impl StdioChild {
         Ok(Self {
             child,
             stdin,
-            stdout: BufReader::new(stdout),
+            stdout: Some(StdoutReader {
+                stdout: BufReader::new(stdout),
+                max_line: limits.stdio_max_line_bytes,
+                pending: Vec::new(),
+                discarding: false,
+                eof: false,
+                blank_lines: 0,
+                heard: false,
+            }),
             stderr,
             stderr_task,
-            max_line: limits.stdio_max_line_bytes,
-            pending: Vec::new(),
-            discarding: false,
-            eof: false,
-            blank_lines: 0,
-            heard: false,
         })
+    }
+
+    /// Hands stdout to a reader of its own (a task that reads while frames
+    /// are written); [`Self::read_line`] fails from then on.
+    pub fn take_stdout(&mut self) -> Option<StdoutReader> {
+        self.stdout.take()
     }
 
     /// Writes `line` and a newline to the child's stdin.
@@ -234,6 +248,114 @@ impl StdioChild {
             .map_err(|e| TransportError::Io(format!("cannot write to the server's stdin: {e}")))
     }
 
+    /// Reads the next non-blank line of stdout (see [`StdoutReader::read_line`]).
+    pub async fn read_line(&mut self, timeout: Duration) -> Result<String, TransportError> {
+        match self.stdout.as_mut() {
+            Some(stdout) => stdout.read_line(timeout).await,
+            None => Err(TransportError::Io(
+                "the server's stdout is read elsewhere".into(),
+            )),
+        }
+    }
+
+    /// How many empty lines the child wrote on stdout so far (skipped when
+    /// reading; 0 once stdout was handed to a reader of its own).
+    pub fn blank_lines(&self) -> usize {
+        self.stdout.as_ref().map_or(0, StdoutReader::blank_lines)
+    }
+
+    /// Whether stdout has reached end of file.
+    pub fn is_closed(&self) -> bool {
+        self.stdout.as_ref().is_none_or(|s| s.eof)
+    }
+
+    /// The end of stderr once the child has closed it, waiting up to `wait` for
+    /// that: an exiting child's last words are usually why it exited.
+    pub async fn settled_stderr_tail(&mut self, wait: Duration) -> String {
+        if let Some(task) = self.stderr_task.take() {
+            let _ = tokio::time::timeout(wait, task).await;
+        }
+        self.stderr_tail()
+    }
+
+    /// The last bytes the child wrote to stderr, lossily decoded.
+    pub fn stderr_tail(&self) -> String {
+        match self.stderr.lock() {
+            Ok(tail) => {
+                let (a, b) = tail.bytes.as_slices();
+                let mut bytes = Vec::with_capacity(a.len() + b.len());
+                bytes.extend_from_slice(a);
+                bytes.extend_from_slice(b);
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                if tail.dropped {
+                    format!("…{text}")
+                } else {
+                    text
+                }
+            }
+            Err(_) => String::new(),
+        }
+    }
+
+    /// The child's exit status, if it exits within `wait`.
+    pub async fn exit_status(&mut self, wait: Duration) -> Option<std::process::ExitStatus> {
+        tokio::time::timeout(wait, self.child.wait())
+            .await
+            .ok()?
+            .ok()
+    }
+
+    /// Ends the child as the MCP lifecycle describes for stdio: closes stdin,
+    /// waits `grace` for it to exit, then sends SIGTERM (on Unix) and waits
+    /// `term_grace`, then kills it. Says which step ended it.
+    pub async fn shut_down(mut self, grace: Duration, term_grace: Duration) -> Shutdown {
+        drop(self.stdin.take());
+        let started = std::time::Instant::now();
+        if let Ok(Ok(status)) = tokio::time::timeout(grace, self.child.wait()).await {
+            return Shutdown::Exited {
+                after: started.elapsed(),
+                status,
+            };
+        }
+        if self.terminate()
+            && let Ok(Ok(status)) = tokio::time::timeout(term_grace, self.child.wait()).await
+        {
+            return Shutdown::Terminated { status };
+        }
+        let _ = self.child.kill().await;
+        Shutdown::Killed
+    }
+
+    /// Sends SIGTERM; `false` where that is not possible.
+    #[cfg(unix)]
+    fn terminate(&self) -> bool {
+        let Some(pid) = self.child.id().and_then(|p| libc::pid_t::try_from(p).ok()) else {
+            return false;
+        };
+        // SAFETY: kill(2) with a pid of a child this process spawned and has
+        // not reaped (wait() has not returned), and a constant signal.
+        unsafe { libc::kill(pid, libc::SIGTERM) == 0 }
+    }
+
+    #[cfg(not(unix))]
+    fn terminate(&self) -> bool {
+        false
+    }
+
+    /// Closes stdin (an implicit `shutdown`), gives the child a moment to exit,
+    /// then kills it.
+    pub async fn close(mut self) {
+        drop(self.stdin.take());
+        if tokio::time::timeout(EXIT_GRACE, self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.kill().await;
+        }
+    }
+}
+
+impl StdoutReader {
     /// Reads the next non-blank line (without its `\n` or `\r\n`), waiting at most
     /// `timeout`. Blank lines are skipped: NDJSON readers tolerate them (spec §5).
     /// Until the child has written anything, the wait is at least
@@ -298,100 +420,9 @@ impl StdioChild {
         }
     }
 
-    /// Whether stdout has reached end of file.
-    pub fn is_closed(&self) -> bool {
-        self.eof
-    }
-
-    /// The end of stderr once the child has closed it, waiting up to `wait` for
-    /// that: an exiting child's last words are usually why it exited.
-    pub async fn settled_stderr_tail(&mut self, wait: Duration) -> String {
-        if let Some(task) = self.stderr_task.take() {
-            let _ = tokio::time::timeout(wait, task).await;
-        }
-        self.stderr_tail()
-    }
-
-    /// The last bytes the child wrote to stderr, lossily decoded.
-    pub fn stderr_tail(&self) -> String {
-        match self.stderr.lock() {
-            Ok(tail) => {
-                let (a, b) = tail.bytes.as_slices();
-                let mut bytes = Vec::with_capacity(a.len() + b.len());
-                bytes.extend_from_slice(a);
-                bytes.extend_from_slice(b);
-                let text = String::from_utf8_lossy(&bytes).into_owned();
-                if tail.dropped {
-                    format!("…{text}")
-                } else {
-                    text
-                }
-            }
-            Err(_) => String::new(),
-        }
-    }
-
-    /// The child's exit status, if it exits within `wait`.
-    pub async fn exit_status(&mut self, wait: Duration) -> Option<std::process::ExitStatus> {
-        tokio::time::timeout(wait, self.child.wait())
-            .await
-            .ok()?
-            .ok()
-    }
-
-    /// How many empty lines the child wrote on stdout so far (skipped by
-    /// [`Self::read_line`]).
+    /// How many empty lines were read and skipped so far.
     pub fn blank_lines(&self) -> usize {
         self.blank_lines
-    }
-
-    /// Ends the child as the MCP lifecycle describes for stdio: closes stdin,
-    /// waits `grace` for it to exit, then sends SIGTERM (on Unix) and waits
-    /// `term_grace`, then kills it. Says which step ended it.
-    pub async fn shut_down(mut self, grace: Duration, term_grace: Duration) -> Shutdown {
-        drop(self.stdin.take());
-        let started = std::time::Instant::now();
-        if let Ok(Ok(status)) = tokio::time::timeout(grace, self.child.wait()).await {
-            return Shutdown::Exited {
-                after: started.elapsed(),
-                status,
-            };
-        }
-        if self.terminate()
-            && let Ok(Ok(status)) = tokio::time::timeout(term_grace, self.child.wait()).await
-        {
-            return Shutdown::Terminated { status };
-        }
-        let _ = self.child.kill().await;
-        Shutdown::Killed
-    }
-
-    /// Sends SIGTERM; `false` where that is not possible.
-    #[cfg(unix)]
-    fn terminate(&self) -> bool {
-        let Some(pid) = self.child.id().and_then(|p| libc::pid_t::try_from(p).ok()) else {
-            return false;
-        };
-        // SAFETY: kill(2) with a pid of a child this process spawned and has
-        // not reaped (wait() has not returned), and a constant signal.
-        unsafe { libc::kill(pid, libc::SIGTERM) == 0 }
-    }
-
-    #[cfg(not(unix))]
-    fn terminate(&self) -> bool {
-        false
-    }
-
-    /// Closes stdin (an implicit `shutdown`), gives the child a moment to exit,
-    /// then kills it.
-    pub async fn close(mut self) {
-        drop(self.stdin.take());
-        if tokio::time::timeout(EXIT_GRACE, self.child.wait())
-            .await
-            .is_err()
-        {
-            let _ = self.child.kill().await;
-        }
     }
 }
 

@@ -244,11 +244,9 @@ pub(crate) async fn run(
     let before_debug = &before_debug;
     // The passive probe (the listings, a `ping` and read-only tool calls
     // with progress tokens, which the run-wide progress rules read) needs
-    // nothing but the handshake. Over HTTP it goes out beside the rules, not
-    // after every other rule, where the rules reading it would wait for it
-    // at the end of the run; so do MCP25-RPC-001's pings. Over stdio the
-    // one pipe carries one request at a time, so starting them early would
-    // only move the wait.
+    // nothing but the handshake. It goes out beside the rules, not after
+    // every other rule, where the rules reading it would wait for it at the
+    // end of the run; so do MCP25-RPC-001's pings.
     let early = async {
         if shared.probes_early() {
             tokio::join!(shared.passive_probe(), rpc::id_pings(shared));

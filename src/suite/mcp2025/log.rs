@@ -61,7 +61,8 @@ pub(crate) const SET_LEVEL: Mcp25Rule = Mcp25Rule::new(
      another (`info` to `alert`, ending with `emergency`), and checks that every one gets an \
      empty result (`{}`, or only `_meta`). Over HTTP, when the server issues session ids, it \
      does so on three sessions of its own, side by side (`debug` then `emergency` on one, the \
-     levels in between, three on each, on the two others); otherwise on the run's session once \
+     levels in between, three on each, on the two others); on stdio on a child process of its \
+     own (each child is a session); otherwise on the run's session once \
      every other rule that sends requests has been judged (the run-wide rules come after it), \
      so that what the server logs while at `debug` is the same on every run.",
     "The server declares `logging` without implementing `logging/setLevel` (-32601), answers it \
@@ -244,15 +245,27 @@ struct Levels {
     get: Option<Reply>,
     /// `info` to `alert`, in that order.
     middle: Vec<(&'static str, Reply)>,
-    /// Whether the levels in between went on two sessions of their own.
-    split: bool,
+    /// Where the levels went.
+    sent: Sent,
     emergency: Reply,
 }
 
+/// Where MCP25-LOG-002's levels went.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Sent {
+    /// On three sessions of the rule's own, side by side.
+    Three,
+    /// On a child process of the rule's own (stdio), one after another.
+    OwnChild,
+    /// On the run's session, one after another, after the other rules.
+    Main,
+}
+
 /// Sends MCP25-LOG-002's probe. Over HTTP, when the server issues session
-/// ids, on sessions of its own: the level is the session's, so what the
-/// server logs while at `debug` is what that session's requests provoke,
-/// not the run's other requests. Otherwise on the run's session, once every
+/// ids, on sessions of its own, and on stdio on a child of its own (each
+/// child is a session): the level is the session's, so what the server
+/// logs while at `debug` is what that session's requests provoke, not the
+/// run's other requests. Otherwise on the run's session, once every
 /// other rule that sends requests (and what goes out beside them) is done: the
 /// tool rules' calls, which a server logging each call at `info` once a
 /// level is set would log, or not, as they happened to fall inside the
@@ -262,9 +275,13 @@ struct Levels {
 /// order the run's requests were served in. The run-wide rules start only
 /// once this one is judged.
 async fn levels(s: &Session) -> Levels {
-    // With session ids, sessions of its own, opened side by side: one for
-    // `debug` and `emergency`, two for the levels in between (below).
-    let (own, others) = if s.transport() == Transport::Http && s.main.session_id().is_some() {
+    // On stdio a child of its own; with session ids, sessions of its own,
+    // opened side by side: one for `debug` and `emergency`, two for the
+    // levels in between (below).
+    let (own, others) = if s.transport() == Transport::Stdio {
+        // One child: its start-up is the cost of a session on stdio.
+        (own_session(s).await.ok().map(|(conn, _)| conn), None)
+    } else if s.main.session_id().is_some() {
         let (a, b, c) = tokio::join!(own_session(s), own_session(s), own_session(s));
         let others = match (b, c) {
             (Ok((b, _)), Ok((c, _))) => Some((b, c)),
@@ -280,7 +297,7 @@ async fn levels(s: &Session) -> Levels {
         (None, None)
     };
     if own.is_none() {
-        // What goes out beside the rules over HTTP (the passive probe and
+        // What goes out beside the rules (the passive probe and
         // MCP25-RPC-001's pings, which are no rules) is awaited too.
         if s.probes_early() {
             tokio::join!(s.passive_probe(), super::rpc::id_pings(s));
@@ -301,7 +318,7 @@ async fn levels(s: &Session) -> Levels {
     // there are, side by side with the first's: a level is its session's,
     // so none changes what another's requests log.
     let middle = &LEVELS[1..LEVELS.len() - 1];
-    let (debug, get, middle, emergency, split) = match (&own, &others) {
+    let (debug, get, middle, emergency, sent) = match (&own, &others) {
         (Some(_), Some((b, c))) => {
             let (low, high) = middle.split_at(middle.len() / 2);
             let (((debug, get), emergency), low, high) = tokio::join!(
@@ -309,12 +326,17 @@ async fn levels(s: &Session) -> Levels {
                 in_order(b, low),
                 in_order(c, high)
             );
-            (debug, get, [low, high].concat(), emergency, true)
+            (debug, get, [low, high].concat(), emergency, Sent::Three)
         }
         _ => {
             let (debug, get) = ends.await;
             let middle = in_order(conn, middle).await;
-            (debug, get, middle, emergency().await, false)
+            let sent = if own.is_some() {
+                Sent::OwnChild
+            } else {
+                Sent::Main
+            };
+            (debug, get, middle, emergency().await, sent)
         }
     };
     let others = others.map(|(b, c)| [b, c]).into_iter().flatten();
@@ -326,7 +348,7 @@ async fn levels(s: &Session) -> Levels {
         window,
         get,
         middle,
-        split,
+        sent,
         emergency,
     }
 }
@@ -355,7 +377,7 @@ async fn set_level(s: &Session) -> Judgement {
         debug,
         get,
         middle,
-        split,
+        sent: how,
         emergency,
         ..
     } = &*levels;
@@ -368,11 +390,13 @@ async fn set_level(s: &Session) -> Judgement {
         .filter_map(|(level, reply)| set_level_problem(reply, level).map(|p| (p, *reply)))
         .collect();
     let j = if bad.is_empty() {
-        let how = if *split {
-            "on three sessions of protocheck's own, side by side (`debug` then `emergency`; \
-             `info`, `notice`, `warning`; `error`, `critical`, `alert`)"
-        } else {
-            "one after another"
+        let how = match how {
+            Sent::Three => {
+                "on three sessions of protocheck's own, side by side (`debug` then `emergency`; \
+                 `info`, `notice`, `warning`; `error`, `critical`, `alert`)"
+            }
+            Sent::OwnChild => "one after another, on a child process of protocheck's own",
+            Sent::Main => "one after another",
         };
         Judgement::pass(format!(
             "`logging/setLevel` to each of the eight levels, {how}, got empty results"
@@ -487,7 +511,7 @@ mod tests {
                 window: Duration::from_millis(420),
                 get: Some(reply("GET")),
                 middle: Vec::new(),
-                split: false,
+                sent: Sent::Main,
                 emergency: reply("setLevel emergency"),
             }
         })

@@ -352,10 +352,10 @@ fn over_run(
 /// string `pc-N` and a string of digits.
 pub(crate) struct IdPings;
 
-/// Sends [`IdPings`] once per run, by whoever asks first: over HTTP the
-/// engine, as the rules start (the rule reads every answer of the run after
-/// every other rule, but its pings need nothing the rules do); over stdio
-/// the rule, when it runs.
+/// Sends [`IdPings`] once per run, by whoever asks first: the engine, as
+/// the rules start (the rule reads every answer of the run after every
+/// other rule, but its pings need nothing the rules do), or the rule, when
+/// the server negotiated another revision.
 pub(crate) async fn id_pings(s: &Session) {
     s.shared(|| async {
         // Ids of both JSON types, one string that reads as a number.

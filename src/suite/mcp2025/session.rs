@@ -388,9 +388,8 @@ impl Session {
     /// `readOnlyHint: true`, the only ones protocheck calls on its own,
     /// digest D14), at most three, each called with placeholder arguments
     /// and a progress token of its own; the replies are kept up to the
-    /// first call that sent two progress notifications (over stdio the
-    /// calls stop there; over HTTP they go side by side with the `ping`,
-    /// so all of them are sent). After each answer to a request with a progress
+    /// first call that sent two progress notifications (they go side by
+    /// side with the `ping`, so all of them are sent). After each answer to a request with a progress
     /// token, the rest of its stream is read (for at most [`Self::after_window`]),
     /// on stdio stdout up to the reply to a barrier `ping` and for that window
     /// past it, for progress that comes too late.
@@ -399,12 +398,10 @@ impl Session {
     }
 
     /// Whether [`Self::passive_probe`] goes out beside the rules from the
-    /// start of the run: over HTTP, when the server negotiated this
-    /// revision. Over stdio the one pipe carries one request at a time, so
-    /// it is sent when a run-wide rule first reads it.
+    /// start of the run: when the server negotiated this revision (on
+    /// stdio too: the pipe carries several requests at once).
     pub(crate) fn probes_early(&self) -> bool {
-        self.transport() == Transport::Http
-            && self.negotiated() == Some(super::client::PROTOCOL_VERSION)
+        self.negotiated() == Some(super::client::PROTOCOL_VERSION)
     }
 
     /// How long [`Self::passive_probe`] read on after each answer: a
@@ -476,32 +473,14 @@ impl Session {
                     .filter(|t| t.get("name").and_then(Value::as_str).is_some())
                     .collect();
                 // The calls are kept up to the first that sent two progress
-                // notifications. Over HTTP the `ping` and every call go side
-                // by side (each call is read-only and within the tool budget;
-                // the ones past that first are sent all the same, on every
-                // run); over stdio one after another, stopping there.
-                let called: Vec<(Reply, usize)> = match self.transport() {
-                    Transport::Http => {
-                        let (ping, called) = tokio::join!(
-                            ping,
-                            futures::future::join_all(picked.into_iter().map(call))
-                        );
-                        calls.push(ping);
-                        called
-                    }
-                    Transport::Stdio => {
-                        calls.push(ping.await);
-                        let mut called = Vec::new();
-                        for tool in picked {
-                            let (reply, seen) = call(tool).await;
-                            called.push((reply, seen));
-                            if seen >= 2 {
-                                break;
-                            }
-                        }
-                        called
-                    }
-                };
+                // notifications. The `ping` and every call go side by side
+                // (each call is read-only and within the tool budget; the
+                // ones past that first are sent all the same, on every run).
+                let (ping, called) = tokio::join!(
+                    ping,
+                    futures::future::join_all(picked.into_iter().map(call))
+                );
+                calls.push(ping);
                 for (reply, seen) in called {
                     calls.push(reply);
                     if seen >= 2 {

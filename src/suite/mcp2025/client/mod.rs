@@ -131,6 +131,19 @@ const WINDOW_MULTIPLIER: u32 = 8;
 /// its server's TOL verdicts changed in one run of ten.
 const TOOL_BUDGET: Duration = Duration::from_secs(3);
 
+/// How long a child whose session is over has to exit once its stdin is
+/// closed, before SIGTERM, as the lifecycle's "Shutdown" describes: a
+/// window of the run's round trips, from [`CLOSE_FLOOR`] to
+/// [`CLOSE_CEILING`]. The exit is awaited, so a server that ends on end of
+/// input ends the wait at once; the window bounds only how long a server
+/// that keeps running (on a timer of its own, say) holds the run's end.
+/// Nothing is judged here (MCP25-STD-003 judges the exit on a child of its
+/// own, with a grace of seconds), so a short window moves no verdict.
+const CLOSE_FLOOR: Duration = Duration::from_millis(100);
+const CLOSE_CEILING: Duration = Duration::from_secs(1);
+/// How long such a child has after SIGTERM before it is killed.
+const CLOSE_TERM_GRACE: Duration = Duration::from_secs(1);
+
 /// Most replies and notifications kept for the run-wide rules.
 const MAX_LOGGED: usize = 600;
 
@@ -610,7 +623,7 @@ impl Connection {
         let token = params.pointer("/_meta/progressToken").cloned();
         let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let reply = self
-            .exchange(method, frame.to_string(), Awaiting::Id(id.clone()))
+            .exchange(method, frame.to_string(), Awaiting::Id(id.clone()), false)
             .await;
         self.client.record(Some(id), token, &reply);
         reply
@@ -657,7 +670,7 @@ impl Connection {
     pub async fn request_with_id_no_params(&self, id: Value, method: &str) -> Reply {
         let frame = json!({"jsonrpc": "2.0", "id": id, "method": method});
         let reply = self
-            .exchange(method, frame.to_string(), Awaiting::Id(id.clone()))
+            .exchange(method, frame.to_string(), Awaiting::Id(id.clone()), false)
             .await;
         self.client.record(Some(id), None, &reply);
         reply
@@ -674,7 +687,7 @@ impl Connection {
     /// purpose), waiting for what `awaiting` says. Its answer is judged only
     /// by the rule that sent it: only its notifications join the run's log.
     pub async fn send_frame(&self, label: &str, text: String, awaiting: Awaiting) -> Reply {
-        let reply = self.exchange(label, text, awaiting).await;
+        let reply = self.exchange(label, text, awaiting, true).await;
         self.client.record(None, None, &reply);
         reply
     }
@@ -769,8 +782,12 @@ impl Connection {
         }
     }
 
-    async fn exchange(&self, label: &str, text: String, awaiting: Awaiting) -> Reply {
-        self.exchange_lingering(label, text, awaiting, Patience::default())
+    /// Sends `text` and reads its answer. With `strays` (a frame bent on
+    /// purpose, whose answer may carry a null id or none of ours), on stdio
+    /// no other such frame is in flight beside it, so that such an answer is
+    /// its own.
+    async fn exchange(&self, label: &str, text: String, awaiting: Awaiting, strays: bool) -> Reply {
+        self.exchange_lingering(label, text, awaiting, Patience::default(), strays)
             .await
     }
 
@@ -785,6 +802,7 @@ impl Connection {
         text: String,
         awaiting: Awaiting,
         patience: Patience,
+        strays: bool,
     ) -> Reply {
         let _permit = self.client.permits.acquire().await;
         match &self.wire {
@@ -811,22 +829,8 @@ impl Connection {
                 reply
             }
             Wire::Stdio(pipe) => {
-                let mut reply = pipe
-                    .exchange(&self.client, label, text, &awaiting, patience)
-                    .await;
-                if let Some(window) = patience.linger
-                    && reply.message.is_some()
-                {
-                    let (frames, _) = pipe.listen_past_barrier(&self.client, window).await;
-                    for frame in frames {
-                        if frame.get("id").is_some() {
-                            reply.server_requests.push(frame);
-                        } else {
-                            reply.after.push(frame);
-                        }
-                    }
-                }
-                reply
+                pipe.exchange(&self.client, label, text, &awaiting, patience, strays)
+                    .await
             }
         }
     }
@@ -880,6 +884,7 @@ impl Connection {
                 frame.to_string(),
                 Awaiting::Id(id.clone()),
                 patience,
+                false,
             )
             .await;
         if let Some(budget) = patience.budget
@@ -944,7 +949,8 @@ impl Connection {
     }
 
     /// Ends the session as a 2025-11-25 client does: DELETE of the session
-    /// over HTTP (when one was issued), closing stdin on stdio.
+    /// over HTTP (when one was issued); on stdio stdin closed, then, for a
+    /// child still running after [`CLOSE_FLOOR`] or so, SIGTERM.
     pub async fn close(self) {
         match self.wire {
             Wire::Http { .. } => {
@@ -955,7 +961,8 @@ impl Connection {
             Wire::Stdio(pipe) => {
                 let lines = pipe.lines().await;
                 self.client.log().stdout.absorb(lines);
-                (*pipe).close().await;
+                let grace = self.client.window(CLOSE_FLOOR, CLOSE_CEILING);
+                (*pipe).shut_down(grace, CLOSE_TERM_GRACE).await;
             }
         }
     }
