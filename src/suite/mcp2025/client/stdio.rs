@@ -815,6 +815,14 @@ impl Drop for Wait {
         router.waiters.retain(|w| w.key != self.key);
         let mut left = Vec::new();
         while let Ok(event) = self.rx.try_recv() {
+            // A second answer to an id given up on is dropped, as the
+            // router drops one that comes later.
+            if let Event::Frame(frame, _) = &event
+                && let Kind::Response(Some(id)) = classify(frame)
+                && router.retired.contains(&id)
+            {
+                continue;
+            }
             left.push(event);
         }
         for event in left.into_iter().rev() {
