@@ -30,6 +30,11 @@ const MAX_NOISE: usize = 64;
 const MAX_LINES: usize = 256;
 /// How long an exited child's stderr is waited for, to quote it.
 const STDERR_SETTLE: Duration = Duration::from_millis(250);
+/// Most messages waiting for one exchange to read them: past that, what the
+/// server writes for it is dropped (it reads at most [`MAX_LINES`] anyway),
+/// so a server that floods stdout while an exchange is busy writing costs
+/// bounded memory.
+const QUEUED: usize = 2 * MAX_LINES;
 /// How long the reader waits for a line before it simply waits again.
 const READ_IDLE: Duration = Duration::from_secs(3600);
 
@@ -83,7 +88,7 @@ struct Waiter {
     /// Whether a response with an id no exchange awaits was handed to it
     /// (each such response goes to an exchange that has none yet).
     given_stray: bool,
-    tx: mpsc::UnboundedSender<Event>,
+    tx: mpsc::Sender<Event>,
 }
 
 /// What the reader hands an exchange.
@@ -223,15 +228,15 @@ impl Pipe {
         takes_strays: bool,
         listener: bool,
     ) -> Wait {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::channel(QUEUED);
         let mut router = self.router();
         router.next_key += 1;
         let key = router.next_key;
         for event in router.unclaimed.drain(..) {
-            let _ = tx.send(event);
+            let _ = tx.try_send(event);
         }
         if let Some(err) = &router.closed {
-            let _ = tx.send(Event::Failed(err.clone()));
+            let _ = tx.try_send(Event::Failed(err.clone()));
         }
         router.waiters.push(Waiter {
             key,
@@ -733,9 +738,10 @@ impl Router {
 
     fn deliver(&mut self, target: Option<u64>, event: Event) {
         let event = match target.and_then(|key| self.waiters.iter().find(|w| w.key == key)) {
-            Some(w) => match w.tx.send(event) {
-                Ok(()) => return,
-                Err(mpsc::error::SendError(event)) => event,
+            Some(w) => match w.tx.try_send(event) {
+                // Full: the exchange has more than it will read.
+                Ok(()) | Err(mpsc::error::TrySendError::Full(_)) => return,
+                Err(mpsc::error::TrySendError::Closed(event)) => event,
             },
             None => event,
         };
@@ -761,7 +767,7 @@ impl Router {
     /// Stdout ended: every exchange in flight, and every later one, fails.
     fn close(&mut self, err: TransportError) {
         for w in &self.waiters {
-            let _ = w.tx.send(Event::Failed(err.clone()));
+            let _ = w.tx.try_send(Event::Failed(err.clone()));
         }
         self.closed = Some(err);
     }
@@ -770,7 +776,7 @@ impl Router {
 /// An exchange's end of the router: the messages handed to it.
 struct Wait {
     key: u64,
-    rx: mpsc::UnboundedReceiver<Event>,
+    rx: mpsc::Receiver<Event>,
     router: Arc<std::sync::Mutex<Router>>,
     /// Whether the child had written nothing when the exchange started.
     fresh: bool,
