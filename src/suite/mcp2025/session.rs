@@ -389,10 +389,11 @@ impl Session {
     /// digest D14), at most three, each called with placeholder arguments
     /// and a progress token of its own; the replies are kept up to the
     /// first call that sent two progress notifications (they go side by
-    /// side with the `ping`, so all of them are sent). After each answer to a request with a progress
-    /// token, the rest of its stream is read (for at most [`Self::after_window`]),
-    /// on stdio stdout up to the reply to a barrier `ping` and for that window
-    /// past it, for progress that comes too late.
+    /// side with the `ping`, so all of them are sent). After each answer to
+    /// a request with a progress token, the rest of its stream is read (for
+    /// at most [`Self::after_window`]), on stdio stdout up to the reply to a
+    /// barrier `ping` and for that window past it, for progress that comes
+    /// too late.
     pub(crate) async fn passive_probe(&self) -> &[Reply] {
         &self.probed().await.0
     }

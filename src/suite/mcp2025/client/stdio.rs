@@ -306,8 +306,21 @@ impl Pipe {
         client: &Client,
         grace: Duration,
     ) -> (Vec<Value>, bool) {
+        let mut wait = self.register(Vec::new(), None, false, true);
+        self.past_barrier(client, &mut wait, grace).await
+    }
+
+    /// Writes a barrier `ping` for `wait` and reads the notifications and
+    /// requests handed to it up to the `ping`'s reply, then within `grace`;
+    /// also whether the reply came (see [`Self::listen_past_barrier`]).
+    async fn past_barrier(
+        &self,
+        client: &Client,
+        wait: &mut Wait,
+        grace: Duration,
+    ) -> (Vec<Value>, bool) {
         let (token, ping) = self.barrier();
-        let mut wait = self.register(vec![token.clone()], None, false, true);
+        wait.expect(token.clone());
         let mut frames = Vec::new();
         if self.write(&[&ping]).await.is_err() {
             return (frames, false);
@@ -575,28 +588,14 @@ impl Pipe {
     /// [`Reply::server_requests`]). The exchange stays in flight, so
     /// progress for its token still comes to it.
     async fn linger(&self, client: &Client, wait: &mut Wait, reply: &mut Reply, window: Duration) {
-        let (token, ping) = self.barrier();
-        wait.expect(token.clone());
-        if self.write(&[&ping]).await.is_err() {
-            return;
-        }
-        let mut deadline = Instant::now() + client.timeout;
-        let mut answered = false;
-        for _ in 0..MAX_LINES {
-            let Some(Event::Frame(frame, _)) = wait.next(deadline).await else {
-                break;
-            };
-            match classify(&frame) {
-                Kind::Request => reply.server_requests.push(frame),
-                Kind::Notification => reply.after.push(frame),
-                Kind::Response(Some(id)) if id == token && !answered => {
-                    answered = true;
-                    deadline = Instant::now() + window;
-                }
-                _ => {}
+        let (frames, _) = self.past_barrier(client, wait, window).await;
+        for frame in frames {
+            if matches!(classify(&frame), Kind::Request) {
+                reply.server_requests.push(frame);
+            } else {
+                reply.after.push(frame);
             }
         }
-        self.retire(&[token]).await;
     }
 
     /// A pipe error, with the child's exit status and the end of its stderr.
