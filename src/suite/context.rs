@@ -192,25 +192,40 @@ impl EngineError {
 /// Collects findings, streams each one out as it is produced, and keeps them for
 /// the verdict.
 pub struct Reporter {
-    tx: mpsc::Sender<Finding>,
+    /// Where findings stream out; `None` for a reporter that only collects.
+    tx: Option<mpsc::Sender<Finding>>,
     findings: Vec<Finding>,
 }
 
 impl Reporter {
     pub fn new(tx: mpsc::Sender<Finding>) -> Self {
         Self {
-            tx,
+            tx: Some(tx),
             findings: Vec::new(),
         }
+    }
+
+    /// A reporter that streams nothing out: what it collects is handed on
+    /// later, in an order of the caller's choosing ([`into_findings`](Self::into_findings)).
+    pub fn collecting() -> Self {
+        Self {
+            tx: None,
+            findings: Vec::new(),
+        }
+    }
+
+    /// The findings collected, in the order they were emitted.
+    pub fn into_findings(self) -> Vec<Finding> {
+        self.findings
     }
 
     /// Records a finding; fails when the receiving side has gone away.
     pub async fn emit(&mut self, finding: Finding) -> Result<(), EngineError> {
         self.findings.push(finding.clone());
-        self.tx
-            .send(finding)
-            .await
-            .map_err(|_| EngineError::Aborted)
+        match &self.tx {
+            Some(tx) => tx.send(finding).await.map_err(|_| EngineError::Aborted),
+            None => Ok(()),
+        }
     }
 
     pub fn findings(&self) -> &[Finding] {

@@ -228,6 +228,19 @@ pub(crate) struct RcpClient {
     /// profile): over stdio one line per request, whatever it is, and a
     /// fixed 0.5 s wait after a notification, with no barrier.
     harness_reading: bool,
+    /// Most requests in flight at once (`RunContext::target_concurrency`),
+    /// for [`call_all`](Self::call_all).
+    width: usize,
+    /// The wires of the requests [`call_all`](Self::call_all) sends side by
+    /// side, kept between calls so that their connections are reused.
+    lanes: Vec<HttpWire>,
+    /// The server keeps its initialized state for the whole process, or
+    /// keeps none (decisions 3 and 4): no request depends on the connection
+    /// it goes on.
+    shared_state: bool,
+    /// A place for each request in flight over HTTP, `width` in all, shared
+    /// with the run's lanes.
+    in_flight: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
 impl RcpClient {
@@ -277,6 +290,12 @@ impl RcpClient {
             rtt: crate::suite::rtt::RttRecord::default(),
             barriers: 0,
             harness_reading: connections == Connections::PerRequest,
+            width: ctx.target_concurrency.max(1),
+            lanes: Vec::new(),
+            shared_state: false,
+            in_flight: std::sync::Arc::new(tokio::sync::Semaphore::new(
+                ctx.target_concurrency.max(1),
+            )),
         })
     }
 
@@ -302,6 +321,86 @@ impl RcpClient {
     /// Sends later requests with this session token (decision 5).
     pub fn set_session(&mut self, token: Option<String>) {
         self.session = token;
+    }
+
+    /// Notes that the server keeps its initialized state for the whole
+    /// process, or keeps none (decisions 3 and 4), so that a request may go
+    /// on any connection.
+    pub fn set_shared_state(&mut self, shared: bool) {
+        self.shared_state = shared;
+    }
+
+    /// Whether [`call_all`](Self::call_all) sends side by side: over HTTP,
+    /// on the `spec` profile's kept connections, when no request depends on
+    /// the connection it goes on, because the session travels with its
+    /// token (decision 5) or the server keeps its initialized state for the
+    /// whole process or for none (decisions 3 and 4). A server that keeps
+    /// the handshake per connection (§5.2: "`initialize` state does not
+    /// persist across connections by default") gets every request on the
+    /// run's one connection; the `reference` profile sends one request at a
+    /// time, as the public harness does.
+    pub fn side_by_side(&self) -> bool {
+        let kept = matches!(&self.wire, Wire::Http(_)) && !self.harness_reading;
+        kept && (self.session.is_some() || self.shared_state) && self.width > 1
+    }
+
+    /// A client for a lane of the conversation that goes on side by side
+    /// with this one's (see `Conversation::lanes`): a wire of its own, the
+    /// session's token, request ids after `base`
+    /// ([`reserve_ids`](Self::reserve_ids)), the same bound on requests in
+    /// flight, and nothing yet seen; `None` when requests may not go side by
+    /// side ([`side_by_side`](Self::side_by_side)).
+    pub fn lane_client(&self, base: u64) -> Option<Self> {
+        let Wire::Http(wire) = &self.wire else {
+            return None;
+        };
+        self.side_by_side().then(|| Self {
+            wire: Wire::Http(Box::new(wire.lane())),
+            session: self.session.clone(),
+            timeout: self.timeout,
+            evidence_bytes: self.evidence_bytes,
+            answered: self.answered,
+            retired_ids: Vec::new(),
+            replies: Vec::new(),
+            next_id: base,
+            broken: false,
+            observed: Vec::new(),
+            observed_total: 0,
+            awaiting: (String::new(), None),
+            log_opted_in: self.log_opted_in,
+            notification_exchanges: Vec::new(),
+            limits: self.limits.clone(),
+            rtt: crate::suite::rtt::RttRecord::default(),
+            barriers: 0,
+            harness_reading: false,
+            width: self.width,
+            lanes: Vec::new(),
+            shared_state: self.shared_state,
+            in_flight: std::sync::Arc::clone(&self.in_flight),
+        })
+    }
+
+    /// Takes in what a lane's client sent and saw, after what this one has:
+    /// the run-wide rules judge every reply and notification of the run.
+    pub fn absorb(&mut self, lane: Self) {
+        self.answered |= lane.answered;
+        self.retired_ids.extend(lane.retired_ids);
+        self.replies.extend(lane.replies);
+        let room = MAX_OBSERVED.saturating_sub(self.observed.len());
+        self.observed.extend(lane.observed.into_iter().take(room));
+        self.observed_total += lane.observed_total;
+        self.log_opted_in |= lane.log_opted_in;
+        let room = MAX_OBSERVED.saturating_sub(self.notification_exchanges.len());
+        self.notification_exchanges
+            .extend(lane.notification_exchanges.into_iter().take(room));
+    }
+
+    /// Sets `count` ids aside for a lane, which numbers its requests after
+    /// the returned base (see [`lane_client`](Self::lane_client)).
+    pub fn reserve_ids(&mut self, count: u64) -> u64 {
+        let base = self.next_id;
+        self.next_id += count;
+        base
     }
 
     /// A fresh numeric request id.
@@ -406,6 +505,96 @@ impl RcpClient {
             .await;
         self.retired_ids.push(id);
         result
+    }
+
+    /// Sends `calls` (an id, a method and params each), requests that do
+    /// not depend on one another, and returns their answers in the order
+    /// given. When [`side_by_side`](Self::side_by_side), they go on up to
+    /// `width` connections of their own at once, call `i` on lane
+    /// `i % width` and each lane's share one after another, so that the same
+    /// requests share a connection on every run; one after another on the
+    /// run's wire otherwise. What is kept of them (replies, retired ids) is
+    /// kept in the order given, as if they had gone one after another.
+    pub async fn call_all(
+        &mut self,
+        calls: Vec<(Value, String, Value)>,
+    ) -> Vec<Result<Reply, Failure>> {
+        let Wire::Http(wire) = &self.wire else {
+            return self.call_each(calls).await;
+        };
+        if calls.len() < 2 || !self.side_by_side() {
+            return self.call_each(calls).await;
+        }
+        let width = self.width.min(calls.len());
+        while self.lanes.len() < width {
+            self.lanes.push(wire.lane());
+        }
+        let mut shares: Vec<Vec<(usize, Value, String, Value)>> = vec![Vec::new(); width];
+        for (i, (id, method, params)) in calls.into_iter().enumerate() {
+            shares[i % width].push((i, id, method, params));
+        }
+        let session = self.session.clone();
+        let session = session.as_deref();
+        let (timeout, evidence_bytes) = (self.timeout, self.evidence_bytes);
+        let in_flight = &self.in_flight;
+        let mut lanes = std::mem::take(&mut self.lanes);
+        let sent = futures::future::join_all(lanes.iter_mut().zip(shares).map(
+            |(lane, share)| async move {
+                let mut sent = Vec::with_capacity(share.len());
+                for (i, id, method, params) in share {
+                    // The semaphore is never closed.
+                    let _place = in_flight.acquire().await.ok();
+                    let frame =
+                        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+                    let (exchange, result) = Box::pin(lane.post(
+                        session,
+                        timeout,
+                        &method,
+                        frame.to_string(),
+                        None,
+                        evidence_bytes,
+                    ))
+                    .await;
+                    sent.push((i, id, method, params, exchange, result));
+                }
+                sent
+            },
+        ))
+        .await;
+        self.lanes = lanes;
+        let mut sent: Vec<_> = sent.into_iter().flatten().collect();
+        sent.sort_by_key(|(i, ..)| *i);
+        let mut out = Vec::with_capacity(sent.len());
+        for (_, id, method, params, exchange, result) in sent {
+            self.note_request(&method, &params);
+            self.retired_ids.push(id.clone());
+            let reply = match result {
+                Ok(resp) => http_reply(&method, Some(id), exchange, &resp, false),
+                Err(TransportError::TooLarge { limit }) => {
+                    oversized(&method, Some(id), exchange, limit)
+                }
+                Err(error) => {
+                    out.push(Err(Failure { exchange, error }));
+                    continue;
+                }
+            };
+            self.answered = true;
+            self.replies.push(reply.clone());
+            out.push(Ok(reply));
+        }
+        out
+    }
+
+    /// [`call_all`](Self::call_all)'s calls one after another.
+    async fn call_each(
+        &mut self,
+        calls: Vec<(Value, String, Value)>,
+    ) -> Vec<Result<Reply, Failure>> {
+        let mut out = Vec::with_capacity(calls.len());
+        for (id, method, params) in calls {
+            out.push(self.call(id, &method, params).await);
+        }
+        out
     }
 
     /// Sends bytes that may not be JSON at all (the parse-error probe); over HTTP
@@ -624,5 +813,108 @@ pub(super) fn oversized(
         framed: false,
         batch: false,
         connection_note: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::RunOptions;
+    use crate::transport::{AddressPolicy, HttpClient, Limits};
+    use axum::extract::{Path, State};
+    use tokio::sync::watch;
+    use url::Url;
+
+    /// A loopback RCP server whose `hold` is answered only once a `release`
+    /// has arrived (or, so that a client that waits for one answer before
+    /// sending the next is not stuck for ever, with an error after a few
+    /// seconds); every other method gets an empty result.
+    async fn hold_and_release() -> Url {
+        async fn answer(
+            State(released): State<watch::Sender<bool>>,
+            Path(method): Path<String>,
+            body: axum::Json<Value>,
+        ) -> axum::Json<Value> {
+            let id = body.get("id").cloned().unwrap_or(Value::Null);
+            match method.as_str() {
+                "release" => {
+                    released.send_replace(true);
+                }
+                "hold" => {
+                    let mut seen = released.subscribe();
+                    let wait = seen.wait_for(|released| *released);
+                    if tokio::time::timeout(Duration::from_secs(3), wait)
+                        .await
+                        .is_err()
+                    {
+                        let error = json!({"code": -32000, "message": "never released"});
+                        return axum::Json(json!({"jsonrpc": "2.0", "id": id, "error": error}));
+                    }
+                }
+                _ => {}
+            }
+            axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": {}}))
+        }
+        let (released, _) = watch::channel(false);
+        let app = axum::Router::new()
+            .route("/rcp/{method}", axum::routing::post(answer))
+            .with_state(released);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
+        let addr = listener.local_addr().expect("its address");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Url::parse(&format!("http://{addr}/rcp")).expect("a URL")
+    }
+
+    async fn client_of(url: Url) -> RcpClient {
+        let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
+        let ctx = RunContext::new(http, RunOptions::default());
+        RcpClient::connect(&Endpoint::Http(url), &ctx)
+            .await
+            .expect("an HTTP client")
+    }
+
+    fn hold_then_release(client: &mut RcpClient) -> Vec<(Value, String, Value)> {
+        ["hold", "release"]
+            .into_iter()
+            .map(|m| (client.next_id(), m.to_owned(), json!({})))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn requests_of_a_session_with_a_token_go_side_by_side() {
+        let mut client = client_of(hold_and_release().await).await;
+        client.set_session(Some("a-token".to_owned()));
+        assert!(client.side_by_side());
+        let calls = hold_then_release(&mut client);
+        let answers = client.call_all(calls).await;
+        let hold = answers[0].as_ref().expect("`hold` answered");
+        assert!(
+            hold.result().is_some(),
+            "`hold` went out with `release` beside it: {:?}",
+            hold.body
+        );
+        // Kept in the order given, as if sent one after another.
+        let methods: Vec<&str> = client.replies().iter().map(|r| r.method.as_str()).collect();
+        assert_eq!(methods, ["hold", "release"]);
+        assert_eq!(client.replies()[0].request_id, Some(json!(1)));
+    }
+
+    #[tokio::test]
+    async fn a_session_that_may_live_on_its_connection_gets_one_request_at_a_time() {
+        let mut client = client_of(hold_and_release().await).await;
+        // No token, and nothing known of how the server keeps its state: the
+        // handshake may be the connection's (§5.2), so every request goes on
+        // the run's one connection, one after another.
+        assert!(!client.side_by_side());
+        let calls = hold_then_release(&mut client);
+        let answers = client.call_all(calls).await;
+        let hold = answers[0].as_ref().expect("`hold` answered");
+        assert_eq!(hold.error_code(), Some(-32000), "{:?}", hold.body);
+        client.set_shared_state(true);
+        assert!(client.side_by_side(), "a process-wide or stateless server");
     }
 }

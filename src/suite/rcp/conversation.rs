@@ -8,6 +8,8 @@ use crate::suite::context::{EngineError, HistoryLookup, Reporter, Stopwatch};
 use crate::suite::{Exchange, Finding, Outcome, Rule};
 use crate::transport::TransportError;
 use serde_json::{Map, Value, json};
+use std::future::Future;
+use std::pin::Pin;
 
 /// A query that matches nothing in particular; probes that only judge the
 /// shape of an answer use it.
@@ -283,6 +285,149 @@ impl<'a> Conversation<'a> {
     ) -> Result<Sent, EngineError> {
         let id = self.client.next_id();
         self.call(rule, id, method, params).await
+    }
+
+    /// Sends requests of one rule that do not depend on one another (a
+    /// method and params each) and returns what each got, in the order
+    /// given: side by side where the transport allows it (see
+    /// [`RcpClient::call_all`]), one after another otherwise. It stops at the
+    /// first failure that shows the target gone: going one after another,
+    /// no later request is sent; side by side, the later answers are not
+    /// kept, as if they had not been sent.
+    pub async fn request_all(
+        &mut self,
+        rule: &'static Rule,
+        requests: Vec<(&str, Value)>,
+    ) -> Result<Vec<Sent>, EngineError> {
+        let mut out = Vec::with_capacity(requests.len());
+        if !self.client.side_by_side() {
+            for (method, params) in requests {
+                if self.gone().is_some() {
+                    break;
+                }
+                out.push(self.request(rule, method, params).await?);
+            }
+            return Ok(out);
+        }
+        if self.gone().is_some() {
+            return Ok(out);
+        }
+        let calls = requests
+            .into_iter()
+            .map(|(method, params)| (self.client.next_id(), method.to_owned(), params))
+            .collect();
+        for sent in self.client.call_all(calls).await {
+            out.push(self.sent(rule, sent)?);
+            if self.gone().is_some() {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The request ids set aside for each lane of [`Conversation::side_by_side`]:
+/// a lane numbers its requests from the run's counter at the time, plus this
+/// many times its place, so that ids stay unique in the session and are the
+/// same on every run.
+const LANE_IDS: u64 = 10_000;
+
+/// A step of a conversation run by [`Conversation::side_by_side`].
+pub(crate) type Step<'c> = Pin<Box<dyn Future<Output = Result<(), EngineError>> + Send + 'c>>;
+
+/// One lane of [`Conversation::side_by_side`]: a client and a reporter of its
+/// own, and what its conversation learnt.
+struct Lane {
+    client: RcpClient,
+    reporter: Reporter,
+    gone_during: Option<&'static str>,
+    tokenless_stream: Option<String>,
+    result: Result<(), EngineError>,
+}
+
+impl Conversation<'_> {
+    /// Runs `steps` (each `run(conversation, context, step)`) as if one after
+    /// another, in the order given: their findings are emitted in that
+    /// order, what they sent and saw joins the run's in that order, and once
+    /// one finds the target gone the later ones are skipped with the reason.
+    /// Where the transport allows it ([`RcpClient::side_by_side`]: over HTTP,
+    /// when no request depends on the connection it goes on) they go side by
+    /// side, each on a connection of its own, at most the run's concurrency
+    /// of requests in flight in all; so they must need none of one another's
+    /// answers. The `Step` a step returns borrows the conversation and the
+    /// context for as long as it runs.
+    pub async fn side_by_side<C: Sync + ?Sized, S: Copy + Send>(
+        &mut self,
+        context: &C,
+        steps: &[S],
+        run: for<'c, 'a> fn(&'c mut Conversation<'a>, &'c C, S) -> Step<'c>,
+    ) -> Result<(), EngineError> {
+        let history = self.history.clone();
+        let mut clients = Vec::with_capacity(steps.len());
+        if steps.len() > 1 && self.gone().is_none() && self.client.side_by_side() {
+            for _ in steps {
+                let base = self.client.reserve_ids(LANE_IDS);
+                match self.client.lane_client(base) {
+                    Some(client) => clients.push(client),
+                    None => break,
+                }
+            }
+        }
+        if clients.len() != steps.len() {
+            for step in steps {
+                run(self, context, *step).await?;
+            }
+            return Ok(());
+        }
+        let lanes =
+            futures::future::join_all(clients.into_iter().zip(steps).map(|(mut client, step)| {
+                let history = history.clone();
+                async move {
+                    let mut reporter = Reporter::collecting();
+                    let mut conv = Conversation::new(&mut client, &mut reporter);
+                    conv.history = history;
+                    let result = run(&mut conv, context, *step).await;
+                    let (gone_during, tokenless_stream) = (conv.gone_during, conv.tokenless_stream);
+                    Lane {
+                        client,
+                        reporter,
+                        gone_during,
+                        tokenless_stream,
+                        result,
+                    }
+                }
+            }))
+            .await;
+        for lane in lanes {
+            self.client.absorb(lane.client);
+            let findings = lane.reporter.into_findings();
+            match self.gone() {
+                // Gone during an earlier step: one after another, this one
+                // would have skipped its rules.
+                Some(reason) => {
+                    for finding in findings {
+                        let rules = super::rules();
+                        match rules.iter().find(|r| r.id == finding.rule_id) {
+                            Some(rule) => self.skip(rule, reason.clone()).await?,
+                            None => self.emit(finding).await?,
+                        }
+                    }
+                }
+                None => {
+                    for finding in findings {
+                        self.emit(finding).await?;
+                    }
+                }
+            }
+            lane.result?;
+            if self.gone_during.is_none() {
+                self.gone_during = lane.gone_during;
+            }
+            if lane.tokenless_stream.is_some() {
+                self.tokenless_stream = lane.tokenless_stream;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -70,6 +70,10 @@ pub(super) struct HttpWire {
     /// The connection the last request was sent on, and whether it was the
     /// first request on it.
     last: (usize, bool),
+    /// A lane of requests side by side with the run's own connection (see
+    /// [`RcpClient::call_all`]): its connections are its own, so its
+    /// evidence names no connection of the run's.
+    lane: bool,
 }
 
 impl HttpWire {
@@ -83,6 +87,18 @@ impl HttpWire {
             ended: Vec::new(),
             handshake: None,
             last: (0, false),
+            lane: false,
+        }
+    }
+
+    /// A wire of its own for requests side by side with this one's: the
+    /// same target and policy, no connection yet, no handshake (the
+    /// session travels with its token, or the server keeps none per
+    /// connection).
+    pub(super) fn lane(&self) -> Self {
+        Self {
+            lane: true,
+            ..Self::new(self.base.clone(), self.http.clone(), self.policy)
         }
     }
 
@@ -231,7 +247,7 @@ impl HttpWire {
         }
         let (connection, first) = self.last;
         let mut line = format!("POST {}", redact_url(&url));
-        if self.policy == Connections::Kept && first && connection > 1 {
+        if self.policy == Connections::Kept && first && connection > 1 && !self.lane {
             line.push_str(&format!(
                 " (on a new connection, the run's number {connection}: connection {} ended: {})",
                 connection - 1,
@@ -502,6 +518,8 @@ impl RcpClient {
         let Wire::Http(wire) = &mut self.wire else {
             return None;
         };
+        // The semaphore is never closed.
+        let _place = self.in_flight.clone().acquire_owned().await.ok();
         let session = self.session.clone();
         if method != "initialize"
             && session.is_none()

@@ -268,11 +268,12 @@ impl Conversation<'_> {
         // answered with a result, \"node\" …".
         let mut failed: Vec<(String, Vec<String>)> = Vec::new();
         let mut done = Vec::new();
-        for probe in probes {
-            if self.gone().is_some() {
-                break;
-            }
-            let sent = self.request(rule, probe.method, probe.params).await?;
+        let requests = probes
+            .iter()
+            .map(|p| (p.method, p.params.clone()))
+            .collect();
+        let answers = self.request_all(rule, requests).await?;
+        for (probe, sent) in probes.into_iter().zip(answers) {
             check.saw(&sent);
             match code_of(&sent) {
                 Some(code) if probe.accepted.contains(&code) => {
@@ -321,9 +322,11 @@ impl Conversation<'_> {
     /// well, and the finding names each such field, exempt or (advertised)
     /// read.
     ///
-    /// Politeness: one request at a time, at most one per required field and
-    /// one per field (62 when every read-only method is advertised), all of
-    /// them requests a conformant server refuses without doing any work.
+    /// Politeness: at most one request per required field and one per field
+    /// (62 when every read-only method is advertised), all of them requests
+    /// a conformant server refuses without doing any work; side by side, up
+    /// to the run's concurrency, where the session allows it
+    /// ([`Conversation::request_all`]).
     pub(super) async fn malformed_params(
         &mut self,
         init: Option<&Init>,
@@ -354,17 +357,18 @@ impl Conversation<'_> {
         let mut methods: Vec<&str> = Vec::new();
         let mut exempt = Vec::new();
         let mut read = Vec::new();
-        for probe in probes {
-            if self.gone().is_some() {
-                break;
-            }
+        let requests = probes
+            .iter()
+            .map(|p| (p.method, p.params.clone()))
+            .collect();
+        let answers = self.request_all(rule, requests).await?;
+        for (probe, sent) in probes.into_iter().zip(answers) {
             if let Some(e) = &probe.exemption {
                 match &e.read_because {
                     None => exempt.push(format!("{} ({})", e.field, e.why)),
                     Some(ad) => read.push(format!("{} ({ad} advertised)", e.field)),
                 }
             }
-            let sent = self.request(rule, probe.method, probe.params).await?;
             if !methods.contains(&probe.method) {
                 methods.push(probe.method);
             }

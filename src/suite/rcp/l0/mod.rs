@@ -175,10 +175,42 @@ impl Handshake {
 }
 
 /// The verdict of one tolerance probe, folded into RCP-L0-016.
+#[derive(Clone)]
 struct Tolerance {
     ok: bool,
     evidence: Vec<Exchange>,
     message: String,
+}
+
+/// The probes of the initialized session, in the order their findings are
+/// emitted: none needs another's answer.
+#[derive(Debug, Clone, Copy)]
+enum AfterInit {
+    Tolerance,
+    UnknownMethod,
+    UnadvertisedMethod,
+    UnsupportedOption,
+    IdEcho,
+    MalformedParams,
+    Info,
+    CancelWithId,
+    Batch,
+    EmptyBatch,
+}
+
+impl AfterInit {
+    const ALL: [Self; 10] = [
+        Self::Tolerance,
+        Self::UnknownMethod,
+        Self::UnadvertisedMethod,
+        Self::UnsupportedOption,
+        Self::IdEcho,
+        Self::MalformedParams,
+        Self::Info,
+        Self::CancelWithId,
+        Self::Batch,
+        Self::EmptyBatch,
+    ];
 }
 
 /// Runs the L0 checks that open the conversation, through the batch probes,
@@ -292,6 +324,10 @@ impl Conversation<'_> {
         {
             mode = SessionMode::Stateless;
         }
+        self.client.set_shared_state(matches!(
+            mode,
+            SessionMode::ProcessWide | SessionMode::Stateless
+        ));
         self.session_dependent(
             mode,
             gated.as_ref(),
@@ -302,32 +338,54 @@ impl Conversation<'_> {
         )
         .await?;
 
-        self.tolerance(init_tolerance).await?;
-        let init = init.as_ref();
-        self.unknown_method(init).await?;
-        self.unadvertised_method(init).await?;
-        self.unsupported_option(init).await?;
-        // Judged at the end with every other reply of the run.
-        if self.gone_during.is_none() {
-            let _ = self
-                .call(&NUMERIC_ID_ECHO, json!(BIG_NUMERIC_ID), "ping", json!({}))
-                .await?;
-            let _ = self
-                .call(
-                    &STRING_ID_ECHO,
-                    json!(NUMERIC_LOOKING_STRING_ID),
-                    "info",
-                    json!({}),
-                )
-                .await?;
-        }
-        self.malformed_params(init).await?;
-        self.info_after_init(init).await?;
-        self.cancel_with_id().await?;
-        self.batch().await?;
-        self.empty_batch().await?;
-        report.init = init.cloned();
+        // The probes of the initialized session need none of one another's
+        // answers: side by side where the session allows it.
+        let context = (init.as_ref(), init_tolerance);
+        self.side_by_side(
+            &context,
+            &AfterInit::ALL,
+            |conv, (init, tolerance), step| Box::pin(conv.after_init(step, *init, tolerance)),
+        )
+        .await?;
+        report.init = init;
         Ok(report)
+    }
+
+    /// One probe of the initialized session (see [`AfterInit`]).
+    async fn after_init(
+        &mut self,
+        step: AfterInit,
+        init: Option<&Init>,
+        tolerance: &Option<Tolerance>,
+    ) -> Result<(), EngineError> {
+        match step {
+            AfterInit::Tolerance => self.tolerance(tolerance.clone()).await,
+            AfterInit::UnknownMethod => self.unknown_method(init).await,
+            AfterInit::UnadvertisedMethod => self.unadvertised_method(init).await,
+            AfterInit::UnsupportedOption => self.unsupported_option(init).await,
+            AfterInit::IdEcho => {
+                // Judged at the end with every other reply of the run.
+                if self.gone_during.is_none() {
+                    let _ = self
+                        .call(&NUMERIC_ID_ECHO, json!(BIG_NUMERIC_ID), "ping", json!({}))
+                        .await?;
+                    let _ = self
+                        .call(
+                            &STRING_ID_ECHO,
+                            json!(NUMERIC_LOOKING_STRING_ID),
+                            "info",
+                            json!({}),
+                        )
+                        .await?;
+                }
+                Ok(())
+            }
+            AfterInit::MalformedParams => self.malformed_params(init).await,
+            AfterInit::Info => self.info_after_init(init).await,
+            AfterInit::CancelWithId => self.cancel_with_id().await,
+            AfterInit::Batch => self.batch().await,
+            AfterInit::EmptyBatch => self.empty_batch().await,
+        }
     }
 
     /// The reason a post-initialize check cannot run, if any.

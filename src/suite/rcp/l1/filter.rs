@@ -461,9 +461,28 @@ impl L1Run<'_, '_> {
         let mut check = Check::new(rule);
         let mut problems = Vec::new();
         let mut done = Vec::new();
-        for probe in &probes {
-            self.run_probe(&mut check, probe, &mut problems, &mut done)
-                .await?;
+        // Each probe repeats a request of the run's with a filter added:
+        // they depend on none of one another's answers, so they go side by
+        // side where the session allows it.
+        let sent: Vec<(&Probe, Retrieved, String, Value)> = probes
+            .iter()
+            .filter_map(|probe| {
+                let base = self.facts.retrieved.get(probe.base?)?.clone();
+                let mut params = base.params.clone();
+                params["filter"] = probe.clause();
+                let label = format!("`retrieve` with filter {}", probe.label());
+                Some((probe, base, label, params))
+            })
+            .collect();
+        let requests = sent
+            .iter()
+            .map(|(_, _, label, params)| (label.clone(), params.clone()))
+            .collect();
+        let answers = self.retrieve_all(rule, requests).await?;
+        for ((probe, base, label, _), sent) in sent.iter().zip(&answers) {
+            check.keep(base.exchange.clone());
+            check.saw(sent);
+            self.judge_probe(probe, base, label, sent, &mut problems, &mut done);
         }
         if !probes.iter().any(|p| p.restrictive) {
             match contradiction(self.init, &fields, &seen) {
@@ -516,41 +535,29 @@ impl L1Run<'_, '_> {
         self.conv.emit(finding).await
     }
 
-    /// One probe built from data: the subject hit kept or dropped, and no
-    /// returned hit showing a value the clause rejects.
-    async fn run_probe(
-        &mut self,
-        check: &mut Check,
+    /// What one probe built from data got: the subject hit kept or dropped,
+    /// and no returned hit showing a value the clause rejects.
+    fn judge_probe(
+        &self,
         probe: &Probe,
+        base: &Retrieved,
+        label: &str,
+        sent: &Sent,
         problems: &mut Vec<String>,
         done: &mut Vec<String>,
-    ) -> Result<(), EngineError> {
-        let rule = &FILTER_RESTRICTS;
-        let Some(base) = probe
-            .base
-            .and_then(|b| self.facts.retrieved.get(b))
-            .cloned()
-        else {
-            return Ok(());
-        };
-        check.keep(base.exchange.clone());
-        let mut params = base.params.clone();
-        params["filter"] = probe.clause();
-        let label = format!("`retrieve` with filter {}", probe.label());
-        let sent = self.retrieve(rule, &label, params).await?;
-        check.saw(&sent);
-        let hits = match result_of(&sent).map(hit_essentials) {
+    ) {
+        let hits = match result_of(sent).map(hit_essentials) {
             Some(Ok(hits)) => hits,
             Some(Err(problem)) => {
                 problems.push(format!("{label}: {problem}"));
-                return Ok(());
+                return;
             }
             None => {
                 problems.push(format!(
                     "{label} {} (the operator is advertised)",
-                    outcome_words(&sent)
+                    outcome_words(sent)
                 ));
-                return Ok(());
+                return;
             }
         };
         let field = &probe.field;
@@ -592,7 +599,6 @@ impl L1Run<'_, '_> {
                 show(&json!(wrong))
             ));
         }
-        Ok(())
     }
 
     /// The value hit `id` showed for `field` in result `base`, for a finding.

@@ -232,6 +232,40 @@ impl L1Run<'_, '_> {
         Ok(sent)
     }
 
+    /// [`retrieve`](Self::retrieve) for requests that do not depend on one
+    /// another (a label and params each), side by side where the session
+    /// allows it (see [`Conversation::request_all`]); the results are kept in
+    /// the order given.
+    async fn retrieve_all(
+        &mut self,
+        rule: &'static Rule,
+        requests: Vec<(String, Value)>,
+    ) -> Result<Vec<Sent>, EngineError> {
+        let sent = self
+            .conv
+            .request_all(
+                rule,
+                requests
+                    .iter()
+                    .map(|(_, params)| ("retrieve", params.clone()))
+                    .collect(),
+            )
+            .await?;
+        for ((label, params), sent) in requests.into_iter().zip(&sent) {
+            if let Some(result) = result_of(sent)
+                && hit_essentials(result).is_ok()
+            {
+                self.facts.retrieved.push(Retrieved {
+                    label,
+                    params,
+                    result: result.clone(),
+                    exchange: exchange_of(sent).clone(),
+                });
+            }
+        }
+        Ok(sent)
+    }
+
     /// The first probe: anything at all, in the default mode. Its best passage
     /// gives the words later probes search for.
     async fn opening(&mut self) -> Result<(), EngineError> {

@@ -147,19 +147,50 @@ pub(crate) async fn run(
     };
     let advertised: Vec<&'static Feature> =
         FEATURES.iter().filter(|f| f.is_advertised(init)).collect();
-    let mut run = L2Run { conv, init, facts };
-    run.rerank().await?;
-    run.multi_vector().await?;
-    run.sparse_embed().await?;
-    run.transform().await?;
-    run.graph().await?;
-    run.streaming_progress().await?;
-    run.streaming_buffered().await?;
-    run.pagination().await?;
-    run.log().await?;
-    run.deterministic().await?;
-    run.snapshots().await?;
+    // Each feature's probes need only the L1 run's facts, none of another
+    // feature's answers: side by side where the session allows it. None
+    // writes to the target (the writes of `outside` come after).
+    conv.side_by_side(&(init, facts), &Probe::ALL, |conv, (init, facts), probe| {
+        Box::pin(async move {
+            let mut run = L2Run { conv, init, facts };
+            run.probe(probe).await
+        })
+    })
+    .await?;
     Ok(advertised)
+}
+
+/// The probes of L2, one per feature (two for streaming), in the order
+/// their findings are emitted.
+#[derive(Debug, Clone, Copy)]
+enum Probe {
+    Rerank,
+    MultiVector,
+    SparseEmbed,
+    Transform,
+    Graph,
+    StreamingProgress,
+    StreamingBuffered,
+    Pagination,
+    Log,
+    Deterministic,
+    Snapshots,
+}
+
+impl Probe {
+    const ALL: [Self; 11] = [
+        Self::Rerank,
+        Self::MultiVector,
+        Self::SparseEmbed,
+        Self::Transform,
+        Self::Graph,
+        Self::StreamingProgress,
+        Self::StreamingBuffered,
+        Self::Pagination,
+        Self::Log,
+        Self::Deterministic,
+        Self::Snapshots,
+    ];
 }
 
 struct L2Run<'r, 'c> {
@@ -169,6 +200,22 @@ struct L2Run<'r, 'c> {
 }
 
 impl L2Run<'_, '_> {
+    async fn probe(&mut self, probe: Probe) -> Result<(), EngineError> {
+        match probe {
+            Probe::Rerank => self.rerank().await,
+            Probe::MultiVector => self.multi_vector().await,
+            Probe::SparseEmbed => self.sparse_embed().await,
+            Probe::Transform => self.transform().await,
+            Probe::Graph => self.graph().await,
+            Probe::StreamingProgress => self.streaming_progress().await,
+            Probe::StreamingBuffered => self.streaming_buffered().await,
+            Probe::Pagination => self.pagination().await,
+            Probe::Log => self.log().await,
+            Probe::Deterministic => self.deterministic().await,
+            Probe::Snapshots => self.snapshots().await,
+        }
+    }
+
     /// The query probes use: words of a passage the server returned.
     fn query(&self) -> String {
         self.facts

@@ -63,10 +63,36 @@ pub(crate) async fn probe(
     init: Option<&Init>,
     options: Options,
 ) -> Result<(), EngineError> {
-    conv.path_matches_body(init).await?;
-    conv.stream_without_token(init).await?;
-    conv.stdio_framing().await?;
+    // These three need none of one another's answers: side by side where
+    // the session allows it. The writes go alone, after them.
+    conv.side_by_side(&init, &Probe::ALL, |conv, init, probe| {
+        Box::pin(async move {
+            match probe {
+                Probe::PathMatchesBody => conv.path_matches_body(*init).await,
+                Probe::StreamWithoutToken => conv.stream_without_token(*init).await,
+                Probe::StdioFraming => conv.stdio_framing().await,
+            }
+        })
+    })
+    .await?;
     conv.writes(init, options).await
+}
+
+/// The probes of [`probe`] that go side by side, in the order their
+/// findings are emitted.
+#[derive(Debug, Clone, Copy)]
+enum Probe {
+    PathMatchesBody,
+    StreamWithoutToken,
+    StdioFraming,
+}
+
+impl Probe {
+    const ALL: [Self; 3] = [
+        Self::PathMatchesBody,
+        Self::StreamWithoutToken,
+        Self::StdioFraming,
+    ];
 }
 
 /// Judges, over the whole conversation, the rules that read every exchange;
