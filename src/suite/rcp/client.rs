@@ -340,8 +340,16 @@ impl RcpClient {
     /// run's one connection; the `reference` profile sends one request at a
     /// time, as the public harness does.
     pub fn side_by_side(&self) -> bool {
+        self.side_by_side_on(false)
+    }
+
+    /// [`side_by_side`](Self::side_by_side), or, with `any_connection` (the
+    /// caller knows the answers do not depend on the connection: before
+    /// `initialize`), whenever the wire is HTTP and the profile is `spec`.
+    pub fn side_by_side_on(&self, any_connection: bool) -> bool {
         let kept = matches!(&self.wire, Wire::Http(_)) && !self.harness_reading;
-        kept && (self.session.is_some() || self.shared_state) && self.width > 1
+        let free = any_connection || self.session.is_some() || self.shared_state;
+        kept && free && self.width > 1
     }
 
     /// A client for a lane of the conversation that goes on side by side
@@ -349,12 +357,12 @@ impl RcpClient {
     /// session's token, request ids after `base`
     /// ([`reserve_ids`](Self::reserve_ids)), the same bound on requests in
     /// flight, and nothing yet seen; `None` when requests may not go side by
-    /// side ([`side_by_side`](Self::side_by_side)).
-    pub fn lane_client(&self, base: u64) -> Option<Self> {
+    /// side ([`side_by_side_on`](Self::side_by_side_on)).
+    pub fn lane_client(&self, base: u64, any_connection: bool) -> Option<Self> {
         let Wire::Http(wire) = &self.wire else {
             return None;
         };
-        self.side_by_side().then(|| Self {
+        self.side_by_side_on(any_connection).then(|| Self {
             wire: Wire::Http(Box::new(wire.lane())),
             session: self.session.clone(),
             timeout: self.timeout,
@@ -375,7 +383,9 @@ impl RcpClient {
             harness_reading: false,
             width: self.width,
             lanes: Vec::new(),
-            shared_state: self.shared_state,
+            // Where any connection serves, it serves the lane's own
+            // requests alike.
+            shared_state: self.shared_state || any_connection,
             in_flight: std::sync::Arc::clone(&self.in_flight),
         })
     }

@@ -362,12 +362,35 @@ impl Conversation<'_> {
         steps: &[S],
         run: for<'c, 'a> fn(&'c mut Conversation<'a>, &'c C, S) -> Step<'c>,
     ) -> Result<(), EngineError> {
+        self.lanes(context, steps, run, false).await
+    }
+
+    /// [`side_by_side`](Self::side_by_side) before `initialize`, where any
+    /// connection serves: every connection is uninitialized alike then,
+    /// whatever the server's session model, so the steps go side by side
+    /// over HTTP unless the `reference` profile reads as the harness does.
+    pub async fn side_by_side_before_initialize<C: Sync + ?Sized, S: Copy + Send>(
+        &mut self,
+        context: &C,
+        steps: &[S],
+        run: for<'c, 'a> fn(&'c mut Conversation<'a>, &'c C, S) -> Step<'c>,
+    ) -> Result<(), EngineError> {
+        self.lanes(context, steps, run, true).await
+    }
+
+    async fn lanes<C: Sync + ?Sized, S: Copy + Send>(
+        &mut self,
+        context: &C,
+        steps: &[S],
+        run: for<'c, 'a> fn(&'c mut Conversation<'a>, &'c C, S) -> Step<'c>,
+        any_connection: bool,
+    ) -> Result<(), EngineError> {
         let history = self.history.clone();
         let mut clients = Vec::with_capacity(steps.len());
-        if steps.len() > 1 && self.gone().is_none() && self.client.side_by_side() {
+        if steps.len() > 1 && self.gone().is_none() && self.client.side_by_side_on(any_connection) {
             for _ in steps {
                 let base = self.client.reserve_ids(LANE_IDS);
-                match self.client.lane_client(base) {
+                match self.client.lane_client(base, any_connection) {
                     Some(client) => clients.push(client),
                     None => break,
                 }

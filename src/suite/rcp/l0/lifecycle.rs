@@ -334,20 +334,16 @@ impl Conversation<'_> {
     /// ([`Self::gated_probe`]), each other capability method the
     /// pre-initialize `info` advertises is sent once before `initialize`,
     /// with params valid for it, so that nothing but the gate can refuse it.
+    /// `info` is what the pre-initialize `info` returned ([`Self::info_seen`]).
     pub(super) async fn gated_others(
         &mut self,
         rule: &'static Rule,
+        info: Option<&Value>,
     ) -> Result<Vec<(&'static str, Sent)>, EngineError> {
         let advertised = |caps: Option<&Value>, key: &str| {
             caps.and_then(|c| c.get(key)).is_some_and(|v| !v.is_null())
         };
-        let info = self
-            .client
-            .replies()
-            .iter()
-            .find(|r| r.method == "info" && r.result().is_some())
-            .and_then(|r| r.result().cloned());
-        let caps = info.as_ref().and_then(|i| i.get("capabilities"));
+        let caps = info.and_then(|i| i.get("capabilities"));
         let graph_op = caps
             .and_then(|c| c.pointer("/graph/ops/0"))
             .and_then(Value::as_str)
@@ -366,14 +362,22 @@ impl Conversation<'_> {
                 json!({"op": graph_op, "query": PROBE_QUERY}),
             ),
         ];
-        let mut sent = Vec::new();
-        for (method, capability, params) in candidates {
-            if !advertised(caps, capability) || self.gone().is_some() {
-                continue;
-            }
-            sent.push((method, self.request(rule, method, params).await?));
-        }
-        Ok(sent)
+        let (methods, requests): (Vec<&'static str>, Vec<(&str, Value)>) = candidates
+            .into_iter()
+            .filter(|(_, capability, _)| advertised(caps, capability))
+            .map(|(method, _, params)| (method, (method, params)))
+            .unzip();
+        let sent = self.request_all(rule, requests).await?;
+        Ok(methods.into_iter().zip(sent).collect())
+    }
+
+    /// The result of the first `info` answered with one, if any.
+    pub(super) fn info_seen(&self) -> Option<Value> {
+        self.client
+            .replies()
+            .iter()
+            .find(|r| r.method == "info" && r.result().is_some())
+            .and_then(|r| r.result().cloned())
     }
 
     /// The handshake. The first `initialize` carries an unknown client capability

@@ -21,6 +21,7 @@ pub(crate) use super::conversation::{
 use crate::suite::context::{EngineError, HandshakeHistory};
 use crate::suite::{Exchange, Outcome, Rule, SpecLevel};
 use serde_json::{Map, Value, json};
+use std::sync::{Mutex, PoisonError};
 
 mod errors;
 mod framing;
@@ -182,6 +183,45 @@ struct Tolerance {
     message: String,
 }
 
+/// The probes before `initialize` after the first `info`, in the order
+/// their findings are emitted.
+#[derive(Debug, Clone, Copy)]
+enum Before {
+    PingNumeric,
+    PingString,
+    Gated,
+    GatedOthers,
+    NotifyGated,
+    NotifyOpen,
+    NotifyUnknown,
+    CancelUnknown,
+}
+
+impl Before {
+    const ALL: [Self; 8] = [
+        Self::PingNumeric,
+        Self::PingString,
+        Self::Gated,
+        Self::GatedOthers,
+        Self::NotifyGated,
+        Self::NotifyOpen,
+        Self::NotifyUnknown,
+        Self::CancelUnknown,
+    ];
+}
+
+/// What the probes before `initialize` found that is judged once the
+/// session model is known.
+#[derive(Default)]
+struct BeforeInit {
+    /// The result of the first `info`.
+    info: Option<Value>,
+    /// The gated `retrieve` (RCP-L0-004), unless the target was gone.
+    gated: Mutex<Option<Sent>>,
+    /// The other gated methods `info` advertises.
+    others: Mutex<Vec<(&'static str, Sent)>>,
+}
+
 /// The probes of the initialized session, in the order their findings are
 /// emitted: none needs another's answer.
 #[derive(Debug, Clone, Copy)]
@@ -235,27 +275,30 @@ pub(crate) async fn close(conv: &mut Conversation<'_>) -> Result<(), EngineError
 
 impl Conversation<'_> {
     async fn open(&mut self) -> Result<L0Report, EngineError> {
+        // The first request alone: a target that does not answer it is
+        // unreachable, and the other probes read what it advertises.
         self.info_before_init().await?;
-        self.ping_nonce(&PING_NUMERIC_NONCE, json!(777)).await?;
-        self.ping_nonce(&PING_STRING_NONCE, json!("protocheck-nonce-7"))
-            .await?;
-
-        // Probed now, judged once the session model is known (decisions 3 and 4).
-        let gated = match self.gone() {
-            None => Some(self.gated_probe(&GATED_BEFORE_INIT).await?),
-            Some(_) => None,
+        // The others need none of one another's answers, and get the same
+        // answers on any connection: before `initialize` every connection
+        // is uninitialized alike, whether the server keeps its handshake per
+        // connection, behind a token (none yet) or for the whole process.
+        let found = BeforeInit {
+            info: self.info_seen(),
+            ..BeforeInit::default()
         };
-        let gated_others = self.gated_others(&GATED_BEFORE_INIT).await?;
-
-        let gated_params = json!({"query": PROBE_QUERY, "k": 1});
-        self.notification(&NOTIFY_GATED, "retrieve", gated_params)
-            .await?;
-        self.notification(&NOTIFY_OPEN, "info", json!({})).await?;
-        self.notification(&NOTIFY_UNKNOWN, UNKNOWN_METHOD_NAME, json!({}))
-            .await?;
-        let cancel = json!({"id": UNKNOWN_CANCEL_ID, "reason": "protocheck probe"});
-        self.notification(&CANCEL_UNKNOWN_ID, "notifications/cancel", cancel)
-            .await?;
+        self.side_by_side_before_initialize(&found, &Before::ALL, |conv, found, step| {
+            Box::pin(conv.before_init(step, found))
+        })
+        .await?;
+        // Probed now, judged once the session model is known (decisions 3 and 4).
+        let gated = found
+            .gated
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        let gated_others = found
+            .others
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
 
         let v0 = match self.gone() {
             None => Some(
@@ -349,6 +392,47 @@ impl Conversation<'_> {
         .await?;
         report.init = init;
         Ok(report)
+    }
+
+    /// One probe before `initialize` (see [`Before`]); what is judged later
+    /// goes into `found`.
+    async fn before_init(&mut self, step: Before, found: &BeforeInit) -> Result<(), EngineError> {
+        match step {
+            Before::PingNumeric => self.ping_nonce(&PING_NUMERIC_NONCE, json!(777)).await,
+            Before::PingString => {
+                self.ping_nonce(&PING_STRING_NONCE, json!("protocheck-nonce-7"))
+                    .await
+            }
+            Before::Gated => {
+                if self.gone().is_none() {
+                    let sent = self.gated_probe(&GATED_BEFORE_INIT).await?;
+                    *found.gated.lock().unwrap_or_else(PoisonError::into_inner) = Some(sent);
+                }
+                Ok(())
+            }
+            Before::GatedOthers => {
+                let sent = self
+                    .gated_others(&GATED_BEFORE_INIT, found.info.as_ref())
+                    .await?;
+                *found.others.lock().unwrap_or_else(PoisonError::into_inner) = sent;
+                Ok(())
+            }
+            Before::NotifyGated => {
+                let gated_params = json!({"query": PROBE_QUERY, "k": 1});
+                self.notification(&NOTIFY_GATED, "retrieve", gated_params)
+                    .await
+            }
+            Before::NotifyOpen => self.notification(&NOTIFY_OPEN, "info", json!({})).await,
+            Before::NotifyUnknown => {
+                self.notification(&NOTIFY_UNKNOWN, UNKNOWN_METHOD_NAME, json!({}))
+                    .await
+            }
+            Before::CancelUnknown => {
+                let cancel = json!({"id": UNKNOWN_CANCEL_ID, "reason": "protocheck probe"});
+                self.notification(&CANCEL_UNKNOWN_ID, "notifications/cancel", cancel)
+                    .await
+            }
+        }
     }
 
     /// One probe of the initialized session (see [`AfterInit`]).
