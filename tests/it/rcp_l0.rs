@@ -629,3 +629,127 @@ async fn an_already_initialized_server_without_history_certifies_no_level() {
     assert_eq!(level(&verdict).0, "none", "{}", dump(&findings));
     assert!(!verdict.passed);
 }
+
+/// A listener that stops taking connections when told, and says when it has:
+/// a server gone for good, whose address refuses every new connection.
+struct Closable {
+    inner: Option<TcpListener>,
+    addr: std::net::SocketAddr,
+    close: Arc<tokio::sync::Notify>,
+    closed: Arc<tokio::sync::Notify>,
+}
+
+impl axum::serve::Listener for Closable {
+    type Io = tokio::net::TcpStream;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let Some(listener) = &self.inner else {
+                return std::future::pending().await;
+            };
+            tokio::select! {
+                accepted = listener.accept() => {
+                    if let Ok(accepted) = accepted {
+                        return accepted;
+                    }
+                }
+                () = self.close.notified() => {
+                    self.inner = None;
+                    self.closed.notify_one();
+                }
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        Ok(self.addr)
+    }
+}
+
+/// Over HTTP the probes of the initialized session go side by side; a server
+/// that is gone when they start gets the verdict it got when they went one
+/// after another: the first probe's rule saw it go, every later rule is
+/// skipped with that reason, and nothing cascades.
+#[tokio::test]
+async fn a_server_gone_when_the_session_probes_start_fails_one_rule_and_skips_the_rest() {
+    let close = Arc::new(tokio::sync::Notify::new());
+    let closed = Arc::new(tokio::sync::Notify::new());
+    let initializes = Arc::new(Mutex::new(0usize));
+    let (c, d, n) = (close.clone(), closed.clone(), initializes.clone());
+    // After the answer to the second `initialize` (the repeat probe, the
+    // last request before the session probes), the address refuses
+    // connections: the session probes, each on a connection of its own,
+    // find nobody there.
+    let router = rcp_router(RcpReferenceConfig::default()).layer(middleware::from_fn(
+        move |request: Request, next: Next| {
+            let (close, closed, initializes) = (c.clone(), d.clone(), n.clone());
+            async move {
+                let initialize = request.uri().path().ends_with("/initialize");
+                let response = next.run(request).await;
+                let last = initialize && {
+                    let mut count = initializes.lock().expect("the count");
+                    *count += 1;
+                    *count == 2
+                };
+                if last {
+                    close.notify_one();
+                    closed.notified().await;
+                }
+                response
+            }
+        },
+    ));
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+    let addr = listener.local_addr().expect("its address");
+    let listener = Closable {
+        inner: Some(listener),
+        addr,
+        close,
+        closed,
+    };
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    let url = Url::parse(&format!("http://{addr}/rcp")).expect("url");
+    let (verdict, findings) = check(&url).await;
+    let report = dump(&findings);
+    verdict.expect("a verdict: the server answered before it went");
+    let first = rcp::l0::TOLERATES_UNKNOWN.id;
+    assert_ne!(outcome(&findings, first), Outcome::Pass, "{report}");
+    let gone = format!("not verified: the server stopped answering during {first}");
+    for rule in [
+        &rcp::l0::UNKNOWN_METHOD,
+        &rcp::l0::UNADVERTISED_METHOD,
+        &rcp::l0::UNSUPPORTED_OPTION,
+        &rcp::l0::MALFORMED_PARAMS,
+        &rcp::l0::INFO_AFTER_INIT,
+        &rcp::l0::CANCEL_WITH_ID,
+        &rcp::l0::BATCH,
+        &rcp::l0::EMPTY_BATCH,
+        &rcp::l1::DENSE_MODE,
+    ] {
+        let finding = findings
+            .iter()
+            .find(|f| f.rule_id == rule.id)
+            .unwrap_or_else(|| panic!("{} reported: {report}", rule.id));
+        assert_eq!(
+            (finding.outcome, finding.message.as_str()),
+            (Outcome::Skip, gone.as_str()),
+            "{}: {report}",
+            rule.id
+        );
+    }
+    // Skipped, not failed: only the rule that saw the server go failed after
+    // the handshake, and the declaration (L2) against what was certified.
+    let handshake_done = findings
+        .iter()
+        .position(|f| f.rule_id == first)
+        .expect("the first session probe reported");
+    let failed_later: Vec<&str> = findings[handshake_done + 1..]
+        .iter()
+        .filter(|f| f.outcome == Outcome::Fail)
+        .map(|f| f.rule_id.as_str())
+        .collect();
+    assert_eq!(failed_later, [rcp::DECLARATION_HONEST.id], "{report}");
+}
