@@ -543,7 +543,9 @@ async fn every_name_of_one_address_shares_one_budget() {
 
 /// An RCP reference server on 127.0.0.1 whose replies take `latency`,
 /// counting the requests it is answering at once; its port, and the most it
-/// ever answered at once.
+/// ever answered at once. A run sends its independent probes side by side
+/// (up to the workers' `target_concurrency`): with that set to 1, two
+/// requests answered at once are two runs'.
 async fn counting_rcp_server(latency: Duration) -> (u16, Arc<AtomicUsize>) {
     let now = Arc::new(AtomicUsize::new(0));
     let most = Arc::new(AtomicUsize::new(0));
@@ -600,6 +602,7 @@ async fn workers_hold_the_limits_of_the_machine_they_connect_to() {
             ids.push(run.id);
         }
         let mut cfg = common::app::worker_config(3, Duration::from_secs(30));
+        cfg.target_concurrency = 1;
         // One run at once, and a gap after each (the service's default is
         // 10 s): the server counts its answers, and an answer to a request a
         // run gave up on at its end must not meet the next run's first.

@@ -299,9 +299,23 @@ impl<'a> Conversation<'a> {
         rule: &'static Rule,
         requests: Vec<(&str, Value)>,
     ) -> Result<Vec<Sent>, EngineError> {
+        let requests = requests
+            .into_iter()
+            .map(|(method, params)| (rule, method, params))
+            .collect();
+        self.request_each(requests).await
+    }
+
+    /// [`request_all`](Self::request_all) for requests of several rules (a
+    /// rule, a method and params each): a failure that shows the target
+    /// gone is the rule's whose request it was.
+    pub async fn request_each(
+        &mut self,
+        requests: Vec<(&'static Rule, &str, Value)>,
+    ) -> Result<Vec<Sent>, EngineError> {
         let mut out = Vec::with_capacity(requests.len());
         if !self.client.side_by_side() {
-            for (method, params) in requests {
+            for (rule, method, params) in requests {
                 if self.gone().is_some() {
                     break;
                 }
@@ -312,11 +326,12 @@ impl<'a> Conversation<'a> {
         if self.gone().is_some() {
             return Ok(out);
         }
+        let rules: Vec<&'static Rule> = requests.iter().map(|(rule, ..)| *rule).collect();
         let calls = requests
             .into_iter()
-            .map(|(method, params)| (self.client.next_id(), method.to_owned(), params))
+            .map(|(_, method, params)| (self.client.next_id(), method.to_owned(), params))
             .collect();
-        for sent in self.client.call_all(calls).await {
+        for (rule, sent) in rules.into_iter().zip(self.client.call_all(calls).await) {
             out.push(self.sent(rule, sent)?);
             if self.gone().is_some() {
                 break;
@@ -429,11 +444,14 @@ impl Conversation<'_> {
                 // would have skipped its rules.
                 Some(reason) => {
                     for finding in findings {
-                        let rules = super::rules();
-                        match rules.iter().find(|r| r.id == finding.rule_id) {
-                            Some(rule) => self.skip(rule, reason.clone()).await?,
-                            None => self.emit(finding).await?,
-                        }
+                        let skipped = Finding {
+                            outcome: Outcome::Skip,
+                            message: reason.clone(),
+                            evidence: Vec::new(),
+                            duration_ms: 0,
+                            ..finding
+                        };
+                        self.emit(skipped).await?;
                     }
                 }
                 None => {

@@ -686,18 +686,18 @@ impl L1Run<'_, '_> {
             ),
             (json!({"and": []}), "an empty `and`".to_owned()),
         ];
-        for (filter, what) in probes {
-            let sent = self
-                .conv
-                .request(
-                    rule,
-                    "retrieve",
-                    json!({"query": query, "k": PROBE_K, "filter": filter}),
-                )
-                .await?;
-            check.saw(&sent);
-            if code_of(&sent) != Some(-32602) {
-                problems.push(format!("a filter with {what} {}", outcome_words(&sent)));
+        let requests = probes
+            .iter()
+            .map(|(filter, _)| {
+                let params = json!({"query": query, "k": PROBE_K, "filter": filter});
+                ("retrieve", params)
+            })
+            .collect();
+        let answers = self.conv.request_all(rule, requests).await?;
+        for ((_, what), sent) in probes.iter().zip(&answers) {
+            check.saw(sent);
+            if code_of(sent) != Some(-32602) {
+                problems.push(format!("a filter with {what} {}", outcome_words(sent)));
             }
         }
         let finding = check.verdict(

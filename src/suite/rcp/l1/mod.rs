@@ -241,17 +241,29 @@ impl L1Run<'_, '_> {
         rule: &'static Rule,
         requests: Vec<(String, Value)>,
     ) -> Result<Vec<Sent>, EngineError> {
+        let requests = requests
+            .into_iter()
+            .map(|(label, params)| (rule, label, params))
+            .collect();
+        self.retrieve_each(requests).await
+    }
+
+    /// [`retrieve_all`](Self::retrieve_all) for requests of several rules (a
+    /// rule, a label and params each).
+    async fn retrieve_each(
+        &mut self,
+        requests: Vec<(&'static Rule, String, Value)>,
+    ) -> Result<Vec<Sent>, EngineError> {
         let sent = self
             .conv
-            .request_all(
-                rule,
+            .request_each(
                 requests
                     .iter()
-                    .map(|(_, params)| ("retrieve", params.clone()))
+                    .map(|(rule, _, params)| (*rule, "retrieve", params.clone()))
                     .collect(),
             )
             .await?;
-        for ((label, params), sent) in requests.into_iter().zip(&sent) {
+        for ((_, label, params), sent) in requests.into_iter().zip(&sent) {
             if let Some(result) = result_of(sent)
                 && hit_essentials(result).is_ok()
             {

@@ -58,21 +58,45 @@ pub const HYBRID_MODE: Rule = item(
 );
 
 impl L1Run<'_, '_> {
+    /// The three modes, in rule order. The advertised ones are probed with
+    /// one `retrieve` each; the probes need none of one another's answers,
+    /// so they go side by side where the session allows it
+    /// ([`Conversation::request_each`]), and are judged in rule order as if
+    /// they had gone one after another.
     pub(super) async fn modes(&mut self) -> Result<(), EngineError> {
         let advertised = self.init.advertised_list("retrieve", "modes");
-        for (rule, mode) in [
+        let is_advertised = |mode: &str| {
+            advertised
+                .as_ref()
+                .is_some_and(|m| m.iter().any(|x| x == mode))
+        };
+        let all = [
             (&DENSE_MODE, "dense"),
             (&SPARSE_MODE, "sparse"),
             (&HYBRID_MODE, "hybrid"),
-        ] {
-            if let Some(reason) = self.conv.gone() {
-                self.conv.skip(rule, reason).await?;
+        ];
+        let query = self.query();
+        let mut gone = self.conv.gone();
+        let mut checks = Vec::new();
+        let mut requests = Vec::new();
+        for (rule, mode) in all.iter().filter(|(_, mode)| is_advertised(mode)) {
+            checks.push(Check::new(rule));
+            let params = json!({"query": query, "k": PROBE_K, "mode": mode});
+            requests.push((*rule, format!("`retrieve` in mode `{mode}`"), params));
+        }
+        let mut answers = if gone.is_none() {
+            self.retrieve_each(requests).await?
+        } else {
+            Vec::new()
+        }
+        .into_iter()
+        .zip(checks);
+        for (rule, mode) in all {
+            if let Some(reason) = &gone {
+                self.conv.skip(rule, reason.clone()).await?;
                 continue;
             }
-            if !advertised
-                .as_ref()
-                .is_some_and(|m| m.iter().any(|x| x == mode))
-            {
+            if !is_advertised(mode) {
                 let listed = match &advertised {
                     Some(m) => format!("`retrieve.modes` is {}", show(&json!(m))),
                     None => "`retrieve` advertises no `modes` list".to_owned(),
@@ -84,26 +108,39 @@ impl L1Run<'_, '_> {
                 self.conv.skip(rule, reason).await?;
                 continue;
             }
-            self.mode(rule, mode).await?;
+            match answers.next() {
+                Some((sent, check)) => self.mode(check, rule, mode, &query, &sent).await?,
+                // Not sent: the target was gone.
+                None => {
+                    let reason = self.conv.gone().unwrap_or_default();
+                    self.conv.skip(rule, reason).await?;
+                }
+            }
+            // The answer that showed the target gone is the last one kept.
+            if answers.len() == 0 {
+                gone = self.conv.gone();
+            }
         }
         Ok(())
     }
 
-    async fn mode(&mut self, rule: &'static Rule, mode: &str) -> Result<(), EngineError> {
-        let mut check = Check::new(rule);
-        let query = self.query();
-        let params = json!({"query": query, "k": PROBE_K, "mode": mode});
-        let sent = self
-            .retrieve(rule, &format!("`retrieve` in mode `{mode}`"), params)
-            .await?;
-        check.saw(&sent);
-        let finding = match result_of(&sent) {
+    /// What the probe of `mode` got.
+    async fn mode(
+        &mut self,
+        mut check: Check,
+        rule: &'static Rule,
+        mode: &str,
+        query: &str,
+        sent: &Sent,
+    ) -> Result<(), EngineError> {
+        check.saw(sent);
+        let finding = match result_of(sent) {
             None => check.finding(
                 rule.on_failure,
                 format!(
                     "`retrieve` with mode \"{mode}\", which `retrieve.modes` advertises, {}; an advertised mode \
                      must work (§7.7, §14.2)",
-                    outcome_words(&sent)
+                    outcome_words(sent)
                 ),
             ),
             Some(result) => match hit_essentials(result) {
