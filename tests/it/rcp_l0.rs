@@ -753,3 +753,40 @@ async fn a_server_gone_when_the_session_probes_start_fails_one_rule_and_skips_th
         .collect();
     assert_eq!(failed_later, [rcp::DECLARATION_HONEST.id], "{report}");
 }
+
+/// A server that serves one connection at a time and keeps it open for as
+/// long as the client does (HTTP/1.1 keep-alive): a request on another
+/// connection waits until the first is closed. Its probes went side by side
+/// on connections of their own, got no answer in time, and went again, one
+/// after another, on the run's connection, as every later request does: the
+/// correct server still gets the verdict of a correct server.
+#[tokio::test]
+async fn a_server_that_serves_one_connection_at_a_time_gets_a_correct_verdict() {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use hyper_util::server::conn::auto::Builder;
+    use hyper_util::service::TowerToHyperService;
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+    let addr = listener.local_addr().expect("its address");
+    let router = rcp_router(RcpReferenceConfig::default());
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let service = TowerToHyperService::new(router.clone());
+            // Served to its end before the next connection is accepted.
+            let _ = Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        }
+    });
+    let url = Url::parse(&format!("http://{addr}/rcp")).expect("url");
+    // A short request timeout: the probes sent side by side wait for it.
+    let ctx = loopback(RunOptions {
+        request_timeout_ms: Some(1_000),
+        ..RunOptions::default()
+    });
+    let (verdict, findings) = run(SuiteChoice::Rcp, &Endpoint::Http(url), &ctx).await;
+    let verdict = verdict.expect("a verdict");
+    assert_correct(&verdict, &findings);
+}

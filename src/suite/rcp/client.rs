@@ -241,6 +241,14 @@ pub(crate) struct RcpClient {
     /// A place for each request in flight over HTTP, `width` in all, shared
     /// with the run's lanes.
     in_flight: std::sync::Arc<tokio::sync::Semaphore>,
+    /// A request of this client's got no answer within the request timeout.
+    timed_out: bool,
+    /// A request sent side by side got no answer in time: the server may
+    /// serve one connection at a time (one that keeps the run's kept-alive
+    /// connection open holds every other back), so every later request
+    /// goes on the run's connection, one at a time, as before requests went
+    /// side by side.
+    crowded: bool,
 }
 
 impl RcpClient {
@@ -296,6 +304,8 @@ impl RcpClient {
             in_flight: std::sync::Arc::new(tokio::sync::Semaphore::new(
                 ctx.target_concurrency.max(1),
             )),
+            timed_out: false,
+            crowded: false,
         })
     }
 
@@ -349,7 +359,7 @@ impl RcpClient {
     pub fn side_by_side_on(&self, any_connection: bool) -> bool {
         let kept = matches!(&self.wire, Wire::Http(_)) && !self.harness_reading;
         let free = any_connection || self.session.is_some() || self.shared_state;
-        kept && free && self.width > 1
+        kept && free && self.width > 1 && !self.crowded
     }
 
     /// A client for a lane of the conversation that goes on side by side
@@ -387,7 +397,21 @@ impl RcpClient {
             // requests alike.
             shared_state: self.shared_state || any_connection,
             in_flight: std::sync::Arc::clone(&self.in_flight),
+            timed_out: false,
+            crowded: false,
         })
+    }
+
+    /// Whether a request of this client's got no answer within the request
+    /// timeout.
+    pub fn timed_out(&self) -> bool {
+        self.timed_out
+    }
+
+    /// Sends every later request on the run's connection, one at a time
+    /// (see the `crowded` field).
+    pub fn crowd(&mut self) {
+        self.crowded = true;
     }
 
     /// Takes in what a lane's client sent and saw, after what this one has:
@@ -574,6 +598,20 @@ impl RcpClient {
         self.lanes = lanes;
         let mut sent: Vec<_> = sent.into_iter().flatten().collect();
         sent.sort_by_key(|(i, ..)| *i);
+        let crowded = sent
+            .iter()
+            .any(|(.., result)| matches!(result, Err(TransportError::Timeout(_))));
+        if crowded {
+            // Nothing kept of them: they go again, one after another, on the
+            // run's connection (see `crowded`).
+            self.crowd();
+            self.lanes.clear();
+            let calls = sent
+                .into_iter()
+                .map(|(_, _, method, params, ..)| (self.next_id(), method, params))
+                .collect();
+            return self.call_each(calls).await;
+        }
         let mut out = Vec::with_capacity(sent.len());
         for (_, id, method, params, exchange, result) in sent {
             self.note_request(&method, &params);

@@ -436,6 +436,18 @@ impl Conversation<'_> {
                 }
             }))
             .await;
+        // A lane whose request got no answer in time may have met a server
+        // that serves one connection at a time: nothing of the lanes is
+        // kept, and the steps go again, one after another, on the run's
+        // connection (see `RcpClient::crowd`).
+        if lanes.iter().any(|lane| lane.client.timed_out()) {
+            drop(lanes);
+            self.client.crowd();
+            for step in steps {
+                run(self, context, *step).await?;
+            }
+            return Ok(());
+        }
         for lane in lanes {
             self.client.absorb(lane.client);
             let findings = lane.reporter.into_findings();

@@ -590,6 +590,9 @@ impl RcpClient {
             wire.handshake_succeeded(params);
         }
         let moved = wire.moved();
+        if matches!(result, Err(TransportError::Timeout(_))) {
+            self.timed_out = true;
+        }
         Some((exchange, result, moved))
     }
 }
