@@ -401,22 +401,25 @@ impl Conversation<'_> {
         any_connection: bool,
     ) -> Result<(), EngineError> {
         let history = self.history.clone();
-        let mut clients = Vec::with_capacity(steps.len());
-        if steps.len() > 1 && self.gone().is_none() && self.client.side_by_side_on(any_connection) {
-            for _ in steps {
-                let base = self.client.reserve_ids(LANE_IDS);
-                match self.client.lane_client(base, any_connection) {
-                    Some(client) => clients.push(client),
-                    None => break,
-                }
-            }
-        }
-        if clients.len() != steps.len() {
+        let side_by_side =
+            steps.len() > 1 && self.gone().is_none() && self.client.side_by_side_on(any_connection);
+        let clients: Option<Vec<RcpClient>> = if side_by_side {
+            steps
+                .iter()
+                .map(|_| {
+                    let base = self.client.reserve_ids(LANE_IDS);
+                    self.client.lane_client(base, any_connection)
+                })
+                .collect()
+        } else {
+            None
+        };
+        let Some(clients) = clients else {
             for step in steps {
                 run(self, context, *step).await?;
             }
             return Ok(());
-        }
+        };
         let lanes =
             futures::future::join_all(clients.into_iter().zip(steps).map(|(mut client, step)| {
                 let history = history.clone();

@@ -219,17 +219,23 @@ impl L1Run<'_, '_> {
         params: Value,
     ) -> Result<Sent, EngineError> {
         let sent = self.conv.request(rule, "retrieve", params.clone()).await?;
-        if let Some(result) = result_of(&sent)
+        self.keep(label.to_owned(), params, &sent);
+        Ok(sent)
+    }
+
+    /// Keeps a successful `retrieve` result for the rules judged over every
+    /// result.
+    fn keep(&mut self, label: String, params: Value, sent: &Sent) {
+        if let Some(result) = result_of(sent)
             && hit_essentials(result).is_ok()
         {
             self.facts.retrieved.push(Retrieved {
-                label: label.to_owned(),
+                label,
                 params,
                 result: result.clone(),
-                exchange: exchange_of(&sent).clone(),
+                exchange: exchange_of(sent).clone(),
             });
         }
-        Ok(sent)
     }
 
     /// [`retrieve`](Self::retrieve) for requests that do not depend on one
@@ -264,16 +270,7 @@ impl L1Run<'_, '_> {
             )
             .await?;
         for ((_, label, params), sent) in requests.into_iter().zip(&sent) {
-            if let Some(result) = result_of(sent)
-                && hit_essentials(result).is_ok()
-            {
-                self.facts.retrieved.push(Retrieved {
-                    label,
-                    params,
-                    result: result.clone(),
-                    exchange: exchange_of(sent).clone(),
-                });
-            }
+            self.keep(label, params, sent);
         }
         Ok(sent)
     }
