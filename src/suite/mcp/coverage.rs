@@ -425,7 +425,8 @@ pub static COVERAGE: &[Coverage] = &[
         required: "`tools/list` SHOULD return the tools in the same order across requests while \
             the set is unchanged.",
         probed: "The survey's `tools/list` (all pages) and two more first-page requests: the order \
-            of the tools present in all three must be equal; skipped with fewer than two tools.",
+            of the tools present in all three must be equal; skipped with fewer than two tools in all \
+            three, or a repeat answered without a `tools` array.",
         gap: Some(
             "Only the first page is asked again: the order on later pages of a paginated list is \
             not compared.",

@@ -4,7 +4,7 @@
 //! RES-001, 002, 003, 005 and 006 are run-wide: they judge every reply to a
 //! modern request seen during the run, so every probe of every rule counts.
 
-use super::client::{Probe, Seen, clip, some};
+use super::client::{Probe, Reply, Seen, clip, some};
 use super::rule::{Keyword, McpRule, spec};
 use super::session::{Judgement, Session};
 use super::wire;
@@ -165,7 +165,8 @@ pub(crate) const DETERMINISTIC_ORDER: McpRule = McpRule::new(
 .help(
     "protocheck sends `tools/list` twice more and compares the order of tool names with the \
      survey's list, judging only the tools present in all three answers. Skipped when fewer than \
-     two tools are listed.",
+     two tools are listed in all three, or when a repeat is answered without a `tools` array \
+     (an error, say): there is then no order to compare.",
     "The server builds the list from an unordered collection (a hash map or set keyed by name) or \
      from concurrent registration, so the order changes from one request to the next and defeats \
      clients' and LLM prompt caches.",
@@ -495,23 +496,42 @@ async fn deterministic_order(s: &Session) -> Judgement {
     if first.len() < 2 {
         return Judgement::skip("fewer than two tools are listed, so their order cannot vary");
     }
-    let mut orders = vec![first];
     let mut replies = Vec::new();
     for _ in 0..2 {
-        let reply = s
-            .client
-            .send(&s.client.request("tools/list", json!({})))
-            .await;
-        let names: Vec<String> = reply
+        replies.push(
+            s.client
+                .send(&s.client.request("tools/list", json!({})))
+                .await,
+        );
+    }
+    judge_order(first, s.survey.tools.pages.first(), &replies)
+}
+
+/// MCP-RES-007's judgement: the order of the tools listed `first` (on the
+/// survey's `page`) against the names of each repeated answer.
+fn judge_order(first: Vec<String>, page: Option<&Reply>, replies: &[Reply]) -> Judgement {
+    let mut orders = vec![first];
+    for reply in replies {
+        let Some(tools) = reply
             .result()
             .and_then(|r| r.get("tools"))
             .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
-            .collect();
-        orders.push(names);
-        replies.push(reply);
+        else {
+            // No list to compare: an empty order would match any other.
+            return Judgement::skip(format!(
+                "not verified: the repeated `tools/list` (request {}) was answered {}, with no \
+                 `tools` array to compare",
+                orders.len() + 1,
+                reply.describe()
+            ))
+            .reply(reply);
+        };
+        orders.push(
+            tools
+                .iter()
+                .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
+                .collect(),
+        );
     }
     // Only the order of tools present in every answer is judged: a set that
     // changes is STL-008's business, not this rule's.
@@ -519,6 +539,16 @@ async fn deterministic_order(s: &Session) -> Judgement {
         .iter()
         .filter(|n| orders.iter().all(|o| o.contains(n)))
         .collect();
+    if common.len() < 2 {
+        return replies.iter().fold(
+            Judgement::skip(format!(
+                "not verified: {} of the tools listed first were listed again by every repeated \
+                 `tools/list` answer, too few for an order",
+                common.len()
+            )),
+            Judgement::reply,
+        );
+    }
     let project = |o: &Vec<String>| -> Vec<String> {
         o.iter().filter(|n| common.contains(n)).cloned().collect()
     };
@@ -542,7 +572,7 @@ async fn deterministic_order(s: &Session) -> Judgement {
                     .map(|n| clip(n, 40))
                     .collect::<Vec<_>>()
             ));
-            if let Some(page) = s.survey.tools.pages.first() {
+            if let Some(page) = page {
                 j = j.reply(page);
             }
             return j.reply(&replies[i - 1]);
@@ -552,4 +582,63 @@ async fn deterministic_order(s: &Session) -> Judgement {
         "three `tools/list` answers listed {} tools in the same order",
         reference.len()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::mcp::session::Kind;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|n| (*n).to_owned()).collect()
+    }
+
+    /// A reply whose JSON-RPC message is `message`.
+    fn answered(message: Value) -> Reply {
+        let mut reply = Reply::empty("tools/list");
+        reply.transport_error = None;
+        reply.status = Some(200);
+        reply.message = Some(message);
+        reply
+    }
+
+    fn listing(list: &[&str]) -> Reply {
+        let tools: Vec<Value> = list.iter().map(|n| json!({"name": n})).collect();
+        answered(json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}}))
+    }
+
+    #[test]
+    fn the_order_is_judged_only_on_lists_that_came_back() {
+        let first = names(&["a", "b", "c"]);
+        let same = [listing(&["a", "b", "c"]), listing(&["a", "b", "c"])];
+        let judged = judge_order(first.clone(), None, &same);
+        assert!(matches!(judged.kind, Kind::Pass), "{}", judged.message);
+
+        let moved = [listing(&["a", "b", "c"]), listing(&["c", "a", "b"])];
+        let judged = judge_order(first.clone(), None, &moved);
+        assert!(matches!(judged.kind, Kind::Fail), "{}", judged.message);
+        assert!(judged.message.contains("request 3"), "{}", judged.message);
+
+        // A repeat refused with an error has no order: not a pass.
+        let refused = answered(json!({"jsonrpc": "2.0", "id": 2,
+            "error": {"code": -32603, "message": "Internal error"}}));
+        let judged = judge_order(first.clone(), None, &[listing(&["a", "b", "c"]), refused]);
+        assert!(matches!(judged.kind, Kind::Skip), "{}", judged.message);
+        assert!(
+            judged.message.contains("request 3") && judged.message.contains("-32603"),
+            "{}",
+            judged.message
+        );
+        assert_eq!(judged.evidence.len(), 1);
+
+        // Fewer than two tools in every answer: no order to compare.
+        let shrunk = [listing(&["a"]), listing(&["a", "b"])];
+        let judged = judge_order(first, None, &shrunk);
+        assert!(matches!(judged.kind, Kind::Skip), "{}", judged.message);
+        assert!(
+            judged.message.contains("1 of the tools"),
+            "{}",
+            judged.message
+        );
+    }
 }
