@@ -1071,6 +1071,40 @@ fn a_tool_working_past_its_budget_is_cancelled_and_named_as_not_judged() {
     }
 }
 
+/// A read-only tool that runs only as a task (`spec25-task-required`'s
+/// `digest`, listed first, with a required property) is called plainly by
+/// MCP25-TSK-005 alone, whose probe is that refusal: the tool rules judge
+/// the other tools, and MCP25-TOL-011 takes `echo` instead of a tool that
+/// refuses every plain call.
+#[test]
+fn a_tool_that_runs_only_as_a_task_is_never_called_plainly_but_by_its_probe() {
+    let tools = Tools::from_env();
+    if tools.python.is_none() {
+        assert!(
+            !tools_required(),
+            "PROTOCHECK_REQUIRE_TOOLS=1 but PROTOCHECK_INTEROP_PYTHON names no Python"
+        );
+        say_skipped("the task-only tool test; set PROTOCHECK_INTEROP_PYTHON");
+        return;
+    }
+    let name = "spec25-task-required";
+    let (server, target) = launch(name, &tools).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let verdict = check(name, &target, &PANEL_2025).unwrap_or_else(|e| panic!("{e}"));
+    drop(server);
+    assert_eq!(verdict.grade, "strict", "{:?}", verdict.outcomes);
+    let input = &verdict.messages["MCP25-TOL-011"];
+    assert_eq!(verdict.outcomes["MCP25-TOL-011"], "pass", "{input}");
+    assert!(input.contains("`echo`"), "MCP25-TOL-011 says {input}");
+    let content = &verdict.messages["MCP25-TOL-010"];
+    assert!(
+        content.starts_with("4 tool result(s)") && !content.contains("digest"),
+        "MCP25-TOL-010 says {content}"
+    );
+    let refused = &verdict.messages["MCP25-TSK-005"];
+    assert_eq!(verdict.outcomes["MCP25-TSK-005"], "pass", "{refused}");
+    assert!(refused.contains("digest"), "MCP25-TSK-005 says {refused}");
+}
+
 #[test]
 fn panel_servers_get_the_verdicts_the_specification_gives_them() {
     run_panel(&PANEL_2026);

@@ -112,9 +112,9 @@ pub static COVERAGE: &[Coverage] = &[
             `notifications/resources/updated` only with `resources.subscribe` and a subscription.",
         probed: "Passive, after every probe rule: each notification the run recorded (POST SSE \
             streams, stdout, GET streams while a rule watched one) is checked against the \
-            `initialize` capabilities. Any `notifications/resources/updated` fails, on the \
-            assumption that protocheck subscribes to nothing (MCP25-RES-008 does subscribe briefly \
-            to one URI).",
+            `initialize` capabilities. A `notifications/resources/updated` fails unless its `uri` \
+            is the one MCP25-RES-008 subscribed to (briefly: an update crossing the unsubscribe \
+            passes too).",
         gap: Some(
             "No probe provokes these notifications (protocheck cannot change a server's lists or \
             resources), so only spontaneous ones are judged; over HTTP the GET stream is read only \
@@ -669,13 +669,14 @@ pub static COVERAGE: &[Coverage] = &[
             `image` and `audio` with base64 `data` and `mimeType`; `resource_link` with `uri` and \
             `name`; `resource` with `uri` and one of `text`/`blob`); `isError` is a boolean and \
             `structuredContent` an object when present.",
-        probed: "Each callable tool (read-only, or any when tool calls are allowed; at most 10) \
-            called once with placeholder arguments built from the required part of its \
+        probed: "Each callable tool (read-only, or any when tool calls are allowed; not \
+            `taskSupport: required`; at most 10) called once with placeholder arguments built from the required part of its \
             `inputSchema` (optional numbers with a `minimum` at it), within a budget of 3 s of \
             work and one round trip; every block of each result is checked by kind, and `isError` \
             must be a boolean.",
         gap: Some(
-            "Tools protocheck may not call, and tools past the tenth, are not called; a call still \
+            "Tools protocheck may not call, tools that run only as a task, and tools past the \
+            tenth, are not called; a call still \
             running at its budget is cancelled and not judged (the finding names it); \
             `structuredContent` being an object is checked only against an `outputSchema` \
             (TOL-012); block `annotations`, `_meta` and MIME-type syntax are not checked; only the \
@@ -687,7 +688,8 @@ pub static COVERAGE: &[Coverage] = &[
         required: "Arguments that violate a tool's `inputSchema` (a missing required property, a \
             wrong type) are reported as a tool execution error (`isError: true`), not as a \
             protocol error.",
-        probed: "The first callable tool with a required property, called with placeholder \
+        probed: "The first callable tool (not `taskSupport: required`) with a required property, \
+            called with placeholder \
             arguments minus its first required property: `isError: true` passes, a JSON-RPC error \
             warns, a successful result is info.",
         gap: Some(

@@ -231,6 +231,7 @@ pub(crate) async fn run(
         limited_token: ctx.options.limited_token.clone(),
         progress_calls: Default::default(),
         before_debug: Countdown::new(before_debug.len()),
+        subscribed: Default::default(),
     };
     // Over HTTP a rule in flight is mostly waiting (on a watch window, on
     // the tool calls several rules share); the target's load is bounded by

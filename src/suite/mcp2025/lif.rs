@@ -223,8 +223,9 @@ pub(crate) const DECLARED_NOTIFICATIONS: Mcp25Rule = Mcp25Rule::new(
 .help(
     "After every other rule, protocheck goes through every notification the server sent during \
      the run and compares it with the `initialize` capabilities: a `list_changed` notification of \
-     tools, resources or prompts needs `listChanged: true` under that capability, and any \
-     `notifications/resources/updated` is counted as unsolicited.",
+     tools, resources or prompts needs `listChanged: true` under that capability, and a \
+     `notifications/resources/updated` counts as unsolicited unless its `uri` is the one \
+     resource MCP25-RES-008 subscribed to (an update that crosses the unsubscribe included).",
     "The server emits list-changed notifications while its capabilities omit `listChanged` (or \
      set it to false), most often because the SDK sends them whenever a tool, resource or prompt \
      is registered, or it sends resource updates to a client that never subscribed.",
@@ -782,6 +783,11 @@ async fn declared_notifications(s: &Session) -> Judgement {
             == Some(true)
     };
     let mut undeclared = Vec::new();
+    let subscribed = s
+        .subscribed
+        .lock()
+        .map(|list| list.clone())
+        .unwrap_or_default();
     let notes = s.client.notifications();
     for note in &notes {
         let Some(method) = note.get("method").and_then(Value::as_str) else {
@@ -798,9 +804,20 @@ async fn declared_notifications(s: &Session) -> Judgement {
         {
             undeclared.push(format!("`{method}` without `{cap}.{flag}: true`"));
         }
-        // protocheck subscribes to no resource, so no update is solicited.
+        // protocheck subscribes to one resource at most (MCP25-RES-008),
+        // and unsubscribes at once: an update about it is solicited, even
+        // one that crossed the unsubscribe; any other is not.
         if method == "notifications/resources/updated" {
-            undeclared.push(format!("`{method}` with no subscription by protocheck"));
+            let uri = note.pointer("/params/uri").and_then(Value::as_str);
+            if !uri.is_some_and(|uri| subscribed.iter().any(|s| s == uri)) {
+                undeclared.push(match uri {
+                    Some(uri) => format!(
+                        "`{method}` for `{}`, to which protocheck did not subscribe",
+                        clip(uri, 80)
+                    ),
+                    None => format!("`{method}` with no `uri`, and no subscription to match it"),
+                });
+            }
         }
     }
     if undeclared.is_empty() {

@@ -785,6 +785,9 @@ async fn subscribe(s: &Session) -> Judgement {
         ));
     };
     let shown = clip(uri, 120);
+    if let Ok(mut subscribed) = s.subscribed.lock() {
+        subscribed.push(uri.clone());
+    }
     let sub = s
         .main
         .request("resources/subscribe", json!({"uri": uri}))

@@ -107,6 +107,10 @@ pub struct Session {
     /// The rules that could send a request while MCP25-LOG-002 holds the
     /// run's session at `debug`, counted down as each is judged.
     pub(crate) before_debug: Countdown,
+    /// The resource URIs protocheck asked to subscribe to on the run's
+    /// session (MCP25-RES-008): an update about one of them is solicited
+    /// (MCP25-LIF-008), during the subscription or just after it ends.
+    pub(crate) subscribed: std::sync::Mutex<Vec<String>>,
 }
 
 /// A count of rules still to judge, and a wait for none to be left. The
@@ -423,7 +427,12 @@ impl Session {
                     .map(|(_, method)| self.main.request(method, json!({})));
                 let tools = async {
                     if self.advertises("tools") {
-                        self.tools().await.read_only().cloned().collect()
+                        let survey = self.tools().await;
+                        survey
+                            .read_only()
+                            .filter(|t| !needs_task(t))
+                            .cloned()
+                            .collect()
                     } else {
                         Vec::new()
                     }
@@ -606,6 +615,19 @@ fn read_only(tool: &Value) -> bool {
     tool.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true))
 }
 
+/// Whether `tool` runs only as a task (`execution.taskSupport` is
+/// "required"): tasks, "Tool-Level Negotiation", says a client MUST invoke
+/// it as a task and a server MUST refuse a plain `tools/call` of it with
+/// -32601. protocheck calls such a tool plainly only where MCP25-TSK-005
+/// probes that refusal; every other probe leaves it out, whether or not the
+/// server declares `tasks.requests.tools.call` (without it a client may not
+/// ask for a task at all, and the tool says it refuses a plain call).
+pub(crate) fn needs_task(tool: &Value) -> bool {
+    tool.pointer("/execution/taskSupport")
+        .and_then(Value::as_str)
+        == Some("required")
+}
+
 /// Whether protocheck may call `tool`: the run allows tool calls
 /// (`allow`), or the tool is read-only.
 fn may_call(allow: bool, tool: &Value) -> bool {
@@ -657,14 +679,15 @@ impl ToolSurvey {
         self.items().iter().filter(|t| read_only(t))
     }
 
-    /// The listed tools protocheck may call, each name once (the first
-    /// listed), in listed order; a tool without a string name is not
+    /// The listed tools protocheck may call with a plain `tools/call`, each
+    /// name once (the first listed), in listed order: a tool without a
+    /// string name, or one that runs only as a task ([`needs_task`]), is not
     /// callable.
     pub(crate) fn callable(&self) -> Vec<&Value> {
         let mut seen = HashSet::new();
         self.items()
             .iter()
-            .filter(|t| self.may_call(t))
+            .filter(|t| self.may_call(t) && !needs_task(t))
             .filter(|t| {
                 t.get("name")
                     .and_then(Value::as_str)
@@ -726,6 +749,7 @@ impl Session {
             limited_token: None,
             progress_calls: Default::default(),
             before_debug: Default::default(),
+            subscribed: Default::default(),
         }
     }
 }
@@ -780,5 +804,27 @@ mod tests {
         );
         assert!(survey.may_call(&tools[1]));
         assert!(!super::may_call(false, &tools[1]));
+    }
+
+    #[test]
+    fn a_tool_that_runs_only_as_a_task_is_never_called_plainly() {
+        let tools = [
+            json!({"name": "report", "execution": {"taskSupport": "required"},
+                   "annotations": {"readOnlyHint": true}}),
+            json!({"name": "maybe", "execution": {"taskSupport": "optional"},
+                   "annotations": {"readOnlyHint": true}}),
+            json!({"name": "never", "execution": {"taskSupport": "forbidden"}}),
+        ];
+        let names = |allow| -> Vec<String> {
+            survey(allow, &tools)
+                .callable()
+                .iter()
+                .filter_map(|t| Some(t.get("name")?.as_str()?.to_owned()))
+                .collect()
+        };
+        assert_eq!(names(false), ["maybe"]);
+        assert_eq!(names(true), ["maybe", "never"]);
+        assert!(super::needs_task(&tools[0]));
+        assert!(!super::needs_task(&tools[1]));
     }
 }

@@ -1,10 +1,11 @@
 //! TOL — the rules that judge `tools/call` results (server/tools, "Tool
 //! Result"). protocheck calls a tool only when it is annotated
-//! `readOnlyHint: true` or the run allows tool calls (digest §15 D14), each
-//! callable tool once per run, with arguments built from the required part
-//! of its `inputSchema` (and optional numbers with a `minimum` at it), and
-//! within a budget on the wire: a call still running past it is cancelled
-//! and not judged, and the findings name it.
+//! `readOnlyHint: true` or the run allows tool calls (digest §15 D14), and
+//! never one that runs only as a task; each callable tool once per run, with
+//! arguments built from the required part of its `inputSchema` (and optional
+//! numbers with a `minimum` at it), and within a budget on the wire: a call
+//! still running past it is cancelled and not judged, and the findings name
+//! it.
 
 use super::client::Reply;
 use super::rule::{Mcp25Rule, spec};
@@ -38,7 +39,8 @@ pub(crate) const CONTENT: Mcp25Rule = Mcp25Rule::new(
 )
 .help(
     "protocheck calls each tool it may call (annotated `readOnlyHint: true`, or any when the run \
-     allows tool calls; at most 10) once, with placeholder arguments built from the required part \
+     allows tool calls; at most 10; not a tool whose `execution.taskSupport` is \"required\", \
+     which runs only as a task) once, with placeholder arguments built from the required part \
      of its `inputSchema` (an optional number with a `minimum` is given that minimum, the least \
      work it allows), and checks each result: a `content` array of well-formed text, image, \
      audio, `resource_link` or `resource` blocks, and a boolean `isError`. A call still unanswered \
@@ -69,8 +71,9 @@ pub(crate) const INPUT_ERRORS: Mcp25Rule = Mcp25Rule::new(
      true` so that the model can correct itself, rather than as protocol errors",
 )
 .help(
-    "protocheck takes the first tool it may call that has a required property, builds placeholder \
-     arguments from its `inputSchema`, leaves that property out, and calls the tool. A result \
+    "protocheck takes the first tool it may call that has a required property (not one whose \
+     `execution.taskSupport` is \"required\": a plain call of it is refused whatever its \
+     arguments), builds placeholder arguments from its `inputSchema`, leaves that property out, and calls the tool. A result \
      with `isError: true` passes, a JSON-RPC error is a warning, and a successful result is \
      information.",
     "The server rejects the arguments with a JSON-RPC error (usually -32602, from SDKs that \
@@ -167,9 +170,8 @@ async fn tool_calls(s: &Session) -> Arc<ToolCalls> {
         let survey = s.tools().await;
         // Side by side, within the run's limit on requests in flight; the
         // results keep the order of the list, so messages repeat run to run.
-        // Each call is awaited to its answer or the request timeout: a tool
-        // may rightly take long, and a call cut short by a clock would be
-        // judged on some runs and not on others.
+        // Each call is awaited within the tool budget (`call`): one still
+        // running past it is cancelled and named as not judged.
         let calls = futures::future::join_all(
             survey
                 .callable()

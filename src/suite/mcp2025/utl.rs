@@ -3,7 +3,7 @@
 use super::client::{Awaiting, Connection, Progress, Transport};
 use super::lif::judge_unanswered;
 use super::rule::{Mcp25Rule, spec};
-use super::session::{Judgement, Kind, Serving, Session, serving};
+use super::session::{Judgement, Kind, Serving, Session, needs_task, serving};
 use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
 use crate::suite::mcp::client::clip;
@@ -472,8 +472,7 @@ async fn cancelled(s: &Session) -> Judgement {
     // Tools a task must run are not called plainly (MCP25-TSK-005 judges that).
     let mut callable: Vec<&Value> = tools
         .iter()
-        .filter(|t| s.may_call(t))
-        .filter(|t| t.pointer("/execution/taskSupport").and_then(Value::as_str) != Some("required"))
+        .filter(|t| s.may_call(t) && !needs_task(t))
         .collect();
     if callable.is_empty() {
         return Judgement::skip(

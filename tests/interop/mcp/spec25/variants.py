@@ -9,7 +9,10 @@ tests/interop/EXPECTED.md, section "## MCP 2025-11-25".
 """
 
 import json
+import secrets
 import sys
+import threading
+import time
 
 import server
 from server import RpcError, Server, classify, error_doc
@@ -157,6 +160,126 @@ class Deliberate(Server):
         return {"content": [{"type": "text", "text": "pondered for 30 s"}]}
 
 
+DIGEST = {
+    "name": "digest",
+    "description": "Counts the words of `text`; runs only as a task.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"],
+    },
+    "execution": {"taskSupport": "required"},
+    "annotations": {"readOnlyHint": True},
+}
+
+
+def stamp():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class TaskRequired(Server):
+    """Declares task-augmented `tools/call` and lists first a read-only tool,
+    `digest`, that runs only as a task; every other tool is as on the correct
+    server.
+
+    TASKS "Tool-Level Negotiation": if the server's capabilities include
+    tasks.requests.tools.call and a tool's execution.taskSupport is
+    "required", clients MUST invoke the tool as a task, and servers MUST
+    return -32601 (Method not found) if a client does not. "Creating Tasks":
+    a task-augmented request is answered at once with a CreateTaskResult; the
+    tool result comes through tasks/result. "Task Status Lifecycle": a task
+    begins `working`. "Protocol Errors": an invalid or nonexistent taskId in
+    tasks/get or tasks/result is -32602.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.tasks = {}  # task id -> task dict (with "_result" once done)
+        self.done = threading.Condition()
+
+    def capabilities(self):
+        caps = super().capabilities()
+        caps["tasks"] = {"requests": {"tools": {"call": {}}}}
+        return caps
+
+    def tools(self):
+        return [DIGEST] + server.TOOLS
+
+    def call_tool(self, call, params):
+        if params.get("name") != "digest":
+            return super().call_tool(call, params)
+        task = params.get("task")
+        if not isinstance(task, dict):
+            raise RpcError(-32601, "Method not found: digest runs only as a task")
+        args = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
+        text = args.get("text")
+        if isinstance(text, str):
+            result = {"content": [{"type": "text", "text": f"{len(text.split())} words"}]}
+        else:
+            result = {"content": [{"type": "text", "text": "`text` (a string) is required"}],
+                      "isError": True}
+        tid = secrets.token_hex(16)
+        now = stamp()
+        record = {"taskId": tid, "status": "working", "createdAt": now, "lastUpdatedAt": now,
+                  "ttl": 60000, "pollInterval": 100}
+        with self.done:
+            self.tasks[tid] = record
+        created = {k: v for k, v in record.items()}
+        threading.Thread(target=self.finish, args=(tid, result), daemon=True).start()
+        return {"task": created}
+
+    def finish(self, tid, result):
+        with self.done:
+            record = self.tasks[tid]
+            record["status"] = "completed"
+            record["lastUpdatedAt"] = stamp()
+            record["_result"] = result
+            self.done.notify_all()
+
+    def dispatch(self, call, method, params):
+        if method not in ("tasks/get", "tasks/result"):
+            return super().dispatch(call, method, params)
+        tid = params.get("taskId")
+        with self.done:
+            record = self.tasks.get(tid) if isinstance(tid, str) else None
+            if record is None:
+                raise RpcError(-32602, "Invalid params: no such task")
+            if method == "tasks/get":
+                return {k: v for k, v in record.items() if not k.startswith("_")}
+            # tasks/result blocks until the task is in a terminal status.
+            while "_result" not in record:
+                self.done.wait()
+            result = dict(record["_result"])
+        result["_meta"] = {"io.modelcontextprotocol/related-task": {"taskId": tid}}
+        return result
+
+
+class UpdatesOnSubscribe(Server):
+    """Announces `notifications/resources/updated` for a resource as soon as
+    a client subscribes to it, on the subscribe's own stream before the
+    answer: its resources change all the time (a clock), so a subscriber is
+    told at once that what it may hold is stale.
+
+    RESOURCES "Subscriptions": clients can subscribe to specific resources
+    and receive notifications when they change; the update notification
+    carries the resource's `uri`. TRANSPORTS "Sending Messages to the
+    Server": before the response, the server MAY send notifications, which
+    SHOULD relate to the originating request. LIFECYCLE "Operation": both
+    parties use only negotiated capabilities; `resources.subscribe` is
+    declared and the client subscribed.
+    """
+
+    def use_sse(self, method):
+        return method in ("tools/call", "resources/subscribe")
+
+    def dispatch(self, call, method, params):
+        result = super().dispatch(call, method, params)
+        if method == "resources/subscribe":
+            call.emit({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                       "params": {"uri": params["uri"]}})
+        return result
+
+
 # --- faults ------------------------------------------------------------------
 
 class OriginOpen(Server):
@@ -254,6 +377,23 @@ class Noise(Server):
         return "spec25 server ready, waiting for JSON-RPC on stdin"
 
 
+class UpdatesUnasked(Server):
+    """Sends `notifications/resources/updated` for `memo://pixel`, which no
+    client subscribed to, on the stream of every tool call.
+
+    RESOURCES "Subscriptions": update notifications go to clients that
+    subscribed to the resource; LIFECYCLE "Operation": both parties MUST only
+    use capabilities that were successfully negotiated. protocheck subscribes
+    only to the first listed resource (`memo://greeting`), briefly.
+    """
+
+    def dispatch(self, call, method, params):
+        if method == "tools/call":
+            call.emit({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                       "params": {"uri": "memo://pixel"}})
+        return super().dispatch(call, method, params)
+
+
 class Multiline(Server):
     """Writes each stdio message pretty-printed over several lines."""
 
@@ -271,6 +411,8 @@ VARIANTS = {
     "minimal": Minimal,
     "paged": Paged,
     "deliberate": Deliberate,
+    "task-required": TaskRequired,
+    "updates-on-subscribe": UpdatesOnSubscribe,
     "chatty": Chatty,
     "delete-refused": DeleteRefused,
     "session-optional": SessionOptional,
@@ -287,6 +429,7 @@ VARIANTS = {
     "warn-level": WarnLevel,
     "noise": Noise,
     "multiline": Multiline,
+    "updates-unasked": UpdatesUnasked,
 }
 
 if __name__ == "__main__":
