@@ -6,7 +6,7 @@
 
 use super::client::{Credentials, Reply, Transport};
 use super::rule::{Mcp25Rule, spec};
-use super::session::{Judgement, Session};
+use super::session::{Judgement, Session, needs_task};
 use crate::suite::Exchange;
 use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
@@ -667,7 +667,7 @@ async fn insufficient_scope(s: &Session) -> Judgement {
             .list_tools()
             .await
             .ok()
-            .and_then(|(tools, _)| tools.into_iter().find(|t| s.may_call(t)));
+            .and_then(|(tools, _)| tools.into_iter().find(|t| s.may_call(t) && !needs_task(t)));
         let mut probes = vec![("tools/list", json!({}))];
         if let Some(tool) = tool {
             probes.push((
@@ -677,7 +677,14 @@ async fn insufficient_scope(s: &Session) -> Judgement {
         }
         probes.push(("resources/list", json!({})));
         for (method, params) in probes {
-            let reply = conn.request_unlogged(method, params).await;
+            // A tool the limited token may call works within the tool
+            // budget, as every tool call of the run (MCP25-TOL-010).
+            let reply = if method == "tools/call" {
+                conn.request_unlogged_within(method, params, s.client.tool_budget())
+                    .await
+            } else {
+                conn.request_unlogged(method, params).await
+            };
             let stop = refused(&reply);
             sent.push(reply);
             if stop {

@@ -866,6 +866,22 @@ impl Connection {
         self.request_patiently(method, params, patience).await
     }
 
+    /// [`Self::request_within`] whose answer does not join the run's log,
+    /// as [`Self::request_unlogged`]'s (a tool call on a connection of a
+    /// rule's own, with a credential of its own).
+    pub async fn request_unlogged_within(
+        &self,
+        method: &str,
+        params: Value,
+        budget: Duration,
+    ) -> Reply {
+        let patience = Patience {
+            linger: None,
+            budget: Some(budget),
+        };
+        self.exchange_within(method, params, patience).await.1
+    }
+
     /// A conforming request with a fresh id, awaited and read on as
     /// `patience` says (see [`Self::request_lingering`] and
     /// [`Self::request_within`]).
@@ -875,8 +891,22 @@ impl Connection {
         params: Value,
         patience: Patience,
     ) -> Reply {
-        let id = json!(self.client.next_id());
         let token = params.pointer("/_meta/progressToken").cloned();
+        let (id, reply) = self.exchange_within(method, params, patience).await;
+        self.client.record(Some(id), token, &reply);
+        reply
+    }
+
+    /// Sends a conforming request with a fresh id and reads its answer as
+    /// `patience` says, cancelling it when its budget ran out; returns the
+    /// id and the reply, which the caller logs or not.
+    async fn exchange_within(
+        &self,
+        method: &str,
+        params: Value,
+        patience: Patience,
+    ) -> (Value, Reply) {
+        let id = json!(self.client.next_id());
         let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let mut reply = self
             .exchange_lingering(
@@ -902,8 +932,7 @@ impl Connection {
             )
             .await;
         }
-        self.client.record(Some(id), token, &reply);
-        reply
+        (id, reply)
     }
 
     /// An HTTP `GET` on the endpoint, read up to its first event or for a
