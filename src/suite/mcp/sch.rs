@@ -3,9 +3,10 @@
 //!
 //! Judged on the tools/list, prompts/list and resources/list the survey read.
 
-use super::client::{clip, some};
+use super::client::{Reply, clip, some};
 use super::rule::{Keyword, McpRule, spec};
 use super::session::{Judgement, Session};
+use super::survey::Listing;
 use super::wire::{self, HeaderAnnotation};
 use crate::suite::Outcome;
 use futures::FutureExt;
@@ -476,14 +477,28 @@ fn tool_name_problem(name: &str) -> Option<String> {
     (!bad.is_empty()).then(|| format!("contains {bad:?} outside A-Z a-z 0-9 _ - ."))
 }
 
+/// Adds to `pages` the page of `listing` that lists the item whose `key` is
+/// `value`, unless it is there already.
+fn cite<'a>(listing: &'a Listing, key: &str, value: &str, pages: &mut Vec<&'a Reply>) {
+    if let Some(page) = listing.page_with(key, value).map(|i| &listing.pages[i])
+        && !pages.iter().any(|p| std::ptr::eq(*p, page))
+    {
+        pages.push(page);
+    }
+}
+
 async fn header_safe_names(s: &Session) -> Judgement {
     let mut checked = 0;
     let mut problems = Vec::new();
+    // The pages that list what was found, each once, in the order found:
+    // the evidence shows the names the message quotes.
+    let mut pages: Vec<&Reply> = Vec::new();
     for tool in &s.survey.tools.items {
         if let Some(name) = tool.get("name").and_then(Value::as_str) {
             checked += 1;
             if let Some(p) = tool_name_problem(name) {
                 problems.push(format!("tool name {:?} {p}", clip(name, 80)));
+                cite(&s.survey.tools, "name", name, &mut pages);
             }
         }
     }
@@ -500,6 +515,7 @@ async fn header_safe_names(s: &Session) -> Judgement {
                     "{kind} {:?} is not plain header-safe ASCII and must travel Base64-encoded in Mcp-Name",
                     clip(&value, 80)
                 ));
+                cite(listing, key, &value, &mut pages);
             }
         }
     }
@@ -509,13 +525,12 @@ async fn header_safe_names(s: &Session) -> Judgement {
     if problems.is_empty() {
         return Judgement::pass(format!("all {checked} names travel as plain header values"));
     }
-    let mut j = Judgement::fail(format!(
-        "{}; names SHOULD stay within header-safe ASCII so Mcp-Name is readable by \
-         intermediaries",
-        some(&problems, 5, "; ")
-    ));
-    if let Some(page) = s.survey.tools.pages.first() {
-        j = j.reply(page);
-    }
-    j
+    pages.into_iter().fold(
+        Judgement::fail(format!(
+            "{}; names SHOULD stay within header-safe ASCII so Mcp-Name is readable by \
+             intermediaries",
+            some(&problems, 5, "; ")
+        )),
+        Judgement::reply,
+    )
 }

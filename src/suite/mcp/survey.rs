@@ -54,6 +54,20 @@ impl Listing {
             .filter_map(|i| i.get(key).and_then(Value::as_str).map(str::to_owned))
             .collect()
     }
+
+    /// The index of the first page whose result lists an item with `key`
+    /// equal to `value`: the evidence for what a rule found in that item.
+    pub fn page_with(&self, key: &str, value: &str) -> Option<usize> {
+        self.pages.iter().position(|page| {
+            page.result()
+                .and_then(Value::as_object)
+                .into_iter()
+                .flat_map(|result| result.values())
+                .filter_map(Value::as_array)
+                .flatten()
+                .any(|item| item.get(key).and_then(Value::as_str) == Some(value))
+        })
+    }
 }
 
 /// A tool call the survey made (its MRTR retries are in the client's log).
@@ -559,6 +573,31 @@ async fn listen(client: &McpClient, caps: &Value) -> Option<Reply> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A page of a list whose result is `result`.
+    fn page(result: Value) -> Reply {
+        let mut reply = Reply::empty("prompts/list");
+        reply.transport_error = None;
+        reply.status = Some(200);
+        reply.message = Some(json!({"jsonrpc": "2.0", "id": 1, "result": result}));
+        reply
+    }
+
+    #[test]
+    fn an_item_is_found_on_the_page_that_lists_it() {
+        let listing = Listing {
+            items: Vec::new(),
+            pages: vec![
+                page(json!({"prompts": [{"name": "a"}], "nextCursor": "2"})),
+                page(json!({"prompts": [{"name": "b c"}, {"name": "d"}]})),
+            ],
+            problem: None,
+        };
+        assert_eq!(listing.page_with("name", "a"), Some(0));
+        assert_eq!(listing.page_with("name", "b c"), Some(1));
+        assert_eq!(listing.page_with("name", "nowhere"), None);
+        assert_eq!(listing.page_with("uri", "a"), None);
+    }
 
     #[test]
     fn placeholders_fill_what_is_required_and_bounded_numbers_at_their_minimum() {
