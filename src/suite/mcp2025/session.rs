@@ -778,6 +778,15 @@ mod tests {
         )
     }
 
+    /// The names of the tools of `survey(allow, tools)` protocheck may call.
+    fn callable_names(allow: bool, tools: &[Value]) -> Vec<String> {
+        survey(allow, tools)
+            .callable()
+            .iter()
+            .filter_map(|t| Some(t.get("name")?.as_str()?.to_owned()))
+            .collect()
+    }
+
     #[test]
     fn only_read_only_tools_are_called_unless_the_run_allows_it() {
         let tools = [
@@ -787,13 +796,7 @@ mod tests {
             json!({"name": "read", "annotations": {"readOnlyHint": true}}),
             json!({"annotations": {"readOnlyHint": true}}),
         ];
-        let names = |allow| -> Vec<String> {
-            survey(allow, &tools)
-                .callable()
-                .iter()
-                .filter_map(|t| Some(t.get("name")?.as_str()?.to_owned()))
-                .collect()
-        };
+        let names = |allow| callable_names(allow, &tools);
         assert_eq!(names(false), ["read"]);
         assert_eq!(names(true), ["read", "write", "plain"]);
         let survey = survey(true, &tools);
@@ -815,13 +818,7 @@ mod tests {
                    "annotations": {"readOnlyHint": true}}),
             json!({"name": "never", "execution": {"taskSupport": "forbidden"}}),
         ];
-        let names = |allow| -> Vec<String> {
-            survey(allow, &tools)
-                .callable()
-                .iter()
-                .filter_map(|t| Some(t.get("name")?.as_str()?.to_owned()))
-                .collect()
-        };
+        let names = |allow| callable_names(allow, &tools);
         assert_eq!(names(false), ["maybe"]);
         assert_eq!(names(true), ["maybe", "never"]);
         assert!(super::needs_task(&tools[0]));

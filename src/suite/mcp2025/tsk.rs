@@ -5,7 +5,7 @@
 
 use super::client::Reply;
 use super::rule::{Mcp25Rule, spec};
-use super::session::{Judgement, Session};
+use super::session::{Judgement, Session, needs_task};
 use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
 use crate::suite::mcp::client::clip;
@@ -381,10 +381,7 @@ async fn required_task(s: &Session) -> Judgement {
         Ok(listed) => listed,
         Err(skip) => return skip,
     };
-    let required: Vec<&Value> = tools
-        .iter()
-        .filter(|t| t.pointer("/execution/taskSupport").and_then(Value::as_str) == Some("required"))
-        .collect();
+    let required: Vec<&Value> = tools.iter().filter(|t| needs_task(t)).collect();
     if required.is_empty() {
         return Judgement::skip(
             "not applicable: no listed tool has `execution.taskSupport` \"required\"",
