@@ -26,8 +26,9 @@ pub struct WorkerArgs {
     /// Concurrent runs per process.
     #[arg(long, env = "PROTOCHECK_WORKERS", default_value_t = 4)]
     pub workers: usize,
-    /// Requests one run has in flight to its target at once (the MCP suites
-    /// over HTTP; RCP and stdio send one at a time), 1 to 32. The default is
+    /// Requests one run has in flight to its target at once, 1 to 32: both
+    /// MCP suites and RCP/1 over HTTP, and MCP 2025-11-25 over stdio; the
+    /// other stdio runs send one at a time. The default is
     /// the engines' `DEFAULT_TARGET_CONCURRENCY` (`config` sits beside `suite`
     /// and names it not; a worker test keeps the two equal).
     #[arg(long, env = "PROTOCHECK_TARGET_CONCURRENCY", default_value_t = 16, value_parser = crate::config::concurrency)]

@@ -191,7 +191,9 @@ struct CheckArgs {
     /// Per-request timeout in milliseconds.
     #[arg(long)]
     timeout_ms: Option<u64>,
-    /// Requests in flight to the target at once (the MCP suites over HTTP), 1 to 32.
+    /// Requests in flight to the target at once, 1 to 32: both MCP suites and
+    /// RCP/1 over HTTP, and MCP 2025-11-25 over stdio; the other stdio runs
+    /// send one at a time.
     #[arg(long, env = "PROTOCHECK_TARGET_CONCURRENCY", default_value_t = protocheck::suite::context::DEFAULT_TARGET_CONCURRENCY, value_parser = protocheck::config::concurrency)]
     concurrency: usize,
     /// RCP profile: `spec` (the spec and its schema) or `reference` (the public harness's 30 checks).

@@ -179,11 +179,12 @@ pub async fn verify_command(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     }
     let result = verify_json(&envelope, &keys);
     if args.json {
+        // The fields of `POST /api/v1/verify`'s answer, so one reader serves both.
         let doc = match &result {
             Ok(v) => {
-                serde_json::json!({"verified": true, "key_id": v.key_id, "statement": v.statement})
+                serde_json::json!({"valid": true, "key_id": v.key_id, "statement": v.statement})
             }
-            Err(e) => serde_json::json!({"verified": false, "reason": e.to_string()}),
+            Err(e) => serde_json::json!({"valid": false, "reason": e.to_string()}),
         };
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {

@@ -10,6 +10,7 @@ mod api_keys;
 mod architecture;
 mod attest;
 mod badges;
+mod book;
 mod browser;
 mod cli;
 mod connections;
