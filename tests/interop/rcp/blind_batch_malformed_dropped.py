@@ -22,4 +22,4 @@ def batch(session, msg):
 
 
 before_session(batch)
-main(Config(name="blind-batch-malformed-dropped"))
+main(Config(name="blind-batch-malformed-dropped", conformance="L1"))

@@ -21,4 +21,4 @@ def batch(session, msg):
 
 
 before_session(batch)
-main(Config(name="blind-batch-malformed-fails-all"))
+main(Config(name="blind-batch-malformed-fails-all", conformance="L1"))

@@ -27,4 +27,4 @@ def batch(session, msg):
 
 
 before_session(batch)
-main(Config(name="blind-batch-ungated"))
+main(Config(name="blind-batch-ungated", conformance="L1"))

@@ -17,4 +17,4 @@ def skip(original, method, params):
 
 
 wrap_validate_params(skip)
-main(Config(name="blind-candidatek-string"))
+main(Config(name="blind-candidatek-string", conformance="L1"))

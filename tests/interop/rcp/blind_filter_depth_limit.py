@@ -29,4 +29,4 @@ def limited(original, node, cfg, path):
 
 
 wrap_check_filter(limited)
-main(Config(name="blind-filter-depth-limit"))
+main(Config(name="blind-filter-depth-limit", conformance="L1"))

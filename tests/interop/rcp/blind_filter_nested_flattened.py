@@ -36,4 +36,4 @@ def flattened(original, node, cfg, path):
 
 
 wrap_check_filter(flattened)
-main(Config(name="blind-filter-nested-flattened"))
+main(Config(name="blind-filter-nested-flattened", conformance="L1"))

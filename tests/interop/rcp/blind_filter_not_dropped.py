@@ -16,4 +16,4 @@ def drop_not(original, node, cfg, path):
 
 
 wrap_check_filter(drop_not)
-main(Config(name="blind-filter-not-dropped"))
+main(Config(name="blind-filter-not-dropped", conformance="L1"))

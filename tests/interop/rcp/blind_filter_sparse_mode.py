@@ -17,4 +17,4 @@ def sparse_unfiltered(original, params, cfg):
 
 
 wrap_retrieve(sparse_unfiltered)
-main(Config(name="blind-filter-sparse-mode"))
+main(Config(name="blind-filter-sparse-mode", conformance="L1"))

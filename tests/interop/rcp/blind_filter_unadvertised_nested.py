@@ -17,4 +17,4 @@ def lenient(original, node, cfg, path):
 
 
 wrap_check_filter(lenient)
-main(Config(name="blind-filter-unadvertised-nested"))
+main(Config(name="blind-filter-unadvertised-nested", conformance="L1"))

@@ -61,4 +61,4 @@ def evaluate(fname, op, value):
 
 
 wrap_check_filter(lenient)
-main(Config(name="blind-filter-wrong-type"))
+main(Config(name="blind-filter-wrong-type", conformance="L1"))

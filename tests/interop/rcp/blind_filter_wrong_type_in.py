@@ -30,4 +30,4 @@ def lenient(original, node, cfg, path):
 
 
 wrap_check_filter(lenient)
-main(Config(name="blind-filter-wrong-type-in"))
+main(Config(name="blind-filter-wrong-type-in", conformance="L1"))

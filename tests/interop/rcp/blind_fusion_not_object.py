@@ -16,4 +16,4 @@ def lenient(original, params, cfg):
 
 
 wrap_retrieve(lenient)
-main(Config(name="blind-fusion-not-object"))
+main(Config(name="blind-fusion-not-object", conformance="L1"))

@@ -19,4 +19,4 @@ def renumber(session, msg, reply):
 
 
 after_session(renumber)
-main(Config(name="blind-id-retrieve-numeric-string"))
+main(Config(name="blind-id-retrieve-numeric-string", conformance="L1"))

@@ -17,4 +17,4 @@ def lose(session, msg, reply):
 
 
 after_session(lose)
-main(Config(name="blind-id-retrieve-string-null"))
+main(Config(name="blind-id-retrieve-string-null", conformance="L1"))

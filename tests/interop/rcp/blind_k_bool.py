@@ -22,4 +22,4 @@ def as_int(original, params, cfg):
 
 wrap_validate_params(as_int_check)
 wrap_retrieve(as_int)
-main(Config(name="blind-k-bool"))
+main(Config(name="blind-k-bool", conformance="L1"))

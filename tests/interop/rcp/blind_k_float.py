@@ -27,4 +27,4 @@ def truncate(original, params, cfg):
 
 wrap_validate_params(truncate_check)
 wrap_retrieve(truncate)
-main(Config(name="blind-k-float"))
+main(Config(name="blind-k-float", conformance="L1"))

@@ -19,4 +19,4 @@ def one_short(original, params, cfg):
 
 
 wrap_retrieve(one_short)
-main(Config(name="blind-k-one-short"))
+main(Config(name="blind-k-one-short", conformance="L1"))

@@ -28,4 +28,4 @@ def coerce(original, params, cfg):
 
 wrap_validate_params(coerce_check)
 wrap_retrieve(coerce)
-main(Config(name="blind-k-string"))
+main(Config(name="blind-k-string", conformance="L1"))

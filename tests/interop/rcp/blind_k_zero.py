@@ -19,4 +19,4 @@ def allow_zero(original, method, params):
 
 
 wrap_validate_params(allow_zero)
-main(Config(name="blind-k-zero"))
+main(Config(name="blind-k-zero", conformance="L1"))

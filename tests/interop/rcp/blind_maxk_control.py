@@ -29,4 +29,4 @@ def clamp(original, params, cfg):
 
 panel.capabilities = small_max_k
 wrap_retrieve(clamp)
-main(Config(name="blind-maxk-control"))
+main(Config(name="blind-maxk-control", conformance="L1"))

@@ -31,4 +31,4 @@ def clamp_one_short(original, params, cfg):
 
 panel.capabilities = small_max_k
 wrap_retrieve(clamp_one_short)
-main(Config(name="blind-maxk-one-short"))
+main(Config(name="blind-maxk-one-short", conformance="L1"))

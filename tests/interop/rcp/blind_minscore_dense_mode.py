@@ -16,4 +16,4 @@ def dense_no_floor(original, params, cfg):
 
 
 wrap_retrieve(dense_no_floor)
-main(Config(name="blind-minscore-dense-mode"))
+main(Config(name="blind-minscore-dense-mode", conformance="L1"))

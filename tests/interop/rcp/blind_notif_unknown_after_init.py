@@ -21,4 +21,4 @@ def answer(session, msg):
 
 
 before_session(answer)
-main(Config(name="blind-notif-unknown-after-init"))
+main(Config(name="blind-notif-unknown-after-init", conformance="L1"))

@@ -21,4 +21,4 @@ def answer(session, msg):
 
 
 before_session(answer)
-main(Config(name="blind-notif-unknown-answered"))
+main(Config(name="blind-notif-unknown-answered", conformance="L1"))

@@ -22,4 +22,4 @@ def die(session, msg):
 
 
 before_session(die)
-main(Config(name="blind-notif-unknown-dies"))
+main(Config(name="blind-notif-unknown-dies", conformance="L1"))

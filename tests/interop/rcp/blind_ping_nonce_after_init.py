@@ -16,4 +16,4 @@ def drop_nonce(session, msg, reply):
 
 
 after_session(drop_nonce)
-main(Config(name="blind-ping-nonce-after-init"))
+main(Config(name="blind-ping-nonce-after-init", conformance="L1"))

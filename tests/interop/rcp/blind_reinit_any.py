@@ -18,4 +18,4 @@ def reinit(session, msg):
 
 
 before_session(reinit)
-main(Config(name="blind-reinit-any"))
+main(Config(name="blind-reinit-any", conformance="L1"))

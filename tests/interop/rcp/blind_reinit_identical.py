@@ -29,4 +29,4 @@ def remember(session, msg, reply):
 
 before_session(replay)
 after_session(remember)
-main(Config(name="blind-reinit-identical"))
+main(Config(name="blind-reinit-identical", conformance="L1"))

@@ -23,4 +23,4 @@ def lines():
         yield b"".join(segments).decode("utf-8", "replace")
 
 
-stdio_main(Config(name="blind-stdio-non-json-dies"), lambda c: serve_lines(c, lines(), die))
+stdio_main(Config(name="blind-stdio-non-json-dies", conformance="L1"), lambda c: serve_lines(c, lines(), die))

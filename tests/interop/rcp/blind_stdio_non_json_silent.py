@@ -16,4 +16,4 @@ def lines():
         yield b"".join(segments).decode("utf-8", "replace")
 
 
-stdio_main(Config(name="blind-stdio-non-json-silent"), lambda c: serve_lines(c, lines(), lambda: False))
+stdio_main(Config(name="blind-stdio-non-json-silent", conformance="L1"), lambda c: serve_lines(c, lines(), lambda: False))

@@ -17,4 +17,4 @@ def lines():
         yield b"".join(segments).decode("utf-8", "replace")
 
 
-stdio_main(Config(name="blind-stdio-slow-line"), lambda c: serve_lines(c, lines()))
+stdio_main(Config(name="blind-stdio-slow-line", conformance="L1"), lambda c: serve_lines(c, lines()))

@@ -20,5 +20,5 @@ def lines():
             yield PARSE_ERROR_LINE
 
 
-cfg = Config(name="blind-stdio-utf8-split")
+cfg = Config(name="blind-stdio-utf8-split", conformance="L1")
 stdio_main(cfg, lambda c: serve_lines(c, lines()))

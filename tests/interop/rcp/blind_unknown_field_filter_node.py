@@ -21,4 +21,4 @@ def strict_keys(original, node, cfg, path):
 
 
 wrap_check_filter(strict_keys)
-main(Config(name="blind-unknown-field-filter-node"))
+main(Config(name="blind-unknown-field-filter-node", conformance="L1"))

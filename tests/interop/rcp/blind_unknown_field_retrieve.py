@@ -22,4 +22,4 @@ def strict_keys(original, params, cfg):
 
 
 wrap_retrieve(strict_keys)
-main(Config(name="blind-unknown-field-retrieve"))
+main(Config(name="blind-unknown-field-retrieve", conformance="L1"))

@@ -27,4 +27,4 @@ def by_prefix(session, msg):
 
 
 before_session(by_prefix)
-main(Config(name="blind-unknown-method-namespace"))
+main(Config(name="blind-unknown-method-namespace", conformance="L1"))
