@@ -1,0 +1,24 @@
+"""BLIND: a full L2 server that, on `rerank`, `embed` and `graph` only, echoes
+a string id made of digits ("7") as a number (7). `retrieve`, `info`,
+`initialize` and `ping` echo every id unchanged.
+
+Breaks §4.7 (Identifiers): "Servers **MUST** echo the request `id` unchanged
+(same JSON type and value) in the response."; §14.1 rule 5. Expected: L0 not
+granted.
+"""
+import re
+
+from blind_hooks import after_session, is_request, main
+from panel import Config
+
+
+def renumber(session, msg, reply):
+    if is_request(msg) and msg.get("method") in ("rerank", "embed", "graph") \
+            and isinstance(msg["id"], str) and re.fullmatch(r"-?[0-9]{1,15}", msg["id"]) \
+            and isinstance(reply, dict):
+        reply["id"] = int(msg["id"])
+    return reply
+
+
+after_session(renumber)
+main(Config(name="blind-id-l2-numeric-string", rerank=True, embed=True, graph=True))
