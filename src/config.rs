@@ -33,6 +33,10 @@ pub struct WorkerArgs {
     /// and names it not; a worker test keeps the two equal).
     #[arg(long, env = "PROTOCHECK_TARGET_CONCURRENCY", default_value_t = 16, value_parser = crate::config::concurrency)]
     pub target_concurrency: usize,
+    /// A PEM file of CA certificates to trust for targets, beside the
+    /// built-in roots (an internal CA; `reference mcp --tls --ca-out` writes one).
+    #[arg(long, env = "PROTOCHECK_CA_CERT", value_name = "PEM")]
+    pub ca_cert: Option<std::path::PathBuf>,
     /// A run's lease; a worker that stops heartbeating loses the run after this.
     #[arg(long, env = "PROTOCHECK_LEASE_SECS", default_value_t = 60)]
     pub lease_secs: u64,

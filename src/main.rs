@@ -210,6 +210,10 @@ struct CheckArgs {
     /// `protocheck rules ID`, which prints the same page offline.
     #[arg(long, env = "PROTOCHECK_PUBLIC_URL", value_name = "URL", value_parser = parse_public_url)]
     public_url: Option<String>,
+    /// A PEM file of CA certificates to trust for the target beside the
+    /// built-in roots (an internal CA; `reference mcp --tls --ca-out` writes one).
+    #[arg(long, env = "PROTOCHECK_CA_CERT", value_name = "PEM")]
+    ca_cert: Option<std::path::PathBuf>,
     /// Refuse private, loopback and link-local targets, as a public service does.
     #[arg(long)]
     public_only: bool,
@@ -383,6 +387,7 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
             metrics: metrics.clone(),
         };
         let mut cfg = WorkerConfig::from_args(&workers, policy);
+        cfg.extra_roots = ca_roots(workers.ca_cert.as_deref())?;
         cfg.attestor = Some(attestor.clone());
         cfg.keyring = keyring;
         cfg.webhooks
@@ -497,6 +502,7 @@ async fn worker(db: DatabaseArgs, workers: WorkerArgs) -> anyhow::Result<()> {
     };
     let policy = workers.address_policy(None);
     let mut cfg = WorkerConfig::from_args(&workers, policy);
+    cfg.extra_roots = ca_roots(workers.ca_cert.as_deref())?;
     cfg.attestor = Some(
         protocheck::attest::start(&workers.attest, &db.database_url, deps.store.as_ref()).await?,
     );
@@ -700,7 +706,11 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     } else {
         AddressPolicy::AllowPrivate
     };
-    let http = HttpClient::new(policy, Limits::default())?;
+    let roots = match ca_roots(args.ca_cert.as_deref()) {
+        Ok(roots) => roots,
+        Err(e) => return usage(e),
+    };
+    let http = HttpClient::with_extra_roots(policy, Limits::default(), roots)?;
     let mut ctx = RunContext::new(http, options);
     ctx.target_concurrency = args.concurrency;
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
@@ -765,6 +775,14 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Prints `message` as a usage error: exit 2.
+/// The CA certificates of `--ca-cert` / `PROTOCHECK_CA_CERT`, if given.
+fn ca_roots(path: Option<&std::path::Path>) -> anyhow::Result<Vec<Vec<u8>>> {
+    match path {
+        None => Ok(Vec::new()),
+        Some(path) => protocheck::transport::read_pem_roots(path).map_err(anyhow::Error::msg),
+    }
+}
+
 /// `protocheck rules [ID] [--json]`: a rule's page, or every rule, offline.
 fn rules(args: &RulesArgs) -> ExitCode {
     use protocheck::web::rules::RuleDoc;

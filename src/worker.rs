@@ -85,6 +85,9 @@ pub struct WorkerConfig {
     pub schedule: crate::scheduler::ScheduleConfig,
     /// Requests a run has in flight to its target at once.
     pub target_concurrency: usize,
+    /// CA certificates (DER) trusted for targets beside the built-in roots
+    /// (`PROTOCHECK_CA_CERT`).
+    pub extra_roots: Vec<Vec<u8>>,
 }
 
 impl WorkerConfig {
@@ -106,6 +109,7 @@ impl WorkerConfig {
             keyring: None,
             schedule: crate::scheduler::ScheduleConfig::default(),
             target_concurrency: suite::context::DEFAULT_TARGET_CONCURRENCY,
+            extra_roots: Vec::new(),
         }
     }
 
@@ -189,7 +193,8 @@ impl WorkerPool {
         deps: WorkerDeps,
         cfg: WorkerConfig,
     ) -> Result<Self, crate::transport::TransportError> {
-        let http = HttpClient::new(cfg.policy, cfg.limits.clone())?;
+        let http =
+            HttpClient::with_extra_roots(cfg.policy, cfg.limits.clone(), cfg.extra_roots.clone())?;
         let shutdown = CancellationToken::new();
         let mut tasks = JoinSet::new();
         let cfg = Arc::new(cfg);

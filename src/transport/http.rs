@@ -136,9 +136,9 @@ pub struct HttpClient {
     inner: reqwest::Client,
     policy: AddressPolicy,
     limits: Arc<Limits>,
-    /// A CA certificate (DER) trusted beside the built-in roots: set only by
-    /// tests, through [`HttpClient::with_extra_root`].
-    extra_root: Option<Arc<Vec<u8>>>,
+    /// CA certificates (DER) trusted beside the built-in roots: an operator's
+    /// internal CA (`--ca-cert`, `PROTOCHECK_CA_CERT`), or a test's.
+    extra_roots: Arc<Vec<Vec<u8>>>,
     /// Whether connections are kept for later requests (see [`HttpClient::for_target`]).
     reuse: bool,
     /// The addresses a run's target name is connected to (see [`HttpClient::pinned`]).
@@ -267,6 +267,33 @@ impl std::fmt::Debug for HttpClient {
     }
 }
 
+/// The certificates of a PEM file (`-----BEGIN CERTIFICATE-----` blocks), as
+/// DER, for [`HttpClient::with_extra_roots`]: an operator's internal CA, or
+/// the one `protocheck reference mcp --tls --ca-out` writes. A file with no
+/// certificate in it is an error, not an empty trust list, so that a wrong
+/// path or a key file given by mistake is said at once.
+pub fn read_pem_roots(path: &std::path::Path) -> Result<Vec<Vec<u8>>, String> {
+    use tokio_rustls::rustls::pki_types::CertificateDer;
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    let shown = path.display();
+    let bytes =
+        std::fs::read(path).map_err(|e| format!("cannot read the CA certificate {shown}: {e}"))?;
+    let roots = CertificateDer::pem_slice_iter(&bytes)
+        .map(|c| c.map(|c| c.to_vec()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{shown} is not a PEM file of certificates: {e}"))?;
+    if roots.is_empty() {
+        return Err(format!(
+            "{shown} holds no PEM certificate (a `-----BEGIN CERTIFICATE-----` block)"
+        ));
+    }
+    for der in &roots {
+        reqwest::Certificate::from_der(der)
+            .map_err(|e| format!("{shown}: a certificate that cannot be used: {e}"))?;
+    }
+    Ok(roots)
+}
+
 pub(crate) const USER_AGENT: &str = concat!(
     "protocheck/",
     env!("CARGO_PKG_VERSION"),
@@ -275,18 +302,28 @@ pub(crate) const USER_AGENT: &str = concat!(
 
 impl HttpClient {
     pub fn new(policy: AddressPolicy, limits: Limits) -> Result<Self, TransportError> {
-        Self::build(policy, limits, None, true, None)
+        Self::build(policy, limits, Arc::default(), true, None)
     }
 
-    /// A client that also trusts the CA certificate `ca_der` (DER). For test
-    /// runs against a server with a certificate made for the test; the service
-    /// itself uses [`HttpClient::new`], which trusts the built-in roots only.
+    /// A client that also trusts the CA certificate `ca_der` (DER), as a test
+    /// does for a server with a certificate made for it.
     pub fn with_extra_root(
         policy: AddressPolicy,
         limits: Limits,
         ca_der: &[u8],
     ) -> Result<Self, TransportError> {
-        Self::build(policy, limits, Some(Arc::new(ca_der.to_vec())), true, None)
+        Self::with_extra_roots(policy, limits, vec![ca_der.to_vec()])
+    }
+
+    /// A client that also trusts `roots` (DER certificates), beside the
+    /// built-in roots: targets behind an operator's internal CA
+    /// ([`read_pem_roots`] reads them from a PEM file).
+    pub fn with_extra_roots(
+        policy: AddressPolicy,
+        limits: Limits,
+        roots: Vec<Vec<u8>>,
+    ) -> Result<Self, TransportError> {
+        Self::build(policy, limits, Arc::new(roots), true, None)
     }
 
     /// The same configuration on a new connection pool.
@@ -294,7 +331,7 @@ impl HttpClient {
         Self::build(
             self.policy,
             (*self.limits).clone(),
-            self.extra_root.clone(),
+            self.extra_roots.clone(),
             self.reuse,
             self.pin.clone(),
         )
@@ -320,7 +357,7 @@ impl HttpClient {
         Self::build(
             self.policy,
             (*self.limits).clone(),
-            self.extra_root.clone(),
+            self.extra_roots.clone(),
             false,
             self.pin.clone(),
         )
@@ -358,7 +395,7 @@ impl HttpClient {
         Self::build(
             self.policy,
             (*self.limits).clone(),
-            self.extra_root.clone(),
+            self.extra_roots.clone(),
             self.reuse,
             Some(Arc::new(pin)),
         )
@@ -409,12 +446,12 @@ impl HttpClient {
     fn build(
         policy: AddressPolicy,
         limits: Limits,
-        extra_root: Option<Arc<Vec<u8>>>,
+        extra_roots: Arc<Vec<Vec<u8>>>,
         reuse: bool,
         pin: Option<Arc<Pin>>,
     ) -> Result<Self, TransportError> {
         let mut builder = reqwest::Client::builder();
-        if let Some(der) = &extra_root {
+        for der in extra_roots.iter() {
             let cert = reqwest::Certificate::from_der(der)
                 .map_err(|e| TransportError::Io(format!("cannot read the extra root: {e}")))?;
             builder = builder.add_root_certificate(cert);
@@ -439,7 +476,7 @@ impl HttpClient {
             inner,
             policy,
             limits: Arc::new(limits),
-            extra_root,
+            extra_roots,
             reuse,
             pin,
         })
@@ -450,8 +487,8 @@ impl HttpClient {
     }
 
     /// The extra CA certificate (DER) trusted beside the built-in roots, if any.
-    pub(crate) fn extra_root(&self) -> Option<&[u8]> {
-        self.extra_root.as_deref().map(Vec::as_slice)
+    pub(crate) fn extra_roots(&self) -> &[Vec<u8>] {
+        &self.extra_roots
     }
 
     pub fn limits(&self) -> &Limits {

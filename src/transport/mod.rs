@@ -13,7 +13,9 @@ pub mod stdio;
 use std::time::Duration;
 
 pub use guard::{AddressPolicy, machine_of, machine_of_host};
-pub use http::{HttpClient, HttpRequest, HttpResponse, Pin, StreamingResponse, resolve_machine};
+pub use http::{
+    HttpClient, HttpRequest, HttpResponse, Pin, StreamingResponse, read_pem_roots, resolve_machine,
+};
 
 /// Bounds on everything a target can make protocheck wait for or hold in memory.
 #[derive(Debug, Clone)]

@@ -135,7 +135,7 @@ impl RawConnection {
         // Requests follow one another on this connection: see `quickack`.
         let tcp = QuickAck::new(tcp);
         let stream: Box<dyn Stream> = if url.scheme() == "https" {
-            let config = tls_config(client.extra_root())?;
+            let config = tls_config(client.extra_roots())?;
             let name = rustls::pki_types::ServerName::try_from(lookup.clone())
                 .map_err(|e| TransportError::Protocol(format!("bad TLS server name: {e}")))?;
             let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
@@ -494,14 +494,14 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// The TLS configuration of the pooled client: the built-in roots, plus the
-/// extra root a test gave; HTTP/1.1 only.
-fn tls_config(extra_root: Option<&[u8]>) -> Result<rustls::ClientConfig, TransportError> {
+/// extra roots an operator or a test gave; HTTP/1.1 only.
+fn tls_config(extra_roots: &[Vec<u8>]) -> Result<rustls::ClientConfig, TransportError> {
     let mut roots = rustls::RootCertStore {
         roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
     };
-    if let Some(der) = extra_root {
+    for der in extra_roots {
         roots
-            .add(rustls::pki_types::CertificateDer::from(der.to_vec()))
+            .add(rustls::pki_types::CertificateDer::from(der.clone()))
             .map_err(|e| TransportError::Io(format!("cannot read the extra root: {e}")))?;
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());

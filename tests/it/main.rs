@@ -12,6 +12,7 @@ mod attest;
 mod badges;
 mod book;
 mod browser;
+mod ca_cert;
 mod cli;
 mod connections;
 mod db_outage;

@@ -592,6 +592,10 @@ pub struct McpReferenceArgs {
     /// With `--break MCP-SEC-002` the certificate is expired.
     #[arg(long)]
     pub tls: bool,
+    /// With --tls: write the test CA certificate as PEM to this file, for
+    /// `protocheck check --ca-cert FILE` (or `PROTOCHECK_CA_CERT` of a service).
+    #[arg(long, value_name = "PATH", requires = "tls")]
+    pub ca_out: Option<std::path::PathBuf>,
     /// Delay every answer by this many milliseconds, and the first event of
     /// a fault's stream (the legacy `endpoint` event, the GET stream's first
     /// frame) by as much again after its headers.
@@ -675,10 +679,24 @@ pub async fn run_mcp_reference(args: McpReferenceArgs) -> anyhow::Result<()> {
             CertificateFault::None
         };
         let certificate = TestCertificate::generate(fault).map_err(|e| anyhow::anyhow!(e))?;
-        eprintln!(
-            "test CA certificate (DER, hex; trust it for this server only): {}",
-            hex::encode(&certificate.ca_der)
-        );
+        match &args.ca_out {
+            Some(path) => {
+                std::fs::write(path, &certificate.ca_pem).map_err(|e| {
+                    anyhow::anyhow!("writing the test CA to {}: {e}", path.display())
+                })?;
+                eprintln!(
+                    "test CA certificate (PEM) written to {}; check this server with:\n  \
+                     protocheck check --ca-cert {} https://{addr}/mcp",
+                    path.display(),
+                    path.display()
+                );
+            }
+            None => eprintln!(
+                "test CA certificate (DER, hex; trust it for this server only; \
+                 --ca-out PATH writes it as PEM for `check --ca-cert`): {}",
+                hex::encode(&certificate.ca_der)
+            ),
+        }
         tokio::select! {
             served = serve_mcp_reference_tls(listener, config, certificate) => served?,
             _ = tokio::signal::ctrl_c() => {}

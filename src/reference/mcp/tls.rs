@@ -29,6 +29,8 @@ pub enum CertificateFault {
 pub struct TestCertificate {
     /// The CA certificate (DER) a test client adds to its trusted roots.
     pub ca_der: Vec<u8>,
+    /// The same certificate as PEM, for `check --ca-cert` (`--ca-out`).
+    pub ca_pem: String,
     pub(super) server: Arc<rustls::ServerConfig>,
 }
 
@@ -79,6 +81,7 @@ impl TestCertificate {
             .map_err(|e| format!("cannot configure TLS: {e}"))?;
         Ok(Self {
             ca_der: ca.der().to_vec(),
+            ca_pem: ca.pem(),
             server: Arc::new(server),
         })
     }
