@@ -376,7 +376,9 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
     let metrics = Metrics::new();
     let keyring = protocheck::credentials::load_keyring(&workers.credentials)?.map(Arc::new);
     let policy = workers.address_policy(Some(web_args.bind));
+    let schedule_wake = Arc::new(Notify::new());
     let queue = Queue::new(store.clone(), wake.clone(), workers.max_attempts)
+        .with_schedule_wake(schedule_wake.clone())
         .with_host_quota(HostQuota::from_args(&workers.host_limits))
         .with_keyring(keyring.clone())
         .with_address_policy(policy);
@@ -390,6 +392,7 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
             metrics: metrics.clone(),
         };
         let mut cfg = WorkerConfig::from_args(&workers, policy);
+        cfg.schedule.wake = schedule_wake;
         cfg.attestor = Some(attestor.clone());
         cfg.keyring = keyring;
         cfg.webhooks

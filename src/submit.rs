@@ -357,6 +357,10 @@ pub struct Queue {
     /// Locks that make a machine's quota checks and insert one step (see
     /// `submit_as`), one per stripe of machines.
     counting: Arc<[tokio::sync::Mutex<()>]>,
+    /// Wakes this process's scheduler when a watch is made or changed, so
+    /// that its first slot is taken on time rather than after the scheduler's
+    /// longest sleep (see [`crate::scheduler::ScheduleConfig::wake`]).
+    schedule: Option<Arc<Notify>>,
 }
 
 /// Stripes of [`Queue::counting`]: machines share a lock only by chance, and
@@ -383,6 +387,23 @@ impl Queue {
             counting: (0..COUNTING_STRIPES)
                 .map(|_| tokio::sync::Mutex::new(()))
                 .collect(),
+            schedule: None,
+        }
+    }
+
+    /// The same queue, waking `schedule` (the scheduler's
+    /// [`crate::scheduler::ScheduleConfig::wake`]) when watches change.
+    pub fn with_schedule_wake(mut self, schedule: Arc<Notify>) -> Self {
+        self.schedule = Some(schedule);
+        self
+    }
+
+    /// A watch was made or changed: the scheduler of this process looks at
+    /// the slots again now. Schedulers of other processes see it within their
+    /// [`crate::scheduler::ScheduleConfig::refresh`].
+    pub fn watches_changed(&self) {
+        if let Some(schedule) = &self.schedule {
+            schedule.notify_one();
         }
     }
 
