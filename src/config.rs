@@ -118,9 +118,9 @@ pub struct HostLimitArgs {
     /// New runs of one host per rolling hour.
     #[arg(long, env = "PROTOCHECK_HOST_RUNS_PER_HOUR", default_value_t = 20)]
     pub host_runs_per_hour: u32,
-    /// A new run of one server (its URL without the query string) starts at
-    /// most once per this many seconds, whatever asks for it (`force`,
-    /// `max_age_s: 0`, other options).
+    /// A submission with `force` (or a `max_age_s` below the default) starts
+    /// a new run of one server (its URL without the query string) at most
+    /// once per this many seconds; a plain submission is never held by it.
     #[arg(long, env = "PROTOCHECK_FORCE_EVERY_SECS", default_value_t = 300)]
     pub force_every_secs: u64,
 }
