@@ -55,9 +55,17 @@ pub struct WorkerArgs {
     /// Whole-run deadline in seconds.
     #[arg(long, env = "PROTOCHECK_RUN_DEADLINE_SECS", default_value_t = 120)]
     pub run_deadline_secs: u64,
-    /// Allow targets on private, loopback and link-local addresses (`1`/`true`).
-    /// Unset: allowed only when the service listens on loopback alone.
-    #[arg(long, env = "PROTOCHECK_ALLOW_PRIVATE_TARGETS")]
+    /// Allow targets on private, loopback and link-local addresses (`1`/`0`,
+    /// `true`/`false`, `yes`/`no`, `on`/`off`). Unset: allowed only when the
+    /// service listens on loopback alone.
+    #[arg(
+        long,
+        env = "PROTOCHECK_ALLOW_PRIVATE_TARGETS",
+        value_name = "BOOL",
+        value_parser = boolish(),
+        ignore_case = true,
+        hide_possible_values = true
+    )]
     pub allow_private_targets: Option<bool>,
     /// The key that signs each verdict as it is stored.
     #[command(flatten)]
@@ -115,9 +123,9 @@ pub struct HostLimitArgs {
     /// New runs of one host per rolling hour.
     #[arg(long, env = "PROTOCHECK_HOST_RUNS_PER_HOUR", default_value_t = 20)]
     pub host_runs_per_hour: u32,
-    /// A new run of one server (its URL without the query string) starts at
-    /// most once per this many seconds, whatever asks for it (`force`,
-    /// `max_age_s: 0`, other options).
+    /// A submission with `force` (or a `max_age_s` below the default) starts
+    /// a new run of one server (its URL without the query string) at most
+    /// once per this many seconds; a plain submission is never held by it.
     #[arg(long, env = "PROTOCHECK_FORCE_EVERY_SECS", default_value_t = 300)]
     pub force_every_secs: u64,
 }
@@ -303,10 +311,117 @@ pub fn refuse_shared_key_file(_path: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The words every boolean setting takes, flag or environment variable, in
+/// any case: an operator writes `1`, `true`, `yes` or `on` as the habit of
+/// their tooling has it (compose files, systemd units, Helm values), and none
+/// of them should stop the service at start-up.
+pub const BOOL_WORDS: [&str; 8] = ["1", "0", "true", "false", "yes", "no", "on", "off"];
+
+/// Parses one of [`BOOL_WORDS`]; anything else is refused with the list.
+pub fn boolish() -> impl clap::builder::TypedValueParser<Value = bool> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(BOOL_WORDS).map(|word| {
+        matches!(
+            word.to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
+}
+
+/// What the help of every command with an on/off flag adds.
+pub const BOOL_HELP: &str = "An on/off flag also takes a value after `=`: `--json=no`. Every \
+    flag and environment variable that is on or off takes 1/0, true/false, yes/no or on/off.";
+
+/// Makes every on/off flag of `cmd` and of its subcommands take a value as
+/// well: `--json` alone still turns it on, and `--json=no` (or `=0`, `=off`,
+/// `=false`) leaves it off, so that a script can pass a setting it computed.
+/// The value must follow `=`, so `--json URL` keeps reading `URL` as the
+/// argument it is.
+pub fn boolish_flags(cmd: clap::Command) -> clap::Command {
+    use clap::ArgAction;
+    let has_flag = cmd
+        .get_arguments()
+        .any(|a| matches!(a.get_action(), ArgAction::SetTrue));
+    let cmd = cmd.mut_args(|arg| {
+        if !matches!(arg.get_action(), ArgAction::SetTrue) {
+            return arg;
+        }
+        arg.action(ArgAction::Set)
+            .num_args(0..=1)
+            .require_equals(true)
+            .default_missing_value("true")
+            .default_value("false")
+            .value_parser(boolish())
+            .ignore_case(true)
+            .value_name("BOOL")
+            .hide_possible_values(true)
+            .hide_default_value(true)
+    });
+    let cmd = if has_flag && cmd.get_after_help().is_none() {
+        cmd.after_help(BOOL_HELP)
+    } else {
+        cmd
+    };
+    cmd.mut_subcommands(boolish_flags)
+}
+
 /// A target concurrency: 1 to 32 requests in flight.
 pub fn concurrency(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(n) if (1..=32).contains(&n) => Ok(n),
         _ => Err(format!("`{s}` is not a number of requests from 1 to 32")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, FromArgMatches, Parser};
+
+    #[derive(Debug, Parser)]
+    struct Flags {
+        #[arg(long)]
+        json: bool,
+        #[arg(long, env = "PROTOCHECK_TEST_BOOLISH", value_parser = boolish(), ignore_case = true)]
+        allow: Option<bool>,
+        url: Option<String>,
+    }
+
+    fn parse(args: &[&str]) -> Result<Flags, clap::Error> {
+        let mut matches = boolish_flags(Flags::command()).try_get_matches_from(args)?;
+        Flags::from_arg_matches_mut(&mut matches)
+    }
+
+    #[test]
+    fn flags_and_variables_take_every_spelling_of_on_and_off() {
+        boolish_flags(Flags::command()).debug_assert();
+        let bare = parse(&["t", "--json", "http://x"]).expect("a bare flag");
+        assert!(bare.json);
+        assert_eq!(
+            bare.url.as_deref(),
+            Some("http://x"),
+            "`--json URL` keeps its URL"
+        );
+        assert!(!parse(&["t"]).expect("no flag").json);
+        for (word, on) in [
+            ("1", true),
+            ("0", false),
+            ("true", true),
+            ("FALSE", false),
+            ("yes", true),
+            ("No", false),
+            ("on", true),
+            ("off", false),
+        ] {
+            let flag = parse(&["t", &format!("--json={word}")]).expect(word);
+            assert_eq!(flag.json, on, "--json={word}");
+            let value = parse(&["t", "--allow", word]).expect(word);
+            assert_eq!(value.allow, Some(on), "--allow {word}");
+        }
+        let refused = parse(&["t", "--allow", "maybe"]).expect_err("not a boolean");
+        assert_eq!(refused.kind(), clap::error::ErrorKind::InvalidValue);
+        assert!(refused.to_string().contains("yes"), "{refused}");
+        let help = boolish_flags(Flags::command()).render_help().to_string();
+        assert!(help.contains("1/0, true/false, yes/no or on/off"), "{help}");
     }
 }

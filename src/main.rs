@@ -1,7 +1,7 @@
 //! The `protocheck` command: the service, its workers, and the local checker.
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use protocheck::config::{DatabaseArgs, WebArgs, WorkerArgs};
 use protocheck::events::RunEvents;
 use protocheck::metrics::Metrics;
@@ -250,8 +250,25 @@ impl From<SuiteArg> for SuiteChoice {
 /// opposed to a verdict that failed (1).
 const EXIT_USAGE: u8 = 2;
 
+/// Parses the command line with every on/off flag taking a value too (see
+/// [`protocheck::config::boolish_flags`]).
+fn parse_cli<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let mut cmd = protocheck::config::boolish_flags(Cli::command());
+    let mut matches = cmd.try_get_matches_from_mut(args)?;
+    Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut cmd))
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    // No command is `serve`, parsed as such so that its environment is read.
+    let parsed = parse_cli(std::env::args_os()).and_then(|cli| match cli.command {
+        None => parse_cli(["protocheck", "serve"]),
+        Some(_) => Ok(cli),
+    });
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -285,15 +302,7 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            None => {
-                let parsed = Cli::parse_from(["protocheck", "serve"]);
-                match parsed.command {
-                    Some(Command::Serve { db, web, workers }) => {
-                        serve(db, web, workers).await.map(|()| ExitCode::SUCCESS)
-                    }
-                    _ => unreachable!("`serve` parses as Serve"),
-                }
-            }
+            None => Err(anyhow::anyhow!("no command")),
             Some(Command::Serve { db, web, workers }) => {
                 serve(db, web, workers).await.map(|()| ExitCode::SUCCESS)
             }
@@ -373,7 +382,9 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
     let metrics = Metrics::new();
     let keyring = protocheck::credentials::load_keyring(&workers.credentials)?.map(Arc::new);
     let policy = workers.address_policy(Some(web_args.bind));
+    let schedule_wake = Arc::new(Notify::new());
     let queue = Queue::new(store.clone(), wake.clone(), workers.max_attempts)
+        .with_schedule_wake(schedule_wake.clone())
         .with_host_quota(HostQuota::from_args(&workers.host_limits))
         .with_keyring(keyring.clone())
         .with_address_policy(policy);
@@ -388,6 +399,7 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
         };
         let mut cfg = WorkerConfig::from_args(&workers, policy);
         cfg.extra_roots = ca_roots(workers.ca_cert.as_deref())?;
+        cfg.schedule.wake = schedule_wake;
         cfg.attestor = Some(attestor.clone());
         cfg.keyring = keyring;
         cfg.webhooks
@@ -847,5 +859,28 @@ mod tests {
     #[test]
     fn the_command_line_is_consistent() {
         Cli::command().debug_assert();
+        protocheck::config::boolish_flags(Cli::command()).debug_assert();
+    }
+
+    /// Every on/off flag of every command takes a value after `=`, and a
+    /// bare flag still turns it on.
+    #[test]
+    fn every_on_off_flag_takes_a_value() {
+        let check = |args: &[&str]| match super::parse_cli(args).expect("parses").command {
+            Some(super::Command::Check(c)) => (c.json, c.allow_writes, c.url),
+            other => panic!("{other:?}"),
+        };
+        let (json, writes, url) = check(&["protocheck", "check", "--json", "http://h/"]);
+        assert!(json && !writes);
+        assert_eq!(url.as_deref(), Some("http://h/"));
+        let (json, writes, _) = check(&[
+            "protocheck",
+            "check",
+            "--json=no",
+            "--allow-writes=on",
+            "http://h/",
+        ]);
+        assert!(!json && writes);
+        assert!(super::parse_cli(["protocheck", "migrate", "--down=maybe"]).is_err());
     }
 }

@@ -41,6 +41,12 @@ pub struct ScheduleConfig {
     pub budget: HostBudget,
     /// A slot taken later than this after its time counts as late (metric).
     pub late_after: Duration,
+    /// Notified when a watch is made or changed in this process (through
+    /// [`crate::submit::Queue::watches_changed`]): the scheduler ticks at
+    /// once and sleeps until the earliest slot, the new watch's among them.
+    /// Without it a new watch waited for the end of a sleep of up to
+    /// `refresh`, past its first slot.
+    pub wake: Arc<Notify>,
 }
 
 impl Default for ScheduleConfig {
@@ -53,6 +59,7 @@ impl Default for ScheduleConfig {
             max_attempts: 3,
             budget: HostBudget::default(),
             late_after: Duration::from_secs(60),
+            wake: Arc::new(Notify::new()),
         }
     }
 }
@@ -88,9 +95,9 @@ pub async fn tick(store: &dyn Store, cfg: &ScheduleConfig, now_ms: i64) -> Store
 /// `next_due_at_ms` as the earliest slot: until that slot, at least
 /// [`ScheduleConfig::tick`] and at most [`ScheduleConfig::refresh`]. An idle
 /// service (no watch due for an hour) asks its database once a minute, not
-/// every few seconds; a watch made meanwhile in another process, or in this
-/// one, is seen within `refresh` (its first slot is a random moment of an
-/// interval of an hour or more, so that is early enough).
+/// every few seconds. A watch made meanwhile in this process wakes it (see
+/// [`ScheduleConfig::wake`]); one made in another process is seen within
+/// `refresh`.
 pub fn pause(cfg: &ScheduleConfig, now_ms: i64, next_due_at_ms: Option<i64>) -> Duration {
     let until_due = next_due_at_ms.map_or(cfg.refresh, |due| {
         Duration::from_millis(u64::try_from(due.saturating_sub(now_ms)).unwrap_or(0))
@@ -112,6 +119,9 @@ pub async fn run(
     loop {
         tokio::select! {
             () = tokio::time::sleep(pause_for) => {}
+            // A permit stored while a tick ran is taken here: a watch made
+            // during a tick is not missed.
+            () = cfg.wake.notified() => {}
             () = shutdown.cancelled() => return,
         }
         let now = crate::now_ms();

@@ -278,8 +278,9 @@ pub enum SubmitError {
 pub struct HostQuota {
     /// New runs of one host per rolling hour.
     pub runs_per_hour: u32,
-    /// A new run of a server (its URL without the query string) is refused
-    /// until this long after the last one, whatever asked for it.
+    /// A submission with `force` or a `max_age_s` below the default is
+    /// refused until this long after the last run of its server (its URL
+    /// without the query string, on the same machine).
     pub force_every: Duration,
 }
 
@@ -304,6 +305,13 @@ const SUBMIT_LOOKUP: Duration = Duration::from_secs(2);
 
 /// The window of [`HostQuota::runs_per_hour`].
 const HOUR_MS: i64 = 3_600_000;
+
+/// Whether `sub` asks for a new run where a recent result would answer a
+/// plain submission: `force`, or a `max_age_s` shorter than the default.
+/// Only these are held by [`HostQuota::force_every`].
+fn asks_for_a_new_run(sub: &Submission) -> bool {
+    sub.force || sub.max_age_s < DEFAULT_MAX_AGE_S
+}
 
 /// Whole seconds from `now_ms` until `at_ms`, at least one.
 fn secs_until(at_ms: i64, now_ms: i64) -> u64 {
@@ -357,6 +365,10 @@ pub struct Queue {
     /// Locks that make a machine's quota checks and insert one step (see
     /// `submit_as`), one per stripe of machines.
     counting: Arc<[tokio::sync::Mutex<()>]>,
+    /// Wakes this process's scheduler when a watch is made or changed, so
+    /// that its first slot is taken on time rather than after the scheduler's
+    /// longest sleep (see [`crate::scheduler::ScheduleConfig::wake`]).
+    schedule: Option<Arc<Notify>>,
 }
 
 /// Stripes of [`Queue::counting`]: machines share a lock only by chance, and
@@ -383,6 +395,23 @@ impl Queue {
             counting: (0..COUNTING_STRIPES)
                 .map(|_| tokio::sync::Mutex::new(()))
                 .collect(),
+            schedule: None,
+        }
+    }
+
+    /// The same queue, waking `schedule` (the scheduler's
+    /// [`crate::scheduler::ScheduleConfig::wake`]) when watches change.
+    pub fn with_schedule_wake(mut self, schedule: Arc<Notify>) -> Self {
+        self.schedule = Some(schedule);
+        self
+    }
+
+    /// A watch was made or changed: the scheduler of this process looks at
+    /// the slots again now. Schedulers of other processes see it within their
+    /// [`crate::scheduler::ScheduleConfig::refresh`].
+    pub fn watches_changed(&self) {
+        if let Some(schedule) = &self.schedule {
+            schedule.notify_one();
         }
     }
 
@@ -536,7 +565,12 @@ impl Queue {
             true => self.machine_of(&url).await,
             false => None,
         };
-        let cooled = sub.credentials.is_none();
+        // The cooldown holds only a submission that asks for a run although a
+        // result may be fresh (`force`, or a `max_age_s` below the default):
+        // a plain submission of a URL never run (another query string, other
+        // options) is a first run, bounded by the host's hourly budget alone,
+        // and a plain one of a URL run recently is answered by that run.
+        let cooled = sub.credentials.is_none() && asks_for_a_new_run(&sub);
         let limits = self.limits_of(
             &url,
             machine.as_deref(),
@@ -718,12 +752,14 @@ impl Queue {
             ..
         } = limits;
         let (every_ms, per_hour, now) = (*every_ms, *per_hour, *now);
-        // The cooldown (#31 item 2): any new run of an endpoint within
-        // `force_every` of the last one is refused, whatever asked for it
-        // (`force`, `max_age_s: 0`, other options) and whatever query string
-        // its URL carries: a query string does not make a new server. A run
-        // with credentials is not held by it (`every_ms` 0): it judges what
-        // the run before it could not, and the hourly budget still counts it.
+        // The cooldown (#31 item 2, #53 item 6): a forced run of an endpoint
+        // within `force_every` of its last run is refused, whatever query
+        // string its URL carries: a query string makes a target of its own
+        // (its results, its badge) but not another server to send forced
+        // runs to. Only `force` and a short `max_age_s` are held
+        // (`every_ms` 0 otherwise, see `asks_for_a_new_run`); so is not a
+        // run with credentials: it judges what the run before it could not.
+        // The hourly budget counts them all.
         let last = facts.endpoint_last_at_ms;
         if every_ms > 0
             && let Some(at) = last.filter(|at| *at > now.saturating_sub(every_ms))
@@ -733,8 +769,8 @@ impl Queue {
                 detail: format!(
                     "this server ({endpoint}) was last run {} s ago; protocheck starts a new \
                      run of a server at most once every {} s, so that it cannot be used \
-                     to flood it (with `force`, `max_age_s` or another query string \
-                     alike). Retry in {wait} s, or submit without `force` and with the \
+                     to flood it (`force` or a short `max_age_s` alike, with any query \
+                     string). Retry in {wait} s, or submit without `force` and with the \
                      default `max_age_s` to get the latest result.",
                     now.saturating_sub(at).max(0) / 1000,
                     self.quota.force_every.as_secs(),

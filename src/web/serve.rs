@@ -79,6 +79,12 @@ const WARN_EVERY: Duration = Duration::from_secs(60);
 /// header list); a larger one is answered 431.
 pub const MAX_HEAD_BYTES: usize = 32 * 1024;
 
+/// How long, at most, a closing connection reads and discards what its
+/// client still sends (see [`Watched::poll_shutdown`]).
+pub const LINGER_TIME: Duration = Duration::from_secs(10);
+/// How much, at most, a closing connection reads and discards.
+pub const LINGER_BYTES: usize = 32 * 1024 * 1024;
+
 /// Serves `app` on `listener` until `stop` is cancelled, then stops accepting
 /// and waits for the open connections to finish their requests.
 pub async fn serve(
@@ -189,6 +195,7 @@ async fn serve_connection(
     let io = TokioIo::new(Watched {
         inner: stream,
         activity: activity.clone(),
+        linger: None,
     });
     let per_request = activity.clone();
     let service = tower::service_fn(move |mut req: axum::http::Request<_>| {
@@ -482,6 +489,23 @@ impl http_body::Body for Counted {
 struct Watched {
     inner: TcpStream,
     activity: Arc<Activity>,
+    /// The lingering close under way, once the connection is closing.
+    linger: Option<Linger>,
+}
+
+/// A lingering close, as nginx does it: the answer is sent and the write
+/// side shut (the client reads the answer, then the end), and what the
+/// client still sends is read and thrown away until it closes its side, for
+/// [`LINGER_TIME`] and [`LINGER_BYTES`] at most. Closing at once with unread
+/// bytes in the socket would make the kernel answer them with a reset, which
+/// can reach the client before it has read the answer: a client that writes
+/// a whole refused upload before it reads (Python's urllib) then saw a broken
+/// pipe instead of its 413, as one that sent too large a head did instead of
+/// its 431.
+struct Linger {
+    fin_sent: bool,
+    left: usize,
+    until: Pin<Box<tokio::time::Sleep>>,
 }
 
 impl AsyncRead for Watched {
@@ -514,8 +538,35 @@ impl AsyncWrite for Watched {
         self.activity.after_write(polled)
     }
 
+    /// Called by hyper as it closes the connection: a lingering close (see
+    /// [`Linger`]). A connection the watchdog closes is dropped instead,
+    /// without lingering.
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
+        let this = &mut *self;
+        let linger = this.linger.get_or_insert_with(|| Linger {
+            fin_sent: false,
+            left: LINGER_BYTES,
+            until: Box::pin(tokio::time::sleep(LINGER_TIME)),
+        });
+        if !linger.fin_sent {
+            std::task::ready!(Pin::new(&mut this.inner).poll_shutdown(cx))?;
+            linger.fin_sent = true;
+        }
+        let mut scratch = [0u8; 8192];
+        loop {
+            if linger.left == 0 || linger.until.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Ok(()));
+            }
+            let room = linger.left.min(scratch.len());
+            let mut buf = ReadBuf::new(&mut scratch[..room]);
+            match Pin::new(&mut this.inner).poll_read(cx, &mut buf) {
+                Poll::Pending => return Poll::Pending,
+                // The client closed its side, or reset: nothing more can help it.
+                Poll::Ready(Err(_)) => return Poll::Ready(Ok(())),
+                Poll::Ready(Ok(())) if buf.filled().is_empty() => return Poll::Ready(Ok(())),
+                Poll::Ready(Ok(())) => linger.left -= buf.filled().len(),
+            }
+        }
     }
 
     fn poll_write_vectored(

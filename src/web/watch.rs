@@ -476,6 +476,7 @@ pub(super) async fn keep(
             events: wanted.events,
         })
         .await?;
+    state.queue.watches_changed();
     let made = existing.is_none_or(|w| w.api_key != Some(key.id));
     Ok((watch, made))
 }

@@ -137,6 +137,93 @@ async fn serve_answers_and_stops_gracefully_on_sigterm() {
     assert_eq!(status.code(), Some(0), "a graceful stop exits 0");
 }
 
+/// Starts `serve` on a free loopback port with `env`; its child and address,
+/// once `/readyz` answers 200.
+async fn serve_with(db: &std::path::Path, env: &[(&str, &str)]) -> (std::process::Child, String) {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let mut cmd = protocheck();
+    cmd.arg("serve")
+        .env("DATABASE_URL", format!("sqlite://{}", db.display()))
+        .env("PROTOCHECK_BIND", format!("127.0.0.1:{port}"))
+        .env("PROTOCHECK_WORKERS", "0")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn serve");
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    for _ in 0..300 {
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut e, &mut err);
+            }
+            panic!("serve with {env:?} exited with {status}: {err}");
+        }
+        if let Ok(r) = client.get(format!("{base}/readyz")).send().await
+            && r.status() == 200
+        {
+            return (child, base);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("serve with {env:?} never became ready");
+}
+
+/// `PROTOCHECK_ALLOW_PRIVATE_TARGETS` takes 1/0, yes/no, on/off and
+/// true/false, like every boolean setting: the service starts with each, and
+/// the value decides whether a loopback target is accepted.
+#[tokio::test]
+async fn serve_takes_1_and_0_and_their_other_spellings_for_a_boolean_variable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let client = reqwest::Client::new();
+    for (i, (word, allowed)) in [("1", true), ("0", false), ("yes", true), ("off", false)]
+        .into_iter()
+        .enumerate()
+    {
+        let db = dir.path().join(format!("b{i}.db"));
+        let (mut child, base) =
+            serve_with(&db, &[("PROTOCHECK_ALLOW_PRIVATE_TARGETS", word)]).await;
+        let resp = client
+            .post(format!("{base}/api/v1/runs"))
+            .json(&serde_json::json!({"url": "http://127.0.0.1:9/rcp", "suite": "rcp"}))
+            .send()
+            .await
+            .expect("submit");
+        let status = resp.status();
+        let body = resp.text().await.expect("body");
+        if allowed {
+            assert_eq!(status, 202, "{word}: {body}");
+        } else {
+            assert!(status.is_client_error(), "{word}: {status} {body}");
+            assert!(body.contains("127.0.0.1"), "{word}: {body}");
+        }
+        child.kill().expect("kill");
+        let _ = child.wait();
+    }
+    // A word that is none of them is a usage error, named as such.
+    let mut cmd = protocheck();
+    cmd.arg("serve")
+        .env(
+            "DATABASE_URL",
+            format!("sqlite://{}", dir.path().join("x.db").display()),
+        )
+        .env("PROTOCHECK_ALLOW_PRIVATE_TARGETS", "maybe");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("possible values: 1, 0, true, false, yes, no, on, off"),
+        "{}",
+        show(&out)
+    );
+}
+
 #[tokio::test]
 async fn check_grades_an_mcp_server() {
     let good = mcp_reference(&[]).await;

@@ -377,11 +377,14 @@ async fn claims_keep_the_gap_between_runs_of_one_host() {
     }
 }
 
-/// #31 item 2: the cooldown holds whatever asks for a new run of a server
-/// (`force`, `max_age_s: 0`, other options, another query string), and
-/// never holds another server of the same host.
+/// #31 item 2 and #53 item 6: the cooldown holds what asks for a new run of
+/// a server although a result may be fresh (`force`, a `max_age_s` below the
+/// default), with other options or another query string alike, and never
+/// holds another server of the same host. A query string makes a target of
+/// its own: a plain first submission of one is queued, not refused, and a
+/// plain repeat of the first URL is answered with its run.
 #[tokio::test]
-async fn the_cooldown_holds_whatever_asks_for_a_new_run() {
+async fn the_cooldown_holds_force_and_max_age_and_never_a_plain_first_submission() {
     for db in common::all_backends().await {
         let quota = HostQuota {
             runs_per_hour: 100,
@@ -389,12 +392,14 @@ async fn the_cooldown_holds_whatever_asks_for_a_new_run() {
         };
         let app = TestApp::start_with(&db, 1000, quota).await;
         let server = "http://127.0.0.1:9/mcp_1%5F";
-        let (status, _, _) = submit_from(&app, 2, &json!({"url": server, "suite": "rcp"})).await;
+        let tenant = |t: &str| format!("{server}?tenant={t}");
+        let (status, _, first) =
+            submit_from(&app, 2, &json!({"url": tenant("a"), "suite": "rcp"})).await;
         assert_eq!(status, 202, "{}", db.name());
         for (n, body) in [
             (
                 3,
-                json!({"url": server, "suite": "rcp", "max_age_s": 0,
+                json!({"url": tenant("a"), "suite": "rcp", "max_age_s": 0,
                        "options": {"profile": "reference"}}),
             ),
             (
@@ -414,14 +419,44 @@ async fn the_cooldown_holds_whatever_asks_for_a_new_run() {
             let detail = problem["detail"].as_str().unwrap_or_default();
             assert!(detail.contains("at most once every 120 s"), "{detail}");
         }
+        // The same URL, plainly: its run answers.
+        let (status, _, again) =
+            submit_from(&app, 7, &json!({"url": tenant("a"), "suite": "rcp"})).await;
+        assert_eq!(status, 200, "{}: {again}", db.name());
+        assert_eq!(again["id"], first["id"]);
+        // Plain first submissions: another query string (another target),
+        // other options, the URL without a query, a longer `max_age_s`.
+        let mut targets = std::collections::BTreeSet::from([first["target_id"].to_string()]);
+        for (n, body) in [
+            (8, json!({"url": tenant("b"), "suite": "rcp"})),
+            (
+                9,
+                json!({"url": tenant("a"), "suite": "rcp", "options": {"profile": "reference"}}),
+            ),
+            (
+                10,
+                json!({"url": server, "suite": "rcp", "max_age_s": 3600}),
+            ),
+        ] {
+            let (status, _, run) = submit_from(&app, n, &body).await;
+            assert_eq!(status, 202, "{}: {body} → {run}", db.name());
+            targets.insert(run["target_id"].to_string());
+        }
+        assert_eq!(
+            targets.len(),
+            3,
+            "{}: each query string is a target",
+            db.name()
+        );
         // Another server of the host, and a path that only looks like the
-        // escaped pattern of the first (`_` and `%` are not wildcards).
+        // escaped pattern of the first (`_` and `%` are not wildcards), even
+        // forced.
         for (n, url) in [
-            (7, "http://127.0.0.1:9/other"),
-            (8, "http://127.0.0.1:9/mcpX1%5F"),
+            (11, "http://127.0.0.1:9/other"),
+            (12, "http://127.0.0.1:9/mcpX1%5F"),
         ] {
             let (status, _, body) =
-                submit_from(&app, n, &json!({"url": url, "suite": "rcp"})).await;
+                submit_from(&app, n, &json!({"url": url, "suite": "rcp", "force": true})).await;
             assert_eq!(status, 202, "{}: {url} {body}", db.name());
         }
     }

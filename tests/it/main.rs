@@ -44,6 +44,7 @@ mod rcp_stdio;
 mod reports;
 mod rule_pages;
 mod run_deadline;
+mod scheduler;
 mod sign_in;
 mod store_contract;
 mod store_findings;

@@ -476,6 +476,21 @@ async fn the_target_page_lists_history_and_what_changed() {
     assert_eq!(html.matches("<tr>").count(), 3, "header and two runs");
     assert!(html.contains(" ms</td>"), "durations shown");
     assert!(html.contains(" · speaks rcp</p>"), "{html}");
+    // The chart's points have their badges' colours: the healthy run's is
+    // bright green (L2), the failing run's red (`none`), whatever the ring.
+    let fills: Vec<&str> = html
+        .split("<circle class=\"point ")
+        .skip(1)
+        .filter_map(|c| c.split("fill=\"").nth(1)?.split('"').next())
+        .collect();
+    assert_eq!(
+        fills,
+        [
+            protocheck::web::badge::Color::BrightGreen.hex(),
+            protocheck::web::badge::Color::Red.hex()
+        ],
+        "{html}"
+    );
     pool.shutdown().await;
 }
 

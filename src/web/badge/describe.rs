@@ -159,6 +159,12 @@ pub fn describe(suite: SuiteId, target: Option<&Target>, runs: &SuiteRuns, age: 
     }
 }
 
+/// The colour of `v`'s badge (an honest, fresh verdict): the target page's
+/// chart draws each run's point in it, so the two never disagree.
+pub fn verdict_color(v: &Verdict) -> Color {
+    verdict_badge("", v, None).color
+}
+
 fn verdict_badge(label: &str, v: &Verdict, url: Option<&str>) -> Badge {
     match &v.detail {
         VerdictDetail::Rcp {

@@ -29,7 +29,7 @@ mod snippets;
 mod widths;
 
 pub use cache::{BadgeCache, Drawn, draw};
-pub use describe::{Age, Shown, describe, shown};
+pub use describe::{Age, Shown, describe, shown, verdict_color};
 pub use render::{Badge, Color};
 // Globs, so the OpenAPI operations `utoipa` generates beside each handler
 // (`__path_…`) are reachable where the router registers them.

@@ -37,8 +37,10 @@ struct ChartPoint {
     run: uuid::Uuid,
     /// When it ended and where it stood, for the point's tooltip.
     title: String,
-    /// `regressed`, `recovered` or `steady`.
+    /// `regressed`, `recovered` or `steady`: the point's ring.
     class: &'static str,
+    /// The colour of the run's badge (a failing run is red, as on its badge).
+    fill: &'static str,
 }
 
 /// A suite's grade or level over time, drawn server-side as inline SVG.
@@ -181,6 +183,13 @@ async fn suite_history(
             run: run.id,
             title: format!("{} · {label}", day_and_time(run)),
             class,
+            fill: run
+                .verdict
+                .as_ref()
+                .map_or(crate::web::badge::Color::LightGrey, |v| {
+                    crate::web::badge::verdict_color(v)
+                })
+                .hex(),
         })
         .collect();
     let line = points

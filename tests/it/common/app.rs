@@ -82,6 +82,9 @@ pub struct TestApp {
     pub attestor: Attestor,
     /// Seals and opens submitted credentials; `None`: they are refused.
     pub keyring: Option<Arc<protocheck::credentials::Keyring>>,
+    /// Wakes the scheduler of the workers `workers` starts when the API
+    /// makes a watch, as `serve` wires them.
+    pub schedule_wake: Arc<Notify>,
 }
 
 impl TestApp {
@@ -133,7 +136,9 @@ impl TestApp {
             events: RunEvents::new(),
             metrics: Metrics::new(),
         };
+        let schedule_wake = Arc::new(Notify::new());
         let queue = Queue::new(db.store.clone(), deps.wake.clone(), 3)
+            .with_schedule_wake(schedule_wake.clone())
             .with_host_quota(quota)
             .with_keyring(keyring.clone());
         let attestor = Attestor::new(SigningKeyPair::generate().expect("signing key"));
@@ -154,6 +159,7 @@ impl TestApp {
             http: reqwest::Client::new(),
             attestor,
             keyring,
+            schedule_wake,
         }
     }
 
@@ -163,6 +169,7 @@ impl TestApp {
         if cfg.keyring.is_none() {
             cfg.keyring = self.keyring.clone();
         }
+        cfg.schedule.wake = self.schedule_wake.clone();
         WorkerPool::start(self.deps.clone(), cfg).expect("start workers")
     }
 
