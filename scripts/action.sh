@@ -61,18 +61,17 @@ if [ -n "${INPUT_EXPECTED_FAILURES:-}" ]; then
   args+=(--expected-failures "$INPUT_EXPECTED_FAILURES")
 fi
 if [ -n "${INPUT_PROFILE:-}" ]; then args+=(--profile "$INPUT_PROFILE"); fi
+# `check` and `submit` take the revision alike: a hosted protocheck judges the
+# one asked for as a local check does.
+if [ -n "${INPUT_MCP_REVISION:-}" ]; then args+=(--mcp-revision "$INPUT_MCP_REVISION"); fi
 
 status=0
 if [ -n "${INPUT_SERVER:-}" ]; then
   [ -n "$url" ] || fail "a hosted protocheck needs url (it cannot start a stdio server)"
   [ -n "${PROTOCHECK_API_KEY:-}" ] || fail "server needs api-key"
-  if [ -n "${INPUT_MCP_REVISION:-}" ]; then
-    fail "mcp-revision applies to local checks; a hosted protocheck judges the newest revision"
-  fi
   # The key stays in the environment (PROTOCHECK_API_KEY), never on the command line.
   "$bin" submit "$url" --server "$INPUT_SERVER" --wait "${args[@]}" || status=$?
 else
-  if [ -n "${INPUT_MCP_REVISION:-}" ]; then args+=(--mcp-revision "$INPUT_MCP_REVISION"); fi
   if [ -n "$stdio" ]; then
     "$bin" check --stdio "$stdio" "${args[@]}" || status=$?
   else

@@ -115,7 +115,36 @@ step URL="http://127.0.0.1:1/mcp" FORMAT=pdf
 [ "$status" = 2 ] || fail "an unknown format: exit $status, not 2"
 echo "test-action: text report; url with stdio and unknown formats refused"
 
-# 5. The book's workflows (docs/src/using/ci.md, "GitHub Actions"): actionlint
+# 5. A hosted protocheck (`server` with `api-key`): `mcp-revision` goes with
+# the submission. A 2025-11-25 server judged with `all` gets a verdict that
+# names 2026-07-28 as not spoken, which only a run asked for `all` says.
+db="sqlite://$work/served.db"
+key=$(DATABASE_URL="$db" "$bin" keys create --name action --rate 600/m | sed -n 's/^token: //p')
+[ -n "$key" ] || fail "keys create printed no token"
+served=$(free_port)
+DATABASE_URL="$db" PROTOCHECK_BIND="127.0.0.1:$served" "$bin" serve >"$work/served.log" 2>&1 &
+pids+=($!)
+wait_port "$served"
+port=$(free_port)
+"$bin" reference mcp --revision 2025-11-25 --port "$port" >/dev/null 2>&1 &
+pids+=($!)
+wait_port "$port"
+# action.yml gives `api-key` as PROTOCHECK_API_KEY, not as an INPUT_ variable.
+export PROTOCHECK_API_KEY="$key"
+step URL="http://127.0.0.1:$port/mcp" SERVER="http://127.0.0.1:$served" SUITE=mcp \
+  MCP_REVISION=all FORMAT=json
+unset PROTOCHECK_API_KEY
+[ "$status" = 0 ] || fail "mcp-revision with server: exit $status: $(tail -20 "$dir/log")"
+python3 - "$dir/protocheck.json" <<'PY' || fail "the hosted run was not judged on every revision: $(head -c 600 "$dir/protocheck.json")"
+import json, sys
+verdict = json.load(open(sys.argv[1]))["verdict"]
+assert verdict["spec_revision"] == "2025-11-25", verdict
+assert "2026-07-28: not spoken" in verdict["not_judged"], verdict
+PY
+grep -q '^run-url=.\+' "$out" || fail "no run-url from the hosted protocheck: $(cat "$out")"
+echo "test-action: mcp-revision goes to a hosted protocheck with server"
+
+# 6. The book's workflows (docs/src/using/ci.md, "GitHub Actions"): actionlint
 # on each, and each step that uses the action gives only inputs action.yml
 # declares (and a server to check); action.yml itself is checked for what a
 # composite action must have.

@@ -13,7 +13,7 @@
 //! answer never queues a second run.
 
 use crate::report::{Format, Gate, Report, gate};
-use crate::suite::SuiteId;
+use crate::suite::{McpRevision, SuiteId};
 use crate::transport::sse::{SseReader, is_event_stream};
 use crate::transport::{AddressPolicy, HttpClient, HttpRequest, HttpResponse, Limits};
 use serde_json::Value;
@@ -436,6 +436,11 @@ pub struct SubmitArgs {
     /// Allow MCP tool calls with real arguments.
     #[arg(long)]
     pub allow_tool_calls: bool,
+    /// Which MCP revision to judge: `newest` (the newest the server speaks),
+    /// `2026-07-28`, `2025-11-25`, or `all` (each one the server speaks, with
+    /// a verdict per revision).
+    #[arg(long, value_name = "REVISION", default_value = "newest", value_parser = parse_mcp_revision)]
+    pub mcp_revision: McpRevision,
     /// Run again even when a recent verdict exists.
     #[arg(long)]
     pub force: bool,
@@ -521,6 +526,14 @@ impl SubmitArgs {
         if let Some(url) = &self.webhook_url {
             options.insert("webhook_url".into(), Value::String(url.clone()));
         }
+        // `newest` is the service's default: left out, a run's options (and
+        // its dedup key) are those of a run that never named a revision.
+        if self.mcp_revision != McpRevision::Newest {
+            options.insert(
+                "mcp_revision".into(),
+                Value::String(self.mcp_revision.as_str().to_owned()),
+            );
+        }
         SubmitRequest {
             url: self.url.clone(),
             suite: self.suite.clone(),
@@ -530,6 +543,17 @@ impl SubmitArgs {
             credentials: None,
         }
     }
+}
+
+/// `--mcp-revision`: one of [`McpRevision::CHOICES`], by name.
+pub fn parse_mcp_revision(s: &str) -> Result<McpRevision, String> {
+    McpRevision::parse(s).ok_or_else(|| {
+        let known: Vec<String> = McpRevision::CHOICES
+            .iter()
+            .map(|r| format!("`{}`", r.as_str()))
+            .collect();
+        format!("`{s}` is not one of {}", known.join(", "))
+    })
 }
 
 /// A token from a file: its text without one trailing newline (`\n` or

@@ -103,16 +103,6 @@ enum KeysCommand {
     },
 }
 
-fn parse_mcp_revision(s: &str) -> Result<protocheck::suite::McpRevision, String> {
-    protocheck::suite::McpRevision::parse(s).ok_or_else(|| {
-        let known: Vec<String> = protocheck::suite::McpRevision::CHOICES
-            .iter()
-            .map(|r| format!("`{}`", r.as_str()))
-            .collect();
-        format!("`{s}` is not one of {}", known.join(", "))
-    })
-}
-
 fn parse_rate(s: &str) -> Result<protocheck::api_keys::Rate, String> {
     s.parse()
 }
@@ -159,7 +149,7 @@ struct CheckArgs {
     /// Which MCP revision to judge: `newest` (the newest the server speaks),
     /// `2026-07-28`, `2025-11-25`, or `all` (each one the server speaks, with
     /// a verdict per revision).
-    #[arg(long, value_name = "REVISION", default_value = "newest", value_parser = parse_mcp_revision)]
+    #[arg(long, value_name = "REVISION", default_value = "newest", value_parser = protocheck::api_client::parse_mcp_revision)]
     mcp_revision: protocheck::suite::McpRevision,
     /// Report format: `text` (findings as they arrive, then the verdict),
     /// `json` (the report document, schema at /api/v1/schema/report.json),

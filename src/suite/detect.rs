@@ -5,7 +5,7 @@ use super::context::{Endpoint, EngineError, RunContext};
 use super::{McpRevision, SuiteId};
 use crate::transport::sse::{SseReader, is_event_stream};
 use crate::transport::stdio::StdioChild;
-use crate::transport::{HttpClient, HttpRequest, Limits, StreamingResponse, TransportError};
+use crate::transport::{HttpRequest, Limits, StreamingResponse, TransportError};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -52,9 +52,13 @@ impl Route {
 /// The MCP suite that judges `endpoint`: the revision the run asks for, else
 /// the newest the server speaks. Over HTTP a server that answers
 /// `server/discover` as a 2026-07-28 server does (a dual-era server too) is
-/// judged on 2026-07-28; one that answers only a 2025-11-25 `initialize` on
-/// 2025-11-25; one that answers neither on 2026-07-28, whose first rule
-/// says that `server/discover` is missing. Over stdio the child is asked
+/// judged on 2026-07-28, unless the revisions its answer lists
+/// (`supportedVersions`, or a -32022 refusal's `supported`) leave 2026-07-28
+/// out: then on the newest listed one protocheck judges (see [`Discovered`]).
+/// One that answers only a 2025-11-25 `initialize` is judged on 2025-11-25;
+/// one that answers neither on 2026-07-28, whose first rule says that
+/// `server/discover` is missing. The probes carry the run's bearer token: a
+/// protected server is judged on the revision it speaks, as without one. Over stdio the child is asked
 /// `server/discover`: a 2026-07-28 answer is judged on 2026-07-28, anything
 /// else (another error, no answer) on 2025-11-25, whose era check says what
 /// the server speaks.
@@ -74,8 +78,9 @@ pub async fn mcp_route(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, E
         }
     };
     match discover(url, ctx).await {
-        Ok((true, _)) => return Ok(Route::Mcp2026),
-        Ok((false, _)) => {}
+        Ok((Discovered::Speaks2026, _)) => return Ok(Route::Mcp2026),
+        Ok((Discovered::Lists { v2025_11_25: true }, _)) => return Ok(Route::Mcp2025),
+        Ok(_) => {}
         Err(e @ TransportError::Forbidden { .. }) => return Err(EngineError::Forbidden(e)),
         Err(e) if e.is_transient() => return Err(EngineError::Unreachable(e)),
         Err(_) => {}
@@ -110,7 +115,8 @@ pub struct McpRoutes {
 
 /// The MCP suites that judge `endpoint` on every revision it speaks. Over
 /// HTTP a server that answers `server/discover` as a 2026-07-28 server does
-/// speaks 2026-07-28, and one that answers a 2025-11-25 `initialize` speaks
+/// speaks 2026-07-28 (unless the revisions it lists leave it out), and one
+/// that lists 2025-11-25 or answers a 2025-11-25 `initialize` speaks
 /// 2025-11-25 (a dual-era server both); one that answers neither is judged
 /// as `newest` judges it, on 2026-07-28 alone, with nothing left out. Over
 /// stdio the same, among the suites of [`STDIO_ROUTES`]: a child that
@@ -150,13 +156,15 @@ pub async fn mcp_routes(endpoint: &Endpoint, ctx: &RunContext) -> Result<McpRout
             });
         }
     };
-    let modern = match discover(url, ctx).await {
-        Ok((modern, _)) => modern,
+    let discovered = match discover(url, ctx).await {
+        Ok((discovered, _)) => discovered,
         Err(e @ TransportError::Forbidden { .. }) => return Err(EngineError::Forbidden(e)),
         Err(e) if e.is_transient() => return Err(EngineError::Unreachable(e)),
-        Err(_) => false,
+        Err(_) => Discovered::NotModern,
     };
-    let legacy = matches!(initialize_over_http(url, ctx).await, Ok(Some(_)));
+    let modern = discovered == Discovered::Speaks2026;
+    let legacy = discovered == (Discovered::Lists { v2025_11_25: true })
+        || matches!(initialize_over_http(url, ctx).await, Ok(Some(_)));
     let spoken: Vec<Route> = MCP_ROUTES
         .into_iter()
         .filter(|r| match r {
@@ -213,8 +221,15 @@ pub async fn detect(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, Engi
     let mut tried = Vec::new();
 
     match discover(url, ctx).await {
-        Ok((true, _)) => return Ok(asked.unwrap_or(Route::Mcp2026)),
-        Ok((false, 401)) => match protected_mcp(url, ctx).await {
+        Ok((Discovered::Speaks2026, _)) => return Ok(asked.unwrap_or(Route::Mcp2026)),
+        Ok((Discovered::Lists { v2025_11_25: true }, _)) => {
+            return Ok(asked.unwrap_or(Route::Mcp2025));
+        }
+        Ok((Discovered::Lists { .. }, status)) => tried.push(format!(
+            "MCP `server/discover` at {url} answered HTTP {status}, listing no revision \
+             protocheck judges"
+        )),
+        Ok((Discovered::NotModern, 401)) => match protected_mcp(url, ctx).await {
             Some(why) => {
                 tracing::info!(target = %url, "judged as MCP: {why}");
                 return Ok(asked.unwrap_or(Route::Mcp2026));
@@ -225,7 +240,7 @@ pub async fn detect(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, Engi
                  well-known URIs"
             )),
         },
-        Ok((false, status)) => tried.push(format!(
+        Ok((Discovered::NotModern, status)) => tried.push(format!(
             "MCP `server/discover` at {url} answered HTTP {status}"
         )),
         Err(e @ TransportError::Forbidden { .. }) => return Err(EngineError::Forbidden(e)),
@@ -265,26 +280,97 @@ pub async fn detect(endpoint: &Endpoint, ctx: &RunContext) -> Result<Route, Engi
     )))
 }
 
-/// Whether `url` answers `server/discover` as a 2026-07-28 server (a
-/// `DiscoverResult`, or a 400 with one of the errors only a 2026-07-28 server
-/// gives), and the HTTP status it answered with. The answer is read as
+/// What `url` answers `server/discover` says of the revisions it speaks (see
+/// [`Discovered`]), and the HTTP status it answered with. The answer is read as
 /// [`read_answer`] reads it: a JSON body or an SSE stream, as a server MAY
 /// answer any request (streamable-http, "Sending Messages": "The client MUST
 /// support both").
-async fn discover(url: &url::Url, ctx: &RunContext) -> Result<(bool, u16), TransportError> {
+async fn discover(url: &url::Url, ctx: &RunContext) -> Result<(Discovered, u16), TransportError> {
     let body = discover_request(1);
     let req = HttpRequest::post_json(url.clone(), &body)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", MCP_REVISION)
         .header("mcp-method", "server/discover")
         .timeout(ctx.options.request_timeout());
+    let req = with_credentials(req, ctx);
     let resp = ctx.http.send_streaming(&req).await?;
     let status = resp.status;
     let limits = ctx.http.limits().clone();
     let answer = read_answer(resp, &limits, &body["id"], ctx.options.request_timeout()).await;
-    let modern = answer.is_some_and(|v| modern_discover(&v, Some(status)));
-    Ok((modern, status))
+    let discovered = answer.map_or(Discovered::NotModern, |v| {
+        Discovered::read(&v, Some(status))
+    });
+    Ok((discovered, status))
 }
+
+/// `req` with the run's bearer token, if it has one. A protected server
+/// refuses a probe without it, and the revision a run is judged on must be
+/// the one the server speaks with credentials as without (#56): the suites
+/// send the token on every request, and the probes that choose between them
+/// do too.
+fn with_credentials(req: HttpRequest, ctx: &RunContext) -> HttpRequest {
+    match &ctx.options.bearer_token {
+        Some(token) => req.header("authorization", format!("Bearer {}", token.expose())),
+        None => req,
+    }
+}
+
+/// What an answer to `server/discover` says of the revisions a server
+/// speaks. The versioning page has a server list them: a `DiscoverResult`'s
+/// `supportedVersions`, or the `supported` list of a -32022 refusal of the
+/// requested version. A server of the 2026-07-28 era that lists revisions
+/// without 2026-07-28 (a Go SDK server that speaks 2025-11-25 and older,
+/// say) speaks what it lists, not 2026-07-28: the run goes to the newest
+/// listed revision protocheck judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Discovered {
+    /// Not the answer of a 2026-07-28-era server.
+    NotModern,
+    /// A 2026-07-28 answer whose list names 2026-07-28, or that lists none
+    /// (-32020, -32021).
+    Speaks2026,
+    /// A list without 2026-07-28; whether it names 2025-11-25.
+    Lists { v2025_11_25: bool },
+}
+
+impl Discovered {
+    fn read(v: &Value, status: Option<u16>) -> Self {
+        let refused_version =
+            v.pointer("/error/code").and_then(Value::as_i64) == Some(UNSUPPORTED_VERSION);
+        let list = match v.pointer("/result/supportedVersions") {
+            Some(list) => Some(list),
+            None if refused_version => v.pointer("/error/data/supported"),
+            None => None,
+        }
+        .and_then(Value::as_array);
+        // A -32022 that lists what the server speaks says so at any status;
+        // the status the 2026-07-28 text asks for is judged by its rules.
+        let of_the_era = modern_discover(v, status) || refused_version && list.is_some();
+        if !of_the_era {
+            return Self::NotModern;
+        }
+        let Some(list) = list else {
+            return Self::Speaks2026;
+        };
+        let lists = |revision: &str| list.iter().any(|v| v.as_str() == Some(revision));
+        if lists(MCP_REVISION) {
+            Self::Speaks2026
+        } else {
+            Self::Lists {
+                v2025_11_25: lists(crate::suite::mcp2025::SPEC_REVISION),
+            }
+        }
+    }
+
+    /// A 2026-07-28 server: the answer is of its era and lists 2026-07-28.
+    fn modern(self) -> bool {
+        self == Self::Speaks2026
+    }
+}
+
+/// UnsupportedProtocolVersion: its `data.supported` lists what the server
+/// speaks.
+const UNSUPPORTED_VERSION: i64 = -32022;
 
 /// Why a URL that refused `server/discover` with 401 is a protected MCP
 /// server, if it is one: the MCP authorization spec makes such a server an
@@ -381,7 +467,7 @@ pub async fn speaks_over_stdio(
             // `DiscoverResult`.
             let answer = ask_fresh(command, discover_request(1), ctx).await?;
             Ok(answer.as_ref().is_some_and(|a| {
-                modern_discover(a, None) && a.pointer("/result/protocolVersion").is_none()
+                Discovered::read(a, None).modern() && a.pointer("/result/protocolVersion").is_none()
             }))
         }
     }
@@ -470,6 +556,7 @@ async fn initialize_over_http(
     let req = HttpRequest::post_json(url.clone(), &body)
         .header("accept", "application/json, text/event-stream")
         .timeout(timeout);
+    let req = with_credentials(req, ctx);
     let resp = ctx.http.send_streaming(&req).await?;
     let session = resp
         .headers
@@ -482,31 +569,26 @@ async fn initialize_over_http(
         .as_ref()
         .and_then(mcp_initialize_version);
     if let Some(session) = session {
-        end_session(&ctx.http, url, &session, version.as_deref(), timeout).await;
+        end_session(ctx, url, &session, version.as_deref()).await;
     }
     Ok(version)
 }
 
 /// Ends the session a detection probe opened (streamable-http, "Session
 /// Management": a client that no longer needs a session SHOULD send DELETE).
-async fn end_session(
-    http: &HttpClient,
-    url: &url::Url,
-    session: &str,
-    version: Option<&str>,
-    timeout: Duration,
-) {
+async fn end_session(ctx: &RunContext, url: &url::Url, session: &str, version: Option<&str>) {
     let mut req = HttpRequest {
         method: http::Method::DELETE,
         ..HttpRequest::get(url.clone())
     }
     .header("mcp-session-id", session)
-    .timeout(timeout);
+    .timeout(ctx.options.request_timeout());
     if let Some(version) = version {
         req = req.header("mcp-protocol-version", version);
     }
+    let req = with_credentials(req, ctx);
     // Best effort: a server that keeps the session only keeps it longer.
-    let _ = http.send(&req).await;
+    let _ = ctx.http.send(&req).await;
 }
 
 /// What a child answered the detection probes over stdio.
@@ -531,7 +613,9 @@ async fn ask_over_stdio(
     let mut child =
         StdioChild::spawn(command, ctx.http.limits()).map_err(EngineError::from_transport)?;
     let discover = ask_line(&mut child, discover_request(2), timeout).await;
-    let modern = discover.as_ref().is_some_and(|v| modern_discover(v, None));
+    let modern = discover
+        .as_ref()
+        .is_some_and(|v| Discovered::read(v, None).modern());
     let mut initialize = None;
     if then_initialize && !modern {
         initialize = ask_line(&mut child, initialize_request(), timeout)
@@ -579,7 +663,7 @@ async fn ask_fresh(
 mod tests {
     use super::*;
     use crate::suite::RunOptions;
-    use crate::transport::{AddressPolicy, Limits};
+    use crate::transport::{AddressPolicy, HttpClient, Limits};
 
     fn ctx() -> RunContext {
         let http = HttpClient::new(AddressPolicy::AllowPrivate, Limits::default()).expect("client");
@@ -611,6 +695,64 @@ mod tests {
             assert_eq!(speaks(Route::Mcp2026).await, Ok(modern), "{command}");
             assert_eq!(speaks(Route::Mcp2025).await, Ok(legacy), "{command}");
             assert_eq!(speaks(Route::Rcp).await, Ok(false), "{command}");
+        }
+    }
+
+    #[test]
+    fn the_revisions_a_discover_answer_lists_decide_whether_it_speaks_2026_07_28() {
+        let read = |v: Value, status| Discovered::read(&v, status);
+        let legacy = Discovered::Lists { v2025_11_25: true };
+        for (answer, status, expected) in [
+            (
+                json!({"result": {"supportedVersions": ["2026-07-28", "2025-11-25"], "capabilities": {}}}),
+                Some(200),
+                Discovered::Speaks2026,
+            ),
+            (
+                json!({"result": {"supportedVersions": ["2025-11-25", "2025-06-18"], "capabilities": {}}}),
+                Some(200),
+                legacy,
+            ),
+            (
+                json!({"error": {"code": -32022, "message": "unsupported",
+                    "data": {"supported": ["2025-11-25", "2025-03-26"], "requested": "2026-07-28"}}}),
+                Some(400),
+                legacy,
+            ),
+            // The list says what the server speaks whatever status carries it.
+            (
+                json!({"error": {"code": -32022, "message": "unsupported",
+                    "data": {"supported": ["2025-11-25"], "requested": "2026-07-28"}}}),
+                Some(200),
+                legacy,
+            ),
+            (
+                json!({"error": {"code": -32022, "message": "unsupported",
+                    "data": {"supported": ["2025-06-18"], "requested": "2026-07-28"}}}),
+                None,
+                Discovered::Lists { v2025_11_25: false },
+            ),
+            (
+                json!({"error": {"code": -32020, "message": "mismatch"}}),
+                Some(400),
+                Discovered::Speaks2026,
+            ),
+            (
+                json!({"error": {"code": -32022, "message": "no list"}}),
+                Some(400),
+                Discovered::Speaks2026,
+            ),
+            (
+                json!({"error": {"code": -32601, "message": "no such method"}}),
+                Some(404),
+                Discovered::NotModern,
+            ),
+        ] {
+            assert_eq!(
+                read(answer.clone(), status),
+                expected,
+                "{answer} {status:?}"
+            );
         }
     }
 }

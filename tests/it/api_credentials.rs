@@ -700,3 +700,121 @@ async fn the_store_keeps_sealed_credentials_only_while_the_run_is_active() {
         );
     }
 }
+
+/// The 2025-11-25 reference server requiring tokens, and its all-scope
+/// token (`reference mcp --revision 2025-11-25 --auth` prints one).
+async fn protected_2025_server() -> (String, String) {
+    use protocheck::reference::mcp2025::{
+        MCP25_SCOPE_READ, MCP25_SCOPE_TOOLS, Mcp25ReferenceConfig, serve_mcp25_reference,
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let config = Mcp25ReferenceConfig::new().with_auth();
+    let token = config
+        .mint_token(
+            &url,
+            &format!("{MCP25_SCOPE_READ} {MCP25_SCOPE_TOOLS}"),
+            Duration::from_secs(3600),
+        )
+        .expect("an --auth server mints tokens");
+    tokio::spawn(async move {
+        let _ = serve_mcp25_reference(listener, config).await;
+    });
+    (url, token)
+}
+
+/// The revisions a JSON report judged (one, or each of `all`'s, joined by
+/// `, ` in `spec_revision`), and its grade.
+fn judged_on(report: &Value) -> (Vec<String>, String) {
+    let verdict = &report["verdict"];
+    let revisions = verdict["spec_revision"]
+        .as_str()
+        .unwrap_or_default()
+        .split(", ")
+        .map(str::to_owned)
+        .collect();
+    let grade = verdict["grade"].as_str().unwrap_or_default().to_owned();
+    (revisions, grade)
+}
+
+/// A protected 2025-11-25 server given its all-scope token is judged on
+/// 2025-11-25, the revision it speaks, however the run chooses the
+/// revision: `check` by default, with `--suite mcp` and with
+/// `--mcp-revision all`, and `submit --bearer-token-file --wait` (by
+/// default, and with `--mcp-revision 2025-11-25`). The token never
+/// decides the revision: without the token in the probes that choose it,
+/// each was judged on 2026-07-28 and failed.
+#[tokio::test]
+async fn a_protected_2025_11_25_server_with_a_token_is_judged_on_2025_11_25_by_check_and_submit() {
+    let (target, token) = protected_2025_server().await;
+    for args in [&[][..], &["--suite", "mcp"], &["--mcp-revision", "all"]] {
+        let mut cmd = protocheck();
+        cmd.args(["check", &target, "--json"])
+            .args(args)
+            .env("PROTOCHECK_BEARER_TOKEN", &token);
+        let out = output(cmd).await;
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}\n{}", show(&out)));
+        let (revisions, grade) = judged_on(&report);
+        assert_eq!(revisions, ["2025-11-25"], "{args:?}: {}", report["verdict"]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {grade}\n{}",
+            show(&out)
+        );
+    }
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = live_serve(dir.path()).await;
+    let store = protocheck::store::connect(&format!(
+        "sqlite://{}",
+        dir.path().join("serve.db").display()
+    ))
+    .await
+    .expect("open the service's database");
+    let key = api_keys::create_key(
+        store.as_ref(),
+        "ci",
+        None,
+        "600/m".parse::<Rate>().expect("rate"),
+        protocheck::now_ms(),
+    )
+    .await
+    .expect("API key");
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{token}\n")).expect("write token file");
+    for args in [&[][..], &["--mcp-revision", "2025-11-25"]] {
+        let mut cmd = protocheck();
+        cmd.args(["submit", &target, "--server", &served.base])
+            .args([
+                "--wait",
+                "--quiet",
+                "--format",
+                "json",
+                "--bearer-token-file",
+            ])
+            .arg(&token_file)
+            .args(args)
+            .env("PROTOCHECK_API_KEY", &key.token);
+        let out = output(cmd).await;
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("submit {args:?}: {e}\n{}", show(&out)));
+        let (revisions, _) = judged_on(&report);
+        assert_eq!(
+            revisions,
+            ["2025-11-25"],
+            "submit {args:?}: {}",
+            report["verdict"]
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "submit {args:?}: {}",
+            show(&out)
+        );
+        assert!(!show(&out).contains(&token), "submit prints the token");
+    }
+}

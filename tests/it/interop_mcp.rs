@@ -1105,6 +1105,66 @@ fn a_tool_that_runs_only_as_a_task_is_never_called_plainly_but_by_its_probe() {
     assert!(refused.contains("digest"), "MCP25-TSK-005 says {refused}");
 }
 
+/// A server that speaks 2025-11-25 and older, and says so as the
+/// 2026-07-28 versioning page asks (`spec25-lists-versions`, as
+/// kubernetes-mcp-server 0.0.67 over HTTP: 400 and -32022 with its
+/// `supported` list to a 2026-07-28 request, `supportedVersions` at
+/// `server/discover`), is judged on the newest revision it lists that
+/// protocheck judges, 2025-11-25: by `check` with no revision, with
+/// `--suite mcp`, and with `--mcp-revision all`, which names 2026-07-28 as
+/// not spoken. No 2026-07-28 rule (MCP-STL-003, which failed it) is judged.
+#[test]
+fn a_server_that_lists_only_older_revisions_is_judged_on_the_newest_it_lists() {
+    let tools = Tools::from_env();
+    if tools.python.is_none() {
+        assert!(
+            !tools_required(),
+            "PROTOCHECK_REQUIRE_TOOLS=1 but PROTOCHECK_INTEROP_PYTHON names no Python"
+        );
+        say_skipped("the listed-revisions test; set PROTOCHECK_INTEROP_PYTHON");
+        return;
+    }
+    let name = "spec25-lists-versions";
+    let (server, target) = launch(name, &tools).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let Target::Url(url) = target else {
+        panic!("{name} is served over HTTP");
+    };
+    for args in [
+        &[][..],
+        &["--suite", "mcp"],
+        &["--suite", "mcp", "--mcp-revision", "all"],
+    ] {
+        let mut cmd = common::cli::protocheck();
+        cmd.args(["check", &url, "--format", "json"]).args(args);
+        let out = cmd.output().expect("run protocheck");
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}\n{}", common::cli::show(&out)));
+        let verdict = &doc["verdict"];
+        // `all` joins the revisions it judged with `, `.
+        let revisions: Vec<&str> = verdict["spec_revision"]
+            .as_str()
+            .unwrap_or_default()
+            .split(", ")
+            .collect();
+        assert_eq!(revisions, ["2025-11-25"], "{args:?}: {verdict}");
+        let modern: Vec<&str> = doc["findings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["rule_id"].as_str())
+            .filter(|id| !id.starts_with("MCP25-"))
+            .collect();
+        assert!(modern.is_empty(), "{args:?}: judged {modern:?}");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {verdict}\n{}",
+            common::cli::show(&out)
+        );
+    }
+    drop(server);
+}
+
 #[test]
 fn panel_servers_get_the_verdicts_the_specification_gives_them() {
     run_panel(&PANEL_2026);

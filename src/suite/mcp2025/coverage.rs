@@ -112,9 +112,11 @@ pub static COVERAGE: &[Coverage] = &[
             `notifications/resources/updated` only with `resources.subscribe` and a subscription.",
         probed: "Passive, after every probe rule: each notification the run recorded (POST SSE \
             streams, stdout, GET streams while a rule watched one) is checked against the \
-            `initialize` capabilities. A `notifications/resources/updated` fails unless its `uri` \
-            is the one MCP25-RES-008 subscribed to (briefly: an update crossing the unsubscribe \
-            passes too).",
+            `initialize` capabilities. A `notifications/resources/updated` fails unless it came \
+            in the session MCP25-RES-008 subscribed in and its `uri` is the one subscribed to or \
+            a sub-resource of it (after `/`, `?` or `#`; briefly: an update crossing the \
+            unsubscribe passes too); over HTTP that rule's second session, sent a `ping` while \
+            the subscription lasts, shows an update told to every session.",
         gap: Some(
             "No probe provokes these notifications (protocheck cannot change a server's lists or \
             resources), so only spontaneous ones are judged; over HTTP the GET stream is read only \
@@ -809,7 +811,9 @@ pub static COVERAGE: &[Coverage] = &[
             `resources/unsubscribe` of a resource URI succeed with an empty result.",
         probed: "`resources/subscribe`, then `resources/unsubscribe`, of the first listed URI on \
             the main connection; each must get an empty result (a lone `_meta` tolerated); an \
-            error or another result warns.",
+            error or another result warns. Over HTTP with sessions, a second session opened \
+            before the subscription gets a `ping` while it lasts (MCP25-LIF-008 judges what \
+            comes there).",
         gap: Some(
             "Only the first listed URI; whether `notifications/resources/updated` then follows is \
             not observed (protocheck cannot change a resource).",

@@ -224,15 +224,17 @@ pub(crate) const DECLARED_NOTIFICATIONS: Mcp25Rule = Mcp25Rule::new(
     "After every other rule, protocheck goes through every notification the server sent during \
      the run and compares it with the `initialize` capabilities: a `list_changed` notification of \
      tools, resources or prompts needs `listChanged: true` under that capability, and a \
-     `notifications/resources/updated` counts as unsolicited unless its `uri` is the one \
-     resource MCP25-RES-008 subscribed to (an update that crosses the unsubscribe included).",
+     `notifications/resources/updated` counts as unsolicited unless it came in the session that \
+     MCP25-RES-008 subscribed in and its `uri` is the resource subscribed to or a sub-resource \
+     of it (a URI that goes on from it after `/`, `?` or `#`), an update that crosses the \
+     unsubscribe included.",
     "The server emits list-changed notifications while its capabilities omit `listChanged` (or \
      set it to false), most often because the SDK sends them whenever a tool, resource or prompt \
      is registered, or it sends resource updates to a client that never subscribed.",
     "Declare `listChanged: true` under `tools`, `resources` or `prompts` when the server sends \
      that list's change notifications, or stop sending them; send \
-     `notifications/resources/updated` only for resources a client subscribed to with \
-     `resources/subscribe`.",
+     `notifications/resources/updated` only to the session that subscribed with \
+     `resources/subscribe`, for the resource it subscribed to or a sub-resource of it.",
 )
 .run_wide();
 
@@ -788,8 +790,8 @@ async fn declared_notifications(s: &Session) -> Judgement {
         .lock()
         .map(|list| list.clone())
         .unwrap_or_default();
-    let notes = s.client.notifications();
-    for note in &notes {
+    let notes = s.client.notifications_by_session();
+    for (note, session) in &notes {
         let Some(method) = note.get("method").and_then(Value::as_str) else {
             continue;
         };
@@ -805,12 +807,21 @@ async fn declared_notifications(s: &Session) -> Judgement {
             undeclared.push(format!("`{method}` without `{cap}.{flag}: true`"));
         }
         // protocheck subscribes to one resource at most (MCP25-RES-008),
-        // and unsubscribes at once: an update about it is solicited, even
-        // one that crossed the unsubscribe; any other is not.
+        // and unsubscribes at once: an update about it, or about a
+        // sub-resource of it, in the session that subscribed is solicited,
+        // even one that crossed the unsubscribe; any other is not.
         if method == "notifications/resources/updated" {
             let uri = note.pointer("/params/uri").and_then(Value::as_str);
-            if !uri.is_some_and(|uri| subscribed.iter().any(|s| s == uri)) {
+            let solicited = |(subscribed, by): &(String, _)| {
+                by == session && uri.is_some_and(|uri| within(uri, subscribed))
+            };
+            if !subscribed.iter().any(solicited) {
                 undeclared.push(match uri {
+                    Some(uri) if subscribed.iter().any(|(s, _)| within(uri, s)) => format!(
+                        "`{method}` for `{}` in a session that did not subscribe to it (another \
+                         session did)",
+                        clip(uri, 80)
+                    ),
                     Some(uri) => format!(
                         "`{method}` for `{}`, to which protocheck did not subscribe",
                         clip(uri, 80)
@@ -834,6 +845,20 @@ async fn declared_notifications(s: &Session) -> Judgement {
         crate::suite::mcp::client::some(&undeclared, 4, "; ")
     ))
     .reply(&s.init)
+}
+
+/// Whether an update about `uri` is about the resource `subscribed`: the
+/// resource itself, or a sub-resource of it (schema,
+/// `ResourceUpdatedNotification.params.uri`: "This might be a sub-resource
+/// of the one that the client actually subscribed to"). A sub-resource's
+/// URI goes on from the subscribed one at a boundary (`/`, `?`, `#`, or
+/// right after a subscribed URI that ends with `/`): `file:///a/b` is
+/// under `file:///a`, `file:///ab` is not.
+fn within(uri: &str, subscribed: &str) -> bool {
+    !subscribed.is_empty()
+        && uri.strip_prefix(subscribed).is_some_and(|rest| {
+            rest.is_empty() || subscribed.ends_with('/') || rest.starts_with(['/', '?', '#'])
+        })
 }
 
 /// The requests a server sends only to a client that declared the
@@ -873,4 +898,30 @@ async fn no_client_feature_requests(s: &Session) -> Judgement {
         j = j.with(exchange);
     }
     j
+}
+
+#[cfg(test)]
+mod tests {
+    use super::within;
+
+    #[test]
+    fn an_update_is_about_the_subscribed_resource_or_one_under_it() {
+        for (uri, subscribed, expected) in [
+            ("file:///a", "file:///a", true),
+            ("file:///a/b.txt", "file:///a", true),
+            ("file:///a?page=2", "file:///a", true),
+            ("file:///a#part", "file:///a", true),
+            ("test://dir/x", "test://dir/", true),
+            ("file:///ab", "file:///a", false),
+            ("file:///b", "file:///a", false),
+            ("file:///a", "file:///a/b", false),
+            ("anything", "", false),
+        ] {
+            assert_eq!(
+                within(uri, subscribed),
+                expected,
+                "{uri} under {subscribed}"
+            );
+        }
+    }
 }

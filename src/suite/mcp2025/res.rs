@@ -7,7 +7,7 @@
 //! Also the helpers the prompt group shares: walking a paginated list, the
 //! content blocks of a result, and the judgement of a preferred error code.
 
-use super::client::{Reply, Seen};
+use super::client::{Connection, Reply, Seen};
 use super::rule::{Mcp25Rule, spec};
 use super::session::{Judgement, Session};
 use super::uri::uri_problem;
@@ -191,7 +191,9 @@ pub(crate) const SUBSCRIBE: Mcp25Rule = Mcp25Rule::new(
     "When the `resources` capability declares `subscribe: true`, protocheck sends \
      `resources/subscribe` for the first URI listed by `resources/list`, then \
      `resources/unsubscribe` for it, and checks that both get an empty result (`{}`, or only \
-     `_meta`).",
+     `_meta`). Over HTTP with sessions it first opens a second session and sends it a `ping` \
+     while the subscription lasts: an update that reaches a session that did not subscribe \
+     fails MCP25-LIF-008.",
     "The server declares `subscribe` without implementing the methods (-32601), rejects the \
      listed URI, or answers with a result that is not empty, often a capability copied from an \
      example.",
@@ -784,16 +786,39 @@ async fn subscribe(s: &Session) -> Judgement {
             "not applicable: `resources/list` listed no resource with a string `uri`",
         ));
     };
+    // A second session, opened before the subscription and sent a `ping`
+    // while it lasts, is where a server that tells every session about one
+    // session's subscription shows it: MCP25-LIF-008 judges every update of
+    // the run by the session it came in. Sessions are told apart over HTTP
+    // by their ids only.
+    let bystander = match s.main.session_id() {
+        Some(_) => s.initialized_connection().await.ok(),
+        None => None,
+    };
+    let j = subscribe_with(s, uri, bystander.as_ref()).await;
+    if let Some(bystander) = bystander {
+        bystander.close().await;
+    }
+    j
+}
+
+/// MCP25-RES-008's probe of `uri`, with a `ping` on `bystander` while the
+/// subscription lasts.
+async fn subscribe_with(s: &Session, uri: &str, bystander: Option<&Connection>) -> Judgement {
     let shown = clip(uri, 120);
     if let Ok(mut subscribed) = s.subscribed.lock() {
-        subscribed.push(uri.clone());
+        subscribed.push((uri.to_owned(), s.main.session()));
     }
     let sub = s
         .main
         .request("resources/subscribe", json!({"uri": uri}))
         .await;
     match sub.result() {
-        Some(r) if is_empty_result(r) => {}
+        Some(r) if is_empty_result(r) => {
+            if let Some(bystander) = bystander {
+                bystander.request("ping", json!({})).await;
+            }
+        }
         Some(r) => {
             let unsub = s
                 .main

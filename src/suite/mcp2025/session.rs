@@ -2,7 +2,7 @@
 //! connection, its `initialize` and the run's options) and the
 //! [`Judgement`] a check gives.
 
-use super::client::{Client, Connection, Patience, Reply, Transport};
+use super::client::{Client, Connection, Patience, Reply, SessionOf, Transport};
 use crate::suite::Exchange;
 use crate::suite::mcp::client::clip;
 use crate::suite::mcp::survey::placeholder_arguments;
@@ -107,10 +107,11 @@ pub struct Session {
     /// The rules that could send a request while MCP25-LOG-002 holds the
     /// run's session at `debug`, counted down as each is judged.
     pub(crate) before_debug: Countdown,
-    /// The resource URIs protocheck asked to subscribe to on the run's
-    /// session (MCP25-RES-008): an update about one of them is solicited
-    /// (MCP25-LIF-008), during the subscription or just after it ends.
-    pub(crate) subscribed: std::sync::Mutex<Vec<String>>,
+    /// The resource URIs protocheck asked to subscribe to (MCP25-RES-008),
+    /// each with the session that asked: an update about one of them, or a
+    /// sub-resource of one, in that session is solicited (MCP25-LIF-008),
+    /// during the subscription or just after it ends.
+    pub(crate) subscribed: std::sync::Mutex<Vec<(String, SessionOf)>>,
 }
 
 /// A count of rules still to judge, and a wait for none to be left. The

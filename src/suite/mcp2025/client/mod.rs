@@ -22,7 +22,7 @@ use crate::suite::rtt::RttRecord;
 use crate::transport::{HttpClient, Limits, TransportError};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 use url::Url;
 
@@ -79,6 +79,18 @@ pub struct Client {
     /// The run's bearer token, sent on every request of a connection opened
     /// with [`Client::connect`].
     bearer: Option<String>,
+    /// The serial number of the next connection opened.
+    next_connection: Arc<AtomicU64>,
+}
+
+/// The session a server's message came in: over HTTP the `Mcp-Session-Id`
+/// of the connection it came on, else that connection itself (a stdio
+/// child, or an HTTP connection without a session id). A subscription
+/// belongs to the session that made it (MCP25-LIF-008).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionOf {
+    Id(String),
+    Connection(u64),
 }
 
 /// What became of a request cancelled once it was proven in progress (a
@@ -152,7 +164,8 @@ const MAX_LOGGED: usize = 600;
 #[derive(Debug, Default)]
 struct Log {
     replies: Vec<Seen>,
-    notifications: Vec<Value>,
+    /// Each with the session it came in.
+    notifications: Vec<(Value, SessionOf)>,
     /// Exchanges whose answer was not valid UTF-8.
     not_utf8: Vec<crate::suite::Exchange>,
     /// Every `notifications/progress`, with when it came.
@@ -217,6 +230,7 @@ impl Client {
             rtt: RttRecord::default(),
             log: Arc::default(),
             bearer: None,
+            next_connection: Arc::default(),
         }
     }
 
@@ -248,6 +262,16 @@ impl Client {
 
     /// Every notification the server sent during the run so far.
     pub fn notifications(&self) -> Vec<Value> {
+        self.log()
+            .notifications
+            .iter()
+            .map(|(note, _)| note.clone())
+            .collect()
+    }
+
+    /// Every notification the server sent during the run so far, with the
+    /// session it came in.
+    pub fn notifications_by_session(&self) -> Vec<(Value, SessionOf)> {
         self.log().notifications.clone()
     }
 
@@ -288,7 +312,7 @@ impl Client {
     /// when `id` is the id of a conforming request, its notifications
     /// (progress with the request's `token`), and whether it was UTF-8
     /// (whatever the frame that provoked it).
-    fn record(&self, id: Option<Value>, token: Option<Value>, reply: &Reply) {
+    fn record(&self, id: Option<Value>, token: Option<Value>, reply: &Reply, from: SessionOf) {
         let mut log = self.log();
         if reply.invalid_utf8 && log.not_utf8.len() < MAX_LOGGED {
             log.not_utf8.push(reply.exchange.clone());
@@ -300,7 +324,7 @@ impl Client {
         }
         for note in &reply.notifications {
             if log.notifications.len() < MAX_LOGGED {
-                log.notifications.push(note.clone());
+                log.notifications.push((note.clone(), from.clone()));
             }
             if note.get("method").and_then(Value::as_str) == Some("notifications/message")
                 && log.log_messages.len() < MAX_LOGGED
@@ -321,7 +345,7 @@ impl Client {
         // What came after the answer is tied to no request awaited.
         for note in &reply.after {
             if log.notifications.len() < MAX_LOGGED {
-                log.notifications.push(note.clone());
+                log.notifications.push((note.clone(), from.clone()));
             }
             if note.get("method").and_then(Value::as_str) == Some("notifications/progress")
                 && log.progress.len() < MAX_LOGGED
@@ -456,6 +480,7 @@ impl Client {
         };
         Ok(Connection {
             client: self.clone(),
+            serial: self.next_connection.fetch_add(1, Ordering::Relaxed),
             wire,
             state: std::sync::Mutex::new(State {
                 auth,
@@ -524,6 +549,8 @@ enum Auth {
 /// One MCP session on one transport.
 pub struct Connection {
     client: Client,
+    /// Which of the client's connections this is.
+    serial: u64,
     wire: Wire,
     state: std::sync::Mutex<State>,
 }
@@ -550,6 +577,14 @@ impl Connection {
     /// The `Mcp-Session-Id` the server issued at `initialize`, if any.
     pub fn session_id(&self) -> Option<String> {
         self.state().session_id
+    }
+
+    /// The session this connection speaks in (see [`SessionOf`]).
+    pub fn session(&self) -> SessionOf {
+        match self.session_id() {
+            Some(id) => SessionOf::Id(id),
+            None => SessionOf::Connection(self.serial),
+        }
     }
 
     /// Sends `initialize` asking for `version`. When it is answered with a
@@ -625,7 +660,7 @@ impl Connection {
         let reply = self
             .exchange(method, frame.to_string(), Awaiting::Id(id.clone()), false)
             .await;
-        self.client.record(Some(id), token, &reply);
+        self.client.record(Some(id), token, &reply, self.session());
         reply
     }
 
@@ -662,7 +697,8 @@ impl Connection {
                     .await
             }
         };
-        self.client.record(Some(id), token, &probe.reply);
+        self.client
+            .record(Some(id), token, &probe.reply, self.session());
         probe
     }
 
@@ -672,7 +708,7 @@ impl Connection {
         let reply = self
             .exchange(method, frame.to_string(), Awaiting::Id(id.clone()), false)
             .await;
-        self.client.record(Some(id), None, &reply);
+        self.client.record(Some(id), None, &reply, self.session());
         reply
     }
 
@@ -688,7 +724,7 @@ impl Connection {
     /// by the rule that sent it: only its notifications join the run's log.
     pub async fn send_frame(&self, label: &str, text: String, awaiting: Awaiting) -> Reply {
         let reply = self.exchange(label, text, awaiting, true).await;
-        self.client.record(None, None, &reply);
+        self.client.record(None, None, &reply, self.session());
         reply
     }
 
@@ -754,7 +790,7 @@ impl Connection {
             elapsed_ms: u64::try_from(window.as_millis()).unwrap_or(u64::MAX),
         });
         heard.exchange.error = None;
-        self.client.record(None, None, &heard);
+        self.client.record(None, None, &heard, self.session());
     }
 
     /// Watches the channel of the server's own messages while `during`
@@ -771,7 +807,7 @@ impl Connection {
             Wire::Http { http, url } => {
                 let state = self.state();
                 let (get, _, reply) = http::watch(self, http, url, &state, window, during).await;
-                self.client.record(None, None, &get);
+                self.client.record(None, None, &get, self.session());
                 (reply, Some(get))
             }
             Wire::Stdio(_) => {
@@ -893,7 +929,7 @@ impl Connection {
     ) -> Reply {
         let token = params.pointer("/_meta/progressToken").cloned();
         let (id, reply) = self.exchange_within(method, params, patience).await;
-        self.client.record(Some(id), token, &reply);
+        self.client.record(Some(id), token, &reply, self.session());
         reply
     }
 

@@ -190,6 +190,11 @@ class Server:
         # TRANSPORTS "Protocol Version Header": invalid or unsupported -> 400.
         return value in self.versions
 
+    def before_session(self, msg, version):
+        """An answer (status, document) to a request before its session is
+        looked up, given its MCP-Protocol-Version header; None to go on."""
+        return None
+
     def unknown_tool(self, name):
         # TOOLS "Error Handling": unknown tools are protocol errors.
         raise RpcError(-32602, "Unknown tool: " + str(name)[:100])
@@ -666,6 +671,9 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 session = srv.shared
         else:
+            early = srv.before_session(msg, self.headers.get("MCP-Protocol-Version"))
+            if early is not None:
+                return self.send_json(*early)
             session, status = self.session()
             if session is None:
                 return self.refuse(status, readable_id(msg))

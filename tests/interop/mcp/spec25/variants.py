@@ -15,7 +15,7 @@ import threading
 import time
 
 import server
-from server import RpcError, Server, classify, error_doc
+from server import RpcError, Server, classify, error_doc, readable_id
 
 
 # --- correct readings --------------------------------------------------------
@@ -72,6 +72,37 @@ class VersionError(Server):
             return requested
         raise RpcError(-32602, "Unsupported protocol version",
                        {"supported": list(self.versions), "requested": requested[:40]})
+
+
+class ListsVersions(Server):
+    """Speaks 2025-11-25 and older only, and says so as the 2026-07-28
+    versioning page asks: a request for a version it does not support (in
+    the MCP-Protocol-Version header or `_meta`), `server/discover` included,
+    gets 400 and -32022 with the versions it supports; `server/discover` for
+    a version it supports lists them in `supportedVersions`. Played by Go
+    SDK servers such as kubernetes-mcp-server 0.0.67 over HTTP.
+
+    VERSIONING (2026-07-28) "Protocol Version Negotiation": if the server
+    does not implement the requested version, it MUST respond with an
+    UnsupportedProtocolVersionError listing the versions it does support;
+    the client SHOULD select a mutually supported version from the
+    `supported` list and retry. TRANSPORTS (2025-11-25) "Protocol Version
+    Header": an invalid or unsupported MCP-Protocol-Version gets 400.
+    """
+
+    def before_session(self, msg, version):
+        meta = msg.get("params", {}).get("_meta") if isinstance(msg.get("params"), dict) else None
+        asked = meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(meta, dict) else None
+        for requested in (version, asked):
+            if requested is not None and requested not in self.versions:
+                return 400, error_doc(readable_id(msg), -32022, "Unsupported protocol version",
+                                      {"supported": list(self.versions),
+                                       "requested": str(requested)[:40]})
+        if msg.get("method") == "server/discover" and "id" in msg:
+            return 200, {"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "supportedVersions": list(self.versions),
+                "capabilities": self.capabilities(), "serverInfo": server.INFO}}
+        return None
 
 
 class Minimal(Server):
@@ -280,6 +311,31 @@ class UpdatesOnSubscribe(Server):
         return result
 
 
+class UpdatesSubResource(Server):
+    """Treats each resource as a folder of parts: when a client subscribes
+    to a resource, it announces `notifications/resources/updated` for one
+    part of it (the subscribed URI, then `/part-1`) on the subscribe's own
+    stream before the answer.
+
+    SCHEMA `ResourceUpdatedNotification.params.uri`: "The URI of the
+    resource that has been updated. This might be a sub-resource of the one
+    that the client actually subscribed to." RESOURCES "Subscriptions":
+    clients can subscribe to specific resources and receive notifications
+    when they change. TRANSPORTS "Sending Messages to the Server": before the
+    response, the server MAY send notifications relating to the request.
+    """
+
+    def use_sse(self, method):
+        return method in ("tools/call", "resources/subscribe")
+
+    def dispatch(self, call, method, params):
+        result = super().dispatch(call, method, params)
+        if method == "resources/subscribe":
+            call.emit({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                       "params": {"uri": params["uri"] + "/part-1"}})
+        return result
+
+
 # --- faults ------------------------------------------------------------------
 
 class OriginOpen(Server):
@@ -394,6 +450,42 @@ class UpdatesUnasked(Server):
         return super().dispatch(call, method, params)
 
 
+class UpdatesEverySession(Server):
+    """Keeps the news of a subscription server-wide: when any session
+    subscribes to a resource, every open session is told
+    `notifications/resources/updated` for it, on the next stream it opens
+    (each answer is an SSE stream).
+
+    SCHEMA `ResourceUpdatedNotification`: "This should only be sent if the
+    client previously sent a resources/subscribe request." RESOURCES
+    "Subscriptions": clients subscribe to specific resources and receive
+    notifications when they change; a client that did not subscribe is not
+    told. TRANSPORTS "Session Management": a session is one client's
+    logically related interactions, starting with its initialization.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.outbox = {}  # session id -> notifications not yet delivered
+
+    def use_sse(self, method):
+        return True
+
+    def dispatch(self, call, method, params):
+        result = super().dispatch(call, method, params)
+        if method == "resources/subscribe":
+            note = {"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                    "params": {"uri": params["uri"]}}
+            with self.lock:
+                for sid in self.table:
+                    self.outbox.setdefault(sid, []).append(note)
+        with self.lock:
+            pending = self.outbox.pop(call.session.sid, [])
+        for note in pending:
+            call.emit(note)
+        return result
+
+
 class Multiline(Server):
     """Writes each stdio message pretty-printed over several lines."""
 
@@ -408,11 +500,13 @@ VARIANTS = {
     "sse-all": SseAll,
     "sse-poll": SsePoll,
     "version-error": VersionError,
+    "lists-versions": ListsVersions,
     "minimal": Minimal,
     "paged": Paged,
     "deliberate": Deliberate,
     "task-required": TaskRequired,
     "updates-on-subscribe": UpdatesOnSubscribe,
+    "updates-sub-resource": UpdatesSubResource,
     "chatty": Chatty,
     "delete-refused": DeleteRefused,
     "session-optional": SessionOptional,
@@ -430,6 +524,7 @@ VARIANTS = {
     "noise": Noise,
     "multiline": Multiline,
     "updates-unasked": UpdatesUnasked,
+    "updates-every-session": UpdatesEverySession,
 }
 
 if __name__ == "__main__":
