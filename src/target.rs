@@ -1,8 +1,10 @@
 //! Targets: the URL a user submits, validated and put in one canonical form.
 //!
-//! Two submissions that differ only in case, a default port, a fragment or a
-//! trailing slash name the same server, so they must dedup to the same target
-//! and share one badge.
+//! Two submissions that differ only in case, a default port or a fragment
+//! name the same server, so they must dedup to the same target and share one
+//! badge. The path and query are kept as given, a trailing slash included:
+//! `/mcp/` and `/mcp` are two resources (RFC 3986 §6.2.3 normalises an empty
+//! path alone), and a server mounted at one may refuse the other with 404.
 
 use sha2::{Digest, Sha256};
 use url::Url;
@@ -51,8 +53,9 @@ pub struct CanonicalUrl(Url);
 
 impl CanonicalUrl {
     /// Validates `input` and returns its canonical form: lower-case scheme and host
-    /// (the URL parser does both for http and https), no default port, no fragment,
-    /// and no trailing slash except on the root path.
+    /// (the URL parser does both for http and https), no default port and no
+    /// fragment. The path and query stay as given: every request of a run goes
+    /// to this URL, so a trailing slash or a `?key=…` the server needs is kept.
     ///
     /// Only what cannot change the meaning is normalised. Input that a URL
     /// parser would silently turn into a different URL is refused instead:
@@ -97,13 +100,6 @@ impl CanonicalUrl {
             return Err(UrlError::NoHost);
         }
         url.set_fragment(None);
-        let path = url.path().to_owned();
-        if path.len() > 1 && path.ends_with('/') {
-            url.set_path(path.trim_end_matches('/'));
-            if url.path().is_empty() {
-                url.set_path("/");
-            }
-        }
         // A URL that was within the limit can grow when the parser percent-encodes it.
         if url.as_str().len() > MAX_URL_BYTES {
             return Err(UrlError::TooLong(url.as_str().len()));
@@ -202,25 +198,28 @@ mod tests {
     fn canonical_forms_agree() {
         assert_eq!(
             canon("HTTP://Example.COM:80/rcp/#frag"),
-            "http://example.com/rcp"
+            "http://example.com/rcp/"
         );
         assert_eq!(canon("https://example.com:443"), "https://example.com/");
         assert_eq!(canon("https://example.com/"), "https://example.com/");
         assert_eq!(
             canon("https://example.com:8443/a//"),
-            "https://example.com:8443/a"
+            "https://example.com:8443/a//"
         );
+        assert_eq!(canon("http://h/mcp/?key=a%2Fb"), "http://h/mcp/?key=a%2Fb");
         assert_eq!(
             canon("  http://127.0.0.1:9000/mcp?x=1  "),
             "http://127.0.0.1:9000/mcp?x=1"
         );
+        let key = |s: &str| CanonicalUrl::parse(s).map(|u| u.key()).ok();
         assert_eq!(
-            CanonicalUrl::parse("http://EXAMPLE.com/rcp/")
-                .map(|u| u.key())
-                .ok(),
-            CanonicalUrl::parse("http://example.com:80/rcp")
-                .map(|u| u.key())
-                .ok()
+            key("http://EXAMPLE.com/rcp#top"),
+            key("http://example.com:80/rcp")
+        );
+        // A server mounted at `/rcp/` may refuse `/rcp`: two targets.
+        assert_ne!(
+            key("http://example.com/rcp/"),
+            key("http://example.com/rcp")
         );
     }
 

@@ -197,6 +197,30 @@ pub struct Reporter {
     findings: Vec<Finding>,
 }
 
+/// The start of a [`TransportError::RateLimited`] message, as evidence keeps it.
+const RATE_LIMITED: &str = "rate limited: ";
+
+/// A rule whose evidence holds a request the target's rate limiter answered
+/// and protocheck could not send again within the run (see
+/// `transport::throttle`) was not completed: it is not verified, with the
+/// limiter's figures, never failed or warned for what the server never
+/// answered. Every finding of every suite passes through here.
+fn unverified_when_rate_limited(finding: &mut Finding) {
+    if !matches!(finding.outcome, Outcome::Fail | Outcome::Warn) {
+        return;
+    }
+    let Some(limited) = finding
+        .evidence
+        .iter()
+        .filter_map(|e| e.error.as_deref())
+        .find(|e| e.starts_with(RATE_LIMITED))
+    else {
+        return;
+    };
+    finding.message = format!("not verified: {limited}");
+    finding.outcome = Outcome::Skip;
+}
+
 impl Reporter {
     pub fn new(tx: mpsc::Sender<Finding>) -> Self {
         Self {
@@ -220,7 +244,8 @@ impl Reporter {
     }
 
     /// Records a finding; fails when the receiving side has gone away.
-    pub async fn emit(&mut self, finding: Finding) -> Result<(), EngineError> {
+    pub async fn emit(&mut self, mut finding: Finding) -> Result<(), EngineError> {
+        unverified_when_rate_limited(&mut finding);
         self.findings.push(finding.clone());
         match &self.tx {
             Some(tx) => tx.send(finding).await.map_err(|_| EngineError::Aborted),
@@ -255,5 +280,78 @@ impl Stopwatch {
 
     pub fn ms(&self) -> u64 {
         u64::try_from(self.0.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::evidence::{Exchange, RequestRecord};
+
+    fn finding(outcome: Outcome, error: Option<String>) -> Finding {
+        Finding {
+            rule_id: "MCP-STL-004".into(),
+            outcome,
+            message: "the server relies on earlier requests".into(),
+            evidence: vec![Exchange {
+                request: RequestRecord {
+                    line: "POST http://127.0.0.1:9/mcp".into(),
+                    headers: Vec::new(),
+                    body: String::new(),
+                },
+                response: None,
+                error,
+            }],
+            duration_ms: 1,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_rule_the_rate_limiter_kept_from_completing_is_not_verified() {
+        let limited = TransportError::RateLimited {
+            status: 429,
+            wait_s: 90,
+            detail: "40 s before the run's deadline (3 answer(s) of this run asked it to wait)"
+                .into(),
+            resend_after: None,
+        };
+        let mut reporter = Reporter::collecting();
+        for outcome in [Outcome::Fail, Outcome::Warn] {
+            reporter
+                .emit(finding(outcome, Some(limited.to_string())))
+                .await
+                .expect("collected");
+        }
+        // A failure for another cause, and a pass, stay as they are.
+        let other = TransportError::Timeout(Duration::from_secs(10)).to_string();
+        reporter
+            .emit(finding(Outcome::Fail, Some(other)))
+            .await
+            .expect("collected");
+        reporter
+            .emit(finding(Outcome::Pass, Some(limited.to_string())))
+            .await
+            .expect("collected");
+        let got: Vec<(Outcome, &str)> = reporter
+            .findings()
+            .iter()
+            .map(|f| (f.outcome, f.message.as_str()))
+            .collect();
+        let skipped = format!("not verified: {limited}");
+        assert_eq!(
+            got,
+            [
+                (Outcome::Skip, skipped.as_str()),
+                (Outcome::Skip, skipped.as_str()),
+                (Outcome::Fail, "the server relies on earlier requests"),
+                (Outcome::Pass, "the server relies on earlier requests"),
+            ]
+        );
+        assert!(
+            skipped.starts_with(
+                "not verified: rate limited: the target answered HTTP 429 with Retry-After 90 s, 40 s"
+            ),
+            "{skipped}"
+        );
     }
 }

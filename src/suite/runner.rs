@@ -23,6 +23,12 @@ pub async fn run_suite(
     findings: mpsc::Sender<Finding>,
 ) -> Result<Verdict, EngineError> {
     let deadline = ctx.deadline;
+    // Every request of the run, whichever suite sends it, waits out the
+    // target's rate limit within this deadline (transport::throttle).
+    let ctx = &RunContext {
+        http: ctx.http.for_run(std::time::Instant::now() + deadline),
+        ..ctx.clone()
+    };
     let every_revision = ctx.options.mcp_revision == Some(McpRevision::All);
     let work = async {
         // MCP-STL-003 judges the run's first request: when the run may judge

@@ -2,6 +2,7 @@
 //! bodies, timeouts on everything, and the SSRF guard in the resolver.
 
 use super::evidence::{Exchange, RequestRecord, ResponseRecord};
+use super::throttle::{Throttle, Verdict};
 use super::{AddressPolicy, Limits, TransportError, excerpt, redact_headers};
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
@@ -143,6 +144,8 @@ pub struct HttpClient {
     reuse: bool,
     /// The addresses a run's target name is connected to (see [`HttpClient::pinned`]).
     pin: Option<Arc<Pin>>,
+    /// The run's answer to its target's rate limit (see [`HttpClient::for_run`]).
+    throttle: Arc<Throttle>,
 }
 
 /// What a run's target name resolved to, once, before the run (#31 item 1).
@@ -302,7 +305,22 @@ pub(crate) const USER_AGENT: &str = concat!(
 
 impl HttpClient {
     pub fn new(policy: AddressPolicy, limits: Limits) -> Result<Self, TransportError> {
-        Self::build(policy, limits, Arc::default(), true, None)
+        Self::build(policy, limits, Arc::default(), true, None, Arc::default())
+    }
+
+    /// This client for one run that must end by `deadline`: a rate limit the
+    /// target answers with is waited out within it (see [`super::throttle`]).
+    /// Every client made from this one shares what the run learns of it.
+    pub fn for_run(&self, deadline: Instant) -> Self {
+        Self {
+            throttle: Arc::new(Throttle::new(Some(deadline))),
+            ..self.clone()
+        }
+    }
+
+    /// How the run's target has limited it so far (see [`HttpClient::for_run`]).
+    pub fn throttle(&self) -> &Arc<Throttle> {
+        &self.throttle
     }
 
     /// A client that also trusts the CA certificate `ca_der` (DER), as a test
@@ -323,7 +341,7 @@ impl HttpClient {
         limits: Limits,
         roots: Vec<Vec<u8>>,
     ) -> Result<Self, TransportError> {
-        Self::build(policy, limits, Arc::new(roots), true, None)
+        Self::build(policy, limits, Arc::new(roots), true, None, Arc::default())
     }
 
     /// The same configuration on a new connection pool.
@@ -334,6 +352,7 @@ impl HttpClient {
             self.extra_roots.clone(),
             self.reuse,
             self.pin.clone(),
+            Arc::clone(&self.throttle),
         )
     }
 
@@ -360,6 +379,7 @@ impl HttpClient {
             self.extra_roots.clone(),
             false,
             self.pin.clone(),
+            Arc::clone(&self.throttle),
         )
     }
 
@@ -398,6 +418,7 @@ impl HttpClient {
             self.extra_roots.clone(),
             self.reuse,
             Some(Arc::new(pin)),
+            Arc::clone(&self.throttle),
         )
     }
 
@@ -449,6 +470,7 @@ impl HttpClient {
         extra_roots: Arc<Vec<Vec<u8>>>,
         reuse: bool,
         pin: Option<Arc<Pin>>,
+        throttle: Arc<Throttle>,
     ) -> Result<Self, TransportError> {
         let mut builder = reqwest::Client::builder();
         for der in extra_roots.iter() {
@@ -479,6 +501,7 @@ impl HttpClient {
             extra_roots,
             reuse,
             pin,
+            throttle,
         })
     }
 
@@ -532,8 +555,26 @@ impl HttpClient {
             .map_err(|e| map_reqwest(&req.url, e, self.limits.connect_timeout))
     }
 
-    /// Sends `req` and reads the whole body, within the request timeout and the size cap.
+    /// Sends `req` and reads the whole body, within the request timeout and
+    /// the size cap. An answer of the target's rate limiter is waited out and
+    /// the request sent again (see [`super::throttle`]): every request of a
+    /// run goes through here or [`HttpClient::send_streaming`].
     pub async fn send(&self, req: &HttpRequest) -> Result<HttpResponse, TransportError> {
+        loop {
+            let place = self.throttle.place().await;
+            let resp = self.send_once(req).await?;
+            drop(place);
+            match self
+                .throttle
+                .judge(resp.status, resp.header("retry-after"))?
+            {
+                Verdict::Answer => return Ok(resp),
+                Verdict::Retry(wait) => tokio::time::sleep(wait).await,
+            }
+        }
+    }
+
+    async fn send_once(&self, req: &HttpRequest) -> Result<HttpResponse, TransportError> {
         let timeout = req.timeout.unwrap_or(self.limits.request_timeout);
         let started = Instant::now();
         let work = async {
@@ -569,16 +610,32 @@ impl HttpClient {
     }
 
     /// Sends `req` and returns the body as a stream; the caller bounds it (see [`super::sse`]).
-    /// The request timeout covers only the wait for the response head.
+    /// The request timeout covers only the wait for the response head (an
+    /// answer of the rate limiter is waited out, as in [`HttpClient::send`]).
     pub async fn send_streaming(
         &self,
         req: &HttpRequest,
     ) -> Result<StreamingResponse, TransportError> {
         let timeout = req.timeout.unwrap_or(self.limits.request_timeout);
-        let started = Instant::now();
-        let mut resp = tokio::time::timeout(timeout, self.start(req))
-            .await
-            .map_err(|_| TransportError::Timeout(timeout))??;
+        let (started, mut resp) = loop {
+            let place = self.throttle.place().await;
+            let started = Instant::now();
+            let resp = tokio::time::timeout(timeout, self.start(req))
+                .await
+                .map_err(|_| TransportError::Timeout(timeout))??;
+            drop(place);
+            let retry = resp
+                .headers()
+                .get(http::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok());
+            match self.throttle.judge(resp.status().as_u16(), retry)? {
+                Verdict::Answer => break (started, resp),
+                Verdict::Retry(wait) => {
+                    drop(resp);
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        };
         let status = resp.status().as_u16();
         let headers = std::mem::take(resp.headers_mut());
         let url = req.url.clone();

@@ -9,6 +9,7 @@ pub mod quickack;
 pub mod raw;
 pub mod sse;
 pub mod stdio;
+pub mod throttle;
 
 use std::time::Duration;
 
@@ -72,6 +73,20 @@ pub enum TransportError {
     Protocol(String),
     #[error("{0}")]
     Io(String),
+    /// The target's rate limiter answered the request (see [`throttle`]) and
+    /// it could not be sent again: the server never answered it.
+    #[error(
+        "rate limited: the target answered HTTP {status} with Retry-After {wait_s} s, {detail}"
+    )]
+    RateLimited {
+        status: u16,
+        wait_s: u64,
+        detail: String,
+        /// Set when the wait fits the run but the limiter closed the
+        /// connection the request was on: a caller that may open another
+        /// sends it again after this wait.
+        resend_after: Option<Duration>,
+    },
 }
 
 impl TransportError {

@@ -81,6 +81,8 @@ pub struct RawConnection {
     /// kept connection the server closed while it was idle fails its next
     /// request with nothing read, and that request never reached a handler.
     answer_started: bool,
+    /// The run's answer to its target's rate limit (see [`super::throttle`]).
+    throttle: Arc<super::throttle::Throttle>,
 }
 
 impl std::fmt::Debug for RawConnection {
@@ -169,6 +171,7 @@ impl RawConnection {
             requests: 0,
             answered: 0,
             answer_started: false,
+            throttle: Arc::clone(client.throttle()),
         })
     }
 
@@ -219,8 +222,40 @@ impl RawConnection {
     }
 
     /// [`send`](Self::send) to another path of the same origin (`path` with
-    /// its query, as the request line carries it).
+    /// its query, as the request line carries it). An answer of the target's
+    /// rate limiter is waited out and the request sent again on this
+    /// connection (see [`super::throttle`]); when the limiter closed it, the
+    /// request fails as rate limited rather than be judged by that answer.
     pub async fn send_to(
+        &mut self,
+        path: &str,
+        req: &RawRequest,
+        enough: &(dyn Fn(&[u8]) -> bool + Sync),
+    ) -> Result<RawResponse, TransportError> {
+        let throttle = Arc::clone(&self.throttle);
+        loop {
+            let place = throttle.place().await;
+            let resp = self.send_once(path, req, enough).await?;
+            drop(place);
+            match throttle.judge(resp.status, resp.header("retry-after"))? {
+                super::throttle::Verdict::Answer => return Ok(resp),
+                super::throttle::Verdict::Retry(wait) => {
+                    if self.closed.is_some() {
+                        return Err(TransportError::RateLimited {
+                            status: resp.status,
+                            wait_s: wait.as_secs(),
+                            detail: "and closed the connection the request was to travel on"
+                                .to_owned(),
+                            resend_after: Some(wait),
+                        });
+                    }
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
+    }
+
+    async fn send_once(
         &mut self,
         path: &str,
         req: &RawRequest,

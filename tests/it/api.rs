@@ -179,13 +179,18 @@ async fn an_active_run_is_deduplicated_and_idempotency_keys_are_honoured() {
         let second = app
             .post_json(
                 "/api/v1/runs",
-                &json!({"url": "HTTP://127.0.0.1:9/rcp/#x", "suite": "rcp"}),
+                &json!({"url": "HTTP://127.0.0.1:9/rcp#x", "suite": "rcp"}),
             )
             .await;
         assert_eq!(second.status(), 200, "{}", db.name());
         let second: Value = second.json().await.expect("json");
         assert_eq!(second["id"], first["id"], "the canonical URL dedups");
         assert_eq!(second["reason"], "already-active");
+        // A trailing slash names another resource, which a server may refuse.
+        let slash: Value = app
+            .submit(&json!({"url": "http://127.0.0.1:9/rcp/", "suite": "rcp"}))
+            .await;
+        assert_ne!(slash["id"], first["id"], "{}", db.name());
         // Different options are different work.
         let other: Value = app.submit(&json!({"url": "http://127.0.0.1:9/rcp", "suite": "rcp", "options": {"request_timeout_ms": 500}})).await;
         assert_ne!(other["id"], first["id"]);

@@ -368,9 +368,15 @@ fn variant_names(file: &str) -> Vec<String> {
 
 /// The path of a panel server's endpoint: `/mcp`, or `/sse` for the servers
 /// of the 2024-11-05 HTTP+SSE transport, whose one URL a user would give.
+///
+/// The servers of `served.py` are mounted where their users are told to
+/// point a client: at `/mcp/` (which refuses `/mcp` with 404) or at a URL
+/// whose query carries a key. Each request of the run must go to that URL.
 fn endpoint_path(name: &str) -> &'static str {
     match name {
         "sdk-legacy-sse" | "everything-sse" => "/sse",
+        "spec-mounted-slash" | "spec25-mounted-slash" => "/mcp/",
+        "spec-mounted-query" | "spec25-mounted-query" => "/mcp?key=interop-7f3a",
         _ => "/mcp",
     }
 }
@@ -977,7 +983,9 @@ fn the_expected_table_parses_and_every_server_has_a_launcher() {
     // Every hand-written variant has a row.
     let names = variant_names("spec/variants.py");
     assert!(!names.is_empty(), "spec/variants.py lists no variant");
-    for name in names {
+    let served = variant_names("spec/served.py");
+    assert!(!served.is_empty(), "spec/served.py lists no variant");
+    for name in names.into_iter().chain(served) {
         let row = format!("spec-{name}");
         assert!(
             expected.contains_key(&row),
@@ -988,7 +996,9 @@ fn the_expected_table_parses_and_every_server_has_a_launcher() {
     let expected_2025 = expectations(&PANEL_2025);
     let names = variant_names("spec25/variants.py");
     assert!(!names.is_empty(), "spec25/variants.py lists no variant");
-    for name in names {
+    let served = variant_names("spec25/served.py");
+    assert!(!served.is_empty(), "spec25/served.py lists no variant");
+    for name in names.into_iter().chain(served) {
         let http = format!("spec25-{name}");
         let stdio = format!("spec25-{name}-stdio");
         assert!(
@@ -1163,6 +1173,63 @@ fn a_server_that_lists_only_older_revisions_is_judged_on_the_newest_it_lists() {
         );
     }
     drop(server);
+}
+
+/// A correct server behind a rate limiter that answers every fourth request
+/// with 429 and `Retry-After: 1` (`served.py`'s `rate-limited`) gets, rule by
+/// rule, the verdict of the same server without the limiter, on both
+/// revisions: each refusal is waited out and the request sent again, never
+/// judged as the server's answer.
+#[test]
+fn a_rate_limited_server_gets_the_verdict_of_the_same_server_without_limits() {
+    let tools = Tools::from_env();
+    if tools.python.is_none() {
+        assert!(
+            !tools_required(),
+            "PROTOCHECK_REQUIRE_TOOLS=1 but PROTOCHECK_INTEROP_PYTHON names no Python"
+        );
+        say_skipped("the rate-limited server test; set PROTOCHECK_INTEROP_PYTHON");
+        return;
+    }
+    for (panel, plain, limited) in [
+        (&PANEL_2026, "spec-correct", "spec-rate-limited"),
+        (&PANEL_2025, "spec25-correct", "spec25-rate-limited"),
+    ] {
+        let verdict = |name: &str| {
+            let (server, target) = launch(name, &tools).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let verdict = check(name, &target, panel).unwrap_or_else(|e| panic!("{e}"));
+            drop(server);
+            verdict
+        };
+        let without = verdict(plain);
+        let with = verdict(limited);
+        // Pass and skip may differ where a rule judges what the server sends
+        // while it works (progress notifications, MCP25-UTL-005), which
+        // depends on the run's pace; every other outcome must be the same.
+        let judged = |v: &Verdict| -> BTreeMap<String, String> {
+            v.outcomes
+                .iter()
+                .filter(|(_, o)| !["pass", "skip"].contains(&o.as_str()))
+                .map(|(r, o)| (r.clone(), o.clone()))
+                .collect()
+        };
+        let rate_limited: Vec<&String> = with
+            .messages
+            .values()
+            .filter(|m| m.contains("rate limited"))
+            .collect();
+        assert!(
+            with.grade == without.grade
+                && judged(&with) == judged(&without)
+                && with.outcomes.keys().eq(without.outcomes.keys())
+                && rate_limited.is_empty(),
+            "{limited} ({}) against {plain} ({}): {:?} against {:?}; rate limited: {rate_limited:?}",
+            with.grade,
+            without.grade,
+            judged(&with),
+            judged(&without)
+        );
+    }
 }
 
 #[test]

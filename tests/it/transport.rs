@@ -735,3 +735,106 @@ async fn giant_sse_event_is_too_large() {
         assert_eq!(end, Err(TransportError::TooLarge { limit: 1024 }), "{path}");
     }
 }
+
+/// A server behind a rate limiter: the first `refused` requests get `status`
+/// with `Retry-After: retry` (when given), every later one "hello".
+fn limited(refused: usize, status: StatusCode, retry: Option<&'static str>) -> Router {
+    let seen = Arc::new(AtomicUsize::new(0));
+    Router::new().route(
+        "/",
+        get(move || {
+            let seen = seen.clone();
+            async move {
+                if seen.fetch_add(1, Ordering::SeqCst) >= refused {
+                    return "hello".into_response();
+                }
+                let mut headers = HeaderMap::new();
+                if let Some(retry) = retry {
+                    headers.insert(header::RETRY_AFTER, retry.parse().expect("header value"));
+                }
+                (status, headers, r#"{"error":"rate_limited"}"#).into_response()
+            }
+        }),
+    )
+}
+
+/// A run's 429 (or 503 with `Retry-After`, seconds or an HTTP-date) is the
+/// limiter's: waited out and the request sent again, on the plain and the
+/// streaming path, and counted in the run's figures.
+#[tokio::test]
+async fn a_rate_limit_is_waited_out_and_the_request_sent_again() {
+    for (status, retry) in [
+        (StatusCode::TOO_MANY_REQUESTS, Some("0")),
+        (
+            StatusCode::TOO_MANY_REQUESTS,
+            Some("Sun, 06 Nov 1994 08:49:37 GMT"),
+        ),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("0")),
+    ] {
+        let server = TestServer::start(limited(2, status, retry)).await;
+        let run = client(AddressPolicy::AllowPrivate, limits())
+            .for_run(std::time::Instant::now() + Duration::from_secs(60));
+        let resp = bounded(run.send(&HttpRequest::get(server.url("/"))))
+            .await
+            .expect("answered");
+        assert_eq!(
+            (resp.status, &resp.body[..]),
+            (200, &b"hello"[..]),
+            "{status} {retry:?}"
+        );
+        assert_eq!(server.requests.load(Ordering::SeqCst), 3);
+        assert_eq!(run.throttle().figures().0, 2);
+
+        let server = TestServer::start(limited(1, status, retry)).await;
+        let streamed = bounded(run.send_streaming(&HttpRequest::get(server.url("/"))))
+            .await
+            .expect("answered");
+        assert_eq!(streamed.status, 200);
+        assert_eq!(server.requests.load(Ordering::SeqCst), 2);
+    }
+}
+
+/// Outside a run nothing is waited for, a 503 without `Retry-After` is an
+/// outage (the server's answer), and a wait that does not fit the run fails
+/// the request as rate limited, after one request.
+#[tokio::test]
+async fn a_rate_limit_past_the_deadline_is_no_answer_and_outside_a_run_nothing_waits() {
+    let server = TestServer::start(limited(5, StatusCode::TOO_MANY_REQUESTS, Some("0"))).await;
+    let plain = client(AddressPolicy::AllowPrivate, limits());
+    let resp = bounded(plain.send(&HttpRequest::get(server.url("/"))))
+        .await
+        .expect("answered");
+    assert_eq!(resp.status, 429);
+    assert_eq!(server.requests.load(Ordering::SeqCst), 1);
+
+    let run = plain.for_run(std::time::Instant::now() + Duration::from_secs(60));
+    let server = TestServer::start(limited(5, StatusCode::SERVICE_UNAVAILABLE, None)).await;
+    let resp = bounded(run.send(&HttpRequest::get(server.url("/"))))
+        .await
+        .expect("answered");
+    assert_eq!(resp.status, 503);
+    assert_eq!(server.requests.load(Ordering::SeqCst), 1);
+
+    let server = TestServer::start(limited(5, StatusCode::TOO_MANY_REQUESTS, Some("3600"))).await;
+    let err = bounded(run.send(&HttpRequest::get(server.url("/"))))
+        .await
+        .expect_err("a wait of an hour is not taken");
+    assert!(
+        matches!(
+            &err,
+            TransportError::RateLimited {
+                status: 429,
+                wait_s: 3600,
+                resend_after: None,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .starts_with("rate limited: the target answered HTTP 429 with Retry-After 3600 s"),
+        "{err}"
+    );
+    assert_eq!(server.requests.load(Ordering::SeqCst), 1);
+}

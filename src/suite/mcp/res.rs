@@ -395,7 +395,15 @@ fn media_type(content_type: Option<&str>) -> Option<String> {
 }
 
 async fn content_type(s: &Session) -> Judgement {
-    let seen = s.client.seen().await;
+    // The sentence is about the answers to JSON-RPC requests: a refusal
+    // whose body is no JSON-RPC message (an OAuth 401, a proxy's 404) is not one.
+    let seen: Vec<Seen> = s
+        .client
+        .seen()
+        .await
+        .into_iter()
+        .filter(|r| !r.refusal)
+        .collect();
     if seen.is_empty() {
         return Judgement::skip("no response was received to judge");
     }

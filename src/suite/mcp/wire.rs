@@ -69,6 +69,38 @@ pub fn as_integer(value: &Value) -> Option<i64> {
     (f.is_finite() && f.fract() == 0.0 && f.abs() < 9.2e18).then_some(f as i64)
 }
 
+/// Whether an HTTP answer refused the request before any JSON-RPC handling:
+/// a status that speaks for itself (401, 403, 404, 405, 429, 5xx) with a
+/// body that is no JSON-RPC message (an OAuth error such as
+/// `{"error":"invalid_token"}`, a proxy's page, nothing). Such an answer is
+/// judged by the rules about its status (authorization, rate limits,
+/// availability), never by the rules about JSON-RPC messages: nothing in it
+/// claims to be one. Both MCP revisions read answers through this.
+pub fn http_refusal(status: Option<u16>, message: Option<&Value>) -> bool {
+    let Some(status) = status else {
+        return false;
+    };
+    matches!(status, 401 | 403 | 404 | 405 | 429 | 500..=599)
+        && !message.is_some_and(claims_json_rpc)
+}
+
+/// Whether a JSON body presents itself as a JSON-RPC message (or a batch of
+/// them), however badly: a `jsonrpc`, `id`, `result` or `method` member, or
+/// an `error` that is an object. A string `error` is OAuth's (RFC 6750 §3),
+/// not JSON-RPC's.
+fn claims_json_rpc(value: &Value) -> bool {
+    match value {
+        Value::Array(items) => items.iter().any(claims_json_rpc),
+        Value::Object(o) => {
+            ["jsonrpc", "id", "result", "method"]
+                .iter()
+                .any(|k| o.contains_key(*k))
+                || o.get("error").is_some_and(Value::is_object)
+        }
+        _ => false,
+    }
+}
+
 /// The methods whose `Mcp-Name` header mirrors a body field, and that field
 /// (streamable-http#standard-request-headers).
 pub fn name_field(method: &str) -> Option<&'static str> {
@@ -455,6 +487,28 @@ pub fn param_headers(input_schema: &Value, arguments: &Value) -> Vec<(String, St
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_http_refusal_without_a_json_rpc_body_is_no_json_rpc_answer() {
+        use serde_json::json;
+        let oauth = json!({"error": "invalid_token", "error_description": "expired"});
+        for status in [401, 403, 404, 405, 429, 500, 503] {
+            assert!(http_refusal(Some(status), Some(&oauth)), "{status}");
+            assert!(http_refusal(Some(status), None), "{status} without JSON");
+        }
+        // A JSON-RPC error in a refusal is a JSON-RPC message, judged as one.
+        let rpc = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32001, "message": "x"}});
+        assert!(!http_refusal(Some(401), Some(&rpc)));
+        assert!(!http_refusal(
+            Some(404),
+            Some(&json!({"error": {"code": 1}}))
+        ));
+        assert!(!http_refusal(Some(500), Some(&json!([{"id": 1}]))));
+        // Other statuses, and stdio, are answers.
+        assert!(!http_refusal(Some(400), Some(&oauth)));
+        assert!(!http_refusal(Some(200), Some(&oauth)));
+        assert!(!http_refusal(None, Some(&oauth)));
+    }
+
     use super::*;
     use serde_json::json;
 

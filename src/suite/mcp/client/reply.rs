@@ -221,6 +221,10 @@ pub struct Seen {
     /// The answer came over stdio (a line; its server requests were read
     /// from stdout, the response stream of that transport).
     pub stdio: bool,
+    /// An HTTP refusal whose body is no JSON-RPC message
+    /// ([`crate::suite::mcp::wire::http_refusal`]): the rules about JSON-RPC
+    /// answers pass it by.
+    pub refusal: bool,
 }
 
 /// The answer to a GET or DELETE on the endpoint.

@@ -158,6 +158,7 @@ impl McpClient {
             authorized,
             exchange: reply.exchange.clone(),
             stdio: reply.stdio,
+            refusal: wire::http_refusal(reply.status, reply.message.as_ref()),
         });
     }
 

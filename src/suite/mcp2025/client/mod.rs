@@ -362,9 +362,13 @@ impl Client {
         {
             log.tokens.push((token, reply.message.is_some()));
         }
+        // An HTTP refusal whose body is no JSON-RPC message (a 401 with an
+        // OAuth error, a proxy's 404) is judged by the rules about its
+        // status, not by the JSON-RPC message rules that read this log.
         if let Some(id) = id
             && log.replies.len() < MAX_LOGGED
             && reply.message.is_some()
+            && !crate::suite::mcp::wire::http_refusal(reply.status, reply.message.as_ref())
         {
             log.replies.push(Seen {
                 method: reply.method.clone(),

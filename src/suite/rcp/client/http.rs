@@ -245,6 +245,19 @@ impl HttpWire {
             self.conn = None;
             result = self.send_once(&path, &request, timeout).await;
         }
+        // The target's rate limiter answered and closed the connection: the
+        // request is sent again on a new one once the wait is over (the
+        // throttle bounds the waits by the run's deadline).
+        while let Err(TransportError::RateLimited {
+            resend_after: Some(wait),
+            ..
+        }) = &result
+        {
+            self.end("the target's rate limiter closed it".to_owned());
+            self.conn = None;
+            tokio::time::sleep(*wait).await;
+            result = self.send_once(&path, &request, timeout).await;
+        }
         let (connection, first) = self.last;
         let mut line = format!("POST {}", redact_url(&url));
         if self.policy == Connections::Kept && first && connection > 1 && !self.lane {

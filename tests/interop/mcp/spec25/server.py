@@ -158,6 +158,18 @@ class Server:
 
     # --- hooks -------------------------------------------------------------
 
+    def refused_message(self, handler, msg):
+        """Answers a well-formed message over HTTP before it is handled; True if it did."""
+        return False
+
+    def refused_at_door(self, handler):
+        """Answers 404 to a request that is not for the MCP endpoint; True if it did."""
+        if handler.path.split("?")[0] != PATH:
+            handler.drain()
+            handler.send(404)
+            return True
+        return False
+
     def negotiate(self, requested):
         # LIFECYCLE "Version Negotiation": the same version if supported,
         # otherwise another supported version, which SHOULD be the latest.
@@ -615,11 +627,8 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def wrong_path(self):
-        if self.path.split("?")[0] != PATH:
-            self.drain()
-            self.send(404)
-            return True
-        return False
+        # The server says what its endpoint is (see served.py).
+        return self.srv.refused_at_door(self)
 
     def session(self):
         """(session, None) or (None, status) for this request's Mcp-Session-Id."""
@@ -661,6 +670,8 @@ class Handler(BaseHTTPRequestHandler):
         kind = classify(msg)
         if kind is None:
             return self.send_json(400, error_doc(readable_id(msg), -32600, "Invalid Request"))
+        if srv.refused_message(self, msg):
+            return
         extra = []
         if kind == "request" and msg["method"] == "initialize":
             if srv.sessions:

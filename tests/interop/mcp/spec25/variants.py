@@ -527,6 +527,12 @@ VARIANTS = {
     "updates-every-session": UpdatesEverySession,
 }
 
+# Correct servers judged where and as they are served (a trailing slash, a
+# query, a rate limiter): their own file and table, `served.py`.
+import served  # noqa: E402
+
+VARIANTS.update(served.VARIANTS)
+
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in VARIANTS:
         sys.exit("usage: variants.py {" + ",".join(VARIANTS) + "} [PORT | stdio]")
