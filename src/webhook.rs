@@ -726,6 +726,23 @@ mod tests {
     }
 
     #[test]
+    fn a_run_that_lost_its_target_is_told_by_protocheck_s_words() {
+        let lost = |outcome, message: &str| {
+            let mut f = finding("RCP-L0-002", outcome);
+            f.message = message.into();
+            lost_target(&[finding("RCP-L0-001", Outcome::Pass), f])
+        };
+        assert!(lost(Outcome::Fail, "could not connect: connection refused"));
+        assert!(lost(
+            Outcome::Skip,
+            "not verified: the server stopped answering during RCP-L0-001"
+        ));
+        assert!(!lost(Outcome::Fail, "the answer has no id"));
+        // A rule that passed is no loss, whatever its message quotes.
+        assert!(!lost(Outcome::Pass, "could not connect"));
+    }
+
+    #[test]
     fn signatures_verify_with_the_secret_only() {
         let body = br#"{"event":"run.finished"}"#;
         let header = sign(b"whsec_a", 1_000, body);

@@ -347,14 +347,17 @@ impl_sql_store!(WatchStore {
                 .as_ref()
                 .filter(|_| watch.events.iter().any(|e| e == crate::events::RUN_FINISHED))
                 .cloned();
-            // One active run per watch: a slow run is not piled on.
+            // One active scheduled run per target and suite, whichever of
+            // its watchers' slots started it: a slow run is not piled on, and
+            // many watchers do not multiply the runs at once (each hears of
+            // every run's transitions).
             let started = sqlx::query(INSERT_RUN)
                 .bind(Uuid::now_v7().to_string())
                 .bind(&watch.target_id)
                 .bind(&watch.suite)
                 .bind(&options)
                 .bind(hook)
-                .bind(format!("watch:{}", watch.id))
+                .bind(format!("watch:{}:{}", watch.target_id, watch.suite))
                 .bind(max_attempts)
                 .bind(now_ms)
                 .bind(watch.api_key.map(|k| k.to_string()))

@@ -543,3 +543,23 @@ async fn a_keys_watches_stop_at_its_quota_even_when_asked_together(db: TestDb) {
         panic!("replaced");
     };
 }
+
+contract!(the_watchers_of_a_target_share_its_scheduled_run);
+async fn the_watchers_of_a_target_share_its_scheduled_run(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "popular").await;
+    for name in ["one", "two", "three"] {
+        let key = watch_key(s, name, 10).await;
+        s.put_key_watch(&keyed(&t, key, 1_000), 10).await.unwrap();
+    }
+    let tick = s
+        .start_due_watches(2_000, 10, 3, NO_BUDGET)
+        .await
+        .expect("tick");
+    assert_eq!(
+        (tick.started.len(), tick.skipped.len()),
+        (1, 2),
+        "{}: one run for the three watchers due together",
+        db.name()
+    );
+}
