@@ -35,6 +35,14 @@ pub const MAX_OWNER_CHARS: usize = 128;
 /// Largest count of a rate: beyond it a limit limits nothing.
 pub const MAX_RATE_COUNT: u32 = 1_000_000;
 
+/// How many watches a key may keep unless it was created with another quota
+/// (`protocheck keys create --watch-quota`): plenty for one project's
+/// servers, and a bound on the runs one key can schedule.
+pub const DEFAULT_WATCH_QUOTA: u32 = 100;
+
+/// The largest watch quota a key may be given.
+pub const MAX_WATCH_QUOTA: u32 = 1_000_000;
+
 /// A submit quota: `count` submissions per `period_s` seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rate {
@@ -163,12 +171,25 @@ fn valid_owner(owner: &str) -> bool {
         && !owner.chars().any(char::is_control)
 }
 
-/// Creates a key: a fresh token and webhook secret, stored hashed and as is respectively.
+/// Creates a key: a fresh token and webhook secret, stored hashed and as is
+/// respectively; it may keep [`DEFAULT_WATCH_QUOTA`] watches.
 pub async fn create_key(
     store: &dyn Store,
     name: &str,
     owner: Option<&str>,
     rate: Rate,
+    now_ms: i64,
+) -> Result<CreatedKey, KeyError> {
+    create_key_with_quota(store, name, owner, rate, DEFAULT_WATCH_QUOTA, now_ms).await
+}
+
+/// [`create_key`], for a key that may keep `watch_quota` watches.
+pub async fn create_key_with_quota(
+    store: &dyn Store,
+    name: &str,
+    owner: Option<&str>,
+    rate: Rate,
+    watch_quota: u32,
     now_ms: i64,
 ) -> Result<CreatedKey, KeyError> {
     if !valid_name(name) {
@@ -188,6 +209,7 @@ pub async fn create_key(
         rate_period_s: i64::try_from(rate.period_s).unwrap_or(i64::MAX),
         webhook_secret: webhook_secret.clone(),
         created_at_ms: now_ms,
+        watch_quota: i32::try_from(watch_quota.min(MAX_WATCH_QUOTA)).unwrap_or(i32::MAX),
     };
     let key = store
         .create_api_key(&new)

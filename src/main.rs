@@ -59,6 +59,9 @@ enum Command {
     /// Manage API keys: create (the token is shown once), list, revoke.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// List every watch (targets re-checked on a schedule), or end any of them.
+    #[command(subcommand)]
+    Watches(WatchesCommand),
     /// Check one server locally, with no database. Exit 0 only when the verdict passes.
     Check(CheckArgs),
     /// Submit a run to a protocheck service; with --wait, follow it and exit by its gate.
@@ -88,18 +91,42 @@ enum KeysCommand {
         /// Who the key's runs are shown as belonging to (default: the key's name).
         #[arg(long)]
         owner: Option<String>,
+        /// How many watches (targets re-checked on a schedule) the key may keep.
+        #[arg(long, default_value_t = protocheck::api_keys::DEFAULT_WATCH_QUOTA,
+              value_parser = clap::value_parser!(u32).range(0..=i64::from(protocheck::api_keys::MAX_WATCH_QUOTA)))]
+        watch_quota: u32,
     },
     /// List keys (never their tokens or secrets).
     List {
         #[command(flatten)]
         db: DatabaseArgs,
     },
-    /// Revoke a key by id or name; its token stops working at once.
+    /// Revoke a key by id or name; its token stops working at once and its
+    /// watches end.
     Revoke {
         #[command(flatten)]
         db: DatabaseArgs,
         /// The key's id or name.
         key: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum WatchesCommand {
+    /// List the watches, with the key that keeps each (none: a served badge).
+    List {
+        #[command(flatten)]
+        db: DatabaseArgs,
+        /// Only the watches of this target (its 24-hex-digit key).
+        #[arg(long)]
+        target: Option<String>,
+    },
+    /// End a watch by its id, whichever key (or badge) keeps it.
+    Remove {
+        #[command(flatten)]
+        db: DatabaseArgs,
+        /// The watch's id, as `watches list` shows it.
+        id: String,
     },
 }
 
@@ -276,6 +303,7 @@ fn main() -> ExitCode {
                 | Command::Verify(_)
                 | Command::Submit(_)
                 | Command::Keys(_)
+                | Command::Watches(_)
                 | Command::Rules(_)
         )
     );
@@ -303,6 +331,7 @@ fn main() -> ExitCode {
                 migrate(db, down).await.map(|()| ExitCode::SUCCESS)
             }
             Some(Command::Keys(command)) => keys(command).await,
+            Some(Command::Watches(command)) => watches(command).await,
             Some(Command::Check(args)) => check(args).await,
             Some(Command::Rules(args)) => Ok(rules(&args)),
             Some(Command::Verify(args)) => protocheck::attest::verify_command(args).await,
@@ -536,20 +565,22 @@ async fn migrate(db: DatabaseArgs, down: bool) -> anyhow::Result<()> {
 
 /// `protocheck keys …`.
 async fn keys(command: KeysCommand) -> anyhow::Result<ExitCode> {
-    use protocheck::api_keys::{KeyError, Rate, create_key};
+    use protocheck::api_keys::{KeyError, Rate, create_key_with_quota};
     match command {
         KeysCommand::Create {
             db,
             name,
             rate,
             owner,
+            watch_quota,
         } => {
             let store = open_store(&db).await?;
-            match create_key(
+            match create_key_with_quota(
                 store.as_ref(),
                 &name,
                 owner.as_deref(),
                 rate,
+                watch_quota,
                 protocheck::now_ms(),
             )
             .await
@@ -561,6 +592,7 @@ async fn keys(command: KeysCommand) -> anyhow::Result<ExitCode> {
                     );
                     println!("owner: {}", created.key.display_owner());
                     println!("rate: {rate}");
+                    println!("watch quota: {}", created.key.watch_quota);
                     println!();
                     println!("token: {}", created.token);
                     println!("webhook signing secret: {}", created.webhook_secret);
@@ -588,20 +620,26 @@ async fn keys(command: KeysCommand) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             println!(
-                "{:<36}  {:<20}  {:<20}  {:<10}  {:<24}  {:<24}  STATUS",
-                "ID", "NAME", "OWNER", "RATE", "CREATED", "LAST USED"
+                "{:<36}  {:<20}  {:<20}  {:<10}  {:<11}  {:<24}  {:<24}  STATUS",
+                "ID", "NAME", "OWNER", "RATE", "WATCHES", "CREATED", "LAST USED"
             );
             for k in keys {
+                // What the key keeps of its watch quota.
+                let kept = store
+                    .count_key_watches(k.id)
+                    .await
+                    .context("counting watches")?;
                 let status = match k.revoked_at_ms {
                     Some(at) => format!("revoked {}", protocheck::rfc3339(at)),
                     None => "active".to_owned(),
                 };
                 println!(
-                    "{:<36}  {:<20}  {:<20}  {:<10}  {:<24}  {:<24}  {status}",
+                    "{:<36}  {:<20}  {:<20}  {:<10}  {:<11}  {:<24}  {:<24}  {status}",
                     k.id,
                     k.name,
                     k.display_owner(),
                     Rate::of(&k).to_string(),
+                    format!("{kept}/{}", k.watch_quota),
                     protocheck::rfc3339(k.created_at_ms),
                     k.last_used_at_ms
                         .map_or_else(|| "never".to_owned(), protocheck::rfc3339),
@@ -624,6 +662,74 @@ async fn keys(command: KeysCommand) -> anyhow::Result<ExitCode> {
                     eprintln!("error: no active API key has the id or name `{key}`");
                     Ok(ExitCode::from(EXIT_USAGE))
                 }
+            }
+        }
+    }
+}
+
+/// `protocheck watches …`: what an operator sees of every watch, and ends.
+async fn watches(command: WatchesCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        WatchesCommand::List { db, target } => {
+            let store = open_store(&db).await?;
+            let watches = store
+                .list_watches(target.as_deref())
+                .await
+                .context("listing watches")?;
+            if watches.is_empty() {
+                println!("no watches");
+                return Ok(ExitCode::SUCCESS);
+            }
+            let keys: std::collections::HashMap<_, _> = store
+                .api_keys()
+                .await
+                .context("listing keys")?
+                .into_iter()
+                .map(|k| (k.id, k.name))
+                .collect();
+            println!(
+                "{:<36}  {:<24}  {:<5}  {:<20}  {:<10}  {:<24}  WEBHOOK",
+                "ID", "TARGET", "SUITE", "KEPT BY", "EVERY (S)", "NEXT RUN"
+            );
+            for w in watches {
+                let kept_by = match (w.api_key, w.expires_at_ms) {
+                    (Some(k), _) => keys
+                        .get(&k)
+                        .map_or_else(|| k.to_string(), |name| format!("key {name}")),
+                    (None, Some(_)) => "badge".to_owned(),
+                    (None, None) => "-".to_owned(),
+                };
+                println!(
+                    "{:<36}  {:<24}  {:<5}  {:<20}  {:<10}  {:<24}  {}",
+                    w.id,
+                    w.target_id,
+                    w.suite,
+                    kept_by,
+                    w.interval_ms / 1000,
+                    protocheck::rfc3339(w.next_due_at_ms),
+                    w.webhook_url
+                        .as_deref()
+                        .map_or_else(|| "-".to_owned(), protocheck::webhook::display_url),
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        WatchesCommand::Remove { db, id } => {
+            let Ok(watch) = uuid::Uuid::parse_str(&id) else {
+                eprintln!("error: `{id}` is not a watch id (a UUID, as `watches list` shows)");
+                return Ok(ExitCode::from(EXIT_USAGE));
+            };
+            let store = open_store(&db).await?;
+            if store
+                .delete_watch_by_id(watch)
+                .await
+                .context("removing the watch")?
+            {
+                println!("removed watch {watch}");
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!("error: no watch has the id `{watch}`");
+                Ok(ExitCode::from(EXIT_USAGE))
             }
         }
     }

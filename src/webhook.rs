@@ -372,6 +372,95 @@ pub fn compare(
     })
 }
 
+/// Words a finding says when its probe found the target gone: the
+/// transport's own (`could not connect: …`, see [`TransportError::Connect`])
+/// and the RCP suite's for the checks after it (`not verified: the server
+/// stopped answering during …`). protocheck's words, not the target's.
+const LOST_TARGET: &[&str] = &["could not connect", "the server stopped answering"];
+
+/// Whether a run lost its target part-way: a finding that failed or was not
+/// verified because the target stopped answering (a restart, an outage).
+/// Such a run measured reachability, not conformance, so it is never compared
+/// with another run (see [`WatchAnnouncer`]).
+pub fn lost_target(findings: &[Finding]) -> bool {
+    findings.iter().any(|f| {
+        matches!(f.outcome, Outcome::Fail | Outcome::Skip)
+            && LOST_TARGET.iter().any(|w| f.message.contains(w))
+    })
+}
+
+/// What a run's end announces besides `run.finished` to its target's watch:
+/// `run.regressed` or `run.recovered` against the run with a verdict before
+/// it (see [`compare`]), when the watch asked for the event. The store reads
+/// the watch and that run in the end's transaction. A run that lost its
+/// target part-way ([`lost_target`]) announces neither, and is passed over
+/// as the run before: its failures say the target was down, not that it
+/// broke a rule.
+pub struct WatchAnnouncer<'a> {
+    verdict: &'a crate::suite::Verdict,
+    findings: &'a [Finding],
+    public_url: Option<&'a str>,
+}
+
+impl<'a> WatchAnnouncer<'a> {
+    /// The announcer of a run that ended with `verdict` and `findings`;
+    /// `public_url` is the base of the links in what it announces.
+    pub fn new(
+        verdict: &'a crate::suite::Verdict,
+        findings: &'a [Finding],
+        public_url: Option<&'a str>,
+    ) -> Self {
+        Self {
+            verdict,
+            findings,
+            public_url,
+        }
+    }
+}
+
+impl crate::store::Announcer for WatchAnnouncer<'_> {
+    fn suite(&self) -> &str {
+        self.verdict.suite.as_str()
+    }
+
+    fn comparable(&self, findings: &[Finding]) -> bool {
+        !lost_target(findings)
+    }
+
+    fn announce(
+        &self,
+        watch: &crate::store::Watch,
+        previous: &Run,
+        previous_findings: &[Finding],
+    ) -> Vec<crate::store::Announcement> {
+        let Some(url) = &watch.webhook_url else {
+            return Vec::new();
+        };
+        if lost_target(self.findings) {
+            tracing::info!(
+                target = %watch.target_id,
+                "the run lost its target part-way: neither a regression nor a recovery is announced"
+            );
+            return Vec::new();
+        }
+        compare(
+            previous.verdict.as_ref(),
+            previous_findings,
+            self.verdict,
+            self.findings,
+        )
+        .filter(|c| watch.events.iter().any(|e| e == c.event))
+        .map(|c| crate::store::Announcement {
+            event: c.event.to_owned(),
+            url: url.clone(),
+            api_key: watch.api_key,
+            detail: c.detail(previous, self.public_url),
+        })
+        .into_iter()
+        .collect()
+    }
+}
+
 impl Comparison {
     /// What the event adds to the run's announcement: both standings, the
     /// rules that changed (old and new outcomes), and the run before, linked.
@@ -634,6 +723,23 @@ mod tests {
         // With no standing to compare (`not judged`), only the rules speak.
         let withheld = mcp_verdict("not judged");
         assert_eq!(compare(Some(&strict), &before, &withheld, &before), None);
+    }
+
+    #[test]
+    fn a_run_that_lost_its_target_is_told_by_protocheck_s_words() {
+        let lost = |outcome, message: &str| {
+            let mut f = finding("RCP-L0-002", outcome);
+            f.message = message.into();
+            lost_target(&[finding("RCP-L0-001", Outcome::Pass), f])
+        };
+        assert!(lost(Outcome::Fail, "could not connect: connection refused"));
+        assert!(lost(
+            Outcome::Skip,
+            "not verified: the server stopped answering during RCP-L0-001"
+        ));
+        assert!(!lost(Outcome::Fail, "the answer has no id"));
+        // A rule that passed is no loss, whatever its message quotes.
+        assert!(!lost(Outcome::Pass, "could not connect"));
     }
 
     #[test]

@@ -20,13 +20,11 @@
 
 use crate::events::RunEvents;
 use crate::metrics::Metrics;
-use crate::store::{
-    Announcement, Announcer, EndRecord, HostBudget, HostLimits, Run, RunEnd, RunStatus, Store,
-};
+use crate::store::{Announcer, EndRecord, HostBudget, HostLimits, Run, RunEnd, RunStatus, Store};
 use crate::suite::context::{Endpoint, HandshakeHistory, HistoryLookup, RunContext};
 use crate::suite::{self, Finding, SuiteChoice};
 use crate::transport::{AddressPolicy, HttpClient, Limits};
-use crate::webhook::WebhookConfig;
+use crate::webhook::{WatchAnnouncer, WebhookConfig};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, mpsc};
@@ -546,11 +544,11 @@ impl Worker {
                     } => {
                         let attestation = self.attest(run, end, findings, now).await;
                         let announcer = match &**end {
-                            RunEnd::Verdict(verdict) => Some(WatchAnnouncer {
+                            RunEnd::Verdict(verdict) => Some(WatchAnnouncer::new(
                                 verdict,
                                 findings,
-                                public_url: self.cfg.webhooks.public_url.as_deref(),
-                            }),
+                                self.cfg.webhooks.public_url.as_deref(),
+                            )),
                             RunEnd::Error(_) => None,
                         };
                         let record = EndRecord {
@@ -1096,48 +1094,6 @@ async fn reaper(deps: WorkerDeps, cfg: Arc<WorkerConfig>, shutdown: Cancellation
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "reaping expired leases failed"),
         }
-    }
-}
-
-/// What a run's end announces besides `run.finished` to its target's watch:
-/// `run.regressed` or `run.recovered` against the run with a verdict before
-/// it (see [`crate::webhook::compare`]), when the watch asked for the event.
-/// The store reads the watch and that run in the end's transaction.
-struct WatchAnnouncer<'a> {
-    verdict: &'a suite::Verdict,
-    findings: &'a [Finding],
-    public_url: Option<&'a str>,
-}
-
-impl Announcer for WatchAnnouncer<'_> {
-    fn suite(&self) -> &str {
-        self.verdict.suite.as_str()
-    }
-
-    fn announce(
-        &self,
-        watch: &crate::store::Watch,
-        previous: &Run,
-        previous_findings: &[Finding],
-    ) -> Vec<Announcement> {
-        let Some(url) = &watch.webhook_url else {
-            return Vec::new();
-        };
-        crate::webhook::compare(
-            previous.verdict.as_ref(),
-            previous_findings,
-            self.verdict,
-            self.findings,
-        )
-        .filter(|c| watch.events.iter().any(|e| e == c.event))
-        .map(|c| Announcement {
-            event: c.event.to_owned(),
-            url: url.clone(),
-            api_key: watch.api_key,
-            detail: c.detail(previous, self.public_url),
-        })
-        .into_iter()
-        .collect()
     }
 }
 

@@ -25,11 +25,11 @@ pub mod sqlite;
 
 pub use model::{
     Announcement, Announcer, ApiKey, AttemptOutcome, DeliveryState, DueWatches, EndRecord,
-    HistoryCursor, HostBudget, HostLimits, HostLoad, IdempotencyRecord, Inserted, LoadQuery,
-    NewApiKey, NewRun, NewWatch, PublicKeyRecord, QueuePlace, ReapReport, Rehosted, Run, RunEnd,
-    RunOrigin, RunStatus, SCHEDULE_SUBMITTER, StoredAttestation, StoredFinding, SubmissionFacts,
-    SubmitChoice, SubmitDecision, SubmitOutcome, SubmitRequest, SubmitResult, SuiteRuns, Target,
-    Watch, WebhookAttempt, WebhookDelivery, host_of, same_server,
+    HistoryCursor, HostBudget, HostLimits, HostLoad, IdempotencyRecord, Inserted, KeyWatch,
+    LoadQuery, NewApiKey, NewRun, NewWatch, PublicKeyRecord, QueuePlace, ReapReport, Rehosted, Run,
+    RunEnd, RunOrigin, RunStatus, SCHEDULE_SUBMITTER, StoredAttestation, StoredFinding,
+    SubmissionFacts, SubmitChoice, SubmitDecision, SubmitOutcome, SubmitRequest, SubmitResult,
+    SuiteRuns, Target, Watch, WebhookAttempt, WebhookDelivery, host_of, same_server,
 };
 
 pub use sql::FINDINGS_PER_STATEMENT;
@@ -426,23 +426,59 @@ pub trait CredentialStore: Send + Sync + 'static {
 }
 
 /// Watches: targets re-checked on a schedule (#28). Each due slot of a
-/// watch starts exactly one run, however many schedulers tick at once.
+/// watch starts exactly one run, however many schedulers tick at once. A
+/// target and suite have a watch per API key that asked for one, and at most
+/// one without a key (its badge's, or an operator's) (#54).
 #[async_trait]
 pub trait WatchStore: Send + Sync + 'static {
-    /// Creates the watch of `new.target_id` and `new.suite`, or replaces its
-    /// options, interval and next slot.
+    /// Creates the watch of `new.target_id` and `new.suite` kept by
+    /// `new.api_key` (or the one without a key), or replaces its options,
+    /// interval, events and webhook, in one statement. The same interval
+    /// keeps its beat (`new.first_due_at_ms` is then not used) and a watch
+    /// keeps its creation time.
     async fn put_watch(&self, new: &NewWatch) -> StoreResult<Watch>;
 
-    /// Removes the watch of `target_id` and `suite`; false when there was none.
-    async fn delete_watch(&self, target_id: &str, suite: &str) -> StoreResult<bool>;
+    /// [`put_watch`](Self::put_watch) for the key `new.api_key` (which must
+    /// be set), refused when the watch would be new and the key keeps
+    /// `quota` watches already; the count and the write are one atomic step
+    /// (the key's row is locked on Postgres; SQLite has one writer).
+    async fn put_key_watch(&self, new: &NewWatch, quota: i64) -> StoreResult<KeyWatch>;
 
-    /// The watch of `target_id` and `suite`, if any.
-    async fn get_watch(&self, target_id: &str, suite: &str) -> StoreResult<Option<Watch>>;
+    /// Removes the watch of `target_id` and `suite` kept by `api_key` (None:
+    /// the one without a key); false when there was none.
+    async fn delete_watch(
+        &self,
+        target_id: &str,
+        suite: &str,
+        api_key: Option<Uuid>,
+    ) -> StoreResult<bool>;
 
-    /// Keeps a watch alive because its badge was served: creates it with
-    /// `new` when the target and suite have none, and otherwise, when it is a
-    /// badge's watch too (it expires), moves its end to `new.expires_at_ms`
-    /// and takes `new.options`. A watch an API key asked for is left as it is.
+    /// Removes watch `id`, whoever keeps it (an operator's removal); false
+    /// when there was none.
+    async fn delete_watch_by_id(&self, id: Uuid) -> StoreResult<bool>;
+
+    /// The watch of `target_id` and `suite` kept by `api_key` (None: the
+    /// one without a key), if any.
+    async fn get_watch(
+        &self,
+        target_id: &str,
+        suite: &str,
+        api_key: Option<Uuid>,
+    ) -> StoreResult<Option<Watch>>;
+
+    /// How many watches API key `key` keeps.
+    async fn count_key_watches(&self, key: Uuid) -> StoreResult<i64>;
+
+    /// Every watch of `target_id` (all targets' when None), by target, suite
+    /// and creation.
+    async fn list_watches(&self, target_id: Option<&str>) -> StoreResult<Vec<Watch>>;
+
+    /// Keeps a watch alive because its badge was served: creates the watch
+    /// without a key with `new` when the target and suite have none, and
+    /// otherwise, when it is a badge's watch too (it expires), moves its end
+    /// to `new.expires_at_ms` and takes `new.options`. A watch without a key
+    /// that does not expire (an operator's) is left as it is, as are the
+    /// keys' watches.
     async fn keep_badge_watch(&self, new: &NewWatch) -> StoreResult<()>;
 
     /// Starts the runs of at most `limit` watches due at `now_ms`, earliest

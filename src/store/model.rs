@@ -218,6 +218,8 @@ pub struct ApiKey {
     pub created_at_ms: i64,
     pub revoked_at_ms: Option<i64>,
     pub last_used_at_ms: Option<i64>,
+    /// How many watches the key may keep (see [`NewApiKey::watch_quota`]).
+    pub watch_quota: i32,
 }
 
 impl ApiKey {
@@ -244,6 +246,9 @@ pub struct NewApiKey {
     /// The HMAC key webhooks of this key's runs are signed with.
     pub webhook_secret: String,
     pub created_at_ms: i64,
+    /// How many watches the key may keep at once: a key cannot schedule
+    /// runs without bound.
+    pub watch_quota: i32,
 }
 
 /// A run's webhook delivery: one per run that asked for a webhook, created when the run ends.
@@ -304,6 +309,11 @@ impl<'a> EndRecord<'a> {
 pub trait Announcer: Send + Sync {
     /// The suite whose watch and verdicts are read.
     fn suite(&self) -> &str;
+    /// Whether a run with these findings may be compared with: a run that
+    /// is not is passed over when the store looks for the run before.
+    fn comparable(&self, _findings: &[crate::suite::Finding]) -> bool {
+        true
+    }
     /// The events to queue, given the watch (which has a webhook URL), the
     /// run with a verdict before this one and its findings.
     fn announce(
@@ -441,6 +451,18 @@ pub struct Watch {
     pub webhook_url: Option<String>,
     /// The events announced there (see `events::WEBHOOK_EVENTS`).
     pub events: Vec<String>,
+}
+
+/// What [`super::WatchStore::put_key_watch`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KeyWatch {
+    /// The key had no watch of the target and suite; now it has.
+    Made(Watch),
+    /// The key's watch of the target and suite was replaced.
+    Replaced(Watch),
+    /// The key keeps `kept` watches already, its quota `quota`: nothing was
+    /// written.
+    OverQuota { quota: i64, kept: i64 },
 }
 
 /// What [`super::WatchStore::put_watch`] needs.

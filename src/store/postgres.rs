@@ -54,6 +54,7 @@ impl Dialect for Postgres {
     // Each write of `append_findings` runs in a transaction of its own (its one
     // statement, or the batch's): the lock lasts until the findings are written.
     const FOR_SHARE: &'static str = " FOR SHARE";
+    const FOR_UPDATE: &'static str = " FOR UPDATE";
     const NEW_ID: &'static str = "gen_random_uuid()::text";
 
     fn connect_options(url: &str) -> Result<PgConnectOptions, sqlx::Error> {

@@ -23,7 +23,7 @@ macro_rules! api_key_columns {
     () => {
         "api_keys.id, api_keys.name, api_keys.owner, api_keys.rate_count, \
          api_keys.rate_period_s, api_keys.created_at_ms, api_keys.revoked_at_ms, \
-         api_keys.last_used_at_ms"
+         api_keys.last_used_at_ms, api_keys.watch_quota"
     };
 }
 
@@ -294,6 +294,7 @@ pub(super) struct ApiKeyRow {
     created_at_ms: i64,
     revoked_at_ms: Option<i64>,
     last_used_at_ms: Option<i64>,
+    watch_quota: i32,
 }
 
 pub(super) fn api_key_from_row<'r, R>(row: &'r R) -> StoreResult<ApiKey>
@@ -311,6 +312,7 @@ where
         created_at_ms: r.created_at_ms,
         revoked_at_ms: r.revoked_at_ms,
         last_used_at_ms: r.last_used_at_ms,
+        watch_quota: r.watch_quota,
     })
 }
 

@@ -47,6 +47,11 @@ use uuid::Uuid;
 /// guarantees termination.
 const INSERT_RUN_TRIES: usize = 3;
 
+/// How many earlier runs with a verdict a run's end looks through for one to
+/// compare with, passing over those that lost their target part-way: enough
+/// for a few restarts in a row, and a bounded read in the end's transaction.
+const LOOK_BACK: i64 = 5;
+
 /// The most findings one `INSERT` carries; a larger batch takes several
 /// statements in one transaction. With the 4 shared parameters and 6 per
 /// finding, 128 findings bind 772 parameters: under 999, the lowest limit any
@@ -95,6 +100,10 @@ pub trait Dialect: Database {
     /// run: a lock that keeps the run from being requeued until the findings are
     /// written, or nothing where writers are serialised anyway.
     const FOR_SHARE: &'static str;
+
+    /// Appended to a `SELECT` that locks the rows it reads until the
+    /// transaction ends, or nothing where writers are serialised anyway.
+    const FOR_UPDATE: &'static str;
 
     /// An SQL expression for a new random id as text (webhook delivery ids).
     const NEW_ID: &'static str;
@@ -234,7 +243,7 @@ fn enqueue_webhook<DB: Dialect>() -> String {
             (id, run_id, url, state, attempts, next_attempt_at_ms, created_at_ms)
         SELECT {new_id}, runs.id, runs.webhook_url, 'pending', 0, $2, $2
         FROM runs WHERE runs.id = $1 AND runs.webhook_url IS NOT NULL
-        ON CONFLICT (run_id, event) DO NOTHING",
+        ON CONFLICT DO NOTHING",
         new_id = DB::NEW_ID,
     )
 }
@@ -247,7 +256,7 @@ fn enqueue_announcement<DB: Dialect>() -> String {
             (id, run_id, url, state, attempts, next_attempt_at_ms, created_at_ms, event,
              api_key_id, detail)
         VALUES ({new_id}, $1, $3, 'pending', 0, $2, $2, $4, $5, $6)
-        ON CONFLICT (run_id, event) DO NOTHING",
+        ON CONFLICT DO NOTHING",
         new_id = DB::NEW_ID,
     )
 }
@@ -260,7 +269,7 @@ fn enqueue_reaped_webhooks<DB: Dialect>() -> String {
         SELECT {new_id}, runs.id, runs.webhook_url, 'pending', 0, $1, $1
         FROM runs
         WHERE runs.status = 'error' AND runs.finished_at_ms = $1 AND runs.webhook_url IS NOT NULL
-        ON CONFLICT (run_id, event) DO NOTHING",
+        ON CONFLICT DO NOTHING",
         new_id = DB::NEW_ID,
     )
 }
@@ -518,9 +527,9 @@ impl_sql_store!(inherent {
         row.as_ref().map(run_from_row).transpose()
     }
 
-    /// What `announcer` decides run `run_id`'s end announces: nothing unless
-    /// its target is watched for the suite with a webhook and an earlier run
-    /// has a verdict.
+    /// What `announcer` decides run `run_id`'s end announces to each watch
+    /// of its target for the suite that has a webhook: nothing unless an
+    /// earlier run has a verdict.
     async fn announcements_in(
         &self,
         conn: &mut DB::Connection,
@@ -528,25 +537,45 @@ impl_sql_store!(inherent {
         announcer: &dyn Announcer,
     ) -> StoreResult<Vec<Announcement>> {
         let suite = announcer.suite();
-        let Some(watch) = self.watch_of_run_in(conn, run_id, suite).await? else {
-            return Ok(Vec::new());
-        };
-        if watch.webhook_url.is_none() {
-            return Ok(Vec::new());
-        }
-        let Some(previous) = self.latest_verdict_in(conn, &watch.target_id, suite).await? else {
-            return Ok(Vec::new());
-        };
-        if previous.id == run_id {
-            return Ok(Vec::new());
-        }
-        let findings: Vec<Finding> = self
-            .findings_in(conn, previous.id, -1)
+        let watches: Vec<_> = self
+            .watches_of_run_in(conn, run_id, suite)
             .await?
             .into_iter()
-            .map(|f| f.finding)
+            .filter(|w| w.webhook_url.is_some())
             .collect();
-        Ok(announcer.announce(&watch, &previous, &findings))
+        let Some(target_id) = watches.first().map(|w| w.target_id.clone()) else {
+            return Ok(Vec::new());
+        };
+        // The newest earlier run the announcer may compare with; one that
+        // lost its target part-way measured its reachability and is passed
+        // over, up to a bound (a target down for longer is compared with
+        // nothing).
+        let mut previous = None;
+        for run in self
+            .recent_verdicts_in(conn, &target_id, suite, LOOK_BACK)
+            .await?
+        {
+            if run.id == run_id {
+                continue;
+            }
+            let findings: Vec<Finding> = self
+                .findings_in(conn, run.id, -1)
+                .await?
+                .into_iter()
+                .map(|f| f.finding)
+                .collect();
+            if announcer.comparable(&findings) {
+                previous = Some((run, findings));
+                break;
+            }
+        }
+        let Some((previous, findings)) = previous else {
+            return Ok(Vec::new());
+        };
+        Ok(watches
+            .iter()
+            .flat_map(|watch| announcer.announce(watch, &previous, &findings))
+            .collect())
     }
 
     /// The newest run of `target_id` with a verdict of `suite`.
@@ -556,7 +585,23 @@ impl_sql_store!(inherent {
         target_id: &str,
         suite: &str,
     ) -> StoreResult<Option<Run>> {
-        let row = sqlx::query(&format!(
+        Ok(self
+            .recent_verdicts_in(conn, target_id, suite, 1)
+            .await?
+            .into_iter()
+            .next())
+    }
+
+    /// The newest `limit` runs of `target_id` with a verdict of `suite`,
+    /// newest first.
+    async fn recent_verdicts_in(
+        &self,
+        conn: &mut DB::Connection,
+        target_id: &str,
+        suite: &str,
+        limit: i64,
+    ) -> StoreResult<Vec<Run>> {
+        let rows = sqlx::query(&format!(
             concat!(
                 "SELECT ",
                 run_columns!(),
@@ -564,15 +609,16 @@ impl_sql_store!(inherent {
                  WHERE runs.target_id = $1 AND runs.status IN ('passed', 'failed')
                    AND {verdict_suite} = $2
                  ORDER BY runs.finished_at_ms DESC, runs.id DESC
-                 LIMIT 1"
+                 LIMIT $3"
             ),
             verdict_suite = DB::json_text("runs.verdict", "suite"),
         ))
         .bind(target_id)
         .bind(suite)
-        .fetch_optional(self.statements.on(&mut *conn))
+        .bind(limit)
+        .fetch_all(self.statements.on(&mut *conn))
         .await?;
-        row.as_ref().map(run_from_row).transpose()
+        rows.iter().map(run_from_row).collect()
     }
 
     /// The findings of run `run_id`'s last attempt after `after_seq`, in order.
@@ -1092,11 +1138,26 @@ impl_sql_store!(Store {
     ) -> StoreResult<Option<usize>> {
         let (status, verdict, error) = end_columns(record.end)?;
         let now_ms = record.now_ms;
-        let mut tx = self.begin().await?;
-        // Read while the run is still running, so that the run before it is
-        // the newest with a verdict.
+        // Two runs of one target that end together must not both compare
+        // with the same run before them (each would announce the one
+        // transition): the ends of a target's runs are serialised, by
+        // SQLite's single writer taken at once, and on Postgres by a lock on
+        // the target's row, after which the run that ended first is seen.
+        let mut tx = self.begin_claim(&HostLimits::NONE).await?;
         let announce = match record.announcer {
-            Some(announcer) => self.announcements_in(&mut tx, run_id, announcer).await?,
+            Some(announcer) => {
+                sqlx::query(&format!(
+                    "SELECT id FROM targets
+                     WHERE id = (SELECT target_id FROM runs WHERE id = $1){for_update}",
+                    for_update = DB::FOR_UPDATE,
+                ))
+                .bind(run_id.to_string())
+                .fetch_optional(self.statements.on(&mut *tx))
+                .await?;
+                // Read while the run is still running, so that the run before
+                // it is the newest with a verdict.
+                self.announcements_in(&mut tx, run_id, announcer).await?
+            }
             None => Vec::new(),
         };
         let done = sqlx::query(

@@ -41,6 +41,7 @@ impl Dialect for Sqlite {
     // and no requeue can run between `append_findings`' check and its insert.
     const SKIP_LOCKED: &'static str = "";
     const FOR_SHARE: &'static str = "";
+    const FOR_UPDATE: &'static str = "";
     const NEW_ID: &'static str = "lower(hex(randomblob(16)))";
 
     /// The database holds every webhook secret and, for a run's length, a

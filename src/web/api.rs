@@ -332,9 +332,9 @@ async fn accept_submission(
             )?;
             // Checked with the run's webhook, by the queue.
             wanted.webhook_url = webhook_url.clone();
-            // Another key's watch is refused before anything is queued.
+            // A watch past the key's quota is refused before anything is queued.
             if let Ok(url) = crate::target::CanonicalUrl::parse(&body.url) {
-                super::watch::may_change(state, k, &url.key(), wanted.suite).await?;
+                super::watch::may_watch(state, k, &url.key(), wanted.suite).await?;
             }
             Some((k, wanted))
         }

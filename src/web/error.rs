@@ -79,6 +79,13 @@ pub enum WebError {
         key: Option<String>,
         rate: RateState,
     },
+    /// The API key keeps as many watches as its quota allows (#54): waiting
+    /// does not help, ending one of them (or a larger quota) does.
+    #[error(
+        "the API key `{key}` keeps {kept} watches, its quota of {quota}; end one \
+         (DELETE /api/v1/targets/{{id}}/watch) before watching another target"
+    )]
+    WatchQuota { key: String, quota: i64, kept: i64 },
     /// A new run would exceed what protocheck sends one target host or one
     /// target (see [`crate::submit::HostQuota`]), whoever submits it.
     #[error("{detail}")]
@@ -181,6 +188,11 @@ impl WebError {
                 "target-rate-limited",
                 "Too many runs of this target",
             ),
+            Self::WatchQuota { .. } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "watch-quota",
+                "Watch quota used up",
+            ),
             Self::NotFinished { .. } => {
                 (StatusCode::CONFLICT, "run-not-finished", "Run not finished")
             }
@@ -246,6 +258,15 @@ impl WebError {
                             "events": format!("/api/v1/runs/{id}/events"),
                         }),
                     );
+                }
+                doc.to_string()
+            }
+            // The quota and what the key keeps, for a client to act on.
+            Self::WatchQuota { quota, kept, .. } => {
+                let mut doc = serde_json::to_value(&problem).unwrap_or_default();
+                if let Some(members) = doc.as_object_mut() {
+                    members.insert("watch_quota".into(), json!(quota));
+                    members.insert("watches".into(), json!(kept));
                 }
                 doc.to_string()
             }

@@ -45,7 +45,6 @@ pub const DOCUMENT_PATH: &str = "/api/openapi.json";
             Unprocessable,
             TooManyRequests,
             InvalidApiKey,
-            ForbiddenWatch,
             RunNotFinished,
             InternalError,
             TimedOut,
@@ -106,7 +105,9 @@ pub struct Unprocessable(pub Problem);
 
 /// Too many submissions from this client address or with this API key
 /// (`rate-limited`), or a new run would exceed what protocheck sends the
-/// target's host or the target (`target-rate-limited`, whoever submits).
+/// target's host or the target (`target-rate-limited`, whoever submits), or
+/// a new watch would exceed the API key's watch quota (`watch-quota`, with
+/// `watch_quota` and `watches`, the watches the key keeps; no `Retry-After`).
 #[derive(ToResponse)]
 #[response(
     content_type = "application/problem+json",
@@ -123,12 +124,6 @@ pub struct TooManyRequests(pub Problem);
     headers(("Retry-After" = u64, description = "Seconds to wait before asking again"))
 )]
 pub struct RunNotFinished(pub Problem);
-
-/// The watch belongs to another API key, or is kept by the target's badge
-/// (`forbidden`).
-#[derive(ToResponse)]
-#[response(content_type = "application/problem+json")]
-pub struct ForbiddenWatch(pub Problem);
 
 /// The `Authorization` header names no live API key (it is never taken for
 /// anonymous use).

@@ -8,11 +8,11 @@ use super::api::{ClientAddr, caller, clip, find_target, with_rate_headers};
 use super::error::{ApiResult, WebError};
 use super::extract::{ApiJson, ApiPath};
 use super::openapi::{
-    BadRequest, BodyTimedOut, ForbiddenWatch, InternalError, InvalidApiKey, NotFound,
-    PayloadTooLarge, TimedOut, TooManyRequests, Unprocessable, UnsupportedMediaType,
+    BadRequest, BodyTimedOut, InternalError, InvalidApiKey, NotFound, PayloadTooLarge, TimedOut,
+    TooManyRequests, Unprocessable, UnsupportedMediaType,
 };
 use crate::events::{RUN_RECOVERED, RUN_REGRESSED, WEBHOOK_EVENTS};
-use crate::store::{ApiKey, NewWatch, Watch};
+use crate::store::{ApiKey, KeyWatch, NewWatch, Watch};
 use crate::suite::{RunOptions, SuiteId};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -200,8 +200,11 @@ impl WatchView {
     description = "Needs an API key. Re-runs the target's latest run of `suite` (its options) \
         every `interval_s`, spread with jitter and within the per-host limits (scheduled runs \
         wait behind every submitted run), and sends `run.regressed` and `run.recovered` (and \
-        `run.finished` when asked) to `webhook_url`. One watch per target and suite: asking \
-        again replaces it. Its first run comes at a random moment of its first interval.",
+        `run.finished` when asked) to `webhook_url`. Each API key keeps its own watch of a \
+        target and suite (other keys' watches are theirs): asking again replaces the key's. \
+        Its first run comes at a random moment of its first interval; the same interval \
+        asked again keeps its beat. A new watch beyond the key's watch quota is refused \
+        with 429 (`watch-quota`).",
     params(("id" = String, Path, description = "The target's key: 24 lower-case hex digits")),
     security(("api_key" = [])),
     request_body(content = WatchBody, content_type = "application/json"),
@@ -211,7 +214,6 @@ impl WatchView {
             body = WatchView),
         (status = 400, response = BadRequest),
         (status = 401, response = InvalidApiKey),
-        (status = 403, response = ForbiddenWatch),
         (status = 404, response = NotFound),
         (status = 408, response = BodyTimedOut),
         (status = 413, response = PayloadTooLarge),
@@ -255,8 +257,9 @@ pub struct UnwatchQuery {
     path = "/api/v1/targets/{id}/watch",
     tag = "targets",
     summary = "Stop re-checking a target",
-    description = "Needs the API key that asked for the watch. A watch kept by a badge \
-        (one served in the last 30 days) is not the key's to end.",
+    description = "Ends the calling API key's watch of the target and suite; other keys' \
+        watches, and the one a served badge keeps, go on (an operator ends any watch with \
+        `protocheck watches remove`). A revoked key's watches end with it.",
     params(
         ("id" = String, Path, description = "The target's key: 24 lower-case hex digits"),
         UnwatchQuery,
@@ -266,7 +269,6 @@ pub struct UnwatchQuery {
         (status = 204, description = "The watch is gone"),
         (status = 400, response = BadRequest),
         (status = 401, response = InvalidApiKey),
-        (status = 403, response = ForbiddenWatch),
         (status = 404, response = NotFound),
         (status = 422, response = Unprocessable),
         (status = 429, response = TooManyRequests),
@@ -318,19 +320,6 @@ fn suite_of(raw: &str) -> ApiResult<&'static str> {
                 clip(raw)
             ),
         })
-}
-
-/// A watch another key asked for is that key's alone; a badge's watch (no
-/// key) may be taken over by any key.
-fn owned_by(watch: &Watch, key: &ApiKey) -> ApiResult<()> {
-    match watch.api_key {
-        Some(owner) if owner != key.id => Err(WebError::Forbidden(format!(
-            "another API key watches this target's {} runs; only that key can change or end \
-             the watch",
-            watch.suite
-        ))),
-        _ => Ok(()),
-    }
 }
 
 fn events_of(asked: Option<Vec<String>>) -> ApiResult<Vec<String>> {
@@ -413,25 +402,44 @@ impl Wanted {
     }
 }
 
-/// Refuses `key` a change to the watch of `target_id` and `suite` when
-/// another key owns it; the watch there, if any.
-pub(super) async fn may_change(
+/// Refuses `key` a new watch of `target_id` and `suite` when it keeps as
+/// many as its quota allows, before anything else is done (a submission
+/// asks before its run is queued); [`keep`] decides again, atomically.
+pub(super) async fn may_watch(
     state: &AppState,
     key: &ApiKey,
     target_id: &str,
     suite: &str,
-) -> ApiResult<Option<Watch>> {
-    let existing = state.store.get_watch(target_id, suite).await?;
-    if let Some(w) = &existing {
-        owned_by(w, key)?;
+) -> ApiResult<()> {
+    let store = &state.store;
+    if store
+        .get_watch(target_id, suite, Some(key.id))
+        .await?
+        .is_some()
+    {
+        return Ok(());
     }
-    Ok(existing)
+    let kept = store.count_key_watches(key.id).await?;
+    let quota = i64::from(key.watch_quota);
+    if kept >= quota {
+        return Err(over_quota(key, quota, kept));
+    }
+    Ok(())
+}
+
+fn over_quota(key: &ApiKey, quota: i64, kept: i64) -> WebError {
+    WebError::WatchQuota {
+        key: key.name.clone(),
+        quota,
+        kept,
+    }
 }
 
 /// Stores `wanted` as `key`'s watch of `target_id`, repeating `options`, or
 /// without them the options of the target's latest run of the suite (never
-/// its credentials, which were wiped when it ended). True when it was made
-/// (or taken over from a badge), false when it replaced the key's own.
+/// its credentials, which were wiped when it ended). True when it was made,
+/// false when it replaced the key's own. Other keys' watches of the target
+/// are theirs and left alone.
 pub(super) async fn keep(
     state: &AppState,
     key: &ApiKey,
@@ -439,7 +447,6 @@ pub(super) async fn keep(
     wanted: Wanted,
     options: Option<RunOptions>,
 ) -> ApiResult<(Watch, bool)> {
-    let existing = may_change(state, key, target_id, wanted.suite).await?;
     let options = match options {
         Some(options) => options,
         None => {
@@ -456,29 +463,35 @@ pub(super) async fn keep(
     };
     let now = crate::now_ms();
     let interval_ms = crate::duration_ms(wanted.interval);
-    let first_due_at_ms = match &existing {
-        // The same interval keeps its beat; a new one starts a new one.
-        Some(w) if w.interval_ms == interval_ms => w.next_due_at_ms,
-        _ => crate::scheduler::first_slot(now, interval_ms),
+    let new = NewWatch {
+        target_id: target_id.to_owned(),
+        suite: wanted.suite.to_owned(),
+        options,
+        interval_ms,
+        // Taken only by a new watch or a new interval: the same interval
+        // keeps its beat.
+        first_due_at_ms: crate::scheduler::first_slot(now, interval_ms),
+        api_key: Some(key.id),
+        created_at_ms: now,
+        expires_at_ms: None,
+        webhook_url: wanted.webhook_url,
+        events: wanted.events,
     };
-    let watch = state
+    match state
         .store
-        .put_watch(&NewWatch {
-            target_id: target_id.to_owned(),
-            suite: wanted.suite.to_owned(),
-            options,
-            interval_ms,
-            first_due_at_ms,
-            api_key: Some(key.id),
-            created_at_ms: existing.as_ref().map_or(now, |w| w.created_at_ms),
-            expires_at_ms: None,
-            webhook_url: wanted.webhook_url,
-            events: wanted.events,
-        })
-        .await?;
-    state.queue.watches_changed();
-    let made = existing.is_none_or(|w| w.api_key != Some(key.id));
-    Ok((watch, made))
+        .put_key_watch(&new, i64::from(key.watch_quota))
+        .await?
+    {
+        KeyWatch::Made(watch) => {
+            state.queue.watches_changed();
+            Ok((watch, true))
+        }
+        KeyWatch::Replaced(watch) => {
+            state.queue.watches_changed();
+            Ok((watch, false))
+        }
+        KeyWatch::OverQuota { quota, kept } => Err(over_quota(key, quota, kept)),
+    }
 }
 
 async fn put(
@@ -514,20 +527,15 @@ async fn delete(
     let super::extract::ApiQuery(query) = query?;
     let suite = suite_of(&query.suite)?;
     let target = find_target(state, id).await?;
-    let Some(watch) = state.store.get_watch(&target.id, suite).await? else {
+    if !state
+        .store
+        .delete_watch(&target.id, suite, Some(key.id))
+        .await?
+    {
         return Err(WebError::NotFound(format!(
-            "target `{}` has no watch of its {suite} runs",
+            "this API key has no watch of target `{}`'s {suite} runs",
             target.id
         )));
-    };
-    if watch.api_key.is_none() {
-        return Err(WebError::Forbidden(
-            "this watch is kept by the target's badge, served in the last 30 days; it ends 30 \
-             days after the badge was last served"
-                .into(),
-        ));
     }
-    owned_by(&watch, key)?;
-    state.store.delete_watch(&target.id, suite).await?;
     Ok(())
 }

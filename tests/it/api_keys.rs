@@ -372,6 +372,101 @@ async fn the_keys_command_creates_lists_and_revokes() {
     }
 }
 
+/// A key's watch quota is set when it is made and shown with it; an operator
+/// sees every watch and ends any; a revoked key's watches end with it (#54).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operators_set_a_keys_watch_quota_see_every_watch_and_end_any() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let run = |args: &[&str]| tokio::task::block_in_place(|| protocheck(&db, args));
+        let out = run(&[
+            "keys",
+            "create",
+            "--name",
+            "ops",
+            "--rate",
+            "1/s",
+            "--watch-quota",
+            "5",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{b}: {}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("watch quota: 5"), "{b}");
+        let out = run(&[
+            "keys",
+            "create",
+            "--name",
+            "nope",
+            "--rate",
+            "1/s",
+            "--watch-quota",
+            "-1",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{b}: a negative quota");
+
+        let key = db
+            .store
+            .api_keys()
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|k| k.name == "ops")
+            .expect("made");
+        assert_eq!(key.watch_quota, 5, "{b}");
+        let target = "0123456789abcdef00000001";
+        db.store
+            .upsert_target(target, "https://watched.example/rcp", 1)
+            .await
+            .unwrap();
+        let new = protocheck::store::NewWatch {
+            target_id: target.into(),
+            suite: "rcp".into(),
+            options: Default::default(),
+            interval_ms: 3_600_000,
+            first_due_at_ms: 1,
+            api_key: Some(key.id),
+            created_at_ms: 1,
+            expires_at_ms: None,
+            webhook_url: Some("https://hooks.example/secret-path".into()),
+            events: vec!["run.regressed".into()],
+        };
+        db.store.put_key_watch(&new, 5).await.unwrap();
+        let out = run(&["keys", "list"]);
+        let listed = text(&out.stdout);
+        assert!(
+            listed.contains("WATCHES") && listed.contains("1/5"),
+            "{b}: {listed}"
+        );
+
+        let out = run(&["watches", "list", "--target", target]);
+        let listed = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{b}: {}", text(&out.stderr));
+        assert!(
+            listed.contains("key ops") && listed.contains(target),
+            "{b}: {listed}"
+        );
+        assert!(!listed.contains("secret-path"), "{b}: {listed}");
+        let id = db.store.list_watches(Some(target)).await.unwrap()[0]
+            .id
+            .to_string();
+        assert!(listed.contains(&id), "{b}: {listed}");
+        let out = run(&["watches", "remove", "not-a-watch"]);
+        assert_eq!(out.status.code(), Some(2), "{b}");
+        let out = run(&["watches", "remove", &id]);
+        assert_eq!(out.status.code(), Some(0), "{b}: {}", text(&out.stderr));
+        let out = run(&["watches", "remove", &id]);
+        assert_eq!(out.status.code(), Some(2), "{b}: already gone");
+        assert_eq!(db.store.list_watches(None).await.unwrap(), vec![], "{b}");
+
+        // Revoked, the key's watches end.
+        db.store.put_key_watch(&new, 5).await.unwrap();
+        let out = run(&["keys", "revoke", "ops"]);
+        assert_eq!(out.status.code(), Some(0), "{b}");
+        assert_eq!(db.store.list_watches(None).await.unwrap(), vec![], "{b}");
+        let out = run(&["watches", "list"]);
+        assert!(text(&out.stdout).contains("no watches"), "{b}");
+    }
+}
+
 /// An `Idempotency-Key` belongs to whoever sent it: another API key, or a
 /// client without one, sending the same key is a request of its own, never
 /// answered with the first one's run and owner nor refused as a mismatch

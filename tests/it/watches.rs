@@ -1,5 +1,6 @@
-//! Watched targets (#28), end to end on loopback: the watch API (an API key
-//! asks, another key cannot change it, bad values get 4xx), and a watched RCP
+//! Watched targets (#28), end to end on loopback: the watch API (each API key
+//! keeps its own watch of a target, within its quota; bad values get 4xx;
+//! two keys watching at once both get a watch of their own), and a watched RCP
 //! reference server that breaks between two scheduled runs and is fixed
 //! again: its badge follows, and the watch's receiver gets `run.regressed`
 //! with the rule that changed, then `run.recovered`. SQLite and Postgres.
@@ -137,7 +138,7 @@ async fn the_watch_api_takes_a_keys_watch_and_refuses_what_it_must() {
         assert!(!watch.to_string().contains("secret-path"), "{b}: {watch}");
         let next = db
             .store
-            .get_watch(&id, "rcp")
+            .get_watch(&id, "rcp", Some(owner.key.id))
             .await
             .unwrap()
             .expect("stored")
@@ -157,11 +158,11 @@ async fn the_watch_api_takes_a_keys_watch_and_refuses_what_it_must() {
             "{b}: the default events"
         );
 
-        // Another key can neither change nor end it.
-        let (status, problem) =
-            call(&app, post.clone(), &path, Some(&other.token), Some(&body)).await;
-        assert_eq!(status, 403, "{b}: {problem}");
+        // Another key keeps a watch of its own beside it, and ends only its own.
         let del = reqwest::Method::DELETE;
+        let (status, theirs) =
+            call(&app, post.clone(), &path, Some(&other.token), Some(&body)).await;
+        assert_eq!(status, 201, "{b}: {theirs}");
         let (status, _) = call(
             &app,
             del.clone(),
@@ -170,7 +171,27 @@ async fn the_watch_api_takes_a_keys_watch_and_refuses_what_it_must() {
             None,
         )
         .await;
-        assert_eq!(status, 403, "{b}");
+        assert_eq!(status, 204, "{b}");
+        let (status, problem) = call(
+            &app,
+            del.clone(),
+            &format!("{path}?suite=rcp"),
+            Some(&other.token),
+            None,
+        )
+        .await;
+        assert_eq!(
+            status, 404,
+            "{b}: the other key has no watch left: {problem}"
+        );
+        assert!(
+            db.store
+                .get_watch(&id, "rcp", Some(owner.key.id))
+                .await
+                .unwrap()
+                .is_some(),
+            "{b}: the first key's watch goes on"
+        );
         let (status, _) = call(&app, del.clone(), &format!("{path}?suite=rcp"), None, None).await;
         assert_eq!(status, 401, "{b}");
         let (status, _) = call(&app, del.clone(), &path, Some(&owner.token), None).await;
@@ -193,8 +214,160 @@ async fn the_watch_api_takes_a_keys_watch_and_refuses_what_it_must() {
         )
         .await;
         assert_eq!(status, 404, "{b}: already gone");
-        assert_eq!(db.store.get_watch(&id, "rcp").await.unwrap(), None);
+        assert_eq!(
+            db.store
+                .get_watch(&id, "rcp", Some(owner.key.id))
+                .await
+                .unwrap(),
+            None
+        );
         pool.shutdown().await;
+    }
+}
+
+/// A key, as `protocheck keys create --watch-quota` makes one.
+async fn quota_key(db: &common::TestDb, name: &str, quota: u32) -> api_keys::CreatedKey {
+    api_keys::create_key_with_quota(
+        db.store.as_ref(),
+        name,
+        None,
+        "100000/min".parse().unwrap(),
+        quota,
+        1,
+    )
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_keys_watching_a_target_at_once_each_get_a_watch_of_their_own() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let app = TestApp::start_tuned(&db, 100_000, |o| {
+            o.watch.min_interval = Duration::from_secs(60);
+        })
+        .await;
+        let keys = [
+            quota_key(&db, "one", 1_000).await,
+            quota_key(&db, "two", 1_000).await,
+        ];
+        let app = Arc::new(app);
+        for n in 0..200u32 {
+            let id = format!("{:024x}", 0xabc0_0000 + n);
+            db.store
+                .upsert_target(&id, &format!("https://watched-{n}.example/rcp"), 1)
+                .await
+                .unwrap();
+            let path = format!("/api/v1/targets/{id}/watch");
+            let barrier = Arc::new(tokio::sync::Barrier::new(2));
+            let asks: Vec<_> = keys
+                .iter()
+                .map(|k| {
+                    let (app, barrier, path) = (app.clone(), barrier.clone(), path.clone());
+                    let token = k.token.clone();
+                    let hook = format!("https://hooks.example/{}", k.key.name);
+                    tokio::spawn(async move {
+                        let body = json!({"suite": "rcp", "webhook_url": hook});
+                        barrier.wait().await;
+                        call(
+                            &app,
+                            reqwest::Method::POST,
+                            &path,
+                            Some(&token),
+                            Some(&body),
+                        )
+                        .await
+                    })
+                })
+                .collect();
+            for ask in asks {
+                let (status, watch) = ask.await.unwrap();
+                assert_eq!(status, 201, "{b}: race {n}: {watch}");
+            }
+            let watches = db.store.list_watches(Some(&id)).await.unwrap();
+            let owners: BTreeSet<_> = watches
+                .iter()
+                .map(|w| (w.api_key, w.webhook_url.clone()))
+                .collect();
+            let expected: BTreeSet<_> = keys
+                .iter()
+                .map(|k| {
+                    (
+                        Some(k.key.id),
+                        Some(format!("https://hooks.example/{}", k.key.name)),
+                    )
+                })
+                .collect();
+            assert_eq!(owners, expected, "{b}: race {n}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_key_keeps_no_more_watches_than_its_quota() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let app = TestApp::start_tuned(&db, 1000, |o| {
+            o.watch.min_interval = Duration::from_secs(60);
+        })
+        .await;
+        let small = quota_key(&db, "small", 2).await;
+        let mut paths = Vec::new();
+        for n in 0..3u32 {
+            let id = format!("{:024x}", 0xdef0_0000 + n);
+            db.store
+                .upsert_target(&id, &format!("https://quota-{n}.example/rcp"), 1)
+                .await
+                .unwrap();
+            paths.push(format!("/api/v1/targets/{id}/watch"));
+        }
+        let body = json!({"suite": "rcp"});
+        let post = reqwest::Method::POST;
+        for path in &paths[..2] {
+            let (status, watch) =
+                call(&app, post.clone(), path, Some(&small.token), Some(&body)).await;
+            assert_eq!(status, 201, "{b}: {watch}");
+        }
+        let (status, problem) = call(
+            &app,
+            post.clone(),
+            &paths[2],
+            Some(&small.token),
+            Some(&body),
+        )
+        .await;
+        assert_eq!(status, 429, "{b}: {problem}");
+        assert_eq!(problem["type"], "/problems/watch-quota", "{b}: {problem}");
+        assert_eq!(
+            (&problem["watch_quota"], &problem["watches"]),
+            (&json!(2), &json!(2)),
+            "{b}: {problem}"
+        );
+        assert!(
+            problem["detail"].as_str().unwrap().contains("quota of 2"),
+            "{b}: {problem}"
+        );
+        // A watch the key keeps can still change; one ended makes room.
+        let (status, _) = call(
+            &app,
+            post.clone(),
+            &paths[0],
+            Some(&small.token),
+            Some(&body),
+        )
+        .await;
+        assert_eq!(status, 200, "{b}");
+        let (status, _) = call(
+            &app,
+            reqwest::Method::DELETE,
+            &format!("{}?suite=rcp", paths[0]),
+            Some(&small.token),
+            None,
+        )
+        .await;
+        assert_eq!(status, 204, "{b}");
+        let (status, watch) = call(&app, post, &paths[2], Some(&small.token), Some(&body)).await;
+        assert_eq!(status, 201, "{b}: {watch}");
     }
 }
 
@@ -337,7 +510,12 @@ async fn a_watched_target_that_breaks_and_is_fixed_is_announced_both_ways() {
                 .any(|c| c["rule_id"] == FAULT && c["before"] == "fail"),
             "{b}: {recovered}"
         );
-        assert!(db.store.delete_watch(&id, "rcp").await.unwrap());
+        assert!(
+            db.store
+                .delete_watch(&id, "rcp", Some(created.key.id))
+                .await
+                .unwrap()
+        );
         pool.shutdown().await;
     }
 }
@@ -358,7 +536,11 @@ async fn a_served_badge_keeps_its_target_watched() {
         let created = key(&db).await;
         let first = submit_and_wait(&app, &created.token, &target).await;
         let id = first["target_id"].as_str().unwrap().to_owned();
-        assert_eq!(db.store.get_watch(&id, "rcp").await.unwrap(), None, "{b}");
+        assert_eq!(
+            db.store.get_watch(&id, "rcp", None).await.unwrap(),
+            None,
+            "{b}"
+        );
 
         // A badge of a target nobody stored keeps nothing.
         let nobody = "0123456789abcdef01234567";
@@ -375,7 +557,7 @@ async fn a_served_badge_keeps_its_target_watched() {
         assert_eq!(resp.status(), 200, "{b}");
         let deadline = tokio::time::Instant::now() + PATIENCE;
         let watch = loop {
-            if let Some(w) = db.store.get_watch(&id, "rcp").await.unwrap() {
+            if let Some(w) = db.store.get_watch(&id, "rcp", None).await.unwrap() {
                 break w;
             }
             assert!(tokio::time::Instant::now() < deadline, "{b}: not watched");
@@ -389,7 +571,7 @@ async fn a_served_badge_keeps_its_target_watched() {
             ends >= served + month && ends <= protocheck::now_ms() + month,
             "{b}: it ends 30 days after the badge was served"
         );
-        assert_eq!(db.store.get_watch(nobody, "rcp").await.unwrap(), None);
+        assert_eq!(db.store.list_watches(Some(nobody)).await.unwrap(), vec![]);
 
         // Its runs come on schedule.
         while history(&app, &id).await.len() < 3 {
@@ -411,7 +593,8 @@ async fn a_served_badge_keeps_its_target_watched() {
             metrics.contains("protocheck_schedule_slots_due_total"),
             "{b}"
         );
-        // No key may end it: it lasts while the badge is served.
+        // No key may end it (it is none of theirs): it lasts while the badge
+        // is served.
         let (status, problem) = call(
             &app,
             reqwest::Method::DELETE,
@@ -420,8 +603,8 @@ async fn a_served_badge_keeps_its_target_watched() {
             None,
         )
         .await;
-        assert_eq!(status, 403, "{b}: {problem}");
-        assert!(db.store.delete_watch(&id, "rcp").await.unwrap());
+        assert_eq!(status, 404, "{b}: {problem}");
+        assert!(db.store.delete_watch(&id, "rcp", None).await.unwrap());
         pool.shutdown().await;
     }
 }
@@ -475,7 +658,7 @@ async fn a_submission_can_ask_for_a_watch() {
         let id = run["target_id"].as_str().unwrap();
         let watch = db
             .store
-            .get_watch(id, "rcp")
+            .get_watch(id, "rcp", Some(owner.key.id))
             .await
             .unwrap()
             .expect("watched");
@@ -486,8 +669,8 @@ async fn a_submission_can_ask_for_a_watch() {
             "{b}"
         );
 
-        // Another key's submission with a watch is refused before it queues.
-        let (status, problem) = call(
+        // Another key's submission with a watch gets a watch of its own.
+        let (status, run) = call(
             &app,
             post,
             "/api/v1/runs",
@@ -495,10 +678,20 @@ async fn a_submission_can_ask_for_a_watch() {
             Some(&body("rcp")),
         )
         .await;
-        assert_eq!(status, 403, "{b}: {problem}");
-        let (_, page) = app
-            .get_json(&format!("/api/v1/targets/{id}/runs?limit=100"))
-            .await;
-        assert_eq!(page["runs"].as_array().map(Vec::len), Some(1), "{b}");
+        assert!(status == 200 || status == 202, "{b}: {status} {run}");
+        assert_eq!(run["watch"]["interval_s"], 7200, "{b}: {run}");
+        let watchers: BTreeSet<_> = db
+            .store
+            .list_watches(Some(id))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|w| w.api_key)
+            .collect();
+        assert_eq!(
+            watchers,
+            BTreeSet::from([Some(owner.key.id), Some(other.key.id)]),
+            "{b}"
+        );
     }
 }

@@ -8,8 +8,8 @@ impl_sql_store!(KeyStore {
     async fn create_api_key(&self, key: &NewApiKey) -> StoreResult<Option<ApiKey>> {
         let row = sqlx::query(concat!(
             "INSERT INTO api_keys (id, name, owner, token_hash, rate_count, rate_period_s,
-                                   webhook_secret, created_at_ms)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                                   webhook_secret, created_at_ms, watch_quota)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
              ON CONFLICT (name) WHERE revoked_at_ms IS NULL DO NOTHING
              RETURNING ",
             api_key_columns!()
@@ -22,6 +22,7 @@ impl_sql_store!(KeyStore {
         .bind(key.rate_period_s)
         .bind(&key.webhook_secret)
         .bind(key.created_at_ms)
+        .bind(key.watch_quota)
         .fetch_optional(self.db())
         .await?;
         row.as_ref().map(api_key_from_row).transpose()
@@ -64,6 +65,7 @@ impl_sql_store!(KeyStore {
 
     async fn revoke_api_key(&self, id_or_name: &str, now_ms: i64) -> StoreResult<Option<ApiKey>> {
         // An id wins over a name, should a name ever spell another key's id.
+        let mut tx = self.begin().await?;
         let row = sqlx::query(concat!(
             "UPDATE api_keys SET revoked_at_ms = $2
              WHERE id = (SELECT id FROM api_keys
@@ -75,9 +77,19 @@ impl_sql_store!(KeyStore {
         ))
         .bind(id_or_name)
         .bind(now_ms)
-        .fetch_optional(self.db())
+        .fetch_optional(self.statements.on(&mut *tx))
         .await?;
-        row.as_ref().map(api_key_from_row).transpose()
+        let key = row.as_ref().map(api_key_from_row).transpose()?;
+        // A revoked key's watches end with it: nothing of the key keeps
+        // scheduling runs or holds a place (#54).
+        if let Some(key) = &key {
+            sqlx::query("DELETE FROM watches WHERE api_key_id = $1")
+                .bind(key.id.to_string())
+                .execute(self.statements.on(&mut *tx))
+                .await?;
+        }
+        self.commit(tx).await?;
+        Ok(key)
     }
 
     async fn touch_api_key(&self, id: Uuid, now_ms: i64) -> StoreResult<()> {

@@ -5,8 +5,8 @@
 use super::{Dialect, INSERT_RUN};
 use crate::store::rows::{from_json, parse_uuid, run_from_row, to_json};
 use crate::store::{
-    DueWatches, HostBudget, HostLimits, NewWatch, SCHEDULE_SUBMITTER, StoreResult, Watch,
-    WatchStore,
+    DueWatches, HostBudget, HostLimits, KeyWatch, NewWatch, SCHEDULE_SUBMITTER, StoreError,
+    StoreResult, Watch, WatchStore,
 };
 use sqlx::Row;
 use uuid::Uuid;
@@ -50,22 +50,64 @@ where
 }
 
 impl_sql_store!(inherent {
-    /// The watch of run `run_id`'s target for `suite`, if any.
-    pub(super) async fn watch_of_run_in(
+    /// The watches of run `run_id`'s target for `suite`, oldest first.
+    pub(super) async fn watches_of_run_in(
         &self,
         conn: &mut DB::Connection,
         run_id: Uuid,
         suite: &str,
-    ) -> StoreResult<Option<Watch>> {
-        let row = sqlx::query(&format!(
+    ) -> StoreResult<Vec<Watch>> {
+        let rows = sqlx::query(&format!(
             "SELECT {WATCH_COLUMNS} FROM watches
-             WHERE target_id = (SELECT target_id FROM runs WHERE id = $1) AND suite = $2"
+             WHERE target_id = (SELECT target_id FROM runs WHERE id = $1) AND suite = $2
+             ORDER BY created_at_ms, id"
         ))
         .bind(run_id.to_string())
         .bind(suite)
-        .fetch_optional(self.statements.on(&mut *conn))
+        .fetch_all(self.statements.on(&mut *conn))
         .await?;
-        row.as_ref().map(watch_from_row).transpose()
+        rows.iter().map(watch_from_row).collect()
+    }
+
+    /// [`WatchStore::put_watch`] on `conn`.
+    async fn upsert_watch_in(
+        &self,
+        conn: &mut DB::Connection,
+        new: &NewWatch,
+    ) -> StoreResult<Watch> {
+        // A key's watch is one of its key's; the one without a key is the
+        // target's only one (a partial index).
+        let conflict = match new.api_key {
+            Some(_) => "(target_id, suite, api_key_id)",
+            None => "(target_id, suite) WHERE api_key_id IS NULL",
+        };
+        let row = sqlx::query(&format!(
+            "INSERT INTO watches ({WATCH_COLUMNS})
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULL)
+             ON CONFLICT {conflict} DO UPDATE
+             SET options = excluded.options,
+                 next_due_at_ms = CASE WHEN watches.interval_ms = excluded.interval_ms
+                                       THEN watches.next_due_at_ms
+                                       ELSE excluded.next_due_at_ms END,
+                 interval_ms = excluded.interval_ms,
+                 expires_at_ms = excluded.expires_at_ms, webhook_url = excluded.webhook_url,
+                 events = excluded.events
+             RETURNING {WATCH_COLUMNS}"
+        ))
+        .bind(Uuid::now_v7().to_string())
+        .bind(&new.target_id)
+        .bind(&new.suite)
+        .bind(to_json("watch options", &new.options)?)
+        .bind(new.interval_ms)
+        .bind(new.first_due_at_ms)
+        .bind(new.api_key.map(|k| k.to_string()))
+        .bind(new.created_at_ms)
+        .bind(new.expires_at_ms)
+        .bind(&new.webhook_url)
+        .bind(to_json("watch events", &new.events)?)
+        .fetch_one(self.statements.on(&mut *conn))
+        .await?;
+        watch_from_row(&row)
     }
 });
 
@@ -121,30 +163,48 @@ const HOUR_MS: i64 = 3_600_000;
 
 impl_sql_store!(WatchStore {
     async fn put_watch(&self, new: &NewWatch) -> StoreResult<Watch> {
-        let row = sqlx::query(&format!(
-            "INSERT INTO watches ({WATCH_COLUMNS})
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULL)
-             ON CONFLICT (target_id, suite) DO UPDATE
-             SET options = excluded.options, interval_ms = excluded.interval_ms,
-                 next_due_at_ms = excluded.next_due_at_ms, api_key_id = excluded.api_key_id,
-                 expires_at_ms = excluded.expires_at_ms, webhook_url = excluded.webhook_url,
-                 events = excluded.events
-             RETURNING {WATCH_COLUMNS}"
+        let mut conn = self.pool.acquire().await?;
+        self.upsert_watch_in(&mut conn, new).await
+    }
+
+    async fn put_key_watch(&self, new: &NewWatch, quota: i64) -> StoreResult<KeyWatch> {
+        let Some(key) = new.api_key.map(|k| k.to_string()) else {
+            return Err(StoreError::Corrupt("a key's watch without a key".into()));
+        };
+        // The count and the write are one step: SQLite's single writer from
+        // the start, and on Postgres the key's row, locked, so that two
+        // watches of one key made together cannot both pass its quota.
+        let mut tx = self.begin_claim(&HostLimits::NONE).await?;
+        sqlx::query(&format!(
+            "SELECT id FROM api_keys WHERE id = $1{for_update}",
+            for_update = DB::FOR_UPDATE
         ))
-        .bind(Uuid::now_v7().to_string())
+        .bind(&key)
+        .fetch_optional(self.statements.on(&mut *tx))
+        .await?;
+        let existing: Option<String> = sqlx::query_scalar(
+            "SELECT id FROM watches WHERE target_id = $1 AND suite = $2 AND api_key_id = $3",
+        )
         .bind(&new.target_id)
         .bind(&new.suite)
-        .bind(to_json("watch options", &new.options)?)
-        .bind(new.interval_ms)
-        .bind(new.first_due_at_ms)
-        .bind(new.api_key.map(|k| k.to_string()))
-        .bind(new.created_at_ms)
-        .bind(new.expires_at_ms)
-        .bind(&new.webhook_url)
-        .bind(to_json("watch events", &new.events)?)
-        .fetch_one(self.db())
+        .bind(&key)
+        .fetch_optional(self.statements.on(&mut *tx))
         .await?;
-        watch_from_row(&row)
+        if existing.is_none() {
+            let kept: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM watches WHERE api_key_id = $1")
+                .bind(&key)
+                .fetch_one(self.statements.on(&mut *tx))
+                .await?;
+            if kept >= quota {
+                return Ok(KeyWatch::OverQuota { quota, kept });
+            }
+        }
+        let watch = self.upsert_watch_in(&mut tx, new).await?;
+        self.commit(tx).await?;
+        Ok(match existing {
+            None => KeyWatch::Made(watch),
+            Some(_) => KeyWatch::Replaced(watch),
+        })
     }
 
     async fn keep_badge_watch(&self, new: &NewWatch) -> StoreResult<()> {
@@ -152,7 +212,7 @@ impl_sql_store!(WatchStore {
             "INSERT INTO watches (id, target_id, suite, options, interval_ms, next_due_at_ms,
                                   api_key_id, created_at_ms, expires_at_ms, webhook_url, events)
              VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $8, NULL, NULL)
-             ON CONFLICT (target_id, suite) DO UPDATE
+             ON CONFLICT (target_id, suite) WHERE api_key_id IS NULL DO UPDATE
              SET options = excluded.options, expires_at_ms = excluded.expires_at_ms
              WHERE watches.expires_at_ms IS NOT NULL",
         )
@@ -169,24 +229,71 @@ impl_sql_store!(WatchStore {
         Ok(())
     }
 
-    async fn delete_watch(&self, target_id: &str, suite: &str) -> StoreResult<bool> {
-        let done = sqlx::query("DELETE FROM watches WHERE target_id = $1 AND suite = $2")
-            .bind(target_id)
-            .bind(suite)
+    async fn delete_watch(
+        &self,
+        target_id: &str,
+        suite: &str,
+        api_key: Option<Uuid>,
+    ) -> StoreResult<bool> {
+        let done = sqlx::query(
+            "DELETE FROM watches
+             WHERE target_id = $1 AND suite = $2
+               AND (api_key_id = $3 OR (api_key_id IS NULL AND $3 IS NULL))",
+        )
+        .bind(target_id)
+        .bind(suite)
+        .bind(api_key.map(|k| k.to_string()))
+        .execute(self.db())
+        .await?;
+        Ok(DB::rows_affected(&done) == 1)
+    }
+
+    async fn delete_watch_by_id(&self, id: Uuid) -> StoreResult<bool> {
+        let done = sqlx::query("DELETE FROM watches WHERE id = $1")
+            .bind(id.to_string())
             .execute(self.db())
             .await?;
         Ok(DB::rows_affected(&done) == 1)
     }
 
-    async fn get_watch(&self, target_id: &str, suite: &str) -> StoreResult<Option<Watch>> {
+    async fn get_watch(
+        &self,
+        target_id: &str,
+        suite: &str,
+        api_key: Option<Uuid>,
+    ) -> StoreResult<Option<Watch>> {
         let row = sqlx::query(&format!(
-            "SELECT {WATCH_COLUMNS} FROM watches WHERE target_id = $1 AND suite = $2"
+            "SELECT {WATCH_COLUMNS} FROM watches
+             WHERE target_id = $1 AND suite = $2
+               AND (api_key_id = $3 OR (api_key_id IS NULL AND $3 IS NULL))"
         ))
         .bind(target_id)
         .bind(suite)
+        .bind(api_key.map(|k| k.to_string()))
         .fetch_optional(self.db())
         .await?;
         row.as_ref().map(watch_from_row).transpose()
+    }
+
+    async fn count_key_watches(&self, key: Uuid) -> StoreResult<i64> {
+        Ok(
+            sqlx::query_scalar("SELECT COUNT(*) FROM watches WHERE api_key_id = $1")
+                .bind(key.to_string())
+                .fetch_one(self.db())
+                .await?,
+        )
+    }
+
+    async fn list_watches(&self, target_id: Option<&str>) -> StoreResult<Vec<Watch>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {WATCH_COLUMNS} FROM watches
+             WHERE $1 IS NULL OR target_id = $1
+             ORDER BY target_id, suite, created_at_ms, id"
+        ))
+        .bind(target_id)
+        .fetch_all(self.db())
+        .await?;
+        rows.iter().map(watch_from_row).collect()
     }
 
     async fn start_due_watches(
@@ -240,14 +347,17 @@ impl_sql_store!(WatchStore {
                 .as_ref()
                 .filter(|_| watch.events.iter().any(|e| e == crate::events::RUN_FINISHED))
                 .cloned();
-            // One active run per watch: a slow run is not piled on.
+            // One active scheduled run per target and suite, whichever of
+            // its watchers' slots started it: a slow run is not piled on, and
+            // many watchers do not multiply the runs at once (each hears of
+            // every run's transitions).
             let started = sqlx::query(INSERT_RUN)
                 .bind(Uuid::now_v7().to_string())
                 .bind(&watch.target_id)
                 .bind(&watch.suite)
                 .bind(&options)
                 .bind(hook)
-                .bind(format!("watch:{}", watch.id))
+                .bind(format!("watch:{}:{}", watch.target_id, watch.suite))
                 .bind(max_attempts)
                 .bind(now_ms)
                 .bind(watch.api_key.map(|k| k.to_string()))

@@ -244,6 +244,7 @@ pub async fn show_target_page(
     let mut charts = Vec::new();
     let mut events = Vec::new();
     let mut watched = Vec::new();
+    let watches = state.store.list_watches(Some(&target.id)).await?;
     let mut changes = Vec::new();
     for suite in [SuiteId::Mcp, SuiteId::Rcp] {
         let judged: Vec<&Run> = runs
@@ -263,16 +264,22 @@ pub async fn show_target_page(
         let (chart, found) = suite_history(&mut read, suite, &runs).await?;
         charts.extend(chart);
         events.extend(found);
-        if let Some(w) = state.store.get_watch(&target.id, suite.as_str()).await? {
+        // Each watcher's beat (several API keys may watch one target), up
+        // to a page's worth.
+        for w in watches
+            .iter()
+            .filter(|w| w.suite == suite.as_str())
+            .take(MAX_WATCHES_SHOWN)
+        {
             watched.push(format!(
                 "{} re-checked every {}, next at {}{}",
                 suite.as_str().to_uppercase(),
                 every(w.interval_ms),
                 day_and_time_ms(w.next_due_at_ms),
-                if w.api_key.is_some() {
-                    " (asked for with an API key)"
-                } else {
-                    " (its badge was served in the last 30 days)"
+                match (w.api_key, w.expires_at_ms) {
+                    (Some(_), _) => " (asked for with an API key)",
+                    (None, Some(_)) => " (its badge was served in the last 30 days)",
+                    (None, None) => "",
                 }
             ));
         }
@@ -289,6 +296,9 @@ pub async fn show_target_page(
     };
     Ok(Page(StatusCode::OK, page).into_response())
 }
+
+/// The watches of one suite a target's page lists.
+const MAX_WATCHES_SHOWN: usize = 10;
 
 /// An interval for people: `24 h`, `90 min`, `45 s`.
 fn every(ms: i64) -> String {

@@ -12,6 +12,7 @@ fn new_api_key(name: &str, token_hash: &str, created_at_ms: i64) -> protocheck::
         rate_period_s: 60,
         webhook_secret: format!("whsec_{name}"),
         created_at_ms,
+        watch_quota: 100,
     }
 }
 

@@ -867,6 +867,7 @@ async fn listen_for_work_wakes_workers_on_postgres(db: TestDb) {
 }
 
 // The contract of the store's other parts.
+mod announcements;
 mod keys;
 mod signing;
 mod watches;

@@ -2,7 +2,7 @@
 //! exactly one run, however many schedulers tick at once.
 
 use super::*;
-use protocheck::store::{HostBudget, NewWatch};
+use protocheck::store::{HostBudget, KeyWatch, NewWatch};
 use std::sync::Arc;
 use tokio::sync::Barrier;
 
@@ -45,13 +45,13 @@ async fn a_watch_is_created_replaced_read_and_deleted(db: TestDb) {
         (2 * INTERVAL_MS, 5_000)
     );
     assert_eq!(
-        s.get_watch(&t, "rcp").await.expect("get"),
+        s.get_watch(&t, "rcp", None).await.expect("get"),
         Some(replaced.clone())
     );
-    assert_eq!(s.get_watch(&t, "mcp").await.expect("get"), None);
-    assert!(s.delete_watch(&t, "rcp").await.expect("delete"));
-    assert!(!s.delete_watch(&t, "rcp").await.expect("delete again"));
-    assert_eq!(s.get_watch(&t, "rcp").await.expect("get"), None);
+    assert_eq!(s.get_watch(&t, "mcp", None).await.expect("get"), None);
+    assert!(s.delete_watch(&t, "rcp", None).await.expect("delete"));
+    assert!(!s.delete_watch(&t, "rcp", None).await.expect("delete again"));
+    assert_eq!(s.get_watch(&t, "rcp", None).await.expect("get"), None);
 }
 
 contract!(
@@ -155,13 +155,21 @@ async fn a_watch_whose_run_is_still_active_skips_its_slot(db: TestDb) {
     assert_eq!(next.skipped.len(), 1, "{}", db.name());
     // Missed slots are not caught up: the next one is an interval after now.
     let late = 1_000 + 10 * INTERVAL_MS;
-    let watch = s.get_watch(&t, "rcp").await.expect("get").expect("watch");
+    let watch = s
+        .get_watch(&t, "rcp", None)
+        .await
+        .expect("get")
+        .expect("watch");
     assert_eq!(watch.next_due_at_ms, 1_000 + 2 * INTERVAL_MS);
     let _ = s
         .start_due_watches(late, 10, 3, NO_BUDGET)
         .await
         .expect("tick");
-    let watch = s.get_watch(&t, "rcp").await.expect("get").expect("watch");
+    let watch = s
+        .get_watch(&t, "rcp", None)
+        .await
+        .expect("get")
+        .expect("watch");
     assert_eq!(watch.next_due_at_ms, late + INTERVAL_MS, "{}", db.name());
 }
 
@@ -185,7 +193,11 @@ async fn a_scheduler_that_was_down_keeps_each_watch_on_its_beat(db: TestDb) {
         "{}: the next tick with work",
         db.name()
     );
-    let watch = s.get_watch(&t, "rcp").await.expect("get").expect("watch");
+    let watch = s
+        .get_watch(&t, "rcp", None)
+        .await
+        .expect("get")
+        .expect("watch");
     assert_eq!(watch.last_due_at_ms, Some(1_000), "{}", db.name());
     assert_eq!(
         watch.next_due_at_ms,
@@ -231,7 +243,7 @@ async fn scheduled_runs_keep_within_a_hosts_hourly_budget_and_share(db: TestDb) 
         let started: Vec<&str> = tick.started.iter().map(|r| r.target_id.as_str()).collect();
         assert_eq!(started, ids[..allowed].to_vec(), "{}", db.name());
         for id in &ids {
-            assert!(s.delete_watch(id, "rcp").await.expect("delete"));
+            assert!(s.delete_watch(id, "rcp", None).await.expect("delete"));
         }
     }
 }
@@ -243,7 +255,11 @@ async fn a_badges_watch_is_extended_never_overrides_a_keys_and_ends(db: TestDb) 
     let mut badge = watch_of(&t, 1_000);
     badge.expires_at_ms = Some(50_000);
     s.keep_badge_watch(&badge).await.expect("keep");
-    let kept = s.get_watch(&t, "rcp").await.expect("get").expect("watch");
+    let kept = s
+        .get_watch(&t, "rcp", None)
+        .await
+        .expect("get")
+        .expect("watch");
     assert_eq!(
         (kept.expires_at_ms, kept.api_key),
         (Some(50_000), None),
@@ -254,22 +270,48 @@ async fn a_badges_watch_is_extended_never_overrides_a_keys_and_ends(db: TestDb) 
     badge.expires_at_ms = Some(90_000);
     badge.first_due_at_ms = 7_000;
     s.keep_badge_watch(&badge).await.expect("keep again");
-    let kept = s.get_watch(&t, "rcp").await.expect("get").expect("watch");
+    let kept = s
+        .get_watch(&t, "rcp", None)
+        .await
+        .expect("get")
+        .expect("watch");
     assert_eq!(
         (kept.id, kept.expires_at_ms, kept.next_due_at_ms),
         (kept.id, Some(90_000), 1_000),
         "{}",
         db.name()
     );
-    // A key's watch replaces it and is not touched by the badge after.
-    let mut asked = watch_of(&t, 2_000);
-    asked.webhook_url = Some("https://hooks.example/x".into());
-    asked.events = vec!["run.regressed".into()];
-    let asked = s.put_watch(&asked).await.expect("put");
+    // A key's watch stands beside it, and is not touched by the badge after.
+    let key = watch_key(s, "beside", 10).await;
+    let KeyWatch::Made(asked) = s.put_key_watch(&keyed(&t, key, 2_000), 10).await.unwrap() else {
+        panic!("a new watch");
+    };
+    badge.expires_at_ms = Some(120_000);
     s.keep_badge_watch(&badge).await.expect("keep after");
     assert_eq!(
-        s.get_watch(&t, "rcp").await.expect("get"),
+        s.get_watch(&t, "rcp", Some(key)).await.expect("get"),
         Some(asked),
+        "{}",
+        db.name()
+    );
+    assert_eq!(
+        s.get_watch(&t, "rcp", None)
+            .await
+            .expect("get")
+            .and_then(|w| w.expires_at_ms),
+        Some(120_000),
+        "{}",
+        db.name()
+    );
+    // A watch without a key that does not end (an operator's) is not a
+    // badge's to extend.
+    let mut kept = watch_of(&t, 3_000);
+    kept.webhook_url = Some("https://hooks.example/x".into());
+    let kept = s.put_watch(&kept).await.expect("put");
+    s.keep_badge_watch(&badge).await.expect("keep again");
+    assert_eq!(
+        s.get_watch(&t, "rcp", None).await.expect("get"),
+        Some(kept),
         "{}",
         db.name()
     );
@@ -288,7 +330,7 @@ async fn a_badges_watch_is_extended_never_overrides_a_keys_and_ends(db: TestDb) 
         "{}",
         db.name()
     );
-    assert_eq!(s.get_watch(&gone, "rcp").await.expect("get"), None);
+    assert_eq!(s.get_watch(&gone, "rcp", None).await.expect("get"), None);
 }
 
 contract!(a_scheduled_run_waits_behind_runs_people_submitted);
@@ -310,4 +352,214 @@ async fn a_scheduled_run_waits_behind_runs_people_submitted(db: TestDb) {
     assert_eq!(first.id, submitted.id, "{}", db.name());
     let second = claim(s, "w", 3_000).await.expect("a run");
     assert_eq!(second.id, tick.started[0].id, "{}", db.name());
+}
+
+/// An API key, as the service makes one, that may keep `quota` watches.
+async fn watch_key(store: &dyn Store, name: &str, quota: u32) -> Uuid {
+    protocheck::api_keys::create_key_with_quota(
+        store,
+        name,
+        None,
+        "100/min".parse().expect("rate"),
+        quota,
+        1,
+    )
+    .await
+    .expect("key")
+    .key
+    .id
+}
+
+fn keyed(target_id: &str, key: Uuid, first_due_at_ms: i64) -> NewWatch {
+    NewWatch {
+        api_key: Some(key),
+        webhook_url: Some(format!("https://hooks.example/{key}")),
+        events: vec!["run.regressed".into()],
+        ..watch_of(target_id, first_due_at_ms)
+    }
+}
+
+contract!(
+    two_keys_watching_a_target_together_each_keep_their_own_watch,
+    flavor = "multi_thread",
+    worker_threads = 4
+);
+async fn two_keys_watching_a_target_together_each_keep_their_own_watch(db: TestDb) {
+    let store = db.store.clone();
+    let keys = [
+        watch_key(store.as_ref(), "one", 1_000).await,
+        watch_key(store.as_ref(), "two", 1_000).await,
+    ];
+    for n in 0..200 {
+        let t = target(store.as_ref(), &format!("raced-{n}")).await;
+        let barrier = Arc::new(Barrier::new(2));
+        let puts: Vec<_> = keys
+            .iter()
+            .map(|&k| {
+                let (store, barrier, new) = (store.clone(), barrier.clone(), keyed(&t, k, 1_000));
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    store.put_key_watch(&new, 1_000).await.expect("put")
+                })
+            })
+            .collect();
+        for (put, key) in puts.into_iter().zip(keys) {
+            match put.await.expect("join") {
+                KeyWatch::Made(w) => assert_eq!(w.api_key, Some(key), "{}", db.name()),
+                other => panic!("{}: race {n}: {other:?}", db.name()),
+            }
+        }
+        let owners: HashSet<_> = store
+            .list_watches(Some(&t))
+            .await
+            .expect("list")
+            .into_iter()
+            .map(|w| (w.api_key, w.webhook_url))
+            .collect();
+        assert_eq!(
+            owners,
+            keys.iter()
+                .map(|k| (Some(*k), Some(format!("https://hooks.example/{k}"))))
+                .collect(),
+            "{}: race {n}: two watches, each its key's with its own webhook",
+            db.name()
+        );
+    }
+}
+
+contract!(a_keys_watch_is_its_own_beside_others_and_a_badges_and_ends_with_the_key);
+async fn a_keys_watch_is_its_own_beside_others_and_a_badges_and_ends_with_the_key(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "shared").await;
+    let (one, two) = (watch_key(s, "one", 10).await, watch_key(s, "two", 10).await);
+    let mut badge = watch_of(&t, 1_000);
+    badge.expires_at_ms = Some(50_000);
+    s.keep_badge_watch(&badge).await.expect("badge");
+    let KeyWatch::Made(first) = s.put_key_watch(&keyed(&t, one, 2_000), 10).await.unwrap() else {
+        panic!("a new watch");
+    };
+    let KeyWatch::Made(_) = s.put_key_watch(&keyed(&t, two, 3_000), 10).await.unwrap() else {
+        panic!("another key's watch is its own");
+    };
+    // Asked again with the same interval: replaced, on the same beat.
+    let mut again = keyed(&t, one, 9_000);
+    again.events = vec!["run.recovered".into()];
+    let KeyWatch::Replaced(replaced) = s.put_key_watch(&again, 10).await.unwrap() else {
+        panic!("the key's own watch is replaced");
+    };
+    assert_eq!(
+        (
+            replaced.id,
+            replaced.next_due_at_ms,
+            replaced.events.clone()
+        ),
+        (first.id, 2_000, vec!["run.recovered".to_owned()]),
+        "{}",
+        db.name()
+    );
+    assert_eq!(s.list_watches(Some(&t)).await.unwrap().len(), 3);
+    assert_eq!(
+        s.get_watch(&t, "rcp", None)
+            .await
+            .unwrap()
+            .map(|w| w.expires_at_ms),
+        Some(Some(50_000)),
+        "{}: the badge's watch is untouched",
+        db.name()
+    );
+    // A key ends only its own.
+    assert!(s.delete_watch(&t, "rcp", Some(two)).await.unwrap());
+    assert!(!s.delete_watch(&t, "rcp", Some(two)).await.unwrap());
+    assert!(s.get_watch(&t, "rcp", Some(one)).await.unwrap().is_some());
+    // An operator ends any by its id.
+    let badge_id = s
+        .get_watch(&t, "rcp", None)
+        .await
+        .unwrap()
+        .expect("badge")
+        .id;
+    assert!(s.delete_watch_by_id(badge_id).await.unwrap());
+    assert!(!s.delete_watch_by_id(badge_id).await.unwrap());
+    // A revoked key's watches end with it.
+    let other = target(s, "other").await;
+    s.put_key_watch(&keyed(&other, one, 1_000), 10)
+        .await
+        .unwrap();
+    assert_eq!(s.count_key_watches(one).await.unwrap(), 2);
+    s.revoke_api_key("one", 5_000)
+        .await
+        .unwrap()
+        .expect("revoked");
+    assert_eq!(s.count_key_watches(one).await.unwrap(), 0, "{}", db.name());
+    assert_eq!(s.list_watches(None).await.unwrap(), vec![], "{}", db.name());
+}
+
+contract!(
+    a_keys_watches_stop_at_its_quota_even_when_asked_together,
+    flavor = "multi_thread",
+    worker_threads = 4
+);
+async fn a_keys_watches_stop_at_its_quota_even_when_asked_together(db: TestDb) {
+    let store = db.store.clone();
+    let key = watch_key(store.as_ref(), "small", 3).await;
+    assert_eq!(
+        store.get_api_key(key).await.unwrap().map(|k| k.watch_quota),
+        Some(3)
+    );
+    let mut targets = Vec::new();
+    for n in 0..8 {
+        targets.push(target(store.as_ref(), &format!("quota-{n}")).await);
+    }
+    let barrier = Arc::new(Barrier::new(targets.len()));
+    let puts: Vec<_> = targets
+        .iter()
+        .map(|t| {
+            let (store, barrier, new) = (store.clone(), barrier.clone(), keyed(t, key, 1_000));
+            tokio::spawn(async move {
+                barrier.wait().await;
+                store.put_key_watch(&new, 3).await.expect("put")
+            })
+        })
+        .collect();
+    let (mut made, mut refused) = (Vec::new(), 0);
+    for put in puts {
+        match put.await.expect("join") {
+            KeyWatch::Made(w) => made.push(w.target_id),
+            KeyWatch::OverQuota { quota, kept } => {
+                assert_eq!((quota, kept), (3, 3), "{}", db.name());
+                refused += 1;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!((made.len(), refused), (3, 5), "{}", db.name());
+    assert_eq!(store.count_key_watches(key).await.unwrap(), 3);
+    // At its quota, a key still changes the watches it keeps.
+    let KeyWatch::Replaced(_) = store
+        .put_key_watch(&keyed(&made[0], key, 1), 3)
+        .await
+        .unwrap()
+    else {
+        panic!("replaced");
+    };
+}
+
+contract!(the_watchers_of_a_target_share_its_scheduled_run);
+async fn the_watchers_of_a_target_share_its_scheduled_run(db: TestDb) {
+    let s = db.store.as_ref();
+    let t = target(s, "popular").await;
+    for name in ["one", "two", "three"] {
+        let key = watch_key(s, name, 10).await;
+        s.put_key_watch(&keyed(&t, key, 1_000), 10).await.unwrap();
+    }
+    let tick = s
+        .start_due_watches(2_000, 10, 3, NO_BUDGET)
+        .await
+        .expect("tick");
+    assert_eq!(
+        (tick.started.len(), tick.skipped.len()),
+        (1, 2),
+        "{}: one run for the three watchers due together",
+        db.name()
+    );
 }
