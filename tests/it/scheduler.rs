@@ -26,13 +26,14 @@ async fn submitted_target(app: &TestApp, token: &str, url: &str) -> String {
     run["target_id"].as_str().expect("target id").to_owned()
 }
 
-/// Waits until the watch of `target` has taken a slot; that slot.
-async fn slot_taken(db: &common::TestDb, target: &str) -> i64 {
+/// Waits until the watch of `target` kept by `key` (None: a badge's) has
+/// taken a slot; that slot.
+async fn slot_taken(db: &common::TestDb, target: &str, key: Option<uuid::Uuid>) -> i64 {
     let deadline = tokio::time::Instant::now() + PATIENCE;
     loop {
         let watch = db
             .store
-            .get_watch(target, "rcp")
+            .get_watch(target, "rcp", key)
             .await
             .expect("store")
             .expect("the watch");
@@ -94,7 +95,7 @@ async fn a_new_watch_wakes_the_scheduler_and_its_first_slot_is_taken() {
         cfg.schedule.tick = Duration::from_millis(100);
         cfg.schedule.refresh = Duration::from_secs(3600);
         let pool = app.workers(cfg);
-        slot_taken(&db, &early).await;
+        slot_taken(&db, &early, None).await;
 
         let resp = app
             .http
@@ -106,7 +107,7 @@ async fn a_new_watch_wakes_the_scheduler_and_its_first_slot_is_taken() {
             .expect("watch");
         assert_eq!(resp.status(), 201);
         let watch: Value = resp.json().await.expect("json");
-        let taken = slot_taken(&db, &later).await;
+        let taken = slot_taken(&db, &later, Some(created.key.id)).await;
         assert_eq!(
             json!(protocheck::rfc3339(taken)),
             watch["next_run_at"],
