@@ -40,6 +40,7 @@ mod rcp_levels;
 mod rcp_reference;
 mod rcp_stdio;
 mod reports;
+mod redaction;
 mod rule_pages;
 mod run_deadline;
 mod sign_in;
