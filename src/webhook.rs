@@ -201,7 +201,7 @@ pub fn payload(run: &Run, public_url: Option<&str>) -> Value {
         "finished_at": run.finished_at_ms.map(crate::rfc3339),
     });
     // Said as the reports say it; the token itself was wiped with the run's end.
-    if let Some(kind) = &run.credentials {
+    if let Some(kind) = run.credentials_used() {
         doc["credentials"] = json!({
             "kind": kind,
             "note": crate::credentials::judged_with(Some(kind), &run.options),

@@ -99,6 +99,16 @@ pub struct Run {
     pub target_host: Option<String>,
 }
 
+impl Run {
+    /// The kind of credentials the run was judged with, as everything that
+    /// shows the run says it: its `credentials`, except when the RCP suite
+    /// judged it (an `auto` run whose target speaks RCP), which sends no token.
+    pub fn credentials_used(&self) -> Option<&str> {
+        let rcp = matches!(&self.verdict, Some(v) if v.suite == crate::suite::SuiteId::Rcp);
+        self.credentials.as_deref().filter(|_| !rcp)
+    }
+}
+
 /// What `insert_run` needs.
 #[derive(Debug, Clone)]
 pub struct NewRun {

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod abuse;
 mod api;
 mod api_credentials;
 mod api_keys;
