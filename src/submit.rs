@@ -607,6 +607,9 @@ impl Queue {
             credentials: sealed,
             submitter: sub.submitter.clone(),
             machine: machine.clone(),
+            private_targets: self
+                .policy
+                .map(|policy| policy == AddressPolicy::AllowPrivate),
         };
         let submission = SubmitRequest {
             new: &new,

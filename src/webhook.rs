@@ -520,6 +520,23 @@ async fn send(
         .timeout(cfg.timeout);
     // Only the status matters: the body is never read beyond what arrives with the
     // head, never stored and never shown, and redirects are not followed.
+    // A run's own hook is sent under the address policy the service that
+    // accepted it checked it against (see `RunOrigin::private_targets`).
+    let recorded = match run.private_targets {
+        Some(true) => Some(crate::transport::AddressPolicy::AllowPrivate),
+        Some(false) => Some(crate::transport::AddressPolicy::PublicOnly),
+        None => None,
+    };
+    let under_recorded;
+    let http = match recorded {
+        Some(policy) if d.api_key.is_none() && policy != http.policy() => {
+            under_recorded = http
+                .with_policy(policy)
+                .map_err(|e| Failure::Transient(e.to_string()))?;
+            &under_recorded
+        }
+        _ => http,
+    };
     match http.send_streaming(&req).await {
         Ok(resp) => Ok(resp.status),
         Err(e @ TransportError::Forbidden { .. }) => {

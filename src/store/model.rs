@@ -97,6 +97,12 @@ pub struct Run {
     /// and [`super::Store::rehost_run`]). Internal: never shown.
     #[serde(skip)]
     pub target_host: Option<String>,
+    /// The address policy of the service that accepted the run, which the
+    /// worker that claims it connects under: `Some(true)` private targets
+    /// allowed, `Some(false)` public addresses only, `None` the worker's own
+    /// (see [`RunOrigin::private_targets`]). Internal: never shown.
+    #[serde(skip)]
+    pub private_targets: Option<bool>,
 }
 
 impl Run {
@@ -538,6 +544,12 @@ pub struct RunOrigin {
     /// The machine its target resolved to at submission (see
     /// [`host_of`]); `None` counts it by its URL's host.
     pub machine: Option<String>,
+    /// Whether the service that accepted it allows private targets (its
+    /// `PROTOCHECK_ALLOW_PRIVATE_TARGETS` decision): recorded so that a
+    /// worker configured otherwise neither refuses what was accepted nor
+    /// connects where the service would not. `None`: no decision (the
+    /// claiming worker's own policy applies).
+    pub private_targets: Option<bool>,
 }
 
 /// A submission, as the store takes it in one transaction (see

@@ -1,5 +1,6 @@
 //! What a fault and abuse run found (#54): webhook URLs refused at
-//! submission (item 8) and credentials on RCP runs (item 9).
+//! submission (item 8), credentials on RCP runs (item 9), and runs judged
+//! under the address policy of the service that accepted them (item 10).
 
 use crate::common;
 
@@ -11,7 +12,9 @@ use protocheck::attest::keys::SigningKeyPair;
 use protocheck::credentials::Keyring;
 use protocheck::events::RunEvents;
 use protocheck::metrics::Metrics;
+use protocheck::store::{Inserted, NewRun, RunOrigin};
 use protocheck::submit::Queue;
+use protocheck::suite::{RunOptions, SuiteChoice};
 use protocheck::transport::AddressPolicy;
 use protocheck::web::{self, AppState};
 use protocheck::worker::WorkerDeps;
@@ -255,6 +258,93 @@ async fn credentials_are_refused_on_rcp_runs_and_never_claimed_for_one() {
         assert!(
             statement["predicate"].get("credentials").is_none(),
             "{b}: {statement}"
+        );
+    }
+}
+
+/// A worker started without `PROTOCHECK_ALLOW_PRIVATE_TARGETS` runs the
+/// loopback target a service allowing private targets accepted: the run
+/// carries the service's decision.
+#[tokio::test]
+async fn a_run_is_judged_under_the_policy_of_the_service_that_accepted_it() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let app = app_under(&db, AddressPolicy::AllowPrivate).await;
+        let target = rcp_reference(&[], Duration::ZERO).await;
+        let run = app.submit(&json!({"url": target, "suite": "rcp"})).await;
+        let id = run["id"].as_str().expect("id").to_owned();
+        let stored = db
+            .store
+            .get_run(id.parse().expect("uuid"))
+            .await
+            .expect("read")
+            .expect("run");
+        assert_eq!(stored.private_targets, Some(true), "{b}");
+
+        let mut cfg = worker_config(1, Duration::from_secs(30));
+        cfg.policy = AddressPolicy::PublicOnly;
+        let pool = app.workers(cfg);
+        let run = app.wait_finished(&id, Duration::from_secs(120)).await;
+        pool.shutdown().await;
+        assert_eq!(run["status"], "passed", "{b}: {run}");
+
+        // A service allowing public targets only records that too.
+        let strict = app_under(&db, AddressPolicy::PublicOnly).await;
+        let run = strict
+            .submit(&json!({"url": "http://93.184.215.14/rcp", "suite": "rcp"}))
+            .await;
+        let stored = db
+            .store
+            .get_run(run["id"].as_str().expect("id").parse().expect("uuid"))
+            .await
+            .expect("read")
+            .expect("run");
+        assert_eq!(stored.private_targets, Some(false), "{b}");
+
+        // And a worker allowing private targets does not connect where such
+        // a service would not: a name that resolves to loopback.
+        let port = target
+            .trim_start_matches("http://127.0.0.1:")
+            .trim_end_matches("/rcp");
+        let url = format!("http://localhost:{port}/rcp");
+        let now = protocheck::now_ms();
+        db.store
+            .upsert_target("strict-target", &url, now)
+            .await
+            .expect("target");
+        let new = NewRun {
+            id: uuid::Uuid::now_v7(),
+            target_id: "strict-target".to_owned(),
+            suite: SuiteChoice::Rcp,
+            options: RunOptions::default(),
+            webhook_url: None,
+            dedup_key: uuid::Uuid::new_v4().to_string(),
+            max_attempts: 1,
+            created_at_ms: now,
+        };
+        let origin = RunOrigin {
+            private_targets: Some(false),
+            ..RunOrigin::default()
+        };
+        let Inserted::New(run) = db
+            .store
+            .insert_run_from(&new, &origin)
+            .await
+            .expect("insert")
+        else {
+            panic!("{b}: not inserted");
+        };
+        let pool = strict.workers(worker_config(1, Duration::from_secs(30)));
+        let ended = strict
+            .wait_finished(&run.id.to_string(), Duration::from_secs(120))
+            .await;
+        pool.shutdown().await;
+        assert_eq!(ended["status"], "error", "{b}: {ended}");
+        assert!(
+            ended["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("loopback address")),
+            "{b}: {ended}"
         );
     }
 }
