@@ -34,6 +34,26 @@ pub struct SkipLabel {
     pub reason: String,
 }
 
+/// The methods RFC 9110 defines, and PATCH (RFC 5789): the only ones
+/// labelled by name.
+const KNOWN_METHODS: &[&str] = &[
+    "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+];
+
+/// The label of a request's method: its name when it is one of
+/// [`KNOWN_METHODS`], else `OTHER`. A client may send any token as a method,
+/// and a label per token would grow `/metrics` without bound.
+pub fn method_label(method: &str) -> &'static str {
+    KNOWN_METHODS
+        .iter()
+        .find(|known| **known == method)
+        .copied()
+        .unwrap_or("OTHER")
+}
+
+/// The route label of a request no route matched: one for every such path.
+pub const UNMATCHED_ROUTE: &str = "unmatched";
+
 /// What the scheduler of this process did (see `scheduler`): slots that came
 /// due, runs started, slots skipped and why, slots taken late.
 struct ScheduleMetrics {
@@ -153,11 +173,16 @@ impl Metrics {
             .observe(seconds);
     }
 
+    /// Records one answer of the API. `route` is the matched route's
+    /// template (or one label for every unmatched path), never the raw path;
+    /// `method` is labelled by name only when HTTP defines it (see
+    /// [`method_label`]): every label comes from a known set, so however
+    /// many made-up methods and paths clients send, `/metrics` stays small.
     pub fn observe_request(&self, method: &str, route: &str, status: u16, seconds: f64) {
         self.0
             .request_latency
             .get_or_create(&RequestLabels {
-                method: method.to_owned(),
+                method: method_label(method).to_owned(),
                 route: route.to_owned(),
                 status,
             })
@@ -218,5 +243,26 @@ impl Metrics {
             out.clear();
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn methods_are_labelled_from_a_known_set() {
+        assert_eq!(method_label("GET"), "GET");
+        assert_eq!(method_label("PATCH"), "PATCH");
+        for made_up in ["get", "FOO", "X-1234", "", "PROPFIND"] {
+            assert_eq!(method_label(made_up), "OTHER", "{made_up}");
+        }
+        let metrics = Metrics::new();
+        for n in 0..500 {
+            metrics.observe_request(&format!("M{n}"), UNMATCHED_ROUTE, 404, 0.001);
+        }
+        let text = metrics.render(None);
+        assert!(text.contains("method=\"OTHER\""), "{text}");
+        assert!(!text.contains("method=\"M1"), "{text}");
     }
 }

@@ -23,6 +23,8 @@ pub const DEFAULT_MAX_AGE_S: u64 = 300;
 pub const CREDENTIALS_NEED_KEY: &str = "credentials need an API key (Authorization: Bearer …): a token is held for a run only on behalf of a known submitter, whose quota it counts against";
 /// Why credentials are refused by a service without a credentials key.
 pub const CREDENTIALS_NOT_ACCEPTED: &str = "this service accepts no credentials: its operator has set no credentials key (PROTOCHECK_CREDENTIALS_KEY) to hold a token encrypted until its run ends; use `protocheck check --bearer-token` locally";
+/// Why credentials on a run of the RCP suite are refused.
+pub const RCP_TAKES_NO_CREDENTIALS: &str = "RCP/1 runs take no credentials: the RCP suite sends no token to its target, so the run would claim one it never used; submit with suite `mcp` (or `auto`) for a server that requires a token";
 /// Why a webhook on an anonymous submission is refused.
 pub const WEBHOOK_NEEDS_KEY: &str = "options.webhook_url needs an API key (Authorization: Bearer …): webhooks are signed with the key's secret";
 /// Longest `Idempotency-Key` accepted.
@@ -164,7 +166,11 @@ pub fn validate_webhook_url(raw: &str) -> Result<Url, String> {
     validate_webhook_url_as("options.webhook_url", raw)
 }
 
-/// [`validate_webhook_url`], its errors naming `field`.
+/// [`validate_webhook_url`], its errors naming `field`. The shape is held
+/// to what a target URL is held to ([`CanonicalUrl::parse`]): port 0,
+/// missing or extra slashes after the scheme (`http:///host`, which a parser
+/// rewrites into `http://host/`), hidden characters and bad percent-escapes
+/// are refused here rather than found out at delivery.
 pub fn validate_webhook_url_as(field: &str, raw: &str) -> Result<Url, String> {
     if raw.len() > MAX_WEBHOOK_URL_BYTES {
         return Err(format!(
@@ -183,7 +189,31 @@ pub fn validate_webhook_url_as(field: &str, raw: &str) -> Result<Url, String> {
             "{field} must not carry a user name or password; receivers check the signature instead"
         ));
     }
+    CanonicalUrl::parse(raw).map_err(|e| format!("{field} is refused: {e}"))?;
     Ok(url)
+}
+
+/// Why `policy` refuses to connect to `url`'s host, when that can be told
+/// without a DNS lookup: an IP literal it forbids, or `localhost` and the
+/// names under it (RFC 6761: always loopback). Other names are checked when
+/// they are resolved, at connect time.
+pub fn forbidden_host(policy: AddressPolicy, url: &Url) -> Option<UrlError> {
+    let ip: std::net::IpAddr = match url.host()? {
+        url::Host::Ipv4(v4) => v4.into(),
+        url::Host::Ipv6(v6) => v6.into(),
+        url::Host::Domain(name) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            if name != "localhost" && !name.ends_with(".localhost") {
+                return None;
+            }
+            std::net::Ipv4Addr::LOCALHOST.into()
+        }
+    };
+    let reason = policy.check(ip).err()?;
+    Some(UrlError::Forbidden {
+        host: url.host_str().unwrap_or_default().to_owned(),
+        reason: reason.to_owned(),
+    })
 }
 
 /// A submission, as parsed from the API or the form.
@@ -434,6 +464,20 @@ impl Queue {
         self
     }
 
+    /// A webhook URL as [`validate_webhook_url_as`] checks it, refused also
+    /// when its host is one the workers' address policy forbids (see
+    /// [`forbidden_host`]): delivery would refuse it at every attempt. Cloud
+    /// metadata addresses are refused under every policy, so also by a queue
+    /// given none.
+    pub fn check_webhook_url(&self, field: &str, raw: &str) -> Result<Url, String> {
+        let url = validate_webhook_url_as(field, raw)?;
+        let policy = self.policy.unwrap_or(AddressPolicy::AllowPrivate);
+        if let Some(refused) = forbidden_host(policy, &url) {
+            return Err(format!("{field} is refused: {refused}"));
+        }
+        Ok(url)
+    }
+
     /// Whether submissions may carry credentials (the queue has a key to seal them).
     pub fn accepts_credentials(&self) -> bool {
         self.keyring.is_some()
@@ -463,26 +507,15 @@ impl Queue {
             return Err(SubmitError::WebhookNeedsKey);
         }
         let url = CanonicalUrl::parse(&sub.url)?;
-        if let Some(policy) = self.policy {
-            let ip: Option<std::net::IpAddr> = match url.url().host() {
-                Some(url::Host::Ipv4(v4)) => Some(v4.into()),
-                Some(url::Host::Ipv6(v6)) => Some(v6.into()),
-                _ => None,
-            };
-            if let Some(ip) = ip
-                && let Err(reason) = policy.check(ip)
-            {
-                return Err(SubmitError::Url(UrlError::Forbidden {
-                    host: ip.to_string(),
-                    reason: reason.to_owned(),
-                }));
-            }
+        if let Some(refused) = self.policy.and_then(|p| forbidden_host(p, url.url())) {
+            return Err(SubmitError::Url(refused));
         }
         sub.options
             .validate_for(sub.suite)
             .map_err(SubmitError::Options)?;
         if let Some(webhook) = &sub.webhook_url {
-            validate_webhook_url(webhook).map_err(SubmitError::Options)?;
+            self.check_webhook_url("options.webhook_url", webhook)
+                .map_err(SubmitError::Options)?;
         }
         // Tokens travel in `credentials`, which is sealed; `options` is stored and
         // shown as it is.
@@ -493,6 +526,12 @@ impl Queue {
         }
         let keyring = match &sub.credentials {
             None => None,
+            // RCP/1 defines no authorization: its probes carry no token, so a
+            // run, its reports and its signed statement would claim one that
+            // was never sent.
+            Some(_) if sub.suite == SuiteChoice::Rcp => {
+                return Err(SubmitError::Credentials(RCP_TAKES_NO_CREDENTIALS.into()));
+            }
             // A token the web form's sign-in obtained needs no API key: the
             // person signed in at the server's own authorization server.
             Some(_) if api_key.is_none() && sub.options.sign_in.is_none() => {
@@ -602,6 +641,9 @@ impl Queue {
             credentials: sealed,
             submitter: sub.submitter.clone(),
             machine: machine.clone(),
+            private_targets: self
+                .policy
+                .map(|policy| policy == AddressPolicy::AllowPrivate),
         };
         let submission = SubmitRequest {
             new: &new,

@@ -201,7 +201,7 @@ pub fn payload(run: &Run, public_url: Option<&str>) -> Value {
         "finished_at": run.finished_at_ms.map(crate::rfc3339),
     });
     // Said as the reports say it; the token itself was wiped with the run's end.
-    if let Some(kind) = &run.credentials {
+    if let Some(kind) = run.credentials_used() {
         doc["credentials"] = json!({
             "kind": kind,
             "note": crate::credentials::judged_with(Some(kind), &run.options),
@@ -609,6 +609,23 @@ async fn send(
         .timeout(cfg.timeout);
     // Only the status matters: the body is never read beyond what arrives with the
     // head, never stored and never shown, and redirects are not followed.
+    // A run's own hook is sent under the address policy the service that
+    // accepted it checked it against (see `RunOrigin::private_targets`).
+    let recorded = match run.private_targets {
+        Some(true) => Some(crate::transport::AddressPolicy::AllowPrivate),
+        Some(false) => Some(crate::transport::AddressPolicy::PublicOnly),
+        None => None,
+    };
+    let under_recorded;
+    let http = match recorded {
+        Some(policy) if d.api_key.is_none() && policy != http.policy() => {
+            under_recorded = http
+                .with_policy(policy)
+                .map_err(|e| Failure::Transient(e.to_string()))?;
+            &under_recorded
+        }
+        _ => http,
+    };
     match http.send_streaming(&req).await {
         Ok(resp) => Ok(resp.status),
         Err(e @ TransportError::Forbidden { .. }) => {

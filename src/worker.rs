@@ -855,8 +855,11 @@ impl Worker {
     /// the machine's limits do not allow it now: limits hold for the address
     /// actually connected to, however the target is named.
     async fn connect_to(&self, run: &Run, url: &url::Url) -> Result<HttpClient, Execution> {
-        let Some(pin) = self.http.locate(url).await else {
-            return Ok(self.http.clone());
+        let http = self.client_of(run).map_err(|e| {
+            Execution::Done(Err(suite::context::EngineError::Unsupported(e.to_string())))
+        })?;
+        let Some(pin) = http.locate(url).await else {
+            return Ok(http);
         };
         if let Some(machine) = pin.machine()
             && run.target_host.as_deref() != Some(machine.as_str())
@@ -878,9 +881,27 @@ impl Worker {
                 Err(_) => return Err(Execution::StoreFailed),
             }
         }
-        self.http.pinned(pin).map_err(|e| {
+        http.pinned(pin).map_err(|e| {
             Execution::Done(Err(suite::context::EngineError::Unsupported(e.to_string())))
         })
+    }
+
+    /// The worker's client under the address policy the service that
+    /// accepted `run` applied (#54 item 10): a `worker` started without
+    /// `PROTOCHECK_ALLOW_PRIVATE_TARGETS` runs the loopback target a `serve`
+    /// allowing them accepted, and one allowing them does not connect where
+    /// a public-only `serve` would not. A run with no recorded policy (the
+    /// scheduler's) is connected under the worker's own.
+    fn client_of(&self, run: &Run) -> Result<HttpClient, crate::transport::TransportError> {
+        let policy = match run.private_targets {
+            Some(true) => AddressPolicy::AllowPrivate,
+            Some(false) => AddressPolicy::PublicOnly,
+            None => return Ok(self.http.clone()),
+        };
+        if policy == self.http.policy() {
+            return Ok(self.http.clone());
+        }
+        self.http.with_policy(policy)
     }
 
     /// The credentials `run` was submitted with, opened. `Err(None)` when the

@@ -170,7 +170,12 @@ impl Statement {
                 findings_sha256: findings_sha256(findings)?,
                 finished_at: crate::rfc3339(finished_at_ms),
                 protocheck_version: env!("CARGO_PKG_VERSION").to_owned(),
-                credentials: run.credentials.clone(),
+                // A token is claimed only where the suite sent it: the RCP
+                // suite never does.
+                credentials: run
+                    .credentials
+                    .clone()
+                    .filter(|_| verdict.suite == crate::suite::SuiteId::Mcp),
             },
         })
     }

@@ -224,8 +224,8 @@ impl Report {
             started_at: run.started_at_ms.map(crate::rfc3339),
             finished_at: run.finished_at_ms.map(crate::rfc3339),
             attempts: run.attempts,
-            credentials: run.credentials.as_ref().map(|kind| RunCredentials {
-                kind: kind.clone(),
+            credentials: run.credentials_used().map(|kind| RunCredentials {
+                kind: kind.to_owned(),
                 note: crate::credentials::judged_with(Some(kind), &run.options).unwrap_or_default(),
             }),
         });

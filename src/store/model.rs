@@ -97,6 +97,22 @@ pub struct Run {
     /// and [`super::Store::rehost_run`]). Internal: never shown.
     #[serde(skip)]
     pub target_host: Option<String>,
+    /// The address policy of the service that accepted the run, which the
+    /// worker that claims it connects under: `Some(true)` private targets
+    /// allowed, `Some(false)` public addresses only, `None` the worker's own
+    /// (see [`RunOrigin::private_targets`]). Internal: never shown.
+    #[serde(skip)]
+    pub private_targets: Option<bool>,
+}
+
+impl Run {
+    /// The kind of credentials the run was judged with, as everything that
+    /// shows the run says it: its `credentials`, except when the RCP suite
+    /// judged it (an `auto` run whose target speaks RCP), which sends no token.
+    pub fn credentials_used(&self) -> Option<&str> {
+        let rcp = matches!(&self.verdict, Some(v) if v.suite == crate::suite::SuiteId::Rcp);
+        self.credentials.as_deref().filter(|_| !rcp)
+    }
 }
 
 /// What `insert_run` needs.
@@ -550,6 +566,12 @@ pub struct RunOrigin {
     /// The machine its target resolved to at submission (see
     /// [`host_of`]); `None` counts it by its URL's host.
     pub machine: Option<String>,
+    /// Whether the service that accepted it allows private targets (its
+    /// `PROTOCHECK_ALLOW_PRIVATE_TARGETS` decision): recorded so that a
+    /// worker configured otherwise neither refuses what was accepted nor
+    /// connects where the service would not. `None`: no decision (the
+    /// claiming worker's own policy applies).
+    pub private_targets: Option<bool>,
 }
 
 /// A submission, as the store takes it in one transaction (see

@@ -14,7 +14,7 @@ macro_rules! run_columns {
          runs.suite, runs.suite_version, runs.options, runs.webhook_url, runs.dedup_key, runs.status, \
          runs.attempts, runs.max_attempts, runs.locked_by, runs.lease_expires_at_ms, \
          runs.available_at_ms, runs.created_at_ms, runs.started_at_ms, runs.finished_at_ms, \
-         runs.verdict, runs.error, runs.credentials, runs.target_host"
+         runs.verdict, runs.error, runs.credentials, runs.target_host, runs.private_targets"
     };
 }
 
@@ -84,6 +84,7 @@ pub(super) struct RunRow {
     error: Option<String>,
     credentials: Option<String>,
     target_host: Option<String>,
+    private_targets: Option<i32>,
 }
 
 pub(super) fn run_from_row<'r, R>(row: &'r R) -> StoreResult<Run>
@@ -120,6 +121,7 @@ where
         error: r.error,
         credentials: r.credentials,
         target_host: r.target_host,
+        private_targets: r.private_targets.map(|p| p != 0),
     })
 }
 

@@ -139,17 +139,33 @@ pub type ConnectOptions<DB> = <<DB as Database>::Connection as sqlx::Connection>
 /// target, `$3` suite, `$4` options, `$5` webhook URL, `$6` dedup key, `$7`
 /// attempts allowed, `$8` created (and available) at, `$9` API key, `$10`
 /// forced, `$11` credentials kind, `$12` submitter, `$13` machine (else the
-/// target's host). Returns the run, or nothing on a conflict.
-pub(super) const INSERT_RUN: &str = concat!(
-    "INSERT INTO runs (id, target_id, suite, options, webhook_url, dedup_key, status,
-                       max_attempts, available_at_ms, created_at_ms, api_key_id,
-                       forced, target_host, credentials, submitter)
-     VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $8, $9, $10,
-             COALESCE($13, (SELECT targets.host FROM targets WHERE targets.id = $2)), $11, $12)
-     ON CONFLICT (dedup_key) WHERE status IN ('queued', 'running') DO NOTHING
-     RETURNING ",
-    run_columns!()
-);
+/// target's host); `$private` the address policy it was accepted under
+/// (`RunOrigin::private_targets`). Returns the run, or nothing on a conflict.
+macro_rules! insert_run {
+    ($private:literal) => {
+        concat!(
+            "INSERT INTO runs (id, target_id, suite, options, webhook_url, dedup_key, status,
+                               max_attempts, available_at_ms, created_at_ms, api_key_id,
+                               forced, target_host, credentials, submitter, private_targets)
+             VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $8, $9, $10,
+                     COALESCE($13, (SELECT targets.host FROM targets WHERE targets.id = $2)),
+                     $11, $12, ",
+            $private,
+            ")
+             ON CONFLICT (dedup_key) WHERE status IN ('queued', 'running') DO NOTHING
+             RETURNING ",
+            run_columns!()
+        )
+    };
+}
+
+/// [`insert_run!`] with no address policy: the scheduler's runs, which the
+/// claiming worker connects under its own.
+pub(super) const INSERT_RUN: &str = insert_run!("NULL");
+
+/// [`insert_run!`] with `$14`, the address policy of the service that
+/// accepted the run (1 private targets allowed, 0 public only, NULL none).
+const INSERT_SUBMITTED_RUN: &str = insert_run!("$14");
 
 /// How long [`Store::refuses_connections`] waits for its connection.
 const REFUSAL_PROBE_WITHIN: std::time::Duration = std::time::Duration::from_millis(500);
@@ -410,7 +426,7 @@ impl_sql_store!(inherent {
             .as_ref()
             .map(|_| crate::credentials::KIND_BEARER);
         for _ in 0..INSERT_RUN_TRIES {
-            let inserted = sqlx::query(INSERT_RUN)
+            let inserted = sqlx::query(INSERT_SUBMITTED_RUN)
                 .bind(new.id.to_string())
                 .bind(&new.target_id)
                 .bind(new.suite.as_str())
@@ -424,6 +440,7 @@ impl_sql_store!(inherent {
                 .bind(kind)
                 .bind(origin.submitter.as_deref())
                 .bind(origin.machine.as_deref())
+                .bind(origin.private_targets.map(i32::from))
                 .fetch_optional(self.statements.on(&mut *conn))
                 .await?;
             if let Some(row) = inserted {

@@ -269,16 +269,20 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// Replaces `secret` (a run's token) wherever the finding would show it:
-    /// its message and every part of its evidence. Request headers are
+    /// Hides `secret` (a run's token) wherever the finding would show it:
+    /// its message and every part of its evidence, whole copies and the
+    /// pieces of one cut by an excerpt (see
+    /// [`crate::transport::evidence::hide_secret`]). Request headers are
     /// redacted by the transport already; this catches a server that repeats
     /// the token in a body or another header (§15.9: never shown).
     pub fn redact(&mut self, secret: &str) {
         if secret.is_empty() {
             return;
         }
-        if self.message.contains(secret) {
-            self.message = self.message.replace(secret, "[redacted]");
+        if let Some(hidden) =
+            crate::transport::evidence::hide_secret(&self.message, secret, "[redacted]")
+        {
+            self.message = hidden;
         }
         for exchange in &mut self.evidence {
             exchange.replace_secret(secret, "[redacted]");

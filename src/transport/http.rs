@@ -505,6 +505,17 @@ impl HttpClient {
         })
     }
 
+    /// The same configuration under `policy`, on a new connection pool.
+    pub fn with_policy(&self, policy: AddressPolicy) -> Result<Self, TransportError> {
+        Self::build(
+            policy,
+            (*self.limits).clone(),
+            self.extra_root.clone(),
+            self.reuse,
+            self.pin.clone(),
+        )
+    }
+
     pub fn policy(&self) -> AddressPolicy {
         self.policy
     }

@@ -867,7 +867,7 @@ impl RunView {
             duration_ms,
             verdict: run.verdict.clone(),
             error: run.error.clone(),
-            credentials: run.credentials.clone(),
+            credentials: run.credentials_used().map(str::to_owned),
             links: RunLinks {
                 self_: format!("/api/v1/runs/{}", run.id),
                 events: format!("/api/v1/runs/{}/events", run.id),

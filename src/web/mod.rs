@@ -298,10 +298,10 @@ async fn record_latency(
 ) -> Response {
     let started = Instant::now();
     let method = req.method().as_str().to_owned();
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let route = req.extensions().get::<MatchedPath>().map_or_else(
+        || crate::metrics::UNMATCHED_ROUTE.to_owned(),
+        |p| p.as_str().to_owned(),
+    );
     let resp = next.run(req).await;
     state.metrics.observe_request(
         &method,

@@ -386,7 +386,7 @@ impl Wanted {
             });
         }
         let webhook_url = webhook_url
-            .map(|raw| crate::submit::validate_webhook_url_as("webhook_url", raw))
+            .map(|raw| state.queue.check_webhook_url("webhook_url", raw))
             .transpose()
             .map_err(|detail| WebError::Invalid {
                 field: "webhook_url",

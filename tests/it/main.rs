@@ -4,6 +4,7 @@
 
 mod common;
 
+mod abuse;
 mod api;
 mod api_credentials;
 mod api_keys;
@@ -31,6 +32,7 @@ mod mcp_rules;
 mod mcp_schema;
 mod mcp_stdio;
 mod mcp_verdicts;
+mod metrics_labels;
 mod openapi;
 mod outage;
 mod oversized;
@@ -41,6 +43,7 @@ mod rcp_l0;
 mod rcp_levels;
 mod rcp_reference;
 mod rcp_stdio;
+mod redaction;
 mod reports;
 mod rule_pages;
 mod run_deadline;

@@ -283,6 +283,7 @@ mod tests {
             error: None,
             credentials: None,
             target_host: None,
+            private_targets: None,
         }
     }
 

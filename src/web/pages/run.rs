@@ -291,7 +291,7 @@ pub async fn show_run_page(
             .run_api_key(run.id)
             .await?
             .map(|k| k.display_owner().to_owned()),
-        credentials: crate::credentials::judged_with(run.credentials.as_deref(), &run.options),
+        credentials: crate::credentials::judged_with(run.credentials_used(), &run.options),
         sign_in_offer: None,
         sign_in: run.options.sign_in.as_ref().map(|s| SignInView {
             issuer: s.issuer.clone(),
