@@ -159,9 +159,17 @@ macro_rules! insert_run {
     };
 }
 
-/// [`insert_run!`] with no address policy: the scheduler's runs, which the
-/// claiming worker connects under its own.
-pub(super) const INSERT_RUN: &str = insert_run!("NULL");
+/// [`insert_run!`] for the scheduler's runs: the address policy of the
+/// target's latest run that a service accepted. A watch is kept only for a
+/// target some service accepted (a key's watch through its API, a badge's for
+/// a target with runs), so its runs are connected under that service's
+/// policy, not whichever worker claims them; a target with no such run yet
+/// leaves it to the claiming worker.
+pub(super) const INSERT_RUN: &str = insert_run!(
+    "(SELECT accepted.private_targets FROM runs AS accepted
+      WHERE accepted.target_id = $2 AND accepted.private_targets IS NOT NULL
+      ORDER BY accepted.created_at_ms DESC LIMIT 1)"
+);
 
 /// [`insert_run!`] with `$14`, the address policy of the service that
 /// accepted the run (1 private targets allowed, 0 public only, NULL none).

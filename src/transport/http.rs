@@ -510,9 +510,10 @@ impl HttpClient {
         Self::build(
             policy,
             (*self.limits).clone(),
-            self.extra_root.clone(),
+            self.extra_roots.clone(),
             self.reuse,
             self.pin.clone(),
+            Arc::clone(&self.throttle),
         )
     }
 

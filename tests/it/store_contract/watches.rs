@@ -563,3 +563,46 @@ async fn the_watchers_of_a_target_share_its_scheduled_run(db: TestDb) {
         db.name()
     );
 }
+
+contract!(a_scheduled_run_carries_the_policy_its_target_was_accepted_under);
+async fn a_scheduled_run_carries_the_policy_its_target_was_accepted_under(db: TestDb) {
+    let s = db.store.as_ref();
+    for (name, accepted) in [
+        ("private-ok", Some(true)),
+        ("public-only", Some(false)),
+        ("never", None),
+    ] {
+        let t = target(s, name).await;
+        if accepted.is_some() {
+            let origin = protocheck::store::RunOrigin {
+                private_targets: accepted,
+                ..protocheck::store::RunOrigin::default()
+            };
+            s.insert_run_from(&new_run(&t, &format!("submitted-{name}"), 10), &origin)
+                .await
+                .expect("submitted run");
+        }
+        s.put_watch(&watch_of(&t, 1_000)).await.expect("watch");
+    }
+    let ticked = s
+        .start_due_watches(1_000, 10, 3, NO_BUDGET)
+        .await
+        .expect("tick");
+    // The submitted runs are still queued under other dedup keys; each watch
+    // starts one run of its own.
+    assert_eq!(ticked.started.len(), 3, "{}", db.name());
+    for run in &ticked.started {
+        let want = match run.target_id.as_str() {
+            "private-ok" => Some(true),
+            "public-only" => Some(false),
+            _ => None,
+        };
+        assert_eq!(
+            run.private_targets,
+            want,
+            "{}: {}",
+            db.name(),
+            run.target_id
+        );
+    }
+}
