@@ -191,6 +191,11 @@ struct CheckArgs {
     /// Per-request timeout in milliseconds.
     #[arg(long)]
     timeout_ms: Option<u64>,
+    /// The largest answer read from the target, in bytes (an HTTP body, one
+    /// server-sent event, one stdio line). A larger answer leaves the rule
+    /// that asked for it not verified, with the figure.
+    #[arg(long, env = "PROTOCHECK_MAX_ANSWER_BYTES", value_name = "BYTES", default_value_t = protocheck::transport::DEFAULT_MAX_ANSWER_BYTES, value_parser = protocheck::config::answer_bytes)]
+    max_answer_bytes: usize,
     /// Requests in flight to the target at once (the MCP suites over HTTP), 1 to 32.
     #[arg(long, env = "PROTOCHECK_TARGET_CONCURRENCY", default_value_t = protocheck::suite::context::DEFAULT_TARGET_CONCURRENCY, value_parser = protocheck::config::concurrency)]
     concurrency: usize,
@@ -698,7 +703,8 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     } else {
         AddressPolicy::AllowPrivate
     };
-    let http = HttpClient::new(policy, Limits::default())?;
+    let limits = Limits::default().with_max_answer_bytes(args.max_answer_bytes);
+    let http = HttpClient::new(policy, limits)?;
     let mut ctx = RunContext::new(http, options);
     ctx.target_concurrency = args.concurrency;
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
