@@ -263,3 +263,55 @@ pub(crate) fn refused_everything(asked: &[(&str, &crate::suite::Exchange)]) -> O
         names.join(" and ")
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::refused_everything;
+    use crate::suite::{Exchange, RequestRecord, ResponseRecord};
+
+    fn answered(status: u16, body: &str) -> Exchange {
+        Exchange {
+            request: RequestRecord {
+                line: "POST http://127.0.0.1:1/mcp".into(),
+                headers: Vec::new(),
+                body: String::new(),
+            },
+            response: Some(ResponseRecord {
+                status: Some(status),
+                headers: Vec::new(),
+                body: body.into(),
+                truncated: false,
+                elapsed_ms: 1,
+            }),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn only_a_403_to_every_opening_request_is_a_refused_run() {
+        let refused = answered(403, "Access is only allowed at localhost:1");
+        let served = answered(200, "{}");
+        assert!(
+            refused_everything(&[("server/discover", &refused), ("initialize", &served)]).is_none()
+        );
+        assert!(refused_everything(&[("initialize", &answered(401, ""))]).is_none());
+        assert!(refused_everything(&[]).is_none());
+        let said = refused_everything(&[("server/discover", &refused), ("initialize", &refused)])
+            .expect("refused");
+        assert!(
+            said.starts_with("not verified: every request was refused with HTTP 403: ")
+                && said
+                    .contains("(\"Access is only allowed at localhost:1\" to `server/discover`)"),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn the_servers_words_are_escaped_and_bounded() {
+        let hostile = format!("\"}}\n<script>{}", "x".repeat(5000));
+        let said =
+            refused_everything(&[("initialize", &answered(403, &hostile))]).expect("refused");
+        assert!(!said.contains('\n') && !said.contains("\"}\n"), "{said}");
+        assert!(said.len() < 1000, "{} bytes", said.len());
+    }
+}
