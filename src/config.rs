@@ -37,6 +37,11 @@ pub struct WorkerArgs {
     /// built-in roots (an internal CA; `reference mcp --tls --ca-out` writes one).
     #[arg(long, env = "PROTOCHECK_CA_CERT", value_name = "PEM")]
     pub ca_cert: Option<std::path::PathBuf>,
+    /// The largest answer read from a target, in bytes (an HTTP body, one
+    /// server-sent event, one stdio line), 64 KiB to 1 GiB. A larger answer
+    /// leaves the rule that asked for it not verified, with the figure.
+    #[arg(long, env = "PROTOCHECK_MAX_ANSWER_BYTES", default_value_t = crate::transport::DEFAULT_MAX_ANSWER_BYTES, value_parser = crate::config::answer_bytes)]
+    pub max_answer_bytes: usize,
     /// A run's lease; a worker that stops heartbeating loses the run after this.
     #[arg(long, env = "PROTOCHECK_LEASE_SECS", default_value_t = 60)]
     pub lease_secs: u64,
@@ -366,6 +371,22 @@ pub fn boolish_flags(cmd: clap::Command) -> clap::Command {
 }
 
 /// A target concurrency: 1 to 32 requests in flight.
+/// The bounds of `--max-answer-bytes`: below 64 KiB ordinary results would be
+/// cut; above 1 GiB one answer could take the process's memory.
+const ANSWER_BYTES: std::ops::RangeInclusive<usize> = 64 * 1024..=1024 * 1024 * 1024;
+
+/// Parses `--max-answer-bytes`: a number of bytes within [`ANSWER_BYTES`].
+pub fn answer_bytes(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if ANSWER_BYTES.contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{s}` is not a number of bytes from {} to {}",
+            ANSWER_BYTES.start(),
+            ANSWER_BYTES.end()
+        )),
+    }
+}
+
 pub fn concurrency(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(n) if (1..=32).contains(&n) => Ok(n),

@@ -208,6 +208,11 @@ struct CheckArgs {
     /// Per-request timeout in milliseconds.
     #[arg(long)]
     timeout_ms: Option<u64>,
+    /// The largest answer read from the target, in bytes (an HTTP body, one
+    /// server-sent event, one stdio line). A larger answer leaves the rule
+    /// that asked for it not verified, with the figure.
+    #[arg(long, env = "PROTOCHECK_MAX_ANSWER_BYTES", value_name = "BYTES", default_value_t = protocheck::transport::DEFAULT_MAX_ANSWER_BYTES, value_parser = protocheck::config::answer_bytes)]
+    max_answer_bytes: usize,
     /// Requests in flight to the target at once, 1 to 32: both MCP suites and
     /// RCP/1 over HTTP, and MCP 2025-11-25 over stdio; the other stdio runs
     /// send one at a time.
@@ -818,7 +823,8 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         Ok(roots) => roots,
         Err(e) => return usage(e),
     };
-    let http = HttpClient::with_extra_roots(policy, Limits::default(), roots)?;
+    let limits = Limits::default().with_max_answer_bytes(args.max_answer_bytes);
+    let http = HttpClient::with_extra_roots(policy, limits, roots)?;
     let mut ctx = RunContext::new(http, options);
     ctx.target_concurrency = args.concurrency;
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);

@@ -100,7 +100,8 @@ impl WorkerConfig {
             run_deadline: suite::DEFAULT_RUN_DEADLINE,
             retry_base: RETRY_BASE,
             policy,
-            limits: Limits::default(),
+            limits: Limits::default()
+                .with_max_answer_bytes(crate::transport::DEFAULT_MAX_ANSWER_BYTES),
             attestor: None,
             webhooks: WebhookConfig::default(),
             host_limits: HostLimits::NONE,
@@ -115,6 +116,7 @@ impl WorkerConfig {
         let mut cfg = Self::new(args.workers, args.lease(), policy);
         cfg.poll = Duration::from_secs(args.poll_secs.max(1));
         cfg.target_concurrency = args.target_concurrency.max(1);
+        cfg.limits = Limits::default().with_max_answer_bytes(args.max_answer_bytes);
         // An expired lease is found within a lease of its expiry: what a
         // crashed worker's run waits is at most two leases, and an idle
         // process reads the leases once a lease (one commit a minute).

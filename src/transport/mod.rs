@@ -41,6 +41,13 @@ pub struct Limits {
 /// Default response size cap: 1 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 
+/// Default cap on one answer of a target under test (`check`, `serve` and
+/// `worker` read up to this unless told otherwise): 16 MiB. Real results are
+/// large: an MCP Apps `resources/read` returns an HTML bundle of megabytes
+/// (one of 1.36 MB was seen on a published server), and an answer protocheck
+/// stops reading is a finding it cannot judge, never the server's fault.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+
 impl Default for Limits {
     fn default() -> Self {
         Self {
@@ -52,6 +59,20 @@ impl Default for Limits {
             sse_max_events: 1000,
             stdio_max_line_bytes: DEFAULT_MAX_BODY_BYTES,
             evidence_bytes: 4096,
+        }
+    }
+}
+
+impl Limits {
+    /// These limits with every cap on one answer of a target set to `bytes`:
+    /// an HTTP body, one server-sent event (which carries one whole message)
+    /// and one stdio line.
+    pub fn with_max_answer_bytes(self, bytes: usize) -> Self {
+        Self {
+            max_body_bytes: bytes,
+            sse_max_frame_bytes: bytes,
+            stdio_max_line_bytes: bytes,
+            ..self
         }
     }
 }

@@ -280,6 +280,29 @@ async fn check_takes_a_target_concurrency_and_keeps_its_verdict() {
     }
 }
 
+/// `--max-answer-bytes` outside 64 KiB to 1 GiB (or not a number) is
+/// refused before anything is sent, flag or environment variable alike.
+#[tokio::test]
+async fn check_refuses_a_read_limit_out_of_bounds() {
+    for bad in ["1000", "2000000000", "16MiB"] {
+        let mut cmd = protocheck();
+        cmd.args(["check", "http://127.0.0.1:9/mcp", "--max-answer-bytes", bad]);
+        let out = output(cmd).await;
+        assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr)
+                .contains("is not a number of bytes from 65536 to 1073741824"),
+            "{}",
+            show(&out)
+        );
+    }
+    let mut cmd = protocheck();
+    cmd.args(["check", "http://127.0.0.1:9/mcp"])
+        .env("PROTOCHECK_MAX_ANSWER_BYTES", "12");
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+}
+
 /// A server that answers 401 with a Bearer challenge naming its protected
 /// resource metadata is recognised as MCP by `auto`, and with no token its
 /// verdict is "not judged", never a grade: only the authorization rules

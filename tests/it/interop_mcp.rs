@@ -335,10 +335,19 @@ fn spec25_launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
         .python
         .clone()
         .ok_or("PROTOCHECK_INTEROP_PYTHON names no Python 3")?;
-    let script = panel_dir().join("spec25/variants.py");
     let rest = name
         .strip_prefix("spec25-")
         .ok_or_else(|| format!("`{name}` is not a spec25 server"))?;
+    // The behaviours seen on published servers live in a file of their own.
+    let file = if variant_names("spec25/observed.py")
+        .iter()
+        .any(|v| v == rest)
+    {
+        "spec25/observed.py"
+    } else {
+        "spec25/variants.py"
+    };
+    let script = panel_dir().join(file);
     if let Some(variant) = rest.strip_suffix("-stdio") {
         return Ok(Launch::Stdio {
             line: format!("{} {} {variant} stdio", python.display(), script.display()),
@@ -555,7 +564,15 @@ const SDK_AUTH_TOKEN: &str = "protocheck-interop-token-5f1c";
 /// Rows checked with more `check` arguments than the panel's own, by name:
 /// `sdk-auth` is checked as a user without a token would check it (a grade of
 /// `not judged`), `sdk-auth-token` with the token its server accepts.
-const CHECK_ARGS: &[(&str, &[&str])] = &[("sdk-auth-token", &["--bearer-token", SDK_AUTH_TOKEN])];
+/// `spec25-apps-bundle-over-limit` is checked with a read limit below its
+/// 1.36 MB resource, to show an answer over the limit is not judged.
+const CHECK_ARGS: &[(&str, &[&str])] = &[
+    ("sdk-auth-token", &["--bearer-token", SDK_AUTH_TOKEN]),
+    (
+        "spec25-apps-bundle-over-limit",
+        &["--max-answer-bytes", "1048576"],
+    ),
+];
 
 /// One `protocheck check` of `target` (the panel server `name`) on the
 /// panel's revision.
@@ -1006,6 +1023,17 @@ fn the_expected_table_parses_and_every_server_has_a_launcher() {
             "variant {name} has no row `{http}` or `{stdio}`"
         );
     }
+    // Every variant of a behaviour seen on published servers has a row, in
+    // one panel or the other.
+    let names = variant_names("spec25/observed.py");
+    assert!(!names.is_empty(), "spec25/observed.py lists no variant");
+    for name in names {
+        let row = format!("spec25-{name}");
+        assert!(
+            expected_2025.contains_key(&row) || expected.contains_key(&row),
+            "variant {name} has no row `{row}`"
+        );
+    }
     // A grammar error in the table is caught here, not as a confusing verdict.
     assert!(
         parse_expected(
@@ -1228,6 +1256,55 @@ fn a_rate_limited_server_gets_the_verdict_of_the_same_server_without_limits() {
             without.grade,
             judged(&with),
             judged(&without)
+        );
+    }
+}
+
+/// The findings on behaviours seen on published servers say what happened:
+/// an empty list ignoring the cursor is not "a page of items", a result over
+/// the read limit names the limit, and a server refusing every request is
+/// quoted in the verdict's reason.
+#[test]
+fn behaviours_seen_on_published_servers_are_named_as_they_are() {
+    let tools = Tools::from_env();
+    if tools.python.is_none() {
+        assert!(
+            !tools_required(),
+            "PROTOCHECK_REQUIRE_TOOLS=1 but PROTOCHECK_INTEROP_PYTHON names no Python"
+        );
+        say_skipped("the published-behaviour test; set PROTOCHECK_INTEROP_PYTHON");
+        return;
+    }
+    let run = |name: &str, panel: &Panel| {
+        let (server, target) = launch(name, &tools).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let verdict = check(name, &target, panel).unwrap_or_else(|e| panic!("{e}"));
+        drop(server);
+        verdict
+    };
+    let cursor = run("spec25-empty-ignores-cursor", &PANEL_2025);
+    let said = &cursor.messages["MCP25-TOL-008"];
+    assert!(
+        said.contains("`prompts/list` with the cursor `protocheck-invalid-cursor` was answered with a result, not error -32602 (an empty list"),
+        "MCP25-TOL-008 says {said}"
+    );
+    let over = run("spec25-apps-bundle-over-limit", &PANEL_2025);
+    let said = &over.messages["MCP25-RES-005"];
+    assert_eq!(over.outcomes["MCP25-RES-005"], "skip", "{said}");
+    assert!(
+        said.contains("1048576-byte limit") && said.contains("`ui://apps/dashboard.html`"),
+        "MCP25-RES-005 says {said}"
+    );
+    for panel in [&PANEL_2025, &PANEL_2026] {
+        let refused = run("spec25-host-allow-list", panel);
+        assert_eq!(refused.grade, "not judged");
+        let said = refused
+            .messages
+            .values()
+            .find(|m| m.contains("every request was refused with HTTP 403"))
+            .unwrap_or_else(|| panic!("no finding names the 403: {:?}", refused.messages));
+        assert!(
+            said.contains("\"Access is only allowed at localhost:") && said.contains("allow-list"),
+            "{said}"
         );
     }
 }

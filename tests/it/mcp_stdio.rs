@@ -315,6 +315,9 @@ fn the_stdio_table_in_docs_matches_the_catalogue() {
     }
 }
 
+/// A line longer than protocheck reads is protocheck's limit, not the
+/// server's failure: the finding is "not verified", naming the limit, and
+/// the run (nothing of which could be read) gets no grade.
 #[tokio::test]
 async fn a_child_answering_lines_over_the_limit_gets_a_verdict() {
     use protocheck::suite::context::RunContext;
@@ -340,12 +343,19 @@ async fn a_child_answering_lines_over_the_limit_gets_a_verdict() {
         .iter()
         .find(|f| f.rule_id == "MCP-DSC-001")
         .expect("MCP-DSC-001 judged");
-    assert_eq!(discover.outcome, Outcome::Fail, "{}", discover.message);
+    assert_eq!(discover.outcome, Outcome::Skip, "{}", discover.message);
     assert!(
-        discover
+        discover.message.starts_with(
+            "not verified: an answer was larger than protocheck reads (its 1000-byte limit"
+        ) && discover
             .message
             .contains("over protocheck's 1000-byte limit"),
         "{}",
         discover.message
+    );
+    assert!(
+        findings.iter().all(|f| f.outcome != Outcome::Fail),
+        "{}",
+        dump(&findings)
     );
 }

@@ -1,8 +1,8 @@
-//! A target whose answers are larger than protocheck reads: a body over the
-//! limit is the target's fault, so in both suites it is a finding of the rule
-//! whose probe provoked it, in the same words, and an RCP run gets a verdict
-//! instead of ending in error. Loopback servers answer with too much, over
-//! HTTP and over stdio.
+//! A target whose answers are larger than protocheck reads: in both suites
+//! the finding of the rule whose probe provoked it says so in the same words
+//! (RCP/1 fails the rule; the MCP suites leave it "not verified", the limit
+//! being protocheck's), and an RCP run gets a verdict instead of ending in
+//! error. Loopback servers answer with too much, over HTTP and over stdio.
 
 use crate::common::app::serve;
 use crate::common::suite::dump;

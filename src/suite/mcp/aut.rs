@@ -315,11 +315,44 @@ async fn survey(s: &Session) -> Result<AuthSurvey, Judgement> {
     }
 }
 
+/// Whether the 401 is no OAuth challenge: no Bearer `WWW-Authenticate`
+/// (RFC 6750) and no protected resource metadata at the well-known URIs.
+/// Such a server uses a credential scheme of its own (an API key, a token
+/// it issues itself), and "Authorization is OPTIONAL for MCP
+/// implementations"; only "implementations using an HTTP-based transport
+/// SHOULD conform to this specification" (basic/authorization). A Bearer
+/// challenge speaks OAuth, and is judged as MCP's authorization.
+fn own_scheme(auth: &AuthSurvey) -> bool {
+    auth.prm.is_none() && auth.challenge.is_none()
+}
+
+/// The warning of MCP-AUT-001 and MCP-AUT-002 on a server of
+/// [`own_scheme`].
+fn own_scheme_warning(auth: &AuthSurvey) -> Judgement {
+    let said = match &auth.www_authenticate {
+        None => "the 401 carries no WWW-Authenticate header".to_owned(),
+        Some(h) => format!(
+            "the 401's WWW-Authenticate {:?} has no Bearer challenge",
+            clip(h, 120)
+        ),
+    };
+    Judgement::warn(format!(
+        "{said} and no protected resource metadata is served ({}): the server seems to use a \
+         credential scheme of its own. A warning, not a failure: authorization is OPTIONAL, and \
+         an implementation over HTTP SHOULD conform to MCP's OAuth-based authorization",
+        some(&auth.prm_tried, 2, "; ")
+    ))
+    .with(&auth.challenge_exchange)
+}
+
 async fn challenge(s: &Session) -> Judgement {
     let auth = match survey(s).await {
         Ok(a) => a,
         Err(skip) => return skip,
     };
+    if own_scheme(&auth) {
+        return own_scheme_warning(&auth);
+    }
     let Some(header) = &auth.www_authenticate else {
         return Judgement::fail(
             "the 401 carries no WWW-Authenticate header; it MUST carry a Bearer challenge \
@@ -361,6 +394,9 @@ async fn prm_served(s: &Session) -> Judgement {
         Ok(a) => a,
         Err(skip) => return skip,
     };
+    if own_scheme(&auth) {
+        return own_scheme_warning(&auth);
+    }
     let Some(prm) = &auth.prm else {
         let mut j = Judgement::fail(format!(
             "no protected resource metadata was found: {}; RFC 9728 metadata MUST be served",

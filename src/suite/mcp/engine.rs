@@ -75,10 +75,27 @@ impl Scheduled for McpRule {
 /// probes tell (the transport, a server refusing the run with 401, the era),
 /// before anything else is judged. The engine reads it to start the watches
 /// of the rules that apply as early as it can.
-fn out_of_scope(rule: &McpRule, client: &McpClient, era: &Era, discover: &Reply) -> Option<String> {
+fn out_of_scope(
+    rule: &McpRule,
+    client: &McpClient,
+    era: &Era,
+    discover: &Reply,
+    initialize: &Reply,
+) -> Option<String> {
     // Over stdio, the rules about HTTP do not apply (a property of the rule).
     if client.is_stdio()
         && let Some(reason) = rule.stdio_skip_reason()
+    {
+        return Some(reason);
+    }
+    // A server that refuses both of the run's opening requests, of either
+    // era, with 403 (a Host or Origin allow-list) is refused, not judged:
+    // every rule but those of its TLS says so, and the run gets no grade.
+    if !rule.judges_tls
+        && let Some(reason) = super::client::refused_everything(&[
+            ("server/discover", &discover.exchange),
+            ("initialize", &initialize.exchange),
+        ])
     {
         return Some(reason);
     }
@@ -138,7 +155,13 @@ fn out_of_scope(rule: &McpRule, client: &McpClient, era: &Era, discover: &Reply)
 /// legacy-only server; a modern-only rule on a dual-era server) and the rules
 /// this one requires (§15.4, no cascades).
 fn precondition(rule: &McpRule, session: &Session, judged: &Judged) -> Option<String> {
-    if let Some(reason) = out_of_scope(rule, &session.client, &session.era, &session.discover) {
+    if let Some(reason) = out_of_scope(
+        rule,
+        &session.client,
+        &session.era,
+        &session.discover,
+        &session.initialize,
+    ) {
         return Some(reason);
     }
     for id in rule.requires {
@@ -200,7 +223,7 @@ async fn judge(rule: &McpRule, session: &Session, judged: &Judged, ctx: &RunCont
                 session.reads().await;
                 session.tool_calls().await;
             }
-            (rule.check)(session).await
+            (rule.check)(session).await.within_limits()
         }
     };
     let outcome = match judgement.kind {
@@ -384,7 +407,14 @@ async fn judge_all(
     let watches = Watches::default();
     for rule in catalogue() {
         if let Some(start) = rule.watches
-            && out_of_scope(rule, &client, &opening.era, &opening.discover).is_none()
+            && out_of_scope(
+                rule,
+                &client,
+                &opening.era,
+                &opening.discover,
+                &opening.initialize,
+            )
+            .is_none()
         {
             start(&watches, &client, &url);
         }

@@ -18,16 +18,18 @@ pub(crate) const UNSUPPORTED_VERSION: McpRule = McpRule::new(
     "Unsupported version returns -32022 with data.supported[]",
     Keyword::Must,
     Outcome::Fail,
-    spec!("/basic/transports/streamable-http#protocol-version-header"),
+    // The error-codes table defines -32022 and its data for every transport;
+    // the HTTP 400 beside it is Streamable HTTP's alone (the help says so).
+    spec!("/basic/index#error-codes"),
     "ERR",
     |s| unsupported_version(s).boxed(),
 )
-.says("an unsupported protocol version MUST be answered HTTP 400 with -32022 whose data lists supported versions and echoes requested")
+.says("an unsupported protocol version MUST be answered with -32022 whose data lists supported versions and echoes requested (over Streamable HTTP with status 400)")
 .help(
     "For each method family the server serves, protocheck sends an otherwise valid request with \
      `MCP-Protocol-Version` and `_meta` both set to `1900-01-01` and expects HTTP 400 with \
      JSON-RPC error -32022 whose `data.supported` is a non-empty array of versions and \
-     `data.requested` echoes `1900-01-01`.",
+     `data.requested` echoes `1900-01-01`; over stdio, where there is no status, the same error.",
     "The server ignores the version and serves the request, refuses it with a generic -32600 or \
      -32602, or returns -32022 without `data.supported` or `data.requested`; sometimes the error \
      comes with HTTP 200.",
@@ -237,9 +239,10 @@ async fn unsupported_version(s: &Session) -> Judgement {
             Err(problems) => {
                 return Judgement::fail(format!(
                     "`{method}` for protocol version {UNSUPPORTED}: {}; an unsupported version \
-                     MUST be answered 400 with UnsupportedProtocolVersionError (-32022) whose \
+                     MUST be answered {}with UnsupportedProtocolVersionError (-32022) whose \
                      data lists `supported` versions and echoes `requested`",
-                    problems.join("; ")
+                    problems.join("; "),
+                    http_400(s, " ")
                 ))
                 .reply(&reply);
             }

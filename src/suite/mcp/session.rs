@@ -24,6 +24,9 @@ pub struct Judgement {
     pub(crate) kind: Kind,
     pub(crate) message: String,
     pub(crate) evidence: Vec<Exchange>,
+    /// The read limit (in bytes) an answer given as evidence ran over (see
+    /// [`Judgement::within_limits`]).
+    pub(crate) over_limit: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +46,7 @@ impl Judgement {
             kind: Kind::Pass,
             message: message.into(),
             evidence: Vec::new(),
+            over_limit: None,
         }
     }
 
@@ -51,6 +55,7 @@ impl Judgement {
             kind: Kind::Fail,
             message: message.into(),
             evidence: Vec::new(),
+            over_limit: None,
         }
     }
 
@@ -59,6 +64,7 @@ impl Judgement {
             kind: Kind::Warn,
             message: message.into(),
             evidence: Vec::new(),
+            over_limit: None,
         }
     }
 
@@ -67,6 +73,7 @@ impl Judgement {
             kind: Kind::Skip,
             message: reason.into(),
             evidence: Vec::new(),
+            over_limit: None,
         }
     }
 
@@ -79,8 +86,25 @@ impl Judgement {
     }
 
     /// Adds the exchange of a reply as evidence.
-    pub(crate) fn reply(self, reply: &Reply) -> Self {
+    pub(crate) fn reply(mut self, reply: &Reply) -> Self {
+        if let Some(crate::transport::TransportError::TooLarge { limit }) = &reply.transport_error {
+            self.over_limit = Some(*limit);
+        }
         self.with(&reply.exchange)
+    }
+
+    /// This judgement, unless it finds fault on an answer protocheck did not
+    /// read whole: then "not verified", with the limit (protocheck's own
+    /// limit is never the server's failure).
+    pub(crate) fn within_limits(self) -> Self {
+        match (self.kind, self.over_limit) {
+            (Kind::Fail | Kind::Warn, Some(limit)) => Self {
+                kind: Kind::Skip,
+                message: super::client::over_limit_message(limit, &self.message),
+                ..self
+            },
+            _ => self,
+        }
     }
 }
 

@@ -315,6 +315,8 @@ struct Found {
     notes: Vec<String>,
     exchanges: Vec<Exchange>,
     challenge: Reply,
+    /// The 401 carried a Bearer challenge (RFC 6750): it speaks OAuth.
+    bearer: bool,
 }
 
 /// The discovery a client makes: the challenge's `resource_metadata`,
@@ -331,8 +333,10 @@ async fn discover(s: &Session) -> Result<Result<Found, (String, Found)>, Judgeme
         notes: Vec::new(),
         exchanges: Vec::new(),
         challenge: reply,
+        bearer: false,
     };
     let named = challenge.as_ref().and_then(|c| c.get("resource_metadata"));
+    found.bearer = challenge.is_some();
     let mut named_broken = false;
     if let Some(named) = named {
         match Url::parse(named) {
@@ -433,6 +437,19 @@ async fn discovery(s: &Session) -> Judgement {
                  allowed, though `resource_metadata` in the challenge spares clients the probing",
                 found.url,
                 found.notes.join("; ")
+            )),
+            &found,
+        ),
+        // No Bearer challenge and no metadata anywhere: the server uses a
+        // credential scheme of its own. "Authorization is OPTIONAL for MCP
+        // implementations", and one over HTTP only "SHOULD conform to this
+        // specification" (basic/authorization, "Introduction"): a warning.
+        // A Bearer challenge speaks OAuth, and is held to it.
+        Ok(Err((why, found))) if found.doc.is_null() && !found.bearer => with_found(
+            Judgement::warn(format!(
+                "{why}: the server seems to use a credential scheme of its own, not MCP's \
+                 OAuth-based authorization. A warning, not a failure: authorization is \
+                 OPTIONAL, and an implementation over HTTP SHOULD conform to it"
             )),
             &found,
         ),

@@ -191,8 +191,10 @@ pub static COVERAGE: &[Coverage] = &[
             (Invalid Request); the rule names one without `method` (MCP requests carry a string \
             `method`).",
         probed: "`{\"jsonrpc\":\"2.0\",\"id\":N}` on the main connection, between two `ping`s. \
-            `-32600` or an HTTP 4xx passes, stdio silence passes; another code warns; a result, no \
-            answer over HTTP or a dropped connection fails.",
+            `-32600` or an HTTP 4xx passes, stdio silence passes, and so does 202 with no body \
+            (the object, with an `id` and no `method`, `result` or `error`, reads as a malformed \
+            response too, and HTP-003 accepts 202 for a response); another code or a 5xx warns; \
+            a result, no answer over HTTP or a dropped connection fails.",
         gap: Some(
             "Only a missing `method` is sent: a non-string `method` and a missing or wrong \
             `jsonrpc` are not probed. A wider probe would also send \
@@ -222,8 +224,9 @@ pub static COVERAGE: &[Coverage] = &[
         required: "A JSON-RPC batch (array) is not answered as a batch: over HTTP the answer is \
             one JSON object or an HTTP error, and stdout carries no array.",
         probed: "`[ping, ping]` as one POST body or one line, between two `ping`s that must be \
-            answered alike. A JSON array on the wire fails; an HTTP 4xx, one error object or stdio \
-            silence passes; two separate `ping` results are info.",
+            answered alike. A JSON array on the wire fails, and so does a 2xx without an error; \
+            an HTTP 4xx, one error object or stdio silence passes; a 5xx warns (as in RPC-004 and \
+            RPC-005); two separate `ping` results are info.",
         gap: None,
     },
     Coverage {

@@ -91,6 +91,13 @@ fn precondition(rule: &Mcp25Rule, session: &Session, judged: &Judged) -> Option<
     // not failed, and the authorization rules judge the 401 itself, not
     // the session it refused. The first clause is the short reason a
     // verdict without a grade shows (see `grade`).
+    // One refused with 403 (a Host or Origin allow-list) is refused, not
+    // judged: no rule can be, the authorization rules included.
+    if let Some(reason) =
+        crate::suite::mcp::client::refused_everything(&[("initialize", &session.init.exchange)])
+    {
+        return Some(reason);
+    }
     let unauthorized = session.init.status == Some(401);
     if unauthorized && rule.rule.group != "AUT" {
         return Some(if session.client.bearer().is_some() {
@@ -114,6 +121,9 @@ fn precondition(rule: &Mcp25Rule, session: &Session, judged: &Judged) -> Option<
                 return Some(message.clone());
             }
             Some((Outcome::Skip, _)) => return Some(format!("not verified: {id} was skipped")),
+            // A warning is no failure: MCP25-AUT-001 warns on a server with a
+            // credential scheme of its own, and the rules after it say so.
+            Some((Outcome::Warn, _)) => return Some(format!("not verified: {id} warned")),
             Some(_) => return Some(format!("not verified: {id} failed")),
         }
     }
@@ -133,7 +143,7 @@ async fn judge(rule: &Mcp25Rule, session: &Session, judged: &Judged, ctx: &RunCo
     let watch = Stopwatch::start();
     let judgement = match precondition(rule, session, judged) {
         Some(reason) => Judgement::skip(reason),
-        None => (rule.check)(session).await,
+        None => (rule.check)(session).await.within_limits(),
     };
     let outcome = match judgement.kind {
         Kind::Pass => Outcome::Pass,

@@ -15,6 +15,7 @@ use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
 use crate::suite::mcp::client::{clip, some};
 use crate::suite::mcp::wire::base64_decode;
+use crate::transport::TransportError;
 use futures::FutureExt;
 use serde_json::{Value, json};
 
@@ -619,9 +620,16 @@ async fn read(s: &Session) -> Judgement {
     }
     let mut bad = Vec::new();
     let mut replies = Vec::new();
+    // Reads larger than protocheck reads: named, never judged (an MCP Apps
+    // bundle of megabytes is a valid result).
+    let mut unread = Vec::new();
     for uri in uris.iter().take(MAX_FETCHED) {
         let reply = s.main.request("resources/read", json!({"uri": uri})).await;
         let shown = clip(uri, 120);
+        if let Some(TransportError::TooLarge { limit }) = &reply.error {
+            unread.push((format!("`{shown}` (over {limit} bytes)"), reply));
+            continue;
+        }
         match reply.result() {
             None => bad.push(format!(
                 "reading the listed `{shown}` was answered {}",
@@ -640,15 +648,43 @@ async fn read(s: &Session) -> Judgement {
         }
         replies.push(reply);
     }
-    let j = if bad.is_empty() {
-        Judgement::pass(format!(
-            "{} listed resource(s) read; every content has a string `uri` and exactly one of \
-             `text` and `blob`",
-            replies.len()
-        ))
-    } else {
-        Judgement::fail(some(&bad, MAX_NAMED, "; "))
-    };
+    let unread_names: Vec<String> = unread.iter().map(|(name, _)| name.clone()).collect();
+    if !bad.is_empty() {
+        let mut message = some(&bad, MAX_NAMED, "; ");
+        if !unread.is_empty() {
+            message.push_str(&format!(
+                "; not judged, larger than protocheck reads: {}",
+                unread_names.join(", ")
+            ));
+        }
+        return replies
+            .iter()
+            .fold(Judgement::fail(message), Judgement::reply);
+    }
+    let limit = unread.iter().find_map(|(_, r)| match &r.error {
+        Some(TransportError::TooLarge { limit }) => Some(*limit),
+        _ => None,
+    });
+    if let Some(limit) = limit {
+        let judged = if replies.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; the other {} read resource(s) are well-formed",
+                replies.len()
+            )
+        };
+        let j = Judgement::skip(crate::suite::mcp::client::over_limit_message(
+            limit,
+            &format!("reading {}{judged}", unread_names.join(", ")),
+        ));
+        return unread.iter().map(|(_, r)| r).fold(j, Judgement::reply);
+    }
+    let j = Judgement::pass(format!(
+        "{} listed resource(s) read; every content has a string `uri` and exactly one of `text` \
+         and `blob`",
+        replies.len()
+    ));
     replies.iter().fold(j, Judgement::reply)
 }
 
@@ -760,6 +796,7 @@ pub(crate) fn worst(judgements: Vec<Judgement>) -> Judgement {
         kind: first.kind,
         message: message.join("; "),
         evidence: Vec::new(),
+        over_limit: chosen.iter().find_map(|j| j.over_limit),
     };
     for j in &judgements {
         for e in &j.evidence {

@@ -191,8 +191,9 @@ pub(crate) const NO_BATCH: Mcp25Rule = Mcp25Rule::new(
      It reads the answer to the array and checks that the second `ping` is answered as the first \
      was.",
     "An array answer means the server still supports JSON-RPC batches, which 2025-06-18 removed \
-     (often an older SDK or a generic JSON-RPC library). A status without a JSON-RPC error (a \
-     202, a 5xx) fails too; one result is information: the batch was split and processed.",
+     (often an older SDK or a generic JSON-RPC library). A 2xx without a JSON-RPC error (such as \
+     a 202) fails too, a 5xx is a warning; one result is information: the batch was split and \
+     processed.",
     "Refuse an array: answer one JSON-RPC error such as -32600 (over HTTP with a 400), or on \
      stdio drop the line, and keep serving. SDK releases for 2025-06-18 and later no longer \
      accept batches.",
@@ -651,16 +652,36 @@ async fn invalid_request(s: &Session) -> Judgement {
         .await;
     s.main.retire(&[id]).await;
     let what = "a request object without `method`";
-    // On stdio a server may drop a line that is no JSON-RPC message as long
-    // as it keeps answering (digest, decision D11): the line breaks the
-    // client's own MUST.
-    let j = judge_refusal(
-        &reply,
-        what,
-        code::INVALID_REQUEST,
-        "Invalid Request",
-        silence_on_stdio(s),
-    );
+    let j = match reply.status {
+        // A server error refuses the object, as MCP25-RPC-004 and
+        // MCP25-RPC-008 judge one: the same warning (prefer a 4xx).
+        Some(status) if status >= 500 && reply.result().is_none() => Judgement::warn(format!(
+            "{what} was answered {}: a server error instead of -32600 (Invalid Request) or an \
+             HTTP 4xx",
+            reply.describe()
+        ))
+        .reply(&reply),
+        // `{"jsonrpc":"2.0","id":N}` has neither `method` nor `result` or
+        // `error`: it is as much a malformed response as a malformed request,
+        // and a POSTed response the server ignores is answered 202 with no
+        // body (MCP25-HTP-003 accepts exactly that).
+        Some(202) if reply.message.is_none() && reply.body_len == 0 => Judgement::pass(format!(
+            "{what} was answered 202 with no body: accepted and ignored, as a POSTed response \
+             may be (the object, with an `id` and neither `method` nor `result`/`error`, reads \
+             as a malformed response as well as a malformed request)"
+        ))
+        .reply(&reply),
+        // On stdio a server may drop a line that is no JSON-RPC message as
+        // long as it keeps answering (digest, decision D11): the line breaks
+        // the client's own MUST.
+        _ => judge_refusal(
+            &reply,
+            what,
+            code::INVALID_REQUEST,
+            "Invalid Request",
+            silence_on_stdio(s),
+        ),
+    };
     still_serving(s, &before, j, what).await
 }
 
@@ -785,6 +806,15 @@ async fn no_batch(s: &Session) -> Judgement {
             Some(status) if (400..500).contains(&status) => {
                 Judgement::pass(format!("{what} was refused {}", reply.describe())).reply(&reply)
             }
+            // A server error refuses the batch, with no array in it (which
+            // is what this rule forbids): a warning, as MCP25-RPC-004 and
+            // MCP25-RPC-005 judge a 5xx to an invalid message (prefer 4xx).
+            Some(status) if status >= 500 => Judgement::warn(format!(
+                "{what} was answered {}: refused, but with a server error; an HTTP 4xx or one \
+                 JSON-RPC error (such as -32600) says it was the client's message",
+                reply.describe()
+            ))
+            .reply(&reply),
             Some(_) => Judgement::fail(format!(
                 "{what} was answered {}: neither an HTTP 4xx nor one JSON-RPC error",
                 reply.describe()

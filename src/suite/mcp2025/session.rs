@@ -23,6 +23,11 @@ pub struct Judgement {
     pub(crate) kind: Kind,
     pub(crate) message: String,
     pub(crate) evidence: Vec<Exchange>,
+    /// The read limit (in bytes) an answer given as evidence ran over: what
+    /// protocheck did not read it cannot judge, so the engine makes a
+    /// failure of this judgement "not verified" (see
+    /// [`Judgement::within_limits`]).
+    pub(crate) over_limit: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +50,7 @@ impl Judgement {
             kind,
             message: message.into(),
             evidence: Vec::new(),
+            over_limit: None,
         }
     }
 
@@ -77,8 +83,26 @@ impl Judgement {
     }
 
     /// Adds the exchange of a reply as evidence.
-    pub(crate) fn reply(self, reply: &Reply) -> Self {
+    pub(crate) fn reply(mut self, reply: &Reply) -> Self {
+        if let Some(crate::transport::TransportError::TooLarge { limit }) = &reply.error {
+            self.over_limit = Some(*limit);
+        }
         self.with(&reply.exchange)
+    }
+
+    /// This judgement, unless it finds fault on an answer protocheck did not
+    /// read whole: then "not verified", with the limit. protocheck's own
+    /// limit is never the server's failure (a valid result of megabytes is
+    /// a valid result).
+    pub(crate) fn within_limits(self) -> Self {
+        match (self.kind, self.over_limit) {
+            (Kind::Fail | Kind::Warn | Kind::Info, Some(limit)) => Self {
+                kind: Kind::Skip,
+                message: crate::suite::mcp::client::over_limit_message(limit, &self.message),
+                ..self
+            },
+            _ => self,
+        }
     }
 }
 

@@ -736,15 +736,17 @@ async fn invalid_cursor(s: &Session) -> Judgement {
             }
             None if reply.result().is_some() => {
                 judged.push(format!("`{method}`"));
-                let restart = if reply
-                    .result()
-                    .and_then(|r| r.get(*key))
-                    .is_some_and(Value::is_array)
-                {
-                    " (a page of items: the server seems to ignore the cursor and start over, \
-                     which hides a client's mistake)"
-                } else {
-                    ""
+                // An empty list is a page too, but not "of items": say which.
+                let restart = match reply.result().and_then(|r| r.get(*key)) {
+                    Some(Value::Array(items)) if items.is_empty() => {
+                        " (an empty list: the server seems to ignore the cursor, which hides a \
+                         client's mistake)"
+                    }
+                    Some(Value::Array(_)) => {
+                        " (a page of items: the server seems to ignore the cursor and start \
+                         over, which hides a client's mistake)"
+                    }
+                    _ => "",
                 };
                 problems.push(format!(
                     "`{method}` with the cursor `protocheck-invalid-cursor` was answered with a \

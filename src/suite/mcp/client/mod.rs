@@ -215,3 +215,103 @@ impl McpClient {
         req
     }
 }
+
+/// Why a finding on an answer over protocheck's read limit is "not
+/// verified": what protocheck did not read it cannot judge, and its own
+/// limit is never the server's failure. Both MCP suites say it alike.
+pub(crate) fn over_limit_message(limit: usize, finding: &str) -> String {
+    format!(
+        "not verified: an answer was larger than protocheck reads (its {limit}-byte limit, set \
+         with --max-answer-bytes or PROTOCHECK_MAX_ANSWER_BYTES), so it was not judged: {finding}"
+    )
+}
+
+/// The most of a refusing server's own words a finding quotes.
+const REFUSAL_WORDS_CHARS: usize = 200;
+
+/// Why nothing of a run can be judged when the server refused the run's
+/// opening requests (`asked`, each with its answer) all with the same 403:
+/// the run is refused, not judged, and the verdict says so with the server's
+/// words (escaped, bounded) and the likely cause, never a grade. The first
+/// clause ("every request was refused with HTTP 403") is the short reason a
+/// verdict without a grade shows (see `suite::grade`). A 401 has its own
+/// reason ("authorization required"), given by each engine.
+pub(crate) fn refused_everything(asked: &[(&str, &crate::suite::Exchange)]) -> Option<String> {
+    let statuses: Vec<Option<u16>> = asked
+        .iter()
+        .map(|(_, e)| e.response.as_ref().and_then(|r| r.status))
+        .collect();
+    if asked.is_empty() || statuses.iter().any(|s| *s != Some(403)) {
+        return None;
+    }
+    let (first, exchange) = asked[0];
+    let words = exchange
+        .response
+        .as_ref()
+        .map(|r| r.body.trim())
+        .filter(|b| !b.is_empty())
+        .map_or("no body".to_owned(), |b| {
+            format!("{:?}", clip(b, REFUSAL_WORDS_CHARS))
+        });
+    let names: Vec<String> = asked.iter().map(|(m, _)| format!("`{m}`")).collect();
+    Some(format!(
+        "not verified: every request was refused with HTTP 403: the server answered {} with \
+         HTTP 403 ({words} to `{first}`), so nothing of it could be judged. Likely cause: the \
+         server accepts only the Host or Origin values it was told of (a DNS-rebinding \
+         allow-list, such as one that allows only `localhost`); let it accept this host (an \
+         option such as `--allowed-hosts`), or check it at a URL it allows",
+        names.join(" and ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refused_everything;
+    use crate::suite::{Exchange, RequestRecord, ResponseRecord};
+
+    fn answered(status: u16, body: &str) -> Exchange {
+        Exchange {
+            request: RequestRecord {
+                line: "POST http://127.0.0.1:1/mcp".into(),
+                headers: Vec::new(),
+                body: String::new(),
+            },
+            response: Some(ResponseRecord {
+                status: Some(status),
+                headers: Vec::new(),
+                body: body.into(),
+                truncated: false,
+                elapsed_ms: 1,
+            }),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn only_a_403_to_every_opening_request_is_a_refused_run() {
+        let refused = answered(403, "Access is only allowed at localhost:1");
+        let served = answered(200, "{}");
+        assert!(
+            refused_everything(&[("server/discover", &refused), ("initialize", &served)]).is_none()
+        );
+        assert!(refused_everything(&[("initialize", &answered(401, ""))]).is_none());
+        assert!(refused_everything(&[]).is_none());
+        let said = refused_everything(&[("server/discover", &refused), ("initialize", &refused)])
+            .expect("refused");
+        assert!(
+            said.starts_with("not verified: every request was refused with HTTP 403: ")
+                && said
+                    .contains("(\"Access is only allowed at localhost:1\" to `server/discover`)"),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn the_servers_words_are_escaped_and_bounded() {
+        let hostile = format!("\"}}\n<script>{}", "x".repeat(5000));
+        let said =
+            refused_everything(&[("initialize", &answered(403, &hostile))]).expect("refused");
+        assert!(!said.contains('\n') && !said.contains("\"}\n"), "{said}");
+        assert!(said.len() < 1000, "{} bytes", said.len());
+    }
+}
