@@ -34,9 +34,11 @@ async fn app_under(db: &TestDb, policy: AddressPolicy) -> TestApp {
         events: RunEvents::new(),
         metrics: Metrics::new(),
     };
+    let schedule_wake = Arc::new(Notify::new());
     let queue = Queue::new(db.store.clone(), deps.wake.clone(), 3)
         .with_keyring(keyring.clone())
-        .with_address_policy(policy);
+        .with_address_policy(policy)
+        .with_schedule_wake(schedule_wake.clone());
     let attestor = Attestor::new(SigningKeyPair::generate().expect("signing key"));
     let options = web::WebOptions {
         submit_per_minute: 1000,
@@ -50,6 +52,7 @@ async fn app_under(db: &TestDb, policy: AddressPolicy) -> TestApp {
         http: reqwest::Client::new(),
         attestor,
         keyring,
+        schedule_wake,
     }
 }
 
