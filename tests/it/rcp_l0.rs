@@ -677,8 +677,8 @@ async fn a_server_gone_when_the_session_probes_start_fails_one_rule_and_skips_th
     let closed = Arc::new(tokio::sync::Notify::new());
     let initializes = Arc::new(Mutex::new(0usize));
     let (c, d, n) = (close.clone(), closed.clone(), initializes.clone());
-    // After the answer to the second `initialize` (the repeat probe, the
-    // last request before the session probes), the address refuses
+    // After the answer to the third `initialize` (the second repeat probe,
+    // the last request before the session probes), the address refuses
     // connections: the session probes, each on a connection of its own,
     // find nobody there.
     let router = rcp_router(RcpReferenceConfig::default()).layer(middleware::from_fn(
@@ -690,7 +690,7 @@ async fn a_server_gone_when_the_session_probes_start_fails_one_rule_and_skips_th
                 let last = initialize && {
                     let mut count = initializes.lock().expect("the count");
                     *count += 1;
-                    *count == 2
+                    *count == 3
                 };
                 if last {
                     close.notify_one();
@@ -724,6 +724,7 @@ async fn a_server_gone_when_the_session_probes_start_fails_one_rule_and_skips_th
         &rcp::l0::UNSUPPORTED_OPTION,
         &rcp::l0::MALFORMED_PARAMS,
         &rcp::l0::INFO_AFTER_INIT,
+        &rcp::l0::NOTIFY_UNKNOWN,
         &rcp::l0::CANCEL_WITH_ID,
         &rcp::l0::BATCH,
         &rcp::l0::EMPTY_BATCH,
@@ -789,4 +790,203 @@ async fn a_server_that_serves_one_connection_at_a_time_gets_a_correct_verdict() 
     let (verdict, findings) = run(SuiteChoice::Rcp, &Endpoint::Http(url), &ctx).await;
     let verdict = verdict.expect("a verdict");
     assert_correct(&verdict, &findings);
+}
+
+/// What a broken server in front of the reference server does with one HTTP
+/// request: answer it itself, or pass it on (its frame possibly rewritten).
+enum Bent {
+    Answer(Value),
+    Silent,
+    Forward(Value),
+}
+
+/// The reference server behind a middleware that bends some frames the way a
+/// broken server would; `bend` sees whether the request carries a session
+/// token (`RCP-Session`, handed out by a successful `initialize`) and the
+/// frame, single or batch.
+fn bent(bend: fn(bool, Value) -> Bent) -> axum::Router {
+    rcp_router(RcpReferenceConfig::default()).layer(middleware::from_fn(
+        move |request: Request, next: Next| async move {
+            let (parts, body) = request.into_parts();
+            let bytes = to_bytes(body, 1 << 20).await.unwrap_or_default();
+            let Ok(frame) = serde_json::from_slice::<Value>(&bytes) else {
+                return next
+                    .run(Request::from_parts(parts, Body::from(bytes)))
+                    .await;
+            };
+            let session = parts.headers.contains_key("rcp-session");
+            let body = match bend(session, frame) {
+                Bent::Answer(answer) => {
+                    return Response::builder()
+                        .header("content-type", "application/json")
+                        .body(Body::from(answer.to_string()))
+                        .expect("response");
+                }
+                Bent::Silent => {
+                    return Response::builder()
+                        .status(204)
+                        .body(Body::empty())
+                        .expect("response");
+                }
+                Bent::Forward(frame) => frame.to_string(),
+            };
+            let mut parts = parts;
+            parts.headers.remove("content-length");
+            next.run(Request::from_parts(parts, Body::from(body))).await
+        },
+    ))
+}
+
+/// Runs the suite on `router` and asserts that `rule` alone fails, with every
+/// `words` in its message, and that the level drops to none (L0 is broken).
+async fn only_this_fails(router: axum::Router, rule: &str, words: &[&str]) {
+    let url = start_router(router).await;
+    let (verdict, findings) = check(&url).await;
+    let verdict = verdict.expect("verdict");
+    let report = dump(&findings);
+    let f = finding(&findings, rule);
+    assert_eq!(f.outcome, Outcome::Fail, "{report}");
+    assert!(!f.evidence.is_empty(), "{report}");
+    for w in words {
+        assert!(f.message.contains(w), "{w}: {}", f.message);
+    }
+    for other in &findings {
+        if other.rule_id != rule && other.rule_id != rcp::DECLARATION_HONEST.id {
+            assert_ne!(other.outcome, Outcome::Fail, "{}:\n{report}", other.rule_id);
+        }
+    }
+    assert_eq!(level(&verdict).0, "none", "{report}");
+}
+
+/// §13: "After a success, a second `initialize` MUST get -32600", whatever
+/// its params. The reference server's fault of RCP-L0-015 answers a repeat
+/// identical to the handshake as if it were idempotent; this server answers
+/// one with other params. Each is caught.
+#[tokio::test]
+async fn a_repeated_initialize_is_refused_whether_identical_or_differing() {
+    let url = start(RcpReferenceConfig::new(["RCP-L0-015"]).expect("fault")).await;
+    let (_, findings) = check(&url).await;
+    let f = finding(&findings, "RCP-L0-015");
+    assert_eq!(f.outcome, Outcome::Fail, "{}", dump(&findings));
+    assert!(f.message.contains("params unchanged"), "{}", f.message);
+    assert!(!f.message.contains("other params"), "{}", f.message);
+
+    fn differing(session: bool, frame: Value) -> Bent {
+        let repeat = session
+            && frame["method"] == "initialize"
+            && frame["params"]["capabilities"].get("log").is_none();
+        if repeat {
+            return Bent::Answer(json!({"jsonrpc": "2.0", "id": frame["id"], "result": {
+                "protocolVersion": 1,
+                "server": {"name": "re-initialized"},
+                "capabilities": {"retrieve": {}},
+            }}));
+        }
+        Bent::Forward(frame)
+    }
+    only_this_fails(bent(differing), "RCP-L0-015", &["other params"]).await;
+}
+
+/// §4.5: notifications "MUST NOT be answered, not even with an error, and
+/// whatever the method. … Unknown `notifications/*` are silently ignored."
+/// One server answers unknown `notifications/*` (the reserved namespace),
+/// another answers undefined methods only once the session is initialized.
+#[tokio::test]
+async fn unknown_notifications_are_sent_in_every_namespace_before_and_after_initialize() {
+    fn is_notification(frame: &Value) -> bool {
+        frame.is_object() && frame.get("id").is_none()
+    }
+    fn not_found(_: &Value) -> Bent {
+        Bent::Answer(json!({"jsonrpc": "2.0", "id": null,
+            "error": {"code": -32601, "message": "method not found"}}))
+    }
+    fn namespace(_: bool, frame: Value) -> Bent {
+        let method = frame["method"].as_str().unwrap_or_default();
+        if is_notification(&frame)
+            && method.starts_with("notifications/")
+            && method != "notifications/cancel"
+        {
+            return not_found(&frame);
+        }
+        Bent::Forward(frame)
+    }
+    fn once_initialized(session: bool, frame: Value) -> Bent {
+        if session && is_notification(&frame) && frame["method"] == "does/not/exist" {
+            return not_found(&frame);
+        }
+        Bent::Forward(frame)
+    }
+    only_this_fails(
+        bent(namespace),
+        "RCP-L0-007",
+        &[
+            "`notifications/protocheck-unknown` before `initialize`",
+            "`notifications/protocheck-unknown` after `initialize`",
+        ],
+    )
+    .await;
+    only_this_fails(
+        bent(once_initialized),
+        "RCP-L0-007",
+        &["`does/not/exist` after `initialize` was answered with error -32601"],
+    )
+    .await;
+}
+
+/// §11: "A malformed member produces a `-32600` entry with `id:null`; the
+/// other members are still processed." This server drops the malformed member
+/// silently and answers the rest.
+#[tokio::test]
+async fn a_malformed_batch_member_needs_its_own_error_entry() {
+    fn drops_malformed(_: bool, frame: Value) -> Bent {
+        match frame {
+            Value::Array(members) if !members.is_empty() => {
+                let kept: Vec<Value> = members.into_iter().filter(Value::is_object).collect();
+                if kept.is_empty() {
+                    Bent::Silent
+                } else {
+                    Bent::Forward(Value::Array(kept))
+                }
+            }
+            other => Bent::Forward(other),
+        }
+    }
+    only_this_fails(
+        bent(drops_malformed),
+        "RCP-L0-030",
+        &["a malformed member (the number 1)"],
+    )
+    .await;
+}
+
+/// §4.6 "Unknown fields in any object MUST be ignored, never rejected" and
+/// §4.7 ids echoed "with the same JSON type and value" hold on every method:
+/// one server refuses unknown fields on `retrieve` alone, another turns a
+/// string id that looks like a number into a number on `retrieve` alone.
+#[tokio::test]
+async fn unknown_fields_and_string_ids_reach_the_capability_methods() {
+    fn strict_retrieve(_: bool, frame: Value) -> Bent {
+        if frame["method"] == "retrieve"
+            && frame["params"].get("x-protocheck-unknown-field").is_some()
+        {
+            return Bent::Answer(json!({"jsonrpc": "2.0", "id": frame["id"],
+                "error": {"code": -32602, "message": "unknown field"}}));
+        }
+        Bent::Forward(frame)
+    }
+    fn coerced_retrieve_id(_: bool, frame: Value) -> Bent {
+        if frame["method"] == "retrieve"
+            && let Some(n) = frame["id"].as_str().and_then(|s| s.parse::<u64>().ok())
+        {
+            return Bent::Answer(json!({"jsonrpc": "2.0", "id": n, "result": hits()}));
+        }
+        Bent::Forward(frame)
+    }
+    only_this_fails(
+        bent(strict_retrieve),
+        "RCP-L0-016",
+        &["`retrieve` was answered with error -32602"],
+    )
+    .await;
+    only_this_fails(bent(coerced_retrieve_id), "RCP-L0-025", &["\"018\""]).await;
 }

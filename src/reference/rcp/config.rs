@@ -59,7 +59,7 @@ static FAULTS: &[(&Rule, &str)] = &[
     (&l0::DECLARES_LEVEL, "`_meta.conformance` is missing"),
     (
         &l0::REPEAT_INIT_REJECTED,
-        "a repeated `initialize` succeeds",
+        "a repeated `initialize` identical to the handshake succeeds again (one with other params is refused)",
     ),
     (
         &l0::TOLERATES_UNKNOWN,

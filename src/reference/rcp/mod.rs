@@ -116,6 +116,9 @@ struct Session {
     log: Option<usize>,
     /// The client's `initialize` advertised the `log` capability.
     log_capability: bool,
+    /// A digest of the params of the `initialize` that succeeded: the fault
+    /// of RCP-L0-015 answers an identical repeat as if it were idempotent.
+    handshake: Option<u64>,
 }
 
 impl Session {

@@ -396,6 +396,14 @@ fn log_level(level: &Value) -> usize {
         .unwrap_or(1)
 }
 
+/// A digest of `initialize` params, to tell an identical repeat apart.
+fn params_digest(params: &Map<String, Value>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    Value::Object(params.clone()).to_string().hash(&mut hasher);
+    hasher.finish()
+}
+
 fn initialize(
     config: &RcpReferenceConfig,
     session: &mut Session,
@@ -404,7 +412,10 @@ fn initialize(
     ctx: &mut FrameCtx,
 ) -> Value {
     let stateless = config.has(&l0::STATEFUL_HTTP);
-    if session.initialized && !stateless && !config.has(&l0::REPEAT_INIT_REJECTED) {
+    let digest = params_digest(params);
+    let idempotent_repeat =
+        config.has(&l0::REPEAT_INIT_REJECTED) && session.handshake == Some(digest);
+    if session.initialized && !stateless && !idempotent_repeat {
         return error_reply(config, id, -32600, "the session is already initialized");
     }
     let version = match params.get("protocolVersion") {
@@ -444,6 +455,7 @@ fn initialize(
         version.clamp(1, PROTOCOL_VERSION)
     };
     session.initialized = true;
+    session.handshake = Some(digest);
     // Spec §7.1 and §17.1: a client opts into logs with its `log` capability
     // or `_meta.logLevel`; without either it gets none.
     let meta_level = params.get("_meta").and_then(|m| m.get("logLevel"));

@@ -306,6 +306,26 @@ impl<'a> Conversation<'a> {
         self.request_each(requests).await
     }
 
+    /// [`request_all`](Self::request_all) with the ids given (an id, a
+    /// method and params each), for probes that choose the id's class.
+    pub async fn call_all(
+        &mut self,
+        rule: &'static Rule,
+        calls: Vec<(Value, String, Value)>,
+    ) -> Result<Vec<Sent>, EngineError> {
+        let mut out = Vec::with_capacity(calls.len());
+        if self.gone().is_some() {
+            return Ok(out);
+        }
+        for sent in self.client.call_all(calls).await {
+            out.push(self.sent(rule, sent)?);
+            if self.gone().is_some() {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
     /// [`request_all`](Self::request_all) for requests of several rules (a
     /// rule, a method and params each): a failure that shows the target
     /// gone is the rule's whose request it was.

@@ -86,11 +86,15 @@ pub static COVERAGE: &[Coverage] = &[
         required: "A notification for a method the server does not understand is ignored without \
             an answer, and any `notifications/*` method it does not recognise is silently ignored \
             (§4.5, §14.1(6)).",
-        probed: "A `does/not/exist {}` notification before `initialize`, judged as RCP-L0-005.",
+        probed: "Notifications for three undefined methods, `notifications/protocheck-unknown` \
+            (the reserved namespace), `embed/protocheck-unknown` (a namespace of the protocol's \
+            methods) and `does/not/exist` (outside them), before `initialize` and again on the \
+            initialized session, each judged as RCP-L0-005; then a `ping {}` that must still be \
+            answered with a result.",
         gap: Some(
-            "not probed: an unknown method under the reserved `notifications/` prefix (e.g. \
-            `notifications/x-protocheck`), which §4.5 names apart, and any unknown-method \
-            notification after `initialize`.",
+            "not probed: a vendor-namespace notification (`x-<vendor>/…`), unknown notifications \
+            inside a batch, and whether the session's state (beyond answering `ping`) is untouched \
+            by them.",
         ),
     },
     Coverage {
@@ -172,9 +176,10 @@ pub static COVERAGE: &[Coverage] = &[
     Coverage {
         rule: "RCP-L0-015",
         required: "After a successful `initialize`, a second `initialize` gets -32600 (§7.1, §13).",
-        probed: "A second `initialize {protocolVersion: 1}`, with the string id \
-            `protocheck-reinit`, right after the handshake; -32600 passes. Skipped on a stateless \
-            HTTP server (decision 4).",
+        probed: "Right after the handshake, the handshake's `initialize` again with its params \
+            unchanged (string id `protocheck-reinit`), then an `initialize {protocolVersion: 1}` \
+            with other params (no client capabilities, id `protocheck-reinit-differing`); each \
+            must get -32600. Skipped on a stateless HTTP server (decision 4).",
         gap: None,
     },
     Coverage {
@@ -184,13 +189,15 @@ pub static COVERAGE: &[Coverage] = &[
             filter field names are the one exception (§8).",
         probed: "The handshake's `initialize` carries an unknown client capability key \
             (`x-protocheck-probe`) and an unknown `_meta` key (a plain `initialize` tells a \
-            refusal from a broken handshake); a `ping` carries an unknown top-level params field. \
-            Both must succeed.",
+            refusal from a broken handshake); a `ping` carries an unknown top-level params field; \
+            each read-only capability method the session advertises (`retrieve`, `rerank`, \
+            `embed`, `embed/sparse`, `embed/multi`, `query/transform`, `graph`, `memory/recall`) \
+            gets valid params plus an unknown top-level field and an unknown `_meta` key. Every \
+            one must succeed.",
         gap: Some(
-            "not probed: unknown fields and unknown `_meta` keys on capability methods \
-            (`retrieve`, `rerank`, `embed`, …) and inside nested objects (`fusion`, `rerank`, \
-            Content blocks), where a server validating params strictly would refuse them; only \
-            `initialize` and `ping` carry them.",
+            "not probed: unknown fields inside nested objects (`fusion`, `rerank`, Content \
+            blocks), and on the write methods (`index/*`, `feedback`, `memory/build`), which a \
+            probe does not send unless writes are allowed (side effects).",
         ),
     },
     Coverage {
@@ -316,12 +323,13 @@ pub static COVERAGE: &[Coverage] = &[
         required: "Every reply echoes a string request `id` unchanged, same JSON type and value \
             (§4.7, §14.1(5)).",
         probed: "Judged at the end over every non-batch reply to a string id: `info` with the \
-            numeric-looking id \"017\", and the repeat `initialize` with `protocheck-reinit` \
-            (answered with an error).",
+            numeric-looking id \"017\", each advertised read-only capability method (`retrieve`, \
+            `rerank`, `embed`, …) with the numeric-looking ids \"018\", \"019\", … (RCP-L0-016's \
+            probe, answered with results), and the two repeat `initialize`s with \
+            `protocheck-reinit` and `protocheck-reinit-differing` (answered with errors).",
         gap: Some(
-            "string ids go only to `info` and `initialize`: no capability method (`retrieve`, …) \
-            is sent one, so a server whose method handlers coerce ids passes; batch members are \
-            paired loosely (see RCP-L0-024).",
+            "batch members are paired loosely (see RCP-L0-024); the write methods get no string \
+            id unless writes are allowed (side effects).",
         ),
     },
     Coverage {
@@ -358,12 +366,14 @@ pub static COVERAGE: &[Coverage] = &[
             its notifications; a batch of only notifications gets no output; a malformed member \
             gets a -32600 entry with `id: null` while the others are processed (§11).",
         probed: "A batch of `ping {nonce: 1}`, an `info` notification and `ping {nonce: 2}` must \
-            get exactly two entries, one per id (paired loosely), both results; then a batch of an \
-            `info` and a `ping` notification must get no answer.",
+            get exactly two entries, one per id (paired loosely), both results; a batch of `ping \
+            {nonce: 3}` and the malformed member `1` must get exactly the `ping`'s result and one \
+            -32600 entry with `id: null`; then a batch of an `info` and a `ping` notification must \
+            get no answer.",
         gap: Some(
-            "not probed: a malformed member (e.g. `42`, or an object without `method`) getting its \
-            -32600 entry with `id: null` beside the others' results, capability gating inside a \
-            batch, and the batched `ping`s' nonces (only their being results is read).",
+            "not probed: malformed members that are objects (without `method`, with a wrong \
+            `jsonrpc`), capability gating inside a batch, and the batched `ping`s' nonces (only \
+            their being results is read).",
         ),
     },
     Coverage {

@@ -13,7 +13,10 @@ pub const TOLERATES_UNKNOWN: Rule = must(
     "The first `initialize` carries an unknown client capability key (`x-protocheck-probe`) and \
      an unknown `_meta` key; if it fails while the same request without them succeeds, the rule \
      fails. After the handshake protocheck also sends `ping` with an unknown params field, \
-     `x-protocheck-unknown-field`, and expects a result object.",
+     `x-protocheck-unknown-field`, and each read-only capability method the session advertises \
+     (`retrieve`, `rerank`, `embed`, `embed/sparse`, `embed/multi`, `query/transform`, `graph`, \
+     `memory/recall`) with valid params plus that field and an unknown `_meta` key, under string \
+     ids \"018\", \"019\", …; each must be answered with a result object.",
     "The server validates params strictly and rejects extra members, most often with -32602, \
      because its schema or typed model forbids additional properties (`additionalProperties: \
      false`, `deny_unknown_fields`, `extra = \"forbid\"`).",
@@ -93,7 +96,11 @@ pub const MALFORMED_PARAMS: Rule = must(
 impl Conversation<'_> {
     /// Unknown fields: the first `initialize` (judged there) and a `ping` with an
     /// unknown top-level params field.
-    pub(super) async fn tolerance(&mut self, init: Option<Tolerance>) -> Result<(), EngineError> {
+    pub(super) async fn tolerance(
+        &mut self,
+        init: Option<Tolerance>,
+        session: Option<&Init>,
+    ) -> Result<(), EngineError> {
         let rule = &TOLERATES_UNKNOWN;
         if let Some(reason) = self.gone() {
             return self.skip(rule, reason).await;
@@ -108,6 +115,86 @@ impl Conversation<'_> {
             .await?;
         let mut problems = Vec::new();
         let mut notes = Vec::new();
+        // §4.6 and §4.7 hold for every method: each read-only capability
+        // method the session advertises gets valid params with an unknown
+        // field and an unknown `_meta` key, under a string id that looks
+        // like a number (its echo is judged with every reply, RCP-L0-025).
+        let calls: Vec<(Value, String, Value)> = session
+            .filter(|_| self.blocked(session).is_none())
+            .map(|init| {
+                super::params::METHODS
+                    .iter()
+                    .filter(|m| init.supports(m.capability))
+                    .enumerate()
+                    .map(|(n, m)| {
+                        let mut params = super::params::base(m.name, init);
+                        params.insert(
+                            "x-protocheck-unknown-field".into(),
+                            json!({"nested": [1, "two"]}),
+                        );
+                        params.insert("_meta".into(), json!({"x-protocheck-unknown": true}));
+                        (
+                            json!(format!("0{}", 18 + n)),
+                            m.name.to_owned(),
+                            Value::Object(params),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let methods: Vec<String> = calls.iter().map(|(_, m, _)| m.clone()).collect();
+        let answers = self.call_all(rule, calls).await?;
+        for sent in &answers {
+            check.saw(sent);
+        }
+        // A refused method goes again without the unknown keys: when that is
+        // refused too, the method fails for another reason (its own rule's),
+        // not for the unknown keys.
+        let mut tolerated = Vec::new();
+        let mut refused = Vec::new();
+        let mut refused_anyway = Vec::new();
+        for (method, sent) in methods.iter().zip(&answers) {
+            if result_of(sent).is_some_and(Value::is_object) {
+                tolerated.push(format!("`{method}`"));
+                continue;
+            }
+            if self.gone().is_some() {
+                break;
+            }
+            let plain = session
+                .map(|init| Value::Object(super::params::base(method, init)))
+                .unwrap_or_default();
+            let again = self.request(rule, method, plain).await?;
+            check.saw(&again);
+            if result_of(&again).is_some_and(Value::is_object) {
+                refused.push(format!(
+                    "`{method}` {} while the same request without them succeeded",
+                    outcome_words(sent)
+                ));
+            } else {
+                refused_anyway.push(format!("`{method}`"));
+            }
+        }
+        if !tolerated.is_empty() {
+            notes.push(format!(
+                "{} with an unknown params field and an unknown `_meta` key succeeded",
+                tolerated.join(", ")
+            ));
+        }
+        if !refused_anyway.is_empty() {
+            notes.push(format!(
+                "{} refused valid params with or without the unknown keys, so the keys were not what it \
+                 refused (its own rules judge it)",
+                refused_anyway.join(", ")
+            ));
+        }
+        if !refused.is_empty() {
+            problems.push(format!(
+                "with valid params plus an unknown field (`x-protocheck-unknown-field`) and an unknown `_meta` \
+                 key, {}; unknown fields MUST be ignored on every method (§14.1 rule 7, §4.6)",
+                refused.join("; ")
+            ));
+        }
         if let Some(init) = init {
             check.evidence.extend(init.evidence);
             if init.ok {

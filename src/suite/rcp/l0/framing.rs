@@ -43,8 +43,10 @@ pub const STRING_ID_ECHO: Rule = must(
 )
 .help(
     "At the end of the run protocheck reads every reply to a request sent with a string id \
-     (batches aside), including an `info` sent with id \"017\" and the repeated `initialize` with \
-     id \"protocheck-reinit\", and checks that each reply's `id` is the same string.",
+     (batches aside), including an `info` sent with id \"017\", each advertised read-only \
+     capability method sent with ids \"018\", \"019\", … (RCP-L0-016's probe), and the repeated \
+     `initialize`s with ids \"protocheck-reinit\" and \"protocheck-reinit-differing\", and checks \
+     that each reply's `id` is the same string.",
     "The server converts ids to numbers (\"017\" becomes 17), assumes every id is an integer and \
      cannot parse a string one, or replies with `id: null` when it refuses a request.",
     "Treat `id` as an opaque JSON value: keep it as received and echo it verbatim in the result \
@@ -76,13 +78,17 @@ pub const BATCH: Rule = must(
 .help(
     "protocheck sends a batch of three frames, `ping` with one id, an `info` notification and \
      `ping` with another id, and expects an array of exactly two replies, one per id, both \
-     results. It then sends a batch of two notifications only (`info` and `ping`), which must \
-     produce no output; over HTTP a batch is posted to its first member's path.",
+     results. It then sends a batch of a `ping` and a malformed member (the number 1), which must \
+     get the `ping`'s result and one -32600 entry with `id: null`, and a batch of two \
+     notifications only (`info` and `ping`), which must produce no output; over HTTP a batch is \
+     posted to its first member's path.",
     "The server does not support batches (it answers -32600 or handles only the first frame), \
-     answers the notification inside the batch, or returns an empty array `[]` or `null` for the \
-     notifications-only batch instead of nothing.",
+     answers the notification inside the batch, drops a malformed member silently or fails the \
+     whole batch for it, or returns an empty array `[]` or `null` for the notifications-only \
+     batch instead of nothing.",
     "When a frame is an array, handle each member, collect the responses to the members that have \
-     an `id`, and return them as one array; when there are none, write nothing at all (over HTTP \
+     an `id` and a -32600 entry with `id: null` for each member that is not a request object, and \
+     return them as one array; when there are none, write nothing at all (over HTTP \
      204 or an empty 200/202).",
 );
 pub const EMPTY_BATCH: Rule = must(
@@ -178,6 +184,10 @@ impl Conversation<'_> {
             )),
         }
         if self.gone().is_none() {
+            self.batch_with_malformed_member(&mut check, &mut problems)
+                .await?;
+        }
+        if self.gone().is_none() {
             let only_notifications = json!([
                 {"jsonrpc": "2.0", "method": "info", "params": {}},
                 {"jsonrpc": "2.0", "method": "ping", "params": {}},
@@ -214,6 +224,56 @@ impl Conversation<'_> {
             check.finding(rule.on_failure, format!("{} (§11)", problems.join("; ")))
         };
         self.emit(finding).await
+    }
+
+    /// §11: "A malformed member produces a `-32600` entry with `id:null`; the
+    /// other members are still processed." A batch of a `ping` and a member
+    /// that is not a request object at all (the number 1, which carries no id
+    /// a server could echo).
+    async fn batch_with_malformed_member(
+        &mut self,
+        check: &mut Check,
+        problems: &mut Vec<String>,
+    ) -> Result<(), EngineError> {
+        let rule = &BATCH;
+        let id = self.client.next_id();
+        let frames = vec![
+            json!({"jsonrpc": "2.0", "id": id, "method": "ping", "params": {"nonce": 3}}),
+            json!(1),
+        ];
+        let sent = self.client.send_batch("ping", frames).await;
+        let sent = self.sent(rule, sent)?;
+        check.saw(&sent);
+        let Some(Value::Array(members)) = sent.as_ref().ok().and_then(Reply::json) else {
+            problems.push(format!(
+                "a batch of a `ping` (id {id}) and a malformed member (the number 1) {}; it needs an array \
+                 with the `ping`'s result and a -32600 entry with `id: null` for the malformed member",
+                outcome_words(&sent)
+            ));
+            return Ok(());
+        };
+        let pinged = members
+            .iter()
+            .filter(|m| m.get("id").is_some_and(|got| loose_id(&id, got)))
+            .filter(|m| m.get("result").is_some())
+            .count();
+        let refused = members
+            .iter()
+            .filter(|m| {
+                m.get("id").is_some_and(Value::is_null)
+                    && m.pointer("/error/code").and_then(Value::as_i64) == Some(-32600)
+            })
+            .count();
+        if members.len() != 2 || pinged != 1 || refused != 1 {
+            let shown: Vec<String> = members.iter().map(Value::to_string).collect();
+            problems.push(format!(
+                "a batch of a `ping` (id {id}) and a malformed member (the number 1) was answered with [{}]; it \
+                 needs exactly the `ping`'s result and one -32600 entry with `id: null` for the malformed member, \
+                 the other members still processed",
+                crate::transport::excerpt(shown.join(", ").as_bytes(), 300).0
+            ));
+        }
+        Ok(())
     }
 
     pub(super) async fn empty_batch(&mut self) -> Result<(), EngineError> {

@@ -410,7 +410,7 @@ impl Conversation<'_> {
             "client": client_info(),
             "capabilities": {"log": {}},
         });
-        let first = self.request(rule, "initialize", tolerant).await?;
+        let first = self.request(rule, "initialize", tolerant.clone()).await?;
         check.saw(&first);
         if let Some(result) = result_of(&first).and_then(Value::as_object) {
             let init = Init {
@@ -429,6 +429,7 @@ impl Conversation<'_> {
                 init: Some(init),
                 mode: SessionMode::PerSession,
                 tolerance: Some(tolerance),
+                params: Some(tolerant),
             });
         }
         let first_code = code_of(&first);
@@ -436,7 +437,7 @@ impl Conversation<'_> {
         let source = if first_code == Some(-32600) && v0_accepted {
             InitSource::InfoAfterVersionZero
         } else if first.is_ok() {
-            let second = self.request(rule, "initialize", plain).await?;
+            let second = self.request(rule, "initialize", plain.clone()).await?;
             check.saw(&second);
             if let Some(result) = result_of(&second).and_then(Value::as_object) {
                 let init = Init {
@@ -461,6 +462,7 @@ impl Conversation<'_> {
                     init: Some(init),
                     mode,
                     tolerance: Some(tolerance),
+                    params: Some(plain),
                 });
             }
             if first_code == Some(-32600)
@@ -523,6 +525,7 @@ impl Conversation<'_> {
                     init: Some(init),
                     mode,
                     tolerance: None,
+                    params: None,
                 })
             }
             None => {
@@ -684,28 +687,39 @@ impl Conversation<'_> {
         gated_others: &[(&'static str, Sent)],
         v0: Option<&Sent>,
         after_failed: Option<&Sent>,
-        reinit: Option<&Sent>,
+        reinit: &[(&'static str, Sent)],
     ) -> Result<(), EngineError> {
         // Repeat initialize.
         let rule = &REPEAT_INIT_REJECTED;
         let mut check = Check::new(rule);
-        let finding = match (mode, reinit) {
-            (SessionMode::Stateless, _) => check.finding(Outcome::Skip, STATELESS),
-            (_, None) => check.finding(Outcome::Skip, self.gone().unwrap_or_else(no_init)),
-            (_, Some(sent)) => {
-                check.saw(sent);
-                if code_of(sent) == Some(-32600) {
+        let finding = match mode {
+            SessionMode::Stateless => check.finding(Outcome::Skip, STATELESS),
+            _ if reinit.is_empty() => {
+                check.finding(Outcome::Skip, self.gone().unwrap_or_else(no_init))
+            }
+            _ => {
+                for (_, sent) in reinit {
+                    check.saw(sent);
+                }
+                let served: Vec<String> = reinit
+                    .iter()
+                    .filter(|(_, sent)| code_of(sent) != Some(-32600))
+                    .map(|(kind, sent)| format!("{kind} {}", outcome_words(sent)))
+                    .collect();
+                let sent: Vec<&str> = reinit.iter().map(|(kind, _)| *kind).collect();
+                if served.is_empty() {
                     check.finding(
                         Outcome::Pass,
-                        "a second `initialize` was rejected with -32600",
+                        format!("{} were each rejected with -32600", sent.join(" and ")),
                     )
                 } else {
                     check.finding(
                         rule.on_failure,
                         format!(
-                            "a second `initialize` after a successful one {}; the spec requires error -32600 \
-                             (InvalidRequest) once the session is initialized (§7.1)",
-                            outcome_words(sent)
+                            "after a successful `initialize`, {}; the spec requires error -32600 \
+                             (InvalidRequest) for a second `initialize` once the session is initialized, \
+                             whatever its params (§7.1, §13)",
+                            served.join("; ")
                         ),
                     )
                 }
@@ -882,7 +896,7 @@ impl Conversation<'_> {
                 if let Some(gated) = gated {
                     check.saw(gated);
                 }
-                if let Some(sent) = reinit {
+                for (_, sent) in reinit {
                     check.saw(sent);
                 }
                 check.finding(

@@ -39,6 +39,7 @@ pub use lifecycle::{
     PING_STRING_NONCE, REPEAT_INIT_REJECTED, RETRIEVAL_CAPABILITY, SERVER_IDENTITY, SHUTDOWN,
     STATEFUL_HTTP, VERSION_ZERO_REJECTED,
 };
+use notifications::Heard;
 pub use notifications::{
     CANCEL_UNKNOWN_ID, CANCEL_WITH_ID, NOTIFY_GATED, NOTIFY_OPEN, NOTIFY_UNKNOWN,
 };
@@ -131,6 +132,7 @@ const BIG_NUMERIC_ID: u64 = 9_007_199_254_740_991;
 /// A string id that looks like a number: a server that coerces ids is caught here.
 const NUMERIC_LOOKING_STRING_ID: &str = "017";
 const REINIT_ID: &str = "protocheck-reinit";
+const REINIT_DIFFERING_ID: &str = "protocheck-reinit-differing";
 /// Not an id protocheck ever uses, so the cancel refers to nothing (§14.1 rule 6).
 const UNKNOWN_CANCEL_ID: u64 = 987_654_321;
 const UNKNOWN_METHOD_NAME: &str = "does/not/exist";
@@ -163,6 +165,9 @@ struct Handshake {
     mode: SessionMode,
     /// How the first `initialize`, with unknown keys, fared (RCP-L0-016).
     tolerance: Option<Tolerance>,
+    /// The params of the `initialize` that succeeded, sent again unchanged
+    /// by the repeat probe (RCP-L0-015).
+    params: Option<Value>,
 }
 
 impl Handshake {
@@ -171,6 +176,7 @@ impl Handshake {
             init: None,
             mode,
             tolerance: None,
+            params: None,
         }
     }
 }
@@ -220,6 +226,9 @@ struct BeforeInit {
     gated: Mutex<Option<Sent>>,
     /// The other gated methods `info` advertises.
     others: Mutex<Vec<(&'static str, Sent)>>,
+    /// The undefined methods sent as notifications (RCP-L0-007), judged with
+    /// the same sent again after the handshake.
+    unknown: Mutex<Vec<(&'static str, Heard)>>,
 }
 
 /// The probes of the initialized session, in the order their findings are
@@ -233,13 +242,14 @@ enum AfterInit {
     IdEcho,
     MalformedParams,
     Info,
+    NotifyUnknown,
     CancelWithId,
     Batch,
     EmptyBatch,
 }
 
 impl AfterInit {
-    const ALL: [Self; 10] = [
+    const ALL: [Self; 11] = [
         Self::Tolerance,
         Self::UnknownMethod,
         Self::UnadvertisedMethod,
@@ -247,10 +257,19 @@ impl AfterInit {
         Self::IdEcho,
         Self::MalformedParams,
         Self::Info,
+        Self::NotifyUnknown,
         Self::CancelWithId,
         Self::Batch,
         Self::EmptyBatch,
     ];
+}
+
+/// What the probes of the initialized session read: the handshake, and the
+/// undefined notifications sent before it.
+struct AfterInitContext<'i> {
+    init: Option<&'i Init>,
+    tolerance: Option<Tolerance>,
+    unknown_before: Vec<(&'static str, Heard)>,
 }
 
 /// Runs the L0 checks that open the conversation, through the batch probes,
@@ -299,6 +318,10 @@ impl Conversation<'_> {
             .others
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
+        let unknown_before = found
+            .unknown
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
 
         let v0 = match self.gone() {
             None => Some(
@@ -326,6 +349,7 @@ impl Conversation<'_> {
             init,
             mut mode,
             tolerance: init_tolerance,
+            params: handshake_params,
         } = self
             .initialize(gated_open, v0.as_ref().and_then(result_of).is_some())
             .await?;
@@ -348,22 +372,41 @@ impl Conversation<'_> {
             }
         }
 
-        let reinit = match &init {
-            Some(_) => Some(
-                self.call(
-                    &REPEAT_INIT_REJECTED,
-                    json!(REINIT_ID),
-                    "initialize",
-                    json!({"protocolVersion": CLIENT_PROTOCOL_VERSION, "client": client_info(), "capabilities": {}}),
-                )
-                .await?,
-            ),
-            None => None,
-        };
+        // §13: a second `initialize` after a success MUST get -32600 whatever
+        // its params, so the repeat goes twice: as the handshake was (a
+        // server that treats an identical repeat as idempotent is caught),
+        // and differing from it (no `log`, no unknown keys).
+        let mut reinit: Vec<(&'static str, Sent)> = Vec::new();
+        if init.is_some() {
+            if let Some(params) = handshake_params {
+                reinit.push((
+                    "a repeat of the handshake's `initialize`, params unchanged,",
+                    self.call(
+                        &REPEAT_INIT_REJECTED,
+                        json!(REINIT_ID),
+                        "initialize",
+                        params,
+                    )
+                    .await?,
+                ));
+            }
+            if self.gone().is_none() {
+                reinit.push((
+                    "a second `initialize` with other params (no client capabilities)",
+                    self.call(
+                        &REPEAT_INIT_REJECTED,
+                        json!(REINIT_DIFFERING_ID),
+                        "initialize",
+                        json!({"protocolVersion": CLIENT_PROTOCOL_VERSION, "client": client_info(), "capabilities": {}}),
+                    )
+                    .await?,
+                ));
+            }
+        }
         if mode == SessionMode::PerSession
             && self.client.is_http()
             && gated_open
-            && reinit.as_ref().is_some_and(|r| result_of(r).is_some())
+            && reinit.iter().any(|(_, r)| result_of(r).is_some())
         {
             mode = SessionMode::Stateless;
         }
@@ -377,18 +420,20 @@ impl Conversation<'_> {
             &gated_others,
             v0.as_ref(),
             after_failed.as_ref(),
-            reinit.as_ref(),
+            &reinit,
         )
         .await?;
 
         // The probes of the initialized session need none of one another's
         // answers: side by side where the session allows it.
-        let context = (init.as_ref(), init_tolerance);
-        self.side_by_side(
-            &context,
-            &AfterInit::ALL,
-            |conv, (init, tolerance), step| Box::pin(conv.after_init(step, *init, tolerance)),
-        )
+        let context = AfterInitContext {
+            init: init.as_ref(),
+            tolerance: init_tolerance,
+            unknown_before,
+        };
+        self.side_by_side(&context, &AfterInit::ALL, |conv, context, step| {
+            Box::pin(conv.after_init(step, context))
+        })
         .await?;
         report.init = init;
         Ok(report)
@@ -424,8 +469,10 @@ impl Conversation<'_> {
             }
             Before::NotifyOpen => self.notification(&NOTIFY_OPEN, "info", json!({})).await,
             Before::NotifyUnknown => {
-                self.notification(&NOTIFY_UNKNOWN, UNKNOWN_METHOD_NAME, json!({}))
-                    .await
+                // Judged after the handshake, with the same sent again then.
+                let heard = self.unknown_notifications().await?;
+                *found.unknown.lock().unwrap_or_else(PoisonError::into_inner) = heard;
+                Ok(())
             }
             Before::CancelUnknown => {
                 let cancel = json!({"id": UNKNOWN_CANCEL_ID, "reason": "protocheck probe"});
@@ -439,11 +486,15 @@ impl Conversation<'_> {
     async fn after_init(
         &mut self,
         step: AfterInit,
-        init: Option<&Init>,
-        tolerance: &Option<Tolerance>,
+        context: &AfterInitContext<'_>,
     ) -> Result<(), EngineError> {
+        let init = context.init;
         match step {
-            AfterInit::Tolerance => self.tolerance(tolerance.clone()).await,
+            AfterInit::NotifyUnknown => {
+                self.unknown_notifications_judged(context.unknown_before.clone(), init)
+                    .await
+            }
+            AfterInit::Tolerance => self.tolerance(context.tolerance.clone(), init).await,
             AfterInit::UnknownMethod => self.unknown_method(init).await,
             AfterInit::UnadvertisedMethod => self.unadvertised_method(init).await,
             AfterInit::UnsupportedOption => self.unsupported_option(init).await,

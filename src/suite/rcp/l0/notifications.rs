@@ -43,10 +43,12 @@ pub const NOTIFY_UNKNOWN: Rule = must(
     "RCP/1 §4.5, §14.1(6)",
 )
 .help(
-    "Before `initialize`, protocheck sends a notification (no `id`) for `does/not/exist`, a \
-     method RCP does not define. Over HTTP any JSON body in the response counts as an answer; \
-     over stdio a barrier `ping` follows, and a line for the notification before its reply, or \
-     shortly after, fails the rule.",
+    "Before `initialize` and again on the initialized session, protocheck sends notifications (no \
+     `id`) for three methods RCP does not define: `notifications/protocheck-unknown` (the reserved \
+     namespace, whose unknown members are silently ignored), `embed/protocheck-unknown` and \
+     `does/not/exist`; then a `ping`, which must still be answered. Over HTTP any JSON body in a \
+     response counts as an answer; over stdio a barrier `ping` follows each, and a line for the \
+     notification before its reply, or shortly after, fails the rule.",
     "The server answers the unknown method with an error (-32004, -32601 or -32001), which is \
      right for a request but not for a notification. A router that produces its method-not-found \
      response before checking for an `id` is the usual cause.",
@@ -98,6 +100,25 @@ pub const CANCEL_WITH_ID: Rule = Rule {
     },
 };
 
+/// What one notification got: whether it went unanswered, the exchange,
+/// and how it was (or was not) answered, in words.
+#[derive(Clone)]
+pub(super) struct Heard {
+    pub silent: bool,
+    pub exchange: Exchange,
+    pub words: String,
+}
+
+/// Methods RCP/1 does not define, sent as notifications (RCP-L0-007): one in
+/// the reserved `notifications/` namespace (§4.5: "Unknown `notifications/*`
+/// are silently ignored"), one in a namespace of the protocol's methods, and
+/// one outside every namespace of the protocol.
+pub(super) const UNKNOWN_NOTIFICATIONS: [&str; 3] = [
+    "notifications/protocheck-unknown",
+    "embed/protocheck-unknown",
+    UNKNOWN_METHOD_NAME,
+];
+
 impl Conversation<'_> {
     pub(super) async fn notification(
         &mut self,
@@ -109,24 +130,51 @@ impl Conversation<'_> {
             return self.skip(rule, reason).await;
         }
         let mut check = Check::new(rule);
-        let notified = self.client.notify(method, params).await;
-        let notified = match notified {
+        let heard = self.notify_once(rule, method, params).await?;
+        check.evidence.push(heard.exchange);
+        let finding = if heard.silent {
+            check.finding(
+                Outcome::Pass,
+                format!("a notification (no `id`) for `{method}` {}", heard.words),
+            )
+        } else {
+            check.finding(
+                rule.on_failure,
+                format!(
+                    "a notification (no `id`) for `{method}` {}; notifications MUST NOT be answered, not even \
+                     with an error, whatever the method (§4.5, §14.1 rule 6)",
+                    heard.words
+                ),
+            )
+        };
+        self.emit(finding).await
+    }
+
+    /// Sends one notification and says whether it went unanswered.
+    pub(super) async fn notify_once(
+        &mut self,
+        rule: &'static Rule,
+        method: &str,
+        params: Value,
+    ) -> Result<Heard, EngineError> {
+        let notified = match self.client.notify(method, params).await {
             Ok(n) => n,
             Err(failure) => {
-                check.evidence.push(failure.exchange.clone());
-                let _ = self.sent(rule, Err(failure.clone()))?;
-                let finding = check.finding(
-                    rule.on_failure,
-                    format!(
-                        "sending a notification for `{method}` failed ({}); over HTTP a notification \
-                         must still get 204 or an empty 200/202 (protocheck decision 6)",
-                        failure.error
-                    ),
+                let exchange = failure.exchange.clone();
+                let words = format!(
+                    "could not be sent ({}); over HTTP a notification must still get 204 or an empty \
+                     200/202 (protocheck decision 6)",
+                    failure.error
                 );
-                return self.emit(finding).await;
+                let _ = self.sent(rule, Err(failure))?;
+                return Ok(Heard {
+                    silent: false,
+                    exchange,
+                    words,
+                });
             }
         };
-        let finding = match notified {
+        Ok(match notified {
             Notified::Silent(exchange, quiet) => {
                 let how = match exchange.response.as_ref() {
                     Some(r) if r.body.trim().is_empty() => {
@@ -139,23 +187,133 @@ impl Conversation<'_> {
                     ),
                     None => quiet.words().to_owned(),
                 };
-                check.evidence.push(exchange);
-                check.finding(
-                    Outcome::Pass,
-                    format!("a notification (no `id`) for `{method}` was not answered ({how})"),
-                )
+                Heard {
+                    silent: true,
+                    exchange,
+                    words: format!("was not answered ({how})"),
+                }
             }
-            Notified::Answered(reply) => {
-                let what = reply.describe();
-                check.evidence.push(reply.exchange);
-                check.finding(
-                    rule.on_failure,
-                    format!(
-                        "a notification (no `id`) for `{method}` was answered with {what}; \
-                         notifications MUST NOT be answered, not even with an error, whatever the method (§4.5, §14.1 rule 6)"
-                    ),
-                )
+            Notified::Answered(reply) => Heard {
+                silent: false,
+                words: format!("was answered with {}", reply.describe()),
+                exchange: reply.exchange,
+            },
+        })
+    }
+
+    /// RCP-L0-007 before `initialize`: each of [`UNKNOWN_NOTIFICATIONS`],
+    /// kept to be judged with the same names after the handshake.
+    pub(super) async fn unknown_notifications(
+        &mut self,
+    ) -> Result<Vec<(&'static str, Heard)>, EngineError> {
+        let mut heard = Vec::new();
+        for method in UNKNOWN_NOTIFICATIONS {
+            if self.gone().is_some() {
+                break;
             }
+            let got = self
+                .notify_once(&NOTIFY_UNKNOWN, method, json!({"note": "protocheck probe"}))
+                .await?;
+            heard.push((method, got));
+        }
+        Ok(heard)
+    }
+
+    /// RCP-L0-007: the undefined methods of [`UNKNOWN_NOTIFICATIONS`] sent as
+    /// notifications before `initialize` (`before`, already sent) and again on
+    /// the initialized session, then a `ping` that must still be answered:
+    /// an ignored notification leaves the session as it was (§4.5).
+    pub(super) async fn unknown_notifications_judged(
+        &mut self,
+        before: Vec<(&'static str, Heard)>,
+        init: Option<&Init>,
+    ) -> Result<(), EngineError> {
+        let rule = &NOTIFY_UNKNOWN;
+        let mut check = Check::new(rule);
+        let mut problems = Vec::new();
+        let mut sent = 0;
+        let judge = |when: &str,
+                     method: &str,
+                     heard: Heard,
+                     check: &mut Check,
+                     problems: &mut Vec<String>| {
+            if !heard.silent {
+                problems.push(format!("`{method}` {when} {}", heard.words));
+            }
+            check.evidence.push(heard.exchange);
+        };
+        for (method, heard) in before {
+            sent += 1;
+            judge(
+                "before `initialize`",
+                method,
+                heard,
+                &mut check,
+                &mut problems,
+            );
+        }
+        // Gone since: what the notifications before `initialize` got stands
+        // only if it fails the rule.
+        if let Some(reason) = self.gone().filter(|_| problems.is_empty()) {
+            return self.skip(rule, reason).await;
+        }
+        let initialized = self.blocked(init).is_none();
+        if initialized {
+            for method in UNKNOWN_NOTIFICATIONS {
+                if self.gone().is_some() {
+                    break;
+                }
+                let heard = self
+                    .notify_once(rule, method, json!({"note": "protocheck probe"}))
+                    .await?;
+                sent += 1;
+                judge(
+                    "after `initialize`",
+                    method,
+                    heard,
+                    &mut check,
+                    &mut problems,
+                );
+            }
+        }
+        if sent == 0 {
+            let reason = self.gone().unwrap_or_else(no_init);
+            return self.skip(rule, reason).await;
+        }
+        if self.gone().is_none() {
+            // Any result object: the nonce's echo is RCP-L0-002/003's.
+            let ping = self.request(rule, "ping", json!({})).await?;
+            check.saw(&ping);
+            if !result_of(&ping).is_some_and(Value::is_object) {
+                problems.push(format!(
+                    "a `ping` sent after them {}, so the session did not survive them",
+                    outcome_words(&ping)
+                ));
+            }
+        }
+        let names = UNKNOWN_NOTIFICATIONS.map(|m| format!("`{m}`")).join(", ");
+        let when = if initialized {
+            "before and after `initialize`"
+        } else {
+            "before `initialize` (no handshake succeeded, so not after it)"
+        };
+        let finding = if problems.is_empty() {
+            check.finding(
+                Outcome::Pass,
+                format!(
+                    "notifications (no `id`) for the undefined methods {names}, {when}, were not answered, and the \
+                     session still answered `ping` after them"
+                ),
+            )
+        } else {
+            check.finding(
+                rule.on_failure,
+                format!(
+                    "{}; notifications MUST NOT be answered, not even with an error, whatever the method, and \
+                     unknown `notifications/*` are silently ignored (§4.5, §14.1 rule 6)",
+                    problems.join("; ")
+                ),
+            )
         };
         self.emit(finding).await
     }
