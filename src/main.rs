@@ -239,9 +239,11 @@ struct CheckArgs {
     /// Refuse private, loopback and link-local targets, as a public service does.
     #[arg(long)]
     public_only: bool,
-    /// A bearer token for MCP servers that require authorization (low scope is best:
-    /// the AUT rules check that insufficient scope is refused). Used for this run
-    /// only; never printed. Prefer the environment variable over the flag.
+    /// A bearer token for MCP servers that require authorization. Give one whose
+    /// scope reaches every method the server serves: a probe refused with 403
+    /// `insufficient_scope` judges nothing, so the rules it was sent for are left
+    /// unjudged (the verdict names them). Used for this run only; never printed.
+    /// Prefer the environment variable over the flag.
     #[arg(long, env = "PROTOCHECK_BEARER_TOKEN", hide_env_values = true)]
     bearer_token: Option<String>,
     /// A second token for the same MCP 2025-11-25 server, with less scope than

@@ -50,7 +50,10 @@ pub fn grade(findings: &[Finding]) -> Graded {
         return Graded {
             grade: "non-compliant",
             passed: false,
-            summary: format!("non-compliant: {failing} failing"),
+            summary: format!(
+                "non-compliant: {failing} failing{}",
+                left_unjudged(findings)
+            ),
             withheld: None,
         };
     }
@@ -58,11 +61,12 @@ pub fn grade(findings: &[Finding]) -> Graded {
         let judged = counts.total() - counts.skip;
         let summary = format!(
             "not judged: {} ({judged} of {} rules judged; the core rules {} were not verified: \
-             {})",
+             {}){}",
             unjudged.short,
             counts.total(),
             unjudged.families.join(", "),
             unjudged.detail,
+            left_unjudged(findings),
         );
         return Graded {
             grade: NOT_JUDGED,
@@ -83,12 +87,61 @@ pub fn grade(findings: &[Finding]) -> Graded {
     } else {
         ("strict", "strict".to_owned())
     };
+    let summary = format!("{summary}{}", left_unjudged(findings));
     Graded {
         grade,
         passed: true,
         summary,
         withheld: None,
     }
+}
+
+/// What the target's authorization left unjudged, for the verdict: the rules
+/// whose every probe met 403 `insufficient_scope` (or a 401 challenge on
+/// some methods only) and those judged without some of their probes, with
+/// the advice that would let them be judged. Empty when there are none. The
+/// grade itself follows the usual reading (a rule not verified is no failure;
+/// a core family wholly unverified withholds the grade).
+fn left_unjudged(findings: &[Finding]) -> String {
+    let mut unjudged = Vec::new();
+    let mut in_part = Vec::new();
+    let mut scope = false;
+    for f in findings {
+        let Some(by_scope) = crate::suite::mcp::wire::left_by_authorization(&f.message) else {
+            continue;
+        };
+        scope |= by_scope;
+        if f.outcome == Outcome::Skip && f.message.starts_with("not verified:") {
+            unjudged.push(f.rule_id.as_str());
+        } else {
+            in_part.push(f.rule_id.as_str());
+        }
+    }
+    if unjudged.is_empty() && in_part.is_empty() {
+        return String::new();
+    }
+    let mut parts = Vec::new();
+    if !unjudged.is_empty() {
+        parts.push(format!("left {} unjudged", unjudged.join(", ")));
+    }
+    if !in_part.is_empty() {
+        parts.push(format!(
+            "judged {} on part of their probes",
+            in_part.join(", ")
+        ));
+    }
+    let (cause, advice) = if scope {
+        (
+            "the token's scope",
+            "a token whose scope reaches every method the server serves would let them be judged",
+        )
+    } else {
+        (
+            "the server's authorization",
+            "a token (`--bearer-token`) that reaches every method would let them be judged",
+        )
+    };
+    format!("; {cause} {}: {advice}", parts.join(" and "))
 }
 
 /// Core families that were not verified, and why.
@@ -164,6 +217,34 @@ mod tests {
     }
 
     const AUTH: &str = "not verified: authorization required: the server answered HTTP 401";
+
+    #[test]
+    fn the_verdict_names_the_rules_the_tokens_scope_left_unjudged() {
+        let findings = [
+            f(
+                "MCP-HDR-001",
+                Outcome::Pass,
+                "x; not judged: the token lacks the scope for `tools/call` (`mcp:tools` asked)",
+            ),
+            f(
+                "MCP-HDR-008",
+                Outcome::Skip,
+                "not verified: the token lacks the scope for `tools/call` (`mcp:tools` asked)",
+            ),
+            f("MCP-HDR-004", Outcome::Pass, "ok"),
+        ];
+        let g = grade(&findings);
+        assert_eq!(g.grade, "strict");
+        assert_eq!(
+            g.summary,
+            "strict; the token's scope left MCP-HDR-008 unjudged and judged MCP-HDR-001 on part \
+             of their probes: a token whose scope reaches every method the server serves would \
+             let them be judged"
+        );
+        // The run-wide "authorization required" is the grade's own reason.
+        let g = grade(&[f("MCP-HDR-004", Outcome::Skip, AUTH)]);
+        assert!(!g.summary.contains("token's scope"), "{}", g.summary);
+    }
 
     #[test]
     fn a_run_that_verified_no_core_family_is_not_graded() {

@@ -1002,7 +1002,9 @@ fn the_expected_table_parses_and_every_server_has_a_launcher() {
     assert!(!names.is_empty(), "spec/variants.py lists no variant");
     let served = variant_names("spec/served.py");
     assert!(!served.is_empty(), "spec/served.py lists no variant");
-    for name in names.into_iter().chain(served) {
+    let scoped = variant_names("spec/scoped.py");
+    assert!(!scoped.is_empty(), "spec/scoped.py lists no variant");
+    for name in names.into_iter().chain(served).chain(scoped) {
         let row = format!("spec-{name}");
         assert!(
             expected.contains_key(&row),

@@ -15,7 +15,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use protocheck::reference::mcp::{McpReferenceConfig, SCOPE_READ, SCOPE_TOOLS, mcp_router};
 use protocheck::suite::runner::Endpoint;
-use protocheck::suite::{BearerToken, RunOptions, SuiteChoice};
+use protocheck::suite::{BearerToken, Finding, Outcome, RunOptions, SuiteChoice};
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -169,5 +169,97 @@ async fn the_token_never_leaves_the_targets_origin() {
     assert!(
         !seen.iter().any(|(_, path, _)| path == "/mcp"),
         "a redirect was followed: {seen:?}"
+    );
+}
+
+/// The verdict of the 2026-07-28 reference server with `--auth`, checked
+/// with a token of `scope`.
+async fn judged_with_scope(scope: &str) -> (protocheck::suite::Verdict, Vec<Finding>) {
+    let config = McpReferenceConfig::new(Default::default())
+        .expect("no faults")
+        .with_auth();
+    let base = common::app::serve(mcp_router(config.clone())).await;
+    let url = Url::parse(&format!("{base}/mcp")).expect("url");
+    let token = config
+        .mint_token(url.as_str(), scope, Duration::from_secs(600))
+        .expect("an --auth server mints tokens");
+    let options = RunOptions {
+        bearer_token: Some(BearerToken::new(token)),
+        ..RunOptions::default()
+    };
+    let (verdict, findings) = common::suite::run(
+        SuiteChoice::Mcp,
+        &Endpoint::Http(url),
+        &common::suite::loopback(options),
+    )
+    .await;
+    let report = common::suite::dump(&findings);
+    (
+        verdict.unwrap_or_else(|e| panic!("{e:?}\n{report}")),
+        findings,
+    )
+}
+
+/// A token that reaches `server/discover` and the lists but not `tools/call`
+/// (the reference answers that with 403 `insufficient_scope`, before it looks
+/// at the headers, which the spec allows): no rule fails on those refusals;
+/// the rules whose every probe was refused are "not verified", naming the
+/// method and the scope asked, and the verdict names them with the advice.
+#[tokio::test]
+async fn a_token_without_the_scope_of_a_method_leaves_its_rules_unjudged() {
+    let (verdict, findings) = judged_with_scope(SCOPE_READ).await;
+    let report = common::suite::dump(&findings);
+    let failing: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Warn))
+        .collect();
+    assert!(
+        failing.is_empty(),
+        "{}: {failing:?}\n{report}",
+        verdict.summary
+    );
+    let asked =
+        format!("the token lacks the scope for `tools/call` (`{SCOPE_READ} {SCOPE_TOOLS}` asked)");
+    let unjudged: Vec<&str> = findings
+        .iter()
+        .filter(|f| f.outcome == Outcome::Skip && f.message == format!("not verified: {asked}"))
+        .map(|f| f.rule_id.as_str())
+        .collect();
+    // The Mcp-Param rules probe `tools/call` alone.
+    for id in ["MCP-HDR-008", "MCP-HDR-009"] {
+        assert!(unjudged.contains(&id), "{id} not left unjudged:\n{report}");
+    }
+    // A rule probing several methods is judged on the others, and says which
+    // it could not judge.
+    let header = findings
+        .iter()
+        .find(|f| f.rule_id == "MCP-HDR-001")
+        .expect("MCP-HDR-001");
+    assert_eq!(header.outcome, Outcome::Pass, "{report}");
+    assert!(header.message.contains(&asked), "{}", header.message);
+    assert!(verdict.passed, "{}\n{report}", verdict.summary);
+    assert!(
+        verdict
+            .summary
+            .starts_with("strict; the token's scope left ")
+            && verdict.summary.contains("MCP-HDR-008")
+            && verdict.summary.contains("a token whose scope reaches"),
+        "{}",
+        verdict.summary
+    );
+}
+
+/// The same server with a token of every scope it names: strict, and the
+/// verdict says nothing of a scope.
+#[tokio::test]
+async fn a_token_of_every_scope_is_judged_strict() {
+    let (verdict, findings) = judged_with_scope(&format!("{SCOPE_READ} {SCOPE_TOOLS}")).await;
+    let report = common::suite::dump(&findings);
+    assert_eq!(verdict.summary, "strict", "{report}");
+    assert!(
+        !findings
+            .iter()
+            .any(|f| f.message.contains("lacks the scope")),
+        "{report}"
     );
 }

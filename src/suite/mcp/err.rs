@@ -6,7 +6,7 @@
 use super::client::{Probe, Reply, Seen, client_info};
 use super::era::Era;
 use super::rule::{Keyword, McpRule, spec};
-use super::session::{Judgement, Session};
+use super::session::{Judgement, Session, Unreached};
 use super::survey::unknown_name;
 use super::wire::{self, code};
 use crate::suite::Outcome;
@@ -228,7 +228,11 @@ async fn unsupported_version(s: &Session) -> Judgement {
         })
         .collect();
     // The probes are independent (see `Session::each`); judged in order.
+    let mut unreached = Unreached::default();
     for (method, reply) in s.each(sends).await {
+        if unreached.refused(&method, &reply) {
+            continue;
+        }
         match judge_unsupported(s, &reply) {
             Ok(reading) => {
                 if !reading.is_empty() && !readings.contains(&reading) {
@@ -248,12 +252,16 @@ async fn unsupported_version(s: &Session) -> Judgement {
             }
         }
     }
+    if methods.is_empty() {
+        return unreached.skip();
+    }
     Judgement::pass(format!(
         "{} for version {UNSUPPORTED} were refused with {}-32022 and the supported \
-         versions{}",
+         versions{}{}",
         methods.join(", "),
         http_400(s, ", "),
-        readings.join("")
+        readings.join(""),
+        unreached.note()
     ))
 }
 
@@ -675,7 +683,13 @@ async fn missing_meta(s: &Session) -> Judgement {
         }
     }
     // The probes are independent (each on its own connection).
+    let mut unreached = Unreached::default();
+    let mut judged = 0;
     for (what, mismatch_allowed, template, reply) in s.each(sends).await {
+        if unreached.refused(&template.method, &reply) {
+            continue;
+        }
+        judged += 1;
         let code = reply.error_code();
         // The header still names a version the body lacks: the spec does not
         // rank "missing field" above "mismatch", so -32020 is an accepted reading.
@@ -695,6 +709,9 @@ async fn missing_meta(s: &Session) -> Judgement {
             evidence.push(reply);
         }
     }
+    if judged == 0 {
+        return unreached.skip();
+    }
     if problems.is_empty() {
         let note = if readings.is_empty() {
             String::new()
@@ -702,8 +719,9 @@ async fn missing_meta(s: &Session) -> Judgement {
             format!(" ({})", readings.join("; "))
         };
         Judgement::pass(format!(
-            "requests missing required `_meta` fields were refused with {}-32602{note}",
-            http_400(s, " and ")
+            "requests missing required `_meta` fields were refused with {}-32602{note}{}",
+            http_400(s, " and "),
+            unreached.note()
         ))
     } else {
         let mut j = Judgement::fail(format!(

@@ -10,7 +10,7 @@
 use super::client::{Probe, Reply, Spelling};
 use super::era::Era;
 use super::rule::{DISCOVER_ID, Keyword, McpRule, spec};
-use super::session::{Judgement, Session};
+use super::session::{Judgement, Session, Unreached};
 use super::stl::COLD_ID;
 use super::survey::{placeholder_arguments, prompt_arguments, unknown_name};
 use super::wire::{self, H_METHOD, H_NAME, H_PROTOCOL_VERSION, HeaderAnnotation, code};
@@ -348,15 +348,23 @@ async fn expect_mismatch_everywhere(
         .collect();
     // The probes are independent (see `Session::each`); judged in order.
     let mut methods = Vec::new();
+    let mut unreached = Unreached::default();
     for (method, reply) in s.each(sends).await {
+        if unreached.refused(&method, &reply) {
+            continue;
+        }
         if !is_mismatch(&reply) {
             return expect_mismatch(&reply, &format!("`{method}` {what}"), why);
         }
         methods.push(format!("`{method}`"));
     }
+    if methods.is_empty() {
+        return unreached.skip();
+    }
     Judgement::pass(format!(
-        "{} {what} were each refused with 400 and -32020",
-        methods.join(", ")
+        "{} {what} were each refused with 400 and -32020{}",
+        methods.join(", "),
+        unreached.note()
     ))
 }
 
@@ -582,7 +590,11 @@ async fn expect_name_refused(
     // The probes are independent (see `Session::each`); judged in order.
     let mut refused = Vec::new();
     let mut unverified = Vec::new();
+    let mut unreached = Unreached::default();
     for (target, what, reply) in s.each(sends).await {
+        if unreached.refused(target.method, &reply) {
+            continue;
+        }
         match judge_named(target, &reply, &what, why) {
             NameCheck::Refused => refused.push(what),
             NameCheck::Unverified(text) => unverified.push(text),
@@ -607,19 +619,24 @@ async fn expect_name_refused(
             )
         };
         return Judgement::skip(format!(
-            "not verified: {}{checked}{}",
+            "not verified: {}{checked}{}{}",
             unverified.join("; "),
+            unreached.note(),
             not_advertised(&absent)
         ));
     }
+    if refused.is_empty() {
+        return unreached.skip();
+    }
     Judgement::pass(format!(
-        "{} {} refused with 400 and -32020{order}{}",
+        "{} {} refused with 400 and -32020{order}{}{}",
         refused.join(", "),
         if refused.len() == 1 {
             "was"
         } else {
             "were each"
         },
+        unreached.note(),
         not_advertised(&absent)
     ))
 }
@@ -749,7 +766,11 @@ async fn version_matches(s: &Session) -> Judgement {
     // The probes are independent (see `Session::each`); judged in order.
     let mut readings = Vec::new();
     let mut methods = Vec::new();
+    let mut unreached = Unreached::default();
     for (template, header, meta, reply) in s.each(sends).await {
+        if unreached.refused(&template.method, &reply) {
+            continue;
+        }
         let what = format!(
             "`{}` with `MCP-Protocol-Version: {header}` and `_meta` protocolVersion \"{meta}\"",
             template.method
@@ -775,10 +796,15 @@ async fn version_matches(s: &Session) -> Judgement {
                 .reply(&reply);
             }
         }
-        // Both cases of a family answered as they should.
-        if header == cases[cases.len() - 1].0 {
-            methods.push(format!("`{}`", template.method));
+        // A family answered as it should (in at least one case; a case
+        // refused by authorization is named in the note).
+        let shown = format!("`{}`", template.method);
+        if !methods.contains(&shown) {
+            methods.push(shown);
         }
+    }
+    if methods.is_empty() {
+        return unreached.skip();
     }
     let note = if readings.is_empty() {
         String::new()
@@ -787,8 +813,9 @@ async fn version_matches(s: &Session) -> Judgement {
     };
     Judgement::pass(format!(
         "{} whose MCP-Protocol-Version header and `_meta` version differ were refused with \
-         400{note}",
-        methods.join(", ")
+         400{note}{}",
+        methods.join(", "),
+        unreached.note()
     ))
 }
 
@@ -1173,32 +1200,50 @@ async fn param_matches(s: &Session) -> Judgement {
     let mismatched = target
         .call(s, body_value.clone())
         .with_header(&header, other.clone());
+    let mut unreached = Unreached::default();
+    let mut judged = Vec::new();
     let reply = s.client.send(&mismatched).await;
-    if !is_mismatch(&reply) {
-        return expect_mismatch(
-            &reply,
-            &format!(
-                "`tools/call` of `{}` with `{shown}: {other}` and the body value {body_value}",
-                target.tool
-            ),
-            "Mcp-Param headers must match the body",
-        );
+    if !unreached.refused("tools/call", &reply) {
+        if !is_mismatch(&reply) {
+            return expect_mismatch(
+                &reply,
+                &format!(
+                    "`tools/call` of `{}` with `{shown}: {other}` and the body value {body_value}",
+                    target.tool
+                ),
+                "Mcp-Param headers must match the body",
+            );
+        }
+        judged.push("a mismatched");
     }
     let missing = target.call(s, body_value.clone()).without_header(&header);
     let reply = s.client.send(&missing).await;
-    if !is_mismatch(&reply) {
-        return expect_mismatch(
-            &reply,
-            &format!(
-                "`tools/call` of `{}` without `{shown}` though the body carries {body_value}",
-                target.tool
-            ),
-            "a value present in the body requires its header",
-        );
+    if !unreached.refused("tools/call", &reply) {
+        if !is_mismatch(&reply) {
+            return expect_mismatch(
+                &reply,
+                &format!(
+                    "`tools/call` of `{}` without `{shown}` though the body carries {body_value}",
+                    target.tool
+                ),
+                "a value present in the body requires its header",
+            );
+        }
+        judged.push("a missing");
+    }
+    if judged.is_empty() {
+        return unreached.skip();
     }
     Judgement::pass(format!(
-        "`{}`: a mismatched and a missing `{shown}` were both refused with 400 and -32020",
-        target.tool
+        "`{}`: {} `{shown}` {} refused with 400 and -32020{}",
+        target.tool,
+        judged.join(" and "),
+        if judged.len() == 1 {
+            "was"
+        } else {
+            "were both"
+        },
+        unreached.note()
     ))
 }
 
@@ -1214,6 +1259,10 @@ async fn param_characters(s: &Session) -> Judgement {
         .call(s, json!(value))
         .with_header(&target.header(), value);
     let reply = s.client.send(&probe).await;
+    let mut unreached = Unreached::default();
+    if unreached.refused("tools/call", &reply) {
+        return unreached.skip();
+    }
     expect_mismatch(
         &reply,
         &format!(
@@ -1273,11 +1322,15 @@ async fn before_dispatch(s: &Session) -> Judgement {
     }
     let sends: Vec<_> = probes
         .iter()
-        .map(|(probe, what)| async move { (what, s.client.send(probe).await) })
+        .map(|(probe, what)| async move { (probe, what, s.client.send(probe).await) })
         .collect();
     // The probes are independent (see `Session::each`); judged in order.
     let mut refused = Vec::new();
-    for (what, reply) in s.each(sends).await {
+    let mut unreached = Unreached::default();
+    for (probe, what, reply) in s.each(sends).await {
+        if unreached.refused(&probe.method, &reply) {
+            continue;
+        }
         if is_mismatch(&reply) {
             refused.push(what.clone());
             continue;
@@ -1296,9 +1349,13 @@ async fn before_dispatch(s: &Session) -> Judgement {
         ))
         .reply(&reply);
     }
+    if refused.is_empty() {
+        return unreached.skip();
+    }
     Judgement::pass(format!(
         "requests whose Mcp-Method disagreed with the body were refused by header validation \
-         (400, -32020) before dispatch: {}",
-        refused.join("; ")
+         (400, -32020) before dispatch: {}{}",
+        refused.join("; "),
+        unreached.note()
     ))
 }

@@ -9,6 +9,7 @@ use super::client::{BareReply, McpClient, Probe, Reply, Watches};
 use super::era::{Era, LegacySession};
 use super::reg_survey::{RegistryDoc, RegistryError};
 use super::survey::{self, Reads, Survey, ToolCall, call_tools, unknown_name};
+use super::wire::{self, AuthRefusal};
 use crate::suite::{Exchange, RunOptions};
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
@@ -104,6 +105,56 @@ impl Judgement {
                 ..self
             },
             _ => self,
+        }
+    }
+}
+
+/// A rule's probes that the target's authorization refused before looking at
+/// them ([`wire::auth_refusal`]: 403 `insufficient_scope`, or 401 with a
+/// Bearer challenge). Such a probe is no evidence either way: the rule is
+/// judged on the probes that were answered, and when none was, it is not
+/// verified, naming the methods left unjudged.
+#[derive(Debug, Default)]
+pub(crate) struct Unreached {
+    refused: Vec<(String, AuthRefusal)>,
+}
+
+impl Unreached {
+    /// Whether `reply` (to a `method` request) is such a refusal; records it.
+    pub(crate) fn refused(&mut self, method: &str, reply: &Reply) -> bool {
+        if reply.stdio {
+            return false;
+        }
+        let headers = reply
+            .exchange
+            .response
+            .as_ref()
+            .map_or(&[][..], |r| r.headers.as_slice());
+        match wire::auth_refusal(reply.status, headers) {
+            Some(refusal) => {
+                self.refused.push((method.to_owned(), refusal));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The rule, when every probe was refused: "not verified: the token lacks
+    /// the scope for `tools/call` (`mcp:tools` asked)".
+    pub(crate) fn skip(&self) -> Judgement {
+        Judgement::skip(format!(
+            "not verified: {}",
+            wire::unreached_text(&self.refused)
+        ))
+    }
+
+    /// What a judgement on the other probes adds: "" when nothing was
+    /// refused, else "; not judged: the token lacks the scope for …".
+    pub(crate) fn note(&self) -> String {
+        if self.refused.is_empty() {
+            String::new()
+        } else {
+            format!("; not judged: {}", wire::unreached_text(&self.refused))
         }
     }
 }

@@ -101,6 +101,112 @@ fn claims_json_rpc(value: &Value) -> bool {
     }
 }
 
+/// How the target's authorization refused a request before the request was
+/// looked at: a probe so answered is no evidence for the rule it was sent for
+/// (authorization, "Scope Challenge Handling" lets a server check a token's
+/// scope before anything else, and a 401 before any handler is what a
+/// protected method answers). Both MCP revisions read answers through
+/// [`auth_refusal`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthRefusal {
+    /// 403 with a Bearer challenge whose `error` is `insufficient_scope`: the
+    /// token lacks a scope; the scopes the challenge asks for, when it names
+    /// them (clipped: the target wrote them).
+    Scope(Option<String>),
+    /// 401 with a Bearer challenge: the method needs (other) authorization.
+    Unauthorized,
+}
+
+/// The [`AuthRefusal`] an HTTP answer is, if it is one: 403 whose Bearer
+/// challenge says `error="insufficient_scope"`, or 401 with a Bearer
+/// challenge. Any other 403 (a policy refusal, a WAF page) is an answer like
+/// any other and is judged as one. `headers` are the response's, names
+/// lower-cased.
+pub fn auth_refusal(status: Option<u16>, headers: &[(String, String)]) -> Option<AuthRefusal> {
+    let status = status?;
+    if status != 401 && status != 403 {
+        return None;
+    }
+    let challenges = headers
+        .iter()
+        .filter(|(name, _)| name == "www-authenticate")
+        .filter_map(|(_, value)| super::aut_survey::parse_bearer_challenge(value));
+    for challenge in challenges {
+        if status == 401 {
+            return Some(AuthRefusal::Unauthorized);
+        }
+        if challenge.get("error") == Some("insufficient_scope") {
+            let scope = challenge
+                .get("scope")
+                .map(|s| crate::suite::clip(s.trim(), 120))
+                .filter(|s| !s.is_empty());
+            return Some(AuthRefusal::Scope(scope));
+        }
+    }
+    None
+}
+
+/// The first words of a finding about probes the token's scope did not
+/// reach; [`left_by_authorization`] reads findings by them.
+pub const LACKS_SCOPE: &str = "the token lacks the scope for ";
+/// The last words of a finding about probes refused with a 401 challenge.
+pub const NEEDS_AUTHORIZATION: &str = "authorization (HTTP 401)";
+
+/// What the target's authorization left unjudged, for a finding: `` the
+/// token lacks the scope for `tools/call` (`mcp:read mcp:tools` asked) ``,
+/// `` `tools/call` needs authorization (HTTP 401) ``, clauses joined by `; `.
+/// `refused` pairs each refused method with its refusal, in the order sent;
+/// a method is named once per refusal.
+pub fn unreached_text(refused: &[(String, AuthRefusal)]) -> String {
+    let mut groups: Vec<(&AuthRefusal, Vec<String>)> = Vec::new();
+    for (method, refusal) in refused {
+        let shown = format!("`{method}`");
+        match groups.iter_mut().find(|(r, _)| *r == refusal) {
+            Some((_, methods)) => {
+                if !methods.contains(&shown) {
+                    methods.push(shown);
+                }
+            }
+            None => groups.push((refusal, vec![shown])),
+        }
+    }
+    let clauses: Vec<String> = groups
+        .into_iter()
+        .map(|(refusal, methods)| match refusal {
+            AuthRefusal::Scope(Some(scope)) => {
+                format!("{LACKS_SCOPE}{} (`{scope}` asked)", methods.join(", "))
+            }
+            AuthRefusal::Scope(None) => format!(
+                "{LACKS_SCOPE}{} (HTTP 403 insufficient_scope; the challenge names no scope)",
+                methods.join(", ")
+            ),
+            AuthRefusal::Unauthorized => format!(
+                "{} {} {NEEDS_AUTHORIZATION}",
+                methods.join(", "),
+                if methods.len() == 1 { "needs" } else { "need" }
+            ),
+        })
+        .collect();
+    clauses.join("; ")
+}
+
+/// Whether a finding's message says the target's authorization left (part
+/// of) the rule unjudged: `Some(true)` for the token's scope, `Some(false)`
+/// for a 401 on some methods only; `None` otherwise (the run-wide "not
+/// verified: authorization required" of a server refusing everything is not
+/// one: it says so in the verdict itself).
+pub fn left_by_authorization(message: &str) -> Option<bool> {
+    if message.contains(LACKS_SCOPE) {
+        Some(true)
+    } else if message.contains(&format!("` needs {NEEDS_AUTHORIZATION}"))
+        || message.contains(&format!("` need {NEEDS_AUTHORIZATION}"))
+    {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 /// The methods whose `Mcp-Name` header mirrors a body field, and that field
 /// (streamable-http#standard-request-headers).
 pub fn name_field(method: &str) -> Option<&'static str> {
@@ -487,6 +593,64 @@ pub fn param_headers(input_schema: &Value, arguments: &Value) -> Vec<(String, St
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_an_insufficient_scope_403_or_a_bearer_401_is_an_auth_refusal() {
+        let h = |v: &str| vec![("www-authenticate".to_owned(), v.to_owned())];
+        let scope = h(r#"Bearer error="insufficient_scope", scope="mcp:read mcp:tools""#);
+        assert_eq!(
+            auth_refusal(Some(403), &scope),
+            Some(AuthRefusal::Scope(Some("mcp:read mcp:tools".into())))
+        );
+        assert_eq!(
+            auth_refusal(Some(403), &h(r#"Bearer error="insufficient_scope""#)),
+            Some(AuthRefusal::Scope(None))
+        );
+        // Any other 403 is an answer, judged as one.
+        assert_eq!(
+            auth_refusal(Some(403), &h(r#"Bearer error="invalid_token""#)),
+            None
+        );
+        assert_eq!(auth_refusal(Some(403), &[]), None);
+        assert_eq!(auth_refusal(Some(403), &h("Basic realm=\"x\"")), None);
+        // A 401 with a Bearer challenge; without one it is no OAuth refusal.
+        assert_eq!(
+            auth_refusal(Some(401), &h(r#"Bearer resource_metadata="http://x/prm""#)),
+            Some(AuthRefusal::Unauthorized)
+        );
+        assert_eq!(auth_refusal(Some(401), &[]), None);
+        assert_eq!(auth_refusal(Some(400), &scope), None);
+        assert_eq!(auth_refusal(None, &scope), None);
+
+        let text = unreached_text(&[
+            (
+                "tools/call".into(),
+                AuthRefusal::Scope(Some("mcp:tools".into())),
+            ),
+            (
+                "tools/call".into(),
+                AuthRefusal::Scope(Some("mcp:tools".into())),
+            ),
+            ("prompts/get".into(), AuthRefusal::Unauthorized),
+        ]);
+        assert_eq!(
+            text,
+            "the token lacks the scope for `tools/call` (`mcp:tools` asked); `prompts/get` needs \
+             authorization (HTTP 401)"
+        );
+        assert_eq!(left_by_authorization(&text), Some(true));
+        assert_eq!(
+            left_by_authorization("not verified: `a`, `b` need authorization (HTTP 401)"),
+            Some(false)
+        );
+        assert_eq!(
+            left_by_authorization(
+                "not verified: authorization required: the server requires authorization (HTTP \
+                 401) and the run has no bearer token"
+            ),
+            None
+        );
+    }
+
     #[test]
     fn an_http_refusal_without_a_json_rpc_body_is_no_json_rpc_answer() {
         use serde_json::json;

@@ -311,6 +311,11 @@ import served  # noqa: E402
 
 VARIANTS.update(served.VARIANTS)
 
+# A correct server some of whose methods need authorization: `scoped.py`.
+import scoped  # noqa: E402
+
+VARIANTS.update(scoped.VARIANTS)
+
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in VARIANTS:
         sys.exit("usage: variants.py {" + ",".join(VARIANTS) + "} [PORT]")
