@@ -107,7 +107,7 @@ fn left_unjudged(findings: &[Finding]) -> String {
     let mut in_part = Vec::new();
     let mut scope = false;
     for f in findings {
-        let Some(by_scope) = crate::suite::mcp::wire::left_by_authorization(&f.message) else {
+        let Some(by_scope) = left_by_authorization(&f.message) else {
             continue;
         };
         scope |= by_scope;
@@ -200,6 +200,29 @@ fn unjudged_core(findings: &[Finding]) -> Option<Unjudged> {
         detail: detail.to_owned(),
         families,
     })
+}
+
+/// The first words of a finding about probes the token's scope did not
+/// reach; [`left_by_authorization`] reads findings by them.
+pub const LACKS_SCOPE: &str = "the token lacks the scope for ";
+/// The last words of a finding about probes refused with a 401 challenge.
+pub const NEEDS_AUTHORIZATION: &str = "authorization (HTTP 401)";
+
+/// Whether a finding's message says the target's authorization left (part
+/// of) the rule unjudged: `Some(true)` for the token's scope, `Some(false)`
+/// for a 401 on some methods only; `None` otherwise (the run-wide "not
+/// verified: authorization required" of a server refusing everything is not
+/// one: it says so in the verdict itself).
+pub fn left_by_authorization(message: &str) -> Option<bool> {
+    if message.contains(LACKS_SCOPE) {
+        Some(true)
+    } else if message.contains(&format!("` needs {NEEDS_AUTHORIZATION}"))
+        || message.contains(&format!("` need {NEEDS_AUTHORIZATION}"))
+    {
+        Some(false)
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]

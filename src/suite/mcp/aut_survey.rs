@@ -283,8 +283,100 @@ pub(crate) async fn take(client: &McpClient, url: &Url) -> AuthSurvey {
     survey
 }
 
+/// The [`AuthRefusal`] an HTTP answer is, if it is one: 403 whose Bearer
+/// challenge says `error="insufficient_scope"`, or 401 with a Bearer
+/// challenge. Any other 403 (a policy refusal, a WAF page) is an answer like
+/// any other and is judged as one. `headers` are the response's, names
+/// lower-cased.
+pub fn auth_refusal(
+    status: Option<u16>,
+    headers: &[(String, String)],
+) -> Option<super::wire::AuthRefusal> {
+    let status = status?;
+    if status != 401 && status != 403 {
+        return None;
+    }
+    let challenges = headers
+        .iter()
+        .filter(|(name, _)| name == "www-authenticate")
+        .filter_map(|(_, value)| parse_bearer_challenge(value));
+    for challenge in challenges {
+        if status == 401 {
+            return Some(super::wire::AuthRefusal::Unauthorized);
+        }
+        if challenge.get("error") == Some("insufficient_scope") {
+            let scope = challenge
+                .get("scope")
+                .map(|s| crate::suite::clip(s.trim(), 120))
+                .filter(|s| !s.is_empty());
+            return Some(super::wire::AuthRefusal::Scope(scope));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_an_insufficient_scope_403_or_a_bearer_401_is_an_auth_refusal() {
+        use crate::suite::grade::left_by_authorization;
+        use crate::suite::mcp::wire::{AuthRefusal, unreached_text};
+        let h = |v: &str| vec![("www-authenticate".to_owned(), v.to_owned())];
+        let scope = h(r#"Bearer error="insufficient_scope", scope="mcp:read mcp:tools""#);
+        assert_eq!(
+            auth_refusal(Some(403), &scope),
+            Some(AuthRefusal::Scope(Some("mcp:read mcp:tools".into())))
+        );
+        assert_eq!(
+            auth_refusal(Some(403), &h(r#"Bearer error="insufficient_scope""#)),
+            Some(AuthRefusal::Scope(None))
+        );
+        // Any other 403 is an answer, judged as one.
+        assert_eq!(
+            auth_refusal(Some(403), &h(r#"Bearer error="invalid_token""#)),
+            None
+        );
+        assert_eq!(auth_refusal(Some(403), &[]), None);
+        assert_eq!(auth_refusal(Some(403), &h("Basic realm=\"x\"")), None);
+        // A 401 with a Bearer challenge; without one it is no OAuth refusal.
+        assert_eq!(
+            auth_refusal(Some(401), &h(r#"Bearer resource_metadata="http://x/prm""#)),
+            Some(AuthRefusal::Unauthorized)
+        );
+        assert_eq!(auth_refusal(Some(401), &[]), None);
+        assert_eq!(auth_refusal(Some(400), &scope), None);
+        assert_eq!(auth_refusal(None, &scope), None);
+
+        let text = unreached_text(&[
+            (
+                "tools/call".into(),
+                AuthRefusal::Scope(Some("mcp:tools".into())),
+            ),
+            (
+                "tools/call".into(),
+                AuthRefusal::Scope(Some("mcp:tools".into())),
+            ),
+            ("prompts/get".into(), AuthRefusal::Unauthorized),
+        ]);
+        assert_eq!(
+            text,
+            "the token lacks the scope for `tools/call` (`mcp:tools` asked); `prompts/get` needs \
+             authorization (HTTP 401)"
+        );
+        assert_eq!(left_by_authorization(&text), Some(true));
+        assert_eq!(
+            left_by_authorization("not verified: `a`, `b` need authorization (HTTP 401)"),
+            Some(false)
+        );
+        assert_eq!(
+            left_by_authorization(
+                "not verified: authorization required: the server requires authorization (HTTP \
+                 401) and the run has no bearer token"
+            ),
+            None
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -110,7 +110,7 @@ impl Judgement {
 }
 
 /// A rule's probes that the target's authorization refused before looking at
-/// them ([`wire::auth_refusal`]: 403 `insufficient_scope`, or 401 with a
+/// them ([`super::aut_survey::auth_refusal`]: 403 `insufficient_scope`, or 401 with a
 /// Bearer challenge). Such a probe is no evidence either way: the rule is
 /// judged on the probes that were answered, and when none was, it is not
 /// verified, naming the methods left unjudged.
@@ -130,7 +130,7 @@ impl Unreached {
             .response
             .as_ref()
             .map_or(&[][..], |r| r.headers.as_slice());
-        match wire::auth_refusal(reply.status, headers) {
+        match super::aut_survey::auth_refusal(reply.status, headers) {
             Some(refusal) => {
                 self.refused.push((method.to_owned(), refusal));
                 true

@@ -117,40 +117,9 @@ pub enum AuthRefusal {
     Unauthorized,
 }
 
-/// The [`AuthRefusal`] an HTTP answer is, if it is one: 403 whose Bearer
-/// challenge says `error="insufficient_scope"`, or 401 with a Bearer
-/// challenge. Any other 403 (a policy refusal, a WAF page) is an answer like
-/// any other and is judged as one. `headers` are the response's, names
-/// lower-cased.
-pub fn auth_refusal(status: Option<u16>, headers: &[(String, String)]) -> Option<AuthRefusal> {
-    let status = status?;
-    if status != 401 && status != 403 {
-        return None;
-    }
-    let challenges = headers
-        .iter()
-        .filter(|(name, _)| name == "www-authenticate")
-        .filter_map(|(_, value)| super::aut_survey::parse_bearer_challenge(value));
-    for challenge in challenges {
-        if status == 401 {
-            return Some(AuthRefusal::Unauthorized);
-        }
-        if challenge.get("error") == Some("insufficient_scope") {
-            let scope = challenge
-                .get("scope")
-                .map(|s| crate::suite::clip(s.trim(), 120))
-                .filter(|s| !s.is_empty());
-            return Some(AuthRefusal::Scope(scope));
-        }
-    }
-    None
-}
-
-/// The first words of a finding about probes the token's scope did not
-/// reach; [`left_by_authorization`] reads findings by them.
-pub const LACKS_SCOPE: &str = "the token lacks the scope for ";
-/// The last words of a finding about probes refused with a 401 challenge.
-pub const NEEDS_AUTHORIZATION: &str = "authorization (HTTP 401)";
+// Where the target's authorization left a rule unjudged, the finding says so
+// in the words `grade` reads (the verdict names those rules).
+pub use crate::suite::grade::{LACKS_SCOPE, NEEDS_AUTHORIZATION};
 
 /// What the target's authorization left unjudged, for a finding: `` the
 /// token lacks the scope for `tools/call` (`mcp:read mcp:tools` asked) ``,
@@ -188,23 +157,6 @@ pub fn unreached_text(refused: &[(String, AuthRefusal)]) -> String {
         })
         .collect();
     clauses.join("; ")
-}
-
-/// Whether a finding's message says the target's authorization left (part
-/// of) the rule unjudged: `Some(true)` for the token's scope, `Some(false)`
-/// for a 401 on some methods only; `None` otherwise (the run-wide "not
-/// verified: authorization required" of a server refusing everything is not
-/// one: it says so in the verdict itself).
-pub fn left_by_authorization(message: &str) -> Option<bool> {
-    if message.contains(LACKS_SCOPE) {
-        Some(true)
-    } else if message.contains(&format!("` needs {NEEDS_AUTHORIZATION}"))
-        || message.contains(&format!("` need {NEEDS_AUTHORIZATION}"))
-    {
-        Some(false)
-    } else {
-        None
-    }
 }
 
 /// The methods whose `Mcp-Name` header mirrors a body field, and that field
@@ -593,64 +545,6 @@ pub fn param_headers(input_schema: &Value, arguments: &Value) -> Vec<(String, St
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn only_an_insufficient_scope_403_or_a_bearer_401_is_an_auth_refusal() {
-        let h = |v: &str| vec![("www-authenticate".to_owned(), v.to_owned())];
-        let scope = h(r#"Bearer error="insufficient_scope", scope="mcp:read mcp:tools""#);
-        assert_eq!(
-            auth_refusal(Some(403), &scope),
-            Some(AuthRefusal::Scope(Some("mcp:read mcp:tools".into())))
-        );
-        assert_eq!(
-            auth_refusal(Some(403), &h(r#"Bearer error="insufficient_scope""#)),
-            Some(AuthRefusal::Scope(None))
-        );
-        // Any other 403 is an answer, judged as one.
-        assert_eq!(
-            auth_refusal(Some(403), &h(r#"Bearer error="invalid_token""#)),
-            None
-        );
-        assert_eq!(auth_refusal(Some(403), &[]), None);
-        assert_eq!(auth_refusal(Some(403), &h("Basic realm=\"x\"")), None);
-        // A 401 with a Bearer challenge; without one it is no OAuth refusal.
-        assert_eq!(
-            auth_refusal(Some(401), &h(r#"Bearer resource_metadata="http://x/prm""#)),
-            Some(AuthRefusal::Unauthorized)
-        );
-        assert_eq!(auth_refusal(Some(401), &[]), None);
-        assert_eq!(auth_refusal(Some(400), &scope), None);
-        assert_eq!(auth_refusal(None, &scope), None);
-
-        let text = unreached_text(&[
-            (
-                "tools/call".into(),
-                AuthRefusal::Scope(Some("mcp:tools".into())),
-            ),
-            (
-                "tools/call".into(),
-                AuthRefusal::Scope(Some("mcp:tools".into())),
-            ),
-            ("prompts/get".into(), AuthRefusal::Unauthorized),
-        ]);
-        assert_eq!(
-            text,
-            "the token lacks the scope for `tools/call` (`mcp:tools` asked); `prompts/get` needs \
-             authorization (HTTP 401)"
-        );
-        assert_eq!(left_by_authorization(&text), Some(true));
-        assert_eq!(
-            left_by_authorization("not verified: `a`, `b` need authorization (HTTP 401)"),
-            Some(false)
-        );
-        assert_eq!(
-            left_by_authorization(
-                "not verified: authorization required: the server requires authorization (HTTP \
-                 401) and the run has no bearer token"
-            ),
-            None
-        );
-    }
-
     #[test]
     fn an_http_refusal_without_a_json_rpc_body_is_no_json_rpc_answer() {
         use serde_json::json;
