@@ -50,6 +50,16 @@ pg_admin_url() {
   echo "postgres://postgres:protocheck@127.0.0.1:5432"
 }
 
+# The README's quick start, which a test runs as pasted, calls curl (7.84 or
+# later, for `-w '%header{…}'`: Debian 12 has 7.88).
+install_curl() {
+  if command -v curl >/dev/null 2>&1; then return 0; fi
+  log "installing curl"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q curl
+}
+
 # The browser test drives Debian's Chromium through chromedriver.
 install_browser() {
   if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then return 0; fi
@@ -208,6 +218,7 @@ install_action_tools() {
 }
 
 start_postgres
+install_curl
 install_browser
 install_action_tools
 install_report_tools
