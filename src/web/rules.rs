@@ -57,6 +57,59 @@ pub struct RuleDoc {
     pub dependents: Vec<String>,
     /// This rule's page, relative to the service.
     pub page: String,
+    /// What the probes cover of the requirement, and what they leave out and
+    /// why (`docs/coverage.md`); absent for the reference profile's rules,
+    /// which reproduce the public harness's checks as it makes them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<CoverageDoc>,
+}
+
+/// What a pass on a rule is worth: what its requirement names, what the
+/// probes send and read, and what they leave out, for which reason.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CoverageDoc {
+    /// Every method, field, value and moment the requirement names.
+    pub required: String,
+    /// What protocheck's probes send and what they read.
+    pub probed: String,
+    /// `full` when nothing is left out; else why: `side effects`,
+    /// `not advertised`, `not observable`, `no bound`, or `missing probe`
+    /// (a probe protocheck still lacks).
+    pub gap: String,
+    /// What is left out, when anything is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<String>,
+}
+
+impl CoverageDoc {
+    fn of(c: &crate::suite::Coverage) -> Self {
+        use crate::suite::coverage::{GapKind, gap_kind};
+        let (gap, left_out) = match gap_kind(c.gap) {
+            GapKind::None => ("full".to_owned(), None),
+            GapKind::Reason(reason, rest) => (reason.to_owned(), Some(rest)),
+            GapKind::MissingProbe(text) => ("missing probe".to_owned(), Some(text)),
+        };
+        let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        Self {
+            required: flat(c.required),
+            probed: flat(c.probed),
+            gap,
+            left_out: left_out.map(flat),
+        }
+    }
+
+    /// The sentence a reader sees before what is left out.
+    pub fn heading(&self) -> String {
+        match self.gap.as_str() {
+            "full" => "Probed in full: nothing the requirement names is left out.".to_owned(),
+            "missing probe" => {
+                "Not covered, and no accepted reason: a probe protocheck still lacks, so a pass \
+                 certifies only what the probes send."
+                    .to_owned()
+            }
+            reason => format!("Not covered ({reason}):"),
+        }
+    }
 }
 
 impl RuleDoc {
@@ -96,6 +149,18 @@ impl RuleDoc {
             ("How to fix it", self.help.fix),
         ] {
             out.push_str(&format!("\n{head}\n  {body}\n"));
+        }
+        if let Some(c) = &self.coverage {
+            out.push_str(&format!(
+                "\nWhat a pass covers\n  The requirement names: {}\n  The probes send and read: {}\n  {}",
+                c.required,
+                c.probed,
+                c.heading()
+            ));
+            if let Some(left) = &c.left_out {
+                out.push_str(&format!(" {left}"));
+            }
+            out.push('\n');
         }
         if !self.requires.is_empty() {
             out.push_str(&format!(
@@ -139,6 +204,7 @@ impl RuleDoc {
                 .map(|d| d.rule.id.to_owned())
                 .collect(),
             page: page_path(e.rule.id),
+            coverage: crate::suite::coverage::entry(e.rule.id).map(CoverageDoc::of),
         }
     }
 
@@ -227,6 +293,8 @@ struct RulePage {
     probe: Vec<Span>,
     failure: Vec<Span>,
     fix: Vec<Span>,
+    /// What a pass covers: the requirement, the probes, what is left out.
+    covered: Option<CoveredView>,
     catalogue: String,
     /// The rules it requires and those that wait on it, with their titles.
     requires: Vec<(String, String, String)>,
@@ -282,6 +350,7 @@ pub async fn rule_page(PagePath(id): PagePath<String>) -> PageResult<Response> {
             probe: spans(rule.help.probe),
             failure: spans(rule.help.failure),
             fix: spans(rule.help.fix),
+            covered: rule.coverage.as_ref().map(CoveredView::of),
             catalogue: rule.catalogue_name(),
             requires: linked(&rule.requires),
             dependents: linked(&rule.dependents),
@@ -289,6 +358,25 @@ pub async fn rule_page(PagePath(id): PagePath<String>) -> PageResult<Response> {
         },
     )
     .into_response())
+}
+
+/// The coverage section of a rule page, cut at its `code` spans.
+struct CoveredView {
+    required: Vec<Span>,
+    probed: Vec<Span>,
+    heading: String,
+    left_out: Vec<Span>,
+}
+
+impl CoveredView {
+    fn of(c: &CoverageDoc) -> Self {
+        Self {
+            required: spans(&c.required),
+            probed: spans(&c.probed),
+            heading: c.heading(),
+            left_out: c.left_out.as_deref().map(spans).unwrap_or_default(),
+        }
+    }
 }
 
 /// A run of help text, and whether it was `backticked` (the catalogue's
