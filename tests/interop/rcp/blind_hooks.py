@@ -10,6 +10,7 @@ and `capabilities`; and the SDK's shared parameter validator.
 from __future__ import annotations
 
 import json
+import re
 import os
 import sys
 
@@ -154,3 +155,162 @@ def stdio_main(cfg, serve):
         serve(cfg)
     else:
         panel.main(cfg)
+
+
+# ── more RCP methods, for the second audit's servers (blind2_*.py) ──────────
+# Correct handlers for the methods panel.py does not serve; a server opts in
+# with `add_features(...)`. Servers that do not call it are unchanged.
+
+VOCABULARY = 30522
+TRANSFORM_METHODS = ["rewrite", "hyde", "multi-query", "decompose", "step-back"]
+
+
+def _strings(params, fld):
+    items = params.get(fld)
+    if not isinstance(items, list) or not items:
+        panel.bad(fld, f"'{fld}' is a required non-empty array")
+    out = []
+    for i, item in enumerate(items):
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict) and item.get("type") == "text" and isinstance(item.get("text"), str):
+            out.append(item["text"])
+        elif isinstance(item, dict) and isinstance(item.get("type"), str):
+            panel.unsupported("modality", item["type"])
+        else:
+            panel.bad(f"{fld}[{i}]", "an input is a string or a Content block")
+    return out
+
+
+def _kind(params):
+    kind = panel.want(params, "kind", (str,))
+    if kind is not None and kind not in ("query", "document"):
+        panel.bad("kind", "'kind' is query or document")
+
+
+def term_id(word: str) -> int:
+    return sum((j + 1) * ord(c) for j, c in enumerate(word)) % VOCABULARY
+
+
+def sparse_handler(params, cfg):
+    """§7.4: one `{indices, values}` per text, indices within the vocabulary."""
+    texts = _strings(params, "texts")
+    _kind(params)
+    out = []
+    for t in texts:
+        weights = {}
+        for w in panel.words(t):
+            weights[term_id(w)] = weights.get(term_id(w), 0.0) + 1.0
+        idx = sorted(weights)
+        out.append({"indices": idx, "values": [round(weights[i], 6) for i in idx]})
+    return {"sparse": out}
+
+
+def multi_handler(params, cfg):
+    """§7.5: one matrix per input, one row per token, rows of `dimension`."""
+    fld = "inputs" if "inputs" in params else "texts"
+    texts = _strings(params, fld)
+    _kind(params)
+    encoding = panel.want(params, "encoding", (str,)) or "json"
+    if encoding != "json":
+        panel.unsupported("encoding", encoding)
+    matrices = [[panel.dense_vector(w) for w in (panel.words(t) or [t])] for t in texts]
+    return {"matrices": matrices, "dimension": panel.DIMENSION}
+
+
+def transform_handler(params, cfg):
+    """§7.8: `multi-query`/`decompose` return several queries; `hyde` a
+    hypothetical document."""
+    q = panel.query_text(params, cfg)
+    method = params.get("method")
+    if not isinstance(method, str):
+        panel.bad("method", "'method' is required")
+    if method not in TRANSFORM_METHODS:
+        panel.unsupported("method", method)
+    n = panel.want(params, "n", (int,)) or 3
+    if method == "hyde":
+        return {"queries": [q], "hypothetical": f"A passage that answers: {q}."}
+    if method == "multi-query":
+        variants = [q, f"what is {q}", f"{q} explained", f"{q} overview", f"about {q}"]
+        return {"queries": variants[:n]}
+    if method == "decompose":
+        parts = [p for p in re.split(r"\band\b|,", q) if p.strip()] or [q]
+        parts = [p.strip() for p in parts]
+        if len(parts) < 2:
+            parts = [q, f"background of {q}"]
+        return {"queries": parts[:n]}
+    if method == "step-back":
+        return {"queries": [f"general principles behind {q}"]}
+    return {"queries": [q.strip()]}
+
+
+class Index:
+    """An in-memory `index` (§7.10, §7.11): upsert by id, idempotent delete."""
+
+    def __init__(self):
+        self.docs = {}
+        self.minted = 0
+
+    def add(self, params, cfg):
+        docs = params.get("documents")
+        if not isinstance(docs, list) or not docs:
+            panel.bad("documents", "'documents' is a required non-empty array")
+        ids = []
+        for i, d in enumerate(docs):
+            if not isinstance(d, dict) or not isinstance(d.get("text"), str):
+                panel.bad(f"documents[{i}].text", "a document needs 'text'")
+            did = d.get("id")
+            if did is None:
+                self.minted += 1
+                did = f"minted-{self.minted}"
+            elif not isinstance(did, str):
+                panel.bad(f"documents[{i}].id", "'id' is a string")
+            self.docs[did] = {"text": d["text"], "meta": d.get("meta") or {}}
+            ids.append(did)
+        return {"ids": ids}
+
+    def delete(self, params, cfg):
+        ids = params.get("ids")
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            panel.bad("ids", "'ids' is a required array of strings")
+        removed = 0
+        for did in ids:
+            if self.docs.pop(did, None) is not None:
+                removed += 1
+        return {"deleted": removed}
+
+
+def add_features(sparse=False, multi=False, transform=False, index=False, handlers=None):
+    """Adds correctly behaving methods (and their capabilities) to every session.
+    `handlers` maps a method to `wrapper(original, params, cfg)` for a fault."""
+    base = panel.build_server
+    handlers = handlers or {}
+    store = Index()
+
+    def build(cfg, session):
+        s = base(cfg, session)
+        table = {}
+        if sparse:
+            s.advertise("sparseEmbed", {"identity": "panel-hash-sparse", "vocabulary": VOCABULARY})
+            table["embed/sparse"] = sparse_handler
+        if multi:
+            s.advertise("multiVector", {"dimension": panel.DIMENSION, "identity": "panel-trigram-multi",
+                                        "similarity": "cosine", "modalities": ["text"]})
+            table["embed/multi"] = multi_handler
+        if transform:
+            s.advertise("transform", {"methods": list(TRANSFORM_METHODS)})
+            table["query/transform"] = transform_handler
+        if index:
+            s.advertise("index", {"writable": True})
+            table["index/add"] = store.add
+            table["index/delete"] = store.delete
+        for method, fn in table.items():
+            wrapper = handlers.get(method)
+            if wrapper is None:
+                s.on(method, lambda p, fn=fn: fn(p, cfg))
+            else:
+                s.on(method, lambda p, fn=fn, w=wrapper: w(fn, p, cfg))
+        return s
+
+    panel.build_server = build
+    return store
