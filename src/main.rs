@@ -446,6 +446,7 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
         max_streams_per_client: web_args.limits.max_streams_per_client,
         body_timeout: web_args.limits.body_timeout(),
         sign_in_policy: Some(policy),
+        sign_in_roots: ca_roots(workers.ca_cert.as_deref())?,
         watch: web::watch::WatchSettings {
             min_interval: Duration::from_secs(web_args.watch_min_interval_secs.max(1)),
             badge_interval: Duration::from_secs(web_args.badge_watch_interval_secs.max(1)),

@@ -135,6 +135,10 @@ pub struct WebOptions {
     /// under this address policy (the workers'). Taken only when the queue
     /// accepts credentials.
     pub sign_in_policy: Option<crate::transport::AddressPolicy>,
+    /// Roots the sign-in client trusts beyond the public ones (DER): the
+    /// workers' `PROTOCHECK_CA_CERT`, so a server the workers can check over
+    /// an internal CA can be signed in to as well.
+    pub sign_in_roots: Vec<Vec<u8>>,
     pub watch: watch::WatchSettings,
     /// The limits the workers claim runs under, to tell a queued run why it
     /// waits (see `api::queue_view`).
@@ -150,6 +154,7 @@ impl Default for WebOptions {
             max_streams_per_client: 16,
             body_timeout: Duration::from_secs(10),
             sign_in_policy: None,
+            sign_in_roots: Vec::new(),
             watch: watch::WatchSettings::default(),
             host_limits: crate::store::HostLimits::NONE,
         }
@@ -185,7 +190,7 @@ impl AppState {
         let sign_in = options
             .sign_in_policy
             .filter(|_| queue.accepts_credentials())
-            .and_then(|policy| match sign_in::SignInFlows::new(policy) {
+            .and_then(|policy| match sign_in::SignInFlows::new(policy, options.sign_in_roots) {
                 Ok(flows) => Some(flows),
                 Err(e) => {
                     tracing::error!(error = %e, "sign-in is off: its HTTP client could not be built");
@@ -335,14 +340,16 @@ async fn explain_bare_errors(req: Request, next: Next) -> Response {
     {
         return resp;
     }
+    // The method router sets `Allow` on its 405 after the layers of its
+    // routes ran, so this layer seldom sees it: the detail then points at the
+    // header rather than guessing.
     let allow = resp.headers().get(axum::http::header::ALLOW).cloned();
     let error = error::WebError::MethodNotAllowed {
         method,
-        allow: allow
-            .as_ref()
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("no method")
-            .replace(',', ", "),
+        allow: allow.as_ref().and_then(|v| v.to_str().ok()).map_or_else(
+            || "the methods its Allow header lists".to_owned(),
+            |v| v.replace(',', ", "),
+        ),
     };
     let mut out = if page {
         let mut r = error::AsPage(error).into_response();

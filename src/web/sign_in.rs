@@ -111,10 +111,11 @@ pub struct SignInFlows {
 }
 
 impl SignInFlows {
-    /// Sign-ins whose requests go through `policy` (the workers' own).
-    pub fn new(policy: AddressPolicy) -> anyhow::Result<Self> {
+    /// Sign-ins whose requests go through `policy` (the workers' own),
+    /// trusting `extra_roots` (DER) beside the public roots, as the workers do.
+    pub fn new(policy: AddressPolicy, extra_roots: Vec<Vec<u8>>) -> anyhow::Result<Self> {
         Ok(Self {
-            http: HttpClient::new(policy, Limits::default())?,
+            http: HttpClient::with_extra_roots(policy, Limits::default(), extra_roots)?,
             pending: Mutex::new(HashMap::new()),
         })
     }
@@ -285,7 +286,17 @@ pub async fn start(
             Some(s) => format!(
                 "The server did not ask for authorization: an unauthenticated `server/discover` was answered HTTP {s}. There is nothing to sign in to."
             ),
-            None => "The server did not answer an unauthenticated `server/discover`.".into(),
+            None => match survey.challenge_exchange.error.as_deref() {
+                Some(e) if e.contains("certificate") => format!(
+                    "The server did not answer an unauthenticated `server/discover`: {e}. A server \
+                     whose certificate an internal CA issued can be signed in to once the service \
+                     trusts that CA (PROTOCHECK_CA_CERT)."
+                ),
+                Some(e) => format!(
+                    "The server did not answer an unauthenticated `server/discover`: {e}."
+                ),
+                None => "The server did not answer an unauthenticated `server/discover`.".into(),
+            },
         })
         .into());
     }
@@ -881,7 +892,7 @@ mod tests {
 
     #[test]
     fn pending_sign_ins_are_taken_once() {
-        let flows = SignInFlows::new(AddressPolicy::PublicOnly).expect("flows");
+        let flows = SignInFlows::new(AddressPolicy::PublicOnly, Vec::new()).expect("flows");
         let pending = Pending {
             created: Instant::now(),
             browser: "b".into(),

@@ -82,6 +82,42 @@ async fn every_rule_has_a_page_and_a_json_document_with_its_help() {
             // The page shows the same text, escaped, names in <code>.
             assert!(plain.contains(text), "{path} shows help.{part}");
         }
+        // What a pass covers: the coverage entry of docs/coverage.md, its
+        // gap named by its reason, or said to be a missing probe.
+        assert!(html.contains("What a pass covers"), "{path}");
+        match protocheck::suite::coverage::entry(id) {
+            None => {
+                assert!(doc.get("coverage").is_none(), "{id}: {doc}");
+                assert!(id.starts_with("RCP-REF-"), "{id} has no coverage entry");
+                assert!(html.contains("the harness"), "{path}");
+            }
+            Some(c) => {
+                let cov = &doc["coverage"];
+                let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+                assert_eq!(cov["required"], flat(c.required), "{id}");
+                assert!(
+                    plain.contains(&flat(c.probed)),
+                    "{path} shows what the probes send"
+                );
+                use protocheck::suite::coverage::{GapKind, gap_kind};
+                match gap_kind(c.gap) {
+                    GapKind::None => {
+                        assert_eq!(cov["gap"], "full", "{id}");
+                        assert!(html.contains("Probed in full"), "{path}");
+                    }
+                    GapKind::Reason(reason, rest) => {
+                        assert_eq!(cov["gap"], reason, "{id}");
+                        assert!(html.contains(&format!("Not covered ({reason}):")), "{path}");
+                        assert!(plain.contains(&flat(rest)), "{path} shows what is left out");
+                    }
+                    GapKind::MissingProbe(text) => {
+                        assert_eq!(cov["gap"], "missing probe", "{id}");
+                        assert!(html.contains("a probe protocheck still lacks"), "{path}");
+                        assert!(plain.contains(&flat(text)), "{path} shows what is left out");
+                    }
+                }
+            }
+        }
         for dependent in index::dependents(id) {
             assert!(
                 html.contains(&format!("href=\"/rules/{}\"", dependent.rule.id)),

@@ -279,6 +279,90 @@ fn finding<'a>(findings: &'a [Value], rule: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {rule} finding"))
 }
 
+impl Flow {
+    /// A flow against the protected reference server over HTTPS, its
+    /// certificate issued by a CA of the test's own, which the workers and
+    /// the test's browser trust. The service's sign-in client trusts it only
+    /// when `sign_in_trusts` is set: `serve` gives it the workers' roots
+    /// (`PROTOCHECK_CA_CERT`), and without them the sign-in cannot start.
+    async fn start_tls(sign_in_trusts: bool) -> Self {
+        use protocheck::reference::mcp::{
+            CertificateFault, TestCertificate, serve_mcp_reference_tls,
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1");
+        let addr = listener.local_addr().expect("local addr");
+        let certificate = TestCertificate::generate(CertificateFault::None).expect("certificate");
+        let ca_der = certificate.ca_der.clone();
+        tokio::spawn(async move {
+            let _ = serve_mcp_reference_tls(listener, protected(), certificate).await;
+        });
+        let db = common::sqlite().await;
+        let web_roots = if sign_in_trusts {
+            vec![ca_der.clone()]
+        } else {
+            Vec::new()
+        };
+        let app = TestApp::start_with_keyring_tuned(&db, 1000, keyring(), move |o| {
+            o.sign_in_roots = web_roots;
+        })
+        .await;
+        let mut cfg = worker_config(1, Duration::from_secs(30));
+        cfg.extra_roots = vec![ca_der.clone()];
+        let pool = app.workers(cfg);
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .add_root_certificate(reqwest::Certificate::from_der(&ca_der).expect("CA"))
+            .build()
+            .expect("client");
+        Self {
+            app,
+            _pool: pool,
+            http,
+            jar: Jar::default(),
+            target: format!("https://127.0.0.1:{}/mcp", addr.port()),
+            _db: db,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_server_behind_an_internal_ca_is_signed_in_to_when_the_service_trusts_that_ca() {
+    let mut flow = Flow::start_tls(true).await;
+    let (first, run) = flow.form_run().await;
+    assert_eq!(run["verdict"]["grade"], "not judged", "{run}");
+    let login = flow.open_login(&first).await;
+    assert_eq!(login.scheme(), "https", "{login}");
+    let callback = flow.sign_in_at(&login, None).await;
+    let (_, run) = flow.back(&callback).await;
+    assert_eq!(run["status"], "passed", "{run}");
+    assert_eq!(run["verdict"]["grade"], "strict", "{run}");
+}
+
+#[tokio::test]
+async fn a_sign_in_client_without_that_ca_cannot_reach_the_server_and_says_so() {
+    let mut flow = Flow::start_tls(false).await;
+    let (first, run) = flow.form_run().await;
+    assert_eq!(run["verdict"]["grade"], "not judged", "{run}");
+    let page = flow.get(&flow.app.url(&format!("/runs/{first}"))).await;
+    let html = page.text().await.expect("html");
+    let token = csrf(&html);
+    let resp = flow
+        .post(
+            &flow.app.url(&format!("/runs/{first}/sign-in")),
+            &[("csrf", token)],
+        )
+        .await;
+    let status = resp.status();
+    let html = resp.text().await.expect("html");
+    assert_eq!(status, 409, "{html}");
+    assert!(
+        html.contains("certificate") && html.contains("PROTOCHECK_CA_CERT"),
+        "the page names the certificate and the setting that trusts its CA: {html}"
+    );
+}
+
 fn protected() -> McpReferenceConfig {
     McpReferenceConfig::new(Default::default())
         .expect("no faults")

@@ -114,6 +114,23 @@ impl TestApp {
         .await
     }
 
+    /// [`TestApp::start_with_keyring`] with web options changed by `tune`.
+    pub async fn start_with_keyring_tuned(
+        db: &TestDb,
+        submit_per_minute: u32,
+        keyring: protocheck::credentials::Keyring,
+        tune: impl FnOnce(&mut web::WebOptions),
+    ) -> Self {
+        Self::start_full(
+            db,
+            submit_per_minute,
+            HostQuota::NONE,
+            Some(Arc::new(keyring)),
+            tune,
+        )
+        .await
+    }
+
     /// [`TestApp::start`] with web options changed by `tune`.
     pub async fn start_tuned(
         db: &TestDb,
