@@ -769,6 +769,12 @@ async fn bare_router_errors_are_problem_documents() {
             .contains("DELETE"),
         "{body}"
     );
+    // Beside its own `Allow`, the detail never says the path answers nothing.
+    let detail = body["detail"].as_str().unwrap_or_default();
+    assert!(
+        !detail.contains("no method") && (detail.contains("POST") || detail.contains("Allow")),
+        "{detail}"
+    );
     // A browser gets the page.
     let resp = http
         .put(format!("{base}/"))
