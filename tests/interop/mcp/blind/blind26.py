@@ -900,16 +900,25 @@ class UnsupportedNoRequestedOnCall(Rich):
 
     RULE = "MCP-ERR-001"
 
-    def check_headers(self, handler, msg):
-        handler._method = msg["method"]
-        return super().check_headers(handler, msg)
-
     def handle(self, handler, msg):
-        handler._method = msg["method"]
-        return super().handle(handler, msg)
+        try:
+            return super().handle(handler, msg)
+        except Refusal as r:
+            if r.code == -32022 and msg["method"] == "tools/call" and isinstance(r.data, dict):
+                r.data.pop("requested", None)
+            raise
+
+
+class UnsupportedSupportedString(Rich):
+    """Answers an unsupported version with -32022 whose `data.supported` is one string.
+
+    SCHEMA `UnsupportedProtocolVersionError`: `data.supported` is an array of strings.
+    """
+
+    RULE = "MCP-ERR-001"
 
     def unsupported_data(self, requested):
-        return {"supported": list(self.supported)}
+        return {"supported": base.MODERN, "requested": requested}
 
 
 class UnsubscribeAnswered(Rich):
@@ -1548,6 +1557,228 @@ VARIANTS = {
     "dsc004-value": ExtensionValueNotObject,
     "dsc005-completion": NoServerInfoOnCompletion,
 }
+
+
+# --- second batch ----------------------------------------------------------------
+
+
+class NotificationAnswered204(Rich):
+    """Answers an accepted notification POST with 204 No Content.
+
+    HTTP "Sending Messages": "the server MUST return HTTP status code 202 Accepted with no body".
+    """
+
+    RULE = "MCP-RES-004"
+
+    def post(self, handler):
+        length = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(min(length, 1 << 20))
+        try:
+            msg = json.loads(raw)
+        except ValueError:
+            msg = None
+        origin = self.header(handler, "Origin")
+        if (origin is None or self.origin_ok(origin)) and isinstance(msg, dict) and "method" in msg and "id" not in msg:
+            return handler.send(204)
+        rest = handler.rfile
+        handler.rfile = _Replay(raw)
+        try:
+            return super().post(handler)
+        finally:
+            handler.rfile = rest
+
+
+class DiscoverWithoutMeta(Rich):
+    """Serves `server/discover` with no `params` (no `_meta`) at all.
+
+    BASIC "_meta": a request missing `_meta` or one of its required keys is
+    malformed: HTTP 400 with -32602, on every method (server/discover included).
+    """
+
+    RULE = "MCP-ERR-006"
+
+    def handle(self, handler, msg):
+        if msg["method"] == "server/discover" and not isinstance(msg.get("params"), dict):
+            meta = {
+                "io.modelcontextprotocol/protocolVersion": self.header(handler, "MCP-Protocol-Version"),
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+            msg = dict(msg, params={"_meta": meta})
+        return super().handle(handler, msg)
+
+
+class NoTtlOnDiscover(Rich):
+    """Leaves `ttlMs` off `server/discover` results.
+
+    CACHE: `server/discover` is cacheable (`DiscoverResult extends
+    CacheableResult`; `ttlMs` is required).
+    """
+
+    RULE = "MCP-CAC-001"
+
+    def complete(self, method, body):
+        result = super().complete(method, body)
+        if method == "server/discover":
+            result.pop("ttlMs")
+        return result
+
+
+class JavascriptIconInServerInfo(Rich):
+    """`_meta["io.modelcontextprotocol/serverInfo"]` carries an icon `javascript:alert(1)`.
+
+    BASIC "Icons": every `icons[].src` (the server's Implementation included)
+    MUST be an `https:` or `data:` URI.
+    """
+
+    RULE = "MCP-SEC-004"
+
+    def complete(self, method, body):
+        result = super().complete(method, body)
+        info = dict(SERVER_INFO, icons=[{"src": "javascript:alert(1)", "mimeType": "image/png"}])
+        result["_meta"] = {"io.modelcontextprotocol/serverInfo": info}
+        return result
+
+
+class ExtensionNameHyphenFirst(Rich):
+    """Advertises the extension `com.example/-notes` (its name starts with a hyphen).
+
+    BASIC "_meta": the name, unless empty, begins and ends with an alphanumeric character.
+    """
+
+    RULE = "MCP-DSC-004"
+
+    def capabilities(self):
+        return dict(super().capabilities(), extensions={"com.example/-notes": {}})
+
+
+class SessionMintedOnSse(Rich):
+    """Answers `tools/call` as SSE (when accepted) with a fresh `Mcp-Session-Id` header.
+
+    There are no protocol sessions: a server never mints an `Mcp-Session-Id` on any response.
+    """
+
+    RULE = "MCP-STL-001"
+
+    def send_message(self, handler, status, doc, method):
+        if method == "tools/call" and "text/event-stream" in (handler.headers.get("Accept") or ""):
+            body = b"event: message\ndata: " + json.dumps(doc).encode() + b"\n\n"
+            extra = [("X-Accel-Buffering", "no"), ("Mcp-Session-Id", "s-" + str(id(handler)))]
+            return handler.send(status, body, "text/event-stream", extra)
+        return super().send_message(handler, status, doc, method)
+
+
+class LegacyEndpointOnGet(Rich):
+    """Answers GET with an event stream whose first event is `endpoint` (the 2024-11-05 HTTP+SSE transport).
+
+    DEPRECATION: the HTTP+SSE transport SHOULD NOT be served.
+    """
+
+    RULE = "MCP-DEP-004"
+
+    def non_post(self, handler):
+        if handler.command == "GET":
+            return handler.send(200, b"event: endpoint\ndata: /messages?sid=1\n\n", "text/event-stream")
+        return super().non_post(handler)
+
+
+class InitializeErrorSilentWithHeaders(Rich):
+    """An `initialize` sent with modern headers gets 404/-32601 without naming the supported versions.
+
+    VERSION: a modern-only server SHOULD name the protocol versions it
+    supports in any error it returns to an `initialize` request.
+    """
+
+    RULE = "MCP-DEP-007"
+
+    def dispatch(self, handler, method, params):
+        if method == "initialize":
+            raise Refusal(404, -32601, "Method not found")
+        return super().dispatch(handler, method, params)
+
+
+class TaskResultTypeUnadvertised(Rich):
+    """Answers `tools/call` with `resultType: "task"` without advertising the tasks extension.
+
+    BASIC "resultType": extension values are valid only when the extension is advertised.
+    """
+
+    RULE = "MCP-RES-002"
+
+    def complete(self, method, body):
+        result = super().complete(method, body)
+        if method == "tools/call":
+            result["resultType"] = "task"
+        return result
+
+
+class Draft7InvalidSchema(Rich):
+    """A tool on the last page declares `$schema` draft-07 and a property of `"type": "strng"`.
+
+    BASIC "JSON Schema usage": schemas MUST be valid for their declared dialect.
+    """
+
+    RULE = "MCP-SCH-006"
+
+    def tools(self, handler):
+        return with_tool({
+            "name": "label",
+            "description": "A label.",
+            "inputSchema": {
+                "$schema": "http://json-schema.org/draft-07/schema#",
+                "type": "object",
+                "properties": {"text": {"type": "strng"}},
+            },
+        })
+
+
+class HeaderNameWithDel(Rich):
+    """A tool's `x-mcp-header` is `Zone\\x7f` (ends in the DEL control character).
+
+    TOOLS "x-mcp-header": the value MUST NOT contain control characters.
+    """
+
+    RULE = "MCP-SCH-002"
+
+    def tools(self, handler):
+        return with_tool({
+            "name": "zone",
+            "description": "A zone.",
+            "inputSchema": {"type": "object", "properties": {"zone": {"type": "string", "x-mcp-header": "Zone\x7f"}}},
+        })
+
+
+class LongToolNameLastPage(Rich):
+    """A tool on the last page has a 129-character name.
+
+    TOOLS "Tool names": tool names SHOULD be 1–128 characters.
+    """
+
+    RULE = "MCP-SCH-007"
+
+    def tools(self, handler):
+        return with_tool({"name": "t" * 129, "description": "Long.", "inputSchema": {"type": "object"}})
+
+    def call(self, handler, params):
+        if params.get("name") == "t" * 129:
+            return {"content": [{"type": "text", "text": "long"}]}
+        return super().call(handler, params)
+
+
+VARIANTS.update({
+    "err001-supported-string": UnsupportedSupportedString,
+    "res004-204": NotificationAnswered204,
+    "err006-discover-no-params": DiscoverWithoutMeta,
+    "cac001-discover": NoTtlOnDiscover,
+    "sec004-serverinfo-icon": JavascriptIconInServerInfo,
+    "dsc004-name": ExtensionNameHyphenFirst,
+    "stl001-mint-sse": SessionMintedOnSse,
+    "dep004-endpoint": LegacyEndpointOnGet,
+    "dep007-modern-headers": InitializeErrorSilentWithHeaders,
+    "res002-task": TaskResultTypeUnadvertised,
+    "sch006-draft7": Draft7InvalidSchema,
+    "sch002-del": HeaderNameWithDel,
+    "sch007-long-tool": LongToolNameLastPage,
+})
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in VARIANTS:

@@ -1,6 +1,6 @@
 """Runs protocheck twice against each blind server and records its verdict.
 
-`python3 run.py 26|25 [NAME ...]` starts `blind26.py NAME 0` (or blind25.py),
+`[BLIND_FLAGS=...] python3 run.py 26|25 [NAME ...]` starts `blind26.py NAME 0` (or blind25.py),
 runs `protocheck check URL --format json` (plus `--mcp-revision 2025-11-25`
 for the 2025 servers) twice, and writes results-26.json / results-25.json:
 per server, the rule its fault falls under, that rule's outcome and message
@@ -15,6 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTOCHECK = os.environ.get("PROTOCHECK", "/work/bin/protocheck")
+# Extra flags (e.g. `--allow-tool-calls`): the results go to a file named after them.
+EXTRA = os.environ.get("BLIND_FLAGS", "").split()
+SUFFIX = "".join(f.strip("-").replace("=", "_") for f in EXTRA)
 
 
 def load(rev):
@@ -37,6 +40,7 @@ def one(rev, name, rule):
         cmd = [PROTOCHECK, "check", url, "--format", "json"]
         if rev == "25":
             cmd += ["--mcp-revision", "2025-11-25"]
+        cmd += EXTRA
         runs = []
         for _ in range(2):
             out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
@@ -69,7 +73,7 @@ def main():
     rev = sys.argv[1]
     variants = load(rev)
     names = sys.argv[2:] or list(variants)
-    path = os.path.join(HERE, f"results-{rev}.json")
+    path = os.path.join(HERE, f"results-{rev}{'-' + SUFFIX if SUFFIX else ''}.json")
     results = {}
     if os.path.exists(path):
         with open(path) as f:
