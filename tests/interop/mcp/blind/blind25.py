@@ -1182,6 +1182,32 @@ VARIANTS.update({
     "utl001-not-empty": PingNotEmpty,
 })
 
+
+class AudioWithImageMimeFirst(AudioWithImageMime):
+    """AudioWithImageMime with the prompt `listen` listed first (page 1), not last.
+
+    PROMPTS "Audio Content": audio content has base64 `data` and a valid audio MIME type.
+    """
+
+    def prompts(self):
+        return [{"name": "listen", "description": "Listen to a chime."}] + PROMPTS
+
+
+class BadBlobFirstResource(BadBlobThirdResource):
+    """BadBlobThirdResource with the bad resource listed first (page 1), not last.
+
+    RESOURCES "Binary Content": `blob` holds base64-encoded data.
+    """
+
+    def resources(self):
+        return [{"uri": "memo://badge", "name": "badge", "mimeType": "image/png"}] + RESOURCES
+
+
+VARIANTS.update({
+    "prm004-audio-first": AudioWithImageMimeFirst,
+    "res006-first": BadBlobFirstResource,
+})
+
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in VARIANTS:
         sys.exit("usage: blind25.py {" + ",".join(VARIANTS) + "} [PORT]")

@@ -1780,6 +1780,178 @@ VARIANTS.update({
     "sch007-long-tool": LongToolNameLastPage,
 })
 
+
+class ScopeCapitalOnFourthRead(Rich):
+    """A fourth listed resource (`memo://credo`, on page 2) reads with `cacheScope: "Public"`.
+
+    CACHE: `cacheScope` MUST be exactly `public` or `private`, on every
+    complete `resources/read` result.
+    """
+
+    RULE = "MCP-CAC-003"
+
+    def items(self, key, handler):
+        items = super().items(key, handler)
+        if key == "resources":
+            return items + [{"uri": "memo://credo", "name": "credo", "mimeType": "text/plain"}]
+        return items
+
+    def read(self, handler, uri):
+        if uri == "memo://credo":
+            return [{"uri": uri, "mimeType": "text/plain", "text": "ask first"}]
+        return super().read(handler, uri)
+
+    def dispatch(self, handler, method, params):
+        status, result = super().dispatch(handler, method, params)
+        if method == "resources/read" and params.get("uri") == "memo://credo":
+            result["cacheScope"] = "Public"
+        return status, result
+
+
+class ResultTypeCapitalOnFourthPrompt(Rich):
+    """A fourth listed prompt (`credo`, on page 2) answers `prompts/get` with `resultType: "Complete"`.
+
+    BASIC "resultType": the value MUST be `complete`, `input_required` or a
+    value of an advertised extension.
+    """
+
+    RULE = "MCP-RES-002"
+
+    def items(self, key, handler):
+        items = super().items(key, handler)
+        if key == "prompts":
+            return items + [{"name": "credo", "description": "Asks for a credo."}]
+        return items
+
+    def prompt(self, params):
+        if params.get("name") == "credo":
+            return {"messages": [{"role": "user", "content": {"type": "text", "text": "State a credo."}}]}
+        return super().prompt(params)
+
+    def dispatch(self, handler, method, params):
+        status, result = super().dispatch(handler, method, params)
+        if method == "prompts/get" and params.get("name") == "credo":
+            result["resultType"] = "Complete"
+        return status, result
+
+
+VARIANTS.update({
+    "cac003-fourth-read": ScopeCapitalOnFourthRead,
+    "res002-fourth-prompt": ResultTypeCapitalOnFourthPrompt,
+})
+
+
+class UnsupportedServedOnTemplates(Rich):
+    """Serves `resources/templates/list` and `completion/complete` whatever protocol version they name.
+
+    VERSION: a request for an unsupported protocol version MUST get
+    UnsupportedProtocolVersionError (-32022, HTTP 400), on every method.
+    """
+
+    RULE = "MCP-ERR-001"
+
+    def handle(self, handler, msg):
+        if msg["method"] in ("resources/templates/list", "completion/complete"):
+            params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+            meta = params.get("_meta")
+            hv = super().header(handler, "MCP-Protocol-Version")
+            if isinstance(meta, dict) and hv == meta.get("io.modelcontextprotocol/protocolVersion") and hv not in self.supported:
+                handler._pin = True
+                msg = dict(msg, params=dict(params, _meta=dict(meta, **{"io.modelcontextprotocol/protocolVersion": base.MODERN})))
+        try:
+            return super().handle(handler, msg)
+        finally:
+            handler._pin = False
+
+    def header(self, handler, name):
+        if name == "MCP-Protocol-Version" and getattr(handler, "_pin", False):
+            return base.MODERN
+        return super().header(handler, name)
+
+
+class VersionMismatchOnTemplates(Rich):
+    """Ignores an `MCP-Protocol-Version` header that differs from `_meta` on `resources/templates/list`.
+
+    HTTP "Protocol Version Header": a header that does not match `_meta`
+    MUST be rejected (400, -32020), on every POST.
+    """
+
+    RULE = "MCP-HDR-005"
+
+    def handle(self, handler, msg):
+        handler._follow = msg["method"] == "resources/templates/list"
+        if handler._follow:
+            params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+            meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+            handler._meta_version = meta.get("io.modelcontextprotocol/protocolVersion")
+        return super().handle(handler, msg)
+
+    def header(self, handler, name):
+        value = super().header(handler, name)
+        if name == "MCP-Protocol-Version" and value is not None and getattr(handler, "_follow", False):
+            return handler._meta_version
+        return value
+
+
+class EmptyNameAccepted(Rich):
+    """Treats an empty `Mcp-Name` header as matching any body name.
+
+    HTTP "Server Validation": a header value that differs from the body MUST
+    be rejected (400, -32020); an empty value differs from `echo`.
+    """
+
+    RULE = "MCP-HDR-003"
+
+    def header(self, handler, name):
+        value = super().header(handler, name)
+        if name == "Mcp-Name" and value == "":
+            params = getattr(handler, "_params", {})
+            return params.get("uri") if "uri" in params else params.get("name")
+        return value
+
+    def check_headers(self, handler, msg):
+        handler._params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        return super().check_headers(handler, msg)
+
+
+class HtmlPageOnGet(Rich):
+    """Answers GET whose `Accept` lacks `text/event-stream` (a browser's) with a 200 HTML page; 405 otherwise.
+
+    HTTP: a server that supports only 2026-07-28 SHOULD answer HTTP GET on
+    the MCP endpoint with 405 Method Not Allowed.
+    """
+
+    RULE = "MCP-STL-005"
+
+    def non_post(self, handler):
+        if handler.command == "GET" and "text/event-stream" not in (handler.headers.get("Accept") or ""):
+            return handler.send(200, b"<html><body>MCP endpoint</body></html>", "text/html")
+        return super().non_post(handler)
+
+
+class TtlTrueOnRead(Rich):
+    """Writes `ttlMs: true` on `resources/read` results.
+
+    SCHEMA `CacheableResult`: `ttlMs` is an integer, minimum 0.
+    """
+
+    RULE = "MCP-CAC-004"
+
+    def complete(self, method, body):
+        result = super().complete(method, body)
+        if method == "resources/read":
+            result["ttlMs"] = True
+        return result
+
+
+VARIANTS.update({
+    "err001-templates": UnsupportedServedOnTemplates,
+    "hdr005-templates": VersionMismatchOnTemplates,
+    "hdr003-empty": EmptyNameAccepted,
+    "stl005-html": HtmlPageOnGet,
+    "cac004-bool": TtlTrueOnRead,
+})
+
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in VARIANTS:
         sys.exit("usage: blind26.py {" + ",".join(VARIANTS) + "} [PORT]")
