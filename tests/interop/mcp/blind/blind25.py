@@ -1208,6 +1208,102 @@ VARIANTS.update({
     "res006-first": BadBlobFirstResource,
 })
 
+
+class ErrorIdAsString(Rich25):
+    """Error answers repeat an integer request id as a string (`1` -> `"1"`); results keep it.
+
+    BASIC "Responses": the response (result or error) MUST carry the same id
+    as the request, with the same type.
+    """
+
+    RULE = "MCP25-RPC-001"
+
+    def handle(self, session, msg, emit, stdio=False):
+        answer = super().handle(session, msg, emit, stdio)
+        rid = msg.get("id")
+        if answer is not None and "error" in answer and isinstance(rid, int) and not isinstance(rid, bool):
+            answer["id"] = str(rid)
+        return answer
+
+
+class SetLevelAnswerOnGetStream(Rich25):
+    """Also sends the answer to `logging/setLevel` on every open GET stream of the session.
+
+    TRANSPORTS "Listening for Messages": the server MUST NOT send a JSON-RPC
+    response on the GET stream unless resuming a stream associated with a
+    previous client request.
+    """
+
+    RULE = "MCP25-HTP-009"
+
+    def handle(self, session, msg, emit, stdio=False):
+        answer = super().handle(session, msg, emit, stdio)
+        if answer is not None and msg.get("method") == "logging/setLevel":
+            with session.lock:
+                for inbox in session.listeners:
+                    inbox.put(answer)
+        return answer
+
+
+class EventIdsPerStream(Rich25):
+    """SSE event ids restart at `0` on every stream (`0`, `1`, ...).
+
+    TRANSPORTS "Resumability": event IDs MUST be globally unique across all
+    streams within that session.
+    """
+
+    RULE = "MCP25-HTP-010"
+
+    def sse_event(self, eid, doc):
+        return super().sse_event(eid.split("-")[-1], doc)
+
+
+class PromptsUndeclared(Rich25):
+    """Serves prompts without declaring the `prompts` capability.
+
+    PROMPTS "Capabilities": servers that support prompts MUST declare the
+    `prompts` capability.
+    """
+
+    RULE = "MCP25-PRM-001"
+
+    def capabilities(self):
+        caps = super().capabilities()
+        caps.pop("prompts")
+        return caps
+
+    def has(self, capability):
+        return capability == "prompts" or super().has(capability)
+
+
+class TemplatesWithoutResources(Rich25):
+    """Lists resource templates (only) without declaring `resources`.
+
+    RESOURCES "Capabilities": servers that support resources MUST declare the
+    `resources` capability; listing templates is supporting resources.
+    """
+
+    RULE = "MCP25-RES-001"
+
+    def capabilities(self):
+        caps = super().capabilities()
+        caps.pop("resources")
+        return caps
+
+    def dispatch(self, call, method, params):
+        if method == "resources/templates/list":
+            return self.page("resourceTemplates", self.templates(), params)
+        return super().dispatch(call, method, params)
+
+
+VARIANTS.update({
+    "rpc001-error-ids": ErrorIdAsString,
+    "htp009-setlevel-echo": SetLevelAnswerOnGetStream,
+    "htp010-per-stream": EventIdsPerStream,
+    "prm001-undeclared": PromptsUndeclared,
+    "res001-templates-only": TemplatesWithoutResources,
+})
+
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in VARIANTS:
         sys.exit("usage: blind25.py {" + ",".join(VARIANTS) + "} [PORT]")

@@ -1952,6 +1952,52 @@ VARIANTS.update({
     "cac004-bool": TtlTrueOnRead,
 })
 
+
+class HeaderUnderItems(Rich):
+    """A tool puts `x-mcp-header` on the `items` schema of an array property.
+
+    TOOLS "x-mcp-header": it MUST sit on a property reachable from the root
+    through `properties` keys alone (not through `items`).
+    """
+
+    RULE = "MCP-SCH-005"
+
+    def tools(self, handler):
+        return with_tool({
+            "name": "tags",
+            "description": "Tags.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"tags": {"type": "array", "items": {"type": "string", "x-mcp-header": "Tag"}}},
+            },
+        })
+
+
+class HeaderBehindRef(Rich):
+    """A tool puts `x-mcp-header` in a `$defs` schema that a property reaches through `$ref`.
+
+    TOOLS "x-mcp-header": not through `$ref` or `$defs`.
+    """
+
+    RULE = "MCP-SCH-005"
+
+    def tools(self, handler):
+        return with_tool({
+            "name": "site",
+            "description": "A site.",
+            "inputSchema": {
+                "type": "object",
+                "$defs": {"site": {"type": "string", "x-mcp-header": "Site"}},
+                "properties": {"site": {"$ref": "#/$defs/site"}},
+            },
+        })
+
+
+VARIANTS.update({
+    "sch005-items": HeaderUnderItems,
+    "sch005-ref": HeaderBehindRef,
+})
+
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in VARIANTS:
         sys.exit("usage: blind26.py {" + ",".join(VARIANTS) + "} [PORT]")
