@@ -1998,6 +1998,89 @@ VARIANTS.update({
     "sch005-ref": HeaderBehindRef,
 })
 
+
+class LegacyListedInitializeRefused(Rich):
+    """Lists 2025-11-25 in `supportedVersions` but answers every `initialize` with 404/-32601.
+
+    VERSION "Backward compatibility": a server that lists legacy revisions in
+    `supportedVersions` supports them, and a legacy client begins with
+    `initialize`; one that lists them must then accept it.
+    """
+
+    RULE = "MCP-DEP-006"
+
+    def dispatch(self, handler, method, params):
+        status, result = super().dispatch(handler, method, params)
+        if method == "server/discover":
+            result["supportedVersions"] = [base.MODERN, "2025-11-25"]
+        return status, result
+
+
+class SessionEchoedOn202(Rich):
+    """Echoes a client's `Mcp-Session-Id` on the 202 answer to a notification POST (only there).
+
+    There are no protocol sessions: a server never echoes an `Mcp-Session-Id`
+    a client sent, on any response.
+    """
+
+    RULE = "MCP-STL-001"
+
+    def post(self, handler):
+        sid = handler.headers.get("Mcp-Session-Id")
+        if sid:
+            send = handler.send
+
+            def send_with_echo(status, body=b"", ctype=None, extra=()):
+                if status == 202:
+                    extra = list(extra) + [("Mcp-Session-Id", sid)]
+                return send(status, body, ctype, extra)
+
+            handler.send = send_with_echo
+            try:
+                return super().post(handler)
+            finally:
+                del handler.send
+        return super().post(handler)
+
+
+def deep_schema(depth):
+    node = {"type": "string"}
+    for i in range(depth):
+        node = {"type": "object", "properties": {f"l{i}": node}}
+    return node
+
+
+class DeepSchemaLastPage(Rich):
+    """A tool on the last page has an `inputSchema` nested 400 objects deep.
+
+    BASIC "Composition keyword resource use": implementations SHOULD bound
+    schema depth; a schema this deep is what such a bound refuses.
+    """
+
+    RULE = "MCP-SEC-006"
+
+    def tools(self, handler):
+        return with_tool({"name": "deep", "description": "Deep.", "inputSchema": deep_schema(400)})
+
+
+class DeepSchema50LastPage(DeepSchemaLastPage):
+    """A tool on the last page has an `inputSchema` nested 50 objects deep (100 JSON levels).
+
+    BASIC "Composition keyword resource use": implementations SHOULD bound
+    schema depth; a schema this deep is what such a bound refuses.
+    """
+
+    def tools(self, handler):
+        return with_tool({"name": "deep", "description": "Deep.", "inputSchema": deep_schema(50)})
+
+
+VARIANTS.update({
+    "sec006-deep50": DeepSchema50LastPage,
+    "dep006-listed-refused": LegacyListedInitializeRefused,
+    "stl001-echo-202": SessionEchoedOn202,
+    "sec006-deep": DeepSchemaLastPage,
+})
+
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in VARIANTS:
         sys.exit("usage: blind26.py {" + ",".join(VARIANTS) + "} [PORT]")
