@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "spec"))
 
 import base  # noqa: E402
-from base import CACHEABLE, NAMED, SERVER_INFO, Refusal, Server, mismatch  # noqa: E402
+from base import SERVER_INFO, Refusal, Server, mismatch  # noqa: E402
 
 TOOLS = [
     base.TOOLS[0],
