@@ -23,7 +23,7 @@ sys.path.insert(0, HERE)
 # The level of each broken requirement, read from the specification sentence.
 SHOULD = {
     "MCP-STL-005", "MCP-STL-006", "MCP-STL-007", "MCP-RES-006", "MCP-RES-007", "MCP-ERR-008",
-    "MCP-SCH-007", "MCP-SEC-003", "MCP-DEP-004", "MCP-DEP-005", "MCP-DEP-007", "MCP-DSC-005",
+    "MCP-SCH-007", "MCP-SEC-003", "MCP-SEC-006", "MCP-DEP-004", "MCP-DEP-005", "MCP-DEP-007", "MCP-DSC-005",
     "MCP25-TOL-005", "MCP25-TOL-006", "MCP25-TOL-007", "MCP25-TOL-008", "MCP25-TOL-013",
     "MCP25-RES-007", "MCP25-PRM-006", "MCP25-PRM-007", "MCP25-CPL-004", "MCP25-LOG-003",
     "MCP25-LIF-004", "MCP25-HTP-004", "MCP25-HTP-013", "MCP25-HTP-014",
