@@ -446,3 +446,75 @@ mod tests {
         assert!(help.contains("1/0, true/false, yes/no or on/off"), "{help}");
     }
 }
+
+/// Where the public directory reads the MCP Registry, and how it judges what
+/// it lists (`protocheck registry sync`, and `serve` with
+/// `--registry-sync-secs`).
+#[derive(Debug, Clone, Args)]
+pub struct RegistryArgs {
+    /// The registry's base URL (its list is `GET {URL}/v0.1/servers`).
+    #[arg(
+        long = "registry",
+        env = "PROTOCHECK_REGISTRY_URL",
+        default_value = crate::directory::registry::OFFICIAL_REGISTRY
+    )]
+    pub registry: String,
+    /// Seconds between two checks of a listed server (default: a week). Each
+    /// server's slot is drawn at random within it, so the checks are spread.
+    #[arg(long, env = "PROTOCHECK_DIRECTORY_INTERVAL_SECS", default_value_t = 7 * 24 * 3600,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub directory_interval_secs: u64,
+    /// A contact address (an email or a URL), sent in the User-Agent of the
+    /// registry requests so its operators know who reads and how to reach them.
+    #[arg(long, env = "PROTOCHECK_DIRECTORY_CONTACT")]
+    pub directory_contact: Option<String>,
+}
+
+impl RegistryArgs {
+    /// The User-Agent of the registry requests: protocheck's name and
+    /// version, with the service's public URL and the contact when set.
+    pub fn user_agent(&self, public_url: Option<&str>) -> String {
+        let about: Vec<&str> = public_url
+            .into_iter()
+            .chain(self.directory_contact.as_deref())
+            .collect();
+        let version = env!("CARGO_PKG_VERSION");
+        if about.is_empty() {
+            format!("protocheck/{version} (public directory)")
+        } else {
+            format!(
+                "protocheck/{version} (public directory; {})",
+                about.join("; ")
+            )
+        }
+    }
+
+    /// What a sync needs, or why the registry URL is unusable.
+    pub fn sync_config(
+        &self,
+        public_url: Option<&str>,
+    ) -> Result<crate::directory::SyncConfig, String> {
+        let registry = url::Url::parse(&self.registry)
+            .map_err(|e| format!("--registry {}: {e}", self.registry))?;
+        if !matches!(registry.scheme(), "http" | "https") {
+            return Err(format!("--registry {}: use http or https", self.registry));
+        }
+        Ok(crate::directory::SyncConfig {
+            registry,
+            watch_interval: Duration::from_secs(self.directory_interval_secs),
+            user_agent: self.user_agent(public_url),
+        })
+    }
+}
+
+/// The scheduled registry sync of `serve` (off unless set).
+#[derive(Debug, Clone, Args)]
+pub struct DirectorySyncArgs {
+    /// Seconds between two syncs of the MCP Registry into the public
+    /// directory; 0 (the default) syncs nothing. The first sync starts with
+    /// the service.
+    #[arg(long, env = "PROTOCHECK_REGISTRY_SYNC_SECS", default_value_t = 0)]
+    pub registry_sync_secs: u64,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}

@@ -11,6 +11,7 @@ pub mod api_keys;
 pub mod attest;
 pub mod config;
 pub mod credentials;
+pub mod directory;
 pub mod events;
 pub mod metrics;
 pub mod reference;

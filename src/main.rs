@@ -40,6 +40,8 @@ enum Command {
         web: WebArgs,
         #[command(flatten)]
         workers: WorkerArgs,
+        #[command(flatten)]
+        directory: protocheck::config::DirectorySyncArgs,
     },
     /// Run workers only, sharing the queue of a Postgres database with other processes.
     Worker {
@@ -62,6 +64,14 @@ enum Command {
     /// List every watch (targets re-checked on a schedule), or end any of them.
     #[command(subcommand)]
     Watches(WatchesCommand),
+    /// The public directory's registry: `sync` reads the MCP Registry and
+    /// lists (and watches) every remote server of it.
+    #[command(subcommand)]
+    Registry(RegistryCommand),
+    /// The public directory of judged MCP servers: list its entries, or take a
+    /// URL out of it for good.
+    #[command(subcommand)]
+    Directory(DirectoryCommand),
     /// Check one server locally, with no database. Exit 0 only when the verdict passes.
     Check(CheckArgs),
     /// Submit a run to a protocheck service; with --wait, follow it and exit by its gate.
@@ -112,6 +122,53 @@ enum KeysCommand {
 }
 
 #[derive(Debug, Subcommand)]
+enum RegistryCommand {
+    /// Read the registry (all of it the first time, then what changed since
+    /// the last complete sync) and bring the directory up to date; the
+    /// workers of the database run the checks when they are due.
+    Sync {
+        #[command(flatten)]
+        db: DatabaseArgs,
+        #[command(flatten)]
+        registry: protocheck::config::RegistryArgs,
+        /// The service's public URL, sent in the registry requests' User-Agent.
+        #[arg(long, env = "PROTOCHECK_PUBLIC_URL")]
+        public_url: Option<String>,
+        /// Allow a registry on a private, loopback or link-local address
+        /// (`1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`; a registry of your own).
+        #[arg(
+            long,
+            env = "PROTOCHECK_ALLOW_PRIVATE_TARGETS",
+            value_name = "BOOL",
+            value_parser = protocheck::config::boolish(),
+            ignore_case = true,
+            hide_possible_values = true
+        )]
+        allow_private_targets: Option<bool>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum DirectoryCommand {
+    /// List the directory's entries.
+    List {
+        #[command(flatten)]
+        db: DatabaseArgs,
+    },
+    /// Take a URL out of the directory for good: its watch ends and no later
+    /// sync lists it again.
+    Delist {
+        #[command(flatten)]
+        db: DatabaseArgs,
+        /// The URL as the directory lists it.
+        url: String,
+        /// Why, as the operator's record says.
+        #[arg(long)]
+        reason: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 enum WatchesCommand {
     /// List the watches, with the key that keeps each (none: a served badge).
     List {
@@ -142,6 +199,9 @@ enum ReferenceCommand {
     /// `--stdio`), or 2025-11-25 with `--revision 2025-11-25` (HTTP with
     /// sessions, or `--stdio`).
     Mcp(protocheck::reference::mcp::McpReferenceArgs),
+    /// A stand-in MCP Registry serving `GET /v0.1/servers` (synthetic
+    /// entries or a file of them), for the directory's tests and figures.
+    Registry(protocheck::reference::registry::RegistryReferenceArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -311,6 +371,8 @@ fn main() -> ExitCode {
                 | Command::Submit(_)
                 | Command::Keys(_)
                 | Command::Watches(_)
+                | Command::Registry(_)
+                | Command::Directory(_)
                 | Command::Rules(_)
         )
     );
@@ -328,9 +390,14 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             None => Err(anyhow::anyhow!("no command")),
-            Some(Command::Serve { db, web, workers }) => {
-                serve(db, web, workers).await.map(|()| ExitCode::SUCCESS)
-            }
+            Some(Command::Serve {
+                db,
+                web,
+                workers,
+                directory,
+            }) => serve(db, web, workers, directory)
+                .await
+                .map(|()| ExitCode::SUCCESS),
             Some(Command::Worker { db, workers }) => {
                 worker(db, workers).await.map(|()| ExitCode::SUCCESS)
             }
@@ -339,10 +406,17 @@ fn main() -> ExitCode {
             }
             Some(Command::Keys(command)) => keys(command).await,
             Some(Command::Watches(command)) => watches(command).await,
+            Some(Command::Registry(command)) => registry(command).await,
+            Some(Command::Directory(command)) => directory(command).await,
             Some(Command::Check(args)) => check(args).await,
             Some(Command::Rules(args)) => Ok(rules(&args)),
             Some(Command::Verify(args)) => protocheck::attest::verify_command(args).await,
             Some(Command::Submit(args)) => Ok(protocheck::api_client::submit_command(args).await),
+            Some(Command::Reference(ReferenceCommand::Registry(args))) => {
+                protocheck::reference::registry::run(args)
+                    .await
+                    .map(|()| ExitCode::SUCCESS)
+            }
             Some(Command::Reference(ReferenceCommand::Rcp(args))) => {
                 protocheck::reference::rcp::run_rcp_reference(args)
                     .await
@@ -400,8 +474,24 @@ async fn open_store(db: &DatabaseArgs) -> anyhow::Result<Arc<dyn store::Store>> 
     Ok(store)
 }
 
-async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyhow::Result<()> {
+async fn serve(
+    db: DatabaseArgs,
+    web_args: WebArgs,
+    workers: WorkerArgs,
+    directory: protocheck::config::DirectorySyncArgs,
+) -> anyhow::Result<()> {
     let limits = connection_limits(&web_args, workers.workers);
+    // A registry URL that cannot be used is a usage error before anything starts.
+    let directory_sync = if directory.registry_sync_secs > 0 {
+        Some(
+            directory
+                .registry
+                .sync_config(web_args.public_url.as_deref())
+                .map_err(anyhow::Error::msg)?,
+        )
+    } else {
+        None
+    };
     let store = open_store(&db).await?;
     let wake = Arc::new(Notify::new());
     let events = RunEvents::new();
@@ -466,6 +556,28 @@ async fn serve(db: DatabaseArgs, web_args: WebArgs, workers: WorkerArgs) -> anyh
     );
     let stop = CancellationToken::new();
     tokio::spawn(shutdown_signal(stop.clone()));
+    if let Some(cfg) = directory_sync {
+        let http = registry_client(policy)?;
+        let every = Duration::from_secs(directory.registry_sync_secs);
+        let store = store.clone();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            loop {
+                match protocheck::directory::sync(store.as_ref(), &http, &cfg).await {
+                    Ok(r) => {
+                        tracing::info!(registry = %cfg.registry, "directory synced: {}", r.summary())
+                    }
+                    Err(e) => {
+                        tracing::warn!(registry = %cfg.registry, error = %e, "directory sync stopped; the directory keeps what it had")
+                    }
+                }
+                tokio::select! {
+                    () = stop.cancelled() => break,
+                    () = tokio::time::sleep(every) => {}
+                }
+            }
+        });
+    }
     let server = web::serve::serve(listener, web::app(state), limits, stop.clone());
     let drain = async {
         if let Some(pool) = pool {
@@ -676,6 +788,109 @@ async fn keys(command: KeysCommand) -> anyhow::Result<ExitCode> {
 }
 
 /// `protocheck watches …`: what an operator sees of every watch, and ends.
+/// The guarded client of registry requests: a page is read up to
+/// [`protocheck::directory::registry::MAX_PAGE_BYTES`].
+fn registry_client(policy: AddressPolicy) -> anyhow::Result<HttpClient> {
+    HttpClient::new(
+        policy,
+        Limits {
+            max_body_bytes: protocheck::directory::registry::MAX_PAGE_BYTES,
+            ..Limits::default()
+        },
+    )
+    .context("building the HTTP client")
+}
+
+async fn registry(command: RegistryCommand) -> anyhow::Result<ExitCode> {
+    let RegistryCommand::Sync {
+        db,
+        registry,
+        public_url,
+        allow_private_targets,
+    } = command;
+    let cfg = match registry.sync_config(public_url.as_deref()) {
+        Ok(cfg) => cfg,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+    };
+    let policy = if allow_private_targets == Some(true) {
+        AddressPolicy::AllowPrivate
+    } else {
+        AddressPolicy::PublicOnly
+    };
+    let store = open_store(&db).await?;
+    let http = registry_client(policy)?;
+    match protocheck::directory::sync(store.as_ref(), &http, &cfg).await {
+        Ok(r) => {
+            println!("synced {}: {}", cfg.registry, r.summary());
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!(
+                "error: the sync of {} stopped: {e}; the directory keeps what it had",
+                cfg.registry
+            );
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+async fn directory(command: DirectoryCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        DirectoryCommand::List { db } => {
+            let store = open_store(&db).await?;
+            let entries = store
+                .directory_entries()
+                .await
+                .context("listing the directory")?;
+            if entries.is_empty() {
+                println!("the directory is empty");
+                return Ok(ExitCode::SUCCESS);
+            }
+            for e in entries {
+                println!(
+                    "{}  {}  {}  {}  {}",
+                    e.registry_name.as_deref().unwrap_or("-"),
+                    e.status,
+                    e.transport,
+                    e.url,
+                    e.not_probed.as_deref().unwrap_or("judged"),
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        DirectoryCommand::Delist { db, url, reason } => {
+            if reason.trim().is_empty() {
+                eprintln!("error: --reason must say why");
+                return Ok(ExitCode::from(EXIT_USAGE));
+            }
+            let store = open_store(&db).await?;
+            // The directory lists judged URLs in their canonical form.
+            let url = protocheck::target::CanonicalUrl::parse(url.trim())
+                .map_or_else(|_| url.trim().to_owned(), |c| c.as_str().to_owned());
+            let removed = store
+                .delist_directory_url(&url, reason.trim(), "operator", protocheck::now_ms())
+                .await
+                .context("delisting")?;
+            if let Some(target) = removed.as_ref().and_then(|e| e.target_id.as_deref()) {
+                store
+                    .delete_watch(target, "mcp", None)
+                    .await
+                    .context("ending its watch")?;
+            }
+            match removed {
+                Some(_) => {
+                    println!("delisted {url}: it left the directory and no sync lists it again")
+                }
+                None => println!("{url} was not listed; no sync will list it"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
 async fn watches(command: WatchesCommand) -> anyhow::Result<ExitCode> {
     match command {
         WatchesCommand::List { db, target } => {

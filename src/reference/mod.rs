@@ -4,3 +4,4 @@
 pub mod mcp;
 pub mod mcp2025;
 pub mod rcp;
+pub mod registry;

@@ -24,7 +24,8 @@ pub mod sql;
 pub mod sqlite;
 
 pub use model::{
-    Announcement, Announcer, ApiKey, AttemptOutcome, DeliveryState, DueWatches, EndRecord,
+    Announcement, Announcer, ApiKey, AttemptOutcome, DIRECTORY_FROM_REGISTRY,
+    DIRECTORY_FROM_SUBMISSION, DeliveryState, DirectoryEntry, DirectorySync, DueWatches, EndRecord,
     HistoryCursor, HostBudget, HostLimits, HostLoad, IdempotencyRecord, Inserted, KeyWatch,
     LoadQuery, NewApiKey, NewRun, NewWatch, PublicKeyRecord, QueuePlace, ReapReport, Rehosted, Run,
     RunEnd, RunOrigin, RunStatus, SCHEDULE_SUBMITTER, StoredAttestation, StoredFinding,
@@ -70,7 +71,15 @@ pub type StoreResult<T> = Result<T, StoreError>;
 /// part's trait is in scope.
 #[async_trait]
 pub trait Store:
-    KeyStore + SigningStore + WebhookStore + CredentialStore + WatchStore + Send + Sync + 'static
+    KeyStore
+    + SigningStore
+    + WebhookStore
+    + CredentialStore
+    + WatchStore
+    + DirectoryStore
+    + Send
+    + Sync
+    + 'static
 {
     fn backend(&self) -> Backend;
 
@@ -502,6 +511,48 @@ pub trait WatchStore: Send + Sync + 'static {
 }
 
 /// Webhook deliveries of ended runs and their attempts.
+/// The public directory of judged MCP servers (#52): its entries, the URLs
+/// taken out of it for good, and the state of its registry syncs.
+#[async_trait]
+pub trait DirectoryStore: Send + Sync + 'static {
+    /// Lists `entry` (or updates it, keeping when it was first listed);
+    /// false, and nothing written, when its URL was delisted.
+    async fn put_directory_entry(&self, entry: &DirectoryEntry) -> StoreResult<bool>;
+
+    /// Removes the registry entries of `registry_name` whose URL is not in
+    /// `keep`; returns what it removed.
+    async fn remove_directory_entries(
+        &self,
+        registry_name: &str,
+        keep: &[String],
+    ) -> StoreResult<Vec<DirectoryEntry>>;
+
+    /// Takes `url` out of the directory for good (a sync never lists it
+    /// again); returns the entry it removed, if one was listed.
+    async fn delist_directory_url(
+        &self,
+        url: &str,
+        reason: &str,
+        by: &str,
+        now_ms: i64,
+    ) -> StoreResult<Option<DirectoryEntry>>;
+
+    /// Why `url` was delisted, when it was.
+    async fn directory_delisting(&self, url: &str) -> StoreResult<Option<String>>;
+
+    /// The entry listed at `url`.
+    async fn directory_entry(&self, url: &str) -> StoreResult<Option<DirectoryEntry>>;
+
+    /// Every entry, by registry name then URL.
+    async fn directory_entries(&self) -> StoreResult<Vec<DirectoryEntry>>;
+
+    /// The sync state of `registry`.
+    async fn directory_sync(&self, registry: &str) -> StoreResult<Option<DirectorySync>>;
+
+    /// Records a sync attempt of `sync.registry`.
+    async fn put_directory_sync(&self, sync: &DirectorySync) -> StoreResult<()>;
+}
+
 #[async_trait]
 pub trait WebhookStore: Send + Sync + 'static {
     /// Claims the due webhook delivery that has waited longest: its lease runs until

@@ -698,3 +698,59 @@ pub fn same_server(url: &str, endpoint: &str) -> bool {
         && a.port_or_known_default() == b.port_or_known_default()
         && a.path() == b.path()
 }
+
+/// Where a directory entry came from (#52).
+pub const DIRECTORY_FROM_REGISTRY: &str = "registry";
+/// A person asked for their run's target to be listed.
+pub const DIRECTORY_FROM_SUBMISSION: &str = "submission";
+
+/// An entry of the public directory of judged MCP servers: one remote URL.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DirectoryEntry {
+    /// The URL as listed: the canonical target URL when it is judged, the
+    /// registry's URL as given when it is not.
+    pub url: String,
+    /// [`DIRECTORY_FROM_REGISTRY`] or [`DIRECTORY_FROM_SUBMISSION`].
+    pub source: String,
+    pub registry_name: Option<String>,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub version: Option<String>,
+    /// `active` or `deprecated` (a deleted registry entry leaves).
+    pub status: String,
+    /// `streamable-http` or `sse`.
+    pub transport: String,
+    /// Why it is listed without a verdict, when it is.
+    pub not_probed: Option<String>,
+    /// The target that is judged, when it is.
+    pub target_id: Option<String>,
+    /// The registry's `updatedAt` of the entry.
+    pub registry_updated_at: Option<String>,
+    pub listed_at_ms: i64,
+    pub updated_at_ms: i64,
+    /// The latest MCP verdict of its target, set when a run of it ends: the
+    /// lowest grade over the revisions judged (None: not judged yet).
+    pub grade: Option<String>,
+    /// The grade before it (the trend).
+    pub previous_grade: Option<String>,
+    pub last_run_id: Option<String>,
+    pub judged_at_ms: Option<i64>,
+}
+
+/// The state of the syncs of one registry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DirectorySync {
+    /// The registry's base URL.
+    pub registry: String,
+    /// The newest `updatedAt` a complete sync saw: the next one asks only for
+    /// entries updated since.
+    pub high_water: Option<String>,
+    pub last_success_ms: Option<i64>,
+    pub last_attempt_ms: i64,
+    /// Why the last attempt failed, when it did (the directory keeps its last
+    /// good state meanwhile).
+    pub last_error: Option<String>,
+    /// Entries the last complete sync read, and those it could not read.
+    pub listed: i64,
+    pub skipped: i64,
+}

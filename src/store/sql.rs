@@ -708,6 +708,7 @@ impl_sql_store!(inherent {
 
 // The parts of the store, each in a file of its own.
 mod credentials;
+mod directory;
 mod keys;
 mod signing;
 mod watches;
@@ -1228,6 +1229,10 @@ impl_sql_store!(Store {
             .bind(protocol)
             .execute(self.statements.on(&mut *tx))
             .await?;
+        }
+        if let super::RunEnd::Verdict(verdict) = record.end {
+            self.record_directory_grade_in(&mut tx, run_id, verdict, now_ms)
+                .await?;
         }
         if let Some(attestation) = record.attestation {
             sqlx::query(signing::INSERT_ATTESTATION)

@@ -17,6 +17,7 @@ mod ca_cert;
 mod cli;
 mod connections;
 mod db_outage;
+mod directory;
 mod gates;
 mod host_limits;
 mod interop_mcp;

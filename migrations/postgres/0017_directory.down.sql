@@ -1,0 +1,9 @@
+DROP TABLE directory_syncs;
+DROP TABLE directory_delisted;
+DROP INDEX directory_grades_revision;
+DROP TABLE directory_grades;
+DROP INDEX directory_entries_judged;
+DROP INDEX directory_entries_grade;
+DROP INDEX directory_entries_target;
+DROP INDEX directory_entries_name;
+DROP TABLE directory_entries;
