@@ -447,6 +447,9 @@ mod tests {
     }
 }
 
+/// The official MCP Registry, the directory's default `--registry`.
+pub const OFFICIAL_REGISTRY: &str = "https://registry.modelcontextprotocol.io";
+
 /// Where the public directory reads the MCP Registry, and how it judges what
 /// it lists (`protocheck registry sync`, and `serve` with
 /// `--registry-sync-secs`).
@@ -456,7 +459,7 @@ pub struct RegistryArgs {
     #[arg(
         long = "registry",
         env = "PROTOCHECK_REGISTRY_URL",
-        default_value = crate::directory::registry::OFFICIAL_REGISTRY
+        default_value = OFFICIAL_REGISTRY
     )]
     pub registry: String,
     /// Seconds between two checks of a listed server (default: a week). Each
@@ -487,23 +490,6 @@ impl RegistryArgs {
                 about.join("; ")
             )
         }
-    }
-
-    /// What a sync needs, or why the registry URL is unusable.
-    pub fn sync_config(
-        &self,
-        public_url: Option<&str>,
-    ) -> Result<crate::directory::SyncConfig, String> {
-        let registry = url::Url::parse(&self.registry)
-            .map_err(|e| format!("--registry {}: {e}", self.registry))?;
-        if !matches!(registry.scheme(), "http" | "https") {
-            return Err(format!("--registry {}: use http or https", self.registry));
-        }
-        Ok(crate::directory::SyncConfig {
-            registry,
-            watch_interval: Duration::from_secs(self.directory_interval_secs),
-            user_agent: self.user_agent(public_url),
-        })
     }
 }
 

@@ -484,10 +484,11 @@ async fn serve(
     // A registry URL that cannot be used is a usage error before anything starts.
     let directory_sync = if directory.registry_sync_secs > 0 {
         Some(
-            directory
-                .registry
-                .sync_config(web_args.public_url.as_deref())
-                .map_err(anyhow::Error::msg)?,
+            protocheck::directory::SyncConfig::from_args(
+                &directory.registry,
+                web_args.public_url.as_deref(),
+            )
+            .map_err(anyhow::Error::msg)?,
         )
     } else {
         None
@@ -808,7 +809,7 @@ async fn registry(command: RegistryCommand) -> anyhow::Result<ExitCode> {
         public_url,
         allow_private_targets,
     } = command;
-    let cfg = match registry.sync_config(public_url.as_deref()) {
+    let cfg = match protocheck::directory::SyncConfig::from_args(&registry, public_url.as_deref()) {
         Ok(cfg) => cfg,
         Err(e) => {
             eprintln!("error: {e}");

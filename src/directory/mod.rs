@@ -43,6 +43,26 @@ pub struct SyncConfig {
     pub user_agent: String,
 }
 
+impl SyncConfig {
+    /// The sync `args` configure, or why the registry URL is unusable;
+    /// `public_url` goes into the User-Agent.
+    pub fn from_args(
+        args: &crate::config::RegistryArgs,
+        public_url: Option<&str>,
+    ) -> Result<Self, String> {
+        let registry =
+            Url::parse(&args.registry).map_err(|e| format!("--registry {}: {e}", args.registry))?;
+        if !matches!(registry.scheme(), "http" | "https") {
+            return Err(format!("--registry {}: use http or https", args.registry));
+        }
+        Ok(Self {
+            registry,
+            watch_interval: Duration::from_secs(args.directory_interval_secs),
+            user_agent: args.user_agent(public_url),
+        })
+    }
+}
+
 /// What a sync did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SyncReport {

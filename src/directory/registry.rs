@@ -23,8 +23,7 @@ use serde_json::Value;
 use std::time::Duration;
 use url::Url;
 
-/// The official registry, the default `--registry`.
-pub const OFFICIAL_REGISTRY: &str = "https://registry.modelcontextprotocol.io";
+pub use crate::config::OFFICIAL_REGISTRY;
 /// Servers asked for per page (the registry's own maximum is 100).
 pub const PAGE_LIMIT: u32 = 100;
 /// Largest page read: 100 entries of a few KiB each fit many times over.

@@ -26,8 +26,9 @@ const LAYERS: &[&[&str]] = &[
     &["report", "attest", "submit", "api_keys", "metrics"],
     // What acts when runs change or come due, and the REST client.
     &["webhook", "scheduler", "api_client"],
-    // Workers.
-    &["worker"],
+    // Workers, and the public directory's registry sync (it makes watches
+    // whose runs the scheduler starts).
+    &["worker", "directory"],
     // The web service.
     &["web"],
 ];
