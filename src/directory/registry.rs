@@ -33,8 +33,7 @@ pub const MAX_PAGE_BYTES: usize = 8 * 1024 * 1024;
 pub const MAX_PAGES: usize = 2_000;
 /// Longest a page may take.
 pub const PAGE_TIMEOUT: Duration = Duration::from_secs(60);
-/// Registry metadata key of the official registry's own fields.
-const OFFICIAL_META: &str = "io.modelcontextprotocol.registry/official";
+use crate::reference::registry::OFFICIAL_META;
 /// Longest registry name, title, description and version kept (the
 /// registry's schema allows 200, 100, 100 and 255 characters).
 const MAX_NAME_CHARS: usize = 200;

@@ -21,8 +21,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::{Arc, RwLock};
 
-/// Registry metadata key of the official registry's own fields.
-const OFFICIAL_META: &str = "io.modelcontextprotocol.registry/official";
+/// Registry metadata key of the official registry's own fields (the
+/// directory's reader uses the same).
+pub const OFFICIAL_META: &str = "io.modelcontextprotocol.registry/official";
 /// The registry's own page maximum.
 const MAX_LIMIT: usize = 100;
 
