@@ -838,7 +838,11 @@ fn runs_per_server() -> usize {
 /// on a timer that runs from the process's start, so whether one falls
 /// inside a run (MCP25-LOG-004 judges those it sees, and is skipped when
 /// none came) depended on how long the process had already lived.
-const FRESH_PER_RUN: &[&str] = &["spec-discover-first-global", "everything"];
+const FRESH_PER_RUN: &[&str] = &[
+    "spec-discover-first-global",
+    "spec-order-later-page",
+    "everything",
+];
 
 /// Rules that judge what a panel server sends on its own timer, unprompted:
 /// server-everything writes a `notifications/message` every few seconds from
@@ -852,19 +856,9 @@ const ON_THE_SERVERS_TIMER: &[(&str, &str)] = &[
     ("everything-stdio", "MCP25-LOG-004"),
 ];
 
-/// Rules that judge what any panel server sends on a timer of its own while
-/// a tool protocheck called works: the spec servers' counting tool writes
-/// `notifications/progress` every 0.2 s until its answer, and protocheck
-/// cancels a tool call past the run's tool budget, so whether a token got the
-/// two notifications MCP25-UTL-005 needs depends on how the run was paced (a
-/// rate limiter's waits, a loaded machine). `pass` and `skip` both say truly
-/// what arrived; a failure would still be caught. Making the finding
-/// independent of the pace is #53's first item.
-const PACED_BY_THE_RUN: &[&str] = &["MCP25-UTL-005"];
-
 /// Whether `rule` of `server` may be `a` in one run and `b` in another.
 fn may_differ(server: &str, rule: &str, a: &str, b: &str) -> bool {
-    (ON_THE_SERVERS_TIMER.contains(&(server, rule)) || PACED_BY_THE_RUN.contains(&rule))
+    ON_THE_SERVERS_TIMER.contains(&(server, rule))
         && ["pass", "skip"].contains(&a)
         && ["pass", "skip"].contains(&b)
 }

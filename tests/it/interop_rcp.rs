@@ -25,22 +25,22 @@ const DEFAULT_RUNS: usize = 10;
 const DEFAULT_JOBS: usize = 3;
 const PROFILES: [&str; 2] = ["spec", "reference"];
 
-fn panel_dir() -> PathBuf {
+pub(crate) fn panel_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/rcp")
 }
 
-fn expected_md() -> PathBuf {
+pub(crate) fn expected_md() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/EXPECTED.md")
 }
 
 /// Says on the real stderr (the harness captures `eprintln!` of passing tests).
-fn say(line: &str) {
+pub(crate) fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// The Python that has the pinned SDK, or `None` (skipped) when it is missing
 /// and tools are not required.
-fn python() -> Option<String> {
+pub(crate) fn python() -> Option<String> {
     let problem = match std::env::var("PROTOCHECK_INTEROP_RCP_PYTHON") {
         Ok(p) if !p.is_empty() => {
             let out = Command::new(&p)
@@ -72,7 +72,7 @@ fn python() -> Option<String> {
     None
 }
 
-fn env_count(name: &str, default: usize) -> usize {
+pub(crate) fn env_count(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
@@ -82,7 +82,7 @@ fn env_count(name: &str, default: usize) -> usize {
 
 /// How a row's server is reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Transport {
+pub(crate) enum Transport {
     Http,
     Stdio,
     /// A second run against the same HTTP process, right after the `http` row's run.
@@ -106,10 +106,10 @@ impl Transport {
 
 /// One row of the expectations table.
 #[derive(Debug, Clone)]
-struct Expected {
-    server: String,
-    transport: Transport,
-    level: String,
+pub(crate) struct Expected {
+    pub(crate) server: String,
+    pub(crate) transport: Transport,
+    pub(crate) level: String,
     /// `None`: not judged (`*`); `Some(None)`: no declaration (`—`).
     declared: Option<Option<String>>,
     fails: BTreeSet<String>,
@@ -124,7 +124,7 @@ fn cell(s: &str) -> String {
 
 /// The "## RCP" section's table: `| server | transport | level | declared |
 /// fails | reference |`. Only that section is read.
-fn parse_expected(md: &str) -> Vec<Expected> {
+pub(crate) fn parse_expected(md: &str) -> Vec<Expected> {
     let mut in_section = false;
     let mut in_table = false;
     let mut rows = Vec::new();
@@ -184,21 +184,35 @@ fn parse_expected(md: &str) -> Vec<Expected> {
 
 /// What one `protocheck check` said, reduced to what must be stable.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Observed {
-    level: String,
+pub(crate) struct Observed {
+    pub(crate) level: String,
     declared: Option<String>,
-    summary: String,
+    pub(crate) summary: String,
     /// rule id → outcomes of its findings, in order.
     outcomes: BTreeMap<String, Vec<String>>,
 }
 
 impl Observed {
-    fn fails(&self) -> BTreeSet<String> {
+    pub(crate) fn fails(&self) -> BTreeSet<String> {
         self.outcomes
             .iter()
             .filter(|(_, o)| o.iter().any(|x| x == "fail"))
             .map(|(id, _)| id.clone())
             .collect()
+    }
+}
+
+/// An observation with the given level and failing rules, for the tests of
+/// the profile comparison.
+pub(crate) fn observed_for_tests(level: &str, fails: &[&str]) -> Observed {
+    Observed {
+        level: level.to_owned(),
+        declared: None,
+        summary: level.to_owned(),
+        outcomes: fails
+            .iter()
+            .map(|id| ((*id).to_owned(), vec!["fail".to_owned()]))
+            .collect(),
     }
 }
 
@@ -225,7 +239,7 @@ fn observe(report: &Value) -> Result<Observed, String> {
 }
 
 /// A panel server process, killed when dropped (also on panic).
-struct ServerProc {
+pub(crate) struct ServerProc {
     child: Child,
 }
 
@@ -237,7 +251,7 @@ impl Drop for ServerProc {
 }
 
 /// Starts `file --http` on an ephemeral loopback port; returns it and its base URL.
-fn start_http(python: &str, file: &Path) -> Result<(ServerProc, String), String> {
+pub(crate) fn start_http(python: &str, file: &Path) -> Result<(ServerProc, String), String> {
     let mut child = Command::new(python)
         .arg(file)
         .arg("--http")
@@ -262,7 +276,7 @@ fn start_http(python: &str, file: &Path) -> Result<(ServerProc, String), String>
     }
 }
 
-fn check(target: &[String], profile: &str) -> Result<Observed, String> {
+pub(crate) fn check(target: &[String], profile: &str) -> Result<Observed, String> {
     let mut cmd = common::cli::protocheck();
     // A stdio server is spawned by protocheck and inherits this: no
     // __pycache__ in the source tree.

@@ -42,6 +42,7 @@ mod queue;
 mod rcp_history;
 mod rcp_l0;
 mod rcp_levels;
+mod rcp_profiles;
 mod rcp_reference;
 mod rcp_stdio;
 mod redaction;

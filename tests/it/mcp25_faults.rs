@@ -31,6 +31,15 @@ use url::Url;
 /// outcome of another rule (see the reference server's `faults.rs`): the
 /// fault, and the rules it may also change.
 const ALSO: &[(&str, &[&str])] = &[
+    // A notification or response POST answered with anything but 202 and
+    // no body, or an HTTP error, breaks the one sentence MCP25-HTP-002 (what
+    // the server accepts) and MCP25-HTP-003 (what it refuses) share: both
+    // read the same POSTs, and a 200 is wrong under either branch.
+    ("MCP25-HTP-002", &["MCP25-HTP-003"]),
+    ("MCP25-HTP-003", &["MCP25-HTP-002"]),
+    // A JSON-RPC answer to a notification comes with a 200 status: the
+    // status rules read the same POSTs.
+    ("MCP25-RPC-009", &["MCP25-HTP-002", "MCP25-HTP-003"]),
     // The `ping` answer carries an error too: MCP25-UTL-001 reads that ping.
     ("MCP25-RPC-002", &["MCP25-UTL-001"]),
     // Without `completions` declared, completion/complete must be refused,

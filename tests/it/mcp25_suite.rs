@@ -164,6 +164,13 @@ async fn fault_server(State(faults): State<Faults>, headers: HeaderMap, body: By
             &rpc_error(Value::Null, -32600, "not a message"),
         );
     };
+    // JSON-RPC 2.0: `jsonrpc` is exactly "2.0" (MCP25-RPC-005).
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &rpc_error(Value::Null, -32600, "jsonrpc must be \"2.0\""),
+        );
+    }
     let method = obj.get("method").and_then(Value::as_str);
     let Some(id) = obj.get("id").cloned() else {
         // A notification (or a response): accepted, never answered.
@@ -179,6 +186,13 @@ async fn fault_server(State(faults): State<Faults>, headers: HeaderMap, body: By
         return json_response(
             StatusCode::BAD_REQUEST,
             &rpc_error(Value::Null, -32600, "ids are never null"),
+        );
+    }
+    // MCP ids are strings or integers (MCP25-RPC-005 sends a boolean one).
+    if !(id.is_string() || id.is_i64() || id.is_u64()) {
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &rpc_error(Value::Null, -32600, "ids are strings or integers"),
         );
     }
     let result = match method {

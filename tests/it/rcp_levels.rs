@@ -513,19 +513,65 @@ async fn a_filter_with_only_ordered_operators_certifies_l2() {
 
 /// §8 does not define an empty `in`, which the SDKs' validator refuses: it is
 /// never probed, even when the hits show no metadata and `exists` is not
-/// advertised.
+/// advertised. Without metadata no filter result can be checked, so L1 is
+/// "not verified", which neither fails a rule nor calls the declaration an
+/// overclaim.
 #[tokio::test]
-async fn a_server_refusing_an_empty_in_list_certifies_l2() {
-    another_reading_certifies_l2(
-        &[
-            "no-hit-meta",
-            "reject-empty-set",
-            "filter-operators=eq,ne,gt,gte,lt,lte,in,nin,contains",
-        ],
-        "RCP-L1-004",
-        "no document can satisfy",
-    )
-    .await;
+async fn a_server_refusing_an_empty_in_list_is_not_failed() {
+    let variants = [
+        "no-hit-meta",
+        "reject-empty-set",
+        "filter-operators=eq,ne,gt,gte,lt,lte,in,nin,contains",
+    ];
+    let url = start(variant(&variants)).await;
+    let (verdict, findings) = check(&url, writes()).await;
+    let verdict = verdict.expect("verdict");
+    assert_l1_not_verified(&verdict, &findings);
+    let f = finding(&findings, "RCP-L1-004");
+    assert!(
+        f.message.contains("no document can satisfy"),
+        "{}",
+        f.message
+    );
+    // With metadata, the same server certifies L2.
+    another_reading_certifies_l2(&variants[1..], "RCP-L1-004", "`in` on").await;
+}
+
+/// A server whose hits carry no `meta` (§7.7 makes it optional): RCP-L1-004
+/// is not verified, with what the server would need to return, so L1 is not
+/// granted; no rule fails and the declared level is not judged.
+fn assert_l1_not_verified(verdict: &Verdict, findings: &[Finding]) {
+    let report = dump(findings);
+    let f = finding(findings, "RCP-L1-004");
+    assert_eq!(f.outcome, Outcome::Skip, "{}", f.message);
+    assert!(
+        f.message.starts_with("not verified:") && f.message.contains("must carry `meta`"),
+        "{}",
+        f.message
+    );
+    let failed: Vec<&str> = findings
+        .iter()
+        .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Warn))
+        .map(|f| f.rule_id.as_str())
+        .collect();
+    assert!(failed.is_empty(), "{failed:?} failed:\n{report}");
+    let r = rcp(verdict);
+    assert_eq!(r.certified, "L0", "{report}");
+    assert_eq!(r.honesty, "not verified", "{report}");
+    assert_eq!(r.honest, None);
+    assert!(
+        r.missing
+            .iter()
+            .any(|m| m.starts_with("L1 needs `filter`, spec §14.2; not verified:")),
+        "{:?}",
+        r.missing
+    );
+    assert!(
+        verdict.summary.contains("L1 not verified"),
+        "{}",
+        verdict.summary
+    );
+    assert!(verdict.passed, "{report}");
 }
 
 /// No query returns more than maxK = 3 hits: pagination is still exercised,
@@ -576,10 +622,15 @@ async fn an_ignored_filter_fails_with_any_advertised_operators() {
         assert_eq!(f.outcome, Outcome::Fail, "{variants:?}: {}", f.message);
         assert!(!f.evidence.is_empty());
         assert_eq!(rcp(&verdict.expect("verdict")).certified, "L0");
-        // Without the fault, the same server reaches L2.
+        // Without the fault, the same server reaches L2, or, when its hits
+        // carry no metadata, L1 is not verified.
         let url = start(variant(variants)).await;
         let (verdict, findings) = check(&url, RunOptions::default()).await;
-        assert_l2(&variants.join(" "), &verdict.expect("verdict"), &findings);
+        if variants.contains(&"no-hit-meta") {
+            assert_l1_not_verified(&verdict.expect("verdict"), &findings);
+        } else {
+            assert_l2(&variants.join(" "), &verdict.expect("verdict"), &findings);
+        }
     }
 }
 

@@ -68,7 +68,12 @@ async fn the_correct_reference_server_certifies_l2_over_stdio() {
     assert_eq!(findings.len(), rcp::rules().len());
     assert_eq!(certified(&verdict), "L2");
     assert!(verdict.passed, "{verdict:?}\n{report}");
-    let exchange = &findings[0].evidence[0];
+    // The run's first request, judged once the session's capabilities are known.
+    let first = findings
+        .iter()
+        .find(|f| f.rule_id == rcp::l0::INFO_BEFORE_INIT.id)
+        .expect("RCP-L0-001");
+    let exchange = &first.evidence[0];
     assert_eq!(exchange.request.line, "stdin");
     assert!(
         exchange

@@ -229,6 +229,9 @@ pub(super) async fn handle_authorization_server(
 }
 
 pub(super) async fn handle_get(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    if let Some(refused) = origin_refused(&state, &headers) {
+        return refused;
+    }
     if let Some(refused) = auth::check(&state, &headers, None) {
         return refused;
     }
@@ -240,6 +243,9 @@ pub(super) async fn handle_get(State(state): State<Shared>, headers: HeaderMap) 
 }
 
 pub(super) async fn handle_delete(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    if let Some(refused) = origin_refused(&state, &headers) {
+        return refused;
+    }
     if let Some(refused) = auth::check(&state, &headers, None) {
         return refused;
     }
@@ -250,6 +256,21 @@ pub(super) async fn handle_delete(State(state): State<Shared>, headers: HeaderMa
         return StatusCode::OK.into_response();
     }
     method_not_allowed()
+}
+
+/// The 403 to a GET or DELETE from an invalid `Origin`: the server validates
+/// Origin "on all incoming connections" (streamable-http, "Security &
+/// Endpoint"), not only on POSTs.
+fn origin_refused(state: &Inner, headers: &HeaderMap) -> Option<Response> {
+    if state.breaks(&sec::ORIGIN_403) || origin_allowed(headers, state.config.origin_prefix_match) {
+        return None;
+    }
+    let mut resp = (StatusCode::FORBIDDEN, "Forbidden: Origin not allowed").into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    Some(resp)
 }
 
 fn method_not_allowed() -> Response {

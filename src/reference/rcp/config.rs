@@ -104,7 +104,10 @@ static FAULTS: &[(&Rule, &str)] = &[
         &l0::STATEFUL_HTTP,
         "stateless: every request is initialized, `initialize` always succeeds",
     ),
-    (&l0::BATCH, "a batch's notifications get error replies too"),
+    (
+        &l0::BATCH,
+        "a batch's notifications for methods RCP defines get error replies too",
+    ),
     (
         &l0::EMPTY_BATCH,
         "an empty batch is answered with an empty array",

@@ -86,7 +86,16 @@ pub(super) fn handle_body(
                 return None;
             }
             let reply = handle_message(server, session, member, ctx);
-            let notification = member.get("id").is_none();
+            // The fault answers notifications for methods RCP defines; an
+            // undefined one stays unanswered, so that only RCP-L0-030 fails
+            // (an answered undefined notification is RCP-L0-007's fault).
+            let notification = member.get("id").is_none()
+                && member
+                    .get("method")
+                    .and_then(Value::as_str)
+                    .is_some_and(|m| {
+                        OPEN_METHODS.contains(&m) || GATED_METHODS.iter().any(|(g, _)| *g == m)
+                    });
             if reply.is_none() && notification && config.has(&l0::BATCH) {
                 return Some(error_reply(
                     config,
@@ -228,7 +237,9 @@ fn answer_notification(
             return None;
         }
         (-32600, "a request needs an id")
-    } else if capability_of(method).is_some() {
+    } else if GATED_METHODS.iter().any(|(m, _)| *m == method) {
+        // The methods RCP defines; a vendor method's notification
+        // (`x-<vendor>/…`) is an undefined one here, as RCP-L0-007 sends it.
         if !config.has(&l0::NOTIFY_GATED) {
             return None;
         }

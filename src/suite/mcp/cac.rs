@@ -5,7 +5,7 @@
 //! server/discover, whose schema also extends CacheableResult (decision 7 of
 //! `mcp-2026-07-28.md` §15); discover gets its own message.
 
-use super::client::{Reply, client_info, clip, some};
+use super::client::{Reply, Seen, client_info, clip, some};
 use super::rule::{Keyword, McpRule, spec};
 use super::session::{Judgement, Session};
 use super::wire;
@@ -24,16 +24,17 @@ pub(crate) const TTL_PRESENT: McpRule = McpRule::new(
 )
 .says("the cacheable results (tools/list, prompts/list, resources/list, resources/templates/list, resources/read, server/discover) MUST carry ttlMs")
 .help(
-    "protocheck reads the cacheable results the run received: the `server/discover` answer, every \
-     page of `tools/list`, `prompts/list`, `resources/list` and `resources/templates/list` the \
-     survey read, and up to five `resources/read` results (`input_required` ones left out). Each \
-     must carry `ttlMs`.",
+    "protocheck reads every cacheable result the run received on its valid requests, whichever \
+     rule sent them: the `server/discover` answers, every page of `tools/list`, `prompts/list`, \
+     `resources/list` and `resources/templates/list`, and the `resources/read` results \
+     (`input_required` ones left out). Each must carry `ttlMs`.",
     "The server leaves `ttlMs` out, most often on `server/discover`, whose result became \
      cacheable late in the 2026-07-28 cycle, or on `resources/read`; an SDK release from before \
      the caching utility omits it everywhere.",
     "Add `ttlMs` to each of these results, `server/discover` included: the number of milliseconds \
      a client may reuse the result, or `0` when it must not be reused.",
-);
+)
+.run_wide();
 
 pub(crate) const SCOPE_PRESENT: McpRule = McpRule::new(
     "MCP-CAC-002",
@@ -46,14 +47,15 @@ pub(crate) const SCOPE_PRESENT: McpRule = McpRule::new(
 )
 .says("the cacheable results MUST carry cacheScope")
 .help(
-    "protocheck reads the same cacheable results as MCP-CAC-001 (the `server/discover` answer, \
-     every list page the survey read, up to five `resources/read` results) and checks that each \
+    "protocheck reads the same cacheable results as MCP-CAC-001 (every `server/discover` answer, \
+     list page and `resources/read` result of the run) and checks that each \
      carries `cacheScope`.",
     "The server sets `ttlMs` but forgets `cacheScope`, or sets both on the list results only and \
      not on `server/discover` or `resources/read`, which come from other handlers.",
     "Add `cacheScope` to every cacheable result, `server/discover` included: `\"public\"` when \
      any caller would get the same content, `\"private\"` when the content depends on who asks.",
-);
+)
+.run_wide();
 
 pub(crate) const SCOPE_VALUE: McpRule = McpRule::new(
     "MCP-CAC-003",
@@ -66,16 +68,18 @@ pub(crate) const SCOPE_VALUE: McpRule = McpRule::new(
 )
 .says("cacheScope MUST be exactly \"public\" or \"private\"")
 .help(
-    "On the cacheable results that carry `cacheScope` (the `server/discover` answer, the list \
-     pages, up to five reads), protocheck checks that the value is exactly the string `public` or \
-     `private`. Skipped when none carries it.",
+    "On the cacheable results of the run that carry `cacheScope` (every `server/discover` \
+     answer, list page and read), protocheck checks that the value is exactly the string `public` \
+     or `private`, and that all pages of one walk of a list carry the same value. Skipped when \
+     none carries it.",
     "The value is capitalised (`Public`), borrowed from HTTP caching (`shared`, `no-store`, \
      `max-age=60`), or a boolean instead of one of the two strings; clients cannot tell whether a \
      shared cache may keep the result.",
     "Send `cacheScope` as exactly `\"public\"` or `\"private\"`, in lower case, and express how \
      long a result may be reused with `ttlMs`, not in the scope; `private` is the safe choice \
      when unsure.",
-);
+)
+.run_wide();
 
 pub(crate) const TTL_VALUE: McpRule = McpRule::new(
     "MCP-CAC-004",
@@ -98,7 +102,8 @@ pub(crate) const TTL_VALUE: McpRule = McpRule::new(
     "Send `ttlMs` as a non-negative JSON integer of milliseconds, with `0` for results that must \
      not be reused; convert durations to milliseconds before serialising rather than sending a \
      string.",
-);
+)
+.run_wide();
 
 pub(crate) const PUBLIC_NOT_PERSONAL: McpRule = McpRule::new(
     "MCP-CAC-005",
@@ -184,43 +189,76 @@ async fn cacheables(s: &Session) -> Vec<Cacheable<'_>> {
     out
 }
 
-/// Fails naming every cacheable result for which `problem` says something.
+/// The methods whose complete results are cacheable (CACHE, and
+/// `server/discover` by its schema).
+const CACHEABLE: [&str; 6] = [
+    "server/discover",
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+];
+
+/// Every complete result of a cacheable method the run received on its
+/// valid probes, whichever rule sent them: the survey's discover, every page
+/// of its lists and its reads, and every other rule's (MCP-STL-001's family
+/// probes, MCP-RES-007's walks, MCP-CAC-005's second asks, …). Answers on a
+/// rule's dedicated connections are judged by that rule alone.
+async fn seen_cacheables(s: &Session) -> Vec<Seen> {
+    // The survey's reads are made by the first to ask: they are in the log
+    // once awaited.
+    let _ = s.reads().await;
+    let mut seen = s.client.seen().await;
+    seen.retain(|r| {
+        CACHEABLE.contains(&r.method.as_str())
+            && r.result.as_ref().is_some_and(|result| {
+                result.get("resultType").and_then(Value::as_str) != Some("input_required")
+            })
+    });
+    seen
+}
+
+/// Fails naming every cacheable result of the run for which `problem` says
+/// something.
 async fn judge(
     s: &Session,
     field: &str,
     problem: impl Fn(Option<&Value>) -> Option<String>,
     advice: &str,
 ) -> Judgement {
-    let all = cacheables(s).await;
+    let all = seen_cacheables(s).await;
     if all.is_empty() {
         return Judgement::skip("no cacheable result was received to judge");
     }
-    let bad: Vec<(String, &Reply)> = all
+    let bad: Vec<(String, &Seen)> = all
         .iter()
         .filter_map(|c| {
-            let p = problem(c.result().and_then(|r| r.get(field)))?;
+            let p = problem(c.result.as_ref().and_then(|r| r.get(field)))?;
             let text = if c.method == "server/discover" {
                 // The sixth cacheable result, added late in the 2026-07-28 cycle.
                 format!("DiscoverResult {p} (server/discover is cacheable too: its schema requires ttlMs and cacheScope)")
             } else {
-                format!("{} {p}", c.label())
+                format!("`{}` (request {}) {p}", c.method, c.order)
             };
-            Some((text, c.reply))
+            Some((text, c))
         })
         .collect();
     if bad.is_empty() {
-        let mut methods: Vec<&str> = all.iter().map(|c| c.method).collect();
+        let mut methods: Vec<&str> = all.iter().map(|c| c.method.as_str()).collect();
+        methods.sort_unstable();
         methods.dedup();
         return Judgement::pass(format!(
-            "`{field}` is right on all {} cacheable results ({})",
+            "`{field}` is right on all {} cacheable results of the run ({})",
             all.len(),
             methods.join(", ")
         ));
     }
-    let texts: Vec<String> = bad.iter().map(|(t, _)| t.clone()).collect();
+    let mut texts: Vec<String> = bad.iter().map(|(t, _)| t.clone()).collect();
+    texts.dedup();
     let mut j = Judgement::fail(format!("{}; {advice}", some(&texts, 5, "; ")));
-    for (_, reply) in bad.iter().take(2) {
-        j = j.reply(reply);
+    for (_, seen) in bad.iter().take(2) {
+        j = j.with(&seen.exchange);
     }
     j
 }
@@ -246,14 +284,47 @@ async fn scope_present(s: &Session) -> Judgement {
 }
 
 async fn scope_value(s: &Session) -> Judgement {
-    if cacheables(s)
-        .await
-        .iter()
-        .all(|c| c.result().and_then(|r| r.get("cacheScope")).is_none())
-    {
+    if seen_cacheables(s).await.iter().all(|c| {
+        c.result
+            .as_ref()
+            .and_then(|r| r.get("cacheScope"))
+            .is_none()
+    }) {
         return Judgement::skip(
             "no cacheable result carries cacheScope, so there is no value to judge",
         );
+    }
+    // CACHE: "all pages of one list MUST carry the same value": the survey
+    // read every page of each list in one walk.
+    let lists = [
+        ("tools/list", &s.survey.tools),
+        ("prompts/list", &s.survey.prompts),
+        ("resources/list", &s.survey.resources),
+        ("resources/templates/list", &s.survey.templates),
+    ];
+    for (method, listing) in lists {
+        let scopes: Vec<(Option<&Value>, &Reply)> = listing
+            .pages
+            .iter()
+            .filter_map(|page| Some((page.result()?.get("cacheScope"), page)))
+            .collect();
+        if let Some(((first, first_page), (other, other_page))) = scopes
+            .first()
+            .and_then(|f| scopes.iter().find(|o| o.0 != f.0).map(|o| (f, o)))
+        {
+            let show = |v: &Option<&Value>| {
+                v.map_or_else(|| "none".to_owned(), |v| clip(&v.to_string(), 40))
+            };
+            let at = scopes.iter().position(|o| o.0 != *first).unwrap_or(0) + 1;
+            return Judgement::fail(format!(
+                "the pages of one `{method}` walk carry different `cacheScope` values: {} on \
+                 page 1, {} on page {at}; all pages of one list MUST carry the same value",
+                show(first),
+                show(other)
+            ))
+            .reply(first_page)
+            .reply(other_page);
+        }
     }
     judge(
         s,
@@ -272,10 +343,10 @@ async fn scope_value(s: &Session) -> Judgement {
 }
 
 async fn ttl_value(s: &Session) -> Judgement {
-    if cacheables(s)
+    if seen_cacheables(s)
         .await
         .iter()
-        .all(|c| c.result().and_then(|r| r.get("ttlMs")).is_none())
+        .all(|c| c.result.as_ref().and_then(|r| r.get("ttlMs")).is_none())
     {
         return Judgement::skip("no cacheable result carries ttlMs, so there is no value to judge");
     }

@@ -43,13 +43,12 @@ pub static COVERAGE: &[Coverage] = &[
             each value is an object.",
         probed: "Every key of `capabilities.extensions` in the opening `server/discover` result is \
             checked for the prefix labels, the name's characters and a reserved second label (any \
-            `io.modelcontextprotocol/` id is accepted); skipped when the server advertises no \
-            extension.",
+            `io.modelcontextprotocol/` id is accepted: it is MCP's own prefix), and its value must \
+            be an object; skipped when the server advertises no extension.",
         gap: Some(
-            "Not judged: that each extension's value is an object; that an \
-            `io.modelcontextprotocol/…` id names an extension MCP defines (protocheck keeps no \
-            list of official extensions); reverse-DNS order, which the text cannot show \
-            (`example.com/` and `com.example/` are both well-formed).",
+            "not observable: reverse-DNS order (the SHOULD) cannot be told from the text: \
+            `example.com/` and `com.example/` are both well-formed prefixes, and only their \
+            owner knows which names a domain.",
         ),
     },
     Coverage {
@@ -61,10 +60,10 @@ pub static COVERAGE: &[Coverage] = &[
             calls and listen, and the rules' own valid probes) must carry that key with string \
             `name` and `version`.",
         gap: Some(
-            "Only results the run provoked: calls of tools protocheck may not run (not \
-            `readOnlyHint: true`, allow_tool_calls unset) and methods of capabilities not \
-            advertised are never seen, and answers on dedicated connections (MCP-HDR-006, \
-            MCP-STL-004, MCP-STL-008) are not logged for it.",
+            "the answers on the dedicated connections of MCP-HDR-006, MCP-STL-004 and \
+            MCP-STL-008 (the same methods again) are not logged for it. Besides, for side \
+            effects, calls of tools protocheck may not run (not `readOnlyHint: true`, \
+            allow_tool_calls unset) are never made, so their results are not seen.",
         ),
     },
     Coverage {
@@ -74,19 +73,16 @@ pub static COVERAGE: &[Coverage] = &[
             `resources/templates/list`, `resources/read`, `prompts/list`, `prompts/get`, \
             `completion/complete`, `subscriptions/listen`); a request without it MUST be answered \
             HTTP 400 with JSON-RPC -32020. Headers on notification POSTs are undefined.",
-        probed: "Drops `Mcp-Method` from each of the family probes (`Session::family_probes`: \
-            `server/discover`; with `tools` advertised `tools/list` and `tools/call` of an unknown \
-            tool; with `resources` `resources/list` and `resources/read` of a made-up \
-            `protocheck://missing/…` URI; with `prompts` `prompts/list` and `prompts/get` of an \
-            unknown prompt); each must be answered 400 with -32020, and the first other answer \
-            fails.",
-        gap: Some(
-            "Not probed: `resources/templates/list`, `completion/complete` and \
-            `subscriptions/listen` (not among the family probes), so a server that validates the \
-            header in its list, read and call handlers but not on those three passes; adding them \
-            to the family probes (listen sent as a short listen) would cover them here and in \
-            every rule that uses the family probes.",
-        ),
+        probed: "Drops `Mcp-Method` from each of the family probes (`survey::family_probes`: `server/discover`; with `tools` advertised \
+            `tools/list` and `tools/call` of an unknown tool; with `resources` `resources/list`, \
+            `resources/templates/list` and `resources/read` of a made-up `protocheck://missing/…` \
+            URI; with `prompts` `prompts/list` and `prompts/get` of an unknown prompt; with \
+            `completions` `completion/complete` on an unknown prompt; and a short \
+            `subscriptions/listen` when a `listChanged` or `resources.subscribe` is advertised: \
+            every method the server serves); each must be answered 400 with \
+            -32020, and the first other answer fails. Methods of capabilities not advertised are \
+            not served (MCP-ERR-002 requires 404 for them).",
+        gap: None,
     },
     Coverage {
         rule: "MCP-HDR-002",
@@ -100,10 +96,11 @@ pub static COVERAGE: &[Coverage] = &[
             arguments), else to an unknown name. 400 with -32020 passes; -32602 to an unknown name \
             makes the rule unverified (skip), never a pass.",
         gap: Some(
-            "With no listed callable tool (none `readOnlyHint: true`, allow_tool_calls unset), \
-            resource or prompt, that method is probed with an unknown name only, and a server that \
-            looks names up before reading headers leaves it unverified; one name per method is \
-            tried.",
+            "side effects: with no tool protocheck may run (none `readOnlyHint: true`, \
+            allow_tool_calls unset) `tools/call` is probed with an unknown name only, and a \
+            server that looks names up before reading headers leaves it not verified, never \
+            passed; the same holds for `resources/read` and `prompts/get` when the server lists \
+            no resource or prompt.",
         ),
     },
     Coverage {
@@ -111,14 +108,17 @@ pub static COVERAGE: &[Coverage] = &[
         required: "A `Mcp-Name` value that differs from the body's `params.name` or `params.uri` \
             (after Base64 decoding; values are case-sensitive) MUST be answered 400 with -32020, \
             on `tools/call`, `prompts/get` and `resources/read`.",
-        probed: "The MCP-HDR-002 targets (listed names where there are any) with `Mcp-Name` set to \
-            another made-up name (`protocheck-no-such-b-…`); 400 with -32020 passes, -32602 to an \
-            unknown name is unverified.",
+        probed: "The MCP-HDR-002 targets (listed names where there are any) twice: with \
+            `Mcp-Name` set to another made-up name (`protocheck-no-such-b-…`), and with `Mcp-Name` \
+            the body's name with the case of its last letter swapped (for a URI only a letter \
+            after its authority, since scheme and host compare without case); 400 with -32020 \
+            passes, -32602 to an unknown name is unverified.",
         gap: Some(
-            "Not probed: a header that differs from the body only in letter case (the listed name \
-            upper-cased), which a server comparing case-insensitively accepts; the mismatched \
-            value is always a wholly different name. The name-availability limits of MCP-HDR-002 \
-            apply.",
+            "side effects: with no tool protocheck may run (none `readOnlyHint: true`, \
+            allow_tool_calls unset) `tools/call` goes to an unknown name, which a server may \
+            refuse by lookup before reading the header: the rule is then not verified for it, \
+            never passed. The same holds for `resources/read` and `prompts/get` when the server \
+            lists no resource or prompt.",
         ),
     },
     Coverage {
@@ -126,33 +126,37 @@ pub static COVERAGE: &[Coverage] = &[
         required: "`MCP-Protocol-Version` is required on every POST; a request without it MUST be \
             answered 400 with -32020, unless the server supports clients older than 2025-06-18 and \
             treats it as 2025-03-26.",
-        probed: "`server/discover` without `MCP-Protocol-Version` (body `_meta` intact): 400 with \
-            -32020 passes; a DiscoverResult fails; on a dual-era server an answer in legacy terms \
-            (neither a 2026-07-28 result nor -32020, -32021 or -32022) is the MAY, and the rule is \
-            skipped with it named.",
-        gap: Some(
-            "Not probed: every method but `server/discover`, so a server that checks the header \
-            only in its discover handler passes; the family probes sent without the header (as \
-            MCP-HDR-001 drops `Mcp-Method`) would cover the requirement's \"every POST\".",
-        ),
+        probed: "Each of the family probes (`survey::family_probes`: `server/discover`; with `tools` advertised \
+            `tools/list` and `tools/call` of an unknown tool; with `resources` `resources/list`, \
+            `resources/templates/list` and `resources/read` of a made-up `protocheck://missing/…` \
+            URI; with `prompts` `prompts/list` and `prompts/get` of an unknown prompt; with \
+            `completions` `completion/complete` on an unknown prompt; and a short \
+            `subscriptions/listen` when a `listChanged` or `resources.subscribe` is advertised: \
+            every method the server serves) without `MCP-Protocol-Version` (body `_meta` intact): 400 \
+            with -32020 passes; a 2026-07-28 answer (a DiscoverResult, a result with `resultType`) \
+            fails. On a dual-era server an `initialize` asking for 2025-03-26 checks the MAY's \
+            premise: when it negotiates 2025-03-26 or earlier, answers in legacy terms are the \
+            MAY and the rule is skipped with them named; when it negotiates a later revision, \
+            they fail.",
+        gap: None,
     },
     Coverage {
         rule: "MCP-HDR-005",
         required: "An `MCP-Protocol-Version` header that differs from \
             `_meta[\"io.modelcontextprotocol/protocolVersion\"]` MUST be answered 400 with -32020, \
             on every POST.",
-        probed: "Sends the family probes of MCP-HDR-001 (`server/discover` and, per advertised \
-            capability, its list method and its named method addressed to an unknown name) twice: \
-            header `2026-07-28` with `_meta` `1900-01-01`, and the reverse. 400 with -32020 \
-            passes, and so does 400 with -32022 (the spec does not rank mismatch above unsupported \
-            version; the reading is named).",
-        gap: Some(
-            "Not probed: `resources/templates/list`, `completion/complete` and \
-            `subscriptions/listen` (not among the family probes). One side is always an \
-            unsupported version, so a server that validates each version alone and never compares \
-            the two passes; on a server listing two versions (a dual-era `2025-11-25` and \
-            `2026-07-28`) a header of one with `_meta` of the other would need the -32020 itself.",
-        ),
+        probed: "Sends each of the family probes (`survey::family_probes`: `server/discover`; with `tools` advertised \
+            `tools/list` and `tools/call` of an unknown tool; with `resources` `resources/list`, \
+            `resources/templates/list` and `resources/read` of a made-up `protocheck://missing/…` \
+            URI; with `prompts` `prompts/list` and `prompts/get` of an unknown prompt; with \
+            `completions` `completion/complete` on an unknown prompt; and a short \
+            `subscriptions/listen` when a `listChanged` or `resources.subscribe` is advertised: \
+            every method the server serves) with header `2026-07-28` and `_meta` `1900-01-01`, the \
+            reverse, and, when `supportedVersions` lists a second version, header `2026-07-28` \
+            with `_meta` naming that second (supported) version, so that only a comparison \
+            refuses it. 400 with -32020 passes, and so does 400 with -32022 (the spec does not \
+            rank mismatch above unsupported version; the reading is named).",
+        gap: None,
     },
     Coverage {
         rule: "MCP-HDR-006",
@@ -228,40 +232,43 @@ pub static COVERAGE: &[Coverage] = &[
         required: "MAY (best practice): header validation runs before dispatch, so a request whose \
             `Mcp-Method` disagrees with its body is refused (400, -32020) and no handler runs it, \
             whatever the method.",
-        probed: "An unknown body method under `Mcp-Method: server/discover`, and each of the \
-            family probes of MCP-HDR-001 (`server/discover` and, per advertised capability, its \
-            list method and its named method addressed to an unknown name), the named ones \
-            addressed to the listed tool, resource or prompt of MCP-HDR-002 where there is one, \
-            under an `Mcp-Method` naming another served method; each must get 400 with -32020, and \
-            -32601 (looked up first) or a result (a handler ran it) fails.",
-        gap: Some(
-            "Not probed: `resources/templates/list`, `completion/complete` and \
-            `subscriptions/listen` (not among the family probes) as body methods.",
-        ),
+        probed: "An unknown body method under `Mcp-Method: server/discover`, and each of the family probes (`survey::family_probes`: `server/discover`; with `tools` advertised \
+            `tools/list` and `tools/call` of an unknown tool; with `resources` `resources/list`, \
+            `resources/templates/list` and `resources/read` of a made-up `protocheck://missing/…` \
+            URI; with `prompts` `prompts/list` and `prompts/get` of an unknown prompt; with \
+            `completions` `completion/complete` on an unknown prompt; and a short \
+            `subscriptions/listen` when a `listChanged` or `resources.subscribe` is advertised: \
+            every method the server serves), the named ones addressed to the listed tool, resource or prompt of \
+            MCP-HDR-002 where there is one, under an `Mcp-Method` naming another served method; \
+            each must get 400 with -32020, and -32601 (looked up first) or a result (a handler \
+            ran it) fails.",
+        gap: None,
     },
     Coverage {
         rule: "MCP-STL-001",
         required: "There are no protocol sessions: a server never mints an `Mcp-Session-Id` on any \
             response and never echoes one a client sent.",
-        probed: "`server/discover` carrying a made-up `Mcp-Session-Id` must be answered without \
-            one; then every answer to a valid probe of the run (pooled client) is searched for an \
-            `Mcp-Session-Id` response header.",
+        probed: "Each family probe (`Session::family_probes`: `server/discover`, and per advertised \
+            capability its list methods, `resources/templates/list` included, and `tools/call`, \
+            `resources/read`, `prompts/get` of made-up names; `completion/complete` where \
+            `completions` is advertised) carries a made-up `Mcp-Session-Id`; no answer may carry \
+            one. Then every answer to a valid probe of the run (pooled client, the rules' and the \
+            survey's) is searched for an `Mcp-Session-Id` response header, and on a server that \
+            speaks 2026-07-28 alone the answers to GET and DELETE on the endpoint.",
         gap: Some(
-            "The echo probe is `server/discover` only (a server echoing the header on `tools/*` or \
-            the list methods is not caught); answers to invalid probes, on dedicated connections \
-            and to the GET and DELETE watches are not searched for a minted id.",
+            "Not searched: answers on the rules' dedicated connections and answers to invalid \
+            probes; `subscriptions/listen` is not sent with a made-up id.",
         ),
     },
     Coverage {
         rule: "MCP-STL-002",
         required: "A client-supplied `Mcp-Session-Id` SHOULD be ignored: the server MUST NOT \
             require or validate it, on any request, and answers as if it were absent.",
-        probed: "`server/discover` with a made-up `Mcp-Session-Id`: its status, error code and \
-            result presence must equal those of the run's plain `server/discover`.",
+        probed: "Each family probe (as MCP-STL-001) sent twice side by side, with a made-up \
+            `Mcp-Session-Id` and without; status, error code and result presence must be equal \
+            for every method.",
         gap: Some(
-            "Not probed: every method but `server/discover`; a session layer that guards only \
-            `tools/*`, `resources/*` or `prompts/*` passes. The family probes sent with the \
-            made-up id and compared with their plain answers would cover it.",
+            "Not probed: `subscriptions/listen` with a made-up id, compared with the plain one.",
         ),
     },
     Coverage {
@@ -270,28 +277,33 @@ pub static COVERAGE: &[Coverage] = &[
             any request, of any method, may come first on a new connection with no handshake.",
         probed: "The run's very first request, `tools/list`, on a new connection (over stdio the \
             child's first line), before any `server/discover`: with `tools` advertised it must \
-            return a result with `tools`; without, a result or any 2026-07-28 error (404 with \
-            -32601, 400 with -32020/-32021/-32022; -32601 over stdio) passes.",
+            return a result with `tools`; without, a result or any 2026-07-28 error passes. Then \
+            over HTTP every method family served (`server/discover`, each advertised list method \
+            with `resources/templates/list`, `tools/call` of a tool protocheck may run, else of a \
+            made-up one, `resources/read` of the first listed resource, `prompts/get` of the first \
+            listed prompt, `completion/complete` where advertised) goes first on a new connection \
+            of its own and again on it after a `server/discover` and its family's list: status, \
+            error code and result presence must be equal.",
         gap: Some(
-            "Only `tools/list` is sent cold: a first `tools/call`, `resources/*`, `prompts/*` or \
-            `completion/complete` is not (MCP-STL-004 sends the list methods first on new \
-            connections but only compares them with a later answer).",
+            "Over stdio only the run's first line is cold (no child is spawned per method); a \
+            gate kept for the whole process rather than the connection is seen only on the run's \
+            first `tools/list`, as the other methods go cold after the survey's lists; \
+            `subscriptions/listen` is not sent cold.",
         ),
     },
     Coverage {
         rule: "MCP-STL-004",
         required: "Servers MUST NOT rely on prior requests over the same connection for version, \
             capabilities or identity.",
-        probed: "For `server/discover` without `clientCapabilities` and each advertised list \
-            method (`tools/list`, `resources/list`, `prompts/list`), a dedicated HTTP/1.1 \
-            connection carries the probe, a `server/discover` declaring `elicitation` and `roots`, \
-            and the probe again; status, error code, result presence and listed names must not \
+        probed: "For `server/discover` without `clientCapabilities` and every method family of \
+            MCP-STL-003's cold probes (lists, a tool call, a read, a prompt get, a completion), a \
+            dedicated HTTP/1.1 connection carries the probe, a `server/discover` declaring \
+            `elicitation` and `roots` with another `clientInfo`, the list of its family, and \
+            the probe again; status, error code, result presence and listed names must not \
             change.",
         gap: Some(
-            "Only capabilities are planted: no warm-up with another protocol version or \
-            `clientInfo`, and `tools/call`, `prompts/get`, `resources/read` and \
-            `resources/templates/list` are not compared before and after it; a server keying \
-            behaviour on a connection's earlier `clientInfo` passes.",
+            "No warm-up with another protocol version, and `subscriptions/listen` is not \
+            compared before and after it.",
         ),
     },
     Coverage {
@@ -315,14 +327,13 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP-STL-007",
         required: "A server that supports only 2026-07-28 SHOULD ignore `Last-Event-ID`: streams \
             are not resumable, so a request carrying it is answered as without it.",
-        probed: "`server/discover` with `Last-Event-ID: protocheck-0`: status, error code and \
-            result presence must equal the plain `server/discover` answer. Skipped for dual-era \
-            servers.",
+        probed: "Each family probe (as MCP-STL-001) with `Last-Event-ID: protocheck-0`: status, \
+            error code and result presence must equal those of the same request without it \
+            (MCP-STL-002's plain answers). Skipped for dual-era servers.",
         gap: Some(
-            "Sent only on `server/discover`, which rarely streams: not on a request answered with \
-            SSE (a survey tool call with a progress token) nor on a GET, where a resuming server \
-            would replay events; only the answer's shape is compared, not whether earlier events \
-            come again.",
+            "Not sent on a request answered with SSE (a survey tool call with a progress token) \
+            nor on a GET, where a resuming server would replay events; only the answer's shape \
+            is compared, not whether earlier events come again.",
         ),
     },
     Coverage {
@@ -330,14 +341,19 @@ pub static COVERAGE: &[Coverage] = &[
         required: "`tools/list` (and by the same sentence on their pages `resources/list` and \
             `prompts/list`) MUST return the set available to the requesting client and MUST NOT \
             vary per connection or as a side effect of other requests on the connection.",
-        probed: "The survey's `tools/list` names (all pages) against `tools/list` on a new \
-            dedicated connection A, on A again after a `server/discover` declaring capabilities \
-            and a `tools/call` of an unknown tool, and on a second new connection B; the name sets \
-            must be equal.",
+        probed: "The survey's `tools/list`, `resources/list`, `resources/templates/list` and \
+            `prompts/list` names (those advertised, all pages) against the same list on new \
+            dedicated connections A and B of its own (every list's side by side), and on A again \
+            after a `server/discover` declaring capabilities, a call of the first tool protocheck \
+            may run (else of a made-up one) and, for the resource lists, a `resources/read` of the \
+            first listed resource, for the prompt list a `prompts/get` of the first listed \
+            prompt; the name sets must be equal. A walk that stops at 10 pages says so in the \
+            finding.",
         gap: Some(
-            "`resources/list` and `prompts/list` are not compared across connections (MCP-STL-004 \
-            compares them on one connection, around a discover); only tool names are compared, not \
-            their definitions.",
+            "side effects: tools protocheck may not run (not read-only, without \
+            `--allow-tool-calls`) are not called before the second walk, so a list changed by \
+            such a call alone passes; of the tools it may run only the first is called there, \
+            and a list longer than 10 pages is compared on those pages, as the finding says.",
         ),
     },
     Coverage {
@@ -424,12 +440,13 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP-RES-007",
         required: "`tools/list` SHOULD return the tools in the same order across requests while \
             the set is unchanged.",
-        probed: "The survey's `tools/list` (all pages) and two more first-page requests: the order \
-            of the tools present in all three must be equal; skipped with fewer than two tools in all \
-            three, or a repeat answered without a `tools` array.",
+        probed: "The survey's `tools/list` (all pages) and two more walks of every page, side by \
+            side: the order of the tools present in all three must be equal; skipped with fewer \
+            than two tools in all three, or a repeat answered without a `tools` array. A walk \
+            that stops at 10 pages says so in the finding.",
         gap: Some(
-            "Only the first page is asked again: the order on later pages of a paginated list is \
-            not compared.",
+            "no bound: the spec bounds no list's length; each walk stops at 10 pages (the \
+            survey's), and a pass says when it did.",
         ),
     },
     Coverage {
@@ -437,18 +454,17 @@ pub static COVERAGE: &[Coverage] = &[
         required: "A request for an unsupported protocol version MUST be answered HTTP 400 with \
             -32022 whose `data.supported` lists supported versions and `data.requested` echoes the \
             request, on every method.",
-        probed: "Sends the family probes of MCP-HDR-001 (`server/discover` and, per advertised \
-            capability, its list method and its named method addressed to an unknown name) with \
-            `MCP-Protocol-Version` and `_meta` both `1900-01-01`; requires 400 (not over stdio), \
-            -32022, a non-empty string array `data.supported` and `data.requested` equal to \
-            `1900-01-01`.",
-        gap: Some(
-            "Not probed: `resources/templates/list`, `completion/complete` and \
-            `subscriptions/listen` (not among the family probes); only a long-past version is \
-            sent, not a well-formed recent one the server does not list (`2025-11-25` to a \
-            modern-only server, or a future date), so a server that refuses only unknown-looking \
-            versions passes.",
-        ),
+        probed: "Sends each of the family probes (`survey::family_probes`: `server/discover`; with `tools` advertised \
+            `tools/list` and `tools/call` of an unknown tool; with `resources` `resources/list`, \
+            `resources/templates/list` and `resources/read` of a made-up `protocheck://missing/…` \
+            URI; with `prompts` `prompts/list` and `prompts/get` of an unknown prompt; with \
+            `completions` `completion/complete` on an unknown prompt; and a short \
+            `subscriptions/listen` when a `listChanged` or `resources.subscribe` is advertised: \
+            every method the server serves) with `MCP-Protocol-Version` and `_meta` both \
+            `1900-01-01`, and again both `2099-12-31` (a well-formed future version); requires \
+            400 (not over stdio), -32022, a non-empty string array `data.supported` and \
+            `data.requested` echoing the version sent.",
+        gap: None,
     },
     Coverage {
         rule: "MCP-ERR-002",
@@ -456,16 +472,16 @@ pub static COVERAGE: &[Coverage] = &[
             -32601: an unknown method, one 2026-07-28 removed (`initialize` on a modern-only \
             server, `ping`, `logging/setLevel`, `resources/subscribe`, `resources/unsubscribe`), \
             and one behind a server capability not advertised.",
-        probed: "A made-up `protocheck/…` method, then `initialize` (asking for 2026-07-28), \
-            `ping`, `logging/setLevel` and `resources/subscribe`/`unsubscribe` (with `Mcp-Name`), \
-            each with valid headers and `_meta`: 404 with -32601 passes (-32601 over stdio, where \
-            any error to `initialize` is accepted); a result is named and left to the DEP rules.",
-        gap: Some(
-            "Not probed: methods of capabilities the server does not advertise (`prompts/list` \
-            without `prompts`, `completion/complete` without `completions`, …), which the schema's \
-            MethodNotFoundError names too; sending each unadvertised family's methods and \
-            requiring 404 with -32601 would cover them.",
-        ),
+        probed: "An unknown method outside the protocol's namespaces (`protocheck/…`) and one in each \
+            of `server/`, `tools/`, `resources/`, `prompts/`, `completion/` and \
+            `subscriptions/`; `initialize` (asking for 2026-07-28), `ping`, `logging/setLevel` and \
+            `resources/subscribe`/`unsubscribe` (with `Mcp-Name`); and every method of each \
+            capability the server does not advertise (`tools/list`, `tools/call`; \
+            `resources/list`, `resources/templates/list`, `resources/read`; `prompts/list`, \
+            `prompts/get`; `completion/complete`), each with valid headers and `_meta`: 404 with \
+            -32601 passes (-32601 over stdio, where any error to `initialize` is accepted); a \
+            result is named (a method still implemented: the DEP rules judge the removed ones).",
+        gap: None,
     },
     Coverage {
         rule: "MCP-ERR-003",
@@ -483,8 +499,9 @@ pub static COVERAGE: &[Coverage] = &[
             2025-11-25 code).",
         probed: "Run-wide: the error code of every answer to a valid probe of the run.",
         gap: Some(
-            "-32042 belongs to tool calls that need a URL elicitation: only tools protocheck may \
-            run are called, so a tool that is not read-only is never seen answering it.",
+            "side effects: -32042 belongs to tool calls that need a URL elicitation: only tools \
+            protocheck may run are called, so a tool that is not read-only is never seen \
+            answering it.",
         ),
     },
     Coverage {
@@ -494,10 +511,11 @@ pub static COVERAGE: &[Coverage] = &[
         probed: "Run-wide: every error code answering a valid probe (-32042 is left to \
             MCP-ERR-004).",
         gap: Some(
-            "Only codes the run provoked: calls of tools protocheck may not run are never made, \
-            and answers to invalid probes are judged only by the rule that sent them, which \
-            requires a specific code in most cases but not for the 403 to a foreign Origin or a \
-            refused notification, whose codes nothing reads.",
+            "side effects: only codes the run provoked; calls of tools protocheck may not run are \
+            never made. Answers to invalid probes are judged only by the rule that sent them (by \
+            design: an answer to a deliberately invalid request is evidence for that rule alone), \
+            so the code in the body of a 403 to a foreign Origin, which MAY be anything, is not \
+            read.",
         ),
     },
     Coverage {
@@ -506,16 +524,17 @@ pub static COVERAGE: &[Coverage] = &[
             (`io.modelcontextprotocol/protocolVersion`, \
             `io.modelcontextprotocol/clientCapabilities`, or `_meta` itself) MUST be answered HTTP \
             400 with JSON-RPC -32602, on every method.",
-        probed: "Sends the family probes of MCP-HDR-001 (`server/discover` and, per advertised \
-            capability, its list method and its named method addressed to an unknown name), each \
-            on a new pooled connection, three ways: without the protocol version, without \
-            `clientCapabilities`, without `_meta`; requires 400 (not over stdio) with -32602, or \
-            -32020 where the header still names a version the body lacks.",
-        gap: Some(
-            "Not probed: `resources/templates/list`, `completion/complete` and \
-            `subscriptions/listen` (not among the family probes); a request with no `params` at \
-            all is not sent.",
-        ),
+        probed: "Sends each of the family probes (`survey::family_probes`: `server/discover`; with `tools` advertised \
+            `tools/list` and `tools/call` of an unknown tool; with `resources` `resources/list`, \
+            `resources/templates/list` and `resources/read` of a made-up `protocheck://missing/…` \
+            URI; with `prompts` `prompts/list` and `prompts/get` of an unknown prompt; with \
+            `completions` `completion/complete` on an unknown prompt; and a short \
+            `subscriptions/listen` when a `listChanged` or `resources.subscribe` is advertised: \
+            every method the server serves), each on a new pooled connection, four ways: without the \
+            protocol version, without `clientCapabilities`, without `_meta`, and without \
+            `params`; requires 400 (not over stdio) with -32602, or -32020 where the header still \
+            names a version the body lacks.",
+        gap: None,
     },
     Coverage {
         rule: "MCP-ERR-007",
@@ -523,16 +542,17 @@ pub static COVERAGE: &[Coverage] = &[
             answered HTTP 400 with -32021 and `data.requiredCapabilities` (a ClientCapabilities \
             object), never with an input request for an undeclared capability; this holds on \
             `tools/call`, `resources/read` and `prompts/get`.",
-        probed: "The survey's tool calls (tools annotated `readOnlyHint: true`, or any with \
-            allow_tool_calls; at most 8), first sent with empty `clientCapabilities`: -32021 must \
-            come with 400 and a non-empty `requiredCapabilities` object; an `input_required` \
-            result asking for `elicitation/create`, `sampling/createMessage` or `roots/list` \
-            fails.",
+        probed: "Every request of the run that declared no client capability and may ask for \
+            input: the survey's tool calls (tools annotated `readOnlyHint: true`, or any with \
+            allow_tool_calls; at most 8, first round), its `resources/read` of listed resources \
+            (at most 5) and its `prompts/get` of the first listed prompt: -32021 must come with \
+            400 and a non-empty `requiredCapabilities` object; an `input_required` result asking \
+            for `elicitation/create`, `sampling/createMessage` or `roots/list` fails.",
         gap: Some(
-            "The survey's `resources/read` and `prompts/get` answers, also sent with empty \
-            capabilities, are not judged, though judging them like the tool calls would cost no \
-            request; tools protocheck may not run are never called, and the rule is skipped unless \
-            a called tool needs a capability.",
+            "the survey's own bounds: at most 8 tools called, 5 resources read and the first \
+            prompt got, so a capability needed only further on is not seen (a cap, not one of \
+            the four reasons). Besides, for side effects, tools protocheck may not run (not \
+            `readOnlyHint: true`, allow_tool_calls unset) are never called.",
         ),
     },
     Coverage {
@@ -541,8 +561,9 @@ pub static COVERAGE: &[Coverage] = &[
         probed: "Run-wide: every error code answering a valid probe (-32002 is left to \
             MCP-ERR-003).",
         gap: Some(
-            "Only codes the run provoked: calls of tools protocheck may not run are never made, \
-            and answers to invalid probes are judged only by the rule that sent them.",
+            "side effects: only codes the run provoked; calls of tools protocheck may not run are \
+            never made. Answers to invalid probes are judged only by the rule that sent them (by \
+            design).",
         ),
     },
     Coverage {
@@ -550,45 +571,48 @@ pub static COVERAGE: &[Coverage] = &[
         required: "`ttlMs` MUST be on every complete result of `server/discover`, `tools/list`, \
             `prompts/list`, `resources/list`, `resources/templates/list` and `resources/read`, on \
             every page of a paginated list.",
-        probed: "The opening `server/discover`, every page the survey read of the four lists \
-            (those advertised, at most 10 pages), and the survey's `resources/read` of at most \
-            five listed resources; `input_required` results are left out.",
+        probed: "Run-wide: every complete result of the six cacheable methods answering a valid probe \
+            of the run, whichever rule sent it (the discover answers, every page of the survey's \
+            four lists, the list answers of the family probes and of MCP-RES-007's walks, every \
+            `resources/read`); `input_required` results are left out.",
         gap: Some(
-            "`resources/read` is judged on the first five listed resources only, and not at all \
-            for a server whose resources are reachable only through templates (protocheck expands \
-            no template).",
+            "`resources/read` is judged on the resources the run reads (the survey reads the \
+            first five listed) and not at all for a server whose resources are reachable only \
+            through templates (protocheck expands no template).",
         ),
     },
     Coverage {
         rule: "MCP-CAC-002",
         required: "`cacheScope` MUST be on every complete result of the six cacheable methods of \
             MCP-CAC-001, on every page.",
-        probed: "The cacheable results of MCP-CAC-001 are checked for a `cacheScope` member.",
+        probed: "The cacheable results of MCP-CAC-001 (every one of the run) are checked for a \
+            `cacheScope` member.",
         gap: Some(
-            "As MCP-CAC-001: `resources/read` on at most five listed resources and none reached \
-            through a template.",
+            "As MCP-CAC-001: `resources/read` on the resources the run reads, none reached through \
+            a template.",
         ),
     },
     Coverage {
         rule: "MCP-CAC-003",
         required: "`cacheScope` MUST be exactly `public` or `private` (lower case), and all pages \
             of one list MUST carry the same value.",
-        probed: "Every `cacheScope` on the cacheable results of MCP-CAC-001 must be the string \
-            `public` or `private`; skipped when none carries one.",
+        probed: "Every `cacheScope` on the cacheable results of MCP-CAC-001 (every one of the run) \
+            must be the string `public` or `private`; the pages of each of the survey's list \
+            walks must all carry the same value; skipped when none carries one.",
         gap: Some(
-            "Not judged: that all pages of one list share one `cacheScope`, though the survey \
-            holds every page; the sampling limits of MCP-CAC-001 apply.",
+            "As MCP-CAC-001: `resources/read` on the resources the run reads, none reached through \
+            a template.",
         ),
     },
     Coverage {
         rule: "MCP-CAC-004",
         required: "`ttlMs` MUST be an integer number of milliseconds, at least 0 (schema: integer, \
             minimum 0; `30000.0` counts as integer).",
-        probed: "Every `ttlMs` on the cacheable results of MCP-CAC-001 must be a number with zero \
-            fraction and not negative; skipped when none carries one.",
+        probed: "Every `ttlMs` on the cacheable results of MCP-CAC-001 (every one of the run) must be \
+            a number with zero fraction and not negative; skipped when none carries one.",
         gap: Some(
-            "As MCP-CAC-001: `resources/read` on at most five listed resources and none reached \
-            through a template.",
+            "As MCP-CAC-001: `resources/read` on the resources the run reads, none reached through \
+            a template.",
         ),
     },
     Coverage {
@@ -818,18 +842,23 @@ pub static COVERAGE: &[Coverage] = &[
         required: "Servers MUST validate `Origin` on all incoming connections and answer a \
             present, invalid `Origin` with HTTP 403 Forbidden (whose body MAY be a JSON-RPC \
             error).",
-        probed: "Sends the family probes of MCP-HDR-001 (`server/discover` and, per advertised \
-            capability, its list method and its named method addressed to an unknown name) with \
-            `Origin: https://dns-rebinding.protocheck.invalid`; each must get 403 (a 401 sets that \
-            method aside, named). The first refused method is sent again with each look-alike \
-            Origin (`null`, loopback names and the target host under `.protocheck.invalid`, \
-            `http://attacker-localhost`), each needing 403.",
-        gap: Some(
-            "Not probed: `resources/templates/list`, `completion/complete` and \
-            `subscriptions/listen` (not among the family probes), nor the notification POST or GET \
-            and DELETE on the endpoint with a foreign Origin; look-alikes go to one method only; \
-            another port or scheme of the server's own host is not sent (a server may allow it).",
-        ),
+        probed: "Sends each of the family probes (`survey::family_probes`: `server/discover`; with `tools` advertised \
+            `tools/list` and `tools/call` of an unknown tool; with `resources` `resources/list`, \
+            `resources/templates/list` and `resources/read` of a made-up `protocheck://missing/…` \
+            URI; with `prompts` `prompts/list` and `prompts/get` of an unknown prompt; with \
+            `completions` `completion/complete` on an unknown prompt; and a short \
+            `subscriptions/listen` when a `listChanged` or `resources.subscribe` is advertised: \
+            every method the server serves) with `Origin: https://dns-rebinding.protocheck.invalid`; \
+            each must get 403 (an authorization refusal, a 401 or a 403 `insufficient_scope` with \
+            its Bearer challenge, sets that method aside, named). Beside them a notification POST \
+            (`notifications/cancelled`) must get 403, and a GET and a DELETE on the endpoint must \
+            not be served (2xx fails; 403 passes; another refusal is accepted and named, since \
+            2026-07-28 defines neither). Every refused method is sent again with each look-alike \
+            Origin (`null`, a foreign host on the server's own port, loopback names and the \
+            target host under `.protocheck.invalid`, `http://attacker-localhost`), each needing \
+            403. Another port or scheme of the server's own host is not sent: the spec leaves \
+            which origins are valid to the server, and a careful one may allow them.",
+        gap: None,
     },
     Coverage {
         rule: "MCP-SEC-002",
@@ -876,9 +905,9 @@ pub static COVERAGE: &[Coverage] = &[
             resolved against the root `$id`: an `http`, `https`, `ftp`, `ws`, `wss` or `//host` \
             target fails.",
         gap: Some(
-            "The requirement binds whoever resolves schemas: whether the server itself fetches a \
-            network `$ref` is not probed, and cannot be from outside; the published schemas are \
-            judged instead. A nested `$id` that changes the base URI is ignored.",
+            "not observable: the requirement binds whoever resolves schemas, and whether the \
+            server itself fetches a network `$ref` shows in no answer; the published schemas are \
+            judged instead. Besides, a nested `$id` that changes the base URI is ignored.",
         ),
     },
     Coverage {
@@ -888,8 +917,9 @@ pub static COVERAGE: &[Coverage] = &[
         probed: "Listed tools' `inputSchema` and `outputSchema`: more than 32 levels of nesting or \
             more than 1000 subschemas warns (protocheck's bounds; the spec gives no number).",
         gap: Some(
-            "Judges the schemas the server publishes, not whether the server's validator bounds \
-            its work: protocheck sends no hostile schema or argument to measure it.",
+            "no bound: the spec names no depth, count or time to test a server's validator \
+            against, so protocheck judges the schemas the server publishes by bounds of its own \
+            and sends no hostile schema or argument to measure the validator.",
         ),
     },
     Coverage {
@@ -909,35 +939,28 @@ pub static COVERAGE: &[Coverage] = &[
         required: "`ping` was removed in 2026-07-28: a modern server answers it as a method it \
             does not implement, not with a result.",
         probed: "`ping` as a 2026-07-28 request (headers and `_meta`), or inside a legacy session \
-            on a legacy-only server; a result warns, any other answer passes.",
-        gap: Some(
-            "Any non-result passes, 400 with -32020 included, though a refusal by header \
-            validation says nothing about whether the method exists (the project's amendment makes \
-            such a probe inconclusive).",
-        ),
+            on a legacy-only server; a result warns; a refusal by header validation (-32020), \
+            which comes before the method is looked up, is not verified; any other answer passes.",
+        gap: None,
     },
     Coverage {
         rule: "MCP-DEP-002",
         required: "`logging/setLevel` was removed: the log level travels per request in `_meta` \
             `io.modelcontextprotocol/logLevel`; a modern server does not implement it.",
-        probed: "`logging/setLevel` with `level: info`, sent as MCP-DEP-001 sends `ping`; a result \
-            warns.",
-        gap: Some("As MCP-DEP-001: a -32020 refusal passes instead of being inconclusive."),
+        probed: "`logging/setLevel` with `level: info`, sent and judged as MCP-DEP-001 sends \
+            `ping`: a result warns, -32020 is not verified.",
+        gap: None,
     },
     Coverage {
         rule: "MCP-DEP-003",
         required: "`resources/subscribe` and `resources/unsubscribe` were removed in favour of \
             `subscriptions/listen` with `resourceSubscriptions`; a modern server implements \
             neither.",
-        probed: "Both, naming the first listed resource URI (else `protocheck://probe`), as \
-            2026-07-28 requests or inside a legacy session on a legacy-only server; a result \
-            warns.",
-        gap: Some(
-            "The requests carry no `Mcp-Name` (MCP-ERR-002's copies do): a server that still \
-            implements subscribe and demands `Mcp-Name` for it answers -32020, which passes here, \
-            though the project's amendment asks for every header the method could need and for \
-            -32020 to be inconclusive.",
-        ),
+        probed: "Both, naming the first listed resource URI (else `protocheck://probe`) in \
+            `params.uri` and, as 2026-07-28 requests, in `Mcp-Name` as for `resources/read`; or \
+            inside a legacy session on a legacy-only server. A result warns; -32020 is not \
+            verified.",
+        gap: None,
     },
     Coverage {
         rule: "MCP-DEP-004",
@@ -977,14 +1000,11 @@ pub static COVERAGE: &[Coverage] = &[
         required: "A modern-only server SHOULD name the protocol versions it supports in any error \
             it returns to an `initialize` request, on any transport.",
         probed: "The opening legacy `initialize` (no 2026-07-28 headers; over HTTP usually refused \
-            by header validation): its error passes when `error.data.supported` lists versions or \
-            its text names a version `server/discover` lists (other than the 2025-11-25 asked \
-            for). Skipped for dual-era servers.",
-        gap: Some(
-            "The `initialize` MCP-ERR-002 sends with 2026-07-28 headers (answered 404 with -32601 \
-            by a modern-only server) is not judged, though the sentence covers any error to \
-            `initialize`.",
-        ),
+            by header validation), then an `initialize` sent as a 2026-07-28 request (headers, \
+            `_meta`, `protocolVersion` 2026-07-28): each error passes when \
+            `error.data.supported` lists versions or its text names a version `server/discover` \
+            lists (other than the 2025-11-25 asked for). Skipped for dual-era servers.",
+        gap: None,
     },
     Coverage {
         rule: "MCP-REG-001",

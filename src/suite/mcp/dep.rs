@@ -7,7 +7,7 @@
 use super::client::Reply;
 use super::era::{Era, LegacySession, negotiated_version};
 use super::rule::{DISCOVER_ID, Keyword, McpRule, spec};
-use super::session::{Judgement, Session};
+use super::session::{Judgement, Kind, Session};
 use super::wire::{self, LEGACY_VERSION, LEGACY_VERSIONS, PROTOCOL_VERSION};
 use crate::suite::Outcome;
 use futures::FutureExt;
@@ -198,7 +198,10 @@ pub(crate) const RULES: &[McpRule] = &[
 ];
 
 /// Sends a removed method the way the server's era expects: a modern request,
-/// or, on a legacy-only server, a request inside a legacy session.
+/// or, on a legacy-only server, a request inside a legacy session. A modern
+/// request naming a resource carries it in `Mcp-Name` too, as a server that
+/// still implements the method would read it from there as it does for
+/// `resources/read`: a refusal for a missing header then says nothing.
 async fn removed_method(s: &Session, method: &str, params: Value) -> Option<Reply> {
     if let Era::Legacy { .. } = s.era {
         let opened = s
@@ -215,13 +218,19 @@ async fn removed_method(s: &Session, method: &str, params: Value) -> Option<Repl
         let probe = legacy.probe(json!(s.client.next_id()), method, params);
         return Some(s.client.send(&probe).await);
     }
-    Some(s.client.send(&s.client.request(method, params)).await)
+    let name = params.get("uri").and_then(Value::as_str).map(str::to_owned);
+    let mut probe = s.client.request(method, params);
+    if let Some(name) = name {
+        probe = probe.with_header(wire::H_NAME, wire::encode_header_value(&name));
+    }
+    Some(s.client.send(&probe).await)
 }
 
 /// Judges removed methods: a result means the method is still implemented.
 async fn judge_removed(s: &Session, calls: &[(&str, Value)], replaced_by: &str) -> Judgement {
     let mut still = Vec::new();
     let mut answers = Vec::new();
+    let mut refused_by_headers = Vec::new();
     for (method, params) in calls {
         let Some(reply) = removed_method(s, method, params.clone()).await else {
             return Judgement::skip(
@@ -234,7 +243,27 @@ async fn judge_removed(s: &Session, calls: &[(&str, Value)], replaced_by: &str) 
         answers.push(format!("`{method}` answered {}", reply.describe()));
         if reply.result().is_some() {
             still.push((method.to_string(), reply));
+        } else if reply.error_code() == Some(wire::code::HEADER_MISMATCH) {
+            refused_by_headers.push((method.to_string(), reply));
         }
+    }
+    if still.is_empty() && !refused_by_headers.is_empty() {
+        // A refusal by header validation comes before the method is looked
+        // up: it shows neither that the method is gone nor that it is served.
+        let names: Vec<String> = refused_by_headers
+            .iter()
+            .map(|(m, _)| format!("`{m}`"))
+            .collect();
+        let mut j = Judgement::skip(format!(
+            "not verified: {} was refused by header validation (-32020), which comes before \
+             the method is looked up and says nothing of whether it is still implemented ({})",
+            names.join(" and "),
+            answers.join("; ")
+        ));
+        for (_, r) in &refused_by_headers {
+            j = j.reply(r);
+        }
+        return j;
     }
     if still.is_empty() {
         return Judgement::pass(format!(
@@ -451,6 +480,42 @@ async fn initialize_error(s: &Session) -> Judgement {
         ))
         .reply(reply);
     };
+    let legacy = names_versions(s, &sent, reply, error);
+    if legacy.kind != Kind::Pass {
+        return legacy;
+    }
+    // "Any error it returns to an `initialize` request": the same method sent
+    // as a 2026-07-28 request too (headers, `_meta`, `protocolVersion`
+    // 2026-07-28), which a modern-only server refuses as a method it does not
+    // implement.
+    let modern = s.client.request(
+        "initialize",
+        json!({
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "protocheck", "version": env!("CARGO_PKG_VERSION")}
+        }),
+    );
+    let answer = s.client.send(&modern).await;
+    let Some(modern_error) = answer.error() else {
+        return Judgement::pass(format!(
+            "{}; an `initialize` sent as a {PROTOCOL_VERSION} request was answered {}, no \
+             error to judge",
+            legacy.message,
+            answer.describe()
+        ));
+    };
+    let sent_modern = format!("an `initialize` sent as a {PROTOCOL_VERSION} request");
+    let judged = names_versions(s, &sent_modern, &answer, modern_error);
+    if judged.kind != Kind::Pass {
+        return judged;
+    }
+    Judgement::pass(format!("{}; {}", legacy.message, judged.message))
+}
+
+/// Whether `error`, the answer to the `initialize` described by `sent`,
+/// names the versions the server supports.
+fn names_versions(s: &Session, sent: &str, reply: &Reply, error: &Value) -> Judgement {
     // What the error says the server supports: `error.data.supported`, else
     // the versions its message or data name. The version the `initialize`
     // asked for is left out of the text search: an error that only repeats

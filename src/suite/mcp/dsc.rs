@@ -314,9 +314,22 @@ async fn extension_ids(s: &Session) -> Judgement {
             "the server advertises no extensions (capabilities.extensions is empty)",
         );
     }
+    // Each value is the extension's settings: an object (the schema's
+    // `extensions?: {<id>: object}`), `{}` when there are none.
     let problems: Vec<String> = map
-        .keys()
-        .filter_map(|id| extension_id_problem(id).map(|p| format!("`{}` {p}", clip(id, 80))))
+        .iter()
+        .filter_map(|(id, value)| {
+            let problem = extension_id_problem(id).or_else(|| {
+                (!value.is_object()).then(|| {
+                    format!(
+                        "is advertised with {}, not an object of settings (`{{}}` when there \
+                         are none)",
+                        clip(&value.to_string(), 40)
+                    )
+                })
+            })?;
+            Some(format!("`{}` {problem}", clip(id, 80)))
+        })
         .collect();
     if problems.is_empty() {
         let ids: Vec<String> = map.keys().map(|k| clip(k, 80)).collect();

@@ -452,6 +452,8 @@ async fn judge_all(
         registry: Default::default(),
         auth: Default::default(),
         watches,
+        sessioned: Default::default(),
+        cold_warm: Default::default(),
     };
 
     let ordered: Vec<&McpRule> = catalogue()

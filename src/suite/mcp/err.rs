@@ -3,11 +3,11 @@
 //!
 //! ERR-004, 005 and 008 are run-wide: every error seen during the run counts.
 
-use super::client::{Probe, Reply, Seen, client_info};
+use super::client::{Probe, Reply, Seen, client_info, clip, some};
 use super::era::Era;
 use super::rule::{Keyword, McpRule, spec};
 use super::session::{Judgement, Session, Unreached};
-use super::survey::unknown_name;
+use super::survey::{send_family, unknown_name};
 use super::wire::{self, code};
 use crate::suite::Outcome;
 use futures::FutureExt;
@@ -210,39 +210,59 @@ pub(crate) const RULES: &[McpRule] = &[
     LEGACY_RANGE,
 ];
 
-/// A version no server implements (the versioning page's own example).
-const UNSUPPORTED: &str = "1900-01-01";
+/// The namespaces of the 2026-07-28 methods, each given an unknown method by
+/// MCP-ERR-002.
+const UNKNOWN_NAMESPACES: [&str; 6] = [
+    "server",
+    "tools",
+    "resources",
+    "prompts",
+    "completion",
+    "subscriptions",
+];
+
+/// Versions no server implements: a long-past one (the versioning page's
+/// own example) and a well-formed future one, so that a server refusing only
+/// versions that look unknown, or only those before its own, is caught.
+const UNSUPPORTED: [&str; 2] = ["1900-01-01", "2099-12-31"];
 
 async fn unsupported_version(s: &Session) -> Judgement {
     // Every method family the server serves: a server that checks the version
     // on some methods only lets the others through.
     let mut methods = Vec::new();
     let mut readings = Vec::new();
-    let sends: Vec<_> = s
-        .family_probes()
-        .into_iter()
-        .map(|template| async move {
-            let method = template.method.clone();
-            let reply = s.client.send(&template.with_version(UNSUPPORTED)).await;
-            (method, reply)
-        })
-        .collect();
+    let families = s.family_probes();
+    let mut sends = Vec::new();
+    for version in UNSUPPORTED {
+        for template in &families {
+            let mut probe = template.clone();
+            probe.body["id"] = json!(s.client.next_id());
+            sends.push(async move {
+                let method = probe.method.clone();
+                let reply = send_family(&s.client, &probe.with_version(version)).await;
+                (method, version, reply)
+            });
+        }
+    }
     // The probes are independent (see `Session::each`); judged in order.
     let mut unreached = Unreached::default();
-    for (method, reply) in s.each(sends).await {
+    for (method, version, reply) in s.each(sends).await {
         if unreached.refused(&method, &reply) {
             continue;
         }
-        match judge_unsupported(s, &reply) {
+        match judge_unsupported(s, &reply, version) {
             Ok(reading) => {
                 if !reading.is_empty() && !readings.contains(&reading) {
                     readings.push(reading);
                 }
-                methods.push(format!("`{method}`"));
+                let shown = format!("`{method}`");
+                if !methods.contains(&shown) {
+                    methods.push(shown);
+                }
             }
             Err(problems) => {
                 return Judgement::fail(format!(
-                    "`{method}` for protocol version {UNSUPPORTED}: {}; an unsupported version \
+                    "`{method}` for protocol version {version}: {}; an unsupported version \
                      MUST be answered {}with UnsupportedProtocolVersionError (-32022) whose \
                      data lists `supported` versions and echoes `requested`",
                     problems.join("; "),
@@ -256,9 +276,10 @@ async fn unsupported_version(s: &Session) -> Judgement {
         return unreached.skip();
     }
     Judgement::pass(format!(
-        "{} for version {UNSUPPORTED} were refused with {}-32022 and the supported \
+        "{} for versions {} were each refused with {}-32022 and the supported \
          versions{}{}",
         methods.join(", "),
+        UNSUPPORTED.join(" and "),
         http_400(s, ", "),
         readings.join(""),
         unreached.note()
@@ -267,7 +288,7 @@ async fn unsupported_version(s: &Session) -> Judgement {
 
 /// Judges one answer to a request for an unsupported version: the reading of
 /// `data.supported` the server chose, or what is wrong.
-fn judge_unsupported(s: &Session, reply: &Reply) -> Result<String, Vec<String>> {
+fn judge_unsupported(s: &Session, reply: &Reply, requested: &str) -> Result<String, Vec<String>> {
     let mut problems = Vec::new();
     // Which reading of `data.supported` the server chose (§15.8): said in the
     // finding, never judged. No sentence of the spec requires `supported` to be
@@ -328,9 +349,9 @@ fn judge_unsupported(s: &Session, reply: &Reply) -> Result<String, Vec<String>> 
         if data
             .and_then(|d| d.get("requested"))
             .and_then(Value::as_str)
-            != Some(UNSUPPORTED)
+            != Some(requested)
         {
-            problems.push(format!("data.requested does not echo \"{UNSUPPORTED}\""));
+            problems.push(format!("data.requested does not echo \"{requested}\""));
         }
     }
     if problems.is_empty() {
@@ -376,6 +397,44 @@ fn removed_requests(s: &Session) -> Vec<Probe> {
                 .with_header(wire::H_NAME, wire::encode_header_value(&uri)),
         );
     }
+    probes.extend(unadvertised_requests(s));
+    probes
+}
+
+/// The methods behind each server capability the server does not advertise
+/// (the schema's MethodNotFoundError covers them), addressed to made-up
+/// names so that a server serving them anyway runs nothing.
+fn unadvertised_requests(s: &Session) -> Vec<Probe> {
+    let c = &s.client;
+    let mut probes = Vec::new();
+    if !s.advertises("tools") {
+        probes.push(c.request("tools/list", json!({})));
+        probes.push(c.request(
+            "tools/call",
+            json!({"name": unknown_name("tool"), "arguments": {}}),
+        ));
+    }
+    if !s.advertises("resources") {
+        probes.push(c.request("resources/list", json!({})));
+        probes.push(c.request("resources/templates/list", json!({})));
+        probes.push(c.request(
+            "resources/read",
+            json!({"uri": format!("protocheck://missing/{}", unknown_name("resource"))}),
+        ));
+    }
+    if !s.advertises("prompts") {
+        probes.push(c.request("prompts/list", json!({})));
+        probes.push(c.request("prompts/get", json!({"name": unknown_name("prompt")})));
+    }
+    if !s.advertises("completions") {
+        probes.push(c.request(
+            "completion/complete",
+            json!({
+                "ref": {"type": "ref/prompt", "name": unknown_name("prompt")},
+                "argument": {"name": "protocheck", "value": ""}
+            }),
+        ));
+    }
     probes
 }
 
@@ -403,18 +462,32 @@ fn is_not_found(reply: &Reply) -> bool {
 /// accepted there and named (the official Python SDK answers -32022, its
 /// process being bound to 2026-07-28); the other methods still need -32601.
 async fn unknown_method(s: &Session) -> Judgement {
-    let method = format!("protocheck/{}", unknown_name("method"));
-    let invented = s.client.request(&method, json!({}));
-    let reply = s.client.send(&invented).await;
-    if !is_not_found(&reply) {
-        return Judgement::fail(format!(
-            "the unknown method `{method}` answered {}; it MUST be answered HTTP 404 with \
-             JSON-RPC error -32601 (the JSON-RPC body tells a modern 404 from a legacy one)",
-            reply.describe()
-        ))
-        .reply(&reply);
+    // Unknown methods outside the protocol's namespaces and inside each of
+    // them: a server routing by prefix may hand `tools/…` to its tools
+    // handler, which then answers something else.
+    let invented: Vec<String> = std::iter::once("protocheck")
+        .chain(UNKNOWN_NAMESPACES)
+        .map(|ns| format!("{ns}/{}", unknown_name("method")))
+        .collect();
+    let sends: Vec<_> = invented
+        .iter()
+        .map(|method| async move {
+            let probe = s.client.request(method, json!({}));
+            (method, s.client.send(&probe).await)
+        })
+        .collect();
+    let mut not_found = Vec::new();
+    for (method, reply) in s.each(sends).await {
+        if !is_not_found(&reply) {
+            return Judgement::fail(format!(
+                "the unknown method `{method}` answered {}; it MUST be answered HTTP 404 with \
+                 JSON-RPC error -32601 (the JSON-RPC body tells a modern 404 from a legacy one)",
+                reply.describe()
+            ))
+            .reply(&reply);
+        }
+        not_found.push(format!("`{method}`"));
     }
-    let mut not_found = vec![format!("`{method}`")];
     let mut implemented = Vec::new();
     let mut problems = Vec::new();
     let mut evidence = Vec::new();
@@ -465,13 +538,11 @@ async fn unknown_method(s: &Session) -> Judgement {
     };
     if !problems.is_empty() {
         let mut j = Judgement::fail(format!(
-            "{}; {} removed {}, so a server that does not implement {} MUST answer HTTP 404 \
-             with JSON-RPC error -32601 (only a server that still implements a removed method \
-             answers it with a result)",
+            "{}; a method the server does not implement (unknown, removed by {}, or behind a \
+             capability it does not advertise) MUST be answered HTTP 404 with JSON-RPC error \
+             -32601 (only a server that implements the method answers it with a result)",
             super::client::some(&problems, 4, "; "),
             wire::PROTOCOL_VERSION,
-            if problems.len() == 1 { "it" } else { "them" },
-            if problems.len() == 1 { "it" } else { "them" }
         ));
         for r in &evidence {
             j = j.reply(r);
@@ -482,9 +553,9 @@ async fn unknown_method(s: &Session) -> Judgement {
         String::new()
     } else {
         format!(
-            "; not judged here: {} (a result means the method is still implemented, which the \
-             DEP rules judge; VERSION lets a dual-era server answer `initialize` with legacy \
-             semantics)",
+            "; not judged here: {} (a result means the method is implemented: a removed one is \
+             the DEP rules' to judge, and VERSION lets a dual-era server answer `initialize` \
+             with legacy semantics)",
             implemented.join(", ")
         )
     };
@@ -647,7 +718,7 @@ async fn legacy_range(s: &Session) -> Judgement {
 async fn missing_meta(s: &Session) -> Judgement {
     // Each probe travels on its own new connection, so no earlier request could
     // supply what it lacks.
-    let cases: [(&str, Bend, bool); 3] = [
+    let cases: [(&str, Bend, bool); 4] = [
         (
             "`_meta` without io.modelcontextprotocol/protocolVersion",
             |p| p.without_meta(wire::META_PROTOCOL_VERSION),
@@ -659,6 +730,7 @@ async fn missing_meta(s: &Session) -> Judgement {
             false,
         ),
         ("no `_meta` at all", |p| p.without_meta_object(), true),
+        ("no `params` at all", without_params, true),
     ];
     let mut problems = Vec::new();
     let mut readings = Vec::new();
@@ -677,7 +749,7 @@ async fn missing_meta(s: &Session) -> Judgement {
                 *id = json!(client.next_id());
             }
             sends.push(async move {
-                let reply = client.send(&bend(probe)).await;
+                let reply = send_family(&client, &bend(probe)).await;
                 (what, mismatch_allowed, template, reply)
             });
         }
@@ -739,6 +811,14 @@ async fn missing_meta(s: &Session) -> Judgement {
 /// A change that makes a conforming probe lack something.
 type Bend = fn(Probe) -> Probe;
 
+/// The probe with no `params` member at all (so no `_meta` either).
+fn without_params(mut probe: Probe) -> Probe {
+    if let Some(body) = probe.body.as_object_mut() {
+        body.remove("params");
+    }
+    probe
+}
+
 /// The capability each input-request method needs from the client.
 fn capability_of(method: &str) -> Option<&'static str> {
     match method {
@@ -750,19 +830,33 @@ fn capability_of(method: &str) -> Option<&'static str> {
 }
 
 async fn missing_capability(s: &Session) -> Judgement {
-    if !s.advertises("tools") {
-        return Judgement::skip("the server does not advertise tools");
+    // Every request of the run that declared no client capability and could
+    // need one: the survey's tool calls (first round), its `resources/read`
+    // of listed resources and its `prompts/get` (the three methods that may
+    // ask for input, MRTR).
+    let (tool_calls, reads) = tokio::join!(s.tool_calls(), s.reads());
+    let mut answers: Vec<(String, &Reply)> = tool_calls
+        .iter()
+        .map(|call| (format!("calling `{}`", clip(&call.tool, 60)), &call.first))
+        .collect();
+    answers.extend(
+        reads
+            .reads
+            .iter()
+            .map(|(uri, reply)| (format!("reading `{}`", clip(uri, 80)), reply)),
+    );
+    if let Some((name, reply)) = &reads.prompt {
+        answers.push((format!("getting the prompt `{}`", clip(name, 60)), reply));
     }
-    let tool_calls = s.tool_calls().await;
-    if tool_calls.is_empty() {
+    if answers.is_empty() {
         return Judgement::skip(
-            "no tool is annotated readOnlyHint: true, so protocheck called none (set \
-             allow_tool_calls to let it call tools); no call could need a client capability",
+            "protocheck made no request that could need a client capability: no tool call (no \
+             tool is annotated readOnlyHint: true and allow_tool_calls is unset, or none is \
+             listed), and the server lists no resource or prompt to read",
         );
     }
     let mut judged = Vec::new();
-    for call in tool_calls {
-        let reply = &call.first;
+    for (what, reply) in &answers {
         if reply.error_code() == Some(code::MISSING_CLIENT_CAPABILITY) {
             let required = reply
                 .error()
@@ -775,7 +869,7 @@ async fn missing_capability(s: &Session) -> Judgement {
                 Some(other) => Some(format!(
                     "data.requiredCapabilities is {}; it MUST be a ClientCapabilities object \
                      such as {{\"elicitation\": {{}}}}, not a list of names",
-                    super::client::clip(&other.to_string(), 80)
+                    clip(&other.to_string(), 80)
                 )),
                 None => Some("the error has no data.requiredCapabilities".to_owned()),
             };
@@ -788,13 +882,12 @@ async fn missing_capability(s: &Session) -> Judgement {
             let problems: Vec<String> = problem.into_iter().chain(status).collect();
             if !problems.is_empty() {
                 return Judgement::fail(format!(
-                    "calling `{}` with no client capabilities answered -32021, but {}",
-                    call.tool,
+                    "{what} with no client capabilities answered -32021, but {}",
                     problems.join("; ")
                 ))
                 .reply(reply);
             }
-            judged.push(format!("`{}`", super::client::clip(&call.tool, 60)));
+            judged.push(what.clone());
             continue;
         }
         // Asking for input the client never declared is the failure -32021 exists for.
@@ -811,11 +904,10 @@ async fn missing_capability(s: &Session) -> Judgement {
                 .collect();
             if !undeclared.is_empty() {
                 return Judgement::fail(format!(
-                    "calling `{}` with no client capabilities answered an input request for \
+                    "{what} with no client capabilities answered an input request for \
                      {undeclared:?}, which the request never declared; a server MUST NOT rely \
                      on undeclared capabilities and MUST answer 400 with -32021 and \
-                     data.requiredCapabilities",
-                    call.tool
+                     data.requiredCapabilities"
                 ))
                 .reply(reply);
             }
@@ -823,14 +915,19 @@ async fn missing_capability(s: &Session) -> Judgement {
     }
     if judged.is_empty() {
         Judgement::skip(format!(
-            "none of the {} tools protocheck called needed a client capability",
-            tool_calls.len()
+            "none of the {} requests that declared no client capability ({}) needed one",
+            answers.len(),
+            some(
+                &answers.iter().map(|(w, _)| w.clone()).collect::<Vec<_>>(),
+                4,
+                ", "
+            )
         ))
     } else {
         Judgement::pass(format!(
-            "{} answered {}-32021 and a requiredCapabilities object when called without \
-             the capability it needs",
-            super::client::some(&judged, 5, ", "),
+            "{} answered {}-32021 and a requiredCapabilities object without the capability \
+             it needs",
+            some(&judged, 5, ", "),
             http_400(s, " with ")
         ))
     }

@@ -12,7 +12,7 @@ use super::era::Era;
 use super::rule::{DISCOVER_ID, Keyword, McpRule, spec};
 use super::session::{Judgement, Session, Unreached};
 use super::stl::COLD_ID;
-use super::survey::{placeholder_arguments, prompt_arguments, unknown_name};
+use super::survey::{placeholder_arguments, prompt_arguments, send_family, unknown_name};
 use super::wire::{self, H_METHOD, H_NAME, H_PROTOCOL_VERSION, HeaderAnnotation, code};
 use crate::suite::Outcome;
 use futures::FutureExt;
@@ -79,7 +79,9 @@ pub(crate) const NAME_MATCHES: McpRule = McpRule::new(
 .help(
     "For each of `tools/call`, `resources/read` and `prompts/get` the server advertises, \
      protocheck sends a valid request (to a listed name where it can) whose `Mcp-Name` header \
-     names something other than the body's `name` or `uri`, and expects HTTP 400 with -32020.",
+     names something other than the body's `name` or `uri`, and one whose `Mcp-Name` is the \
+     body's name in another letter case (values are case-sensitive); each must get HTTP 400 with \
+     -32020.",
     "The server reads the name from the header or from the body and never compares the two, so \
      the request is served or answered with an unknown-name error; an intermediary routing on the \
      header would then see a different target than the handler runs.",
@@ -93,7 +95,8 @@ pub(crate) const NAME_MATCHES: McpRule = McpRule::new(
 /// clients implementing protocol versions earlier than 2025-06-18 … MAY treat
 /// a request that omits the header as protocol version 2025-03-26. A server
 /// that does not support such clients MUST reject a request without the
-/// header per Server Validation." The rule is judged on every server that
+/// header per Server Validation." Every method the server serves is sent
+/// without the header (the family probes). The rule is judged on every server that
 /// answers `server/discover` as a 2026-07-28 server, dual-era ones included,
 /// by how the header-less `server/discover` was answered: 400 with -32020
 /// passes; a 2026-07-28 answer (a `DiscoverResult`, or another 2026-07-28
@@ -112,10 +115,12 @@ pub(crate) const MISSING_VERSION: McpRule = McpRule::new(
 )
 .says("every POST MUST carry MCP-Protocol-Version; a missing header is answered 400 and -32020, unless the server supports pre-2025-06-18 clients and treats it as 2025-03-26")
 .help(
-    "protocheck sends `server/discover` without the `MCP-Protocol-Version` header (its `_meta` \
-     still names 2026-07-28) and expects HTTP 400 with -32020. On a dual-era server, an answer in \
-     legacy terms (neither a 2026-07-28 result nor a 2026-07-28 error) is read as the permitted \
-     2025-03-26 fallback and skipped.",
+    "protocheck sends a request of every method the server serves without the \
+     `MCP-Protocol-Version` header (its `_meta` still names 2026-07-28) and expects HTTP 400 with \
+     -32020 to each. On a dual-era server it also sends an `initialize` asking for 2025-03-26: \
+     when that negotiates 2025-03-26 (the server supports older clients), an answer in legacy \
+     terms is read as the permitted 2025-03-26 fallback and skipped; when it negotiates a later \
+     revision, the fallback is not permitted and such an answer fails.",
     "Most often the server takes the version from `_meta` alone and serves the request with a \
      DiscoverResult, or defaults a missing header to its newest revision. Either way the request \
      is served as 2026-07-28, which neither permitted reading allows.",
@@ -343,7 +348,7 @@ async fn expect_mismatch_everywhere(
         .map(|probe| {
             let method = probe.method.clone();
             let bent = bend(probe);
-            async move { (method, s.client.send(&bent).await) }
+            async move { (method, send_family(&s.client, &bent).await) }
         })
         .collect();
     // The probes are independent (see `Session::each`); judged in order.
@@ -573,7 +578,7 @@ fn judge_named(target: &Named, reply: &Reply, what: &str, why: &str) -> NameChec
 async fn expect_name_refused(
     s: &Session,
     unknown: impl Fn(&str) -> String,
-    bend: impl Fn(&Named) -> (Probe, String),
+    bend: impl Fn(&Named) -> Vec<(Probe, String)>,
     why: &str,
 ) -> Judgement {
     let (targets, absent) = named_targets(s, unknown);
@@ -582,9 +587,11 @@ async fn expect_name_refused(
     }
     let sends: Vec<_> = targets
         .iter()
-        .map(|target| {
-            let (probe, what) = bend(target);
-            async move { (target, what, s.client.send(&probe).await) }
+        .flat_map(|target| {
+            bend(target).into_iter().map(move |(mut probe, what)| {
+                probe.body["id"] = json!(s.client.next_id());
+                async move { (target, what, s.client.send(&probe).await) }
+            })
         })
         .collect();
     // The probes are independent (see `Session::each`); judged in order.
@@ -648,10 +655,10 @@ async fn missing_name(s: &Session) -> Judgement {
         s,
         unknown_name,
         |t| {
-            (
+            vec![(
                 t.probe.clone().without_header(H_NAME),
                 format!("{} without `Mcp-Name`", t.describe()),
-            )
+            )]
         },
         "Mcp-Name is required on tools/call, resources/read and prompts/get",
     )
@@ -664,53 +671,199 @@ async fn name_matches(s: &Session) -> Judgement {
         s,
         |kind| unknown_name(&format!("{kind}-a")),
         |t| {
-            (
+            let mut probes = vec![(
                 t.probe.clone().with_header(H_NAME, header_name.clone()),
                 format!(
                     "{} with `Mcp-Name: {header_name}` and a body naming `{}`",
                     t.describe(),
                     t.name
                 ),
-            )
+            )];
+            // The same name in another letter case: values are
+            // case-sensitive, so a server comparing without case lets it in.
+            if let Some(recased) = recased(&t.name, t.kind == "resource") {
+                probes.push((
+                    t.probe
+                        .clone()
+                        .with_header(H_NAME, wire::encode_header_value(&recased)),
+                    format!(
+                        "{} with `Mcp-Name: {recased}` (the body's name in another letter case) \
+                         and a body naming `{}`",
+                        t.describe(),
+                        t.name
+                    ),
+                ));
+            }
+            probes
         },
         "the header must match the body",
     )
     .await
 }
 
+/// `name` with the case of its last ASCII letter swapped, or `None` when it
+/// has none. For a URI only a letter after its authority counts: scheme and
+/// host compare without case in URI equivalence (RFC 3986 §6.2.2.1), so a
+/// careful server may fold them.
+fn recased(name: &str, uri: bool) -> Option<String> {
+    let from = if uri {
+        let after_scheme = name.find("://").map_or(0, |i| i + 3);
+        after_scheme + name[after_scheme..].find(['/', '?', '#'])?
+    } else {
+        0
+    };
+    let (at, c) = name
+        .char_indices()
+        .rev()
+        .find(|(i, c)| *i >= from && c.is_ascii_alphabetic())?;
+    let swapped = if c.is_ascii_lowercase() {
+        c.to_ascii_uppercase()
+    } else {
+        c.to_ascii_lowercase()
+    };
+    let mut out = name.to_owned();
+    out.replace_range(at..at + 1, &swapped.to_string());
+    Some(out)
+}
+
+/// The revision a client older than 2025-06-18 asks for: the one a server
+/// MAY treat a header-less request as.
+const OLD_CLIENT_VERSION: &str = "2025-03-26";
+
 async fn missing_version(s: &Session) -> Judgement {
-    let probe = s
-        .client
-        .request("server/discover", json!({}))
-        .without_header(H_PROTOCOL_VERSION);
-    let reply = s.client.send(&probe).await;
-    let what = "`server/discover` without `MCP-Protocol-Version`";
-    if is_mismatch(&reply) {
-        return Judgement::pass(format!("{what} was refused with 400 and -32020"));
+    // Every family probe without the header (the requirement is "every
+    // POST"); on a dual-era server, beside them, an `initialize` asking for
+    // 2025-03-26, which shows whether the MAY's premise (the server supports
+    // clients older than 2025-06-18) holds.
+    let sends: Vec<_> = s
+        .family_probes()
+        .into_iter()
+        .map(|probe| {
+            let method = probe.method.clone();
+            let bare = probe.without_header(H_PROTOCOL_VERSION);
+            async move { (method, send_family(&s.client, &bare).await) }
+        })
+        .collect();
+    let premise = async {
+        if !matches!(s.era, Era::Dual { .. }) {
+            return None;
+        }
+        let mut probe = super::era::initialize_probe(&s.client);
+        probe.body["params"]["protocolVersion"] = json!(OLD_CLIENT_VERSION);
+        let reply = s.client.send(&probe).await;
+        super::era::close(&s.client, None, &reply).await;
+        Some(reply)
+    };
+    let (replies, premise) = tokio::join!(s.each(sends), premise);
+    // Whether the server supports clients older than 2025-06-18: `Some(false)`
+    // when a 2025-03-26 `initialize` negotiated a later revision.
+    let old_clients = premise.as_ref().map(|reply| {
+        super::era::negotiated_version(reply)
+            .map(|v| v.as_str() < "2025-06-18")
+            .ok_or(())
+    });
+    let mut refused = Vec::new();
+    let mut legacy = Vec::new();
+    let mut unreached = Unreached::default();
+    for (method, reply) in replies {
+        if unreached.refused(&method, &reply) {
+            continue;
+        }
+        let what = format!("`{method}` without `MCP-Protocol-Version`");
+        if is_mismatch(&reply) {
+            refused.push(format!("`{method}`"));
+            continue;
+        }
+        if served_modern(&method, &reply) {
+            return Judgement::fail(format!(
+                "{what} was served as a {} request: it answered {}. A server that supports \
+                 clients older than 2025-06-18 MAY treat the request as 2025-03-26, and one that \
+                 does not MUST reject it with 400 and -32020: serving it as {} is neither",
+                wire::PROTOCOL_VERSION,
+                reply.describe(),
+                wire::PROTOCOL_VERSION
+            ))
+            .reply(&reply);
+        }
+        match (&old_clients, legacy_terms(&reply)) {
+            (Some(Ok(true)), true) => legacy.push((method, reply)),
+            (Some(Ok(false)), true) => {
+                let init = premise.as_ref().map(|r| r.describe()).unwrap_or_default();
+                let mut j = Judgement::fail(format!(
+                    "{what} answered {} (legacy terms, an inference), but the server does not \
+                     support clients older than 2025-06-18: an `initialize` asking for \
+                     {OLD_CLIENT_VERSION} answered {init}. Only such a server MAY treat a \
+                     header-less request as 2025-03-26; one that does not MUST reject it with \
+                     400 and -32020",
+                    reply.describe()
+                ))
+                .reply(&reply);
+                if let Some(init) = &premise {
+                    j = j.reply(init);
+                }
+                return j;
+            }
+            (Some(Err(())), true) => {
+                let init = premise.as_ref().map(|r| r.describe()).unwrap_or_default();
+                return Judgement::skip(format!(
+                    "not verified: {what} answered {} (legacy terms, an inference), and an \
+                     `initialize` asking for {OLD_CLIENT_VERSION} answered {init}, which \
+                     negotiates no version: whether the server supports clients older than \
+                     2025-06-18 (and so MAY answer in legacy terms) is not known",
+                    reply.describe()
+                ))
+                .reply(&reply);
+            }
+            _ => return expect_mismatch(&reply, &what, "the header is required on every POST"),
+        }
     }
-    if discover_result(&reply) {
-        return Judgement::fail(format!(
-            "{what} was served as a {} request: it answered {}, a DiscoverResult. A server that \
-             supports clients older than 2025-06-18 MAY treat the request as 2025-03-26, which \
-             has no `server/discover`, and one that does not MUST reject it with 400 and \
-             -32020: serving it as {} is neither",
-            wire::PROTOCOL_VERSION,
-            reply.describe(),
-            wire::PROTOCOL_VERSION
-        ))
-        .reply(&reply);
-    }
-    if matches!(s.era, Era::Dual { .. }) && legacy_terms(&reply) {
-        return Judgement::skip(format!(
-            "not applicable: {}; {what} answered {}, which protocheck reads as an answer in \
-             legacy terms (an inference: neither a 2026-07-28 result nor a 2026-07-28 error): a \
-             server that supports clients older than 2025-06-18 MAY treat a request that omits \
-             the header as 2025-03-26",
+    if !legacy.is_empty() {
+        let methods: Vec<String> = legacy.iter().map(|(m, _)| format!("`{m}`")).collect();
+        let shown = legacy
+            .first()
+            .map(|(_, r)| r.describe())
+            .unwrap_or_default();
+        let mut j = Judgement::skip(format!(
+            "not applicable: {}; {} without `MCP-Protocol-Version` answered in legacy terms (an \
+             inference: neither a 2026-07-28 result nor a 2026-07-28 error; the first: {shown}), \
+             and an `initialize` asking for {OLD_CLIENT_VERSION} negotiated it, so the server \
+             supports clients older than 2025-06-18 and MAY treat a request that omits the \
+             header as 2025-03-26{}{}",
             s.era.describe(),
-            reply.describe()
+            methods.join(", "),
+            if refused.is_empty() {
+                String::new()
+            } else {
+                format!("; {} were refused with 400 and -32020", refused.join(", "))
+            },
+            unreached.note()
         ));
+        if let Some((_, reply)) = legacy.first() {
+            j = j.reply(reply);
+        }
+        return j;
     }
-    expect_mismatch(&reply, what, "the header is required on every POST")
+    if refused.is_empty() {
+        return unreached.skip();
+    }
+    Judgement::pass(format!(
+        "{} without `MCP-Protocol-Version` were each refused with 400 and -32020{}",
+        refused.join(", "),
+        unreached.note()
+    ))
+}
+
+/// Whether `reply` to a header-less `method` serves it as 2026-07-28: a
+/// `DiscoverResult` to `server/discover`, or a result carrying `resultType`
+/// (which no earlier revision defines) to another method.
+fn served_modern(method: &str, reply: &Reply) -> bool {
+    if method == "server/discover" {
+        discover_result(reply)
+    } else {
+        reply
+            .result()
+            .is_some_and(|r| r.get("resultType").is_some())
+    }
 }
 
 /// Whether `reply` carries a `DiscoverResult`, the 2026-07-28 answer to
@@ -723,15 +876,17 @@ fn discover_result(reply: &Reply) -> bool {
     })
 }
 
-/// Whether a dual-era server answered a header-less `server/discover` in the
-/// terms of a revision before 2026-07-28: an answer that is neither a
-/// 2026-07-28 result nor one of the errors only 2026-07-28 defines (-32020,
-/// -32021, -32022). -32601 at any status counts as legacy: 2025-03-26 has no
+/// Whether a dual-era server answered a header-less request in the terms of
+/// a revision before 2026-07-28: an answer that is neither a 2026-07-28
+/// result (one with `resultType`, or a `DiscoverResult`) nor one of the
+/// errors only 2026-07-28 defines (-32020, -32021, -32022). -32601 at any status counts as legacy: 2025-03-26 has no
 /// `server/discover`, so "method not found" is what it answers. A request
 /// that got no answer at all is not one.
 fn legacy_terms(reply: &Reply) -> bool {
     reply.status.is_some()
-        && reply.result().is_none()
+        && reply
+            .result()
+            .is_none_or(|r| r.get("resultType").is_none() && r.get("supportedVersions").is_none())
         && !matches!(
             reply.error_code(),
             Some(
@@ -748,19 +903,34 @@ async fn version_matches(s: &Session) -> Judgement {
     // version" is not specified, so either is accepted and named (§15.8).
     // Every method family the server serves is probed.
     let other = "1900-01-01";
-    let cases = [
-        (wire::PROTOCOL_VERSION, other),
-        (other, wire::PROTOCOL_VERSION),
+    let mut cases = vec![
+        (wire::PROTOCOL_VERSION.to_owned(), other.to_owned()),
+        (other.to_owned(), wire::PROTOCOL_VERSION.to_owned()),
     ];
+    // Two versions the server lists: neither is unsupported, so only a
+    // comparison of header and body refuses the request. The header names
+    // 2026-07-28 (a header naming an earlier revision may select that
+    // revision's semantics on a dual-era server, which has no `_meta` rule).
+    if let Some(second) = s
+        .supported_versions()
+        .unwrap_or_default()
+        .into_iter()
+        .find(|v| v != wire::PROTOCOL_VERSION)
+    {
+        cases.push((wire::PROTOCOL_VERSION.to_owned(), second));
+    }
     let families = s.family_probes();
     let mut sends = Vec::new();
     for template in &families {
-        for (header, meta) in cases {
-            let probe = template
+        for (header, meta) in &cases {
+            let mut probe = template
                 .clone()
                 .with_meta(wire::META_PROTOCOL_VERSION, json!(meta))
-                .with_header(H_PROTOCOL_VERSION, header);
-            sends.push(async move { (template, header, meta, s.client.send(&probe).await) });
+                .with_header(H_PROTOCOL_VERSION, header.as_str());
+            probe.body["id"] = json!(s.client.next_id());
+            sends.push(
+                async move { (template, header, meta, send_family(&s.client, &probe).await) },
+            );
         }
     }
     // The probes are independent (see `Session::each`); judged in order.
@@ -1322,7 +1492,7 @@ async fn before_dispatch(s: &Session) -> Judgement {
     }
     let sends: Vec<_> = probes
         .iter()
-        .map(|(probe, what)| async move { (probe, what, s.client.send(probe).await) })
+        .map(|(probe, what)| async move { (probe, what, send_family(&s.client, probe).await) })
         .collect();
     // The probes are independent (see `Session::each`); judged in order.
     let mut refused = Vec::new();

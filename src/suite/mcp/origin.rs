@@ -14,7 +14,9 @@
 //! `localhost`), or is `null`, which RFC 6454 §7.3 has a browser send when it
 //! hides the origin (any page can send it from a sandboxed frame), so no server
 //! can tell who sent it. A server that accepts one of them matches Origin by
-//! prefix or suffix, the commonest real Origin bug (issue #25).
+//! prefix or suffix, the commonest real Origin bug (issue #25). Beside them,
+//! for a target on an explicit port, a foreign host on that very port: the
+//! origin of a DNS rebinding page, which a check of the port alone lets in.
 //!
 //! What is left out, and why: another port or scheme of the same host (a
 //! careful server may allow it, see above); a prefix of an IP literal
@@ -29,6 +31,9 @@ use url::{Host, Url};
 /// The reserved domain the suffix look-alikes end in (RFC 2606 `.invalid`):
 /// never resolvable, so never a page's origin anyone could mean to allow.
 const SUFFIX: &str = "protocheck.invalid";
+
+/// The foreign host sent on the target's own port (under [`SUFFIX`]).
+const REBINDING_HOST: &str = "rebinding.protocheck.invalid";
 
 /// The loopback names servers allow from a fixed list, taken over `http`, as
 /// a prefix match spells them (`[::1]` has no look-alike, see above).
@@ -56,6 +61,15 @@ pub(crate) fn lookalikes(target: &Url) -> Vec<String> {
         }
     }
     let mut out = vec!["null".to_owned()];
+    // A foreign host on the target's own explicit port: the origin of a DNS
+    // rebinding page, which is served from the port it then reaches the
+    // server on. A check of the port alone lets it in.
+    if let Some(port) = target.port() {
+        out.push(format!(
+            "{}://{REBINDING_HOST}:{port}",
+            target.scheme().to_ascii_lowercase()
+        ));
+    }
     for (scheme, host) in &bases {
         // `http://localhost` followed by anything: what a prefix match lets in.
         out.push(format!("{scheme}://{host}.{SUFFIX}"));
@@ -71,7 +85,10 @@ pub(crate) fn lookalikes(target: &Url) -> Vec<String> {
 /// Why `lookalike` (one of [`lookalikes`]) is invalid for every server, for
 /// a finding.
 pub(crate) fn why_invalid(lookalike: &str) -> &'static str {
-    if lookalike == "null" {
+    if lookalike.contains(&format!("://{REBINDING_HOST}:")) {
+        "it is a foreign host on the server's own port, where a DNS rebinding page is served \
+         from: a check of the port alone lets it in"
+    } else if lookalike == "null" {
         "`null` is what a browser sends for an origin it hides, as from a sandboxed frame, so \
          any page can send it and no server can tell which did"
     } else if lookalike.ends_with(SUFFIX) {
@@ -96,12 +113,17 @@ mod tests {
             list("http://127.0.0.1:8080/mcp"),
             [
                 "null",
+                "http://rebinding.protocheck.invalid:8080",
                 "http://localhost.protocheck.invalid",
                 "http://attacker-localhost",
                 "http://127.0.0.1.protocheck.invalid",
             ]
         );
         assert_eq!(list("http://LOCALHOST:1/mcp"), list("http://[::1]:1/mcp"));
+        assert_eq!(
+            list("http://127.0.0.1/mcp")[1],
+            "http://localhost.protocheck.invalid"
+        );
     }
 
     #[test]
@@ -111,7 +133,7 @@ mod tests {
             ["https://mcp.example.com.protocheck.invalid".to_owned()]
         );
         assert_eq!(
-            list("https://localhost:8443/mcp")[4..],
+            list("https://localhost:8443/mcp")[5..],
             [
                 "https://localhost.protocheck.invalid".to_owned(),
                 "https://attacker-localhost".to_owned(),

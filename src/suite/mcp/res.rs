@@ -6,7 +6,7 @@
 
 use super::client::{Probe, Reply, Seen, clip, some};
 use super::rule::{Keyword, McpRule, spec};
-use super::session::{Judgement, Session};
+use super::session::{Judgement, Kind, Session};
 use super::wire;
 use crate::suite::Outcome;
 use futures::FutureExt;
@@ -163,8 +163,8 @@ pub(crate) const DETERMINISTIC_ORDER: McpRule = McpRule::new(
 )
 .says("tools/list SHOULD return tools in the same order while the set is unchanged")
 .help(
-    "protocheck sends `tools/list` twice more and compares the order of tool names with the \
-     survey's list, judging only the tools present in all three answers. Skipped when fewer than \
+    "protocheck walks every page of `tools/list` twice more and compares the order of tool names \
+     with the survey's list (all pages), judging only the tools present in all three walks. Skipped when fewer than \
      two tools are listed in all three, or when a repeat is answered without a `tools` array \
      (an error, say): there is then no order to compare.",
     "The server builds the list from an unordered collection (a hash map or set keyed by name) or \
@@ -496,6 +496,34 @@ async fn accel_buffering(s: &Session) -> Judgement {
     }
 }
 
+/// Most pages of `tools/list` one walk of MCP-RES-007 reads: the survey's.
+const MAX_ORDER_PAGES: usize = 10;
+
+/// Every page of `tools/list`, following `nextCursor` (at most
+/// [`MAX_ORDER_PAGES`]); a page without a `tools` array ends the walk.
+async fn walk_tools(s: &Session) -> (Vec<Reply>, bool) {
+    let mut pages = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_ORDER_PAGES {
+        let params = cursor
+            .as_ref()
+            .map_or_else(|| json!({}), |c| json!({"cursor": c}));
+        let reply = s.client.send(&s.client.request("tools/list", params)).await;
+        let next = reply
+            .result()
+            .filter(|r| r.get("tools").is_some_and(Value::is_array))
+            .and_then(|r| r.get("nextCursor"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        pages.push(reply);
+        match next {
+            Some(next) if Some(next.as_str()) != cursor.as_deref() => cursor = Some(next),
+            _ => return (pages, false),
+        }
+    }
+    (pages, true)
+}
+
 async fn deterministic_order(s: &Session) -> Judgement {
     if !s.advertises("tools") {
         return Judgement::skip("the server does not advertise tools");
@@ -504,42 +532,55 @@ async fn deterministic_order(s: &Session) -> Judgement {
     if first.len() < 2 {
         return Judgement::skip("fewer than two tools are listed, so their order cannot vary");
     }
-    let mut replies = Vec::new();
-    for _ in 0..2 {
-        replies.push(
-            s.client
-                .send(&s.client.request("tools/list", json!({})))
-                .await,
+    // Two more walks of every page, side by side: the order on later pages
+    // counts as much as on the first.
+    let (one, two) = tokio::join!(walk_tools(s), walk_tools(s));
+    let capped = one.1 || two.1 || s.survey.tools.problem.is_some();
+    let judged = judge_order(first, s.survey.tools.pages.first(), &[one.0, two.0]);
+    if capped && judged.kind == Kind::Pass {
+        let message = format!(
+            "{}; the walks stopped at {MAX_ORDER_PAGES} pages (protocheck's cap): later pages \
+             were not compared",
+            judged.message
         );
+        return Judgement::pass(message);
     }
-    judge_order(first, s.survey.tools.pages.first(), &replies)
+    judged
 }
 
 /// MCP-RES-007's judgement: the order of the tools listed `first` (on the
-/// survey's `page`) against the names of each repeated answer.
-fn judge_order(first: Vec<String>, page: Option<&Reply>, replies: &[Reply]) -> Judgement {
+/// survey's `page`) against the names of each repeated walk of every page.
+fn judge_order(first: Vec<String>, page: Option<&Reply>, walks: &[Vec<Reply>]) -> Judgement {
     let mut orders = vec![first];
-    for reply in replies {
-        let Some(tools) = reply
-            .result()
-            .and_then(|r| r.get("tools"))
-            .and_then(Value::as_array)
-        else {
-            // No list to compare: an empty order would match any other.
-            return Judgement::skip(format!(
-                "not verified: the repeated `tools/list` (request {}) was answered {}, with no \
-                 `tools` array to compare",
-                orders.len() + 1,
-                reply.describe()
-            ))
-            .reply(reply);
+    let mut replies: Vec<&Reply> = Vec::new();
+    for walk in walks {
+        let mut names = Vec::new();
+        for reply in walk {
+            let Some(tools) = reply
+                .result()
+                .and_then(|r| r.get("tools"))
+                .and_then(Value::as_array)
+            else {
+                // No list to compare: an empty order would match any other.
+                return Judgement::skip(format!(
+                    "not verified: the repeated `tools/list` (request {}) was answered {}, with \
+                     no `tools` array to compare",
+                    orders.len() + 1,
+                    reply.describe()
+                ))
+                .reply(reply);
+            };
+            names.extend(
+                tools
+                    .iter()
+                    .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned)),
+            );
+        }
+        let Some(last) = walk.last() else {
+            return Judgement::skip("not verified: a repeated `tools/list` walk read no page");
         };
-        orders.push(
-            tools
-                .iter()
-                .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
-                .collect(),
-        );
+        replies.push(last);
+        orders.push(names);
     }
     // Only the order of tools present in every answer is judged: a set that
     // changes is STL-008's business, not this rule's.
@@ -548,7 +589,7 @@ fn judge_order(first: Vec<String>, page: Option<&Reply>, replies: &[Reply]) -> J
         .filter(|n| orders.iter().all(|o| o.contains(n)))
         .collect();
     if common.len() < 2 {
-        return replies.iter().fold(
+        return replies.iter().copied().fold(
             Judgement::skip(format!(
                 "not verified: {} of the tools listed first were listed again by every repeated \
                  `tools/list` answer, too few for an order",
@@ -583,11 +624,11 @@ fn judge_order(first: Vec<String>, page: Option<&Reply>, replies: &[Reply]) -> J
             if let Some(page) = page {
                 j = j.reply(page);
             }
-            return j.reply(&replies[i - 1]);
+            return j.reply(replies[i - 1]);
         }
     }
     Judgement::pass(format!(
-        "three `tools/list` answers listed {} tools in the same order",
+        "three `tools/list` walks of every page listed {} tools in the same order",
         reference.len()
     ))
 }
@@ -618,11 +659,17 @@ mod tests {
     #[test]
     fn the_order_is_judged_only_on_lists_that_came_back() {
         let first = names(&["a", "b", "c"]);
-        let same = [listing(&["a", "b", "c"]), listing(&["a", "b", "c"])];
+        let same = [
+            vec![listing(&["a", "b", "c"])],
+            vec![listing(&["a"]), listing(&["b", "c"])],
+        ];
         let judged = judge_order(first.clone(), None, &same);
         assert!(matches!(judged.kind, Kind::Pass), "{}", judged.message);
 
-        let moved = [listing(&["a", "b", "c"]), listing(&["c", "a", "b"])];
+        let moved = [
+            vec![listing(&["a", "b", "c"])],
+            vec![listing(&["a"]), listing(&["c", "b"])],
+        ];
         let judged = judge_order(first.clone(), None, &moved);
         assert!(matches!(judged.kind, Kind::Fail), "{}", judged.message);
         assert!(judged.message.contains("request 3"), "{}", judged.message);
@@ -630,7 +677,11 @@ mod tests {
         // A repeat refused with an error has no order: not a pass.
         let refused = answered(json!({"jsonrpc": "2.0", "id": 2,
             "error": {"code": -32603, "message": "Internal error"}}));
-        let judged = judge_order(first.clone(), None, &[listing(&["a", "b", "c"]), refused]);
+        let judged = judge_order(
+            first.clone(),
+            None,
+            &[vec![listing(&["a", "b", "c"])], vec![refused]],
+        );
         assert!(matches!(judged.kind, Kind::Skip), "{}", judged.message);
         assert!(
             judged.message.contains("request 3") && judged.message.contains("-32603"),
@@ -640,7 +691,7 @@ mod tests {
         assert_eq!(judged.evidence.len(), 1);
 
         // Fewer than two tools in every answer: no order to compare.
-        let shrunk = [listing(&["a"]), listing(&["a", "b"])];
+        let shrunk = [vec![listing(&["a"])], vec![listing(&["a", "b"])]];
         let judged = judge_order(first, None, &shrunk);
         assert!(matches!(judged.kind, Kind::Skip), "{}", judged.message);
         assert!(

@@ -9,15 +9,17 @@
 //! the handshake fails, the engine reports the rule that judges TLS (this one)
 //! failed and skips the rest.
 
-use super::client::{CANARY_HEADER, McpClient, Probe, Reply, clip, some};
+use super::client::{BareReply, CANARY_HEADER, McpClient, Probe, Reply, clip, some};
 use super::origin;
 use super::rule::{Keyword, McpRule, spec};
-use super::session::{Judgement, Session};
-use super::survey::{Provoked, unknown_name};
-use super::wire::{H_METHOD, META_SERVER_INFO};
+use super::session::{Judgement, Session, Unreached};
+use super::survey::{Provoked, send_family, unknown_name};
+use super::wire::{self, H_METHOD, H_PROTOCOL_VERSION, META_SERVER_INFO};
 use crate::suite::{Exchange, Outcome};
+use crate::transport::HttpRequest;
 use futures::FutureExt;
 use serde_json::{Value, json};
+use std::time::Duration;
 use url::Url;
 
 pub(crate) const ORIGIN_403: McpRule = McpRule::new(
@@ -31,13 +33,17 @@ pub(crate) const ORIGIN_403: McpRule = McpRule::new(
 )
 .says("servers MUST validate Origin and answer an invalid one with HTTP 403")
 .help(
-    "For each method family the server serves, protocheck sends an otherwise valid request with \
-     `Origin: https://dns-rebinding.protocheck.invalid` and expects 403 (a 401 leaves that method \
-     unjudged). On the first method refused it also sends look-alikes such as `null`, \
-     `http://localhost.protocheck.invalid` and `http://attacker-localhost`.",
-    "The server does not validate `Origin` at all, refuses with 400 or 401 instead of 403, or \
-     matches allowed origins by prefix or suffix so that a look-alike gets through; permissive \
-     CORS middleware is a common cause.",
+    "For each method the server serves, protocheck sends an otherwise valid request with \
+     `Origin: https://dns-rebinding.protocheck.invalid` and expects 403 (an authorization \
+     refusal, a 401 or a 403 `insufficient_scope` with its Bearer challenge, leaves that method \
+     unjudged); so must a notification POST, and a GET or DELETE on the endpoint must not be \
+     served. On every method refused it also sends look-alikes such as `null`, a foreign host \
+     on the server's own port, `http://localhost.protocheck.invalid` and \
+     `http://attacker-localhost`.",
+    "The server does not validate `Origin` at all, validates it on requests but not on \
+     notifications or GETs, refuses with 400 or 401 instead of 403, or matches allowed origins \
+     by prefix, suffix or port so that a look-alike gets through; permissive CORS middleware is \
+     a common cause.",
     "Compare the `Origin` header, when present, with an exact allow-list of scheme, host and \
      port, and answer any other value, `null` included, with HTTP 403 before doing anything else \
      with the request.",
@@ -205,40 +211,85 @@ pub const MAX_SCHEMA_DEPTH: usize = 32;
 /// Most subschemas in one tool schema (MCP-SEC-006), for the same reasons.
 pub const MAX_SUBSCHEMAS: usize = 1000;
 
+/// A notification POST, a GET and a DELETE on the endpoint, each with the
+/// foreign Origin: the other requests "all incoming connections" covers.
+struct OtherRequests {
+    notification: Reply,
+    get: BareReply,
+    delete: BareReply,
+}
+
+/// Sends the [`OtherRequests`] side by side.
+async fn other_requests(s: &Session) -> OtherRequests {
+    let notification = Probe::notification(
+        "notifications/cancelled",
+        json!({"requestId": "protocheck-unused-id", "reason": "protocheck: Origin probe"}),
+    )
+    .with_header("origin", FOREIGN_ORIGIN);
+    let bare = |method: http::Method, accept: &'static str| {
+        let req = HttpRequest {
+            method,
+            ..HttpRequest::get(s.url.clone())
+        }
+        .header("accept", accept)
+        .header(H_PROTOCOL_VERSION, wire::PROTOCOL_VERSION)
+        .header("origin", FOREIGN_ORIGIN);
+        // Only the status is judged: the window is for a stream's first
+        // event, which nothing here reads.
+        s.client.bare(req, Duration::from_millis(100))
+    };
+    let (notification, get, delete) = tokio::join!(
+        s.client.send(&notification),
+        bare(http::Method::GET, "text/event-stream"),
+        bare(http::Method::DELETE, "application/json, text/event-stream"),
+    );
+    OtherRequests {
+        notification,
+        get,
+        delete,
+    }
+}
+
 async fn origin_403(s: &Session) -> Judgement {
     // Requests valid in every other respect, so the only reason to refuse them
     // is the Origin (streamable-http "Security & Endpoint": DNS rebinding), on
-    // every method family the server serves. Only the status is judged: the
-    // body of the 403 MAY be a JSON-RPC error, so it may be anything.
+    // every method the server serves (the family probes), and the other
+    // requests "all incoming connections" covers: a notification POST, a GET
+    // and a DELETE. Only the status is judged: the body of the 403 MAY be a
+    // JSON-RPC error, so it may be anything.
     //
     // The spec does not order Origin validation and authorization: a 401 (the
-    // run's credentials do not reach that method) says nothing about the
-    // Origin, so that method is left out and named (§15.8).
+    // run's credentials do not reach that method) or a 403 `insufficient_scope`
+    // with its Bearer challenge is authorization's answer and says nothing
+    // about the Origin, so that method is left out and named (§15.8).
     let mut methods = Vec::new();
-    let mut unreached = Vec::new();
-    // The first method whose foreign Origin got 403: there the Origin check
-    // is known to come first, so the look-alikes go to it.
-    let mut refused: Option<Probe> = None;
+    let mut unreached = Unreached::default();
+    let mut plain_401 = Vec::new();
+    // The methods whose foreign Origin got 403: there the Origin check is
+    // known to come first, so the look-alikes go to each.
+    let mut refused: Vec<Probe> = Vec::new();
     let sends: Vec<_> = s
         .family_probes()
         .into_iter()
         .map(|template| async move {
-            let reply = s
-                .client
-                .send(&template.clone().with_header("origin", FOREIGN_ORIGIN))
-                .await;
+            let probe = template.clone().with_header("origin", FOREIGN_ORIGIN);
+            let reply = send_family(&s.client, &probe).await;
             (template, reply)
         })
         .collect();
+    let (replies, others) = tokio::join!(s.each(sends), other_requests(s));
     // The probes are independent (see `Session::each`); judged in order.
-    for (template, reply) in s.each(sends).await {
+    for (template, reply) in replies {
         let method = template.method.clone();
+        if unreached.refused(&method, &reply) {
+            continue;
+        }
         match reply.status {
             Some(403) => {
                 methods.push(format!("`{method}`"));
-                refused.get_or_insert(template);
+                refused.push(template);
             }
-            Some(401) => unreached.push(format!("`{method}`")),
+            Some(401) => plain_401.push(format!("`{method}`")),
             Some(code) if (400..500).contains(&code) => {
                 return Judgement::fail(format!(
                     "`{method}` with Origin {FOREIGN_ORIGIN} got {}; an invalid Origin MUST be \
@@ -258,50 +309,114 @@ async fn origin_403(s: &Session) -> Judgement {
             }
         }
     }
-    let Some(template) = refused else {
-        return Judgement::skip(format!(
-            "not verified: every request with a foreign Origin was refused with 401 first ({}), \
-             before any Origin check could show",
-            unreached.join(", ")
-        ));
+    // The notification POST: the same requirement, no JSON-RPC answer.
+    let notification = &others.notification;
+    let notification_note = if unreached.refused("notifications/cancelled", notification) {
+        String::new()
+    } else {
+        match notification.status {
+            Some(403) => "; so was a notification POST (`notifications/cancelled`)".to_owned(),
+            Some(401) => {
+                plain_401.push("the notification POST".to_owned());
+                String::new()
+            }
+            _ => {
+                return Judgement::fail(format!(
+                    "a notification POST (`notifications/cancelled`) with Origin \
+                     {FOREIGN_ORIGIN} got {}; servers MUST validate Origin on all incoming \
+                     connections and answer an invalid one with 403{}",
+                    notification.describe(),
+                    if notification.status.is_some_and(|c| (200..300).contains(&c)) {
+                        ": the server accepted it, so a page can reach it through DNS rebinding"
+                    } else {
+                        ""
+                    }
+                ))
+                .reply(notification);
+            }
+        }
     };
-    if let Some(failed) = lookalikes_refused(s, &template).await {
+    // GET and DELETE: 2026-07-28 defines neither, so a server that refuses
+    // them for that (405, 404) serves nothing to the page either; that
+    // reading is accepted and named. Serving one (2xx) fails.
+    let mut bare_readings = Vec::new();
+    for (name, reply) in [("GET", &others.get), ("DELETE", &others.delete)] {
+        match reply.status {
+            Some(403) => bare_readings.push(format!("{name} got 403")),
+            Some(code) if (200..300).contains(&code) => {
+                return Judgement::fail(format!(
+                    "a {name} on the endpoint with Origin {FOREIGN_ORIGIN} was served with HTTP \
+                     {code}{}; servers MUST validate Origin on all incoming connections and \
+                     answer an invalid one with 403, or a web page can reach the server through \
+                     DNS rebinding",
+                    if reply.sse { " and an SSE stream" } else { "" }
+                ))
+                .with(&reply.exchange);
+            }
+            Some(code) => bare_readings.push(format!(
+                "{name} got HTTP {code}, not 403 (accepted: 2026-07-28 defines no {name}, and \
+                 refusing it serves the page nothing)"
+            )),
+            None => bare_readings.push(format!("{name} got no answer")),
+        }
+    }
+    if refused.is_empty() {
+        let mut why = unreached.skip().message;
+        if !plain_401.is_empty() {
+            why = format!(
+                "not verified: every request with a foreign Origin was refused by authorization \
+                 first ({}{}), before any Origin check could show",
+                plain_401.join(", "),
+                unreached.note()
+            );
+        }
+        return Judgement::skip(why);
+    }
+    if let Some(failed) = lookalikes_refused(s, &refused).await {
         return failed;
     }
-    let note = if unreached.is_empty() {
+    let note = if plain_401.is_empty() {
         String::new()
     } else {
         format!(
             " ({} answered 401 first: authorization was checked before the Origin, which the \
              spec does not order)",
-            unreached.join(", ")
+            plain_401.join(", ")
         )
     };
     let lookalikes = origin::lookalikes(&s.url).join(", ");
     Judgement::pass(format!(
-        "{} with Origin {FOREIGN_ORIGIN} were each refused with 403{note}; so was `{}` with \
-         each look-alike Origin ({lookalikes}); another port or scheme of the same host is not \
-         sent: the spec leaves it to the server, which may allow it",
+        "{} with Origin {FOREIGN_ORIGIN} were each refused with 403{note}{notification_note}; \
+         {}; each of them was refused with 403 under each look-alike Origin ({lookalikes}){}; \
+         another port or scheme of the same host is not sent: the spec leaves it to the \
+         server, which may allow it",
         methods.join(", "),
-        template.method
+        bare_readings.join(", "),
+        unreached.note()
     ))
 }
 
-/// Sends `template` once with each look-alike Origin (see [`origin`]): a
-/// server that refused a plainly foreign Origin on this method, yet lets one
-/// of these in, compares Origins by prefix or suffix. Side by side, at most
-/// six requests. `None` when each got 403 (a skip when one got no answer).
-async fn lookalikes_refused(s: &Session, template: &Probe) -> Option<Judgement> {
-    let method = &template.method;
-    let sends = origin::lookalikes(&s.url).into_iter().map(|lookalike| {
-        let mut probe = template.clone().with_header("origin", lookalike.as_str());
-        probe.body["id"] = json!(s.client.next_id());
-        async move { (lookalike, s.client.send(&probe).await) }
-    });
-    let replies = futures::future::join_all(sends).await;
-    let (lookalike, reply) = replies
+/// Sends each of `refused` (the family probes a foreign Origin got 403 on)
+/// once with each look-alike Origin (see [`origin`]): a server that refused a
+/// plainly foreign Origin on a method, yet lets one of these in, compares
+/// Origins by prefix or suffix, or by port alone. Side by side. `None` when
+/// each got 403 (a skip when one got no answer).
+async fn lookalikes_refused(s: &Session, refused: &[Probe]) -> Option<Judgement> {
+    let mut sends = Vec::new();
+    for template in refused {
+        for lookalike in origin::lookalikes(&s.url) {
+            let mut probe = template.clone().with_header("origin", lookalike.as_str());
+            probe.body["id"] = json!(s.client.next_id());
+            sends.push(async move {
+                let reply = send_family(&s.client, &probe).await;
+                (probe.method, lookalike, reply)
+            });
+        }
+    }
+    let replies = s.each(sends).await;
+    let (method, lookalike, reply) = replies
         .into_iter()
-        .find(|(_, reply)| reply.status != Some(403))?;
+        .find(|(_, _, reply)| reply.status != Some(403))?;
     let why = match reply.status {
         // No answer is no evidence the Origin got through.
         None => {

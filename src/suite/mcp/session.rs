@@ -8,10 +8,10 @@ use super::aut_survey::AuthSurvey;
 use super::client::{BareReply, McpClient, Probe, Reply, Watches};
 use super::era::{Era, LegacySession};
 use super::reg_survey::{RegistryDoc, RegistryError};
-use super::survey::{self, Reads, Survey, ToolCall, call_tools, unknown_name};
+use super::survey::{self, Reads, Survey, ToolCall, call_tools};
 use super::wire::{self, AuthRefusal};
 use crate::suite::{Exchange, RunOptions};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::OnceCell;
 use url::Url;
 
@@ -194,6 +194,37 @@ pub struct Session {
     /// The watches of the run, started early by the engine or by the check
     /// that awaits them.
     pub(crate) watches: Watches,
+    /// The family probes sent plainly and with a made-up `Mcp-Session-Id`,
+    /// made once by the first STL rule to ask (MCP-STL-001 and -002 read them).
+    pub(crate) sessioned: OnceCell<Sessioned>,
+    /// Each method family sent first on a new connection, then again on it
+    /// after other requests, made once by the first connection rule to ask
+    /// (MCP-STL-003 and -004 read them).
+    pub(crate) cold_warm: OnceCell<Vec<ColdWarm>>,
+}
+
+/// The family probes ([`Session::family_probes`]) sent twice, side by side:
+/// as they are, and carrying a made-up `Mcp-Session-Id`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Sessioned {
+    /// The made-up session id the second of each pair carried.
+    pub sent: String,
+    /// Per family probe: its method, the plain answer, the answer with the id.
+    pub pairs: Vec<(String, Reply, Reply)>,
+}
+
+/// One request sent as the first on a new connection, then other requests
+/// on that connection, then the same request again.
+#[derive(Debug, Clone)]
+pub(crate) struct ColdWarm {
+    /// What was sent, for findings (`resources/read of memo://x`).
+    pub what: String,
+    /// The connection, `local → peer`.
+    pub address: String,
+    /// The three answers (first, the last warm-up, again), or why the
+    /// connection could not carry them all (a skip reason), with the first
+    /// answer when it came.
+    pub answers: Result<[Reply; 3], (String, Option<Reply>)>,
 }
 
 impl Session {
@@ -272,35 +303,10 @@ impl Session {
         )
     }
 
-    /// One conforming request for each method family the server serves:
-    /// `server/discover`, and per advertised capability its list method and
-    /// its named method addressed to a name that does not exist (tools/call
-    /// of an unknown tool runs nothing, whatever the server does with it).
-    /// The header, version, `_meta` and Origin rules probe each of them (§15
-    /// amendment: requirements are probed on more than one method family).
+    /// One conforming request for each method the server serves
+    /// ([`survey::family_probes`]); send each with [`survey::send_family`].
     pub(crate) fn family_probes(&self) -> Vec<Probe> {
-        let c = &self.client;
-        let unknown = unknown_name;
-        let mut probes = vec![c.request("server/discover", json!({}))];
-        if self.advertises("tools") {
-            probes.push(c.request("tools/list", json!({})));
-            probes.push(c.request(
-                "tools/call",
-                json!({"name": unknown("tool"), "arguments": {}}),
-            ));
-        }
-        if self.advertises("resources") {
-            probes.push(c.request("resources/list", json!({})));
-            probes.push(c.request(
-                "resources/read",
-                json!({"uri": format!("protocheck://missing/{}", unknown("resource"))}),
-            ));
-        }
-        if self.advertises("prompts") {
-            probes.push(c.request("prompts/list", json!({})));
-            probes.push(c.request("prompts/get", json!({"name": unknown("prompt")})));
-        }
-        probes
+        survey::family_probes(&self.client, &self.survey)
     }
 
     /// Whether protocheck may run `tool` with placeholder arguments: it is

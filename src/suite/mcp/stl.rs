@@ -4,7 +4,7 @@
 use super::client::{McpClient, Probe, Reply, Spelling, clip, some};
 use super::era::recognised_modern;
 use super::rule::{DISCOVER_ID, Keyword, McpRule, spec};
-use super::session::{Judgement, Session};
+use super::session::{ColdWarm, Judgement, Kind, Session, Sessioned};
 use super::wire::{self, H_LAST_EVENT_ID, H_SESSION_ID};
 use crate::suite::Outcome;
 use crate::transport::raw::RawConnection;
@@ -23,9 +23,10 @@ pub(crate) const NO_SESSION_ID: McpRule = McpRule::new(
 )
 .says("there are no protocol sessions: a server does not mint or echo Mcp-Session-Id")
 .help(
-    "protocheck sends `server/discover` with a made-up `Mcp-Session-Id` header and checks that \
-     the answer carries no `Mcp-Session-Id`; it then checks every answer to the run's valid \
-     requests for one.",
+    "protocheck sends each method family the server serves (`server/discover`, the list methods, \
+     `tools/call`, `resources/read` and `prompts/get` of made-up names, `completion/complete` \
+     where advertised) with a made-up `Mcp-Session-Id` header and checks that no answer carries \
+     `Mcp-Session-Id`; it then checks every answer to the run's valid requests for one.",
     "The server still runs a 2025-era Streamable HTTP transport that mints a session id on the \
      first request or echoes the client's, usually because a session manager or a stateful \
      transport mode is left on by default.",
@@ -46,9 +47,9 @@ pub(crate) const SESSION_IGNORED: McpRule = McpRule::new(
 )
 .says("a server receiving Mcp-Session-Id SHOULD ignore it: it MUST NOT require or validate one")
 .help(
-    "protocheck sends `server/discover` with a made-up `Mcp-Session-Id` header and compares the \
-     answer's status, error code and presence of a result with those of the run's \
-     `server/discover` without the header; they must be the same.",
+    "protocheck sends each method family the server serves (as MCP-STL-001 does) twice side by \
+     side, with a made-up `Mcp-Session-Id` header and without it, and compares the answers' \
+     status, error code and presence of a result; they must be the same for every method.",
     "The server validates the session id it received, usually answering 400 or 404 (\"session not \
      found\") for an id it did not mint, as a 2025-11-25 session transport does.",
     "Ignore `Mcp-Session-Id` on incoming requests: do not look it up, validate it or require it, \
@@ -70,7 +71,12 @@ pub(crate) const COLD_REQUEST: McpRule = McpRule::new(
 .help(
     "The run's very first request is `tools/list` on a new connection (over stdio, the child's \
      first line), before any `server/discover`. With tools advertised it must return a result \
-     with `tools`; without, a 2026-07-28 answer such as 404 with -32601 passes.",
+     with `tools`; without, a 2026-07-28 answer such as 404 with -32601 passes. Over HTTP every \
+     method family the server serves (discover, each list, a call of a tool protocheck may run, \
+     a read of the first listed resource, a get of the first listed prompt, a completion) is \
+     then sent as the first request on a new connection of its own, and again on it after a \
+     `server/discover` and the list of its family: the two answers' status, error code and presence \
+     of a result must be the same.",
     "The server expects a handshake first: it refuses requests until `initialize` or \
      `server/discover` has been seen, or sets up per-connection state on the first request. When \
      this fails, the rules whose probes share pooled connections are reported as not verified.",
@@ -92,10 +98,11 @@ pub(crate) const NO_CONNECTION_STATE: McpRule = McpRule::new(
 )
 .says("servers MUST NOT rely on prior requests on the same connection for version, capabilities or identity")
 .help(
-    "For `server/discover` without `clientCapabilities` and each advertised list method, \
-     protocheck opens a dedicated HTTP/1.1 connection and sends the request, then a \
-     `server/discover` declaring `elicitation` and `roots`, then the request again; status, error \
-     code and listed names must be the same both times.",
+    "For `server/discover` without `clientCapabilities` and every method family the server serves \
+     (each list method, a tool call, a read, a prompt get, a completion), protocheck opens a \
+     dedicated HTTP/1.1 connection and sends the request, then a `server/discover` declaring \
+     `elicitation` and `roots` with another `clientInfo` and the list of its family, then the request \
+     again; status, error code and listed names must be the same both times.",
     "The server keeps capabilities or other context per connection, so the same request is \
      answered differently once an earlier request on that connection declared capabilities. \
      Behind keep-alive clients and proxies that reuse connections, such a server behaves \
@@ -171,9 +178,9 @@ pub(crate) const LAST_EVENT_ID: McpRule = McpRule::new(
     "streams are not resumable: a server that supports only 2026-07-28 SHOULD ignore Last-Event-ID",
 )
 .help(
-    "protocheck sends `server/discover` with `Last-Event-ID: protocheck-0` and compares the \
-     answer's status, error code and presence of a result with those of the run's \
-     `server/discover` without that header. Judged only on servers that speak 2026-07-28 alone.",
+    "protocheck sends each method family the server serves (as MCP-STL-001 does) with \
+     `Last-Event-ID: protocheck-0` and compares each answer's status, error code and presence of \
+     a result with those of the same request without that header. Judged only on servers that speak 2026-07-28 alone.",
     "The server still tries to resume a stream: it looks the event id up and answers 400 or 404 \
      for an unknown one, or replays stored events instead of answering, usually through a \
      2025-era event store left configured.",
@@ -185,7 +192,7 @@ pub(crate) const LAST_EVENT_ID: McpRule = McpRule::new(
 
 pub(crate) const LIST_PER_CONNECTION: McpRule = McpRule::new(
     "MCP-STL-008",
-    "tools/list does not vary per connection",
+    "The tool, resource and prompt lists do not vary per connection",
     Keyword::Must,
     Outcome::Fail,
     spec!("/server/tools#capabilities"),
@@ -194,10 +201,12 @@ pub(crate) const LIST_PER_CONNECTION: McpRule = McpRule::new(
 )
 .says("tools/list MUST return the set available to the requesting client and MUST NOT vary per connection or as a side effect of other requests on it")
 .help(
-    "protocheck compares the tool names of the survey's `tools/list` with `tools/list` (every \
-     page) on a new dedicated connection A, on A again after a `server/discover` declaring \
-     capabilities and a `tools/call` of a made-up tool, and on a second new connection B. All \
-     sets must be equal.",
+    "protocheck compares the names of the survey's `tools/list`, `resources/list`, \
+     `resources/templates/list` and `prompts/list` (those advertised, every page) with the same \
+     list on a new dedicated connection A of its own, on A again after a `server/discover` \
+     declaring capabilities, a call of a tool protocheck may run and a read of the first listed \
+     resource or a get of the first listed prompt, and on a second new connection B. All sets \
+     must be equal.",
     "The tool set depends on the connection or on earlier requests: tools registered per \
      transport or session object, tools unlocked by capabilities a previous request declared, or \
      a load balancer spreading connections over replicas with different tool sets.",
@@ -242,25 +251,51 @@ fn session_header(exchange: &crate::suite::Exchange) -> Option<String> {
         .map(|(_, v)| v.clone())
 }
 
+/// The family probes sent plainly and with a made-up `Mcp-Session-Id`, once
+/// per run (MCP-STL-001 and -002 read them).
+async fn sessioned(s: &Session) -> &Sessioned {
+    s.sessioned
+        .get_or_init(|| async {
+            let sent = bogus_session();
+            let sends = s.family_probes().into_iter().map(|plain| {
+                let mut with = plain.clone().with_header(H_SESSION_ID, sent.clone());
+                if let Some(id) = with.body.get_mut("id") {
+                    *id = json!(s.client.next_id());
+                }
+                async move {
+                    // A listen is read as a listen (see `survey::send_family`).
+                    let (a, b) = tokio::join!(
+                        super::survey::send_family(&s.client, &plain),
+                        super::survey::send_family(&s.client, &with)
+                    );
+                    (plain.method.clone(), a, b)
+                }
+            });
+            let pairs = s.each(sends.collect()).await;
+            Sessioned { sent, pairs }
+        })
+        .await
+}
+
 async fn no_session_id(s: &Session) -> Judgement {
-    let sent = bogus_session();
-    let probe = s
-        .client
-        .request("server/discover", json!({}))
-        .with_header(H_SESSION_ID, sent.clone());
-    let echo = s.client.send(&probe).await;
-    if let Some(value) = &echo.session_id {
-        let how = if *value == sent {
-            "echoed"
-        } else {
-            "answered with"
-        };
-        return Judgement::fail(format!(
-            "a request carrying `Mcp-Session-Id: {sent}` was {how} `Mcp-Session-Id: {value}`; \
-             {} has no sessions: ignore the header and never mint or echo one",
-            wire::PROTOCOL_VERSION
-        ))
-        .reply(&echo);
+    // Every method family the server serves carries a made-up id: a server
+    // that echoes it on one method only is caught.
+    let sessioned = sessioned(s).await;
+    let sent = &sessioned.sent;
+    for (method, _, echo) in &sessioned.pairs {
+        if let Some(value) = &echo.session_id {
+            let how = if value == sent {
+                "echoed"
+            } else {
+                "answered with"
+            };
+            return Judgement::fail(format!(
+                "`{method}` carrying `Mcp-Session-Id: {sent}` was {how} `Mcp-Session-Id: \
+                 {value}`; {} has no sessions: ignore the header and never mint or echo one",
+                wire::PROTOCOL_VERSION
+            ))
+            .reply(echo);
+        }
     }
     let seen = s.client.seen().await;
     if let Some((method, value, exchange)) = seen
@@ -274,9 +309,29 @@ async fn no_session_id(s: &Session) -> Judgement {
         ))
         .with(exchange);
     }
+    // On a server that speaks 2026-07-28 alone, the GET and DELETE answers
+    // (the watches of MCP-STL-005 and -006) carry none either; a dual-era
+    // server serves both to its legacy clients, with their sessions.
+    let mut watched = String::new();
+    if matches!(s.era, super::era::Era::Modern) && !s.client.is_stdio() {
+        for method in [http::Method::GET, http::Method::DELETE] {
+            let reply = s.watch(method.clone(), &s.url).await;
+            if let Some(value) = session_header(&reply.exchange) {
+                return Judgement::fail(format!(
+                    "the answer to {method} on the MCP endpoint carried `Mcp-Session-Id: \
+                     {value}`; a {} server has no sessions and never mints an id",
+                    wire::PROTOCOL_VERSION
+                ))
+                .with(&reply.exchange);
+            }
+        }
+        watched = ", and the answers to GET and DELETE on the endpoint".to_owned();
+    }
+    let methods: Vec<&str> = sessioned.pairs.iter().map(|(m, ..)| m.as_str()).collect();
     Judgement::pass(format!(
-        "no answer among {} carried Mcp-Session-Id, including one to a request that sent it",
-        seen.len()
+        "no answer among {} carried Mcp-Session-Id, including those to {} sent with one{watched}",
+        seen.len(),
+        methods.join(", ")
     ))
 }
 
@@ -286,31 +341,35 @@ fn shape(reply: &Reply) -> (Option<u16>, Option<i64>, bool) {
 }
 
 async fn session_ignored(s: &Session) -> Judgement {
-    let sent = bogus_session();
-    let probe = s
-        .client
-        .request("server/discover", json!({}))
-        .with_header(H_SESSION_ID, sent.clone());
-    let reply = s.client.send(&probe).await;
-    if shape(&reply) == shape(&s.discover) {
-        Judgement::pass(
-            "a request carrying an unknown Mcp-Session-Id was answered like one without it",
-        )
-    } else {
-        Judgement::fail(format!(
-            "`server/discover` carrying `Mcp-Session-Id: {sent}` answered {} while the same \
-             request without it answered {}; a {} server MUST NOT require or validate session \
-             ids: ignore the header",
-            reply.describe(),
-            s.discover.describe(),
-            wire::PROTOCOL_VERSION
-        ))
-        .reply(&reply)
-        .reply(&s.discover)
+    // Every method family the server serves, sent with and without a
+    // made-up id side by side: a session layer guarding only some methods
+    // answers those differently.
+    let sessioned = sessioned(s).await;
+    for (method, plain, with) in &sessioned.pairs {
+        if shape(plain) != shape(with) {
+            return Judgement::fail(format!(
+                "`{method}` carrying `Mcp-Session-Id: {}` answered {} while the same request \
+                 without it answered {}; a {} server MUST NOT require or validate session ids: \
+                 ignore the header",
+                sessioned.sent,
+                with.describe(),
+                plain.describe(),
+                wire::PROTOCOL_VERSION
+            ))
+            .reply(with)
+            .reply(plain);
+        }
     }
+    let methods: Vec<&str> = sessioned.pairs.iter().map(|(m, ..)| m.as_str()).collect();
+    Judgement::pass(format!(
+        "each of {} carrying an unknown Mcp-Session-Id was answered like the same request \
+         without it",
+        methods.join(", ")
+    ))
 }
 
-async fn cold_request(s: &Session) -> Judgement {
+/// The run's first request, judged alone.
+fn run_first_request(s: &Session) -> Judgement {
     let cold = &s.cold;
     // Over stdio the first line the child reads is the new connection.
     let fresh = if s.client.is_stdio() {
@@ -352,6 +411,60 @@ async fn cold_request(s: &Session) -> Judgement {
     }
 }
 
+async fn cold_request(s: &Session) -> Judgement {
+    let first = run_first_request(s);
+    if first.kind != Kind::Pass || s.client.is_stdio() {
+        return first;
+    }
+    // BASIC "Statelessness": "any request" may come first. Every method
+    // family the server serves goes first on a new connection of its own
+    // (`cold_warm`), and is answered as it is once other requests (a
+    // discover, every list) came before it on that connection: a server that
+    // wants a list seen before a read, or a discover before a call, answers
+    // the first one differently.
+    let mut judged = Vec::new();
+    let mut unjudged = Vec::new();
+    for cw in cold_warm(s).await {
+        match &cw.answers {
+            Ok([cold, _, warm]) => {
+                if shape(cold) != shape(warm) {
+                    return Judgement::fail(format!(
+                        "{} as the first request on a new connection ({}) answered {}, but {} \
+                         once a `server/discover` and the list of its family had gone before it on \
+                         that connection; any request may come first, with no handshake or \
+                         earlier list",
+                        cw.what,
+                        cw.address,
+                        cold.describe(),
+                        warm.describe()
+                    ))
+                    .reply(cold)
+                    .reply(warm);
+                }
+                judged.push(cw.what.clone());
+            }
+            Err((reason, _)) => unjudged.push(format!("{} ({reason})", cw.what)),
+        }
+    }
+    let mut message = format!(
+        "{}; each of {} was answered as the first request on a new connection as it was after \
+         other requests on that connection",
+        first.message,
+        if judged.is_empty() {
+            "none".to_owned()
+        } else {
+            judged.join(", ")
+        }
+    );
+    if !unjudged.is_empty() {
+        message.push_str(&format!(
+            "; not verified on a new connection: {}",
+            unjudged.join("; ")
+        ));
+    }
+    Judgement::pass(message)
+}
+
 /// Why a same-connection probe could not run to its end, as a skip reason.
 fn connection_lost(conn: &RawConnection, reply: &Reply) -> Option<String> {
     if reply.status.is_some() {
@@ -389,83 +502,246 @@ fn content(reply: &Reply) -> (Option<u16>, Option<i64>, bool, BTreeSet<String>) 
     (status, code, result, listed)
 }
 
-async fn no_connection_state(s: &Session) -> Judgement {
-    // §15 amendment "Same-connection rules run on one dedicated, verified
-    // connection": a pool may carry the warm-up and the probe on different
-    // connections, and the verdict would then depend on the pool. Each probe
-    // gets its own HTTP/1.1 connection that carries its three requests in
-    // order, or the rule is skipped.
-    //
-    // BASIC "Statelessness": servers MUST NOT rely on prior requests over the
-    // same connection to establish context. The whole requirement is probed:
-    // `server/discover` without clientCapabilities (context taken from an
-    // earlier request's capabilities) and every list method the server
-    // advertises (a set or an answer that changes once another request was
-    // seen on the connection), each as the first request on a new connection
-    // and again after a `server/discover` declaring capabilities.
-    let mut probes: Vec<(&str, Probe)> = vec![(
-        "server/discover without clientCapabilities",
-        s.client
-            .request("server/discover", json!({}))
+/// Every method family the server serves, as [`cold_warm`] sends it: the
+/// requests a client may send first on a connection, addressed to what the
+/// survey's lists named (a tool protocheck may call, the first listed
+/// resource and prompt), else to a made-up name. `server/discover` goes
+/// without `clientCapabilities`, so that context an earlier request declared
+/// would show in its answer.
+fn cold_probes(s: &Session) -> Vec<(String, Probe)> {
+    let c = &s.client;
+    let mut probes = vec![(
+        "`server/discover` without clientCapabilities".to_owned(),
+        c.request("server/discover", json!({}))
             .without_meta(wire::META_CLIENT_CAPABILITIES),
     )];
-    for (capability, method) in [
+    let unknown = super::survey::unknown_name;
+    if s.advertises("tools") {
+        probes.push((
+            "`tools/list`".to_owned(),
+            c.request("tools/list", json!({})),
+        ));
+        let (name, arguments) = match s.survey.callable.first() {
+            Some(tool) => (
+                tool.get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                super::survey::placeholder_arguments(
+                    tool.get("inputSchema").unwrap_or(&Value::Null),
+                ),
+            ),
+            None => (unknown("tool"), json!({})),
+        };
+        probes.push((
+            format!("`tools/call` of `{}`", clip(&name, 60)),
+            c.request("tools/call", json!({"name": name, "arguments": arguments})),
+        ));
+    }
+    if s.advertises("resources") {
+        probes.push((
+            "`resources/list`".to_owned(),
+            c.request("resources/list", json!({})),
+        ));
+        probes.push((
+            "`resources/templates/list`".to_owned(),
+            c.request("resources/templates/list", json!({})),
+        ));
+        let uri = s
+            .survey
+            .resources
+            .names("uri")
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| format!("protocheck://missing/{}", unknown("resource")));
+        probes.push((
+            format!("`resources/read` of `{}`", clip(&uri, 60)),
+            c.request("resources/read", json!({"uri": uri})),
+        ));
+    }
+    if s.advertises("prompts") {
+        probes.push((
+            "`prompts/list`".to_owned(),
+            c.request("prompts/list", json!({})),
+        ));
+        let (name, arguments) = match s.survey.prompts.items.first() {
+            Some(prompt) => (
+                prompt
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                super::survey::prompt_arguments(prompt),
+            ),
+            None => (unknown("prompt"), json!({})),
+        };
+        probes.push((
+            format!("`prompts/get` of `{}`", clip(&name, 60)),
+            c.request("prompts/get", json!({"name": name, "arguments": arguments})),
+        ));
+    }
+    if s.advertises("completions") {
+        let prompt = s
+            .survey
+            .prompts
+            .names("name")
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| unknown("prompt"));
+        probes.push((
+            "`completion/complete`".to_owned(),
+            c.request(
+                "completion/complete",
+                json!({
+                    "ref": {"type": "ref/prompt", "name": prompt},
+                    "argument": {"name": "protocheck", "value": ""}
+                }),
+            ),
+        ));
+    }
+    probes
+}
+
+/// The warm-up [`cold_warm`] sends on a connection between the first
+/// `method` request and the same request again, two requests long so that
+/// every connection takes the same steps: a `server/discover` declaring
+/// capabilities and another client's `clientInfo`, then the list of the
+/// method's family (a server that wants its list seen before a read, a call
+/// or a get has had it; for a list, the list itself; for discover, the first
+/// list served).
+fn warm_ups(s: &Session, method: &str) -> [Probe; 2] {
+    let c = &s.client;
+    let discover = c
+        .request("server/discover", json!({}))
+        .with_capabilities(json!({"elicitation": {}, "roots": {}}))
+        .with_meta(
+            wire::META_CLIENT_INFO,
+            json!({"name": "protocheck-warm-up", "version": "0.0.1"}),
+        );
+    let family = method.split('/').next().unwrap_or_default();
+    let served = [
         ("tools", "tools/list"),
         ("resources", "resources/list"),
         ("prompts", "prompts/list"),
-    ] {
-        if s.advertises(capability) {
-            probes.push((method, s.client.request(method, json!({}))));
-        }
-    }
-    let warm_up = s
-        .client
-        .request("server/discover", json!({}))
-        .with_capabilities(json!({"elicitation": {}, "roots": {}}));
-    // Each probe has a connection of its own, and they go side by side in
-    // three steps: every first request, then every warm-up, then every
-    // probe again. No warm-up is sent before every first request is
-    // answered, so a server that (wrongly) keeps such context for all its
-    // connections answers every first request cold on every run. The first
-    // probe in the list that is not answered alike decides, as if they had
-    // gone one after another.
+    ];
+    let list = served
+        .iter()
+        .find(|(capability, _)| *capability == family && s.advertises(capability))
+        .or_else(|| {
+            served
+                .iter()
+                .find(|(capability, _)| s.advertises(capability))
+        })
+        .map(|(_, list)| *list);
+    let list = match (method, list) {
+        ("resources/templates/list", _) => c.request(method, json!({})),
+        (_, Some(list)) => c.request(list, json!({})),
+        (_, None) => c.request("server/discover", json!({})),
+    };
+    [discover, list]
+}
+
+/// Sends each of [`cold_probes`] as the first request on a new connection of
+/// its own, then the [`warm_ups`] on that connection, then the probe again,
+/// once per run (MCP-STL-003 and -004 read the answers).
+///
+/// §15 amendment "Same-connection rules run on one dedicated, verified
+/// connection": a pool may carry the warm-up and the probe on different
+/// connections, and the verdict would then depend on the pool. Each probe
+/// gets its own HTTP/1.1 connection that carries its requests in order. The
+/// connections go side by side, step by step (four round trips whatever the
+/// number of methods): every first request, then each warm-up, then every
+/// probe again. No warm-up is sent before every
+/// first request is answered, so a server that (wrongly) keeps such context
+/// for all its connections answers every first request cold on every run.
+async fn cold_warm(s: &Session) -> &[ColdWarm] {
+    s.cold_warm.get_or_init(|| send_cold_warm(s)).await
+}
+
+async fn send_cold_warm(s: &Session) -> Vec<ColdWarm> {
+    let probes = cold_probes(s);
+    let warm: Vec<[Probe; 2]> = probes.iter().map(|(_, p)| warm_ups(s, &p.method)).collect();
     let opened = futures::future::join_all(probes.iter().map(|_| s.client.dedicated())).await;
     let mut conns = Vec::new();
-    for conn in opened {
-        match conn {
-            Ok(c) => conns.push(c),
-            Err(e) => return Judgement::skip(format!("could not open a new connection: {e}")),
-        }
+    let mut found: Vec<ColdWarm> = Vec::new();
+    for ((what, _), conn) in probes.iter().zip(opened) {
+        let (address, answers) = match &conn {
+            Ok(c) => (
+                format!("{} → {}", c.local_addr(), c.peer_addr()),
+                Err((String::new(), None)),
+            ),
+            Err(e) => (
+                "no connection".to_owned(),
+                Err((format!("could not open a new connection: {e}"), None)),
+            ),
+        };
+        found.push(ColdWarm {
+            what: what.clone(),
+            address,
+            answers,
+        });
+        conns.push(conn.ok());
     }
-    let addresses: Vec<String> = conns
-        .iter()
-        .map(|c| format!("{} → {}", c.local_addr(), c.peer_addr()))
-        .collect();
     let firsts: Vec<&Probe> = probes.iter().map(|(_, p)| p).collect();
-    let warm_ups = vec![&warm_up; probes.len()];
-    let mut steps: Vec<Vec<Result<Reply, String>>> = Vec::new();
-    for sent in [&firsts, &warm_ups, &firsts] {
+    let mut steps: Vec<Vec<&Probe>> = vec![firsts.clone()];
+    for k in 0..2 {
+        steps.push(warm.iter().map(|w| &w[k]).collect());
+    }
+    steps.push(firsts);
+    let mut answers: Vec<Vec<Result<Reply, String>>> = vec![Vec::new(); probes.len()];
+    for sent in &steps {
         let going: Vec<bool> = (0..conns.len())
-            .map(|i| steps.iter().all(|step| step[i].is_ok()))
+            .map(|i| conns[i].is_some() && answers[i].iter().all(Result::is_ok))
             .collect();
         let step = same_step(s, &mut conns, sent, &going).await;
-        steps.push(step);
-    }
-    let mut judged = Vec::new();
-    for (i, ((what, _), address)) in probes.iter().zip(&addresses).enumerate() {
-        let [cold, warmed, warm] = [&steps[0][i], &steps[1][i], &steps[2][i]];
-        let (cold, warmed, warm) = match (cold, warmed, warm) {
-            (Ok(cold), Ok(warmed), Ok(warm)) => (cold, warmed, warm),
-            (Err(reason), ..) | (_, Err(reason), _) | (.., Err(reason)) => {
-                return Judgement::skip(reason.clone());
+        for (i, reply) in step.into_iter().enumerate() {
+            if going[i] {
+                answers[i].push(reply);
             }
+        }
+    }
+    for (cw, got) in found.iter_mut().zip(answers) {
+        if cw.address == "no connection" {
+            continue;
+        }
+        let first = got.first().and_then(|r| r.as_ref().ok()).cloned();
+        let failed = got.iter().find_map(|r| r.as_ref().err()).cloned();
+        cw.answers = match failed {
+            Some(reason) => Err((reason, first)),
+            None => {
+                let n = got.len();
+                let mut ok = got.into_iter().filter_map(Result::ok);
+                match (ok.next(), ok.nth(n.saturating_sub(3)), ok.next()) {
+                    (Some(a), Some(b), Some(c)) => Ok([a, b, c]),
+                    _ => Err(("not verified: an answer is missing".to_owned(), first)),
+                }
+            }
+        };
+    }
+    found
+}
+
+async fn no_connection_state(s: &Session) -> Judgement {
+    // BASIC "Statelessness": servers MUST NOT rely on prior requests over the
+    // same connection to establish context. Every method family the server
+    // serves is probed (`cold_probes`), each as the first request on a new
+    // connection and again after a `server/discover` declaring capabilities
+    // and another `clientInfo` and the list of its family, on that connection.
+    // The first probe that is not answered alike decides.
+    let mut judged = Vec::new();
+    for cw in cold_warm(s).await {
+        let [cold, warmed, warm] = match &cw.answers {
+            Ok(answers) => answers,
+            Err((reason, _)) => return Judgement::skip(reason.clone()),
         };
         if content(cold) != content(warm) {
             return Judgement::fail(format!(
-                "on one connection ({address}, all three requests on that TCP connection), \
-                 {what} answered {} as the first request but {} after a `server/discover` \
-                 declaring capabilities{}; servers MUST NOT rely on prior requests over the \
-                 same connection for version, capabilities or identity",
+                "on one connection ({}, every request on that TCP connection), {} answered {} \
+                 as the first request but {} after a `server/discover` declaring capabilities \
+                 and the list of its family on that connection{}; servers MUST NOT rely on prior \
+                 requests over the same connection for version, capabilities or identity",
+                cw.address,
+                cw.what,
                 cold.describe(),
                 warm.describe(),
                 if shape(cold) == shape(warm) {
@@ -478,11 +754,12 @@ async fn no_connection_state(s: &Session) -> Judgement {
             .reply(warmed)
             .reply(warm);
         }
-        judged.push(format!("{what} ({address})"));
+        judged.push(format!("{} ({})", cw.what, cw.address));
     }
     Judgement::pass(format!(
         "each probe, on its own connection, was answered alike as the first request and again \
-         after a `server/discover` declaring capabilities on that connection: {}",
+         after a `server/discover` declaring capabilities and the list of its family on that \
+         connection: {}",
         judged.join("; ")
     ))
 }
@@ -493,7 +770,7 @@ async fn no_connection_state(s: &Session) -> Judgement {
 /// never read (an earlier step's reason decides).
 async fn same_step(
     s: &Session,
-    conns: &mut [RawConnection],
+    conns: &mut [Option<RawConnection>],
     sent: &[&Probe],
     going: &[bool],
 ) -> Vec<Result<Reply, String>> {
@@ -502,9 +779,9 @@ async fn same_step(
         .zip(sent)
         .zip(going)
         .map(|((conn, probe), go)| async move {
-            if !*go {
+            let Some(conn) = conn.as_mut().filter(|_| *go) else {
                 return Err(String::new());
-            }
+            };
             let reply = s.client.send_on(conn, probe, Spelling::Lower).await;
             match connection_lost(conn, &reply) {
                 Some(reason) => Err(reason),
@@ -555,53 +832,107 @@ async fn delete_405(s: &Session) -> Judgement {
 }
 
 async fn last_event_id(s: &Session) -> Judgement {
-    let probe: Probe = s
-        .client
-        .request("server/discover", json!({}))
-        .with_header(H_LAST_EVENT_ID, "protocheck-0");
-    let reply = s.client.send(&probe).await;
-    if shape(&reply) == shape(&s.discover) {
-        Judgement::pass("a request carrying `Last-Event-ID` was answered like one without it")
-    } else {
-        Judgement::fail(format!(
-            "`server/discover` carrying `Last-Event-ID: protocheck-0` answered {} while the same \
-             request without it answered {}; streams are not resumable in {}, so the header \
-             SHOULD be ignored",
-            reply.describe(),
-            s.discover.describe(),
-            wire::PROTOCOL_VERSION
-        ))
-        .reply(&reply)
-        .reply(&s.discover)
+    // Every method family the server serves carries the header, each
+    // compared with the same request without it (MCP-STL-002's plain
+    // answers, sent side by side with these).
+    let plain = &sessioned(s).await.pairs;
+    let sends = s.family_probes().into_iter().map(|probe| {
+        let probe = probe.with_header(H_LAST_EVENT_ID, "protocheck-0");
+        async move { super::survey::send_family(&s.client, &probe).await }
+    });
+    let replies = s.each(sends.collect()).await;
+    for ((method, without, _), with) in plain.iter().zip(&replies) {
+        if shape(with) != shape(without) {
+            return Judgement::fail(format!(
+                "`{method}` carrying `Last-Event-ID: protocheck-0` answered {} while the same \
+                 request without it answered {}; streams are not resumable in {}, so the header \
+                 SHOULD be ignored",
+                with.describe(),
+                without.describe(),
+                wire::PROTOCOL_VERSION
+            ))
+            .reply(with)
+            .reply(without);
+        }
     }
+    let methods: Vec<&str> = plain.iter().map(|(m, ..)| m.as_str()).collect();
+    Judgement::pass(format!(
+        "each of {} carrying `Last-Event-ID` was answered like the same request without it",
+        methods.join(", ")
+    ))
 }
 
-/// Tool names from every page of `tools/list`, all sent on `conn`.
-async fn tool_names(
+/// A list method [`list_per_connection`] compares: its capability, method,
+/// the result's array and the member naming each item.
+#[derive(Clone, Copy)]
+struct ListKind {
+    capability: &'static str,
+    method: &'static str,
+    key: &'static str,
+    field: &'static str,
+}
+
+/// Every list the sentence covers (tools#capabilities, and by the same words
+/// on their pages the resource, template and prompt lists).
+const LISTS: [ListKind; 4] = [
+    ListKind {
+        capability: "tools",
+        method: "tools/list",
+        key: "tools",
+        field: "name",
+    },
+    ListKind {
+        capability: "resources",
+        method: "resources/list",
+        key: "resources",
+        field: "uri",
+    },
+    ListKind {
+        capability: "resources",
+        method: "resources/templates/list",
+        key: "resourceTemplates",
+        field: "uriTemplate",
+    },
+    ListKind {
+        capability: "prompts",
+        method: "prompts/list",
+        key: "prompts",
+        field: "name",
+    },
+];
+
+/// Most pages of one list [`list_names`] reads on a connection: the survey's.
+const MAX_LIST_PAGES: usize = 10;
+
+/// Item names from every page of a list (at most [`MAX_LIST_PAGES`]), all
+/// sent on `conn`; the last answer, and whether the walk stopped at the cap.
+async fn list_names(
     client: &McpClient,
     conn: &mut RawConnection,
-) -> Result<(BTreeSet<String>, Reply), Reply> {
+    list: ListKind,
+) -> Result<(BTreeSet<String>, Reply, bool), Reply> {
     let mut names = BTreeSet::new();
     let mut cursor: Option<String> = None;
     let mut last = None;
-    for _ in 0..10 {
+    let mut capped = true;
+    for _ in 0..MAX_LIST_PAGES {
         let params = cursor
             .as_ref()
             .map_or_else(|| json!({}), |c| json!({"cursor": c}));
         let reply = client
-            .send_on(conn, &client.request("tools/list", params), Spelling::Lower)
+            .send_on(conn, &client.request(list.method, params), Spelling::Lower)
             .await;
-        let Some(tools) = reply
+        let Some(items) = reply
             .result()
-            .and_then(|r| r.get("tools"))
+            .and_then(|r| r.get(list.key))
             .and_then(Value::as_array)
         else {
             return Err(reply);
         };
         names.extend(
-            tools
+            items
                 .iter()
-                .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned)),
+                .filter_map(|t| t.get(list.field).and_then(Value::as_str).map(str::to_owned)),
         );
         let next = reply
             .result()
@@ -611,16 +942,19 @@ async fn tool_names(
         last = Some(reply);
         match next {
             Some(next) if Some(next.as_str()) != cursor.as_deref() => cursor = Some(next),
-            _ => break,
+            _ => {
+                capped = false;
+                break;
+            }
         }
     }
     match last {
-        Some(reply) => Ok((names, reply)),
-        None => Err(Reply::empty("tools/list")),
+        Some(reply) => Ok((names, reply, capped)),
+        None => Err(Reply::empty(list.method)),
     }
 }
 
-/// Tool names for a message: quoted, clipped, and not too many.
+/// Names for a message: quoted, clipped, and not too many.
 fn quote_names<'a>(names: impl Iterator<Item = &'a String>) -> String {
     let items: Vec<String> = names.map(|n| format!("`{}`", clip(n, 60))).collect();
     if items.is_empty() {
@@ -630,129 +964,262 @@ fn quote_names<'a>(names: impl Iterator<Item = &'a String>) -> String {
     }
 }
 
-/// What [`list_per_connection`] finds on a tool list of a connection.
-type Listed = (String, Result<(BTreeSet<String>, Reply), Reply>);
+/// What [`list_per_connection`] finds on the lists of a connection: a label,
+/// then per list its names or the answer that gave none.
+type Listed = (String, Vec<Walk>);
 
-/// [`list_per_connection`] on a new connection `name` (A or B): the
-/// connection and its first list, labelled with the connection.
-async fn list_on_new(s: &Session, name: &str) -> Result<(RawConnection, Listed), Judgement> {
-    let mut conn = match s.client.dedicated().await {
-        Ok(c) => c,
-        Err(e) => {
+/// One walk of a list on a connection: its names, last page and whether it
+/// stopped at the cap; or the answer that gave no list.
+type Walk = Result<(BTreeSet<String>, Reply, bool), Reply>;
+
+/// What [`one_list`] finds on one list.
+struct OneList {
+    /// The first walk on connection A.
+    before: Result<(BTreeSet<String>, Reply, bool), Reply>,
+    /// The walk on A after the other requests, or why A could not carry it.
+    after: Result<Walk, String>,
+    /// The walk on connection B.
+    on_b: Result<(BTreeSet<String>, Reply, bool), Reply>,
+    /// The methods of the other requests sent on A.
+    others: Vec<String>,
+}
+
+/// [`list_per_connection`] for one list: new connections A and B, the list
+/// walked on both side by side, then on A the [`other_requests`] and the
+/// walk again.
+async fn one_list(s: &Session, list: ListKind) -> Result<OneList, Judgement> {
+    let (a, b) = tokio::join!(s.client.dedicated(), s.client.dedicated());
+    let (mut a, mut b) = match (a, b) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => {
             return Err(Judgement::skip(format!(
                 "could not open a new connection: {e}"
             )));
         }
     };
-    let label = format!(
-        "new connection {name} ({} → {})",
-        conn.local_addr(),
-        conn.peer_addr()
+    let (before, on_b) = tokio::join!(
+        list_names(&s.client, &mut a, list),
+        list_names(&s.client, &mut b, list)
     );
-    let listed = tool_names(&s.client, &mut conn).await;
-    Ok((conn, (label, listed)))
-}
-
-async fn list_per_connection(s: &Session) -> Judgement {
-    if !s.advertises("tools") {
-        return Judgement::skip("the server does not advertise tools");
-    }
-    if s.survey.tools.problem.is_some() || s.survey.tools.pages.is_empty() {
-        return Judgement::skip(format!(
-            "not verified: tools/list could not be read ({})",
-            s.survey.tools.problem.as_deref().unwrap_or("no page")
-        ));
-    }
-    // tools#capabilities: the list "MUST NOT vary per-connection or as a side
-    // effect of other requests on the connection". The first list (the
-    // survey's) is compared with: a dedicated connection's list; the same
-    // connection's list again after other requests on it; and a second
-    // dedicated connection's list. Each dedicated connection carries all its
-    // requests itself (§15 amendment), so the verdict does not depend on how a
-    // pool spreads them.
-    let first: BTreeSet<String> = s.survey.tools.names("name").into_iter().collect();
-    // Connections A and B are independent: their first lists go side by
-    // side, and only then other requests on A, so that B's list comes before
-    // them on every run (a list that changes as a side effect of those
-    // requests anywhere, not only on A, then differs on A every time).
-    let (on_a, on_b) = tokio::join!(list_on_new(s, "A"), list_on_new(s, "B"));
-    let (mut a, listed_a) = match on_a {
-        Ok(found) => found,
-        Err(judgement) => return judgement,
-    };
-    let listed_b = match on_b {
-        // B carries nothing more: its connection closes here.
-        Ok((_, listed)) => listed,
-        Err(judgement) => return judgement,
-    };
-    let label_a = listed_a.0.clone();
-    let mut lists = vec![listed_a];
-    // Other requests on A: a discover declaring capabilities, and a call of a
-    // tool that does not exist (harmless whatever the server does with it).
-    let others = [
-        s.client
-            .request("server/discover", json!({}))
-            .with_capabilities(json!({"elicitation": {}, "roots": {}, "sampling": {}})),
-        s.client.request(
-            "tools/call",
-            json!({"name": super::survey::unknown_name("tool"), "arguments": {}}),
-        ),
-    ];
+    let others = other_requests(s, list);
     // A server that closes every connection after one answer keeps nothing
     // on a connection: the side-effect half has nothing to judge, the
     // per-connection half still does.
-    let mut note = String::new();
     for probe in &others {
         if a.closed().is_some() {
             break;
         }
         let _ = s.client.send_on(&mut a, probe, Spelling::Lower).await;
     }
-    if let Some(why) = a.closed() {
-        note = format!(
-            " (the server closed connection A after {} answer{} ({why}), so no request \
-             could follow another on it)",
+    let after = match a.closed() {
+        Some(why) => Err(format!(
+            "closed after {} answer{} ({why})",
             a.answered,
             if a.answered == 1 { "" } else { "s" }
-        );
-    } else {
-        lists.push((
-            format!("{label_a}, after other requests on it"),
-            tool_names(&s.client, &mut a).await,
+        )),
+        None => Ok(list_names(&s.client, &mut a, list).await),
+    };
+    Ok(OneList {
+        before,
+        after,
+        on_b,
+        others: others.iter().map(|p| p.method.clone()).collect(),
+    })
+}
+
+/// The other requests [`list_per_connection`] sends on a connection between
+/// two walks of `list`: a discover declaring capabilities, a call of the
+/// first tool protocheck may run (else of one that does not exist), and for
+/// a resource list a read of the first listed resource, for the prompt list
+/// a get of the first listed prompt.
+fn other_requests(s: &Session, list: ListKind) -> Vec<Probe> {
+    let c = &s.client;
+    let mut others = vec![
+        c.request("server/discover", json!({}))
+            .with_capabilities(json!({"elicitation": {}, "roots": {}, "sampling": {}})),
+    ];
+    if s.advertises("tools") {
+        let (name, arguments) = match s.survey.callable.first() {
+            Some(tool) => (
+                tool.get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                super::survey::placeholder_arguments(
+                    tool.get("inputSchema").unwrap_or(&Value::Null),
+                ),
+            ),
+            None => (super::survey::unknown_name("tool"), json!({})),
+        };
+        others.push(c.request("tools/call", json!({"name": name, "arguments": arguments})));
+    }
+    if list.capability == "resources"
+        && let Some(uri) = s.survey.resources.names("uri").into_iter().next()
+    {
+        others.push(c.request("resources/read", json!({"uri": uri})));
+    }
+    if list.capability == "prompts"
+        && let Some(prompt) = s.survey.prompts.items.first()
+    {
+        let name = prompt
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        others.push(c.request(
+            "prompts/get",
+            json!({"name": name, "arguments": super::survey::prompt_arguments(prompt)}),
         ));
     }
-    lists.push(listed_b);
-    for (label, list) in &lists {
-        match list {
-            Err(reply) => {
-                if reply.status.is_none() {
-                    return Judgement::skip(format!(
-                        "not verified: `tools/list` on {label} got no answer ({}); the probe \
-                         needs the server to keep one connection open for several requests",
+    others
+}
+
+async fn list_per_connection(s: &Session) -> Judgement {
+    // tools#capabilities: the list "MUST NOT vary per-connection or as a side
+    // effect of other requests on the connection"; the same words hold the
+    // resource, template and prompt lists. The first lists (the survey's)
+    // are compared with: a dedicated connection's lists; the same
+    // connection's lists again after other requests on it (a tool call
+    // protocheck may make, a read, a get); and a second dedicated
+    // connection's lists. Each dedicated connection carries all its
+    // requests itself (§15 amendment), so the verdict does not depend on how
+    // a pool spreads them.
+    let mut lists: Vec<ListKind> = Vec::new();
+    let mut firsts: Vec<Option<BTreeSet<String>>> = Vec::new();
+    let mut unread = Vec::new();
+    for list in LISTS {
+        if !s.advertises(list.capability) {
+            continue;
+        }
+        let listing = match list.method {
+            "tools/list" => &s.survey.tools,
+            "resources/list" => &s.survey.resources,
+            "resources/templates/list" => &s.survey.templates,
+            _ => &s.survey.prompts,
+        };
+        if listing.problem.is_some() || listing.pages.is_empty() {
+            unread.push(format!(
+                "`{}` ({})",
+                list.method,
+                listing.problem.as_deref().unwrap_or("no page")
+            ));
+            continue;
+        }
+        lists.push(list);
+        // The survey keeps at most its item cap: a list that reached it is
+        // compared with connection A's first walk instead.
+        firsts.push(
+            (listing.items.len() < super::survey::MAX_ITEMS)
+                .then(|| listing.names(list.field).into_iter().collect()),
+        );
+    }
+    if lists.is_empty() {
+        if unread.is_empty() {
+            return Judgement::skip("the server advertises no tools, resources or prompts");
+        }
+        return Judgement::skip(format!(
+            "not verified: no list could be read completely: {}",
+            unread.join("; ")
+        ));
+    }
+    // Each list has connections of its own, A and B, and every list's go
+    // side by side: the first walks on A and B together, and only then the
+    // other requests on A and the walk again, so that B's list comes before
+    // them on every run (a list that changes as a side effect of those
+    // requests anywhere, not only on A, then differs on A every time).
+    let per_list = futures::future::join_all(lists.iter().map(|list| one_list(s, *list))).await;
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    let mut on_b = Vec::new();
+    let mut notes = Vec::new();
+    let mut others_sent = BTreeSet::new();
+    for (list, found) in lists.iter().zip(per_list) {
+        let found = match found {
+            Ok(found) => found,
+            Err(judgement) => return judgement,
+        };
+        on_b.push(found.on_b);
+        others_sent.extend(found.others);
+        match found.after {
+            Ok(listed) => after.push(listed),
+            Err(note) => {
+                notes.push(format!("{}: {note}", list.method));
+                // A closed connection carries no side effect: its first
+                // walk stands for the second.
+                after.push(found.before.clone());
+            }
+        }
+        before.push(found.before);
+    }
+    let label_a = "a new connection A (one per list)".to_owned();
+    let note = if notes.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (the server closed a connection A after its first answers, so no request could \
+             follow another on it: {})",
+            notes.join("; ")
+        )
+    };
+    let mut found: Vec<Listed> = vec![(label_a.clone(), before)];
+    found.push((
+        format!(
+            "{label_a}, after {} on it",
+            some(
+                &others_sent
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>(),
+                8,
+                ", "
+            )
+        ),
+        after,
+    ));
+    found.push(("a second new connection B (one per list)".to_owned(), on_b));
+    // The reference of each list: the survey's, else connection A's first.
+    let firsts: Vec<Option<BTreeSet<String>>> = firsts
+        .into_iter()
+        .zip(&found[0].1)
+        .map(|(first, a)| first.or_else(|| a.as_ref().ok().map(|(names, ..)| names.clone())))
+        .collect();
+    let mut capped = Vec::new();
+    for (label, listed) in &found {
+        for ((list, first), got) in lists.iter().zip(&firsts).zip(listed) {
+            let method = list.method;
+            match got {
+                Err(reply) => {
+                    if reply.status.is_none() {
+                        return Judgement::skip(format!(
+                            "not verified: `{method}` on {label} got no answer ({}); the probe \
+                             needs the server to keep one connection open for several requests",
+                            reply.describe()
+                        ));
+                    }
+                    return Judgement::fail(format!(
+                        "`{method}` on {label} answered {}, though it worked on the first \
+                         connection; the set MUST NOT vary per connection",
                         reply.describe()
-                    ));
+                    ))
+                    .reply(reply);
                 }
-                return Judgement::fail(format!(
-                    "`tools/list` on {label} answered {}, though it worked on the first \
-                     connection; the set MUST NOT vary per connection",
-                    reply.describe()
-                ))
-                .reply(reply);
-            }
-            Ok((names, reply)) if *names != first => {
-                let extra = quote_names(names.difference(&first));
-                let missing = quote_names(first.difference(names));
-                let mut j = Judgement::fail(format!(
-                    "`tools/list` on {label} differs from the first connection's (only there: \
-                     {extra}; missing there: {missing}); the set MUST NOT vary per connection \
-                     or as a side effect of other requests on the connection"
-                ));
-                if let Some(page) = s.survey.tools.pages.first() {
-                    j = j.reply(page);
+                Ok((names, reply, walk_capped)) => {
+                    if *walk_capped && !capped.contains(&method) {
+                        capped.push(method);
+                    }
+                    let Some(first) = first else { continue };
+                    if names != first {
+                        let extra = quote_names(names.difference(first));
+                        let missing = quote_names(first.difference(names));
+                        return Judgement::fail(format!(
+                            "`{method}` on {label} differs from the first connection's (only \
+                             there: {extra}; missing there: {missing}); the set MUST NOT vary \
+                             per connection or as a side effect of other requests on the \
+                             connection"
+                        ))
+                        .reply(reply);
+                    }
                 }
-                return j.reply(reply);
             }
-            Ok(_) => {}
         }
     }
     let shown = if note.is_empty() {
@@ -760,9 +1227,31 @@ async fn list_per_connection(s: &Session) -> Judgement {
     } else {
         label_a
     };
-    Judgement::pass(format!(
-        "tools/list gave the same {} tools on the first connection, on {shown}, and on a \
-         second new connection{note}",
-        first.len()
-    ))
+    let methods: Vec<String> = lists
+        .iter()
+        .zip(&firsts)
+        .map(|(l, f)| {
+            format!(
+                "`{}` ({} items)",
+                l.method,
+                f.as_ref().map_or(0, BTreeSet::len)
+            )
+        })
+        .collect();
+    let mut message = format!(
+        "{} gave the same sets on the first connection, on {shown}, and on a second new \
+         connection{note}",
+        methods.join(", ")
+    );
+    if !capped.is_empty() {
+        message.push_str(&format!(
+            "; the walk stopped at {MAX_LIST_PAGES} pages of {} (the survey's cap): later pages \
+             were not compared",
+            capped.join(", ")
+        ));
+    }
+    if !unread.is_empty() {
+        message.push_str(&format!("; not compared: {}", unread.join("; ")));
+    }
+    Judgement::pass(message)
 }

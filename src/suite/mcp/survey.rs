@@ -24,7 +24,7 @@ use std::time::Duration;
 /// Most pages read from one list; a server paginating further is cut here.
 const MAX_PAGES: usize = 10;
 /// Most items kept from one list.
-const MAX_ITEMS: usize = 500;
+pub(crate) const MAX_ITEMS: usize = 500;
 /// Most resources read, tools called.
 const MAX_READS: usize = 5;
 const MAX_TOOL_CALLS: usize = 8;
@@ -250,7 +250,7 @@ impl Survey {
             let arguments = prompt_arguments(prompt);
             let probe =
                 client.request("prompts/get", json!({"name": name, "arguments": arguments}));
-            Some(client.send(&probe).await)
+            Some((name.to_owned(), client.send(&probe).await))
         };
         let completion = async {
             if self
@@ -263,11 +263,99 @@ impl Survey {
                 None
             }
         };
-        // The answers of `prompts/get` and `completion/complete` are read in
-        // the run's log, by the run-wide rules.
-        let (reads, _, _) = tokio::join!(futures::future::join_all(reads), prompt_get, completion);
-        Reads { reads }
+        // The answer of `completion/complete` is read in the run's log, by
+        // the run-wide rules.
+        let (reads, prompt, _) =
+            tokio::join!(futures::future::join_all(reads), prompt_get, completion);
+        Reads { reads, prompt }
     }
+}
+
+/// One conforming request for each method the server serves: the family
+/// probes. `server/discover`; with `tools` advertised `tools/list` and
+/// `tools/call` of an unknown tool (it runs nothing, whatever the server does
+/// with it); with `resources` `resources/list`, `resources/templates/list` and
+/// `resources/read` of a made-up URI; with `prompts` `prompts/list` and
+/// `prompts/get` of an unknown prompt; with `completions`
+/// `completion/complete` on an unknown prompt's argument; and a short
+/// `subscriptions/listen` when the server advertises something to listen for
+/// (a `listChanged`, or `resources.subscribe` with a listed resource). The
+/// header, version, `_meta` and Origin rules probe each of them, so one
+/// change here widens every rule about "every request" (§15 amendment:
+/// requirements are probed on every method family). Send each with
+/// [`send_family`], which reads a listen as a listen.
+pub(crate) fn family_probes(client: &McpClient, survey: &Survey) -> Vec<Probe> {
+    let caps = &survey.capabilities;
+    let has = |name: &str| caps.get(name).is_some_and(Value::is_object);
+    let c = client;
+    let mut probes = vec![c.request("server/discover", json!({}))];
+    if has("tools") {
+        probes.push(c.request("tools/list", json!({})));
+        probes.push(c.request(
+            "tools/call",
+            json!({"name": unknown_name("tool"), "arguments": {}}),
+        ));
+    }
+    if has("resources") {
+        probes.push(c.request("resources/list", json!({})));
+        probes.push(c.request("resources/templates/list", json!({})));
+        probes.push(c.request(
+            "resources/read",
+            json!({"uri": format!("protocheck://missing/{}", unknown_name("resource"))}),
+        ));
+    }
+    if has("prompts") {
+        probes.push(c.request("prompts/list", json!({})));
+        probes.push(c.request("prompts/get", json!({"name": unknown_name("prompt")})));
+    }
+    if has("completions") {
+        probes.push(c.request(
+            "completion/complete",
+            json!({
+                "ref": {"type": "ref/prompt", "name": unknown_name("prompt")},
+                "argument": {"name": "protocheck", "value": ""}
+            }),
+        ));
+    }
+    if let Some(filter) = listen_filter(caps, &survey.resources) {
+        probes.push(c.request("subscriptions/listen", json!({"notifications": filter})));
+    }
+    probes
+}
+
+/// Sends a family probe ([`family_probes`]): a `subscriptions/listen` is
+/// read as a listen (until its first message or a short window, then
+/// closed), every other request whole.
+pub(crate) async fn send_family(client: &McpClient, probe: &Probe) -> Reply {
+    if probe.method == "subscriptions/listen" {
+        client.listen(probe, LISTEN_WINDOW).await
+    } else {
+        client.send(probe).await
+    }
+}
+
+/// The `subscriptions/listen` filter asking for every list change the
+/// server advertises, or else (with `resources.subscribe`) for updates of
+/// the first listed resource; `None` when there is nothing to listen for.
+fn listen_filter(caps: &Value, resources: &Listing) -> Option<Value> {
+    let changed = |name: &str| caps.pointer(&format!("/{name}/listChanged")) == Some(&json!(true));
+    let mut filter = Map::new();
+    for (cap, key) in [
+        ("tools", "toolsListChanged"),
+        ("prompts", "promptsListChanged"),
+        ("resources", "resourcesListChanged"),
+    ] {
+        if changed(cap) {
+            filter.insert(key.into(), json!(true));
+        }
+    }
+    if filter.is_empty()
+        && caps.pointer("/resources/subscribe") == Some(&json!(true))
+        && let Some(uri) = resources.names("uri").into_iter().next()
+    {
+        filter.insert("resourceSubscriptions".into(), json!([uri]));
+    }
+    (!filter.is_empty()).then_some(Value::Object(filter))
 }
 
 /// What the survey reads of the items its lists named: `resources/read` of
@@ -278,6 +366,8 @@ impl Survey {
 pub struct Reads {
     /// Each listed resource read, with its URI.
     pub reads: Vec<(String, Reply)>,
+    /// The first listed prompt's `prompts/get`, with its name.
+    pub prompt: Option<(String, Reply)>,
 }
 
 /// Calls each of `callable` (the survey's [`Survey::callable`]) with
@@ -552,20 +642,7 @@ async fn call_tool(client: &McpClient, tool: &Value) -> ToolCall {
 /// A short `subscriptions/listen` asking for every list change the server
 /// advertises, read until the acknowledgement and then closed.
 async fn listen(client: &McpClient, caps: &Value) -> Option<Reply> {
-    let changed = |name: &str| caps.pointer(&format!("/{name}/listChanged")) == Some(&json!(true));
-    let mut filter = Map::new();
-    for (cap, key) in [
-        ("tools", "toolsListChanged"),
-        ("prompts", "promptsListChanged"),
-        ("resources", "resourcesListChanged"),
-    ] {
-        if changed(cap) {
-            filter.insert(key.into(), json!(true));
-        }
-    }
-    if filter.is_empty() {
-        return None;
-    }
+    let filter = listen_filter(caps, &Listing::default())?;
     let probe = client.request("subscriptions/listen", json!({"notifications": filter}));
     Some(client.listen(&probe, LISTEN_WINDOW).await)
 }

@@ -16,13 +16,12 @@ pub static COVERAGE: &[Coverage] = &[
             bearer token if any), on either transport. Reads the types of `protocolVersion`, \
             `capabilities`, `serverInfo.name`, `serverInfo.version` and `instructions`; another \
             revision answered ends the suite as info (era gate), HTTP 400/404 with `-32601` or \
-            `-32020`…`-32022` as a 2026-07-28-only server.",
-        gap: Some(
-            "The optional `Implementation` members (`title`, `description`, `websiteUrl`, `icons`) \
-            and the inside of `capabilities` (each capability an object, `listChanged` and \
-            `subscribe` booleans) are not type-checked; a capability given as `true` is silently \
-            read as undeclared.",
-        ),
+            `-32020`…`-32022` as a 2026-07-28-only server. Also typed when present: \
+            `serverInfo.title`, `description` and `websiteUrl` (strings) and `icons` (as in \
+            RES-002); each capability the schema names (`experimental`, `logging`, \
+            `completions`, `prompts`, `resources`, `tools`, `tasks`) an object, and its \
+            `listChanged` and `subscribe` booleans.",
+        gap: None,
     },
     Coverage {
         rule: "MCP25-LIF-002",
@@ -33,9 +32,9 @@ pub static COVERAGE: &[Coverage] = &[
             connection) are read: if either offers `2025-11-25` the rule fails, otherwise it is \
             skipped with the era gate.",
         gap: Some(
-            "Support for `2025-11-25` is known only when the server names it for an unknown \
-            version; a server that supports it but answers another revision and never names it is \
-            skipped, not failed (nothing else on the wire reveals support).",
+            "not observable: support for `2025-11-25` shows only in what the server names; a \
+            server that answers another revision and never names `2025-11-25` (for an unknown \
+            version) is skipped, not failed, since nothing on the wire reveals support.",
         ),
     },
     Coverage {
@@ -46,12 +45,11 @@ pub static COVERAGE: &[Coverage] = &[
         probed: "`initialize` asking for `1999-01-01` and for `protocheck-not-a-version`, each on \
             a new connection (a new child on stdio). Pass: a `YYYY-MM-DD` revision from \
             `2024-11-05` on, or an error naming a revision. Fail: the string echoed, a \
-            non-revision string, no `protocolVersion`; an error naming no revision warns.",
-        gap: Some(
-            "Not probed: that the offered revision is one the server really supports. Any \
-            well-formed date from 2024-11-05 on passes; protocheck does not initialize again \
-            asking for the offered revision to see it answered with itself.",
-        ),
+            non-revision string, no `protocolVersion`; an error naming no revision warns. Each \
+            revision offered (but `2025-11-25` when the run's `initialize` got it) is then asked \
+            for on another new connection and must be answered with itself: otherwise the server \
+            offered a revision it does not support, which fails.",
+        gap: None,
     },
     Coverage {
         rule: "MCP25-LIF-004",
@@ -61,9 +59,10 @@ pub static COVERAGE: &[Coverage] = &[
             in LIF-001) warns; an offer of `2025-11-25` or later passes. Skipped when both probes \
             got errors.",
         gap: Some(
-            "The only revision known to be supported is `2025-11-25`: no `initialize` asks for a \
-            later revision, so a server that supports one yet offers `2025-11-25` for an unknown \
-            version passes.",
+            "no bound: `2025-11-25` is the latest revision negotiated with `initialize`, and no \
+            later one exists for protocheck to ask for; a server supporting a revision from \
+            after it would offer that, and any offer from `2025-11-25` on passes (LIF-003 checks \
+            it is supported).",
         ),
     },
     Coverage {
@@ -95,13 +94,16 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP25-LIF-007",
         required: "Initialization comes first: a request other than `ping` sent before \
             `initialize` is not processed (the sentence binds the client; reported as info).",
-        probed: "stdio only: a new child whose first line is `tools/list`, followed by a `ping` \
-            barrier; a result is info, an error or silence passes. Over HTTP the question is \
-            HTP-014's (servers with sessions).",
+        probed: "stdio only: a new child whose first lines, before `initialize`, are \
+            `tools/list`, `resources/list`, `resources/templates/list`, `resources/read`, \
+            `prompts/list` and `logging/setLevel`, one after another, each followed by a `ping` \
+            barrier; a result to any is info, an error or silence passes. Over HTTP the question \
+            is HTP-014's (servers with sessions).",
         gap: Some(
-            "Only `tools/list` is sent before `initialize` (not `resources/read`, `prompts/get` or \
-            `tools/call`); over HTTP a server without sessions is not judged, since every POST \
-            stands alone there (digest D7).",
+            "not observable: over HTTP a server without sessions cannot tell a request before \
+            `initialize` from any other, since every POST stands alone there (digest D7); \
+            `tools/call` is not sent before `initialize` (side effects: a server that wrongly \
+            processes it would run the tool).",
         ),
     },
     Coverage {
@@ -179,10 +181,12 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP25-RPC-004",
         required: "Text that is not valid JSON is refused (error `-32700`; over HTTP a 4xx) and \
             the server keeps serving.",
-        probed: "The truncated `{\"jsonrpc\":\"2.0\",\"id\":1,` as a POST body in the run's \
-            session (HTTP) or as one line (stdio), between two `ping`s that must be answered \
-            alike. `-32700` or a 4xx passes, stdio silence passes; another code or a 5xx warns; a \
-            result, a 2xx without an error or a dropped connection fails.",
+        probed: "Side by side as POST bodies in the run's session (HTTP), or one after another \
+            as lines (stdio), between two `ping`s that must be answered alike: the truncated \
+            `{\"jsonrpc\":\"2.0\",\"id\":1,`, a whole `ping` followed by trailing data, an object \
+            with single quotes and a bare key, and (HTTP) an empty body. Each: `-32700` or a 4xx \
+            passes, stdio silence passes; another code or a 5xx warns; a result, a 2xx without an \
+            error or a dropped connection fails.",
         gap: None,
     },
     Coverage {
@@ -190,17 +194,16 @@ pub static COVERAGE: &[Coverage] = &[
         required: "A request object that is not a valid JSON-RPC request is refused with `-32600` \
             (Invalid Request); the rule names one without `method` (MCP requests carry a string \
             `method`).",
-        probed: "`{\"jsonrpc\":\"2.0\",\"id\":N}` on the main connection, between two `ping`s. \
-            `-32600` or an HTTP 4xx passes, stdio silence passes, and so does 202 with no body \
-            (the object, with an `id` and no `method`, `result` or `error`, reads as a malformed \
-            response too, and HTP-003 accepts 202 for a response); another code or a 5xx warns; \
-            a result, no answer over HTTP or a dropped connection fails.",
-        gap: Some(
-            "Only a missing `method` is sent: a non-string `method` and a missing or wrong \
-            `jsonrpc` are not probed. A wider probe would also send \
-            `{\"jsonrpc\":\"2.0\",\"id\":N,\"method\":42}` and \
-            `{\"jsonrpc\":\"1.0\",\"id\":N,\"method\":\"ping\"}`.",
-        ),
+        probed: "Five invalid request objects on the main connection (side by side over HTTP, \
+            one after another as lines on stdio), between \
+            two `ping`s: no `method` (`{\"jsonrpc\":\"2.0\",\"id\":N}`), `method` a number, \
+            `jsonrpc` `\"1.0\"`, no `jsonrpc`, and an `id` that is a boolean (a null `id` is \
+            RPC-006's). Each: `-32600` or an HTTP 4xx passes, stdio silence passes, and so does 202 \
+            with no body for the object without `method` (it reads as a malformed response too, \
+            and HTP-003 accepts 202 for a response) and for the boolean `id` (an object without a \
+            usable id may be read as a notification, as RPC-006 accepts); another code or a 5xx \
+            warns; a result, no answer over HTTP or a dropped connection fails.",
+        gap: None,
     },
     Coverage {
         rule: "MCP25-RPC-006",
@@ -214,9 +217,12 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP25-RPC-007",
         required: "A request for a method that does not exist gets error `-32601` (Method not \
             found).",
-        probed: "`protocheck/unknown-method` on the main connection after initialization. `-32601` \
-            passes; another code, or an HTTP 4xx without it, warns; a result, no answer, a 5xx or \
-            a dropped connection fails.",
+        probed: "Side by side on the main connection after initialization: \
+            `protocheck/unknown-method`, `protocheck_unknown` (no namespace) and \
+            `protocheck_unknown` under each namespace of the protocol (`tools/`, `resources/`, \
+            `prompts/`, `completion/`, `logging/`, `tasks/`). Each: `-32601` passes; another code, \
+            or an HTTP 4xx without it, warns; a result, no answer, a 5xx or a dropped connection \
+            fails.",
         gap: None,
     },
     Coverage {
@@ -233,14 +239,15 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP25-RPC-009",
         required: "The receiver of a notification, known or unknown, sends no JSON-RPC response to \
             it.",
-        probed: "`notifications/protocheck_unknown` and `notifications/cancelled` for a request id \
-            never sent, on the main connection; any JSON-RPC response (stdio: any line before a \
-            `ping` barrier's reply) fails. `notifications/initialized` is judged so by LIF-005, a \
-            late cancellation by UTL-002.",
+        probed: "`notifications/protocheck_unknown`, `notifications/cancelled` for a request id \
+            never sent and `notifications/progress` for a token the server never gave, on the main \
+            connection; any JSON-RPC response (stdio: any line before a `ping` barrier's reply) \
+            fails. `notifications/initialized` is judged so by LIF-005, a late cancellation by \
+            UTL-002; the HTTP status of each is HTP-002's and HTP-003's.",
         gap: Some(
-            "`notifications/progress` and `notifications/roots/list_changed` are not sent. Over \
-            HTTP the status of the unknown notification is judged by no rule (HTP-002 reads only \
-            `initialized` and `cancelled`, HTP-003 only a POSTed response), so a 200 to it passes.",
+            "side effects: `notifications/roots/list_changed` is not sent: protocheck declares no \
+            `roots`, and the notification would invite a `roots/list` request from the server \
+            that LIF-009 forbids; every other notification a client sends is.",
         ),
     },
     Coverage {
@@ -298,29 +305,25 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP25-HTP-002",
         required: "A JSON-RPC notification or response the server accepts gets HTTP 202 Accepted \
             with no body.",
-        probed: "The run's `notifications/initialized` and a `notifications/cancelled` for a \
-            request never sent, POSTed in the run's session: 202 with an empty body passes, \
-            another 2xx or a body fails; a refusal is left to HTP-003.",
-        gap: Some(
-            "Accepted responses are not judged: protocheck's answers to the server's own requests \
-            are POSTed without their status being read; RPC-009's unknown notification is not read \
-            either.",
-        ),
+        probed: "Run-wide: the run's `notifications/initialized`; HTP-003's POSTs (side by side \
+            in the run's session, `notifications/cancelled` for a request never sent, an unknown \
+            notification, `notifications/progress` for a token never given and a JSON-RPC \
+            response for an id never used); and every answer protocheck POSTed to a request of \
+            the server during the run. 202 with an empty body passes, another 2xx or a body fails; a refusal is left to \
+            HTP-003.",
+        gap: None,
     },
     Coverage {
         rule: "MCP25-HTP-003",
         required: "A notification or response the server cannot accept gets an HTTP error status \
             (e.g. 400), not a 2xx.",
-        probed: "A JSON-RPC response for an id the server never used \
-            (`{\"jsonrpc\":\"2.0\",\"id\":\"pc-none-N\",\"result\":{}}`) POSTed in session: 202 \
-            with an empty body (accepted and ignored) or any 4xx/5xx passes; 200, another 2xx or a \
-            202 with a body fails.",
-        gap: Some(
-            "Only a response is probed; a notification the server does not accept (RPC-009's \
-            `notifications/protocheck_unknown`) is not judged, so a server answering it 200 \
-            passes. A wider probe would read that POST's status here: 202 with no body, or an \
-            error status.",
-        ),
+        probed: "Side by side in the run's session: a JSON-RPC response for an id the server \
+            never used (`{\"jsonrpc\":\"2.0\",\"id\":\"pc-none-N\",\"result\":{}}`), the unknown \
+            `notifications/protocheck_unknown`, `notifications/progress` for a token never given \
+            and `notifications/cancelled` for a request never sent. Each: 202 with an empty body \
+            (accepted and ignored) or any 4xx/5xx passes; 200, another 2xx or a 202 with a body \
+            fails.",
+        gap: None,
     },
     Coverage {
         rule: "MCP25-HTP-004",
@@ -414,77 +417,82 @@ pub static COVERAGE: &[Coverage] = &[
     Coverage {
         rule: "MCP25-HTP-012",
         required: "An `MCP-Session-Id` the server issues contains only visible ASCII (0x21–0x7E).",
-        probed: "The `MCP-Session-Id` header of the run's first `initialize` answer; a header that \
-            cannot be read as visible text fails too.",
-        gap: Some(
-            "Only the run's first session id is judged; the ids of the other sessions the run \
-            opens (HTP-008…011, HTP-013, HTP-015, LIF-006, UTL-002) are not.",
-        ),
+        probed: "Run-wide: the `MCP-Session-Id` header of every `initialize` answer of the run \
+            sent through a connection (the run's own, and the sessions HTP-008…011, HTP-013, \
+            HTP-015, HTP-017, HTP-018, LIF-006, LOG-002, UTL-002 and the AUT rules open); a \
+            header that cannot be read as visible text fails too. (HTP-018's `initialize` with a \
+            foreign Origin must be refused, and is judged there.)",
+        gap: None,
     },
     Coverage {
         rule: "MCP25-HTP-013",
         required: "A session id is globally unique and cryptographically secure.",
-        probed: "A second `initialize` on a new connection; its session id must differ from the \
-            run's.",
+        probed: "Run-wide: the session ids of every `initialize` of the run sent through a \
+            connection (as in HTP-012; when the run opened no second session, one more \
+            `initialize` on a new connection) are compared: no two may be the same.",
         gap: Some(
-            "Two samples show uniqueness only; cryptographic security (unpredictability) is not \
-            observable from a few ids.",
+            "not observable: whether the ids come from a cryptographically secure generator \
+            (unpredictability) cannot be seen in the ids a run gets; uniqueness is probed.",
         ),
     },
     Coverage {
         rule: "MCP25-HTP-014",
         required: "A server that requires a session id answers HTTP requests without \
             `MCP-Session-Id` (other than `initialize`) with 400 Bad Request.",
-        probed: "`tools/list` (or `ping` without `tools`) POSTed in the run's session without the \
-            session id: 400 passes, another error status warns, a 2xx is info (sessions issued but \
-            not required).",
-        gap: Some(
-            "Only a POSTed request; a GET, a DELETE and a notification POST without the session id \
-            are not sent.",
-        ),
+        probed: "Without the session id, side by side: `tools/list` (or `ping` without `tools`) \
+            POSTed, a POSTed notification (`notifications/cancelled` for an id never sent), a GET \
+            accepting `text/event-stream` and a DELETE. When the POSTed request gets 400, each \
+            other form must get 400 too (405 to a GET or DELETE the server offers none of \
+            passes); another error status warns; a 2xx to the POSTed request is info (sessions \
+            issued but not required).",
+        gap: None,
     },
     Coverage {
         rule: "MCP25-HTP-015",
         required: "Once a session is terminated, requests naming its session id get 404 Not Found.",
-        probed: "A session of the rule's own, ended with DELETE: on a 2xx, `tools/list` (or \
-            `ping`) POSTed with the same id must get 404; 405 to the DELETE passes and ends the \
-            rule; other statuses skip.",
+        probed: "A session of the rule's own, ended with DELETE: on a 2xx, a POSTed `tools/list` \
+            (or `ping`), a POSTed notification, a GET and a second DELETE naming the same id, side \
+            by side, must each get 404 (405 to the GET passes where the server offers no GET \
+            stream); 405 to the first DELETE passes and ends the rule; other statuses skip.",
         gap: Some(
-            "After the DELETE only a POSTed request is sent, not a GET or a notification naming \
-            the ended session; sessions the server ends on its own (expiry) cannot be provoked.",
+            "not observable: sessions the server ends on its own (expiry, restart) cannot be \
+            provoked or told apart from live ones; every request form naming a session ended by \
+            DELETE is sent.",
         ),
     },
     Coverage {
         rule: "MCP25-HTP-016",
         required: "A request naming a session id that is not valid (never issued) gets 404, as a \
             terminated session does.",
-        probed: "`tools/list` (or `ping`) POSTed with `MCP-Session-Id: \
-            protocheck-unknown-<random>`: 404 passes, 400 passes with a note, anything else warns.",
-        gap: Some("Only a POSTed request; a GET or DELETE naming the unknown session is not sent."),
+        probed: "With `MCP-Session-Id: protocheck-unknown-<random>`, side by side: `tools/list` \
+            (or `ping`) POSTed, a POSTed notification, a GET and a DELETE. 404 passes, 400 passes \
+            with a note (and 405 to a GET or DELETE the server offers none of), anything else \
+            warns.",
+        gap: None,
     },
     Coverage {
         rule: "MCP25-HTP-017",
         required: "A request with an invalid or unsupported `MCP-Protocol-Version` header gets 400 \
             Bad Request.",
-        probed: "`tools/list` (or `ping`) POSTed in the run's session with `MCP-Protocol-Version: \
-            not-a-version`, and with `1999-01-01`; each must get 400 (the body is not judged).",
-        gap: Some(
-            "Only POSTed requests; a GET and a notification POST with a bad header are not sent.",
-        ),
+        probed: "`MCP-Protocol-Version: not-a-version` (malformed) and `1999-01-01` \
+            (unsupported), each on a POSTed `tools/list` (or `ping`), a POSTed notification and a \
+            GET in the run's session, and on a DELETE of a session of the rule's own (so that one \
+            wrongly accepted ends nothing the run uses); each must get 400 (405 to a GET or \
+            DELETE the server offers none of passes; the body is not judged).",
+        gap: None,
     },
     Coverage {
         rule: "MCP25-HTP-018",
         required: "The server validates `Origin` on every incoming connection; a present, invalid \
             `Origin` gets 403 Forbidden.",
-        probed: "`initialize` without a session, and `tools/list` (or `ping`) in the run's \
-            session, with `Origin: http://protocheck-invalid-origin.example`; when both get 403, \
-            the in-session request again with each look-alike Origin (prefix and suffix tricks). \
-            Other ports or schemes of the same host are not sent.",
-        gap: Some(
-            "Not probed: a GET (the SSE stream a rebinding page would read), a DELETE and a \
-            notification POST with the invalid Origin. A wider probe would send the GET with \
-            `Accept: text/event-stream` and the bad Origin and expect 403.",
-        ),
+        probed: "With `Origin: http://protocheck-invalid-origin.example`, side by side: \
+            `initialize` without a session; `tools/list` (or `ping`), a POSTed notification and a \
+            GET accepting `text/event-stream` in the run's session; a DELETE of a session of the \
+            rule's own. Each must get 403 (405 to a GET or DELETE the server offers none of \
+            passes, with a note). When all do, the in-session request again with each look-alike \
+            Origin (prefix and suffix tricks). Other ports or schemes of the same host are not \
+            sent: which of them are invalid is the server's own list.",
+        gap: None,
     },
     Coverage {
         rule: "MCP25-STD-001",
@@ -541,7 +549,7 @@ pub static COVERAGE: &[Coverage] = &[
             processing it and sends no response for it.",
         probed: "With `tools` declared: up to 3 callable tools (read-only, or any when tool calls \
             are allowed; not `taskSupport: required`), those without required arguments first, \
-            called with `arguments: {}` and a `progressToken`; after the first progress \
+            called with `arguments: {}` and a `progressToken`; after the second progress \
             notification, `notifications/cancelled` is sent and the answer watched for 3 s; one \
             after more than 1 s warns.",
         gap: Some(
@@ -568,7 +576,9 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP25-UTL-005",
         required: "For one progress token, the `progress` value increases with each notification.",
         probed: "Passive: per token protocheck sent, the recorded `progress` values (two or more) \
-            must strictly increase; a value that is not a number fails.",
+            must strictly increase; a value that is not a number fails. UTL-003 cancels its call \
+            after the second progress notification, so a tool that reports progress twice or more \
+            always yields a pair, whatever the run's pace.",
         gap: Some(
             "Judged only for tokens that drew two notifications: `ping`, up to 3 read-only tools \
             (stopping at the first that sends two) and UTL-003's calls; the tools TOL-010 calls \
@@ -601,11 +611,15 @@ pub static COVERAGE: &[Coverage] = &[
             optional string `title` and `description`, `icons`, `annotations`, `execution` and \
             `_meta`; `nextCursor` is a string when present.",
         probed: "The run's survey: `tools/list` walked page by page (at most 20 pages, 1000 \
-            tools); each page needs a `tools` array, each tool a string `name`, a string `title` \
-            and `description` when present, and the page a string `nextCursor`.",
+            tools; a walk cut there says so); each page needs a `tools` array, each tool a string \
+            `name`; when present, string `title` and `description`, `icons` (as in RES-002), \
+            `annotations` an object with a string `title` and boolean `readOnlyHint`, \
+            `destructiveHint`, `idempotentHint` and `openWorldHint`, `execution.taskSupport` one \
+            of `forbidden`, `optional`, `required`, `_meta` an object; the page a string \
+            `nextCursor`.",
         gap: Some(
-            "`icons`, `annotations` (boolean hints), `execution.taskSupport` (`forbidden`, \
-            `optional`, `required`) and `_meta` are not type-checked; pages past 20 are not read.",
+            "no bound: the spec sets no limit to a list's length; the walk stops at protocheck's \
+            bound of 20 pages and 1000 items, and its findings say where it stopped.",
         ),
     },
     Coverage {
@@ -720,7 +734,10 @@ pub static COVERAGE: &[Coverage] = &[
             a `text` block.",
         probed: "The TOL-010 results that carry `structuredContent`: some `text` block must parse \
             to equal JSON.",
-        gap: Some("Only the results of the tools protocheck may call (see TOL-010)."),
+        gap: Some(
+            "side effects: only the results of the tools protocheck may call are seen \
+            (read-only, or any with tool calls allowed; at most 10, see TOL-010).",
+        ),
     },
     Coverage {
         rule: "MCP25-TOL-014",
@@ -728,30 +745,34 @@ pub static COVERAGE: &[Coverage] = &[
             `resources` capability.",
         probed: "The TOL-010 results holding a `resource` block, against the `initialize` \
             capabilities.",
-        gap: Some("Only the results of the tools protocheck may call (see TOL-010)."),
+        gap: Some(
+            "side effects: only the results of the tools protocheck may call are seen \
+            (read-only, or any with tool calls allowed; at most 10, see TOL-010).",
+        ),
     },
     Coverage {
         rule: "MCP25-RES-001",
         required: "A server that supports resources (lists resources or resource templates) \
             declares the `resources` capability.",
-        probed: "`resources/list` (first page) even when `resources` is not declared: a non-empty \
-            `resources` array without the capability fails.",
-        gap: Some(
-            "Not probed: `resources/templates/list`, so a server that offers only templates \
-            without declaring `resources` passes. A wider probe would also send it and fail a \
-            non-empty `resourceTemplates`.",
-        ),
+        probed: "`resources/list` and `resources/templates/list` (first page of each, side by \
+            side) even when `resources` is not declared: a non-empty `resources` or \
+            `resourceTemplates` array without the capability fails.",
+        gap: None,
     },
     Coverage {
         rule: "MCP25-RES-002",
         required: "`resources/list` returns a `resources` array; each `Resource` has a string \
             `uri` and `name`, `mimeType` a string and `size` a number when present (and optional \
             `title`, `description`, `icons`, `annotations`).",
-        probed: "`resources/list` walked (at most 20 pages, 1000 items): the array, string `uri` \
-            and `name`, the types of `mimeType` and `size`, a string `nextCursor`.",
+        probed: "`resources/list` walked (at most 20 pages, 1000 items; a walk cut there says \
+            so): the array, string `uri` and `name`, the types of `mimeType` and `size`, string \
+            `title` and `description`, `icons` (each with a string `src`, string `mimeType` and \
+            `theme`, `sizes` strings), `annotations` (`audience` of `user`/`assistant`, \
+            `priority` from 0 to 1, string `lastModified`), `_meta` an object, a string \
+            `nextCursor`.",
         gap: Some(
-            "`title`, `description`, `icons` and `annotations` (`audience`, `priority`, \
-            `lastModified`) are not type-checked.",
+            "no bound: the spec sets no limit to a list's length; the walk stops at protocheck's \
+            bound of 20 pages and 1000 items, and its findings say where it stopped.",
         ),
     },
     Coverage {
@@ -771,22 +792,27 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP25-RES-004",
         required: "`resources/templates/list` returns a `resourceTemplates` array; each template \
             has a string `uriTemplate` (an RFC 6570 URI template) and a string `name`.",
-        probed: "`resources/templates/list` walked (at most 20 pages): the array and a string \
-            `uriTemplate` and `name`; `-32601` warns.",
+        probed: "`resources/templates/list` walked (at most 20 pages, 1000 items; a walk cut \
+            there says so): the array, a string `uriTemplate` parsed as an RFC 6570 template \
+            (paired braces, a known operator, variable names and modifiers of its grammar) and a \
+            string `name`; when present, string `title`, `description` and `mimeType`, `icons`, \
+            `annotations` and `_meta` typed as in RES-002; `-32601` warns.",
         gap: Some(
-            "`uriTemplate` is not parsed as an RFC 6570 template, and the optional members \
-            (`title`, `description`, `mimeType`, `annotations`) are not type-checked.",
+            "no bound: the spec sets no limit to a list's length; the walk stops at protocheck's \
+            bound of 20 pages and 1000 items, and its findings say where it stopped.",
         ),
     },
     Coverage {
         rule: "MCP25-RES-005",
         required: "`resources/read` returns `contents`; each item has a string `uri` and exactly \
             one of a string `text` or a base64 `blob`, with an optional string `mimeType`.",
-        probed: "`resources/read` of the first 3 listed URIs: a result with a `contents` array, \
-            each item with a string `uri` and exactly one string `text` or `blob`.",
+        probed: "`resources/read` of the first 20 listed URIs, side by side (a finding says how \
+            many more were listed): a result with a `contents` array, each item with a string \
+            `uri`, exactly one string `text` or `blob`, and a string `mimeType` when present.",
         gap: Some(
-            "Only 3 listed resources are read; resources reachable only through a template are \
-            not, and `mimeType` is not type-checked.",
+            "no bound: a list may hold any number of resources and a template any number of \
+            expansions; protocheck reads the first 20 listed resources and no template \
+            expansion (a template's variables take values only the server knows).",
         ),
     },
     Coverage {
@@ -795,8 +821,9 @@ pub static COVERAGE: &[Coverage] = &[
         probed: "Passive: every `blob` in `resources/read` results and embedded `resource` blocks \
             of the run, decoded as padded standard base64 without whitespace.",
         gap: Some(
-            "Only the blobs the run's reads and calls bring back (3 resources read, 3 prompts got, \
-            the tools protocheck may call).",
+            "no bound: only the blobs the run's answers bring back can be judged, and no list \
+            has a bound: 20 resources read, 20 prompts got; tools protocheck may not call are not \
+            (side effects).",
         ),
     },
     Coverage {
@@ -834,12 +861,13 @@ pub static COVERAGE: &[Coverage] = &[
         required: "`prompts/list` returns a `prompts` array; each `Prompt` has a string `name`; \
             `arguments`, when present, is an array of `{name: string, description?: string, \
             required?: boolean}` (and optional `title`, `description`, `icons`).",
-        probed: "`prompts/list` walked (at most 20 pages): the array, a string `name`, `arguments` \
-            an array of items with a string `name` and a boolean `required`, a string \
-            `nextCursor`.",
+        probed: "`prompts/list` walked (at most 20 pages, 1000 items; a walk cut there says so): \
+            the array, a string `name`, string `title` and `description`, `icons` (as in RES-002), \
+            `_meta` an object, `arguments` an array of items with a string `name`, string `title` \
+            and `description` and a boolean `required`, a string `nextCursor`.",
         gap: Some(
-            "`title`, `description`, `icons` and the arguments' `title` and `description` are not \
-            type-checked.",
+            "no bound: the spec sets no limit to a list's length; the walk stops at protocheck's \
+            bound of 20 pages and 1000 items, and its findings say where it stopped.",
         ),
     },
     Coverage {
@@ -847,12 +875,14 @@ pub static COVERAGE: &[Coverage] = &[
         required: "`prompts/get` returns `messages`; each has `role` `user` or `assistant` and one \
             content block of a defined kind (text, image, audio, resource link, embedded \
             resource).",
-        probed: "`prompts/get` of the first 3 listed prompts, each required argument given the \
-            value `protocheck`; each message needs role `user` or `assistant` and one block with \
-            its required members; refused gets are not judged.",
+        probed: "`prompts/get` of the first 20 listed prompts, side by side, each required \
+            argument given the value `protocheck`; each message needs role `user` or `assistant` \
+            and one block with its required members, and the result's `description` is a string \
+            when present; refused gets are not judged.",
         gap: Some(
-            "Only 3 prompts, each with one argument set (optional arguments left out); the \
-            result's optional `description` is not type-checked.",
+            "no bound: a list may hold any number of prompts and an argument any value; \
+            protocheck gets the first 20 prompts, each with one argument set (optional \
+            arguments left out).",
         ),
     },
     Coverage {
@@ -862,7 +892,9 @@ pub static COVERAGE: &[Coverage] = &[
         probed: "Passive: every `image` and `audio` block of the run's `prompts/get` results: \
             strict base64 `data`, a `mimeType` of the form `image/…` or `audio/…`.",
         gap: Some(
-            "Only the blocks of the prompts the run gets (PRM-003's three and PRM-007's one).",
+            "no bound: a list may hold any number of prompts, each rendered for any arguments; \
+            the blocks judged are those of the first 20 prompts PRM-003 gets, each with one \
+            argument set.",
         ),
     },
     Coverage {
@@ -873,7 +905,9 @@ pub static COVERAGE: &[Coverage] = &[
             string `uri` or content fails, a missing `mimeType` warns (the schema makes it \
             optional); URI syntax and base64 are RES-003's and RES-006's.",
         gap: Some(
-            "Only the blocks of the prompts the run gets (PRM-003's three and PRM-007's one).",
+            "no bound: a list may hold any number of prompts, each rendered for any arguments; \
+            the blocks judged are those of the first 20 prompts PRM-003 gets, each with one \
+            argument set.",
         ),
     },
     Coverage {
@@ -886,11 +920,13 @@ pub static COVERAGE: &[Coverage] = &[
     Coverage {
         rule: "MCP25-PRM-007",
         required: "A `prompts/get` missing a required argument gets error `-32602`.",
-        probed: "`prompts/get` of the first listed prompt with a required argument, `arguments` \
-            left out entirely: `-32602` passes, another code or a result warns.",
+        probed: "For every listed prompt with a required argument (the first 20; a finding says \
+            when there were more), side by side: `prompts/get` with `arguments` left out, with \
+            `arguments: {}`, and, with two or more required, with every required argument but \
+            the first: each `-32602` passes, another code or a result warns.",
         gap: Some(
-            "Only one prompt, and only with `arguments` absent; an `arguments` object that lacks \
-            the required key is not sent.",
+            "no bound: the spec sets no limit to the number of prompts; protocheck asks for the \
+            first 20 with a required argument and says so when there were more.",
         ),
     },
     Coverage {
@@ -898,20 +934,20 @@ pub static COVERAGE: &[Coverage] = &[
         required: "A server that supports completions (answers `completion/complete`) declares the \
             `completions` capability.",
         probed: "When `completions` is undeclared: `completion/complete` with `value: \"\"` for \
-            the first listed prompt argument or resource template variable (both lists read \
-            whether declared or not); a result fails.",
+            each listed prompt argument and resource template variable (the first 20, side by \
+            side; both lists read whether declared or not), or, with none listed, for a prompt no \
+            server defines; a result to any fails.",
         gap: Some(
-            "Skipped when the server lists no prompt argument or template variable, although the \
-            probe is then still sent (for an unknown prompt) and a result to it would show \
-            support; only the first target is tried.",
+            "no bound: the lists may name any number of arguments and variables; protocheck asks \
+            for the first 20.",
         ),
     },
     Coverage {
         rule: "MCP25-CPL-002",
         required: "Without the `completions` capability, `completion/complete` gets error \
             `-32601`.",
-        probed: "The CPL-001 request (or, with no target, one for an unknown prompt): `-32601` \
-            passes, another code or a result warns.",
+        probed: "The CPL-001 requests (or, with no target, one for an unknown prompt): each \
+            `-32601` passes, another code or a result warns.",
         gap: None,
     },
     Coverage {
@@ -931,13 +967,13 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP25-CPL-004",
         required: "A completion request naming an invalid prompt, or missing required arguments, \
             gets error `-32602`.",
-        probed: "`completion/complete` with `ref/prompt` named \
-            `protocheck_no_such_prompt_<random>`: `-32602` passes, another code or a result (even \
-            with empty `values`) warns.",
-        gap: Some(
-            "Not probed: a completion request missing its required `argument`, which the error \
-            list also names as `-32602`, nor an unknown `ref/resource` template.",
-        ),
+        probed: "Side by side: `completion/complete` with `ref/prompt` named \
+            `protocheck_no_such_prompt_<random>`; and, on the first listed prompt argument or \
+            template variable, requests without `argument` and without `ref`. Each: `-32602` \
+            passes, another code or a result (even with empty `values`) warns. An `argument` \
+            without `value` is not sent: a server may read a missing value as empty, a reading a \
+            careful author can take.",
+        gap: None,
     },
     Coverage {
         rule: "MCP25-LOG-001",
@@ -963,8 +999,9 @@ pub static COVERAGE: &[Coverage] = &[
     Coverage {
         rule: "MCP25-LOG-003",
         required: "An invalid log level gets error `-32602`.",
-        probed: "`logging/setLevel` with `level: \"protocheck\"`: `-32602` passes, another code or \
-            a result warns.",
+        probed: "`logging/setLevel` one after another with `level: \"protocheck\"` (a made-up \
+            name), `\"warn\"` (an alias outside the eight), `4` (not a string) and no `level`: \
+            each `-32602` passes, another code or a result warns.",
         gap: None,
     },
     Coverage {
@@ -1064,12 +1101,10 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP25-TSK-001",
         required: "`tasks/get` and `tasks/result` naming a nonexistent or invalid `taskId` are \
             refused with `-32602`.",
-        probed: "With `tasks` declared: `tasks/get` and `tasks/result` with `taskId: \
-            \"protocheck-missing-<random>\"`; anything but `-32602` fails.",
-        gap: Some(
-            "Only a well-formed unknown id; an invalid `taskId` (not a string, or missing) is not \
-            sent.",
-        ),
+        probed: "With `tasks` declared, side by side: `tasks/get` and `tasks/result` each with \
+            `taskId: \"protocheck-missing-<random>\"` (nonexistent), `taskId: 42` (not a string) \
+            and no `taskId` (invalid); anything but `-32602` fails.",
+        gap: None,
     },
     Coverage {
         rule: "MCP25-TSK-002",

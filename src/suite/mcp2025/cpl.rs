@@ -3,8 +3,9 @@
 //! templates.
 
 use super::client::Reply;
+use super::res::MAX_NAMED;
 use super::rule::{Mcp25Rule, spec};
-use super::session::{Judgement, Session};
+use super::session::{Judgement, Kind, Session};
 use super::tol::{quoted, some, walk};
 use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
@@ -95,8 +96,9 @@ pub(crate) const UNKNOWN_PROMPT: Mcp25Rule = Mcp25Rule::new(
 .says("an invalid prompt name should be answered with -32602 (Invalid params)")
 .help(
     "protocheck sends `completion/complete` for a made-up prompt (`protocheck_no_such_prompt_` \
-     and random hex) with the argument `protocheck` and expects error -32602; another error code \
-     or a result is a warning.",
+     and random hex) with the argument `protocheck`, and, for the first listed prompt argument or \
+     template variable, requests without `argument` and without `ref`. Each must get error \
+     -32602; another error code or a result is a warning.",
     "The server answers with an empty completion result (the most common, since completers \
      usually return nothing for what they do not know), or with another code such as -32603.",
     "Look the referenced prompt or resource template up first, and answer an unknown one with \
@@ -197,20 +199,42 @@ async fn targets(s: &Session) -> Arc<Targets> {
 /// The probe of CPL-001 and CPL-002: `completion/complete` for the first
 /// listed target, or, with none, for a prompt no server defines.
 struct Undeclared {
-    target: Option<Target>,
-    reply: Reply,
+    /// Each request sent, with the target it named (none: a prompt no
+    /// server defines, sent when the server lists no target).
+    probes: Vec<(Option<Target>, Reply)>,
 }
+
+/// Most targets asked for when `completions` is not declared.
+const MAX_UNDECLARED: usize = 20;
 
 async fn undeclared_probe(s: &Session) -> Arc<Undeclared> {
     s.shared(|| async {
-        let target = targets(s).await.0.first().cloned();
-        let params = match &target {
-            Some(t) => t.params(),
-            None => json!({"ref": {"type": "ref/prompt", "name": unknown_prompt_name()},
-                           "argument": {"name": "protocheck", "value": ""}}),
+        let listed: Vec<Option<Target>> = targets(s)
+            .await
+            .0
+            .iter()
+            .take(MAX_UNDECLARED)
+            .cloned()
+            .map(Some)
+            .collect();
+        let targets = if listed.is_empty() {
+            vec![None]
+        } else {
+            listed
         };
-        let reply = s.main.request("completion/complete", params).await;
-        Undeclared { target, reply }
+        // Side by side: each request is independent of the others.
+        let sends = targets.into_iter().map(|target| async move {
+            let params = match &target {
+                Some(t) => t.params(),
+                None => json!({"ref": {"type": "ref/prompt", "name": unknown_prompt_name()},
+                               "argument": {"name": "protocheck", "value": ""}}),
+            };
+            let reply = s.main.request("completion/complete", params).await;
+            (target, reply)
+        });
+        Undeclared {
+            probes: futures::future::join_all(sends).await,
+        }
     })
     .await
 }
@@ -219,34 +243,41 @@ fn unknown_prompt_name() -> String {
     format!("protocheck_no_such_prompt_{:08x}", rand::random::<u32>())
 }
 
+fn probe_what(target: Option<&Target>) -> String {
+    match target {
+        Some(t) => format!("`completion/complete` for the {}", t.describe()),
+        None => "`completion/complete` (for a prompt no server defines)".to_owned(),
+    }
+}
+
 async fn declared(s: &Session) -> Judgement {
     if s.advertises("completions") {
         return Judgement::skip("not applicable: the server declares `completions`");
     }
     let probe = undeclared_probe(s).await;
-    let Some(target) = &probe.target else {
-        return Judgement::skip(
-            "not applicable: the server lists no prompt argument or resource template variable \
-             to ask completions for",
-        );
-    };
-    let reply = &probe.reply;
-    if reply.result().is_some() {
+    // A result to any request, the one for a prompt no server defines
+    // included, shows the server answers completion requests.
+    if let Some((target, reply)) = probe.probes.iter().find(|(_, r)| r.result().is_some()) {
         return Judgement::fail(format!(
-            "`completion/complete` for the {} was answered with a result, but the server's \
-             `initialize` result declares no `completions` capability; declare `\"completions\": \
-             {{}}` in `capabilities`",
-            target.describe()
+            "{} was answered with a result, but the server's `initialize` result declares no \
+             `completions` capability; declare `\"completions\": {{}}` in `capabilities`",
+            probe_what(target.as_ref())
         ))
         .with(&s.init.exchange)
         .reply(reply);
     }
-    Judgement::pass(format!(
-        "`completion/complete` for the {} was answered {}, not with a result",
-        target.describe(),
-        reply.describe()
-    ))
-    .reply(reply)
+    let j = Judgement::pass(format!(
+        "none of {} `completion/complete` request(s) ({}) got a result",
+        probe.probes.len(),
+        probe
+            .probes
+            .iter()
+            .map(|(t, r)| format!("{}: {}", probe_what(t.as_ref()), r.describe()))
+            .take(MAX_NAMED)
+            .collect::<Vec<_>>()
+            .join("; ")
+    ));
+    probe.probes.iter().fold(j, |j, (_, r)| j.reply(r))
 }
 
 async fn method_not_found(s: &Session) -> Judgement {
@@ -254,29 +285,32 @@ async fn method_not_found(s: &Session) -> Judgement {
         return Judgement::skip("not applicable: the server declares `completions`");
     }
     let probe = undeclared_probe(s).await;
-    let reply = &probe.reply;
-    let what = match &probe.target {
-        Some(t) => format!("`completion/complete` for the {}", t.describe()),
-        None => "`completion/complete` (for a prompt no server defines)".to_owned(),
-    };
-    match reply.error_code() {
-        Some(-32601) => Judgement::pass(format!("{what} got -32601")).reply(reply),
-        Some(code) => Judgement::fail(format!(
-            "{what} was answered with error {code}, not -32601, although the server declares no \
-             `completions` capability"
-        ))
-        .reply(reply),
-        None if reply.result().is_some() => Judgement::fail(format!(
-            "{what} was answered with a result, not -32601, although the server declares no \
-             `completions` capability"
-        ))
-        .reply(reply),
-        None => Judgement::skip(format!(
-            "not verified: {what} was answered {}",
-            reply.describe()
-        ))
-        .reply(reply),
-    }
+    let judged = probe
+        .probes
+        .iter()
+        .map(|(target, reply)| {
+            let what = probe_what(target.as_ref());
+            match reply.error_code() {
+                Some(-32601) => Judgement::pass(format!("{what} got -32601")).reply(reply),
+                Some(code) => Judgement::fail(format!(
+                    "{what} was answered with error {code}, not -32601, although the server \
+                     declares no `completions` capability"
+                ))
+                .reply(reply),
+                None if reply.result().is_some() => Judgement::fail(format!(
+                    "{what} was answered with a result, not -32601, although the server declares \
+                     no `completions` capability"
+                ))
+                .reply(reply),
+                None => Judgement::skip(format!(
+                    "not verified: {what} was answered {}",
+                    reply.describe()
+                ))
+                .reply(reply),
+            }
+        })
+        .collect();
+    super::session::worst_of(judged)
 }
 
 /// What is wrong with a `CompleteResult`, if anything.
@@ -387,21 +421,14 @@ async fn result(s: &Session) -> Judgement {
     )
 }
 
-async fn unknown_prompt(s: &Session) -> Judgement {
-    let name = unknown_prompt_name();
-    let reply = s
-        .main
-        .request(
-            "completion/complete",
-            json!({"ref": {"type": "ref/prompt", "name": name},
-                   "argument": {"name": "protocheck", "value": ""}}),
-        )
-        .await;
-    let what = format!("`completion/complete` for the unknown prompt `{name}`");
+/// How one `completion/complete` CPL-004 sent was answered: -32602
+/// passes; another code or a result fails (the rule's outcome, a warning);
+/// no JSON-RPC answer is not verified.
+fn judge_invalid(reply: &Reply, what: &str) -> Judgement {
     match reply.error_code() {
-        Some(-32602) => Judgement::pass(format!("{what} got -32602")).reply(&reply),
+        Some(-32602) => Judgement::pass(format!("{what} got -32602")).reply(reply),
         Some(code) => Judgement::fail(format!("{what} was answered with error {code}, not -32602"))
-            .reply(&reply),
+            .reply(reply),
         None if reply.result().is_some() => {
             let empty = reply
                 .result()
@@ -414,17 +441,58 @@ async fn unknown_prompt(s: &Session) -> Judgement {
                 "a result"
             };
             Judgement::fail(format!(
-                "{what} was answered with {shape}, not error -32602: a prompt that does not exist \
-                 is invalid params"
+                "{what} was answered with {shape}, not error -32602 (invalid params)"
             ))
-            .reply(&reply)
+            .reply(reply)
         }
         None => Judgement::skip(format!(
             "not verified: {what} was answered {}",
             reply.describe()
         ))
-        .reply(&reply),
+        .reply(reply),
     }
+}
+
+async fn unknown_prompt(s: &Session) -> Judgement {
+    let name = unknown_prompt_name();
+    let mut probes = vec![(
+        json!({"ref": {"type": "ref/prompt", "name": name},
+               "argument": {"name": "protocheck", "value": ""}}),
+        format!("`completion/complete` for the unknown prompt `{name}`"),
+    )];
+    // Requests missing what `CompleteRequest` requires, on a reference the
+    // server lists (a prompt argument first), so that only the missing
+    // member is wrong.
+    let listed = targets(s).await;
+    if let Some(target) = listed.0.first() {
+        let on = target.describe();
+        probes.push((
+            json!({"ref": target.reference}),
+            format!("`completion/complete` for {on} without `argument`"),
+        ));
+        probes.push((
+            json!({"argument": {"name": target.argument, "value": ""}}),
+            format!(
+                "`completion/complete` without `ref` (argument {})",
+                quoted(&target.argument)
+            ),
+        ));
+    }
+    let sends = probes.iter().map(|(params, what)| async move {
+        let reply = s.main.request("completion/complete", params.clone()).await;
+        judge_invalid(&reply, what)
+    });
+    let judged = futures::future::join_all(sends).await;
+    let sent = judged.len();
+    let mut j = super::session::worst_of(judged);
+    if j.kind == Kind::Pass && sent == 1 {
+        j.message = format!(
+            "{}; the server lists no prompt argument or template variable, so no request \
+             missing a required member could name a reference it knows",
+            j.message
+        );
+    }
+    j
 }
 
 #[cfg(test)]

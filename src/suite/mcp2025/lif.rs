@@ -99,7 +99,9 @@ pub(crate) const OTHER_VERSION: Mcp25Rule = Mcp25Rule::new(
     "On two new connections protocheck sends `initialize` asking for `1999-01-01` and for \
      `protocheck-not-a-version`. It checks that the result's `protocolVersion` is a revision of \
      MCP (a date from 2024-11-05 on) other than the one asked for or, for a JSON-RPC error, that \
-     its message or data names a supported revision.",
+     its message or data names a supported revision. Each revision offered (other than \
+     2025-11-25 when the run's `initialize` got it) is then asked for on a new connection, and \
+     must be answered with itself.",
     "The server echoes the requested version back (most often by copying `params.protocolVersion` \
      into the result), answers a value that is no revision, omits `protocolVersion`, or answers \
      with neither a result nor a JSON-RPC error. An error that names no supported revision is a \
@@ -199,9 +201,10 @@ pub(crate) const BEFORE_INITIALIZE: Mcp25Rule = Mcp25Rule::new(
      initialize response (the sentence binds the client; a server is not required to refuse)",
 )
 .help(
-    "protocheck starts a new child process and writes `tools/list` as its very first line, before \
-     any `initialize`, followed by a `ping`; it reads whether a result for `tools/list` comes \
-     back before the `ping`'s reply.",
+    "protocheck starts a new child process and writes, before any `initialize`, one after another \
+     and each followed by a `ping`: `tools/list`, `resources/list`, `resources/templates/list`, \
+     `resources/read`, `prompts/list` and `logging/setLevel`; it reads whether a result for any \
+     comes back before the `ping`'s reply.",
     "Reported as information only, since the sentence binds the client. A result means the server \
      serves requests without the handshake, which usually means it keeps no lifecycle state; an \
      error or no answer passes.",
@@ -289,6 +292,46 @@ fn is_revision(text: &str) -> bool {
         && text >= FIRST_REVISION
 }
 
+/// The `ServerCapabilities` members the schema defines: each is an object
+/// when present; the named flags inside are booleans when present.
+const CAPABILITIES: &[(&str, &[&str])] = &[
+    ("experimental", &[]),
+    ("logging", &[]),
+    ("completions", &[]),
+    ("prompts", &["listChanged"]),
+    ("resources", &["subscribe", "listChanged"]),
+    ("tools", &["listChanged"]),
+    ("tasks", &[]),
+];
+
+/// What is wrong inside `capabilities`: a capability given as something
+/// other than an object (`true`, which protocheck would otherwise read as
+/// undeclared), or a flag that is not a boolean.
+fn capability_problems(caps: &Value, problems: &mut Vec<String>) {
+    for (name, flags) in CAPABILITIES {
+        let Some(cap) = caps.get(*name) else {
+            continue;
+        };
+        if !cap.is_object() {
+            problems.push(format!(
+                "`capabilities.{name}` is {} instead of an object",
+                clip(&cap.to_string(), 60)
+            ));
+            continue;
+        }
+        for flag in *flags {
+            if let Some(value) = cap.get(*flag)
+                && !value.is_boolean()
+            {
+                problems.push(format!(
+                    "`capabilities.{name}.{flag}` is {} instead of a boolean",
+                    clip(&value.to_string(), 60)
+                ));
+            }
+        }
+    }
+}
+
 /// What is missing or wrong in an `InitializeResult`.
 fn result_problems(result: &Value) -> Vec<String> {
     let mut problems = Vec::new();
@@ -298,8 +341,9 @@ fn result_problems(result: &Value) -> Vec<String> {
     if !result.get("protocolVersion").is_some_and(Value::is_string) {
         problems.push("`protocolVersion` is missing or not a string".to_owned());
     }
-    if !result.get("capabilities").is_some_and(Value::is_object) {
-        problems.push("`capabilities` is missing or not an object".to_owned());
+    match result.get("capabilities") {
+        Some(caps) if caps.is_object() => capability_problems(caps, &mut problems),
+        _ => problems.push("`capabilities` is missing or not an object".to_owned()),
     }
     match result.get("serverInfo") {
         Some(info) if info.is_object() => {
@@ -308,6 +352,13 @@ fn result_problems(result: &Value) -> Vec<String> {
                     problems.push(format!("`serverInfo.{field}` is missing or not a string"));
                 }
             }
+            super::shapes::strings(
+                info,
+                &["title", "description", "websiteUrl"],
+                "`serverInfo`",
+                &mut problems,
+            );
+            super::shapes::icons(info, "`serverInfo`", &mut problems);
         }
         _ => problems.push("`serverInfo` is missing or not an object".to_owned()),
     }
@@ -454,6 +505,55 @@ async fn other_version(s: &Session) -> Judgement {
     };
     for (_, reply) in probes {
         judged = judged.reply(reply);
+    }
+    if judged.kind != Kind::Pass {
+        return judged;
+    }
+    // An offered revision must be one the server supports: asked for it on
+    // a new connection, the server answers with that same revision (the
+    // lifecycle's MUST for a supported revision). 2025-11-25 is known
+    // supported when the run's `initialize` got it.
+    let mut offers: Vec<&str> = probes
+        .iter()
+        .filter_map(|(_, reply)| offered(reply))
+        .filter(|v| is_revision(v))
+        .filter(|v| !(*v == PROTOCOL_VERSION && s.negotiated() == Some(PROTOCOL_VERSION)))
+        .collect();
+    offers.dedup();
+    for offer in offers {
+        let conn = match s.fresh().await {
+            Ok(conn) => conn,
+            Err(j) => return j,
+        };
+        let again = conn.initialize(offer).await;
+        conn.close().await;
+        let answered = offered(&again);
+        if answered == Some(offer) {
+            judged.message = format!(
+                "{}; asked for the offered {offer} on a new connection, the server answered \
+                 with it",
+                judged.message
+            );
+            judged = judged.reply(&again);
+            continue;
+        }
+        if again.unanswered() {
+            return Judgement::skip(format!(
+                "not verified: `initialize` asking for the offered {offer} got {}",
+                again.describe()
+            ))
+            .reply(&again);
+        }
+        return Judgement::fail(format!(
+            "for an unknown version the server offered {offer}, yet `initialize` asking for \
+             {offer} on a new connection was answered {}: the offer is not a revision it \
+             supports (a supported revision is answered with itself)",
+            match answered {
+                Some(v) => format!("with {}", clip(v, 40)),
+                None => again.describe(),
+            }
+        ))
+        .reply(&again);
     }
     judged
 }
@@ -739,41 +839,86 @@ async fn no_early_requests(s: &Session) -> Judgement {
     j
 }
 
+/// The requests MCP25-LIF-007 writes to a new process before `initialize`,
+/// one of each family that reads (a `tools/call` could act: side effects).
+const PRE_INIT_REQUESTS: [(&str, &str); 6] = [
+    ("tools/list", "{}"),
+    ("resources/list", "{}"),
+    ("resources/templates/list", "{}"),
+    (
+        "resources/read",
+        r#"{"uri":"protocheck://before-initialize"}"#,
+    ),
+    ("prompts/list", "{}"),
+    ("logging/setLevel", r#"{"level":"emergency"}"#),
+];
+
 async fn before_initialize(s: &Session) -> Judgement {
     let conn: Connection = match s.fresh().await {
         Ok(conn) => conn,
         Err(j) => return j,
     };
-    let id = json!(s.client.next_id());
-    let frame = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}});
-    let reply = conn
-        .send_frame("tools/list", frame.to_string(), Awaiting::Nothing)
-        .await;
-    conn.close().await;
-    if reply.result().is_some() {
-        return Judgement::fail(
-            "`tools/list` written as the first line to a new process, before initialize, was \
-             answered with a result: the server processed it without the handshake",
-        )
-        .reply(&reply);
-    }
-    if reply.unanswered()
-        && let Some(err) = reply.error.as_ref().filter(|e| !is_timeout(e))
-    {
-        return Judgement::skip(format!(
-            "not verified: `tools/list` before initialize could not be sent: {err}"
-        ))
-        .reply(&reply);
-    }
-    Judgement::pass(format!(
-        "`tools/list` before initialize was not processed: {}",
-        if reply.message.is_some() {
-            reply.describe()
-        } else {
-            "no answer before the reply to a `ping` sent after it".to_owned()
+    // One after another on the new process, each followed by a `ping`
+    // barrier (which the lifecycle allows before `initialize`).
+    let mut answered = Vec::new();
+    for (method, params) in PRE_INIT_REQUESTS {
+        let id = json!(s.client.next_id());
+        let frame =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
+        let reply = conn.send_frame(method, frame, Awaiting::Nothing).await;
+        let stop = reply.unanswered() && reply.error.as_ref().is_some_and(|e| !is_timeout(e));
+        answered.push((method, reply));
+        if stop {
+            break;
         }
-    ))
-    .reply(&reply)
+    }
+    conn.close().await;
+    let processed: Vec<&(&str, Reply)> = answered
+        .iter()
+        .filter(|(_, reply)| reply.result().is_some())
+        .collect();
+    if !processed.is_empty() {
+        let names: Vec<String> = processed.iter().map(|(m, _)| format!("`{m}`")).collect();
+        let j = Judgement::fail(format!(
+            "{} written to a new process before initialize {} answered with a result: the \
+             server processed {} without the handshake",
+            names.join(", "),
+            if names.len() == 1 { "was" } else { "were" },
+            if names.len() == 1 { "it" } else { "them" },
+        ));
+        return processed.iter().fold(j, |j, (_, r)| j.reply(r));
+    }
+    if let Some((method, reply)) = answered.iter().find(|(_, reply)| {
+        reply.unanswered() && reply.error.as_ref().is_some_and(|e| !is_timeout(e))
+    }) {
+        let err = reply
+            .error
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        return Judgement::skip(format!(
+            "not verified: `{method}` before initialize could not be sent: {err}"
+        ))
+        .reply(reply);
+    }
+    let how: Vec<String> = answered
+        .iter()
+        .map(|(method, reply)| {
+            format!(
+                "`{method}`: {}",
+                if reply.message.is_some() {
+                    reply.describe()
+                } else {
+                    "no answer before the reply to a `ping` sent after it".to_owned()
+                }
+            )
+        })
+        .collect();
+    let j = Judgement::pass(format!(
+        "no request before initialize was processed ({})",
+        how.join("; ")
+    ));
+    answered.iter().fold(j, |j, (_, r)| j.reply(r))
 }
 
 async fn declared_notifications(s: &Session) -> Judgement {

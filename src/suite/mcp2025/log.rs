@@ -11,7 +11,7 @@ use super::client::{Connection, Reply, Transport};
 use super::htp::own_session;
 use super::res::{MAX_NAMED, is_empty_result, preferred_code, type_name};
 use super::rule::{Mcp25Rule, spec};
-use super::session::{Judgement, Session};
+use super::session::{Judgement, Kind, Session};
 use crate::suite::mcp::Keyword;
 use crate::suite::mcp::client::{clip, some};
 use crate::suite::{Exchange, Outcome};
@@ -84,10 +84,13 @@ pub(crate) const INVALID_LEVEL: Mcp25Rule = Mcp25Rule::new(
 )
 .says("an invalid log level is answered with error -32602 (invalid params)")
 .help(
-    "protocheck sends `logging/setLevel` with the undefined level `protocheck` and expects error \
-     -32602; another error code, a result or no answer is a warning.",
-    "The server accepts any string as a level (an empty result), or answers -32603, usually \
-     because the level is not checked against the eight syslog levels.",
+    "protocheck sends `logging/setLevel` one after another with the undefined level \
+     `protocheck`, with `warn` (an alias, not one of the eight levels), with the number 4 and \
+     without `level`, and expects error -32602 to each; another error code, a result or no \
+     answer is a warning.",
+    "The server accepts any string as a level (an empty result), maps aliases such as `warn` \
+     to a level, or answers -32603, usually because the level is not checked against the eight \
+     syslog levels.",
     "Check `level` against `debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert` and \
      `emergency`, and answer any other value with error -32602 (Invalid params).",
 )
@@ -418,17 +421,42 @@ async fn set_level(s: &Session) -> Judgement {
     }
 }
 
+/// The invalid levels MCP25-LOG-003 sends, one of each kind: a made-up
+/// name, a common alias of a syslog level that the enumeration does not
+/// hold, a number, and no `level` at all.
+fn invalid_levels() -> [(Value, &'static str); 4] {
+    [
+        (
+            json!({"level": "protocheck"}),
+            "`logging/setLevel` to the undefined level `protocheck`",
+        ),
+        (
+            json!({"level": "warn"}),
+            "`logging/setLevel` to `warn` (an alias the eight levels do not hold; `warning` is)",
+        ),
+        (
+            json!({"level": 4}),
+            "`logging/setLevel` with the number 4 as `level`",
+        ),
+        (json!({}), "`logging/setLevel` without `level`"),
+    ]
+}
+
 async fn invalid_level(s: &Session) -> Judgement {
-    let reply = s
-        .main
-        .request("logging/setLevel", json!({"level": "protocheck"}))
-        .await;
-    preferred_code(
-        &reply,
-        -32602,
-        "`logging/setLevel` to the undefined level `protocheck`",
-        "",
-    )
+    // One after another: a level a server wrongly accepted is its session's
+    // from then on, the same on every run.
+    let mut judged = Vec::new();
+    for (params, what) in invalid_levels() {
+        let reply = s.main.request("logging/setLevel", params).await;
+        judged.push(preferred_code(&reply, -32602, what, ""));
+    }
+    let mut j = super::session::worst_of(judged);
+    if j.kind == Kind::Pass {
+        j.message = "`logging/setLevel` to `protocheck`, to `warn`, to the number 4 and without \
+                     `level` each got error -32602"
+            .to_owned();
+    }
+    j
 }
 
 /// Why a log notification is malformed, if it is.

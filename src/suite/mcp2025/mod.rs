@@ -25,6 +25,7 @@ mod coverage;
 pub use coverage::COVERAGE;
 mod rule;
 mod session;
+mod shapes;
 
 pub(crate) mod aut;
 pub(crate) mod cpl;

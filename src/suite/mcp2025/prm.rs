@@ -8,7 +8,7 @@ use super::res::{
     MAX_FETCHED, MAX_NAMED, declared, label, list_pages, preferred_code, random_segment, type_name,
 };
 use super::rule::{Mcp25Rule, spec};
-use super::session::{Judgement, Session};
+use super::session::{Judgement, Kind, Session};
 use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
 use crate::suite::mcp::client::{clip, some};
@@ -158,10 +158,13 @@ pub(crate) const MISSING_ARGUMENT: Mcp25Rule = Mcp25Rule::new(
 )
 .says("a missing required argument is answered with error -32602 (invalid params)")
 .help(
-    "protocheck takes the first listed prompt with a required argument and sends `prompts/get` \
-     for it without `arguments`; it expects error -32602, and any other answer is a warning.",
-    "The server renders the prompt with the argument empty or undefined (a result), or answers \
-     -32603 because its template engine failed on the missing value.",
+    "For every listed prompt with a required argument (the first 20), protocheck sends \
+     `prompts/get` without `arguments`, with `arguments: {}`, and, when two or more are required, \
+     with every required argument but the first; each must get error -32602, and any other \
+     answer is a warning.",
+    "The server renders the prompt with the argument empty or undefined (a result), checks only \
+     that `arguments` is present rather than each required key, or answers -32603 because its \
+     template engine failed on the missing value.",
     "Check the required arguments before rendering, and answer a missing one with `{\"code\": \
      -32602, \"message\": \"Missing required argument: …\"}` naming it.",
 )
@@ -214,6 +217,12 @@ async fn list_shape(s: &Session) -> Judgement {
                             type_name(r)
                         ));
                     }
+                    super::shapes::strings(
+                        arg,
+                        &["title", "description"],
+                        &format!("prompt {name}: argument {arg_name}"),
+                        &mut bad,
+                    );
                 }
             }
             Some(other) => bad.push(format!(
@@ -221,6 +230,9 @@ async fn list_shape(s: &Session) -> Judgement {
                 type_name(other)
             )),
         }
+        super::shapes::strings(item, &["title", "description"], &name, &mut bad);
+        super::shapes::icons(item, &name, &mut bad);
+        super::shapes::meta(item, &name, &mut bad);
     }
     let j = if bad.is_empty() {
         Judgement::pass(format!(
@@ -325,7 +337,8 @@ async fn get(s: &Session) -> Judgement {
     let mut bad = Vec::new();
     let mut refused = Vec::new();
     let mut replies: Vec<Reply> = Vec::new();
-    for prompt in prompts {
+    // Side by side: each `prompts/get` is independent of the others.
+    let gets = prompts.into_iter().map(|prompt| async move {
         let name = prompt.get("name").and_then(Value::as_str).unwrap_or("");
         let arguments: Map<String, Value> = required_arguments(prompt)
             .into_iter()
@@ -335,11 +348,20 @@ async fn get(s: &Session) -> Judgement {
             .main
             .request("prompts/get", json!({"name": name, "arguments": arguments}))
             .await;
+        (name, reply)
+    });
+    for (name, reply) in futures::future::join_all(gets).await {
         let shown = clip(name, 80);
         match reply.result() {
             Some(result) => {
                 if let Some(p) = messages_problem(result) {
                     bad.push(format!("prompt `{shown}`: {p}"));
+                }
+                if let Some(d) = result.get("description").filter(|d| !d.is_string()) {
+                    bad.push(format!(
+                        "prompt `{shown}`: the result's `description` is a {}, not a string",
+                        type_name(d)
+                    ));
                 }
             }
             None => refused.push(format!("`{shown}` was answered {}", reply.describe())),
@@ -532,36 +554,79 @@ async fn unknown(s: &Session) -> Judgement {
     )
 }
 
+/// Most prompts PRM-007 asks for without their required arguments.
+const MAX_MISSING_PROBES: usize = 20;
+
 async fn missing_argument(s: &Session) -> Judgement {
     let listing = list_pages(s, "prompts/list", "prompts").await;
-    let found = listing.items.iter().find_map(|p| {
-        let name = p.get("name").and_then(Value::as_str)?;
-        let required = required_arguments(p);
-        (!required.is_empty()).then(|| (name.to_owned(), required))
-    });
-    let Some((name, required)) = found else {
+    let found: Vec<(String, Vec<String>)> = listing
+        .items
+        .iter()
+        .filter_map(|p| {
+            let name = p.get("name").and_then(Value::as_str)?;
+            let required = required_arguments(p);
+            (!required.is_empty()).then(|| (name.to_owned(), required))
+        })
+        .collect();
+    if found.is_empty() {
         return listing.evidence(Judgement::skip(
             "not applicable: no listed prompt declares a required argument",
         ));
-    };
-    let reply = s.main.request("prompts/get", json!({"name": name})).await;
-    preferred_code(
-        &reply,
-        -32602,
-        &format!(
-            "`prompts/get` of `{}` without its required argument(s) {}",
-            clip(&name, 80),
-            some(
-                &required
-                    .iter()
-                    .map(|a| format!("`{a}`"))
-                    .collect::<Vec<_>>(),
-                MAX_NAMED,
-                ", "
-            )
-        ),
-        "",
-    )
+    }
+    let prompts = found.len();
+    // Each prompt with a required argument, in every form that lacks one:
+    // `arguments` left out, `arguments: {}`, and (with two or more required)
+    // every required argument but the first, side by side.
+    let mut probes = Vec::new();
+    for (name, required) in found.iter().take(MAX_MISSING_PROBES) {
+        let shown = clip(name, 80);
+        let first = format!("`{}`", required[0]);
+        let all = some(
+            &required
+                .iter()
+                .map(|a| format!("`{a}`"))
+                .collect::<Vec<_>>(),
+            MAX_NAMED,
+            ", ",
+        );
+        probes.push((
+            json!({"name": name}),
+            format!("`prompts/get` of `{shown}` without `arguments` (it requires {all})"),
+        ));
+        probes.push((
+            json!({"name": name, "arguments": {}}),
+            format!("`prompts/get` of `{shown}` with `arguments: {{}}` (it requires {all})"),
+        ));
+        if required.len() > 1 {
+            let given: serde_json::Map<String, Value> = required[1..]
+                .iter()
+                .map(|a| (a.clone(), json!("protocheck")))
+                .collect();
+            probes.push((
+                json!({"name": name, "arguments": given}),
+                format!("`prompts/get` of `{shown}` with every required argument but {first}"),
+            ));
+        }
+    }
+    let sends = probes.iter().map(|(params, what)| async move {
+        let reply = s.main.request("prompts/get", params.clone()).await;
+        preferred_code(&reply, -32602, what, "")
+    });
+    let judged = futures::future::join_all(sends).await;
+    let sent = judged.len();
+    let mut j = super::session::worst_of(judged);
+    if j.kind == Kind::Pass {
+        j.message = format!(
+            "each of {sent} `prompts/get` requests lacking a required argument ({prompts} \
+             prompt(s){}) got error -32602",
+            if prompts > MAX_MISSING_PROBES {
+                format!("; protocheck asks for the first {MAX_MISSING_PROBES} of them")
+            } else {
+                String::new()
+            }
+        );
+    }
+    listing.evidence(j)
 }
 
 #[cfg(test)]

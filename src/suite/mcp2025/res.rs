@@ -26,12 +26,13 @@ pub(crate) const RESOURCES_DECLARED: Mcp25Rule = Mcp25Rule::new(
     Outcome::Fail,
     spec!("/server/resources#capabilities"),
     "RES",
-    |s| declared(s, "resources/list", "resources", "resources").boxed(),
+    |s| resources_declared(s).boxed(),
 )
 .says("servers that support resources declare the `resources` capability")
 .help(
     "protocheck reads the `initialize` capabilities; when `resources` is not declared, it sends \
-     `resources/list` anyway and fails if the result lists any resource.",
+     `resources/list` and `resources/templates/list` anyway and fails if either result lists \
+     anything.",
     "The server lists resources although its `capabilities` lack `resources`, usually because \
      resources were registered on a low-level server whose capabilities are set by hand.",
     "Declare `\"resources\": {}` (with `subscribe` and `listChanged` as the server supports them) \
@@ -218,8 +219,8 @@ pub(crate) const RULES: &[Mcp25Rule] = &[
 pub(crate) const MAX_PAGES: usize = 20;
 /// Most items of one list kept.
 pub(crate) const MAX_ITEMS: usize = 1000;
-/// Most listed resources (and prompts) fetched one by one.
-pub(crate) const MAX_FETCHED: usize = 3;
+/// Most listed resources (and prompts) fetched one by one (side by side).
+pub(crate) const MAX_FETCHED: usize = 20;
 /// Most problems named in one finding.
 pub(crate) const MAX_NAMED: usize = 5;
 
@@ -230,11 +231,18 @@ pub(crate) struct Listing {
     /// Why the walk stopped before the last page: an error answer, a page
     /// without the list, a cursor that is not a string.
     pub(crate) problem: Option<String>,
+    /// Where the walk stopped at protocheck's own bound (pages or items)
+    /// while the list went on: said in every finding on the list.
+    pub(crate) stopped: Option<String>,
 }
 
 impl Listing {
-    /// The judgement `j` with the first and the last page as evidence.
+    /// The judgement `j` with the first and the last page as evidence, and
+    /// the bound the walk stopped at, if it did, added to its message.
     pub(crate) fn evidence(&self, mut j: Judgement) -> Judgement {
+        if let Some(why) = &self.stopped {
+            j.message = format!("{} (the walk stopped: {why})", j.message);
+        }
         if let Some(first) = self.replies.first() {
             j = j.reply(first);
         }
@@ -254,6 +262,7 @@ pub(crate) async fn list_pages(s: &Session, method: &str, key: &str) -> Listing 
         items: Vec::new(),
         replies: Vec::new(),
         problem: None,
+        stopped: None,
     };
     let mut cursors: Vec<String> = Vec::new();
     for page in 1..=MAX_PAGES {
@@ -274,6 +283,12 @@ pub(crate) async fn list_pages(s: &Session, method: &str, key: &str) -> Listing 
                 match result.get(key) {
                     Some(Value::Array(items)) => {
                         let room = MAX_ITEMS.saturating_sub(listing.items.len());
+                        if items.len() > room {
+                            listing.stopped = Some(format!(
+                                "protocheck keeps at most {MAX_ITEMS} items of a list; page \
+                                 {page} went past them"
+                            ));
+                        }
                         listing.items.extend(items.iter().take(room).cloned());
                     }
                     Some(other) => {
@@ -303,6 +318,12 @@ pub(crate) async fn list_pages(s: &Session, method: &str, key: &str) -> Listing 
         };
         listing.replies.push(reply);
         match next {
+            Some(_) if page == MAX_PAGES && listing.problem.is_none() => {
+                listing.stopped.get_or_insert(format!(
+                    "protocheck reads at most {MAX_PAGES} pages of a list; page {page} named a \
+                     next one"
+                ));
+            }
             Some(cursor) if listing.problem.is_none() => cursors.push(cursor),
             _ => break,
         }
@@ -360,6 +381,24 @@ pub(crate) fn preferred_code(reply: &Reply, code: i64, what: &str, note: &str) -
         )),
     }
     .reply(reply)
+}
+
+/// MCP25-RES-001: both lists that show resource support, resources and
+/// resource templates, even when `resources` is not declared.
+async fn resources_declared(s: &Session) -> Judgement {
+    if s.advertises("resources") {
+        return declared(s, "resources/list", "resources", "resources").await;
+    }
+    let (listed, templates) = tokio::join!(
+        declared(s, "resources/list", "resources", "resources"),
+        declared(
+            s,
+            "resources/templates/list",
+            "resourceTemplates",
+            "resources"
+        ),
+    );
+    super::session::worst_of(vec![listed, templates])
 }
 
 /// `method` even when the capability is not declared: a non-empty `key`
@@ -446,10 +485,15 @@ async fn list_shape(s: &Session) -> Judgement {
                 type_name(size)
             ));
         }
+        super::shapes::strings(item, &["title", "description"], &name, &mut bad);
+        super::shapes::icons(item, &name, &mut bad);
+        super::shapes::annotations(item, &name, &mut bad);
+        super::shapes::meta(item, &name, &mut bad);
     }
     let j = if bad.is_empty() {
         Judgement::pass(format!(
-            "{} resource(s) over {} page(s), each with a string `uri` and `name`",
+            "{} resource(s) over {} page(s), each with a string `uri` and `name`, and \
+             well-typed optional members",
             listing.items.len(),
             listing.replies.len()
         ))
@@ -566,10 +610,22 @@ async fn templates(s: &Session) -> Judgement {
                 None => bad.push(format!("{name} has no `{key}`")),
             }
         }
+        if let Some(problem) = item
+            .get("uriTemplate")
+            .and_then(Value::as_str)
+            .and_then(super::shapes::uri_template_problem)
+        {
+            bad.push(format!("{name} is not an RFC 6570 URI template: {problem}"));
+        }
+        super::shapes::strings(item, &["title", "description", "mimeType"], &name, &mut bad);
+        super::shapes::icons(item, &name, &mut bad);
+        super::shapes::annotations(item, &name, &mut bad);
+        super::shapes::meta(item, &name, &mut bad);
     }
     let j = if bad.is_empty() {
         Judgement::pass(format!(
-            "{} resource template(s), each with a string `uriTemplate` and `name`",
+            "{} resource template(s), each with a string `uriTemplate` (an RFC 6570 template) \
+             and `name`, and well-typed optional members",
             listing.items.len()
         ))
     } else {
@@ -598,6 +654,12 @@ fn contents_problem(item: &Value) -> Option<String> {
     if !obj.get("uri").is_some_and(Value::is_string) {
         return Some("a content has no string `uri`".to_owned());
     }
+    if let Some(mime) = obj.get("mimeType").filter(|m| !m.is_string()) {
+        return Some(format!(
+            "a content has `mimeType` of type {}, not a string",
+            type_name(mime)
+        ));
+    }
     let text = obj.get("text");
     let blob = obj.get("blob");
     match (text, blob) {
@@ -623,8 +685,14 @@ async fn read(s: &Session) -> Judgement {
     // Reads larger than protocheck reads: named, never judged (an MCP Apps
     // bundle of megabytes is a valid result).
     let mut unread = Vec::new();
-    for uri in uris.iter().take(MAX_FETCHED) {
+    // Side by side: each read is independent of the others.
+    let reads = uris.iter().take(MAX_FETCHED).map(|uri| async move {
         let reply = s.main.request("resources/read", json!({"uri": uri})).await;
+        (uri, reply)
+    });
+    let read = futures::future::join_all(reads).await;
+    let beyond = uris.len().saturating_sub(MAX_FETCHED);
+    for (uri, reply) in read {
         let shown = clip(uri, 120);
         if let Some(TransportError::TooLarge { limit }) = &reply.error {
             unread.push((format!("`{shown}` (over {limit} bytes)"), reply));
@@ -681,9 +749,17 @@ async fn read(s: &Session) -> Judgement {
         return unread.iter().map(|(_, r)| r).fold(j, Judgement::reply);
     }
     let j = Judgement::pass(format!(
-        "{} listed resource(s) read; every content has a string `uri` and exactly one of `text` \
-         and `blob`",
-        replies.len()
+        "{} listed resource(s) read; every content has a string `uri`, exactly one of `text` and \
+         `blob`, and a string `mimeType` when present{}",
+        replies.len(),
+        if beyond > 0 {
+            format!(
+                " ({beyond} more listed resource(s) not read: protocheck reads the first \
+                 {MAX_FETCHED})"
+            )
+        } else {
+            String::new()
+        }
     ));
     replies.iter().fold(j, Judgement::reply)
 }

@@ -96,9 +96,11 @@ pub(crate) const PARSE_ERROR: Mcp25Rule = Mcp25Rule::new(
 )
 .says("JSON-RPC 2.0 reserves -32700 for text that is not valid JSON")
 .help(
-    "protocheck sends `ping`, then the truncated text `{\"jsonrpc\":\"2.0\",\"id\":1,` on the \
-     run's connection (a POST body over HTTP, a line on stdio), then another `ping`. It reads the \
-     answer to the broken text and checks that the second `ping` is answered as the first was.",
+    "protocheck sends `ping`, then, on the run's connection (each a POST body, side by side, \
+     over HTTP, a line on stdio), the truncated text `{\"jsonrpc\":\"2.0\",\"id\":1,`, a whole \
+     `ping` followed by trailing data, an object with single quotes and a bare key, and over HTTP \
+     an empty body; then another `ping`. It reads the answer to each broken text and checks that \
+     the second `ping` is answered as the first was.",
     "The server answers with a result, a 2xx without an error, or nothing over HTTP, drops the \
      connection or stops serving; a 5xx or another error code than -32700 is a warning. Usually \
      the parse failure escapes as an unhandled exception, or on stdio ends the read loop.",
@@ -117,15 +119,20 @@ pub(crate) const INVALID_REQUEST: Mcp25Rule = Mcp25Rule::new(
 )
 .says("a request names a method; JSON-RPC answers an invalid request object with -32600")
 .help(
-    "protocheck sends `ping`, then the object `{\"jsonrpc\":\"2.0\",\"id\":N}` with no `method`, \
-     then another `ping`. It expects error -32600 or an HTTP 4xx (silence is accepted on stdio), \
-     and the second `ping` answered as the first was.",
+    "protocheck sends `ping`, then five invalid request objects (no `method`; \
+     `method` a number; `jsonrpc` \"1.0\"; no `jsonrpc`; a boolean `id`), then another `ping`. It \
+     expects each refused with error -32600 or an HTTP 4xx (silence is accepted on stdio; 202 with \
+     no body for the object without `method`, which reads as a malformed response too, and for \
+     the boolean `id`, which may be read as a notification), and the second `ping` answered as \
+     the first was.",
     "The server answers with a result, with a status other than 4xx and no JSON-RPC error, or not \
      at all over HTTP, or stops serving; another error code is a warning. Usually the object is \
-     taken for a response, or the missing `method` raises an unhandled exception.",
-    "Validate every incoming object before dispatch: one with an `id` but no string `method` (and \
-     no `result` or `error`) is an invalid request, answered `{\"code\": -32600, \"message\": \
-     \"Invalid Request\"}`; then keep serving.",
+     taken for a response, the missing `method` raises an unhandled exception, or the server \
+     never checks `jsonrpc` or the type of `method` and `id` and serves the request.",
+    "Validate every incoming object before dispatch: `jsonrpc` exactly \"2.0\", a string \
+     `method`, an `id` that is a string or an integer; an object with an `id` that fails this \
+     (and has no `result` or `error`) is an invalid request, answered `{\"code\": -32600, \
+     \"message\": \"Invalid Request\"}`; then keep serving.",
 );
 
 pub(crate) const NULL_ID: Mcp25Rule = Mcp25Rule::new(
@@ -162,9 +169,11 @@ pub(crate) const METHOD_NOT_FOUND: Mcp25Rule = Mcp25Rule::new(
      answered with an error, -32601 (Method not found)",
 )
 .help(
-    "protocheck sends a request for `protocheck/unknown-method`, which no MCP revision defines, \
-     on the run's connection and reads the error code. -32601 passes; another error code, or an \
-     HTTP 4xx without -32601, is a warning.",
+    "protocheck sends, side by side on the run's connection, requests for methods no MCP \
+     revision defines: `protocheck/unknown-method`, `protocheck_unknown`, and \
+     `protocheck_unknown` under each namespace of the protocol (`tools/`, `resources/`, \
+     `prompts/`, `completion/`, `logging/`, `tasks/`), and reads each error code. -32601 passes; \
+     another error code, or an HTTP 4xx without -32601, is a warning.",
     "Another code (often -32600, -32602 or -32603) points to a dispatcher that reports every \
      failure alike; a result, a 5xx without a JSON-RPC error, no answer or a dropped connection \
      usually means a catch-all handler answers every method, or crashes on an unknown one.",
@@ -210,10 +219,11 @@ pub(crate) const NOTIFICATION_UNANSWERED: Mcp25Rule = Mcp25Rule::new(
 )
 .says("the receiver of a notification does not reply to it")
 .help(
-    "protocheck sends two notifications on the run's connection: the unknown \
-     `notifications/protocheck_unknown` and a `notifications/cancelled` for a request id it never \
-     sent. No JSON-RPC response may come back for either (on stdio a `ping` sent after each marks \
-     the end; over HTTP the status is left to the HTP rules).",
+    "protocheck sends three notifications on the run's connection: the unknown \
+     `notifications/protocheck_unknown`, a `notifications/cancelled` for a request id it never \
+     sent and a `notifications/progress` for a token the server never gave. No JSON-RPC response \
+     may come back for any (on stdio a `ping` sent after each marks the end; over HTTP the status \
+     is left to the HTP rules).",
     "The server answers the unknown notification with -32601, or the cancellation with an error \
      for an unknown request, usually because its dispatcher treats every message as a request and \
      does not check for a missing `id`.",
@@ -615,73 +625,185 @@ fn silence_on_stdio(s: &Session) -> Silence {
     }
 }
 
+/// The texts that are not JSON MCP25-RPC-004 sends, one of each kind:
+/// truncated, a whole request followed by trailing data, a JavaScript-style
+/// object (single quotes, a bare key), and an empty body (over HTTP only:
+/// on stdio an empty line is no message at all); each with the id of the
+/// request inside it, when it holds one a server could answer.
+fn not_json(s: &Session) -> Vec<(&'static str, String, Option<Value>)> {
+    let id = json!(s.client.next_id());
+    let mut texts = vec![
+        (
+            "a truncated JSON text",
+            r#"{"jsonrpc":"2.0","id":1,"#.to_owned(),
+            None,
+        ),
+        (
+            "a `ping` followed by trailing data",
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}} protocheck"#),
+            Some(id),
+        ),
+        (
+            "an object with single quotes and a bare key",
+            "{'jsonrpc':'2.0',id:1,'method':'ping'}".to_owned(),
+            None,
+        ),
+    ];
+    if s.transport() == Transport::Http {
+        texts.push(("an empty body", String::new(), None));
+    }
+    texts
+}
+
 async fn parse_error(s: &Session) -> Judgement {
     let before = ping_before(s).await;
-    let text = r#"{"jsonrpc":"2.0","id":1,"#.to_owned();
-    let reply = s
-        .main
-        .send_frame("malformed JSON", text, Awaiting::Nothing)
-        .await;
-    let what = "a truncated JSON text";
-    let j = match reply.status {
-        // A 5xx refuses the text, as a server error: the catalogue reports it as a warn.
-        Some(status) if status >= 500 && reply.result().is_none() => Judgement::warn(format!(
-            "{what} was answered {}: a server error instead of -32700 (Parse error) or an \
-             HTTP 4xx",
-            reply.describe()
-        ))
-        .reply(&reply),
-        _ => judge_refusal(
-            &reply,
-            what,
-            code::PARSE_ERROR,
-            "Parse error",
-            silence_on_stdio(s),
+    let texts = not_json(s);
+    let mut judged = Vec::new();
+    let whats: Vec<&str> = texts.iter().map(|(what, _, _)| *what).collect();
+    let texts = texts.into_iter().map(|(_, t, id)| (t, id)).collect();
+    let replies = send_frames(s, "malformed JSON", texts).await;
+    for (what, reply) in whats.into_iter().zip(replies) {
+        let j = match reply.status {
+            // A 5xx refuses the text, as a server error: the catalogue reports it as a warn.
+            Some(status) if status >= 500 && reply.result().is_none() => Judgement::warn(format!(
+                "{what} was answered {}: a server error instead of -32700 (Parse error) or \
+                     an HTTP 4xx",
+                reply.describe()
+            ))
+            .reply(&reply),
+            _ => judge_refusal(
+                &reply,
+                what,
+                code::PARSE_ERROR,
+                "Parse error",
+                silence_on_stdio(s),
+            ),
+        };
+        judged.push(j);
+    }
+    let j = super::session::worst_of(judged);
+    still_serving(s, &before, j, "texts that are not JSON").await
+}
+
+/// Sends each of `texts` as a frame of its own on the run's connection and
+/// reads what each got: over HTTP side by side (each POST stands alone), on
+/// stdio one after another (a line each, silence read up to a barrier).
+/// The id a text carries inside it, if any, is retired once the text is
+/// answered (on stdio a late answer to it is then not taken for another's).
+async fn send_frames(s: &Session, label: &str, texts: Vec<(String, Option<Value>)>) -> Vec<Reply> {
+    match s.transport() {
+        Transport::Http => {
+            let sends = texts
+                .into_iter()
+                .map(|(text, _)| s.main.send_frame(label, text, Awaiting::Nothing));
+            futures::future::join_all(sends).await
+        }
+        Transport::Stdio => {
+            let mut replies = Vec::new();
+            for (text, id) in texts {
+                replies.push(s.main.send_frame(label, text, Awaiting::Nothing).await);
+                if let Some(id) = id {
+                    s.main.retire(&[id]).await;
+                }
+            }
+            replies
+        }
+    }
+}
+
+/// The invalid request objects MCP25-RPC-005 sends, each with a fresh id
+/// where it has one: what each lacks or bends, and the object.
+fn invalid_requests(s: &Session) -> Vec<(&'static str, Value, Option<Value>)> {
+    let fresh = || json!(s.client.next_id());
+    let (a, b, c, d) = (fresh(), fresh(), fresh(), fresh());
+    vec![
+        (
+            "a request object without `method`",
+            json!({"jsonrpc": "2.0", "id": a}),
+            Some(a),
         ),
-    };
-    still_serving(s, &before, j, what).await
+        (
+            "a request object whose `method` is a number",
+            json!({"jsonrpc": "2.0", "id": b, "method": 42}),
+            Some(b),
+        ),
+        (
+            "a `ping` whose `jsonrpc` is \"1.0\"",
+            json!({"jsonrpc": "1.0", "id": c, "method": "ping"}),
+            Some(c),
+        ),
+        (
+            "a `ping` without `jsonrpc`",
+            json!({"id": d, "method": "ping"}),
+            Some(d),
+        ),
+        (
+            "a `ping` whose `id` is a boolean",
+            json!({"jsonrpc": "2.0", "id": true, "method": "ping"}),
+            None,
+        ),
+    ]
 }
 
 async fn invalid_request(s: &Session) -> Judgement {
     let before = ping_before(s).await;
-    let id = json!(s.client.next_id());
-    let frame = json!({"jsonrpc": "2.0", "id": id});
-    let reply = s
-        .main
-        .send_frame("no method", frame.to_string(), Awaiting::Nothing)
-        .await;
-    s.main.retire(&[id]).await;
-    let what = "a request object without `method`";
-    let j = match reply.status {
-        // A server error refuses the object, as MCP25-RPC-004 and
-        // MCP25-RPC-008 judge one: the same warning (prefer a 4xx).
-        Some(status) if status >= 500 && reply.result().is_none() => Judgement::warn(format!(
-            "{what} was answered {}: a server error instead of -32600 (Invalid Request) or an \
-             HTTP 4xx",
-            reply.describe()
-        ))
-        .reply(&reply),
-        // `{"jsonrpc":"2.0","id":N}` has neither `method` nor `result` or
-        // `error`: it is as much a malformed response as a malformed request,
-        // and a POSTed response the server ignores is answered 202 with no
-        // body (MCP25-HTP-003 accepts exactly that).
-        Some(202) if reply.message.is_none() && reply.body_len == 0 => Judgement::pass(format!(
-            "{what} was answered 202 with no body: accepted and ignored, as a POSTed response \
-             may be (the object, with an `id` and neither `method` nor `result`/`error`, reads \
-             as a malformed response as well as a malformed request)"
-        ))
-        .reply(&reply),
-        // On stdio a server may drop a line that is no JSON-RPC message as
-        // long as it keeps answering (digest, decision D11): the line breaks
-        // the client's own MUST.
-        _ => judge_refusal(
-            &reply,
-            what,
-            code::INVALID_REQUEST,
-            "Invalid Request",
-            silence_on_stdio(s),
-        ),
-    };
+    let mut judged = Vec::new();
+    let objects = invalid_requests(s);
+    let texts = objects
+        .iter()
+        .map(|(_, frame, id)| (frame.to_string(), id.clone()))
+        .collect();
+    let replies = send_frames(s, "invalid request", texts).await;
+    for ((what, frame, _), reply) in objects.into_iter().zip(replies) {
+        let no_method = frame.get("method").is_none();
+        // An id that is no string or number leaves the object without a
+        // usable id: a server may read it as a notification, as MCP25-RPC-006
+        // accepts for a null id, and accept it with 202 and no body.
+        let unusable_id = frame.get("id").is_some_and(Value::is_boolean);
+        let j = match reply.status {
+            // A server error refuses the object, as MCP25-RPC-004 and
+            // MCP25-RPC-008 judge one: the same warning (prefer a 4xx).
+            Some(status) if status >= 500 && reply.result().is_none() => Judgement::warn(format!(
+                "{what} was answered {}: a server error instead of -32600 (Invalid Request) \
+                     or an HTTP 4xx",
+                reply.describe()
+            ))
+            .reply(&reply),
+            // `{"jsonrpc":"2.0","id":N}` has neither `method` nor `result` or
+            // `error`: it is as much a malformed response as a malformed
+            // request, and a POSTed response the server ignores is answered
+            // 202 with no body (MCP25-HTP-003 accepts exactly that).
+            Some(202) if no_method && reply.message.is_none() && reply.body_len == 0 => {
+                Judgement::pass(format!(
+                    "{what} was answered 202 with no body: accepted and ignored, as a POSTed \
+                     response may be (the object, with an `id` and neither `method` nor \
+                     `result`/`error`, reads as a malformed response as well as a malformed \
+                     request)"
+                ))
+                .reply(&reply)
+            }
+            Some(202) if unusable_id && reply.message.is_none() && reply.body_len == 0 => {
+                Judgement::pass(format!(
+                    "{what} was answered 202 with no body: not processed as a request (an object \
+                     without a usable id may be read as a notification)"
+                ))
+                .reply(&reply)
+            }
+            // On stdio a server may drop a line that is no JSON-RPC message as
+            // long as it keeps answering (digest, decision D11): the line breaks
+            // the client's own MUST.
+            _ => judge_refusal(
+                &reply,
+                what,
+                code::INVALID_REQUEST,
+                "Invalid Request",
+                silence_on_stdio(s),
+            ),
+        };
+        judged.push(j);
+    }
+    let what = "five invalid request objects";
+    let j = super::session::worst_of(judged);
     still_serving(s, &before, j, what).await
 }
 
@@ -723,22 +845,21 @@ async fn null_id(s: &Session) -> Judgement {
     Judgement::pass(format!("{what} was not processed: {how}")).reply(&reply)
 }
 
-async fn method_not_found(s: &Session) -> Judgement {
-    let reply = s.main.request(UNKNOWN_METHOD, json!({})).await;
+/// How `method`, which no server serves, was answered.
+async fn method_not_found_one(s: &Session, method: &str) -> Judgement {
+    let reply = s.main.request(method, json!({})).await;
     if reply.unanswered()
         && let Some(err) = reply
             .error
             .as_ref()
             .filter(|e| !matches!(e, TransportError::Timeout(_)))
     {
-        return Judgement::skip(format!(
-            "not verified: the request could not be sent: {err}"
-        ))
-        .reply(&reply);
+        return Judgement::skip(format!("not verified: `{method}` could not be sent: {err}"))
+            .reply(&reply);
     }
     let j = judge_refusal(
         &reply,
-        &format!("`{UNKNOWN_METHOD}`"),
+        &format!("`{method}`"),
         code::METHOD_NOT_FOUND,
         "Method not found",
         Silence::Fails,
@@ -759,7 +880,7 @@ async fn method_not_found(s: &Session) -> Judgement {
     };
     if refused_otherwise {
         return Judgement::warn(format!(
-            "`{UNKNOWN_METHOD}` was answered {}: refused, but not with -32601 (Method not \
+            "`{method}` was answered {}: refused, but not with -32601 (Method not \
              found). A warning, not a failure: the refusal is the error response that the MUST \
              (messages follow JSON-RPC 2.0) requires; JSON-RPC 2.0 defines -32601 for a method \
              that does not exist but puts no keyword on choosing it, and 2025-11-25 words its \
@@ -769,6 +890,38 @@ async fn method_not_found(s: &Session) -> Judgement {
             reply.describe()
         ))
         .reply(&reply);
+    }
+    j
+}
+
+/// The unknown methods MCP25-RPC-007 sends: outside every namespace, and
+/// inside each namespace of the protocol (a dispatcher that routes by
+/// prefix may mishandle those alone).
+const UNKNOWN_METHODS: [&str; 8] = [
+    UNKNOWN_METHOD,
+    "protocheck_unknown",
+    "tools/protocheck_unknown",
+    "resources/protocheck_unknown",
+    "prompts/protocheck_unknown",
+    "completion/protocheck_unknown",
+    "logging/protocheck_unknown",
+    "tasks/protocheck_unknown",
+];
+
+async fn method_not_found(s: &Session) -> Judgement {
+    let judged =
+        futures::future::join_all(UNKNOWN_METHODS.iter().map(|m| method_not_found_one(s, m))).await;
+    let mut j = super::session::worst_of(judged);
+    if j.kind == Kind::Pass {
+        j.message = format!(
+            "each of {} unknown methods ({}) got -32601",
+            UNKNOWN_METHODS.len(),
+            UNKNOWN_METHODS
+                .iter()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     j
 }
@@ -851,12 +1004,26 @@ async fn notification_unanswered(s: &Session) -> Judgement {
                    "reason": "protocheck: no such request"}),
         )
         .await;
+    // Progress for a token the server never gave: a client sends progress
+    // only for the server's own requests, so this one names none.
+    let progress = s
+        .main
+        .notify(
+            "notifications/progress",
+            json!({"progressToken": format!("pc-never-given-{}", s.client.next_id()),
+                   "progress": 1, "message": "protocheck: no such token"}),
+        )
+        .await;
     let first = judge_unanswered(&unknown, "an unknown notification");
     let second = judge_unanswered(
         &cancelled,
         "`notifications/cancelled` for an unknown request",
     );
-    combine(first, second)
+    let third = judge_unanswered(
+        &progress,
+        "`notifications/progress` for a token the server never gave",
+    );
+    combine(combine(first, second), third)
 }
 
 /// The worse of two judgements on parts of one rule, with both messages.

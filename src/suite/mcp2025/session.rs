@@ -106,6 +106,31 @@ impl Judgement {
     }
 }
 
+/// One judgement of several a rule made over the forms or items it sent:
+/// the worst kind wins (fail, then warn, skip, info), its messages joined
+/// with the evidence of each; when all passed, their messages joined.
+pub(crate) fn worst_of(judged: Vec<Judgement>) -> Judgement {
+    let worst = [Kind::Fail, Kind::Warn, Kind::Skip, Kind::Info]
+        .into_iter()
+        .find(|k| judged.iter().any(|j| j.kind == *k))
+        .unwrap_or(Kind::Pass);
+    let picked: Vec<Judgement> = judged.into_iter().filter(|j| j.kind == worst).collect();
+    let message = picked
+        .iter()
+        .map(|j| j.message.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let over_limit = picked.iter().find_map(|j| j.over_limit);
+    let mut out = Judgement {
+        over_limit,
+        ..Judgement::of(worst, message)
+    };
+    for exchange in picked.iter().flat_map(|j| j.evidence.iter()) {
+        out = out.with(exchange);
+    }
+    out
+}
+
 /// Everything the checks share.
 pub struct Session {
     pub(crate) client: Client,

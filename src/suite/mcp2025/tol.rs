@@ -61,11 +61,14 @@ pub(crate) const LISTING: Mcp25Rule = Mcp25Rule::new(
 )
 .help(
     "protocheck walks `tools/list` from its first page, following `nextCursor` (at most 20 pages \
-     and 1000 tools). The first page must be a result, each page needs a `tools` array (and a \
-     string `nextCursor`, if any), and each tool a string `name`, with `title` and `description` \
-     strings when present.",
+     and 1000 tools; the finding says where a walk stopped). The first page must be a result, \
+     each page needs a `tools` array (and a string `nextCursor`, if any), and each tool a string \
+     `name`; when present, `title` and `description` are strings, `icons` an array of icons with \
+     a string `src`, `annotations` an object whose hints are booleans, `execution.taskSupport` \
+     one of `forbidden`, `optional`, `required`, and `_meta` an object.",
     "The first page is an error although `tools` is declared, `tools` is missing or not an array, \
-     `nextCursor` is a number, or a tool lacks `name` or has a `description` that is `null`.",
+     `nextCursor` is a number, or a tool lacks `name`, has a `description` that is `null`, a hint \
+     such as `readOnlyHint` given as a string, or an unknown `taskSupport`.",
     "Answer `tools/list` with `{\"tools\": [...]}`, each tool with a string `name`; omit optional \
      fields instead of sending `null`, and send `nextCursor` only as a string, only when another \
      page follows.",
@@ -330,7 +333,8 @@ async fn declared(s: &Session) -> Judgement {
     .reply(first)
 }
 
-/// What is wrong with one listed tool's `name`, `title`, `description`.
+/// What is wrong with one listed tool's `name` and optional members
+/// (`title`, `description`, `icons`, `annotations`, `execution`, `_meta`).
 fn tool_problems(index: usize, tool: &Value) -> Vec<String> {
     let Some(obj) = tool.as_object() else {
         return vec![format!(
@@ -347,17 +351,12 @@ fn tool_problems(index: usize, tool: &Value) -> Vec<String> {
         )),
         None => problems.push(format!("tool #{index} has no `name`")),
     }
-    for field in ["title", "description"] {
-        if let Some(value) = obj.get(field)
-            && !value.is_string()
-        {
-            problems.push(format!(
-                "tool `{}` has a `{field}` that is not a string: {}",
-                tool_name(tool),
-                clip(&value.to_string(), 60)
-            ));
-        }
-    }
+    let what = format!("tool `{}`", tool_name(tool));
+    super::shapes::strings(tool, &["title", "description"], &what, &mut problems);
+    super::shapes::icons(tool, &what, &mut problems);
+    super::shapes::tool_annotations(tool, &what, &mut problems);
+    super::shapes::execution(tool, &what, &mut problems);
+    super::shapes::meta(tool, &what, &mut problems);
     problems
 }
 

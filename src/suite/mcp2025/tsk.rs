@@ -37,7 +37,8 @@ pub(crate) const UNKNOWN_TASK: Mcp25Rule = Mcp25Rule::new(
 )
 .help(
     "protocheck sends `tasks/get` and `tasks/result`, each for a made-up task id \
-     (`protocheck-missing-` and random hex), and expects error -32602 from both.",
+     (`protocheck-missing-` and random hex), with a `taskId` that is a number, and with no \
+     `taskId`, and expects error -32602 from all six.",
     "The server answers -32601 (a method not implemented), -32603 or another code, or a result \
      such as a `null` task, usually because a missing task is not told apart from an internal \
      error.",
@@ -206,18 +207,36 @@ fn not_invalid_params(reply: &Reply) -> Option<String> {
 
 async fn unknown_task(s: &Session) -> Judgement {
     let id = missing_id();
+    // A nonexistent id, and invalid ones: a number, and none at all.
+    let forms = [
+        (json!({"taskId": id}), format!("the unknown task `{id}`")),
+        (
+            json!({"taskId": 42}),
+            "a `taskId` that is a number".to_owned(),
+        ),
+        (json!({}), "no `taskId`".to_owned()),
+    ];
+    let sends = ["tasks/get", "tasks/result"]
+        .into_iter()
+        .flat_map(|method| {
+            forms.iter().map(move |(params, what)| async move {
+                let reply = s.main.request(method, params.clone()).await;
+                (method, what, reply)
+            })
+        });
+    let answered = futures::future::join_all(sends).await;
     let mut bad = Vec::new();
     let mut replies = Vec::new();
-    for method in ["tasks/get", "tasks/result"] {
-        let reply = s.main.request(method, json!({"taskId": id})).await;
-        if let Some(what) = not_invalid_params(&reply) {
-            bad.push(format!("`{method}` for the unknown task `{id}` {what}"));
+    for (method, what, reply) in answered {
+        if let Some(how) = not_invalid_params(&reply) {
+            bad.push(format!("`{method}` for {what} {how}"));
         }
         replies.push(reply);
     }
     let j = if bad.is_empty() {
         Judgement::pass(format!(
-            "`tasks/get` and `tasks/result` for the unknown task `{id}` both got -32602"
+            "`tasks/get` and `tasks/result` each got -32602 for the unknown task `{id}`, for a \
+             numeric `taskId` and for none"
         ))
     } else {
         Judgement::fail(bad.join("; "))

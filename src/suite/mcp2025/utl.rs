@@ -92,7 +92,9 @@ pub(crate) const INCREASING: Mcp25Rule = Mcp25Rule::new(
 .help(
     "After every other rule and the passive probe, protocheck groups the run's \
      `notifications/progress` by the tokens it sent and, for each token with two or more, checks \
-     that every `progress` value is a number greater than the one before.",
+     that every `progress` value is a number greater than the one before. MCP25-UTL-003 cancels \
+     its call only after the second progress notification, so a tool that reports progress more \
+     than once always gives a token two values to compare, whatever the run's pace.",
     "Progress repeats a value, goes down, restarts at 0 for a new phase, or is sent as a string, \
      usually because several workers report independently or the counter is kept per step.",
     "Keep one increasing counter per request and send strictly increasing `progress` values; when \
@@ -140,7 +142,7 @@ pub(crate) const CANCELLED: Mcp25Rule = Mcp25Rule::new(
 .help(
     "protocheck calls up to three tools it may call (annotated `readOnlyHint: true`, or any when \
      the run allows tool calls; none that requires a task), those needing no argument first, with \
-     empty arguments and a progress token. Once progress comes, it sends \
+     empty arguments and a progress token. Once two progress notifications came, it sends \
      `notifications/cancelled` and watches 3 s (over HTTP until the request's SSE stream ends, if \
      sooner); an answer over 1 s later is a warning.",
     "The server finishes the cancelled call and sends its response anyway, usually because the \
@@ -525,8 +527,8 @@ async fn cancelled(s: &Session) -> Judgement {
         return j.reply(&probe.reply);
     }
     let j = Judgement::skip(format!(
-        "not applicable: no tool tried sent progress before its answer ({}), so no call could \
-         be cancelled while proven in progress",
+        "not applicable: no tool tried sent two progress notifications before its answer ({}), \
+         so no call could be cancelled while proven in progress",
         tried.join(", ")
     ));
     replies.iter().fold(j, Judgement::reply)

@@ -83,6 +83,37 @@ pub struct Certification {
     /// The server was already initialized and no run saw its handshake
     /// succeed: no level, and the declaration cannot be judged (decision 3).
     pub handshake_unobserved: bool,
+    /// When every item the level above the certified one lacks was not
+    /// verified (none failed, none is missing): the server's answers could
+    /// not show whether the item holds (hits without `meta`, so no filter
+    /// result can be checked). The level is not granted on what was not
+    /// exercised; `missing_for_next` says why and what the server would
+    /// need to return for it to be judged. The value is the highest level
+    /// the findings neither prove nor disprove (L2 when every advertised L2
+    /// feature holds), which a declaration may name without overclaiming.
+    pub not_verified: Option<Level>,
+}
+
+impl Certification {
+    /// How the declared level compares with the certified one. A declared
+    /// level that only items not verified keep from being certified is
+    /// neither proved nor disproved, so it is not called an overclaim.
+    pub fn honesty(&self, declared: Option<&str>) -> Honesty {
+        if self.handshake_unobserved {
+            return Honesty::Unverified;
+        }
+        match Honesty::judge(declared, self.level) {
+            Honesty::Overclaimed
+                if declared
+                    .and_then(Level::declared)
+                    .zip(self.not_verified)
+                    .is_some_and(|(d, open)| d <= open) =>
+            {
+                Honesty::LevelNotVerified
+            }
+            other => other,
+        }
+    }
 }
 
 /// The last finding of `rule`, if it was reported.
@@ -126,7 +157,10 @@ fn why_missing(finding: Option<&Finding>, rule: &Rule) -> String {
         Some(f) if f.outcome == Outcome::Skip && f.message.contains("not advertised") => {
             "not advertised".to_owned()
         }
-        Some(f) if f.outcome == Outcome::Skip => format!("not verified ({})", f.message),
+        Some(f) if f.outcome == Outcome::Skip => match f.message.strip_prefix("not verified: ") {
+            Some(why) => format!("not verified: {why}"),
+            None => format!("not verified ({})", f.message),
+        },
         Some(_) => format!("{} failed", rule.id),
     }
 }
@@ -167,11 +201,16 @@ pub fn certify(findings: &[Finding], advertised: &[&Feature]) -> Certification {
         .filter(|r| outcome_of(findings, r) == Some(Outcome::Fail))
         .collect();
     let mut l1_missing: Vec<String> = Vec::new();
+    // L1 lacks only items that were not verified: none failed, none skipped
+    // for any other reason.
+    let mut l1_only_unverified = true;
     for rule in l1::RULES {
         let finding = finding_of(findings, rule);
         if finding.map(|f| f.outcome) == Some(Outcome::Pass) {
             continue;
         }
+        l1_only_unverified &= finding
+            .is_some_and(|f| f.outcome == Outcome::Skip && f.message.starts_with("not verified"));
         let item = l1::item_name(rule.id).unwrap_or(rule.title);
         let line = format!(
             "L1 needs {item}, spec §14.2; {}",
@@ -257,6 +296,7 @@ pub fn certify(findings: &[Finding], advertised: &[&Feature]) -> Certification {
         && handshake.is_some_and(|f| {
             f.outcome == Outcome::Skip && f.message.starts_with(l0::HANDSHAKE_NOT_OBSERVED)
         });
+    let mut not_verified = None;
     let (level, missing_for_next) = if !l0_failed.is_empty() {
         let lines = l0_failed
             .iter()
@@ -278,6 +318,13 @@ pub fn certify(findings: &[Finding], advertised: &[&Feature]) -> Certification {
         );
         (Level::None, vec![line])
     } else if !l1_missing.is_empty() {
+        // L2 is not disproved either when every advertised feature holds.
+        let highest = if l2_missing.is_empty() {
+            Level::L2
+        } else {
+            Level::L1
+        };
+        not_verified = l1_only_unverified.then_some(highest);
         (Level::L0, l1_missing)
     } else if !l2_missing.is_empty() {
         (Level::L1, l2_missing)
@@ -289,6 +336,7 @@ pub fn certify(findings: &[Finding], advertised: &[&Feature]) -> Certification {
         missing_for_next,
         unverified,
         handshake_unobserved,
+        not_verified,
     }
 }
 
@@ -352,6 +400,10 @@ pub enum Honesty {
     /// to succeed (decision 3): the declaration is neither proved nor
     /// disproved, so it is not called an overclaim.
     Unverified,
+    /// The declared level is above the certified one only by items that
+    /// were not verified ([`Certification::not_verified`]): neither proved
+    /// nor disproved.
+    LevelNotVerified,
 }
 
 impl Honesty {
@@ -371,6 +423,7 @@ impl Honesty {
             Self::Undeclared => "undeclared",
             Self::Invalid => "invalid",
             Self::Unverified => "unverified",
+            Self::LevelNotVerified => "not verified",
         }
     }
 
@@ -386,7 +439,7 @@ impl Honesty {
         match self {
             Self::Consistent => Some(true),
             Self::Overclaimed => Some(false),
-            Self::Undeclared | Self::Invalid | Self::Unverified => None,
+            Self::Undeclared | Self::Invalid | Self::Unverified | Self::LevelNotVerified => None,
         }
     }
 }
@@ -595,6 +648,35 @@ mod tests {
             "run x saw it",
         );
         assert_eq!(certify(&findings, &all).level, Level::L2);
+    }
+
+    #[test]
+    fn a_level_whose_items_were_not_verified_is_not_granted_nor_called_an_overclaim() {
+        let all = features(&["`rerank`"]);
+        let mut findings = all_pass();
+        let why = "not verified: no hit of this run showed a `meta` value; to be judged, hits must carry `meta`";
+        set(&mut findings, &l1::FILTER_RESTRICTS, Outcome::Skip, why);
+        let c = certify(&findings, &all);
+        assert_eq!((c.level, c.not_verified), (Level::L0, Some(Level::L2)));
+        assert_eq!(
+            c.missing_for_next,
+            [format!("L1 needs `filter`, spec §14.2; {why}")]
+        );
+        assert_eq!(c.honesty(Some("L1")), Honesty::LevelNotVerified);
+        assert_eq!(c.honesty(Some("L2")), Honesty::LevelNotVerified);
+        // With no L2 feature advertised, L2 is disproved, L1 is not.
+        let c = certify(&findings, &[]);
+        assert_eq!(c.not_verified, Some(Level::L1));
+        assert_eq!(c.honesty(Some("L2")), Honesty::Overclaimed);
+        assert_eq!(c.honesty(Some("L0")), Honesty::Consistent);
+        assert!(Honesty::LevelNotVerified.honest());
+        assert_eq!(Honesty::LevelNotVerified.compared(), None);
+
+        // One item failing as well: L1 is missing, not merely unverified.
+        set(&mut findings, &l1::CITATIONS, Outcome::Fail, "no citation");
+        let c = certify(&findings, &all);
+        assert_eq!((c.level, c.not_verified), (Level::L0, None));
+        assert_eq!(c.honesty(Some("L1")), Honesty::Overclaimed);
     }
 
     #[test]

@@ -53,9 +53,12 @@ const TAIL_FLOOR: Duration = Duration::from_millis(10);
 /// The longest tail: the old fixed wait, which caught every answer it ever saw.
 const TAIL_CEILING: Duration = STDIO_NOTIFICATION_WAIT;
 
-/// The pause between the two writes of a split frame: long enough that the
-/// halves arrive in separate reads.
-const SPLIT_PAUSE: Duration = Duration::from_millis(50);
+/// The pause between the writes of a split frame: long enough that the parts
+/// arrive in separate reads.
+pub(crate) const SPLIT_PAUSE: Duration = Duration::from_millis(50);
+/// The pause between the writes of a slow partial line: a writer that stalls
+/// mid-line, longer than a split's pause.
+pub(crate) const SLOW_PAUSE: Duration = Duration::from_millis(120);
 
 /// Most unexpected lines read while waiting for the reply to a split frame.
 const MAX_STRAYS: usize = 8;
@@ -249,6 +252,9 @@ pub(crate) struct RcpClient {
     /// goes on the run's connection, one at a time, as before requests went
     /// side by side.
     crowded: bool,
+    /// The command a stdio target was started with, for a second session
+    /// ([`fresh_session`](Self::fresh_session)).
+    stdio_command: Option<String>,
 }
 
 impl RcpClient {
@@ -306,6 +312,57 @@ impl RcpClient {
             )),
             timed_out: false,
             crowded: false,
+            stdio_command: match endpoint {
+                Endpoint::Stdio(command) => Some(command.clone()),
+                Endpoint::Http(_) => None,
+            },
+        })
+    }
+
+    /// A client for a second session with the same target, sharing nothing
+    /// with this one's: over HTTP a connection of its own and no session
+    /// token, over stdio a second process of the same command. Its request
+    /// ids start at `base`.
+    pub fn fresh_session(&self, base: u64) -> Result<Self, TransportError> {
+        let wire = match &self.wire {
+            Wire::Http(wire) => Wire::Http(Box::new(wire.lane())),
+            Wire::Stdio { .. } => {
+                let Some(command) = &self.stdio_command else {
+                    return Err(TransportError::Protocol(
+                        "the stdio command is not known".into(),
+                    ));
+                };
+                Wire::Stdio {
+                    child: Box::new(StdioChild::spawn(command, &self.limits)?),
+                }
+            }
+        };
+        Ok(Self {
+            wire,
+            session: None,
+            timeout: self.timeout,
+            evidence_bytes: self.evidence_bytes,
+            answered: false,
+            retired_ids: Vec::new(),
+            replies: Vec::new(),
+            next_id: base,
+            broken: false,
+            observed: Vec::new(),
+            observed_total: 0,
+            awaiting: (String::new(), None),
+            log_opted_in: false,
+            notification_exchanges: Vec::new(),
+            limits: self.limits.clone(),
+            rtt: crate::suite::rtt::RttRecord::default(),
+            barriers: 0,
+            harness_reading: false,
+            width: self.width,
+            lanes: Vec::new(),
+            shared_state: false,
+            in_flight: std::sync::Arc::clone(&self.in_flight),
+            timed_out: false,
+            crowded: false,
+            stdio_command: None,
         })
     }
 
@@ -399,6 +456,7 @@ impl RcpClient {
             in_flight: std::sync::Arc::clone(&self.in_flight),
             timed_out: false,
             crowded: false,
+            stdio_command: None,
         })
     }
 

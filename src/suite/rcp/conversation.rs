@@ -217,6 +217,18 @@ pub(crate) struct Conversation<'a> {
     /// What RCP-OUT-006's own probe (over HTTP: a `retrieve` asking for an
     /// event stream without a progressToken) got back, for its finding.
     pub tokenless_stream: Option<String>,
+    /// What RCP-OUT-006's second session (an `initialize` without the `log`
+    /// capability) saw, for its finding.
+    pub second_session: Option<SecondSession>,
+}
+
+/// RCP-OUT-006's second session: the unsolicited notifications it got,
+/// what was sent, and the exchanges that show it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SecondSession {
+    pub problems: Vec<String>,
+    pub words: String,
+    pub evidence: Vec<Exchange>,
 }
 
 impl<'a> Conversation<'a> {
@@ -227,6 +239,7 @@ impl<'a> Conversation<'a> {
             gone_during: None,
             history: HistoryLookup::default(),
             tokenless_stream: None,
+            second_session: None,
         }
     }
 

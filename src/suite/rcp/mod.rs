@@ -91,11 +91,7 @@ pub(crate) async fn run_spec(
 
     let cert = certify::certify(reporter.findings(), &advertised);
     let declared = report.declared.as_deref();
-    let honesty = if cert.handshake_unobserved {
-        Honesty::Unverified
-    } else {
-        Honesty::judge(declared, cert.level)
-    };
+    let honesty = cert.honesty(declared);
     let failed_outside = certify::failed_outside_ids(reporter.findings());
     reporter
         .emit(honesty_finding(&cert, declared, honesty, &failed_outside))
@@ -112,7 +108,11 @@ pub(crate) async fn run_spec(
         // fails the run (`certify::OUTSIDE_THE_LEVELS`).
         passed: cert.level != Level::None && honesty.honest() && failed_outside.is_empty(),
         summary: with_not_exercised(
-            certify::summary(cert.level, declared, honesty, violations),
+            with_not_verified(
+                certify::summary(cert.level, declared, honesty, violations),
+                cert.level,
+                cert.not_verified,
+            ),
             &cert.unverified,
         ),
         counts: reporter.counts(),
@@ -154,6 +154,20 @@ async fn converse(
     l0::close(&mut conv).await?;
     outside::judge(&mut conv).await?;
     Ok((report, advertised))
+}
+
+/// The summary line, naming the level above the certified one when what it
+/// lacks could not be verified: `L0 · L1 not verified`.
+fn with_not_verified(summary: String, certified: Level, not_verified: Option<Level>) -> String {
+    let next = match certified {
+        Level::None => Level::L0,
+        Level::L0 => Level::L1,
+        Level::L1 | Level::L2 => Level::L2,
+    };
+    match not_verified {
+        Some(_) => format!("{summary} · {} not verified", next.as_str()),
+        None => summary,
+    }
 }
 
 /// The summary line, naming the advertised features protocheck could not
@@ -230,6 +244,14 @@ fn honesty_judgement(
                 "not judged: {}, so no level could be established and the declaration is neither proved nor \
                  disproved: restart the server and run again (protocheck decision 3).{next}",
                 l0::HANDSHAKE_NOT_OBSERVED
+            ),
+        ),
+        (Honesty::LevelNotVerified, Some(d)) => check.finding(
+            crate::suite::Outcome::Skip,
+            format!(
+                "not verified: the server declares {d} and certifies {certified}, and what {d} lacks was not \
+                 verified (the server's answers could not show whether it holds), so the declaration is neither \
+                 proved nor disproved; a level is granted only on what was exercised.{next}{unverified}"
             ),
         ),
         (Honesty::Consistent, Some(d)) => check.finding(

@@ -394,8 +394,36 @@ def make_hit(did: str, score: float, cfg: Config, include_text=True, include_vec
     return hit
 
 
+def check_option_objects(params: dict):
+    """Schema RetrieveParams: the types and bounds inside `fusion`, `rerank` and
+    `recency` (`mmr` is checked where it is read); §12 `-32602` "a wrong JSON
+    type, a value out of range"."""
+    def number(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    def integer(v):
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    checks = {
+        "fusion": {"method": lambda v: isinstance(v, str), "rrfK": integer,
+                   "alpha": lambda v: number(v) and 0 <= v <= 1,
+                   "weights": lambda v: isinstance(v, dict) and all(number(w) for w in v.values())},
+        "rerank": {"method": lambda v: isinstance(v, str), "model": lambda v: isinstance(v, str),
+                   "topN": lambda v: integer(v) and v >= 1},
+        "recency": {"field": lambda v: isinstance(v, str), "halfLifeDays": number},
+    }
+    for name, fields in checks.items():
+        obj = params.get(name)
+        if isinstance(obj, dict):
+            for key, ok in fields.items():
+                if obj.get(key) is not None and not ok(obj[key]):
+                    bad(f"{name}.{key}", f"'{name}.{key}' has the wrong type or is out of range")
+
+
 def retrieve(params: dict, cfg: Config) -> dict:
     q = query_text(params, cfg)
+    if not cfg.lenient_params:
+        check_option_objects(params)
     notes = []
     strict = want(params, "strict", (bool,))
     strict = True if strict is None else strict  # §7.7: "`strict` defaults to `true`"
@@ -589,7 +617,9 @@ def graph_handler(params: dict, cfg: Config) -> dict:
     # (§14.1 rule 5: "validate params and return -32602 on malformed input").
     q = want(params, "query", (str,)) or ""
     k = want(params, "k", (int,)) or 5
-    want(params, "seedIds", (list,))
+    seeds = want(params, "seedIds", (list,))
+    if seeds is not None and not all(isinstance(x, str) for x in seeds):
+        bad("seedIds", "'seedIds' is an array of strings")  # schema GraphParams
     want(params, "hops", (int,))
     want(params, "level", (int,))
     want(params, "sessionId", (str,))

@@ -28,11 +28,16 @@ pub(crate) fn graph(
     } else {
         op
     };
-    if params
-        .get("seedIds")
-        .is_some_and(|v| !v.is_null() && !v.is_array())
-    {
-        return Err(bad_param("seedIds", "`seedIds` must be an array of ids"));
+    // Schema `GraphParams.seedIds`: an array of strings.
+    if params.get("seedIds").is_some_and(|v| {
+        !v.is_null()
+            && v.as_array()
+                .is_none_or(|ids| ids.iter().any(|id| !id.is_string()))
+    }) {
+        return Err(bad_param(
+            "seedIds",
+            "`seedIds` must be an array of string ids",
+        ));
     }
     if params
         .get("level")

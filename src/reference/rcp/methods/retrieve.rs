@@ -183,6 +183,11 @@ pub(crate) fn retrieve(
                     ));
                 }
             }
+            if r.get("model")
+                .is_some_and(|v| !v.is_null() && !v.is_string())
+            {
+                return Err(bad_param("rerank.model", "`rerank.model` must be a string"));
+            }
             let top_n = match r.get("topN").filter(|v| !v.is_null()) {
                 None => None,
                 Some(v) => match v.as_u64() {
@@ -421,6 +426,34 @@ fn fusion(
             }
         },
     };
+    // Schema `RetrieveParams.fusion`: `method` a string, `alpha` a number in
+    // [0, 1], `weights` an object of numbers, whatever the method.
+    if f.get("method")
+        .is_some_and(|v| !v.is_null() && !v.is_string())
+    {
+        return Err(bad_param(
+            "fusion.method",
+            "`fusion.method` must be a string",
+        ));
+    }
+    if f.get("alpha")
+        .filter(|v| !v.is_null())
+        .is_some_and(|v| v.as_f64().is_none_or(|a| !(0.0..=1.0).contains(&a)))
+    {
+        return Err(bad_param(
+            "fusion.alpha",
+            "`fusion.alpha` must be a number in [0, 1]",
+        ));
+    }
+    if f.get("weights").filter(|v| !v.is_null()).is_some_and(|w| {
+        w.as_object()
+            .is_none_or(|w| w.values().any(|v| !v.is_number()))
+    }) {
+        return Err(bad_param(
+            "fusion.weights",
+            "`fusion.weights` must be an object of numbers",
+        ));
+    }
     match f.get("method").and_then(Value::as_str) {
         None | Some("rrf") => Ok(Fusion::Rrf { k: rrf_k }),
         Some("weighted") => {

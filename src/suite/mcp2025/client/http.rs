@@ -373,6 +373,7 @@ pub(super) async fn post_then_cancel(
     let (body, truncated) = if reply.sse {
         let mut shown = String::new();
         let mut cancelled_at: Option<Instant> = None;
+        let mut progressed = 0;
         let mut reader = SseReader::new(resp, limits);
         while reply.body_len <= MAX_EVENTS {
             let event = match tokio::time::timeout_at(deadline, reader.next_event()).await {
@@ -401,7 +402,7 @@ pub(super) async fn post_then_cancel(
             };
             match classify(&frame) {
                 Kind::Notification => {
-                    if cancelled_at.is_none() && plan.is_progress(&frame) {
+                    if cancelled_at.is_none() && plan.cancel_due(&frame, &mut progressed) {
                         post(
                             conn,
                             http,

@@ -178,6 +178,22 @@ struct Log {
     log_messages: Vec<(Value, crate::suite::Exchange)>,
     /// How the stdout of the children closed so far was framed.
     stdout: StdoutLines,
+    /// protocheck's answers to the server's own requests, POSTed over HTTP,
+    /// with what each got back (MCP25-HTP-002 reads their status).
+    posted_answers: Vec<Reply>,
+    /// Every `MCP-Session-Id` an `initialize` of the run was answered with:
+    /// the id when it is visible ASCII, the header as read, the exchange.
+    issued: Vec<Issued>,
+}
+
+/// One `MCP-Session-Id` an `initialize` answer carried.
+#[derive(Debug, Clone)]
+pub struct Issued {
+    /// The id, when the header held visible ASCII only.
+    pub id: Option<String>,
+    /// The header's value as read (bytes outside ASCII replaced).
+    pub header: String,
+    pub exchange: crate::suite::Exchange,
 }
 
 /// A `notifications/progress` the server sent, and the progress token of
@@ -306,6 +322,17 @@ impl Client {
     /// request was answered.
     pub fn tokens(&self) -> Vec<(Value, bool)> {
         self.log().tokens.clone()
+    }
+
+    /// Every `MCP-Session-Id` the run's `initialize` answers carried so far.
+    pub fn issued(&self) -> Vec<Issued> {
+        self.log().issued.clone()
+    }
+
+    /// protocheck's answers to the server's own requests POSTed so far
+    /// (over HTTP), each with what the server answered the POST.
+    pub fn posted_answers(&self) -> Vec<Reply> {
+        self.log().posted_answers.clone()
     }
 
     /// Records what a run-wide rule judges of `reply`: the answer itself
@@ -527,11 +554,28 @@ struct CancelPlan {
     watch: Duration,
 }
 
+/// How many progress notifications for its token a request sends before
+/// protocheck cancels it. Two, not one: the cancelled request is proven in
+/// progress by the first, and the second gives its token the pair of values
+/// MCP25-UTL-005 compares, whatever the run's pace (with one, whether a
+/// second crossed the cancellation decided that rule's pass or skip).
+pub(crate) const PROGRESS_BEFORE_CANCEL: usize = 2;
+
 impl CancelPlan {
     /// Whether `frame` is progress for the plan's token.
     fn is_progress(&self, frame: &Value) -> bool {
         frame.get("method").and_then(Value::as_str) == Some("notifications/progress")
             && frame.pointer("/params/progressToken") == Some(&self.token)
+    }
+
+    /// Counts `frame` in `seen` when it is progress for the plan's token;
+    /// true when the request is now due to be cancelled.
+    fn cancel_due(&self, frame: &Value, seen: &mut usize) -> bool {
+        if !self.is_progress(frame) {
+            return false;
+        }
+        *seen += 1;
+        *seen == PROGRESS_BEFORE_CANCEL
     }
 }
 
@@ -628,8 +672,25 @@ impl Connection {
             .await
     }
 
-    /// What a connection keeps of an `initialize` answered with a result.
+    /// What a connection keeps of an `initialize` answered with a result;
+    /// the session id it carried joins the run's log.
     fn adopt(&self, reply: &Reply) {
+        let header = reply.exchange.response.as_ref().and_then(|r| {
+            r.headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(crate::suite::mcp::wire::H_SESSION_ID))
+                .map(|(_, v)| v.clone())
+        });
+        if let Some(header) = header {
+            let mut log = self.client.log();
+            if log.issued.len() < MAX_LOGGED {
+                log.issued.push(Issued {
+                    id: reply.session_id.clone(),
+                    header,
+                    exchange: reply.exchange.clone(),
+                });
+            }
+        }
         if let Some(result) = reply.result() {
             let mut state = self
                 .state
@@ -669,7 +730,8 @@ impl Connection {
     }
 
     /// A conforming request whose `params` carry `_meta.progressToken`;
-    /// once a progress notification for that token comes, protocheck sends
+    /// once [`PROGRESS_BEFORE_CANCEL`] progress notifications for that token
+    /// came, protocheck sends
     /// `notifications/cancelled` for it and watches for an answer for
     /// `watch` more. Without progress the request is simply awaited.
     pub async fn request_then_cancel(
@@ -855,7 +917,7 @@ impl Connection {
                 // client capability, so with method-not-found.
                 for request in &reply.server_requests {
                     let answer = http::refusal(request);
-                    http::post(
+                    let posted = http::post(
                         self,
                         http,
                         url,
@@ -865,6 +927,10 @@ impl Connection {
                         (&Awaiting::Nothing, Patience::default()),
                     )
                     .await;
+                    let mut log = self.client.log();
+                    if log.posted_answers.len() < MAX_LOGGED {
+                        log.posted_answers.push(posted);
+                    }
                 }
                 reply
             }

@@ -416,6 +416,7 @@ impl Pipe {
         }
         let mut deadline = started + client.timeout;
         let mut cancelled_at: Option<Instant> = None;
+        let mut progressed = 0;
         for _ in 0..MAX_LINES {
             let (frame, line) = match wait.next(deadline).await {
                 Some(Event::Frame(frame, line)) => (frame, line),
@@ -435,7 +436,7 @@ impl Pipe {
             };
             match classify(&frame) {
                 Kind::Notification => {
-                    if cancelled_at.is_none() && plan.is_progress(&frame) {
+                    if cancelled_at.is_none() && plan.cancel_due(&frame, &mut progressed) {
                         if let Err(err) = self.write(&[&plan.cancel]).await {
                             reply.error = Some(err);
                             break;

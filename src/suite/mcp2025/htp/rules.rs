@@ -11,7 +11,7 @@ use super::{
 use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
 use crate::suite::mcp::client::clip;
-use crate::suite::mcp2025::client::Awaiting;
+use crate::suite::mcp2025::client::{Awaiting, Reply};
 use crate::suite::mcp2025::rule::{Mcp25Rule, spec};
 use crate::suite::mcp2025::session::{Judgement, Session};
 use futures::FutureExt;
@@ -53,19 +53,23 @@ pub(crate) const ACCEPTED_202: Mcp25Rule = rule(
 )
 .says("a notification or response the server accepts gets HTTP 202 Accepted with no body")
 .help(
-    "protocheck POSTs a `notifications/cancelled` for a request it never sent in the run's \
-     session and reads its answer with the answer to the run's `notifications/initialized`. Every \
-     2xx must be 202 with an empty body; refusals are left to MCP25-HTP-003.",
+    "protocheck POSTs in the run's session, side by side, a `notifications/cancelled` for a \
+     request it never sent, an unknown notification, a `notifications/progress` for a token \
+     never given and a JSON-RPC response for an id never used (the POSTs MCP25-HTP-003 reads \
+     too). After every other rule it reads their answers with those to the run's \
+     `notifications/initialized` and to every answer protocheck POSTed to a request of the \
+     server. Every 2xx must be 202 with an empty body; refusals are left to MCP25-HTP-003.",
     "The server answers an accepted notification with 200 and a body (often `{}`, `null` or an \
      empty JSON-RPC message) or with 204, usually because the framework's default success answer \
      is used for every POST.",
     "When the POSTed message is a notification or a response, answer `202 Accepted` with an empty \
      body and no JSON-RPC message; keep 200 for POSTs that carry a request.",
-);
+)
+.run_wide();
 
 pub(crate) const REFUSED_STATUS: Mcp25Rule = rule(
     "MCP25-HTP-003",
-    "A response the server will not accept gets an HTTP error status, not 200",
+    "A notification or response the server will not accept gets an HTTP error status, not 200",
     Keyword::Must,
     Outcome::Fail,
     spec!("/basic/transports#sending-messages-to-the-server"),
@@ -73,15 +77,17 @@ pub(crate) const REFUSED_STATUS: Mcp25Rule = rule(
 )
 .says("input the server cannot accept is refused with an HTTP error status such as 400")
 .help(
-    "protocheck POSTs a JSON-RPC response, \
+    "protocheck POSTs in the run's session, side by side, a JSON-RPC response, \
      `{\"jsonrpc\":\"2.0\",\"id\":\"pc-none-N\",\"result\":{}}`, for an id the server never used, \
-     in the run's session. 202 with an empty body (accepted and ignored) passes, and so does any \
-     status from 400 up.",
+     an unknown notification, a `notifications/progress` for a token never given and a \
+     `notifications/cancelled` for a request never sent. For each, 202 with an empty body \
+     (accepted and ignored) passes, and so does any status from 400 up.",
     "The server answers 200 (often with a JSON-RPC error or an empty object), another 2xx with a \
      body, or a 3xx, usually because the POST handler answers every message with 200 whatever it \
-     made of it.",
-    "Answer a POSTed response the server ignores with 202 and no body, and one it refuses with an \
-     HTTP error status such as 400; never 200 for a message that is not a request.",
+     made of it (an unknown notification answered 200 with -32601, say).",
+    "Answer a POSTed response or notification the server ignores with 202 and no body, and one it \
+     refuses with an HTTP error status such as 400; never 200 for a message that is not a \
+     request.",
 );
 
 pub(crate) const PRIMING: Mcp25Rule = rule(
@@ -267,7 +273,8 @@ pub(crate) const SESSION_ASCII: Mcp25Rule = rule(
 )
 .says("a session id contains only visible ASCII characters (0x21 to 0x7E)")
 .help(
-    "protocheck reads the `MCP-Session-Id` header of the answer to the run's `initialize` and \
+    "After every other rule, protocheck reads the `MCP-Session-Id` header of the answer to every \
+     `initialize` of the run (the run's own and those of the sessions the rules opened) and \
      checks that every character is visible ASCII (0x21 to 0x7E). A server that issues no session \
      id is not judged.",
     "The session id holds spaces, control characters or non-ASCII characters, usually because it \
@@ -275,7 +282,8 @@ pub(crate) const SESSION_ASCII: Mcp25Rule = rule(
      them.",
     "Generate the session id as a random token encoded in visible ASCII, such as a UUID, hex or \
      base64url, with no spaces, and send it unchanged in the `MCP-Session-Id` header.",
-);
+)
+.run_wide();
 
 pub(crate) const SESSION_UNIQUE: Mcp25Rule = rule(
     "MCP25-HTP-013",
@@ -287,14 +295,16 @@ pub(crate) const SESSION_UNIQUE: Mcp25Rule = rule(
 )
 .says("a session id is globally unique and cryptographically secure")
 .help(
-    "protocheck opens a new connection, sends a second `initialize` and compares the \
-     `MCP-Session-Id` it gets with the run's own. A server that issues no session id is not \
+    "After every other rule, protocheck compares the `MCP-Session-Id` of every `initialize` of \
+     the run (the run's own and those of the sessions the rules opened; when there was no \
+     second, it opens one): no two may be the same. A server that issues no session id is not \
      judged.",
     "Both initializations got the same session id, usually because the server uses a fixed id (a \
      constant, a per-process value) or serves every client one shared session.",
     "Issue a new, cryptographically random session id (a UUID v4, or 128 random bits from a \
      secure generator) on every successful `initialize`, and keep each session's state apart.",
-);
+)
+.run_wide();
 
 pub(crate) const SESSION_REQUIRED: Mcp25Rule = rule(
     "MCP25-HTP-014",
@@ -309,11 +319,14 @@ pub(crate) const SESSION_REQUIRED: Mcp25Rule = rule(
      initialize) with 400 Bad Request",
 )
 .help(
-    "On a server that issues session ids, protocheck POSTs `tools/list` (or `ping` without \
-     `tools`) with the run's headers but no `MCP-Session-Id`. 400 passes; a 2xx is information \
-     (sessions are issued but not required); any other status is a warning.",
+    "On a server that issues session ids, protocheck sends, with the run's headers but no \
+     `MCP-Session-Id`, a POSTed `tools/list` (or `ping` without `tools`), a POSTed notification, \
+     a GET accepting `text/event-stream` and a DELETE. Each must get 400 (a GET or DELETE may get \
+     405 where the server offers none); a 2xx to the POSTed request is information (sessions are \
+     issued but not required); any other status is a warning.",
     "The server answers 404, 401 or 500 instead of 400, most often because the missing header \
-     falls through to the unknown-session branch or to an unhandled exception.",
+     falls through to the unknown-session branch or to an unhandled exception, or checks the \
+     header on POSTed requests only and serves a notification, GET or DELETE without it.",
     "Check for the header before looking the session up, and answer a request without \
      `MCP-Session-Id` (other than `initialize`) with `400 Bad Request`.",
 );
@@ -329,8 +342,9 @@ pub(crate) const DELETED_404: Mcp25Rule = rule(
 .says("once a session is terminated, requests naming its id get 404 Not Found")
 .help(
     "protocheck opens a session of its own and ends it with DELETE; when the DELETE gets a 2xx, \
-     it POSTs a request naming the ended session, which must get 404. A DELETE answered 405 \
-     passes; other answers to the DELETE are not judged.",
+     it sends a POSTed request, a POSTed notification, a GET and a second DELETE naming the ended \
+     session, each of which must get 404 (the GET may get 405 where the server offers none). A \
+     DELETE answered 405 passes; other answers to the DELETE are not judged.",
     "After a successful DELETE the request is still served (the session was not removed) or is \
      refused with 400 or 401, usually because the DELETE handler only acknowledges, or the lookup \
      does not tell an ended session apart.",
@@ -348,9 +362,10 @@ pub(crate) const UNKNOWN_404: Mcp25Rule = rule(
 )
 .says("a request naming a session that is not (or no longer) valid gets 404 Not Found")
 .help(
-    "On a server that issues session ids, protocheck POSTs `tools/list` (or `ping`) with an \
-     `MCP-Session-Id` it made up (`protocheck-unknown-` and random hex). 404 passes, and so does \
-     400; any other status is reported as a warning.",
+    "On a server that issues session ids, protocheck sends a POSTed `tools/list` (or `ping`), a \
+     POSTed notification, a GET and a DELETE, each with an `MCP-Session-Id` it made up \
+     (`protocheck-unknown-` and random hex). 404 passes, and so does 400 (and 405 to a GET or \
+     DELETE the server does not offer); any other status is reported as a warning.",
     "The server serves the request anyway because it never checks the id, or answers 401, 403 or \
      500, usually because a failed lookup raises an error.",
     "Look up every `MCP-Session-Id` and answer an id the server never issued, or no longer holds, \
@@ -367,12 +382,13 @@ pub(crate) const VERSION_HEADER: Mcp25Rule = rule(
 )
 .says("a request with an invalid or unsupported MCP-Protocol-Version gets 400 Bad Request")
 .help(
-    "protocheck POSTs `tools/list` (or `ping`) in the run's session twice, once with \
-     `MCP-Protocol-Version: not-a-version` and once with `MCP-Protocol-Version: 1999-01-01`; each \
-     must get 400.",
+    "protocheck sends `MCP-Protocol-Version: not-a-version` and `MCP-Protocol-Version: \
+     1999-01-01` each on a POSTed `tools/list` (or `ping`), a POSTed notification and a GET in \
+     the run's session, and on a DELETE of a session of its own; each must get 400 (a GET or \
+     DELETE may get 405 where the server offers none).",
     "The server ignores the header and serves the request (200), or refuses it with another \
-     status, usually because it never reads `MCP-Protocol-Version` or only checks that it is \
-     present.",
+     status, usually because it never reads `MCP-Protocol-Version`, only checks that it is \
+     present, or checks it on POST only.",
     "Read `MCP-Protocol-Version` on every request after `initialize`, and answer a value that is \
      malformed or not a version the server supports with `400 Bad Request`.",
 );
@@ -387,11 +403,14 @@ pub(crate) const ORIGIN: Mcp25Rule = rule(
 )
 .says("the server validates Origin; a request whose Origin is present and invalid gets 403")
 .help(
-    "protocheck POSTs an `initialize` and a request in the run's session, each with `Origin: \
-     http://protocheck-invalid-origin.example`; both must get 403. It then sends the request in \
-     session with look-alike Origins (`null`, loopback and own host names under `.invalid`, \
-     `http://attacker-localhost`), each of which must get 403 too.",
-    "The server does not check `Origin`, checks it only on some requests, or matches it by prefix \
+    "protocheck sends an `initialize`, a request, a notification and a GET in the run's \
+     session, and a DELETE of a session of its own, each with `Origin: \
+     http://protocheck-invalid-origin.example`; each must get 403 (a GET or DELETE may get 405 \
+     where the server offers none). It then sends the request in session with look-alike Origins \
+     (`null`, loopback and own host names under `.invalid`, `http://attacker-localhost`), each of \
+     which must get 403 too.",
+    "The server does not check `Origin`, checks it only on some requests (POSTs but not the GET \
+     stream a rebinding page would read), or matches it by prefix \
      or suffix (letting `http://localhost.protocheck.invalid` pass for `http://localhost`); a 401 \
      usually means authorization runs before any Origin check.",
     "Validate `Origin` on every request before anything else: compare the whole origin (scheme, \
@@ -493,23 +512,71 @@ async fn content_type(s: &Session) -> Judgement {
     j
 }
 
-async fn accepted_202(s: &Session) -> Judgement {
-    let cancelled = s
-        .main
-        .notify(
+/// What [`posted_messages`] sent, kept for both rules that read it.
+struct Posted(Vec<(&'static str, Reply)>);
+
+/// The notifications and the response MCP25-HTP-002 and MCP25-HTP-003 POST
+/// in the run's session, side by side, each with its label: every kind of
+/// message a client POSTs besides a request. None asks anything of the
+/// server: a cancellation and progress naming nothing it knows, an unknown
+/// notification, a response to an id it never used. Sent once, by the first
+/// of the two rules to run (MCP25-HTP-003, as a probe rule, before the
+/// run-wide MCP25-HTP-002).
+async fn posted_messages(s: &Session) -> Vec<(&'static str, Reply)> {
+    s.shared(|| async { Posted(send_posted(s).await) })
+        .await
+        .0
+        .clone()
+}
+
+async fn send_posted(s: &Session) -> Vec<(&'static str, Reply)> {
+    let n = s.client.next_id();
+    let response = json!({"jsonrpc": "2.0", "id": format!("pc-none-{n}"), "result": {}});
+    let (cancelled, unknown, progress, response) = tokio::join!(
+        s.main.notify(
             "notifications/cancelled",
-            json!({"requestId": format!("pc-never-sent-{}", s.client.next_id()),
+            json!({"requestId": format!("pc-never-sent-{n}"),
                    "reason": "protocheck: no such request"}),
-        )
-        .await;
+        ),
+        s.main.notify("notifications/protocheck_unknown", json!({})),
+        s.main.notify(
+            "notifications/progress",
+            json!({"progressToken": format!("pc-never-given-{n}"), "progress": 1}),
+        ),
+        s.main.send_frame(
+            "JSON-RPC response for an id never used",
+            response.to_string(),
+            Awaiting::Nothing,
+        ),
+    );
+    vec![
+        (
+            "`notifications/cancelled` for a request never sent",
+            cancelled,
+        ),
+        ("the unknown `notifications/protocheck_unknown`", unknown),
+        ("`notifications/progress` for a token never given", progress),
+        (
+            "a JSON-RPC response for an id the server never used",
+            response,
+        ),
+    ]
+}
+
+async fn accepted_202(s: &Session) -> Judgement {
     let mut replies = Vec::new();
     if let Some(initialized) = &s.initialized {
         replies.push(("`notifications/initialized`", initialized.clone()));
     }
-    replies.push((
-        "`notifications/cancelled` for a request never sent",
-        cancelled,
-    ));
+    replies.extend(posted_messages(s).await);
+    // Run-wide: protocheck's answers to requests the server sent during the
+    // run are accepted responses too.
+    let answers = s.client.posted_answers();
+    replies.extend(
+        answers
+            .into_iter()
+            .map(|r| ("protocheck's answer to a request of the server", r)),
+    );
     let (mut accepted, mut bad, mut refused) = (Vec::new(), Vec::new(), Vec::new());
     for (label, reply) in &replies {
         match reply.status {
@@ -518,26 +585,27 @@ async fn accepted_202(s: &Session) -> Judgement {
             _ => refused.push(format!("{label}: {}", reply.describe())),
         }
     }
+    accepted.dedup();
     let j = if !bad.is_empty() {
         Judgement::fail(format!(
-            "a notification the server accepted did not get 202 with an empty body: {}",
+            "a message the server accepted did not get 202 with an empty body: {}",
             bad.join("; ")
         ))
     } else if accepted.is_empty() {
         Judgement::skip(format!(
-            "not applicable: the server accepted neither notification ({}); \
-             MCP25-HTP-003 judges refusals",
+            "not applicable: the server accepted none of the notifications and the response \
+             ({}); MCP25-HTP-003 judges refusals",
             refused.join("; ")
         ))
     } else if refused.is_empty() {
         Judgement::pass(format!(
             "{} got 202 with an empty body",
-            accepted.join(" and ")
+            accepted.join(", ")
         ))
     } else {
         Judgement::pass(format!(
             "{} got 202 with an empty body (not judged here: {})",
-            accepted.join(" and "),
+            accepted.join(", "),
             refused.join("; ")
         ))
     };
@@ -545,37 +613,34 @@ async fn accepted_202(s: &Session) -> Judgement {
 }
 
 async fn refused_status(s: &Session) -> Judgement {
-    let text = json!({"jsonrpc": "2.0", "id": format!("pc-none-{}", s.client.next_id()),
-                      "result": {}})
-    .to_string();
-    let reply = s
-        .main
-        .send_frame(
-            "JSON-RPC response for an id never used",
-            text,
-            Awaiting::Nothing,
-        )
-        .await;
-    let j = match reply.status {
-        None => Judgement::skip(format!(
-            "not verified: the POSTed response got {}",
-            reply.describe()
-        )),
-        Some(202) if reply.body_len == 0 => Judgement::pass(
-            "a JSON-RPC response for an id the server never used got 202 with an empty body \
-             (accepted and ignored)",
-        ),
-        Some(status) if status >= 400 => Judgement::pass(format!(
-            "a JSON-RPC response for an id the server never used was refused with HTTP {status}"
-        )),
-        Some(_) => Judgement::fail(format!(
-            "a JSON-RPC response for an id the server never used got {}: a response the \
-             server does not accept must get an HTTP error status, and one it accepts 202 with \
-             no body",
-            reply.describe()
-        )),
+    let replies = posted_messages(s).await;
+    let mut bad = Vec::new();
+    let mut unsent = Vec::new();
+    let mut how = Vec::new();
+    for (label, reply) in &replies {
+        match reply.status {
+            None => unsent.push(format!("{label}: {}", reply.describe())),
+            Some(202) if reply.body_len == 0 => how.push(format!("{label}: 202, accepted")),
+            Some(status) if status >= 400 => how.push(format!("{label}: refused with {status}")),
+            Some(_) => bad.push(format!("{label} got {}", reply.describe())),
+        }
+    }
+    let j = if !bad.is_empty() {
+        Judgement::fail(format!(
+            "{}: a notification or response the server does not accept must get an HTTP error \
+             status, and one it accepts 202 with no body",
+            bad.join("; ")
+        ))
+    } else if !unsent.is_empty() {
+        Judgement::skip(format!("not verified: {}", unsent.join("; ")))
+    } else {
+        Judgement::pass(format!(
+            "each POSTed message that is not a request got 202 with no body or an HTTP error \
+             status ({})",
+            how.join("; ")
+        ))
     };
-    j.reply(&reply)
+    replies.iter().fold(j, |j, (_, r)| j.reply(r))
 }
 
 /// The streams of [`post_streams`], or the judgement to return.

@@ -15,68 +15,112 @@ fn is_2xx(status: u16) -> bool {
 }
 
 pub(super) async fn session_ascii(s: &Session) -> Judgement {
-    let header = s.init.exchange.response.as_ref().and_then(|r| {
-        r.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(H_SESSION_ID))
-            .map(|(_, v)| v.clone())
-    });
-    let j = match (&s.init.session_id, header) {
-        (None, None) => return no_sessions(),
-        // The header was there but could not be read as visible ASCII.
-        (None, Some(value)) => Judgement::fail(format!(
-            "the MCP-Session-Id of the initialize answer holds bytes outside visible ASCII: \
-             `{}`",
-            clip(&value, 80)
-        )),
-        (Some(sid), _) => {
-            let bad: Vec<String> = sid
-                .chars()
-                .filter(|c| !('\u{21}'..='\u{7e}').contains(c))
-                .map(|c| format!("U+{:04X}", u32::from(c)))
-                .collect();
-            if bad.is_empty() {
-                Judgement::pass(format!(
-                    "the session id ({} characters) is visible ASCII",
-                    sid.chars().count()
-                ))
-            } else {
-                Judgement::fail(format!(
-                    "the session id `{}` holds characters outside 0x21–0x7E: {}",
-                    clip(sid, 80),
-                    bad.join(", ")
-                ))
+    // Run-wide: every initialization of the run, the rules' own sessions
+    // included.
+    let issued = s.client.issued();
+    if issued.is_empty() {
+        return no_sessions();
+    }
+    let mut bad = Vec::new();
+    let mut evidence = Vec::new();
+    for one in &issued {
+        let problem = match &one.id {
+            None => Some(format!(
+                "an MCP-Session-Id holds bytes outside visible ASCII: `{}`",
+                clip(&one.header, 80)
+            )),
+            Some(sid) => {
+                let outside: Vec<String> = sid
+                    .chars()
+                    .filter(|c| !('\u{21}'..='\u{7e}').contains(c))
+                    .map(|c| format!("U+{:04X}", u32::from(c)))
+                    .collect();
+                (!outside.is_empty()).then(|| {
+                    format!(
+                        "the session id `{}` holds characters outside 0x21–0x7E: {}",
+                        clip(sid, 80),
+                        outside.join(", ")
+                    )
+                })
             }
+        };
+        if let Some(problem) = problem {
+            bad.push(problem);
+            evidence.push(one.exchange.clone());
         }
+    }
+    let j = if bad.is_empty() {
+        evidence.push(issued[0].exchange.clone());
+        Judgement::pass(format!(
+            "each of the {} session ids the run's initializations got is visible ASCII",
+            issued.len()
+        ))
+    } else {
+        Judgement::fail(bad.join("; "))
     };
-    j.reply(&s.init)
+    evidence.iter().fold(j, Judgement::with)
 }
 
 pub(super) async fn session_unique(s: &Session) -> Judgement {
-    let Some(first) = s.init.session_id.clone() else {
+    if s.init.session_id.is_none() {
         return no_sessions();
-    };
-    let conn = match s.fresh().await {
-        Ok(conn) => conn,
-        Err(j) => return j,
-    };
-    let second = conn.initialize(PROTOCOL_VERSION).await;
-    let j = match &second.session_id {
-        None => Judgement::skip(format!(
-            "not verified: the second initialize was answered {} without an MCP-Session-Id",
-            second.describe()
-        )),
-        Some(id) if *id == first => Judgement::fail(format!(
-            "two initializations got the same session id `{}`",
-            clip(id, 80)
-        )),
-        Some(_) => Judgement::pass("two initializations got two different session ids"),
-    };
-    // A DELETE of an id the run's own session shares would end it too.
-    if second.session_id.as_deref() != Some(first.as_str()) {
-        conn.close().await;
     }
-    j.reply(&s.init).reply(&second)
+    // Every id the run got (run-wide); when the run opened no second
+    // session, one of the rule's own, so that two ids are compared.
+    let mut opened = None;
+    if s.client.issued().len() < 2 {
+        let conn = match s.fresh().await {
+            Ok(conn) => conn,
+            Err(j) => return j,
+        };
+        let second = conn.initialize(PROTOCOL_VERSION).await;
+        opened = Some((conn, second));
+    }
+    let issued = s.client.issued();
+    let ids: Vec<(&str, &crate::suite::Exchange)> = issued
+        .iter()
+        .filter_map(|i| i.id.as_deref().map(|id| (id, &i.exchange)))
+        .collect();
+    let repeated = ids.iter().enumerate().find_map(|(n, (id, ex))| {
+        ids[..n]
+            .iter()
+            .find(|(other, _)| other == id)
+            .map(|(_, first)| (*id, *first, *ex))
+    });
+    let j = match repeated {
+        Some((id, first, again)) => Judgement::fail(format!(
+            "two initializations got the same session id `{}` ({} initializations of the run \
+             compared)",
+            clip(id, 80),
+            ids.len()
+        ))
+        .with(first)
+        .with(again),
+        None if ids.len() < 2 => Judgement::skip(format!(
+            "not verified: the run got {} usable MCP-Session-Id{}",
+            ids.len(),
+            match &opened {
+                Some((_, second)) =>
+                    format!("; the second initialize was answered {}", second.describe()),
+                None => String::new(),
+            }
+        ))
+        .reply(&s.init),
+        None => Judgement::pass(format!(
+            "the {} initializations of the run got {} different session ids",
+            ids.len(),
+            ids.len()
+        ))
+        .with(ids[0].1)
+        .with(ids[ids.len() - 1].1),
+    };
+    if let Some((conn, second)) = opened {
+        // A DELETE of an id the run's own session shares would end it too.
+        if second.session_id.is_some() && second.session_id != s.init.session_id {
+            conn.close().await;
+        }
+    }
+    j
 }
 
 /// A `ping` (or `tools/list`, when tools are advertised) POSTed in the
@@ -109,29 +153,175 @@ async fn bent(
     Ok(send(s, http, req, read).await)
 }
 
+/// The other kinds of HTTP request a client sends after `initialize`, which
+/// the session and header sentences speak of as well as of a POSTed request
+/// ("requests", "all incoming connections").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// A POSTed notification (`notifications/cancelled` for a request id
+    /// never sent, which a server ignores when it accepts it).
+    Notification,
+    /// A GET accepting `text/event-stream` (the stream a server may offer).
+    Get,
+    /// A DELETE (ending a session).
+    Delete,
+}
+
+impl Form {
+    fn label(self) -> &'static str {
+        match self {
+            Form::Notification => "a notification POST",
+            Form::Get => "a GET",
+            Form::Delete => "a DELETE",
+        }
+    }
+
+    /// Whether 405 to this form says the server offers no such request at
+    /// all (GET and DELETE may be refused so; transports, "Listening for
+    /// Messages" and "Session Management"), so that it shows nothing of
+    /// the header the rule is about.
+    fn may_be_405(self) -> bool {
+        self != Form::Notification
+    }
+}
+
+/// `form` sent in `session` (none: no `MCP-Session-Id`), shaped by `bend`,
+/// read up to its status (an SSE stream is left at once).
+async fn bent_form(
+    s: &Session,
+    form: Form,
+    session: Option<&str>,
+    bend: impl FnOnce(HttpRequest) -> HttpRequest,
+) -> Result<Raw, Judgement> {
+    let (http, url) = target(s)?;
+    let req = match form {
+        Form::Notification => {
+            let body = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": format!("protocheck-never-sent-{}", s.client.next_id()),
+                           "reason": "protocheck: a request never sent"}});
+            shaped(s, url, ::http::Method::POST, Some(&body), session)
+        }
+        Form::Get => shaped(s, url, ::http::Method::GET, None, session),
+        Form::Delete => shaped(s, url, ::http::Method::DELETE, None, session),
+    };
+    Ok(send(s, http, bend(req), Read::Window(Duration::ZERO)).await)
+}
+
+/// How `forms` answered a bent request that must get `want` (or, for a GET
+/// or DELETE, 405): what was wrong, what could not be sent, and the
+/// exchanges.
+#[derive(Default)]
+struct FormsSeen {
+    bad: Vec<String>,
+    unsent: Vec<String>,
+    refused_405: Vec<&'static str>,
+    exchanges: Vec<crate::suite::Exchange>,
+}
+
+impl FormsSeen {
+    fn judge(&mut self, form: Form, raw: Raw, want: &[u16]) {
+        match raw.status {
+            None => self
+                .unsent
+                .push(format!("{}: {}", form.label(), raw.describe())),
+            Some(405) if form.may_be_405() && !want.contains(&405) => {
+                self.refused_405.push(form.label());
+            }
+            Some(status) if want.contains(&status) => {}
+            Some(_) => self
+                .bad
+                .push(format!("{} got {}", form.label(), raw.describe())),
+        }
+        self.exchanges.push(raw.exchange);
+    }
+
+    /// The note on forms refused with 405, for a pass message.
+    fn note_405(&self) -> String {
+        if self.refused_405.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; {} got 405 (the server offers no such request, which the spec allows)",
+                self.refused_405.join(" and ")
+            )
+        }
+    }
+
+    fn attach(self, j: Judgement) -> Judgement {
+        self.exchanges.iter().fold(j, Judgement::with)
+    }
+}
+
+/// Sends each of `forms` in `session`, bent by `bend`, side by side.
+async fn send_forms(
+    s: &Session,
+    forms: &[Form],
+    session: Option<&str>,
+    bend: impl Fn(HttpRequest) -> HttpRequest + Copy,
+) -> Result<Vec<(Form, Raw)>, Judgement> {
+    let sends = forms.iter().map(|&form| async move {
+        bent_form(s, form, session, bend)
+            .await
+            .map(|raw| (form, raw))
+    });
+    futures::future::join_all(sends).await.into_iter().collect()
+}
+
+/// The forms besides the POSTed request sent to a session that is not the
+/// run's own (none, an unknown one, an ended one): a DELETE there can end
+/// nothing the run uses.
+const OTHER_FORMS: [Form; 3] = [Form::Notification, Form::Get, Form::Delete];
+
 pub(super) async fn session_required(s: &Session) -> Judgement {
     if s.main.session_id().is_none() {
         return no_sessions();
     }
-    let raw = match bent(s, |req| set_header(req, H_SESSION_ID, None)).await {
+    let strip = |req| set_header(req, H_SESSION_ID, None);
+    let (raw, forms) = tokio::join!(bent(s, strip), send_forms(s, &OTHER_FORMS, None, strip));
+    let raw = match raw {
         Ok(raw) => raw,
         Err(j) => return j,
     };
-    let j = match raw.status {
-        None => Judgement::skip(format!("not verified: the request got {}", raw.describe())),
-        Some(400) => Judgement::pass("a request without MCP-Session-Id was refused with 400"),
+    let forms = match forms {
+        Ok(forms) => forms,
+        Err(j) => return j,
+    };
+    let mut seen = FormsSeen::default();
+    let status = raw.status;
+    let described = raw.describe();
+    seen.exchanges.push(raw.exchange);
+    let j = match status {
+        None => Judgement::skip(format!("not verified: the request got {described}")),
+        Some(400) => {
+            for (form, raw) in forms {
+                seen.judge(form, raw, &[400]);
+            }
+            if !seen.bad.is_empty() {
+                Judgement::fail(format!(
+                    "a POSTed request without MCP-Session-Id was refused with 400, so the server \
+                     requires the session id, yet without it {}, not 400 Bad Request",
+                    seen.bad.join("; ")
+                ))
+            } else if !seen.unsent.is_empty() {
+                Judgement::skip(format!("not verified: {}", seen.unsent.join("; ")))
+            } else {
+                Judgement::pass(format!(
+                    "without MCP-Session-Id, a POSTed request, a notification POST, a GET and a \
+                     DELETE were each refused with 400{}",
+                    seen.note_405()
+                ))
+            }
+        }
         Some(status) if is_2xx(status) => Judgement::info(format!(
-            "a request without MCP-Session-Id got {}: the server issues session ids but does \
-             not require them, which the 400 sentence (for servers that require one) does not \
-             cover",
-            raw.describe()
+            "a request without MCP-Session-Id got {described}: the server issues session ids but \
+             does not require them, which the 400 sentence (for servers that require one) does \
+             not cover"
         )),
         Some(_) => Judgement::fail(format!(
-            "a request without MCP-Session-Id got {}, not 400 Bad Request",
-            raw.describe()
+            "a request without MCP-Session-Id got {described}, not 400 Bad Request"
         )),
     };
-    j.with(&raw.exchange)
+    seen.attach(j)
 }
 
 pub(super) async fn deleted_404(s: &Session) -> Judgement {
@@ -152,25 +342,49 @@ pub(super) async fn deleted_404(s: &Session) -> Judgement {
             Judgement::pass("DELETE answered 405: the server does not let clients end sessions")
         }
         Some(status) if is_2xx(status) => {
-            let after = match bent(s, |req| set_header(req, H_SESSION_ID, Some(&sid))).await {
+            let name = |req| set_header(req, H_SESSION_ID, Some(&sid));
+            let (after, forms) =
+                tokio::join!(bent(s, name), send_forms(s, &OTHER_FORMS, Some(&sid), name));
+            let after = match after {
                 Ok(raw) => raw,
                 Err(j) => return j,
             };
-            let j = match after.status {
-                Some(404) => {
-                    Judgement::pass(format!("after DELETE ({status}), the session id got 404"))
-                }
-                None => Judgement::skip(format!(
-                    "not verified: the request after DELETE got {}",
-                    after.describe()
-                )),
-                Some(_) => Judgement::fail(format!(
-                    "DELETE answered {status}, yet a request naming the ended session got {}, \
-                     not 404",
-                    after.describe()
-                )),
+            let forms = match forms {
+                Ok(forms) => forms,
+                Err(j) => return j,
             };
-            return j.reply(&deleted).with(&after.exchange);
+            let mut seen = FormsSeen::default();
+            match after.status {
+                Some(404) => {}
+                None => seen
+                    .unsent
+                    .push(format!("a POSTed request: {}", after.describe())),
+                Some(_) => seen
+                    .bad
+                    .push(format!("a POSTed request got {}", after.describe())),
+            }
+            seen.exchanges.push(after.exchange);
+            for (form, raw) in forms {
+                seen.judge(form, raw, &[404]);
+            }
+            let j = if !seen.bad.is_empty() {
+                Judgement::fail(format!(
+                    "DELETE answered {status}, yet naming the ended session {}, not 404",
+                    seen.bad.join("; ")
+                ))
+            } else if !seen.unsent.is_empty() {
+                Judgement::skip(format!(
+                    "not verified: after DELETE, {}",
+                    seen.unsent.join("; ")
+                ))
+            } else {
+                Judgement::pass(format!(
+                    "after DELETE ({status}), a POSTed request, a notification POST, a GET and a \
+                     second DELETE naming the ended session each got 404{}",
+                    seen.note_405()
+                ))
+            };
+            return seen.attach(j.reply(&deleted));
         }
         _ => Judgement::skip(format!(
             "not verified: DELETE got {} (only 2xx and 405 are judged)",
@@ -185,52 +399,183 @@ pub(super) async fn unknown_404(s: &Session) -> Judgement {
         return no_sessions();
     }
     let unknown = format!("protocheck-unknown-{:016x}", rand::random::<u64>());
-    let raw = match bent(s, |req| set_header(req, H_SESSION_ID, Some(&unknown))).await {
+    let name = |req| set_header(req, H_SESSION_ID, Some(&unknown));
+    let (raw, forms) = tokio::join!(
+        bent(s, name),
+        send_forms(s, &OTHER_FORMS, Some(&unknown), name)
+    );
+    let raw = match raw {
         Ok(raw) => raw,
         Err(j) => return j,
     };
-    let j = match raw.status {
-        None => Judgement::skip(format!("not verified: the request got {}", raw.describe())),
-        Some(404) => Judgement::pass("a session id never issued got 404"),
-        Some(400) => Judgement::pass(
-            "a session id never issued got 400 (the 404 sentence speaks of terminated \
-             sessions; 400 for no valid session is a reading a careful server author can take)",
-        ),
-        Some(_) => Judgement::fail(format!(
-            "a request naming a session id the server never issued got {}, not 404",
-            raw.describe()
-        )),
+    let forms = match forms {
+        Ok(forms) => forms,
+        Err(j) => return j,
     };
-    j.with(&raw.exchange)
+    let mut seen = FormsSeen::default();
+    match raw.status {
+        Some(404 | 400) => {}
+        None => seen
+            .unsent
+            .push(format!("a POSTed request: {}", raw.describe())),
+        Some(_) => seen
+            .bad
+            .push(format!("a POSTed request got {}", raw.describe())),
+    }
+    let saw_400 = raw.status == Some(400);
+    seen.exchanges.push(raw.exchange);
+    let mut any_400 = saw_400;
+    for (form, raw) in forms {
+        any_400 |= raw.status == Some(400);
+        seen.judge(form, raw, &[404, 400]);
+    }
+    let j = if !seen.bad.is_empty() {
+        Judgement::fail(format!(
+            "naming a session id the server never issued, {}, not 404",
+            seen.bad.join("; ")
+        ))
+    } else if !seen.unsent.is_empty() {
+        Judgement::skip(format!("not verified: {}", seen.unsent.join("; ")))
+    } else {
+        Judgement::pass(format!(
+            "a session id never issued got 404 on a POSTed request, a notification POST, a GET \
+             and a DELETE{}{}",
+            if any_400 {
+                " (or 400: the 404 sentence speaks of terminated sessions; 400 for no valid \
+                 session is a reading a careful server author can take)"
+            } else {
+                ""
+            },
+            seen.note_405()
+        ))
+    };
+    seen.attach(j)
 }
 
+/// The `MCP-Protocol-Version` values that must get 400: one malformed, one
+/// a well-formed revision no server supports.
+const BAD_VERSIONS: [&str; 2] = ["not-a-version", "1999-01-01"];
+
 pub(super) async fn version_header(s: &Session) -> Judgement {
-    let mut bad = Vec::new();
-    let mut unsent = Vec::new();
-    let mut exchanges = Vec::new();
-    for version in ["not-a-version", "1999-01-01"] {
-        let raw = match bent(s, |req| set_header(req, H_PROTOCOL_VERSION, Some(version))).await {
+    let sid = s.main.session_id();
+    let sid = sid.as_deref();
+    let in_session = [Form::Notification, Form::Get];
+    let posts = BAD_VERSIONS.map(|version| async move {
+        let bend = move |req| set_header(req, H_PROTOCOL_VERSION, Some(version));
+        let (post, forms) = tokio::join!(bent(s, bend), send_forms(s, &in_session, sid, bend));
+        (version, post, forms)
+    });
+    let (sent, deletes) = tokio::join!(
+        futures::future::join_all(posts),
+        delete_bent(s, &BAD_VERSIONS, |req, version| {
+            set_header(req, H_PROTOCOL_VERSION, Some(version))
+        })
+    );
+    let mut seen = FormsSeen::default();
+    for (version, post, forms) in sent {
+        let post = match post {
             Ok(raw) => raw,
             Err(j) => return j,
         };
-        match raw.status {
+        match post.status {
             Some(400) => {}
-            None => unsent.push(format!("`{version}`: {}", raw.describe())),
-            Some(_) => bad.push(format!("`{version}` got {}", raw.describe())),
+            None => seen.unsent.push(format!(
+                "`{version}`: a POSTed request: {}",
+                post.describe()
+            )),
+            Some(_) => seen.bad.push(format!(
+                "`{version}`: a POSTed request got {}",
+                post.describe()
+            )),
         }
-        exchanges.push(raw.exchange);
+        seen.exchanges.push(post.exchange);
+        let forms = match forms {
+            Ok(forms) => forms,
+            Err(j) => return j,
+        };
+        for (form, raw) in forms {
+            let before = (seen.bad.len(), seen.unsent.len());
+            seen.judge(form, raw, &[400]);
+            prefix_new(&mut seen, before, version);
+        }
     }
-    let j = if !bad.is_empty() {
+    let deletes = match deletes {
+        Ok(deletes) => deletes,
+        Err(j) => return j,
+    };
+    for (version, raw) in deletes {
+        let before = (seen.bad.len(), seen.unsent.len());
+        seen.judge(Form::Delete, raw, &[400]);
+        prefix_new(&mut seen, before, version);
+    }
+    seen.refused_405.dedup();
+    let j = if !seen.bad.is_empty() {
         Judgement::fail(format!(
             "MCP-Protocol-Version {} (not 400 Bad Request)",
-            bad.join("; ")
+            seen.bad.join("; ")
         ))
-    } else if !unsent.is_empty() {
-        Judgement::skip(format!("not verified: {}", unsent.join("; ")))
+    } else if !seen.unsent.is_empty() {
+        Judgement::skip(format!("not verified: {}", seen.unsent.join("; ")))
     } else {
-        Judgement::pass("MCP-Protocol-Version `not-a-version` and `1999-01-01` each got 400")
+        Judgement::pass(format!(
+            "MCP-Protocol-Version `not-a-version` and `1999-01-01` each got 400 on a POSTed \
+             request, a notification POST and a GET in the run's session, and on a DELETE of a \
+             session of the rule's own{}",
+            seen.note_405()
+        ))
     };
-    exchanges.iter().fold(j, Judgement::with)
+    seen.attach(j)
+}
+
+/// Names `value` on the findings `seen` gained since `before`.
+fn prefix_new(seen: &mut FormsSeen, before: (usize, usize), value: &str) {
+    for item in seen.bad.iter_mut().skip(before.0) {
+        *item = format!("`{value}`: {item}");
+    }
+    for item in seen.unsent.iter_mut().skip(before.1) {
+        *item = format!("`{value}`: {item}");
+    }
+}
+
+/// DELETEs bent by `bend` with each of `values`, one after another, on a
+/// session of the rule's own (opened for them: a DELETE the server wrongly
+/// accepts ends that session, never the run's); a DELETE accepted ends the
+/// rest, the session being gone. On a server that issues no session id they
+/// name none (there is no session to end).
+async fn delete_bent(
+    s: &Session,
+    values: &[&'static str],
+    bend: impl Fn(HttpRequest, &str) -> HttpRequest,
+) -> Result<Vec<(&'static str, Raw)>, Judgement> {
+    let own = if s.main.session_id().is_some() {
+        let (conn, sid) = own_session(s).await?;
+        match sid {
+            Some(sid) => Some((conn, sid)),
+            None => {
+                conn.close().await;
+                return Ok(Vec::new());
+            }
+        }
+    } else {
+        None
+    };
+    let sid = own.as_ref().map(|(_, sid)| sid.as_str());
+    let mut out = Vec::new();
+    let mut ended = false;
+    for &value in values {
+        let raw = bent_form(s, Form::Delete, sid, |req| bend(req, value)).await?;
+        ended = raw.status.is_some_and(is_2xx);
+        out.push((value, raw));
+        if ended {
+            break;
+        }
+    }
+    if let Some((conn, _)) = own
+        && !ended
+    {
+        conn.close().await;
+    }
+    Ok(out)
 }
 
 /// An Origin no server serves.
@@ -259,20 +604,42 @@ pub(super) async fn origin(s: &Session) -> Judgement {
         hard: s.client.timeout(),
         linger: Duration::ZERO,
     };
-    let first = send(s, http, req, read).await;
-    let second = match bent(s, |req| req.header("origin", BAD_ORIGIN)).await {
+    let foreign = |req: HttpRequest| req.header("origin", BAD_ORIGIN);
+    let sid = s.main.session_id();
+    let (first, second, forms, deletes) = tokio::join!(
+        send(s, http, req, read),
+        bent(s, foreign),
+        send_forms(s, &[Form::Notification, Form::Get], sid.as_deref(), foreign),
+        delete_bent(s, &[BAD_ORIGIN], |req, origin| req.header("origin", origin)),
+    );
+    let second = match second {
         Ok(raw) => raw,
         Err(j) => return j,
     };
-    let mut bad = Vec::new();
-    let mut unsent = Vec::new();
+    let mut seen = FormsSeen::default();
     for (label, raw) in [("`initialize`", &first), ("a request in session", &second)] {
         match raw.status {
             Some(403) => {}
-            None => unsent.push(format!("{label}: {}", raw.describe())),
-            Some(_) => bad.push(format!("{label} got {}", raw.describe())),
+            None => seen.unsent.push(format!("{label}: {}", raw.describe())),
+            Some(_) => seen.bad.push(format!("{label} got {}", raw.describe())),
         }
     }
+    let forms = match forms {
+        Ok(forms) => forms,
+        Err(j) => return j,
+    };
+    for (form, raw) in forms {
+        seen.judge(form, raw, &[403]);
+    }
+    let deletes = match deletes {
+        Ok(deletes) => deletes,
+        Err(j) => return j,
+    };
+    for (_, raw) in deletes {
+        seen.judge(Form::Delete, raw, &[403]);
+    }
+    let (bad, unsent) = (seen.bad.clone(), seen.unsent.clone());
+    let note = seen.note_405();
     let j = if !bad.is_empty() {
         Judgement::fail(format!(
             "with Origin `{BAD_ORIGIN}`, {} (not 403 Forbidden)",
@@ -284,7 +651,8 @@ pub(super) async fn origin(s: &Session) -> Judgement {
         let lookalikes = origin::lookalikes(url);
         match lookalikes_refused(s, &lookalikes).await {
             Ok(()) => Judgement::pass(format!(
-                "`initialize` and a request in session with Origin `{BAD_ORIGIN}` each got 403, \
+                "`initialize`, a request, a notification POST and a GET in session, and a DELETE \
+                 of a session of the rule's own, with Origin `{BAD_ORIGIN}` each got 403{note}, \
                  and so did a request in session with each look-alike Origin ({}); another port \
                  or scheme of the same host is not sent: the spec leaves it to the server, which \
                  may allow it",
@@ -293,7 +661,7 @@ pub(super) async fn origin(s: &Session) -> Judgement {
             Err(j) => j,
         }
     };
-    j.with(&first.exchange).with(&second.exchange)
+    seen.attach(j.with(&first.exchange).with(&second.exchange))
 }
 
 /// Sends the request in session once with each of `lookalikes` (shared with

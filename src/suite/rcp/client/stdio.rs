@@ -5,8 +5,8 @@
 
 use super::{
     BARRIER_RTT_MULTIPLIER, Failure, HARNESS_NOTIFICATION_WAIT, MAX_STRAYS, Notified, Quiet,
-    RcpClient, Reply, SPLIT_PAUSE, STDERR_SETTLE, STDIO_NOTIFICATION_WAIT, TAIL_CEILING,
-    TAIL_FLOOR, TAIL_RTT_MULTIPLIER, Wire, oversized, parse_body,
+    RcpClient, Reply, STDERR_SETTLE, STDIO_NOTIFICATION_WAIT, TAIL_CEILING, TAIL_FLOOR,
+    TAIL_RTT_MULTIPLIER, Wire, oversized, parse_body,
 };
 use crate::suite::rtt::RttRecord;
 use crate::suite::{Exchange, RequestRecord, ResponseRecord};
@@ -199,30 +199,39 @@ impl RcpClient {
         }
     }
 
-    /// Over stdio, sends the request after two blank lines and in two writes
-    /// with a pause between them: a reader must tolerate blank lines and buffer
-    /// until the newline (spec §5.1). Returns the reply to this request (or,
-    /// when none came, the first line the server wrote instead) and the other
-    /// lines the server wrote meanwhile, which are read off so later requests
-    /// stay paired with their replies.
+    /// Over stdio, sends the request after two blank lines and in several
+    /// writes, cut at the byte offsets `cuts` gives for the frame, with a
+    /// pause after each write but the last: a reader must tolerate blank lines
+    /// and buffer until the newline (spec §5.1). A cut may fall inside a
+    /// multi-byte UTF-8 character: the bytes are written as they are. Returns
+    /// the reply to this request (or, when none came, the first line the
+    /// server wrote instead) and the other lines the server wrote meanwhile,
+    /// which are read off so later requests stay paired with their replies.
     pub async fn call_split(
         &mut self,
         id: Value,
         method: &str,
         params: Value,
+        cuts: fn(&str) -> Vec<usize>,
+        pause: Duration,
     ) -> Result<(Reply, Vec<String>), Failure> {
         self.note_request(method, &params);
         let frame =
             json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
         let started = Instant::now();
         let request = self.stdin_record(&frame);
-        let (head, tail) = frame.split_at(frame.len() / 2);
+        let segments = split_bytes(format!("\n\n{frame}\n").as_bytes(), 2, &cuts(&frame));
         let written = match &mut self.wire {
             Wire::Stdio { child } => {
-                let mut result = child.write_raw(format!("\n\n{head}").as_bytes()).await;
-                if result.is_ok() {
-                    tokio::time::sleep(SPLIT_PAUSE).await;
-                    result = child.write_raw(format!("{tail}\n").as_bytes()).await;
+                let mut result = Ok(());
+                for (n, segment) in segments.iter().enumerate() {
+                    if n > 0 {
+                        tokio::time::sleep(pause).await;
+                    }
+                    result = child.write_raw(segment).await;
+                    if result.is_err() {
+                        break;
+                    }
                 }
                 result
             }
@@ -497,5 +506,37 @@ mod tests {
             MS * 300,
             "the floor wins"
         );
+    }
+}
+
+/// `bytes` cut at `offset` + each of `cuts` (offsets into the frame that
+/// starts at `offset`), in order; cuts out of range or not increasing are
+/// dropped, so every byte is written exactly once.
+fn split_bytes(bytes: &[u8], offset: usize, cuts: &[usize]) -> Vec<Vec<u8>> {
+    let mut segments = Vec::new();
+    let mut start = 0;
+    for cut in cuts {
+        let at = offset + cut;
+        if at > start && at < bytes.len() {
+            segments.push(bytes[start..at].to_vec());
+            start = at;
+        }
+    }
+    segments.push(bytes[start..].to_vec());
+    segments
+}
+
+#[cfg(test)]
+mod split_tests {
+    use super::split_bytes;
+
+    #[test]
+    fn every_byte_is_written_once_in_order() {
+        let bytes = "\n\nab\u{e9}c\n".as_bytes();
+        let parts = split_bytes(bytes, 2, &[1, 3, 3, 99]);
+        assert_eq!(parts.len(), 3);
+        assert_eq!(parts.concat(), bytes);
+        // The cut at frame byte 3 falls between the two bytes of "é".
+        assert_eq!(parts[1], vec![b'b', 0xc3]);
     }
 }

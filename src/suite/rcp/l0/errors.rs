@@ -30,10 +30,13 @@ pub const UNKNOWN_METHOD: Rule = must(
     "RCP/1 §14.1(4), §12",
 )
 .help(
-    "After `initialize`, protocheck sends a request for `does/not/exist`, a method RCP does not \
-     define, with empty params; it must get error -32004 (UnknownMethod).",
+    "After `initialize`, protocheck sends ten methods RCP does not define, with empty params: \
+     `does/not/exist`, `protocheckUndefined` and one inside each namespace of the protocol's own \
+     (`retrieve/protocheck-undefined`, `index/list`, …); each must get error -32004 \
+     (UnknownMethod), which the spec prefers to -32003 when both could apply.",
     "The server answers with JSON-RPC's generic -32601 (Method not found), which most JSON-RPC \
-     libraries produce by default, or, over HTTP, the router answers the unknown path with a 404 \
+     libraries produce by default, routes by the part before the `/` and answers -32003 for an \
+     undefined method in a known namespace, or, over HTTP, the router answers the unknown path with a 404 \
      and no JSON-RPC body.",
     "Map unknown methods to `{\"code\": -32004}`: override the library's method-not-found \
      handler, or rewrite -32601 before it is sent. Over HTTP, route every `POST <base>/<method>` \
@@ -45,10 +48,11 @@ pub const UNADVERTISED_METHOD: Rule = must(
     "RCP/1 §14.1(4), §12",
 )
 .help(
-    "After `initialize`, protocheck takes the first read-only RCP method whose capability is not \
-     advertised, in the order `catalog/list`, `query/transform`, `embed/sparse`, `embed/multi`, \
-     `memory/recall`, `graph`, `embed`, `rerank`, `retrieve`, sends it with valid params and \
-     expects error -32003. Write methods are never sent.",
+    "After `initialize`, protocheck sends every read-only RCP method whose capability is not \
+     advertised (`catalog/list`, `query/transform`, `embed/sparse`, `embed/multi`, \
+     `memory/recall`, `graph`, `embed`, `rerank`, `retrieve`) with valid params, and \
+     `index/add`/`index/delete` with empty lists, which write nothing; each must get error \
+     -32003. `feedback` and `memory/build` are never sent.",
     "The server answers -32004 or -32601 for a method it does not implement, because it does not \
      tell a method RCP defines from an unknown one, or it serves the method without advertising \
      its capability.",
@@ -64,11 +68,12 @@ pub const UNSUPPORTED_OPTION: Rule = must(
 .help(
     "For each advertised method with an option whose values are advertised (or set by a spec \
      default: units, modalities, encodings), protocheck sends one request per value outside the \
-     set: `retrieve` modes, fusion, units, modalities, `rerank.method` and filter operators, \
-     `embed` encodings and image inputs, rerank and transform methods, graph ops. Each must get \
-     -32005.",
+     set: `retrieve` modes, fusion, units, modalities, image and audio query blocks, \
+     `rerank.method`, `rerank.model` and filter operators, `embed` encodings and image and audio \
+     inputs, rerank methods, models and image and audio passages, transform methods, graph ops. \
+     Each must get -32005.",
     "The server ignores the option and answers normally, falls back to a default, or refuses with \
-     -32602 (InvalidParams) instead of -32005. An image block sent to a text-only embedder may \
+     -32602 (InvalidParams) instead of -32005. A non-text block sent to a text-only method may \
      get -32602, and so may an operator on a field of a type it does not apply to; those pass.",
     "Check each option against what `initialize` advertises and answer a value outside that set \
      with `{\"code\": -32005}` (OptionUnsupported). Where you leave a list out, the spec's \
@@ -81,8 +86,12 @@ pub const MALFORMED_PARAMS: Rule = must(
 )
 .help(
     "For every advertised read-only method that takes params, protocheck sends one request per \
-     required field left out and one per field with a value of the wrong JSON type, plus \
-     `retrieve` with `k` = -5; each must get -32602. A wrong type on an optional field may also \
+     required field left out, one per field with a value of the wrong JSON type, one per integer \
+     below the schema's minimum, fractional or boolean (`k` = 0, 1.5, true, \"3\", -5), the funnel \
+     `candidateK ≥ rerank.topN ≥ k` broken three ways, each field of `fusion`, `rerank`, `mmr` and \
+     `recency` mistyped or out of range, malformed Content blocks wherever one may stand, and \
+     `params` as an array, a string and null; each must get -32602 (-32600 passes too for a \
+     non-object `params`). A wrong type on an optional field may also \
      get -32005, and `seed`, `level`, `tokenBudget` and `sessionId` may be ignored while their \
      feature is not advertised.",
     "The server does not validate params: it answers with a result built from defaults, fails \
@@ -175,6 +184,14 @@ impl Conversation<'_> {
                 refused_anyway.push(format!("`{method}`"));
             }
         }
+        // Unknown keys inside nested objects (option objects, Content
+        // blocks, filter nodes): see `params::nested_unknown`.
+        if let Some(init) = session.filter(|_| self.blocked(session).is_none()) {
+            let (nested_problems, nested_notes) =
+                self.nested_tolerance(rule, init, &mut check).await?;
+            problems.extend(nested_problems);
+            notes.extend(nested_notes);
+        }
         if !tolerated.is_empty() {
             notes.push(format!(
                 "{} with an unknown params field and an unknown `_meta` key succeeded",
@@ -221,32 +238,53 @@ impl Conversation<'_> {
         self.emit(finding).await
     }
 
+    /// RCP-L0-017: methods RCP does not define, outside its namespaces and
+    /// inside each of them (§12: -32004 "the method is not defined by RCP *at
+    /// all*", and a server "MUST prefer `-32004` when both apply", so an
+    /// undefined `retrieve/…` is not an unadvertised capability), each with
+    /// empty params; every one must get -32004.
     pub(super) async fn unknown_method(&mut self, init: Option<&Init>) -> Result<(), EngineError> {
         let rule = &UNKNOWN_METHOD;
         if let Some(reason) = self.blocked(init) {
             return self.skip(rule, reason).await;
         }
         let mut check = Check::new(rule);
-        let sent = self.request(rule, UNKNOWN_METHOD_NAME, json!({})).await?;
-        check.saw(&sent);
-        let finding = if code_of(&sent) == Some(-32004) {
-            check.finding(
-                Outcome::Pass,
-                format!("`{UNKNOWN_METHOD_NAME}` was rejected with -32004"),
-            )
-        } else {
-            check.finding(
-                rule.on_failure,
-                format!(
-                    "`{UNKNOWN_METHOD_NAME}`, a method RCP does not define, {} after `initialize`; the spec requires \
-                     error -32004 (UnknownMethod), not -32601 (§14.1 rule 4, §12)",
-                    outcome_words(&sent)
-                ),
-            )
-        };
+        let requests: Vec<(&str, Value)> =
+            UNDEFINED_METHODS.iter().map(|m| (*m, json!({}))).collect();
+        let answers = self.request_all(rule, requests).await?;
+        let mut problems = Vec::new();
+        for (method, sent) in UNDEFINED_METHODS.iter().zip(&answers) {
+            if code_of(sent) != Some(-32004) {
+                check.saw(sent);
+                problems.push(format!("`{method}` {}", outcome_words(sent)));
+            }
+        }
+        if let Some(first) = answers.first() {
+            check.saw(first);
+        }
+        let names = UNDEFINED_METHODS[..answers.len()]
+            .iter()
+            .map(|m| format!("`{m}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let finding = check.verdict(
+            &problems,
+            format!("each undefined method was rejected with -32004: {names}"),
+            "a method RCP does not define MUST get error -32004 (UnknownMethod), not -32601, and -32004 is \
+             preferred over -32003 for an undefined method inside a namespace of the protocol's own (§12, §14.1 \
+             rule 4)",
+        );
         self.emit(finding).await
     }
 
+    /// RCP-L0-018: every method RCP defines whose capability the session
+    /// does not advertise gets its own request, with valid params. Of the
+    /// write methods, `index/add` with no documents and `index/delete` with
+    /// no ids are sent: they write nothing even on a server that serves
+    /// them (§7.10: `index/delete` "never an error for absent ids", and an
+    /// add of nothing adds nothing); `index/add` goes when `index` is not
+    /// advertised or not `writable: true` ("needs writable"). `feedback` and
+    /// `memory/build` are never sent (decision 7: they would write).
     pub(super) async fn unadvertised_method(
         &mut self,
         init: Option<&Init>,
@@ -256,8 +294,7 @@ impl Conversation<'_> {
             let reason = self.blocked(init).unwrap_or_else(no_init);
             return self.skip(rule, reason).await;
         };
-        // Read-only methods only: a probe never writes to the target (decision 7),
-        // even one that should be refused.
+        let writable = init.flag("index", "writable");
         let candidates = [
             ("catalog/list", "catalog", json!({})),
             (
@@ -292,36 +329,55 @@ impl Conversation<'_> {
                 "retrieve",
                 json!({"query": PROBE_QUERY, "k": 1}),
             ),
+            ("index/add", "index", json!({"documents": []})),
+            ("index/delete", "index", json!({"ids": []})),
         ];
-        let Some((method, cap, params)) = candidates
+        let probed: Vec<(&str, String, Value)> = candidates
             .into_iter()
-            .find(|(_, cap, _)| !init.supports(cap))
-        else {
+            .filter_map(|(method, cap, params)| {
+                if method == "index/add" && init.supports(cap) && !writable {
+                    return Some((method, "`index.writable: true`".to_owned(), params));
+                }
+                (!init.supports(cap)).then(|| (method, format!("`{cap}`"), params))
+            })
+            .collect();
+        if probed.is_empty() {
             return self
                 .skip(
                     rule,
-                    "every read-only RCP method is advertised, so none could be probed without writing to the target",
+                    "every method RCP defines that protocheck may send without writing is advertised, so none \
+                     could be probed",
                 )
                 .await;
-        };
+        }
         let mut check = Check::new(rule);
-        let sent = self.request(rule, method, params).await?;
-        check.saw(&sent);
-        let finding = if code_of(&sent) == Some(-32003) {
-            check.finding(
-                Outcome::Pass,
-                format!("`{method}` (capability `{cap}` not advertised) was rejected with -32003"),
-            )
-        } else {
-            check.finding(
-                rule.on_failure,
-                format!(
-                    "`{method}` is defined by RCP but its capability `{cap}` is not advertised, and it {}; \
-                     the spec requires error -32003 (CapabilityMissing) (§14.1 rule 4, §12)",
-                    outcome_words(&sent)
-                ),
-            )
-        };
+        let requests = probed
+            .iter()
+            .map(|(method, _, params)| (*method, params.clone()))
+            .collect();
+        let answers = self.request_all(rule, requests).await?;
+        let mut problems = Vec::new();
+        let mut refused = Vec::new();
+        for ((method, cap, _), sent) in probed.iter().zip(&answers) {
+            if code_of(sent) == Some(-32003) {
+                refused.push(format!("`{method}` ({cap} not advertised)"));
+            } else {
+                check.saw(sent);
+                problems.push(format!(
+                    "`{method}` is defined by RCP but {cap} is not advertised, and it {}",
+                    outcome_words(sent)
+                ));
+            }
+        }
+        if let Some(first) = answers.first() {
+            check.saw(first);
+        }
+        let finding = check.verdict(
+            &problems,
+            format!("each was rejected with -32003: {}", refused.join(", ")),
+            "a method RCP defines whose capability is not advertised MUST get error -32003 (CapabilityMissing) \
+             (§12, §14.1 rule 4)",
+        );
         self.emit(finding).await
     }
 
@@ -451,9 +507,13 @@ impl Conversation<'_> {
         let answers = self.request_all(rule, requests).await?;
         for (probe, sent) in probes.into_iter().zip(answers) {
             if let Some(e) = &probe.exemption {
-                match &e.read_because {
-                    None => exempt.push(format!("{} ({})", e.field, e.why)),
-                    Some(ad) => read.push(format!("{} ({ad} advertised)", e.field)),
+                let (list, entry) = match &e.read_because {
+                    None => (&mut exempt, format!("{} ({})", e.field, e.why)),
+                    Some(ad) => (&mut read, format!("{} ({ad} advertised)", e.field)),
+                };
+                // A field probed with several values is named once.
+                if !list.contains(&entry) {
+                    list.push(entry);
                 }
             }
             if !methods.contains(&probe.method) {
@@ -526,16 +586,33 @@ impl Conversation<'_> {
         let finding = check.verdict(
             &problems,
             format!(
-                "all {passed} malformed requests to {} (each required field left out, each field of the wrong \
-                 JSON type, `k` negative) were answered as the spec allows, {with_32602} with -32602{note}\
-                 {exemptions}",
-                methods.join(", ")
+                "all {passed} malformed requests to {} ({}) were answered as the spec allows, {with_32602} with \
+                 -32602{note}{exemptions}",
+                methods.join(", "),
+                params::CLASSES
             ),
             &why,
         );
         self.emit(finding).await
     }
 }
+
+/// Methods RCP/1 does not define (RCP-L0-017): outside every namespace of
+/// the protocol, and inside each namespace its methods use (`retrieve`,
+/// `rerank`, `embed`, `index`, `memory`, `graph`, `catalog`, `query`),
+/// none of them a write under any reading.
+const UNDEFINED_METHODS: [&str; 10] = [
+    UNKNOWN_METHOD_NAME,
+    "protocheckUndefined",
+    "retrieve/protocheck-undefined",
+    "rerank/protocheck-undefined",
+    "embed/protocheck-undefined",
+    "index/list",
+    "memory/protocheck-undefined",
+    "graph/protocheck-undefined",
+    "catalog/protocheck-undefined",
+    "query/protocheck-undefined",
+];
 
 /// One probe of RCP-L0-019: a value outside an option's advertised set.
 struct OptionProbe {
@@ -566,6 +643,9 @@ const OPERATOR_REFUSED: &[i64] = &[-32005, -32602];
 
 /// A one-pixel PNG, as base64: the smallest real image block.
 const PNG_PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==";
+
+/// A model name no server lists in `rerank.models`.
+const UNLISTED_MODEL: &str = "protocheck-unlisted-model";
 
 /// The values an option may take (the schema's enum), in spec order.
 const MODES: &[&str] = &["dense", "sparse", "hybrid"];
@@ -711,6 +791,10 @@ fn option_probes(init: &Init) -> Vec<OptionProbe> {
         });
     };
     let image = json!({"type": "image", "mimeType": "image/png", "data": PNG_PIXEL});
+    let audio = json!({"type": "audio", "mimeType": "audio/wav", "data": PNG_PIXEL});
+    // §4.8: "Servers MUST reject a block whose `type`/`mimeType` is outside
+    // the modalities they advertised with `-32005`": each non-text block.
+    let blocks = [("image", image), ("audio", audio)];
     if init.supports("retrieve") {
         let base = |extra: Value| {
             let mut p = json!({"query": PROBE_QUERY, "k": 1});
@@ -751,6 +835,34 @@ fn option_probes(init: &Init) -> Vec<OptionProbe> {
             }
         }
         let text = Some((&["text"][..], "text, §4.8"));
+        if let Some((set, named)) = option_set(init, "retrieve", "modalities", text) {
+            for (kind, block) in blocks.iter().filter(|(k, _)| !set.iter().any(|s| s == k)) {
+                let params = base(json!({"query": block}));
+                add(
+                    "retrieve",
+                    params,
+                    "query block",
+                    kind,
+                    &named,
+                    BLOCK_REFUSED,
+                );
+            }
+        }
+        // `rerank.model` outside `rerank.models` (§6: `rerank: { methods,
+        // maxCandidates?, models?:[str] }`), probed when the list is there.
+        if init.flag("retrieve", "rerankBuiltin")
+            && let Some((_, named)) = option_set(init, "rerank", "models", None)
+        {
+            let params = base(json!({"rerank": {"model": UNLISTED_MODEL}}));
+            add(
+                "retrieve",
+                params,
+                "rerank.model",
+                UNLISTED_MODEL,
+                &named,
+                OPTION_UNSUPPORTED,
+            );
+        }
         if let Some((set, named)) = option_set(init, "retrieve", "modalities", text) {
             for v in outside(crate::suite::rcp::shape::MODALITIES, &set) {
                 let params = base(json!({"modality": v}));
@@ -807,6 +919,35 @@ fn option_probes(init: &Init) -> Vec<OptionProbe> {
     }
     let json_only = Some((&["json"][..], "json, §7.3.1"));
     let text_only = Some((&["text"][..], "text, §4.8"));
+    if init.supports("rerank") {
+        if let Some((set, named)) = option_set(init, "rerank", "modalities", text_only) {
+            for (kind, block) in blocks.iter().filter(|(k, _)| !set.iter().any(|s| s == k)) {
+                let params = json!({"query": PROBE_QUERY, "passages": ["a", block]});
+                add(
+                    "rerank",
+                    params,
+                    "passage block",
+                    kind,
+                    &named,
+                    BLOCK_REFUSED,
+                );
+                let params = json!({"query": block, "passages": ["a", "b"]});
+                add("rerank", params, "query block", kind, &named, BLOCK_REFUSED);
+            }
+        }
+        if let Some((_, named)) = option_set(init, "rerank", "models", None) {
+            let params =
+                json!({"query": PROBE_QUERY, "passages": ["a", "b"], "model": UNLISTED_MODEL});
+            add(
+                "rerank",
+                params,
+                "model",
+                UNLISTED_MODEL,
+                &named,
+                OPTION_UNSUPPORTED,
+            );
+        }
+    }
     if init.supports("embed") {
         if let Some((set, named)) = option_set(init, "embed", "encodings", json_only) {
             for v in outside(ENCODINGS, &set) {
@@ -814,18 +955,11 @@ fn option_probes(init: &Init) -> Vec<OptionProbe> {
                 add("embed", params, "encoding", v, &named, OPTION_UNSUPPORTED);
             }
         }
-        if let Some((set, named)) = option_set(init, "embed", "modalities", text_only)
-            && !set.iter().any(|m| m == "image")
-        {
-            let params = json!({"inputs": [image.clone()]});
-            add(
-                "embed",
-                params,
-                "input type",
-                "image",
-                &named,
-                BLOCK_REFUSED,
-            );
+        if let Some((set, named)) = option_set(init, "embed", "modalities", text_only) {
+            for (kind, block) in blocks.iter().filter(|(k, _)| !set.iter().any(|s| s == k)) {
+                let params = json!({"inputs": [block]});
+                add("embed", params, "input type", kind, &named, BLOCK_REFUSED);
+            }
         }
     }
     if init.supports("multiVector") {
@@ -844,18 +978,18 @@ fn option_probes(init: &Init) -> Vec<OptionProbe> {
                 OPTION_UNSUPPORTED,
             );
         }
-        if let Some((set, named)) = option_set(init, "multiVector", "modalities", text_only)
-            && !set.iter().any(|m| m == "image")
-        {
-            let params = json!({"inputs": [image.clone()]});
-            add(
-                "embed/multi",
-                params,
-                "input type",
-                "image",
-                &named,
-                BLOCK_REFUSED,
-            );
+        if let Some((set, named)) = option_set(init, "multiVector", "modalities", text_only) {
+            for (kind, block) in blocks.iter().filter(|(k, _)| !set.iter().any(|s| s == k)) {
+                let params = json!({"inputs": [block]});
+                add(
+                    "embed/multi",
+                    params,
+                    "input type",
+                    kind,
+                    &named,
+                    BLOCK_REFUSED,
+                );
+            }
         }
     }
     if init.supports("rerank")

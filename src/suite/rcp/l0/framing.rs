@@ -11,8 +11,8 @@ pub const PARSE_ERROR: Rule = must(
 )
 .help(
     "Near the end of the run, protocheck sends a frame cut off mid-object, `{\"jsonrpc\": \
-     \"2.0\", \"method\": \"ping\", \"params\": {\"nonce\": `, with nothing after it. It expects \
-     error -32700 with `id: null`; over HTTP, status 400 with or without a JSON-RPC body, or 200 \
+     \"2.0\", \"method\": \"ping\", \"params\": {\"nonce\": `, with nothing after it, then a \
+     line that is not JSON at all. It expects error -32700 with `id: null` for each; over HTTP, status 400 with or without a JSON-RPC body, or 200 \
      with the -32700 body, passes too.",
     "The server answers -32600 or -32603 instead of -32700, puts a guessed `id` in the error, \
      closes stdout or crashes on the bad line, or, over HTTP, returns a 500 or a framework's \
@@ -78,8 +78,9 @@ pub const BATCH: Rule = must(
 .help(
     "protocheck sends a batch of three frames, `ping` with one id, an `info` notification and \
      `ping` with another id, and expects an array of exactly two replies, one per id, both \
-     results. It then sends a batch of a `ping` and a malformed member (the number 1), which must \
-     get the `ping`'s result and one -32600 entry with `id: null`, and a batch of two \
+     results. It then sends two batches of a `ping` and a malformed member \
+     (the number 1; an object without `method`), each of which must get the `ping`'s result and \
+     one -32600 entry with `id: null` (or the object's id), and a batch of two \
      notifications only (`info` and `ping`), which must produce no output; over HTTP a batch is \
      posted to its first member's path.",
     "The server does not support batches (it answers -32600 or handles only the first frame), \
@@ -106,6 +107,24 @@ pub const EMPTY_BATCH: Rule = must(
      Request\"}}`.",
 );
 
+/// The malformed batch members of RCP-L0-030, in the order sent. A member
+/// whose `jsonrpc` is not "2.0" is not among them: the panel's servers, on the
+/// published SDK, serve it, and the RCP text names no check of the version.
+const MALFORMED_MEMBERS: [&str; 2] = ["the number 1", "an object without `method`"];
+
+/// The unparseable frames of RCP-L0-022: JSON cut off mid-object, with no id
+/// the server could recover, and a line that is not JSON at all.
+const UNPARSEABLE: [(&str, &str); 2] = [
+    (
+        "a `ping` frame cut off mid-object",
+        r#"{"jsonrpc": "2.0", "method": "ping", "params": {"nonce": "#,
+    ),
+    (
+        "a line that is not JSON at all",
+        "protocheck: this line is not JSON",
+    ),
+];
+
 impl Conversation<'_> {
     pub(super) async fn parse_error(&mut self) -> Result<(), EngineError> {
         let rule = &PARSE_ERROR;
@@ -113,35 +132,61 @@ impl Conversation<'_> {
             return self.skip(rule, reason).await;
         }
         let mut check = Check::new(rule);
-        // Cut off mid-object, with no id the server could recover.
-        let body = r#"{"jsonrpc": "2.0", "method": "ping", "params": {"nonce": "#;
-        let sent = self.client.send_raw("ping", body).await;
-        let sent = self.sent(rule, sent)?;
-        check.saw(&sent);
-        let verdict = match &sent {
-            Err(_) => Err(outcome_words(&sent)),
-            Ok(reply) => judge_parse_error(reply),
-        };
-        let finding = match verdict {
-            Ok(how) => check.finding(Outcome::Pass, format!("an unparseable frame was answered with {how}")),
-            Err(what) => check.finding(
-                rule.on_failure,
-                format!(
-                    "a frame that is not valid JSON {what}; the spec requires error -32700 (ParseError) with \
-                     `id: null` (over HTTP, status 400 or 200) (§4, §12, §5)"
-                ),
-            ),
-        };
+        let mut answered = Vec::new();
+        let mut problems = Vec::new();
+        for (what, body) in UNPARSEABLE {
+            if let Some(reason) = self.gone() {
+                problems.push(format!("{what} was not sent: {reason}"));
+                break;
+            }
+            let sent = self.client.send_raw("ping", body).await;
+            let sent = self.sent(rule, sent)?;
+            check.saw(&sent);
+            let verdict = match &sent {
+                Err(_) => Err(outcome_words(&sent)),
+                Ok(reply) => judge_parse_error(reply),
+            };
+            match verdict {
+                Ok(how) => answered.push(format!("{what} was answered with {how}")),
+                Err(got) => problems.push(format!("{what} {got}")),
+            }
+            // No answer at all fails the rule already; the next frame would
+            // only wait as long again.
+            if sent.is_err() {
+                break;
+            }
+        }
+        let finding = check.verdict(
+            &problems,
+            answered.join("; "),
+            "a frame that is not valid JSON gets error -32700 (ParseError) with `id: null` (over HTTP, status 400 \
+             or 200) (§4, §12, §5)",
+        );
         self.emit(finding).await
     }
 
     /// A batch of two pings around a notification, then a batch of notifications only.
-    pub(super) async fn batch(&mut self) -> Result<(), EngineError> {
+    /// `earlier` holds the problems the other batches of RCP-L0-030 found
+    /// (see `batches`), with their exchanges.
+    pub(super) async fn batch(
+        &mut self,
+        earlier: Vec<String>,
+        evidence: Vec<Exchange>,
+    ) -> Result<(), EngineError> {
         let rule = &BATCH;
-        if let Some(reason) = self.gone() {
+        if let Some(reason) = self.gone().filter(|_| earlier.is_empty()) {
             return self.skip(rule, reason).await;
         }
         let mut check = Check::new(rule);
+        for exchange in evidence {
+            check.keep(exchange);
+        }
+        let mut problems = earlier;
+        if self.gone().is_some() {
+            return self
+                .emit(check.finding(rule.on_failure, format!("{} (§11)", problems.join("; "))))
+                .await;
+        }
         let (first, second) = (self.client.next_id(), self.client.next_id());
         let frames = vec![
             json!({"jsonrpc": "2.0", "id": first, "method": "ping", "params": {"nonce": 1}}),
@@ -151,7 +196,6 @@ impl Conversation<'_> {
         let sent = self.client.send_batch("ping", frames).await;
         let sent = self.sent(rule, sent)?;
         check.saw(&sent);
-        let mut problems = Vec::new();
         match sent.as_ref().ok().and_then(Reply::json) {
             Some(Value::Array(members)) => {
                 let ids: Vec<&Value> = members.iter().filter_map(|m| m.get("id")).collect();
@@ -227,51 +271,71 @@ impl Conversation<'_> {
     }
 
     /// §11: "A malformed member produces a `-32600` entry with `id:null`; the
-    /// other members are still processed." A batch of a `ping` and a member
-    /// that is not a request object at all (the number 1, which carries no id
-    /// a server could echo).
+    /// other members are still processed." One batch per kind of malformed
+    /// member, each beside a `ping`: a member that is not a request object at
+    /// all (the number 1), and an object without `method`. The latter carries
+    /// an id, which the entry may echo instead of `null` (JSON-RPC 2.0 lets a
+    /// server echo an id it could read).
     async fn batch_with_malformed_member(
         &mut self,
         check: &mut Check,
         problems: &mut Vec<String>,
     ) -> Result<(), EngineError> {
         let rule = &BATCH;
-        let id = self.client.next_id();
-        let frames = vec![
-            json!({"jsonrpc": "2.0", "id": id, "method": "ping", "params": {"nonce": 3}}),
-            json!(1),
-        ];
-        let sent = self.client.send_batch("ping", frames).await;
-        let sent = self.sent(rule, sent)?;
-        check.saw(&sent);
-        let Some(Value::Array(members)) = sent.as_ref().ok().and_then(Reply::json) else {
-            problems.push(format!(
-                "a batch of a `ping` (id {id}) and a malformed member (the number 1) {}; it needs an array \
-                 with the `ping`'s result and a -32600 entry with `id: null` for the malformed member",
-                outcome_words(&sent)
-            ));
-            return Ok(());
-        };
-        let pinged = members
-            .iter()
-            .filter(|m| m.get("id").is_some_and(|got| loose_id(&id, got)))
-            .filter(|m| m.get("result").is_some())
-            .count();
-        let refused = members
-            .iter()
-            .filter(|m| {
-                m.get("id").is_some_and(Value::is_null)
-                    && m.pointer("/error/code").and_then(Value::as_i64) == Some(-32600)
-            })
-            .count();
-        if members.len() != 2 || pinged != 1 || refused != 1 {
-            let shown: Vec<String> = members.iter().map(Value::to_string).collect();
-            problems.push(format!(
-                "a batch of a `ping` (id {id}) and a malformed member (the number 1) was answered with [{}]; it \
-                 needs exactly the `ping`'s result and one -32600 entry with `id: null` for the malformed member, \
-                 the other members still processed",
-                crate::transport::excerpt(shown.join(", ").as_bytes(), 300).0
-            ));
+        for (n, what) in MALFORMED_MEMBERS.iter().enumerate() {
+            if self.gone().is_some() {
+                break;
+            }
+            let id = self.client.next_id();
+            let member_id = self.client.next_id();
+            let malformed = match n {
+                0 => json!(1),
+                _ => json!({"jsonrpc": "2.0", "id": member_id, "params": {}}),
+            };
+            let nonce = 3 + n as u64;
+            let frames = vec![
+                json!({"jsonrpc": "2.0", "id": id, "method": "ping", "params": {"nonce": nonce}}),
+                malformed.clone(),
+            ];
+            let member = if n == 0 {
+                String::new()
+            } else {
+                format!(" {malformed}")
+            };
+            let sent = self.client.send_batch("ping", frames).await;
+            let sent = self.sent(rule, sent)?;
+            check.saw(&sent);
+            let Some(Value::Array(members)) = sent.as_ref().ok().and_then(Reply::json) else {
+                problems.push(format!(
+                    "a batch of a `ping` (id {id}) and a malformed member ({what}){member} {}; it needs an \
+                     array with the `ping`'s result and a -32600 entry for the malformed member",
+                    outcome_words(&sent)
+                ));
+                continue;
+            };
+            let pinged = members
+                .iter()
+                .filter(|m| m.get("id").is_some_and(|got| loose_id(&id, got)))
+                .filter(|m| m.get("result").is_some())
+                .count();
+            let refused = members
+                .iter()
+                .filter(|m| {
+                    m.get("id")
+                        .is_some_and(|got| got.is_null() || (n > 0 && loose_id(&member_id, got)))
+                        && m.pointer("/error/code").and_then(Value::as_i64) == Some(-32600)
+                })
+                .count();
+            if members.len() != 2 || pinged != 1 || refused != 1 {
+                let shown: Vec<String> = members.iter().map(Value::to_string).collect();
+                problems.push(format!(
+                    "a batch of a `ping` (id {id}, nonce {nonce}) and a malformed member ({what}){member} was \
+                     answered with [{}]; it needs exactly the `ping`'s result and one -32600 \
+                     entry (`id: null`{}) for the malformed member, the other members still processed",
+                    crate::transport::excerpt(shown.join(", ").as_bytes(), 300).0,
+                    if n > 0 { ", or its id" } else { "" }
+                ));
+            }
         }
         Ok(())
     }
@@ -313,7 +377,17 @@ impl Conversation<'_> {
         let mut judged = 0;
         let mut problems = Vec::new();
         for reply in self.client.replies() {
-            // Batch members are matched by id within their batch, by RCP-L0-030.
+            // A batch's entries are paired with its members by id (loosely,
+            // as RCP-L0-030 pairs them), then judged for the exact echo.
+            if reply.batch && reply.framed {
+                let (n, found) = super::batches::batch_id_problems(reply, kind);
+                judged += n;
+                if !found.is_empty() && problems.len() < 5 {
+                    check.evidence.push(reply.exchange.clone());
+                }
+                problems.extend(found);
+                continue;
+            }
             let Some(sent) = reply
                 .request_id
                 .as_ref()

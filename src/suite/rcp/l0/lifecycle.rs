@@ -12,11 +12,12 @@ pub const INFO_BEFORE_INIT: Rule = must(
 )
 .help(
     "The conversation opens with `info` with empty params, sent before any `initialize` (over \
-     HTTP a `POST` to `<base>/info`, over stdio the first line the server reads); protocheck \
-     passes it when the result carries a `server` object.",
+     HTTP a `POST` to `<base>/info`, over stdio the first line the server reads). The result must \
+     carry a `server` object and, once the handshake has succeeded, `capabilities` holding every \
+     key `initialize` advertised: before `initialize`, `info` reports the default (maximum) set.",
     "The server gates `info` behind the handshake like the capability methods (most often \
-     answering -32001), does not route the `info` method at all, or answers with a result that \
-     lacks `server`. If nothing at all comes back, the run stops and the target is reported \
+     answering -32001), does not route the `info` method at all, answers with a result that \
+     lacks `server`, or reports fewer capabilities before the handshake than it then offers. If nothing at all comes back, the run stops and the target is reported \
      unreachable.",
     "Exempt `info` (with `ping` and `shutdown`) from the initialization gate and answer it at any \
      time with the shape of the `initialize` result: a `server` object with at least a `name`, \
@@ -24,13 +25,13 @@ pub const INFO_BEFORE_INIT: Rule = must(
 );
 pub const PING_NUMERIC_NONCE: Rule = must(
     "RCP-L0-002",
-    "`ping` before `initialize` echoes a numeric nonce",
+    "`ping` echoes a numeric nonce at any time",
     "RCP/1 §14.1(1)",
 )
 .help(
-    "Before `initialize`, protocheck sends `ping` with params `{\"nonce\": 777}` and reads the \
-     result's `nonce`: it must be the number 777 (7 and 7.0 count as the same number, \"777\" \
-     does not).",
+    "protocheck sends `ping` with a numeric nonce before `initialize` (`{\"nonce\": 777}`), \
+     inside a batch before it, after it alone and inside a batch after it, and reads each result's \
+     `nonce`: it must be the number sent (7 and 7.0 count as the same number, \"777\" does not).",
     "The server gates `ping` until the handshake (answering -32001), returns an empty result \
      without `nonce`, or echoes the nonce converted to a string, which usually comes from a \
      handler that stringifies params or a typed model that declares the nonce as a string.",
@@ -40,12 +41,13 @@ pub const PING_NUMERIC_NONCE: Rule = must(
 );
 pub const PING_STRING_NONCE: Rule = must(
     "RCP-L0-003",
-    "`ping` before `initialize` echoes a string nonce",
+    "`ping` echoes a string nonce at any time",
     "RCP/1 §14.1(1)",
 )
 .help(
-    "Before `initialize`, protocheck sends `ping` with params `{\"nonce\": \
-     \"protocheck-nonce-7\"}` and reads the result's `nonce`: it must be that exact string.",
+    "protocheck sends `ping` with a string nonce (such as `{\"nonce\": \"protocheck-nonce-7\"}`) \
+     before `initialize`, inside a batch before it, after it alone and inside a batch after it, and \
+     reads each result's `nonce`: it must be that exact string.",
     "Most often the same causes as for the numeric nonce: `ping` is gated until the handshake, or \
      the handler drops the nonce or coerces it. When only this rule fails, the server usually \
      accepts numeric nonces only (a model typed as an integer rejects or converts the string).",
@@ -58,13 +60,14 @@ pub const GATED_BEFORE_INIT: Rule = must(
     "RCP/1 §14.1(3), §12",
 )
 .help(
-    "Before `initialize`, protocheck sends `retrieve` with a query and `k` = 1, plus `rerank`, \
-     `embed` and `graph` with valid params when the pre-initialize `info` advertises them; each \
-     must get error -32001. It is judged once the session model is known, and skipped on a server \
-     already initialized or stateless over HTTP.",
+    "Before `initialize`, protocheck sends `retrieve` with a query and `k` = 1, every other \
+     read-only method RCP defines with valid params, `index/add` and `index/delete` with empty \
+     lists (they write nothing), two undefined methods (-32004 passes for those too) and a \
+     `retrieve` inside a batch; each must get error -32001. It is judged once the session model \
+     is known, and skipped on a server already initialized or stateless over HTTP.",
     "The server runs capability methods without checking that the session is initialized (common \
-     when handlers are registered straight on a router), or refuses them with another code such \
-     as -32600 or -32002. Over HTTP, a framework status without a JSON-RPC body fails too.",
+     when handlers are registered straight on a router, or when batch members skip the gate), or \
+     refuses them with another code such as -32600, -32003 or -32002. Over HTTP, a framework status without a JSON-RPC body fails too.",
     "Keep an initialized flag per session (the stdio process, the HTTP connection or a session \
      token) and reject every request except `info`, `ping` and `shutdown` with `{\"code\": \
      -32001}` (NotInitialized) until an `initialize` has succeeded.",
@@ -161,7 +164,8 @@ pub const DECLARES_LEVEL: Rule = Rule {
     help: crate::suite::Help {
         probe: "protocheck reads `_meta.conformance` in the `initialize` result (or in `info`, \
                 when the session was already initialized); it must be exactly the string \"L0\", \
-                \"L1\" or \"L2\", case-sensitive. The value is then compared with the level the \
+                \"L1\" or \"L2\", case-sensitive, and the `info` replies before and after \
+                `initialize` must state the same. The value is then compared with the level the \
                 run certifies (RCP-CERT-001).",
         failure: "The server states no level, puts it elsewhere (a top-level `conformance`, or \
                   inside `server`), or writes another form such as \"l1\", \"Level 1\" or a \
@@ -253,14 +257,76 @@ pub const STATEFUL_HTTP: Rule = note(
 );
 
 impl Conversation<'_> {
-    pub(super) async fn info_before_init(&mut self) -> Result<(), EngineError> {
+    /// The run's first request, `info` before `initialize`; judged by
+    /// [`Self::info_before_judged`] once the session's set is known.
+    pub(super) async fn info_before_init(&mut self) -> Result<Sent, EngineError> {
+        self.request(&INFO_BEFORE_INIT, "info", json!({})).await
+    }
+
+    /// RCP-L0-001: the first `info` carries a `server` object, and "before
+    /// init it reports the default (maximum) capability set" (§7.2), so every
+    /// capability key the session's `initialize` advertises is in it. Only
+    /// the keys are compared: a session may negotiate a narrower value of a
+    /// capability than the server's maximum.
+    pub(super) async fn info_before_judged(
+        &mut self,
+        sent: &Sent,
+        init: Option<&Init>,
+    ) -> Result<(), EngineError> {
         let rule = &INFO_BEFORE_INIT;
         let mut check = Check::new(rule);
-        let sent = self.request(rule, "info", json!({})).await?;
-        check.saw(&sent);
-        let finding = match result_of(&sent) {
+        check.saw(sent);
+        let result = result_of(sent);
+        let finding = match result {
             Some(result) if result.get("server").is_some_and(Value::is_object) => {
-                check.finding(Outcome::Pass, "`info` answered before `initialize` with a `server` object")
+                let before = result.get("capabilities").and_then(Value::as_object);
+                match init.filter(|i| i.source == InitSource::Initialize) {
+                    Some(init) => {
+                        check.evidence.push(init.exchange.clone());
+                        let session: Vec<&str> = init
+                            .capabilities()
+                            .map(|c| c.keys().map(String::as_str).collect())
+                            .unwrap_or_default();
+                        let missing: Vec<&str> = session
+                            .iter()
+                            .copied()
+                            .filter(|k| !before.is_some_and(|b| b.contains_key(*k)))
+                            .collect();
+                        if missing.is_empty() {
+                            check.finding(
+                                Outcome::Pass,
+                                format!(
+                                    "`info` answered before `initialize` with a `server` object and capabilities \
+                                     that include every key `initialize` then advertised ({})",
+                                    if session.is_empty() { "none".to_owned() } else { format!("`{}`", session.join("`, `")) }
+                                ),
+                            )
+                        } else {
+                            check.finding(
+                                rule.on_failure,
+                                format!(
+                                    "`info` before `initialize` reported capabilities {} without `{}`, which \
+                                     `initialize` then advertised; before `initialize`, `info` reports the server's \
+                                     default (maximum) capability set, of which a session's set is a part (§7.2, §13.2)",
+                                    before.map_or_else(|| "(none)".to_owned(), |b| format!("[{}]", b.keys().map(String::as_str).collect::<Vec<_>>().join(", "))),
+                                    missing.join("`, `")
+                                ),
+                            )
+                        }
+                    }
+                    None => check.finding(
+                        Outcome::Pass,
+                        format!(
+                            "`info` answered before `initialize` with a `server` object; its capabilities were not \
+                             compared with a session's ({})",
+                            match init {
+                                Some(_) => "the session was initialized before this run, so this `info` was not before \
+                                            its `initialize`".to_owned(),
+                                None => self.gone().unwrap_or_else(no_init),
+                            }
+                        ),
+                    ),
+                }
             }
             Some(_) => check.finding(
                 rule.on_failure,
@@ -272,55 +338,170 @@ impl Conversation<'_> {
                 format!(
                     "`info` before `initialize` {}; the spec requires `info` to answer at any time, \
                      before `initialize` too, with a result carrying `server` (§7.2, §14.1 rule 1)",
-                    outcome_words(&sent)
+                    outcome_words(sent)
                 ),
             ),
         };
         self.emit(finding).await
     }
 
-    pub(super) async fn ping_nonce(
+    /// RCP-L0-002 and RCP-L0-003: `ping` echoes its nonce "at any time"
+    /// (§14.1 rule 1), so each nonce class goes before `initialize` and on
+    /// the initialized session, alone and inside a batch (§11: a batch member
+    /// is answered as the same request alone). `before` holds the `ping`s
+    /// sent before `initialize`, `batch` the batch sent then.
+    pub(super) async fn nonces(
         &mut self,
-        rule: &'static Rule,
-        nonce: Value,
+        before: &[(Value, Sent)],
+        batch: Option<&(Vec<Value>, Sent)>,
+        init: Option<&Init>,
     ) -> Result<(), EngineError> {
-        if let Some(reason) = self.gone() {
-            return self.skip(rule, reason).await;
+        let initialized = self.blocked(init).is_none();
+        let mut after: Vec<(Value, Sent)> = Vec::new();
+        let mut batch_after: Option<(Vec<Value>, Sent)> = None;
+        if initialized {
+            let alone = [json!(4242), json!("protocheck-nonce-after")];
+            let requests = alone
+                .iter()
+                .map(|nonce| {
+                    let rule = if nonce.is_number() {
+                        &PING_NUMERIC_NONCE
+                    } else {
+                        &PING_STRING_NONCE
+                    };
+                    (rule, "ping", json!({"nonce": nonce}))
+                })
+                .collect();
+            let sent = self.request_each(requests).await?;
+            after = alone.into_iter().zip(sent).collect();
+            if self.gone().is_none() {
+                let frames = vec![
+                    json!({"jsonrpc": "2.0", "id": self.client.next_id(), "method": "ping", "params": {"nonce": 4243}}),
+                    json!({"jsonrpc": "2.0", "id": "protocheck-ping-in-batch", "method": "ping", "params": {"nonce": "protocheck-nonce-in-batch"}}),
+                ];
+                let sent = self.client.send_batch("ping", frames.clone()).await;
+                let sent = self.sent(&PING_NUMERIC_NONCE, sent)?;
+                batch_after = Some((frames, sent));
+            }
         }
-        let mut check = Check::new(rule);
-        let sent = self.request(rule, "ping", json!({"nonce": nonce})).await?;
-        check.saw(&sent);
-        let finding = match result_of(&sent) {
-            Some(result) => match result.get("nonce") {
-                Some(got) if same_id(&nonce, got) => check.finding(
-                    Outcome::Pass,
-                    format!("`ping` before `initialize` echoed the nonce {}", show(&nonce)),
-                ),
-                Some(got) => check.finding(
-                    rule.on_failure,
-                    format!(
-                        "`ping` with nonce {} echoed {}; the nonce MUST be echoed with the same type and value (§14.1 rule 1)",
-                        show(&nonce),
-                        show(got)
-                    ),
-                ),
-                None => check.finding(
-                    rule.on_failure,
-                    format!(
-                        "`ping` with nonce {} was answered without a `nonce`; the nonce MUST be echoed (§14.1 rule 1)",
-                        show(&nonce)
-                    ),
-                ),
-            },
-            None => check.finding(
-                rule.on_failure,
-                format!(
-                    "`ping` before `initialize` {}; `ping` MUST answer at any time, echoing its nonce (§14.1 rule 1)",
-                    outcome_words(&sent)
-                ),
+        for (rule, kind, label) in [
+            (
+                &PING_NUMERIC_NONCE,
+                Value::is_number as fn(&Value) -> bool,
+                "numeric",
             ),
-        };
-        self.emit(finding).await
+            (
+                &PING_STRING_NONCE,
+                Value::is_string as fn(&Value) -> bool,
+                "string",
+            ),
+        ] {
+            let mut check = Check::new(rule);
+            let mut problems = Vec::new();
+            let mut seen = Vec::new();
+            let mut judge_alone = |when: &str, list: &[(Value, Sent)], check: &mut Check| {
+                // A request that got no answer at all meets protocheck's
+                // limits or a target gone: not judged here.
+                for (nonce, sent) in list.iter().filter(|(n, s)| kind(n) && s.is_ok()) {
+                    check.saw(sent);
+                    seen.push(format!("{} {when}", show(nonce)));
+                    if let Err(what) = batches::nonce_echoed(nonce, result_of(sent)) {
+                        let what = if result_of(sent).is_some() {
+                            what
+                        } else {
+                            outcome_words(sent)
+                        };
+                        problems.push(format!("`ping` {when} with nonce {} {what}", show(nonce)));
+                    }
+                }
+            };
+            judge_alone("before `initialize`", before, &mut check);
+            judge_alone("after `initialize`", &after, &mut check);
+            for (when, batch) in [
+                ("before `initialize`", batch),
+                ("after `initialize`", batch_after.as_ref()),
+            ] {
+                let Some((frames, sent)) = batch else {
+                    continue;
+                };
+                let Some(entries) = batches::members(sent) else {
+                    continue;
+                };
+                for frame in frames
+                    .iter()
+                    .filter(|f| f.get("method").and_then(Value::as_str) == Some("ping"))
+                {
+                    let (Some(id), Some(nonce)) = (frame.get("id"), frame.pointer("/params/nonce"))
+                    else {
+                        continue;
+                    };
+                    if !kind(nonce) {
+                        continue;
+                    }
+                    let Some(entry) = batches::member(entries, id) else {
+                        continue;
+                    };
+                    check.saw(sent);
+                    seen.push(format!("{} in a batch {when}", show(nonce)));
+                    if let Err(what) = batches::nonce_echoed(nonce, entry.get("result")) {
+                        let what = if entry.get("result").is_some() {
+                            what
+                        } else {
+                            batches::entry_words(entry)
+                        };
+                        problems.push(format!(
+                            "`ping` inside a batch {when} with nonce {} {what}",
+                            show(nonce)
+                        ));
+                    }
+                }
+            }
+            let finding = if !problems.is_empty() {
+                check.verdict(
+                    &problems,
+                    "",
+                    "`ping` MUST answer at any time, echoing its nonce with the same JSON type and value (§7.15, §14.1 rule 1)",
+                )
+            } else if let Some(reason) = self.gone() {
+                check.finding(Outcome::Skip, reason)
+            } else if seen.is_empty() {
+                check.finding(
+                    Outcome::Skip,
+                    format!("no `ping` with a {label} nonce was answered"),
+                )
+            } else {
+                let not_after = if initialized {
+                    ""
+                } else {
+                    " (no handshake succeeded, so not after it)"
+                };
+                check.finding(
+                    Outcome::Pass,
+                    format!(
+                        "`ping` echoed each {label} nonce unchanged: {}{not_after}",
+                        seen.join(", ")
+                    ),
+                )
+            };
+            self.emit(finding).await?;
+        }
+        Ok(())
+    }
+
+    /// The batch sent before `initialize` (§11: "Batching composes with
+    /// capability gating … exactly as for singleton requests"): a gated
+    /// `retrieve` (RCP-L0-004), and `ping`s with a string and a numeric
+    /// nonce under a string and a numeric-looking string id (RCP-L0-002,
+    /// RCP-L0-003, RCP-L0-024, RCP-L0-025). Its shape is RCP-L0-030's.
+    pub(super) async fn batch_before_init(&mut self) -> Result<(Vec<Value>, Sent), EngineError> {
+        let frames = vec![
+            json!({"jsonrpc": "2.0", "id": self.client.next_id(), "method": "retrieve", "params": {"query": PROBE_QUERY, "k": 1}}),
+            json!({"jsonrpc": "2.0", "id": "protocheck-batch-ping", "method": "ping", "params": {"nonce": "protocheck-nonce-batch"}}),
+            json!({"jsonrpc": "2.0", "id": "778", "method": "ping", "params": {"nonce": 778}}),
+        ];
+        let sent = self.client.send_batch("retrieve", frames.clone()).await;
+        let sent = self.sent(&GATED_BEFORE_INIT, sent)?;
+        Ok((frames, sent))
     }
 
     /// `retrieve` while the session should be uninitialized.
@@ -331,44 +512,68 @@ impl Conversation<'_> {
 
     /// §14.1 rule 3 gates every request but `info` and `ping` (and
     /// `shutdown`, §13), whatever the method: beside `retrieve`
-    /// ([`Self::gated_probe`]), each other capability method the
-    /// pre-initialize `info` advertises is sent once before `initialize`,
-    /// with params valid for it, so that nothing but the gate can refuse it.
-    /// `info` is what the pre-initialize `info` returned ([`Self::info_seen`]).
+    /// ([`Self::gated_probe`]), every other read-only method RCP defines is
+    /// sent once before `initialize`, with params valid for it, so that
+    /// nothing but the gate can refuse it, advertised or not (the gate comes
+    /// before the capability check, §13); `index/add` and `index/delete` with
+    /// empty lists, which write nothing even on a server that serves them;
+    /// and two undefined methods, one in a namespace of the protocol's own,
+    /// for which -32004 passes too (§12: a server "MUST prefer `-32004`
+    /// when both apply", a reading a careful author may take before
+    /// `initialize` as well). `info` is the pre-initialize `info`.
     pub(super) async fn gated_others(
         &mut self,
         rule: &'static Rule,
         info: Option<&Value>,
-    ) -> Result<Vec<(&'static str, Sent)>, EngineError> {
-        let advertised = |caps: Option<&Value>, key: &str| {
-            caps.and_then(|c| c.get(key)).is_some_and(|v| !v.is_null())
-        };
+    ) -> Result<Vec<Gate>, EngineError> {
+        const GATE: &[i64] = &[-32001];
+        const GATE_OR_UNKNOWN: &[i64] = &[-32001, -32004];
         let caps = info.and_then(|i| i.get("capabilities"));
         let graph_op = caps
             .and_then(|c| c.pointer("/graph/ops/0"))
             .and_then(Value::as_str)
             .unwrap_or("local")
             .to_owned();
-        let candidates: [(&'static str, &str, Value); 3] = [
+        let candidates: Vec<(&str, Value, &'static [i64])> = vec![
             (
-                "rerank",
                 "rerank",
                 json!({"query": PROBE_QUERY, "passages": ["protocheck passage one", "protocheck passage two"]}),
+                GATE,
             ),
-            ("embed", "embed", json!({"inputs": [PROBE_QUERY]})),
+            ("embed", json!({"inputs": [PROBE_QUERY]}), GATE),
+            ("graph", json!({"op": graph_op, "query": PROBE_QUERY}), GATE),
+            ("embed/sparse", json!({"texts": [PROBE_QUERY]}), GATE),
+            ("embed/multi", json!({"inputs": [PROBE_QUERY]}), GATE),
             (
-                "graph",
-                "graph",
-                json!({"op": graph_op, "query": PROBE_QUERY}),
+                "query/transform",
+                json!({"query": PROBE_QUERY, "method": "rewrite"}),
+                GATE,
             ),
+            ("catalog/list", json!({}), GATE),
+            ("memory/recall", json!({"query": PROBE_QUERY}), GATE),
+            ("index/add", json!({"documents": []}), GATE),
+            ("index/delete", json!({"ids": []}), GATE),
+            (UNKNOWN_METHOD_NAME, json!({}), GATE_OR_UNKNOWN),
+            ("retrieve/protocheck-undefined", json!({}), GATE_OR_UNKNOWN),
         ];
-        let (methods, requests): (Vec<&'static str>, Vec<(&str, Value)>) = candidates
+        let labels: Vec<(String, &'static [i64])> = candidates
+            .iter()
+            .map(|(m, _, accepted)| (format!("`{m}`"), *accepted))
+            .collect();
+        let requests = candidates
             .into_iter()
-            .filter(|(_, capability, _)| advertised(caps, capability))
-            .map(|(method, _, params)| (method, (method, params)))
-            .unzip();
+            .map(|(method, params, _)| (method, params))
+            .collect();
         let sent = self.request_all(rule, requests).await?;
-        Ok(methods.into_iter().zip(sent).collect())
+        Ok(labels
+            .into_iter()
+            .zip(sent)
+            .map(|((what, accepted), sent)| Gate {
+                what,
+                accepted,
+                sent,
+            })
+            .collect())
     }
 
     /// The result of the first `info` answered with one, if any.
@@ -641,42 +846,93 @@ impl Conversation<'_> {
         };
         self.emit(finding).await?;
 
-        let mut check = Check::new(&DECLARES_LEVEL);
-        check.evidence = evidence.clone();
+        // Judged with the `info` replies, after the handshake ([`Self::declaration`]).
+        let level = init
+            .result
+            .get("_meta")
+            .and_then(|m| m.get("conformance"))
+            .and_then(Value::as_str)
+            .map(|s| crate::transport::excerpt(s.as_bytes(), 32).0);
+        Ok(level)
+    }
+
+    /// RCP-L0-014: the level is stated in `initialize` and in `info` (§14;
+    /// decision 1), so the `initialize` result's `_meta.conformance` must be
+    /// one of the three levels and each `info` answered with a result, before
+    /// `initialize` and after it, must state the same.
+    pub(super) async fn declaration(
+        &mut self,
+        init: &Init,
+        info_before: Option<&Value>,
+        info_after: Option<&Sent>,
+    ) -> Result<(), EngineError> {
+        let rule = &DECLARES_LEVEL;
+        let from = init.read_from();
+        let mut check = Check::new(rule);
+        check.evidence.push(init.exchange.clone());
         let declared = init.result.get("_meta").and_then(|m| m.get("conformance"));
-        let (finding, level) = match declared {
-            Some(Value::String(level)) if LEVELS.contains(&level.as_str()) => (
-                check.finding(
-                    Outcome::Pass,
-                    format!("the `initialize` result{from} declares `_meta.conformance` = \"{level}\""),
-                ),
-                Some(level.clone()),
-            ),
-            Some(other) => (
-                check.finding(
-                    DECLARES_LEVEL.on_failure,
+        let level = match declared {
+            Some(Value::String(level)) if LEVELS.contains(&level.as_str()) => level.clone(),
+            Some(other) => {
+                let finding = check.finding(
+                    rule.on_failure,
                     format!(
                         "`_meta.conformance`{from} is {}, which is not one of \"L0\", \"L1\", \"L2\" (case-sensitive); \
                          a server MUST state its level (§14; protocheck decision 1)",
                         show(other)
                     ),
-                ),
-                other.as_str().map(|s| crate::transport::excerpt(s.as_bytes(), 32).0),
-            ),
-            None => (
-                check.finding(
-                    DECLARES_LEVEL.on_failure,
+                );
+                return self.emit(finding).await;
+            }
+            None => {
+                let finding = check.finding(
+                    rule.on_failure,
                     format!(
                         "the `initialize` result{from} has no `_meta.conformance`; a server MUST state its level \
                          as \"L0\", \"L1\" or \"L2\" in `initialize` and `info` (§14; protocheck decision 1)"
                     ),
-                ),
-                None,
-            ),
+                );
+                return self.emit(finding).await;
+            }
         };
-        self.emit(finding).await?;
-
-        Ok(level)
+        let mut problems = Vec::new();
+        let mut compared = Vec::new();
+        let after = info_after.and_then(result_of);
+        if let Some(sent) = info_after {
+            check.saw(sent);
+        }
+        for (when, info) in [
+            ("before `initialize`", info_before),
+            ("after `initialize`", after),
+        ] {
+            let Some(info) = info else { continue };
+            if init.source != InitSource::Initialize && when.starts_with("before") {
+                continue;
+            }
+            compared.push(when);
+            match info.get("_meta").and_then(|m| m.get("conformance")) {
+                Some(Value::String(l)) if *l == level => {}
+                Some(other) => problems.push(format!(
+                    "`info` {when} states `_meta.conformance` {} while `initialize` states \"{level}\"",
+                    show(other)
+                )),
+                None => problems.push(format!("`info` {when} has no `_meta.conformance`")),
+            }
+        }
+        let finding = check.verdict(
+            &problems,
+            format!(
+                "the `initialize` result{from} declares `_meta.conformance` = \"{level}\"{}",
+                if compared.is_empty() {
+                    String::new()
+                } else {
+                    format!(", and so does `info` {}", compared.join(" and "))
+                }
+            ),
+            "a server MUST state its level in `initialize` and `info`, and `info` reports the same as the \
+             `initialize` result (§14, §7.2; protocheck decision 1)",
+        );
+        self.emit(finding).await
     }
 
     /// Emits the checks whose meaning depends on the session model.
@@ -684,7 +940,7 @@ impl Conversation<'_> {
         &mut self,
         mode: SessionMode,
         gated: Option<&Sent>,
-        gated_others: &[(&'static str, Sent)],
+        (gated_others, batch): (&[Gate], Option<&(Vec<Value>, Sent)>),
         v0: Option<&Sent>,
         after_failed: Option<&Sent>,
         reinit: &[(&'static str, Sent)],
@@ -737,24 +993,73 @@ impl Conversation<'_> {
         if let Some(gated) = gated {
             check.saw(gated);
         }
-        for (_, sent) in gated_others {
-            check.saw(sent);
+        for gate in gated_others {
+            check.saw(&gate.sent);
         }
-        // Every method sent before `initialize`, `retrieve` first.
-        let all: Vec<(&str, &Sent)> = gated
-            .map(|g| ("retrieve", g))
+        // Every method sent before `initialize`, `retrieve` first: what it
+        // was, the codes that pass, the code it got and in words.
+        let mut all: Vec<(String, &[i64], Option<i64>, String)> = gated
+            .map(|g| {
+                (
+                    "`retrieve`".to_owned(),
+                    &[-32001_i64][..],
+                    code_of(g),
+                    outcome_words(g),
+                )
+            })
             .into_iter()
-            .chain(gated_others.iter().map(|(m, s)| (*m, s)))
+            .chain(gated_others.iter().map(|g| {
+                (
+                    g.what.clone(),
+                    g.accepted,
+                    code_of(&g.sent),
+                    outcome_words(&g.sent),
+                )
+            }))
             .collect();
+        // §11: a batch member is gated exactly as the same request alone.
+        if let Some((frames, sent)) = batch
+            && let Some(entries) = batches::members(sent)
+        {
+            check.saw(sent);
+            for frame in frames {
+                let (Some(id), Some(method)) =
+                    (frame.get("id"), frame.get("method").and_then(Value::as_str))
+                else {
+                    continue;
+                };
+                if ["ping", "info", "shutdown"].contains(&method) {
+                    continue;
+                }
+                if let Some(entry) = batches::member(entries, id) {
+                    all.push((
+                        format!("`{method}` inside a batch"),
+                        &[-32001],
+                        entry.pointer("/error/code").and_then(Value::as_i64),
+                        batches::entry_words(entry),
+                    ));
+                }
+            }
+        }
         let refused: Vec<String> = all
             .iter()
-            .filter(|(_, s)| code_of(s) == Some(-32001))
-            .map(|(m, _)| format!("`{m}`"))
+            .filter(|(_, accepted, code, _)| code.is_some_and(|c| accepted.contains(&c)))
+            .map(|(what, _, code, _)| match code {
+                Some(-32001) | None => what.clone(),
+                Some(c) => format!("{what} ({c})"),
+            })
             .collect();
         let served: Vec<String> = all
             .iter()
-            .filter(|(_, s)| code_of(s) != Some(-32001))
-            .map(|(m, s)| format!("`{m}` {}", outcome_words(s)))
+            .filter(|(_, accepted, code, _)| !code.is_some_and(|c| accepted.contains(&c)))
+            .map(|(what, accepted, _, words)| {
+                let also = if accepted.len() > 1 {
+                    " (-32004 would pass too: it is not defined by RCP)"
+                } else {
+                    ""
+                };
+                format!("{what} {words}{also}")
+            })
             .collect();
         let finding = match (mode, gated) {
             (_, None) => check.finding(Outcome::Skip, gone()),
@@ -763,26 +1068,22 @@ impl Conversation<'_> {
             (SessionMode::PerSession, _) if served.is_empty() => check.finding(
                 Outcome::Pass,
                 format!(
-                    "{} before `initialize`: each rejected with -32001{}",
-                    refused.join(", "),
-                    if gated_others.is_empty() {
-                        " (the pre-initialize `info` advertised no other capability method)"
-                    } else {
-                        ""
-                    }
+                    "before `initialize`, each was rejected with -32001 (an undefined method with -32001 or \
+                     -32004): {}",
+                    refused.join(", ")
                 ),
             ),
             (SessionMode::PerSession, Some(_)) => check.finding(
                 rule.on_failure,
                 format!(
                     "before `initialize`, {}; the spec requires error -32001 (NotInitialized) for \
-                     every request but `info` and `ping` until a successful `initialize` (§14.1 \
-                     rule 3){}",
+                     every request but `info`, `ping` and `shutdown` until a successful `initialize`, inside \
+                     a batch as alone (§13, §11, §14.1 rule 3){}",
                     served.join("; "),
                     if refused.is_empty() {
                         String::new()
                     } else {
-                        format!(" ({} got -32001)", refused.join(", "))
+                        format!(" ({} refused as required)", refused.join(", "))
                     }
                 ),
             ),
@@ -910,24 +1211,30 @@ impl Conversation<'_> {
         self.emit(finding).await
     }
 
-    pub(super) async fn info_after_init(&mut self, init: Option<&Init>) -> Result<(), EngineError> {
+    /// RCP-L0-021; returns the `info` it sent, for RCP-L0-014.
+    pub(super) async fn info_after_init(
+        &mut self,
+        init: Option<&Init>,
+    ) -> Result<Option<Sent>, EngineError> {
         let rule = &INFO_AFTER_INIT;
         let Some(init) = init.filter(|_| self.blocked(init).is_none()) else {
             let reason = self.blocked(init).unwrap_or_else(no_init);
-            return self.skip(rule, reason).await;
+            self.skip(rule, reason).await?;
+            return Ok(None);
         };
         match init.source {
             InitSource::Initialize => {}
             InitSource::InfoAlreadyInitialized => {
-                return self.skip(rule, ALREADY_INITIALIZED).await;
+                self.skip(rule, ALREADY_INITIALIZED).await?;
+                return Ok(None);
             }
             InitSource::InfoAfterVersionZero => {
-                return self
-                    .skip(
-                        rule,
-                        format!("not verified: {} failed", VERSION_ZERO_REJECTED.id),
-                    )
-                    .await;
+                self.skip(
+                    rule,
+                    format!("not verified: {} failed", VERSION_ZERO_REJECTED.id),
+                )
+                .await?;
+                return Ok(None);
             }
         }
         let mut check = Check::new(rule);
@@ -979,7 +1286,8 @@ impl Conversation<'_> {
                 ),
             ),
         };
-        self.emit(finding).await
+        self.emit(finding).await?;
+        Ok(Some(sent))
     }
 
     pub(super) async fn shutdown(&mut self) -> Result<(), EngineError> {

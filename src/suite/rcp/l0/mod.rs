@@ -23,6 +23,7 @@ use crate::suite::{Exchange, Outcome, Rule, SpecLevel};
 use serde_json::{Map, Value, json};
 use std::sync::{Mutex, PoisonError};
 
+mod batches;
 mod errors;
 mod framing;
 mod lifecycle;
@@ -197,9 +198,9 @@ enum Before {
     PingString,
     Gated,
     GatedOthers,
+    Batch,
     NotifyGated,
     NotifyOpen,
-    NotifyUnknown,
     CancelUnknown,
 }
 
@@ -209,26 +210,41 @@ impl Before {
         Self::PingString,
         Self::Gated,
         Self::GatedOthers,
+        Self::Batch,
         Self::NotifyGated,
         Self::NotifyOpen,
-        Self::NotifyUnknown,
         Self::CancelUnknown,
     ];
 }
 
 /// What the probes before `initialize` found that is judged once the
-/// session model is known.
+/// session model is known, or with the same probes sent again after the
+/// handshake.
 #[derive(Default)]
 struct BeforeInit {
     /// The result of the first `info`.
     info: Option<Value>,
     /// The gated `retrieve` (RCP-L0-004), unless the target was gone.
     gated: Mutex<Option<Sent>>,
-    /// The other gated methods `info` advertises.
-    others: Mutex<Vec<(&'static str, Sent)>>,
-    /// The undefined methods sent as notifications (RCP-L0-007), judged with
-    /// the same sent again after the handshake.
-    unknown: Mutex<Vec<(&'static str, Heard)>>,
+    /// Every other method sent before `initialize` (RCP-L0-004): what was
+    /// sent, the codes that pass, and what it got.
+    others: Mutex<Vec<Gate>>,
+    /// The `ping`s with a nonce (RCP-L0-002, RCP-L0-003).
+    pings: Mutex<Vec<(Value, Sent)>>,
+    /// The batch sent before `initialize`, its members as sent.
+    batch: Mutex<Option<(Vec<Value>, Sent)>>,
+    /// The `retrieve` notification (RCP-L0-005).
+    notify_gated: Mutex<Option<Heard>>,
+    /// The cancel for an id never used (RCP-L0-008).
+    cancel: Mutex<Option<Heard>>,
+}
+
+/// A method sent before `initialize` (RCP-L0-004): what it was, the codes
+/// that pass, and what it got.
+pub(super) struct Gate {
+    pub what: String,
+    pub accepted: &'static [i64],
+    pub sent: Sent,
 }
 
 /// The probes of the initialized session, in the order their findings are
@@ -236,6 +252,9 @@ struct BeforeInit {
 #[derive(Debug, Clone, Copy)]
 enum AfterInit {
     Tolerance,
+    Nonce,
+    NotifyGated,
+    CancelUnknown,
     UnknownMethod,
     UnadvertisedMethod,
     UnsupportedOption,
@@ -249,8 +268,11 @@ enum AfterInit {
 }
 
 impl AfterInit {
-    const ALL: [Self; 11] = [
+    const ALL: [Self; 14] = [
         Self::Tolerance,
+        Self::Nonce,
+        Self::NotifyGated,
+        Self::CancelUnknown,
         Self::UnknownMethod,
         Self::UnadvertisedMethod,
         Self::UnsupportedOption,
@@ -270,6 +292,14 @@ struct AfterInitContext<'i> {
     init: Option<&'i Init>,
     tolerance: Option<Tolerance>,
     unknown_before: Vec<(&'static str, Heard)>,
+    /// The `ping`s with a nonce sent before `initialize`.
+    pings_before: Vec<(Value, Sent)>,
+    /// The batch sent before `initialize`, its members as sent.
+    batch_before: Option<(Vec<Value>, Sent)>,
+    notify_gated_before: Option<Heard>,
+    cancel_before: Option<Heard>,
+    /// The result of the first `info`, sent before `initialize`.
+    info_before: Option<Value>,
 }
 
 /// Runs the L0 checks that open the conversation, through the batch probes,
@@ -295,8 +325,9 @@ pub(crate) async fn close(conv: &mut Conversation<'_>) -> Result<(), EngineError
 impl Conversation<'_> {
     async fn open(&mut self) -> Result<L0Report, EngineError> {
         // The first request alone: a target that does not answer it is
-        // unreachable, and the other probes read what it advertises.
-        self.info_before_init().await?;
+        // unreachable, and the other probes read what it advertises. It is
+        // judged once the session's capabilities are known (RCP-L0-001).
+        let info_before = self.info_before_init().await?;
         // The others need none of one another's answers, and get the same
         // answers on any connection: before `initialize` every connection
         // is uninitialized alike, whether the server keeps its handshake per
@@ -318,10 +349,32 @@ impl Conversation<'_> {
             .others
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
-        let unknown_before = found
-            .unknown
+        let pings_before = found
+            .pings
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
+        let batch_before = found
+            .batch
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        let notify_gated_before = found
+            .notify_gated
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        let cancel_before = found
+            .cancel
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        // The undefined notifications go last before the handshake, one
+        // after another on the run's connection: a server they stop (§4.5
+        // says they MUST be silently ignored) stops at the same point of
+        // every run, after every other probe before `initialize` has its
+        // answer. Judged after the handshake, with the same sent again then.
+        let unknown_before = if self.gone().is_none() {
+            self.unknown_notifications().await?
+        } else {
+            Vec::new()
+        };
 
         let v0 = match self.gone() {
             None => Some(
@@ -371,6 +424,7 @@ impl Conversation<'_> {
                 self.skip(rule, reason).await?;
             }
         }
+        self.info_before_judged(&info_before, init.as_ref()).await?;
 
         // §13: a second `initialize` after a success MUST get -32600 whatever
         // its params, so the repeat goes twice: as the handshake was (a
@@ -417,7 +471,7 @@ impl Conversation<'_> {
         self.session_dependent(
             mode,
             gated.as_ref(),
-            &gated_others,
+            (&gated_others, batch_before.as_ref()),
             v0.as_ref(),
             after_failed.as_ref(),
             &reinit,
@@ -430,6 +484,11 @@ impl Conversation<'_> {
             init: init.as_ref(),
             tolerance: init_tolerance,
             unknown_before,
+            pings_before,
+            batch_before,
+            notify_gated_before,
+            cancel_before,
+            info_before: found.info,
         };
         self.side_by_side(&context, &AfterInit::ALL, |conv, context, step| {
             Box::pin(conv.after_init(step, context))
@@ -443,10 +502,24 @@ impl Conversation<'_> {
     /// goes into `found`.
     async fn before_init(&mut self, step: Before, found: &BeforeInit) -> Result<(), EngineError> {
         match step {
-            Before::PingNumeric => self.ping_nonce(&PING_NUMERIC_NONCE, json!(777)).await,
-            Before::PingString => {
-                self.ping_nonce(&PING_STRING_NONCE, json!("protocheck-nonce-7"))
-                    .await
+            Before::PingNumeric | Before::PingString => {
+                let (rule, nonce) = match step {
+                    Before::PingNumeric => (&PING_NUMERIC_NONCE, json!(777)),
+                    _ => (&PING_STRING_NONCE, json!("protocheck-nonce-7")),
+                };
+                if self.gone().is_none() {
+                    let sent = self.request(rule, "ping", json!({"nonce": nonce})).await?;
+                    let mut pings = found.pings.lock().unwrap_or_else(PoisonError::into_inner);
+                    pings.push((nonce, sent));
+                }
+                Ok(())
+            }
+            Before::Batch => {
+                if self.gone().is_none() {
+                    let sent = self.batch_before_init().await?;
+                    *found.batch.lock().unwrap_or_else(PoisonError::into_inner) = Some(sent);
+                }
+                Ok(())
             }
             Before::Gated => {
                 if self.gone().is_none() {
@@ -462,22 +535,30 @@ impl Conversation<'_> {
                 *found.others.lock().unwrap_or_else(PoisonError::into_inner) = sent;
                 Ok(())
             }
+            // Judged after the handshake, with the same sent again then.
             Before::NotifyGated => {
-                let gated_params = json!({"query": PROBE_QUERY, "k": 1});
-                self.notification(&NOTIFY_GATED, "retrieve", gated_params)
-                    .await
-            }
-            Before::NotifyOpen => self.notification(&NOTIFY_OPEN, "info", json!({})).await,
-            Before::NotifyUnknown => {
-                // Judged after the handshake, with the same sent again then.
-                let heard = self.unknown_notifications().await?;
-                *found.unknown.lock().unwrap_or_else(PoisonError::into_inner) = heard;
+                if self.gone().is_none() {
+                    let gated_params = json!({"query": PROBE_QUERY, "k": 1});
+                    let heard = self
+                        .notify_once(&NOTIFY_GATED, "retrieve", gated_params)
+                        .await?;
+                    *found
+                        .notify_gated
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner) = Some(heard);
+                }
                 Ok(())
             }
+            Before::NotifyOpen => self.notification(&NOTIFY_OPEN, "info", json!({})).await,
             Before::CancelUnknown => {
-                let cancel = json!({"id": UNKNOWN_CANCEL_ID, "reason": "protocheck probe"});
-                self.notification(&CANCEL_UNKNOWN_ID, "notifications/cancel", cancel)
-                    .await
+                if self.gone().is_none() {
+                    let cancel = json!({"id": UNKNOWN_CANCEL_ID, "reason": "protocheck probe"});
+                    let heard = self
+                        .notify_once(&CANCEL_UNKNOWN_ID, "notifications/cancel", cancel)
+                        .await?;
+                    *found.cancel.lock().unwrap_or_else(PoisonError::into_inner) = Some(heard);
+                }
+                Ok(())
             }
         }
     }
@@ -490,6 +571,18 @@ impl Conversation<'_> {
     ) -> Result<(), EngineError> {
         let init = context.init;
         match step {
+            AfterInit::Nonce => {
+                self.nonces(&context.pings_before, context.batch_before.as_ref(), init)
+                    .await
+            }
+            AfterInit::NotifyGated => {
+                self.notify_gated_judged(context.notify_gated_before.clone(), init)
+                    .await
+            }
+            AfterInit::CancelUnknown => {
+                self.cancel_judged(context.cancel_before.clone(), init)
+                    .await
+            }
             AfterInit::NotifyUnknown => {
                 self.unknown_notifications_judged(context.unknown_before.clone(), init)
                     .await
@@ -499,26 +592,55 @@ impl Conversation<'_> {
             AfterInit::UnadvertisedMethod => self.unadvertised_method(init).await,
             AfterInit::UnsupportedOption => self.unsupported_option(init).await,
             AfterInit::IdEcho => {
-                // Judged at the end with every other reply of the run.
+                // Judged at the end with every other reply of the run: the
+                // largest numeric id, and a string id (a plain one, and one
+                // that looks like a number) on `ping`, `info` and each
+                // advertised read-only capability method (§4.7: every reply).
                 if self.gone_during.is_none() {
-                    let _ = self
-                        .call(&NUMERIC_ID_ECHO, json!(BIG_NUMERIC_ID), "ping", json!({}))
-                        .await?;
-                    let _ = self
-                        .call(
-                            &STRING_ID_ECHO,
+                    let mut calls = vec![
+                        (json!(BIG_NUMERIC_ID), "ping".to_owned(), json!({})),
+                        (
                             json!(NUMERIC_LOOKING_STRING_ID),
-                            "info",
+                            "info".to_owned(),
                             json!({}),
-                        )
-                        .await?;
+                        ),
+                        (json!("0100"), "ping".to_owned(), json!({})),
+                        (json!("protocheck-id-ping"), "ping".to_owned(), json!({})),
+                        (json!("protocheck-id-info"), "info".to_owned(), json!({})),
+                    ];
+                    if let Some(init) = init.filter(|_| self.blocked(init).is_none()) {
+                        for m in params::METHODS
+                            .iter()
+                            .filter(|m| init.supports(m.capability))
+                        {
+                            calls.push((
+                                json!(format!("protocheck-id-{}", m.name)),
+                                m.name.to_owned(),
+                                Value::Object(params::base(m.name, init)),
+                            ));
+                        }
+                    }
+                    let _ = self.call_all(&STRING_ID_ECHO, calls).await?;
                 }
                 Ok(())
             }
             AfterInit::MalformedParams => self.malformed_params(init).await,
-            AfterInit::Info => self.info_after_init(init).await,
+            AfterInit::Info => {
+                let after = self.info_after_init(init).await?;
+                match init {
+                    Some(init) => {
+                        self.declaration(init, context.info_before.as_ref(), after.as_ref())
+                            .await
+                    }
+                    None => Ok(()),
+                }
+            }
             AfterInit::CancelWithId => self.cancel_with_id().await,
-            AfterInit::Batch => self.batch().await,
+            AfterInit::Batch => {
+                let (problems, evidence) =
+                    self.batch_members(context.batch_before.as_ref()).await?;
+                self.batch(problems, evidence).await
+            }
             AfterInit::EmptyBatch => self.empty_batch().await,
         }
     }

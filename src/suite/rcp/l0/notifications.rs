@@ -9,8 +9,8 @@ pub const NOTIFY_GATED: Rule = must(
     "RCP/1 §4.5, §14.1(6)",
 )
 .help(
-    "Before `initialize`, protocheck sends a `retrieve` notification (no `id`) with a query and \
-     `k`. Over HTTP any JSON body in the response counts as an answer; over stdio a `ping` \
+    "Before `initialize` and again after it, protocheck sends a `retrieve` notification (no \
+     `id`) with a query and `k`. Over HTTP any JSON body in the response counts as an answer; over stdio a `ping` \
      follows as a barrier, and a line for the notification before that `ping`'s reply, or shortly \
      after it, fails the rule.",
     "The server answers every frame, most often with a -32001 error because its initialization \
@@ -43,10 +43,13 @@ pub const NOTIFY_UNKNOWN: Rule = must(
     "RCP/1 §4.5, §14.1(6)",
 )
 .help(
-    "Before `initialize` and again on the initialized session, protocheck sends notifications (no \
-     `id`) for three methods RCP does not define: `notifications/protocheck-unknown` (the reserved \
-     namespace, whose unknown members are silently ignored), `embed/protocheck-unknown` and \
-     `does/not/exist`; then a `ping`, which must still be answered. Over HTTP any JSON body in a \
+    "Before `initialize` (last) and again on the initialized session, protocheck sends \
+     notifications (no `id`) for four methods RCP does not define: \
+     `notifications/protocheck-unknown` (the reserved namespace, whose unknown members are \
+     silently ignored), `x-protocheck/unknown` (a vendor namespace), `embed/protocheck-unknown` \
+     and `does/not/exist`, and two of them inside a batch around a `ping`, which must get the \
+     `ping`'s entry alone; then `ping`, `info` and a capability method, which must still be \
+     answered by the same initialized session. A server that stops answering after one fails. Over HTTP any JSON body in a \
      response counts as an answer; over stdio a barrier `ping` follows each, and a line for the \
      notification before its reply, or shortly after, fails the rule.",
     "The server answers the unknown method with an error (-32004, -32601 or -32001), which is \
@@ -58,12 +61,14 @@ pub const NOTIFY_UNKNOWN: Rule = must(
 );
 pub const CANCEL_UNKNOWN_ID: Rule = must(
     "RCP-L0-008",
-    "`notifications/cancel` for an unknown id is not answered",
+    "`notifications/cancel` for an unknown or answered id is not answered",
     "RCP/1 §14.1(6)",
 )
 .help(
-    "Before `initialize`, protocheck sends `notifications/cancel` as a notification with params \
-     `{\"id\": 987654321, \"reason\": \"protocheck probe\"}`, an id it never used. Over HTTP any \
+    "Before and after `initialize`, protocheck sends `notifications/cancel` as a notification \
+     with params `{\"id\": 987654321, \"reason\": \"protocheck probe\"}`, an id it never used, \
+     and after it a cancel for the id of a `ping` already answered; then a `ping` must still get a \
+     result. Over HTTP any \
      JSON body counts as an answer; over stdio a barrier `ping` follows, and a line for the \
      cancel before its reply, or shortly after, fails the rule.",
     "The server reports the unknown request id back, usually with an error such as -32015 or \
@@ -111,10 +116,12 @@ pub(super) struct Heard {
 
 /// Methods RCP/1 does not define, sent as notifications (RCP-L0-007): one in
 /// the reserved `notifications/` namespace (§4.5: "Unknown `notifications/*`
-/// are silently ignored"), one in a namespace of the protocol's methods, and
-/// one outside every namespace of the protocol.
-pub(super) const UNKNOWN_NOTIFICATIONS: [&str; 3] = [
+/// are silently ignored"), one in a vendor namespace (`x-<vendor>/…`), one
+/// in a namespace of the protocol's methods, and one outside every
+/// namespace of the protocol.
+pub(super) const UNKNOWN_NOTIFICATIONS: [&str; 4] = [
     "notifications/protocheck-unknown",
+    "x-protocheck/unknown",
     "embed/protocheck-unknown",
     UNKNOWN_METHOD_NAME,
 ];
@@ -161,11 +168,21 @@ impl Conversation<'_> {
             Ok(n) => n,
             Err(failure) => {
                 let exchange = failure.exchange.clone();
-                let words = format!(
-                    "could not be sent ({}); over HTTP a notification must still get 204 or an empty \
-                     200/202 (protocheck decision 6)",
-                    failure.error
-                );
+                // A notification is one write: over stdio what failed is the
+                // barrier `ping` written after it, over HTTP the response.
+                let words = if self.client.is_http() {
+                    format!(
+                        "got no HTTP response ({}); a notification must still get 204 or an empty 200/202 \
+                         (protocheck decision 6), and the server must go on serving",
+                        failure.error
+                    )
+                } else {
+                    format!(
+                        "was followed by the end of the server's output ({}): the `ping` written after it got \
+                         no reply, so the server stopped instead of ignoring the notification",
+                        failure.error
+                    )
+                };
                 let _ = self.sent(rule, Err(failure))?;
                 return Ok(Heard {
                     silent: false,
@@ -214,7 +231,30 @@ impl Conversation<'_> {
             let got = self
                 .notify_once(&NOTIFY_UNKNOWN, method, json!({"note": "protocheck probe"}))
                 .await?;
+            // No response at all: the server went away on this one, and the
+            // next would meet a closed or refused connection, whichever came
+            // first; nothing more is sent to it here.
+            let mut got = got;
+            let dropped = !got.silent && got.exchange.response.is_none();
+            if dropped && self.gone().is_none() {
+                // Over HTTP: whether the server is still there (a `ping`
+                // that cannot connect marks it gone, during this rule).
+                let ping = self.request(&NOTIFY_UNKNOWN, "ping", json!({})).await?;
+                if ping.is_err() {
+                    // Which error the dead server's socket gives (reset or
+                    // refused) varies; that it gave no answer does not.
+                    got.words.push_str(
+                        "; a `ping` sent next got no answer either, so the server was gone",
+                    );
+                    if self.gone_during.is_none() {
+                        self.gone_during = Some(NOTIFY_UNKNOWN.id);
+                    }
+                }
+            }
             heard.push((method, got));
+            if dropped {
+                break;
+            }
         }
         Ok(heard)
     }
@@ -258,7 +298,15 @@ impl Conversation<'_> {
             return self.skip(rule, reason).await;
         }
         let initialized = self.blocked(init).is_none();
+        // What `info` reports before the notifications after `initialize`,
+        // to compare with what it reports after them: the notifications'
+        // effect alone (whether `info` matches `initialize` is RCP-L0-021's).
+        let mut info_before = None;
         if initialized {
+            let info = self.request(rule, "info", json!({})).await?;
+            info_before = result_of(&info)
+                .and_then(|r| r.get("capabilities"))
+                .cloned();
             for method in UNKNOWN_NOTIFICATIONS {
                 if self.gone().is_some() {
                     break;
@@ -280,20 +328,95 @@ impl Conversation<'_> {
             let reason = self.gone().unwrap_or_else(no_init);
             return self.skip(rule, reason).await;
         }
+        if initialized && self.gone().is_none() {
+            // §11: inside a batch, a notification gets no entry either.
+            let id = self.client.next_id();
+            let frames = vec![
+                json!({"jsonrpc": "2.0", "method": UNKNOWN_NOTIFICATIONS[0], "params": {}}),
+                json!({"jsonrpc": "2.0", "id": id, "method": "ping", "params": {}}),
+                json!({"jsonrpc": "2.0", "method": UNKNOWN_NOTIFICATIONS[1], "params": {}}),
+            ];
+            let sent = self.client.send_batch("ping", frames.clone()).await;
+            let sent = self.sent(rule, sent)?;
+            check.saw(&sent);
+            let names = format!(
+                "`{}` and `{}`",
+                UNKNOWN_NOTIFICATIONS[0], UNKNOWN_NOTIFICATIONS[1]
+            );
+            match batches::members(&sent) {
+                Some(entries) => {
+                    let others: Vec<String> = entries
+                        .iter()
+                        .filter(|m| !m.get("id").is_some_and(|got| loose_id(&id, got)))
+                        .map(Value::to_string)
+                        .collect();
+                    if !others.is_empty() {
+                        problems.push(format!(
+                            "a batch of a `ping` (id {id}) between notifications for {names} got entries besides the \
+                             `ping`'s: {}",
+                            crate::transport::excerpt(others.join(", ").as_bytes(), 300).0
+                        ));
+                    }
+                }
+                None => problems.push(format!(
+                    "a batch of a `ping` (id {id}) between notifications for {names} {}",
+                    outcome_words(&sent)
+                )),
+            }
+        }
         if self.gone().is_none() {
-            // Any result object: the nonce's echo is RCP-L0-002/003's.
-            let ping = self.request(rule, "ping", json!({})).await?;
-            check.saw(&ping);
-            if !result_of(&ping).is_some_and(Value::is_object) {
+            // The session survives them: `ping` answers with a result (its
+            // nonce is RCP-L0-002/003's), and, once initialized, `info`
+            // reports the session's capabilities unchanged and the first
+            // advertised capability method is not refused as uninitialized.
+            let mut requests: Vec<(&str, Value)> = vec![("ping", json!({}))];
+            let method = init.filter(|_| initialized).and_then(|init| {
+                params::METHODS
+                    .iter()
+                    .find(|m| init.supports(m.capability))
+                    .map(|m| (m.name, Value::Object(params::base(m.name, init))))
+            });
+            if initialized {
+                requests.push(("info", json!({})));
+                requests.extend(method.clone());
+            }
+            let answers = self.request_all(rule, requests).await?;
+            for sent in &answers {
+                check.saw(sent);
+            }
+            if let Some(ping) = answers.first()
+                && !result_of(ping).is_some_and(Value::is_object)
+            {
                 problems.push(format!(
                     "a `ping` sent after them {}, so the session did not survive them",
-                    outcome_words(&ping)
+                    outcome_words(ping)
                 ));
+            }
+            if let (Some(info), Some(before)) = (answers.get(1).filter(|s| s.is_ok()), &info_before)
+            {
+                let caps = result_of(info).and_then(|r| r.get("capabilities"));
+                if caps != Some(before) {
+                    problems.push(format!(
+                        "`info` sent after them {} with capabilities other than it reported just before them, \
+                         so they changed the session",
+                        outcome_words(info)
+                    ));
+                }
+            }
+            if let (Some(sent), Some((name, _))) = (answers.get(2).filter(|s| s.is_ok()), &method) {
+                // Refused as uninitialized: the session was reset. How the
+                // reply is framed is RCP-L0-026's concern.
+                if code_of(sent) == Some(-32001) {
+                    problems.push(format!(
+                        "`{name}` sent after them {}, so the session did not stay initialized",
+                        outcome_words(sent)
+                    ));
+                }
             }
         }
         let names = UNKNOWN_NOTIFICATIONS.map(|m| format!("`{m}`")).join(", ");
         let when = if initialized {
-            "before and after `initialize`"
+            "before and after `initialize` (and inside a batch after it)"
         } else {
             "before `initialize` (no handshake succeeded, so not after it)"
         };
@@ -302,7 +425,8 @@ impl Conversation<'_> {
                 Outcome::Pass,
                 format!(
                     "notifications (no `id`) for the undefined methods {names}, {when}, were not answered, and the \
-                     session still answered `ping` after them"
+                     session still answered `ping`{} after them",
+                    if initialized { ", `info` with its capabilities and a capability method" } else { "" }
                 ),
             )
         } else {
@@ -312,6 +436,158 @@ impl Conversation<'_> {
                     "{}; notifications MUST NOT be answered, not even with an error, whatever the method, and \
                      unknown `notifications/*` are silently ignored (§4.5, §14.1 rule 6)",
                     problems.join("; ")
+                ),
+            )
+        };
+        self.emit(finding).await
+    }
+
+    /// RCP-L0-005: the `retrieve` notification sent before `initialize`
+    /// (`before`), and the same on the initialized session, where a server
+    /// that dispatches id-less frames would run it and may answer.
+    pub(super) async fn notify_gated_judged(
+        &mut self,
+        before: Option<Heard>,
+        init: Option<&Init>,
+    ) -> Result<(), EngineError> {
+        let rule = &NOTIFY_GATED;
+        let mut heard: Vec<(&str, Heard)> = before
+            .into_iter()
+            .map(|h| ("before `initialize`", h))
+            .collect();
+        let initialized = self.blocked(init).is_none();
+        if initialized {
+            let params = json!({"query": PROBE_QUERY, "k": 1});
+            heard.push((
+                "after `initialize`",
+                self.notify_once(rule, "retrieve", params).await?,
+            ));
+        }
+        self.heard_judged(rule, "`retrieve`", heard, Vec::new(), initialized)
+            .await
+    }
+
+    /// RCP-L0-008: `notifications/cancel` for an id never used, before
+    /// `initialize` (`before`) and after it, and for the id of a request
+    /// already answered (§7.14: cancellation is best effort, a cancel that
+    /// refers to nothing in flight is a no-op); then a `ping` must still be
+    /// answered with a result.
+    pub(super) async fn cancel_judged(
+        &mut self,
+        before: Option<Heard>,
+        init: Option<&Init>,
+    ) -> Result<(), EngineError> {
+        let rule = &CANCEL_UNKNOWN_ID;
+        let mut heard: Vec<(&str, Heard)> = before
+            .into_iter()
+            .map(|h| ("for an unused id before `initialize`", h))
+            .collect();
+        let mut problems = Vec::new();
+        let mut evidence = Vec::new();
+        let initialized = self.blocked(init).is_none();
+        if initialized {
+            let id = self.client.next_id();
+            let answered = self.call(rule, id.clone(), "ping", json!({})).await?;
+            evidence.push(exchange_of(&answered).clone());
+            if self.gone().is_none() {
+                let cancel = json!({"id": id, "reason": "protocheck probe"});
+                let got = self
+                    .notify_once(rule, "notifications/cancel", cancel)
+                    .await?;
+                heard.push(("for the id of a `ping` already answered", got));
+            }
+            if self.gone().is_none() {
+                let cancel = json!({"id": UNKNOWN_CANCEL_ID, "reason": "protocheck probe"});
+                let got = self
+                    .notify_once(rule, "notifications/cancel", cancel)
+                    .await?;
+                heard.push(("for an unused id after `initialize`", got));
+            }
+            if self.gone().is_none() {
+                let ping = self.request(rule, "ping", json!({})).await?;
+                evidence.push(exchange_of(&ping).clone());
+                if ping.is_ok() && !result_of(&ping).is_some_and(Value::is_object) {
+                    problems.push(format!(
+                        "a `ping` sent after the cancels {}",
+                        outcome_words(&ping)
+                    ));
+                }
+            }
+        }
+        let finding_problems = problems;
+        self.heard_judged_with(
+            rule,
+            "`notifications/cancel`",
+            heard,
+            finding_problems,
+            evidence,
+            initialized,
+        )
+        .await
+    }
+
+    async fn heard_judged(
+        &mut self,
+        rule: &'static Rule,
+        what: &str,
+        heard: Vec<(&str, Heard)>,
+        problems: Vec<String>,
+        initialized: bool,
+    ) -> Result<(), EngineError> {
+        self.heard_judged_with(rule, what, heard, problems, Vec::new(), initialized)
+            .await
+    }
+
+    /// One finding over notifications sent at several moments: each must
+    /// have gone unanswered. What was heard before the target went away
+    /// stands only if it fails the rule.
+    async fn heard_judged_with(
+        &mut self,
+        rule: &'static Rule,
+        what: &str,
+        heard: Vec<(&str, Heard)>,
+        mut problems: Vec<String>,
+        evidence: Vec<Exchange>,
+        initialized: bool,
+    ) -> Result<(), EngineError> {
+        let mut check = Check::new(rule);
+        let mut quiet = Vec::new();
+        for (when, h) in heard {
+            if h.silent {
+                quiet.push(format!("{when} {}", h.words));
+            } else {
+                problems.push(format!(
+                    "a notification (no `id`) for {what} {when} {}",
+                    h.words
+                ));
+            }
+            check.keep(h.exchange);
+        }
+        for exchange in evidence {
+            check.keep(exchange);
+        }
+        let finding = if !problems.is_empty() {
+            check.verdict(
+                &problems,
+                "",
+                "notifications MUST NOT be answered, not even with an error, whatever the method and whenever \
+                 they come, and a cancel that refers to nothing in flight changes nothing (§4.5, §7.14, §14.1 rule 6)",
+            )
+        } else if let Some(reason) = self.gone() {
+            check.finding(Outcome::Skip, reason)
+        } else if quiet.is_empty() {
+            check.finding(Outcome::Skip, no_init())
+        } else {
+            check.finding(
+                Outcome::Pass,
+                format!(
+                    "notifications (no `id`) for {what}: {}{}",
+                    quiet.join("; "),
+                    if initialized {
+                        ""
+                    } else {
+                        " (no handshake succeeded, so not after it)"
+                    }
                 ),
             )
         };

@@ -11,34 +11,46 @@ pub const FILTER_RESTRICTS: Rule = item(
     "RCP/1 §14.2, §8",
 )
 .help(
-    "protocheck needs `filter` with `fields`. From the `meta` values earlier hits showed for \
-     advertised fields, it repeats those requests with a clause per advertised operator that must \
-     keep (`eq`, `in`, `gte`, `lte`, `contains`, `exists` true) or drop (`ne`, `nin`, `gt`, `lt`, \
-     `exists` false) a given hit. Failing that, a filter no document can satisfy must return no \
-     hits.",
-    "The server accepts `filter` but ignores it, applies an operator loosely (`gt` behaving as \
-     `gte`, numbers compared as strings), or refuses with an error a filter it advertises. \
-     Without `filter`, or without its `fields`, the rule is skipped and L1 is not reached.",
-    "Apply the filter inside the search (pre-filtering or a filtered index), implement each \
-     advertised operator exactly as §8 defines it, advertise in `filter.fields` and \
-     `filter.operators` only what the backend supports, and return `meta` on hits.",
+    "protocheck needs `filter` with `fields`. From the `meta` values the hits of earlier requests \
+     showed for advertised fields, in every mode the run asked for, it repeats those requests with \
+     a clause per advertised operator and field type (`eq`, `ne`, `in`, `nin`, `gt`, `gte`, `lt`, \
+     `lte`, `contains`, `exists`), then with `not`, `and`/`or`/`not` nested 3, 4 and 8 deep, and \
+     `in`/`nin` with several values, built from two hits that showed different values of one \
+     field. Every hit of the unfiltered result that a filter matches must stay, and no hit it \
+     rejects may come back. Without `meta` on the hits the rule is not verified.",
+    "The server accepts `filter` but ignores it (in one mode or all), applies an operator loosely \
+     (`gt` behaving as `gte`, only the first value of an `in` list), drops or ignores `not`, \
+     flattens nested combinators, refuses a tree more than two levels deep, or refuses with an \
+     error a filter it advertises. Without `filter`, or without its `fields`, the rule is skipped \
+     and L1 is not reached; without `meta` on the hits it is not verified, and L1 is not granted.",
+    "Apply the filter inside the search in every mode (pre-filtering or a filtered index), \
+     evaluate the whole boolean tree, implement each advertised operator exactly as §8 defines \
+     it, advertise in `filter.fields` and `filter.operators` only what the backend supports, and \
+     return `meta` with the filter fields on hits so that clients (and protocheck) can see what a \
+     filter kept.",
 );
 pub const FILTER_VALIDATED: Rule = item(
     "RCP-L1-005",
-    "a filter on an unadvertised field, or an empty `and`, is rejected with -32602",
+    "an invalid filter (unadvertised field, wrong value type, operator the type does not take, empty `and`/`or`) is rejected with -32602",
     SpecLevel::Must,
     "RCP/1 §8, §15.4",
 )
 .help(
-    "When `filter` advertises `fields`, protocheck sends `retrieve` with a clause on \
-     `x-protocheck-unadvertised-field` (using the first advertised operator), then with the \
-     filter `{\"and\": []}`; each must get error -32602.",
-    "The server passes the filter to its backend unchecked, so an unknown field matches nothing \
-     and an empty `and` matches everything, or it refuses with -32005 or -32603 instead of \
-     -32602.",
-    "Validate the filter before searching: reject a clause on a field not listed in \
-     `filter.fields`, and an empty `and` or `or` array, with `{\"code\": -32602}` \
-     (InvalidParams).",
+    "When `filter` advertises `fields`, protocheck sends `retrieve` with invalid filters: a clause \
+     on `x-protocheck-unadvertised-field` alone and inside `and`, `or`, `not` and three \
+     combinators deep; an empty `and` and `or`, alone and nested; for one field of each declared \
+     type, a value of the wrong JSON type with every advertised operator the type takes (one \
+     wrong element for `in`/`nin`); and every advertised operator the type does not take (`gt` \
+     on a `keyword` field, `contains` on a field that is not `text` nor array-valued). Each must \
+     get error -32602 with `error.data.field`.",
+    "The server validates only the top of the tree, checks the operator but not the value's type \
+     (or not the elements of an `in` list), passes an unknown field to its backend, where it \
+     matches nothing, serves an empty `and` as \"everything\", or refuses with -32005 or -32603 \
+     instead of -32602.",
+    "Validate the whole filter tree before searching (the SDKs' validator does): reject a clause \
+     on a field not listed in `filter.fields` at any depth, a value whose JSON type the field's \
+     type does not take, an operator §8's table does not allow for the type, and an empty `and` \
+     or `or` array, with `{\"code\": -32602, \"data\": {\"field\": …}}` (InvalidParams).",
 );
 
 /// A field name no server advertises.
@@ -114,6 +126,63 @@ fn satisfies(op: &str, value: &Value, got: &Value) -> Option<bool> {
     }
 }
 
+/// A field's type as the probes tell types apart: the declared type, else
+/// the JSON kind of the value a hit showed.
+fn type_key(ty: Option<&str>, value: &Value) -> String {
+    if let Some(t) = ty {
+        return t.to_owned();
+    }
+    match value {
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "boolean",
+        Value::Array(_) => "array",
+        _ => "other",
+    }
+    .to_owned()
+}
+
+/// Whether a hit whose `meta` is `meta` matches the filter tree (§8), when
+/// its metadata decides it: `None` when a field the tree reads is not shown,
+/// or a clause has no known answer (see [`satisfies`]).
+fn evaluate(tree: &Value, meta: Option<&Value>) -> Option<bool> {
+    evaluate_on(tree, meta?.as_object()?)
+}
+
+fn evaluate_on(tree: &Value, meta: &serde_json::Map<String, Value>) -> Option<bool> {
+    let node = tree.as_object()?;
+    if let Some(list) = node.get("and").and_then(Value::as_array) {
+        let mut all = Some(true);
+        for child in list {
+            match evaluate_on(child, meta) {
+                Some(false) => return Some(false),
+                None => all = None,
+                Some(true) => {}
+            }
+        }
+        return all;
+    }
+    if let Some(list) = node.get("or").and_then(Value::as_array) {
+        let mut any = Some(false);
+        for child in list {
+            match evaluate_on(child, meta) {
+                Some(true) => return Some(true),
+                None => any = None,
+                Some(false) => {}
+            }
+        }
+        return any;
+    }
+    if let Some(inner) = node.get("not") {
+        return evaluate_on(inner, meta).map(|b| !b);
+    }
+    let field = node.get("field")?.as_str()?;
+    let op = node.get("op")?.as_str()?;
+    let value = node.get("value")?;
+    let got = meta.get(field).filter(|v| !v.is_null())?;
+    satisfies(op, value, got)
+}
+
 /// A value one hit showed for an advertised field: the material of the
 /// probes built from data.
 #[derive(Debug, Clone)]
@@ -125,28 +194,45 @@ struct Seen {
     base: usize,
 }
 
-/// A filter probe and what it must do.
+/// A filter probe: a request of the run's repeated with a filter whose
+/// answer the base result's metadata decides for some of its hits.
 #[derive(Debug, Clone)]
 struct Probe {
+    /// The operator or combinator shape it checks, as the pass message
+    /// names it (`eq`, `not`, `and/or/not nested 3 deep`, …).
+    checks: String,
+    /// The field it reads and that field's type, for the pass message.
     field: String,
-    op: &'static str,
-    value: Value,
-    /// The hit the probe was built from, and whether it must stay.
-    subject: Option<(Value, bool)>,
+    ty: String,
+    filter: Value,
     /// The result whose request the probe repeats with the filter.
-    base: Option<usize>,
-    /// Some hit must go: the subject is dropped, or the base shows a hit that
-    /// contradicts the clause.
+    base: usize,
+    /// Some hit of the base result does not match: the filter must remove it.
     restrictive: bool,
 }
 
 impl Probe {
-    fn clause(&self) -> Value {
-        json!({"field": self.field, "op": self.op, "value": self.value})
-    }
-
-    fn label(&self) -> String {
-        format!("{} {} {}", self.field, self.op, self.value)
+    fn new(
+        checks: String,
+        field: &str,
+        ty: String,
+        filter: Value,
+        base: usize,
+        retrieved: &[Retrieved],
+    ) -> Self {
+        let restrictive = retrieved.get(base).is_some_and(|b| {
+            b.hits()
+                .iter()
+                .any(|h| evaluate(&filter, h.get("meta")) == Some(false))
+        });
+        Self {
+            checks,
+            field: field.to_owned(),
+            ty,
+            filter,
+            base,
+            restrictive,
+        }
     }
 }
 
@@ -187,17 +273,18 @@ fn clauses_for(init: &Init, seen: &Seen) -> Vec<(&'static str, Value, bool)> {
     out
 }
 
-/// Every value the hits of plain (unfiltered, first-page) results showed for
-/// an advertised field, in the order of the results, hits and fields.
-fn seen_values(fields: &[(String, Option<String>)], retrieved: &[Retrieved]) -> Vec<Seen> {
+/// Every value the hits of the results `bases` showed for an advertised
+/// field, in the order of the results, hits and fields.
+fn seen_values(
+    fields: &[(String, Option<String>)],
+    retrieved: &[Retrieved],
+    bases: &[usize],
+) -> Vec<Seen> {
     let mut seen = Vec::new();
-    for (base, r) in retrieved.iter().enumerate() {
-        if ["filter", "minScore", "cursor"]
-            .iter()
-            .any(|k| r.params.get(*k).is_some())
-        {
+    for &base in bases {
+        let Some(r) = retrieved.get(base) else {
             continue;
-        }
+        };
         for hit in r.hits() {
             let (Some(meta), Some(id)) =
                 (hit.get("meta").and_then(Value::as_object), hit.get("id"))
@@ -220,53 +307,146 @@ fn seen_values(fields: &[(String, Option<String>)], retrieved: &[Retrieved]) -> 
     seen
 }
 
-/// Whether another hit of the base result shows a value of the field that
-/// the clause rejects (so the filter must remove it).
-fn contradicted_in(base: &Retrieved, field: &str, op: &str, value: &Value) -> bool {
-    base.hits().iter().any(|h| {
-        h.get("meta")
-            .and_then(|m| m.get(field))
-            .and_then(|got| satisfies(op, value, got))
-            == Some(false)
-    })
-}
-
 /// The probes built from the metadata the hits showed: one per advertised
-/// operator (and per `exists` value), each repeating the request a hit came
-/// from with a clause that must keep or drop that hit. The value is the
-/// hit's own, so ranges are probed at their boundary: `gte`/`lte` of the
-/// value keep the hit, `gt`/`lt` of it drop it (issue #26: a `gt` that
-/// behaves as `>=` keeps it and fails). Per operator, a probe that must
-/// also remove another hit of its base result is preferred.
+/// operator (and per `exists` value) and field type, each repeating a request
+/// of the run with a clause on a value a hit of its result showed. The value
+/// is the hit's own, so ranges are probed at their boundary: `gte`/`lte` of
+/// the value keep the hit, `gt`/`lt` of it drop it (issue #26: a `gt` that
+/// behaves as `>=` keeps it and fails). Per operator and type, a probe that
+/// must remove a hit of its base result is preferred.
 fn data_probes(init: &Init, seen: &[Seen], retrieved: &[Retrieved]) -> Vec<Probe> {
     let mut chosen: Vec<(String, Probe)> = Vec::new();
     for s in seen {
-        for (op, value, keeps) in clauses_for(init, s) {
+        let ty = type_key(s.ty.as_deref(), &s.value);
+        for (op, value, _) in clauses_for(init, s) {
+            // `exists` reads no value of the field: once, whatever the type.
             let key = if op == "exists" {
                 format!("exists {value}")
             } else {
-                op.to_owned()
+                format!("{op} {ty}")
             };
-            let restrictive = !keeps
-                || retrieved
-                    .get(s.base)
-                    .is_some_and(|b| contradicted_in(b, &s.field, op, &value));
-            let probe = Probe {
-                field: s.field.clone(),
-                op,
-                value,
-                subject: Some((s.hit.clone(), keeps)),
-                base: Some(s.base),
-                restrictive,
-            };
+            let filter = json!({"field": s.field, "op": op, "value": value});
+            let probe = Probe::new(
+                op.to_owned(),
+                &s.field,
+                ty.clone(),
+                filter,
+                s.base,
+                retrieved,
+            );
             match chosen.iter_mut().find(|(k, _)| *k == key) {
                 None => chosen.push((key, probe)),
-                Some((_, old)) if !old.restrictive && restrictive => *old = probe,
+                Some((_, old)) if !old.restrictive && probe.restrictive => *old = probe,
                 Some(_) => {}
             }
         }
     }
     chosen.into_iter().map(|(_, p)| p).collect()
+}
+
+/// A clause that holds exactly for the hits whose `field` is `value`: `eq`,
+/// or `in` of that one value, whichever is advertised.
+fn equal_clause(init: &Init, field: &str, value: &Value) -> Option<Value> {
+    if operator_allowed(init, "eq") {
+        Some(json!({"field": field, "op": "eq", "value": value}))
+    } else if operator_allowed(init, "in") {
+        Some(json!({"field": field, "op": "in", "value": [value]}))
+    } else {
+        None
+    }
+}
+
+/// How deep the deepest combinator probe nests.
+const DEEP: usize = 8;
+
+/// The probes of the combinators (§8: "Boolean combinators `and`/`or`/`not`
+/// nest arbitrarily") and of `in`/`nin` with several values, from two hits
+/// of one result that showed different values `v1`, `v2` of one field. With
+/// `P(v)` the clause "field is v", each keeps the first hit and drops the
+/// second (or, for `in`/`nin`, keeps or drops both), so a server that drops
+/// `not`, ignores it, flattens nested `and`/`or` into their parent, refuses a
+/// tree three or more deep, or reads only the first value of a set, keeps or
+/// drops a hit it must not. `None` when no result showed such a pair.
+fn combinator_probes(init: &Init, seen: &[Seen], retrieved: &[Retrieved]) -> Option<Vec<Probe>> {
+    let scalar = |v: &Value| matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_));
+    let meta_of = |base: usize, id: &Value| {
+        retrieved
+            .get(base)
+            .and_then(|r| r.hits().iter().find(|h| h.get("id") == Some(id)))
+            .and_then(|h| h.get("meta"))
+            .cloned()
+    };
+    for a in seen.iter().filter(|s| scalar(&s.value)) {
+        let pair = seen.iter().find(|b| {
+            b.base == a.base
+                && b.field == a.field
+                && b.hit != a.hit
+                && scalar(&b.value)
+                && b.value != a.value
+        });
+        let Some(b) = pair else { continue };
+        let (Some(p1), Some(p2)) = (
+            equal_clause(init, &a.field, &a.value),
+            equal_clause(init, &a.field, &b.value),
+        ) else {
+            return None;
+        };
+        let (m1, m2) = (meta_of(a.base, &a.hit), meta_of(a.base, &b.hit));
+        let decides = |tree: &Value, first: bool, second: bool| {
+            evaluate(tree, m1.as_ref()) == Some(first)
+                && evaluate(tree, m2.as_ref()) == Some(second)
+        };
+        let mut deep = json!({"not": {"not": p1}});
+        for level in 2..DEEP {
+            deep = if level % 2 == 0 {
+                json!({"and": [deep]})
+            } else {
+                json!({"or": [deep]})
+            };
+        }
+        let mut trees = vec![
+            ("`not`".to_owned(), json!({"not": p1}), false, true),
+            (
+                "`and`/`or`/`not` nested 3 deep".to_owned(),
+                json!({"or": [{"and": [p1, {"not": p2}]}, {"and": [p2, p1]}]}),
+                true,
+                false,
+            ),
+            (
+                "`and`/`or`/`not` nested 4 deep".to_owned(),
+                json!({"and": [{"or": [p1, p2]}, {"not": {"and": [p2, {"not": p1}]}}]}),
+                true,
+                false,
+            ),
+            (
+                format!("`and`/`or`/`not` nested {DEEP} deep"),
+                deep,
+                true,
+                false,
+            ),
+        ];
+        let set = json!([b.value, a.value]);
+        for (op, keeps) in [("in", true), ("nin", false)] {
+            if operator_allowed(init, op) {
+                trees.push((
+                    format!("`{op}` with several values"),
+                    json!({"field": a.field, "op": op, "value": set}),
+                    keeps,
+                    keeps,
+                ));
+            }
+        }
+        let ty = type_key(a.ty.as_deref(), &a.value);
+        let probes: Vec<Probe> = trees
+            .into_iter()
+            .filter(|(_, tree, first, second)| decides(tree, *first, *second))
+            .map(|(checks, tree, _, _)| {
+                Probe::new(checks, &a.field, ty.clone(), tree, a.base, retrieved)
+            })
+            .collect();
+        return Some(probes);
+    }
+    None
 }
 
 /// A value of the declared type to write a clause with, when the run saw
@@ -281,6 +461,34 @@ fn typed_value(ty: Option<&str>) -> Option<Value> {
         // operator of its own in §8.
         _ => None,
     }
+}
+
+/// A value whose JSON type no field of the declared type takes (§4.6: text
+/// is a string, integers and floats are numbers, booleans `true`/`false`; a
+/// date, whatever encoding the server chose, is no boolean); `None` for
+/// `geo`, whose value shape §8 does not define, or an undeclared type.
+fn mistyped_value(ty: Option<&str>) -> Option<Value> {
+    match ty? {
+        "keyword" | "text" => Some(json!(7)),
+        "int" | "float" => Some(json!("7")),
+        "bool" => Some(json!("true")),
+        "date" => Some(json!(true)),
+        _ => None,
+    }
+}
+
+/// The operators §8's table allows on a field of a declared type, with a
+/// scalar value: `eq`/`ne`/`in`/`nin` on any, the ordered comparisons on
+/// `int`/`float`/`date`, `contains` on `text`.
+fn ops_for_type(ty: &str) -> Vec<&'static str> {
+    let mut ops = vec!["eq", "ne", "in", "nin"];
+    if matches!(ty, "int" | "float" | "date") {
+        ops.extend(["gt", "gte", "lt", "lte"]);
+    }
+    if ty == "text" {
+        ops.push("contains");
+    }
+    ops
 }
 
 /// A filter no document can satisfy, built from advertised operators only:
@@ -363,9 +571,10 @@ fn contradiction(
     ))
 }
 
-/// What the probes covered, for the pass message: each operator checked
-/// (with the fields it was checked on), the advertised operators no hit's
-/// metadata could build a probe for, and the §8 operators not advertised.
+/// What the probes covered, for the pass message: each operator and
+/// combinator shape checked (with the fields and types it was checked on),
+/// the advertised operators no hit's metadata could build a probe for, and
+/// the §8 operators not advertised.
 fn operator_coverage(init: &Init, probes: &[Probe]) -> String {
     const ALL: [&str; 10] = [
         "eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "exists",
@@ -373,16 +582,22 @@ fn operator_coverage(init: &Init, probes: &[Probe]) -> String {
     let mut checked: Vec<String> = Vec::new();
     let mut unchecked = Vec::new();
     let mut absent = Vec::new();
+    let mut shapes: Vec<String> = Vec::new();
+    for p in probes {
+        if !ALL.contains(&p.checks.as_str()) && !shapes.contains(&p.checks) {
+            shapes.push(p.checks.clone());
+        }
+    }
     for op in ALL {
-        let on: Vec<&str> = probes
+        let mut on: Vec<String> = probes
             .iter()
-            .filter(|p| p.op == op)
-            .map(|p| p.field.as_str())
+            .filter(|p| p.checks == op)
+            .map(|p| format!("{} ({})", p.field, p.ty))
             .collect();
+        on.sort();
+        on.dedup();
         if !on.is_empty() {
-            let mut fields = on.clone();
-            fields.dedup();
-            checked.push(format!("`{op}` on `{}`", fields.join("`, `")));
+            checked.push(format!("`{op}` on {}", on.join(", ")));
         } else if operator_allowed(init, op) {
             unchecked.push(format!("`{op}`"));
         } else {
@@ -398,6 +613,9 @@ fn operator_coverage(init: &Init, probes: &[Probe]) -> String {
             checked.join(", ")
         )
     };
+    if !shapes.is_empty() {
+        out.push_str(&format!("; also {}", shapes.join(", ")));
+    }
     if !unchecked.is_empty() {
         out.push_str(&format!(
             "; advertised but not checked (no hit showed a value it applies to): {}",
@@ -410,19 +628,54 @@ fn operator_coverage(init: &Init, probes: &[Probe]) -> String {
     out
 }
 
-/// The fields the hits showed values for, once each.
-fn seen_fields(seen: &[Seen]) -> String {
-    let mut names: Vec<&str> = Vec::new();
-    for s in seen {
-        if !names.contains(&s.field.as_str()) {
-            names.push(&s.field);
-        }
-    }
-    names.join(", ")
-}
-
 fn ids(hits: &[Value]) -> Vec<&Value> {
     hits.iter().filter_map(|h| h.get("id")).collect()
+}
+
+/// An invalid filter RCP-L1-005 sends, and what makes it invalid.
+type Invalid = (Value, String);
+
+/// What the filter probes showed: hits kept that their filter matches, and
+/// hits dropped that it rejects.
+#[derive(Debug, Default)]
+struct Judged {
+    requests: usize,
+    kept: usize,
+    dropped: usize,
+}
+
+/// Each hit's `meta.<field>`, for a finding: `doc-1: "en", doc-2: "fr"`.
+fn values_of(hits: &[&Value], field: &str) -> String {
+    hits.iter()
+        .map(|h| {
+            let id = h
+                .get("id")
+                .map_or_else(|| "?".to_owned(), |id| id.to_string());
+            let v = h
+                .get("meta")
+                .and_then(|m| m.get(field))
+                .map_or_else(|| "not shown".to_owned(), ToString::to_string);
+            format!("{id}: {v}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Whether a result's request carried no filter, `minScore` or cursor: the
+/// results the filter probes repeat.
+fn is_plain(r: &Retrieved) -> bool {
+    ["filter", "minScore", "cursor"]
+        .iter()
+        .all(|k| r.params.get(*k).is_none())
+}
+
+/// The `error.data.field` of an error answer, when it is there.
+fn data_field(sent: &Sent) -> Option<&Value> {
+    sent.as_ref()
+        .ok()
+        .and_then(|r| r.json())
+        .and_then(|j| j.pointer("/error/data/field"))
+        .filter(|f| !f.is_null())
 }
 
 impl L1Run<'_, '_> {
@@ -444,33 +697,57 @@ impl L1Run<'_, '_> {
 
     /// RCP-L1-004. Probes are built from the operators the server advertises
     /// and the metadata its hits showed (§8: "Servers advertise allowed
-    /// `fields` and `operators`"): a clause that must keep a hit (`eq`, `in`,
-    /// `gte`, `lte`, `contains`, `exists: true`) and one that must drop it
-    /// (`ne`, `nin`, `gt`, `lt`, `exists: false`), each repeating the request
-    /// the hit came from. When the hits show no metadata, or no probe could
-    /// show a hit being removed, a filter no document can satisfy must
-    /// return no hits.
+    /// `fields` and `operators`"), in every mode the run asked for: per
+    /// operator and field type, a clause on a value a hit showed; then `not`,
+    /// `and`/`or`/`not` nested 3, 4 and 8 deep, and `in`/`nin` with several
+    /// values, from two hits that showed different values of one field. Each
+    /// repeats the request its hits came from, and every hit of that result
+    /// whose metadata decides the filter must be kept or dropped accordingly.
+    /// When the hits show no metadata, the rule is not verified: only a filter
+    /// no document can satisfy has a known answer, and it can only fail.
     pub(super) async fn filter(&mut self) -> Result<(), EngineError> {
         let rule = &FILTER_RESTRICTS;
         if let Some(reason) = self.filter_skip() {
             return self.conv.skip(rule, reason).await;
         }
         let fields = fields(self.init).unwrap_or_default();
-        let seen = seen_values(&fields, &self.facts.retrieved);
-        let probes = data_probes(self.init, &seen, &self.facts.retrieved);
+        let groups = self.by_mode(is_plain);
+        let mut probes = Vec::new();
+        let mut unchecked = Vec::new();
+        let mut all_seen = Vec::new();
+        for (mode, bases) in &groups {
+            let seen = seen_values(&fields, &self.facts.retrieved, bases);
+            if seen.is_empty() {
+                continue;
+            }
+            probes.extend(data_probes(self.init, &seen, &self.facts.retrieved));
+            match combinator_probes(self.init, &seen, &self.facts.retrieved) {
+                Some(more) => probes.extend(more),
+                None => unchecked.push(format!(
+                    "in {}, no two hits of one result showed different values of one field (or neither `eq` nor \
+                     `in` is advertised), so `not`, nested combinators and `in`/`nin` with several values were not sent",
+                    mode_words(mode.as_deref())
+                )),
+            }
+            all_seen.extend(seen);
+        }
         let mut check = Check::new(rule);
         let mut problems = Vec::new();
-        let mut done = Vec::new();
+        let mut judged = Judged::default();
         // Each probe repeats a request of the run's with a filter added:
         // they depend on none of one another's answers, so they go side by
         // side where the session allows it.
         let sent: Vec<(&Probe, Retrieved, String, Value)> = probes
             .iter()
             .filter_map(|probe| {
-                let base = self.facts.retrieved.get(probe.base?)?.clone();
+                let base = self.facts.retrieved.get(probe.base)?.clone();
                 let mut params = base.params.clone();
-                params["filter"] = probe.clause();
-                let label = format!("`retrieve` with filter {}", probe.label());
+                params["filter"] = probe.filter.clone();
+                let label = format!(
+                    "`retrieve` in {} with the filter {}",
+                    mode_words(mode_of(&base.params)),
+                    probe.filter
+                );
                 Some((probe, base, label, params))
             })
             .collect();
@@ -482,17 +759,20 @@ impl L1Run<'_, '_> {
         for ((probe, base, label, _), sent) in sent.iter().zip(&answers) {
             check.keep(base.exchange.clone());
             check.saw(sent);
-            self.judge_probe(probe, base, label, sent, &mut problems, &mut done);
+            judge_probe(probe, base, label, sent, &mut problems, &mut judged);
         }
+        if probes.is_empty() {
+            return self.filter_unobservable(check, &fields, &groups).await;
+        }
+        let mut done = Vec::new();
         if !probes.iter().any(|p| p.restrictive) {
-            match contradiction(self.init, &fields, &seen) {
+            match contradiction(self.init, &fields, &all_seen) {
                 Some((filter, field, guess)) => {
                     let skipped = self
                         .run_contradiction(
                             &mut check,
-                            &filter,
-                            &field,
-                            guess,
+                            (&filter, &field, guess),
+                            None,
                             &mut problems,
                             &mut done,
                         )
@@ -507,106 +787,104 @@ impl L1Run<'_, '_> {
                         .init
                         .advertised_list("filter", "operators")
                         .map_or_else(|| "all of §8".to_owned(), |o| o.join(", "));
-                    let shown = if seen.is_empty() {
-                        "no hit showed a `meta` value for an advertised field".to_owned()
-                    } else {
-                        format!(
-                            "the hits showed `meta` values ({}) but none that a probe could remove",
-                            seen_fields(&seen)
-                        )
-                    };
                     let reason = format!(
-                        "not verified: {shown}, and the advertised operators ({ops}) cannot write a filter with a known \
+                        "not verified: the hits showed `meta` values but none that a filter of the advertised \
+                         operators ({ops}) could remove, and those operators cannot write a filter with a known \
                          answer on the advertised fields"
                     );
                     return self.conv.emit(check.finding(Outcome::Skip, reason)).await;
                 }
             }
         }
+        let modes: Vec<String> = groups
+            .iter()
+            .map(|(m, _)| mode_words(m.as_deref()))
+            .collect();
+        let mut passed = format!(
+            "{}; in {}: {} filtered `retrieve`s kept the {} hits of their unfiltered results that their filters \
+             match and returned none that they reject ({} dropped)",
+            operator_coverage(self.init, &probes),
+            modes.join(", "),
+            judged.requests,
+            judged.kept,
+            judged.dropped
+        );
+        for line in done.iter().chain(&unchecked) {
+            passed.push_str("; ");
+            passed.push_str(line);
+        }
         let finding = check.verdict(
             &problems,
-            format!(
-                "{}: {}",
-                operator_coverage(self.init, &probes),
-                done.join("; ")
-            ),
-            "an advertised `filter` restricts the hits to those its clauses match (§8, §14.2)",
+            passed,
+            "an advertised `filter` restricts the hits to those its clauses match, in every mode, with \
+             combinators nested arbitrarily (§8, §14.2)",
         );
         self.conv.emit(finding).await
     }
 
-    /// What one probe built from data got: the subject hit kept or dropped,
-    /// and no returned hit showing a value the clause rejects.
-    fn judge_probe(
-        &self,
-        probe: &Probe,
-        base: &Retrieved,
-        label: &str,
-        sent: &Sent,
-        problems: &mut Vec<String>,
-        done: &mut Vec<String>,
-    ) {
-        let hits = match result_of(sent).map(hit_essentials) {
-            Some(Ok(hits)) => hits,
-            Some(Err(problem)) => {
-                problems.push(format!("{label}: {problem}"));
-                return;
-            }
-            None => {
-                problems.push(format!(
-                    "{label} {} (the operator is advertised)",
-                    outcome_words(sent)
-                ));
-                return;
-            }
+    /// RCP-L1-004 when no hit showed a `meta` value for an advertised
+    /// field: which hits a filter keeps cannot be seen, so the rule is not
+    /// verified. A filter no document can satisfy is still sent in every
+    /// mode, and fails the rule when it returns hits.
+    async fn filter_unobservable(
+        &mut self,
+        mut check: Check,
+        fields: &[(String, Option<String>)],
+        groups: &[(Option<String>, Vec<usize>)],
+    ) -> Result<(), EngineError> {
+        let names: Vec<&str> = fields.iter().map(|(n, _)| n.as_str()).collect();
+        let need = format!(
+            "to be judged, hits must carry `meta` with the advertised filter fields ({}) (§7.7 `Hit.meta`), so \
+             that each operator and combinator can be checked against them",
+            names.join(", ")
+        );
+        let Some((filter, field, guess)) = contradiction(self.init, fields, &[]) else {
+            let ops = self
+                .init
+                .advertised_list("filter", "operators")
+                .map_or_else(|| "all of §8".to_owned(), |o| o.join(", "));
+            let reason = format!(
+                "not verified: no hit showed a `meta` value for an advertised field, and the advertised operators \
+                 ({ops}) cannot write a filter with a known answer on the advertised fields; {need}"
+            );
+            return self.conv.emit(check.finding(Outcome::Skip, reason)).await;
         };
-        let field = &probe.field;
-        if let Some((id, keep)) = &probe.subject {
-            let present = ids(hits).contains(&id);
-            let shown = self.shown_value(probe.base, id, field);
-            if *keep && !present {
-                problems.push(format!(
-                    "{label} dropped hit {id}, whose `meta.{field}` is {shown} (it was in the unfiltered top {})",
-                    base.hits().len()
-                ));
-            }
-            if !*keep && present {
-                problems.push(format!(
-                    "{label} still returned hit {id}, whose `meta.{field}` is {shown}"
-                ));
-            }
-            if *keep == present {
-                done.push(format!(
-                    "{} {} hit {id}",
-                    probe.label(),
-                    if *keep { "kept" } else { "dropped" }
-                ));
+        let mut modes: Vec<Option<String>> = groups.iter().map(|(m, _)| m.clone()).collect();
+        if modes.is_empty() {
+            modes.push(None);
+        }
+        let mut problems = Vec::new();
+        let mut done = Vec::new();
+        for mode in &modes {
+            let skipped = self
+                .run_contradiction(
+                    &mut check,
+                    (&filter, &field, guess),
+                    mode.as_deref(),
+                    &mut problems,
+                    &mut done,
+                )
+                .await?;
+            if let Some(reason) = skipped {
+                return self.conv.emit(check.finding(Outcome::Skip, reason)).await;
             }
         }
-        let wrong: Vec<&Value> = hits
-            .iter()
-            .filter(|h| {
-                h.get("meta")
-                    .and_then(|m| m.get(field))
-                    .and_then(|got| satisfies(probe.op, &probe.value, got))
-                    == Some(false)
-            })
-            .filter_map(|h| h.get("id"))
-            .collect();
-        if !wrong.is_empty() {
-            problems.push(format!(
-                "{label} returned hits whose `meta.{field}` contradicts it: {}",
-                show(&json!(wrong))
-            ));
+        if !problems.is_empty() {
+            let finding = check.verdict(
+                &problems,
+                String::new(),
+                "an advertised `filter` restricts the hits to those its clauses match (§8, §14.2)",
+            );
+            return self.conv.emit(finding).await;
         }
-    }
-
-    /// The value hit `id` showed for `field` in result `base`, for a finding.
-    fn shown_value(&self, base: Option<usize>, id: &Value, field: &str) -> String {
-        base.and_then(|b| self.facts.retrieved.get(b))
-            .and_then(|r| r.hits().iter().find(|h| h.get("id") == Some(id)).cloned())
-            .and_then(|h| h.get("meta").and_then(|m| m.get(field)).cloned())
-            .map_or_else(|| "unknown".to_owned(), |v| show(&v))
+        let shown: Vec<String> = modes.iter().map(|m| mode_words(m.as_deref())).collect();
+        let reason = format!(
+            "not verified: no hit of this run showed a `meta` value for an advertised filter field, so which hits \
+             a filter keeps cannot be seen; the one filter whose answer is known without metadata, {filter}, which \
+             no document can satisfy, returned no hits in {}; {need}",
+            shown.join(", ")
+        );
+        self.conv.emit(check.finding(Outcome::Skip, reason)).await
     }
 
     /// A filter no document can satisfy must return no hits. Returns a skip
@@ -614,31 +892,36 @@ impl L1Run<'_, '_> {
     async fn run_contradiction(
         &mut self,
         check: &mut Check,
-        filter: &Value,
-        field: &str,
-        guess: bool,
+        (filter, field, guess): (&Value, &str, bool),
+        mode: Option<&str>,
         problems: &mut Vec<String>,
         done: &mut Vec<String>,
     ) -> Result<Option<String>, EngineError> {
         let rule = &FILTER_RESTRICTS;
-        let params = json!({"query": self.query(), "k": PROBE_K, "filter": filter});
+        let mut params = json!({"query": self.query(), "k": PROBE_K, "filter": filter});
+        if let Some(mode) = mode {
+            params["mode"] = json!(mode);
+        }
+        let in_mode = mode_words(mode);
         let sent = self
             .retrieve(
                 rule,
-                "`retrieve` with a filter no document can satisfy",
+                &format!("`retrieve` in {in_mode} with a filter no document can satisfy"),
                 params,
             )
             .await?;
         check.saw(&sent);
         match result_of(&sent).map(hit_essentials) {
             Some(Ok([])) => done.push(format!(
-                "a filter no document can satisfy ({filter}) returned no hits"
+                "a filter no document can satisfy ({filter}) returned no hits in {in_mode}"
             )),
             Some(Ok(hits)) => problems.push(format!(
-                "the filter {filter}, which no document can satisfy, returned {} hits",
+                "in {in_mode}, the filter {filter}, which no document can satisfy, returned {} hits",
                 hits.len()
             )),
-            Some(Err(problem)) => problems.push(format!("a filtered `retrieve`: {problem}")),
+            Some(Err(problem)) => {
+                problems.push(format!("a filtered `retrieve` in {in_mode}: {problem}"));
+            }
             None if guess && code_of(&sent) == Some(-32602) => {
                 return Ok(Some(format!(
                     "not verified: no hit showed a `meta` value and `filter.fields` declares no type for `{field}`, so \
@@ -646,46 +929,31 @@ impl L1Run<'_, '_> {
                 )));
             }
             None => problems.push(format!(
-                "`retrieve` with the filter {filter} {} (its operators and field are advertised)",
+                "`retrieve` in {in_mode} with the filter {filter} {} (its operators and field are advertised)",
                 outcome_words(&sent)
             )),
         }
         Ok(None)
     }
 
+    /// RCP-L1-005: every invalid filter §8 names, each of which must get
+    /// -32602 with `error.data.field`: an unadvertised field, alone and at
+    /// every depth of a tree; an empty `and` or `or`, alone and nested; per
+    /// declared field type, a value of the wrong JSON type with every
+    /// advertised operator the type takes (for `in`/`nin`, one element
+    /// wrong); and every advertised operator the type does not take.
     pub(super) async fn validated_filter(&mut self) -> Result<(), EngineError> {
         let rule = &FILTER_VALIDATED;
         if let Some(reason) = self.filter_skip() {
             return self.conv.skip(rule, reason).await;
         }
-        let fields: Vec<String> = fields(self.init)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(name, _)| name)
-            .collect();
-        // An advertised operator, with a value of the shape §8 gives it, so
-        // only the field is wrong.
-        let op = self
-            .init
-            .advertised_list("filter", "operators")
-            .and_then(|ops| ops.into_iter().next())
-            .unwrap_or_else(|| "eq".to_owned());
-        let value = match op.as_str() {
-            "gt" | "gte" | "lt" | "lte" => json!(1),
-            "in" | "nin" => json!(["x"]),
-            "exists" => json!(true),
-            _ => json!("x"),
-        };
+        let fields = fields(self.init).unwrap_or_default();
+        let every: Vec<usize> = (0..self.facts.retrieved.len()).collect();
+        let seen = seen_values(&fields, &self.facts.retrieved, &every);
+        let (probes, unprobed) = invalid_filters(self.init, &fields, &seen);
         let mut check = Check::new(rule);
         let mut problems = Vec::new();
         let query = self.query();
-        let probes = [
-            (
-                json!({"field": UNADVERTISED_FIELD, "op": op, "value": value}),
-                format!("a clause on the unadvertised field `{UNADVERTISED_FIELD}`"),
-            ),
-            (json!({"and": []}), "an empty `and`".to_owned()),
-        ];
         let requests = probes
             .iter()
             .map(|(filter, _)| {
@@ -694,22 +962,355 @@ impl L1Run<'_, '_> {
             })
             .collect();
         let answers = self.conv.request_all(rule, requests).await?;
-        for ((_, what), sent) in probes.iter().zip(&answers) {
-            check.saw(sent);
-            if code_of(sent) != Some(-32602) {
-                problems.push(format!("a filter with {what} {}", outcome_words(sent)));
+        for ((filter, what), sent) in probes.iter().zip(&answers) {
+            let code = code_of(sent);
+            if code != Some(-32602) {
+                check.saw(sent);
+                problems.push(format!(
+                    "a filter with {what} ({}) {}",
+                    show(filter),
+                    outcome_words(sent)
+                ));
+            } else if data_field(sent).is_none() {
+                check.saw(sent);
+                problems.push(format!(
+                    "a filter with {what} ({}) got -32602 without `error.data.field`",
+                    show(filter)
+                ));
             }
+        }
+        if problems.is_empty()
+            && let Some(first) = answers.first()
+        {
+            check.saw(first);
+        }
+        let mut passed = format!(
+            "{} invalid filters were each rejected with -32602 and `error.data.field`: {}",
+            probes.len(),
+            invalid_summary(&probes)
+        );
+        if !unprobed.is_empty() {
+            passed.push_str(&format!("; not sent: {}", unprobed.join("; ")));
         }
         let finding = check.verdict(
             &problems,
-            format!(
-                "a filter on an unadvertised field and an empty `and` were rejected with -32602 (advertised fields: {})",
-                fields.join(", ")
-            ),
-            "filters referencing unadvertised fields, and empty `and`/`or` arrays, MUST be rejected with -32602 (§8, §15.4)",
+            passed,
+            "a filter on an unadvertised field (at any depth), a value of the wrong JSON type for the field, an \
+             operator the field's type does not allow, and an empty `and`/`or` MUST be rejected with -32602 and \
+             `error.data.field` (§8, §15.4)",
         );
         self.conv.emit(finding).await
     }
+}
+
+/// What one probe built from data got: every hit of its base result whose
+/// metadata the filter matches kept, and no returned hit whose metadata it
+/// rejects.
+fn judge_probe(
+    probe: &Probe,
+    base: &Retrieved,
+    label: &str,
+    sent: &Sent,
+    problems: &mut Vec<String>,
+    judged: &mut Judged,
+) {
+    let hits = match result_of(sent).map(hit_essentials) {
+        Some(Ok(hits)) => hits,
+        Some(Err(problem)) => {
+            problems.push(format!("{label}: {problem}"));
+            return;
+        }
+        None => {
+            problems.push(format!(
+                "{label} {} (its operators and fields are advertised)",
+                outcome_words(sent)
+            ));
+            return;
+        }
+    };
+    judged.requests += 1;
+    let returned = ids(hits);
+    let mut missing: Vec<&Value> = Vec::new();
+    for hit in base.hits() {
+        let Some(id) = hit.get("id") else { continue };
+        match evaluate(&probe.filter, hit.get("meta")) {
+            Some(true) if !returned.contains(&id) => missing.push(hit),
+            Some(true) => judged.kept += 1,
+            Some(false) if !returned.contains(&id) => judged.dropped += 1,
+            _ => {}
+        }
+    }
+    let field = &probe.field;
+    if !missing.is_empty() {
+        problems.push(format!(
+            "{label} dropped hits the filter matches, which were in the unfiltered top {} (`meta.{field}` of each: {})",
+            base.hits().len(),
+            values_of(&missing, field)
+        ));
+    }
+    // A returned hit is judged by its own `meta`, or by the one it showed in
+    // the unfiltered result.
+    let wrong: Vec<&Value> = hits
+        .iter()
+        .filter(|h| {
+            let meta = h.get("meta").or_else(|| {
+                base.hits()
+                    .iter()
+                    .find(|b| b.get("id").is_some() && b.get("id") == h.get("id"))
+                    .and_then(|b| b.get("meta"))
+            });
+            evaluate(&probe.filter, meta) == Some(false)
+        })
+        .collect();
+    if !wrong.is_empty() {
+        problems.push(format!(
+            "{label} returned hits the filter rejects (`meta.{field}` of each: {})",
+            values_of(&wrong, field)
+        ));
+    }
+}
+
+/// The invalid filters sent, for the pass message: the fixed ones in a
+/// sentence, the value types and operators per field.
+fn invalid_summary(probes: &[Invalid]) -> String {
+    let per_field = |marker: &str| {
+        let mut fields: Vec<String> = Vec::new();
+        for (filter, what) in probes.iter().filter(|(_, w)| w.contains(marker)) {
+            let (Some(field), Some(op)) = (
+                filter.get("field").and_then(Value::as_str),
+                filter.get("op").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            let ty = what
+                .split(" field ")
+                .next()
+                .and_then(|w| w.rsplit(' ').next())
+                .unwrap_or("");
+            let key = format!("{ty} `{field}`: ");
+            match fields.iter_mut().find(|f| f.starts_with(&key)) {
+                Some(line) => line.push_str(&format!(", `{op}`")),
+                None => fields.push(format!("{key}`{op}`")),
+            }
+        }
+        fields.join("; ")
+    };
+    let mut out = format!(
+        "a clause on the unadvertised field `{UNADVERTISED_FIELD}` alone and inside `and`, `or`, `not` and three \
+         combinators deep; an empty `and` and `or`, alone and nested"
+    );
+    let wrong = per_field("wrong JSON type");
+    if !wrong.is_empty() {
+        out.push_str(&format!(
+            "; a value of the wrong JSON type (for `in`/`nin`, one wrong element) on {wrong}"
+        ));
+    }
+    let mut ops = per_field("does not take");
+    let contains = per_field("not array-valued");
+    if !contains.is_empty() {
+        ops = if ops.is_empty() {
+            contains
+        } else {
+            format!("{ops}; {contains}")
+        };
+    }
+    if !ops.is_empty() {
+        out.push_str(&format!(
+            "; an operator the field's type does not take on {ops}"
+        ));
+    }
+    out
+}
+
+/// The invalid filters RCP-L1-005 sends, each with what makes it invalid,
+/// and the kinds it could not write (with why).
+fn invalid_filters(
+    init: &Init,
+    fields: &[(String, Option<String>)],
+    seen: &[Seen],
+) -> (Vec<Invalid>, Vec<String>) {
+    // An advertised operator, with a value of the shape §8 gives it, so only
+    // the field is wrong.
+    let op = init
+        .advertised_list("filter", "operators")
+        .and_then(|ops| ops.into_iter().next())
+        .unwrap_or_else(|| "eq".to_owned());
+    let value = match op.as_str() {
+        "gt" | "gte" | "lt" | "lte" => json!(1),
+        "in" | "nin" => json!(["x"]),
+        "exists" => json!(true),
+        _ => json!("x"),
+    };
+    let unadvertised = json!({"field": UNADVERTISED_FIELD, "op": op, "value": value});
+    // A value of a field's own type: one the hits showed, else one of its
+    // declared type.
+    let good = |field: &str, ty: Option<&str>| {
+        seen.iter()
+            .find(|s| {
+                s.field == field
+                    && matches!(
+                        s.value,
+                        Value::String(_) | Value::Number(_) | Value::Bool(_)
+                    )
+            })
+            .map(|s| s.value.clone())
+            .or_else(|| typed_value(ty))
+    };
+    // A valid clause to stand beside the invalid one in a combinator: a
+    // value of an untyped field only when a hit showed it.
+    let valid = fields.iter().find_map(|(field, ty)| {
+        if operator_allowed(init, "exists") {
+            return Some(json!({"field": field, "op": "exists", "value": true}));
+        }
+        let v = if ty.is_some() {
+            good(field, ty.as_deref())?
+        } else {
+            seen.iter()
+                .find(|s| &s.field == field && !s.value.is_array() && !s.value.is_object())?
+                .value
+                .clone()
+        };
+        ["eq", "ne", "in", "nin"]
+            .into_iter()
+            .find(|o| operator_allowed(init, o))
+            .map(|o| {
+                let value = if matches!(o, "in" | "nin") {
+                    json!([v])
+                } else {
+                    v
+                };
+                json!({"field": field, "op": o, "value": value})
+            })
+    });
+    let beside = valid.clone().unwrap_or_else(|| unadvertised.clone());
+    let mut out: Vec<Invalid> = vec![
+        (
+            unadvertised.clone(),
+            format!("a clause on the unadvertised field `{UNADVERTISED_FIELD}`"),
+        ),
+        (
+            json!({"and": [beside, unadvertised]}),
+            "the unadvertised field inside `and`".to_owned(),
+        ),
+        (
+            json!({"or": [beside, unadvertised]}),
+            "the unadvertised field inside `or`".to_owned(),
+        ),
+        (
+            json!({"not": unadvertised}),
+            "the unadvertised field inside `not`".to_owned(),
+        ),
+        (
+            json!({"and": [beside, {"or": [beside, {"not": unadvertised}]}]}),
+            "the unadvertised field 3 combinators deep".to_owned(),
+        ),
+        (json!({"and": []}), "an empty `and`".to_owned()),
+        (json!({"or": []}), "an empty `or`".to_owned()),
+        (
+            json!({"and": [beside, {"or": []}]}),
+            "an empty `or` inside an `and`".to_owned(),
+        ),
+        (
+            json!({"not": {"and": []}}),
+            "an empty `and` inside a `not`".to_owned(),
+        ),
+    ];
+    let mut unprobed = Vec::new();
+    if valid.is_none() {
+        unprobed.push(
+            "a valid clause beside the invalid one (no advertised field and operator could write one), so the \
+             unadvertised field stands beside itself"
+                .to_owned(),
+        );
+    }
+    // One field of each declared type.
+    let mut typed: Vec<(&str, &str)> = Vec::new();
+    for (field, ty) in fields {
+        if let Some(t) = ty.as_deref()
+            && !typed.iter().any(|(_, x)| *x == t)
+        {
+            typed.push((field, t));
+        }
+    }
+    if typed.is_empty() {
+        unprobed.push(
+            "values of the wrong type and operators a type does not take: `filter.fields` declares no types"
+                .to_owned(),
+        );
+    }
+    for &(field, ty) in &typed {
+        let own = good(field, Some(ty));
+        match mistyped_value(Some(ty)) {
+            Some(bad) => {
+                for op in ops_for_type(ty).into_iter().filter(|o| operator_allowed(init, o)) {
+                    let value = match (op, &own) {
+                        ("in" | "nin", Some(own)) => json!([own, bad]),
+                        ("in" | "nin", None) => json!([bad]),
+                        _ => bad.clone(),
+                    };
+                    out.push((
+                        json!({"field": field, "op": op, "value": value}),
+                        format!("`{op}` on the {ty} field `{field}` with a value of the wrong JSON type"),
+                    ));
+                }
+            }
+            None => unprobed.push(format!(
+                "a value of the wrong type for the {ty} field `{field}` (§8 defines no value shape for it)"
+            )),
+        }
+        let Some(own) = own else {
+            unprobed.push(format!(
+                "operators the {ty} type does not take, on `{field}` (no value of it was shown, and its encoding \
+                 is the server's choice)"
+            ));
+            continue;
+        };
+        if !matches!(ty, "int" | "float" | "date") {
+            for op in ["gt", "gte", "lt", "lte"]
+                .into_iter()
+                .filter(|o| operator_allowed(init, o))
+            {
+                out.push((
+                    json!({"field": field, "op": op, "value": own}),
+                    format!("`{op}` on the {ty} field `{field}`, which its type does not take"),
+                ));
+            }
+        }
+    }
+    // `contains` takes a `text` field or an array-valued one: sent, per
+    // type, on a field whose shown values were all scalars.
+    if operator_allowed(init, "contains") {
+        let mut done: Vec<&str> = Vec::new();
+        for (field, ty) in fields {
+            let Some(ty) = ty.as_deref().filter(|t| !matches!(*t, "text" | "geo")) else {
+                continue;
+            };
+            if done.contains(&ty) {
+                continue;
+            }
+            let shown: Vec<&Seen> = seen.iter().filter(|s| &s.field == field).collect();
+            if let Some(first) = shown.first()
+                && shown
+                    .iter()
+                    .all(|s| !s.value.is_array() && !s.value.is_object())
+            {
+                done.push(ty);
+                out.push((
+                    json!({"field": field, "op": "contains", "value": first.value}),
+                    format!("`contains` on the {ty} field `{field}`, which is not array-valued"),
+                ));
+            }
+        }
+        for (_, ty) in &typed {
+            if !matches!(*ty, "text" | "geo") && !done.contains(ty) {
+                unprobed.push(format!(
+                    "`contains` on a {ty} field (no hit showed a field of that type with scalar values, so whether \
+                     it is array-valued is not known)"
+                ));
+            }
+        }
+    }
+    (out, unprobed)
 }
 
 #[cfg(test)]
@@ -736,5 +1337,54 @@ mod tests {
         // Values that do not compare give no answer, never a verdict.
         assert_eq!(satisfies("lt", &json!(1), &json!("x")), None);
         assert_eq!(satisfies("gt", &json!(1), &json!([2])), None);
+    }
+
+    #[test]
+    fn trees_are_evaluated_on_the_metadata_a_hit_shows() {
+        let en = json!({"lang": "en", "year": 2020});
+        let de = json!({"lang": "de"});
+        let p = |v: &str| json!({"field": "lang", "op": "eq", "value": v});
+        // The combinator probes keep the first hit and drop the second; a
+        // server that flattens `and[or[…], not[…]]` into one `and` drops
+        // both, one that flattens the `or` at the top keeps both.
+        let nested3 =
+            json!({"or": [{"and": [p("en"), {"not": p("de")}]}, {"and": [p("de"), p("en")]}]});
+        let nested4 = json!({"and": [{"or": [p("en"), p("de")]}, {"not": {"and": [p("de"), {"not": p("en")}]}}]});
+        for tree in [&nested3, &nested4] {
+            assert_eq!(evaluate(tree, Some(&en)), Some(true), "{tree}");
+            assert_eq!(evaluate(tree, Some(&de)), Some(false), "{tree}");
+        }
+        let flattened =
+            json!({"and": [p("en"), p("de"), {"not": {"and": [p("de"), {"not": p("en")}]}}]});
+        assert_eq!(evaluate(&flattened, Some(&en)), Some(false));
+        assert_eq!(evaluate(&json!({"not": p("en")}), Some(&en)), Some(false));
+        // A field the hit does not show, or no `meta`, decides nothing.
+        let year = json!({"field": "year", "op": "gt", "value": 2019});
+        assert_eq!(evaluate(&year, Some(&de)), None);
+        assert_eq!(evaluate(&json!({"or": [year, p("en")]}), Some(&de)), None);
+        assert_eq!(
+            evaluate(&json!({"and": [year, p("en")]}), Some(&de)),
+            Some(false)
+        );
+        assert_eq!(evaluate(&p("en"), None), None);
+        assert_eq!(
+            evaluate(
+                &json!({"field": "lang", "op": "in", "value": ["de", "en"]}),
+                Some(&en)
+            ),
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn a_mistyped_value_is_never_of_the_field_type() {
+        assert_eq!(mistyped_value(Some("keyword")), Some(json!(7)));
+        assert_eq!(mistyped_value(Some("int")), Some(json!("7")));
+        assert_eq!(mistyped_value(Some("date")), Some(json!(true)));
+        assert_eq!(mistyped_value(Some("geo")), None);
+        assert_eq!(mistyped_value(None), None);
+        assert!(ops_for_type("int").contains(&"gt"));
+        assert!(!ops_for_type("keyword").contains(&"gt"));
+        assert!(ops_for_type("text").contains(&"contains"));
     }
 }

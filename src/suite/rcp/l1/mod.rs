@@ -278,7 +278,9 @@ impl L1Run<'_, '_> {
     /// The first probe: anything at all, in the default mode. Its best passage
     /// gives the words later probes search for.
     async fn opening(&mut self) -> Result<(), EngineError> {
-        let params = json!({"query": OPENING_QUERY, "k": PROBE_K});
+        // `includeText` (§7.7) asks for the passage text later probes take
+        // their query words from.
+        let params = json!({"query": OPENING_QUERY, "k": PROBE_K, "includeText": true});
         let sent = self
             .retrieve(&SCORES_CONSISTENT, "the opening `retrieve`", params)
             .await?;
@@ -307,16 +309,38 @@ impl L1Run<'_, '_> {
             .unwrap_or_else(|| OPENING_QUERY.to_owned())
     }
 
-    /// The richest result so far (most hits), to derive thresholds and filter
-    /// values from.
-    fn richest(&self) -> Option<Retrieved> {
-        self.facts
-            .retrieved
-            .iter()
-            .max_by_key(|r| r.hits().len())
-            .filter(|r| !r.hits().is_empty())
-            .cloned()
+    /// The results of the run that `keep` accepts, grouped by the mode their
+    /// request named, in the order the modes were first asked for: §14.2's
+    /// options (`filter`, `minScore`) hold in every mode, so the probes of
+    /// each are repeated per mode. Results of the server's default mode (no
+    /// `mode` sent) form a group only when no request named a mode.
+    fn by_mode(&self, keep: impl Fn(&Retrieved) -> bool) -> Vec<(Option<String>, Vec<usize>)> {
+        let mut groups: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+        for (i, r) in self.facts.retrieved.iter().enumerate() {
+            if !keep(r) {
+                continue;
+            }
+            let mode = mode_of(&r.params).map(str::to_owned);
+            match groups.iter_mut().find(|(m, _)| *m == mode) {
+                Some((_, members)) => members.push(i),
+                None => groups.push((mode, vec![i])),
+            }
+        }
+        if groups.iter().any(|(m, _)| m.is_some()) {
+            groups.retain(|(m, _)| m.is_some());
+        }
+        groups
     }
+}
+
+/// The mode a `retrieve` request named; `None` for the server's default.
+pub(crate) fn mode_of(params: &Value) -> Option<&str> {
+    params.get("mode").and_then(Value::as_str)
+}
+
+/// "mode `dense`", or "the default mode" for a request that named none.
+fn mode_words(mode: Option<&str>) -> String {
+    mode.map_or_else(|| "the default mode".to_owned(), |m| format!("mode `{m}`"))
 }
 
 /// "L1 needs `<what>` (spec §14.2); `<what>` is not advertised".

@@ -24,19 +24,23 @@ pub const SCORES_CONSISTENT: Rule = item(
 );
 pub const K_HONOURED: Rule = item(
     "RCP-L1-008",
-    "`retrieve` never returns more than `k` hits, and clamps a `k` above `maxK`",
+    "`retrieve` returns `k` hits (fewer only when the corpus yields fewer), and clamps `k`, `candidateK` and `rerank.topN`",
     SpecLevel::Must,
-    "RCP/1 §14.2, §7.7 (stage-count invariant)",
+    "RCP/1 §14.2, §7.7 (stage-count invariant), §3.3, §12",
 )
 .help(
-    "protocheck sends `retrieve` with `k` = 1 and with `k` = 3 and checks neither returns more \
-     hits; every other `retrieve` of the L1 run is held to its own `k`. When `retrieve.maxK` is \
-     advertised it also asks for `maxK` + 1000 and expects at most `maxK` hits, not an error.",
+    "protocheck sends `retrieve` with a large `k` (`maxK` when advertised, at most 100) to learn how many \
+     hits N its query yields, then the same query with `k` = 1 and 3, with `k` = 3 and `candidateK` = 3, \
+     with a `candidateK` above `maxK` (or the large `k`), with `rerank.topN` when built-in rerank is \
+     advertised (above `rerank.maxCandidates` when that is), and with `k` = `maxK` + 1000: each must \
+     return exactly min(k, N) hits, a value above a limit clamped, not refused. Every other `retrieve` of \
+     the L1 run is held to at most its own `k`.",
     "The server returns a fixed page size, counts documents while returning several chunks each, \
-     applies `k` before a stage that adds hits, or refuses a `k` above `maxK` (with -32602, for \
-     example) instead of clamping it.",
-    "Truncate the final list to `k` after every stage (fusion, reranking, expansion), and when \
-     `k` exceeds the advertised `maxK`, serve `maxK` hits rather than an error.",
+     applies `k` before a stage that drops hits, loses one hit when clamping, or refuses a `k` or \
+     `candidateK` above `maxK` (with -32602, for example) instead of clamping it.",
+    "Truncate the final list to `k` after every stage (fusion, reranking, expansion) and return `k` hits \
+     whenever the corpus has them; clamp `k`, `candidateK` and `rerank.topN` to the advertised `maxK` and \
+     `rerank.maxCandidates` rather than refuse them.",
 );
 pub const MIN_SCORE: Rule = item(
     "RCP-L1-009",
@@ -55,6 +59,18 @@ pub const MIN_SCORE: Rule = item(
     "Apply `minScore` as a floor on the very `score` values returned in the hits, after fusion \
      and reranking, keeping the hits whose score is greater than or equal to it.",
 );
+
+/// The largest `k` protocheck asks for to learn how many hits the corpus
+/// yields for its query (`retrieve.maxK` when that is smaller).
+const LARGE_K: u64 = 100;
+
+/// §15.5: "Servers **MUST** enforce `maxK` / `maxCandidates` / `batchLimit`
+/// and **SHOULD** cap … `candidateK`, returning `-32602` or shedding load
+/// with `-32011`". Against §7.7's "clamp each value", that is a second
+/// careful reading for a `candidateK` (and a `rerank.topN`) above a limit,
+/// so either refusal passes there; `k` itself has §12's explicit "not an
+/// error at all".
+const CAPPED: [i64; 2] = [-32602, -32011];
 
 /// How far above the best score the "nothing passes" `minScore` is set.
 const ABOVE_BEST: f64 = 1.0;
@@ -123,6 +139,29 @@ impl L1Run<'_, '_> {
         self.conv.emit(finding).await
     }
 
+    /// §7.7 (stage-count invariant): "The three result-size knobs form a
+    /// funnel and **MUST** satisfy `candidateK ≥ rerank.topN ≥ k` … A server
+    /// **MUST** clamp each value to `retrieve.maxK` / `rerank.maxCandidates`
+    /// … it **MUST NOT** return more than `k` hits (fewer is allowed when the
+    /// corpus or `minScore` yields fewer)"; §12: "A value that is well-formed
+    /// but larger than an advertised limit (`k > maxK`) is not an error at
+    /// all: the server **MUST** clamp it"; §14.2: "honour `k`/`minScore`".
+    ///
+    /// So `k` is the result count, not only a ceiling: fewer hits only when
+    /// the corpus (or `minScore`, never sent here) yields fewer. protocheck
+    /// first asks for a large `k` (`maxK` when advertised, at most
+    /// [`LARGE_K`]) to learn how many hits the corpus yields for its query,
+    /// N; every other probe of the same query is then held to exactly
+    /// min(k, N), so a correct server with a small corpus cannot fail. The
+    /// probes: `k` 1 and 3; `k` 3 with `candidateK` = 3 (the funnel's
+    /// equality) and with a `candidateK` above `maxK` (clamped) or, without
+    /// `maxK`, the large `k`; with built-in rerank (`retrieve.rerankBuiltin`)
+    /// `rerank.topN` at the funnel's equality or above
+    /// `rerank.maxCandidates`; and `k` = `maxK` + 1000, which must come back
+    /// clamped, with exactly min(`maxK`, N) hits. For `k`, §4.7's SHOULD
+    /// ("reject requests that exceed them with `-32602`") yields to §12's
+    /// "not an error at all", so a refusal fails; for `candidateK` and
+    /// `rerank.topN` above a limit §15.5 also allows one (see [`CAPPED`]).
     pub(super) async fn k_honoured(&mut self) -> Result<(), EngineError> {
         let rule = &K_HONOURED;
         if let Some(reason) = self.conv.gone() {
@@ -131,23 +170,171 @@ impl L1Run<'_, '_> {
         let mut check = Check::new(rule);
         let mut problems = Vec::new();
         let query = self.query();
-        for k in [1_u64, 3] {
-            let sent = self
-                .retrieve(
-                    rule,
-                    &format!("`retrieve` with k = {k}"),
-                    json!({"query": query, "k": k}),
-                )
-                .await?;
-            check.saw(&sent);
-            match result_of(&sent).map(hit_essentials) {
-                Some(Ok(hits)) if hits.len() as u64 <= k => {}
-                Some(Ok(hits)) => problems.push(format!(
-                    "`retrieve` with k = {k} returned {} hits",
+        let max_k = self
+            .init
+            .capability("retrieve")
+            .and_then(|r| r.get("maxK"))
+            .and_then(Value::as_u64)
+            .filter(|m| *m >= 1);
+        let big = max_k.map_or(LARGE_K, |m| m.min(LARGE_K));
+        let sent = self
+            .retrieve(
+                rule,
+                &format!("`retrieve` with k = {big}"),
+                json!({"query": query, "k": big}),
+            )
+            .await?;
+        check.saw(&sent);
+        let n = match result_of(&sent).map(hit_essentials) {
+            Some(Ok(hits)) if hits.len() as u64 <= big => hits.len() as u64,
+            Some(Ok(hits)) => {
+                problems.push(format!(
+                    "`retrieve` with k = {big} returned {} hits",
                     hits.len()
-                )),
-                Some(Err(problem)) => problems.push(format!("`retrieve` with k = {k}: {problem}")),
-                None => problems.push(format!("`retrieve` with k = {k} {}", outcome_words(&sent))),
+                ));
+                big
+            }
+            Some(Err(problem)) => {
+                problems.push(format!("`retrieve` with k = {big}: {problem}"));
+                0
+            }
+            None => {
+                problems.push(format!(
+                    "`retrieve` with k = {big} {}",
+                    outcome_words(&sent)
+                ));
+                0
+            }
+        };
+        if n == 0 && problems.is_empty() {
+            return self
+                .conv
+                .skip(
+                    rule,
+                    format!(
+                        "not verified: `retrieve` of \"{query}\" with k = {big} returned no hit, so whether a `k` is \
+                         honoured cannot be seen; a query that finds passages is needed"
+                    ),
+                )
+                .await;
+        }
+        // What a request of the same query with `k` must return: exactly
+        // min(k, N), unless N is the large `k` itself (the corpus may hold
+        // more) and `k` is above it, where only a range is known.
+        let expected = |k: u64| -> (u64, u64) {
+            if k <= n || n < big || max_k == Some(big) {
+                (k.min(n), k.min(n))
+            } else {
+                (n, k.min(max_k.unwrap_or(k)))
+            }
+        };
+        // A label, the params, `k`, what a refusal breaks, and whether §15.5's
+        // reading lets the server refuse it instead.
+        let mut probes: Vec<(String, Value, u64, &str, bool)> = Vec::new();
+        for k in [1_u64, 3] {
+            probes.push((
+                format!("`retrieve` with k = {k}"),
+                json!({"query": query, "k": k}),
+                k,
+                "",
+                false,
+            ));
+        }
+        probes.push((
+            "`retrieve` with k = 3 and candidateK = 3".to_owned(),
+            json!({"query": query, "k": 3, "candidateK": 3}),
+            3,
+            "",
+            false,
+        ));
+        let candidates = max_k.map_or(big, |m| m.saturating_add(1000));
+        probes.push((
+            format!("`retrieve` with k = 3 and candidateK = {candidates}"),
+            json!({"query": query, "k": 3, "candidateK": candidates}),
+            3,
+            "",
+            true,
+        ));
+        let rerank = self.init.flag("retrieve", "rerankBuiltin");
+        let max_candidates = self
+            .init
+            .capability("rerank")
+            .and_then(|r| r.get("maxCandidates"))
+            .and_then(Value::as_u64)
+            .filter(|m| *m >= 1);
+        if rerank {
+            let mut object = json!({});
+            if let Some(m) = self
+                .init
+                .advertised_list("rerank", "methods")
+                .and_then(|l| l.into_iter().next())
+            {
+                object["method"] = json!(m);
+            }
+            let (top_n, cand) = match max_candidates {
+                Some(mc) => {
+                    let over = mc.max(max_k.unwrap_or(0)).saturating_add(1000);
+                    (over, over)
+                }
+                None => (3, 3),
+            };
+            object["topN"] = json!(top_n);
+            probes.push((
+                format!("`retrieve` with k = 3, candidateK = {cand} and rerank.topN = {top_n}"),
+                json!({"query": query, "k": 3, "candidateK": cand, "rerank": object}),
+                3,
+                "",
+                max_candidates.is_some(),
+            ));
+        }
+        if let Some(max_k) = max_k {
+            let k = max_k.saturating_add(1000);
+            probes.push((
+                format!("`retrieve` with k = {k}, above maxK {max_k}"),
+                json!({"query": query, "k": k}),
+                k,
+                "; a k above maxK MUST be clamped, not refused (§12: \"not an error at all\")",
+                false,
+            ));
+        }
+        let answers = self
+            .retrieve_all(
+                rule,
+                probes
+                    .iter()
+                    .map(|(label, params, ..)| (label.clone(), params.clone()))
+                    .collect(),
+            )
+            .await?;
+        let mut exact = Vec::new();
+        for ((label, _, k, refused, refusable), sent) in probes.iter().zip(&answers) {
+            check.saw(sent);
+            let (lo, hi) = expected(*k);
+            if *refusable && code_of(sent).is_some_and(|c| CAPPED.contains(&c)) {
+                exact.push(format!(
+                    "{label}: {} (§15.5 lets a server cap `candidateK` with -32602 or -32011)",
+                    outcome_words(sent)
+                ));
+                continue;
+            }
+            match result_of(sent).map(hit_essentials) {
+                Some(Ok(hits)) if (lo..=hi).contains(&(hits.len() as u64)) => {
+                    exact.push(format!("{label}: {}", hits.len()));
+                }
+                Some(Ok(hits)) => {
+                    let want = if lo == hi {
+                        format!("exactly {lo}")
+                    } else {
+                        format!("between {lo} and {hi}")
+                    };
+                    problems.push(format!(
+                        "{label} returned {} hits where {want} were due: the same query with k = {big} returned {n}, \
+                         so the corpus yields them, and no `minScore` or filter was sent",
+                        hits.len()
+                    ));
+                }
+                Some(Err(problem)) => problems.push(format!("{label}: {problem}")),
+                None => problems.push(format!("{label} {}{refused}", outcome_words(sent))),
             }
         }
         // Every other result of the run is held to its own `k` too.
@@ -163,129 +350,146 @@ impl L1Run<'_, '_> {
                 ));
             }
         }
-        let max_k = self
-            .init
-            .capability("retrieve")
-            .and_then(|r| r.get("maxK"))
-            .and_then(Value::as_u64)
-            .filter(|m| *m >= 1);
         let others = self.facts.retrieved.len();
-        let mut clamped =
-            "; `retrieve.maxK` is not advertised, so clamping was not probed".to_owned();
-        if let Some(max_k) = max_k {
-            let k = max_k.saturating_add(1000);
-            let sent = self
-                .conv
-                .request(rule, "retrieve", json!({"query": query, "k": k}))
-                .await?;
-            check.saw(&sent);
-            match result_of(&sent).map(hit_essentials) {
-                Some(Ok(hits)) if hits.len() as u64 <= max_k => {
-                    clamped = format!("; k = {k} above maxK {max_k} was clamped ({} hits)", hits.len());
-                }
-                Some(Ok(hits)) => problems.push(format!(
-                    "`retrieve` with k = {k}, above maxK {max_k}, returned {} hits; it must clamp to maxK",
-                    hits.len()
-                )),
-                Some(Err(problem)) => problems.push(format!("`retrieve` with k = {k}: {problem}")),
-                None if code_of(&sent).is_some() => problems.push(format!(
-                    "`retrieve` with k = {k}, above the advertised maxK {max_k}, {}; a k above maxK MUST be clamped, \
-                     not refused",
-                    outcome_words(&sent)
-                )),
-                None => problems.push(format!("`retrieve` with k = {k} {}", outcome_words(&sent))),
+        let unprobed = match (max_k, rerank, max_candidates) {
+            (None, _, _) => "; `retrieve.maxK` is not advertised, so no clamp was probed",
+            (Some(_), true, None) => {
+                "; `rerank.maxCandidates` is not advertised, so `rerank.topN` was probed at the funnel's equality"
             }
-        }
+            (Some(_), false, _) => {
+                "; built-in rerank is not advertised, so `rerank.topN` was not sent"
+            }
+            _ => "",
+        };
         let finding = check.verdict(
             &problems,
             format!(
-                "`retrieve` with k = 1 and with k = 3, and every `retrieve` result of the L1 run ({others} in \
-                 all), returned no more hits than their `k`{clamped}"
+                "`retrieve` of \"{query}\" with k = {big} returned {n} hits, and with the same query every probe \
+                 returned min(k, {n}) hits ({}); no result of the run ({others} in all) had more hits than its \
+                 `k`{unprobed}",
+                exact.join(", ")
             ),
-            "a server MUST NOT return more than `k` hits, and MUST clamp `k` to `retrieve.maxK` (§7.7)",
+            "`k` is the final result count: a server MUST NOT return more than `k` hits, and fewer only when the \
+             corpus or `minScore` yields fewer; it MUST clamp `k`, `candidateK` and `rerank.topN` to `retrieve.maxK` / \
+             `rerank.maxCandidates` rather than refuse them (§7.7, §12, §14.2)",
         );
         self.conv.emit(finding).await
     }
 
+    /// RCP-L1-009, in every mode the run asked for: from the result of the
+    /// mode with the most hits, its request is repeated with `minScore`
+    /// above its best score (no hit may come back) and at its middle score
+    /// (hits must come back, none scored below). The requests go side by
+    /// side where the session allows it.
     pub(super) async fn min_score(&mut self) -> Result<(), EngineError> {
         let rule = &MIN_SCORE;
         if let Some(reason) = self.conv.gone() {
             return self.conv.skip(rule, reason).await;
         }
-        let Some(base) = self.richest() else {
+        // Per mode, the result with the most hits that carry numeric scores.
+        let bases: Vec<(Retrieved, f64, f64)> = self
+            .by_mode(|r| !scores(r.hits()).is_empty())
+            .into_iter()
+            .filter_map(|(_, members)| {
+                let base = members
+                    .iter()
+                    .filter_map(|i| self.facts.retrieved.get(*i))
+                    .max_by_key(|r| r.hits().len())?
+                    .clone();
+                let s = scores(base.hits());
+                let middle = *s.get(s.len() / 2)?;
+                let best = s.iter().copied().fold(f64::MIN, f64::max);
+                Some((base, best, middle))
+            })
+            .collect();
+        if bases.is_empty() {
             return self
                 .conv
-                .skip(rule, "not verified: no `retrieve` of this run returned a hit to set a threshold from")
+                .skip(
+                    rule,
+                    "not verified: no `retrieve` of this run returned a hit with a numeric score to set a threshold from",
+                )
                 .await;
-        };
-        let s = scores(base.hits());
-        let Some(&middle) = s.get(s.len() / 2) else {
-            return self
-                .conv
-                .skip(rule, "not verified: the hits of this run carry no numeric score to set a threshold from")
-                .await;
-        };
-        let mut check = Check::new(rule);
-        check.keep(base.exchange.clone());
-        let best = s.iter().copied().fold(f64::MIN, f64::max);
-        let mut problems = Vec::new();
-
-        let mut above = base.params.clone();
-        above["minScore"] = json!(best.abs() + best + ABOVE_BEST);
-        let threshold = above["minScore"].clone();
-        let sent = self
-            .retrieve(
-                rule,
-                &format!("`retrieve` with minScore {threshold}"),
-                above,
-            )
-            .await?;
-        check.saw(&sent);
-        match result_of(&sent).map(hit_essentials) {
-            Some(Ok([])) => {}
-            Some(Ok(hits)) => problems.push(format!(
-                "with minScore {threshold}, above the best score {best} of the same query, {} hits came back",
-                hits.len()
-            )),
-            Some(Err(problem)) => problems.push(format!("with minScore {threshold}: {problem}")),
-            None => problems.push(format!("`retrieve` with minScore {threshold} {}", outcome_words(&sent))),
         }
-
-        let mut at = base.params.clone();
-        at["minScore"] = json!(middle);
-        let sent = self
-            .retrieve(rule, &format!("`retrieve` with minScore {middle}"), at)
-            .await?;
-        check.saw(&sent);
-        match result_of(&sent).map(hit_essentials) {
-            Some(Ok(hits)) => {
-                let below: Vec<f64> = scores(hits).into_iter().filter(|x| *x < middle).collect();
-                if !below.is_empty() {
-                    problems.push(format!(
-                        "with minScore {middle}, hits scored {} came back",
-                        show(&json!(below))
-                    ));
+        let mut check = Check::new(rule);
+        let mut requests = Vec::new();
+        for (base, best, middle) in &bases {
+            check.keep(base.exchange.clone());
+            let in_mode = mode_words(mode_of(&base.params));
+            let mut above = base.params.clone();
+            above["minScore"] = json!(best.abs() + best + ABOVE_BEST);
+            let threshold = above["minScore"].clone();
+            requests.push((
+                format!("`retrieve` in {in_mode} with minScore {threshold}"),
+                above,
+            ));
+            let mut at = base.params.clone();
+            at["minScore"] = json!(middle);
+            requests.push((
+                format!("`retrieve` in {in_mode} with minScore {middle}"),
+                at,
+            ));
+        }
+        let answers = self.retrieve_all(rule, requests.clone()).await?;
+        let mut problems = Vec::new();
+        let mut passed = Vec::new();
+        for (((base, best, middle), pair), sent) in
+            bases.iter().zip(requests.chunks(2)).zip(answers.chunks(2))
+        {
+            let in_mode = mode_words(mode_of(&base.params));
+            let threshold = pair[0].1["minScore"].clone();
+            let Some(above) = sent.first() else { continue };
+            check.saw(above);
+            match result_of(above).map(hit_essentials) {
+                Some(Ok([])) => {}
+                Some(Ok(hits)) => problems.push(format!(
+                    "in {in_mode}, with minScore {threshold}, above the best score {best} of the same query, {} hits \
+                     came back",
+                    hits.len()
+                )),
+                Some(Err(problem)) => {
+                    problems.push(format!("in {in_mode}, with minScore {threshold}: {problem}"));
                 }
-                if hits.is_empty() {
-                    problems.push(format!(
-                        "with minScore {middle}, no hit came back, though the same query without it returned hits \
-                         scored up to {best}"
-                    ));
-                }
+                None => problems.push(format!(
+                    "`retrieve` in {in_mode} with minScore {threshold} {}",
+                    outcome_words(above)
+                )),
             }
-            Some(Err(problem)) => problems.push(format!("with minScore {middle}: {problem}")),
-            None => problems.push(format!(
-                "`retrieve` with minScore {middle} {}",
-                outcome_words(&sent)
-            )),
+            let Some(at) = sent.get(1) else { continue };
+            check.saw(at);
+            match result_of(at).map(hit_essentials) {
+                Some(Ok(hits)) => {
+                    let below: Vec<f64> = scores(hits).into_iter().filter(|x| x < middle).collect();
+                    if !below.is_empty() {
+                        problems.push(format!(
+                            "in {in_mode}, with minScore {middle}, hits scored {} came back",
+                            show(&json!(below))
+                        ));
+                    }
+                    if hits.is_empty() {
+                        problems.push(format!(
+                            "in {in_mode}, with minScore {middle}, no hit came back, though the same query without \
+                             it returned hits scored up to {best}"
+                        ));
+                    }
+                }
+                Some(Err(problem)) => {
+                    problems.push(format!("in {in_mode}, with minScore {middle}: {problem}"));
+                }
+                None => problems.push(format!(
+                    "`retrieve` in {in_mode} with minScore {middle} {}",
+                    outcome_words(at)
+                )),
+            }
+            passed.push(format!(
+                "in {in_mode}, minScore {middle} kept only hits scored at least that, and minScore {threshold} \
+                 (above the best, {best}) returned none"
+            ));
         }
         let finding = check.verdict(
             &problems,
-            format!(
-                "minScore {middle} kept only hits scored at least that, and minScore {threshold} (above the best, {best}) \
-                 returned none"
-            ),
-            "`minScore` is a floor in the server's own score scale (§7.7, §14.2)",
+            passed.join("; "),
+            "`minScore` is a floor in the server's own score scale, in every mode (§7.7, §14.2)",
         );
         self.conv.emit(finding).await
     }

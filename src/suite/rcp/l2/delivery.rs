@@ -14,7 +14,9 @@ pub const STREAMING_PROGRESS: Rule = item(
 )
 .help(
     "When `streaming` is advertised, protocheck sends `retrieve` with `_meta.progressToken`, once \
-     \"protocheck-progress-1\" and once 7, over HTTP accepting `text/event-stream`. Frames before \
+     \"protocheck-progress-1\" and once 7, then one valid request of every other advertised \
+     method (`rerank`, `embed`, `embed/sparse`, `embed/multi`, `query/transform`, `graph`) with a \
+     string token, over HTTP accepting `text/event-stream`. Frames before \
      the final one must be notifications, progress must echo the token with its JSON type and \
      keep `progress` within 0–1, and one final response must close it.",
     "Progress frames carry the token converted to a string or no token, report `progress` as a \
@@ -53,7 +55,8 @@ pub const LOG: Rule = item(
      advertised the client `log` capability, sends `retrieve` with `_meta.logLevel` \"debug\", \
      over HTTP asking for an event stream and retrying with a progress token if the reply is \
      buffered. Each `notifications/log` needs a valid `level` (within `log.levels` if advertised) \
-     and a string `message`.",
+     and a string `message`. When logs came, the same request with `_meta.logLevel` \"error\" \
+     must bring no log of a lower level.",
     "Log frames use another level name (\"warn\", \"trace\", \"critical\"), carry the text under \
      `msg` or `data` with no `message`, or break the final response. When no log arrives the rule \
      is skipped as advertised but not exercised, which neither counts for L2 nor blocks it.",
@@ -66,6 +69,10 @@ pub const LOG: Rule = item(
 /// ("string or integer"), each echoed verbatim.
 const PROGRESS_TOKEN: &str = "protocheck-progress-1";
 const INTEGER_PROGRESS_TOKEN: i64 = 7;
+/// The minimum level of the log probe's last request, and the levels below it
+/// (§17.1's order: debug, info, notice, warning, error).
+const MIN_LOG_LEVEL: &str = "error";
+const LOWER_THAN_ERROR: [&str; 4] = ["debug", "info", "notice", "warning"];
 /// The progress token of the log probe's second attempt over HTTP.
 const LOG_PROGRESS_TOKEN: &str = "protocheck-progress-log";
 
@@ -94,31 +101,34 @@ impl L2Run<'_, '_> {
         let mut seen = Vec::new();
         let http = self.conv.client.is_http();
         // §9: the token is a "string or integer" and is echoed verbatim; both
-        // kinds are sent, so a server that turns 7 into "7" is caught.
-        for token in [json!(PROGRESS_TOKEN), json!(INTEGER_PROGRESS_TOKEN)] {
+        // kinds are sent with `retrieve`, so a server that turns 7 into "7" is
+        // caught. Every other advertised method that can take a token gets
+        // one too: §9's `_meta.progressToken` is not `retrieve`'s alone.
+        for (method, mut params, token) in self.streamable() {
             let kind = if token.is_string() {
                 "string"
             } else {
                 "integer"
             };
-            let params = json!({"query": self.query(), "k": 3, "_meta": {"progressToken": token}});
+            params["_meta"] = json!({"progressToken": token});
             let id = self.conv.client.next_id();
             let streamed = self
                 .conv
                 .client
-                .call_stream(id.clone(), "retrieve", params)
+                .call_stream(id.clone(), method, params)
                 .await;
             let streamed = match streamed {
                 Ok(s) => s,
                 Err(failure) => {
                     let what = format!(
-                        "`retrieve` with the {kind} progressToken {}, asking for an event stream,",
+                        "`{method}` with the {kind} progressToken {}, asking for an event stream,",
                         show(&token)
                     );
                     return self.unanswered(check, failure, &what, "§9, §5.2").await;
                 }
             };
             check.keep(streamed.reply.exchange.clone());
+            let before = problems.len();
             problems.extend(streamed.problems.iter().cloned());
             let progress: Vec<&Value> = streamed
                 .notifications
@@ -173,17 +183,23 @@ impl L2Run<'_, '_> {
                     problems.push(format!("a progress frame: {problem}"));
                 }
             }
-            problems.extend(final_reply_problems(&streamed.reply, &id));
+            problems.extend(final_reply_problems(method, &streamed.reply, &id));
+            for problem in &mut problems[before..] {
+                *problem = format!(
+                    "`{method}` with the {kind} token {}: {problem}",
+                    show(&token)
+                );
+            }
             seen.push(if http && !streamed.event_stream {
                 format!(
-                    "the {kind} token {} got one buffered JSON response, which §5.2 allows (the server \"MAY \
-                     respond with `text/event-stream`\"), so no frame to judge",
+                    "`{method}` with the {kind} token {} got one buffered JSON response, which §5.2 allows (the \
+                     server \"MAY respond with `text/event-stream`\"), so no frame to judge",
                     show(&token)
                 )
             } else {
                 format!(
-                    "the {kind} token {}: {} progress frame(s) echoing it verbatim, then exactly one final \
-                     response{}",
+                    "`{method}` with the {kind} token {}: {} progress frame(s) echoing it verbatim, then exactly \
+                     one final response{}",
                     show(&token),
                     progress.len(),
                     if http {
@@ -295,7 +311,7 @@ impl L2Run<'_, '_> {
             let streamed = match self
                 .conv
                 .client
-                .call_stream(id.clone(), "retrieve", params)
+                .call_stream(id.clone(), "retrieve", params.clone())
                 .await
             {
                 Ok(s) => s,
@@ -306,17 +322,17 @@ impl L2Run<'_, '_> {
             };
             check.keep(streamed.reply.exchange.clone());
             let buffered = http && !streamed.event_stream;
-            let failed = !final_reply_problems(&streamed.reply, &id).is_empty();
-            answered = Some((streamed, id));
+            let failed = !final_reply_problems("retrieve", &streamed.reply, &id).is_empty();
+            answered = Some((streamed, id, params));
             if !buffered || failed {
                 break;
             }
         }
-        let Some((streamed, id)) = answered else {
+        let Some((streamed, id, used)) = answered else {
             return Ok(());
         };
         let mut problems = streamed.problems.clone();
-        problems.extend(final_reply_problems(&streamed.reply, &id));
+        problems.extend(final_reply_problems("retrieve", &streamed.reply, &id));
         if http && !streamed.event_stream && problems.is_empty() {
             let finding = check.finding(
                 Outcome::Skip,
@@ -373,17 +389,140 @@ impl L2Run<'_, '_> {
                 ));
             }
         }
+        // §17.1: the server should honour the minimum `logLevel`. The same
+        // request again with "error": no log of a lower level may come.
+        let mut floor_words = String::new();
+        if problems.is_empty() {
+            let mut params = used;
+            params["_meta"]["logLevel"] = json!(MIN_LOG_LEVEL);
+            let id = self.conv.client.next_id();
+            match self
+                .conv
+                .client
+                .call_stream(id.clone(), "retrieve", params)
+                .await
+            {
+                Ok(streamed) => {
+                    check.keep(streamed.reply.exchange.clone());
+                    problems.extend(streamed.problems.iter().cloned());
+                    problems.extend(final_reply_problems("retrieve", &streamed.reply, &id));
+                    let below: Vec<&str> = streamed
+                        .notifications
+                        .iter()
+                        .filter(|n| {
+                            n.get("method").and_then(Value::as_str) == Some("notifications/log")
+                        })
+                        .filter_map(|n| n.pointer("/params/level").and_then(Value::as_str))
+                        .filter(|l| LOWER_THAN_ERROR.contains(l))
+                        .collect();
+                    if below.is_empty() {
+                        floor_words = format!(
+                            "; with `_meta.logLevel` \"{MIN_LOG_LEVEL}\" no log of a lower level came ({} log(s) \
+                             in all)",
+                            streamed
+                                .notifications
+                                .iter()
+                                .filter(|n| n.get("method").and_then(Value::as_str)
+                                    == Some("notifications/log"))
+                                .count()
+                        );
+                    } else {
+                        problems.push(format!(
+                            "a `retrieve` with `_meta.logLevel` \"{MIN_LOG_LEVEL}\" brought logs of the lower level(s) \
+                             {}; the server should honour the minimum `logLevel` (§17.1)",
+                            show(&json!(below))
+                        ));
+                    }
+                }
+                Err(failure) => {
+                    let what = format!("`retrieve` with `_meta.logLevel` \"{MIN_LOG_LEVEL}\"");
+                    return self.unanswered(check, failure, &what, "§17.1").await;
+                }
+            }
+        }
         let finding = check.verdict(
             &problems,
             format!(
                 "{} well-formed `notifications/log` arrived for a request from a client that opted in (the `log` \
-                 capability and `_meta.logLevel`)",
+                 capability and `_meta.logLevel` \"debug\"){floor_words}",
                 logs.len()
             ),
             "a server advertising `log` sends `notifications/log` `{level, message}` to a client that opted in \
              (§17.1, §14.3)",
         );
         self.conv.emit(finding).await
+    }
+
+    /// The requests of the streaming probe: `retrieve` with a string and an
+    /// integer token, then one valid request of every other advertised
+    /// method that takes `_meta` (§7: every request may carry
+    /// `_meta.progressToken`), each with a string token.
+    fn streamable(&self) -> Vec<(&'static str, Value, Value)> {
+        let query = self.query();
+        let mut requests = vec![
+            (
+                "retrieve",
+                json!({"query": query, "k": 3}),
+                json!(PROGRESS_TOKEN),
+            ),
+            (
+                "retrieve",
+                json!({"query": query, "k": 3}),
+                json!(INTEGER_PROGRESS_TOKEN),
+            ),
+        ];
+        let first = |cap: &str, field: &str, known: &[&str]| {
+            self.init
+                .advertised_list(cap, field)
+                .unwrap_or_default()
+                .into_iter()
+                .find(|m| known.contains(&m.as_str()))
+        };
+        let others: [(&'static str, &str, Option<Value>); 6] = [
+            (
+                "rerank",
+                "rerank",
+                Some(
+                    json!({"query": query, "passages": [query, "Quartz lanterns drift over tundra."]}),
+                ),
+            ),
+            ("embed", "embed", Some(json!({"inputs": [query]}))),
+            (
+                "embed/sparse",
+                "sparseEmbed",
+                Some(json!({"texts": [query]})),
+            ),
+            (
+                "embed/multi",
+                "multiVector",
+                Some(json!({"inputs": [query]})),
+            ),
+            (
+                "query/transform",
+                "transform",
+                first(
+                    "transform",
+                    "methods",
+                    &["rewrite", "hyde", "multi-query", "decompose", "step-back"],
+                )
+                .map(|m| json!({"query": query, "method": m})),
+            ),
+            (
+                "graph",
+                "graph",
+                first("graph", "ops", &["local", "global", "drift"])
+                    .map(|op| json!({"op": op, "query": query, "k": 3})),
+            ),
+        ];
+        for (method, cap, params) in others {
+            if let Some(params) = params
+                && self.init.supports(cap)
+            {
+                let token = json!(format!("protocheck-progress-{}", method.replace('/', "-")));
+                requests.push((method, params, token));
+            }
+        }
+        requests
     }
 
     /// The finding of `check`'s rule when its streamed request (`what`) got
@@ -404,8 +543,9 @@ impl L2Run<'_, '_> {
     }
 }
 
-/// The final frame of a stream must be the success reply to the request.
-fn final_reply_problems(reply: &Reply, id: &Value) -> Vec<String> {
+/// The final frame of a stream must be the success reply to the request
+/// (with hits, for `retrieve`).
+fn final_reply_problems(method: &str, reply: &Reply, id: &Value) -> Vec<String> {
     let Some(frame) = reply.json() else {
         return vec!["no final JSON-RPC response came after the notifications".to_owned()];
     };
@@ -420,7 +560,9 @@ fn final_reply_problems(reply: &Reply, id: &Value) -> Vec<String> {
     }
     match reply.result() {
         Some(result) => {
-            if let Err(problem) = hit_essentials(result) {
+            if method == "retrieve"
+                && let Err(problem) = hit_essentials(result)
+            {
                 problems.push(format!("the final response: {problem}"));
             }
         }

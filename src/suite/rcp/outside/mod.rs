@@ -75,6 +75,8 @@ pub(crate) async fn probe(
         })
     })
     .await?;
+    conv.result_requests(init).await?;
+    conv.second_session(init).await?;
     conv.writes(init, options).await
 }
 

@@ -2,6 +2,7 @@
 //! mapping; protocheck decision 6 for notifications over HTTP).
 
 use super::*;
+use crate::suite::rcp::client::{SLOW_PAUSE, SPLIT_PAUSE};
 
 pub const PATH_MATCHES_BODY: Rule = must(
     "RCP-OUT-001",
@@ -21,18 +22,21 @@ pub const PATH_MATCHES_BODY: Rule = must(
 );
 pub const STDIO_FRAMING: Rule = must(
     "RCP-OUT-002",
-    "stdio: blank lines and a frame split across writes are tolerated",
+    "stdio: blank lines and a frame split across writes (inside a character, or slowly) are tolerated",
     "RCP/1 §5.1",
 )
 .help(
-    "Over stdio, protocheck writes two blank lines, then a `ping` with nonce \"protocheck-split\" \
-     in two halves 50 ms apart, the newline at the end of the second. It expects exactly one \
-     answer, echoing the nonce, and nothing else on stdout. The rule is skipped over HTTP.",
+    "Over stdio, protocheck writes three `ping`s, each after two blank lines and in parts: one \
+     in two halves 50 ms apart; one whose nonce holds é, 東 and 🙂, in four writes 50 ms apart \
+     that each end inside one of those characters; and one in four writes with a 120 ms pause \
+     after each of the first three. Each must get exactly one answer echoing its nonce, and \
+     nothing else on stdout. The rule is skipped over HTTP.",
     "The server parses each read as a whole message, so the first half fails to parse (an error \
-     line, or a crash), or it answers the blank lines with parse errors. Reading fixed-size \
-     chunks instead of lines is the usual cause.",
-    "Read stdin with a line reader that buffers until `\\n` (such as `BufRead::lines` or \
-     `readline`), skip lines that are empty or whitespace only, and parse each complete line as \
+     line, or a crash); it decodes each read as UTF-8 on its own, so a read ending inside a \
+     character fails; it takes a pause as the end of a line; or it answers the blank lines with \
+     parse errors. Reading fixed-size chunks instead of lines is the usual cause.",
+    "Read stdin with a line reader that buffers bytes until `\\n` (such as `BufRead::lines` or \
+     `readline`), decode the whole line as UTF-8, skip lines that are empty or whitespace only, and parse each complete line as \
      one message.",
 );
 pub const HTTP_NOTIFICATION_STATUS: Rule = must(
@@ -59,7 +63,8 @@ pub const HTTP_STATUS_200: Rule = must(
 )
 .help(
     "Over HTTP, protocheck reads every reply of the run that carries a JSON-RPC `result` or \
-     `error` and checks its status is 200; only -32700 and -32600 errors may come with 400.",
+     `error`, batch replies (arrays of responses) included, and checks its status is 200; only \
+     -32700 and -32600 errors (every member of a batch reply) may come with 400.",
     "The server maps JSON-RPC errors to HTTP statuses, for example -32001 to 401 or 403, -32004 \
      to 404, -32602 to 400 or -32603 to 500, as REST-style frameworks and error middleware often \
      do by default.",
@@ -67,6 +72,52 @@ pub const HTTP_STATUS_200: Rule = must(
      other statuses for failures that never reached the JSON-RPC layer; use 400 only for a body \
      that is not JSON or not a JSON-RPC request.",
 );
+
+/// One way of writing a frame over stdio that a reader must take as one
+/// message (spec §5.1).
+struct Framing {
+    what: &'static str,
+    nonce: &'static str,
+    /// Byte offsets into the frame where a write ends.
+    cuts: fn(&str) -> Vec<usize>,
+    pause: std::time::Duration,
+}
+
+/// The framings of RCP-OUT-002, each written after two blank lines: halves
+/// cut at an ASCII byte; parts cut inside multi-byte UTF-8 characters (two,
+/// three and four bytes long); a line that stalls several times before its
+/// newline.
+const FRAMINGS: [Framing; 3] = [
+    Framing {
+        what: "a `ping` after two blank lines, in two writes 50 ms apart",
+        nonce: "protocheck-split",
+        cuts: |frame| vec![frame.len() / 2],
+        pause: SPLIT_PAUSE,
+    },
+    Framing {
+        what: "a `ping` in four writes 50 ms apart, each of the first three ending inside a multi-byte UTF-8 \
+               character (é, 東, 🙂)",
+        nonce: "protocheck-split-é東🙂",
+        cuts: inside_characters,
+        pause: SPLIT_PAUSE,
+    },
+    Framing {
+        what: "a `ping` in four writes with a 120 ms pause after each of the first three (a slow partial line)",
+        nonce: "protocheck-slow-line",
+        cuts: |frame| (1..4).map(|n| frame.len() * n / 4).collect(),
+        pause: SLOW_PAUSE,
+    },
+];
+
+/// One cut inside each multi-byte character of `frame`, one byte before its
+/// end, so every read but the last ends on a partial character.
+fn inside_characters(frame: &str) -> Vec<usize> {
+    frame
+        .char_indices()
+        .filter(|(_, c)| c.len_utf8() > 1)
+        .map(|(at, c)| at + c.len_utf8() - 1)
+        .collect()
+}
 
 /// Error codes §5.2 lets travel with status 400: the body was not JSON, or not
 /// a JSON-RPC request.
@@ -109,6 +160,9 @@ impl Conversation<'_> {
         self.emit(finding).await
     }
 
+    /// RCP-OUT-002: one `ping` per framing §5.1's reader must survive, each
+    /// judged by its answer alone (the pauses only make the parts arrive in
+    /// separate reads; no time decides a finding).
     pub(super) async fn stdio_framing(&mut self) -> Result<(), EngineError> {
         let rule = &STDIO_FRAMING;
         if self.client.is_http() {
@@ -118,57 +172,68 @@ impl Conversation<'_> {
             return self.skip(rule, reason).await;
         }
         let mut check = Check::new(rule);
-        let id = self.client.next_id();
-        let split = self
-            .client
-            .call_split(id.clone(), "ping", json!({"nonce": "protocheck-split"}))
-            .await;
-        let finding = match split {
-            Ok((reply, strays)) => {
-                check.keep(reply.exchange.clone());
-                let echoed = reply
-                    .result()
-                    .and_then(|r| r.get("nonce"))
-                    .is_some_and(|n| n == "protocheck-split");
-                if echoed && strays.is_empty() {
-                    check.finding(
-                        Outcome::Pass,
-                        "a `ping` sent after two blank lines and in two writes was answered once, nonce echoed",
-                    )
-                } else {
+        let mut problems = Vec::new();
+        let mut passed = Vec::new();
+        for framing in FRAMINGS {
+            if let Some(reason) = self.gone() {
+                problems.push(format!("{}: not sent, {reason}", framing.what));
+                break;
+            }
+            let id = self.client.next_id();
+            let split = self
+                .client
+                .call_split(
+                    id,
+                    "ping",
+                    json!({"nonce": framing.nonce}),
+                    framing.cuts,
+                    framing.pause,
+                )
+                .await;
+            match split {
+                Ok((reply, strays)) => {
+                    check.keep(reply.exchange.clone());
+                    let echoed = reply
+                        .result()
+                        .and_then(|r| r.get("nonce"))
+                        .is_some_and(|n| n == framing.nonce);
+                    if echoed && strays.is_empty() {
+                        passed.push(framing.what);
+                        continue;
+                    }
                     let strays: Vec<String> = strays
                         .iter()
                         .map(|s| crate::transport::excerpt(s.as_bytes(), 120).0)
                         .collect();
-                    check.finding(
-                        rule.on_failure,
-                        format!(
-                            "a `ping` sent after two blank lines and in two writes 50 ms apart was answered with {}{}; \
-                             a reader MUST ignore blank lines and buffer until the newline, never assume one message \
-                             per read (§5.1)",
-                            reply.describe(),
-                            if strays.is_empty() {
-                                String::new()
-                            } else {
-                                format!(", and the server also wrote: {}", strays.join(" | "))
-                            }
-                        ),
-                    )
+                    problems.push(format!(
+                        "{} (nonce {}) was answered with {}{}",
+                        framing.what,
+                        show(&json!(framing.nonce)),
+                        reply.describe(),
+                        if strays.is_empty() {
+                            String::new()
+                        } else {
+                            format!(", and the server also wrote: {}", strays.join(" | "))
+                        }
+                    ));
+                }
+                Err(failure) => {
+                    check.keep(failure.exchange.clone());
+                    let words = failure.error.to_string();
+                    let _ = self.sent(rule, Err(failure))?;
+                    problems.push(format!("{} got no answer ({words})", framing.what));
                 }
             }
-            Err(failure) => {
-                check.keep(failure.exchange.clone());
-                let words = failure.error.to_string();
-                let _ = self.sent(rule, Err(failure))?;
-                check.finding(
-                    rule.on_failure,
-                    format!(
-                        "a `ping` sent after two blank lines and in two writes got no answer ({words}); a reader MUST \
-                         ignore blank lines and buffer until the newline (§5.1)"
-                    ),
-                )
-            }
-        };
+        }
+        let finding = check.verdict(
+            &problems,
+            format!(
+                "each `ping` was answered once with its nonce echoed: {}",
+                passed.join("; ")
+            ),
+            "a reader MUST ignore blank lines and buffer until the newline, never assume one message per read, and \
+             take messages as UTF-8, whatever byte a read ends on (§5.1, §4.6)",
+        );
         self.emit(finding).await
     }
 
@@ -246,27 +311,51 @@ impl Conversation<'_> {
         let mut problems = Vec::new();
         let mut judged: usize = 0;
         let mut with_400: usize = 0;
+        let mut batches: usize = 0;
         for reply in self.client.replies() {
             let Some(status) = reply.status else { continue };
-            let Some(obj) = reply.json().and_then(Value::as_object) else {
-                continue;
+            // A batch's reply is an array of responses (§11): a well-formed
+            // JSON-RPC body as much as a single one, so 200 too, unless every
+            // member is an error §5.2 lets travel with 400.
+            let codes: Vec<Option<i64>> = match reply.json() {
+                Some(Value::Object(obj))
+                    if obj.contains_key("result") || obj.contains_key("error") =>
+                {
+                    vec![reply.error_code()]
+                }
+                Some(Value::Array(members))
+                    if !members.is_empty()
+                        && members.iter().all(|m| {
+                            m.as_object().is_some_and(|o| {
+                                o.contains_key("result") || o.contains_key("error")
+                            })
+                        }) =>
+                {
+                    batches += 1;
+                    members
+                        .iter()
+                        .map(|m| m.pointer("/error/code").and_then(Value::as_i64))
+                        .collect()
+                }
+                _ => continue,
             };
-            if !obj.contains_key("result") && !obj.contains_key("error") {
-                continue;
-            }
             judged += 1;
             if status == 200 {
                 continue;
             }
-            let code = reply.error_code();
-            if status == 400 && code.is_some_and(|c| STATUS_400_CODES.contains(&c)) {
+            if status == 400
+                && codes
+                    .iter()
+                    .all(|c| c.is_some_and(|c| STATUS_400_CODES.contains(&c)))
+            {
                 with_400 += 1;
                 continue;
             }
             check.keep(reply.exchange.clone());
             problems.push(format!(
-                "the reply to `{}` ({}) came with HTTP {status}",
+                "the reply to `{}`{} ({}) came with HTTP {status}",
                 reply.method,
+                if reply.batch { " (a batch)" } else { "" },
                 reply.describe()
             ));
         }
@@ -274,7 +363,9 @@ impl Conversation<'_> {
             check.finding(Outcome::Skip, "no JSON-RPC response was received over HTTP")
         } else {
             let pass = if with_400 == 0 {
-                format!("all {judged} JSON-RPC responses came with HTTP 200")
+                format!(
+                    "all {judged} JSON-RPC responses ({batches} of them batch replies) came with HTTP 200"
+                )
             } else {
                 format!(
                     "{} of the {judged} JSON-RPC responses came with HTTP 200, and {with_400} \

@@ -12,8 +12,11 @@ pub const INDEX_ADD: Rule = must(
 )
 .help(
     "Only when the run allows writes (off by default) and `index.writable` is true, protocheck \
-     sends `index/add` with two documents whose ids start with `protocheck-probe/`, and expects \
-     `ids`, an array of two strings. It deletes the documents again afterwards.",
+     sends `index/add` with two documents whose ids start with `protocheck-probe/` (with `chunk` \
+     and `contextual` when `index` offers them, and an idempotency key), and expects `ids`, those \
+     two ids in order. It replays the request under the same key (the same ids must come back), \
+     re-adds the first document with another text (an upsert, or -32016), and deletes the \
+     documents again afterwards.",
     "The server returns a count or a job id instead of `ids`, returns one id per chunk rather \
      than one per document, or returns ids that are not strings (numbers, or objects carrying an \
      `id`).",
@@ -69,7 +72,17 @@ impl Conversation<'_> {
             format!("{PROBE_ID_PREFIX}{nonce}-1"),
             format!("{PROBE_ID_PREFIX}{nonce}-2"),
         ];
-        match self.index_add(&ids, &nonce).await? {
+        let flags = init.map_or((false, false), |i| {
+            (
+                i.capability("index")
+                    .and_then(|x| x.get("chunking"))
+                    .is_some_and(|v| !v.is_null() && *v != Value::Bool(false)),
+                i.capability("index")
+                    .and_then(|x| x.get("contextual"))
+                    .is_some_and(|v| !v.is_null() && *v != Value::Bool(false)),
+            )
+        });
+        match self.index_add(&ids, &nonce, flags).await? {
             Some(added) => self.index_delete(&ids, added).await,
             None => {
                 // Nothing to judge a delete against, but whatever may have
@@ -83,12 +96,16 @@ impl Conversation<'_> {
         }
     }
 
-    /// Adds two probe documents; returns the ids the server says it stored,
-    /// `None` when it answered no `ids` at all.
+    /// Adds two probe documents (with `chunk`/`contextual` when the server
+    /// offers them, and an idempotency key), replays the request under the
+    /// same key, then re-adds the first document with another text (an
+    /// upsert, or -32016). Returns the ids the server says it stored, `None`
+    /// when it answered no `ids` at all.
     async fn index_add(
         &mut self,
         ids: &[String; 2],
         nonce: &str,
+        (chunking, contextual): (bool, bool),
     ) -> Result<Option<Vec<String>>, EngineError> {
         let rule = &INDEX_ADD;
         let mut check = Check::new(rule);
@@ -96,35 +113,88 @@ impl Conversation<'_> {
             {"id": ids[0], "text": format!("protocheck probe document one {nonce}"), "meta": {"x-protocheck": true}},
             {"id": ids[1], "text": format!("protocheck probe document two {nonce}")},
         ]);
-        let sent = self
-            .request(rule, "index/add", json!({"documents": documents}))
-            .await?;
+        let mut params = json!({"documents": documents,
+            "_meta": {"idempotencyKey": format!("protocheck-probe-{nonce}")}});
+        if chunking {
+            params["chunk"] = json!(true);
+        }
+        if contextual {
+            params["contextual"] = json!(true);
+        }
+        let sent = self.request(rule, "index/add", params.clone()).await?;
         check.saw(&sent);
-        let returned: Option<Vec<String>> = result_of(&sent)
-            .and_then(|r| r.get("ids"))
-            .and_then(Value::as_array)
-            .and_then(|a| a.iter().map(|id| id.as_str().map(str::to_owned)).collect());
-        let finding = match &returned {
-            Some(got) if got.len() == 2 => check.finding(
-                Outcome::Pass,
-                format!("`index/add` of 2 documents returned 2 ids: {}", show(&json!(got))),
-            ),
-            Some(got) => check.finding(
-                rule.on_failure,
-                format!(
-                    "`index/add` of 2 documents returned {} ids ({}); `ids` has one entry per document, in order (§7.10)",
-                    got.len(),
-                    show(&json!(got))
-                ),
-            ),
-            None => check.finding(
+        let ids_of = |sent: &crate::suite::rcp::conversation::Sent| -> Option<Vec<String>> {
+            result_of(sent)
+                .and_then(|r| r.get("ids"))
+                .and_then(Value::as_array)
+                .and_then(|a| a.iter().map(|id| id.as_str().map(str::to_owned)).collect())
+        };
+        let returned = ids_of(&sent);
+        let Some(got) = &returned else {
+            let finding = check.finding(
                 rule.on_failure,
                 format!(
                     "`index/add` of 2 documents {} without an `ids` array of strings (§7.10)",
                     outcome_words(&sent)
                 ),
-            ),
+            );
+            self.emit(finding).await?;
+            return Ok(None);
         };
+        let mut problems = Vec::new();
+        if got.as_slice() != ids.as_slice() {
+            problems.push(format!(
+                "`index/add` of 2 documents with the ids {} returned {}; `ids` has one entry per document, in order, \
+                 and a document's explicit `id` is the one it is stored under (§7.10)",
+                show(&json!(ids)),
+                show(&json!(got))
+            ));
+        }
+        // The same request under the same idempotency key: the same answer.
+        let replay = self.request(rule, "index/add", params).await?;
+        check.saw(&replay);
+        match ids_of(&replay) {
+            Some(again) if again == *got => {}
+            _ => problems.push(format!(
+                "the same `index/add` replayed under its `_meta.idempotencyKey` {}, not the ids {} again",
+                outcome_words(&replay),
+                show(&json!(got))
+            )),
+        }
+        // An explicit id again: an upsert (no duplicate, no failure) or -32016.
+        let upsert = json!({"documents": [
+            {"id": ids[0], "text": format!("protocheck probe document one, replaced {nonce}")}
+        ]});
+        let again = self.request(rule, "index/add", upsert).await?;
+        check.saw(&again);
+        let upserted = match (ids_of(&again), code_of(&again)) {
+            (Some(one), _) if one == [ids[0].clone()] => "replaced it (an upsert)",
+            (_, Some(-32016)) => "refused it with -32016 (Conflict)",
+            _ => {
+                problems.push(format!(
+                    "re-adding the document {} {}; an explicit `id` that exists is an upsert (`ids` naming it) \
+                     or refused with -32016 (§7.10)",
+                    show(&json!(ids[0])),
+                    outcome_words(&again)
+                ));
+                ""
+            }
+        };
+        let finding = check.verdict(
+            &problems,
+            format!(
+                "`index/add` of 2 documents{} returned their ids in order, {}, the same request replayed under its \
+                 idempotency key returned them again, and re-adding the first {upserted}",
+                match (chunking, contextual) {
+                    (true, true) => " with `chunk` and `contextual`",
+                    (true, false) => " with `chunk`",
+                    (false, true) => " with `contextual`",
+                    (false, false) => "",
+                },
+                show(&json!(got))
+            ),
+            "`index/add` returns one id per document, in input order; an explicit id is an upsert or -32016 (§7.10)",
+        );
         self.emit(finding).await?;
         Ok(returned)
     }

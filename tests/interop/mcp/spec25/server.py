@@ -147,6 +147,14 @@ class Server:
     delete_allowed = True    # TRANSPORTS: the server MAY answer DELETE with 405
     require_session = True   # TRANSPORTS: requests without the session id get 400
     check_origin = True
+    strict_jsonrpc = True    # BASIC: a message without `jsonrpc: "2.0"` is invalid (-32600)
+    lenient_json = False     # True: the first JSON value of a message is read, the rest ignored
+
+    def parse(self, text):
+        """The JSON value of a message (ValueError when it is not JSON)."""
+        if self.lenient_json:
+            return json.JSONDecoder().raw_decode(text.lstrip())[0]
+        return json.loads(text)
 
     def __init__(self):
         self.table = {}  # session id -> Session
@@ -201,6 +209,23 @@ class Server:
     def version_header_ok(self, value):
         # TRANSPORTS "Protocol Version Header": invalid or unsupported -> 400.
         return value in self.versions
+
+    def checks_headers(self, http_method):
+        """Whether Origin and MCP-Protocol-Version are checked on requests of
+        `http_method` (TRANSPORTS: Origin on "all incoming connections", the
+        version header on every request after initialization)."""
+        return True
+
+    def accepted_status(self, msg):
+        """The status of a POSTed notification or response the server accepts
+        (TRANSPORTS "Sending Messages to the Server": 202 Accepted, no body)."""
+        return 202
+
+    def checks_session(self, kind):
+        """Whether a POSTed message of `kind` (request, notification,
+        response) is looked up by its Mcp-Session-Id (TRANSPORTS "Session
+        Management": every request after initialization names the session)."""
+        return True
 
     def before_session(self, msg, version):
         """An answer (status, document) to a request before its session is
@@ -494,9 +519,13 @@ def check_args(schema, args):
     return ""
 
 
-def classify(msg):
-    """'request', 'notification', 'response' or None (not a JSON-RPC 2.0 message)."""
-    if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
+def classify(msg, strict=True):
+    """'request', 'notification', 'response' or None (not a JSON-RPC 2.0 message).
+
+    BASIC "Messages": every message MUST follow JSON-RPC 2.0, whose request
+    object carries `jsonrpc` exactly "2.0" (`strict` False skips that check).
+    """
+    if not isinstance(msg, dict) or (strict and msg.get("jsonrpc") != "2.0"):
         return None
     if "method" in msg:
         if not isinstance(msg["method"], str):
@@ -551,7 +580,7 @@ def serve_stdio(server):
         if not raw.strip():
             continue
         try:
-            msg = json.loads(raw.decode("utf-8"))
+            msg = server.parse(raw.decode("utf-8"))
         except (ValueError, UnicodeDecodeError):
             write(error_doc(None, -32700, "Parse error"))
             continue
@@ -560,7 +589,7 @@ def serve_stdio(server):
             if answer is not None:
                 write(answer)
             continue
-        kind = classify(msg)
+        kind = classify(msg, server.strict_jsonrpc)
         if kind is None:
             write(error_doc(readable_id(msg), -32600, "Invalid Request"))
         elif kind == "notification":
@@ -610,6 +639,8 @@ class Handler(BaseHTTPRequestHandler):
         # TRANSPORTS "Security Warning": validate Origin; present and invalid -> 403
         # (the body MAY be a JSON-RPC error without an id).
         origin = self.headers.get("Origin")
+        if not self.srv.checks_headers(self.command):
+            return False
         if self.srv.check_origin and origin is not None and not self.srv.origin_ok(origin):
             self.drain()
             self.send_json(403, {"jsonrpc": "2.0", "error": {"code": -32600, "message": "Forbidden origin"}})
@@ -643,6 +674,16 @@ class Handler(BaseHTTPRequestHandler):
             found = srv.table.get(sid)
         return (found, None) if found is not None else (None, srv.unknown_session_status())
 
+    def version_refused(self, rid=None):
+        # TRANSPORTS "Protocol Version Header": invalid or unsupported -> 400.
+        version = self.headers.get("MCP-Protocol-Version")
+        if not self.srv.checks_headers(self.command):
+            return False
+        if version is not None and not self.srv.version_header_ok(version):
+            self.send_json(400, error_doc(rid, -32600, "Unsupported MCP-Protocol-Version: " + version[:40]))
+            return True
+        return False
+
     def refuse(self, status, rid=None):
         text = "Bad Request: no valid Mcp-Session-Id" if status == 400 else "Session not found"
         self.send_json(status, error_doc(rid, -32600 if status == 400 else -32001, text))
@@ -658,7 +699,7 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return self.send(413)
         try:
-            msg = json.loads(self.rfile.read(length).decode("utf-8"))
+            msg = self.srv.parse(self.rfile.read(length).decode("utf-8"))
         except (ValueError, UnicodeDecodeError):
             return self.send_json(400, error_doc(None, -32700, "Parse error"))
         srv = self.srv
@@ -667,7 +708,7 @@ class Handler(BaseHTTPRequestHandler):
             if isinstance(answer, list):
                 return self.send_json(200, answer)
             return self.send_json(400, answer)
-        kind = classify(msg)
+        kind = classify(msg, srv.strict_jsonrpc)
         if kind is None:
             return self.send_json(400, error_doc(readable_id(msg), -32600, "Invalid Request"))
         if srv.refused_message(self, msg):
@@ -686,18 +727,17 @@ class Handler(BaseHTTPRequestHandler):
             if early is not None:
                 return self.send_json(*early)
             session, status = self.session()
+            if session is None and not srv.checks_session(kind):
+                session = srv.shared
             if session is None:
                 return self.refuse(status, readable_id(msg))
-            # TRANSPORTS "Protocol Version Header": invalid or unsupported -> 400.
-            version = self.headers.get("MCP-Protocol-Version")
-            if version is not None and not srv.version_header_ok(version):
-                return self.send_json(400, error_doc(readable_id(msg), -32600,
-                                                     "Unsupported MCP-Protocol-Version: " + version[:40]))
+            if self.version_refused(readable_id(msg)):
+                return
         if kind != "request":
             # TRANSPORTS: an accepted notification or response gets 202 with no body.
             if kind == "notification":
                 srv.notify(session, msg)
-            return self.send(202)
+            return self.send(srv.accepted_status(msg))
         if srv.use_sse(msg["method"]) and self.accepts_sse():
             return self.stream_answer(session, msg, extra)
         answer = srv.handle(session, msg, lambda doc: None)
@@ -787,6 +827,8 @@ class Handler(BaseHTTPRequestHandler):
         session, status = self.session()
         if session is None:
             return self.refuse(status)
+        if self.version_refused():
+            return
         last = self.headers.get("Last-Event-ID")
         if last is not None:
             return self.resume(session, last)
@@ -847,6 +889,8 @@ class Handler(BaseHTTPRequestHandler):
         session, status = self.session()
         if session is None or session is srv.shared:
             return self.refuse(status or 400)
+        if self.version_refused():
+            return
         srv.end_session(session)
         self.send(200)
 

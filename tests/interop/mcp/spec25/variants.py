@@ -285,6 +285,21 @@ class TaskRequired(Server):
         return result
 
 
+class TaskIdUnchecked(TaskRequired):
+    """Like task-required, but `tasks/get` and `tasks/result` without a
+    `taskId` fail inside the server: -32603 (an unchecked lookup).
+
+    TASKS "Protocol Errors": receivers MUST return -32602 (Invalid params)
+    for an invalid or nonexistent taskId in tasks/get, tasks/result and
+    tasks/cancel.
+    """
+
+    def dispatch(self, call, method, params):
+        if method in ("tasks/get", "tasks/result") and "taskId" not in params:
+            raise RpcError(-32603, "Internal error: 'taskId'")
+        return super().dispatch(call, method, params)
+
+
 class UpdatesOnSubscribe(Server):
     """Announces `notifications/resources/updated` for a resource as soon as
     a client subscribes to it, on the subscribe's own stream before the
@@ -361,6 +376,270 @@ class DeletedSessionAlive(Server):
         pass
 
 
+class SessionRequestsOnly(Server):
+    """Looks a POSTed message up by its Mcp-Session-Id only when it is a
+    request: a notification POST is accepted (202) with no session id, an
+    unknown one or an ended one.
+
+    TRANSPORTS "Session Management": a server that requires a session id
+    SHOULD answer requests without one (other than initialization) with 400;
+    once a session is terminated, requests with its id MUST get 404.
+    """
+
+    def checks_session(self, kind):
+        return kind == "request"
+
+
+class HeadersOnPostOnly(Server):
+    """Checks Origin and MCP-Protocol-Version on POST only: a GET or a DELETE
+    with a foreign Origin or an unsupported version is served.
+
+    TRANSPORTS "Security Warning": servers MUST validate the Origin header on
+    all incoming connections, a present and invalid one gets 403; "Protocol
+    Version Header": an invalid or unsupported version MUST get 400.
+    """
+
+    def checks_headers(self, http_method):
+        return http_method == "POST"
+
+
+class LenientJsonrpc(Server):
+    """Never looks at the `jsonrpc` member: a request with `"jsonrpc": "1.0"`,
+    or none, is served like any other.
+
+    BASIC "Messages": all messages MUST follow the JSON-RPC 2.0
+    specification, whose request object's `jsonrpc` MUST be exactly "2.0";
+    an invalid request object gets -32600 (Invalid Request).
+    """
+
+    strict_jsonrpc = False
+
+
+class HintNotBoolean(Server):
+    """Lists `echo` with `annotations.openWorldHint` the string "no".
+
+    SCHEMA `ToolAnnotations`: `openWorldHint?: boolean` (TOOLS "Listing
+    Tools": each tool carries the `Tool` members, `annotations` optional).
+    """
+
+    def tools(self):
+        return [dict(t, annotations={"readOnlyHint": True, "openWorldHint": "no"})
+                if t["name"] == "echo" else t for t in server.TOOLS]
+
+
+class PriorityOutOfRange(Server):
+    """Lists its first resource with `annotations.priority` 5.
+
+    SCHEMA `Annotations.priority`: a number from 0 to 1 (RESOURCES
+    "Annotations": priority from 0.0, least important, to 1.0, most).
+    """
+
+    def page(self, key, items, params):
+        if key == "resources":
+            items = [dict(items[0], annotations={"priority": 5})] + list(items[1:])
+        return super().page(key, items, params)
+
+
+class UnclosedTemplate(Server):
+    """Lists its resource template as `memo://notes/{id` (a brace never closed).
+
+    RESOURCES "Resource Templates": templates are exposed with URI templates
+    (RFC 6570); SCHEMA `ResourceTemplate.uriTemplate`: "A URI template
+    (according to RFC 6570)".
+    """
+
+    def page(self, key, items, params):
+        if key == "resourceTemplates":
+            items = [dict(items[0], uriTemplate="memo://notes/{id")] + list(items[1:])
+        return super().page(key, items, params)
+
+
+class ArgumentDescriptionNumber(Server):
+    """Lists the `greet` prompt's argument with `description` 7.
+
+    SCHEMA `PromptArgument`: `description?: string` (PROMPTS "Listing
+    Prompts").
+    """
+
+    def page(self, key, items, params):
+        if key == "prompts":
+            items = [dict(p, arguments=[dict(a, description=7) for a in p["arguments"]])
+                     if p.get("arguments") else p for p in items]
+        return super().page(key, items, params)
+
+
+class CapabilityTrue(Server):
+    """Declares `"logging": true` in its capabilities, not an object.
+
+    LIFECYCLE "Initialization": the server MUST respond with its
+    capabilities; SCHEMA `ServerCapabilities.logging?: object`.
+    """
+
+    def capabilities(self):
+        return dict(super().capabilities(), logging=True)
+
+
+class ArgumentsPresenceOnly(Server):
+    """Refuses `prompts/get` of `greet` only when `arguments` is left out;
+    `arguments: {}` renders the prompt for "someone".
+
+    PROMPTS "Error Handling": servers SHOULD return standard JSON-RPC errors
+    for "Missing required arguments: -32602 (Invalid params)".
+    """
+
+    def prompt(self, params):
+        if params.get("name") == "greet" and params.get("arguments") == {}:
+            return {"messages": [{"role": "user", "content": {"type": "text", "text": "Say hello to someone"}}]}
+        return super().prompt(params)
+
+
+class UnknownNotification200(Server):
+    """Answers a POSTed notification it has no handler for (anything but
+    `notifications/initialized` and `notifications/cancelled`) with 200 and
+    an empty body; the two it knows get 202.
+
+    TRANSPORTS "Sending Messages to the Server": "If the input is a JSON-RPC
+    response or notification: If the server accepts the input, the server
+    MUST return HTTP status code 202 Accepted with no body. If the server
+    cannot accept the input, it MUST return an HTTP error status code".
+    """
+
+    def accepted_status(self, msg):
+        known = ("notifications/initialized", "notifications/cancelled")
+        return 202 if msg.get("method") in known or "method" not in msg else 200
+
+
+class CompletionArgumentOptional(Server):
+    """Completes a `completion/complete` sent without `argument` as if it
+    named the reference's first argument with an empty value.
+
+    COMPLETION "Error Handling": servers SHOULD return standard JSON-RPC
+    errors for "Missing required arguments: -32602 (Invalid params)"; SCHEMA
+    `CompleteRequest.params` requires `ref` and `argument`.
+    """
+
+    def complete(self, params):
+        if "argument" not in params:
+            ref = params.get("ref") or {}
+            name = "id" if ref.get("type") == "ref/resource" else "who"
+            params = dict(params, argument={"name": name, "value": ""})
+        return super().complete(params)
+
+
+class PrefixRouted(Server):
+    """Routes `tools/...` by its prefix: a `tools/` method it does not know is
+    served as `tools/list`; methods outside the namespaces get -32601.
+
+    BASIC "Messages": messages MUST follow JSON-RPC 2.0, whose §5.1 answers a
+    method that does not exist with -32601 (Method not found).
+    """
+
+    def dispatch(self, call, method, params):
+        known = ("tools/list", "tools/call")
+        if method.startswith("tools/") and method not in known:
+            method = "tools/list"
+        return super().dispatch(call, method, params)
+
+
+class LaterIdsSpaced(Server):
+    """Gives the first session a token as its id, and every later one an id
+    with a space in it (`session 2`, `session 3`, ...).
+
+    TRANSPORTS "Session Management": "The session ID ... MUST only contain
+    visible ASCII characters (ranging from 0x21 to 0x7E)."
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.issued = 0
+
+    def new_session_id(self):
+        with self.lock:
+            self.issued += 1
+            n = self.issued
+        return super().new_session_id() if n == 1 else f"session {n}-{secrets.token_hex(8)}"
+
+
+class OffersUnsupported(Server):
+    """Supports 2025-11-25 alone, yet offers 2025-03-26 for a version it
+    does not know (asked for 2025-03-26, it answers 2025-11-25).
+
+    LIFECYCLE "Version Negotiation": "If the server supports the requested
+    protocol version, it MUST respond with the same version. Otherwise, the
+    server MUST respond with another protocol version it supports."
+    """
+
+    versions = ["2025-11-25"]
+
+    def negotiate(self, requested):
+        if requested in self.versions:
+            return requested
+        return "2025-11-25" if requested == "2025-03-26" else "2025-03-26"
+
+
+class TemplatesUndeclared(Server):
+    """Declares no `resources` capability and lists no resource, yet answers
+    `resources/templates/list` with its template (and reads notes).
+
+    RESOURCES "Capabilities": "Servers that support resources MUST declare
+    the resources capability"; resource templates are resources the server
+    exposes through URI templates.
+    """
+
+    def capabilities(self):
+        caps = dict(super().capabilities())
+        caps.pop("resources", None)
+        return caps
+
+    def dispatch(self, call, method, params):
+        if method == "resources/templates/list":
+            return self.page("resourceTemplates", server.TEMPLATES, params)
+        if method == "resources/list":
+            return {"resources": []}
+        return super().dispatch(call, method, params)
+
+
+class ListsBeforeInitialize(Server):
+    """On stdio, serves `resources/list` before `initialize` (every other
+    request but `ping` is still refused until the handshake).
+
+    LIFECYCLE "Initialization": "The initialization phase MUST be the first
+    interaction between client and server"; the client SHOULD NOT send
+    requests other than pings before the server has responded to initialize.
+    """
+
+    def handle(self, session, msg, emit, stdio=False):
+        if stdio and not session.version and msg.get("method") == "resources/list":
+            return {"jsonrpc": "2.0", "id": msg["id"], "result": {"resources": server.RESOURCES}}
+        return super().handle(session, msg, emit, stdio)
+
+
+class CompletesUndeclared(Server):
+    """Declares no `completions`, lists no prompt argument and no template,
+    yet answers every `completion/complete` with an empty completion.
+
+    COMPLETION "Capabilities": "Servers that support completions MUST declare
+    the completions capability".
+    """
+
+    def capabilities(self):
+        caps = dict(super().capabilities())
+        caps.pop("completions", None)
+        return caps
+
+    def page(self, key, items, params):
+        if key == "prompts":
+            items = [p for p in items if not p.get("arguments")]
+        if key == "resourceTemplates":
+            items = []
+        return super().page(key, items, params)
+
+    def dispatch(self, call, method, params):
+        if method == "completion/complete":
+            return {"completion": {"values": [], "total": 0, "hasMore": False}}
+        return super().dispatch(call, method, params)
+
+
 class IgnoresCancel(Server):
     """Ignores notifications/cancelled: a cancelled call runs on and is answered."""
 
@@ -424,6 +703,33 @@ class WarnLevel(Server):
         if params.get("level") == "warning":
             raise RpcError(-32602, "Invalid params: unknown log level (try warn)")
         return super().set_level(session, params)
+
+
+class LevelAliases(Server):
+    """Takes `warn` for `warning` in `logging/setLevel` (a logging library's
+    alias) and sets the level, where the eight levels hold no `warn`.
+
+    LOGGING "Error Handling": servers SHOULD return standard JSON-RPC errors
+    for common failure cases: "Invalid log level: -32602 (Invalid params)".
+    """
+
+    def set_level(self, session, params):
+        if params.get("level") == "warn":
+            params = dict(params, level="warning")
+        return super().set_level(session, params)
+
+
+class TrailingTolerated(Server):
+    """Reads the first JSON value of a message and ignores what follows it,
+    so `{"jsonrpc":"2.0","id":1,"method":"ping"} x` is served as a `ping`.
+
+    BASIC "Messages": messages MUST follow JSON-RPC 2.0, whose §5.1 answers
+    text that is not valid JSON with -32700 (Parse error): a JSON text with
+    trailing data is not valid JSON (RFC 8259 §2: a JSON text is one value,
+    with whitespace around it).
+    """
+
+    lenient_json = True
 
 
 class Noise(Server):
@@ -515,6 +821,26 @@ VARIANTS = {
     "origin-prefix": OriginPrefix,
     "deleted-session-alive": DeletedSessionAlive,
     "ignores-cancel": IgnoresCancel,
+    "session-requests-only": SessionRequestsOnly,
+    "lenient-jsonrpc": LenientJsonrpc,
+    "hint-not-boolean": HintNotBoolean,
+    "priority-out-of-range": PriorityOutOfRange,
+    "unclosed-template": UnclosedTemplate,
+    "argument-description-number": ArgumentDescriptionNumber,
+    "capability-true": CapabilityTrue,
+    "arguments-presence-only": ArgumentsPresenceOnly,
+    "unknown-notification-200": UnknownNotification200,
+    "task-id-unchecked": TaskIdUnchecked,
+    "completion-argument-optional": CompletionArgumentOptional,
+    "prefix-routed": PrefixRouted,
+    "level-aliases": LevelAliases,
+    "later-ids-spaced": LaterIdsSpaced,
+    "offers-unsupported": OffersUnsupported,
+    "templates-undeclared": TemplatesUndeclared,
+    "lists-before-initialize": ListsBeforeInitialize,
+    "completes-undeclared": CompletesUndeclared,
+    "trailing-tolerated": TrailingTolerated,
+    "headers-on-post-only": HeadersOnPostOnly,
     "unknown-session-400": UnknownSession400,
     "version-header-ignored": VersionHeaderIgnored,
     "echo-version": EchoVersion,
