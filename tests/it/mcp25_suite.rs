@@ -625,10 +625,18 @@ async fn server_everything_over_http_and_stdio() {
         // which the transport's 403 sentence forbids (MCP25-HTP-018), and its
         // event store replays the events of every stream after the one named
         // by Last-Event-ID (MCP25-HTP-011), and a session ended by DELETE
-        // gets 400, not 404 (MCP25-HTP-015).
+        // gets 400, not 404 (MCP25-HTP-015). On both transports, `tasks/get`
+        // and `tasks/result` with a `taskId` that is a number, or none, get
+        // -32603 where tasks' "Protocol Errors" name -32602 for an invalid
+        // taskId with a MUST (MCP25-TSK-001).
         let may_fail: &[&str] = match endpoint {
-            Endpoint::Http(_) => &["MCP25-HTP-011", "MCP25-HTP-015", "MCP25-HTP-018"],
-            Endpoint::Stdio(_) => &[],
+            Endpoint::Http(_) => &[
+                "MCP25-HTP-011",
+                "MCP25-HTP-015",
+                "MCP25-HTP-018",
+                "MCP25-TSK-001",
+            ],
+            Endpoint::Stdio(_) => &["MCP25-TSK-001"],
         };
         assert_judged(&format!("everything {endpoint}"), &findings, CORE, may_fail);
         if matches!(endpoint, Endpoint::Http(_)) {

@@ -263,3 +263,72 @@ async fn a_token_of_every_scope_is_judged_strict() {
         "{report}"
     );
 }
+
+/// The 2025-11-25 reference server with `--auth`, checked on that revision
+/// with a token of `mcp:read` only: `tools/call` meets 403
+/// `insufficient_scope` before the server looks at it. No rule fails on that
+/// refusal; each finding it leaves unjudged names the method and the scope
+/// asked, and the verdict names those rules with the advice.
+#[tokio::test]
+async fn a_2025_11_25_token_without_the_scope_of_a_method_leaves_its_rules_unjudged() {
+    use protocheck::reference::mcp2025::{Mcp25ReferenceConfig, mcp25_router};
+    use protocheck::suite::McpRevision;
+    let config = Mcp25ReferenceConfig::new().with_auth();
+    let base = common::app::serve(mcp25_router(config.clone())).await;
+    let url = Url::parse(&format!("{base}/mcp")).expect("url");
+    let token = config
+        .mint_token(url.as_str(), SCOPE_READ, Duration::from_secs(600))
+        .expect("an --auth server mints tokens");
+    let options = RunOptions {
+        bearer_token: Some(BearerToken::new(token)),
+        mcp_revision: Some(McpRevision::V2025_11_25),
+        ..RunOptions::default()
+    };
+    let (verdict, findings) = common::suite::run(
+        SuiteChoice::Mcp,
+        &Endpoint::Http(url),
+        &common::suite::loopback(options),
+    )
+    .await;
+    let report = common::suite::dump(&findings);
+    let verdict = verdict.unwrap_or_else(|e| panic!("{e:?}\n{report}"));
+    let failing: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| matches!(f.outcome, Outcome::Fail))
+        .collect();
+    assert!(
+        failing.is_empty(),
+        "{}: {failing:?}\n{report}",
+        verdict.summary
+    );
+    let asked =
+        format!("the token lacks the scope for `tools/call` (`{SCOPE_READ} {SCOPE_TOOLS}` asked)");
+    let unjudged: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.outcome == Outcome::Skip && f.message.contains(&asked))
+        .collect();
+    assert!(
+        !unjudged.is_empty(),
+        "no finding names the scope:\n{report}"
+    );
+    for f in &unjudged {
+        assert!(
+            verdict.summary.contains(&f.rule_id),
+            "{} is not named by the verdict {:?}\n{report}",
+            f.rule_id,
+            verdict.summary
+        );
+    }
+    assert!(
+        verdict.summary.contains("the token's scope left ")
+            && verdict.summary.contains("a token whose scope reaches"),
+        "{}",
+        verdict.summary
+    );
+    // The rule about that very refusal is not counted as left unjudged.
+    assert!(
+        !verdict.summary.contains("MCP25-AUT-007"),
+        "{}",
+        verdict.summary
+    );
+}

@@ -362,11 +362,14 @@ pub(super) fn embed_multi(
         Some(_) => return Err(bad_param("encoding", "`encoding` must be a string")),
     }
     let inputs = if lenient {
-        // The fault of RCP-L0-019: non-text blocks are embedded as empty text.
+        // The fault of RCP-L0-019: well-formed non-text blocks are embedded
+        // as empty text (a malformed block is still -32602: §4.8's shape
+        // holds whatever the modalities).
         let mut relaxed = params.clone();
         if let Some(Value::Array(items)) = relaxed.get_mut("inputs") {
             for item in items.iter_mut() {
                 if item.get("type").is_some_and(|t| t != "text") {
+                    non_text_block_shape(item)?;
                     *item = json!("");
                 }
             }
@@ -383,6 +386,36 @@ pub(super) fn embed_multi(
         }
     }
     Ok(json!({"matrices": matrices, "dimension": MULTI_DIM}))
+}
+
+/// §4.8's shape of a non-text Content block: `type` one of `image`,
+/// `audio`, `blob`; `mimeType` required; `data` or `uri`, never both.
+fn non_text_block_shape(block: &Value) -> Result<(), RpcError> {
+    let kind = block
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !["image", "audio", "blob"].contains(&kind) {
+        return Err(bad_param(
+            "inputs",
+            "a Content block's `type` is text, image, audio or blob",
+        ));
+    }
+    if !block.get("mimeType").is_some_and(Value::is_string) {
+        return Err(bad_param(
+            "inputs",
+            "a non-text Content block needs `mimeType`",
+        ));
+    }
+    let data = block.get("data").is_some_and(|v| !v.is_null());
+    let uri = block.get("uri").is_some_and(|v| !v.is_null());
+    if data == uri {
+        return Err(bad_param(
+            "inputs",
+            "a Content block holds `data` or `uri`, not both",
+        ));
+    }
+    Ok(())
 }
 
 /// `query/transform` (spec §7.8).

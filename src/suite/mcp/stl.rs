@@ -425,6 +425,9 @@ async fn cold_request(s: &Session) -> Judgement {
     let mut judged = Vec::new();
     let mut unjudged = Vec::new();
     for cw in cold_warm(s).await {
+        if cw.what == BARE_DISCOVER {
+            continue;
+        }
         match &cw.answers {
             Ok([cold, _, warm]) => {
                 if shape(cold) != shape(warm) {
@@ -502,6 +505,12 @@ fn content(reply: &Reply) -> (Option<u16>, Option<i64>, bool, BTreeSet<String>) 
     (status, code, result, listed)
 }
 
+/// The one cold probe that is deliberately invalid (a discover without the
+/// required `clientCapabilities`): only a server that fills it in from an
+/// earlier request on the connection answers it with a result. That is
+/// MCP-STL-004's finding; MCP-STL-003 judges the valid probes only.
+const BARE_DISCOVER: &str = "`server/discover` without clientCapabilities";
+
 /// Every method family the server serves, as [`cold_warm`] sends it: the
 /// requests a client may send first on a connection, addressed to what the
 /// survey's lists named (a tool protocheck may call, the first listed
@@ -511,10 +520,14 @@ fn content(reply: &Reply) -> (Option<u16>, Option<i64>, bool, BTreeSet<String>) 
 fn cold_probes(s: &Session) -> Vec<(String, Probe)> {
     let c = &s.client;
     let mut probes = vec![(
-        "`server/discover` without clientCapabilities".to_owned(),
+        BARE_DISCOVER.to_owned(),
         c.request("server/discover", json!({}))
             .without_meta(wire::META_CLIENT_CAPABILITIES),
     )];
+    probes.push((
+        "`server/discover`".to_owned(),
+        c.request("server/discover", json!({})),
+    ));
     let unknown = super::survey::unknown_name;
     if s.advertises("tools") {
         probes.push((

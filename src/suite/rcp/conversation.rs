@@ -128,9 +128,13 @@ impl Check {
             self.finding(Outcome::Pass, message)
         } else {
             let outcome = self.rule.on_failure;
-            let shown: Vec<&str> = problems.iter().take(5).map(String::as_str).collect();
-            let more = if problems.len() > 5 {
-                format!(" (and {} more)", problems.len() - 5)
+            let shown: Vec<&str> = problems
+                .iter()
+                .take(SHOWN_PROBLEMS)
+                .map(String::as_str)
+                .collect();
+            let more = if problems.len() > SHOWN_PROBLEMS {
+                format!(" (and {} more)", problems.len() - SHOWN_PROBLEMS)
             } else {
                 String::new()
             };
@@ -138,6 +142,11 @@ impl Check {
         }
     }
 }
+
+/// How many problems a failing finding names one by one: enough for every
+/// probe of a method family's parameters to be named (RCP-L0-020 sends about
+/// ten to a server that takes everything), few enough to stay readable.
+const SHOWN_PROBLEMS: usize = 12;
 
 pub(crate) fn exchange_of(sent: &Sent) -> &Exchange {
     match sent {

@@ -390,6 +390,46 @@ fn retrieve_types(params: &Map<String, Value>) -> Result<(), RpcError> {
             return Err(bad_param(field, format!("`{field}` must be an object")));
         }
     }
+    // The contents of the option objects are typed too (schema
+    // `RetrieveParams`: `mmr.lambda` a number in [0, 1], `recency.field` a
+    // string, `recency.halfLifeDays` a number): structure is checked before
+    // an option is refused or ignored, so a malformed `mmr` is -32602 even
+    // where `mmr` is not offered (§12, "independently of capabilities").
+    if let Some(lambda) = present("mmr")
+        .and_then(|m| m.get("lambda"))
+        .filter(|v| !v.is_null())
+    {
+        match lambda.as_f64() {
+            Some(l) if (0.0..=1.0).contains(&l) => {}
+            Some(_) => {
+                return Err(bad_param(
+                    "mmr.lambda",
+                    "`mmr.lambda` must be within [0, 1]",
+                ));
+            }
+            None => return Err(bad_param("mmr.lambda", "`mmr.lambda` must be a number")),
+        }
+    }
+    if let Some(recency) = present("recency") {
+        if recency
+            .get("field")
+            .is_some_and(|v| !v.is_null() && !v.is_string())
+        {
+            return Err(bad_param(
+                "recency.field",
+                "`recency.field` must be a field name",
+            ));
+        }
+        if recency
+            .get("halfLifeDays")
+            .is_some_and(|v| !v.is_null() && !v.is_number())
+        {
+            return Err(bad_param(
+                "recency.halfLifeDays",
+                "`recency.halfLifeDays` must be a number",
+            ));
+        }
+    }
     for field in ["unit", "sessionId", "cursor"] {
         if present(field).is_some_and(|v| !v.is_string()) {
             return Err(bad_param(field, format!("`{field}` must be a string")));

@@ -1,6 +1,8 @@
 //! What came back for one frame, and the words a finding uses for it.
 
+use crate::suite::mcp::aut_survey::auth_refusal;
 use crate::suite::mcp::client::clip;
+use crate::suite::mcp::wire::{AuthRefusal, unreached_text};
 use crate::suite::{Exchange, RequestRecord};
 use crate::transport::TransportError;
 use serde_json::Value;
@@ -141,6 +143,20 @@ impl Reply {
                 "with no answer yet after {} ms, its budget, so protocheck cancelled it \
                  (`notifications/cancelled`) and did not judge it",
                 budget.as_millis()
+            );
+        }
+        // A 403 `insufficient_scope` refused the request before the server
+        // looked at it: the words `grade` reads, so the verdict names the
+        // rules the token's scope left unjudged (as on 2026-07-28).
+        let headers = self
+            .exchange
+            .response
+            .as_ref()
+            .map_or(&[][..], |r| r.headers.as_slice());
+        if let Some(refusal @ AuthRefusal::Scope(_)) = auth_refusal(self.status, headers) {
+            return format!(
+                "{status}with insufficient_scope: {}",
+                unreached_text(&[(self.method.clone(), refusal)])
             );
         }
         if self.unanswered() {
