@@ -372,3 +372,53 @@ async fn lighthouse_scores_of_the_page_kinds() {
     say(&format!("lighthouse scores (also in {}):\n{table}", path.display()));
     site.pool.shutdown().await;
 }
+
+/// After a form error, focus moves to the summary of the errors (a role
+/// `alert`, so it is announced), which links to the field at fault.
+#[tokio::test]
+async fn a_form_error_moves_focus_to_its_summary() {
+    let Some((driver, _profile, browser)) = open_browser().await else {
+        return;
+    };
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    browser.goto(&app.url("/")).await.expect("open home");
+    browser
+        .find(fantoccini::Locator::Id("url"))
+        .await
+        .expect("url field")
+        .send_keys("ftp://example.com/x")
+        .await
+        .expect("type url");
+    browser
+        .find(fantoccini::Locator::Css("form.submit button[type=submit]"))
+        .await
+        .expect("button")
+        .click()
+        .await
+        .expect("submit");
+    let summary = browser
+        .wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(fantoccini::Locator::Id("error-summary"))
+        .await
+        .expect("the error summary");
+    let focused = browser
+        .execute(
+            "return [document.activeElement.id, document.activeElement.getAttribute('role')];",
+            vec![],
+        )
+        .await
+        .expect("read the focus");
+    assert_eq!(focused, json!(["error-summary", "alert"]));
+    let link = summary
+        .find(fantoccini::Locator::Css("a[href='#url']"))
+        .await
+        .expect("a link to the field");
+    assert!(
+        link.text().await.expect("text").contains("ftp"),
+        "the summary says what is wrong"
+    );
+    browser.close().await.expect("close browser");
+    drop(driver);
+}
