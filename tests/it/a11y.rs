@@ -128,7 +128,12 @@ async fn check_page(
                 .into_iter()
                 .flatten()
                 .take(6)
-                .map(|n| format!("\n      {}", n.as_str().unwrap_or_default().replace('\n', " ")))
+                .map(|n| {
+                    format!(
+                        "\n      {}",
+                        n.as_str().unwrap_or_default().replace('\n', " ")
+                    )
+                })
                 .collect();
             format!(
                 "{} ({}): {}{}",
@@ -204,7 +209,9 @@ async fn sample_site() -> Site {
     let failing_run = finished_run(&app, json!({"url": failing, "suite": "mcp"})).await;
     let rcp_run = finished_run(&app, json!({"url": rcp, "suite": "rcp"})).await;
     let not_judged_run = finished_run(&app, json!({"url": protected, "suite": "mcp"})).await;
-    let (_, nj) = app.get_json(&format!("/api/v1/runs/{not_judged_run}")).await;
+    let (_, nj) = app
+        .get_json(&format!("/api/v1/runs/{not_judged_run}"))
+        .await;
     assert_eq!(nj["verdict"]["grade"], "not judged", "{nj}");
 
     // A target broken and fixed between runs: its chart has a regression and a recovery.
@@ -228,7 +235,10 @@ async fn sample_site() -> Site {
         ("run-passing", app.url(&format!("/runs/{passing_run}"))),
         ("run-failing", app.url(&format!("/runs/{failing_run}"))),
         ("run-rcp", app.url(&format!("/runs/{rcp_run}"))),
-        ("run-not-judged", app.url(&format!("/runs/{not_judged_run}"))),
+        (
+            "run-not-judged",
+            app.url(&format!("/runs/{not_judged_run}")),
+        ),
         ("run-queued", idle.url(&format!("/runs/{queued_run}"))),
         ("target", app.url(&format!("/targets/{target}"))),
         ("rule", app.url("/rules/MCP-HDR-001")),
@@ -369,7 +379,10 @@ async fn lighthouse_scores_of_the_page_kinds() {
     }
     let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("lighthouse.md");
     std::fs::write(&path, &table).expect("save the scores");
-    say(&format!("lighthouse scores (also in {}):\n{table}", path.display()));
+    say(&format!(
+        "lighthouse scores (also in {}):\n{table}",
+        path.display()
+    ));
     site.pool.shutdown().await;
 }
 

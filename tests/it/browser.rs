@@ -496,7 +496,10 @@ async fn a_target_page_charts_its_levels_and_names_what_changed() {
         .await
         .expect("datetime")
         .unwrap_or_default();
-    assert!(machine.contains('T'), "and as RFC 3339 for programs: {machine}");
+    assert!(
+        machine.contains('T'),
+        "and as RFC 3339 for programs: {machine}"
+    );
 
     let png = browser.screenshot().await.expect("screenshot");
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("target.png");

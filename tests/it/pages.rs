@@ -647,7 +647,9 @@ async fn the_form_posts_the_mcp_revision_and_the_report_shows_each_one() {
     // grade beside it.
     let grade = run["verdict"]["grade"].as_str().expect("a grade");
     let at = html.find("<p class=\"headline\">").expect("a headline");
-    let pill = html[at..].find("</span>").map_or("", |end| &html[at..at + end]);
+    let pill = html[at..]
+        .find("</span>")
+        .map_or("", |end| &html[at..at + end]);
     assert!(pill.contains(&format!(">{grade}")), "{pill}");
     assert!(
         html[at..].contains("<p class=\"why\">2026-07-28 "),
@@ -691,9 +693,10 @@ async fn a_protected_servers_run_page_says_what_to_do_next_from_the_web() {
         let target = protected_mcp().await;
         for with_key in [false, true] {
             let app = if with_key {
-                let key = protocheck::credentials::Keyring::parse(&hex::encode(
-                    rand::random::<[u8; 32]>(),
-                ))
+                let key = protocheck::credentials::Keyring::parse(&hex::encode(rand::random::<
+                    [u8; 32],
+                >(
+                )))
                 .expect("key");
                 TestApp::start_with_keyring(&db, 100, key).await
             } else {
@@ -720,11 +723,16 @@ async fn a_protected_servers_run_page_says_what_to_do_next_from_the_web() {
             assert!(html.contains("<h2 id=\"next-step-title\">What to do next</h2>"));
             if with_key {
                 assert!(html.contains("Sign in below"), "{what}");
-                assert!(html.contains("id=\"sign-in\""), "{what}: the sign-in button");
+                assert!(
+                    html.contains("id=\"sign-in\""),
+                    "{what}: the sign-in button"
+                );
                 assert!(!html.contains("keeps no credentials"), "{what}");
             } else {
                 assert!(
-                    html.contains("This service keeps no credentials, so it cannot judge a protected server"),
+                    html.contains(
+                        "This service keeps no credentials, so it cannot judge a protected server"
+                    ),
                     "{what}"
                 );
                 assert!(
@@ -768,9 +776,18 @@ async fn pages_carry_descriptions_an_icon_compression_and_long_lived_static_file
             .find("<meta name=\"description\" content=\"")
             .unwrap_or_else(|| panic!("{path}: a description"));
         descriptions.push(html[at..].split('>').next().unwrap_or_default().to_owned());
-        assert!(html.contains("<a href=\"/rules\">Rules</a>"), "{path}: the header links the rules");
-        assert!(html.contains("<link rel=\"icon\" href=\"/static/favicon."), "{path}");
-        assert!(!html.contains("<td>"), "{path}: every table cell is named for the stacked layout");
+        assert!(
+            html.contains("<a href=\"/rules\">Rules</a>"),
+            "{path}: the header links the rules"
+        );
+        assert!(
+            html.contains("<link rel=\"icon\" href=\"/static/favicon."),
+            "{path}"
+        );
+        assert!(
+            !html.contains("<td>"),
+            "{path}: every table cell is named for the stacked layout"
+        );
 
         let gz = app
             .http
@@ -780,30 +797,59 @@ async fn pages_carry_descriptions_an_icon_compression_and_long_lived_static_file
             .await
             .expect("page");
         assert_eq!(gz.status(), 200, "{path}");
-        assert_eq!(gz.headers()["content-encoding"], "gzip", "{path}: compressed");
+        assert_eq!(
+            gz.headers()["content-encoding"],
+            "gzip",
+            "{path}: compressed"
+        );
     }
     descriptions.sort();
     descriptions.dedup();
-    assert_eq!(descriptions.len(), pages.len(), "each page describes itself: {descriptions:#?}");
+    assert_eq!(
+        descriptions.len(),
+        pages.len(),
+        "each page describes itself: {descriptions:#?}"
+    );
 
-    let icon = app.http.get(app.url("/favicon.ico")).send().await.expect("icon");
+    let icon = app
+        .http
+        .get(app.url("/favicon.ico"))
+        .send()
+        .await
+        .expect("icon");
     assert_eq!(icon.status(), 200);
     assert_eq!(icon.headers()["content-type"], "image/svg+xml");
     let style = protocheck::web::pages::asset("style.css");
     let css = app.http.get(app.url(&style)).send().await.expect("css");
-    assert_eq!(css.headers()["cache-control"], "public, max-age=31536000, immutable");
-    let plain = app.http.get(app.url("/static/style.css")).send().await.expect("css");
+    assert_eq!(
+        css.headers()["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
+    let plain = app
+        .http
+        .get(app.url("/static/style.css"))
+        .send()
+        .await
+        .expect("css");
     assert_eq!(plain.headers()["cache-control"], "public, max-age=300");
-    let stale = app.http.get(app.url("/static/style.000000000000.css")).send().await.expect("css");
+    let stale = app
+        .http
+        .get(app.url("/static/style.000000000000.css"))
+        .send()
+        .await
+        .expect("css");
     assert_eq!(stale.status(), 404);
 
     // The run page: a badge that states its verdict and has a size, its
     // snippets with copy buttons, and backticks shown as code.
     let html = app.get_text(&format!("/runs/{id}")).await;
-    let alt = html.find("alt=\"RCP badge: ").expect("the badge's alt states its verdict");
+    let alt = html
+        .find("alt=\"RCP badge: ")
+        .expect("the badge's alt states its verdict");
     assert!(
-        html[alt..].split_once('>').is_some_and(|(img, _)| img.contains("OVERCLAIMED\" width=\"")
-            && img.contains("height=\"20\"")),
+        html[alt..].split_once('>').is_some_and(
+            |(img, _)| img.contains("OVERCLAIMED\" width=\"") && img.contains("height=\"20\"")
+        ),
         "{}",
         &html[alt..alt + 120]
     );

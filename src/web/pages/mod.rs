@@ -295,7 +295,9 @@ pub(crate) fn tone_hex(tone: &str) -> &'static str {
 /// judged…)`, ` (1 warning)`) as a sentence: `Authorization required (3 of
 /// 40 rules judged…).`, `1 warning.`
 fn as_sentence(rest: &str) -> String {
-    let mut s = rest.trim_start_matches([':', ' ', '—', '·', ';']).trim_end();
+    let mut s = rest
+        .trim_start_matches([':', ' ', '—', '·', ';'])
+        .trim_end();
     if let Some(inner) = s.strip_prefix('(').and_then(|t| t.strip_suffix(')'))
         && !inner.contains(['(', ')'])
     {
@@ -305,7 +307,10 @@ fn as_sentence(rest: &str) -> String {
         return String::new();
     }
     let mut chars = s.chars();
-    let mut out: String = chars.next().map(|c| c.to_uppercase().collect()).unwrap_or_default();
+    let mut out: String = chars
+        .next()
+        .map(|c| c.to_uppercase().collect())
+        .unwrap_or_default();
     out.push_str(chars.as_str());
     if !out.ends_with(['.', '!', '?', '…']) {
         out.push('.');
@@ -406,7 +411,7 @@ mod tests {
     fn urls_break_after_slashes_and_dots() {
         assert_eq!(
             url_parts("https://example.com/mcp"),
-            ["https:", "/", "/", "example.", "com/", "mcp"]
+            ["https:/", "/", "example.", "com/", "mcp"]
         );
         assert_eq!(url_parts("").len(), 0);
     }

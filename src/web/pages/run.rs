@@ -2,13 +2,13 @@
 //! its badge, signature and webhook, and live progress while it runs.
 
 use super::{Page, VerdictPill, clip, duration, readable_time, status_class, verdict_pill};
-use crate::web::rules::{Span, spans};
 use crate::rfc3339;
 use crate::store::{DeliveryState, Run, RunStatus, StoredFinding};
 use crate::suite::{self, Exchange, Outcome, SuiteId, VerdictDetail};
 use crate::web::AppState;
 use crate::web::error::{AsPage, PageResult, WebError};
 use crate::web::extract::PagePath;
+use crate::web::rules::{Span, spans};
 use askama::Template;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -351,7 +351,10 @@ pub(super) async fn badge_view(
             crate::web::badge::svg_width(&d.badge),
         ),
         None => (
-            format!("{} conformance badge of this server", suite.as_str().to_uppercase()),
+            format!(
+                "{} conformance badge of this server",
+                suite.as_str().to_uppercase()
+            ),
             0,
         ),
     };
