@@ -186,9 +186,15 @@ struct WebhookView {
 
 struct WebhookAttemptView {
     attempt: i32,
-    at: String,
+    /// When, as RFC 3339 (for `datetime`) and for people.
+    at: (String, String),
     outcome: String,
-    next: Option<String>,
+    next: Option<(String, String)>,
+}
+
+/// A time as RFC 3339 and as people read it.
+fn both_times(ms: i64) -> (String, String) {
+    (crate::rfc3339(ms), readable_time(ms))
 }
 
 async fn webhook_view(state: &AppState, run: &Run) -> PageResult<Option<WebhookView>> {
@@ -214,13 +220,13 @@ async fn webhook_view(state: &AppState, run: &Run) -> PageResult<Option<WebhookV
             .into_iter()
             .map(|a| WebhookAttemptView {
                 attempt: a.attempt,
-                at: crate::rfc3339(a.at_ms),
+                at: both_times(a.at_ms),
                 outcome: match (a.status_code, a.error) {
                     (_, Some(e)) => e,
                     (Some(code), None) => format!("HTTP {code}"),
                     (None, None) => "no answer".to_owned(),
                 },
-                next: a.next_attempt_at_ms.map(crate::rfc3339),
+                next: a.next_attempt_at_ms.map(both_times),
             })
             .collect(),
     }))
