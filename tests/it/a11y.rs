@@ -4,8 +4,8 @@
 //! breaks across lines, and a screenshot of each is kept.
 //!
 //! The pages: home, a run (passing MCP, failing MCP, RCP, not judged,
-//! queued), a target with a regression and a recovery, a rule, and the
-//! rules. Each is checked with every `<details>` opened, as a reader who
+//! queued), a target with a regression and a recovery, a rule, the rules,
+//! and an error page. Each is checked with every `<details>` opened, as a reader who
 //! unfolds the evidence sees it.
 //!
 //! axe-core comes from npm (`scripts/test-all.sh` fetches the pinned
@@ -243,6 +243,7 @@ async fn sample_site() -> Site {
         ("target", app.url(&format!("/targets/{target}"))),
         ("rule", app.url("/rules/MCP-HDR-001")),
         ("rules", app.url("/rules")),
+        ("not-found", app.url("/runs/no-such-run")),
     ];
     Site {
         app,
@@ -323,6 +324,12 @@ async fn lighthouse_scores_of_the_page_kinds() {
     };
     let site = sample_site().await;
     let wanted = ["home", "run-failing", "target", "rule"];
+    assert!(
+        wanted
+            .iter()
+            .all(|w| site.pages.iter().any(|(n, _)| n == w)),
+        "the sample site has each page measured"
+    );
     let mut table = String::from(
         "| page | form factor | performance | accessibility | best practices | SEO |\n\
          | --- | --- | --- | --- | --- | --- |\n",
