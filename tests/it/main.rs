@@ -4,6 +4,7 @@
 
 mod common;
 
+mod a11y;
 mod abuse;
 mod api;
 mod api_credentials;

@@ -116,10 +116,14 @@ async fn the_form_queues_a_run_and_the_report_shows_its_verdict() {
             .text()
             .await
             .expect("html");
-        assert!(html.contains("class=\"verdict failed\""), "{}", db.name());
         assert!(
-            html.contains("<p class=\"headline\">none"),
-            "the certified level is shown"
+            html.contains("class=\"verdict failed tone-red\""),
+            "{}",
+            db.name()
+        );
+        assert!(
+            html.contains("<p class=\"headline\"><span class=\"pill tone-red\">none"),
+            "the certified level is shown, in the badge's colour"
         );
         // Failures first: the first finding listed is the broken rule, with its evidence.
         let first = html.find("<li class=\"finding").expect("findings");
@@ -165,7 +169,7 @@ async fn the_form_queues_a_run_and_the_report_shows_its_verdict() {
 }
 
 #[tokio::test]
-async fn a_running_run_shows_progress_and_refreshes_without_javascript() {
+async fn a_running_run_shows_progress_and_never_reloads_itself() {
     let db = common::sqlite().await;
     let app = TestApp::start(&db, 100).await;
     let resp = app
@@ -186,7 +190,7 @@ async fn a_running_run_shows_progress_and_refreshes_without_javascript() {
         .expect("html");
     assert!(
         html.contains(&format!(
-            "<progress id=\"bar\" max=\"{}\" value=\"0\">",
+            "<progress id=\"bar\" aria-label=\"Rules checked\" max=\"{}\" value=\"0\">",
             protocheck::suite::index::rule_count(
                 protocheck::suite::SuiteId::Rcp,
                 &protocheck::suite::RunOptions::default()
@@ -194,17 +198,26 @@ async fn a_running_run_shows_progress_and_refreshes_without_javascript() {
         )),
         "{html}"
     );
-    assert!(html.contains("<noscript><meta http-equiv=\"refresh\""));
-    assert!(html.contains("<script src=\"/static/run.js\" defer></script>"));
-    let js = app
-        .http
-        .get(app.url("/static/run.js"))
-        .send()
-        .await
-        .expect("js");
+    // Without JavaScript the page never refreshes itself on a timer
+    // (WCAG 2.2.1): it offers a link to reload instead.
+    assert!(!html.contains("http-equiv"), "{html}");
+    let id = body["id"].as_str().expect("id");
+    assert!(
+        html.contains(&format!("<noscript><p>This page does not update itself without JavaScript:\n  <a href=\"/runs/{id}\">reload it</a>")),
+        "{html}"
+    );
+    let script = protocheck::web::pages::asset("run.js");
+    assert!(script.starts_with("/static/run.") && script != "/static/run.js");
+    assert!(html.contains(&format!("<script src=\"{script}\" defer></script>")));
+    let js = app.http.get(app.url(&script)).send().await.expect("js");
     assert_eq!(
         js.headers()["content-type"],
         "text/javascript; charset=utf-8"
+    );
+    // Named by its content: a browser keeps it for a year.
+    assert_eq!(
+        js.headers()["cache-control"],
+        "public, max-age=31536000, immutable"
     );
     assert!(
         !js.text().await.expect("js").contains("innerHTML"),
@@ -476,21 +489,15 @@ async fn the_target_page_lists_history_and_what_changed() {
     assert_eq!(html.matches("<tr>").count(), 3, "header and two runs");
     assert!(html.contains(" ms</td>"), "durations shown");
     assert!(html.contains(" · speaks rcp</p>"), "{html}");
-    // The chart's points have their badges' colours: the healthy run's is
-    // bright green (L2), the failing run's red (`none`), whatever the ring.
+    // The chart's points have their badges' colours, in the pills' shades:
+    // the healthy run's is bright green (L2), the failing run's red (`none`),
+    // whatever the shape.
     let fills: Vec<&str> = html
-        .split("<circle class=\"point ")
+        .split("<path class=\"point ")
         .skip(1)
         .filter_map(|c| c.split("fill=\"").nth(1)?.split('"').next())
         .collect();
-    assert_eq!(
-        fills,
-        [
-            protocheck::web::badge::Color::BrightGreen.hex(),
-            protocheck::web::badge::Color::Red.hex()
-        ],
-        "{html}"
-    );
+    assert_eq!(fills, ["#1a7f37", "#b42318"], "{html}");
     pool.shutdown().await;
 }
 
@@ -639,8 +646,15 @@ async fn the_form_posts_the_mcp_revision_and_the_report_shows_each_one() {
     // The headline names the combined (lowest) grade with each revision's
     // grade beside it.
     let grade = run["verdict"]["grade"].as_str().expect("a grade");
-    let headline = format!("<p class=\"headline\">{grade} — 2026-07-28 ");
-    assert!(html.contains(&headline), "{headline}\n{html}");
+    let at = html.find("<p class=\"headline\">").expect("a headline");
+    let pill = html[at..]
+        .find("</span>")
+        .map_or("", |end| &html[at..at + end]);
+    assert!(pill.contains(&format!(">{grade}")), "{pill}");
+    assert!(
+        html[at..].contains("<p class=\"why\">2026-07-28 "),
+        "each revision's grade in the sentence beside the pill\n{html}"
+    );
     for revision in &names {
         let part = run["verdict"]["grade_by_revision"][revision]
             .as_str()
@@ -657,5 +671,192 @@ async fn the_form_posts_the_mcp_revision_and_the_report_shows_each_one() {
             "{revision}: its findings grouped apart"
         );
     }
+    pool.shutdown().await;
+}
+
+/// A protected MCP server (the reference server with authorization on).
+async fn protected_mcp() -> String {
+    let config = protocheck::reference::mcp::McpReferenceConfig::new(Default::default())
+        .expect("no faults")
+        .with_auth();
+    common::app::mcp_reference_with(config).await
+}
+
+/// A protected server's run page tells the person the next step that works
+/// from where they are: on a service that keeps no credentials, that it
+/// cannot judge the server from the web and what can; on one that keeps
+/// them, to sign in. Neither says "Nothing to fix", and the verdict's pill
+/// is neutral, not the failure colour.
+#[tokio::test]
+async fn a_protected_servers_run_page_says_what_to_do_next_from_the_web() {
+    for db in common::all_backends().await {
+        let target = protected_mcp().await;
+        for with_key in [false, true] {
+            let app = if with_key {
+                let key = protocheck::credentials::Keyring::parse(&hex::encode(rand::random::<
+                    [u8; 32],
+                >(
+                )))
+                .expect("key");
+                TestApp::start_with_keyring(&db, 100, key).await
+            } else {
+                TestApp::start(&db, 100).await
+            };
+            let pool = app.workers(worker_config(1, Duration::from_secs(60)));
+            let created = app
+                .submit(&json!({"url": target, "suite": "mcp", "force": true}))
+                .await;
+            let id = created["id"].as_str().expect("run id").to_owned();
+            let run = app.wait_finished(&id, FINISH).await;
+            assert_eq!(run["verdict"]["grade"], "not judged", "{run}");
+            let html = app.get_text(&format!("/runs/{id}")).await;
+            let what = format!("{} with_key={with_key}", db.name());
+            assert!(
+                html.contains("<span class=\"pill tone-lightgrey\">not judged</span>"),
+                "{what}: a neutral pill with the short verdict\n{html}"
+            );
+            assert!(
+                html.contains("<p class=\"why\">Authorization required"),
+                "{what}: the explanation as a sentence beside it"
+            );
+            assert!(!html.contains("Nothing to fix"), "{what}");
+            assert!(html.contains("<h2 id=\"next-step-title\">What to do next</h2>"));
+            if with_key {
+                assert!(html.contains("Sign in below"), "{what}");
+                assert!(
+                    html.contains("id=\"sign-in\""),
+                    "{what}: the sign-in button"
+                );
+                assert!(!html.contains("keeps no credentials"), "{what}");
+            } else {
+                assert!(
+                    html.contains(
+                        "This service keeps no credentials, so it cannot judge a protected server"
+                    ),
+                    "{what}"
+                );
+                assert!(
+                    html.contains("<code>protocheck check --bearer-token TOKEN "),
+                    "{what}"
+                );
+                assert!(!html.contains("id=\"sign-in\""), "{what}");
+            }
+            pool.shutdown().await;
+        }
+    }
+}
+
+/// What every page carries: a description, the icon, a link to the rules;
+/// pages are compressed for a browser that asks, static files named by their
+/// content are kept for a year; badges say their verdict in their `alt` and
+/// have a size, with copy buttons beside their snippets; the target page can
+/// check its server again.
+#[tokio::test]
+async fn pages_carry_descriptions_an_icon_compression_and_long_lived_static_files() {
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let pool = app.workers(worker_config(1, Duration::from_secs(60)));
+    let target = rcp_reference(&["RCP-L0-017"], Duration::ZERO).await;
+    let created = app.submit(&json!({"url": target, "suite": "rcp"})).await;
+    let id = created["id"].as_str().expect("run id").to_owned();
+    let run = app.wait_finished(&id, FINISH).await;
+    let target_key = run["target_id"].as_str().expect("target").to_owned();
+
+    let pages = [
+        "/".to_owned(),
+        format!("/runs/{id}"),
+        format!("/targets/{target_key}"),
+        "/rules".to_owned(),
+        "/rules/RCP-L0-017".to_owned(),
+    ];
+    let mut descriptions = Vec::new();
+    for path in &pages {
+        let html = app.get_text(path).await;
+        let at = html
+            .find("<meta name=\"description\" content=\"")
+            .unwrap_or_else(|| panic!("{path}: a description"));
+        descriptions.push(html[at..].split('>').next().unwrap_or_default().to_owned());
+        assert!(
+            html.contains("<a href=\"/rules\">Rules</a>"),
+            "{path}: the header links the rules"
+        );
+        assert!(
+            html.contains("<link rel=\"icon\" href=\"/static/favicon."),
+            "{path}"
+        );
+        assert!(
+            !html.contains("<td>"),
+            "{path}: every table cell is named for the stacked layout"
+        );
+
+        let gz = app
+            .http
+            .get(app.url(path))
+            .header("accept-encoding", "gzip")
+            .send()
+            .await
+            .expect("page");
+        assert_eq!(gz.status(), 200, "{path}");
+        assert_eq!(
+            gz.headers()["content-encoding"],
+            "gzip",
+            "{path}: compressed"
+        );
+    }
+    descriptions.sort();
+    descriptions.dedup();
+    assert_eq!(
+        descriptions.len(),
+        pages.len(),
+        "each page describes itself: {descriptions:#?}"
+    );
+
+    let icon = app
+        .http
+        .get(app.url("/favicon.ico"))
+        .send()
+        .await
+        .expect("icon");
+    assert_eq!(icon.status(), 200);
+    assert_eq!(icon.headers()["content-type"], "image/svg+xml");
+    let style = protocheck::web::pages::asset("style.css");
+    let css = app.http.get(app.url(&style)).send().await.expect("css");
+    assert_eq!(
+        css.headers()["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
+    let plain = app
+        .http
+        .get(app.url("/static/style.css"))
+        .send()
+        .await
+        .expect("css");
+    assert_eq!(plain.headers()["cache-control"], "public, max-age=300");
+    let stale = app
+        .http
+        .get(app.url("/static/style.000000000000.css"))
+        .send()
+        .await
+        .expect("css");
+    assert_eq!(stale.status(), 404);
+
+    // The run page: a badge that states its verdict and has a size, its
+    // snippets with copy buttons, and backticks shown as code.
+    let html = app.get_text(&format!("/runs/{id}")).await;
+    let alt = html
+        .find("alt=\"RCP badge: ")
+        .expect("the badge's alt states its verdict");
+    assert!(
+        html[alt..].split_once('>').is_some_and(
+            |(img, _)| img.contains("OVERCLAIMED\" width=\"") && img.contains("height=\"20\"")
+        ),
+        "{}",
+        &html[alt..alt + 120]
+    );
+    assert!(html.contains("data-copy=\"snippet-md\" hidden>Copy Markdown</button>"));
+    let target_page = app.get_text(&format!("/targets/{target_key}")).await;
+    assert!(target_page.contains("<button type=\"submit\">Check again</button>"));
+    assert!(target_page.contains("<textarea id=\"snippet-md-rcp\""));
+    assert!(target_page.contains("data-copy=\"snippet-md-rcp\""));
     pool.shutdown().await;
 }

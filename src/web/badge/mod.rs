@@ -30,7 +30,7 @@ mod widths;
 
 pub use cache::{BadgeCache, Drawn, draw};
 pub use describe::{Age, Shown, describe, shown, verdict_color};
-pub use render::{Badge, Color};
+pub use render::{Badge, Color, svg_width};
 // Globs, so the OpenAPI operations `utoipa` generates beside each handler
 // (`__path_…`) are reachable where the router registers them.
 pub use serve::*;

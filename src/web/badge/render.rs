@@ -37,8 +37,7 @@ impl Color {
         }
     }
 
-    /// The fill shields.io draws for that name. All are dark enough for white
-    /// text (shields switches to dark text above a brightness of 0.69).
+    /// The fill shields.io draws for that name.
     pub fn hex(self) -> &'static str {
         match self {
             Self::BrightGreen => "#4c1",
@@ -50,6 +49,13 @@ impl Color {
         }
     }
 }
+
+/// The message's text colour and that of its shadow. shields.io writes white
+/// on these fills, at 2.1:1 (bright green) to 4.4:1 (blue) against them; the
+/// dark text it uses on light fills reads at 4.8:1 or more on each, so
+/// protocheck writes that (WCAG 1.4.3 asks 4.5:1). The grey label keeps its
+/// white text (7.5:1).
+const MESSAGE_TEXT: (&str, &str) = ("#010101", "#fff");
 
 /// What a badge says, before it is drawn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +146,11 @@ pub fn escape_xml(text: &str) -> String {
     out
 }
 
+/// How wide [`svg`] draws `badge`, in pixels (its height is 20).
+pub fn svg_width(badge: &Badge) -> u32 {
+    preferred_width(&badge.label) + preferred_width(&badge.message) + 20
+}
+
 /// The flat badge. Geometry as shields.io draws it: 5px padding each side of
 /// each text, text laid out at ten times the size and scaled down (finer glyph
 /// positioning), `textLength` pinning each text to its measured width.
@@ -166,8 +177,8 @@ pub fn svg(badge: &Badge) -> String {
             r##"<g fill="#fff" text-anchor="middle" font-family="Verdana,Geneva,DejaVu Sans,sans-serif" text-rendering="geometricPrecision" font-size="110">"##,
             r##"<text aria-hidden="true" x="{label_x}" y="150" fill="#010101" fill-opacity=".3" transform="scale(.1)" textLength="{label_len}">{label}</text>"##,
             r##"<text x="{label_x}" y="140" transform="scale(.1)" fill="#fff" textLength="{label_len}">{label}</text>"##,
-            r##"<text aria-hidden="true" x="{message_x}" y="150" fill="#010101" fill-opacity=".3" transform="scale(.1)" textLength="{message_len}">{message}</text>"##,
-            r##"<text x="{message_x}" y="140" transform="scale(.1)" fill="#fff" textLength="{message_len}">{message}</text>"##,
+            r##"<text aria-hidden="true" x="{message_x}" y="150" fill="{shadow}" fill-opacity=".3" transform="scale(.1)" textLength="{message_len}">{message}</text>"##,
+            r##"<text x="{message_x}" y="140" transform="scale(.1)" fill="{ink}" textLength="{message_len}">{message}</text>"##,
             r##"</g></svg>"##,
         ),
         width = width,
@@ -181,6 +192,8 @@ pub fn svg(badge: &Badge) -> String {
         message_x = message_x,
         label_len = label_len,
         message_len = message_len,
+        ink = MESSAGE_TEXT.0,
+        shadow = MESSAGE_TEXT.1,
     )
 }
 
@@ -213,6 +226,15 @@ mod tests {
         assert!(wide.contains(r#"width="140""#), "{wide}");
         assert!(narrow.contains(r##"<rect x="31" width="23" height="20" fill="#a4a61d"/>"##));
         assert!(narrow.contains("<title>RCP: L0</title>"));
+        assert_eq!(
+            svg_width(&Badge::new("RCP", "L0", Color::YellowGreen, None)),
+            54
+        );
+        // The message in dark text, which every fill carries at 4.5:1 or more.
+        assert!(
+            narrow.contains(r##"fill="#010101" textLength="130">L0</text>"##),
+            "{narrow}"
+        );
     }
 
     #[test]

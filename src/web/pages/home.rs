@@ -116,8 +116,7 @@ async fn home_page(
     errors: FormErrors,
 ) -> PageResult<Response> {
     let recent = state.store.recent_runs(RECENT_RUNS).await?;
-    let now = crate::now_ms();
-    let recent = recent.iter().map(|r| run_row(r, now)).collect();
+    let recent = recent.iter().map(run_row).collect();
     let page = HomePage {
         csrf: csrf.clone(),
         form,

@@ -1,13 +1,14 @@
 //! `GET /runs/{id}`: a run's report, grouped findings with their evidence,
 //! its badge, signature and webhook, and live progress while it runs.
 
-use super::{Page, clip, duration, relative, status_class};
+use super::{Page, VerdictPill, clip, duration, readable_time, status_class, verdict_pill};
 use crate::rfc3339;
 use crate::store::{DeliveryState, Run, RunStatus, StoredFinding};
 use crate::suite::{self, Exchange, Outcome, SuiteId, VerdictDetail};
 use crate::web::AppState;
 use crate::web::error::{AsPage, PageResult, WebError};
 use crate::web::extract::PagePath;
+use crate::web::rules::{Span, spans};
 use askama::Template;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -25,13 +26,18 @@ struct Counts {
 struct RunView {
     id: Uuid,
     url: String,
+    /// The URL cut where it may break (see [`super::url_parts`]).
+    url_parts: Vec<String>,
     target_id: String,
     suite_label: String,
     status: &'static str,
     status_class: &'static str,
     finished: bool,
     attempts: i32,
-    headline: String,
+    /// The verdict's pill and sentence (or the run's status before one).
+    verdict: VerdictPill,
+    /// Whether the verdict withheld a grade: nothing judged, nothing to fix.
+    withheld: bool,
     declared: Option<String>,
     overclaimed: bool,
     error: Option<String>,
@@ -42,7 +48,7 @@ struct RunView {
     total_label: String,
     percent: usize,
     created_iso: String,
-    created_relative: String,
+    created_readable: String,
     duration: Option<String>,
     suite_version: Option<String>,
     /// A run that judged several MCP revisions: each one's verdict.
@@ -69,7 +75,8 @@ struct FindingView {
     rule_href: String,
     title: String,
     outcome: &'static str,
-    message: String,
+    /// The message cut at its backticks (shown as `<code>`), each part escaped.
+    message: Vec<Span>,
     level: String,
     spec_ref: String,
     spec_href: Option<String>,
@@ -116,12 +123,19 @@ struct Triage {
 }
 
 /// The badge of the run's target and suite, with its snippets.
-struct BadgeView {
-    svg: String,
-    link: String,
-    markdown: String,
-    html: String,
-    rst: String,
+pub(super) struct BadgeView {
+    pub(super) svg: String,
+    /// What the badge says, for its `alt` (`MCP 2026-07-28 badge: strict`).
+    pub(super) alt: String,
+    pub(super) width: u32,
+    pub(super) link: String,
+    pub(super) markdown: String,
+    pub(super) html: String,
+    pub(super) rst: String,
+    /// Appended to the snippets' ids: empty on a run page, `-mcp` or
+    /// `-rcp` on a target page, which may show a badge per suite.
+    pub(super) id_suffix: String,
+    pub(super) heading: String,
 }
 
 #[derive(Template)]
@@ -145,6 +159,9 @@ struct RunPage {
     sign_in: Option<SignInView>,
     /// While it is queued: its place and what it waits for.
     queue: Option<crate::web::api::QueueView>,
+    /// Whether this service can hold a token for a run (it has a
+    /// credentials key): what a not-judged run page advises depends on it.
+    holds_credentials: bool,
 }
 
 struct SignInView {
@@ -169,9 +186,15 @@ struct WebhookView {
 
 struct WebhookAttemptView {
     attempt: i32,
-    at: String,
+    /// When, as RFC 3339 (for `datetime`) and for people.
+    at: (String, String),
     outcome: String,
-    next: Option<String>,
+    next: Option<(String, String)>,
+}
+
+/// A time as RFC 3339 and as people read it.
+fn both_times(ms: i64) -> (String, String) {
+    (crate::rfc3339(ms), readable_time(ms))
 }
 
 async fn webhook_view(state: &AppState, run: &Run) -> PageResult<Option<WebhookView>> {
@@ -197,13 +220,13 @@ async fn webhook_view(state: &AppState, run: &Run) -> PageResult<Option<WebhookV
             .into_iter()
             .map(|a| WebhookAttemptView {
                 attempt: a.attempt,
-                at: crate::rfc3339(a.at_ms),
+                at: both_times(a.at_ms),
                 outcome: match (a.status_code, a.error) {
                     (_, Some(e)) => e,
                     (Some(code), None) => format!("HTTP {code}"),
                     (None, None) => "no answer".to_owned(),
                 },
-                next: a.next_attempt_at_ms.map(crate::rfc3339),
+                next: a.next_attempt_at_ms.map(both_times),
             })
             .collect(),
     }))
@@ -236,18 +259,10 @@ pub async fn show_run_page(
         .await?
         .ok_or_else(|| WebError::NotFound(format!("No run has the id `{id}`.")))?;
     let findings = state.store.findings(id, -1).await?;
-    let badge = run.verdict.as_ref().map(|v| {
-        let base = crate::web::badge::public_base(&state, &headers);
-        let snip = crate::web::badge::snippets(&base, &run.target_id, v.suite);
-        let text = |k: &str| snip[k].as_str().unwrap_or_default().to_owned();
-        BadgeView {
-            svg: format!("/badge/{}/{}.svg", run.target_id, v.suite.as_str()),
-            link: text("link"),
-            markdown: text("markdown"),
-            html: text("html"),
-            rst: text("rst"),
-        }
-    });
+    let badge = match run.verdict.as_ref() {
+        Some(v) => Some(badge_view(&state, &headers, &run.target_id, v.suite).await),
+        None => None,
+    };
     let signature = match state.store.get_attestation(id).await? {
         None => None,
         Some(stored) => {
@@ -274,6 +289,7 @@ pub async fn show_run_page(
     };
     let queue = crate::web::api::queue_view(&state, &run).await?;
     let page = RunPage {
+        holds_credentials: state.queue.accepts_credentials(),
         queue,
         run: run_view(&run, findings.len()),
         triage: triage(&findings),
@@ -322,6 +338,45 @@ pub async fn show_run_page(
     Ok(Page(StatusCode::OK, page).into_response())
 }
 
+/// The badge of `target_key` and `suite` as a page shows it: the image with
+/// what it says as its `alt` and its size, and the snippets to paste.
+pub(super) async fn badge_view(
+    state: &AppState,
+    headers: &HeaderMap,
+    target_key: &str,
+    suite: SuiteId,
+) -> BadgeView {
+    let base = crate::web::badge::public_base(state, headers);
+    let snip = crate::web::badge::snippets(&base, target_key, suite);
+    let text = |k: &str| snip[k].as_str().unwrap_or_default().to_owned();
+    // What the badge says; a store that fails here leaves a plainer alt.
+    let drawn = crate::web::badge::draw(state, target_key, suite).await.ok();
+    let (alt, width) = match drawn {
+        Some(d) => (
+            format!("{} badge: {}", d.badge.label, d.badge.message),
+            crate::web::badge::svg_width(&d.badge),
+        ),
+        None => (
+            format!(
+                "{} conformance badge of this server",
+                suite.as_str().to_uppercase()
+            ),
+            0,
+        ),
+    };
+    BadgeView {
+        svg: format!("/badge/{target_key}/{}.svg", suite.as_str()),
+        alt,
+        width,
+        link: text("link"),
+        markdown: text("markdown"),
+        html: text("html"),
+        rst: text("rst"),
+        id_suffix: String::new(),
+        heading: "Badge".to_owned(),
+    }
+}
+
 /// The suite that judged the run, or before a verdict the one it asked for.
 fn suite_of(run: &Run) -> Option<SuiteId> {
     match run.verdict.as_ref() {
@@ -333,29 +388,27 @@ fn suite_of(run: &Run) -> Option<SuiteId> {
 fn run_view(run: &Run, done: usize) -> RunView {
     let suite = suite_of(run);
     let total = suite.map_or(0, |s| suite::index::rule_count(s, &run.options));
-    let now = crate::now_ms();
-    let (headline, declared, overclaimed) = match &run.verdict {
-        Some(v) => match &v.detail {
-            VerdictDetail::Rcp {
-                declared_level,
-                honest,
-                ..
-            } => (
-                v.summary.clone(),
-                declared_level.clone(),
-                *honest == Some(false),
-            ),
-            VerdictDetail::Mcp { .. } => (v.summary.clone(), None, false),
-        },
-        None if run.status == RunStatus::Error => {
-            ("Error: the run could not complete".to_owned(), None, false)
-        }
-        None => (run.status.as_str().to_owned(), None, false),
+    let (declared, overclaimed) = match run.verdict.as_ref().map(|v| &v.detail) {
+        Some(VerdictDetail::Rcp {
+            declared_level,
+            honest,
+            ..
+        }) => (declared_level.clone(), *honest == Some(false)),
+        _ => (None, false),
     };
+    let mut verdict = verdict_pill(run);
+    if run.verdict.is_none() && run.status == RunStatus::Error {
+        verdict.say("The run could not complete.");
+    }
+    let withheld = matches!(
+        run.verdict.as_ref().map(|v| &v.detail),
+        Some(VerdictDetail::Mcp { grade, .. }) if grade == suite::grade::NOT_JUDGED
+    );
     let counts = run.verdict.as_ref().map(|v| v.counts).unwrap_or_default();
     RunView {
         id: run.id,
         url: run.target_url.clone(),
+        url_parts: super::url_parts(&run.target_url),
         target_id: run.target_id.clone(),
         suite_label: match suite {
             Some(SuiteId::Mcp) => format!(
@@ -371,7 +424,8 @@ fn run_view(run: &Run, done: usize) -> RunView {
         status_class: status_class(run.status),
         finished: run.status.is_finished(),
         attempts: run.attempts,
-        headline,
+        verdict,
+        withheld,
         declared,
         overclaimed,
         error: run.error.clone().filter(|_| run.status == RunStatus::Error),
@@ -392,7 +446,7 @@ fn run_view(run: &Run, done: usize) -> RunView {
         },
         percent: (done * 100).checked_div(total).map_or(0, |p| p.min(100)),
         created_iso: rfc3339(run.created_at_ms),
-        created_relative: relative(now, run.created_at_ms),
+        created_readable: readable_time(run.created_at_ms),
         duration: match (run.started_at_ms, run.finished_at_ms) {
             (Some(s), Some(f)) => Some(duration(f - s)),
             _ => None,
@@ -609,7 +663,7 @@ fn finding_view(f: &StoredFinding, rule: Option<&suite::Rule>) -> FindingView {
         rule_id: f.finding.rule_id.clone(),
         title: rule.map_or_else(String::new, |r| r.title.to_owned()),
         outcome: f.finding.outcome.as_str(),
-        message: f.finding.message.clone(),
+        message: spans(&f.finding.message),
         level: rule.map_or_else(String::new, |r| format!("{:?}", r.level).to_uppercase()),
         spec_ref,
         spec_href,

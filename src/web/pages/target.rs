@@ -9,7 +9,7 @@ use crate::web::error::{PageResult, WebError};
 use crate::web::extract::PagePath;
 use askama::Template;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -34,13 +34,28 @@ struct LevelLine {
 struct ChartPoint {
     x: u32,
     y: u32,
-    run: uuid::Uuid,
     /// When it ended and where it stood, for the point's tooltip.
     title: String,
-    /// `regressed`, `recovered` or `steady`: the point's ring.
+    /// `regressed`, `recovered` or `steady`: the point's shape (a triangle
+    /// pointing down, one pointing up, a circle) and its ring.
     class: &'static str,
-    /// The colour of the run's badge (a failing run is red, as on its badge).
+    /// The point's outline as an SVG path, in its shape.
+    d: String,
+    /// The colour of the run's badge, in the shade the pages' pills use
+    /// (3:1 or more against the white page).
     fill: &'static str,
+}
+
+/// A point's outline: a circle for a steady run, a triangle pointing down
+/// for a regression and up for a recovery, so that the shape tells them apart
+/// as well as the ring's colour.
+fn point_path(class: &str, x: u32, y: u32) -> String {
+    let (x, y) = (i64::from(x), i64::from(y));
+    match class {
+        "regressed" => format!("M{} {}H{}L{x} {}Z", x - 8, y - 6, x + 8, y + 8),
+        "recovered" => format!("M{} {}H{}L{x} {}Z", x - 8, y + 6, x + 8, y - 8),
+        _ => format!("M{} {y}a6 6 0 1 0 12 0a6 6 0 1 0 -12 0Z", x - 6),
+    }
 }
 
 /// A suite's grade or level over time, drawn server-side as inline SVG.
@@ -48,7 +63,10 @@ struct ChartView {
     suite: String,
     width: u32,
     height: u32,
+    /// Where the plot starts and ends, and where the level labels end.
+    plot_left: u32,
     grid_end: u32,
+    label_end: u32,
     levels: Vec<LevelLine>,
     points: Vec<ChartPoint>,
     /// The polyline's `points`.
@@ -74,12 +92,18 @@ struct EventView {
 struct TargetPage {
     id: String,
     url: String,
+    url_parts: Vec<String>,
     protocol: Option<String>,
     runs: Vec<RunRow>,
     changes: Vec<ChangeView>,
     charts: Vec<ChartView>,
     events: Vec<EventView>,
     watched: Vec<String>,
+    /// The badge of each suite judged, with its snippets.
+    badges: Vec<super::run::BadgeView>,
+    /// What "Check again" submits: the suite, and the form's anti-forgery token.
+    check_suite: String,
+    csrf: String,
 }
 
 /// Pairs of consecutive judged runs compared per suite for the page's list
@@ -88,10 +112,10 @@ const COMPARED_PAIRS: usize = 20;
 
 /// The chart's geometry: where the plot starts (after the labels), its width,
 /// the room of one level and the margins.
-const PLOT_LEFT: u32 = 110;
-const PLOT_WIDTH: u32 = 500;
-const LEVEL_STEP: u32 = 24;
-const MARGIN: u32 = 14;
+const PLOT_LEFT: u32 = 130;
+const PLOT_WIDTH: u32 = 260;
+const LEVEL_STEP: u32 = 28;
+const MARGIN: u32 = 16;
 
 /// When a run ended (or was made), to the minute, UTC.
 fn day_and_time(r: &Run) -> String {
@@ -177,19 +201,16 @@ async fn suite_history(
         .iter()
         .zip(kinds)
         .enumerate()
-        .map(|(i, ((run, (rank, label)), class))| ChartPoint {
-            x: x_of(u32::try_from(i).unwrap_or(0)),
-            y: y_of(u32::from(*rank)),
-            run: run.id,
-            title: format!("{} · {label}", day_and_time(run)),
-            class,
-            fill: run
-                .verdict
-                .as_ref()
-                .map_or(crate::web::badge::Color::LightGrey, |v| {
-                    crate::web::badge::verdict_color(v)
-                })
-                .hex(),
+        .map(|(i, ((run, (rank, label)), class))| {
+            let (x, y) = (x_of(u32::try_from(i).unwrap_or(0)), y_of(u32::from(*rank)));
+            ChartPoint {
+                x,
+                y,
+                title: format!("{} · {label}", day_and_time(run)),
+                class,
+                d: point_path(class, x, y),
+                fill: super::tone_hex(super::verdict_pill(run).tone),
+            }
         })
         .collect();
     let line = points
@@ -201,7 +222,9 @@ async fn suite_history(
         suite: suite.as_str().to_uppercase(),
         width: PLOT_LEFT + PLOT_WIDTH + MARGIN,
         height: 2 * MARGIN + top * LEVEL_STEP,
+        plot_left: PLOT_LEFT,
         grid_end: PLOT_LEFT + PLOT_WIDTH,
+        label_end: PLOT_LEFT - 12,
         levels: levels
             .iter()
             .enumerate()
@@ -228,6 +251,7 @@ async fn suite_history(
 pub async fn show_target_page(
     State(state): State<AppState>,
     PagePath(id): PagePath<String>,
+    headers: HeaderMap,
 ) -> PageResult<Response> {
     let target = state
         .store
@@ -238,7 +262,6 @@ pub async fn show_target_page(
         .store
         .target_runs(&target.id, None, TARGET_HISTORY)
         .await?;
-    let now = crate::now_ms();
     // The history and the last change read the same runs' findings: each once.
     let mut read = FindingsRead::new(&state);
     let mut charts = Vec::new();
@@ -284,17 +307,44 @@ pub async fn show_target_page(
             ));
         }
     }
+    let mut badges = Vec::new();
+    for c in &charts {
+        let suite = if c.suite == "RCP" {
+            SuiteId::Rcp
+        } else {
+            SuiteId::Mcp
+        };
+        let mut b = super::run::badge_view(&state, &headers, &target.id, suite).await;
+        b.id_suffix = format!("-{}", suite.as_str());
+        b.heading = format!("{} badge", c.suite);
+        badges.push(b);
+    }
+    let csrf = super::csrf_cookie(&headers)
+        .filter(|t| t.len() == 32)
+        .unwrap_or_else(super::new_csrf_token);
     let page = TargetPage {
+        badges,
+        check_suite: match target.protocol.as_deref() {
+            Some("mcp") => "mcp",
+            Some("rcp") => "rcp",
+            _ => "auto",
+        }
+        .to_owned(),
+        csrf: csrf.clone(),
         id: target.id.clone(),
         url: target.canonical_url.clone(),
+        url_parts: super::url_parts(&target.canonical_url),
         protocol: target.protocol.clone(),
-        runs: runs.iter().map(|r| run_row(r, now)).collect(),
+        runs: runs.iter().map(run_row).collect(),
         changes,
         charts,
         events,
         watched,
     };
-    Ok(Page(StatusCode::OK, page).into_response())
+    Ok(super::with_csrf_cookie(
+        Page(StatusCode::OK, page).into_response(),
+        &csrf,
+    ))
 }
 
 /// The watches of one suite a target's page lists.
@@ -313,8 +363,7 @@ fn every(ms: i64) -> String {
 }
 
 fn day_and_time_ms(ms: i64) -> String {
-    let iso = crate::rfc3339(ms);
-    format!("{} UTC", iso.get(..16).unwrap_or(&iso).replace('T', " "))
+    super::readable_time(ms)
 }
 
 fn failing_rules(findings: &[Finding]) -> std::collections::BTreeSet<String> {
