@@ -69,24 +69,31 @@ def item(i, version, status, at):
         "_meta": {"io.modelcontextprotocol.registry/official": {
             "status": "deprecated" if i % 10 == 3 else status, "isLatest": True,
             "publishedAt": at, "updatedAt": at}}}
-first = [item(i, "1.0.0", "active", "2026-11-01T00:00:00Z") for i in range(n)]
+def at(day, i):
+    # Each entry its own second, as a registry's entries were each published
+    # at a moment of their own.
+    return f"2026-11-{day:02d}T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z"
+first = [item(i, "1.0.0", "active", at(1 + i // 86400, i)) for i in range(n)]
 json.dump(first, open(f"{work}/first.json", "w"))
 later = []
 for i in range(n):
     if i % 1000 == 500:
-        later.append(item(i, "1.0.0", "deleted", "2026-11-02T00:00:00Z"))
+        later.append(item(i, "1.0.0", "deleted", at(28, i)))
     elif i % 100 == 50:
-        later.append(item(i, "1.1.0", "active", "2026-11-02T00:00:00Z"))
+        later.append(item(i, "1.1.0", "active", at(28, i)))
     else:
         later.append(first[i])
 json.dump(later, open(f"{work}/later.json", "w"))
 EOF
 
+# The registry keeps its port across restarts: a sync's high-water mark is
+# kept per registry URL, so the second sync of the same URL is incremental.
 registry_port=""
 registry_pid=""
 start_registry() {
   [ -n "$registry_pid" ] && kill "$registry_pid" 2>/dev/null && wait "$registry_pid" 2>/dev/null || true
-  registry_port="$(free_port)"
+  registry_pid=""
+  [ -n "$registry_port" ] || registry_port="$(free_port)"
   "$bin" reference registry --port "$registry_port" --entries "$1" 2>/dev/null &
   registry_pid=$!
   pids+=("$registry_pid")
@@ -172,6 +179,7 @@ plans() {
 bench() {
   local name="$1" url="$2"
   echo "== $name ($kind build, $n servers)"
+  registry_port=""
   start_registry "$work/first.json"
   timed "first sync" "$bin" registry sync --database-url "$url" \
     --registry "http://127.0.0.1:$registry_port" --allow-private-targets 1 \
