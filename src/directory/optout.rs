@@ -133,7 +133,8 @@ mod tests {
             file_url("https://mcp.example.com:8443/a/mcp?x=1").map(String::from),
             Some("https://mcp.example.com:8443/.well-known/protocheck-optout".to_owned())
         );
-        assert_eq!(file_url("https://{tenant}.example.com/mcp"), None);
+        assert_eq!(file_url("not a URL"), None);
+        assert_eq!(file_url("mailto:owner@example.com"), None);
         assert_eq!(file_url("ftp://example.com/"), None);
     }
 }

@@ -989,3 +989,100 @@ async fn a_checked_server_is_listed_on_request_unless_its_owner_opted_out() {
         assert_eq!(again["directory"], "delisted", "{again}");
     }
 }
+
+/// A loopback server that records the User-Agent of every request and
+/// answers 404; returns its URL and what it saw.
+async fn agent_recorder() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use axum::extract::State;
+    use axum::http::{HeaderMap, StatusCode};
+    type Seen = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+    async fn record(State(seen): State<Seen>, headers: HeaderMap) -> StatusCode {
+        let agent = headers
+            .get("user-agent")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        if let Ok(mut s) = seen.lock() {
+            s.push(agent);
+        }
+        StatusCode::NOT_FOUND
+    }
+    let seen: Seen = Default::default();
+    let app = axum::Router::new()
+        .fallback(record)
+        .with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (format!("http://{addr}/mcp"), seen)
+}
+
+/// The run of a listed server names the service and its contact in its
+/// User-Agent; the run of a server the directory does not list keeps
+/// protocheck's plain one.
+#[tokio::test]
+async fn a_listed_servers_run_names_the_service_and_its_contact() {
+    use common::app::{TestApp, worker_config};
+    let db = common::sqlite().await;
+    let store = db.store.as_ref();
+    let (listed, listed_saw) = agent_recorder().await;
+    let (other, other_saw) = agent_recorder().await;
+    let registry = StandInRegistry::new(vec![entry(
+        "io.example/recorded",
+        "1.0.0",
+        "active",
+        "2026-11-01T00:00:00Z",
+        remote(&listed),
+    )]);
+    let mut cfg = config(serve(&registry).await);
+    cfg.watch_interval = Duration::from_secs(1);
+    sync(store, &client(), &cfg).await.expect("sync");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let ticked = protocheck::scheduler::tick(
+        store,
+        &protocheck::scheduler::ScheduleConfig::default(),
+        protocheck::now_ms(),
+    )
+    .await
+    .expect("tick");
+    assert_eq!(ticked.started.len(), 1, "{ticked:?}");
+    let app = TestApp::start(&db, 100).await;
+    let agent = protocheck::config::directory_user_agent(
+        Some("https://protocheck.test"),
+        Some("mailto:ops@protocheck.test"),
+    );
+    let mut workers = worker_config(1, Duration::from_secs(30));
+    workers.directory_user_agent = Some(agent.clone());
+    let _pool = app.workers(workers);
+    app.wait_finished(&ticked.started[0].id.to_string(), Duration::from_secs(120))
+        .await;
+    let run = app.submit(&json!({"url": other, "suite": "mcp"})).await;
+    app.wait_finished(run["id"].as_str().expect("id"), Duration::from_secs(120))
+        .await;
+
+    let listed_saw = listed_saw.lock().expect("lock").clone();
+    let from_run: Vec<&String> = listed_saw
+        .iter()
+        // The sync's own request (its opt-out file) carries the sync's agent.
+        .filter(|a| a.as_str() != "protocheck-test")
+        .collect();
+    assert!(!from_run.is_empty(), "the run reached the server");
+    assert!(
+        from_run.iter().any(|a| **a == agent),
+        "the run named the service: {listed_saw:?}"
+    );
+    assert!(
+        agent.contains("https://protocheck.test") && agent.contains("mailto:ops@protocheck.test"),
+        "{agent}"
+    );
+    let other_saw = other_saw.lock().expect("lock").clone();
+    assert!(!other_saw.is_empty());
+    assert!(
+        other_saw.iter().all(|a| !a.contains("public directory")),
+        "{other_saw:?}"
+    );
+}
