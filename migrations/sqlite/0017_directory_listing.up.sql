@@ -24,6 +24,8 @@ CREATE INDEX directory_by_grade ON directory_entries (grade_rank, name_key, url)
 CREATE INDEX directory_by_grade_url ON directory_entries (grade_rank, url);
 CREATE INDEX directory_by_judged ON directory_entries (judged_key, url);
 CREATE INDEX directory_by_transport ON directory_entries (transport, url);
+-- A transport filter on the default order (by name) reads a range.
+CREATE INDEX directory_by_transport_name ON directory_entries (transport, name_key, url);
 CREATE INDEX directory_by_status ON directory_entries (status, url);
 -- The old grade and judged indexes read nullable columns no page sorts by.
 DROP INDEX directory_entries_grade;
