@@ -10,7 +10,10 @@
 //! are spread out rather than fired together. A registry entry turned
 //! `deleted` leaves the directory with its watches; `deprecated` stays,
 //! shown as such. A URL that was delisted (by an operator or its owner) is
-//! never listed again.
+//! never listed again. An owner leaves by serving a file that names this
+//! service ([`optout`]): it is read before a URL is listed and, for every
+//! listed origin, at the end of each sync. A person who checks a server may
+//! ask to list it too ([`list_submission`]).
 //!
 //! A sync that fails part-way (the registry unreachable, a page that is not
 //! a server list) keeps what it wrote and does not move the high-water mark,
