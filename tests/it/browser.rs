@@ -612,6 +612,40 @@ async fn a_non_compliant_run_shows_its_failures_first_and_folds_its_passes() {
     drop(driver);
 }
 
+/// Waits until a click has left `before` and the new page has loaded (a
+/// liveness bound, not a timing check).
+async fn followed(browser: &fantoccini::Client, before: &url::Url) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let now = browser.current_url().await.expect("url");
+        let ready = browser
+            .execute("return document.readyState", vec![])
+            .await
+            .unwrap_or_default();
+        if now != *before && ready == "complete" {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the click never left {before}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Clicks the element `locator` finds and waits for the page it leads to.
+async fn click_through(browser: &fantoccini::Client, locator: Locator<'_>) {
+    let before = browser.current_url().await.expect("url");
+    browser
+        .find(locator)
+        .await
+        .expect("the link or button")
+        .click()
+        .await
+        .expect("click");
+    followed(browser, &before).await;
+}
+
 /// The names in the directory page's rows, in order.
 async fn directory_names(browser: &fantoccini::Client) -> Vec<String> {
     let mut names = Vec::new();
@@ -679,30 +713,28 @@ async fn a_person_filters_sorts_and_pages_the_directory_and_opens_a_report() {
     .await
     .expect("tick");
     let app = TestApp::start(&db, 100).await;
-    let pool = app.workers(worker_config(2, Duration::from_secs(30)));
+    // The test ticked the schedule itself; the workers tick none.
+    let mut workers = worker_config(2, Duration::from_secs(30));
+    workers.schedule.enabled = false;
+    let pool = app.workers(workers);
     let reference_target = protocheck::target::CanonicalUrl::parse(&target)
         .expect("url")
         .key();
-    let mut judged_run = None;
     for run in &ticked.started {
-        let done = app
-            .wait_finished(&run.id.to_string(), Duration::from_secs(120))
+        app.wait_finished(&run.id.to_string(), Duration::from_secs(120))
             .await;
-        if run.target_id == reference_target {
-            judged_run = done["id"].as_str().map(str::to_owned);
-        }
     }
-    let judged_run = judged_run.expect("the reference server was judged");
+    assert!(
+        ticked
+            .started
+            .iter()
+            .any(|r| r.target_id == reference_target),
+        "the reference server was judged"
+    );
 
     // The header links to the directory; its first page holds five rows.
     browser.goto(&app.url("/")).await.expect("open home");
-    browser
-        .find(Locator::Css("header a[href='/directory']"))
-        .await
-        .expect("header link")
-        .click()
-        .await
-        .expect("open directory");
+    click_through(&browser, Locator::Css("header a[href='/directory']")).await;
     let url = browser.current_url().await.expect("url");
     assert_eq!(url.path(), "/directory");
     browser
@@ -716,13 +748,7 @@ async fn a_person_filters_sorts_and_pages_the_directory_and_opens_a_report() {
     assert_eq!(first, sorted, "by name by default");
 
     // The next page continues after it.
-    browser
-        .find(Locator::Id("dir-next"))
-        .await
-        .expect("next link")
-        .click()
-        .await
-        .expect("next page");
+    click_through(&browser, Locator::Id("dir-next")).await;
     let second = directory_names(&browser).await;
     assert_eq!(second.len(), 5, "{second:?}");
     assert!(second[0] > first[4], "{first:?} then {second:?}");
@@ -732,13 +758,7 @@ async fn a_person_filters_sorts_and_pages_the_directory_and_opens_a_report() {
         .expect("first page link");
 
     // A click on the Server header turns the order around.
-    browser
-        .find(Locator::Css("#directory thead a.sort"))
-        .await
-        .expect("server header")
-        .click()
-        .await
-        .expect("sort");
+    click_through(&browser, Locator::Css("#directory thead a.sort")).await;
     let descending = directory_names(&browser).await;
     assert_eq!(descending.len(), 5, "the page size is kept");
     let mut expected = descending.clone();
@@ -756,13 +776,7 @@ async fn a_person_filters_sorts_and_pages_the_directory_and_opens_a_report() {
         .select_by_value("strict")
         .await
         .expect("choose strict");
-    browser
-        .find(Locator::Id("dir-apply"))
-        .await
-        .expect("filter button")
-        .click()
-        .await
-        .expect("filter");
+    click_through(&browser, Locator::Id("dir-apply")).await;
     let kept = directory_names(&browser).await;
     assert_eq!(kept, ["io.example.synthetic/reference"], "{kept:?}");
     let badge = browser
@@ -777,27 +791,21 @@ async fn a_person_filters_sorts_and_pages_the_directory_and_opens_a_report() {
         .await
         .expect("badge state");
     assert_eq!(loaded, serde_json::json!(true), "the badge image loads");
-    browser
-        .find(Locator::Css("#directory tbody a.report"))
-        .await
-        .expect("report link")
-        .click()
-        .await
-        .expect("open report");
+    click_through(&browser, Locator::Css("#directory tbody a.report")).await;
+    // The watch re-checks the server every second here, so the latest run
+    // may be a later one than the first: any run of the reference server.
     let url = browser.current_url().await.expect("url");
-    assert_eq!(url.path(), format!("/runs/{judged_run}"));
+    let shown = url.path().strip_prefix("/runs/").expect("a run page");
+    let (_, run) = app.get_json(&format!("/api/v1/runs/{shown}")).await;
+    assert_eq!(run["target_id"], reference_target.as_str(), "{run}");
     browser
         .find(Locator::Css("section.verdict .headline"))
         .await
         .expect("the report");
+    let report_url = browser.current_url().await.expect("url");
     browser.back().await.expect("back");
-    browser
-        .find(Locator::Css("#directory tbody a.target"))
-        .await
-        .expect("target link")
-        .click()
-        .await
-        .expect("open target");
+    followed(&browser, &report_url).await;
+    click_through(&browser, Locator::Css("#directory tbody a.target")).await;
     let url = browser.current_url().await.expect("url");
     assert_eq!(url.path(), format!("/targets/{reference_target}"));
 

@@ -396,7 +396,11 @@ async fn judged_registry_servers_show_on_the_directory_page_and_api_and_follow_t
         .expect("tick");
         assert_eq!(ticked.started.len(), 2, "{ticked:?}");
         let app = TestApp::start(&db, 100).await;
-        let _pool = app.workers(worker_config(2, Duration::from_secs(30)));
+        // The test ticks the schedule itself: the workers' own would start
+        // the one-second watches again while the test reads the first verdicts.
+        let mut workers = worker_config(2, Duration::from_secs(30));
+        workers.schedule.enabled = false;
+        let _pool = app.workers(workers);
         for run in &ticked.started {
             app.wait_finished(&run.id.to_string(), Duration::from_secs(120))
                 .await;
@@ -1057,6 +1061,7 @@ async fn a_listed_servers_run_names_the_service_and_its_contact() {
     );
     let mut workers = worker_config(1, Duration::from_secs(30));
     workers.directory_user_agent = Some(agent.clone());
+    workers.schedule.enabled = false;
     let _pool = app.workers(workers);
     app.wait_finished(&ticked.started[0].id.to_string(), Duration::from_secs(120))
         .await;
