@@ -477,19 +477,29 @@ impl RegistryArgs {
     /// The User-Agent of the registry requests: protocheck's name and
     /// version, with the service's public URL and the contact when set.
     pub fn user_agent(&self, public_url: Option<&str>) -> String {
-        let about: Vec<&str> = public_url
-            .into_iter()
-            .chain(self.directory_contact.as_deref())
-            .collect();
-        let version = env!("CARGO_PKG_VERSION");
-        if about.is_empty() {
-            format!("protocheck/{version} (public directory)")
-        } else {
-            format!(
-                "protocheck/{version} (public directory; {})",
-                about.join("; ")
-            )
-        }
+        directory_user_agent(public_url, self.directory_contact.as_deref())
+    }
+}
+
+/// The User-Agent of the directory's requests (the registry's pages, the
+/// owners' opt-out files, the runs of listed servers): protocheck's name and
+/// version, the service's public URL and the operator's contact when set.
+/// Never a token.
+pub fn directory_user_agent(public_url: Option<&str>, contact: Option<&str>) -> String {
+    let about: Vec<&str> = public_url
+        .into_iter()
+        .chain(contact)
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty() && !s.chars().any(char::is_control))
+        .collect();
+    let version = env!("CARGO_PKG_VERSION");
+    if about.is_empty() {
+        format!("protocheck/{version} (public directory)")
+    } else {
+        format!(
+            "protocheck/{version} (public directory; {})",
+            about.join("; ")
+        )
     }
 }
 

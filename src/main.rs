@@ -49,6 +49,14 @@ enum Command {
         db: DatabaseArgs,
         #[command(flatten)]
         workers: WorkerArgs,
+        /// The service's public URL, named in the User-Agent of the runs of
+        /// servers the public directory lists.
+        #[arg(long, env = "PROTOCHECK_PUBLIC_URL")]
+        public_url: Option<String>,
+        /// A contact address (an email or a URL), named in the User-Agent
+        /// of the runs of servers the public directory lists.
+        #[arg(long, env = "PROTOCHECK_DIRECTORY_CONTACT")]
+        directory_contact: Option<String>,
     },
     /// Apply the database migrations (or revert them all with --down).
     Migrate {
@@ -398,8 +406,17 @@ fn main() -> ExitCode {
             }) => serve(db, web, workers, directory)
                 .await
                 .map(|()| ExitCode::SUCCESS),
-            Some(Command::Worker { db, workers }) => {
-                worker(db, workers).await.map(|()| ExitCode::SUCCESS)
+            Some(Command::Worker {
+                db,
+                workers,
+                public_url,
+                directory_contact,
+            }) => {
+                let agent = protocheck::config::directory_user_agent(
+                    public_url.as_deref(),
+                    directory_contact.as_deref(),
+                );
+                worker(db, workers, agent).await.map(|()| ExitCode::SUCCESS)
             }
             Some(Command::Migrate { db, down }) => {
                 migrate(db, down).await.map(|()| ExitCode::SUCCESS)
@@ -519,6 +536,11 @@ async fn serve(
         cfg.schedule.wake = schedule_wake;
         cfg.attestor = Some(attestor.clone());
         cfg.keyring = keyring;
+        cfg.directory_user_agent = Some(
+            directory
+                .registry
+                .user_agent(web_args.public_url.as_deref()),
+        );
         cfg.webhooks
             .public_url
             .get_or_insert_with(|| format!("http://{}", web_args.bind));
@@ -544,6 +566,18 @@ async fn serve(
             ..web::watch::WatchSettings::default()
         },
         host_limits: WorkerConfig::from_args(&workers, policy).host_limits,
+        // A service that syncs the registry keeps a directory, and offers
+        // the people who check a server to list it.
+        directory: match &directory_sync {
+            Some(cfg) => Some(protocheck::directory::Listing {
+                optout_client: protocheck::directory::optout::client(&registry_client(policy)?)
+                    .map_err(anyhow::Error::msg)?,
+                public_url: cfg.public_url.clone(),
+                user_agent: cfg.user_agent.clone(),
+                watch_interval: cfg.watch_interval,
+            }),
+            None => None,
+        },
     };
     let state = AppState::with_options(queue, events, metrics, options);
     let listener = tokio::net::TcpListener::bind(web_args.bind)
@@ -639,7 +673,11 @@ fn connection_limits(web_args: &WebArgs, workers: usize) -> web::serve::ConnLimi
     }
 }
 
-async fn worker(db: DatabaseArgs, workers: WorkerArgs) -> anyhow::Result<()> {
+async fn worker(
+    db: DatabaseArgs,
+    workers: WorkerArgs,
+    directory_user_agent: String,
+) -> anyhow::Result<()> {
     let store = open_store(&db).await?;
     if store.backend() == Backend::Sqlite {
         tracing::warn!(
@@ -659,6 +697,7 @@ async fn worker(db: DatabaseArgs, workers: WorkerArgs) -> anyhow::Result<()> {
         protocheck::attest::start(&workers.attest, &db.database_url, deps.store.as_ref()).await?,
     );
     cfg.keyring = protocheck::credentials::load_keyring(&workers.credentials)?.map(Arc::new);
+    cfg.directory_user_agent = Some(directory_user_agent);
     let pool = WorkerPool::start(deps, cfg)?;
     tracing::info!(workers = workers.workers, "protocheck workers running");
     let stop = CancellationToken::new();

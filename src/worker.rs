@@ -86,6 +86,10 @@ pub struct WorkerConfig {
     /// CA certificates (DER) trusted for targets beside the built-in roots
     /// (`PROTOCHECK_CA_CERT`).
     pub extra_roots: Vec<Vec<u8>>,
+    /// The User-Agent of the runs of servers the public directory lists,
+    /// naming the service and its operator's contact (see
+    /// [`crate::config::directory_user_agent`]); `None`: the default.
+    pub directory_user_agent: Option<String>,
 }
 
 impl WorkerConfig {
@@ -109,6 +113,7 @@ impl WorkerConfig {
             schedule: crate::scheduler::ScheduleConfig::default(),
             target_concurrency: suite::context::DEFAULT_TARGET_CONCURRENCY,
             extra_roots: Vec::new(),
+            directory_user_agent: None,
         }
     }
 
@@ -860,6 +865,7 @@ impl Worker {
         let http = self.client_of(run).map_err(|e| {
             Execution::Done(Err(suite::context::EngineError::Unsupported(e.to_string())))
         })?;
+        let http = self.identified(run, http).await?;
         let Some(pin) = http.locate(url).await else {
             return Ok(http);
         };
@@ -886,6 +892,30 @@ impl Worker {
         http.pinned(pin).map_err(|e| {
             Execution::Done(Err(suite::context::EngineError::Unsupported(e.to_string())))
         })
+    }
+
+    /// `http`, sending the directory's User-Agent when `run` is a keyless
+    /// run (no credentials) of a server the public directory lists: the
+    /// server's operators see who checks it and how to reach them.
+    async fn identified(&self, run: &Run, http: HttpClient) -> Result<HttpClient, Execution> {
+        let Some(agent) = &self.cfg.directory_user_agent else {
+            return Ok(http);
+        };
+        if run.credentials.is_some() {
+            return Ok(http);
+        }
+        let listed = self.deps.store.directory_entry(&run.target_url);
+        match tokio::time::timeout(self.cfg.store_patience(), listed).await {
+            Ok(Ok(Some(_))) => http.with_user_agent(agent).map_err(|e| {
+                Execution::Done(Err(suite::context::EngineError::Unsupported(e.to_string())))
+            }),
+            Ok(Ok(None)) => Ok(http),
+            Ok(Err(e)) => {
+                tracing::warn!(worker = %self.id, run = %run.id, error = %e, "reading the directory failed");
+                Err(Execution::StoreFailed)
+            }
+            Err(_) => Err(Execution::StoreFailed),
+        }
     }
 
     /// The worker's client under the address policy the service that

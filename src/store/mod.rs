@@ -25,12 +25,14 @@ pub mod sqlite;
 
 pub use model::{
     Announcement, Announcer, ApiKey, AttemptOutcome, DIRECTORY_FROM_REGISTRY,
-    DIRECTORY_FROM_SUBMISSION, DeliveryState, DirectoryEntry, DirectorySync, DueWatches, EndRecord,
+    DIRECTORY_FROM_SUBMISSION, DIRECTORY_GRADES, DeliveryState, DirectoryEntry, DirectoryKey,
+    DirectoryQuery, DirectorySort, DirectorySync, DueWatches, EndRecord, GradeFilter,
     HistoryCursor, HostBudget, HostLimits, HostLoad, IdempotencyRecord, Inserted, KeyWatch,
     LoadQuery, NewApiKey, NewRun, NewWatch, PublicKeyRecord, QueuePlace, ReapReport, Rehosted, Run,
     RunEnd, RunOrigin, RunStatus, SCHEDULE_SUBMITTER, StoredAttestation, StoredFinding,
     SubmissionFacts, SubmitChoice, SubmitDecision, SubmitOutcome, SubmitRequest, SubmitResult,
-    SuiteRuns, Target, Watch, WebhookAttempt, WebhookDelivery, host_of, same_server,
+    SuiteRuns, Target, Watch, WebhookAttempt, WebhookDelivery, directory_grade_rank,
+    directory_name_key, host_of, same_server,
 };
 
 pub use sql::FINDINGS_PER_STATEMENT;
@@ -545,6 +547,28 @@ pub trait DirectoryStore: Send + Sync + 'static {
 
     /// Every entry, by registry name then URL.
     async fn directory_entries(&self) -> StoreResult<Vec<DirectoryEntry>>;
+
+    /// One page of the directory, read from the index of its sort column.
+    async fn directory_page(&self, query: &DirectoryQuery) -> StoreResult<Vec<DirectoryEntry>>;
+
+    /// The grade of each MCP revision the latest verdict of each of `urls`
+    /// judged: (url, revision, grade).
+    async fn directory_revision_grades(
+        &self,
+        urls: &[String],
+    ) -> StoreResult<Vec<(String, String, String)>>;
+
+    /// The state of every registry synced.
+    async fn directory_syncs(&self) -> StoreResult<Vec<DirectorySync>>;
+
+    /// Up to `limit` entries by URL after `after`, each with the DSSE
+    /// envelope of its latest run's signed statement, when there is one
+    /// (the dataset export).
+    async fn directory_export(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> StoreResult<Vec<(DirectoryEntry, Option<String>)>>;
 
     /// The sync state of `registry`.
     async fn directory_sync(&self, registry: &str) -> StoreResult<Option<DirectorySync>>;

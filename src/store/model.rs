@@ -735,6 +735,121 @@ pub struct DirectoryEntry {
     pub previous_grade: Option<String>,
     pub last_run_id: Option<String>,
     pub judged_at_ms: Option<i64>,
+    /// Why the latest verdict gave no grade (`authorization required`), when
+    /// its grade is `not judged`.
+    pub withheld: Option<String>,
+}
+
+/// The MCP grades as the directory ranks them, lowest first (rank 1 to 4;
+/// 0 is an entry with no verdict yet).
+pub const DIRECTORY_GRADES: [&str; 4] = ["non-compliant", "not judged", "compliant", "strict"];
+
+/// The rank of `grade` in [`DIRECTORY_GRADES`] (1 to 4), 0 for none or an
+/// unknown word.
+pub fn directory_grade_rank(grade: Option<&str>) -> i64 {
+    grade
+        .and_then(|g| DIRECTORY_GRADES.iter().position(|k| *k == g))
+        .map_or(0, |i| i as i64 + 1)
+}
+
+/// The key a directory entry is sorted and searched by name with: its
+/// registry name, or its URL when it has none, in lower case.
+pub fn directory_name_key(registry_name: Option<&str>, url: &str) -> String {
+    registry_name.unwrap_or(url).to_lowercase()
+}
+
+/// A column the directory is sorted by (each has an index on its key and
+/// the URL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DirectorySort {
+    /// The registry name (the URL for an entry without one).
+    #[default]
+    Name,
+    Url,
+    Transport,
+    Status,
+    /// Lowest grade first ascending; no verdict yet below every grade.
+    Grade,
+    /// When it was last judged; never judged first ascending.
+    Judged,
+}
+
+impl DirectorySort {
+    pub const ALL: [Self; 6] = [
+        Self::Name,
+        Self::Url,
+        Self::Transport,
+        Self::Status,
+        Self::Grade,
+        Self::Judged,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Name => "name",
+            Self::Url => "url",
+            Self::Transport => "transport",
+            Self::Status => "status",
+            Self::Grade => "grade",
+            Self::Judged => "judged",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// Whether the column's key is a number (else text).
+    pub fn numeric(self) -> bool {
+        matches!(self, Self::Grade | Self::Judged)
+    }
+
+    /// The key of `e` in this column, as a cursor carries it.
+    pub fn key_of(self, e: &DirectoryEntry) -> DirectoryKey {
+        match self {
+            Self::Name => {
+                DirectoryKey::Text(directory_name_key(e.registry_name.as_deref(), &e.url))
+            }
+            Self::Url => DirectoryKey::Text(e.url.clone()),
+            Self::Transport => DirectoryKey::Text(e.transport.clone()),
+            Self::Status => DirectoryKey::Text(e.status.clone()),
+            Self::Grade => DirectoryKey::Int(directory_grade_rank(e.grade.as_deref())),
+            Self::Judged => DirectoryKey::Int(e.judged_at_ms.unwrap_or(0)),
+        }
+    }
+}
+
+/// A sort key value of a directory entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DirectoryKey {
+    Text(String),
+    Int(i64),
+}
+
+/// Which grades a directory query keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GradeFilter {
+    /// One of [`DIRECTORY_GRADES`].
+    Grade(&'static str),
+    /// No verdict yet (not probed, or not judged yet).
+    None,
+}
+
+/// One page of the directory: filters, the order, and where it starts.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DirectoryQuery {
+    /// With `revision`, the grade of that revision; else the lowest grade.
+    pub grade: Option<GradeFilter>,
+    /// Only entries whose latest verdict judged this MCP revision.
+    pub revision: Option<String>,
+    pub transport: Option<String>,
+    /// Part of the registry name, title or URL (any case).
+    pub search: Option<String>,
+    pub sort: DirectorySort,
+    pub descending: bool,
+    /// Start after this row: its key in `sort` and its URL.
+    pub after: Option<(DirectoryKey, String)>,
+    pub limit: u32,
 }
 
 /// The state of the syncs of one registry.

@@ -146,6 +146,8 @@ pub struct HttpClient {
     pin: Option<Arc<Pin>>,
     /// The run's answer to its target's rate limit (see [`HttpClient::for_run`]).
     throttle: Arc<Throttle>,
+    /// The User-Agent of its requests (see [`HttpClient::with_user_agent`]).
+    user_agent: Arc<str>,
 }
 
 /// What a run's target name resolved to, once, before the run (#31 item 1).
@@ -305,7 +307,15 @@ pub(crate) const USER_AGENT: &str = concat!(
 
 impl HttpClient {
     pub fn new(policy: AddressPolicy, limits: Limits) -> Result<Self, TransportError> {
-        Self::build(policy, limits, Arc::default(), true, None, Arc::default())
+        Self::build(
+            policy,
+            limits,
+            Arc::default(),
+            true,
+            None,
+            Arc::default(),
+            Arc::from(USER_AGENT),
+        )
     }
 
     /// This client for one run that must end by `deadline`: a rate limit the
@@ -341,7 +351,15 @@ impl HttpClient {
         limits: Limits,
         roots: Vec<Vec<u8>>,
     ) -> Result<Self, TransportError> {
-        Self::build(policy, limits, Arc::new(roots), true, None, Arc::default())
+        Self::build(
+            policy,
+            limits,
+            Arc::new(roots),
+            true,
+            None,
+            Arc::default(),
+            Arc::from(USER_AGENT),
+        )
     }
 
     /// The same configuration on a new connection pool.
@@ -353,6 +371,7 @@ impl HttpClient {
             self.reuse,
             self.pin.clone(),
             Arc::clone(&self.throttle),
+            Arc::clone(&self.user_agent),
         )
     }
 
@@ -380,6 +399,7 @@ impl HttpClient {
             false,
             self.pin.clone(),
             Arc::clone(&self.throttle),
+            Arc::clone(&self.user_agent),
         )
     }
 
@@ -419,6 +439,7 @@ impl HttpClient {
             self.reuse,
             Some(Arc::new(pin)),
             Arc::clone(&self.throttle),
+            Arc::clone(&self.user_agent),
         )
     }
 
@@ -471,6 +492,7 @@ impl HttpClient {
         reuse: bool,
         pin: Option<Arc<Pin>>,
         throttle: Arc<Throttle>,
+        user_agent: Arc<str>,
     ) -> Result<Self, TransportError> {
         let mut builder = reqwest::Client::builder();
         for der in extra_roots.iter() {
@@ -489,7 +511,7 @@ impl HttpClient {
                 pin: pin.clone(),
                 within: limits.connect_timeout,
             }))
-            .user_agent(USER_AGENT)
+            .user_agent(&*user_agent)
             .pool_idle_timeout(Duration::from_secs(30))
             .pool_max_idle_per_host(if reuse { usize::MAX } else { 0 })
             .build()
@@ -502,7 +524,28 @@ impl HttpClient {
             reuse,
             pin,
             throttle,
+            user_agent,
         })
+    }
+
+    /// The same configuration sending `user_agent` as its User-Agent (the
+    /// directory's runs name the service and its contact), on a new
+    /// connection pool. A request that sets its own keeps it.
+    pub fn with_user_agent(&self, user_agent: &str) -> Result<Self, TransportError> {
+        Self::build(
+            self.policy,
+            (*self.limits).clone(),
+            self.extra_roots.clone(),
+            self.reuse,
+            self.pin.clone(),
+            Arc::clone(&self.throttle),
+            Arc::from(user_agent),
+        )
+    }
+
+    /// The User-Agent its requests send.
+    pub fn user_agent(&self) -> &str {
+        &self.user_agent
     }
 
     /// The same configuration under `policy`, on a new connection pool.
@@ -514,6 +557,7 @@ impl HttpClient {
             self.reuse,
             self.pin.clone(),
             Arc::clone(&self.throttle),
+            Arc::clone(&self.user_agent),
         )
     }
 

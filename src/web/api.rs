@@ -79,6 +79,12 @@ pub struct SubmitBody {
     /// announces its events at `options.webhook_url`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<WatchOnSubmit>,
+    /// List this server in the public directory (off by default): MCP
+    /// servers only, on a service that keeps a directory. Its owner's
+    /// opt-out file (`/.well-known/protocheck-optout`) is asked first; a
+    /// listed server is re-checked weekly on every MCP revision it speaks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_in_directory: Option<bool>,
 }
 
 /// `watch` in a submission.
@@ -144,6 +150,11 @@ pub struct SubmittedRun {
     /// The watch the submission asked for, when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub watch: Option<super::watch::WatchView>,
+    /// When the submission asked to list the server: `listed`,
+    /// `opted-out` (its owner's file names this service) or `delisted`
+    /// (taken out before, for good).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub directory: Option<String>,
 }
 
 #[utoipa::path(
@@ -312,6 +323,10 @@ async fn accept_submission(
         });
     }
     let (options, webhook_url) = options.into_parts();
+    let list = body.list_in_directory == Some(true);
+    if list {
+        listing_allowed(state, suite)?;
+    }
     let watch = match (&body.watch, key) {
         (None, _) => None,
         (Some(_), None) => {
@@ -389,6 +404,20 @@ async fn accept_submission(
         }
         None => None,
     };
+    let directory = match &state.directory {
+        Some(listing) if list => Some(
+            crate::directory::list_submission(
+                state.store.as_ref(),
+                listing,
+                &submitted.run.target_id,
+                &submitted.run.target_url,
+            )
+            .await?
+            .as_str()
+            .to_owned(),
+        ),
+        _ => None,
+    };
     // A run this submission queued is its key's; what the queue already held
     // may be another's, and is read.
     let owner = match submitted.reason {
@@ -407,8 +436,27 @@ async fn accept_submission(
         run,
         reason: submitted.reason.into(),
         watch,
+        directory,
     };
     Ok((status, [(header::LOCATION, location)], ApiJson(doc)).into_response())
+}
+
+/// Whether a submission may ask to list its server: the service keeps a
+/// directory, and the suite may be MCP.
+pub(super) fn listing_allowed(state: &AppState, suite: SuiteChoice) -> Result<(), WebError> {
+    if state.directory.is_none() {
+        return Err(WebError::Invalid {
+            field: "list_in_directory",
+            detail: "this service keeps no public directory".into(),
+        });
+    }
+    if suite == SuiteChoice::Rcp {
+        return Err(WebError::Invalid {
+            field: "list_in_directory",
+            detail: "the public directory lists MCP servers only".into(),
+        });
+    }
+    Ok(())
 }
 
 /// A `suite` that is given must name one: `null` is refused rather than read

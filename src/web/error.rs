@@ -28,7 +28,8 @@ pub struct Problem {
     pub status: u16,
     /// What was wrong, for people.
     pub detail: String,
-    /// The request field at fault (`invalid-field` problems only).
+    /// The request field or query parameter at fault (`invalid-field` and
+    /// `invalid-parameter` problems only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
     /// Seconds until a submission is accepted again (`rate-limited` and
@@ -55,6 +56,10 @@ pub enum WebError {
     /// Well-formed, but a value is not acceptable.
     #[error("{detail}")]
     Invalid { field: &'static str, detail: String },
+    /// A query parameter whose value cannot be read (a sort column that does
+    /// not exist, a cursor that is not one); `field` names the parameter.
+    #[error("{detail}")]
+    BadParameter { field: &'static str, detail: String },
     #[error("{0}")]
     Conflict(String),
     /// A sign-in at a server's authorization server that cannot start or go
@@ -164,6 +169,11 @@ impl WebError {
                 "invalid-field",
                 "Invalid request",
             ),
+            Self::BadParameter { .. } => (
+                StatusCode::BAD_REQUEST,
+                "invalid-parameter",
+                "Invalid query parameter",
+            ),
             Self::SignIn(_) => (StatusCode::CONFLICT, "sign-in", "Sign-in cannot go on"),
             Self::MethodNotAllowed { .. } => (
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -240,7 +250,9 @@ impl WebError {
             status: status.as_u16(),
             detail: self.to_string(),
             field: match &self {
-                Self::Invalid { field, .. } => Some((*field).to_owned()),
+                Self::Invalid { field, .. } | Self::BadParameter { field, .. } => {
+                    Some((*field).to_owned())
+                }
                 _ => None,
             },
             retry_after_s: body_retry_after,
@@ -308,6 +320,12 @@ impl WebError {
             Self::MalformedBody(d) | Self::MalformedQuery(d) => {
                 (StatusCode::BAD_REQUEST, "Bad request", d, None)
             }
+            Self::BadParameter { field, detail } => (
+                StatusCode::BAD_REQUEST,
+                "Bad request",
+                format!("{field}: {detail}"),
+                None,
+            ),
             // Pages send only `Retry-After`, not the limiter's `RateLimit-*` headers.
             Self::RateLimited { rate, .. } => {
                 let s = retry_after(&rate);

@@ -9,6 +9,7 @@
 pub mod api;
 pub mod attest;
 pub mod badge;
+pub mod directory;
 pub mod error;
 pub mod extract;
 pub mod openapi;
@@ -119,6 +120,9 @@ pub struct Inner {
     pub badge_renewals: watch::BadgeRenewals,
     /// The limits the workers claim runs under.
     pub host_limits: crate::store::HostLimits,
+    /// Lists the servers people ask to list; `None`: the service keeps no
+    /// public directory and refuses such requests.
+    pub directory: Option<crate::directory::Listing>,
 }
 
 /// Web settings beyond the queue and the buses.
@@ -143,6 +147,8 @@ pub struct WebOptions {
     /// The limits the workers claim runs under, to tell a queued run why it
     /// waits (see `api::queue_view`).
     pub host_limits: crate::store::HostLimits,
+    /// See [`Inner::directory`].
+    pub directory: Option<crate::directory::Listing>,
 }
 
 impl Default for WebOptions {
@@ -157,6 +163,7 @@ impl Default for WebOptions {
             sign_in_roots: Vec::new(),
             watch: watch::WatchSettings::default(),
             host_limits: crate::store::HostLimits::NONE,
+            directory: None,
         }
     }
 }
@@ -213,6 +220,7 @@ impl AppState {
             watch: options.watch,
             badge_renewals: watch::BadgeRenewals::default(),
             host_limits: options.host_limits,
+            directory: options.directory,
         }))
     }
 }
@@ -228,6 +236,8 @@ pub fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(api::show_run))
         .routes(routes!(api::show_target))
         .routes(routes!(api::target_history))
+        .routes(routes!(directory::list_directory))
+        .routes(routes!(directory::export_directory))
         .routes(routes!(watch::watch_target, watch::unwatch_target))
         .routes(routes!(badge::badge_snippets))
         .routes(routes!(attest::show_attestation))
@@ -266,6 +276,7 @@ pub fn app(state: AppState) -> Router {
         .route("/sign-in/callback", get(sign_in::callback))
         .route("/sign-in/client.json", get(sign_in::client_metadata))
         .route("/targets/{id}", get(pages::show_target_page))
+        .route("/directory", get(pages::directory_page))
         .route("/rules", get(rules::rules_page))
         .route("/rules/{id}", get(rules::rule_page))
         .route("/static/{name}", get(pages::static_file))

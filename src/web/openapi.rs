@@ -28,6 +28,7 @@ pub const DOCUMENT_PATH: &str = "/api/openapi.json";
     tags(
         (name = "runs", description = "Submit conformance runs and follow them"),
         (name = "targets", description = "Servers under test and their history"),
+        (name = "directory", description = "The public directory of judged MCP servers"),
         (name = "reports", description = "Reports of finished runs for CI: JSON, JUnit XML, SARIF"),
         (name = "rules", description = "Every rule: the requirement, how protocheck probes it, how to fix it"),
         (name = "badges", description = "Conformance badges and their snippets"),

@@ -642,3 +642,205 @@ async fn a_non_compliant_run_shows_its_failures_first_and_folds_its_passes() {
     pool.shutdown().await;
     drop(driver);
 }
+
+/// Waits until a click has left `before` and the new page has loaded (a
+/// liveness bound, not a timing check).
+async fn followed(browser: &fantoccini::Client, before: &url::Url) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let now = browser.current_url().await.expect("url");
+        let ready = browser
+            .execute("return document.readyState", vec![])
+            .await
+            .unwrap_or_default();
+        if now != *before && ready == "complete" {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the click never left {before}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Clicks the element `locator` finds and waits for the page it leads to.
+async fn click_through(browser: &fantoccini::Client, locator: Locator<'_>) {
+    let before = browser.current_url().await.expect("url");
+    browser
+        .find(locator)
+        .await
+        .expect("the link or button")
+        .click()
+        .await
+        .expect("click");
+    followed(browser, &before).await;
+}
+
+/// The names in the directory page's rows, in order.
+async fn directory_names(browser: &fantoccini::Client) -> Vec<String> {
+    let mut names = Vec::new();
+    for cell in browser
+        .find_all(Locator::Css("#directory tbody td.dir-name"))
+        .await
+        .expect("rows")
+    {
+        let text = cell.text().await.expect("text");
+        names.push(text.lines().next().unwrap_or_default().trim().to_owned());
+    }
+    names
+}
+
+/// The public directory in a real browser, without JavaScript doing the
+/// work: a page of a synced registry, the next page, sorting by a column
+/// header, the grade filter form, and a row's links to the target page and
+/// the report.
+#[tokio::test]
+async fn a_person_filters_sorts_and_pages_the_directory_and_opens_a_report() {
+    use protocheck::reference::registry::{StandInRegistry, entry};
+    let Some((driver, _profile, browser)) = open_browser().await else {
+        return;
+    };
+    let db = common::sqlite().await;
+    let store = db.store.as_ref();
+    let target = common::app::mcp_reference(&[]).await;
+    let registry = StandInRegistry::synthetic(12, "http://127.0.0.1:9");
+    registry.put(entry(
+        "io.example.synthetic/reference",
+        "1.0.0",
+        "active",
+        "2026-11-01T00:00:00Z",
+        serde_json::json!([{"type": "streamable-http", "url": target}]),
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let router = registry.router();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    let cfg = protocheck::directory::SyncConfig {
+        registry: url::Url::parse(&format!("http://{addr}/")).expect("url"),
+        watch_interval: Duration::from_secs(1),
+        user_agent: "protocheck-test".to_owned(),
+        public_url: Some("https://protocheck.test".to_owned()),
+    };
+    let http = protocheck::transport::HttpClient::new(
+        protocheck::transport::AddressPolicy::AllowPrivate,
+        protocheck::transport::Limits::default(),
+    )
+    .expect("client");
+    protocheck::directory::sync(store, &http, &cfg)
+        .await
+        .expect("sync");
+    // The reference server's watch comes due; a worker judges it.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let ticked = protocheck::scheduler::tick(
+        store,
+        &protocheck::scheduler::ScheduleConfig::default(),
+        protocheck::now_ms(),
+    )
+    .await
+    .expect("tick");
+    let app = TestApp::start(&db, 100).await;
+    // The test ticked the schedule itself; the workers tick none.
+    let mut workers = worker_config(2, Duration::from_secs(30));
+    workers.schedule.enabled = false;
+    let pool = app.workers(workers);
+    let reference_target = protocheck::target::CanonicalUrl::parse(&target)
+        .expect("url")
+        .key();
+    for run in &ticked.started {
+        app.wait_finished(&run.id.to_string(), Duration::from_secs(120))
+            .await;
+    }
+    assert!(
+        ticked
+            .started
+            .iter()
+            .any(|r| r.target_id == reference_target),
+        "the reference server was judged"
+    );
+
+    // The header links to the directory; its first page holds five rows.
+    browser.goto(&app.url("/")).await.expect("open home");
+    click_through(&browser, Locator::Css("header a[href='/directory']")).await;
+    let url = browser.current_url().await.expect("url");
+    assert_eq!(url.path(), "/directory");
+    browser
+        .goto(&app.url("/directory?limit=5"))
+        .await
+        .expect("open directory");
+    let first = directory_names(&browser).await;
+    assert_eq!(first.len(), 5, "{first:?}");
+    let mut sorted = first.clone();
+    sorted.sort();
+    assert_eq!(first, sorted, "by name by default");
+
+    // The next page continues after it.
+    click_through(&browser, Locator::Id("dir-next")).await;
+    let second = directory_names(&browser).await;
+    assert_eq!(second.len(), 5, "{second:?}");
+    assert!(second[0] > first[4], "{first:?} then {second:?}");
+    browser
+        .find(Locator::Id("dir-first"))
+        .await
+        .expect("first page link");
+
+    // A click on the Server header turns the order around.
+    click_through(&browser, Locator::Css("#directory thead a.sort")).await;
+    let descending = directory_names(&browser).await;
+    assert_eq!(descending.len(), 5, "the page size is kept");
+    let mut expected = descending.clone();
+    expected.sort();
+    expected.reverse();
+    assert_eq!(descending, expected, "{descending:?}");
+    assert!(descending[0] > first[4], "{descending:?}");
+
+    // The grade filter keeps the judged server only; its row leads to the
+    // target page and to the report.
+    browser
+        .find(Locator::Id("dir-grade"))
+        .await
+        .expect("grade filter")
+        .select_by_value("strict")
+        .await
+        .expect("choose strict");
+    click_through(&browser, Locator::Id("dir-apply")).await;
+    let kept = directory_names(&browser).await;
+    assert_eq!(kept, ["io.example.synthetic/reference"], "{kept:?}");
+    let badge = browser
+        .find(Locator::Css("#directory tbody img"))
+        .await
+        .expect("badge image");
+    let loaded = browser
+        .execute(
+            "return arguments[0].complete && arguments[0].naturalWidth > 0;",
+            vec![serde_json::to_value(&badge).expect("element")],
+        )
+        .await
+        .expect("badge state");
+    assert_eq!(loaded, serde_json::json!(true), "the badge image loads");
+    click_through(&browser, Locator::Css("#directory tbody a.report")).await;
+    // The watch re-checks the server every second here, so the latest run
+    // may be a later one than the first: any run of the reference server.
+    let url = browser.current_url().await.expect("url");
+    let shown = url.path().strip_prefix("/runs/").expect("a run page");
+    let (_, run) = app.get_json(&format!("/api/v1/runs/{shown}")).await;
+    assert_eq!(run["target_id"], reference_target.as_str(), "{run}");
+    browser
+        .find(Locator::Css("section.verdict .headline"))
+        .await
+        .expect("the report");
+    let report_url = browser.current_url().await.expect("url");
+    browser.back().await.expect("back");
+    followed(&browser, &report_url).await;
+    click_through(&browser, Locator::Css("#directory tbody a.target")).await;
+    let url = browser.current_url().await.expect("url");
+    assert_eq!(url.path(), format!("/targets/{reference_target}"));
+
+    browser.close().await.expect("close browser");
+    pool.shutdown().await;
+    drop(driver);
+}

@@ -31,6 +31,7 @@ fn config(registry: url::Url) -> SyncConfig {
         registry,
         watch_interval: Duration::from_secs(3600),
         user_agent: "protocheck-test".to_owned(),
+        public_url: Some("https://protocheck.test".to_owned()),
     }
 }
 
@@ -320,4 +321,773 @@ async fn a_listed_server_is_judged_when_its_watch_is_due_and_the_entry_shows_the
             "the first verdict has no trend"
         );
     }
+}
+
+/// `GET path` of `app`: status, content type and body.
+async fn fetch(app: &common::app::TestApp, path: &str) -> (u16, String, String) {
+    let resp = app.http.get(app.url(path)).send().await.expect("GET");
+    let status = resp.status().as_u16();
+    let ctype = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    (status, ctype, resp.text().await.expect("body"))
+}
+
+/// Syncs a registry listing the reference MCP server, a protected one and a
+/// hostile entry; the watches' runs are judged by a worker; the page and the
+/// API show each with its grade, date and badge (the protected one as
+/// "authorization required", never a grade); a later sync's change and
+/// deletion show on both.
+#[tokio::test]
+async fn judged_registry_servers_show_on_the_directory_page_and_api_and_follow_the_registry() {
+    use common::app::{TestApp, mcp_reference_with, worker_config};
+    use protocheck::reference::mcp::McpReferenceConfig;
+    for db in common::all_backends().await {
+        let store = db.store.as_ref();
+        let open =
+            mcp_reference_with(McpReferenceConfig::new(Default::default()).expect("config")).await;
+        let protected = mcp_reference_with(
+            McpReferenceConfig::new(Default::default())
+                .expect("config")
+                .with_auth(),
+        )
+        .await;
+        let mut hostile = entry(
+            "io.example/<script>alert(1)</script>",
+            "1.0.0",
+            "active",
+            "2026-11-01T00:00:02Z",
+            json!([{"type": "streamable-http", "url": "https://{tenant}.example.com/mcp",
+                    "variables": {"tenant": {"isRequired": true}}}]),
+        );
+        hostile["server"]["description"] = json!("<img src=x onerror=alert(2)>");
+        let registry = StandInRegistry::new(vec![
+            entry(
+                "io.example/open",
+                "1.0.0",
+                "active",
+                "2026-11-01T00:00:00Z",
+                remote(&open),
+            ),
+            entry(
+                "io.example/protected",
+                "1.0.0",
+                "active",
+                "2026-11-01T00:00:01Z",
+                remote(&protected),
+            ),
+            hostile,
+        ]);
+        let mut cfg = config(serve(&registry).await);
+        cfg.watch_interval = Duration::from_secs(1);
+        let report = sync(store, &client(), &cfg).await.expect("sync");
+        assert_eq!((report.judged, report.not_probed), (2, 1), "{report:?}");
+
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        let ticked = protocheck::scheduler::tick(
+            store,
+            &protocheck::scheduler::ScheduleConfig::default(),
+            protocheck::now_ms(),
+        )
+        .await
+        .expect("tick");
+        assert_eq!(ticked.started.len(), 2, "{ticked:?}");
+        let app = TestApp::start(&db, 100).await;
+        // The test ticks the schedule itself: the workers' own would start
+        // the one-second watches again while the test reads the first verdicts.
+        let mut workers = worker_config(2, Duration::from_secs(30));
+        workers.schedule.enabled = false;
+        let _pool = app.workers(workers);
+        for run in &ticked.started {
+            app.wait_finished(&run.id.to_string(), Duration::from_secs(120))
+                .await;
+        }
+
+        let (status, doc) = app.get_json("/api/v1/directory").await;
+        assert_eq!(status, 200, "{doc}");
+        let servers = doc["servers"].as_array().expect("servers");
+        assert_eq!(servers.len(), 3, "{doc}");
+        assert!(
+            doc["next"].is_null() && doc["last_synced"].is_string(),
+            "{doc}"
+        );
+        let by_name = |name: &str| {
+            servers
+                .iter()
+                .find(|s| s["name"] == name)
+                .cloned()
+                .unwrap_or_else(|| panic!("{name} in {doc}"))
+        };
+        let judged = by_name("io.example/open");
+        assert_eq!(judged["grade"], "strict", "{judged}");
+        assert_eq!(judged["authorization_required"], false);
+        assert!(judged["judged_at"].is_string(), "{judged}");
+        assert!(
+            judged["grades"]
+                .as_object()
+                .is_some_and(|g| !g.is_empty() && g.values().all(|v| v == "strict")),
+            "{judged}"
+        );
+        assert!(judged["trend"].is_null(), "a first verdict has no trend");
+        let badge = judged["links"]["badge"].as_str().expect("badge");
+        let (status, ctype, svg) = fetch(&app, badge).await;
+        assert_eq!((status, ctype.as_str()), (200, "image/svg+xml"), "{svg}");
+        assert!(svg.contains("strict"), "{svg}");
+        let report = judged["links"]["report"].as_str().expect("report");
+        assert_eq!(fetch(&app, report).await.0, 200);
+        let locked = by_name("io.example/protected");
+        assert_eq!(locked["authorization_required"], true, "{locked}");
+        assert_eq!(locked["withheld"], "authorization required", "{locked}");
+        let unprobed = by_name("io.example/<script>alert(1)</script>");
+        assert_eq!(unprobed["not_probed"], "templated URL");
+        assert!(unprobed["links"]["badge"].is_null());
+
+        // The page: every row, the grade, the badge, the target link; the
+        // protected server without a grade; the registry's text escaped.
+        let (status, ctype, html) = fetch(&app, "/directory").await;
+        assert_eq!(status, 200);
+        assert!(ctype.starts_with("text/html"), "{ctype}");
+        let target = judged["links"]["target"].as_str().expect("target link");
+        assert!(html.contains(&format!("href=\"{target}\"")), "{html}");
+        assert!(html.contains(&format!("src=\"{badge}\"")), "{html}");
+        assert!(html.contains(">strict<"), "{html}");
+        assert!(html.contains(">authorization required<"), "{html}");
+        assert!(!html.contains("<script>alert"), "{html}");
+        assert!(!html.contains("<img src=x"), "{html}");
+        assert!(html.contains("&#60;script&#62;alert(1)"), "{html}");
+        let (status, _, target_page) = fetch(&app, target).await;
+        assert_eq!(status, 200, "{target_page}");
+
+        // Filters read the verdicts.
+        let (_, strict) = app.get_json("/api/v1/directory?grade=strict").await;
+        assert_eq!(
+            strict["servers"].as_array().map(Vec::len),
+            Some(1),
+            "{strict}"
+        );
+        let (_, none) = app.get_json("/api/v1/directory?grade=none").await;
+        assert_eq!(none["servers"][0]["not_probed"], "templated URL", "{none}");
+        let revision = judged["grades"]
+            .as_object()
+            .and_then(|g| g.keys().next().cloned())
+            .expect("a revision");
+        let (_, of_revision) = app
+            .get_json(&format!(
+                "/api/v1/directory?revision={revision}&grade=strict"
+            ))
+            .await;
+        assert_eq!(
+            of_revision["servers"][0]["name"], "io.example/open",
+            "{of_revision}"
+        );
+        let (_, by_grade) = app
+            .get_json("/api/v1/directory?sort=grade&order=desc")
+            .await;
+        assert_eq!(
+            by_grade["servers"][0]["name"], "io.example/open",
+            "{by_grade}"
+        );
+
+        // The dataset: a line per listed server, the judged ones with the
+        // digest of their latest signed statement.
+        let (status, ctype, jsonl) = fetch(&app, "/api/v1/directory/export.jsonl").await;
+        assert_eq!(status, 200);
+        assert!(ctype.starts_with("application/jsonl"), "{ctype}");
+        let lines: Vec<serde_json::Value> = jsonl
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect();
+        assert_eq!(lines.len(), 3, "{jsonl}");
+        let line = lines
+            .iter()
+            .find(|l| l["name"] == "io.example/open")
+            .expect("the judged server");
+        assert_eq!(line["grade"], "strict", "{line}");
+        let attestation = line["attestation"].as_str().expect("attestation link");
+        let (status, envelope) = app.get_json(attestation).await;
+        assert_eq!(status, 200, "{envelope}");
+        let payload = {
+            use base64::Engine;
+            base64::engine::general_purpose::STANDARD
+                .decode(envelope["payload"].as_str().expect("payload"))
+                .expect("base64")
+        };
+        let digest = {
+            use sha2::Digest;
+            format!("sha256:{}", hex::encode(sha2::Sha256::digest(&payload)))
+        };
+        assert_eq!(line["statement_digest"], digest.as_str(), "{line}");
+        let locked_line = lines
+            .iter()
+            .find(|l| l["name"] == "io.example/protected")
+            .expect("the protected server");
+        assert!(locked_line["grade"].is_null(), "{locked_line}");
+        assert_eq!(locked_line["authorization_required"], true);
+
+        // The registry changes the open server's title and deletes the
+        // protected one; the next sync shows both.
+        let mut changed = entry(
+            "io.example/open",
+            "1.1.0",
+            "deprecated",
+            "2026-11-02T00:00:00Z",
+            remote(&open),
+        );
+        changed["server"]["title"] = json!("Open Server");
+        registry.put(changed);
+        registry.put(entry(
+            "io.example/protected",
+            "1.0.0",
+            "deleted",
+            "2026-11-02T00:00:01Z",
+            json!([]),
+        ));
+        let second = sync(store, &client(), &cfg).await.expect("second sync");
+        assert!(second.incremental, "{second:?}");
+        let (_, doc) = app.get_json("/api/v1/directory").await;
+        let names: Vec<_> = doc["servers"]
+            .as_array()
+            .expect("servers")
+            .iter()
+            .map(|s| s["name"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        assert_eq!(
+            names,
+            ["io.example/<script>alert(1)</script>", "io.example/open"],
+            "{doc}"
+        );
+        let open_now = &doc["servers"][1];
+        assert_eq!(
+            (
+                &open_now["title"],
+                &open_now["status"],
+                &open_now["version"]
+            ),
+            (&json!("Open Server"), &json!("deprecated"), &json!("1.1.0"))
+        );
+        assert_eq!(open_now["grade"], "strict", "the verdict stays: {doc}");
+        let (_, _, html) = fetch(&app, "/directory").await;
+        assert!(html.contains("Open Server") && !html.contains("io.example/protected"));
+    }
+}
+
+/// Sorting by each column, both ways, page by page with the cursor, reads
+/// every entry once and in order; filters keep only what they name.
+#[tokio::test]
+async fn the_directory_api_sorts_by_any_column_and_pages_with_its_cursor() {
+    use common::app::TestApp;
+    for db in common::all_backends().await {
+        let store = db.store.as_ref();
+        let registry = StandInRegistry::synthetic(60, "http://127.0.0.1:9");
+        let mut sse = entry(
+            "io.example.synthetic/streams",
+            "1.0.0",
+            "active",
+            "2026-11-01T00:00:00Z",
+            json!([{"type": "sse", "url": "http://127.0.0.1:9/sse"}]),
+        );
+        sse["server"]["title"] = json!("Weather Streams");
+        registry.put(sse);
+        let cfg = config(serve(&registry).await);
+        sync(store, &client(), &cfg).await.expect("sync");
+        let app = TestApp::start(&db, 100).await;
+        let mut all: Vec<String> = store
+            .directory_entries()
+            .await
+            .expect("entries")
+            .into_iter()
+            .map(|e| e.url)
+            .collect();
+        all.sort();
+        assert_eq!(all.len(), 61);
+
+        for sort in ["name", "url", "transport", "status", "grade", "judged"] {
+            for order in ["asc", "desc"] {
+                let mut read = Vec::new();
+                let mut keys = Vec::new();
+                let mut path = format!("/api/v1/directory?sort={sort}&order={order}&limit=7");
+                let mut pages = 0;
+                loop {
+                    let (status, doc) = app.get_json(&path).await;
+                    assert_eq!(status, 200, "{path}: {doc}");
+                    pages += 1;
+                    for s in doc["servers"].as_array().expect("servers") {
+                        read.push(s["url"].as_str().expect("url").to_owned());
+                        keys.push(match sort {
+                            "name" => s["name"].as_str().unwrap_or_default().to_lowercase(),
+                            "url" => s["url"].as_str().unwrap_or_default().to_owned(),
+                            other => s[other].to_string(),
+                        });
+                    }
+                    match doc["links"]["next"].as_str() {
+                        Some(next) => path = next.to_owned(),
+                        None => break,
+                    }
+                }
+                assert_eq!(pages, 9, "{sort} {order}: 61 rows at 7 a page");
+                let mut seen = read.clone();
+                seen.sort();
+                assert_eq!(seen, all, "{sort} {order}: each entry once");
+                if matches!(sort, "name" | "url" | "transport" | "status") {
+                    let mut sorted = keys.clone();
+                    sorted.sort();
+                    if order == "desc" {
+                        sorted.reverse();
+                    }
+                    assert_eq!(keys, sorted, "{sort} {order}");
+                }
+            }
+        }
+
+        let count = |doc: &serde_json::Value| doc["servers"].as_array().map_or(0, Vec::len);
+        let (_, doc) = app
+            .get_json("/api/v1/directory?transport=sse&limit=200")
+            .await;
+        assert_eq!(count(&doc), 1, "{doc}");
+        assert_eq!(doc["servers"][0]["title"], "Weather Streams");
+        let (_, doc) = app.get_json("/api/v1/directory?q=WEATHER").await;
+        assert_eq!(count(&doc), 1, "the title matches, any case: {doc}");
+        let (_, doc) = app.get_json("/api/v1/directory?q=server-000004").await;
+        assert_eq!(count(&doc), 1, "{doc}");
+        let (_, doc) = app.get_json("/api/v1/directory?q=%25").await;
+        assert_eq!(
+            count(&doc),
+            0,
+            "a LIKE wildcard is a plain character: {doc}"
+        );
+        let (_, doc) = app.get_json("/api/v1/directory?grade=strict").await;
+        assert_eq!(count(&doc), 0, "nothing judged yet: {doc}");
+        let (_, doc) = app.get_json("/api/v1/directory?grade=none&limit=200").await;
+        assert_eq!(count(&doc), 61, "{doc}");
+        let (_, doc) = app.get_json("/api/v1/directory?revision=2025-11-25").await;
+        assert_eq!(count(&doc), 0, "{doc}");
+    }
+}
+
+/// Each parameter that cannot be read is answered 400 problem+json naming
+/// it; so is an unknown parameter, and the page answers 400 too.
+#[tokio::test]
+async fn unreadable_directory_parameters_are_refused_naming_the_parameter() {
+    use common::app::TestApp;
+    let db = common::sqlite().await;
+    let app = TestApp::start(&db, 100).await;
+    let cursor_of_name = {
+        let registry = StandInRegistry::synthetic(3, "http://127.0.0.1:9");
+        let cfg = config(serve(&registry).await);
+        sync(db.store.as_ref(), &client(), &cfg)
+            .await
+            .expect("sync");
+        let (_, doc) = app.get_json("/api/v1/directory?limit=1").await;
+        doc["next"].as_str().expect("a next page").to_owned()
+    };
+    let long_q = format!("q={}", "a".repeat(101));
+    let other_sort = format!("sort=grade&cursor={cursor_of_name}");
+    for (query, field) in [
+        ("grade=excellent", "grade"),
+        ("revision=2024-11-05", "revision"),
+        ("transport=stdio", "transport"),
+        ("sort=stars", "sort"),
+        ("order=sideways", "order"),
+        ("limit=0", "limit"),
+        ("limit=201", "limit"),
+        ("limit=ten", "limit"),
+        ("cursor=%21%21", "cursor"),
+        ("cursor=W10", "cursor"),
+        (long_q.as_str(), "q"),
+        (other_sort.as_str(), "cursor"),
+    ] {
+        let resp = app
+            .http
+            .get(app.url(&format!("/api/v1/directory?{query}")))
+            .send()
+            .await
+            .expect("GET");
+        assert_eq!(resp.status().as_u16(), 400, "{query}");
+        assert_eq!(
+            resp.headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok()),
+            Some("application/problem+json"),
+            "{query}"
+        );
+        let problem: serde_json::Value = resp.json().await.expect("json");
+        assert_eq!(problem["field"], field, "{query}: {problem}");
+        assert_eq!(problem["type"], "/problems/invalid-parameter", "{problem}");
+        let (status, _, page) = fetch(&app, &format!("/directory?{query}")).await;
+        assert_eq!(status, 400, "{query}: {page}");
+        assert!(page.contains(field), "{query}: {page}");
+    }
+    let (status, problem) = app.get_json("/api/v1/directory?color=red").await;
+    assert_eq!(status, 400, "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("color")),
+        "{problem}"
+    );
+}
+
+/// A server origin on loopback whose `/.well-known/protocheck-optout` serves
+/// what `file` holds (404 while it holds nothing).
+async fn optout_origin(file: std::sync::Arc<std::sync::Mutex<Option<String>>>) -> String {
+    use axum::extract::State;
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    async fn optout(
+        State(file): State<std::sync::Arc<std::sync::Mutex<Option<String>>>>,
+    ) -> axum::response::Response {
+        let body = file.lock().ok().and_then(|f| f.clone());
+        match body {
+            Some(text) => (StatusCode::OK, text).into_response(),
+            None => StatusCode::NOT_FOUND.into_response(),
+        }
+    }
+    let app = axum::Router::new()
+        .route("/.well-known/protocheck-optout", axum::routing::get(optout))
+        .with_state(file);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    format!("http://{addr}")
+}
+
+fn file(text: Option<&str>) -> std::sync::Arc<std::sync::Mutex<Option<String>>> {
+    std::sync::Arc::new(std::sync::Mutex::new(text.map(str::to_owned)))
+}
+
+/// An owner's opt-out file naming this service (or every service) takes
+/// its origin's URLs out at the sync that reads it, and at any later sync
+/// when it appears afterwards; one naming another service does not. An
+/// operator's delisting is for good too: no sync brings either back, and
+/// the API no longer shows them.
+#[tokio::test]
+async fn an_owners_optout_file_and_an_operators_delisting_take_servers_out_for_good() {
+    use common::app::TestApp;
+    for db in common::all_backends().await {
+        let store = db.store.as_ref();
+        let named = optout_origin(file(Some(
+            "# not in directories\nhttps://protocheck.test/\n",
+        )))
+        .await;
+        let other_file = file(Some("https://another-service.example\n"));
+        let other = optout_origin(other_file.clone()).await;
+        let absent = optout_origin(file(None)).await;
+        let registry = StandInRegistry::new(vec![
+            entry(
+                "io.example/named",
+                "1.0.0",
+                "active",
+                "2026-11-01T00:00:00Z",
+                remote(&format!("{named}/mcp")),
+            ),
+            entry(
+                "io.example/other",
+                "1.0.0",
+                "active",
+                "2026-11-01T00:00:01Z",
+                remote(&format!("{other}/mcp")),
+            ),
+            entry(
+                "io.example/absent",
+                "1.0.0",
+                "active",
+                "2026-11-01T00:00:02Z",
+                remote(&format!("{absent}/mcp")),
+            ),
+        ]);
+        let cfg = config(serve(&registry).await);
+        let first = sync(store, &client(), &cfg).await.expect("sync");
+        assert_eq!((first.judged, first.delisted), (2, 1), "{first:?}");
+        let listed: Vec<_> = urls(store).await.into_iter().map(|u| u.0).collect();
+        assert_eq!(listed, [format!("{absent}/mcp"), format!("{other}/mcp")]);
+        assert_eq!(
+            store
+                .directory_delisting(&format!("{named}/mcp"))
+                .await
+                .expect("read")
+                .as_deref(),
+            Some(protocheck::directory::OWNER_OPTED_OUT)
+        );
+        assert_eq!(store.list_watches(None).await.expect("watches").len(), 2);
+
+        // The other origin's owner names this service later: the next sync
+        // (the registry unchanged) takes it out with its watch.
+        *other_file.lock().expect("lock") = Some("*".to_owned());
+        let second = sync(store, &client(), &cfg).await.expect("sync");
+        // It reads again only the entry at the mark (`updated_since` is
+        // inclusive); the other origin's file is asked all the same.
+        assert_eq!((second.entries, second.delisted), (1, 1), "{second:?}");
+        let listed: Vec<_> = urls(store).await.into_iter().map(|u| u.0).collect();
+        assert_eq!(listed, [format!("{absent}/mcp")]);
+        assert_eq!(store.list_watches(None).await.expect("watches").len(), 1);
+
+        // The operator delists the last one.
+        store
+            .delist_directory_url(&format!("{absent}/mcp"), "asked by mail", "operator", 1)
+            .await
+            .expect("delist");
+        let app = TestApp::start(&db, 100).await;
+        let (_, doc) = app.get_json("/api/v1/directory").await;
+        assert_eq!(doc["servers"], json!([]), "{doc}");
+
+        // The file goes and every entry is updated in the registry: none
+        // comes back.
+        *other_file.lock().expect("lock") = None;
+        for (name, origin, at) in [
+            ("io.example/named", &named, "2026-11-02T00:00:00Z"),
+            ("io.example/other", &other, "2026-11-02T00:00:01Z"),
+            ("io.example/absent", &absent, "2026-11-02T00:00:02Z"),
+        ] {
+            registry.put(entry(
+                name,
+                "1.0.1",
+                "active",
+                at,
+                remote(&format!("{origin}/mcp")),
+            ));
+        }
+        let third = sync(store, &client(), &cfg).await.expect("sync");
+        assert_eq!(
+            (third.entries, third.delisted, third.judged),
+            (3, 3, 0),
+            "{third:?}"
+        );
+        assert!(urls(store).await.is_empty());
+        let (_, doc) = app.get_json("/api/v1/directory").await;
+        assert_eq!(doc["servers"], json!([]), "{doc}");
+    }
+}
+
+/// The listing a test service keeps: the owners' files read on loopback.
+fn listing() -> protocheck::directory::Listing {
+    protocheck::directory::Listing {
+        optout_client: protocheck::directory::optout::client(&client()).expect("client"),
+        public_url: Some("https://protocheck.test".to_owned()),
+        user_agent: "protocheck-test".to_owned(),
+        watch_interval: Duration::from_secs(3600),
+    }
+}
+
+/// A person who checks an MCP server and asks to list it gets it listed
+/// (source `submission`, watched, graded when its run ends), unless its
+/// owner's file names this service; a service without a directory, or an
+/// RCP run, refuses the request; the form offers it only with a directory.
+#[tokio::test]
+async fn a_checked_server_is_listed_on_request_unless_its_owner_opted_out() {
+    use common::app::{TestApp, mcp_reference, worker_config};
+    for db in common::all_backends().await {
+        let store = db.store.as_ref();
+        let plain = TestApp::start(&db, 100).await;
+        let target = mcp_reference(&[]).await;
+        let refused = plain
+            .post_json(
+                "/api/v1/runs",
+                &json!({"url": target, "suite": "mcp", "list_in_directory": true}),
+            )
+            .await;
+        assert_eq!(refused.status().as_u16(), 422);
+        let problem: serde_json::Value = refused.json().await.expect("json");
+        assert_eq!(problem["field"], "list_in_directory", "{problem}");
+        assert!(!plain.get_text("/").await.contains("list_in_directory"));
+
+        let app = TestApp::start_tuned(&db, 100, |o| o.directory = Some(listing())).await;
+        assert!(
+            app.get_text("/")
+                .await
+                .contains("name=\"list_in_directory\"")
+        );
+        let rcp = app
+            .post_json(
+                "/api/v1/runs",
+                &json!({"url": target, "suite": "rcp", "list_in_directory": true}),
+            )
+            .await;
+        assert_eq!(rcp.status().as_u16(), 422);
+
+        let _pool = app.workers(worker_config(1, Duration::from_secs(30)));
+        let run = app
+            .submit(&json!({"url": target, "suite": "mcp", "list_in_directory": true}))
+            .await;
+        assert_eq!(run["directory"], "listed", "{run}");
+        let id = run["id"].as_str().expect("id").to_owned();
+        app.wait_finished(&id, Duration::from_secs(120)).await;
+        let listed = store
+            .directory_entry(&target)
+            .await
+            .expect("read")
+            .expect("listed");
+        assert_eq!(listed.source, "submission");
+        assert_eq!(listed.grade.as_deref(), Some("strict"), "{listed:?}");
+        let watches = store.list_watches(None).await.expect("watches");
+        assert_eq!(watches.len(), 1, "re-checked like a registry entry");
+        assert_eq!(watches[0].api_key, None);
+        let (_, doc) = app.get_json("/api/v1/directory").await;
+        assert_eq!(doc["servers"][0]["source"], "submission", "{doc}");
+        assert_eq!(doc["servers"][0]["grade"], "strict", "{doc}");
+        assert!(doc["servers"][0]["name"].is_null());
+
+        // The form's box does the same.
+        let second = mcp_reference(&[]).await;
+        let browser = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client");
+        let home = browser.get(app.url("/")).send().await.expect("GET /");
+        let token = home
+            .headers()
+            .get("set-cookie")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|c| c.split(';').next())
+            .and_then(|kv| kv.split_once('='))
+            .map(|(_, v)| v.to_owned())
+            .expect("csrf cookie");
+        let posted = browser
+            .post(app.url("/"))
+            .header("cookie", format!("pc_csrf={token}"))
+            .form(&[
+                ("url", second.as_str()),
+                ("suite", "mcp"),
+                ("list_in_directory", "true"),
+                ("csrf", token.as_str()),
+            ])
+            .send()
+            .await
+            .expect("POST /");
+        assert_eq!(posted.status().as_u16(), 303, "{:?}", posted.text().await);
+        let from_form = store
+            .directory_entry(&second)
+            .await
+            .expect("read")
+            .expect("listed from the form");
+        assert_eq!(from_form.source, "submission");
+
+        // An origin whose owner opted out: the run goes ahead, the listing
+        // does not, for good.
+        let opted = optout_origin(file(Some("*"))).await;
+        let run = app
+            .submit(
+                &json!({"url": format!("{opted}/mcp"), "suite": "mcp", "list_in_directory": true}),
+            )
+            .await;
+        assert_eq!(run["directory"], "opted-out", "{run}");
+        assert!(run["id"].is_string());
+        let url = format!("{opted}/mcp");
+        assert!(store.directory_entry(&url).await.expect("read").is_none());
+        assert!(
+            store
+                .directory_delisting(&url)
+                .await
+                .expect("read")
+                .is_some()
+        );
+        let again = app
+            .submit(&json!({"url": url, "suite": "mcp", "list_in_directory": true, "force": true}))
+            .await;
+        assert_eq!(again["directory"], "delisted", "{again}");
+    }
+}
+
+/// A loopback server that records the User-Agent of every request and
+/// answers 404; returns its URL and what it saw.
+async fn agent_recorder() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use axum::extract::State;
+    use axum::http::{HeaderMap, StatusCode};
+    type Seen = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+    async fn record(State(seen): State<Seen>, headers: HeaderMap) -> StatusCode {
+        let agent = headers
+            .get("user-agent")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        if let Ok(mut s) = seen.lock() {
+            s.push(agent);
+        }
+        StatusCode::NOT_FOUND
+    }
+    let seen: Seen = Default::default();
+    let app = axum::Router::new()
+        .fallback(record)
+        .with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (format!("http://{addr}/mcp"), seen)
+}
+
+/// The run of a listed server names the service and its contact in its
+/// User-Agent; the run of a server the directory does not list keeps
+/// protocheck's plain one.
+#[tokio::test]
+async fn a_listed_servers_run_names_the_service_and_its_contact() {
+    use common::app::{TestApp, worker_config};
+    let db = common::sqlite().await;
+    let store = db.store.as_ref();
+    let (listed, listed_saw) = agent_recorder().await;
+    let (other, other_saw) = agent_recorder().await;
+    let registry = StandInRegistry::new(vec![entry(
+        "io.example/recorded",
+        "1.0.0",
+        "active",
+        "2026-11-01T00:00:00Z",
+        remote(&listed),
+    )]);
+    let mut cfg = config(serve(&registry).await);
+    cfg.watch_interval = Duration::from_secs(1);
+    sync(store, &client(), &cfg).await.expect("sync");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let ticked = protocheck::scheduler::tick(
+        store,
+        &protocheck::scheduler::ScheduleConfig::default(),
+        protocheck::now_ms(),
+    )
+    .await
+    .expect("tick");
+    assert_eq!(ticked.started.len(), 1, "{ticked:?}");
+    let app = TestApp::start(&db, 100).await;
+    let agent = protocheck::config::directory_user_agent(
+        Some("https://protocheck.test"),
+        Some("mailto:ops@protocheck.test"),
+    );
+    let mut workers = worker_config(1, Duration::from_secs(30));
+    workers.directory_user_agent = Some(agent.clone());
+    workers.schedule.enabled = false;
+    let _pool = app.workers(workers);
+    app.wait_finished(&ticked.started[0].id.to_string(), Duration::from_secs(120))
+        .await;
+    let run = app.submit(&json!({"url": other, "suite": "mcp"})).await;
+    app.wait_finished(run["id"].as_str().expect("id"), Duration::from_secs(120))
+        .await;
+
+    let listed_saw = listed_saw.lock().expect("lock").clone();
+    let from_run: Vec<&String> = listed_saw
+        .iter()
+        // The sync's own request (its opt-out file) carries the sync's agent.
+        .filter(|a| a.as_str() != "protocheck-test")
+        .collect();
+    assert!(!from_run.is_empty(), "the run reached the server");
+    assert!(
+        from_run.iter().any(|a| **a == agent),
+        "the run named the service: {listed_saw:?}"
+    );
+    assert!(
+        agent.contains("https://protocheck.test") && agent.contains("mailto:ops@protocheck.test"),
+        "{agent}"
+    );
+    let other_saw = other_saw.lock().expect("lock").clone();
+    assert!(!other_saw.is_empty());
+    assert!(
+        other_saw.iter().all(|a| !a.contains("public directory")),
+        "{other_saw:?}"
+    );
 }

@@ -27,6 +27,8 @@ const SERVED: &[(&str, &str)] = &[
     ("get", "/api/v1/rules/{id}"),
     ("get", "/api/v1/targets/{id}"),
     ("get", "/api/v1/targets/{id}/runs"),
+    ("get", "/api/v1/directory"),
+    ("get", "/api/v1/directory/export.jsonl"),
     ("post", "/api/v1/targets/{id}/watch"),
     ("delete", "/api/v1/targets/{id}/watch"),
     ("get", "/api/v1/targets/{id}/badges"),

@@ -38,6 +38,9 @@ pub struct HomeForm {
     pub server_json: String,
     #[serde(default)]
     pub force: Option<String>,
+    /// "List this server in the public directory" (off by default).
+    #[serde(default)]
+    pub list_in_directory: Option<String>,
     #[serde(default)]
     pub csrf: String,
 }
@@ -66,6 +69,7 @@ struct FormView {
     server_json: String,
     force: bool,
     advanced_open: bool,
+    list_in_directory: bool,
 }
 
 #[derive(Default)]
@@ -79,6 +83,8 @@ struct FormErrors {
 #[template(path = "home.html")]
 struct HomePage {
     csrf: String,
+    /// Whether the service keeps a directory (the form then offers to list).
+    directory: bool,
     form: FormView,
     errors: FormErrors,
     recent: Vec<RunRow>,
@@ -119,6 +125,7 @@ async fn home_page(
     let recent = recent.iter().map(run_row).collect();
     let page = HomePage {
         csrf: csrf.clone(),
+        directory: state.directory.is_some(),
         form,
         errors,
         recent,
@@ -212,6 +219,7 @@ async fn submit(
         allow_writes: form.allow_writes.is_some(),
         server_json: form.server_json.clone(),
         force: form.force.is_some(),
+        list_in_directory: form.list_in_directory.is_some(),
         advanced_open: form.allow_tool_calls.is_some()
             || form.allow_writes.is_some()
             || !form.server_json.trim().is_empty()
@@ -255,6 +263,13 @@ async fn submit(
             }
         }
     };
+    let list = form.list_in_directory.is_some();
+    if list
+        && let Some(suite) = suite
+        && let Err(e) = crate::web::api::listing_allowed(state, suite)
+    {
+        errors.form = Some(format!("{e}."));
+    }
     let (Some(suite), None, None) = (suite, &errors.server_json, &errors.form) else {
         return home_page(state, StatusCode::UNPROCESSABLE_ENTITY, csrf, view, errors).await;
     };
@@ -296,7 +311,20 @@ async fn submit(
         submitter: Some(crate::web::ratelimit::submitter_of(None, client)),
     };
     match state.queue.submit(submission).await {
-        Ok(s) => Ok(Redirect::to(&format!("/runs/{}", s.run.id)).into_response()),
+        Ok(s) => {
+            if let Some(listing) = state.directory.as_ref().filter(|_| list) {
+                let listed = crate::directory::list_submission(
+                    state.store.as_ref(),
+                    listing,
+                    &s.run.target_id,
+                    &s.run.target_url,
+                )
+                .await
+                .map_err(WebError::from)?;
+                tracing::info!(url = %s.run.target_url, outcome = listed.as_str(), "listing asked from the form");
+            }
+            Ok(Redirect::to(&format!("/runs/{}", s.run.id)).into_response())
+        }
         Err(SubmitError::Url(e)) => {
             errors.url = Some(e.to_string());
             home_page(state, StatusCode::UNPROCESSABLE_ENTITY, csrf, view, errors).await

@@ -8,10 +8,12 @@
 //! security headers, the static files, and the run rows of the home and target
 //! pages.
 
+mod directory;
 mod home;
 mod run;
 mod target;
 
+pub use directory::directory_page;
 pub use home::{HomeForm, home, submit_form};
 pub(crate) use home::{csrf_cookie, new_csrf_token, same_origin, with_csrf_cookie};
 pub use run::show_run_page;

@@ -1,0 +1,13 @@
+CREATE INDEX directory_entries_judged ON directory_entries (judged_at_ms, url);
+CREATE INDEX directory_entries_grade ON directory_entries (grade, url);
+DROP INDEX directory_by_status;
+DROP INDEX directory_by_transport_name;
+DROP INDEX directory_by_transport;
+DROP INDEX directory_by_judged;
+DROP INDEX directory_by_grade_url;
+DROP INDEX directory_by_grade;
+DROP INDEX directory_by_name;
+ALTER TABLE directory_entries DROP COLUMN judged_key;
+ALTER TABLE directory_entries DROP COLUMN grade_rank;
+ALTER TABLE directory_entries DROP COLUMN name_key;
+ALTER TABLE directory_entries DROP COLUMN withheld;
