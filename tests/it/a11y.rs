@@ -243,6 +243,7 @@ async fn sample_site() -> Site {
         ("target", app.url(&format!("/targets/{target}"))),
         ("rule", app.url("/rules/MCP-HDR-001")),
         ("rules", app.url("/rules")),
+        ("directory", app.url("/directory")),
         ("not-found", app.url("/runs/no-such-run")),
     ];
     Site {
