@@ -53,9 +53,23 @@ pub async fn run_suite(
             _ => run_every_revision(endpoint, ctx, &findings, cold.take()).await,
         }
     };
-    tokio::time::timeout(deadline, work)
-        .await
-        .map_err(|_| EngineError::Deadline(deadline))?
+    // The deadline moves later by the time the run waited on the target's
+    // rate limit (transport::throttle::WAIT_ALLOWANCE at most): that time is
+    // the target's, and a busy machine must not turn it into another verdict.
+    let throttle = ctx.http.throttle().clone();
+    let fallback = std::time::Instant::now() + deadline;
+    tokio::pin!(work);
+    loop {
+        let until = throttle.deadline().unwrap_or(fallback);
+        tokio::select! {
+            verdict = &mut work => return verdict,
+            () = tokio::time::sleep_until(until.into()) => {
+                if throttle.deadline().unwrap_or(fallback) <= std::time::Instant::now() {
+                    return Err(EngineError::Deadline(deadline));
+                }
+            }
+        }
+    }
 }
 
 /// Whether a run of `choice` asks the server which MCP revision it speaks

@@ -6,9 +6,14 @@
 //! correct server for protocheck's own haste. So every request of a run goes
 //! through one [`Throttle`]: such an answer is waited out as told (within the
 //! run's deadline) and the request sent again, and from then on the run sends
-//! at most [`GENTLE_CONCURRENCY`] requests side by side. A wait that would
-//! end past the deadline is not taken: the request fails with
-//! [`TransportError::RateLimited`], and its rule is not verified, never failed.
+//! at most [`GENTLE_CONCURRENCY`] requests side by side. Short waits (at most
+//! [`PACE_WAIT`] each) are the target's pace, not the run's time: the run's
+//! deadline moves later by them, up to [`WAIT_ALLOWANCE`] in all, so that a
+//! server behind a limiter that asks for a second now and then gets the
+//! verdict it gets without one, however busy protocheck's machine is. A
+//! longer wait must fit the deadline as it stands. A wait that does not fit
+//! is not taken: the request fails with [`TransportError::RateLimited`], and
+//! its rule is not verified, never failed.
 //!
 //! Outside a run (no deadline set) nothing is waited for or resent.
 
@@ -27,6 +32,13 @@ pub const GENTLE_CONCURRENCY: usize = 4;
 /// of an hour is a refusal for this run, not a pause.
 const MAX_WAIT: Duration = Duration::from_secs(60);
 
+/// How much later a run may end for the short waits its target's rate limit
+/// asked for (their sum, so waits taken side by side count each).
+pub const WAIT_ALLOWANCE: Duration = Duration::from_secs(300);
+
+/// The longest wait that moves the run's deadline (see [`WAIT_ALLOWANCE`]).
+pub const PACE_WAIT: Duration = Duration::from_secs(5);
+
 /// What a run has learned of its target's rate limit; shared by every clone
 /// of the run's [`super::HttpClient`].
 #[derive(Debug)]
@@ -38,6 +50,8 @@ pub struct Throttle {
     /// Answers that asked the run to wait, and the waits taken (ms).
     asked: AtomicU64,
     waited_ms: AtomicU64,
+    /// The waits of at most [`PACE_WAIT`] (ms), which move the deadline.
+    paced_ms: AtomicU64,
     places: Semaphore,
 }
 
@@ -57,6 +71,7 @@ impl Throttle {
             gentle: AtomicBool::new(false),
             asked: AtomicU64::new(0),
             waited_ms: AtomicU64::new(0),
+            paced_ms: AtomicU64::new(0),
             places: Semaphore::new(GENTLE_CONCURRENCY),
         }
     }
@@ -68,6 +83,13 @@ impl Throttle {
             return None;
         }
         self.places.acquire().await.ok()
+    }
+
+    /// When the run must end: its deadline, later by the short waits its
+    /// target asked for (at most [`WAIT_ALLOWANCE`]); `None` outside a run.
+    pub fn deadline(&self) -> Option<Instant> {
+        let paced = Duration::from_millis(self.paced_ms.load(Ordering::Relaxed));
+        self.deadline.map(|d| d + paced.min(WAIT_ALLOWANCE))
     }
 
     /// Reads an answer's status and `Retry-After`: whether it is the
@@ -89,6 +111,14 @@ impl Throttle {
         };
         let asked = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
         self.gentle.store(true, Ordering::Relaxed);
+        // The deadline as this wait, once taken, would leave it.
+        let paced = Duration::from_millis(self.paced_ms.load(Ordering::Relaxed))
+            + if wait <= PACE_WAIT {
+                wait
+            } else {
+                Duration::ZERO
+            };
+        let deadline = deadline + paced.min(WAIT_ALLOWANCE);
         let left = deadline.saturating_duration_since(Instant::now());
         if wait > MAX_WAIT || wait >= left {
             return Err(TransportError::RateLimited {
@@ -101,10 +131,11 @@ impl Throttle {
                 resend_after: None,
             });
         }
-        self.waited_ms.fetch_add(
-            u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
-            Ordering::Relaxed,
-        );
+        let ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
+        self.waited_ms.fetch_add(ms, Ordering::Relaxed);
+        if wait <= PACE_WAIT {
+            self.paced_ms.fetch_add(ms, Ordering::Relaxed);
+        }
         Ok(Verdict::Retry(wait))
     }
 
@@ -187,6 +218,29 @@ mod tests {
             throttle.places.try_acquire().is_err(),
             "at most {GENTLE_CONCURRENCY} at once"
         );
+    }
+
+    #[test]
+    fn short_waits_move_the_deadline_up_to_the_allowance_and_long_ones_do_not() {
+        let start = Instant::now() + Duration::from_secs(10);
+        let throttle = Throttle::new(Some(start));
+        assert_eq!(throttle.deadline(), Some(start));
+        assert_eq!(
+            throttle.judge(429, ra("2")),
+            Ok(Verdict::Retry(Duration::from_secs(2)))
+        );
+        assert_eq!(throttle.deadline(), Some(start + Duration::from_secs(2)));
+        // A long wait fits the deadline as it stands, and does not move it.
+        assert_eq!(
+            throttle.judge(429, ra("8")),
+            Ok(Verdict::Retry(Duration::from_secs(8)))
+        );
+        assert_eq!(throttle.deadline(), Some(start + Duration::from_secs(2)));
+        // The allowance bounds what short waits add.
+        for _ in 0..(WAIT_ALLOWANCE.as_secs() / PACE_WAIT.as_secs() + 5) {
+            let _ = throttle.judge(429, ra("5"));
+        }
+        assert_eq!(throttle.deadline(), Some(start + WAIT_ALLOWANCE));
     }
 
     #[test]
