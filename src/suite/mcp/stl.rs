@@ -192,7 +192,7 @@ pub(crate) const LAST_EVENT_ID: McpRule = McpRule::new(
 
 pub(crate) const LIST_PER_CONNECTION: McpRule = McpRule::new(
     "MCP-STL-008",
-    "The tool, resource and prompt lists do not vary per connection",
+    "tools/list does not vary per connection",
     Keyword::Must,
     Outcome::Fail,
     spec!("/server/tools#capabilities"),
