@@ -190,6 +190,27 @@ install_interop_mcp() {
       @modelcontextprotocol/server-memory@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31 \
       @modelcontextprotocol/sdk@1.32.2
   fi
+  # Published servers on other SDKs, as their users install them: the Go
+  # servers kubernetes-mcp-server (npm, a binary per platform) and mcp-grafana
+  # (PyPI, a wheel holding the binary), and the C# server @azure/mcp (npm, a
+  # .NET binary per platform). None needs its install script.
+  local real_npm="$tools/interop-real-npm/node_modules"
+  if ! grep -q '"version": "0.0.67"' "$real_npm/kubernetes-mcp-server/package.json" 2>/dev/null \
+    || ! grep -q '"version": "2.0.5"' "$real_npm/@azure/mcp/package.json" 2>/dev/null; then
+    log "installing kubernetes-mcp-server@0.0.67 and @azure/mcp@2.0.5 (npm)"
+    rm -rf "$tools/interop-real-npm"
+    PATH="$(dirname "$node"):$PATH" npm install -q --ignore-scripts --prefix "$tools/interop-real-npm" \
+      kubernetes-mcp-server@0.0.67 @azure/mcp@2.0.5
+  fi
+  local grafana_venv="$tools/interop-mcp-grafana-venv"
+  if ! "$grafana_venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp-grafana") != "2.1.1")' 2>/dev/null; then
+    log "installing mcp-grafana 2.1.1 (PyPI)"
+    rm -rf "$grafana_venv"
+    python3 -m venv "$grafana_venv"
+    "$grafana_venv/bin/pip" install -q mcp-grafana==2.1.1
+  fi
+  export PROTOCHECK_INTEROP_REAL_NPM="$real_npm"
+  export PROTOCHECK_INTEROP_GRAFANA="$grafana_venv/bin/mcp-grafana"
   export PROTOCHECK_INTEROP_PYTHON="$venv/bin/python"
   export PROTOCHECK_INTEROP_SERVERS_PYTHON="$servers_venv/bin/python"
   export PROTOCHECK_INTEROP_SERVERS_NPM="$tools/mcp-servers-npm/node_modules"

@@ -14,7 +14,10 @@
 //! `PROTOCHECK_INTEROP_NODE` and `PROTOCHECK_INTEROP_EVERYTHING`, and the
 //! third-party servers users point protocheck at (`mcp-server-time`,
 //! `mcp-server-git`, server-memory, server-filesystem) in
-//! `PROTOCHECK_INTEROP_SERVERS_PYTHON` and `PROTOCHECK_INTEROP_SERVERS_NPM`.
+//! `PROTOCHECK_INTEROP_SERVERS_PYTHON` and `PROTOCHECK_INTEROP_SERVERS_NPM`,
+//! and published servers on the Go and C# SDKs (kubernetes-mcp-server and
+//! @azure/mcp from npm, mcp-grafana from PyPI) in `PROTOCHECK_INTEROP_REAL_NPM`
+//! and `PROTOCHECK_INTEROP_GRAFANA`.
 //! Without them the test says `SKIPPED: …` and passes, except under
 //! `PROTOCHECK_REQUIRE_TOOLS=1`. `PROTOCHECK_INTEROP_ONLY=a,b` limits the panel
 //! to the named servers, `PROTOCHECK_INTEROP_RUNS` sets the runs per server
@@ -80,6 +83,11 @@ struct Tools {
     /// The `node_modules` holding `@modelcontextprotocol/server-memory` and
     /// `@modelcontextprotocol/server-filesystem`.
     servers_npm: Option<PathBuf>,
+    /// The `node_modules` holding `kubernetes-mcp-server` and `@azure/mcp`
+    /// with their linux-x64 binaries.
+    real_npm: Option<PathBuf>,
+    /// mcp-grafana's command, as its PyPI wheel installs it.
+    grafana: Option<PathBuf>,
 }
 
 impl Tools {
@@ -98,6 +106,10 @@ impl Tools {
             servers_npm: std::env::var_os("PROTOCHECK_INTEROP_SERVERS_NPM")
                 .map(PathBuf::from)
                 .filter(|p| p.is_dir()),
+            real_npm: std::env::var_os("PROTOCHECK_INTEROP_REAL_NPM")
+                .map(PathBuf::from)
+                .filter(|p| p.is_dir()),
+            grafana: file("PROTOCHECK_INTEROP_GRAFANA"),
         }
     }
 }
@@ -111,6 +123,12 @@ fn tools_required() -> bool {
 /// `protocheck check --stdio` starts itself, with the environment it needs.
 enum Launch {
     Http(Command),
+    /// A server told its port on its command line: it listens on
+    /// 127.0.0.1:`port` and prints nothing the panel reads.
+    HttpOn {
+        cmd: Command,
+        port: u16,
+    },
     Stdio {
         line: String,
         env: Vec<(String, PathBuf)>,
@@ -167,6 +185,7 @@ fn launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
         }
         _ if name.starts_with("spec25-") => return spec25_launcher(name, tools),
         _ if THIRD_PARTY.contains(&name) => return third_party_launcher(name, tools),
+        _ if PUBLISHED.contains(&name) => return published_launcher(name, tools),
         "spec-stdio-dual" => {
             let python = tools
                 .python
@@ -229,6 +248,7 @@ fn fixtures() -> Result<PathBuf, String> {
         std::fs::create_dir_all(dir.join("files")).map_err(|e| io("files", e))?;
         std::fs::write(dir.join("files/hello.txt"), "hello\n").map_err(|e| io("hello.txt", e))?;
         std::fs::create_dir_all(dir.join("memory")).map_err(|e| io("memory", e))?;
+        std::fs::write(dir.join("kubeconfig"), KUBECONFIG).map_err(|e| io("kubeconfig", e))?;
         let repo = dir.join("repo");
         if !repo.join(".git").is_dir() {
             let _ = std::fs::remove_dir_all(&repo);
@@ -328,6 +348,124 @@ fn third_party_launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
     })
 }
 
+/// Published servers on the Go and C# SDKs, from the package registries:
+/// kubernetes-mcp-server 0.0.67 (npm; Go), mcp-grafana 2.1.1 (PyPI; Go) and
+/// @azure/mcp 2.0.5 (npm; C#), over Streamable HTTP.
+const PUBLISHED: &[&str] = &["kubernetes-mcp", "grafana-mcp", "azure-mcp"];
+
+/// A loopback port nothing listens on: every outbound connection of a
+/// published server goes there (as its proxy, or as the cluster or Grafana
+/// it serves) and is refused at once, so that its tools answer the same on a
+/// machine with network access and on one without.
+const NOWHERE: &str = "http://127.0.0.1:9";
+
+/// The environment of a published server: outbound HTTP through a proxy that
+/// refuses every connection (both spellings: Go reads the upper-case one
+/// first, .NET the lower-case one), loopback direct, and no telemetry.
+fn published_env(name: &str) -> Vec<(&'static str, &'static str)> {
+    let mut env = vec![
+        ("HTTP_PROXY", NOWHERE),
+        ("HTTPS_PROXY", NOWHERE),
+        ("ALL_PROXY", NOWHERE),
+        ("http_proxy", NOWHERE),
+        ("https_proxy", NOWHERE),
+        ("all_proxy", NOWHERE),
+        ("NO_PROXY", "127.0.0.1,localhost"),
+        ("no_proxy", "127.0.0.1,localhost"),
+    ];
+    if name == "azure-mcp" {
+        env.push(("AZURE_MCP_COLLECT_TELEMETRY", "false"));
+    }
+    if name == "grafana-mcp" {
+        env.push(("GRAFANA_URL", NOWHERE));
+        env.push(("GRAFANA_USAGE_STATS", "disabled"));
+    }
+    env
+}
+
+/// A free port on 127.0.0.1 for a server that must be told its port: the
+/// kernel's choice, released just before the server binds it.
+fn free_port() -> Result<u16, String> {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0))
+        .map_err(|e| format!("no free loopback port: {e}"))?;
+    listener
+        .local_addr()
+        .map(|a| a.port())
+        .map_err(|e| format!("no free loopback port: {e}"))
+}
+
+/// kubernetes-mcp-server's configuration: one cluster at [`NOWHERE`], so the
+/// server starts (it needs a current context) and every call to the cluster
+/// is refused. The token is a made-up string, not a credential.
+const KUBECONFIG: &str = "apiVersion: v1
+kind: Config
+clusters:
+- name: nowhere
+  cluster:
+    server: https://127.0.0.1:9
+contexts:
+- name: nowhere
+  context:
+    cluster: nowhere
+    user: nobody
+current-context: nowhere
+users:
+- name: nobody
+  user:
+    token: protocheck-interop-none
+";
+
+fn published_launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
+    let npm = || {
+        tools
+            .real_npm
+            .clone()
+            .ok_or("PROTOCHECK_INTEROP_REAL_NPM names no node_modules with kubernetes-mcp-server and @azure/mcp")
+    };
+    let port = free_port()?;
+    let mut cmd = match name {
+        "kubernetes-mcp" => {
+            let mut cmd =
+                Command::new(npm()?.join(
+                    "kubernetes-mcp-server-linux-amd64/bin/kubernetes-mcp-server-linux-amd64",
+                ));
+            cmd.arg("--read-only")
+                .arg("--kubeconfig")
+                .arg(fixture_dir().join("kubeconfig"))
+                .args(["--bind-address", "127.0.0.1", "--port"])
+                .arg(port.to_string());
+            cmd
+        }
+        "grafana-mcp" => {
+            let grafana = tools
+                .grafana
+                .clone()
+                .ok_or("PROTOCHECK_INTEROP_GRAFANA names no mcp-grafana")?;
+            let mut cmd = Command::new(grafana);
+            cmd.args(["-t", "streamable-http", "-address"])
+                .arg(format!("127.0.0.1:{port}"))
+                .args(["--usage-stats=disabled", "--disable-write"]);
+            cmd
+        }
+        "azure-mcp" => {
+            let mut cmd = Command::new(npm()?.join("@azure/mcp-linux-x64/dist/azmcp"));
+            cmd.args([
+                "server",
+                "start",
+                "--transport",
+                "http",
+                "--read-only",
+                "--dangerously-disable-http-incoming-auth",
+            ])
+            .env("ASPNETCORE_URLS", format!("http://127.0.0.1:{port}"));
+            cmd
+        }
+        _ => return Err(format!("`{name}` is not a published server")),
+    };
+    cmd.envs(published_env(name));
+    Ok(Launch::HttpOn { cmd, port })
+}
+
 /// `spec25-NAME` is the variant NAME of `spec25/variants.py` over Streamable
 /// HTTP, `spec25-NAME-stdio` the same variant over stdio.
 fn spec25_launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
@@ -386,6 +524,8 @@ fn endpoint_path(name: &str) -> &'static str {
         "sdk-legacy-sse" | "everything-sse" => "/sse",
         "spec-mounted-slash" | "spec25-mounted-slash" => "/mcp/",
         "spec-mounted-query" | "spec25-mounted-query" => "/mcp?key=interop-7f3a",
+        // @azure/mcp serves its endpoint at the root.
+        "azure-mcp" => "/",
         _ => "/mcp",
     }
 }
@@ -467,14 +607,23 @@ impl Drop for Running {
     }
 }
 
-fn start(name: &str, mut cmd: Command) -> Result<Running, String> {
+/// Starts an HTTP panel server; `known` is the port it was told to listen
+/// on, else it prints `PORT n` once it listens.
+fn start(name: &str, mut cmd: Command, known: Option<u16>) -> Result<Running, String> {
     cmd.env("PYTHONDONTWRITEBYTECODE", "1")
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
+        .stdout(if known.is_some() {
+            Stdio::null()
+        } else {
+            Stdio::piped()
+        })
         .stderr(Stdio::null());
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("{name}: cannot start: {e}"))?;
+    if let Some(port) = known {
+        return ready(name, Running { child, port });
+    }
     let Some(stdout) = child.stdout.take() else {
         let _ = child.kill();
         let _ = child.wait();
@@ -501,7 +650,13 @@ fn start(name: &str, mut cmd: Command) -> Result<Running, String> {
         .flatten()
         .ok_or_else(|| format!("{name}: never printed `PORT n`"))?;
     running.port = port;
-    // Ready once it answers an HTTP request (any status).
+    ready(name, running)
+}
+
+/// Waits (at most a minute) until the server answers an HTTP request on its
+/// port, any status.
+fn ready(name: &str, mut running: Running) -> Result<Running, String> {
+    let port = running.port;
     for _ in 0..600 {
         if answers(port) {
             return Ok(running);
@@ -866,13 +1021,18 @@ fn may_differ(server: &str, rule: &str, a: &str, b: &str) -> bool {
 /// Starts one panel server; the process (none over stdio, where each check
 /// starts its own) and where `check` finds it.
 fn launch(name: &str, tools: &Tools) -> Result<(Option<Running>, Target), String> {
-    if THIRD_PARTY.contains(&name) {
+    if THIRD_PARTY.contains(&name) || PUBLISHED.contains(&name) {
         fixtures()?;
     }
     Ok(match launcher(name, tools)? {
         Launch::Http(cmd) => {
-            let server = start(name, cmd)?;
+            let server = start(name, cmd, None)?;
             let url = format!("http://127.0.0.1:{}{}", server.port, endpoint_path(name));
+            (Some(server), Target::Url(url))
+        }
+        Launch::HttpOn { cmd, port } => {
+            let server = start(name, cmd, Some(port))?;
+            let url = format!("http://127.0.0.1:{port}{}", endpoint_path(name));
             (Some(server), Target::Url(url))
         }
         Launch::Stdio { line, env } => (None, Target::Stdio { line, env }),
@@ -994,6 +1154,8 @@ fn the_expected_table_parses_and_every_server_has_a_launcher() {
         everything: Some(PathBuf::from("node_modules/x/index.js")),
         servers_python: Some(PathBuf::from("python3")),
         servers_npm: Some(PathBuf::from("node_modules")),
+        real_npm: Some(PathBuf::from("node_modules")),
+        grafana: Some(PathBuf::from("mcp-grafana")),
     };
     for name in expected.keys().chain(expectations(&PANEL_2025).keys()) {
         assert!(
@@ -1345,12 +1507,15 @@ fn run_panel(panel: &Panel) {
         || tools.fastmcp_python.is_none()
         || tools.servers_python.is_none()
         || tools.servers_npm.is_none()
+        || tools.real_npm.is_none()
+        || tools.grafana.is_none()
     {
         assert!(
             !tools_required(),
             "PROTOCHECK_REQUIRE_TOOLS=1 but PROTOCHECK_INTEROP_NODE, PROTOCHECK_INTEROP_EVERYTHING, \
-             PROTOCHECK_INTEROP_FASTMCP_PYTHON, PROTOCHECK_INTEROP_SERVERS_PYTHON \
-             or PROTOCHECK_INTEROP_SERVERS_NPM is missing"
+             PROTOCHECK_INTEROP_FASTMCP_PYTHON, PROTOCHECK_INTEROP_SERVERS_PYTHON, \
+             PROTOCHECK_INTEROP_SERVERS_NPM, PROTOCHECK_INTEROP_REAL_NPM \
+             or PROTOCHECK_INTEROP_GRAFANA is missing"
         );
     }
     let only: Option<BTreeSet<String>> = std::env::var("PROTOCHECK_INTEROP_ONLY")
@@ -1375,12 +1540,15 @@ fn run_panel(panel: &Panel) {
             "memory-stdio" | "filesystem-stdio" => {
                 tools.servers_npm.is_none() || tools.node.is_none()
             }
+            "grafana-mcp" => tools.grafana.is_none(),
+            _ if PUBLISHED.contains(&name.as_str()) => tools.real_npm.is_none(),
             _ => false,
         };
         if third_party_missing {
             say_skipped(&format!(
-                "{name} in the MCP interop panel; PROTOCHECK_INTEROP_SERVERS_PYTHON or \
-                 PROTOCHECK_INTEROP_SERVERS_NPM (and Node 22) are not set"
+                "{name} in the MCP interop panel; PROTOCHECK_INTEROP_SERVERS_PYTHON, \
+                 PROTOCHECK_INTEROP_SERVERS_NPM (and Node 22), PROTOCHECK_INTEROP_REAL_NPM or \
+                 PROTOCHECK_INTEROP_GRAFANA are not set"
             ));
             continue;
         }
