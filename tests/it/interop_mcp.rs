@@ -477,9 +477,10 @@ fn spec25_launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
         .strip_prefix("spec25-")
         .ok_or_else(|| format!("`{name}` is not a spec25 server"))?;
     // The behaviours seen on published servers live in a file of their own.
+    let variant = rest.strip_suffix("-stdio").unwrap_or(rest);
     let file = if variant_names("spec25/observed.py")
         .iter()
-        .any(|v| v == rest)
+        .any(|v| v == variant)
     {
         "spec25/observed.py"
     } else {
@@ -1197,9 +1198,12 @@ fn the_expected_table_parses_and_every_server_has_a_launcher() {
     assert!(!names.is_empty(), "spec25/observed.py lists no variant");
     for name in names {
         let row = format!("spec25-{name}");
+        let stdio = format!("{row}-stdio");
         assert!(
-            expected_2025.contains_key(&row) || expected.contains_key(&row),
-            "variant {name} has no row `{row}`"
+            [&row, &stdio]
+                .iter()
+                .any(|r| expected_2025.contains_key(*r) || expected.contains_key(*r)),
+            "variant {name} has no row `{row}` or `{stdio}`"
         );
     }
     // A grammar error in the table is caught here, not as a confusing verdict.

@@ -96,8 +96,9 @@ pub static COVERAGE: &[Coverage] = &[
             `initialize` is not processed (the sentence binds the client; reported as info).",
         probed: "stdio only: a new child whose first lines, before `initialize`, are \
             `tools/list`, `resources/list`, `resources/templates/list`, `resources/read`, \
-            `prompts/list` and `logging/setLevel`, one after another, each followed by a `ping` \
-            barrier; a result to any is info, an error or silence passes. Over HTTP the question \
+            `prompts/list` and `logging/setLevel`, written all at once, each answer read by its \
+            id (in whatever order they come) for up to the request timeout; a result to any is \
+            info, an error or silence passes. Over HTTP the question \
             is HTP-014's (servers with sessions).",
         gap: Some(
             "not observable: over HTTP a server without sessions cannot tell a request before \
@@ -182,11 +183,13 @@ pub static COVERAGE: &[Coverage] = &[
         required: "Text that is not valid JSON is refused (error `-32700`; over HTTP a 4xx) and \
             the server keeps serving.",
         probed: "Side by side as POST bodies in the run's session (HTTP), or one after another \
-            as lines (stdio), between two `ping`s that must be answered alike: the truncated \
+            as lines to an initialized process of the rule's own (stdio; a text that ends the \
+            process is followed by a new one), between two `ping`s that must be answered alike: \
+            the truncated \
             `{\"jsonrpc\":\"2.0\",\"id\":1,`, a whole `ping` followed by trailing data, an object \
             with single quotes and a bare key, and (HTTP) an empty body. Each: `-32700` or a 4xx \
-            passes, stdio silence passes; another code or a 5xx warns; a result, a 2xx without an \
-            error or a dropped connection fails.",
+            passes, stdio silence passes; another code, a 5xx or a stdio process that exits on \
+            the text warns; a result, a 2xx without an error or a dropped HTTP connection fails.",
         gap: None,
     },
     Coverage {
@@ -194,15 +197,17 @@ pub static COVERAGE: &[Coverage] = &[
         required: "A request object that is not a valid JSON-RPC request is refused with `-32600` \
             (Invalid Request); the rule names one without `method` (MCP requests carry a string \
             `method`).",
-        probed: "Five invalid request objects on the main connection (side by side over HTTP, \
-            one after another as lines on stdio), between \
+        probed: "Five invalid request objects (side by side on the main connection over HTTP, \
+            one after another as lines to an initialized process of the rule's own on stdio, a new \
+            one after an object that ends it), between \
             two `ping`s: no `method` (`{\"jsonrpc\":\"2.0\",\"id\":N}`), `method` a number, \
             `jsonrpc` `\"1.0\"`, no `jsonrpc`, and an `id` that is a boolean (a null `id` is \
             RPC-006's). Each: `-32600` or an HTTP 4xx passes, stdio silence passes, and so does 202 \
             with no body for the object without `method` (it reads as a malformed response too, \
             and HTP-003 accepts 202 for a response) and for the boolean `id` (an object without a \
             usable id may be read as a notification, as RPC-006 accepts); another code or a 5xx \
-            warns; a result, no answer over HTTP or a dropped connection fails.",
+            warns, and so does a stdio process that exits on the object; a result, no answer over \
+            HTTP or a dropped HTTP connection fails.",
         gap: None,
     },
     Coverage {
@@ -229,10 +234,12 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP25-RPC-008",
         required: "A JSON-RPC batch (array) is not answered as a batch: over HTTP the answer is \
             one JSON object or an HTTP error, and stdout carries no array.",
-        probed: "`[ping, ping]` as one POST body or one line, between two `ping`s that must be \
-            answered alike. A JSON array on the wire fails, and so does a 2xx without an error; \
-            an HTTP 4xx, one error object or stdio silence passes; a 5xx warns (as in RPC-004 and \
-            RPC-005); two separate `ping` results are info.",
+        probed: "`[ping, ping]` as one POST body or one line (on stdio to an initialized \
+            process of the rule's own, replaced for the second `ping` if the array ends it), \
+            between two `ping`s that must be answered alike. A JSON array on the wire fails, and \
+            so does a 2xx without an error; an HTTP 4xx, one error object or stdio silence passes; \
+            a 5xx or a stdio process that exits on the array warns (as in RPC-004 and RPC-005); \
+            two separate `ping` results are info.",
         gap: None,
     },
     Coverage {

@@ -1,9 +1,11 @@
 //! RPC — the JSON-RPC base (basic, "Messages"): ids echoed, result xor
 //! error, the error object, the standard error codes, no batches, no
 //! response to a notification, `_meta` tolerated. Every probe goes over the
-//! run's initialized connection.
+//! run's initialized connection, except on stdio the messages that may end
+//! the server's process (MCP25-RPC-004, -005, -008): they go to a child of
+//! their rule's own, so that no other rule meets a process one of them ended.
 
-use super::client::{Awaiting, Reply, Seen, Transport};
+use super::client::{Awaiting, Connection, Reply, Seen, Transport};
 use super::lif::judge_unanswered;
 use super::rule::{Mcp25Rule, spec};
 use super::session::{Judgement, Kind, Serving, Session, serving};
@@ -96,14 +98,17 @@ pub(crate) const PARSE_ERROR: Mcp25Rule = Mcp25Rule::new(
 )
 .says("JSON-RPC 2.0 reserves -32700 for text that is not valid JSON")
 .help(
-    "protocheck sends `ping`, then, on the run's connection (each a POST body, side by side, \
-     over HTTP, a line on stdio), the truncated text `{\"jsonrpc\":\"2.0\",\"id\":1,`, a whole \
-     `ping` followed by trailing data, an object with single quotes and a bare key, and over HTTP \
-     an empty body; then another `ping`. It reads the answer to each broken text and checks that \
-     the second `ping` is answered as the first was.",
+    "protocheck sends `ping`, then the truncated text `{\"jsonrpc\":\"2.0\",\"id\":1,`, a \
+     whole `ping` followed by trailing data, an object with single quotes and a bare key, and over \
+     HTTP an empty body; then another `ping`. Over HTTP each text is a POST body on the run's \
+     connection, side by side; on stdio each is a line to a process of the rule's own, \
+     initialized first, and a text that ends the process is followed by a new one. It reads the \
+     answer to each broken text and checks that the second `ping` is answered as the first was.",
     "The server answers with a result, a 2xx without an error, or nothing over HTTP, drops the \
-     connection or stops serving; a 5xx or another error code than -32700 is a warning. Usually \
-     the parse failure escapes as an unhandled exception, or on stdio ends the read loop.",
+     connection or stops serving; a 5xx or another error code than -32700 is a warning, and so is \
+     a stdio process that exits on the text (the client broke its own MUST by writing it, and no \
+     sentence says what the server does with it). Usually the parse failure escapes as an \
+     unhandled exception, or on stdio ends the read loop.",
     "Catch JSON parse failures at the transport: answer error -32700 with `id: null` (over HTTP \
      with a 400 status), or on stdio skip the line, and go on reading the next message.",
 );
@@ -120,13 +125,15 @@ pub(crate) const INVALID_REQUEST: Mcp25Rule = Mcp25Rule::new(
 .says("a request names a method; JSON-RPC answers an invalid request object with -32600")
 .help(
     "protocheck sends `ping`, then five invalid request objects (no `method`; \
-     `method` a number; `jsonrpc` \"1.0\"; no `jsonrpc`; a boolean `id`), then another `ping`. It \
+     `method` a number; `jsonrpc` \"1.0\"; no `jsonrpc`; a boolean `id`), then another `ping`, \
+     on stdio to a process of the rule's own (a new one after an object that ends it). It \
      expects each refused with error -32600 or an HTTP 4xx (silence is accepted on stdio; 202 with \
      no body for the object without `method`, which reads as a malformed response too, and for \
      the boolean `id`, which may be read as a notification), and the second `ping` answered as \
      the first was.",
     "The server answers with a result, with a status other than 4xx and no JSON-RPC error, or not \
-     at all over HTTP, or stops serving; another error code is a warning. Usually the object is \
+     at all over HTTP, or stops serving; another error code, or a stdio process that exits on the \
+     object, is a warning. Usually the object is \
      taken for a response, the missing `method` raises an unhandled exception, or the server \
      never checks `jsonrpc` or the type of `method` and `id` and serves the request.",
     "Validate every incoming object before dispatch: `jsonrpc` exactly \"2.0\", a string \
@@ -196,13 +203,14 @@ pub(crate) const NO_BATCH: Mcp25Rule = Mcp25Rule::new(
      2025-06-18), so no answer is an array",
 )
 .help(
-    "protocheck sends `ping`, then a JSON array holding two `ping` requests, then another `ping`. \
-     It reads the answer to the array and checks that the second `ping` is answered as the first \
+    "protocheck sends `ping`, then a JSON array holding two `ping` requests, then another `ping` \
+     (on stdio to a process of the rule's own, and after an array that ends it, to a new one). It \
+     reads the answer to the array and checks that the second `ping` is answered as the first \
      was.",
     "An array answer means the server still supports JSON-RPC batches, which 2025-06-18 removed \
      (often an older SDK or a generic JSON-RPC library). A 2xx without a JSON-RPC error (such as \
-     a 202) fails too, a 5xx is a warning; one result is information: the batch was split and \
-     processed.",
+     a 202) fails too, a 5xx or a stdio process that exits on the array is a warning; one result \
+     is information: the batch was split and processed.",
     "Refuse an array: answer one JSON-RPC error such as -32600 (over HTTP with a 400), or on \
      stdio drop the line, and keep serving. SDK releases for 2025-06-18 and later no longer \
      accept batches.",
@@ -584,22 +592,27 @@ fn judge_refusal(reply: &Reply, what: &str, want: i64, name: &str, silence: Sile
     }
 }
 
-/// A `ping` on the run's connection before a probe that may stop it
-/// serving, for [`still_serving`] to compare with.
-async fn ping_before(s: &Session) -> Reply {
-    s.main.request("ping", json!({})).await
+/// A `ping` on `conn` before a probe that may stop it serving, for
+/// [`still_serving`] to compare with.
+async fn ping_before(conn: &Connection) -> Reply {
+    conn.request("ping", json!({})).await
 }
 
-/// Whether the run's connection still serves after a probe: a `ping` after
-/// it must be answered as the one `before` it was (so that a broken `ping`,
+/// Whether `conn` still serves after a probe: a `ping` after it must be
+/// answered as the one `before` it was (so that a broken `ping`,
 /// MCP25-UTL-001's matter, fails no other rule). A server that stopped
 /// fails the probe's rule; when nothing can tell, a passing probe is not
 /// verified.
-async fn still_serving(s: &Session, before: &Reply, after: Judgement, what: &str) -> Judgement {
+async fn still_serving(
+    conn: &Connection,
+    before: &Reply,
+    after: Judgement,
+    what: &str,
+) -> Judgement {
     if matches!(after.kind, Kind::Skip) {
         return after;
     }
-    let ping = s.main.request("ping", json!({})).await;
+    let ping = conn.request("ping", json!({})).await;
     match serving(before, &ping) {
         Serving::Yes => after,
         Serving::No(why) => {
@@ -656,14 +669,27 @@ fn not_json(s: &Session) -> Vec<(&'static str, String, Option<Value>)> {
 }
 
 async fn parse_error(s: &Session) -> Judgement {
-    let before = ping_before(s).await;
+    let mut own = match probe_connection(s).await {
+        Ok(own) => own,
+        Err(j) => return j,
+    };
+    let before = ping_before(own.as_ref().unwrap_or(&s.main)).await;
     let texts = not_json(s);
     let mut judged = Vec::new();
     let whats: Vec<&str> = texts.iter().map(|(what, _, _)| *what).collect();
     let texts = texts.into_iter().map(|(_, t, id)| (t, id)).collect();
-    let replies = send_frames(s, "malformed JSON", texts).await;
-    for (what, reply) in whats.into_iter().zip(replies) {
+    let sent = match send_frames(s, &mut own, "malformed JSON", texts).await {
+        Ok(sent) => sent,
+        Err(j) => {
+            close_own(own).await;
+            return j;
+        }
+    };
+    for (what, Sent { reply, ended }) in whats.into_iter().zip(sent) {
         let j = match reply.status {
+            _ if ended.is_some() => {
+                ended_process(what, &reply, ended.as_deref().unwrap_or_default())
+            }
             // A 5xx refuses the text, as a server error: the catalogue reports it as a warn.
             Some(status) if status >= 500 && reply.result().is_none() => Judgement::warn(format!(
                 "{what} was answered {}: a server error instead of -32700 (Parse error) or \
@@ -682,32 +708,108 @@ async fn parse_error(s: &Session) -> Judgement {
         judged.push(j);
     }
     let j = super::session::worst_of(judged);
-    still_serving(s, &before, j, "texts that are not JSON").await
+    let j = still_serving(
+        own.as_ref().unwrap_or(&s.main),
+        &before,
+        j,
+        "texts that are not JSON",
+    )
+    .await;
+    close_own(own).await;
+    j
 }
 
-/// Sends each of `texts` as a frame of its own on the run's connection and
-/// reads what each got: over HTTP side by side (each POST stands alone), on
-/// stdio one after another (a line each, silence read up to a barrier).
-/// The id a text carries inside it, if any, is retired once the text is
-/// answered (on stdio a late answer to it is then not taken for another's).
-async fn send_frames(s: &Session, label: &str, texts: Vec<(String, Option<Value>)>) -> Vec<Reply> {
+/// What one message that may stop the server got.
+struct Sent {
+    reply: Reply,
+    /// On stdio, how the server's process ended after the message, when it
+    /// did: the pipe's error, with the exit status and the end of stderr.
+    ended: Option<String>,
+}
+
+/// Where a rule sends messages that may stop the server, and the `ping`s
+/// around them: over HTTP the run's connection (every POST stands alone);
+/// on stdio a child of the rule's own, initialized at 2025-11-25, so that a
+/// process a malformed line ends is never the one the other rules use.
+async fn probe_connection(s: &Session) -> Result<Option<Connection>, Judgement> {
     match s.transport() {
-        Transport::Http => {
-            let sends = texts
-                .into_iter()
-                .map(|(text, _)| s.main.send_frame(label, text, Awaiting::Nothing));
-            futures::future::join_all(sends).await
+        Transport::Http => Ok(None),
+        Transport::Stdio => s.initialized_connection().await.map(Some),
+    }
+}
+
+/// Sends each of `texts` as a frame of its own and reads what each got:
+/// over HTTP side by side on the run's connection (each POST stands alone),
+/// on stdio one after another on `own` (a line each, silence read up to a
+/// barrier). The id a text carries inside it, if any, is retired once the
+/// text is answered (on stdio a late answer to it is then not taken for
+/// another's). On stdio, when a text ends the process, the next text goes
+/// to a new child, initialized as the first was: each text is judged on a
+/// process that read it, never on a dead pipe. `own` is then the child the
+/// last text went to.
+async fn send_frames(
+    s: &Session,
+    own: &mut Option<Connection>,
+    label: &str,
+    texts: Vec<(String, Option<Value>)>,
+) -> Result<Vec<Sent>, Judgement> {
+    let Some(conn) = own.as_mut() else {
+        let sends = texts
+            .into_iter()
+            .map(|(text, _)| s.main.send_frame(label, text, Awaiting::Nothing));
+        let replies = futures::future::join_all(sends).await;
+        return Ok(replies
+            .into_iter()
+            .map(|reply| Sent { reply, ended: None })
+            .collect());
+    };
+    let mut sent = Vec::new();
+    for (text, id) in texts {
+        let reply = conn.send_frame(label, text, Awaiting::Nothing).await;
+        if let Some(id) = id {
+            conn.retire(&[id]).await;
         }
-        Transport::Stdio => {
-            let mut replies = Vec::new();
-            for (text, id) in texts {
-                replies.push(s.main.send_frame(label, text, Awaiting::Nothing).await);
-                if let Some(id) = id {
-                    s.main.retire(&[id]).await;
-                }
-            }
-            replies
+        let ended = reply
+            .error
+            .as_ref()
+            .filter(|e| {
+                !matches!(
+                    e,
+                    TransportError::Timeout(_) | TransportError::TooLarge { .. }
+                )
+            })
+            .map(ToString::to_string);
+        if ended.is_some() {
+            let fresh = s.initialized_connection().await?;
+            let dead = std::mem::replace(conn, fresh);
+            dead.close().await;
         }
+        sent.push(Sent { reply, ended });
+    }
+    Ok(sent)
+}
+
+/// The judgement of a message after which the server's process ended (on
+/// stdio). The transport forbids the client to write such a line ("The
+/// client MUST NOT write anything to the server's stdin that is not a valid
+/// MCP message") and no sentence says what the server does with one, so an
+/// exit breaks no requirement; but the client loses the session and
+/// everything in flight: a robustness warning, with what was sent and how
+/// the process ended.
+fn ended_process(what: &str, reply: &Reply, how: &str) -> Judgement {
+    Judgement::warn(format!(
+        "{what} ended the server's process: {how}. A robustness warning, not a failure: the \
+         client broke its own MUST by writing it, and the specification does not say what the \
+         server does with such a line, but a process that exits on one ends its client's \
+         session. protocheck started a new process for the rest of this rule's messages"
+    ))
+    .reply(reply)
+}
+
+/// Ends the rule's own child, if it has one (stdio).
+async fn close_own(own: Option<Connection>) {
+    if let Some(conn) = own {
+        conn.close().await;
     }
 }
 
@@ -746,21 +848,34 @@ fn invalid_requests(s: &Session) -> Vec<(&'static str, Value, Option<Value>)> {
 }
 
 async fn invalid_request(s: &Session) -> Judgement {
-    let before = ping_before(s).await;
+    let mut own = match probe_connection(s).await {
+        Ok(own) => own,
+        Err(j) => return j,
+    };
+    let before = ping_before(own.as_ref().unwrap_or(&s.main)).await;
     let mut judged = Vec::new();
     let objects = invalid_requests(s);
     let texts = objects
         .iter()
         .map(|(_, frame, id)| (frame.to_string(), id.clone()))
         .collect();
-    let replies = send_frames(s, "invalid request", texts).await;
-    for ((what, frame, _), reply) in objects.into_iter().zip(replies) {
+    let sent = match send_frames(s, &mut own, "invalid request", texts).await {
+        Ok(sent) => sent,
+        Err(j) => {
+            close_own(own).await;
+            return j;
+        }
+    };
+    for ((what, frame, _), Sent { reply, ended }) in objects.into_iter().zip(sent) {
         let no_method = frame.get("method").is_none();
         // An id that is no string or number leaves the object without a
         // usable id: a server may read it as a notification, as MCP25-RPC-006
         // accepts for a null id, and accept it with 202 and no body.
         let unusable_id = frame.get("id").is_some_and(Value::is_boolean);
         let j = match reply.status {
+            _ if ended.is_some() => {
+                ended_process(what, &reply, ended.as_deref().unwrap_or_default())
+            }
             // A server error refuses the object, as MCP25-RPC-004 and
             // MCP25-RPC-008 judge one: the same warning (prefer a 4xx).
             Some(status) if status >= 500 && reply.result().is_none() => Judgement::warn(format!(
@@ -802,9 +917,16 @@ async fn invalid_request(s: &Session) -> Judgement {
         };
         judged.push(j);
     }
-    let what = "five invalid request objects";
     let j = super::session::worst_of(judged);
-    still_serving(s, &before, j, what).await
+    let j = still_serving(
+        own.as_ref().unwrap_or(&s.main),
+        &before,
+        j,
+        "five invalid request objects",
+    )
+    .await;
+    close_own(own).await;
+    j
 }
 
 async fn null_id(s: &Session) -> Judgement {
@@ -927,19 +1049,46 @@ async fn method_not_found(s: &Session) -> Judgement {
 }
 
 async fn no_batch(s: &Session) -> Judgement {
-    let before = ping_before(s).await;
+    let mut own = match probe_connection(s).await {
+        Ok(own) => own,
+        Err(j) => return j,
+    };
+    let before = ping_before(own.as_ref().unwrap_or(&s.main)).await;
     let ids = [json!(s.client.next_id()), json!(s.client.next_id())];
     let batch = json!([
         {"jsonrpc": "2.0", "id": ids[0], "method": "ping"},
         {"jsonrpc": "2.0", "id": ids[1], "method": "ping"},
     ]);
-    let reply = s
-        .main
+    let conn = own.as_ref().unwrap_or(&s.main);
+    let reply = conn
         .send_frame("batch", batch.to_string(), Awaiting::Nothing)
         .await;
-    s.main.retire(&ids).await;
+    conn.retire(&ids).await;
     let what = "a batch of two `ping`s";
-    let j = if let Some(Value::Array(items)) = &reply.message {
+    // On stdio the batch went to a child of the rule's own: one it ended is
+    // replaced, for the `ping` after it, by a new one.
+    let ended = (s.transport() == Transport::Stdio)
+        .then_some(reply.error.as_ref())
+        .flatten()
+        .filter(|e| {
+            !matches!(
+                e,
+                TransportError::Timeout(_) | TransportError::TooLarge { .. }
+            )
+        })
+        .map(ToString::to_string);
+    if ended.is_some()
+        && let Some(dead) = own.take()
+    {
+        dead.close().await;
+        own = match s.initialized_connection().await {
+            Ok(fresh) => Some(fresh),
+            Err(j) => return j,
+        };
+    }
+    let j = if let Some(how) = &ended {
+        ended_process(what, &reply, how)
+    } else if let Some(Value::Array(items)) = &reply.message {
         Judgement::fail(format!(
             "{what} was answered with a JSON array of {} items: a batch is not a message of \
              this revision",
@@ -988,7 +1137,9 @@ async fn no_batch(s: &Session) -> Judgement {
             .reply(&reply),
         }
     };
-    still_serving(s, &before, j, what).await
+    let j = still_serving(own.as_ref().unwrap_or(&s.main), &before, j, what).await;
+    close_own(own).await;
+    j
 }
 
 async fn notification_unanswered(s: &Session) -> Judgement {

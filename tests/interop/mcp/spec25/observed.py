@@ -231,7 +231,32 @@ def serve_http(srv, port):
         httpd.server_close()
 
 
+# --- item: a process that ends on a client's malformed line --------------------
+
+class ExitsOnBadLine(Observed):
+    """Over stdio, ends its process with status 1 on a line that is not JSON or
+    is a JSON array, writing why to stderr, as a server whose stdio loop treats
+    a decoding error as fatal does.
+
+    TRANSPORTS "stdio": the client "MUST NOT write anything to the server's
+    stdin that is not a valid MCP message"; nothing in the specification says
+    what the server does with such a line, so ending the process breaks no
+    sentence. Every other message is served as the correct server serves it.
+    """
+
+    def unparsable(self, err, emit):
+        sys.stderr.write(f"fatal: reading stdin: {err}\n")
+        sys.stderr.flush()
+        sys.exit(1)
+
+    def batch(self, session, items, emit):
+        sys.stderr.write("fatal: reading stdin: a JSON array is not a message\n")
+        sys.stderr.flush()
+        sys.exit(1)
+
+
 VARIANTS = {
+    "exits-on-bad-line": ExitsOnBadLine,
     "apps-bundle": AppsBundle,
     "apps-bundle-over-limit": AppsBundle,
     "server-errors": ServerErrors,
@@ -243,5 +268,8 @@ VARIANTS = {
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in VARIANTS:
-        sys.exit("usage: observed.py {" + ",".join(VARIANTS) + "} [PORT]")
-    serve_http(VARIANTS[sys.argv[1]](), int(sys.argv[2]) if len(sys.argv) > 2 else 0)
+        sys.exit("usage: observed.py {" + ",".join(VARIANTS) + "} [PORT | stdio]")
+    if len(sys.argv) > 2 and sys.argv[2] == "stdio":
+        server.serve_stdio(VARIANTS[sys.argv[1]]())
+    else:
+        serve_http(VARIANTS[sys.argv[1]](), int(sys.argv[2]) if len(sys.argv) > 2 else 0)

@@ -246,6 +246,10 @@ class Server:
         # TRANSPORTS "stdio": messages MUST NOT contain embedded newlines.
         return json.dumps(doc, separators=(",", ":"))
 
+    def unparsable(self, err, emit):
+        """Over stdio, answers a line that is not JSON (JSON-RPC 2.0 section 5.1)."""
+        emit(error_doc(None, -32700, "Parse error"))
+
     def batch(self, session, items, emit):
         # 2025-06-18 removed JSON-RPC batching; a message is a single object.
         return error_doc(None, -32600, "Invalid Request: batches are not supported")
@@ -581,8 +585,8 @@ def serve_stdio(server):
             continue
         try:
             msg = server.parse(raw.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError):
-            write(error_doc(None, -32700, "Parse error"))
+        except (ValueError, UnicodeDecodeError) as err:
+            server.unparsable(err, write)
             continue
         if isinstance(msg, list):
             answer = server.batch(session, msg, write)
