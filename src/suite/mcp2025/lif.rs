@@ -201,10 +201,10 @@ pub(crate) const BEFORE_INITIALIZE: Mcp25Rule = Mcp25Rule::new(
      initialize response (the sentence binds the client; a server is not required to refuse)",
 )
 .help(
-    "protocheck starts a new child process and writes, before any `initialize`, one after another \
-     and each followed by a `ping`: `tools/list`, `resources/list`, `resources/templates/list`, \
-     `resources/read`, `prompts/list` and `logging/setLevel`; it reads whether a result for any \
-     comes back before the `ping`'s reply.",
+    "protocheck starts a new child process and writes, before any `initialize`, all at once: \
+     `tools/list`, `resources/list`, `resources/templates/list`, `resources/read`, `prompts/list` \
+     and `logging/setLevel`; it reads the answer to each by its id, for up to the request \
+     timeout, and whether any is a result.",
     "Reported as information only, since the sentence binds the client. A result means the server \
      serves requests without the handshake, which usually means it keeps no lifecycle state; an \
      error or no answer passes.",
@@ -858,20 +858,24 @@ async fn before_initialize(s: &Session) -> Judgement {
         Ok(conn) => conn,
         Err(j) => return j,
     };
-    // One after another on the new process, each followed by a `ping`
-    // barrier (which the lifecycle allows before `initialize`).
-    let mut answered = Vec::new();
-    for (method, params) in PRE_INIT_REQUESTS {
+    // All six at once on the new process, each answer read by its id for
+    // up to the request timeout: a server that serves its requests side by
+    // side may answer them in any order, so an answer is paired with its
+    // request by id, never by when it came. A server that leaves them
+    // unanswered costs the run one timeout, spent beside the other rules.
+    let sends = PRE_INIT_REQUESTS.iter().map(|(method, params)| {
         let id = json!(s.client.next_id());
         let frame =
             format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
-        let reply = conn.send_frame(method, frame, Awaiting::Nothing).await;
-        let stop = reply.unanswered() && reply.error.as_ref().is_some_and(|e| !is_timeout(e));
-        answered.push((method, reply));
-        if stop {
-            break;
+        let conn = &conn;
+        async move {
+            (
+                *method,
+                conn.send_frame(method, frame, Awaiting::Id(id)).await,
+            )
         }
-    }
+    });
+    let answered: Vec<(&str, Reply)> = futures::future::join_all(sends).await;
     conn.close().await;
     let processed: Vec<&(&str, Reply)> = answered
         .iter()
@@ -909,7 +913,7 @@ async fn before_initialize(s: &Session) -> Judgement {
                 if reply.message.is_some() {
                     reply.describe()
                 } else {
-                    "no answer before the reply to a `ping` sent after it".to_owned()
+                    format!("no answer within {} s", s.client.timeout().as_secs_f64())
                 }
             )
         })
