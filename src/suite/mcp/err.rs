@@ -3,7 +3,7 @@
 //!
 //! ERR-004, 005 and 008 are run-wide: every error seen during the run counts.
 
-use super::client::{Probe, Reply, Seen, client_info, clip, some};
+use super::client::{Invalidity, Probe, Reply, Seen, client_info, clip, some};
 use super::era::Era;
 use super::rule::{Keyword, McpRule, spec};
 use super::session::{Judgement, Session, Unreached};
@@ -811,12 +811,15 @@ async fn missing_meta(s: &Session) -> Judgement {
 /// A change that makes a conforming probe lack something.
 type Bend = fn(Probe) -> Probe;
 
-/// The probe with no `params` member at all (so no `_meta` either).
+/// The probe with no `params` member at all (so no `_meta` either): as
+/// invalid as one without `_meta`, so its answer is this rule's evidence
+/// alone, never the run-wide rules' (a plain-text 400 to it is MCP-ERR-006's
+/// matter, not MCP-RES-005's).
 fn without_params(mut probe: Probe) -> Probe {
     if let Some(body) = probe.body.as_object_mut() {
         body.remove("params");
     }
-    probe
+    probe.invalid(Invalidity::MissingMeta)
 }
 
 /// The capability each input-request method needs from the client.
