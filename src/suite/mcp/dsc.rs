@@ -142,7 +142,29 @@ pub(crate) const RULES: &[McpRule] = &[
 ];
 
 async fn discover_implemented(s: &Session) -> Judgement {
-    if let Era::Legacy { legacy_version } = &s.era {
+    if let Era::Legacy {
+        legacy_version,
+        listed,
+    } = &s.era
+        && !listed.is_empty()
+    {
+        // The versioning page has a server that does not support the
+        // requested version say which it does; this one did, and 2026-07-28
+        // is not among them. It is not judged on a revision it says it does
+        // not speak, and its `server/discover` is not broken.
+        return Judgement::skip(format!(
+            "not applicable: `server/discover` was answered {}, listing {} and not \
+             {PROTOCOL_VERSION}, and a legacy `initialize` negotiated {legacy_version}: the \
+             server says it does not speak {PROTOCOL_VERSION}, so the {PROTOCOL_VERSION} rules \
+             do not apply. `--mcp-revision newest` judges it on the newest revision it lists \
+             that protocheck knows",
+            s.discover.describe(),
+            listed.join(", ")
+        ))
+        .reply(&s.discover)
+        .reply(&s.initialize);
+    }
+    if let Era::Legacy { legacy_version, .. } = &s.era {
         return Judgement::fail(format!(
             "`server/discover` was answered {}, not as a {PROTOCOL_VERSION} server answers it, \
              and a legacy `initialize` with a result negotiating {legacy_version}: judged, from \

@@ -7,7 +7,7 @@
 //! "Backward Compatibility"). The `initialize` probe is always sent as a 2025-11-25
 //! client would send it, because the DEP rules judge how it is handled.
 
-use super::client::{McpClient, Probe, Reply, client_info};
+use super::client::{McpClient, Probe, Reply, client_info, clip};
 use super::wire::{self, H_PROTOCOL_VERSION, H_SESSION_ID, LEGACY_VERSION, code};
 use crate::suite::context::EngineError;
 use crate::transport::{HttpRequest, TransportError};
@@ -21,8 +21,15 @@ pub enum Era {
     Modern,
     /// Modern requests and a legacy `initialize` both work.
     Dual { legacy_version: String },
-    /// Only `initialize` works: a 2025-11-25 (or older) server.
-    Legacy { legacy_version: String },
+    /// Only `initialize` works: a 2025-11-25 (or older) server. `listed`:
+    /// the revisions its answer to `server/discover` named, when it named
+    /// some and 2026-07-28 was not among them (a `DiscoverResult`'s
+    /// `supportedVersions`, or a -32022 refusal's `supported`): a server of
+    /// the 2026-07-28 era that says it speaks older revisions only.
+    Legacy {
+        legacy_version: String,
+        listed: Vec<String>,
+    },
 }
 
 impl Era {
@@ -37,9 +44,21 @@ impl Era {
                  negotiated {legacy_version}",
                 wire::PROTOCOL_VERSION
             ),
-            Self::Legacy { legacy_version } => format!(
+            Self::Legacy {
+                legacy_version,
+                listed,
+            } if listed.is_empty() => format!(
                 "judged as MCP {legacy_version} only: `server/discover` got no MCP {} answer, \
                  and a legacy `initialize` negotiated {legacy_version}",
+                wire::PROTOCOL_VERSION
+            ),
+            Self::Legacy {
+                legacy_version,
+                listed,
+            } => format!(
+                "judged as MCP {legacy_version} only: the server's answer to `server/discover` \
+                 lists {} and not {}, and a legacy `initialize` negotiated {legacy_version}",
+                listed.join(", "),
                 wire::PROTOCOL_VERSION
             ),
         }
@@ -75,6 +94,33 @@ pub fn recognised_modern(reply: &Reply) -> bool {
         (Some(404), Some(code::METHOD_NOT_FOUND)) => true,
         _ => false,
     }
+}
+
+/// The revisions an answer to `server/discover` lists, when it lists some
+/// and 2026-07-28 is not among them: a `DiscoverResult`'s
+/// `supportedVersions`, or the `supported` of a -32022 refusal. Empty when it
+/// lists none, or lists 2026-07-28.
+pub fn listed_without_current(reply: &Reply) -> Vec<String> {
+    let list = match reply.result() {
+        Some(result) => result.get("supportedVersions"),
+        None if reply.error_code() == Some(code::UNSUPPORTED_PROTOCOL_VERSION) => reply
+            .message
+            .as_ref()
+            .and_then(|m| m.pointer("/error/data/supported")),
+        None => None,
+    };
+    let Some(list) = list.and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let names: Vec<String> = list
+        .iter()
+        .filter_map(Value::as_str)
+        .map(|v| clip(v, 40))
+        .collect();
+    if names.is_empty() || names.iter().any(|v| v == wire::PROTOCOL_VERSION) {
+        return Vec::new();
+    }
+    names
 }
 
 /// A legacy `initialize` request as a 2025-11-25 client sends it.
@@ -195,9 +241,20 @@ pub(crate) async fn detect(
     };
     let modern = recognised_modern(&discover);
     let legacy = negotiated_version(&initialize);
+    let listed = listed_without_current(&discover);
     let era = match (modern, legacy) {
+        // Versioning, "Backward Compatibility": the server lists what it
+        // speaks; one that leaves 2026-07-28 out does not speak it, however
+        // well it answers `server/discover`.
+        (true, Some(v)) if !listed.is_empty() => Era::Legacy {
+            legacy_version: v,
+            listed,
+        },
         (true, Some(v)) => Era::Dual { legacy_version: v },
-        (false, Some(v)) => Era::Legacy { legacy_version: v },
+        (false, Some(v)) => Era::Legacy {
+            legacy_version: v,
+            listed: Vec::new(),
+        },
         // A server that answers neither way is judged as a modern server whose
         // discover is broken: MCP-DSC-001 fails and says what came back.
         (_, None) => Era::Modern,
