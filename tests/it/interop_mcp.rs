@@ -351,7 +351,14 @@ fn third_party_launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
 /// Published servers on the Go and C# SDKs, from the package registries:
 /// kubernetes-mcp-server 0.0.67 (npm; Go), mcp-grafana 2.1.1 (PyPI; Go) and
 /// @azure/mcp 2.0.5 (npm; C#), over Streamable HTTP.
-const PUBLISHED: &[&str] = &["kubernetes-mcp", "grafana-mcp", "azure-mcp"];
+const PUBLISHED: &[&str] = &[
+    "kubernetes-mcp",
+    "grafana-mcp",
+    "azure-mcp",
+    "kubernetes-mcp-stdio",
+    "grafana-mcp-stdio",
+    "azure-mcp-stdio",
+];
 
 /// A loopback port nothing listens on: every outbound connection of a
 /// published server goes there (as its proxy, or as the cluster or Grafana
@@ -373,10 +380,10 @@ fn published_env(name: &str) -> Vec<(&'static str, &'static str)> {
         ("NO_PROXY", "127.0.0.1,localhost"),
         ("no_proxy", "127.0.0.1,localhost"),
     ];
-    if name == "azure-mcp" {
+    if name.starts_with("azure-mcp") {
         env.push(("AZURE_MCP_COLLECT_TELEMETRY", "false"));
     }
-    if name == "grafana-mcp" {
+    if name.starts_with("grafana-mcp") {
         env.push(("GRAFANA_URL", NOWHERE));
         env.push(("GRAFANA_USAGE_STATS", "disabled"));
     }
@@ -422,6 +429,42 @@ fn published_launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
             .clone()
             .ok_or("PROTOCHECK_INTEROP_REAL_NPM names no node_modules with kubernetes-mcp-server and @azure/mcp")
     };
+    let shown = |p: PathBuf| p.display().to_string();
+    // Over stdio, each is started as its documentation says for a client
+    // that spawns it: the same binary and options, without a port.
+    let stdio =
+        match name {
+            "kubernetes-mcp-stdio" => Some(format!(
+                "{} --read-only --kubeconfig {}",
+                shown(npm()?.join(
+                    "kubernetes-mcp-server-linux-amd64/bin/kubernetes-mcp-server-linux-amd64"
+                )),
+                shown(fixture_dir().join("kubeconfig"))
+            )),
+            "grafana-mcp-stdio" => Some(format!(
+                "{} --usage-stats=disabled --disable-write",
+                shown(
+                    tools
+                        .grafana
+                        .clone()
+                        .ok_or("PROTOCHECK_INTEROP_GRAFANA names no mcp-grafana")?
+                )
+            )),
+            "azure-mcp-stdio" => Some(format!(
+                "{} server start --read-only",
+                shown(npm()?.join("@azure/mcp-linux-x64/dist/azmcp"))
+            )),
+            _ => None,
+        };
+    if let Some(line) = stdio {
+        return Ok(Launch::Stdio {
+            line,
+            env: published_env(name)
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), PathBuf::from(v)))
+                .collect(),
+        });
+    }
     let port = free_port()?;
     let mut cmd = match name {
         "kubernetes-mcp" => {
@@ -1544,7 +1587,7 @@ fn run_panel(panel: &Panel) {
             "memory-stdio" | "filesystem-stdio" => {
                 tools.servers_npm.is_none() || tools.node.is_none()
             }
-            "grafana-mcp" => tools.grafana.is_none(),
+            "grafana-mcp" | "grafana-mcp-stdio" => tools.grafana.is_none(),
             _ if PUBLISHED.contains(&name.as_str()) => tools.real_npm.is_none(),
             _ => false,
         };

@@ -685,11 +685,9 @@ async fn parse_error(s: &Session) -> Judgement {
             return j;
         }
     };
+    let exits: Vec<bool> = sent.iter().map(|x| x.ended.is_some()).collect();
     for (what, Sent { reply, ended }) in whats.into_iter().zip(sent) {
         let j = match reply.status {
-            _ if ended.is_some() => {
-                ended_process(what, &reply, ended.as_deref().unwrap_or_default())
-            }
             // A 5xx refuses the text, as a server error: the catalogue reports it as a warn.
             Some(status) if status >= 500 && reply.result().is_none() => Judgement::warn(format!(
                 "{what} was answered {}: a server error instead of -32700 (Parse error) or \
@@ -705,9 +703,9 @@ async fn parse_error(s: &Session) -> Judgement {
                 silence_on_stdio(s),
             ),
         };
-        judged.push(j);
+        judged.push(after_exit(j, what, &reply, ended.as_deref()));
     }
-    let j = super::session::worst_of(judged);
+    let j = exits_explained(super::session::worst_of(judged), &exits);
     let j = still_serving(
         own.as_ref().unwrap_or(&s.main),
         &before,
@@ -797,13 +795,62 @@ async fn send_frames(
 /// everything in flight: a robustness warning, with what was sent and how
 /// the process ended.
 fn ended_process(what: &str, reply: &Reply, how: &str) -> Judgement {
+    // What the process wrote last on stderr is often an error line and then
+    // its usage text: the first lines of it, on one line of the finding, say
+    // why it ended; the rest is counted.
+    const SHOWN_LINES: usize = 2;
+    // Whether the pipe error came from writing or from reading depends on
+    // how soon the process was gone: the exit status and stderr, which the
+    // pipe's error ends with, are the same either way.
+    let how = how.find("(exit status").map_or(how, |at| &how[at..]);
+    let lines: Vec<&str> = how
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let mut shown: Vec<String> = lines
+        .iter()
+        .take(SHOWN_LINES)
+        .map(|l| clip(l, 300))
+        .collect();
+    if lines.len() > SHOWN_LINES {
+        shown.push(format!("({} more lines)", lines.len() - SHOWN_LINES));
+    }
+    let how = shown;
     Judgement::warn(format!(
-        "{what} ended the server's process: {how}. A robustness warning, not a failure: the \
-         client broke its own MUST by writing it, and the specification does not say what the \
-         server does with such a line, but a process that exits on one ends its client's \
-         session. protocheck started a new process for the rest of this rule's messages"
+        "{what} ended the server's process {}",
+        how.join(" ⏎ ")
     ))
     .reply(reply)
+}
+
+/// Why an exit warns, said once after the judgements of a rule's messages
+/// when one of them ended the process (see [`ended_process`]).
+fn exits_explained(mut j: Judgement, sent: &[bool]) -> Judgement {
+    if j.kind == Kind::Warn && sent.iter().any(|ended| *ended) {
+        j.message = format!(
+            "{}. A robustness warning, not a failure: the client broke its own MUST by writing \
+             such a message, and the specification does not say what the server does with one, \
+             but a process that exits on it ends its client's session. protocheck started a new \
+             process, initialized, for each message after one that ended it",
+            j.message
+        );
+    }
+    j
+}
+
+/// `j`, the judgement of what a message got, once the process may have
+/// ended after it (`ended`, on stdio): an answer that breaks the rule still
+/// fails (a result to a `ping` with trailing data, written before the
+/// process read on and exited); anything else, no answer included, is the
+/// robustness warning of [`ended_process`].
+fn after_exit(j: Judgement, what: &str, reply: &Reply, ended: Option<&str>) -> Judgement {
+    match ended {
+        Some(how) if j.kind != Kind::Fail || reply.message.is_none() => {
+            ended_process(what, reply, how)
+        }
+        _ => j,
+    }
 }
 
 /// Ends the rule's own child, if it has one (stdio).
@@ -866,6 +913,7 @@ async fn invalid_request(s: &Session) -> Judgement {
             return j;
         }
     };
+    let exits: Vec<bool> = sent.iter().map(|x| x.ended.is_some()).collect();
     for ((what, frame, _), Sent { reply, ended }) in objects.into_iter().zip(sent) {
         let no_method = frame.get("method").is_none();
         // An id that is no string or number leaves the object without a
@@ -873,9 +921,6 @@ async fn invalid_request(s: &Session) -> Judgement {
         // accepts for a null id, and accept it with 202 and no body.
         let unusable_id = frame.get("id").is_some_and(Value::is_boolean);
         let j = match reply.status {
-            _ if ended.is_some() => {
-                ended_process(what, &reply, ended.as_deref().unwrap_or_default())
-            }
             // A server error refuses the object, as MCP25-RPC-004 and
             // MCP25-RPC-008 judge one: the same warning (prefer a 4xx).
             Some(status) if status >= 500 && reply.result().is_none() => Judgement::warn(format!(
@@ -915,9 +960,9 @@ async fn invalid_request(s: &Session) -> Judgement {
                 silence_on_stdio(s),
             ),
         };
-        judged.push(j);
+        judged.push(after_exit(j, what, &reply, ended.as_deref()));
     }
-    let j = super::session::worst_of(judged);
+    let j = exits_explained(super::session::worst_of(judged), &exits);
     let j = still_serving(
         own.as_ref().unwrap_or(&s.main),
         &before,
@@ -1086,9 +1131,7 @@ async fn no_batch(s: &Session) -> Judgement {
             Err(j) => return j,
         };
     }
-    let j = if let Some(how) = &ended {
-        ended_process(what, &reply, how)
-    } else if let Some(Value::Array(items)) = &reply.message {
+    let j = if let Some(Value::Array(items)) = &reply.message {
         Judgement::fail(format!(
             "{what} was answered with a JSON array of {} items: a batch is not a message of \
              this revision",
@@ -1137,6 +1180,10 @@ async fn no_batch(s: &Session) -> Judgement {
             .reply(&reply),
         }
     };
+    let j = exits_explained(
+        after_exit(j, what, &reply, ended.as_deref()),
+        &[ended.is_some()],
+    );
     let j = still_serving(own.as_ref().unwrap_or(&s.main), &before, j, what).await;
     close_own(own).await;
     j
