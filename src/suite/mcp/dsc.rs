@@ -151,13 +151,14 @@ async fn discover_implemented(s: &Session) -> Judgement {
         // The versioning page has a server that does not support the
         // requested version say which it does; this one did, and 2026-07-28
         // is not among them. It is not judged on a revision it says it does
-        // not speak, and its `server/discover` is not broken.
+        // not speak, and its `server/discover` is not broken: no grade (the
+        // first clause is the verdict's short reason, see `grade`).
         return Judgement::skip(format!(
-            "not applicable: `server/discover` was answered {}, listing {} and not \
-             {PROTOCOL_VERSION}, and a legacy `initialize` negotiated {legacy_version}: the \
-             server says it does not speak {PROTOCOL_VERSION}, so the {PROTOCOL_VERSION} rules \
-             do not apply. `--mcp-revision newest` judges it on the newest revision it lists \
-             that protocheck knows",
+            "not verified: the server does not speak {PROTOCOL_VERSION}: `server/discover` was \
+             answered {}, listing {} and not {PROTOCOL_VERSION}, and a legacy `initialize` \
+             negotiated {legacy_version}, so the {PROTOCOL_VERSION} rules do not apply. \
+             `--mcp-revision newest` judges it on the newest revision it lists that protocheck \
+             knows",
             s.discover.describe(),
             listed.join(", ")
         ))
