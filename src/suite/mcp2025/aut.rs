@@ -628,8 +628,28 @@ async fn invalid_token(s: &Session) -> Judgement {
         Ok(reply) => reply,
         Err(skip) => return skip,
     };
+    // A server whose 401 has no Bearer challenge and which publishes no
+    // protected resource metadata uses a credential scheme of its own (see
+    // MCP25-AUT-001): the authorization page is OPTIONAL for it ("SHOULD
+    // conform"), so its token handling warns rather than fails.
+    let own_scheme = reply.status != Some(401)
+        && matches!(
+            discover(s).await,
+            Ok(Err((_, ref found))) if found.doc.is_null() && !found.bearer
+        );
     match reply.status {
         Some(401) => Judgement::pass("`initialize` with an invalid bearer token got 401"),
+        Some(code) if own_scheme => Judgement::warn(format!(
+            "`initialize` with an invalid bearer token got HTTP {code}, not 401{}. The server \
+             seems to use a credential scheme of its own (its 401 has no Bearer challenge and \
+             no protected resource metadata is served): a warning, not a failure, since \
+             authorization is OPTIONAL and an implementation over HTTP SHOULD conform to it",
+            if reply.result().is_some() {
+                " (it was served)"
+            } else {
+                ""
+            }
+        )),
         Some(code) => Judgement::fail(format!(
             "`initialize` with an invalid bearer token got HTTP {code}, not 401{}",
             if reply.result().is_some() {

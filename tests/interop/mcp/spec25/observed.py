@@ -255,7 +255,32 @@ class ExitsOnBadLine(Observed):
         sys.exit(1)
 
 
+# --- item: answers in another order than the requests came ----------------------
+
+class ServesEarlyLate(Observed):
+    """Over stdio, serves the requests written before `initialize` (`ping`
+    aside) with results, each 0.3 s later in a thread of its own, so a `ping`
+    written after one is answered first; after `initialize` it serves as the
+    correct server does. An SDK that serves stdin's lines side by side answers
+    so.
+
+    LIFECYCLE "Initialization": "The client SHOULD NOT send requests other
+    than pings before the server has responded to the `initialize` request"
+    binds the client; a server that serves them breaks no sentence. JSON-RPC
+    2.0 pairs a response with its request by `id` alone, so responses may come
+    in any order.
+    """
+
+    serves_before_initialize = True
+
+    def stdio_delay(self, session, msg):
+        if session.version or msg.get("method") in ("initialize", "ping"):
+            return 0
+        return 0.3
+
+
 VARIANTS = {
+    "serves-early-late": ServesEarlyLate,
     "exits-on-bad-line": ExitsOnBadLine,
     "apps-bundle": AppsBundle,
     "apps-bundle-over-limit": AppsBundle,

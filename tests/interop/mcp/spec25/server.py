@@ -149,6 +149,11 @@ class Server:
     check_origin = True
     strict_jsonrpc = True    # BASIC: a message without `jsonrpc: "2.0"` is invalid (-32600)
     lenient_json = False     # True: the first JSON value of a message is read, the rest ignored
+    serves_before_initialize = False  # True: stdio requests before `initialize` are served
+
+    def stdio_delay(self, session, msg):
+        """Seconds a stdio request waits, in a thread of its own, before it is served."""
+        return 0
 
     def parse(self, text):
         """The JSON value of a message (ValueError when it is not JSON)."""
@@ -295,7 +300,8 @@ class Server:
         params = msg.get("params", {})
         if not isinstance(params, dict):
             return error_doc(rid, -32602, "Invalid params: params must be an object")
-        if stdio and not session.version and method not in ("initialize", "ping"):
+        if (stdio and not session.version and method not in ("initialize", "ping")
+                and not self.serves_before_initialize):
             # LIFECYCLE: initialization MUST be the first interaction.
             return error_doc(rid, -32600, "Server not initialized")
         call = Call(session, rid, params, emit)
@@ -566,7 +572,9 @@ def serve_stdio(server):
             sys.stdout.write(line)
             sys.stdout.flush()
 
-    def run(msg):
+    def run(msg, delay=0):
+        if delay:
+            time.sleep(delay)
         answer = server.handle(session, msg, write, stdio=True)
         if answer is not None:
             write(answer)
@@ -599,9 +607,10 @@ def serve_stdio(server):
         elif kind == "notification":
             server.notify(session, msg)
         elif kind == "request":
-            if msg["method"] == "tools/call":
+            delay = server.stdio_delay(session, msg)
+            if msg["method"] == "tools/call" or delay:
                 # A tool may run long: keep reading (for cancellations) meanwhile.
-                t = threading.Thread(target=run, args=(msg,), daemon=True)
+                t = threading.Thread(target=run, args=(msg, delay), daemon=True)
                 t.start()
                 workers.append(t)
             else:
