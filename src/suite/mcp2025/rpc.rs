@@ -795,28 +795,42 @@ async fn send_frames(
 /// everything in flight: a robustness warning, with what was sent and how
 /// the process ended.
 fn ended_process(what: &str, reply: &Reply, how: &str) -> Judgement {
-    // What the process wrote last on stderr is often an error line and then
-    // its usage text: the first lines of it, on one line of the finding, say
-    // why it ended; the rest is counted.
+    // What the process wrote last on stderr is often an error line among
+    // log lines or before usage text: the last (at most two) lines that
+    // speak of an error, else the last two, on one line of the finding; the
+    // rest is counted.
     const SHOWN_LINES: usize = 2;
     // Whether the pipe error came from writing or from reading depends on
     // how soon the process was gone: the exit status and stderr, which the
     // pipe's error ends with, are the same either way.
     let how = how.find("(exit status").map_or(how, |at| &how[at..]);
-    let lines: Vec<&str> = how
+    const STDERR: &str = "; its stderr ended with: ";
+    let (head, tail) = how.split_once(STDERR).unwrap_or((how, ""));
+    let lines: Vec<&str> = tail
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect();
-    let mut shown: Vec<String> = lines
-        .iter()
-        .take(SHOWN_LINES)
-        .map(|l| clip(l, 300))
-        .collect();
-    if lines.len() > SHOWN_LINES {
-        shown.push(format!("({} more lines)", lines.len() - SHOWN_LINES));
+    let speaks_of_error = |l: &&str| {
+        let l = l.to_ascii_lowercase();
+        ["error", "fatal", "panic", "exception"]
+            .iter()
+            .any(|w| l.contains(w))
+    };
+    let mut picked: Vec<&str> = lines.iter().copied().filter(speaks_of_error).collect();
+    if picked.is_empty() {
+        picked = lines.clone();
     }
-    let how = shown;
+    let picked = &picked[picked.len().saturating_sub(SHOWN_LINES)..];
+    let mut shown: Vec<String> = picked.iter().map(|l| clip(l, 300)).collect();
+    if lines.len() > picked.len() {
+        shown.push(format!("(of {} lines)", lines.len()));
+    }
+    let how = if tail.is_empty() {
+        vec![head.to_owned()]
+    } else {
+        vec![format!("{head}{STDERR}{}", shown.join(" ⏎ "))]
+    };
     Judgement::warn(format!(
         "{what} ended the server's process {}",
         how.join(" ⏎ ")
