@@ -1156,7 +1156,20 @@ fn run_server(
                     .get(*r)
                     .is_some_and(|now| may_differ(name, r, o, now))
             })
-            .map(|(r, o)| format!("{r} {o}→{}", v.outcomes.get(r).map_or("-", |s| s)))
+            .map(|(r, o)| {
+                // What each run said, so that a CI log shows why.
+                let said = |v: &Verdict| {
+                    v.messages
+                        .get(r)
+                        .map_or(String::new(), |m| m.chars().take(400).collect())
+                };
+                format!(
+                    "{r} {o}→{} (run 1: {:?}; this run: {:?})",
+                    v.outcomes.get(r).map_or("-", |s| s),
+                    said(first),
+                    said(v)
+                )
+            })
             .collect();
         let missing = v.outcomes.keys().any(|r| !first.outcomes.contains_key(r));
         if v.grade != first.grade || !changed.is_empty() || missing {

@@ -229,10 +229,23 @@ async fn send(s: &Session, http: &HttpClient, req: HttpRequest, read: Read) -> R
         error: None,
     });
     let started = Instant::now();
-    let resp = match http.send_streaming(&req).await {
+    // A request that met no answer at all (no connection, no status within
+    // the timeout) is sent once more before it counts as unsent: on a loaded
+    // machine one such miss is the machine's, and a rule must not be judged
+    // on one run and left unjudged on the next. These requests are pings,
+    // lists, notifications for requests never sent, GETs, and DELETEs of a
+    // session of the rule's own.
+    let sent = match http.send_streaming(&req).await {
+        Err(err) if err.is_transient() => http
+            .send_streaming(&req)
+            .await
+            .map_err(|again| format!("{again} (sent twice; the first time: {err})")),
+        sent => sent.map_err(|err| err.to_string()),
+    };
+    let resp = match sent {
         Ok(resp) => resp,
         Err(err) => {
-            raw.exchange.error = Some(err.to_string());
+            raw.exchange.error = Some(err);
             return raw;
         }
     };

@@ -526,6 +526,18 @@ enum Wire {
     Stdio(Box<stdio::Pipe>),
 }
 
+/// The methods [`Connection::request`] may send twice: they read, and
+/// change nothing on the server.
+const READ_ONLY_METHODS: [&str; 7] = [
+    "ping",
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+    "resources/read",
+    "prompts/get",
+];
+
 /// How long an exchange waits, besides for the answer it awaits.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Patience {
@@ -711,8 +723,26 @@ impl Connection {
         self.notify("notifications/initialized", json!({})).await
     }
 
-    /// A conforming request with a fresh id.
+    /// A conforming request with a fresh id. Over HTTP a request that reads
+    /// and changes nothing (`ping`, a list, a read, a get) and met no answer
+    /// at all (no connection, or no status within the timeout) is sent once
+    /// more, with a new id: on a loaded machine one such miss is the
+    /// machine's, and the rules that read the answer must not be left
+    /// unjudged by it on one run and judged on the next.
     pub async fn request(&self, method: &str, params: Value) -> Reply {
+        let reply = self
+            .request_with_id(json!(self.client.next_id()), method, params.clone())
+            .await;
+        let missed = matches!(self.wire, Wire::Http { .. })
+            && READ_ONLY_METHODS.contains(&method)
+            && reply.status.is_none()
+            && reply
+                .error
+                .as_ref()
+                .is_some_and(TransportError::is_transient);
+        if !missed {
+            return reply;
+        }
         self.request_with_id(json!(self.client.next_id()), method, params)
             .await
     }
