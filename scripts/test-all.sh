@@ -209,8 +209,18 @@ install_interop_mcp() {
     python3 -m venv "$grafana_venv"
     "$grafana_venv/bin/pip" install -q mcp-grafana==2.1.1
   fi
+  # A published server on fastmcp (PyPI): mcp-server-motherduck, which runs
+  # DuckDB; the panel gives it an in-memory database.
+  local motherduck_venv="$tools/interop-motherduck-venv"
+  if ! "$motherduck_venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp-server-motherduck") != "1.1.0")' 2>/dev/null; then
+    log "installing mcp-server-motherduck 1.1.0 (PyPI)"
+    rm -rf "$motherduck_venv"
+    python3 -m venv "$motherduck_venv"
+    "$motherduck_venv/bin/pip" install -q mcp-server-motherduck==1.1.0
+  fi
   export PROTOCHECK_INTEROP_REAL_NPM="$real_npm"
   export PROTOCHECK_INTEROP_GRAFANA="$grafana_venv/bin/mcp-grafana"
+  export PROTOCHECK_INTEROP_MOTHERDUCK="$motherduck_venv/bin/mcp-server-motherduck"
   export PROTOCHECK_INTEROP_PYTHON="$venv/bin/python"
   export PROTOCHECK_INTEROP_SERVERS_PYTHON="$servers_venv/bin/python"
   export PROTOCHECK_INTEROP_SERVERS_NPM="$tools/mcp-servers-npm/node_modules"

@@ -17,7 +17,8 @@
 //! `PROTOCHECK_INTEROP_SERVERS_PYTHON` and `PROTOCHECK_INTEROP_SERVERS_NPM`,
 //! and published servers on the Go and C# SDKs (kubernetes-mcp-server and
 //! @azure/mcp from npm, mcp-grafana from PyPI) in `PROTOCHECK_INTEROP_REAL_NPM`
-//! and `PROTOCHECK_INTEROP_GRAFANA`.
+//! and `PROTOCHECK_INTEROP_GRAFANA`, and one on fastmcp (mcp-server-motherduck
+//! from PyPI) in `PROTOCHECK_INTEROP_MOTHERDUCK`.
 //! Without them the test says `SKIPPED: …` and passes, except under
 //! `PROTOCHECK_REQUIRE_TOOLS=1`. `PROTOCHECK_INTEROP_ONLY=a,b` limits the panel
 //! to the named servers, `PROTOCHECK_INTEROP_RUNS` sets the runs per server
@@ -88,6 +89,8 @@ struct Tools {
     real_npm: Option<PathBuf>,
     /// mcp-grafana's command, as its PyPI wheel installs it.
     grafana: Option<PathBuf>,
+    /// mcp-server-motherduck's command, as its PyPI package installs it.
+    motherduck: Option<PathBuf>,
 }
 
 impl Tools {
@@ -110,6 +113,7 @@ impl Tools {
                 .map(PathBuf::from)
                 .filter(|p| p.is_dir()),
             grafana: file("PROTOCHECK_INTEROP_GRAFANA"),
+            motherduck: file("PROTOCHECK_INTEROP_MOTHERDUCK"),
         }
     }
 }
@@ -348,16 +352,19 @@ fn third_party_launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
     })
 }
 
-/// Published servers on the Go and C# SDKs, from the package registries:
-/// kubernetes-mcp-server 0.0.67 (npm; Go), mcp-grafana 2.1.1 (PyPI; Go) and
-/// @azure/mcp 2.0.5 (npm; C#), over Streamable HTTP.
+/// Published servers from the package registries: kubernetes-mcp-server
+/// 0.0.67 (npm; Go), mcp-grafana 2.1.1 (PyPI; Go), @azure/mcp 2.0.5 (npm; C#)
+/// and mcp-server-motherduck 1.1.0 (PyPI; fastmcp), over Streamable HTTP and
+/// over stdio.
 const PUBLISHED: &[&str] = &[
     "kubernetes-mcp",
     "grafana-mcp",
     "azure-mcp",
+    "motherduck-mcp",
     "kubernetes-mcp-stdio",
     "grafana-mcp-stdio",
     "azure-mcp-stdio",
+    "motherduck-mcp-stdio",
 ];
 
 /// A loopback port nothing listens on: every outbound connection of a
@@ -368,7 +375,8 @@ const NOWHERE: &str = "http://127.0.0.1:9";
 
 /// The environment of a published server: outbound HTTP through a proxy that
 /// refuses every connection (both spellings: Go reads the upper-case one
-/// first, .NET the lower-case one), loopback direct, and no telemetry.
+/// first, .NET the lower-case one), loopback direct, and no telemetry (nor,
+/// for fastmcp, its banner's check of PyPI for a newer fastmcp).
 fn published_env(name: &str) -> Vec<(&'static str, &'static str)> {
     let mut env = vec![
         ("HTTP_PROXY", NOWHERE),
@@ -386,6 +394,10 @@ fn published_env(name: &str) -> Vec<(&'static str, &'static str)> {
     if name.starts_with("grafana-mcp") {
         env.push(("GRAFANA_URL", NOWHERE));
         env.push(("GRAFANA_USAGE_STATS", "disabled"));
+    }
+    if name.starts_with("motherduck-mcp") {
+        env.push(("FASTMCP_SHOW_SERVER_BANNER", "false"));
+        env.push(("FASTMCP_CHECK_FOR_UPDATES", "off"));
     }
     env
 }
@@ -429,6 +441,12 @@ fn published_launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
             .clone()
             .ok_or("PROTOCHECK_INTEROP_REAL_NPM names no node_modules with kubernetes-mcp-server and @azure/mcp")
     };
+    let motherduck = || {
+        tools
+            .motherduck
+            .clone()
+            .ok_or("PROTOCHECK_INTEROP_MOTHERDUCK names no mcp-server-motherduck")
+    };
     let shown = |p: PathBuf| p.display().to_string();
     // Over stdio, each is started as its documentation says for a client
     // that spawns it: the same binary and options, without a port.
@@ -453,6 +471,12 @@ fn published_launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
             "azure-mcp-stdio" => Some(format!(
                 "{} server start --read-only",
                 shown(npm()?.join("@azure/mcp-linux-x64/dist/azmcp"))
+            )),
+            // An in-memory database, which the server opens only with
+            // `--read-write` (it has no read-only mode for one).
+            "motherduck-mcp-stdio" => Some(format!(
+                "{} --db-path :memory: --read-write",
+                shown(motherduck()?)
             )),
             _ => None,
         };
@@ -501,6 +525,13 @@ fn published_launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
                 "--dangerously-disable-http-incoming-auth",
             ])
             .env("ASPNETCORE_URLS", format!("http://127.0.0.1:{port}"));
+            cmd
+        }
+        "motherduck-mcp" => {
+            let mut cmd = Command::new(motherduck()?);
+            cmd.args(["--transport", "http", "--host", "127.0.0.1", "--port"])
+                .arg(port.to_string())
+                .args(["--db-path", ":memory:", "--read-write"]);
             cmd
         }
         _ => return Err(format!("`{name}` is not a published server")),
@@ -753,8 +784,12 @@ enum Target {
 /// failed in some runs only; these servers on 2025-11-25: MCP25-LIF-003 and
 /// MCP25-LIF-006 skipped), so the verdict would depend on the machine's load.
 /// No sentence of either revision bounds how long a server may take to
-/// start; these rows give each request 30 s.
-const SLOW_START: &[&str] = &["time-stdio", "git-stdio"];
+/// start; these rows give each request 30 s. `motherduck-mcp-stdio` imports
+/// fastmcp and DuckDB besides (about 1.2 s to its first answer on an idle
+/// machine, 2 s of CPU over a process's life): at 10 s, `MCP-STL-003` failed
+/// on one run of ten and `MCP25-LIF-003`, `-004`, `-006` and
+/// `MCP25-RPC-004`, `-005`, `-008`, `-010` went unanswered on others.
+const SLOW_START: &[&str] = &["time-stdio", "git-stdio", "motherduck-mcp-stdio"];
 
 /// The one bearer token `sdk_auth_server.py` accepts (given to it with
 /// `--token`): a made-up string for a loopback server, not a credential.
@@ -1213,6 +1248,7 @@ fn the_expected_table_parses_and_every_server_has_a_launcher() {
         servers_npm: Some(PathBuf::from("node_modules")),
         real_npm: Some(PathBuf::from("node_modules")),
         grafana: Some(PathBuf::from("mcp-grafana")),
+        motherduck: Some(PathBuf::from("mcp-server-motherduck")),
     };
     for name in expected.keys().chain(expectations(&PANEL_2025).keys()) {
         assert!(
@@ -1569,13 +1605,14 @@ fn run_panel(panel: &Panel) {
         || tools.servers_npm.is_none()
         || tools.real_npm.is_none()
         || tools.grafana.is_none()
+        || tools.motherduck.is_none()
     {
         assert!(
             !tools_required(),
             "PROTOCHECK_REQUIRE_TOOLS=1 but PROTOCHECK_INTEROP_NODE, PROTOCHECK_INTEROP_EVERYTHING, \
              PROTOCHECK_INTEROP_FASTMCP_PYTHON, PROTOCHECK_INTEROP_SERVERS_PYTHON, \
-             PROTOCHECK_INTEROP_SERVERS_NPM, PROTOCHECK_INTEROP_REAL_NPM \
-             or PROTOCHECK_INTEROP_GRAFANA is missing"
+             PROTOCHECK_INTEROP_SERVERS_NPM, PROTOCHECK_INTEROP_REAL_NPM, \
+             PROTOCHECK_INTEROP_GRAFANA or PROTOCHECK_INTEROP_MOTHERDUCK is missing"
         );
     }
     let only: Option<BTreeSet<String>> = std::env::var("PROTOCHECK_INTEROP_ONLY")
@@ -1601,14 +1638,15 @@ fn run_panel(panel: &Panel) {
                 tools.servers_npm.is_none() || tools.node.is_none()
             }
             "grafana-mcp" | "grafana-mcp-stdio" => tools.grafana.is_none(),
+            "motherduck-mcp" | "motherduck-mcp-stdio" => tools.motherduck.is_none(),
             _ if PUBLISHED.contains(&name.as_str()) => tools.real_npm.is_none(),
             _ => false,
         };
         if third_party_missing {
             say_skipped(&format!(
                 "{name} in the MCP interop panel; PROTOCHECK_INTEROP_SERVERS_PYTHON, \
-                 PROTOCHECK_INTEROP_SERVERS_NPM (and Node 22), PROTOCHECK_INTEROP_REAL_NPM or \
-                 PROTOCHECK_INTEROP_GRAFANA are not set"
+                 PROTOCHECK_INTEROP_SERVERS_NPM (and Node 22), PROTOCHECK_INTEROP_REAL_NPM, \
+                 PROTOCHECK_INTEROP_GRAFANA or PROTOCHECK_INTEROP_MOTHERDUCK are not set"
             ));
             continue;
         }
