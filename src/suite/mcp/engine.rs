@@ -371,14 +371,33 @@ async fn initialize_in_fresh_child(
     {
         return None;
     }
-    let Ok(child) = crate::transport::stdio::StdioChild::spawn(command, ctx.http.limits()) else {
-        // The run's own child started with the same command moments ago;
-        // should this one not start, the run's child's answer stands.
-        return None;
-    };
-    let client = McpClient::over_stdio(ctx.http.clone(), child, ctx.options.request_timeout());
-    let reply = client.send(&era::initialize_probe(&client)).await;
-    client.close().await;
+    // A new process that leaves `initialize` unanswered within the timeout
+    // (a slow start on a loaded machine) is tried once more: the era, and
+    // with it the rules written for servers that speak only 2026-07-28, must
+    // not rest on an answer protocheck did not wait for.
+    let mut reply = None;
+    for _ in 0..2 {
+        let Ok(child) = crate::transport::stdio::StdioChild::spawn(command, ctx.http.limits())
+        else {
+            // The run's own child started with the same command moments
+            // ago; should this one not start, the run's child's answer
+            // stands.
+            return None;
+        };
+        let client = McpClient::over_stdio(ctx.http.clone(), child, ctx.options.request_timeout());
+        let answer = client.send(&era::initialize_probe(&client)).await;
+        client.close().await;
+        let unanswered = answer.message.is_none()
+            && matches!(
+                answer.transport_error,
+                Some(crate::transport::TransportError::Timeout(_))
+            );
+        reply = Some(answer);
+        if !unanswered {
+            break;
+        }
+    }
+    let reply = reply?;
     if let Some(legacy_version) = era::negotiated_version(&reply) {
         opening.era = Era::Dual { legacy_version };
     }
