@@ -776,3 +776,47 @@ async fn a_protected_server_without_a_token_is_judged_on_its_authorization_only(
         assert_ne!(f["outcome"], "fail", "{f}");
     }
 }
+
+/// A stdio server whose process ends on a valid request (`prompts/get`,
+/// status 3): the rules judged after it meet a dead pipe, so none of them
+/// fails, and the run gets no grade.
+#[tokio::test]
+async fn a_process_that_ends_mid_run_fails_no_rule_and_gets_no_grade() {
+    let python = tool("PROTOCHECK_INTEROP_PYTHON").unwrap_or_else(|| PathBuf::from("python3"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("ends_on_get.py");
+    std::fs::write(
+        &script,
+        format!(
+            "import os, sys\nsys.path.insert(0, {:?})\nimport server\n\n\
+             class EndsOnGet(server.Server):\n    def before(self, call, method):\n        \
+             if method == 'prompts/get':\n            sys.stderr.write('fatal: prompts/get\\n')\n            \
+             sys.stderr.flush()\n            os._exit(3)\n\nserver.serve_stdio(EndsOnGet())\n",
+            panel("spec25").display().to_string()
+        ),
+    )
+    .expect("write the server");
+    let endpoint = Endpoint::Stdio(format!("'{}' '{}'", python.display(), script.display()));
+    let (verdict, findings) = run(&endpoint).await;
+    let verdict = verdict.unwrap_or_else(|e| panic!("ends on get: {e}"));
+    println!("ends on get: {}\n{}", verdict.summary, dump(&findings));
+    let failed: Vec<&str> = findings
+        .iter()
+        .filter(|f| f.outcome == Outcome::Fail)
+        .map(|f| f.rule_id.as_str())
+        .collect();
+    assert!(failed.is_empty(), "judged on a dead process: {failed:?}");
+    assert_eq!(
+        verdict.mcp_grade(),
+        Some("not judged"),
+        "{}",
+        verdict.summary
+    );
+    assert!(
+        verdict
+            .summary
+            .contains("process ended during the run (exit status: 3)"),
+        "{}",
+        verdict.summary
+    );
+}

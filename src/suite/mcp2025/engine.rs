@@ -14,7 +14,7 @@ use super::session::{Countdown, Judgement, Kind, Session};
 use crate::suite::context::{Endpoint, EngineError, Reporter, RunContext, Stopwatch};
 use crate::suite::mcp::client::clip;
 use crate::suite::schedule::{self, Judged, RULES_PER_PERMIT, Scheduled};
-use crate::suite::{Finding, Outcome, SuiteId, Verdict, VerdictDetail, grade};
+use crate::suite::{Finding, NOT_JUDGED, Outcome, SuiteId, Verdict, VerdictDetail, grade};
 use std::collections::HashSet;
 
 /// Version of protocheck's MCP 2025-11-25 rules; stored with each run.
@@ -143,7 +143,7 @@ async fn judge(rule: &Mcp25Rule, session: &Session, judged: &Judged, ctx: &RunCo
     let watch = Stopwatch::start();
     let judgement = match precondition(rule, session, judged) {
         Some(reason) => Judgement::skip(reason),
-        None => (rule.check)(session).await.within_limits(),
+        None => on_a_live_process(session, (rule.check)(session).await.within_limits()).await,
     };
     let outcome = match judgement.kind {
         Kind::Pass => Outcome::Pass,
@@ -177,6 +177,29 @@ async fn judge(rule: &Mcp25Rule, session: &Session, judged: &Judged, ctx: &RunCo
         finding.redact(token.expose());
     }
     finding
+}
+
+/// `judgement`, unless the run's own stdio child had ended by the time it
+/// was made: a failure or a warning then rests on a dead pipe (every probe
+/// sent to it meets a closed stdin or stdout), not on what the server
+/// answered, and is not verified instead. The messages that may end a
+/// process go to children of their rules' own (MCP25-RPC-004, -005, -008),
+/// whose findings say so; this catches a process that ended otherwise.
+async fn on_a_live_process(session: &Session, judgement: Judgement) -> Judgement {
+    if !matches!(judgement.kind, Kind::Fail | Kind::Warn) {
+        return judgement;
+    }
+    let Some(status) = session.main.exited().await else {
+        return judgement;
+    };
+    let mut skip = Judgement::skip(format!(
+        "not verified: the server's process (the run's own) had ended ({status}) by the time \
+         this rule was judged, so its probes met a closed pipe; protocheck judges no rule on a \
+         dead process (what it would have said: {})",
+        clip(&judgement.message, 300)
+    ));
+    skip.evidence = judgement.evidence;
+    skip
 }
 
 /// `message` with the rule's requirement appended: its keyword, the
@@ -280,9 +303,24 @@ pub(crate) async fn run(
         )),
         Box::pin(early)
     );
+    // A run whose own stdio child ended before the rules were judged
+    // judged the rest on nothing: no grade, and the verdict says why.
+    let ended = session.main.exited().await;
     session.main.close().await;
     judged?;
-    Ok(verdict(reporter))
+    let mut verdict = verdict(reporter);
+    if let Some(status) = ended
+        && verdict.mcp_grade() != Some("non-compliant")
+    {
+        verdict.passed = false;
+        verdict.summary = format!(
+            "{NOT_JUDGED}: the server's process ended during the run ({status}); the rules judged \
+             after it were not verified (their findings say so), and none of them is certified"
+        );
+        verdict.detail =
+            VerdictDetail::mcp_graded(NOT_JUDGED, Some("the server's process ended".to_owned()));
+    }
+    Ok(verdict)
 }
 
 /// The rules MCP25-LOG-002 waits for when it sets `debug` on the run's own

@@ -767,16 +767,7 @@ async fn send_frames(
         if let Some(id) = id {
             conn.retire(&[id]).await;
         }
-        let ended = reply
-            .error
-            .as_ref()
-            .filter(|e| {
-                !matches!(
-                    e,
-                    TransportError::Timeout(_) | TransportError::TooLarge { .. }
-                )
-            })
-            .map(ToString::to_string);
+        let ended = ended_after(conn, &reply).await;
         if ended.is_some() {
             let fresh = s.initialized_connection().await?;
             let dead = std::mem::replace(conn, fresh);
@@ -785,6 +776,34 @@ async fn send_frames(
         sent.push(Sent { reply, ended });
     }
     Ok(sent)
+}
+
+/// Whether the process behind `conn` (stdio) ended after the message
+/// `reply` answers, and how: the pipe's error, when the exchange met one;
+/// else the error a `ping` then meets. The barrier that reads silence waits
+/// for a window derived from the run's pace, which a process's exit may
+/// outlast on a loaded machine; the `ping` waits for its own answer, so the
+/// exit is seen on every run, with the message that caused it.
+async fn ended_after(conn: &Connection, reply: &Reply) -> Option<String> {
+    let broken = |r: &Reply| {
+        r.error
+            .as_ref()
+            .filter(|e| {
+                !matches!(
+                    e,
+                    TransportError::Timeout(_) | TransportError::TooLarge { .. }
+                )
+            })
+            .map(ToString::to_string)
+    };
+    if let Some(how) = broken(reply) {
+        return Some(how);
+    }
+    let ping = conn.request("ping", json!({})).await;
+    if ping.message.is_some() {
+        return None;
+    }
+    broken(&ping)
 }
 
 /// The judgement of a message after which the server's process ended (on
@@ -1126,16 +1145,10 @@ async fn no_batch(s: &Session) -> Judgement {
     let what = "a batch of two `ping`s";
     // On stdio the batch went to a child of the rule's own: one it ended is
     // replaced, for the `ping` after it, by a new one.
-    let ended = (s.transport() == Transport::Stdio)
-        .then_some(reply.error.as_ref())
-        .flatten()
-        .filter(|e| {
-            !matches!(
-                e,
-                TransportError::Timeout(_) | TransportError::TooLarge { .. }
-            )
-        })
-        .map(ToString::to_string);
+    let ended = match (&own, s.transport()) {
+        (Some(own), Transport::Stdio) => ended_after(own, &reply).await,
+        _ => None,
+    };
     if ended.is_some()
         && let Some(dead) = own.take()
     {

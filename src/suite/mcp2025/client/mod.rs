@@ -531,8 +531,10 @@ enum Wire {
 }
 
 /// The methods [`Connection::request`] may send twice: they read, and
-/// change nothing on the server.
-const READ_ONLY_METHODS: [&str; 7] = [
+/// change nothing on the server; and `initialize`, which at worst leaves
+/// the server a session no one uses (the first got no answer at all).
+const READ_ONLY_METHODS: [&str; 8] = [
+    "initialize",
     "ping",
     "tools/list",
     "resources/list",
@@ -728,7 +730,8 @@ impl Connection {
     }
 
     /// A conforming request with a fresh id. Over HTTP a request that reads
-    /// and changes nothing (`ping`, a list, a read, a get) and met no answer
+    /// and changes nothing (`ping`, a list, a read, a get; `initialize`, see
+    /// [`READ_ONLY_METHODS`]) and met no answer
     /// at all (no connection, or no status within the timeout) is sent once
     /// more, with a new id: on a loaded machine one such miss is the
     /// machine's, and the rules that read the answer must not be left
@@ -1150,6 +1153,15 @@ impl Connection {
                 let grace = self.client.window(CLOSE_FLOOR, CLOSE_CEILING);
                 (*pipe).shut_down(grace, CLOSE_TERM_GRACE).await;
             }
+        }
+    }
+
+    /// On stdio, how the child ended, if it has (never waits); `None` over
+    /// HTTP.
+    pub async fn exited(&self) -> Option<String> {
+        match &self.wire {
+            Wire::Http { .. } => None,
+            Wire::Stdio(pipe) => pipe.exited().await.map(|status| status.to_string()),
         }
     }
 

@@ -211,6 +211,12 @@ impl Pipe {
         lock(&self.router)
     }
 
+    /// The child's exit status, if it has exited (never waits).
+    pub(super) async fn exited(&self) -> Option<std::process::ExitStatus> {
+        let mut writer = self.writer.lock().await;
+        writer.as_mut()?.exit_status(Duration::ZERO).await
+    }
+
     pub(super) async fn noise(&self) -> Vec<String> {
         self.router().framing.noise.clone()
     }
