@@ -447,6 +447,12 @@ fn published_launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
             .clone()
             .ok_or("PROTOCHECK_INTEROP_MOTHERDUCK names no mcp-server-motherduck")
     };
+    let grafana = || {
+        tools
+            .grafana
+            .clone()
+            .ok_or("PROTOCHECK_INTEROP_GRAFANA names no mcp-grafana")
+    };
     let shown = |p: PathBuf| p.display().to_string();
     // Over stdio, each is started as its documentation says for a client
     // that spawns it: the same binary and options, without a port.
@@ -461,12 +467,7 @@ fn published_launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
             )),
             "grafana-mcp-stdio" => Some(format!(
                 "{} --usage-stats=disabled --disable-write",
-                shown(
-                    tools
-                        .grafana
-                        .clone()
-                        .ok_or("PROTOCHECK_INTEROP_GRAFANA names no mcp-grafana")?
-                )
+                shown(grafana()?)
             )),
             "azure-mcp-stdio" => Some(format!(
                 "{} server start --read-only",
@@ -504,11 +505,7 @@ fn published_launcher(name: &str, tools: &Tools) -> Result<Launch, String> {
             cmd
         }
         "grafana-mcp" => {
-            let grafana = tools
-                .grafana
-                .clone()
-                .ok_or("PROTOCHECK_INTEROP_GRAFANA names no mcp-grafana")?;
-            let mut cmd = Command::new(grafana);
+            let mut cmd = Command::new(grafana()?);
             cmd.args(["-t", "streamable-http", "-address"])
                 .arg(format!("127.0.0.1:{port}"))
                 .args(["--usage-stats=disabled", "--disable-write"]);

@@ -669,23 +669,22 @@ fn not_json(s: &Session) -> Vec<(&'static str, String, Option<Value>)> {
 }
 
 async fn parse_error(s: &Session) -> Judgement {
-    let mut own = match probe_connection(s).await {
-        Ok(own) => own,
+    let mut probing = match Probing::open(s).await {
+        Ok(probing) => probing,
         Err(j) => return j,
     };
-    let before = ping_before(own.as_ref().unwrap_or(&s.main)).await;
     let texts = not_json(s);
     let mut judged = Vec::new();
     let whats: Vec<&str> = texts.iter().map(|(what, _, _)| *what).collect();
-    let texts = texts.into_iter().map(|(_, t, id)| (t, id)).collect();
-    let sent = match send_frames(s, &mut own, "malformed JSON", texts).await {
+    let texts = texts
+        .into_iter()
+        .map(|(_, t, id)| (t, id.into_iter().collect()))
+        .collect();
+    let sent = match probing.send(s, "malformed JSON", texts).await {
         Ok(sent) => sent,
-        Err(j) => {
-            close_own(own).await;
-            return j;
-        }
+        Err(j) => return probing.abandon(j).await,
     };
-    let exits: Vec<bool> = sent.iter().map(|x| x.ended.is_some()).collect();
+    let any_ended = sent.iter().any(|x| x.ended.is_some());
     for (what, Sent { reply, ended }) in whats.into_iter().zip(sent) {
         let j = match reply.status {
             // A 5xx refuses the text, as a server error: the catalogue reports it as a warn.
@@ -705,16 +704,10 @@ async fn parse_error(s: &Session) -> Judgement {
         };
         judged.push(after_exit(j, what, &reply, ended.as_deref()));
     }
-    let j = exits_explained(super::session::worst_of(judged), &exits);
-    let j = still_serving(
-        own.as_ref().unwrap_or(&s.main),
-        &before,
-        j,
-        "texts that are not JSON",
-    )
-    .await;
-    close_own(own).await;
-    j
+    let j = super::session::worst_of(judged);
+    probing
+        .finish(s, j, any_ended, "texts that are not JSON")
+        .await
 }
 
 /// What one message that may stop the server got.
@@ -725,21 +718,60 @@ struct Sent {
     ended: Option<String>,
 }
 
-/// Where a rule sends messages that may stop the server, and the `ping`s
-/// around them: over HTTP the run's connection (every POST stands alone);
-/// on stdio a child of the rule's own, initialized at 2025-11-25, so that a
+/// A rule's messages that may stop the server: where they go, and the
+/// `ping` before them that [`still_serving`] compares with the one after.
+/// Over HTTP they go on the run's connection (every POST stands alone); on
+/// stdio to a child of the rule's own, initialized at 2025-11-25, so that a
 /// process a malformed line ends is never the one the other rules use.
-async fn probe_connection(s: &Session) -> Result<Option<Connection>, Judgement> {
-    match s.transport() {
-        Transport::Http => Ok(None),
-        Transport::Stdio => s.initialized_connection().await.map(Some),
+struct Probing {
+    own: Option<Connection>,
+    before: Reply,
+}
+
+impl Probing {
+    async fn open(s: &Session) -> Result<Self, Judgement> {
+        let own = match s.transport() {
+            Transport::Http => None,
+            Transport::Stdio => Some(s.initialized_connection().await?),
+        };
+        let before = ping_before(own.as_ref().unwrap_or(&s.main)).await;
+        Ok(Self { own, before })
+    }
+
+    /// Sends `texts` (see [`send_frames`]).
+    async fn send(
+        &mut self,
+        s: &Session,
+        label: &str,
+        texts: Vec<(String, Vec<Value>)>,
+    ) -> Result<Vec<Sent>, Judgement> {
+        send_frames(s, &mut self.own, label, texts).await
+    }
+
+    /// `j` as the rule's finding once the probe cannot go on; the rule's
+    /// child, if any, is ended.
+    async fn abandon(self, j: Judgement) -> Judgement {
+        if let Some(conn) = self.own {
+            conn.close().await;
+        }
+        j
+    }
+
+    /// The rule's finding from `j`, the worst of its messages' judgements:
+    /// why an exit warns, said once when one of them ended the process
+    /// (`any_ended`), and whether the server still serves after `what`;
+    /// the rule's child, if any, is ended.
+    async fn finish(self, s: &Session, j: Judgement, any_ended: bool, what: &str) -> Judgement {
+        let j = exits_explained(j, any_ended);
+        let j = still_serving(self.own.as_ref().unwrap_or(&s.main), &self.before, j, what).await;
+        self.abandon(j).await
     }
 }
 
 /// Sends each of `texts` as a frame of its own and reads what each got:
 /// over HTTP side by side on the run's connection (each POST stands alone),
 /// on stdio one after another on `own` (a line each, silence read up to a
-/// barrier). The id a text carries inside it, if any, is retired once the
+/// barrier). The ids a text carries inside it are retired once the
 /// text is answered (on stdio a late answer to it is then not taken for
 /// another's). On stdio, when a text ends the process, the next text goes
 /// to a new child, initialized as the first was: each text is judged on a
@@ -749,7 +781,7 @@ async fn send_frames(
     s: &Session,
     own: &mut Option<Connection>,
     label: &str,
-    texts: Vec<(String, Option<Value>)>,
+    texts: Vec<(String, Vec<Value>)>,
 ) -> Result<Vec<Sent>, Judgement> {
     let Some(conn) = own.as_mut() else {
         let sends = texts
@@ -762,10 +794,10 @@ async fn send_frames(
             .collect());
     };
     let mut sent = Vec::new();
-    for (text, id) in texts {
+    for (text, ids) in texts {
         let reply = conn.send_frame(label, text, Awaiting::Nothing).await;
-        if let Some(id) = id {
-            conn.retire(&[id]).await;
+        if !ids.is_empty() {
+            conn.retire(&ids).await;
         }
         let ended = ended_after(conn, &reply).await;
         if ended.is_some() {
@@ -846,21 +878,17 @@ fn ended_process(what: &str, reply: &Reply, how: &str) -> Judgement {
         shown.push(format!("(of {} lines)", lines.len()));
     }
     let how = if tail.is_empty() {
-        vec![head.to_owned()]
+        head.to_owned()
     } else {
-        vec![format!("{head}{STDERR}{}", shown.join(" ⏎ "))]
+        format!("{head}{STDERR}{}", shown.join(" ⏎ "))
     };
-    Judgement::warn(format!(
-        "{what} ended the server's process {}",
-        how.join(" ⏎ ")
-    ))
-    .reply(reply)
+    Judgement::warn(format!("{what} ended the server's process {how}")).reply(reply)
 }
 
 /// Why an exit warns, said once after the judgements of a rule's messages
 /// when one of them ended the process (see [`ended_process`]).
-fn exits_explained(mut j: Judgement, sent: &[bool]) -> Judgement {
-    if j.kind == Kind::Warn && sent.iter().any(|ended| *ended) {
+fn exits_explained(mut j: Judgement, any_ended: bool) -> Judgement {
+    if j.kind == Kind::Warn && any_ended {
         j.message = format!(
             "{}. A robustness warning, not a failure: the client broke its own MUST by writing \
              such a message, and the specification does not say what the server does with one, \
@@ -883,13 +911,6 @@ fn after_exit(j: Judgement, what: &str, reply: &Reply, ended: Option<&str>) -> J
             ended_process(what, reply, how)
         }
         _ => j,
-    }
-}
-
-/// Ends the rule's own child, if it has one (stdio).
-async fn close_own(own: Option<Connection>) {
-    if let Some(conn) = own {
-        conn.close().await;
     }
 }
 
@@ -928,25 +949,21 @@ fn invalid_requests(s: &Session) -> Vec<(&'static str, Value, Option<Value>)> {
 }
 
 async fn invalid_request(s: &Session) -> Judgement {
-    let mut own = match probe_connection(s).await {
-        Ok(own) => own,
+    let mut probing = match Probing::open(s).await {
+        Ok(probing) => probing,
         Err(j) => return j,
     };
-    let before = ping_before(own.as_ref().unwrap_or(&s.main)).await;
     let mut judged = Vec::new();
     let objects = invalid_requests(s);
     let texts = objects
         .iter()
-        .map(|(_, frame, id)| (frame.to_string(), id.clone()))
+        .map(|(_, frame, id)| (frame.to_string(), id.iter().cloned().collect()))
         .collect();
-    let sent = match send_frames(s, &mut own, "invalid request", texts).await {
+    let sent = match probing.send(s, "invalid request", texts).await {
         Ok(sent) => sent,
-        Err(j) => {
-            close_own(own).await;
-            return j;
-        }
+        Err(j) => return probing.abandon(j).await,
     };
-    let exits: Vec<bool> = sent.iter().map(|x| x.ended.is_some()).collect();
+    let any_ended = sent.iter().any(|x| x.ended.is_some());
     for ((what, frame, _), Sent { reply, ended }) in objects.into_iter().zip(sent) {
         let no_method = frame.get("method").is_none();
         // An id that is no string or number leaves the object without a
@@ -995,16 +1012,10 @@ async fn invalid_request(s: &Session) -> Judgement {
         };
         judged.push(after_exit(j, what, &reply, ended.as_deref()));
     }
-    let j = exits_explained(super::session::worst_of(judged), &exits);
-    let j = still_serving(
-        own.as_ref().unwrap_or(&s.main),
-        &before,
-        j,
-        "five invalid request objects",
-    )
-    .await;
-    close_own(own).await;
-    j
+    let j = super::session::worst_of(judged);
+    probing
+        .finish(s, j, any_ended, "five invalid request objects")
+        .await
 }
 
 async fn null_id(s: &Session) -> Judgement {
@@ -1127,37 +1138,28 @@ async fn method_not_found(s: &Session) -> Judgement {
 }
 
 async fn no_batch(s: &Session) -> Judgement {
-    let mut own = match probe_connection(s).await {
-        Ok(own) => own,
+    let mut probing = match Probing::open(s).await {
+        Ok(probing) => probing,
         Err(j) => return j,
     };
-    let before = ping_before(own.as_ref().unwrap_or(&s.main)).await;
     let ids = [json!(s.client.next_id()), json!(s.client.next_id())];
     let batch = json!([
         {"jsonrpc": "2.0", "id": ids[0], "method": "ping"},
         {"jsonrpc": "2.0", "id": ids[1], "method": "ping"},
     ]);
-    let conn = own.as_ref().unwrap_or(&s.main);
-    let reply = conn
-        .send_frame("batch", batch.to_string(), Awaiting::Nothing)
-        .await;
-    conn.retire(&ids).await;
-    let what = "a batch of two `ping`s";
-    // On stdio the batch went to a child of the rule's own: one it ended is
-    // replaced, for the `ping` after it, by a new one.
-    let ended = match (&own, s.transport()) {
-        (Some(own), Transport::Stdio) => ended_after(own, &reply).await,
-        _ => None,
-    };
-    if ended.is_some()
-        && let Some(dead) = own.take()
+    let sent = match probing
+        .send(s, "batch", vec![(batch.to_string(), ids.to_vec())])
+        .await
     {
-        dead.close().await;
-        own = match s.initialized_connection().await {
-            Ok(fresh) => Some(fresh),
-            Err(j) => return j,
-        };
-    }
+        Ok(sent) => sent,
+        Err(j) => return probing.abandon(j).await,
+    };
+    let Some(Sent { reply, ended }) = sent.into_iter().next() else {
+        return probing
+            .abandon(Judgement::skip("not verified: the batch was not sent"))
+            .await;
+    };
+    let what = "a batch of two `ping`s";
     let j = if let Some(Value::Array(items)) = &reply.message {
         Judgement::fail(format!(
             "{what} was answered with a JSON array of {} items: a batch is not a message of \
@@ -1207,13 +1209,8 @@ async fn no_batch(s: &Session) -> Judgement {
             .reply(&reply),
         }
     };
-    let j = exits_explained(
-        after_exit(j, what, &reply, ended.as_deref()),
-        &[ended.is_some()],
-    );
-    let j = still_serving(own.as_ref().unwrap_or(&s.main), &before, j, what).await;
-    close_own(own).await;
-    j
+    let j = after_exit(j, what, &reply, ended.as_deref());
+    probing.finish(s, j, ended.is_some(), what).await
 }
 
 async fn notification_unanswered(s: &Session) -> Judgement {

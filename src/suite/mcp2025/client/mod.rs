@@ -536,7 +536,7 @@ enum Wire {
 /// The methods [`Connection::request`] may send twice: they read, and
 /// change nothing on the server; and `initialize`, which at worst leaves
 /// the server a session no one uses (the first got no answer at all).
-const READ_ONLY_METHODS: [&str; 8] = [
+const RESENDABLE_METHODS: [&str; 8] = [
     "initialize",
     "ping",
     "tools/list",
@@ -734,7 +734,7 @@ impl Connection {
 
     /// A conforming request with a fresh id. Over HTTP a request that reads
     /// and changes nothing (`ping`, a list, a read, a get; `initialize`, see
-    /// [`READ_ONLY_METHODS`]) and met no answer
+    /// [`RESENDABLE_METHODS`]) and met no answer
     /// at all (no connection, or no status within the timeout) is sent once
     /// more, with a new id: on a loaded machine one such miss is the
     /// machine's, and the rules that read the answer must not be left
@@ -743,14 +743,7 @@ impl Connection {
         let reply = self
             .request_with_id(json!(self.client.next_id()), method, params.clone())
             .await;
-        let missed = matches!(self.wire, Wire::Http { .. })
-            && READ_ONLY_METHODS.contains(&method)
-            && reply.status.is_none()
-            && reply
-                .error
-                .as_ref()
-                .is_some_and(TransportError::is_transient);
-        if !missed {
+        if !(RESENDABLE_METHODS.contains(&method) && self.unanswered_over_http(&reply)) {
             return reply;
         }
         self.request_with_id(json!(self.client.next_id()), method, params)
@@ -818,6 +811,18 @@ impl Connection {
         reply
     }
 
+    /// Whether `reply`, over HTTP, met no answer at all: no connection, or no
+    /// status within the timeout (see [`Self::request`] and
+    /// [`Self::notify`], which send such a message once more).
+    fn unanswered_over_http(&self, reply: &Reply) -> bool {
+        matches!(self.wire, Wire::Http { .. })
+            && reply.status.is_none()
+            && reply
+                .error
+                .as_ref()
+                .is_some_and(TransportError::is_transient)
+    }
+
     /// A notification; its reply says whether anything answered it.
     pub async fn notify(&self, method: &str, params: Value) -> Reply {
         let frame = json!({"jsonrpc": "2.0", "method": method, "params": params});
@@ -828,14 +833,7 @@ impl Connection {
         // connection, no status within the timeout) is posted once more, as
         // a read-only request is (see `request`): all but
         // `notifications/initialized` change nothing a server keeps.
-        let missed = matches!(self.wire, Wire::Http { .. })
-            && method != "notifications/initialized"
-            && reply.status.is_none()
-            && reply
-                .error
-                .as_ref()
-                .is_some_and(TransportError::is_transient);
-        if !missed {
+        if method == "notifications/initialized" || !self.unanswered_over_http(&reply) {
             return reply;
         }
         self.send_frame(method, frame.to_string(), Awaiting::Nothing)
