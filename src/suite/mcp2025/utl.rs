@@ -26,9 +26,10 @@ pub(crate) const PING: Mcp25Rule = Mcp25Rule::new(
 .says("the receiver of a ping replies promptly with an empty result")
 .help(
     "protocheck sends `ping` on the run's connection twice, once without `params` and once with \
-     `params: {}`, and checks that each gets an empty result (`{}`, or only `_meta`) within 5 s.",
+     `params: {}`, and checks that each gets an empty result (`{}`, or only `_meta`) within 5 s, \
+     or eight times the run's slower answers when that is longer (at most the request timeout).",
     "The server answers `ping` with an error (not implemented, or `params` required), returns a \
-     result that is not empty such as `{\"status\": \"ok\"}`, or takes over 5 s, usually because \
+     result that is not empty such as `{\"status\": \"ok\"}`, or takes longer than that, usually because \
      `ping` waits behind slow work.",
     "Handle `ping` with or without `params` and answer it at once with `{}`, on a path that does \
      not wait for other requests or for work the server has in progress.",
