@@ -128,7 +128,11 @@ pub(crate) fn may_call(tool: &Value, allow_tool_calls: Option<bool>) -> bool {
 
 /// A name no server defines, for probes that must not run anything.
 pub fn unknown_name(kind: &str) -> String {
-    format!("protocheck-no-such-{kind}-{:08x}", rand::random::<u32>())
+    format!(
+        "{}{kind}-{:08x}",
+        super::client::UNKNOWN_NAME_PREFIX,
+        rand::random::<u32>()
+    )
 }
 
 impl Survey {

@@ -21,6 +21,7 @@ mod streaming;
 mod watch;
 
 pub use dedicated::Spelling;
+pub(crate) use probe::UNKNOWN_NAME_PREFIX;
 pub use probe::{Intent, Invalidity, MODERN_METHODS, Probe};
 pub use reply::{BareReply, Reply, Seen, clip, some};
 pub use streaming::STREAM_END_GRACE;

@@ -8,6 +8,22 @@ use crate::suite::mcp::wire::{
 };
 use serde_json::{Map, Value, json};
 
+/// The 2026-07-28 requests that read and change nothing a server keeps.
+const READ_ONLY_METHODS: [&str; 8] = [
+    "server/discover",
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+    "resources/read",
+    "prompts/get",
+    "completion/complete",
+];
+
+/// How every name protocheck makes up begins (see
+/// [`crate::suite::mcp::survey::unknown_name`]).
+pub(crate) const UNKNOWN_NAME_PREFIX: &str = "protocheck-no-such-";
+
 /// What a probe is for, set where the request is built: a request a
 /// conforming server serves, or one bent on purpose so that a conforming
 /// server must refuse it.
@@ -171,6 +187,27 @@ impl Probe {
         self.headers.push((name, value));
     }
 
+    /// Whether sending this probe a second time changes nothing on the
+    /// server: a request whose body method only reads (discover, a list, a
+    /// read, a get, a completion), or a `tools/call` of a name protocheck
+    /// made up ([`crate::suite::mcp::survey::unknown_name`]), which no
+    /// server runs. Over HTTP such a probe that met no answer at all is sent
+    /// once more (see [`super::McpClient::send`]).
+    pub fn may_be_sent_twice(&self) -> bool {
+        if self.notification || self.legacy {
+            return false;
+        }
+        match self.body.get("method").and_then(Value::as_str) {
+            Some("tools/call") => self
+                .body
+                .pointer("/params/name")
+                .and_then(Value::as_str)
+                .is_some_and(|name| name.starts_with(UNKNOWN_NAME_PREFIX)),
+            Some(method) => READ_ONLY_METHODS.contains(&method),
+            None => false,
+        }
+    }
+
     pub fn id(&self) -> Option<&Value> {
         self.body.get("id")
     }
@@ -293,6 +330,30 @@ impl Probe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_probes_that_change_nothing_may_be_sent_twice() {
+        let made_up = format!("{UNKNOWN_NAME_PREFIX}tool-0000abcd");
+        assert!(Probe::request(1, "server/discover", json!({})).may_be_sent_twice());
+        assert!(Probe::request(2, "resources/read", json!({"uri": "x:/a"})).may_be_sent_twice());
+        assert!(
+            Probe::request(3, "tools/call", json!({"name": made_up, "arguments": {}}))
+                .without_header(H_METHOD)
+                .may_be_sent_twice()
+        );
+        // A listed tool may do something each time it runs.
+        assert!(
+            !Probe::request(4, "tools/call", json!({"name": "echo", "arguments": {}}))
+                .may_be_sent_twice()
+        );
+        assert!(!Probe::notification("notifications/cancelled", json!({})).may_be_sent_twice());
+        // What the server reads is the body's method, not the header's.
+        assert!(
+            !Probe::request(5, "tools/list", json!({}))
+                .with_body_method("tools/call")
+                .may_be_sent_twice()
+        );
+    }
 
     #[test]
     fn probes_mirror_the_body_into_headers() {

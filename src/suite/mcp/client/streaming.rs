@@ -27,8 +27,25 @@ const MAX_FRAMES: usize = 64;
 
 impl McpClient {
     /// Sends a probe and reads the whole answer, JSON or SSE, within bounds.
+    ///
+    /// Over HTTP, a probe that met no answer at all (no connection, or no
+    /// status within the timeout) is sent once more, with the same id, when
+    /// sending it twice changes nothing ([`Probe::may_be_sent_twice`]): on a
+    /// loaded machine one such miss is the machine's, and the rule that
+    /// reads the answer must not be decided by it on one run and not on the
+    /// next.
     pub async fn send(&self, probe: &Probe) -> Reply {
-        self.send_inner(probe, false, None).await
+        let reply = self.send_inner(probe, false, None).await;
+        let unanswered = self.stdio.is_none()
+            && reply.status.is_none()
+            && reply
+                .transport_error
+                .as_ref()
+                .is_some_and(TransportError::is_transient);
+        if unanswered && probe.may_be_sent_twice() {
+            return self.send_inner(probe, false, None).await;
+        }
+        reply
     }
 
     /// Sends a long-lived request (`subscriptions/listen`) and reads its stream
