@@ -3,9 +3,11 @@
 //! violation, no page is wider than its window, no one-word column heading
 //! breaks across lines, and a screenshot of each is kept.
 //!
-//! The pages: home, a run (passing MCP, failing MCP, RCP, not judged,
-//! queued), a target with a regression and a recovery, a rule, the rules,
-//! and an error page. Each is checked with every `<details>` opened, as a reader who
+//! The pages: home, a run (passing MCP, failing MCP, RCP, not judged on a
+//! service that keeps no credentials and on one that does, queued), the
+//! sign-in page that run leads to, a target with a regression and a
+//! recovery, a rule, the rules, the directory with listed servers, and an
+//! error page. Each is checked with every `<details>` opened, as a reader who
 //! unfolds the evidence sees it.
 //!
 //! axe-core comes from npm (`scripts/test-all.sh` fetches the pinned
@@ -75,11 +77,22 @@ struct Seen {
     broken_headings: Vec<String>,
 }
 
+/// How a page is reached: opened at its URL, or (the sign-in page, the
+/// answer to a POST) by a click on `button` of the page at the URL, then
+/// waiting for `arrival`, an element of the page it leads to.
+#[derive(Clone, Copy)]
+enum Reach {
+    Open,
+    Click {
+        button: &'static str,
+        arrival: &'static str,
+    },
+}
+
 async fn check_page(
     browser: &fantoccini::Client,
     axe: &str,
-    url: &str,
-    name: &str,
+    (name, url, reach): (&str, &str, Reach),
     width: u32,
 ) -> Seen {
     browser
@@ -87,6 +100,23 @@ async fn check_page(
         .await
         .expect("window size");
     browser.goto(url).await.expect("open the page");
+    if let Reach::Click { button, arrival } = reach {
+        browser
+            .wait()
+            .at_most(Duration::from_secs(30))
+            .for_element(fantoccini::Locator::Id(button))
+            .await
+            .unwrap_or_else(|e| panic!("{name}: #{button} on {url}: {e}"))
+            .click()
+            .await
+            .unwrap_or_else(|e| panic!("{name}: click #{button}: {e}"));
+        browser
+            .wait()
+            .at_most(Duration::from_secs(30))
+            .for_element(fantoccini::Locator::Id(arrival))
+            .await
+            .unwrap_or_else(|e| panic!("{name}: #{arrival} after the click: {e}"));
+    }
     // Every fold open: the widest the page gets.
     browser
         .execute(
@@ -187,14 +217,20 @@ async fn check_page(
 struct Site {
     app: TestApp,
     idle: TestApp,
-    pool: protocheck::worker::WorkerPool,
-    pages: Vec<(&'static str, String)>,
-    _dbs: (common::TestDb, common::TestDb),
+    keyed: TestApp,
+    pools: [protocheck::worker::WorkerPool; 2],
+    pages: Vec<(&'static str, String, Reach)>,
+    _dbs: [common::TestDb; 3],
 }
 
 async fn sample_site() -> Site {
     let db = common::sqlite().await;
-    let app = TestApp::start(&db, 100).await;
+    // A service with a directory: the servers checked below ask to be
+    // listed, so its page has rows.
+    let app = TestApp::start_tuned(&db, 100, |o| {
+        o.directory = Some(crate::directory::listing())
+    })
+    .await;
     let pool = app.workers(worker_config(2, Duration::from_secs(60)));
 
     let passing = mcp_reference(&[]).await;
@@ -205,8 +241,9 @@ async fn sample_site() -> Site {
         .with_auth();
     let protected = mcp_reference_with(config).await;
 
-    let passing_run = finished_run(&app, json!({"url": passing, "suite": "mcp"})).await;
-    let failing_run = finished_run(&app, json!({"url": failing, "suite": "mcp"})).await;
+    let listed = |url: &str| json!({"url": url, "suite": "mcp", "list_in_directory": true});
+    let passing_run = finished_run(&app, listed(&passing)).await;
+    let failing_run = finished_run(&app, listed(&failing)).await;
     let rcp_run = finished_run(&app, json!({"url": rcp, "suite": "rcp"})).await;
     let not_judged_run = finished_run(&app, json!({"url": protected, "suite": "mcp"})).await;
     let (_, nj) = app
@@ -224,34 +261,55 @@ async fn sample_site() -> Site {
         target = run["target_id"].as_str().expect("target").to_owned();
     }
 
+    // The same protected server on a service that keeps credentials: its
+    // run page offers to sign in, and the button leads to the sign-in page.
+    let keyed_db = common::sqlite().await;
+    let key = protocheck::credentials::Keyring::parse(&hex::encode(rand::random::<[u8; 32]>()))
+        .expect("key");
+    let keyed = TestApp::start_with_keyring(&keyed_db, 100, key).await;
+    let keyed_pool = keyed.workers(worker_config(1, Duration::from_secs(60)));
+    let keyed_run = finished_run(&keyed, json!({"url": protected, "suite": "mcp"})).await;
+
     // A run that stays queued: a service with no workers.
     let idle_db = common::sqlite().await;
     let idle = TestApp::start(&idle_db, 100).await;
     let queued = idle.submit(&json!({"url": rcp, "suite": "rcp"})).await;
     let queued_run = queued["id"].as_str().expect("queued run").to_owned();
 
+    let open = |name: &'static str, url: String| (name, url, Reach::Open);
+    let keyed_page = keyed.url(&format!("/runs/{keyed_run}"));
     let pages = vec![
-        ("home", app.url("/")),
-        ("run-passing", app.url(&format!("/runs/{passing_run}"))),
-        ("run-failing", app.url(&format!("/runs/{failing_run}"))),
-        ("run-rcp", app.url(&format!("/runs/{rcp_run}"))),
-        (
+        open("home", app.url("/")),
+        open("run-passing", app.url(&format!("/runs/{passing_run}"))),
+        open("run-failing", app.url(&format!("/runs/{failing_run}"))),
+        open("run-rcp", app.url(&format!("/runs/{rcp_run}"))),
+        open(
             "run-not-judged",
             app.url(&format!("/runs/{not_judged_run}")),
         ),
-        ("run-queued", idle.url(&format!("/runs/{queued_run}"))),
-        ("target", app.url(&format!("/targets/{target}"))),
-        ("rule", app.url("/rules/MCP-HDR-001")),
-        ("rules", app.url("/rules")),
-        ("directory", app.url("/directory")),
-        ("not-found", app.url("/runs/no-such-run")),
+        open("run-not-judged-sign-in", keyed_page.clone()),
+        (
+            "sign-in",
+            keyed_page,
+            Reach::Click {
+                button: "sign-in",
+                arrival: "continue-sign-in",
+            },
+        ),
+        open("run-queued", idle.url(&format!("/runs/{queued_run}"))),
+        open("target", app.url(&format!("/targets/{target}"))),
+        open("rule", app.url("/rules/MCP-HDR-001")),
+        open("rules", app.url("/rules")),
+        open("directory", app.url("/directory")),
+        open("not-found", app.url("/runs/no-such-run")),
     ];
     Site {
         app,
         idle,
-        pool,
+        keyed,
+        pools: [pool, keyed_pool],
         pages,
-        _dbs: (db, idle_db),
+        _dbs: [db, idle_db, keyed_db],
     }
 }
 
@@ -263,9 +321,9 @@ async fn every_page_kind_passes_axe_and_fits_a_phone_and_a_desktop() {
     };
     let site = sample_site().await;
     let mut problems = Vec::new();
-    for (name, url) in &site.pages {
+    for (name, url, reach) in &site.pages {
         for width in WIDTHS {
-            let seen = check_page(&browser, &axe, url, name, width).await;
+            let seen = check_page(&browser, &axe, (name, url, *reach), width).await;
             for v in &seen.violations {
                 problems.push(format!("{name} at {width} px: {v}"));
             }
@@ -306,8 +364,10 @@ async fn every_page_kind_passes_axe_and_fits_a_phone_and_a_desktop() {
     );
 
     browser.close().await.expect("close browser");
-    site.pool.shutdown().await;
-    drop((site.app, site.idle));
+    for pool in site.pools {
+        pool.shutdown().await;
+    }
+    drop((site.app, site.idle, site.keyed));
     drop(driver);
 }
 
@@ -328,14 +388,14 @@ async fn lighthouse_scores_of_the_page_kinds() {
     assert!(
         wanted
             .iter()
-            .all(|w| site.pages.iter().any(|(n, _)| n == w)),
+            .all(|w| site.pages.iter().any(|(n, _, _)| n == w)),
         "the sample site has each page measured"
     );
     let mut table = String::from(
         "| page | form factor | performance | accessibility | best practices | SEO |\n\
          | --- | --- | --- | --- | --- | --- |\n",
     );
-    for (name, url) in site.pages.iter().filter(|(n, _)| wanted.contains(n)) {
+    for (name, url, _) in site.pages.iter().filter(|(n, _, _)| wanted.contains(n)) {
         for preset in ["desktop", "mobile"] {
             let mut cmd = tokio::process::Command::new("node");
             cmd.arg(&cli)
@@ -391,7 +451,9 @@ async fn lighthouse_scores_of_the_page_kinds() {
         "lighthouse scores (also in {}):\n{table}",
         path.display()
     ));
-    site.pool.shutdown().await;
+    for pool in site.pools {
+        pool.shutdown().await;
+    }
 }
 
 /// After a form error, focus moves to the summary of the errors (a role

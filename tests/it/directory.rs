@@ -866,7 +866,7 @@ async fn an_owners_optout_file_and_an_operators_delisting_take_servers_out_for_g
 }
 
 /// The listing a test service keeps: the owners' files read on loopback.
-fn listing() -> protocheck::directory::Listing {
+pub(crate) fn listing() -> protocheck::directory::Listing {
     protocheck::directory::Listing {
         optout_client: protocheck::directory::optout::client(&client()).expect("client"),
         public_url: Some("https://protocheck.test".to_owned()),

@@ -27,7 +27,8 @@ struct Row {
     name: String,
     title: Option<String>,
     description: Option<String>,
-    url: String,
+    /// The URL in pieces, each followed by a place it may wrap.
+    url_parts: Vec<String>,
     transport: String,
     status: String,
     /// The grade words shown, or the reason there is none.
@@ -35,7 +36,8 @@ struct Row {
     grade_class: &'static str,
     /// Each judged revision's grade, newest first.
     revisions: Vec<(String, String)>,
-    judged: Option<String>,
+    /// When it was last judged: RFC 3339, and as people read it.
+    judged: Option<(String, String)>,
     trend: Option<String>,
     target: Option<String>,
     report: Option<String>,
@@ -59,21 +61,34 @@ struct DirectoryView {
     transports: Vec<&'static str>,
     next: Option<String>,
     first: Option<String>,
-    last_synced: Option<String>,
+    /// When the registry was last read: RFC 3339, and as people read it.
+    last_synced: Option<(String, String)>,
 }
 
+/// The pill class of a grade: its badge's colour, as on the run and target
+/// pages (not judged and no verdict yet are neutral, never the failure's).
 fn grade_class(grade: &str) -> &'static str {
     match grade {
-        "strict" => "passed",
-        "compliant" => "passed",
-        "non-compliant" => "failed",
-        _ => "pending",
+        "strict" => "tone-brightgreen",
+        "compliant" => "tone-green",
+        "non-compliant" => "tone-red",
+        _ => "tone-lightgrey",
     }
+}
+
+/// A stored RFC 3339 time as the other pages show one (`2026-12-07 11:12
+/// UTC`); the text as it is should it not parse.
+fn readable(iso: &str) -> String {
+    humantime::parse_rfc3339_weak(iso)
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|d| i64::try_from(d.as_millis()).ok())
+        .map_or_else(|| iso.to_owned(), super::readable_time)
 }
 
 fn row(s: DirectoryServer) -> Row {
     let (grade, class) = if s.authorization_required {
-        ("authorization required".to_owned(), "pending")
+        ("authorization required".to_owned(), "tone-lightgrey")
     } else if let Some(g) = &s.grade {
         let words = match (&s.withheld, g.as_str()) {
             (Some(w), crate::suite::NOT_JUDGED) => w.clone(),
@@ -81,9 +96,9 @@ fn row(s: DirectoryServer) -> Row {
         };
         (words, grade_class(g))
     } else if let Some(why) = &s.not_probed {
-        (format!("not probed: {why}"), "pending")
+        (format!("not probed: {why}"), "tone-lightgrey")
     } else {
-        ("not judged yet".to_owned(), "pending")
+        ("not judged yet".to_owned(), "tone-lightgrey")
     };
     let revisions = if s.authorization_required {
         Vec::new()
@@ -94,13 +109,16 @@ fn row(s: DirectoryServer) -> Row {
         name: s.name.unwrap_or_else(|| s.url.clone()),
         title: s.title,
         description: s.description.filter(|d| !d.trim().is_empty()),
-        url: s.url,
+        url_parts: super::url_parts(&s.url),
         transport: s.transport,
         status: s.status,
         grade,
         grade_class: class,
         revisions,
-        judged: s.judged_at,
+        judged: s.judged_at.map(|iso| {
+            let shown = readable(&iso);
+            (iso, shown)
+        }),
         trend: s.trend,
         target: s.links.target,
         report: s.links.report,
@@ -178,7 +196,10 @@ pub async fn directory_page(State(state): State<AppState>, uri: Uri) -> PageResu
             .cursor
             .as_ref()
             .map(|_| format!("/directory?{}", query_string(&params, None))),
-        last_synced,
+        last_synced: last_synced.map(|iso| {
+            let shown = readable(&iso);
+            (iso, shown)
+        }),
     };
     Ok(Page(StatusCode::OK, view).into_response())
 }
