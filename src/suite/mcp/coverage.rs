@@ -55,14 +55,13 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP-DSC-005",
         required: "Servers SHOULD put `_meta[\"io.modelcontextprotocol/serverInfo\"]` (an \
             Implementation with `name` and `version`) in every result, unless configured not to.",
-        probed: "Run-wide: every result answering a valid probe of the run (pooled HTTP client or \
-            stdio: discover, the survey's lists, reads, `prompts/get`, `completion/complete`, tool \
-            calls and listen, and the rules' own valid probes) must carry that key with string \
-            `name` and `version`.",
+        probed: "Run-wide: every result answering a valid probe of the run (pooled HTTP client, \
+            stdio, and the dedicated connections of MCP-HDR-006, MCP-STL-004 and MCP-STL-008: \
+            discover, the survey's lists, reads, `prompts/get`, `completion/complete`, tool calls \
+            and listen, and the rules' own valid probes) must carry that key with string `name` \
+            and `version`.",
         gap: Some(
-            "the answers on the dedicated connections of MCP-HDR-006, MCP-STL-004 and \
-            MCP-STL-008 (the same methods again) are not logged for it. Besides, for side \
-            effects, calls of tools protocheck may not run (not `readOnlyHint: true`, \
+            "side effects: calls of tools protocheck may not run (not `readOnlyHint: true`, \
             allow_tool_calls unset) are never made, so their results are not seen.",
         ),
     },
@@ -251,25 +250,27 @@ pub static COVERAGE: &[Coverage] = &[
         probed: "Each family probe (`Session::family_probes`: `server/discover`, and per advertised \
             capability its list methods, `resources/templates/list` included, and `tools/call`, \
             `resources/read`, `prompts/get` of made-up names; `completion/complete` where \
-            `completions` is advertised) carries a made-up `Mcp-Session-Id`; no answer may carry \
-            one. Then every answer to a valid probe of the run (pooled client, the rules' and the \
-            survey's) is searched for an `Mcp-Session-Id` response header, and on a server that \
-            speaks 2026-07-28 alone the answers to GET and DELETE on the endpoint.",
-        gap: Some(
-            "Not searched: answers on the rules' dedicated connections and answers to invalid \
-            probes; `subscriptions/listen` is not sent with a made-up id.",
-        ),
+            `completions` is advertised; a short `subscriptions/listen` where a `listChanged` or \
+            `resources.subscribe` is advertised) and a notification POST \
+            (`notifications/cancelled` of an unused id) carry a made-up `Mcp-Session-Id`; so do \
+            the rule's own requests of each class a server refuses (an unknown method, \
+            `server/discover` without `Mcp-Method`, asking for version 1900-01-01, from a foreign \
+            `Origin`), each also sent without it; no answer may carry one. Then every answer to a valid probe of the run (pooled client, \
+            the rules' dedicated connections, the survey's) is searched for an `Mcp-Session-Id` \
+            response header, and on a server that speaks 2026-07-28 alone the answers to GET and \
+            DELETE on the endpoint. Answers to the other rules' deliberately invalid probes are \
+            judged by those rules alone (§15: a finding judges only what its probe provoked).",
+        gap: None,
     },
     Coverage {
         rule: "MCP-STL-002",
         required: "A client-supplied `Mcp-Session-Id` SHOULD be ignored: the server MUST NOT \
             require or validate it, on any request, and answers as if it were absent.",
-        probed: "Each family probe (as MCP-STL-001) sent twice side by side, with a made-up \
-            `Mcp-Session-Id` and without; status, error code and result presence must be equal \
-            for every method.",
-        gap: Some(
-            "Not probed: `subscriptions/listen` with a made-up id, compared with the plain one.",
-        ),
+        probed: "Each family probe (as MCP-STL-001, a short `subscriptions/listen` included where \
+            the server advertises something to listen for) sent twice side by side, with a \
+            made-up `Mcp-Session-Id` and without; status, error code and result presence must be \
+            equal for every method.",
+        gap: None,
     },
     Coverage {
         rule: "MCP-STL-003",

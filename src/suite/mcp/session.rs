@@ -211,6 +211,15 @@ pub(crate) struct Sessioned {
     pub sent: String,
     /// Per family probe: its method, the plain answer, the answer with the id.
     pub pairs: Vec<(String, Reply, Reply)>,
+    /// The answer to a notification POST (`notifications/cancelled` of an
+    /// id never used) carrying the made-up id: a response too, on which no
+    /// id may be echoed.
+    pub notified: Option<Reply>,
+    /// MCP-STL-001's own requests that a conforming server refuses (an
+    /// unknown method, a missing `Mcp-Method`, an unsupported version, a
+    /// foreign `Origin`), each sent without and with the made-up id: what
+    /// each is and its answer. Error answers are responses too.
+    pub refused: Vec<(String, Reply)>,
 }
 
 /// One request sent as the first on a new connection, then other requests

@@ -25,8 +25,9 @@ pub(crate) const NO_SESSION_ID: McpRule = McpRule::new(
 .help(
     "protocheck sends each method family the server serves (`server/discover`, the list methods, \
      `tools/call`, `resources/read` and `prompts/get` of made-up names, `completion/complete` \
-     where advertised) with a made-up `Mcp-Session-Id` header and checks that no answer carries \
-     `Mcp-Session-Id`; it then checks every answer to the run's valid requests for one.",
+     where advertised, a short `subscriptions/listen` where there is something to listen for) and \
+     a notification POST with a made-up `Mcp-Session-Id` header and checks that no answer \
+     carries `Mcp-Session-Id`; it then checks every answer to the run's valid requests for one.",
     "The server still runs a 2025-era Streamable HTTP transport that mints a session id on the \
      first request or echoes the client's, usually because a session manager or a stateful \
      transport mode is left on by default.",
@@ -236,6 +237,9 @@ pub(crate) const RULES: &[McpRule] = &[
     LIST_PER_CONNECTION,
 ];
 
+/// An `Origin` no server serves (MCP-STL-001's refused request).
+const FOREIGN_ORIGIN: &str = "http://protocheck-foreign-origin.invalid";
+
 /// A session id no server minted: a conforming server never sees it as anything.
 fn bogus_session() -> String {
     format!("protocheck-session-{:016x}", rand::random::<u64>())
@@ -272,7 +276,59 @@ async fn sessioned(s: &Session) -> &Sessioned {
                 }
             });
             let pairs = s.each(sends.collect()).await;
-            Sessioned { sent, pairs }
+            // A notification POST is answered too (202 and no body): the
+            // header must not come back on that answer either. Cancelling
+            // an id never used has no effect.
+            let notification = Probe::notification(
+                "notifications/cancelled",
+                json!({"requestId": "protocheck-unused-id", "reason": "protocheck: session probe"}),
+            )
+            .with_header(H_SESSION_ID, sent.clone());
+            let notified = s.client.send(&notification).await;
+            // Refusals are responses too: the rule's own requests of each
+            // class a conforming server refuses, without and with the
+            // made-up id (judged here for the header alone).
+            let c = &s.client;
+            let discover = || c.request("server/discover", json!({}));
+            let refusable = [
+                (
+                    "an unknown method (`protocheck/no-such-method`)",
+                    c.request("protocheck/no-such-method", json!({})),
+                ),
+                (
+                    "`server/discover` without `Mcp-Method`",
+                    discover().without_header(wire::H_METHOD),
+                ),
+                (
+                    "`server/discover` asking for version 1900-01-01",
+                    discover().with_version("1900-01-01"),
+                ),
+                (
+                    "`server/discover` from a foreign `Origin`",
+                    discover().with_header("origin", FOREIGN_ORIGIN),
+                ),
+            ];
+            let mut sends = Vec::new();
+            for (what, probe) in refusable {
+                let mut with = probe.clone().with_header(H_SESSION_ID, sent.clone());
+                if let Some(id) = with.body.get_mut("id") {
+                    *id = json!(c.next_id());
+                }
+                sends.push(async move {
+                    let (a, b) = tokio::join!(c.send(&probe), c.send(&with));
+                    vec![
+                        (what.to_owned(), a),
+                        (format!("{what} carrying the made-up id"), b),
+                    ]
+                });
+            }
+            let refused = s.each(sends).await.into_iter().flatten().collect();
+            Sessioned {
+                sent,
+                pairs,
+                notified: Some(notified),
+                refused,
+            }
         })
         .await
 }
@@ -295,6 +351,31 @@ async fn no_session_id(s: &Session) -> Judgement {
                 wire::PROTOCOL_VERSION
             ))
             .reply(echo);
+        }
+    }
+    if let Some(notified) = &sessioned.notified
+        && let Some(value) = &notified.session_id
+    {
+        return Judgement::fail(format!(
+            "the notification POST `notifications/cancelled` carrying `Mcp-Session-Id: {sent}` \
+             was answered {} with `Mcp-Session-Id: {value}`; {} has no sessions: ignore the \
+             header and never mint or echo one, on any response",
+            notified
+                .status
+                .map_or_else(|| "with no status".to_owned(), |c| format!("HTTP {c}")),
+            wire::PROTOCOL_VERSION
+        ))
+        .reply(notified);
+    }
+    for (what, reply) in &sessioned.refused {
+        if let Some(value) = &reply.session_id {
+            return Judgement::fail(format!(
+                "{what} was answered {} with `Mcp-Session-Id: {value}`; {} has no sessions: a \
+                 server never mints or echoes a session id, on an error answer either",
+                reply.describe(),
+                wire::PROTOCOL_VERSION
+            ))
+            .reply(reply);
         }
     }
     let seen = s.client.seen().await;
@@ -329,7 +410,9 @@ async fn no_session_id(s: &Session) -> Judgement {
     }
     let methods: Vec<&str> = sessioned.pairs.iter().map(|(m, ..)| m.as_str()).collect();
     Judgement::pass(format!(
-        "no answer among {} carried Mcp-Session-Id, including those to {} sent with one{watched}",
+        "no answer among {} carried Mcp-Session-Id, including those to {} and to a notification \
+         POST sent with one, and the refusals of an unknown method, a missing Mcp-Method, an \
+         unsupported version and a foreign Origin{watched}",
         seen.len(),
         methods.join(", ")
     ))

@@ -2,7 +2,7 @@
 //! other on the same TCP connection, with their header names spelled as the
 //! rule chooses (names are case-insensitive, so every spelling of a valid
 //! request must be served alike). Answers are judged by the rule that sent
-//! them and never logged.
+//! them; those to valid probes also join the run's log.
 
 use super::{CANARY_HEADER, McpClient, Probe, Reply};
 use crate::suite::mcp::wire::{self, H_PROTOCOL_VERSION};
@@ -105,9 +105,9 @@ impl McpClient {
     }
 
     /// Sends `probe` on `conn` with its header names spelled `spelling`. The
-    /// answer is judged by the rule that sent it and is not logged: the
-    /// run-wide rules judge the replies of the streaming client, which also
-    /// measures how streams end.
+    /// answer is judged by the rule that sent it; an answer to a valid probe
+    /// also joins the run's log for the run-wide rules (its stream's end not
+    /// measured: only the streaming client waits to see it).
     pub async fn send_on(
         &self,
         conn: &mut RawConnection,
@@ -224,6 +224,17 @@ impl McpClient {
             truncated,
             elapsed_ms: u64::try_from(resp.elapsed.as_millis()).unwrap_or(u64::MAX),
         });
+        // An answer to a valid probe is evidence for every rule it bears on,
+        // on whichever connection it came: it joins the run's log as the
+        // pooled client's do. How its stream ended is not known (reading
+        // stopped at the answer), so it is logged as not measured.
+        if !probe.legacy && !probe.notification && probe.intent.is_valid() {
+            let mut logged = reply.clone();
+            logged.terminated = None;
+            let authorized = self.bearer.is_some() && probe.header("authorization").is_none();
+            let order = probe.id().and_then(wire::as_integer).unwrap_or(i64::MAX);
+            self.log(&logged, order, false, authorized).await;
+        }
         reply
     }
 }

@@ -152,7 +152,7 @@ impl McpClient {
         reply
     }
 
-    async fn log(&self, reply: &Reply, order: i64, listen: bool, authorized: bool) {
+    pub(super) async fn log(&self, reply: &Reply, order: i64, listen: bool, authorized: bool) {
         let mut seen = self.seen.lock().await;
         // A reply is logged when something answered: an HTTP status, or
         // over stdio a line with the request's id.
