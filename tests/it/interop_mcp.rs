@@ -663,6 +663,18 @@ fn http_launcher(name: &str, tools: &Tools) -> Result<Command, String> {
         cmd.arg(dir.join("spec/variants.py")).arg(variant).arg("0");
         return Ok(cmd);
     }
+    // Servers of the blind audits (tests/interop/mcp/blind/BLIND.md),
+    // written from the specification by someone who did not read the probes.
+    for (prefix, file) in [
+        ("blind-", "blind/blind_stl.py"),
+        ("blind26-", "blind/blind26.py"),
+    ] {
+        if let Some(variant) = name.strip_prefix(prefix) {
+            let mut cmd = Command::new(python()?);
+            cmd.arg(dir.join(file)).arg(variant).arg("0");
+            return Ok(cmd);
+        }
+    }
     Err(format!("no launcher for panel server `{name}`"))
 }
 
@@ -1262,6 +1274,16 @@ fn the_expected_table_parses_and_every_server_has_a_launcher() {
     assert!(!scoped.is_empty(), "spec/scoped.py lists no variant");
     for name in names.into_iter().chain(served).chain(scoped) {
         let row = format!("spec-{name}");
+        assert!(
+            expected.contains_key(&row),
+            "variant {name} has no row `{row}`"
+        );
+    }
+    // Every server of the blind session-id audit has a row.
+    let blind = variant_names("blind/blind_stl.py");
+    assert!(!blind.is_empty(), "blind/blind_stl.py lists no variant");
+    for name in blind {
+        let row = format!("blind-{name}");
         assert!(
             expected.contains_key(&row),
             "variant {name} has no row `{row}`"

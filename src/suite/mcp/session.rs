@@ -203,23 +203,28 @@ pub struct Session {
     pub(crate) cold_warm: OnceCell<Vec<ColdWarm>>,
 }
 
-/// The family probes ([`Session::family_probes`]) sent twice, side by side:
-/// as they are, and carrying a made-up `Mcp-Session-Id`.
+/// An answer with what set it apart: the made-up id its request carried, or
+/// what the request was.
+pub(crate) type Tagged = (String, Reply);
+
+/// The family probes ([`Session::family_probes`]) sent side by side: as
+/// they are, and carrying each made-up `Mcp-Session-Id`.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Sessioned {
-    /// The made-up session id the second of each pair carried.
-    pub sent: String,
-    /// Per family probe: its method, the plain answer, the answer with the id.
-    pub pairs: Vec<(String, Reply, Reply)>,
-    /// The answer to a notification POST (`notifications/cancelled` of an
-    /// id never used) carrying the made-up id: a response too, on which no
-    /// id may be echoed.
-    pub notified: Option<Reply>,
+    /// Per family probe: its method, the plain answer, and the answer to
+    /// the same request carrying each made-up id (that id, the answer): one
+    /// shaped as a UUID (what 2025-era servers mint and their clients send
+    /// back), one opaque text.
+    pub pairs: Vec<(String, Reply, Vec<Tagged>)>,
+    /// The answers to a notification POST (`notifications/cancelled` of an
+    /// id never used) carrying each made-up id: responses too, on which no
+    /// id may come back.
+    pub notified: Vec<Tagged>,
     /// MCP-STL-001's own requests that a conforming server refuses (an
     /// unknown method, a missing `Mcp-Method`, an unsupported version, a
-    /// foreign `Origin`), each sent without and with the made-up id: what
-    /// each is and its answer. Error answers are responses too.
-    pub refused: Vec<(String, Reply)>,
+    /// foreign `Origin`), each sent without and with the UUID-shaped id:
+    /// what each is and its answer. Error answers are responses too.
+    pub refused: Vec<Tagged>,
 }
 
 /// One request sent as the first on a new connection, then other requests

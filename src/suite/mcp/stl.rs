@@ -240,9 +240,15 @@ pub(crate) const RULES: &[McpRule] = &[
 /// An `Origin` no server serves (MCP-STL-001's refused request).
 const FOREIGN_ORIGIN: &str = "http://protocheck-foreign-origin.invalid";
 
-/// A session id no server minted: a conforming server never sees it as anything.
-fn bogus_session() -> String {
-    format!("protocheck-session-{:016x}", rand::random::<u64>())
+/// Session ids no server minted: a conforming server never sees them as
+/// anything. One is shaped as the UUIDs that 2025-era servers mint and their
+/// clients send back, the other is opaque text, so that a server treating
+/// either shape specially meets it.
+fn made_up_sessions() -> Vec<String> {
+    vec![
+        uuid::Uuid::new_v4().to_string(),
+        format!("protocheck-session-{:016x}", rand::random::<u64>()),
+    ]
 }
 
 fn session_header(exchange: &crate::suite::Exchange) -> Option<String> {
@@ -255,40 +261,54 @@ fn session_header(exchange: &crate::suite::Exchange) -> Option<String> {
         .map(|(_, v)| v.clone())
 }
 
-/// The family probes sent plainly and with a made-up `Mcp-Session-Id`, once
-/// per run (MCP-STL-001 and -002 read them).
+/// The family probes sent plainly and with each made-up `Mcp-Session-Id`,
+/// once per run (MCP-STL-001, -002 and -007 read them).
 async fn sessioned(s: &Session) -> &Sessioned {
     s.sessioned
         .get_or_init(|| async {
-            let sent = bogus_session();
-            let sends = s.family_probes().into_iter().map(|plain| {
-                let mut with = plain.clone().with_header(H_SESSION_ID, sent.clone());
-                if let Some(id) = with.body.get_mut("id") {
-                    *id = json!(s.client.next_id());
+            let sent = made_up_sessions();
+            let c = &s.client;
+            let with_id = |probe: &Probe, id: &str| {
+                let mut with = probe.clone().with_header(H_SESSION_ID, id);
+                if let Some(body_id) = with.body.get_mut("id") {
+                    *body_id = json!(c.next_id());
                 }
+                with
+            };
+            let sends = s.family_probes().into_iter().map(|plain| {
+                let with: Vec<(String, Probe)> = sent
+                    .iter()
+                    .map(|id| (id.clone(), with_id(&plain, id)))
+                    .collect();
                 async move {
-                    // A listen is read as a listen (see `survey::send_family`).
-                    let (a, b) = tokio::join!(
-                        super::survey::send_family(&s.client, &plain),
-                        super::survey::send_family(&s.client, &with)
+                    // Side by side; a listen is read as a listen (see
+                    // `survey::send_family`).
+                    let answers = futures::future::join_all(
+                        with.iter()
+                            .map(|(_, probe)| super::survey::send_family(c, probe)),
                     );
-                    (plain.method.clone(), a, b)
+                    let (a, answers) =
+                        tokio::join!(super::survey::send_family(c, &plain), answers);
+                    let with = with.into_iter().map(|(id, _)| id).zip(answers).collect();
+                    (plain.method.clone(), a, with)
                 }
             });
             let pairs = s.each(sends.collect()).await;
             // A notification POST is answered too (202 and no body): the
             // header must not come back on that answer either. Cancelling
             // an id never used has no effect.
-            let notification = Probe::notification(
-                "notifications/cancelled",
-                json!({"requestId": "protocheck-unused-id", "reason": "protocheck: session probe"}),
-            )
-            .with_header(H_SESSION_ID, sent.clone());
-            let notified = s.client.send(&notification).await;
+            let mut notified = Vec::new();
+            for id in &sent {
+                let notification = Probe::notification(
+                    "notifications/cancelled",
+                    json!({"requestId": "protocheck-unused-id", "reason": "protocheck: session probe"}),
+                )
+                .with_header(H_SESSION_ID, id.clone());
+                notified.push((id.clone(), c.send(&notification).await));
+            }
             // Refusals are responses too: the rule's own requests of each
             // class a conforming server refuses, without and with the
             // made-up id (judged here for the header alone).
-            let c = &s.client;
             let discover = || c.request("server/discover", json!({}));
             let refusable = [
                 (
@@ -310,23 +330,19 @@ async fn sessioned(s: &Session) -> &Sessioned {
             ];
             let mut sends = Vec::new();
             for (what, probe) in refusable {
-                let mut with = probe.clone().with_header(H_SESSION_ID, sent.clone());
-                if let Some(id) = with.body.get_mut("id") {
-                    *id = json!(c.next_id());
-                }
+                let with = with_id(&probe, &sent[0]);
                 sends.push(async move {
                     let (a, b) = tokio::join!(c.send(&probe), c.send(&with));
                     vec![
                         (what.to_owned(), a),
-                        (format!("{what} carrying the made-up id"), b),
+                        (format!("{what} carrying a made-up id"), b),
                     ]
                 });
             }
             let refused = s.each(sends).await.into_iter().flatten().collect();
             Sessioned {
-                sent,
                 pairs,
-                notified: Some(notified),
+                notified,
                 refused,
             }
         })
@@ -337,35 +353,45 @@ async fn no_session_id(s: &Session) -> Judgement {
     // Every method family the server serves carries a made-up id: a server
     // that echoes it on one method only is caught.
     let sessioned = sessioned(s).await;
-    let sent = &sessioned.sent;
-    for (method, _, echo) in &sessioned.pairs {
-        if let Some(value) = &echo.session_id {
-            let how = if value == sent {
-                "echoed"
-            } else {
-                "answered with"
-            };
+    for (method, plain, with) in &sessioned.pairs {
+        // Minted with no id sent, too: the plain answers are responses.
+        if let Some(value) = &plain.session_id {
             return Judgement::fail(format!(
-                "`{method}` carrying `Mcp-Session-Id: {sent}` was {how} `Mcp-Session-Id: \
-                 {value}`; {} has no sessions: ignore the header and never mint or echo one",
+                "`{method}` sent without `Mcp-Session-Id` was answered with `Mcp-Session-Id: \
+                 {value}`; {} has no sessions: never mint a session id",
                 wire::PROTOCOL_VERSION
             ))
-            .reply(echo);
+            .reply(plain);
+        }
+        for (sent, echo) in with {
+            if let Some(value) = &echo.session_id {
+                let how = if value == sent {
+                    "echoed"
+                } else {
+                    "answered with"
+                };
+                return Judgement::fail(format!(
+                    "`{method}` carrying `Mcp-Session-Id: {sent}` was {how} `Mcp-Session-Id: \
+                     {value}`; {} has no sessions: ignore the header and never mint or echo one",
+                    wire::PROTOCOL_VERSION
+                ))
+                .reply(echo);
+            }
         }
     }
-    if let Some(notified) = &sessioned.notified
-        && let Some(value) = &notified.session_id
-    {
-        return Judgement::fail(format!(
-            "the notification POST `notifications/cancelled` carrying `Mcp-Session-Id: {sent}` \
-             was answered {} with `Mcp-Session-Id: {value}`; {} has no sessions: ignore the \
-             header and never mint or echo one, on any response",
-            notified
-                .status
-                .map_or_else(|| "with no status".to_owned(), |c| format!("HTTP {c}")),
-            wire::PROTOCOL_VERSION
-        ))
-        .reply(notified);
+    for (sent, notified) in &sessioned.notified {
+        if let Some(value) = &notified.session_id {
+            return Judgement::fail(format!(
+                "the notification POST `notifications/cancelled` carrying `Mcp-Session-Id: \
+                 {sent}` was answered {} with `Mcp-Session-Id: {value}`; {} has no sessions: \
+                 ignore the header and never mint or echo one, on any response",
+                notified
+                    .status
+                    .map_or_else(|| "with no status".to_owned(), |c| format!("HTTP {c}")),
+                wire::PROTOCOL_VERSION
+            ))
+            .reply(notified);
+        }
     }
     for (what, reply) in &sessioned.refused {
         if let Some(value) = &reply.session_id {
@@ -429,26 +455,69 @@ async fn session_ignored(s: &Session) -> Judgement {
     // answers those differently.
     let sessioned = sessioned(s).await;
     for (method, plain, with) in &sessioned.pairs {
-        if shape(plain) != shape(with) {
-            return Judgement::fail(format!(
-                "`{method}` carrying `Mcp-Session-Id: {}` answered {} while the same request \
-                 without it answered {}; a {} server MUST NOT require or validate session ids: \
-                 ignore the header",
-                sessioned.sent,
-                with.describe(),
-                plain.describe(),
-                wire::PROTOCOL_VERSION
-            ))
-            .reply(with)
-            .reply(plain);
+        for (sent, with) in with {
+            if shape(plain) != shape(with) {
+                return Judgement::fail(format!(
+                    "`{method}` carrying `Mcp-Session-Id: {sent}` answered {} while the same \
+                     request without it answered {}; a {} server MUST NOT require or validate \
+                     session ids: ignore the header",
+                    with.describe(),
+                    plain.describe(),
+                    wire::PROTOCOL_VERSION
+                ))
+                .reply(with)
+                .reply(plain);
+            }
+        }
+    }
+    // The same status and code, yet other members in the result: the
+    // header was not required, but not ignored either (the SHOULD).
+    for (method, plain, with) in &sessioned.pairs {
+        for (sent, with) in with {
+            let (without_id, with_id) = (members(plain), members(with));
+            if without_id != with_id {
+                let only = |a: &BTreeSet<String>, b: &BTreeSet<String>| {
+                    let names: Vec<String> = a.difference(b).map(|m| format!("`{m}`")).collect();
+                    if names.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        some(&names, 6, ", ")
+                    }
+                };
+                return Judgement::warn(format!(
+                    "`{method}` carrying `Mcp-Session-Id: {sent}` was answered with a result whose \
+                 members differ from the same request's without it (only with the id: {}; only \
+                 without: {}); a server SHOULD ignore a client's session id and answer as if it \
+                 were absent",
+                    only(&with_id, &without_id),
+                    only(&without_id, &with_id),
+                ))
+                .reply(with)
+                .reply(plain);
+            }
         }
     }
     let methods: Vec<&str> = sessioned.pairs.iter().map(|(m, ..)| m.as_str()).collect();
     Judgement::pass(format!(
-        "each of {} carrying an unknown Mcp-Session-Id was answered like the same request \
-         without it",
+        "each of {} carrying an unknown Mcp-Session-Id (a UUID, and opaque text) was answered \
+         like the same request without it: the same status, error code and result members \
+         (`_meta`'s included)",
         methods.join(", ")
     ))
+}
+
+/// The member names of a reply's result and of its `_meta` (`_meta.…`):
+/// what two answers to one request share whatever their values.
+fn members(reply: &Reply) -> BTreeSet<String> {
+    let Some(result) = reply.result().and_then(Value::as_object) else {
+        return BTreeSet::new();
+    };
+    let meta = result
+        .get("_meta")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|m| m.keys().map(|k| format!("_meta.{k}")));
+    result.keys().cloned().chain(meta).collect()
 }
 
 /// The run's first request, judged alone.

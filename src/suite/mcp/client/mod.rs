@@ -68,6 +68,9 @@ pub struct McpClient {
     rtt: RttRecord,
     /// Over stdio: the run's child process, which every probe goes to.
     stdio: Option<Arc<stdio::StdioLink>>,
+    /// The tools the server annotates `readOnlyHint: true`, once the survey
+    /// listed them: a call of one may be sent twice (see [`Self::send`]).
+    read_only_tools: Arc<std::sync::OnceLock<std::collections::BTreeSet<String>>>,
 }
 
 /// The URL a stdio run's client and session carry: it names no host, so
@@ -93,7 +96,32 @@ impl McpClient {
             canary: format!("pc-canary-{:016x}", rand::random::<u64>()).into(),
             rtt: RttRecord::default(),
             stdio: None,
+            read_only_tools: Arc::default(),
         }
+    }
+
+    /// Notes the tools the survey found annotated `readOnlyHint: true`
+    /// (once; later notes are ignored).
+    pub fn note_read_only_tools(&self, names: impl IntoIterator<Item = String>) {
+        let _ = self.read_only_tools.set(names.into_iter().collect());
+    }
+
+    /// Whether `probe` changes nothing on the server when sent twice: a
+    /// request that only reads, a call of a made-up tool, or a call of a
+    /// tool annotated read-only.
+    fn may_be_sent_twice(&self, probe: &Probe) -> bool {
+        probe.may_be_sent_twice()
+            || (probe.body.get("method").and_then(serde_json::Value::as_str) == Some("tools/call")
+                && !probe.notification
+                && probe
+                    .body
+                    .pointer("/params/name")
+                    .and_then(serde_json::Value::as_str)
+                    .is_some_and(|name| {
+                        self.read_only_tools
+                            .get()
+                            .is_some_and(|tools| tools.contains(name))
+                    }))
     }
 
     /// A client that sends every probe to `child`, one line each, one at a

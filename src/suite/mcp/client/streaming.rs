@@ -30,7 +30,8 @@ impl McpClient {
     ///
     /// Over HTTP, a probe that met no answer at all (no connection, or no
     /// status within the timeout) is sent once more, with the same id, when
-    /// sending it twice changes nothing ([`Probe::may_be_sent_twice`]): on a
+    /// sending it twice changes nothing ([`Probe::may_be_sent_twice`], or a
+    /// call of a tool annotated read-only): on a
     /// loaded machine one such miss is the machine's, and the rule that
     /// reads the answer must not be decided by it on one run and not on the
     /// next.
@@ -42,7 +43,7 @@ impl McpClient {
                 .transport_error
                 .as_ref()
                 .is_some_and(TransportError::is_transient);
-        if unanswered && probe.may_be_sent_twice() {
+        if unanswered && self.may_be_sent_twice(probe) {
             return self.send_inner(probe, false, None).await;
         }
         reply
