@@ -1091,3 +1091,102 @@ async fn a_listed_servers_run_names_the_service_and_its_contact() {
         "{other_saw:?}"
     );
 }
+
+/// An MCP reference server on one address that can be broken and fixed
+/// between runs: `broken` picks which of two reference servers answers.
+async fn switchable_mcp(fault: &str) -> (String, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    use protocheck::reference::mcp::{McpReferenceConfig, mcp_router};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let healthy = mcp_router(McpReferenceConfig::new(Default::default()).expect("config"));
+    let broken_router =
+        mcp_router(McpReferenceConfig::new([fault.to_owned()].into()).expect("known fault"));
+    let broken = std::sync::Arc::new(AtomicBool::new(false));
+    let flag = broken.clone();
+    let front = axum::Router::new().fallback_service(tower::service_fn(
+        move |req: axum::extract::Request| {
+            let router = if flag.load(Ordering::SeqCst) {
+                broken_router.clone()
+            } else {
+                healthy.clone()
+            };
+            tower::ServiceExt::oneshot(router, req)
+        },
+    ));
+    (format!("{}/mcp", common::app::serve(front).await), broken)
+}
+
+/// A listed server judged again with another grade shows the trend against
+/// the judgement before it, in the API and on the page: `down` when it
+/// broke, `up` when it was fixed, `same` when the grade held.
+#[tokio::test]
+async fn a_listed_servers_trend_follows_its_last_two_judgements() {
+    use common::app::{TestApp, worker_config};
+    use std::sync::atomic::Ordering;
+    for db in common::all_backends().await {
+        let b = db.name();
+        let store = db.store.as_ref();
+        let (target, broken) = switchable_mcp("MCP-HDR-001").await;
+        let registry = StandInRegistry::new(vec![entry(
+            "io.example/switchable",
+            "1.0.0",
+            "active",
+            "2026-11-01T00:00:00Z",
+            remote(&target),
+        )]);
+        // The watch's slot is within the hour: the runs below are the only ones.
+        let cfg = config(serve(&registry).await);
+        let report = sync(store, &client(), &cfg).await.expect("sync");
+        assert_eq!(report.judged, 1, "{b}: {report:?}");
+        let app = TestApp::start(&db, 100).await;
+        let mut workers = worker_config(1, Duration::from_secs(30));
+        workers.schedule.enabled = false;
+        let _pool = app.workers(workers);
+
+        let judge = async |is_broken: bool| -> (serde_json::Value, String) {
+            broken.store(is_broken, Ordering::SeqCst);
+            let run = app
+                .submit(&json!({"url": target, "suite": "mcp", "force": true}))
+                .await;
+            let id = run["id"].as_str().unwrap_or_else(|| panic!("{b}: {run}"));
+            app.wait_finished(id, Duration::from_secs(120)).await;
+            let (status, doc) = app.get_json("/api/v1/directory").await;
+            assert_eq!(status, 200, "{b}: {doc}");
+            let (_, _, html) = fetch(&app, "/directory").await;
+            (doc["servers"][0].clone(), html)
+        };
+
+        let (first, html) = judge(false).await;
+        assert_eq!(first["grade"], "strict", "{b}: {first}");
+        assert!(first["trend"].is_null(), "{b}: {first}");
+        assert!(
+            html.contains("<td data-label=\"Trend\">—</td>"),
+            "{b}: {html}"
+        );
+
+        let (worse, html) = judge(true).await;
+        assert_eq!(worse["grade"], "non-compliant", "{b}: {worse}");
+        assert_eq!(worse["previous_grade"], "strict", "{b}: {worse}");
+        assert_eq!(worse["trend"], "down", "{b}: {worse}");
+        assert!(
+            html.contains("<td data-label=\"Trend\">down</td>"),
+            "{b}: {html}"
+        );
+
+        let (fixed, html) = judge(false).await;
+        assert_eq!(fixed["grade"], "strict", "{b}: {fixed}");
+        assert_eq!(fixed["previous_grade"], "non-compliant", "{b}: {fixed}");
+        assert_eq!(fixed["trend"], "up", "{b}: {fixed}");
+        assert!(
+            html.contains("<td data-label=\"Trend\">up</td>"),
+            "{b}: {html}"
+        );
+
+        let (held, html) = judge(false).await;
+        assert_eq!(held["previous_grade"], "strict", "{b}: {held}");
+        assert_eq!(held["trend"], "same", "{b}: {held}");
+        assert!(
+            html.contains("<td data-label=\"Trend\">same</td>"),
+            "{b}: {html}"
+        );
+    }
+}
