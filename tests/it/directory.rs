@@ -1190,3 +1190,191 @@ async fn a_listed_servers_trend_follows_its_last_two_judgements() {
         );
     }
 }
+
+/// `protocheck` with `args` against the database `db`.
+async fn cli(db: &common::TestDb, args: &[&str]) -> std::process::Output {
+    let mut cmd = common::cli::protocheck();
+    cmd.args(args).env("DATABASE_URL", &db.url);
+    common::cli::output(cmd).await
+}
+
+/// The operator's commands through the binary: `registry sync` lists a
+/// stand-in registry and says what it did, `directory delist` takes a URL
+/// out for good (its watch ends, a later sync does not bring it back), and a
+/// malformed invocation or an unreachable registry is refused with a clear
+/// message and a non-zero exit.
+#[tokio::test]
+async fn the_registry_sync_and_delist_commands_change_the_directory_through_the_binary() {
+    use common::cli::show;
+    for db in common::all_backends().await {
+        let b = db.name();
+        let store = db.store.as_ref();
+        let registry = StandInRegistry::new(vec![
+            entry(
+                "io.example/alpha",
+                "1.0.0",
+                "active",
+                "2026-11-01T00:00:00Z",
+                remote("http://127.0.0.1:9/alpha/mcp"),
+            ),
+            entry(
+                "io.example/templated",
+                "1.0.0",
+                "active",
+                "2026-11-01T00:00:01Z",
+                json!([{"type": "streamable-http", "url": "https://{tenant}.example.com/mcp",
+                        "variables": {"tenant": {"isRequired": true}}}]),
+            ),
+        ]);
+        let base = serve(&registry).await;
+        let sync_args = [
+            "registry",
+            "sync",
+            "--registry",
+            base.as_str(),
+            "--allow-private-targets",
+            "true",
+        ];
+
+        // A loopback registry is refused unless private targets are allowed.
+        let out = cli(&db, &sync_args[..4]).await;
+        assert_eq!(out.status.code(), Some(1), "{b}: {}", show(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("stopped") && err.contains("could not be reached"),
+            "{b}: {}",
+            show(&out)
+        );
+        assert!(urls(store).await.is_empty(), "{b}");
+
+        let out = cli(&db, &sync_args).await;
+        assert_eq!(out.status.code(), Some(0), "{b}: {}", show(&out));
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            said.contains(&format!("synced {base}: 1 page(s), 2 entries (the whole registry), 1 judged, 1 listed without a verdict")),
+            "{b}: {}",
+            show(&out)
+        );
+        assert_eq!(urls(store).await.len(), 2, "{b}");
+        assert_eq!(store.list_watches(None).await.expect("watches").len(), 1);
+
+        // Delisting the judged URL, written loosely (the directory keeps
+        // it canonical), ends its watch.
+        let out = cli(
+            &db,
+            &[
+                "directory",
+                "delist",
+                "HTTP://127.0.0.1:9/alpha/mcp",
+                "--reason",
+                "asked by mail",
+            ],
+        )
+        .await;
+        assert_eq!(out.status.code(), Some(0), "{b}: {}", show(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout)
+                .contains("delisted http://127.0.0.1:9/alpha/mcp: it left the directory"),
+            "{b}: {}",
+            show(&out)
+        );
+        assert_eq!(
+            store
+                .directory_delisting("http://127.0.0.1:9/alpha/mcp")
+                .await
+                .expect("read")
+                .as_deref(),
+            Some("asked by mail"),
+            "{b}"
+        );
+        assert!(store.list_watches(None).await.expect("watches").is_empty());
+        // A listed template is delisted as the registry wrote it.
+        let out = cli(
+            &db,
+            &[
+                "directory",
+                "delist",
+                "https://{tenant}.example.com/mcp",
+                "--reason",
+                "asked by mail",
+            ],
+        )
+        .await;
+        assert_eq!(out.status.code(), Some(0), "{b}: {}", show(&out));
+        assert!(urls(store).await.is_empty(), "{b}");
+
+        // The registry updates alpha; the next sync reads it and the
+        // template at the mark (`updated_since` is inclusive) and lists
+        // neither.
+        registry.put(entry(
+            "io.example/alpha",
+            "1.0.1",
+            "active",
+            "2026-11-02T00:00:00Z",
+            remote("http://127.0.0.1:9/alpha/mcp"),
+        ));
+        let out = cli(&db, &sync_args).await;
+        assert_eq!(out.status.code(), Some(0), "{b}: {}", show(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout)
+                .contains("0 judged, 0 listed without a verdict, 2 delisted"),
+            "{b}: {}",
+            show(&out)
+        );
+        assert!(urls(store).await.is_empty(), "{b}");
+        let out = cli(&db, &["directory", "list"]).await;
+        assert_eq!(out.status.code(), Some(0), "{b}: {}", show(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("the directory is empty"),
+            "{b}: {}",
+            show(&out)
+        );
+
+        // Malformed invocations: each says what is wrong, exit 2, and
+        // changes nothing.
+        for (args, says) in [
+            (
+                &["directory", "delist", "http://127.0.0.1:9/other/mcp"][..],
+                "--reason",
+            ),
+            (
+                &[
+                    "directory",
+                    "delist",
+                    "http://127.0.0.1:9/other/mcp",
+                    "--reason",
+                    " ",
+                ][..],
+                "--reason must say why",
+            ),
+            (
+                &["directory", "delist", "not a url", "--reason", "spam"][..],
+                "is not an http(s) URL",
+            ),
+            (
+                &["registry", "sync", "--registry", "ftp://registry.example/"][..],
+                "use http or https",
+            ),
+            (
+                &["registry", "sync", "--registry", "registry.example"][..],
+                "--registry registry.example",
+            ),
+        ] {
+            let out = cli(&db, args).await;
+            assert_eq!(out.status.code(), Some(2), "{b} {args:?}: {}", show(&out));
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains(says),
+                "{b} {args:?}: {}",
+                show(&out)
+            );
+        }
+        assert!(
+            store
+                .directory_delisting("not a url")
+                .await
+                .expect("read")
+                .is_none(),
+            "{b}"
+        );
+    }
+}
