@@ -1378,3 +1378,66 @@ async fn the_registry_sync_and_delist_commands_change_the_directory_through_the_
         );
     }
 }
+
+/// A registry that answers a page 429 or 503 with `Retry-After` is waited
+/// as it asks and the page asked for again; one asking for longer than a
+/// sync waits stops the sync at once as failed, with the reason, and the
+/// directory keeps its state.
+#[tokio::test]
+async fn a_registry_asking_to_wait_is_waited_out_unless_it_asks_for_too_long() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let store = db.store.as_ref();
+        // 150 entries: two pages of 100.
+        let registry = StandInRegistry::synthetic(150, "http://127.0.0.1:9");
+        let cfg = config(serve(&registry).await);
+
+        registry.set_fault(RegistryFault::ThrottleEachPage {
+            status: 503,
+            retry_after: "3600".to_owned(),
+        });
+        let err = sync(store, &client(), &cfg).await.expect_err("too long");
+        assert!(
+            err.to_string()
+                .contains("HTTP 503 asking to wait 3600, more than the 60 s a sync waits"),
+            "{b}: {err}"
+        );
+        assert_eq!(registry.requests(), 1, "{b}: not asked again");
+        let state = store
+            .directory_sync(cfg.registry.as_str())
+            .await
+            .expect("state")
+            .expect("the attempt is recorded");
+        assert!(
+            state
+                .last_error
+                .as_deref()
+                .is_some_and(|e| e.contains("asking to wait 3600")),
+            "{b}: {state:?}"
+        );
+        assert!(state.last_success_ms.is_none(), "{b}");
+        assert!(urls(store).await.is_empty(), "{b}");
+
+        registry.set_fault(RegistryFault::ThrottleEachPage {
+            status: 429,
+            retry_after: "1".to_owned(),
+        });
+        let done = sync(store, &client(), &cfg).await.expect("waited out");
+        assert_eq!((done.pages, done.entries), (2, 150), "{b}: {done:?}");
+        assert_eq!(
+            registry.requests(),
+            4,
+            "{b}: each page refused once, then read"
+        );
+        assert_eq!(urls(store).await.len(), 150, "{b}");
+        let state = store
+            .directory_sync(cfg.registry.as_str())
+            .await
+            .expect("state")
+            .expect("recorded");
+        assert!(
+            state.last_error.is_none() && state.last_success_ms.is_some(),
+            "{b}: {state:?}"
+        );
+    }
+}
