@@ -1441,3 +1441,80 @@ async fn a_registry_asking_to_wait_is_waited_out_unless_it_asks_for_too_long() {
         );
     }
 }
+
+/// After a complete sync, an incremental one that fails on its second page
+/// keeps what the first page changed, leaves the entries it did not reach
+/// as they were, and does not advance "last synced" or the mark: the page
+/// and the API still give the last complete sync, and the next sync reads
+/// every change again.
+#[tokio::test]
+async fn a_sync_failing_part_way_keeps_its_first_pages_and_the_last_complete_sync() {
+    use common::app::TestApp;
+    for db in common::all_backends().await {
+        let b = db.name();
+        let store = db.store.as_ref();
+        let registry = StandInRegistry::synthetic(150, "http://127.0.0.1:9");
+        let cfg = config(serve(&registry).await);
+        sync(store, &client(), &cfg).await.expect("first sync");
+        let complete = store
+            .directory_sync(cfg.registry.as_str())
+            .await
+            .expect("state")
+            .expect("recorded");
+        let synced_at = complete.last_success_ms.expect("a complete sync");
+
+        // Every entry gets a new version; the second page of the changes fails.
+        for i in 0..150 {
+            registry.put(entry(
+                &format!("io.example.synthetic/server-{i:06}"),
+                "2.0.0",
+                "active",
+                "2026-11-02T00:00:00Z",
+                remote(&format!("http://127.0.0.1:9/s/{i}/mcp")),
+            ));
+        }
+        registry.set_fault(RegistryFault::FailAfterPages(1));
+        let err = sync(store, &client(), &cfg).await.expect_err("fails");
+        assert!(err.to_string().contains("HTTP 500"), "{b}: {err}");
+        let versions = |entries: Vec<protocheck::store::DirectoryEntry>| {
+            let mut by_version = std::collections::BTreeMap::<String, usize>::new();
+            for e in entries {
+                *by_version.entry(e.version.unwrap_or_default()).or_default() += 1;
+            }
+            by_version
+        };
+        let now = versions(store.directory_entries().await.expect("entries"));
+        assert_eq!(
+            now.get("2.0.0"),
+            Some(&100),
+            "{b}: the first page's changes: {now:?}"
+        );
+        assert_eq!(
+            now.get("1.0.0"),
+            Some(&50),
+            "{b}: the entries not reached as they were: {now:?}"
+        );
+        let failed = store
+            .directory_sync(cfg.registry.as_str())
+            .await
+            .expect("state")
+            .expect("recorded");
+        assert_eq!(failed.last_success_ms, Some(synced_at), "{b}: {failed:?}");
+        assert_eq!(failed.high_water, complete.high_water, "{b}: {failed:?}");
+        assert!(failed.last_error.is_some(), "{b}: {failed:?}");
+        let app = TestApp::start(&db, 100).await;
+        let (_, doc) = app.get_json("/api/v1/directory").await;
+        assert_eq!(
+            doc["last_synced"],
+            protocheck::rfc3339(synced_at).as_str(),
+            "{b}: {doc}"
+        );
+
+        registry.set_fault(RegistryFault::None);
+        let done = sync(store, &client(), &cfg).await.expect("recovered");
+        assert!(done.incremental, "{b}: {done:?}");
+        assert_eq!(done.entries, 150, "{b}: every change read again: {done:?}");
+        let now = versions(store.directory_entries().await.expect("entries"));
+        assert_eq!(now.keys().collect::<Vec<_>>(), ["2.0.0"], "{b}: {now:?}");
+    }
+}
