@@ -463,7 +463,7 @@ pub struct RegistryArgs {
     )]
     pub registry: String,
     /// Seconds between two checks of a listed server (default: a week). Each
-    /// server's slot is drawn at random within it, so the checks are spread.
+    /// server's slot is placed within it so that the checks are spread evenly.
     #[arg(long, env = "PROTOCHECK_DIRECTORY_INTERVAL_SECS", default_value_t = 7 * 24 * 3600,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub directory_interval_secs: u64,

@@ -907,9 +907,25 @@ async fn directory(command: DirectoryCommand) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(EXIT_USAGE));
             }
             let store = open_store(&db).await?;
-            // The directory lists judged URLs in their canonical form.
-            let url = protocheck::target::CanonicalUrl::parse(url.trim())
-                .map_or_else(|_| url.trim().to_owned(), |c| c.as_str().to_owned());
+            // The directory lists judged URLs in their canonical form, and a
+            // URL it cannot judge (a template) as the registry wrote it.
+            let url = match protocheck::target::CanonicalUrl::parse(url.trim()) {
+                Ok(c) => c.as_str().to_owned(),
+                Err(why) => {
+                    let raw = url.trim().to_owned();
+                    let listed = store
+                        .directory_entry(&raw)
+                        .await
+                        .context("reading the directory")?;
+                    if listed.is_none() {
+                        eprintln!(
+                            "error: {raw:?} is not an http(s) URL ({why}) and the directory lists no such entry"
+                        );
+                        return Ok(ExitCode::from(EXIT_USAGE));
+                    }
+                    raw
+                }
+            };
             let removed = store
                 .delist_directory_url(&url, reason.trim(), "operator", protocheck::now_ms())
                 .await

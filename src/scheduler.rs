@@ -17,7 +17,8 @@
 
 use crate::metrics::Metrics;
 use crate::store::{DueWatches, HostBudget, Store, StoreResult};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -64,12 +65,45 @@ impl Default for ScheduleConfig {
     }
 }
 
-/// The first slot of a watch made at `now_ms` with `interval_ms`: a moment of
-/// its first interval drawn at random, so that a thousand watches made in the
-/// same minute (a deployment, a script) spread over the interval instead of
-/// firing together. The store keeps each watch on its own beat afterwards.
+/// The fractional part of the golden ratio: the step between two watches'
+/// places in their interval.
+const SPREAD_STEP: f64 = 0.618_033_988_749_894_9;
+
+/// Watches this process has placed ([`first_slot`]).
+static SLOTS_MADE: AtomicU64 = AtomicU64::new(0);
+
+/// Where this process's sequence of places starts (drawn once), so that
+/// processes do not all begin at the same place.
+static SPREAD_START: LazyLock<f64> = LazyLock::new(rand::random::<f64>);
+
+/// The first slot of a watch made at `now_ms` with `interval_ms`, within its
+/// first interval. The k-th watch a process makes sits k golden-ratio steps
+/// round the interval (counted from the epoch, so the moment a watch is
+/// made does not matter) past a random start: whatever their number n, the
+/// watches of one interval are then never closer than interval/(√5·n) nor
+/// further apart than 2·interval/n (the three-gap theorem), where slots
+/// drawn at random bunch. A sync that lists a thousand servers (#52), or a
+/// script that makes a thousand watches, spreads their runs evenly over the
+/// week instead of firing them in bursts. The store keeps each watch on its
+/// own beat afterwards.
 pub fn first_slot(now_ms: i64, interval_ms: i64) -> i64 {
-    now_ms.saturating_add(rand::random_range(0..interval_ms.max(1)))
+    let k = SLOTS_MADE.fetch_add(1, Ordering::Relaxed);
+    slot_at(now_ms, interval_ms, spread_phase(*SPREAD_START, k))
+}
+
+/// How far into an interval (0 to 1) the k-th place after `start` is.
+fn spread_phase(start: f64, k: u64) -> f64 {
+    // k beyond 2^53 loses precision, not evenness worth measuring.
+    (start + k as f64 * SPREAD_STEP).fract()
+}
+
+/// The first moment at or after `now_ms` that lies `phase` of the way into
+/// an interval of `interval_ms` counted from the epoch.
+fn slot_at(now_ms: i64, interval_ms: i64, phase: f64) -> i64 {
+    let interval = interval_ms.max(1);
+    // A phase in [0, 1) times the interval: an offset in [0, interval).
+    let offset = ((phase * interval as f64) as i64).clamp(0, interval - 1);
+    now_ms.saturating_add(offset.saturating_sub(now_ms).rem_euclid(interval))
 }
 
 /// One tick at `now_ms`: starts the runs of every watch due, batch by batch.
@@ -153,6 +187,64 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The gaps between `slots` round an interval of `interval` ms.
+    fn gaps(slots: &[i64], interval: i64) -> Vec<i64> {
+        let mut at: Vec<i64> = slots.iter().map(|s| s.rem_euclid(interval)).collect();
+        at.sort_unstable();
+        let mut gaps: Vec<i64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+        gaps.push(at[0] + interval - at[at.len() - 1]);
+        gaps
+    }
+
+    #[test]
+    fn first_slots_spread_evenly_over_the_interval_however_many_and_whenever_made() {
+        const WEEK_MS: i64 = 7 * 24 * 3600 * 1000;
+        let now = 1_765_000_000_000;
+        for n in [2_usize, 3, 7, 10, 100, 1_000, 10_000] {
+            for start in [0.0, 0.37, 0.999] {
+                // Made together (a sync), or spread over hours: the places
+                // round the interval are the same.
+                for made_every_ms in [0, 3_600_123] {
+                    let slots: Vec<i64> = (0..n)
+                        .map(|k| {
+                            let made = now + made_every_ms * k as i64;
+                            let slot = slot_at(made, WEEK_MS, spread_phase(start, k as u64));
+                            assert!((made..made + WEEK_MS).contains(&slot), "{n} {k}");
+                            slot
+                        })
+                        .collect();
+                    let even = WEEK_MS / n as i64;
+                    let gaps = gaps(&slots, WEEK_MS);
+                    let (least, most) = (gaps.iter().min(), gaps.iter().max());
+                    // interval/(√5·n) at least, 2·interval/n at most; a
+                    // millisecond of rounding either way.
+                    assert!(
+                        least.is_some_and(|g| *g * 2_237 >= even * 1_000 - 2_237),
+                        "{n} from {start}: closest {least:?}, even {even}"
+                    );
+                    assert!(
+                        most.is_some_and(|g| *g <= 2 * even + 2),
+                        "{n} from {start}: widest {most:?}, even {even}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_first_slot_falls_within_the_first_interval() {
+        for interval in [1, 2, 1_000, 3_600_000] {
+            for _ in 0..100 {
+                let slot = first_slot(5_000, interval);
+                assert!(
+                    (5_000..5_000 + interval).contains(&slot),
+                    "{interval}: {slot}"
+                );
+            }
+        }
+        assert_eq!(slot_at(10, 0, 0.5), 10, "an interval of 0 is one of 1 ms");
+    }
 
     #[test]
     fn a_scheduler_sleeps_until_the_next_slot_within_its_bounds() {

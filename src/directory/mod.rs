@@ -6,8 +6,9 @@
 //! version becomes a directory entry; one protocheck can judge (no URL
 //! template, no header to send) also becomes a target with a watch, which
 //! re-checks it on every MCP revision it speaks, a week apart by default,
-//! each watch's slot drawn at random within the interval so the week's runs
-//! are spread out rather than fired together. A registry entry turned
+//! the watches' first slots spread evenly over the interval
+//! ([`crate::scheduler::first_slot`]) so the week's runs are not fired in a
+//! burst. A registry entry turned
 //! `deleted` leaves the directory with its watches; `deprecated` stays,
 //! shown as such. A URL that was delisted (by an operator or its owner) is
 //! never listed again. An owner leaves by serving a file that names this

@@ -33,6 +33,12 @@ pub const MAX_PAGE_BYTES: usize = 8 * 1024 * 1024;
 pub const MAX_PAGES: usize = 2_000;
 /// Longest a page may take.
 pub const PAGE_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest `Retry-After` a sync waits out on a 429 or 503. A registry that
+/// asks for longer is not read now: the sync stops as failed, saying so,
+/// and the next one reads the same changes again.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// Most times one page is asked for again after a `Retry-After`.
+pub const PAGE_RETRIES: usize = 3;
 use crate::reference::registry::OFFICIAL_META;
 /// Longest registry name, title, description and version kept (the
 /// registry's schema allows 200, 100, 100 and 255 characters).
@@ -134,6 +140,10 @@ pub enum PageError {
     Unreachable(String),
     #[error("the registry answered HTTP {0}")]
     Status(u16),
+    #[error("the registry answered HTTP {status} asking to wait {retry_after}, more than the {max} s a sync waits", max = MAX_RETRY_AFTER.as_secs())]
+    WaitTooLong { status: u16, retry_after: String },
+    #[error("the registry answered HTTP {status} again after {waits} wait(s) it asked for")]
+    StillBusy { status: u16, waits: usize },
     #[error("the registry's answer is not a server list: {0}")]
     Shape(String),
 }
@@ -278,8 +288,31 @@ pub fn page_url(base: &Url, cursor: Option<&str>, updated_since: Option<&str>) -
     url
 }
 
+/// How long a 429 or 503 asks to wait before the page is asked for again
+/// (RFC 9110 §10.2.3), `Ok(None)` when it does not say (the answer is a
+/// failure like any other status), or the error when it asks for more than
+/// [`MAX_RETRY_AFTER`].
+fn wait_asked(status: u16, retry_after: Option<&str>) -> Result<Option<Duration>, PageError> {
+    if !matches!(status, 429 | 503) {
+        return Ok(None);
+    }
+    let Some(value) = retry_after else {
+        return Ok(None);
+    };
+    match crate::transport::throttle::retry_after(value, std::time::SystemTime::now()) {
+        Some(wait) if wait <= MAX_RETRY_AFTER => Ok(Some(wait)),
+        Some(_) => Err(PageError::WaitTooLong {
+            status,
+            retry_after: clean(value, 64),
+        }),
+        None => Ok(None),
+    }
+}
+
 /// Fetches and reads one page through `http` (the service's guarded client,
-/// its body limit [`MAX_PAGE_BYTES`]).
+/// its body limit [`MAX_PAGE_BYTES`]). A 429 or 503 with a `Retry-After` of
+/// at most [`MAX_RETRY_AFTER`] is waited out and the page asked for again,
+/// up to [`PAGE_RETRIES`] times.
 pub async fn fetch_page(
     http: &HttpClient,
     base: &Url,
@@ -292,13 +325,34 @@ pub async fn fetch_page(
         .header("accept", "application/json")
         .header("user-agent", user_agent)
         .timeout(PAGE_TIMEOUT);
-    let resp = http
-        .send(&req)
-        .await
-        .map_err(|e| PageError::Unreachable(e.to_string()))?;
-    if resp.status != 200 {
-        return Err(PageError::Status(resp.status));
-    }
+    let mut waits = 0;
+    let resp = loop {
+        let resp = http
+            .send(&req)
+            .await
+            .map_err(|e| PageError::Unreachable(e.to_string()))?;
+        if resp.status == 200 {
+            break resp;
+        }
+        match wait_asked(resp.status, resp.header("retry-after"))? {
+            Some(wait) if waits < PAGE_RETRIES => {
+                waits += 1;
+                tracing::info!(
+                    status = resp.status,
+                    wait_s = wait.as_secs_f64(),
+                    "the registry asked to wait; asking again after"
+                );
+                tokio::time::sleep(wait).await;
+            }
+            Some(_) => {
+                return Err(PageError::StillBusy {
+                    status: resp.status,
+                    waits,
+                });
+            }
+            None => return Err(PageError::Status(resp.status)),
+        }
+    };
     let body: Value = serde_json::from_slice(&resp.body)
         .map_err(|e| PageError::Shape(format!("not JSON ({e})")))?;
     parse_page(&body)
@@ -388,6 +442,23 @@ mod tests {
             parse_page(&json!({"items": []})),
             Err(PageError::Shape(_))
         ));
+    }
+
+    #[test]
+    fn only_a_429_or_503_with_a_bounded_retry_after_is_waited_out() {
+        assert_eq!(wait_asked(429, Some("1")), Ok(Some(Duration::from_secs(1))));
+        assert_eq!(
+            wait_asked(503, Some("60")),
+            Ok(Some(Duration::from_secs(60)))
+        );
+        assert_eq!(wait_asked(429, None), Ok(None));
+        assert_eq!(wait_asked(429, Some("soon")), Ok(None));
+        assert_eq!(wait_asked(500, Some("1")), Ok(None));
+        let err = wait_asked(429, Some("61")).expect_err("too long");
+        assert_eq!(
+            err.to_string(),
+            "the registry answered HTTP 429 asking to wait 61, more than the 60 s a sync waits"
+        );
     }
 
     #[test]

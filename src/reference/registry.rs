@@ -37,6 +37,9 @@ pub enum RegistryFault {
     /// The page after `n` pages were served answers 200 with a body that is
     /// not a server list.
     GarbageAfterPages(usize),
+    /// The first request of each page answers `status` with `Retry-After:
+    /// retry_after`; the page asked for again is served.
+    ThrottleEachPage { status: u16, retry_after: String },
 }
 
 #[derive(Debug, Default)]
@@ -46,6 +49,8 @@ struct Inner {
     fault: RegistryFault,
     /// Pages served since the fault was set.
     pages: usize,
+    /// The pages (by cursor) already throttled once.
+    throttled: std::collections::HashSet<String>,
 }
 
 /// The stand-in's state: its entries and its fault, shared with the test.
@@ -118,7 +123,13 @@ impl StandInRegistry {
         if let Ok(mut inner) = self.0.write() {
             inner.fault = fault;
             inner.pages = 0;
+            inner.throttled.clear();
         }
+    }
+
+    /// Requests of the list since the fault was set (throttled ones too).
+    pub fn requests(&self) -> usize {
+        self.0.read().map_or(0, |inner| inner.pages)
     }
 
     /// The router: `GET /v0.1/servers`.
@@ -172,12 +183,29 @@ async fn list(State(registry): State<StandInRegistry>, Query(q): Query<ListQuery
     };
     let served = inner.pages;
     inner.pages += 1;
-    match inner.fault {
+    let fault = inner.fault.clone();
+    match fault {
         RegistryFault::FailAfterPages(n) if served >= n => {
             return (StatusCode::INTERNAL_SERVER_ERROR, "registry down").into_response();
         }
         RegistryFault::GarbageAfterPages(n) if served >= n => {
             return (StatusCode::OK, Json(json!({"error": "<not a list>"}))).into_response();
+        }
+        RegistryFault::ThrottleEachPage {
+            status,
+            retry_after,
+        } => {
+            let page = q.cursor.clone().unwrap_or_default();
+            if !inner.throttled.contains(&page) {
+                let answer = (
+                    StatusCode::from_u16(status).unwrap_or(StatusCode::TOO_MANY_REQUESTS),
+                    [("retry-after", retry_after)],
+                    "slow down",
+                )
+                    .into_response();
+                inner.throttled.insert(page);
+                return answer;
+            }
         }
         _ => {}
     }

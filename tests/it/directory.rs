@@ -1091,3 +1091,430 @@ async fn a_listed_servers_run_names_the_service_and_its_contact() {
         "{other_saw:?}"
     );
 }
+
+/// An MCP reference server on one address that can be broken and fixed
+/// between runs: `broken` picks which of two reference servers answers.
+async fn switchable_mcp(fault: &str) -> (String, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    use protocheck::reference::mcp::{McpReferenceConfig, mcp_router};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let healthy = mcp_router(McpReferenceConfig::new(Default::default()).expect("config"));
+    let broken_router =
+        mcp_router(McpReferenceConfig::new([fault.to_owned()].into()).expect("known fault"));
+    let broken = std::sync::Arc::new(AtomicBool::new(false));
+    let flag = broken.clone();
+    let front = axum::Router::new().fallback_service(tower::service_fn(
+        move |req: axum::extract::Request| {
+            let router = if flag.load(Ordering::SeqCst) {
+                broken_router.clone()
+            } else {
+                healthy.clone()
+            };
+            tower::ServiceExt::oneshot(router, req)
+        },
+    ));
+    (format!("{}/mcp", common::app::serve(front).await), broken)
+}
+
+/// A listed server judged again with another grade shows the trend against
+/// the judgement before it, in the API and on the page: `down` when it
+/// broke, `up` when it was fixed, `same` when the grade held.
+#[tokio::test]
+async fn a_listed_servers_trend_follows_its_last_two_judgements() {
+    use common::app::{TestApp, worker_config};
+    use std::sync::atomic::Ordering;
+    for db in common::all_backends().await {
+        let b = db.name();
+        let store = db.store.as_ref();
+        let (target, broken) = switchable_mcp("MCP-HDR-001").await;
+        let registry = StandInRegistry::new(vec![entry(
+            "io.example/switchable",
+            "1.0.0",
+            "active",
+            "2026-11-01T00:00:00Z",
+            remote(&target),
+        )]);
+        // The watch's slot is within the hour: the runs below are the only ones.
+        let cfg = config(serve(&registry).await);
+        let report = sync(store, &client(), &cfg).await.expect("sync");
+        assert_eq!(report.judged, 1, "{b}: {report:?}");
+        let app = TestApp::start(&db, 100).await;
+        let mut workers = worker_config(1, Duration::from_secs(30));
+        workers.schedule.enabled = false;
+        let _pool = app.workers(workers);
+
+        let judge = async |is_broken: bool| -> (serde_json::Value, String) {
+            broken.store(is_broken, Ordering::SeqCst);
+            let run = app
+                .submit(&json!({"url": target, "suite": "mcp", "force": true}))
+                .await;
+            let id = run["id"].as_str().unwrap_or_else(|| panic!("{b}: {run}"));
+            app.wait_finished(id, Duration::from_secs(120)).await;
+            let (status, doc) = app.get_json("/api/v1/directory").await;
+            assert_eq!(status, 200, "{b}: {doc}");
+            let (_, _, html) = fetch(&app, "/directory").await;
+            (doc["servers"][0].clone(), html)
+        };
+
+        let (first, html) = judge(false).await;
+        assert_eq!(first["grade"], "strict", "{b}: {first}");
+        assert!(first["trend"].is_null(), "{b}: {first}");
+        assert!(
+            html.contains("<td data-label=\"Trend\">—</td>"),
+            "{b}: {html}"
+        );
+
+        let (worse, html) = judge(true).await;
+        assert_eq!(worse["grade"], "non-compliant", "{b}: {worse}");
+        assert_eq!(worse["previous_grade"], "strict", "{b}: {worse}");
+        assert_eq!(worse["trend"], "down", "{b}: {worse}");
+        assert!(
+            html.contains("<td data-label=\"Trend\">down</td>"),
+            "{b}: {html}"
+        );
+
+        let (fixed, html) = judge(false).await;
+        assert_eq!(fixed["grade"], "strict", "{b}: {fixed}");
+        assert_eq!(fixed["previous_grade"], "non-compliant", "{b}: {fixed}");
+        assert_eq!(fixed["trend"], "up", "{b}: {fixed}");
+        assert!(
+            html.contains("<td data-label=\"Trend\">up</td>"),
+            "{b}: {html}"
+        );
+
+        let (held, html) = judge(false).await;
+        assert_eq!(held["previous_grade"], "strict", "{b}: {held}");
+        assert_eq!(held["trend"], "same", "{b}: {held}");
+        assert!(
+            html.contains("<td data-label=\"Trend\">same</td>"),
+            "{b}: {html}"
+        );
+    }
+}
+
+/// `protocheck` with `args` against the database `db`.
+async fn cli(db: &common::TestDb, args: &[&str]) -> std::process::Output {
+    let mut cmd = common::cli::protocheck();
+    cmd.args(args).env("DATABASE_URL", &db.url);
+    common::cli::output(cmd).await
+}
+
+/// The operator's commands through the binary: `registry sync` lists a
+/// stand-in registry and says what it did, `directory delist` takes a URL
+/// out for good (its watch ends, a later sync does not bring it back), and a
+/// malformed invocation or an unreachable registry is refused with a clear
+/// message and a non-zero exit.
+#[tokio::test]
+async fn the_registry_sync_and_delist_commands_change_the_directory_through_the_binary() {
+    use common::cli::show;
+    for db in common::all_backends().await {
+        let b = db.name();
+        let store = db.store.as_ref();
+        let registry = StandInRegistry::new(vec![
+            entry(
+                "io.example/alpha",
+                "1.0.0",
+                "active",
+                "2026-11-01T00:00:00Z",
+                remote("http://127.0.0.1:9/alpha/mcp"),
+            ),
+            entry(
+                "io.example/templated",
+                "1.0.0",
+                "active",
+                "2026-11-01T00:00:01Z",
+                json!([{"type": "streamable-http", "url": "https://{tenant}.example.com/mcp",
+                        "variables": {"tenant": {"isRequired": true}}}]),
+            ),
+        ]);
+        let base = serve(&registry).await;
+        let sync_args = [
+            "registry",
+            "sync",
+            "--registry",
+            base.as_str(),
+            "--allow-private-targets",
+            "true",
+        ];
+
+        // A loopback registry is refused unless private targets are allowed.
+        let out = cli(&db, &sync_args[..4]).await;
+        assert_eq!(out.status.code(), Some(1), "{b}: {}", show(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("stopped") && err.contains("could not be reached"),
+            "{b}: {}",
+            show(&out)
+        );
+        assert!(urls(store).await.is_empty(), "{b}");
+
+        let out = cli(&db, &sync_args).await;
+        assert_eq!(out.status.code(), Some(0), "{b}: {}", show(&out));
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            said.contains(&format!("synced {base}: 1 page(s), 2 entries (the whole registry), 1 judged, 1 listed without a verdict")),
+            "{b}: {}",
+            show(&out)
+        );
+        assert_eq!(urls(store).await.len(), 2, "{b}");
+        assert_eq!(store.list_watches(None).await.expect("watches").len(), 1);
+
+        // Delisting the judged URL, written loosely (the directory keeps
+        // it canonical), ends its watch.
+        let out = cli(
+            &db,
+            &[
+                "directory",
+                "delist",
+                "HTTP://127.0.0.1:9/alpha/mcp",
+                "--reason",
+                "asked by mail",
+            ],
+        )
+        .await;
+        assert_eq!(out.status.code(), Some(0), "{b}: {}", show(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout)
+                .contains("delisted http://127.0.0.1:9/alpha/mcp: it left the directory"),
+            "{b}: {}",
+            show(&out)
+        );
+        assert_eq!(
+            store
+                .directory_delisting("http://127.0.0.1:9/alpha/mcp")
+                .await
+                .expect("read")
+                .as_deref(),
+            Some("asked by mail"),
+            "{b}"
+        );
+        assert!(store.list_watches(None).await.expect("watches").is_empty());
+        // A listed template is delisted as the registry wrote it.
+        let out = cli(
+            &db,
+            &[
+                "directory",
+                "delist",
+                "https://{tenant}.example.com/mcp",
+                "--reason",
+                "asked by mail",
+            ],
+        )
+        .await;
+        assert_eq!(out.status.code(), Some(0), "{b}: {}", show(&out));
+        assert!(urls(store).await.is_empty(), "{b}");
+
+        // The registry updates alpha; the next sync reads it and the
+        // template at the mark (`updated_since` is inclusive) and lists
+        // neither.
+        registry.put(entry(
+            "io.example/alpha",
+            "1.0.1",
+            "active",
+            "2026-11-02T00:00:00Z",
+            remote("http://127.0.0.1:9/alpha/mcp"),
+        ));
+        let out = cli(&db, &sync_args).await;
+        assert_eq!(out.status.code(), Some(0), "{b}: {}", show(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout)
+                .contains("0 judged, 0 listed without a verdict, 2 delisted"),
+            "{b}: {}",
+            show(&out)
+        );
+        assert!(urls(store).await.is_empty(), "{b}");
+        let out = cli(&db, &["directory", "list"]).await;
+        assert_eq!(out.status.code(), Some(0), "{b}: {}", show(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("the directory is empty"),
+            "{b}: {}",
+            show(&out)
+        );
+
+        // Malformed invocations: each says what is wrong, exit 2, and
+        // changes nothing.
+        for (args, says) in [
+            (
+                &["directory", "delist", "http://127.0.0.1:9/other/mcp"][..],
+                "--reason",
+            ),
+            (
+                &[
+                    "directory",
+                    "delist",
+                    "http://127.0.0.1:9/other/mcp",
+                    "--reason",
+                    " ",
+                ][..],
+                "--reason must say why",
+            ),
+            (
+                &["directory", "delist", "not a url", "--reason", "spam"][..],
+                "is not an http(s) URL",
+            ),
+            (
+                &["registry", "sync", "--registry", "ftp://registry.example/"][..],
+                "use http or https",
+            ),
+            (
+                &["registry", "sync", "--registry", "registry.example"][..],
+                "--registry registry.example",
+            ),
+        ] {
+            let out = cli(&db, args).await;
+            assert_eq!(out.status.code(), Some(2), "{b} {args:?}: {}", show(&out));
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains(says),
+                "{b} {args:?}: {}",
+                show(&out)
+            );
+        }
+        assert!(
+            store
+                .directory_delisting("not a url")
+                .await
+                .expect("read")
+                .is_none(),
+            "{b}"
+        );
+    }
+}
+
+/// A registry that answers a page 429 or 503 with `Retry-After` is waited
+/// as it asks and the page asked for again; one asking for longer than a
+/// sync waits stops the sync at once as failed, with the reason, and the
+/// directory keeps its state.
+#[tokio::test]
+async fn a_registry_asking_to_wait_is_waited_out_unless_it_asks_for_too_long() {
+    for db in common::all_backends().await {
+        let b = db.name();
+        let store = db.store.as_ref();
+        // 150 entries: two pages of 100.
+        let registry = StandInRegistry::synthetic(150, "http://127.0.0.1:9");
+        let cfg = config(serve(&registry).await);
+
+        registry.set_fault(RegistryFault::ThrottleEachPage {
+            status: 503,
+            retry_after: "3600".to_owned(),
+        });
+        let err = sync(store, &client(), &cfg).await.expect_err("too long");
+        assert!(
+            err.to_string()
+                .contains("HTTP 503 asking to wait 3600, more than the 60 s a sync waits"),
+            "{b}: {err}"
+        );
+        assert_eq!(registry.requests(), 1, "{b}: not asked again");
+        let state = store
+            .directory_sync(cfg.registry.as_str())
+            .await
+            .expect("state")
+            .expect("the attempt is recorded");
+        assert!(
+            state
+                .last_error
+                .as_deref()
+                .is_some_and(|e| e.contains("asking to wait 3600")),
+            "{b}: {state:?}"
+        );
+        assert!(state.last_success_ms.is_none(), "{b}");
+        assert!(urls(store).await.is_empty(), "{b}");
+
+        registry.set_fault(RegistryFault::ThrottleEachPage {
+            status: 429,
+            retry_after: "1".to_owned(),
+        });
+        let done = sync(store, &client(), &cfg).await.expect("waited out");
+        assert_eq!((done.pages, done.entries), (2, 150), "{b}: {done:?}");
+        assert_eq!(
+            registry.requests(),
+            4,
+            "{b}: each page refused once, then read"
+        );
+        assert_eq!(urls(store).await.len(), 150, "{b}");
+        let state = store
+            .directory_sync(cfg.registry.as_str())
+            .await
+            .expect("state")
+            .expect("recorded");
+        assert!(
+            state.last_error.is_none() && state.last_success_ms.is_some(),
+            "{b}: {state:?}"
+        );
+    }
+}
+
+/// After a complete sync, an incremental one that fails on its second page
+/// keeps what the first page changed, leaves the entries it did not reach
+/// as they were, and does not advance "last synced" or the mark: the page
+/// and the API still give the last complete sync, and the next sync reads
+/// every change again.
+#[tokio::test]
+async fn a_sync_failing_part_way_keeps_its_first_pages_and_the_last_complete_sync() {
+    use common::app::TestApp;
+    for db in common::all_backends().await {
+        let b = db.name();
+        let store = db.store.as_ref();
+        let registry = StandInRegistry::synthetic(150, "http://127.0.0.1:9");
+        let cfg = config(serve(&registry).await);
+        sync(store, &client(), &cfg).await.expect("first sync");
+        let complete = store
+            .directory_sync(cfg.registry.as_str())
+            .await
+            .expect("state")
+            .expect("recorded");
+        let synced_at = complete.last_success_ms.expect("a complete sync");
+
+        // Every entry gets a new version; the second page of the changes fails.
+        for i in 0..150 {
+            registry.put(entry(
+                &format!("io.example.synthetic/server-{i:06}"),
+                "2.0.0",
+                "active",
+                "2026-11-02T00:00:00Z",
+                remote(&format!("http://127.0.0.1:9/s/{i}/mcp")),
+            ));
+        }
+        registry.set_fault(RegistryFault::FailAfterPages(1));
+        let err = sync(store, &client(), &cfg).await.expect_err("fails");
+        assert!(err.to_string().contains("HTTP 500"), "{b}: {err}");
+        let versions = |entries: Vec<protocheck::store::DirectoryEntry>| {
+            let mut by_version = std::collections::BTreeMap::<String, usize>::new();
+            for e in entries {
+                *by_version.entry(e.version.unwrap_or_default()).or_default() += 1;
+            }
+            by_version
+        };
+        let now = versions(store.directory_entries().await.expect("entries"));
+        assert_eq!(
+            now.get("2.0.0"),
+            Some(&100),
+            "{b}: the first page's changes: {now:?}"
+        );
+        assert_eq!(
+            now.get("1.0.0"),
+            Some(&50),
+            "{b}: the entries not reached as they were: {now:?}"
+        );
+        let failed = store
+            .directory_sync(cfg.registry.as_str())
+            .await
+            .expect("state")
+            .expect("recorded");
+        assert_eq!(failed.last_success_ms, Some(synced_at), "{b}: {failed:?}");
+        assert_eq!(failed.high_water, complete.high_water, "{b}: {failed:?}");
+        assert!(failed.last_error.is_some(), "{b}: {failed:?}");
+        let app = TestApp::start(&db, 100).await;
+        let (_, doc) = app.get_json("/api/v1/directory").await;
+        assert_eq!(
+            doc["last_synced"],
+            protocheck::rfc3339(synced_at).as_str(),
+            "{b}: {doc}"
+        );
+
+        registry.set_fault(RegistryFault::None);
+        let done = sync(store, &client(), &cfg).await.expect("recovered");
+        assert!(done.incremental, "{b}: {done:?}");
+        assert_eq!(done.entries, 150, "{b}: every change read again: {done:?}");
+        let now = versions(store.directory_entries().await.expect("entries"));
+        assert_eq!(now.keys().collect::<Vec<_>>(), ["2.0.0"], "{b}: {now:?}");
+    }
+}
