@@ -455,14 +455,14 @@ async fn judge_all(
         .await
     };
     tracing::debug!(ms = clock.elapsed().as_millis() as u64, "survey taken");
-    client.note_read_only_tools(survey.tools.items.iter().filter_map(|tool| {
-        let read_only = tool
-            .pointer("/annotations/readOnlyHint")
-            .and_then(serde_json::Value::as_bool)
-            == Some(true);
-        let name = tool.get("name")?.as_str()?;
-        read_only.then(|| name.to_owned())
-    }));
+    client.note_read_only_tools(
+        survey
+            .tools
+            .items
+            .iter()
+            .filter(|tool| survey::read_only(tool))
+            .filter_map(|tool| Some(tool.get("name")?.as_str()?.to_owned())),
+    );
     let session = Session {
         client,
         options: ctx.options.clone(),

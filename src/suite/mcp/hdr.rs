@@ -396,11 +396,7 @@ async fn missing_method(s: &Session) -> Judgement {
 /// nothing either way.
 fn real_tool(s: &Session) -> Option<(String, Value)> {
     let tools = &s.survey.tools.items;
-    let read_only = |t: &&Value| {
-        t.pointer("/annotations/readOnlyHint")
-            .and_then(Value::as_bool)
-            == Some(true)
-    };
+    let read_only = |t: &&Value| super::survey::read_only(t);
     tools
         .iter()
         .filter(read_only)

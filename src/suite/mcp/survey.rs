@@ -119,11 +119,14 @@ pub struct Provoked {
 /// Whether protocheck may run `tool` with placeholder arguments: it is
 /// annotated read-only, or the run allows tool calls (DESIGN "no side effects").
 pub(crate) fn may_call(tool: &Value, allow_tool_calls: Option<bool>) -> bool {
-    allow_tool_calls == Some(true)
-        || tool
-            .pointer("/annotations/readOnlyHint")
-            .and_then(Value::as_bool)
-            == Some(true)
+    allow_tool_calls == Some(true) || read_only(tool)
+}
+
+/// Whether `tool` is annotated `readOnlyHint: true`.
+pub(crate) fn read_only(tool: &Value) -> bool {
+    tool.pointer("/annotations/readOnlyHint")
+        .and_then(Value::as_bool)
+        == Some(true)
 }
 
 /// A name no server defines, for probes that must not run anything.

@@ -228,13 +228,11 @@ impl McpClient {
         // on whichever connection it came: it joins the run's log as the
         // pooled client's do. How its stream ended is not known (reading
         // stopped at the answer), so it is logged as not measured.
-        if !probe.legacy && !probe.notification && probe.intent.is_valid() {
-            let mut logged = reply.clone();
-            logged.terminated = None;
-            let authorized = self.bearer.is_some() && probe.header("authorization").is_none();
-            let order = probe.id().and_then(wire::as_integer).unwrap_or(i64::MAX);
-            self.log(&logged, order, false, authorized).await;
-        }
+        let logged = Reply {
+            terminated: None,
+            ..reply.clone()
+        };
+        self.log_answer(probe, &logged, false).await;
         reply
     }
 }

@@ -106,22 +106,13 @@ impl McpClient {
         let _ = self.read_only_tools.set(names.into_iter().collect());
     }
 
-    /// Whether `probe` changes nothing on the server when sent twice: a
-    /// request that only reads, a call of a made-up tool, or a call of a
-    /// tool annotated read-only.
+    /// Whether `probe` changes nothing on the server when sent twice
+    /// ([`Probe::may_be_sent_twice`], given the tools noted read-only).
     fn may_be_sent_twice(&self, probe: &Probe) -> bool {
-        probe.may_be_sent_twice()
-            || (probe.body.get("method").and_then(serde_json::Value::as_str) == Some("tools/call")
-                && !probe.notification
-                && probe
-                    .body
-                    .pointer("/params/name")
-                    .and_then(serde_json::Value::as_str)
-                    .is_some_and(|name| {
-                        self.read_only_tools
-                            .get()
-                            .is_some_and(|tools| tools.contains(name))
-                    }))
+        match self.read_only_tools.get() {
+            Some(tools) => probe.may_be_sent_twice(tools),
+            None => probe.may_be_sent_twice(&std::collections::BTreeSet::new()),
+        }
     }
 
     /// A client that sends every probe to `child`, one line each, one at a

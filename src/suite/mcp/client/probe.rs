@@ -7,6 +7,7 @@ use crate::suite::mcp::wire::{
     self, ACCEPT_BOTH, H_METHOD, H_NAME, H_PROTOCOL_VERSION, PROTOCOL_VERSION,
 };
 use serde_json::{Map, Value, json};
+use std::collections::BTreeSet;
 
 /// The 2026-07-28 requests that read and change nothing a server keeps.
 const READ_ONLY_METHODS: [&str; 8] = [
@@ -191,9 +192,10 @@ impl Probe {
     /// server: a request whose body method only reads (discover, a list, a
     /// read, a get, a completion), or a `tools/call` of a name protocheck
     /// made up ([`crate::suite::mcp::survey::unknown_name`]), which no
-    /// server runs. Over HTTP such a probe that met no answer at all is sent
-    /// once more (see [`super::McpClient::send`]).
-    pub fn may_be_sent_twice(&self) -> bool {
+    /// server runs, or of one of `read_only_tools` (annotated
+    /// `readOnlyHint: true`). Over HTTP such a probe that met no answer at
+    /// all is sent once more (see [`super::McpClient::send`]).
+    pub fn may_be_sent_twice(&self, read_only_tools: &BTreeSet<String>) -> bool {
         if self.notification || self.legacy {
             return false;
         }
@@ -202,7 +204,9 @@ impl Probe {
                 .body
                 .pointer("/params/name")
                 .and_then(Value::as_str)
-                .is_some_and(|name| name.starts_with(UNKNOWN_NAME_PREFIX)),
+                .is_some_and(|name| {
+                    name.starts_with(UNKNOWN_NAME_PREFIX) || read_only_tools.contains(name)
+                }),
             Some(method) => READ_ONLY_METHODS.contains(&method),
             None => false,
         }
@@ -334,24 +338,30 @@ mod tests {
     #[test]
     fn only_probes_that_change_nothing_may_be_sent_twice() {
         let made_up = format!("{UNKNOWN_NAME_PREFIX}tool-0000abcd");
-        assert!(Probe::request(1, "server/discover", json!({})).may_be_sent_twice());
-        assert!(Probe::request(2, "resources/read", json!({"uri": "x:/a"})).may_be_sent_twice());
+        let none = BTreeSet::new();
+        let echo_read_only = BTreeSet::from(["echo".to_owned()]);
+        assert!(Probe::request(1, "server/discover", json!({})).may_be_sent_twice(&none));
+        assert!(
+            Probe::request(2, "resources/read", json!({"uri": "x:/a"})).may_be_sent_twice(&none)
+        );
         assert!(
             Probe::request(3, "tools/call", json!({"name": made_up, "arguments": {}}))
                 .without_header(H_METHOD)
-                .may_be_sent_twice()
+                .may_be_sent_twice(&none)
         );
-        // A listed tool may do something each time it runs.
+        // A listed tool may do something each time it runs, unless it is
+        // annotated read-only.
+        let echo = Probe::request(4, "tools/call", json!({"name": "echo", "arguments": {}}));
+        assert!(!echo.may_be_sent_twice(&none));
+        assert!(echo.may_be_sent_twice(&echo_read_only));
         assert!(
-            !Probe::request(4, "tools/call", json!({"name": "echo", "arguments": {}}))
-                .may_be_sent_twice()
+            !Probe::notification("notifications/cancelled", json!({})).may_be_sent_twice(&none)
         );
-        assert!(!Probe::notification("notifications/cancelled", json!({})).may_be_sent_twice());
         // What the server reads is the body's method, not the header's.
         assert!(
             !Probe::request(5, "tools/list", json!({}))
                 .with_body_method("tools/call")
-                .may_be_sent_twice()
+                .may_be_sent_twice(&none)
         );
     }
 

@@ -30,8 +30,7 @@ impl McpClient {
     ///
     /// Over HTTP, a probe that met no answer at all (no connection, or no
     /// status within the timeout) is sent once more, with the same id, when
-    /// sending it twice changes nothing ([`Probe::may_be_sent_twice`], or a
-    /// call of a tool annotated read-only): on a
+    /// sending it twice changes nothing ([`Probe::may_be_sent_twice`]): on a
     /// loaded machine one such miss is the machine's, and the rule that
     /// reads the answer must not be decided by it on one run and not on the
     /// next.
@@ -68,10 +67,7 @@ impl McpClient {
             if let Some(rtt) = rtt {
                 self.rtt.record(rtt);
             }
-            if !probe.legacy && !probe.notification && probe.intent.is_valid() {
-                let order = probe.id().and_then(wire::as_integer).unwrap_or(i64::MAX);
-                self.log(&reply, order, listen, false).await;
-            }
+            self.log_answer(probe, &reply, listen).await;
             return reply;
         }
         let req = self.http_request(probe);
@@ -144,16 +140,26 @@ impl McpClient {
         if let Some(err) = &reply.transport_error {
             reply.exchange.error = Some(err.to_string());
         }
-        // Only answers to valid modern requests are logged (see [`Intent`]).
-        if !probe.legacy && !probe.notification && probe.intent.is_valid() {
-            let authorized = self.bearer.is_some() && probe.header("authorization").is_none();
-            let order = probe.id().and_then(wire::as_integer).unwrap_or(i64::MAX);
-            self.log(&reply, order, listen, authorized).await;
-        }
+        self.log_answer(probe, &reply, listen).await;
         reply
     }
 
-    pub(super) async fn log(&self, reply: &Reply, order: i64, listen: bool, authorized: bool) {
+    /// Logs `reply` for the run-wide rules when it answers a valid modern
+    /// request (see [`super::Intent`]), whichever way it was sent; `listen`: the
+    /// request was a `subscriptions/listen`.
+    pub(super) async fn log_answer(&self, probe: &Probe, reply: &Reply, listen: bool) {
+        if probe.legacy || probe.notification || !probe.intent.is_valid() {
+            return;
+        }
+        // Over stdio there is no bearer token to carry.
+        let authorized = self.stdio.is_none()
+            && self.bearer.is_some()
+            && probe.header("authorization").is_none();
+        let order = probe.id().and_then(wire::as_integer).unwrap_or(i64::MAX);
+        self.log(reply, order, listen, authorized).await;
+    }
+
+    async fn log(&self, reply: &Reply, order: i64, listen: bool, authorized: bool) {
         let mut seen = self.seen.lock().await;
         // A reply is logged when something answered: an HTTP status, or
         // over stdio a line with the request's id.
