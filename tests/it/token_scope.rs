@@ -264,23 +264,27 @@ async fn a_token_of_every_scope_is_judged_strict() {
     );
 }
 
-/// The 2025-11-25 reference server with `--auth`, checked on that revision
-/// with a token of `mcp:read` only: `tools/call` meets 403
-/// `insufficient_scope` before the server looks at it. No rule fails on that
-/// refusal; each finding it leaves unjudged names the method and the scope
-/// asked, and the verdict names those rules with the advice.
-#[tokio::test]
-async fn a_2025_11_25_token_without_the_scope_of_a_method_leaves_its_rules_unjudged() {
+/// The verdict of the 2025-11-25 reference server with `--auth`, checked on
+/// that revision with a token of `scope` and, when given, a limited token of
+/// `limited` (MCP25-AUT-007).
+async fn judged_2025_with_scope(
+    scope: &str,
+    limited: Option<&str>,
+) -> (protocheck::suite::Verdict, Vec<Finding>) {
     use protocheck::reference::mcp2025::{Mcp25ReferenceConfig, mcp25_router};
     use protocheck::suite::McpRevision;
     let config = Mcp25ReferenceConfig::new().with_auth();
     let base = common::app::serve(mcp25_router(config.clone())).await;
     let url = Url::parse(&format!("{base}/mcp")).expect("url");
-    let token = config
-        .mint_token(url.as_str(), SCOPE_READ, Duration::from_secs(600))
-        .expect("an --auth server mints tokens");
+    let mint = |scope: &str| {
+        config
+            .mint_token(url.as_str(), scope, Duration::from_secs(600))
+            .map(BearerToken::new)
+            .expect("an --auth server mints tokens")
+    };
     let options = RunOptions {
-        bearer_token: Some(BearerToken::new(token)),
+        bearer_token: Some(mint(scope)),
+        limited_token: limited.map(mint),
         mcp_revision: Some(McpRevision::V2025_11_25),
         ..RunOptions::default()
     };
@@ -291,10 +295,26 @@ async fn a_2025_11_25_token_without_the_scope_of_a_method_leaves_its_rules_unjud
     )
     .await;
     let report = common::suite::dump(&findings);
-    let verdict = verdict.unwrap_or_else(|e| panic!("{e:?}\n{report}"));
+    (
+        verdict.unwrap_or_else(|e| panic!("{e:?}\n{report}")),
+        findings,
+    )
+}
+
+/// The 2025-11-25 reference server with `--auth`, checked on that revision
+/// with a token of `mcp:read` only: `tools/call` meets 403
+/// `insufficient_scope` before the server looks at it. No rule fails or warns
+/// on that refusal; each finding it leaves unjudged names the method and the
+/// scope asked, and the verdict names those rules with the advice: the tool
+/// rules, and the cancellation rule (its calls could not show progress); the
+/// progress rules judged on the `ping` say which calls they could not judge.
+#[tokio::test]
+async fn a_2025_11_25_token_without_the_scope_of_a_method_leaves_its_rules_unjudged() {
+    let (verdict, findings) = judged_2025_with_scope(SCOPE_READ, None).await;
+    let report = common::suite::dump(&findings);
     let failing: Vec<&Finding> = findings
         .iter()
-        .filter(|f| matches!(f.outcome, Outcome::Fail))
+        .filter(|f| matches!(f.outcome, Outcome::Fail | Outcome::Warn))
         .collect();
     assert!(
         failing.is_empty(),
@@ -313,14 +333,54 @@ async fn a_2025_11_25_token_without_the_scope_of_a_method_leaves_its_rules_unjud
     );
     for f in &unjudged {
         assert!(
+            f.message.starts_with("not verified: "),
+            "{}: {}",
+            f.rule_id,
+            f.message
+        );
+        assert!(
             verdict.summary.contains(&f.rule_id),
             "{} is not named by the verdict {:?}\n{report}",
             f.rule_id,
             verdict.summary
         );
     }
+    let finding = |id: &str| {
+        findings
+            .iter()
+            .find(|f| f.rule_id == id)
+            .unwrap_or_else(|| panic!("{id} missing:\n{report}"))
+    };
+    // Every call the cancellation rule tried was refused: not verified, not
+    // "not applicable".
+    let cancel = finding("MCP25-UTL-003");
+    assert_eq!(
+        (cancel.outcome, cancel.message.as_str()),
+        (Outcome::Skip, format!("not verified: {asked}").as_str()),
+        "{report}"
+    );
+    for id in ["MCP25-TOL-009", "MCP25-TOL-010", "MCP25-UTL-003"] {
+        assert!(
+            unjudged.iter().any(|f| f.rule_id == id),
+            "{id} is not left unjudged:\n{report}"
+        );
+    }
+    // The passive progress probe's `ping` was answered: the rule is judged on
+    // it and names the calls it could not judge.
+    let after = finding("MCP25-UTL-006");
+    assert_eq!(after.outcome, Outcome::Pass, "{report}");
     assert!(
-        verdict.summary.contains("the token's scope left ")
+        after.message.ends_with(&format!("; not judged: {asked}")),
+        "{}",
+        after.message
+    );
+    assert!(verdict.passed, "{}\n{report}", verdict.summary);
+    assert!(
+        verdict
+            .summary
+            .starts_with("strict; the token's scope left ")
+            && verdict.summary.contains("MCP25-UTL-006")
+            && verdict.summary.contains(" on part of their probes")
             && verdict.summary.contains("a token whose scope reaches"),
         "{}",
         verdict.summary
@@ -330,5 +390,28 @@ async fn a_2025_11_25_token_without_the_scope_of_a_method_leaves_its_rules_unjud
         !verdict.summary.contains("MCP25-AUT-007"),
         "{}",
         verdict.summary
+    );
+}
+
+/// The same server with a token of every scope, and the `mcp:read` token as
+/// the limited one: MCP25-AUT-007 passes on the 403 `insufficient_scope` it
+/// provoked, which leaves nothing unjudged, so the run is `strict` and the
+/// verdict says nothing of a scope.
+#[tokio::test]
+async fn a_2025_11_25_token_of_every_scope_is_judged_strict() {
+    let (verdict, findings) =
+        judged_2025_with_scope(&format!("{SCOPE_READ} {SCOPE_TOOLS}"), Some(SCOPE_READ)).await;
+    let report = common::suite::dump(&findings);
+    assert_eq!(verdict.summary, "strict", "{report}");
+    let limited = findings
+        .iter()
+        .find(|f| f.rule_id == "MCP25-AUT-007")
+        .expect("MCP25-AUT-007");
+    assert_eq!(limited.outcome, Outcome::Pass, "{report}");
+    assert!(
+        !findings
+            .iter()
+            .any(|f| f.message.contains("lacks the scope")),
+        "{report}"
     );
 }

@@ -1,6 +1,6 @@
 //! UTL — utilities (basic/utilities): `ping`, cancellation, progress.
 
-use super::client::{Awaiting, Connection, Progress, Transport};
+use super::client::{Awaiting, Connection, Progress, Reply, Transport, scope_refused};
 use super::lif::judge_unanswered;
 use super::rule::{Mcp25Rule, spec};
 use super::session::{Judgement, Kind, Serving, Session, needs_task, serving};
@@ -307,8 +307,35 @@ fn describe_token(token: Option<&Value>) -> String {
     token.map_or("(none)".to_owned(), |t| clip(&t.to_string(), 60))
 }
 
+/// A judgement of a progress rule, given the requests of the passive probe
+/// (a `ping` and tool calls, each with a progress token): those the token's
+/// scope refused (403 `insufficient_scope`) sent nothing the rule could read,
+/// so a judgement on the rest names them (`; not judged: the token lacks the
+/// scope for …`), and a skip is "not verified" for them, in the words the
+/// verdict reads (it names the rules so left unjudged).
+fn noting_refusals(j: Judgement, calls: &[Reply]) -> Judgement {
+    let Some(refused) = scope_refused(calls) else {
+        return j;
+    };
+    let message = if j.kind == Kind::Skip {
+        let rest = j
+            .message
+            .strip_prefix("not applicable: ")
+            .or_else(|| j.message.strip_prefix("not verified: "))
+            .unwrap_or(&j.message);
+        format!("not verified: {refused}; of the requests answered: {rest}")
+    } else {
+        format!("{}; not judged: {refused}", j.message)
+    };
+    Judgement { message, ..j }
+}
+
 async fn known_tokens(s: &Session) -> Judgement {
-    s.passive_probe().await;
+    let calls = s.passive_probe().await;
+    noting_refusals(known_tokens_of(s), calls)
+}
+
+fn known_tokens_of(s: &Session) -> Judgement {
     let progress = s.client.progress();
     if progress.is_empty() {
         return Judgement::skip("not applicable: the server sent no progress notification");
@@ -349,7 +376,11 @@ fn value_of(progress: &Progress) -> Option<f64> {
 }
 
 async fn increasing(s: &Session) -> Judgement {
-    s.passive_probe().await;
+    let calls = s.passive_probe().await;
+    noting_refusals(increasing_of(s), calls)
+}
+
+fn increasing_of(s: &Session) -> Judgement {
     let progress = s.client.progress();
     // Only the tokens protocheck sent: progress naming another is
     // MCP25-UTL-004's matter.
@@ -415,6 +446,10 @@ async fn none_after(s: &Session) -> Judgement {
     // The requests with a progress token of the run, each answer followed
     // by a read of what came after it.
     let calls = s.passive_probe().await;
+    noting_refusals(none_after_of(s, calls).await, calls)
+}
+
+async fn none_after_of(s: &Session, calls: &[Reply]) -> Judgement {
     let Some(probe) = calls.first() else {
         return Judgement::skip("not verified: no request with a progress token was sent");
     };
@@ -535,10 +570,32 @@ async fn cancelled(s: &Session) -> Judgement {
         };
         return j.reply(&probe.reply);
     }
-    let j = Judgement::skip(format!(
-        "not applicable: no tool tried sent two progress notifications before its answer ({}), \
-         so no call could be cancelled while proven in progress",
-        tried.join(", ")
-    ));
-    replies.iter().fold(j, Judgement::reply)
+    // Calls the token's scope refused could not show progress: the rule is
+    // not verified for them, not inapplicable.
+    let answered: Vec<&String> = tried
+        .iter()
+        .zip(&replies)
+        .filter(|(_, r)| r.scope_refusal().is_none())
+        .map(|(name, _)| name)
+        .collect();
+    let message = match scope_refused(&replies) {
+        Some(refused) if answered.is_empty() => format!("not verified: {refused}"),
+        Some(refused) => format!(
+            "not verified: {refused}; no other tool tried sent two progress notifications \
+             before its answer ({})",
+            answered
+                .iter()
+                .map(|n| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => format!(
+            "not applicable: no tool tried sent two progress notifications before its answer \
+             ({}), so no call could be cancelled while proven in progress",
+            tried.join(", ")
+        ),
+    };
+    replies
+        .iter()
+        .fold(Judgement::skip(message), Judgement::reply)
 }

@@ -13,7 +13,7 @@ mod reply;
 mod stdio;
 
 pub use crate::transport::stdio::Shutdown;
-pub use reply::{Reply, Seen};
+pub use reply::{Reply, Seen, scope_refused};
 pub use stdio::StdoutLines;
 
 use crate::suite::context::Endpoint;

@@ -129,6 +129,22 @@ impl Reply {
         matches!(self.error, Some(TransportError::TooLarge { .. }))
     }
 
+    /// The refusal, when the target's authorization refused this request
+    /// with 403 `insufficient_scope` before looking at it
+    /// ([`auth_refusal`]): such an answer is no evidence for the rule the
+    /// request was sent for.
+    pub fn scope_refusal(&self) -> Option<AuthRefusal> {
+        let headers = self
+            .exchange
+            .response
+            .as_ref()
+            .map_or(&[][..], |r| r.headers.as_slice());
+        match auth_refusal(self.status, headers)? {
+            refusal @ AuthRefusal::Scope(_) => Some(refusal),
+            AuthRefusal::Unauthorized => None,
+        }
+    }
+
     /// One line for a finding: `HTTP 400 with JSON-RPC error -32600 ("…")`.
     pub fn describe(&self) -> String {
         let status = self
@@ -148,12 +164,7 @@ impl Reply {
         // A 403 `insufficient_scope` refused the request before the server
         // looked at it: the words `grade` reads, so the verdict names the
         // rules the token's scope left unjudged (as on 2026-07-28).
-        let headers = self
-            .exchange
-            .response
-            .as_ref()
-            .map_or(&[][..], |r| r.headers.as_slice());
-        if let Some(refusal @ AuthRefusal::Scope(_)) = auth_refusal(self.status, headers) {
+        if let Some(refusal) = self.scope_refusal() {
             return format!(
                 "{status}with insufficient_scope: {}",
                 unreached_text(&[(self.method.clone(), refusal)])
@@ -199,4 +210,16 @@ impl Reply {
             },
         }
     }
+}
+
+/// What the target's authorization left unjudged among `replies`, in the
+/// words `grade` reads (`` the token lacks the scope for `tools/call`
+/// (`mcp:tools` asked) ``); `None` when none was refused with 403
+/// `insufficient_scope`.
+pub fn scope_refused<'a>(replies: impl IntoIterator<Item = &'a Reply>) -> Option<String> {
+    let refused: Vec<(String, AuthRefusal)> = replies
+        .into_iter()
+        .filter_map(|r| Some((r.method.clone(), r.scope_refusal()?)))
+        .collect();
+    (!refused.is_empty()).then(|| unreached_text(&refused))
 }
