@@ -330,7 +330,7 @@ impl Survey {
             match outcome {
                 Expansion::Read(read) => {
                     templates_read += 1;
-                    reads.push(read);
+                    reads.push(*read);
                 }
                 Expansion::Listed => templates_read += 1,
                 Expansion::Unread(why) => unread.push(why),
@@ -364,7 +364,7 @@ async fn read_one(client: &McpClient, uri: String, template: Option<String>) -> 
 /// What became of one resource template.
 enum Expansion {
     /// Its expansion was read.
-    Read(Read),
+    Read(Box<Read>),
     /// It expanded to a listed resource, read as such.
     Listed,
     /// Why it was not read.
@@ -419,7 +419,9 @@ async fn expand(client: &McpClient, template: &str, listed: &[String]) -> Expans
     if listed.contains(&uri) {
         return Expansion::Listed;
     }
-    Expansion::Read(read_one(client, uri, Some(template.to_owned())).await)
+    Expansion::Read(Box::new(
+        read_one(client, uri, Some(template.to_owned())).await,
+    ))
 }
 
 /// The variable names of an RFC 6570 URI template, in order, each once.
