@@ -8,7 +8,7 @@
 use futures::StreamExt;
 use protocheck::reference::mcp::{
     CertificateFault, McpReferenceConfig, ReferenceEra, SCOPE_READ, SCOPE_TOOLS, TestCertificate,
-    serve_mcp_reference, serve_mcp_reference_tls, supported_faults,
+    Variant, serve_mcp_reference, serve_mcp_reference_tls, supported_faults,
 };
 use protocheck::suite::context::{Endpoint, RunContext};
 use protocheck::suite::mcp::{self, McpSettings};
@@ -629,6 +629,56 @@ async fn a_legacy_only_server_gets_one_clear_verdict() {
     // The DEP rules still say what a move to 2026-07-28 removes.
     assert_eq!(run.outcome("MCP-DEP-001"), Outcome::Warn, "{}", run.table());
     assert_eq!(run.outcome("MCP-DEP-006"), Outcome::Pass);
+}
+
+#[tokio::test]
+async fn every_listed_resource_and_template_expansion_is_read_for_its_caching_hints() {
+    let (clean, no_ttl, no_scope) = tokio::join!(
+        run_reference(config(&[])),
+        run_reference(config(&[]).with_variant(Variant::TemplateReadWithoutTtl)),
+        run_reference(config(&[]).with_variant(Variant::SixthReadWithoutScope)),
+    );
+    for id in ["MCP-CAC-001", "MCP-CAC-002"] {
+        let f = clean.finding(id);
+        assert_eq!(f.outcome, Outcome::Pass, "{id}: {}", f.message);
+        assert!(
+            f.message
+                .contains("6 listed resources and 2 resource templates expanded"),
+            "{id}: {}",
+            f.message
+        );
+    }
+    // A resource reached only through `ref://topics/{topic}`, expanded with
+    // the value its completion offers.
+    let f = no_ttl.finding("MCP-CAC-001");
+    assert_eq!(f.outcome, Outcome::Fail, "{}", no_ttl.table());
+    assert!(
+        f.message.contains("ref://topics/caching") && f.message.contains("ref://topics/{topic}"),
+        "{}",
+        f.message
+    );
+    assert!(!f.evidence.is_empty());
+    assert_eq!(no_ttl.outcome("MCP-CAC-002"), Outcome::Pass);
+    // The sixth listed resource.
+    let f = no_scope.finding("MCP-CAC-002");
+    assert_eq!(f.outcome, Outcome::Fail, "{}", no_scope.table());
+    assert!(f.message.contains("ref://docs/faq"), "{}", f.message);
+    assert_eq!(no_scope.outcome("MCP-CAC-001"), Outcome::Pass);
+}
+
+#[tokio::test]
+async fn a_result_type_beside_an_unknown_advertised_extension_is_accepted_as_an_inference() {
+    let run = run_reference(config(&[]).with_variant(Variant::ExtensionResultType)).await;
+    let f = run.finding("MCP-RES-002");
+    assert_eq!(f.outcome, Outcome::Pass, "{}", run.table());
+    assert!(
+        f.message.contains("inferred")
+            && f.message.contains("\"deferred\" on `completion/complete`")
+            && f.message.contains("dev.protocheck/reference"),
+        "{}",
+        f.message
+    );
+    assert_eq!(run.outcome("MCP-RES-001"), Outcome::Pass);
 }
 
 #[tokio::test]

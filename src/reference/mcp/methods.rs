@@ -6,7 +6,7 @@
 use super::protocol::{Out, invalid_params, method_not_found, rpc_error};
 use super::tools::{call_tool, tools};
 use super::validate::Validated;
-use super::{Allowed, Inner};
+use super::{Allowed, Inner, Variant};
 use crate::suite::mcp::wire::{META_SERVER_INFO, META_SUBSCRIPTION_ID, code};
 use crate::suite::mcp::{cac, dep, dsc, err, res};
 use axum::http::StatusCode;
@@ -39,8 +39,13 @@ pub(super) fn complete(
     if state.breaks(&res::RESULT_TYPE) && method == "prompts/get" {
         result.remove("resultType");
     }
+    // `input_required` is for tools/call, resources/read and prompts/get only.
     if state.breaks(&res::RESULT_TYPE_KNOWN) && method == "completion/complete" {
-        result.insert("resultType".into(), json!("completed"));
+        result.insert("resultType".into(), json!("input_required"));
+        result.insert("requestState".into(), json!("protocheck-reference"));
+    }
+    if state.has(Variant::ExtensionResultType) && method == "completion/complete" {
+        result.insert("resultType".into(), json!("deferred"));
     }
     if !(state.breaks(&dsc::SERVER_INFO) && method == "tools/list") {
         let meta = result.entry("_meta").or_insert_with(|| json!({}));
@@ -123,6 +128,9 @@ pub(super) fn dispatch(state: &Inner, peer: Option<SocketAddr>, req: Validated<'
                 object(json!({"resourceTemplates": [{
                     "name": "docs", "title": "Reference documents",
                     "uriTemplate": "ref://docs/{name}", "mimeType": "text/markdown"
+                }, {
+                    "name": "topics", "title": "Notes on a topic of the specification",
+                    "uriTemplate": TOPICS_TEMPLATE, "mimeType": "text/plain"
                 }]})),
                 60_000,
                 "public",
@@ -223,6 +231,11 @@ struct Resource {
     personal: bool,
 }
 
+/// The template whose expansions no list names.
+const TOPICS_TEMPLATE: &str = "ref://topics/{topic}";
+/// The values of its variable `topic`.
+const TOPICS: &[&str] = &["caching", "headers"];
+
 const RESOURCES: &[Resource] = &[
     Resource {
         uri: "ref://docs/readme",
@@ -242,6 +255,26 @@ const RESOURCES: &[Resource] = &[
         mime: "image/png",
         personal: false,
     },
+    Resource {
+        uri: "ref://docs/changelog",
+        name: "changelog",
+        mime: "text/markdown",
+        personal: false,
+    },
+    Resource {
+        uri: "ref://docs/license",
+        name: "license",
+        mime: "text/plain",
+        personal: false,
+    },
+    // The sixth, whose read loses `cacheScope` with
+    // `Variant::SixthReadWithoutScope`.
+    Resource {
+        uri: "ref://docs/faq",
+        name: "faq",
+        mime: "text/markdown",
+        personal: false,
+    },
 ];
 
 /// A 1×1 transparent PNG.
@@ -259,6 +292,21 @@ fn read_resource(state: &Inner, req: &Validated<'_>) -> Out {
     let Some(uri) = req.params.get("uri").and_then(Value::as_str) else {
         return invalid_params(id, "resources/read needs a string `uri`", None);
     };
+    if let Some(topic) = uri
+        .strip_prefix("ref://topics/")
+        .filter(|t| TOPICS.contains(t))
+    {
+        let mut result = cached(
+            object(json!({"contents": [{"uri": uri, "mimeType": "text/plain",
+                "text": format!("What the MCP specification says about {topic}.")}]})),
+            60_000,
+            "public",
+        );
+        if state.has(Variant::TemplateReadWithoutTtl) {
+            result.remove("ttlMs");
+        }
+        return complete(state, id, "resources/read", result);
+    }
     let Some(resource) = RESOURCES.iter().find(|r| r.uri == uri) else {
         // resources#error-handling: -32602 since 2026-07-28 (was -32002).
         let code = if state.breaks(&err::RESOURCE_NOT_FOUND) {
@@ -288,12 +336,11 @@ fn read_resource(state: &Inner, req: &Validated<'_>) -> Out {
     } else {
         (60_000, "public")
     };
-    complete(
-        state,
-        id,
-        "resources/read",
-        cached(object(json!({"contents": contents})), ttl, scope),
-    )
+    let mut result = cached(object(json!({"contents": contents})), ttl, scope);
+    if state.has(Variant::SixthReadWithoutScope) && resource.name == "faq" {
+        result.remove("cacheScope");
+    }
+    complete(state, id, "resources/read", result)
 }
 
 fn get_prompt(state: &Inner, req: &Validated<'_>) -> Out {
@@ -355,6 +402,7 @@ fn completion(state: &Inner, req: &Validated<'_>) -> Out {
         (Some("ref/resource"), Some("name")) if reference["uri"] == "ref://docs/{name}" => {
             &["logo", "readme"]
         }
+        (Some("ref/resource"), Some("topic")) if reference["uri"] == TOPICS_TEMPLATE => TOPICS,
         _ => {
             return invalid_params(
                 id,

@@ -98,10 +98,28 @@ pub enum Allowed {
     ToolLookupFirst,
 }
 
+/// Faults beyond each rule's one `--break` switch: further shapes a rule
+/// must catch, or (where named) accept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Variant {
+    /// The read of a resource reached only through the template
+    /// `ref://topics/{topic}` lacks `ttlMs` (MCP-CAC-001 must fail).
+    TemplateReadWithoutTtl,
+    /// The read of the sixth listed resource lacks `cacheScope`
+    /// (MCP-CAC-002 must fail).
+    SixthReadWithoutScope,
+    /// `completion/complete` answers `resultType: "deferred"`, a value of no
+    /// extension protocheck knows, beside the advertised extension
+    /// `dev.protocheck/reference`: not a fault (MCP-RES-002 must accept it,
+    /// naming the value and the extension as an inference).
+    ExtensionResultType,
+}
+
 /// How the reference server behaves: correct, or with some rules broken.
 #[derive(Debug, Clone)]
 pub struct McpReferenceConfig {
     faults: BTreeSet<String>,
+    variants: BTreeSet<Variant>,
     allowed: BTreeSet<Allowed>,
     /// The name half of MCP-HDR-006's fault alone (see [`Self::case_sensitive_names`]).
     case_sensitive_names: bool,
@@ -224,6 +242,7 @@ impl McpReferenceConfig {
         }
         Ok(Self {
             faults,
+            variants: BTreeSet::new(),
             allowed: BTreeSet::new(),
             case_sensitive_names: false,
             origin_prefix_match: false,
@@ -290,6 +309,12 @@ impl McpReferenceConfig {
     /// all), which only a look-alike Origin shows.
     pub fn with_origin_prefix_match(mut self) -> Self {
         self.origin_prefix_match = true;
+        self
+    }
+
+    /// The same server with a further fault (see [`Variant`]).
+    pub fn with_variant(mut self, variant: Variant) -> Self {
+        self.variants.insert(variant);
         self
     }
 
@@ -360,6 +385,10 @@ type Shared = Arc<Inner>;
 impl Inner {
     fn breaks(&self, rule: &McpRule) -> bool {
         self.config.faults.contains(rule.rule.id)
+    }
+
+    fn has(&self, variant: Variant) -> bool {
+        self.config.variants.contains(&variant)
     }
 
     fn allows(&self, behaviour: Allowed) -> bool {

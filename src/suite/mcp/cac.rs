@@ -5,11 +5,11 @@
 //! server/discover, whose schema also extends CacheableResult (decision 7 of
 //! `mcp-2026-07-28.md` §15); discover gets its own message.
 
-use super::client::{Reply, Seen, client_info, clip, some};
+use super::client::{Reply, client_info, clip, some};
 use super::rule::{Keyword, McpRule, spec};
 use super::session::{Judgement, Session};
 use super::wire;
-use crate::suite::Outcome;
+use crate::suite::{Exchange, Outcome};
 use futures::FutureExt;
 use serde_json::{Value, json};
 
@@ -26,8 +26,10 @@ pub(crate) const TTL_PRESENT: McpRule = McpRule::new(
 .help(
     "protocheck reads every cacheable result the run received on its valid requests, whichever \
      rule sent them: the `server/discover` answers, every page of `tools/list`, `prompts/list`, \
-     `resources/list` and `resources/templates/list`, and the `resources/read` results \
-     (`input_required` ones left out). Each must carry `ttlMs`.",
+     `resources/list` and `resources/templates/list`, and `resources/read` of every listed \
+     resource (up to 100) and, when `completions` is advertised, of each resource template \
+     expanded with the first value `completion/complete` offers for its variables (up to 20 \
+     templates); `input_required` results are left out. Each must carry `ttlMs`.",
     "The server leaves `ttlMs` out, most often on `server/discover`, whose result became \
      cacheable late in the 2026-07-28 cycle, or on `resources/read`; an SDK release from before \
      the caching utility omits it everywhere.",
@@ -176,11 +178,19 @@ async fn cacheables(s: &Session) -> Vec<Cacheable<'_>> {
             reply,
         }));
     }
-    out.extend(s.reads().await.reads.iter().map(|(uri, reply)| Cacheable {
-        method: "resources/read",
-        params: json!({"uri": uri}),
-        reply,
-    }));
+    // Each read is asked three times: the first few stand for the rest.
+    out.extend(
+        s.reads()
+            .await
+            .reads
+            .iter()
+            .take(MAX_ASKED_AGAIN)
+            .map(|read| Cacheable {
+                method: "resources/read",
+                params: json!({"uri": read.uri}),
+                reply: &read.reply,
+            }),
+    );
     // `input_required` results are never cacheable and carry no hints.
     out.retain(|c| {
         c.result()
@@ -188,6 +198,9 @@ async fn cacheables(s: &Session) -> Vec<Cacheable<'_>> {
     });
     out
 }
+
+/// Most `resources/read` results MCP-CAC-005 asks again.
+const MAX_ASKED_AGAIN: usize = 5;
 
 /// The methods whose complete results are cacheable (CACHE, and
 /// `server/discover` by its schema).
@@ -200,23 +213,66 @@ const CACHEABLE: [&str; 6] = [
     "resources/read",
 ];
 
+/// One cacheable result the run received.
+struct Seen {
+    method: String,
+    /// The request's id (the run's order).
+    order: i64,
+    result: Option<Value>,
+    exchange: Exchange,
+}
+
 /// Every complete result of a cacheable method the run received on its
 /// valid probes, whichever rule sent them: the survey's discover, every page
-/// of its lists and its reads, and every other rule's (MCP-STL-001's family
-/// probes, MCP-RES-007's walks, MCP-CAC-005's second asks, …). Answers on a
-/// rule's dedicated connections are judged by that rule alone.
+/// of its lists, and every other rule's (MCP-STL-001's family probes,
+/// MCP-RES-007's walks, MCP-CAC-005's second asks, …) from the run's log;
+/// the survey's reads (every listed resource and template expansion) from
+/// the survey itself, so that none is missed when the log is full. Answers
+/// to valid probes on the rules' dedicated connections are in the log too.
 async fn seen_cacheables(s: &Session) -> Vec<Seen> {
-    // The survey's reads are made by the first to ask: they are in the log
-    // once awaited.
-    let _ = s.reads().await;
-    let mut seen = s.client.seen().await;
+    let reads = s.reads().await;
+    let mut seen: Vec<Seen> = s
+        .client
+        .seen()
+        .await
+        .into_iter()
+        .filter(|r| CACHEABLE.contains(&r.method.as_str()))
+        .filter(|r| !reads.reads.iter().any(|read| read.order == r.order))
+        .map(|r| Seen {
+            method: r.method,
+            order: r.order,
+            result: r.result,
+            exchange: r.exchange,
+        })
+        .collect();
+    seen.extend(reads.reads.iter().map(|read| Seen {
+        method: "resources/read".to_owned(),
+        order: read.order,
+        result: read.reply.result().cloned(),
+        exchange: read.reply.exchange.clone(),
+    }));
     seen.retain(|r| {
-        CACHEABLE.contains(&r.method.as_str())
-            && r.result.as_ref().is_some_and(|result| {
-                result.get("resultType").and_then(Value::as_str) != Some("input_required")
-            })
+        r.result.as_ref().is_some_and(|result| {
+            result.get("resultType").and_then(Value::as_str) != Some("input_required")
+        })
     });
+    seen.sort_by_key(|r| r.order);
     seen
+}
+
+/// What the survey read of the resources, and where it stopped, for a
+/// finding.
+async fn reads_note(s: &Session) -> String {
+    let reads = s.reads().await;
+    let listed = reads.reads.iter().filter(|r| r.template.is_none()).count();
+    let mut note = format!(
+        "`resources/read` of {listed} listed resources and {} resource templates expanded",
+        reads.templates_read
+    );
+    if !reads.unread.is_empty() {
+        note.push_str(&format!("; not read: {}", some(&reads.unread, 3, "; ")));
+    }
+    note
 }
 
 /// Fails naming every cacheable result of the run for which `problem` says
@@ -231,6 +287,7 @@ async fn judge(
     if all.is_empty() {
         return Judgement::skip("no cacheable result was received to judge");
     }
+    let reads = s.reads().await;
     let bad: Vec<(String, &Seen)> = all
         .iter()
         .filter_map(|c| {
@@ -238,6 +295,15 @@ async fn judge(
             let text = if c.method == "server/discover" {
                 // The sixth cacheable result, added late in the 2026-07-28 cycle.
                 format!("DiscoverResult {p} (server/discover is cacheable too: its schema requires ttlMs and cacheScope)")
+            } else if let Some(read) = reads.reads.iter().find(|r| r.order == c.order) {
+                let via = read.template.as_ref().map_or_else(String::new, |t| {
+                    format!(" (an expansion of the template `{}`)", clip(t, 120))
+                });
+                format!(
+                    "`resources/read` of `{}`{via} (request {}) {p}",
+                    clip(&read.uri, 120),
+                    c.order
+                )
             } else {
                 format!("`{}` (request {}) {p}", c.method, c.order)
             };
@@ -249,9 +315,10 @@ async fn judge(
         methods.sort_unstable();
         methods.dedup();
         return Judgement::pass(format!(
-            "`{field}` is right on all {} cacheable results of the run ({})",
+            "`{field}` is right on all {} cacheable results of the run ({}), {}",
             all.len(),
-            methods.join(", ")
+            methods.join(", "),
+            reads_note(s).await
         ));
     }
     let mut texts: Vec<String> = bad.iter().map(|(t, _)| t.clone()).collect();

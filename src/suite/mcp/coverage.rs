@@ -361,13 +361,21 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP-RES-001",
         required: "Every result MUST carry a string `resultType`, on every method (discover, \
             lists, calls, reads, gets, completion, the listen close), even an empty result.",
-        probed: "Run-wide: every result answering a valid probe of the run (pooled client or \
-            stdio) must hold a string `resultType`.",
+        probed: "Run-wide: every result answering a valid probe of the run (pooled client, \
+            stdio, or a rule's dedicated connection) must hold a string `resultType`: among \
+            them every family probe, every list page, the `resources/read` of every listed \
+            resource and template expansion, `prompts/get` of the first prompt, and with \
+            `completions` advertised `completion/complete` of the first prompt argument and of \
+            every variable of every resource template (see MCP-CAC-001).",
         gap: Some(
-            "Only results the run provoked: calls of tools protocheck may not run, capabilities \
-            not advertised, and the final result of `subscriptions/listen` (protocheck closes the \
-            stream after the acknowledgement) are never seen; `completion/complete` only when a \
-            prompt argument or template variable exists.",
+            "side effects: calls of tools protocheck may not run are never made. Not advertised: \
+            methods of capabilities the server does not advertise are not asked \
+            (`completion/complete` needs `completions` and a prompt argument or template \
+            variable). No bound: the final result of `subscriptions/listen` comes only when \
+            the server ends the stream gracefully; no client request provokes it (a client ends \
+            a listen by closing the stream, which gets no result) and the spec gives no time \
+            by which a server ends one, so protocheck closes the stream after the \
+            acknowledgement and never sees that result.",
         ),
     },
     Coverage {
@@ -375,13 +383,17 @@ pub static COVERAGE: &[Coverage] = &[
         required: "`resultType` MUST be `complete`, `input_required` (only on `tools/call`, \
             `resources/read`, `prompts/get`), or a value of an extension the server advertises \
             (`task` with `io.modelcontextprotocol/tasks`).",
-        probed: "Run-wide over every `resultType` seen on valid probes: `complete` passes; \
-            `input_required` passes on the three methods only; `task` passes only with the tasks \
-            extension advertised; any other value fails.",
+        probed: "Run-wide over every `resultType` seen on valid probes (as MCP-RES-001): \
+            `complete` passes; `input_required` passes on the three methods only; `task` passes \
+            only with `io.modelcontextprotocol/tasks` in `capabilities.extensions`; any other \
+            value passes, named in the finding as an inference, only when the server advertises \
+            an extension protocheck does not know, and fails otherwise.",
         gap: Some(
-            "protocheck knows one extension value (`task`): a value defined by another advertised \
-            extension is failed (a false failure, not a false pass). `input_required` can only \
-            appear on the calls protocheck makes.",
+            "not observable: protocheck cannot know the values another extension defines, so \
+            beside an advertised extension it does not know, any value it does not know is \
+            taken as that extension's (the finding names the value and the extensions). Side \
+            effects: results of tools protocheck may not run (where `input_required` and \
+            extension values mostly appear) are never seen.",
         ),
     },
     Coverage {
@@ -415,14 +427,19 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP-RES-005",
         required: "A request MUST be answered with `Content-Type: application/json` (one JSON-RPC \
             object) or `text/event-stream`; the final response SHOULD end the SSE stream.",
-        probed: "Run-wide: the media type of every answer to a valid probe of the run on the \
-            pooled client; every SSE stream but listen must end after its final response (a \
-            warning when it stays open).",
+        probed: "Run-wide: the media type of every answer to a valid probe of the run, on the \
+            pooled client and on the rules' dedicated HTTP/1.1 connections (MCP-HDR-006's \
+            spellings, MCP-STL-003's cold and warm requests, MCP-STL-008's lists); an HTTP \
+            refusal whose body is no JSON-RPC message (401, 403, 404, 405, 429, 5xx) is passed \
+            by. Every SSE stream of the pooled client but listen must end after its final \
+            response (a warning when it stays open).",
         gap: Some(
-            "Answers to invalid probes (the 400, 403 and 404 answers of the header, version, \
-            Origin and unknown-method rules) and on dedicated connections are not judged, as a \
-            finding judges only what its probe provoked: an error body sent as `text/html` to a \
-            bad header passes.",
+            "Answers to deliberately invalid probes (the 400, 403 and 404 answers of the header, \
+            version, Origin and unknown-method rules) are judged only by their own rules, which \
+            read a refusal's body as JSON whatever its `Content-Type`: a JSON-RPC error sent as \
+            `text/html` to a bad header passes them (the check belongs in the shared reading of \
+            a refusal). The end of an SSE stream on a dedicated connection is not measured \
+            (reading stops at the answer).",
         ),
     },
     Coverage {
@@ -432,9 +449,9 @@ pub static COVERAGE: &[Coverage] = &[
             token, the listen stream, any method the server streams) must carry \
             `X-Accel-Buffering: no`.",
         gap: Some(
-            "Judged only when some answer used SSE: protocheck invites streams with a progress \
-            token on the tool calls it may make; a server that streams only for other tools is \
-            skipped.",
+            "side effects: judged only when some answer used SSE; protocheck invites streams \
+            with a progress token on the tool calls it may make, so a server that streams only \
+            the answers of tools protocheck may not run is skipped.",
         ),
     },
     Coverage {
@@ -574,12 +591,21 @@ pub static COVERAGE: &[Coverage] = &[
             every page of a paginated list.",
         probed: "Run-wide: every complete result of the six cacheable methods answering a valid probe \
             of the run, whichever rule sent it (the discover answers, every page of the survey's \
-            four lists, the list answers of the family probes and of MCP-RES-007's walks, every \
-            `resources/read`); `input_required` results are left out.",
+            four lists, the list answers of the family probes and of MCP-RES-007's walks, \
+            answers on the rules' dedicated connections), and the survey's `resources/read`, \
+            side by side: of every listed resource (the first 100 of the list walk), and of one \
+            expansion of each resource template (the first 20): with `completions` advertised \
+            each variable is asked `completion/complete` (`ref/resource` with the template, the \
+            variable, value `\"\"`, the values chosen so far in `context.arguments`), the \
+            template is expanded (RFC 6570) with the first value offered, and the expansion is \
+            read unless it is a listed resource. `input_required` results are left out; the \
+            finding says how many reads were made and where they stopped.",
         gap: Some(
-            "`resources/read` is judged on the resources the run reads (the survey reads the \
-            first five listed) and not at all for a server whose resources are reachable only \
-            through templates (protocheck expands no template).",
+            "not advertised: without `completions` the server offers no way to learn a \
+            template's valid values, so no template is expanded; nor is one whose completion \
+            offers no value. No bound: the spec bounds no list: at most 100 listed resources \
+            and 20 templates are read (each list walk stops at 10 pages), and one expansion per \
+            template (the first value offered for each variable).",
         ),
     },
     Coverage {
@@ -589,8 +615,9 @@ pub static COVERAGE: &[Coverage] = &[
         probed: "The cacheable results of MCP-CAC-001 (every one of the run) are checked for a \
             `cacheScope` member.",
         gap: Some(
-            "As MCP-CAC-001: `resources/read` on the resources the run reads, none reached through \
-            a template.",
+            "not advertised: as MCP-CAC-001, templates are expanded only with `completions` \
+            advertised. No bound: as MCP-CAC-001, at most 100 listed resources and one \
+            expansion of each of 20 templates are read.",
         ),
     },
     Coverage {
@@ -601,8 +628,9 @@ pub static COVERAGE: &[Coverage] = &[
             must be the string `public` or `private`; the pages of each of the survey's list \
             walks must all carry the same value; skipped when none carries one.",
         gap: Some(
-            "As MCP-CAC-001: `resources/read` on the resources the run reads, none reached through \
-            a template.",
+            "not advertised: as MCP-CAC-001, templates are expanded only with `completions` \
+            advertised. No bound: as MCP-CAC-001, at most 100 listed resources and one \
+            expansion of each of 20 templates are read.",
         ),
     },
     Coverage {
@@ -612,8 +640,9 @@ pub static COVERAGE: &[Coverage] = &[
         probed: "Every `ttlMs` on the cacheable results of MCP-CAC-001 (every one of the run) must be \
             a number with zero fraction and not negative; skipped when none carries one.",
         gap: Some(
-            "As MCP-CAC-001: `resources/read` on the resources the run reads, none reached through \
-            a template.",
+            "not advertised: as MCP-CAC-001, templates are expanded only with `completions` \
+            advertised. No bound: as MCP-CAC-001, at most 100 listed resources and one \
+            expansion of each of 20 templates are read.",
         ),
     },
     Coverage {
@@ -621,14 +650,14 @@ pub static COVERAGE: &[Coverage] = &[
         required: "Results that depend on the requester's authorization or identity should not be \
             `cacheScope: public`, which means identical for every caller across authorization \
             contexts.",
-        probed: "Each result marked `public` (discover, the first page of each list, the reads) is \
-            asked three times: as before, with `clientInfo.name` `protocheck-second-caller`, and \
+        probed: "Each result marked `public` (discover, the first page of each list, the first \
+            five of the survey's reads) is asked three times: as before, with `clientInfo.name` `protocheck-second-caller`, and \
             as before again; a difference that follows the caller (not the control) fails.",
         gap: Some(
             "protocheck holds at most one credential, so it cannot ask from a second authorization \
             context: a result that differs per token yet is marked `public` passes unless a second \
             token were given with the run; later list pages (they need their cursor) are not asked \
-            again.",
+            again. No bound: only the first five `resources/read` results are asked again.",
         ),
     },
     Coverage {

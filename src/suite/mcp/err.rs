@@ -846,7 +846,7 @@ async fn missing_capability(s: &Session) -> Judgement {
         reads
             .reads
             .iter()
-            .map(|(uri, reply)| (format!("reading `{}`", clip(uri, 80)), reply)),
+            .map(|read| (format!("reading `{}`", clip(&read.uri, 80)), &read.reply)),
     );
     if let Some((name, reply)) = &reads.prompt {
         answers.push((format!("getting the prompt `{}`", clip(name, 60)), reply));

@@ -49,7 +49,9 @@ pub(crate) const RESULT_TYPE_KNOWN: McpRule = McpRule::new(
     "Over every result the run received for its valid requests, protocheck checks `resultType`: \
      `complete` anywhere, `input_required` only on `tools/call`, `resources/read` and \
      `prompts/get`, `task` only when `io.modelcontextprotocol/tasks` is advertised in \
-     `capabilities.extensions`, and nothing else.",
+     `capabilities.extensions`. Any other value passes only when the server advertises an \
+     extension protocheck does not know: the finding names the value and the extensions, as an \
+     inference, since protocheck cannot know another extension's values.",
     "The server returns a made-up or misspelled value (`completed`, `success`, `Complete`), \
      answers `input_required` on a list or discover method, or returns `task` without advertising \
      the tasks extension.",
@@ -117,8 +119,9 @@ pub(crate) const CONTENT_TYPE: McpRule = McpRule::new(
 )
 .says("a request MUST be answered with Content-Type application/json or text/event-stream; the final response SHOULD terminate the stream")
 .help(
-    "Over every answer to the run's valid requests, protocheck checks that the media type of \
-     `Content-Type` is `application/json` or `text/event-stream`. On SSE answers it waits briefly \
+    "Over every answer to the run's valid requests, on pooled and dedicated connections, \
+     protocheck checks that the media type of `Content-Type` is `application/json` or \
+     `text/event-stream`. On SSE answers it waits briefly \
      after the final response and warns when the stream stays open.",
     "Usually an error path answers `text/plain` or `text/html` (a framework's default 404 or 500 \
      page, a proxy's error page) or sends no `Content-Type`. The warning means SSE streams stay \
@@ -242,11 +245,57 @@ async fn result_type(s: &Session) -> Judgement {
 /// Methods that may answer `input_required` (mrtr page).
 const MRTR_METHODS: &[&str] = &["tools/call", "resources/read", "prompts/get"];
 
+/// The extension whose `resultType` value (`task`) protocheck knows.
+const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// What MCP-RES-002 makes of one `resultType` value on one method.
+#[derive(Debug, PartialEq, Eq)]
+enum TypeVerdict {
+    Defined,
+    /// A value protocheck does not know, taken (an inference) as one of the
+    /// advertised extensions it does not know.
+    Extension,
+    Wrong(String),
+}
+
+/// Judges `value` answered on `method`, given the extensions the server
+/// advertises (`capabilities.extensions`).
+fn judge_result_type(method: &str, value: &str, extensions: &[String]) -> TypeVerdict {
+    let tasks = extensions.iter().any(|e| e == TASKS_EXTENSION);
+    let unknown = extensions.iter().any(|e| e != TASKS_EXTENSION);
+    match value {
+        "complete" => TypeVerdict::Defined,
+        "input_required" if MRTR_METHODS.contains(&method) => TypeVerdict::Defined,
+        "input_required" => TypeVerdict::Wrong(format!(
+            "`{method}` answered resultType \"input_required\", which only tools/call, \
+             resources/read and prompts/get may use"
+        )),
+        "task" if tasks => TypeVerdict::Defined,
+        "task" => TypeVerdict::Wrong(format!(
+            "`{method}` answered resultType \"task\" without advertising the \
+             {TASKS_EXTENSION} extension"
+        )),
+        _ if unknown => TypeVerdict::Extension,
+        other => TypeVerdict::Wrong(format!(
+            "`{method}` answered resultType \"{}\", which neither the core protocol nor an \
+             advertised extension defines (the server advertises {})",
+            clip(other, 60),
+            if extensions.is_empty() {
+                "no extension".to_owned()
+            } else {
+                format!("only {TASKS_EXTENSION}")
+            }
+        )),
+    }
+}
+
 async fn result_type_known(s: &Session) -> Judgement {
-    let tasks = s
+    let extensions: Vec<String> = s
         .capabilities()
-        .pointer("/extensions/io.modelcontextprotocol~1tasks")
-        .is_some();
+        .get("extensions")
+        .and_then(Value::as_object)
+        .map(|e| e.keys().cloned().collect())
+        .unwrap_or_default();
     let seen = s.client.seen().await;
     let typed: Vec<(&Seen, &str)> = seen
         .iter()
@@ -260,46 +309,50 @@ async fn result_type_known(s: &Session) -> Judgement {
     }
     let mut problems = Vec::new();
     let mut bad = Vec::new();
+    let mut inferred: Vec<String> = Vec::new();
     for (r, t) in &typed {
-        let problem = match *t {
-            "complete" => None,
-            "input_required" if MRTR_METHODS.contains(&r.method.as_str()) => None,
-            "input_required" => Some(format!(
-                "`{}` answered resultType \"input_required\", which only tools/call, \
-                 resources/read and prompts/get may use",
-                r.method
-            )),
-            "task" if tasks => None,
-            "task" => Some(format!(
-                "`{}` answered resultType \"task\" without advertising the \
-                 io.modelcontextprotocol/tasks extension",
-                r.method
-            )),
-            other => Some(format!(
-                "`{}` answered resultType \"{}\", which neither the core protocol nor an \
-                 advertised extension defines",
-                r.method,
-                clip(other, 60)
-            )),
-        };
-        if let Some(p) = problem {
-            if !problems.contains(&p) {
-                problems.push(p);
+        match judge_result_type(&r.method, t, &extensions) {
+            TypeVerdict::Defined => {}
+            TypeVerdict::Extension => {
+                let shown = format!("\"{}\" on `{}`", clip(t, 60), r.method);
+                if !inferred.contains(&shown) {
+                    inferred.push(shown);
+                }
             }
-            bad.push(*r);
+            TypeVerdict::Wrong(p) => {
+                if !problems.contains(&p) {
+                    problems.push(p);
+                }
+                bad.push(*r);
+            }
         }
     }
-    if bad.is_empty() {
-        Judgement::pass(format!("all {} resultType values are defined", typed.len()))
-    } else {
-        fail_on(
+    if !bad.is_empty() {
+        return fail_on(
             &bad,
             format!(
                 "{}; clients MUST treat unknown values as invalid",
                 some(&problems, 5, "; ")
             ),
-        )
+        );
     }
+    let mut message = format!("all {} resultType values are defined", typed.len());
+    if !inferred.is_empty() {
+        let others: Vec<String> = extensions
+            .iter()
+            .filter(|e| *e != TASKS_EXTENSION)
+            .map(|e| clip(e, 80))
+            .collect();
+        message = format!(
+            "{} resultType values are defined by the core protocol; inferred: {} protocheck \
+             does not know, taken as defined by an advertised extension it does not know ({}), \
+             whose values it cannot check",
+            typed.len(),
+            some(&inferred, 5, ", "),
+            some(&others, 5, ", ")
+        );
+    }
+    Judgement::pass(message)
 }
 
 async fn no_server_requests(s: &Session) -> Judgement {
@@ -654,6 +707,46 @@ mod tests {
     fn listing(list: &[&str]) -> Reply {
         let tools: Vec<Value> = list.iter().map(|n| json!({"name": n})).collect();
         answered(json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}}))
+    }
+
+    #[test]
+    fn an_unknown_result_type_passes_only_beside_an_unknown_extension() {
+        let none: Vec<String> = Vec::new();
+        let tasks = vec![TASKS_EXTENSION.to_owned()];
+        let other = vec!["com.example/deferred".to_owned()];
+        assert_eq!(
+            judge_result_type("tools/call", "complete", &none),
+            TypeVerdict::Defined
+        );
+        assert!(matches!(
+            judge_result_type("tools/call", "completed", &none),
+            TypeVerdict::Wrong(_)
+        ));
+        assert!(matches!(
+            judge_result_type("tools/call", "deferred", &tasks),
+            TypeVerdict::Wrong(_)
+        ));
+        assert_eq!(
+            judge_result_type("tools/call", "deferred", &other),
+            TypeVerdict::Extension
+        );
+        assert_eq!(
+            judge_result_type("tools/call", "task", &tasks),
+            TypeVerdict::Defined
+        );
+        // Known values keep their own rules beside an unknown extension.
+        assert!(matches!(
+            judge_result_type("tools/call", "task", &other),
+            TypeVerdict::Wrong(_)
+        ));
+        assert!(matches!(
+            judge_result_type("tools/list", "input_required", &other),
+            TypeVerdict::Wrong(_)
+        ));
+        assert_eq!(
+            judge_result_type("prompts/get", "input_required", &none),
+            TypeVerdict::Defined
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The survey: one pass over everything the server advertises, made before the
 //! rules so that they judge shared observations and the run-wide rules see every
-//! kind of result. It only reads: lists, `resources/read` of listed resources,
-//! `prompts/get`, `completion/complete`, a short `subscriptions/listen`, calls
+//! kind of result. It only reads: lists, `resources/read` of listed resources
+//! and of resource templates expanded with the values `completion/complete`
+//! offers, `prompts/get`, `completion/complete`, a short `subscriptions/listen`, calls
 //! of unknown tool and prompt names, and calls of tools protocheck may run
 //! (annotated read-only, or allowed by the run), with the MRTR retry when a tool
 //! asks for input.
@@ -25,8 +26,17 @@ use std::time::Duration;
 const MAX_PAGES: usize = 10;
 /// Most items kept from one list.
 pub(crate) const MAX_ITEMS: usize = 500;
-/// Most resources read, tools called.
-const MAX_READS: usize = 5;
+/// Most listed resources read: the spec bounds no list, and the run's log
+/// ([`McpClient::seen`]) must keep room for every other rule's answers.
+pub(crate) const MAX_READS: usize = 100;
+/// Most resource templates expanded and read (each costs a
+/// `completion/complete` per variable, then a read).
+pub(crate) const MAX_EXPANDED: usize = 20;
+/// Most variables of one template asked for a value.
+const MAX_TEMPLATE_VARS: usize = 8;
+/// Longest completion value used in an expansion.
+const MAX_VALUE_LEN: usize = 512;
+/// Most tools called.
 const MAX_TOOL_CALLS: usize = 8;
 /// MRTR rounds before giving up on a tool.
 const MAX_ROUNDS: usize = 3;
@@ -235,19 +245,60 @@ impl Survey {
     }
 
     /// The survey's reads of what the lists named (see [`Reads`]), side by
-    /// side.
+    /// side (the client's request permits bound the target's load): every
+    /// listed resource (at most [`MAX_READS`]), the expansions of the
+    /// templates (at most [`MAX_EXPANDED`], with `completions` advertised),
+    /// the first prompt and one completion of its first argument.
     pub(crate) async fn read(&self, client: &McpClient) -> Reads {
-        let reads = self
-            .resources
-            .names("uri")
-            .into_iter()
+        let listed = self.resources.names("uri");
+        let mut unread = Vec::new();
+        if let Some(problem) = &self.resources.problem {
+            unread.push(format!("the `resources/list` walk stopped: {problem}"));
+        }
+        if listed.len() > MAX_READS {
+            unread.push(format!(
+                "only the first {MAX_READS} of the {} listed resources were read \
+                 (protocheck's cap)",
+                listed.len()
+            ));
+        }
+        let reads = listed
+            .iter()
             .take(MAX_READS)
-            .map(|uri| async move {
-                let reply = client
-                    .send(&client.request("resources/read", json!({"uri": uri})))
-                    .await;
-                (uri, reply)
-            });
+            .map(|uri| read_one(client, uri.clone(), None));
+        let completions = self
+            .capabilities
+            .get("completions")
+            .is_some_and(Value::is_object);
+        let templates: Vec<&str> = self
+            .templates
+            .items
+            .iter()
+            .filter_map(|t| t.get("uriTemplate").and_then(Value::as_str))
+            .collect();
+        if let Some(problem) = &self.templates.problem {
+            unread.push(format!(
+                "the `resources/templates/list` walk stopped: {problem}"
+            ));
+        }
+        if !templates.is_empty() && !completions {
+            unread.push(format!(
+                "{} resource templates were not expanded: the server does not advertise \
+                 `completions`, so no valid value of a template variable can be learned",
+                templates.len()
+            ));
+        } else if templates.len() > MAX_EXPANDED {
+            unread.push(format!(
+                "only the first {MAX_EXPANDED} of the {} resource templates were expanded \
+                 (protocheck's cap)",
+                templates.len()
+            ));
+        }
+        let read = &listed[..listed.len().min(MAX_READS)];
+        let expansions = templates
+            .iter()
+            .take(if completions { MAX_EXPANDED } else { 0 })
+            .map(|t| expand(client, t, read));
         let prompt_get = async {
             let prompt = self.prompts.items.first()?;
             let name = prompt
@@ -260,11 +311,7 @@ impl Survey {
             Some((name.to_owned(), client.send(&probe).await))
         };
         let completion = async {
-            if self
-                .capabilities
-                .get("completions")
-                .is_some_and(Value::is_object)
-            {
+            if completions {
                 complete(client, self).await
             } else {
                 None
@@ -272,10 +319,227 @@ impl Survey {
         };
         // The answer of `completion/complete` is read in the run's log, by
         // the run-wide rules.
-        let (reads, prompt, _) =
-            tokio::join!(futures::future::join_all(reads), prompt_get, completion);
-        Reads { reads, prompt }
+        let (mut reads, expanded, prompt, _) = tokio::join!(
+            futures::future::join_all(reads),
+            futures::future::join_all(expansions),
+            prompt_get,
+            completion
+        );
+        let mut templates_read = 0;
+        for outcome in expanded {
+            match outcome {
+                Expansion::Read(read) => {
+                    templates_read += 1;
+                    reads.push(*read);
+                }
+                Expansion::Listed => templates_read += 1,
+                Expansion::Unread(why) => unread.push(why),
+            }
+        }
+        Reads {
+            reads,
+            prompt,
+            templates_read,
+            unread,
+        }
     }
+}
+
+/// One `resources/read` of `uri` (`template`: the template it expands).
+async fn read_one(client: &McpClient, uri: String, template: Option<String>) -> Read {
+    let probe = client.request("resources/read", json!({"uri": uri}));
+    let order = probe
+        .id()
+        .and_then(super::wire::as_integer)
+        .unwrap_or(i64::MAX);
+    let reply = client.send(&probe).await;
+    Read {
+        uri,
+        template,
+        order,
+        reply,
+    }
+}
+
+/// What became of one resource template.
+enum Expansion {
+    /// Its expansion was read.
+    Read(Box<Read>),
+    /// It expanded to a listed resource, read as such.
+    Listed,
+    /// Why it was not read.
+    Unread(String),
+}
+
+/// Expands `template` with the first value `completion/complete` offers for
+/// each of its variables (asked one after the other, each with the values
+/// chosen so far as `context.arguments`) and reads the expansion, unless it
+/// is one of the `listed` resources (read as such).
+async fn expand(client: &McpClient, template: &str, listed: &[String]) -> Expansion {
+    let shown = super::client::clip(template, 120);
+    let names = template_variables(template);
+    if names.is_empty() {
+        return Expansion::Unread(format!("the template `{shown}` has no variable to expand"));
+    }
+    let mut chosen = Map::new();
+    for name in names.iter().take(MAX_TEMPLATE_VARS) {
+        let mut params = json!({
+            "ref": {"type": "ref/resource", "uri": template},
+            "argument": {"name": name, "value": ""}
+        });
+        if !chosen.is_empty() {
+            params["context"] = json!({"arguments": chosen.clone()});
+        }
+        let reply = client
+            .send(&client.request("completion/complete", params))
+            .await;
+        let value = reply
+            .result()
+            .and_then(|r| r.pointer("/completion/values"))
+            .and_then(Value::as_array)
+            .and_then(|values| values.iter().find_map(Value::as_str))
+            .filter(|v| v.len() <= MAX_VALUE_LEN);
+        let Some(value) = value else {
+            return Expansion::Unread(format!(
+                "the template `{shown}` was not expanded: `completion/complete` of its \
+                 variable `{}` offered no value ({})",
+                super::client::clip(name, 60),
+                reply.describe()
+            ));
+        };
+        chosen.insert(name.clone(), json!(value));
+    }
+    if names.len() > MAX_TEMPLATE_VARS {
+        return Expansion::Unread(format!(
+            "the template `{shown}` has more than {MAX_TEMPLATE_VARS} variables (protocheck's \
+             cap) and was not expanded"
+        ));
+    }
+    let uri = expand_template(template, &chosen);
+    if listed.contains(&uri) {
+        return Expansion::Listed;
+    }
+    Expansion::Read(Box::new(
+        read_one(client, uri, Some(template.to_owned())).await,
+    ))
+}
+
+/// The variable names of an RFC 6570 URI template, in order, each once.
+pub(crate) fn template_variables(template: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (_, specs) in expressions(template) {
+        for (name, _, _) in specs {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
+/// A variable of an expression: its name, its prefix length (`:n`), and
+/// whether it is exploded (`*`).
+type VarSpec = (String, Option<usize>, bool);
+
+/// The expressions of a template: each operator (or `None`) and variables.
+fn expressions(template: &str) -> Vec<(Option<char>, Vec<VarSpec>)> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        let body = &rest[start + 1..start + len];
+        rest = &rest[start + len + 1..];
+        let op = body.chars().next().filter(|c| "+#./;?&".contains(*c));
+        let list = if op.is_some() { &body[1..] } else { body };
+        let specs = list
+            .split(',')
+            .filter_map(|spec| {
+                let spec = spec.trim();
+                let (spec, explode) = match spec.strip_suffix('*') {
+                    Some(s) => (s, true),
+                    None => (spec, false),
+                };
+                let (name, prefix) = match spec.split_once(':') {
+                    Some((n, p)) => (n, p.parse().ok()),
+                    None => (spec, None),
+                };
+                (!name.is_empty()).then(|| (name.to_owned(), prefix, explode))
+            })
+            .collect();
+        out.push((op, specs));
+    }
+    out
+}
+
+/// Expands an RFC 6570 template with string `values` (undefined variables
+/// are left out, as the RFC says).
+pub(crate) fn expand_template(template: &str, values: &Map<String, Value>) -> String {
+    let mut out = String::new();
+    let mut rest = template;
+    let all = expressions(template);
+    let mut all = all.into_iter();
+    while let Some(start) = rest.find('{') {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        rest = &rest[start + len + 1..];
+        let Some((op, specs)) = all.next() else {
+            break;
+        };
+        let (first, sep, named, reserved) = match op {
+            None => ("", ",", false, false),
+            Some('+') => ("", ",", false, true),
+            Some('#') => ("#", ",", false, true),
+            Some('.') => (".", ".", false, false),
+            Some('/') => ("/", "/", false, false),
+            Some(';') => (";", ";", true, false),
+            Some('?') => ("?", "&", true, false),
+            _ => ("&", "&", true, false),
+        };
+        let mut parts = Vec::new();
+        for (name, prefix, _) in specs {
+            let Some(value) = values.get(&name).and_then(Value::as_str) else {
+                continue;
+            };
+            let value: String = match prefix {
+                Some(n) => value.chars().take(n).collect(),
+                None => value.to_owned(),
+            };
+            let encoded = encode(&value, reserved);
+            parts.push(match (named, op) {
+                (true, Some(';')) if encoded.is_empty() => name,
+                (true, _) => format!("{name}={encoded}"),
+                (false, _) => encoded,
+            });
+        }
+        if !parts.is_empty() {
+            out.push_str(first);
+            out.push_str(&parts.join(sep));
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Percent-encodes all but the unreserved characters (and, with
+/// `reserved`, the reserved ones and existing percent-escapes).
+fn encode(value: &str, reserved: bool) -> String {
+    let mut out = String::new();
+    for byte in value.bytes() {
+        let c = byte as char;
+        let keep = c.is_ascii_alphanumeric()
+            || "-._~".contains(c)
+            || (reserved && ":/?#[]@!$&'()*+,;=%".contains(c));
+        if keep {
+            out.push(c);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
 }
 
 /// One conforming request for each method the server serves: the family
@@ -366,15 +630,31 @@ fn listen_filter(caps: &Value, resources: &Listing) -> Option<Value> {
 }
 
 /// What the survey reads of the items its lists named: `resources/read` of
-/// listed resources, `prompts/get` of the first prompt, one
-/// `completion/complete`. Plain reads that declare nothing, made once per
+/// listed resources and of the templates' expansions, `prompts/get` of the
+/// first prompt, `completion/complete` of the first prompt argument and of
+/// every template variable. Plain reads that declare nothing, made once per
 /// run by the first to ask (see `Session::reads`).
 #[derive(Debug, Clone, Default)]
 pub struct Reads {
-    /// Each listed resource read, with its URI.
-    pub reads: Vec<(String, Reply)>,
+    /// Each resource read: the listed ones, then the templates' expansions.
+    pub reads: Vec<Read>,
     /// The first listed prompt's `prompts/get`, with its name.
     pub prompt: Option<(String, Reply)>,
+    /// How many templates were expanded (read, or found listed).
+    pub templates_read: usize,
+    /// What was not read, and why, in words for a finding.
+    pub unread: Vec<String>,
+}
+
+/// One `resources/read` the survey made.
+#[derive(Debug, Clone)]
+pub struct Read {
+    pub uri: String,
+    /// The template this URI expands, when it is no listed resource.
+    pub template: Option<String>,
+    /// The request's id: its place in the run's log.
+    pub order: i64,
+    pub reply: Reply,
 }
 
 /// Calls each of `callable` (the survey's [`Survey::callable`]) with
@@ -438,10 +718,10 @@ pub(crate) fn prompt_arguments(prompt: &Value) -> Value {
     Value::Object(args)
 }
 
-/// One `completion/complete` on the first prompt argument, or else the first
-/// template variable.
+/// One `completion/complete` on the first prompt argument (the template
+/// variables are asked by [`expand`]).
 async fn complete(client: &McpClient, survey: &Survey) -> Option<Reply> {
-    let prompt_ref = survey.prompts.items.iter().find_map(|p| {
+    let (reference, argument) = survey.prompts.items.iter().find_map(|p| {
         let name = p.get("name")?.as_str()?;
         let arg = p
             .get("arguments")?
@@ -450,20 +730,7 @@ async fn complete(client: &McpClient, survey: &Survey) -> Option<Reply> {
             .get("name")?
             .as_str()?;
         Some((json!({"type": "ref/prompt", "name": name}), arg.to_owned()))
-    });
-    let template_ref = || {
-        survey.templates.items.iter().find_map(|t| {
-            let uri = t.get("uriTemplate")?.as_str()?;
-            let start = uri.find('{')?;
-            let end = uri[start..].find('}')? + start;
-            let var = uri[start + 1..end].trim_start_matches(['+', '#', '/', '?', '&', '.', ';']);
-            Some((
-                json!({"type": "ref/resource", "uri": uri}),
-                var.split(',').next()?.to_owned(),
-            ))
-        })
-    };
-    let (reference, argument) = prompt_ref.or_else(template_ref)?;
+    })?;
     let probe = client.request(
         "completion/complete",
         json!({"ref": reference, "argument": {"name": argument, "value": ""}}),
@@ -665,6 +932,33 @@ mod tests {
         reply.status = Some(200);
         reply.message = Some(json!({"jsonrpc": "2.0", "id": 1, "result": result}));
         reply
+    }
+
+    #[test]
+    fn templates_expand_as_rfc_6570_says() {
+        let values = json!({"a": "x y", "b": "p/q", "c": "hello"});
+        let values = values.as_object().cloned().unwrap_or_default();
+        let cases = [
+            ("file:///{a}", "file:///x%20y"),
+            ("file:///{+b}", "file:///p/q"),
+            ("file:///{b}", "file:///p%2Fq"),
+            ("ref://x{/a,b}", "ref://x/x%20y/p%2Fq"),
+            ("ref://x{?a,c,missing}", "ref://x?a=x%20y&c=hello"),
+            ("ref://x{;c}{&c}", "ref://x;c=hello&c=hello"),
+            ("ref://x/{c:3}{.c}{#b}", "ref://x/hel.hello#p/q"),
+            ("ref://x/{missing}/y", "ref://x//y"),
+            ("ref://x/{c*}", "ref://x/hello"),
+        ];
+        for (template, expanded) in cases {
+            assert_eq!(expand_template(template, &values), expanded, "{template}");
+        }
+        assert_eq!(
+            template_variables("ref://{a}/{+b}{?a,c:2,d*}"),
+            vec!["a", "b", "c", "d"]
+        );
+        assert!(template_variables("ref://plain").is_empty());
+        // An unclosed brace ends the template's expressions.
+        assert_eq!(template_variables("ref://{a}/{b"), vec!["a"]);
     }
 
     #[test]
