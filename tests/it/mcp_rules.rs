@@ -591,6 +591,67 @@ async fn registry_rules_are_skipped_without_server_json() {
 }
 
 #[tokio::test]
+async fn registry_remotes_match_as_templates_and_by_transport() {
+    let server = Server::start(config(&[])).await;
+    let url = server.url();
+    let port = url.port().expect("a port");
+    let doc = |remote: serde_json::Value| RunOptions {
+        server_json: Some(serde_json::json!({
+            "name": "io.github.someone/server", "description": "A server", "version": "1.0.0",
+            "remotes": [remote]
+        })),
+        ..RunOptions::default()
+    };
+    // A template naming the endpoint matches it as a pattern.
+    let templated = serde_json::json!({
+        "type": "streamable-http", "url": format!("http://{{host}}:{port}{}", url.path()),
+        "variables": {"host": {"choices": ["127.0.0.1", "localhost"]}}
+    });
+    let run = run_against(url.clone(), doc(templated)).await;
+    let f = run.finding("MCP-REG-004");
+    assert_eq!(f.outcome, Outcome::Pass, "{}", f.message);
+    assert!(f.message.contains("host=\"127.0.0.1\""), "{}", f.message);
+    // A variable whose choices exclude the endpoint's host does not.
+    let elsewhere = serde_json::json!({
+        "type": "streamable-http", "url": format!("http://{{host}}:{port}{}", url.path()),
+        "variables": {"host": {"choices": ["mcp.example.com"]}}
+    });
+    let run = run_against(url.clone(), doc(elsewhere)).await;
+    assert_eq!(run.outcome("MCP-REG-004"), Outcome::Warn);
+    // The right URL declared `sse` for an endpoint that serves Streamable HTTP.
+    let sse = serde_json::json!({"type": "sse", "url": url.to_string()});
+    let run = run_against(url.clone(), doc(sse)).await;
+    let f = run.finding("MCP-REG-004");
+    assert_eq!(f.outcome, Outcome::Warn, "{}", f.message);
+    assert!(f.message.contains("declared `sse`"), "{}", f.message);
+}
+
+#[tokio::test]
+async fn a_dual_era_server_advertising_logging_to_legacy_clients_is_found() {
+    // The fault on a dual-era server: `logging` only in the `initialize`
+    // result, which its legacy clients see; `server/discover` is clean.
+    let run = run_reference(config(&["MCP-DEP-005"]).with_era(ReferenceEra::DualEra)).await;
+    let f = run.finding("MCP-DEP-005");
+    assert_eq!(f.outcome, Outcome::Info, "{}", f.message);
+    assert!(
+        f.message
+            .contains("the initialize result advertises [\"logging\"]")
+            && !f.message.contains("server/discover advertises"),
+        "{}",
+        f.message
+    );
+    let clean = run_reference(config(&[]).with_era(ReferenceEra::DualEra)).await;
+    let f = clean.finding("MCP-DEP-005");
+    assert_eq!(f.outcome, Outcome::Pass, "{}", f.message);
+    assert!(
+        f.message
+            .contains("server/discover and the initialize result"),
+        "{}",
+        f.message
+    );
+}
+
+#[tokio::test]
 async fn a_dual_era_server_is_judged_on_both_eras() {
     let run = run_reference(config(&[]).with_era(ReferenceEra::DualEra)).await;
     assert_eq!(run.grade(), "strict", "{}", run.table());

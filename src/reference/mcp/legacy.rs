@@ -142,9 +142,13 @@ pub(super) fn legacy_request(
         } else {
             LEGACY_VERSION
         };
+        let mut capabilities = json!({"tools": {}});
+        if state.breaks(&dep::NO_DEPRECATED_CAPABILITIES) {
+            capabilities["logging"] = json!({});
+        }
         let mut out = ok(json!({
             "protocolVersion": negotiated,
-            "capabilities": {"tools": {}},
+            "capabilities": capabilities,
             "serverInfo": server_info()
         }));
         if state.config.era == ReferenceEra::LegacyOnly {

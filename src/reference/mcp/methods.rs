@@ -6,7 +6,7 @@
 use super::protocol::{Out, invalid_params, method_not_found, rpc_error};
 use super::tools::{call_tool, tools};
 use super::validate::Validated;
-use super::{Allowed, Inner, Variant};
+use super::{Allowed, Inner, ReferenceEra, Variant};
 use crate::suite::mcp::wire::{META_SERVER_INFO, META_SUBSCRIPTION_ID, code};
 use crate::suite::mcp::{cac, dep, dsc, err, res};
 use axum::http::StatusCode;
@@ -200,7 +200,9 @@ fn discover(state: &Inner, id: &Value) -> Out {
         "completions": {},
         "extensions": {extension: {}}
     });
-    if state.breaks(&dep::NO_DEPRECATED_CAPABILITIES) {
+    // A dual-era server's fault shows only to its legacy clients (in the
+    // `initialize` result, see `legacy`): `server/discover` stays clean.
+    if state.breaks(&dep::NO_DEPRECATED_CAPABILITIES) && state.config.era != ReferenceEra::DualEra {
         capabilities["logging"] = json!({});
     }
     if state.config.tools_only {

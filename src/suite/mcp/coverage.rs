@@ -902,14 +902,25 @@ pub static COVERAGE: &[Coverage] = &[
     Coverage {
         rule: "MCP-SEC-003",
         required: "Error messages should not repeat request headers or credentials.",
-        probed: "Every request carries `x-protocheck-canary` with a value unique to the run; the \
-            rule sends a `tools/call` of an unknown tool without `Mcp-Method` and searches its \
-            answer and every answer to a valid probe (headers and body) for the value.",
+        probed: "Every request carries `x-protocheck-canary` with a value unique to the run, the \
+            client's `User-Agent` and, with a run token, `Authorization`. Each answer is searched \
+            as it is read, before redaction or cut, for the value of every request header the \
+            request body does not hold (the canary, `User-Agent`, the credentials of \
+            `Authorization`, any other such header), in every response header and every body \
+            byte read (each SSE event's data). `Accept`, `Content-Type`, `MCP-Protocol-Version`, \
+            `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` are not looked for: their values are \
+            common text or the body's own, which an error names when it names what it refuses \
+            (a reading accepted). Judged: the rule's own requests ending in errors (a \
+            `tools/call` of an unknown tool without `Mcp-Method`, an unknown method, \
+            `server/discover` with version `1900-01-01`) and every answer to a valid probe of \
+            the run, errors to unknown tools, prompts and resources among them; a finding names \
+            the header and where it came back, never the value.",
         gap: Some(
-            "Only the first 4 KiB of each body (and 512 bytes of each header value) is kept and \
-            searched, so an echo deeper in a long error page is missed; only the canary is looked \
-            for, not other request headers (`Mcp-Name`, `User-Agent`); answers to other rules' \
-            invalid probes, most of them errors, are not searched.",
+            "no bound: the spec names no set of error paths, so errors that other requests \
+            would provoke are not provoked (answers to other rules' invalid probes are judged by \
+            those rules alone), and it bounds no answer's size: an answer is read up to \
+            protocheck's answer cap (16 MiB by default) and an SSE stream to its 64th event or \
+            its final response, and an echo past that is not seen.",
         ),
     },
     Coverage {
@@ -917,14 +928,22 @@ pub static COVERAGE: &[Coverage] = &[
         required: "Every `icons[].src` (on the server's Implementation, tools, prompts, resources \
             and resource templates) MUST be an `https:` or `data:` URI, never `javascript:`, \
             `file:`, `http:` or another scheme, and SHOULD be same-origin with the server.",
-        probed: "Icons of `serverInfo` in the discover result's `_meta` (and a top-level \
-            `serverInfo`) and of every listed tool, prompt, resource and template: another scheme \
-            fails; an `https:` icon on another host than the endpoint warns (over stdio only the \
-            scheme is judged).",
+        probed: "Run-wide: the icons of `serverInfo` (in `_meta` and at the top level) in every \
+            result answering a valid probe of the run and in the opening legacy `initialize` \
+            result, and of every tool, prompt, resource and template the survey listed: a `src` \
+            of another scheme than `https:` or `data:`, or not a URI, fails; an `https:` icon of \
+            another origin than the endpoint (scheme, host in any case, port with defaults) warns \
+            (over stdio only the scheme is judged). Each distinct `https:` icon URL is then \
+            fetched with a GET without credentials through the run's guarded client (address \
+            rules of the run, no redirect followed by the client, status and headers read, body \
+            not), and each redirect is followed by hand while it stays `https:` on the icon's \
+            origin: a redirect to another scheme fails, to another origin warns.",
         gap: Some(
-            "Icons are not fetched, so a redirect to another scheme or origin is not seen; same \
-            origin is compared by host only (scheme and port are not); `serverInfo` icons in \
-            results other than discover are not read.",
+            "no bound: the spec bounds neither the number of icons nor the length of a redirect \
+            chain: protocheck fetches the first 64 distinct icon URLs and follows 5 redirects of \
+            each, and a pass names what it did not fetch or follow; the lists are those of the \
+            survey's walks (10 pages each). Besides, for side effects, results of tools protocheck \
+            may not run (not `readOnlyHint: true`, allow_tool_calls unset) are not seen.",
         ),
     },
     Coverage {
@@ -956,12 +975,16 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP-SEC-007",
         required: "Servers must not reflect `Authorization` header values into responses.",
         probed: "A made-up `Authorization: Bearer pc-authz-canary-…` on a `tools/call` without \
-            `Mcp-Method` and on a valid `server/discover`, both answers searched; with a run \
-            token, every answer to a valid probe is searched for it.",
+            `Mcp-Method`, on a valid `server/discover` and on each of the family probes (every \
+            method the server serves), side by side; with a run token, every answer to a valid \
+            probe of the run too. Each answer is searched as it is read, before redaction, for \
+            the token's credentials in every response header (`Set-Cookie` and the other \
+            credential headers included) and every body byte read (each SSE event's data); a \
+            finding names the header and where it came back, never the value.",
         gap: Some(
-            "Only the first 4 KiB of each body is searched, and response headers as recorded: \
-            `Set-Cookie` and other credential-named headers are already redacted there, so a \
-            reflection into them is missed.",
+            "no bound: the spec bounds no answer's size: an answer is read up to protocheck's \
+            answer cap (16 MiB by default, `--max-answer-bytes`) and an SSE stream to its 64th \
+            event or its final response, and a reflection past that is not seen.",
         ),
     },
     Coverage {
@@ -996,23 +1019,25 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP-DEP-004",
         required: "The deprecated 2024-11-05 HTTP+SSE transport (a GET opening an event stream \
             whose first event is `endpoint`) SHOULD NOT be served.",
-        probed: "GET with `Accept: text/event-stream` on the endpoint URL and on `sse` resolved \
-            against it, each watched for its first event; an `endpoint` first event warns.",
+        probed: "GET with `Accept: text/event-stream` on the endpoint URL and, for each of \
+            `sse`, `events` and `messages`, on that name beside the endpoint (resolved against \
+            it: `/api/sse` for `/api/mcp`), under it (`/api/mcp/sse`) and at the origin's root \
+            (`/sse`), each URL once, side by side; each is watched for its first event, and an \
+            `endpoint` first event warns.",
         gap: Some(
-            "Only those two URLs: a legacy stream at another path (`/sse` at the root beside \
-            `/api/mcp`, `/events`) is not found.",
+            "no bound: the 2024-11-05 transport lets a server mount its SSE stream at any path, \
+            so a legacy stream at a path of another name (`/legacy/stream`) is not found.",
         ),
     },
     Coverage {
         rule: "MCP-DEP-005",
         required: "Roots, Sampling and Logging are deprecated: a server should not advertise \
             `logging` (nor `roots` or `sampling`, client capabilities) in its capabilities.",
-        probed: "Looks for `logging`, `roots` and `sampling` in the `server/discover` capabilities \
-            (the `initialize` result's on a legacy-only server).",
-        gap: Some(
-            "A dual-era server's `initialize` result capabilities, which its legacy clients see, \
-            are not read.",
-        ),
+        probed: "Looks for `logging`, `roots` and `sampling` in the capabilities of the opening \
+            `server/discover` result and of the result to the run's opening legacy `initialize` \
+            (asking for 2025-11-25; on a dual-era or legacy-only server, what its legacy clients \
+            see), whichever of the two carries capabilities; either advertising one fails.",
+        gap: None,
     },
     Coverage {
         rule: "MCP-DEP-006",
@@ -1042,17 +1067,17 @@ pub static COVERAGE: &[Coverage] = &[
             (pattern, 3–200), `description` (1–100) and `version` (at most 255) required, and the \
             constraints on `title`, `websiteUrl`, `repository`, `packages`, `remotes` and `icons`.",
         probed: "Reads `options.server_json` (the document, or a URL fetched through the run's \
-            client; skipped without one) and checks by hand: the required strings and lengths, the \
-            `name` pattern, `$schema` and `websiteUrl` as URLs, `repository.url`/`source`, \
-            `packages[]` `registryType`, `identifier`, `transport.type` and no `latest` version, \
-            `remotes[]` `type` and `url` pattern, `icons[].src` https of at most 255 characters.",
-        gap: Some(
-            "Not validated against the schema itself: `icons` `mimeType`/`sizes`/`theme`, \
-            `packages[].fileSha256` for mcpb, the allowed transport types, \
-            `remotes[].headers`/`variables` and `repository` subfields are not checked; validating \
-            with the published schema (the `jsonschema` crate is already a dependency) would cover \
-            them.",
-        ),
+            client; skipped without one) and validates it with the `jsonschema` crate against \
+            the registry's published `server.json` schema (draft-07, formats such as `uri` \
+            asserted), vendored from modelcontextprotocol/registry \
+            `docs/reference/server-json/draft/server.schema.json` at commit 145c2ec7: the \
+            definitions of the released 2025-12-11 schema, whose remote URL pattern also admits \
+            a leading `{variable}` (both readings pass). Up to 20 schema errors are named with \
+            their place; beside them the commonest problems are named in plain words (required \
+            strings and lengths, the `name` pattern, `repository`, `packages[]` fields and no \
+            `latest` version, `remotes[]` `type` and `url`, `icons[].src` https of at most 255 \
+            characters).",
+        gap: None,
     },
     Coverage {
         rule: "MCP-REG-002",
@@ -1078,13 +1103,16 @@ pub static COVERAGE: &[Coverage] = &[
     Coverage {
         rule: "MCP-REG-004",
         required: "A remote declared in `remotes[].url` is the endpoint being probed.",
-        probed: "Every concrete `remotes[].url` against the endpoint URL (scheme, host ignoring \
-            case, port, path ignoring a trailing slash, query): one match passes; no remotes \
-            skips.",
-        gap: Some(
-            "URLs with `{variable}` templates are skipped instead of matched as patterns; the \
-            remote's `type` (`streamable-http` or `sse`) is not compared with what the endpoint \
-            serves.",
-        ),
+        probed: "Every `remotes[].url` against the endpoint URL (scheme, host ignoring case, \
+            default port, path ignoring a trailing slash, query); a URL with `{variable}`s is \
+            matched as a pattern, each variable standing for any non-empty text without \
+            whitespace, or one of its `variables.<name>.choices`, a variable named twice taking \
+            one value. A matching remote's `type` is then compared with what the endpoint \
+            serves: `streamable-http` needs a JSON-RPC answer to the run's opening \
+            `server/discover` or `initialize` POST, `sse` an `endpoint` first event on a GET of \
+            the endpoint (MCP-DEP-004's watch). One remote matching in URL and type passes; no \
+            remotes skips; a template over 16 variables or 200000 matching steps is left \
+            undecided (skip when no other remote matches).",
+        gap: None,
     },
 ];

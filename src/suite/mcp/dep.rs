@@ -94,10 +94,10 @@ pub(crate) const NO_LEGACY_SSE: McpRule = McpRule::new(
 )
 .says("the 2024-11-05 HTTP+SSE transport is deprecated")
 .help(
-    "protocheck sends a GET with `Accept: text/event-stream` to the MCP endpoint and to the \
-     sibling `sse` URL, reads each stream as far as its first event within a window derived from \
-     the run's round-trip times, and warns when that event is `endpoint`, the opening of the \
-     2024-11-05 HTTP+SSE transport.",
+    "protocheck sends a GET with `Accept: text/event-stream` to the MCP endpoint and to `sse`, \
+     `events` and `messages` beside it, under it and at the origin's root, reads each stream as \
+     far as its first event within a window derived from the run's round-trip times, and warns \
+     when that event is `endpoint`, the opening of the 2024-11-05 HTTP+SSE transport.",
     "The server still mounts the deprecated HTTP+SSE transport, usually an `/sse` route kept \
      beside Streamable HTTP for old clients, or an SDK's SSE application left enabled.",
     "Remove the HTTP+SSE transport (the GET stream and its separate POST messages endpoint) and \
@@ -123,8 +123,9 @@ pub(crate) const NO_DEPRECATED_CAPABILITIES: McpRule = McpRule::new(
 )
 .says("Roots, Sampling and Logging are deprecated")
 .help(
-    "protocheck reads the capabilities of the `server/discover` answer (of the `initialize` \
-     result on a legacy-only server) and looks for `logging`, `roots` and `sampling`.",
+    "protocheck reads the capabilities of the `server/discover` answer and of the result to the \
+     run's opening legacy `initialize` (on a dual-era or legacy-only server, what its legacy \
+     clients see) and looks for `logging`, `roots` and `sampling` in each.",
     "An info finding: the server advertises a deprecated feature, usually `logging` left on by an \
      SDK default, or `roots` or `sampling`, which are client features a server never had to \
      advertise.",
@@ -323,25 +324,49 @@ async fn no_subscribe(s: &Session) -> Judgement {
     .await
 }
 
-/// Where a legacy HTTP+SSE stream may be served. The 2024-11-05 transport
-/// serves its SSE stream at the MCP URL or, as the spec suggests for servers
-/// keeping both, beside it; `sse` is the usual name.
+/// The path names under which the 2024-11-05 HTTP+SSE transport is commonly
+/// served: `sse` for its GET stream (the name the spec's examples and the
+/// SDKs use), `events` (another frequent name), and `messages`, the POST
+/// endpoint some servers also answer a GET on.
+const LEGACY_SSE_NAMES: &[&str] = &["sse", "events", "messages"];
+
+/// Where a legacy HTTP+SSE stream may be served: the MCP URL itself, and
+/// each of [`LEGACY_SSE_NAMES`] beside it (resolved against it), under it
+/// (`/mcp/sse`) and at the origin's root (`/sse`), each URL once.
 fn legacy_sse_urls(url: &url::Url) -> Vec<url::Url> {
     let mut urls = vec![url.clone()];
-    if let Ok(sibling) = url.join("sse")
-        && sibling != *url
-    {
-        urls.push(sibling);
+    let mut under = url.clone();
+    under.set_query(None);
+    under.set_fragment(None);
+    let base = format!("{}/", under.path().trim_end_matches('/'));
+    under.set_path(&base);
+    for name in LEGACY_SSE_NAMES {
+        let candidates = [
+            url.join(name).ok(),
+            under.join(name).ok(),
+            url.join(&format!("/{name}")).ok(),
+        ];
+        for candidate in candidates.into_iter().flatten() {
+            if !urls.contains(&candidate) {
+                urls.push(candidate);
+            }
+        }
     }
     urls
 }
 
 async fn no_legacy_sse(s: &Session) -> Judgement {
+    // Each GET is a watch, started early by the engine and read as far as
+    // its first event or for a window derived from the run's round-trip
+    // times; awaited side by side, judged in the order listed.
+    let urls = legacy_sse_urls(&s.url);
+    let watches: Vec<_> = urls
+        .iter()
+        .map(|url| s.watch(http::Method::GET, url))
+        .collect();
+    let replies = s.each(watches).await;
     let mut looked = Vec::new();
-    for url in legacy_sse_urls(&s.url) {
-        // Each GET is a watch, read as far as its first event or for a
-        // window derived from the run's round-trip times.
-        let reply = s.watch(http::Method::GET, &url).await;
+    for (url, reply) in urls.iter().zip(&replies) {
         let endpoint = reply
             .first_event
             .as_ref()
@@ -363,28 +388,31 @@ async fn no_legacy_sse(s: &Session) -> Judgement {
         ));
     }
     Judgement::pass(format!(
-        "no legacy HTTP+SSE `endpoint` event was served ({})",
+        "no legacy HTTP+SSE `endpoint` event was served at the {} URLs where one is commonly \
+         mounted ({}); a stream at a path of another name would not be found",
+        looked.len(),
         looked.join("; ")
     ))
 }
 
 async fn no_deprecated_capabilities(s: &Session) -> Judgement {
-    let (caps, source) = match &s.era {
-        Era::Legacy { .. } => (
-            s.initialize
-                .result()
-                .and_then(|r| r.get("capabilities"))
-                .cloned(),
-            "the initialize result",
-        ),
-        _ => (
-            s.discover_result()
-                .and_then(|r| r.get("capabilities"))
-                .cloned(),
-            "server/discover",
-        ),
-    };
-    let Some(caps) = caps.filter(Value::is_object) else {
+    // What each era's clients see: the `server/discover` capabilities and,
+    // on a server that answers the opening legacy `initialize` with a
+    // result (dual-era or legacy-only), that result's capabilities, which
+    // its legacy clients see. Both come from the run's opening probes.
+    let sources: Vec<(&str, &Reply)> = [
+        ("server/discover", &s.discover),
+        ("the initialize result", &s.initialize),
+    ]
+    .into_iter()
+    .filter(|(_, reply)| {
+        reply
+            .result()
+            .and_then(|r| r.get("capabilities"))
+            .is_some_and(Value::is_object)
+    })
+    .collect();
+    if sources.is_empty() {
         return Judgement::skip(match &s.era {
             Era::Legacy { .. } => {
                 "not verified: the initialize result has no capabilities".to_owned()
@@ -393,29 +421,39 @@ async fn no_deprecated_capabilities(s: &Session) -> Judgement {
                 format!("not verified: {DISCOVER_ID} failed (server/discover gave no capabilities)")
             }
         });
-    };
+    }
     // Roots and Sampling are client features; a server listing them is
     // advertising something that was never its to offer, and now deprecated too.
-    let found: Vec<&str> = ["logging", "roots", "sampling"]
-        .into_iter()
-        .filter(|k| caps.get(*k).is_some())
-        .collect();
-    if found.is_empty() {
-        Judgement::pass(format!(
-            "{source} advertises none of logging, roots or sampling"
-        ))
-    } else {
-        let reply = if source == "server/discover" {
-            &s.discover
-        } else {
-            &s.initialize
-        };
-        Judgement::fail(format!(
-            "{source} advertises {found:?}; Roots, Sampling and Logging are deprecated (SEP-2577) \
-             and may be removed from a revision on or after 2027-07-28: plan their removal"
-        ))
-        .reply(reply)
+    let mut found = Vec::new();
+    let mut evidence = Vec::new();
+    for (source, reply) in &sources {
+        let caps = reply.result().and_then(|r| r.get("capabilities"));
+        let listed: Vec<&str> = ["logging", "roots", "sampling"]
+            .into_iter()
+            .filter(|k| caps.and_then(|c| c.get(*k)).is_some())
+            .collect();
+        if !listed.is_empty() {
+            found.push(format!("{source} advertises {listed:?}"));
+            evidence.push(*reply);
+        }
     }
+    let read: Vec<&str> = sources.iter().map(|(source, _)| *source).collect();
+    if found.is_empty() {
+        return Judgement::pass(format!(
+            "{} advertise{} none of logging, roots or sampling",
+            read.join(" and "),
+            if read.len() == 1 { "s" } else { "" }
+        ));
+    }
+    let mut j = Judgement::fail(format!(
+        "{}; Roots, Sampling and Logging are deprecated (SEP-2577) and may be removed from a \
+         revision on or after 2027-07-28: plan their removal",
+        found.join("; ")
+    ));
+    for reply in evidence {
+        j = j.reply(reply);
+    }
+    j
 }
 
 /// The `initialize` probe as a finding names it: what it asked for and,
@@ -562,5 +600,54 @@ fn names_versions(s: &Session, sent: &str, reply: &Reply, error: &Value) -> Judg
             reply.describe()
         ))
         .reply(reply)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::legacy_sse_urls;
+
+    fn paths(endpoint: &str) -> Vec<String> {
+        let url = url::Url::parse(endpoint).expect("a URL");
+        legacy_sse_urls(&url)
+            .into_iter()
+            .map(|u| u.path().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn legacy_sse_urls_cover_the_common_mounts() {
+        assert_eq!(
+            paths("http://127.0.0.1:1/api/mcp"),
+            [
+                "/api/mcp",
+                "/api/sse",
+                "/api/mcp/sse",
+                "/sse",
+                "/api/events",
+                "/api/mcp/events",
+                "/events",
+                "/api/messages",
+                "/api/mcp/messages",
+                "/messages",
+            ]
+        );
+        // At the root, beside and at the root are one URL each.
+        assert_eq!(
+            paths("http://127.0.0.1:1/mcp"),
+            [
+                "/mcp",
+                "/sse",
+                "/mcp/sse",
+                "/events",
+                "/mcp/events",
+                "/messages",
+                "/mcp/messages"
+            ]
+        );
+        assert_eq!(
+            paths("http://127.0.0.1:1/"),
+            ["/", "/sse", "/events", "/messages"]
+        );
     }
 }

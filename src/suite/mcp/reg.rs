@@ -24,9 +24,10 @@ pub(crate) const SERVER_JSON_VALID: McpRule = McpRule::new(
 .says("server.json follows the MCP Registry schema")
 .help(
     "With a `server.json` given for the run (the document, or an http(s) URL protocheck fetches), \
-     protocheck checks what the registry schema requires: `name`, `description` and `version` \
-     with their lengths, the `name` pattern, and the shape of `repository`, `packages`, `remotes` \
-     and `icons`. Skipped without one; an unreadable document fails.",
+     protocheck validates it against the registry's published `server.json` JSON Schema and \
+     names the commonest problems in plain words: `name`, `description` and `version` with their \
+     lengths, the `name` pattern, and the shape of `repository`, `packages`, `remotes` and \
+     `icons`. Skipped without one; an unreadable document fails.",
     "The document lacks `description` or `version`, has a description over 100 characters, a \
      `name` without a `namespace/` part, a package pinned to `latest`, or a remote whose `type` \
      is neither `streamable-http` nor `sse`.",
@@ -95,12 +96,16 @@ pub(crate) const REMOTE_MATCHES: McpRule = McpRule::new(
 )
 .says("a declared remote endpoint matches the probed URL")
 .help(
-    "protocheck compares each concrete `remotes[].url` of the run's `server.json` (templates with \
-     `{variables}` are left out) with the endpoint it probed: same scheme, host in any case, \
-     port, path ignoring a trailing slash, and query.",
+    "protocheck compares each `remotes[].url` of the run's `server.json` with the endpoint it \
+     probed: same scheme, host in any case, port, path ignoring a trailing slash, and query; a \
+     template matches as a pattern, each `{variable}` standing for any text or one of its \
+     `choices`. A matching remote's `type` must be what the endpoint serves: `streamable-http` \
+     when the run's POSTs got JSON-RPC answers, `sse` when a GET on it opens a 2024-11-05 \
+     stream (`endpoint` first event).",
     "The registry entry points at another URL than the one checked, such as a staging or \
-     production host, an old path like `/sse`, or `http` instead of `https`, so clients \
-     installing from the registry would reach a different endpoint.",
+     production host, an old path like `/sse`, or `http` instead of `https`, or declares `sse` \
+     for an endpoint that serves Streamable HTTP, so clients installing from the registry would \
+     reach a different endpoint or speak the wrong transport.",
     "Make `remotes[].url` exactly the public Streamable HTTP endpoint URL clients should use, or \
      run protocheck against the URL that the registry entry declares.",
 )
@@ -283,6 +288,57 @@ fn document_problems(doc: &Value) -> Vec<String> {
     problems
 }
 
+/// The MCP Registry's `server.json` schema as modelcontextprotocol/registry
+/// publishes it: `docs/reference/server-json/draft/server.schema.json` at
+/// commit 145c2ec7c424d503a553a50c0efac6c48db407db, unchanged (JSON Schema
+/// draft-07, MIT licence: see `registry-server.schema.json.LICENSE`). Its
+/// definitions are those of the released 2025-12-11 schema
+/// (`https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json`),
+/// except that it also lets a remote or transport URL begin with a
+/// `{variable}` where 2025-12-11 asks for `http(s)://`: both readings pass.
+const REGISTRY_SCHEMA: &str = include_str!("registry-server.schema.json");
+
+/// Most schema errors read from one document.
+const MAX_SCHEMA_ERRORS: usize = 20;
+
+/// The registry schema, compiled once (formats such as `uri` asserted, as
+/// the registry's own validation does). `None` only if protocheck's copy
+/// does not compile, which a unit test rules out.
+fn registry_validator() -> Option<&'static jsonschema::Validator> {
+    static VALIDATOR: std::sync::OnceLock<Option<jsonschema::Validator>> =
+        std::sync::OnceLock::new();
+    VALIDATOR
+        .get_or_init(|| {
+            let schema: Value = serde_json::from_str(REGISTRY_SCHEMA).ok()?;
+            jsonschema::draft7::options()
+                .should_validate_formats(true)
+                .build(&schema)
+                .ok()
+        })
+        .as_ref()
+}
+
+/// What validating `doc` against the registry schema reports: each error
+/// with where in the document it is, at most [`MAX_SCHEMA_ERRORS`] of them
+/// (the document is refused from the first). `Err` when the schema is
+/// unusable.
+fn schema_problems(doc: &Value) -> Result<Vec<String>, String> {
+    let validator = registry_validator()
+        .ok_or_else(|| "protocheck's copy of the registry schema did not compile".to_owned())?;
+    Ok(validator
+        .iter_errors(doc)
+        .take(MAX_SCHEMA_ERRORS)
+        .map(|e| {
+            let at = e.instance_path.as_str();
+            format!(
+                "at {}: {}",
+                if at.is_empty() { "/" } else { at },
+                super::client::clip(&e.to_string(), 160)
+            )
+        })
+        .collect())
+}
+
 /// `^(https?://[^\s]+|\{[a-zA-Z_][a-zA-Z0-9_]*\}[^\s]*)$`
 fn remote_url_ok(u: &str) -> bool {
     if u.chars().any(char::is_whitespace) || u.is_empty() {
@@ -313,22 +369,37 @@ async fn server_json_valid(s: &Session) -> Judgement {
         Ok(d) => d,
         Err(j) => return j,
     };
-    let problems = document_problems(&doc.doc);
-    if problems.is_empty() {
-        Judgement::pass(format!(
-            "server.json from {} has the fields the registry requires",
+    // The targeted messages first (they say what to change), then what the
+    // registry schema itself reports.
+    let targeted = document_problems(&doc.doc);
+    let schema = match schema_problems(&doc.doc) {
+        Ok(problems) => problems,
+        Err(why) => return Judgement::skip(format!("not verified: {why}")),
+    };
+    if targeted.is_empty() && schema.is_empty() {
+        return Judgement::pass(format!(
+            "server.json from {} validates against the registry's server.json schema",
             doc.source
-        ))
-    } else {
-        with_source(
-            Judgement::fail(format!(
-                "server.json from {}: {}; the registry refuses documents that break its schema",
-                doc.source,
-                super::client::some(&problems, 6, "; ")
-            )),
-            &doc,
-        )
+        ));
     }
+    let mut parts = Vec::new();
+    if !targeted.is_empty() {
+        parts.push(super::client::some(&targeted, 6, "; "));
+    }
+    if !schema.is_empty() {
+        parts.push(format!(
+            "the registry schema reports: {}",
+            super::client::some(&schema, 6, "; ")
+        ));
+    }
+    with_source(
+        Judgement::fail(format!(
+            "server.json from {}: {}; the registry refuses documents that break its schema",
+            doc.source,
+            parts.join("; ")
+        )),
+        &doc,
+    )
 }
 
 fn dns_label_ok(label: &str) -> bool {
@@ -485,42 +556,329 @@ fn same_endpoint(a: &Url, b: &Url) -> bool {
         && a.query() == b.query()
 }
 
+/// Most `{variables}` in one remote URL template that protocheck matches.
+const MAX_TEMPLATE_VARIABLES: usize = 16;
+/// Most steps spent matching one template against the endpoint: a hostile
+/// template of many adjacent variables could take exponential time; one
+/// this long to match is left unjudged (the same every run), never failed.
+const MAX_MATCH_STEPS: usize = 200_000;
+
+/// The values a template's variables took to name the endpoint.
+type Bound = Vec<(String, String)>;
+
+/// A piece of a remote URL template: literal text or a `{variable}`.
+#[derive(Debug, Clone, PartialEq)]
+enum Piece {
+    Text(String),
+    Var(String),
+}
+
+/// The pieces of `template`, or `None` when a brace is unbalanced or there
+/// are too many variables to match.
+fn template_pieces(template: &str) -> Option<Vec<Piece>> {
+    let mut pieces = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        if open > 0 {
+            pieces.push(Piece::Text(rest[..open].to_owned()));
+        }
+        let close = rest[open..].find('}')? + open;
+        let name = &rest[open + 1..close];
+        if name.is_empty() || name.contains('{') {
+            return None;
+        }
+        pieces.push(Piece::Var(name.to_owned()));
+        rest = &rest[close + 1..];
+    }
+    if rest.contains('}') {
+        return None;
+    }
+    if !rest.is_empty() {
+        pieces.push(Piece::Text(rest.to_owned()));
+    }
+    let vars = pieces.iter().filter(|p| matches!(p, Piece::Var(_))).count();
+    (vars <= MAX_TEMPLATE_VARIABLES).then_some(pieces)
+}
+
+/// The template written as the URL parser normalises it (scheme and host in
+/// lower case, a default port dropped), so that it compares with the probed
+/// URL as [`same_endpoint`] does: each variable stands in as a lower-case
+/// token while parsing. A template that does not parse so (a variable for
+/// the scheme or host, `{base_url}/mcp`) is kept as written.
+fn normalised_pieces(pieces: &[Piece]) -> Vec<Piece> {
+    let token = |i: usize| format!("protochecktemplatevar{i}x");
+    let mut text = String::new();
+    let mut names = Vec::new();
+    for piece in pieces {
+        match piece {
+            Piece::Text(t) => text.push_str(t),
+            Piece::Var(v) => {
+                text.push_str(&token(names.len()));
+                names.push(v.clone());
+            }
+        }
+    }
+    let Ok(parsed) = Url::parse(&text) else {
+        return pieces.to_vec();
+    };
+    let mut out = Vec::new();
+    let mut rest = parsed.as_str().to_owned();
+    for (i, name) in names.iter().enumerate() {
+        let Some(at) = rest.find(&token(i)) else {
+            return pieces.to_vec();
+        };
+        if at > 0 {
+            out.push(Piece::Text(rest[..at].to_owned()));
+        }
+        out.push(Piece::Var(name.clone()));
+        rest = rest[at + token(i).len()..].to_owned();
+    }
+    if !rest.is_empty() {
+        out.push(Piece::Text(rest));
+    }
+    out
+}
+
+/// The values each variable takes when `pieces` spell `text`: the first
+/// assignment found, each variable at least one character without
+/// whitespace, a variable named twice taking the same value each time, and
+/// each value allowed by `allowed`.
+fn match_pieces(
+    pieces: &[Piece],
+    text: &str,
+    allowed: &dyn Fn(&str, &str) -> bool,
+    bound: &mut Vec<(String, String)>,
+    steps: &mut usize,
+) -> bool {
+    if *steps == 0 {
+        return false;
+    }
+    *steps -= 1;
+    let Some((first, rest)) = pieces.split_first() else {
+        return text.is_empty();
+    };
+    match first {
+        Piece::Text(t) => {
+            text.starts_with(t.as_str())
+                && match_pieces(rest, &text[t.len()..], allowed, bound, steps)
+        }
+        Piece::Var(name) => {
+            let ends = text
+                .char_indices()
+                .skip(1)
+                .map(|(i, _)| i)
+                .chain(std::iter::once(text.len()));
+            for end in ends {
+                let value = &text[..end];
+                if value.chars().any(char::is_whitespace) {
+                    return false;
+                }
+                let earlier = bound
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| v.clone());
+                if earlier.as_deref().is_some_and(|v| v != value) || !allowed(name, value) {
+                    continue;
+                }
+                let fresh = earlier.is_none();
+                if fresh {
+                    bound.push((name.clone(), value.to_owned()));
+                }
+                if match_pieces(rest, &text[end..], allowed, bound, steps) {
+                    return true;
+                }
+                if fresh {
+                    bound.pop();
+                }
+            }
+            false
+        }
+    }
+}
+
+/// Whether the remote URL template `template` (a concrete URL, or one with
+/// `{variables}`) can name the endpoint `url`: a concrete URL is compared by
+/// [`same_endpoint`]; a template is matched as a pattern, each variable
+/// standing for any non-empty text without whitespace, or one of the
+/// `choices` the remote's `variables` give it. The variables' values, when
+/// it matches (empty for a concrete URL); `Err` when the template has too
+/// many variables or took too many steps to decide.
+fn remote_names(
+    template: &str,
+    variables: Option<&Value>,
+    url: &Url,
+) -> Result<Option<Vec<(String, String)>>, ()> {
+    if !template.contains('{') {
+        return Ok(Url::parse(template)
+            .ok()
+            .filter(|u| same_endpoint(u, url))
+            .map(|_| Vec::new()));
+    }
+    let Some(pieces) = template_pieces(template) else {
+        // An unbalanced brace is no template (REG-001 reports it); too
+        // many variables is protocheck's bound.
+        return if template.matches('{').count() > MAX_TEMPLATE_VARIABLES {
+            Err(())
+        } else {
+            Ok(None)
+        };
+    };
+    let pieces = normalised_pieces(&pieces);
+    let allowed = |name: &str, value: &str| {
+        let choices = variables
+            .and_then(|v| v.get(name))
+            .and_then(|v| v.get("choices"))
+            .and_then(Value::as_array);
+        choices.is_none_or(|c| c.iter().any(|c| c.as_str() == Some(value)))
+    };
+    // The probed URL as written, and with its path's trailing slash added or
+    // removed (`same_endpoint` ignores it).
+    let mut candidates = vec![url.to_string()];
+    let mut other = url.clone();
+    let path = url.path();
+    if path.ends_with('/') && path.len() > 1 {
+        other.set_path(path.trim_end_matches('/'));
+    } else {
+        other.set_path(&format!("{path}/"));
+    }
+    candidates.push(other.to_string());
+    let mut steps = MAX_MATCH_STEPS;
+    for text in candidates {
+        let mut bound = Vec::new();
+        if match_pieces(&pieces, &text, &allowed, &mut bound, &mut steps) {
+            return Ok(Some(bound));
+        }
+    }
+    if steps == 0 { Err(()) } else { Ok(None) }
+}
+
 async fn remote_matches(s: &Session) -> Judgement {
     let doc = match document(s, false).await {
         Ok(d) => d,
         Err(j) => return j,
     };
-    let remotes: Vec<String> = doc
+    let remotes: Vec<(String, String, Option<Value>)> = doc
         .doc
         .get("remotes")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter_map(|r| r.get("url").and_then(Value::as_str).map(str::to_owned))
+        .filter_map(|r| {
+            let url = r.get("url").and_then(Value::as_str)?;
+            let kind = r.get("type").and_then(Value::as_str).unwrap_or("");
+            Some((url.to_owned(), kind.to_owned(), r.get("variables").cloned()))
+        })
         .collect();
     if remotes.is_empty() {
         return Judgement::skip("server.json declares no remotes");
     }
-    let concrete: Vec<&String> = remotes.iter().filter(|u| !u.contains('{')).collect();
-    if concrete.is_empty() {
-        return Judgement::skip(
-            "every remote URL in server.json is a template with {variables}; none can be compared",
+    let mut matching: Vec<(&String, &String, Bound)> = Vec::new();
+    let mut undecided = Vec::new();
+    for (url, kind, vars) in &remotes {
+        match remote_names(url, vars.as_ref(), &s.url) {
+            Ok(Some(bound)) => matching.push((url, kind, bound)),
+            Ok(None) => {}
+            Err(()) => undecided.push(format!("{:?}", super::client::clip(url, 100))),
+        }
+    }
+    if matching.is_empty() && !undecided.is_empty() {
+        return Judgement::skip(format!(
+            "not verified: no remote of server.json names the probed endpoint {}, but the \
+             template(s) {} have more than {MAX_TEMPLATE_VARIABLES} variables or took more than \
+             protocheck's {MAX_MATCH_STEPS} matching steps, so whether they name it was not decided",
+            s.url,
+            super::client::some(&undecided, 4, ", ")
+        ));
+    }
+    if matching.is_empty() {
+        let declared: Vec<String> = remotes
+            .iter()
+            .map(|(u, _, _)| format!("{:?}", super::client::clip(u, 100)))
+            .collect();
+        return with_source(
+            Judgement::fail(format!(
+                "server.json declares the remote(s) {}, none of which names the probed endpoint \
+                 {} (templates matched as patterns, each `{{variable}}` standing for any text \
+                 or one of its `choices`); the registry entry would send clients somewhere else",
+                super::client::some(&declared, 4, ", "),
+                s.url
+            )),
+            &doc,
         );
     }
-    if concrete
-        .iter()
-        .any(|u| Url::parse(u).is_ok_and(|u| same_endpoint(&u, &s.url)))
-    {
-        return Judgement::pass(format!(
-            "server.json declares the probed endpoint {}",
-            s.url
-        ));
+    // What the endpoint serves: Streamable HTTP when a POST of the run's
+    // opening probes got a JSON-RPC answer; the 2024-11-05 HTTP+SSE
+    // transport when a GET on it opens a stream whose first event is
+    // `endpoint` (the watch MCP-DEP-004 reads).
+    let streamable = s.discover.message.is_some() || s.initialize.message.is_some();
+    let mut sse: Option<bool> = None;
+    let mut mismatches = Vec::new();
+    for (url, kind, bound) in &matching {
+        let named = if bound.is_empty() {
+            format!("{:?}", super::client::clip(url, 100))
+        } else {
+            let values: Vec<String> = bound
+                .iter()
+                .map(|(n, v)| format!("{n}={:?}", super::client::clip(v, 40)))
+                .collect();
+            format!(
+                "{:?} (with {})",
+                super::client::clip(url, 100),
+                values.join(", ")
+            )
+        };
+        let served = match kind.as_str() {
+            "streamable-http" => streamable,
+            "sse" => {
+                if sse.is_none() {
+                    let get = s.watch(http::Method::GET, &s.url).await;
+                    sse = Some(
+                        get.first_event
+                            .as_ref()
+                            .is_some_and(|e| e.event.as_deref() == Some("endpoint")),
+                    );
+                }
+                sse == Some(true)
+            }
+            // REG-001 judges an unknown type.
+            _ => {
+                mismatches.push(format!(
+                    "{named} has type {:?}, neither streamable-http nor sse",
+                    super::client::clip(kind, 40)
+                ));
+                continue;
+            }
+        };
+        if served {
+            return Judgement::pass(format!(
+                "server.json declares the remote {named} of type {kind}, which names the probed \
+                 endpoint {}, and the endpoint serves that transport",
+                s.url
+            ));
+        }
+        mismatches.push(match kind.as_str() {
+            "sse" => format!(
+                "{named} is declared `sse`, but a GET on the endpoint opened no stream whose \
+                 first event is `endpoint` (the 2024-11-05 HTTP+SSE transport){}",
+                if streamable {
+                    "; it serves Streamable HTTP"
+                } else {
+                    ""
+                }
+            ),
+            _ => format!(
+                "{named} is declared `streamable-http`, but neither the run's `server/discover` \
+                 nor its `initialize` POST got a JSON-RPC answer ({}; {})",
+                s.discover.describe(),
+                s.initialize.describe()
+            ),
+        });
     }
     with_source(
         Judgement::fail(format!(
-            "server.json declares the remote(s) {concrete:?}, but protocheck probed {}; the \
-             registry entry would send clients somewhere else",
-            s.url
+            "{}; clients installing from the registry would speak another transport than the \
+             endpoint serves",
+            super::client::some(&mismatches, 4, "; ")
         )),
         &doc,
     )
@@ -529,6 +887,44 @@ async fn remote_matches(s: &Session) -> Judgement {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_registry_schema_judges_documents() {
+        let valid = json!({
+            "$schema": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
+            "name": "io.github.someone/server",
+            "description": "A server",
+            "version": "1.0.0",
+            "repository": {"url": "https://github.com/someone/server", "source": "github"},
+            "remotes": [{"type": "streamable-http", "url": "https://{tenant}.example.com/mcp",
+                "variables": {"tenant": {"choices": ["a", "b"]}}}],
+            "packages": [{"registryType": "npm", "identifier": "@someone/server", "version": "1.0.0",
+                "transport": {"type": "stdio"}}],
+            "icons": [{"src": "https://example.com/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}]
+        });
+        assert_eq!(schema_problems(&valid), Ok(Vec::new()));
+        assert!(document_problems(&valid).is_empty());
+        // What the hand-written checks do not look at, the schema finds.
+        for (pointer, bad) in [
+            ("/icons/0/mimeType", json!("image/gif")),
+            ("/icons/0/sizes", json!(["big"])),
+            ("/packages/0/fileSha256", json!("not-a-hash")),
+            ("/packages/0/transport", json!({"type": "carrier-pigeon"})),
+            ("/remotes/0/headers", json!([{"description": "no name"}])),
+            ("/repository/id", json!(7)),
+        ] {
+            let mut doc = valid.clone();
+            let (parent, key) = pointer.rsplit_once('/').expect("a pointer");
+            doc.pointer_mut(parent).expect("parent")[key] = bad;
+            let problems = schema_problems(&doc).expect("the schema compiles");
+            assert!(!problems.is_empty(), "{pointer}: no problem found");
+            assert!(document_problems(&doc).is_empty() || pointer.contains("transport"));
+        }
+        let mut latest = valid.clone();
+        latest["packages"][0]["version"] = json!("latest");
+        assert!(!schema_problems(&latest).expect("compiles").is_empty());
+    }
 
     #[test]
     fn semver_is_strict() {
@@ -548,6 +944,50 @@ mod tests {
         }
         assert!(is_range("^1.2.3") && is_range("1.x") && is_range(">=1.0.0"));
         assert!(!is_range("v1.0"));
+    }
+
+    fn remote_names_ok(
+        template: &str,
+        variables: Option<&Value>,
+        url: &Url,
+    ) -> Option<Vec<(String, String)>> {
+        remote_names(template, variables, url).expect("decided")
+    }
+
+    #[test]
+    fn hostile_templates_are_left_undecided() {
+        let url = Url::parse(&format!("https://example.com/{}", "a/".repeat(60))).expect("a URL");
+        let template = format!("https://example.com/{}z", "{a}{b}{c}{d}{e}{f}{g}{h}");
+        assert_eq!(remote_names(&template, None, &url), Err(()));
+    }
+
+    #[test]
+    fn remote_templates_match_as_patterns() {
+        let url = Url::parse("https://Acme.example.com/mcp").expect("a URL");
+        assert_eq!(
+            remote_names_ok("https://acme.example.com:443/mcp/", None, &url),
+            Some(Vec::new())
+        );
+        assert_eq!(
+            remote_names_ok("https://{tenant}.example.com/mcp", None, &url),
+            Some(vec![("tenant".to_owned(), "acme".to_owned())])
+        );
+        assert!(remote_names_ok("{base_url}/mcp", None, &url).is_some());
+        assert!(remote_names_ok("https://{tenant}.example.com/sse", None, &url).is_none());
+        assert!(remote_names_ok("https://example.com/{path}", None, &url).is_none());
+        let choices = json!({"tenant": {"choices": ["beta", "gamma"]}});
+        assert!(
+            remote_names_ok("https://{tenant}.example.com/mcp", Some(&choices), &url).is_none()
+        );
+        let allowed = json!({"tenant": {"choices": ["acme"]}});
+        assert!(
+            remote_names_ok("https://{tenant}.example.com/mcp", Some(&allowed), &url).is_some()
+        );
+        // A variable named twice takes one value.
+        let twice = Url::parse("https://a.example.com/a/mcp").expect("a URL");
+        assert!(remote_names_ok("https://{x}.example.com/{x}/mcp", None, &twice).is_some());
+        assert!(remote_names_ok("https://{x}.example.com/{x}/mcp", None, &url).is_none());
+        assert!(remote_names_ok("https://{x.example.com/mcp", None, &url).is_none());
     }
 
     #[test]

@@ -9,13 +9,13 @@
 //! the handshake fails, the engine reports the rule that judges TLS (this one)
 //! failed and skips the rest.
 
-use super::client::{BareReply, CANARY_HEADER, McpClient, Probe, Reply, clip, some};
+use super::client::{BareReply, CANARY_HEADER, Echo, McpClient, Probe, Reply, Seen, clip, some};
 use super::origin;
 use super::rule::{Keyword, McpRule, spec};
 use super::session::{Judgement, Session, Unreached};
 use super::survey::{Provoked, send_family, unknown_name};
 use super::wire::{self, H_METHOD, H_PROTOCOL_VERSION, META_SERVER_INFO};
-use crate::suite::{Exchange, Outcome};
+use crate::suite::{Exchange, Outcome, ResponseRecord};
 use crate::transport::HttpRequest;
 use futures::FutureExt;
 use serde_json::{Value, json};
@@ -90,9 +90,10 @@ pub(crate) const NO_ECHO: McpRule = McpRule::new(
 .says("error messages should not repeat request headers or credentials")
 .help(
     "Every request of the run carries an `x-protocheck-canary` header with a random value. \
-     protocheck also sends a `tools/call` without `Mcp-Method` to provoke an error, then searches \
-     the headers and body of that answer and of every answer to the run's valid requests for the \
-     canary.",
+     protocheck also sends a `tools/call` without `Mcp-Method`, an unknown method and an \
+     unsupported protocol version to provoke errors, then searches the headers and whole body of \
+     those answers and of every answer to the run's valid requests for the canary, the \
+     User-Agent, the Authorization credentials and any other header value the body does not hold.",
     "Error messages or debug output include the request headers: typically a framework's verbose \
      error page, a handler that formats the whole request into its message, or a debugging \
      middleware that echoes headers.",
@@ -113,15 +114,18 @@ pub(crate) const ICONS: McpRule = McpRule::new(
 )
 .says("icon URIs MUST be https: or data: and same-origin; no unsafe scheme")
 .help(
-    "protocheck collects every `icons` array on `serverInfo` (in the DiscoverResult and its \
-     `_meta`) and on the listed tools, prompts, resources and templates, and checks each `src`: \
-     `data:` or `https:` passes, any other scheme fails, and an `https:` icon on another host \
-     than the endpoint's warns.",
+    "protocheck collects every `icons` array on `serverInfo` (in every result of the run that \
+     carries one, in `_meta` or at the top level, and in the `initialize` result) and on the \
+     listed tools, prompts, resources and templates, and checks each `src`: `data:` or `https:` \
+     passes, any other scheme fails, and an `https:` icon of another origin (scheme, host, port) \
+     than the endpoint's warns. Each https icon is fetched once without credentials, its \
+     redirects followed by hand: one to another scheme fails, one to another origin warns.",
     "Icons are served over `http:`, given as relative paths or `file:` URIs, or hosted on a CDN \
      or a third-party domain rather than on the server's own host.",
     "Serve icons from `https:` URLs on the server's own host, or embed small ones as `data:` \
      URIs; never use `http:`, `file:`, `javascript:` or relative paths.",
-);
+)
+.run_wide();
 
 pub(crate) const NETWORK_REF: McpRule = McpRule::new(
     "MCP-SEC-005",
@@ -178,9 +182,10 @@ pub(crate) const NO_AUTH_REFLECTION: McpRule = McpRule::new(
 .says("servers must not reflect Authorization header values into responses")
 .help(
     "protocheck sends a made-up `Authorization: Bearer pc-authz-canary-...` on a `tools/call` \
-     without `Mcp-Method` and on a valid `server/discover`, and searches both answers' headers \
-     and bodies for it; with a run token, it also searches every answer of the run for that \
-     token.",
+     without `Mcp-Method`, on a valid `server/discover` and on a request of every method the \
+     server serves, and searches those answers' headers (before redaction) and whole bodies for \
+     it; with a run token, it also searches every answer of the run for that token. A finding \
+     names where the value came back, never the value.",
     "An error or debug response repeats the `Authorization` header, typically an \"invalid token: \
      <token>\" message, a verbose framework error page, or a middleware that echoes request \
      headers.",
@@ -490,14 +495,6 @@ async fn https(s: &Session) -> Judgement {
     .reply(&s.discover)
 }
 
-/// Whether `needle` appears in what was kept of a reply: its headers (credential
-/// headers are already redacted there) and its body excerpt.
-fn reflects(exchange: &Exchange, needle: &str) -> bool {
-    exchange.response.as_ref().is_some_and(|r| {
-        r.body.contains(needle) || r.headers.iter().any(|(_, v)| v.contains(needle))
-    })
-}
-
 /// A request refused before dispatch (no `Mcp-Method`): an error reply, where
 /// echoing the request is most common.
 fn erroneous_request(client: &McpClient) -> Probe {
@@ -543,50 +540,108 @@ async fn provoked(s: &Session) -> Provoked {
     }
 }
 
-async fn no_echo(s: &Session) -> Judgement {
-    // Every request of the run carries the canary header; this one is sure to
-    // end in an error (sent with the survey, see `provocations`).
-    // The answers judged: this rule's own erroneous request, and the answers
-    // to the run's valid requests (the answers to other rules' invalid probes
-    // belong to those rules, §15 amendment).
-    let own = provoked(s).await.echo;
-    let canary = s.client.canary().to_owned();
-    let mut seen: Vec<(String, Option<u16>, bool, Exchange)> = s
-        .client
-        .seen()
-        .await
-        .into_iter()
-        .map(|r| {
-            let error = r.status.is_some_and(|c| c >= 400) || r.error_code.is_some();
-            (r.method, r.status, error, r.exchange)
-        })
-        .collect();
-    if own.status.is_some() {
-        seen.push((own.method.clone(), own.status, true, own.exchange.clone()));
+/// One answer as MCP-SEC-003 and MCP-SEC-007 judge it: what was asked, its
+/// status, whether it is an error, its exchange and the request header
+/// values that came back in it.
+struct Judged {
+    method: String,
+    status: Option<u16>,
+    error: bool,
+    exchange: Exchange,
+    echoes: Vec<Echo>,
+}
+
+impl Judged {
+    fn of_reply(reply: &Reply) -> Self {
+        Self {
+            method: reply.method.clone(),
+            status: reply.status,
+            error: reply.status.is_some_and(|c| c >= 400) || reply.error().is_some(),
+            exchange: reply.exchange.clone(),
+            echoes: reply.echoes.clone(),
+        }
     }
-    let errors = seen.iter().filter(|r| r.2).count();
-    let echoed: Vec<&(String, Option<u16>, bool, Exchange)> =
-        seen.iter().filter(|r| reflects(&r.3, &canary)).collect();
+
+    fn of_seen(seen: &Seen) -> Self {
+        Self {
+            method: seen.method.clone(),
+            status: seen.status,
+            error: seen.status.is_some_and(|c| c >= 400) || seen.error_code.is_some(),
+            exchange: seen.exchange.clone(),
+            echoes: seen.echoes.clone(),
+        }
+    }
+
+    /// `tools/call (HTTP 400): `x-protocheck-canary` in body`, for the
+    /// echoes `keep` selects.
+    fn describe(&self, keep: &dyn Fn(&Echo) -> bool) -> String {
+        let places: Vec<String> = self
+            .echoes
+            .iter()
+            .filter(|e| keep(e))
+            .map(|e| format!("`{}` in {}", e.header, e.place))
+            .collect();
+        format!(
+            "{} ({}): {}",
+            self.method,
+            status_text(self.status),
+            some(&places, 3, ", ")
+        )
+    }
+}
+
+/// Whether an echo is of a credential header (MCP-SEC-007).
+fn is_authorization(echo: &Echo) -> bool {
+    echo.header == "authorization"
+}
+
+async fn no_echo(s: &Session) -> Judgement {
+    // Every request of the run carries the canary header (and the client's
+    // User-Agent, and with a run token its Authorization); each answer was
+    // searched for their values as it was read (`EchoSearch`: headers before
+    // redaction, every body byte read). The answers judged: this rule's own
+    // requests sure to end in an error (one sent with the survey, see
+    // `provocations`; an unknown method and an unsupported version sent
+    // now, side by side), and the answers to the run's valid requests (the
+    // answers to other rules' invalid probes belong to those rules, §15
+    // amendment).
+    let unknown = s.client.request("protocheck/no-such-method", json!({}));
+    let unsupported = s
+        .client
+        .request("server/discover", json!({}))
+        .with_version("1900-01-01");
+    let (provoked, unknown, unsupported) = tokio::join!(
+        provoked(s),
+        s.client.send(&unknown),
+        s.client.send(&unsupported)
+    );
+    let mut judged: Vec<Judged> = s.client.seen().await.iter().map(Judged::of_seen).collect();
+    for own in [&provoked.echo, &unknown, &unsupported] {
+        if own.status.is_some() {
+            judged.push(Judged::of_reply(own));
+        }
+    }
+    let errors = judged.iter().filter(|r| r.error).count();
+    let echoed: Vec<&Judged> = judged.iter().filter(|r| !r.echoes.is_empty()).collect();
     if echoed.is_empty() {
         return Judgement::pass(format!(
-            "the {CANARY_HEADER} header sent with every request was repeated in none of {} \
-             replies ({errors} of them errors)",
-            seen.len()
+            "no distinctive request header value ({CANARY_HEADER}, User-Agent, the credentials \
+             of Authorization, any header whose value the body does not hold) came back in the \
+             headers or bodies of {} replies ({errors} of them errors, among them this rule's \
+             missing `Mcp-Method`, unknown method and unsupported version)",
+            judged.len()
         ));
     }
-    let methods: Vec<String> = echoed
-        .iter()
-        .map(|r| format!("{} ({})", r.0, status_text(r.1)))
-        .collect();
+    let shown: Vec<String> = echoed.iter().map(|r| r.describe(&|_| true)).collect();
     let mut j = Judgement::fail(format!(
-        "the value of the request header {CANARY_HEADER} came back in {} of {} replies: {}; \
-         echoing request headers into responses leaks whatever a client or proxy put there",
+        "request header values came back in {} of {} replies: {}; echoing request headers into \
+         responses leaks whatever a client or proxy put there (the values are not shown here)",
         echoed.len(),
-        seen.len(),
-        some(&methods, 4, ", ")
+        judged.len(),
+        some(&shown, 4, "; ")
     ));
     for r in echoed.iter().take(2) {
-        j = j.with(&r.3);
+        j = j.with(&r.exchange);
     }
     j
 }
@@ -596,52 +651,97 @@ fn status_text(status: Option<u16>) -> String {
 }
 
 async fn no_auth_reflection(s: &Session) -> Judgement {
-    // A made-up token, so that a reflection shows without exposing a real one;
-    // sent on a request refused before dispatch and on a valid one (with the
-    // survey, see `provocations`).
+    // A made-up token, so that a reflection shows without exposing a real
+    // one: sent with the survey on a request refused before dispatch and on
+    // a valid `server/discover` (see `provocations`), and now on each of the
+    // family probes (every method the server serves), side by side. Each
+    // answer was searched for the token as it was read (headers before
+    // redaction, every body byte read); a finding names where, never the value.
     let Provoked {
         fake_token: fake,
-        authorization: replies,
+        authorization: provoked_replies,
         ..
     } = provoked(s).await;
-    let mut leaks: Vec<Exchange> = replies
-        .iter()
-        .filter(|r| reflects(&r.exchange, &fake))
-        .map(|r| r.exchange.clone())
+    let bearer = format!("Bearer {fake}");
+    let sends: Vec<_> = s
+        .family_probes()
+        .into_iter()
+        .map(|template| {
+            let probe = template.with_header("authorization", bearer.clone());
+            async move { send_family(&s.client, &probe).await }
+        })
         .collect();
-    let mut checked = replies.len();
-    // The run's own token, on every reply of the run; the engine redacts it
-    // from whatever evidence is shown.
-    if let Some(token) = s.client.bearer().map(|t| t.expose().to_owned()) {
-        let seen = s.client.seen().await;
-        checked = seen.len();
-        leaks.extend(
-            seen.iter()
-                .filter(|r| reflects(&r.exchange, &token))
-                .map(|r| r.exchange.clone()),
-        );
+    let family = s.each(sends).await;
+    let mut judged: Vec<Judged> = provoked_replies
+        .iter()
+        .chain(&family)
+        .filter(|r| r.status.is_some())
+        .map(Judged::of_reply)
+        .collect();
+    // The run's own token, on every valid request of the run; the engine
+    // redacts it from whatever evidence is shown.
+    if s.client.bearer().is_some() {
+        judged.extend(s.client.seen().await.iter().map(Judged::of_seen));
     }
+    let leaks: Vec<&Judged> = judged
+        .iter()
+        .filter(|r| r.echoes.iter().any(is_authorization))
+        .collect();
     if leaks.is_empty() {
         return Judgement::pass(format!(
-            "no Authorization value came back in {checked} replies"
+            "no Authorization credential came back in the headers or bodies of {} replies{}",
+            judged.len(),
+            if s.client.bearer().is_some() {
+                " (the made-up token's, on every method served, and the run token's)"
+            } else {
+                " (a made-up token's, on every method served)"
+            }
         ));
     }
+    let shown: Vec<String> = leaks
+        .iter()
+        .map(|r| r.describe(&|e| is_authorization(e)))
+        .collect();
     let mut j = Judgement::fail(format!(
-        "an Authorization header value came back in {} replies; a server must not repeat \
-         credentials into responses, where logs, proxies and error pages keep them",
-        leaks.len()
+        "the credentials of the request's Authorization header came back in {} replies: {}; a \
+         server must not repeat credentials into responses, where logs, proxies and error pages \
+         keep them (the value is not shown here)",
+        leaks.len(),
+        some(&shown, 4, "; ")
     ));
-    for e in leaks.iter().take(2) {
-        j = j.with(e);
+    for r in leaks.iter().take(2) {
+        j = j.with(&r.exchange);
     }
     j
 }
 
-/// Every `icons` array the server showed: on its Implementation (discover
-/// `_meta` and result) and on listed tools, prompts, resources and templates.
-fn icon_sources(s: &Session) -> Vec<(String, Value, Option<&Reply>)> {
-    let mut found = Vec::new();
-    if let Some(result) = s.discover_result() {
+/// Every `icons` array the server showed, with the exchange it came in: on
+/// its Implementation (`serverInfo`, in `_meta` or at the top level) in every
+/// result of the run that carries one (`seen`: the answers to the run's
+/// valid probes, discover's among them) and in the opening legacy
+/// `initialize` result, and on listed tools, prompts, resources and
+/// templates. An array repeated unchanged by the same owner is kept once.
+fn icon_sources(s: &Session, seen: &[Seen]) -> Vec<(String, Value, Option<Exchange>)> {
+    let mut found: Vec<(String, Value, Option<Exchange>)> = Vec::new();
+    let mut push = |owner: String, icons: &Value, exchange: Option<&Exchange>| {
+        if !found.iter().any(|(o, i, _)| *o == owner && i == icons) {
+            found.push((owner, icons.clone(), exchange.cloned()));
+        }
+    };
+    let results = std::iter::once((s.discover_result(), "server/discover", &s.discover.exchange))
+        .chain(
+            seen.iter()
+                .map(|r| (r.result.as_ref(), r.method.as_str(), &r.exchange)),
+        )
+        .chain(std::iter::once((
+            s.initialize.result(),
+            "initialize",
+            &s.initialize.exchange,
+        )));
+    for (result, method, exchange) in results {
+        let Some(result) = result else {
+            continue;
+        };
         for (what, info) in [
             (
                 "serverInfo in _meta",
@@ -650,7 +750,11 @@ fn icon_sources(s: &Session) -> Vec<(String, Value, Option<&Reply>)> {
             ("serverInfo", result.get("serverInfo")),
         ] {
             if let Some(icons) = info.and_then(|i| i.get("icons")) {
-                found.push((what.to_owned(), icons.clone(), Some(&s.discover)));
+                push(
+                    format!("{what} (`{}` result)", clip(method, 40)),
+                    icons,
+                    Some(exchange),
+                );
             }
         }
     }
@@ -663,28 +767,138 @@ fn icon_sources(s: &Session) -> Vec<(String, Value, Option<&Reply>)> {
         for item in &listing.items {
             if let Some(icons) = item.get("icons") {
                 let name = item.get(key).and_then(Value::as_str).unwrap_or("?");
-                found.push((
+                push(
                     format!("{kind} `{}`", clip(name, 60)),
-                    icons.clone(),
-                    listing.pages.first(),
-                ));
+                    icons,
+                    listing.pages.first().map(|p| &p.exchange),
+                );
             }
         }
     }
     found
 }
 
+/// Whether `a` and `b` are one origin: scheme, host (in any case) and port
+/// (a default port written or not).
+fn same_origin(a: &Url, b: &Url) -> bool {
+    a.scheme().eq_ignore_ascii_case(b.scheme())
+        && a.host_str().map(str::to_ascii_lowercase) == b.host_str().map(str::to_ascii_lowercase)
+        && a.port_or_known_default() == b.port_or_known_default()
+}
+
+/// Most redirects of one icon followed (each hop a GET through the run's
+/// guarded client, which follows none by itself). The spec sets no length
+/// to a redirect chain.
+const MAX_ICON_HOPS: usize = 5;
+/// Most distinct icon URLs fetched in one run: the spec bounds no number of
+/// icons, and each fetch is a request to whatever host the icon names.
+const MAX_ICON_FETCHES: usize = 64;
+/// Icon fetches in flight at once (they go to the icons' hosts, outside the
+/// run's request permits).
+const ICON_FETCHES_AT_ONCE: usize = 8;
+
+/// What fetching an icon showed.
+enum IconFetch {
+    /// Answered without a redirect, or redirected only to https URLs of its
+    /// own origin.
+    Kept,
+    /// A redirect to another scheme (`Location` named), a MUST.
+    SchemeChange(String, Exchange),
+    /// A redirect to another origin, a SHOULD.
+    CrossOrigin(String, Exchange),
+    /// No answer, or a redirect without a usable `Location`: not judged.
+    Unjudged(String),
+    /// The chain went on past [`MAX_ICON_HOPS`].
+    TooLong,
+}
+
+/// Fetches `src` without credentials (a GET through the run's guarded
+/// client, which refuses addresses the run may not reach and follows no
+/// redirect), reading only the status and headers, and follows each
+/// redirect to an https URL of the same origin by hand.
+async fn fetch_icon(
+    http: &crate::transport::HttpClient,
+    timeout: Duration,
+    src: &Url,
+) -> IconFetch {
+    let mut at = src.clone();
+    for _ in 0..=MAX_ICON_HOPS {
+        let req = HttpRequest::get(at.clone())
+            .header("accept", "image/*")
+            .timeout(timeout);
+        let evidence_bytes = http.limits().evidence_bytes;
+        let record = req.record(evidence_bytes);
+        let resp = match http.send_streaming(&req).await {
+            Ok(resp) => resp,
+            Err(e) => return IconFetch::Unjudged(format!("GET {at}: {e}")),
+        };
+        let location = resp
+            .headers
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let exchange = Exchange {
+            request: record,
+            response: Some(ResponseRecord {
+                status: Some(resp.status),
+                headers: crate::transport::redact_headers(
+                    resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())),
+                ),
+                body: String::new(),
+                truncated: true,
+                elapsed_ms: u64::try_from(resp.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            }),
+            error: None,
+        };
+        drop(resp);
+        let Some(location) = location.filter(|_| (300..400).contains(&exchange_status(&exchange)))
+        else {
+            return IconFetch::Kept;
+        };
+        let Ok(next) = at.join(&location) else {
+            return IconFetch::Unjudged(format!(
+                "GET {at} redirected to {:?}, which is no URI",
+                clip(&location, 80)
+            ));
+        };
+        if next.scheme() != "https" {
+            return IconFetch::SchemeChange(
+                format!("redirects to {:?}", clip(next.as_str(), 80)),
+                exchange,
+            );
+        }
+        if !same_origin(&next, src) {
+            return IconFetch::CrossOrigin(
+                format!("redirects to {:?}", clip(next.as_str(), 80)),
+                exchange,
+            );
+        }
+        at = next;
+    }
+    IconFetch::TooLong
+}
+
+fn exchange_status(exchange: &Exchange) -> u16 {
+    exchange
+        .response
+        .as_ref()
+        .and_then(|r| r.status)
+        .unwrap_or_default()
+}
+
 async fn icons(s: &Session) -> Judgement {
-    let owners = icon_sources(s);
-    let server_host = s.url.host_str().map(str::to_ascii_lowercase);
+    let seen = s.client.seen().await;
+    let owners = icon_sources(s, &seen);
     let mut unsafe_src = Vec::new();
     let mut foreign = Vec::new();
-    let mut evidence: Vec<&Reply> = Vec::new();
+    let mut evidence: Vec<Exchange> = Vec::new();
     let mut count = 0;
+    // The https icons to fetch, each URL once, with the first owner naming it.
+    let mut to_fetch: Vec<(Url, String, Option<Exchange>)> = Vec::new();
     for (owner, icons, page) in &owners {
         let Some(list) = icons.as_array() else {
             unsafe_src.push(format!("{owner} has `icons` that is not an array"));
-            evidence.extend(page);
+            evidence.extend(page.clone());
             continue;
         };
         for icon in list {
@@ -697,19 +911,21 @@ async fn icons(s: &Session) -> Judgement {
             match scheme.as_deref() {
                 Some("data") => {}
                 Some("https") => match Url::parse(src) {
-                    // Same origin is a SHOULD; compared by host because an http
-                    // endpoint can never share an origin with an https icon.
-                    Ok(url) if url.host_str().map(str::to_ascii_lowercase) == server_host => {}
-                    // Over stdio the server has no origin to share: only
-                    // the scheme is judged.
-                    Ok(_) if s.client.is_stdio() => {}
-                    Ok(_) => {
-                        foreign.push(format!("{owner} icon {shown:?}"));
-                        evidence.extend(page);
+                    Ok(url) => {
+                        // Same origin is a SHOULD, compared by scheme, host
+                        // and port. Over stdio the server has no origin to
+                        // share: only the scheme is judged.
+                        if !s.client.is_stdio() && !same_origin(&url, &s.url) {
+                            foreign.push(format!("{owner} icon {shown:?}"));
+                            evidence.extend(page.clone());
+                        }
+                        if !to_fetch.iter().any(|(u, _, _)| *u == url) {
+                            to_fetch.push((url, format!("{owner} icon {shown:?}"), page.clone()));
+                        }
                     }
                     Err(_) => {
                         unsafe_src.push(format!("{owner} icon {shown:?} is not a valid URI"));
-                        evidence.extend(page);
+                        evidence.extend(page.clone());
                     }
                 },
                 _ => {
@@ -717,7 +933,7 @@ async fn icons(s: &Session) -> Judgement {
                         "{owner} icon {shown:?} uses {}",
                         scheme.map_or_else(|| "no scheme".to_owned(), |s| format!("`{s}:`"))
                     ));
-                    evidence.extend(page);
+                    evidence.extend(page.clone());
                 }
             }
         }
@@ -725,30 +941,98 @@ async fn icons(s: &Session) -> Judgement {
     if count == 0 && unsafe_src.is_empty() {
         return Judgement::skip("the server shows no icons");
     }
+    // Each https icon fetched, side by side, to see where it redirects.
+    let fetched_total = to_fetch.len();
+    to_fetch.truncate(MAX_ICON_FETCHES);
+    let outcomes: Vec<IconFetch> = {
+        use futures::StreamExt;
+        let http = s.client.http().clone();
+        let timeout = s.client.timeout();
+        let fetches: Vec<_> = to_fetch
+            .iter()
+            .map(|(url, _, _)| {
+                let (http, url) = (http.clone(), url.clone());
+                async move { fetch_icon(&http, timeout, &url).await }
+            })
+            .collect();
+        futures::stream::iter(fetches)
+            .buffered(ICON_FETCHES_AT_ONCE)
+            .collect()
+            .await
+    };
+    let mut unjudged = Vec::new();
+    let mut long_chains = Vec::new();
+    for ((_, what, _), outcome) in to_fetch.iter().zip(outcomes) {
+        match outcome {
+            IconFetch::Kept => {}
+            IconFetch::SchemeChange(why, x) => {
+                unsafe_src.push(format!("{what} {why}, another scheme"));
+                evidence.push(x);
+            }
+            IconFetch::CrossOrigin(why, x) => {
+                foreign.push(format!("{what} {why}, another origin"));
+                evidence.push(x);
+            }
+            IconFetch::Unjudged(why) => unjudged.push(why),
+            IconFetch::TooLong => long_chains.push(what.clone()),
+        }
+    }
     let attach = |mut j: Judgement| {
-        for r in evidence.iter().take(2) {
-            j = j.reply(r);
+        for x in evidence.iter().take(2) {
+            j = j.with(x);
         }
         j
     };
     if !unsafe_src.is_empty() {
         return attach(Judgement::fail(format!(
             "{}; icon sources MUST be https: or data: URIs, and clients MUST refuse \
-             javascript:, file:, http: and other schemes",
+             javascript:, file:, http: and other schemes, and redirects that change the scheme",
             some(&unsafe_src, 4, "; ")
         )));
     }
     if !foreign.is_empty() {
         return attach(Judgement::warn(format!(
-            "{} on another host than the server; icons SHOULD be same-origin so a client \
-             fetching them does not reach a third party",
-            some(&foreign, 4, "; ")
+            "{} on another origin (scheme, host and port) than the server {}; icons SHOULD be \
+             same-origin so a client fetching them does not reach a third party{}",
+            some(&foreign, 4, "; "),
+            s.url.origin().ascii_serialization(),
+            if s.url.scheme() == "http" {
+                " (the endpoint is plain http, so no https icon shares its origin: only data: \
+                 icons can)"
+            } else {
+                ""
+            }
         )));
     }
+    let mut notes = String::new();
+    if fetched_total > 0 {
+        notes.push_str(&format!(
+            "; {} of {fetched_total} https icon URLs fetched without credentials, none \
+             redirecting to another scheme or origin",
+            to_fetch.len()
+        ));
+    }
+    if fetched_total > MAX_ICON_FETCHES {
+        notes.push_str(&format!(
+            " (the first {MAX_ICON_FETCHES}; the others were not fetched)"
+        ));
+    }
+    if !long_chains.is_empty() {
+        notes.push_str(&format!(
+            "; not judged past {MAX_ICON_HOPS} same-origin redirects: {}",
+            some(&long_chains, 3, ", ")
+        ));
+    }
+    if !unjudged.is_empty() {
+        notes.push_str(&format!("; not fetched: {}", some(&unjudged, 3, "; ")));
+    }
     Judgement::pass(if s.client.is_stdio() {
-        format!("all {count} icons are data: or https: URIs (over stdio the server has no origin)")
+        format!(
+            "all {count} icons are data: or https: URIs (over stdio the server has no \
+             origin){notes}"
+        )
     } else {
-        format!("all {count} icons are data: URIs or https: on the server's host")
+        format!("all {count} icons are data: URIs or https: of the server's origin{notes}")
     })
 }
 
@@ -932,6 +1216,78 @@ async fn schema_bounds(s: &Session) -> Judgement {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn origins_compare_scheme_host_and_port() {
+        let url = |u: &str| Url::parse(u).expect("a URL");
+        let server = url("https://MCP.example.com/mcp");
+        assert!(same_origin(
+            &url("https://mcp.example.com:443/icon.png"),
+            &server
+        ));
+        assert!(!same_origin(
+            &url("https://mcp.example.com:8443/icon.png"),
+            &server
+        ));
+        assert!(!same_origin(
+            &url("https://cdn.example.com/icon.png"),
+            &server
+        ));
+        assert!(!same_origin(
+            &url("https://127.0.0.1:8080/i.png"),
+            &url("http://127.0.0.1:8080/mcp")
+        ));
+    }
+
+    /// A loopback server answering `/kept` with 200, `/to-http` with a
+    /// redirect to `http:`, `/away` with one to another origin, `/hop` with
+    /// one to `/kept` on its own origin and `/loop` with one to itself.
+    async fn icon_server() -> Url {
+        use axum::http::{StatusCode, header};
+        use axum::response::IntoResponse;
+        use axum::routing::get;
+        let redirect = |to: &'static str| {
+            move || async move { (StatusCode::FOUND, [(header::LOCATION, to)]).into_response() }
+        };
+        let app = axum::Router::new()
+            .route("/kept", get(|| async { "icon" }))
+            .route("/to-http", get(redirect("javascript:alert(1)")))
+            .route("/away", get(redirect("https://elsewhere.example/i.png")))
+            .route("/hop", get(redirect("/kept")))
+            .route("/loop", get(redirect("/loop")));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("address");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Url::parse(&format!("http://{addr}/")).expect("a URL")
+    }
+
+    #[tokio::test]
+    async fn icon_redirects_are_followed_by_hand() {
+        let base = icon_server().await;
+        let http = crate::transport::HttpClient::new(
+            crate::transport::AddressPolicy::AllowPrivate,
+            crate::transport::Limits::default(),
+        )
+        .expect("client");
+        let fetch = |path: &str| {
+            let url = base.join(path).expect("a URL");
+            let http = http.clone();
+            async move { fetch_icon(&http, Duration::from_secs(5), &url).await }
+        };
+        assert!(matches!(fetch("kept").await, IconFetch::Kept));
+        assert!(matches!(
+            fetch("to-http").await,
+            IconFetch::SchemeChange(why, _) if why.contains("javascript:")
+        ));
+        // Loopback is plain http: a same-origin hop is another scheme too,
+        // which is what an https icon redirected to http would show.
+        assert!(matches!(fetch("hop").await, IconFetch::SchemeChange(..)));
+        assert!(matches!(fetch("away").await, IconFetch::CrossOrigin(..)));
+    }
 
     #[test]
     fn network_refs_are_recognised() {

@@ -158,6 +158,10 @@ impl McpClient {
             headers,
             body,
         };
+        let mut echoes = super::EchoSearch::new(
+            req.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+            &req.body,
+        );
         let resp = match conn.send(&req, &enough).await {
             Ok(resp) => resp,
             Err(err) => {
@@ -194,7 +198,11 @@ impl McpClient {
                 error: None,
             },
             stdio: false,
+            echoes: Vec::new(),
         };
+        echoes.headers(resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
+        echoes.body(&resp.body);
+        reply.echoes = echoes.found();
         if sse {
             let id = probe.id();
             for frame in sse_messages(&resp.body) {

@@ -23,7 +23,7 @@ mod watch;
 pub use dedicated::Spelling;
 pub(crate) use probe::UNKNOWN_NAME_PREFIX;
 pub use probe::{Intent, Invalidity, MODERN_METHODS, Probe};
-pub use reply::{BareReply, Reply, Seen, clip, some};
+pub use reply::{BareReply, Echo, EchoSearch, Reply, Seen, clip, some};
 pub use streaming::STREAM_END_GRACE;
 pub use watch::Watches;
 

@@ -36,6 +36,9 @@ pub struct Reply {
     /// The answer came over stdio: a line, with no HTTP status, headers or
     /// stream (see [`Reply::status_is`]).
     pub stdio: bool,
+    /// The request headers whose values came back in this answer, searched
+    /// before redaction and in the whole body read (see [`EchoSearch`]).
+    pub echoes: Vec<Echo>,
 }
 
 impl Reply {
@@ -174,6 +177,7 @@ impl Reply {
             transport_error: None,
             exchange,
             stdio: false,
+            echoes: Vec::new(),
         }
     }
 
@@ -225,6 +229,148 @@ pub struct Seen {
     /// ([`crate::suite::mcp::wire::http_refusal`]): the rules about JSON-RPC
     /// answers pass it by.
     pub refusal: bool,
+    /// The request headers whose values came back ([`Reply::echoes`]).
+    pub echoes: Vec<Echo>,
+}
+
+/// A request header whose value came back in an answer (MCP-SEC-003,
+/// MCP-SEC-007): the header's name and where its value was found. The value
+/// itself is never kept, so a credential found is named, never shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Echo {
+    /// The request header, in lower case (`authorization`, `user-agent`).
+    pub header: String,
+    /// `body`, or `response header `name``.
+    pub place: String,
+}
+
+/// Request headers whose values are not looked for in answers: values any
+/// answer may name for another reason (media types, the protocol version,
+/// the host), and the headers that mirror the body (`Mcp-Method`,
+/// `Mcp-Name`, `Mcp-Param-*`), whose values an answer names when it names
+/// the method, tool or argument it refuses.
+const NOT_DISTINCTIVE: &[&str] = &[
+    "accept",
+    "content-type",
+    "content-length",
+    "host",
+    "connection",
+    "mcp-protocol-version",
+    "mcp-method",
+    "mcp-name",
+    "mcp-session-id",
+    "last-event-id",
+];
+/// The shortest value looked for: shorter ones come back by chance.
+const MIN_ECHO_BYTES: usize = 8;
+
+/// Looks for the distinctive request header values (the canary, the
+/// `User-Agent`, the credentials of `Authorization`, any other header whose
+/// value the request body does not hold) in an answer: its headers before
+/// redaction, and every byte of its body protocheck reads.
+#[derive(Debug, Default)]
+pub struct EchoSearch {
+    needles: Vec<(String, Vec<u8>)>,
+    found: Vec<Echo>,
+}
+
+impl EchoSearch {
+    /// The values of `headers` (name, value as sent) worth looking for;
+    /// `body` is the request body.
+    pub fn new<'a>(headers: impl IntoIterator<Item = (&'a str, &'a str)>, body: &[u8]) -> Self {
+        let mut needles: Vec<(String, Vec<u8>)> = Vec::new();
+        for (name, value) in headers {
+            let name = name.to_ascii_lowercase();
+            if NOT_DISTINCTIVE.contains(&name.as_str()) || name.starts_with(wire::H_PARAM_PREFIX) {
+                continue;
+            }
+            // The credentials of `Authorization`, not its scheme.
+            let value = if name == "authorization" || name == "proxy-authorization" {
+                value.split_once(' ').map_or(value, |(_, c)| c).trim()
+            } else {
+                value.trim()
+            };
+            if value.len() < MIN_ECHO_BYTES || contains(body, value.as_bytes()) {
+                continue;
+            }
+            if !needles
+                .iter()
+                .any(|(n, v)| *n == name && v == value.as_bytes())
+            {
+                needles.push((name, value.as_bytes().to_vec()));
+            }
+        }
+        Self {
+            needles,
+            found: Vec::new(),
+        }
+    }
+
+    fn note(&mut self, header: &str, place: &str) {
+        if !self
+            .found
+            .iter()
+            .any(|e| e.header == header && e.place == place)
+        {
+            self.found.push(Echo {
+                header: header.to_owned(),
+                place: place.to_owned(),
+            });
+        }
+    }
+
+    /// Searches response headers, as received.
+    pub fn headers<'a>(&mut self, headers: impl IntoIterator<Item = (&'a str, &'a [u8])>) {
+        for (name, value) in headers {
+            let hits: Vec<String> = self
+                .needles
+                .iter()
+                .filter(|(_, needle)| contains(value, needle))
+                .map(|(header, _)| header.clone())
+                .collect();
+            for header in hits {
+                self.note(
+                    &header,
+                    &format!("response header `{}`", name.to_ascii_lowercase()),
+                );
+            }
+        }
+    }
+
+    /// Searches body bytes (a JSON body, or one SSE event's data); a value
+    /// holding `/` is also looked for as JSON may escape it (`\/`).
+    pub fn body(&mut self, bytes: &[u8]) {
+        let hits: Vec<String> = self
+            .needles
+            .iter()
+            .filter(|(_, needle)| {
+                contains(bytes, needle)
+                    || (needle.contains(&b'/')
+                        && contains(
+                            bytes,
+                            String::from_utf8_lossy(needle)
+                                .replace('/', "\\/")
+                                .as_bytes(),
+                        ))
+            })
+            .map(|(header, _)| header.clone())
+            .collect();
+        for header in hits {
+            self.note(&header, "body");
+        }
+    }
+
+    /// What was found.
+    pub fn found(self) -> Vec<Echo> {
+        self.found
+    }
+}
+
+/// Whether `needle` occurs in `haystack`.
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty()
+        && haystack.len() >= needle.len()
+        && haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// The answer to a GET or DELETE on the endpoint.
@@ -239,6 +385,49 @@ pub struct BareReply {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn echoes_name_the_header_and_never_keep_the_value() {
+        let headers = [
+            ("Authorization", "Bearer pc-authz-canary-0123456789abcdef"),
+            ("x-protocheck-canary", "pc-canary-00112233"),
+            ("mcp-name", "protocheck-elsewhere-tool"),
+            ("accept", "application/json, text/event-stream"),
+            ("user-agent", "protocheck/0.1.0 (conformance checker)"),
+            ("x-short", "abc"),
+        ];
+        let body = br#"{"params":{"name":"x"}}"#;
+        let mut search = EchoSearch::new(headers, body);
+        // Mcp-Name mirrors the body and media types are common text: never looked for.
+        search.body(b"unknown tool protocheck-elsewhere-tool; accepts application/json, abc");
+        search.headers([("X-Debug", &b"auth=pc-authz-canary-0123456789abcdef"[..])]);
+        search.body(br#"{"error":{"message":"from protocheck\/0.1.0 (conformance checker) pc-canary-00112233"}}"#);
+        let found = search.found();
+        assert_eq!(
+            found,
+            [
+                Echo {
+                    header: "authorization".into(),
+                    place: "response header `x-debug`".into()
+                },
+                Echo {
+                    header: "x-protocheck-canary".into(),
+                    place: "body".into()
+                },
+                Echo {
+                    header: "user-agent".into(),
+                    place: "body".into()
+                },
+            ]
+        );
+        assert!(!format!("{found:?}").contains("0123456789abcdef"));
+        // A value the request body holds is not distinctive.
+        let mirrored = EchoSearch::new(
+            [("x-tool", "weather-report")],
+            br#"{"name":"weather-report"}"#,
+        );
+        assert!(mirrored.needles.is_empty());
+    }
 
     #[test]
     fn lists_and_texts_from_targets_stay_short() {

@@ -2,7 +2,7 @@
 //! as JSON or as an SSE stream within bounds and logged for the run-wide rules
 //! when the probe was valid, and the bare GET or DELETE on the endpoint.
 
-use super::{McpClient, Probe, Reply, Seen, clip};
+use super::{EchoSearch, McpClient, Probe, Reply, Seen, clip};
 use crate::suite::mcp::wire;
 use crate::suite::{Exchange, ResponseRecord};
 use crate::transport::sse::{SseReader, is_event_stream};
@@ -71,6 +71,16 @@ impl McpClient {
             return reply;
         }
         let req = self.http_request(probe);
+        // The request's distinctive header values (the User-Agent the HTTP
+        // client adds among them), looked for in the answer before any of
+        // it is redacted or cut.
+        let mut echoes = EchoSearch::new(
+            req.headers
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_str()))
+                .chain(std::iter::once(("user-agent", self.http.user_agent()))),
+            req.body.as_deref().unwrap_or_default(),
+        );
         let evidence_bytes = self.http.limits().evidence_bytes;
         let started = Instant::now();
         let record = req.record(evidence_bytes);
@@ -97,6 +107,7 @@ impl McpClient {
         let accel_buffering = header(wire::H_ACCEL_BUFFERING);
         let session_id = header(wire::H_SESSION_ID);
         let shown_headers = redact_headers(headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
+        echoes.headers(headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
         let sse = is_event_stream(&headers);
         let mut reply = Reply {
             method: probe.method.clone(),
@@ -119,12 +130,20 @@ impl McpClient {
                 error: None,
             },
             stdio: false,
+            echoes: Vec::new(),
         };
         let (shown_body, truncated) = if sse {
-            self.read_sse(resp, probe, (listen, ceiling), started, &mut reply)
-                .await
+            self.read_sse(
+                resp,
+                probe,
+                (listen, ceiling),
+                started,
+                &mut reply,
+                &mut echoes,
+            )
+            .await
         } else {
-            let read = self.read_json(resp, &mut reply).await;
+            let read = self.read_json(resp, &mut reply, &mut echoes).await;
             if reply.transport_error.is_none() {
                 self.rtt.record(started.elapsed());
             }
@@ -140,6 +159,7 @@ impl McpClient {
         if let Some(err) = &reply.transport_error {
             reply.exchange.error = Some(err.to_string());
         }
+        reply.echoes = echoes.found();
         self.log_answer(probe, &reply, listen).await;
         reply
     }
@@ -183,6 +203,7 @@ impl McpClient {
             exchange: reply.exchange.clone(),
             stdio: reply.stdio,
             refusal: wire::http_refusal(reply.status, reply.message.as_ref()),
+            echoes: reply.echoes.clone(),
         });
     }
 
@@ -191,6 +212,7 @@ impl McpClient {
         &self,
         mut resp: crate::transport::StreamingResponse,
         reply: &mut Reply,
+        echoes: &mut EchoSearch,
     ) -> (String, bool) {
         let limit = self.http.limits().max_body_bytes;
         let deadline = tokio::time::Instant::from_std(resp.started) + self.timeout;
@@ -216,6 +238,8 @@ impl McpClient {
             }
         }
         reply.body_len = body.len();
+        // Every byte read, as far as protocheck's size cap.
+        echoes.body(&body);
         // The media type is judged by RES-005; the body is read as JSON whatever
         // it claims, so that one wrong header does not hide every other finding.
         reply.message = serde_json::from_slice::<Value>(&body)
@@ -235,6 +259,7 @@ impl McpClient {
         (listen, ceiling): (bool, Option<Duration>),
         started: Instant,
         reply: &mut Reply,
+        echoes: &mut EchoSearch,
     ) -> (String, bool) {
         let limits = self.http.limits();
         let evidence_bytes = limits.evidence_bytes;
@@ -266,6 +291,10 @@ impl McpClient {
                 Ok(Ok(Some(event))) => event,
             };
             reply.body_len += 1;
+            echoes.body(event.data.as_bytes());
+            if let Some(name) = &event.event {
+                echoes.body(name.as_bytes());
+            }
             if shown.len() < evidence_bytes {
                 if let Some(name) = &event.event {
                     shown.push_str(&format!("event: {name}\n"));
