@@ -511,7 +511,7 @@ async fn allowed_authorization_shapes_pass() {
         }
         if allowed == Allowed::OpenDiscover {
             let f = run.finding("MCP-AUT-001");
-            assert!(f.message.contains("left open"), "{}", f.message);
+            assert!(f.message.contains("leaves open"), "{}", f.message);
         } else {
             let f = run.finding("MCP-AUT-004");
             assert!(f.message.contains("names another issuer"), "{}", f.message);
