@@ -131,7 +131,7 @@ pub(crate) struct DeadLink {
 #[derive(Debug, Clone)]
 pub(crate) struct AuthSurvey {
     /// 401 when any request without a token got 401; else the status of
-    /// the unauthenticated `server/discover`.
+    /// the first one answered (`server/discover` comes first).
     pub(crate) status: Option<u16>,
     /// The challenge the metadata was looked up from: of the first 401
     /// (in the order of [`Self::unauthenticated`]) with a Bearer challenge,
