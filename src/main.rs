@@ -314,9 +314,11 @@ struct CheckArgs {
     /// Prefer the environment variable over the flag.
     #[arg(long, env = "PROTOCHECK_BEARER_TOKEN", hide_env_values = true)]
     bearer_token: Option<String>,
-    /// A second token for the same MCP 2025-11-25 server, with less scope than
-    /// --bearer-token: MCP25-AUT-007 checks that a request needing more scope is
-    /// refused with 403 `insufficient_scope`. Without it that rule is skipped.
+    /// A second token for the same MCP server, with less scope than
+    /// --bearer-token: MCP25-AUT-007 and MCP-AUT-007 check that a request
+    /// needing more scope is refused with 403 `insufficient_scope`. Without it
+    /// MCP25-AUT-007 is skipped, and MCP-AUT-007 reads --bearer-token's
+    /// refusals only.
     #[arg(long, env = "PROTOCHECK_LIMITED_TOKEN", hide_env_values = true)]
     limited_token: Option<String>,
 }

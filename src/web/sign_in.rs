@@ -280,11 +280,18 @@ pub async fn start(
         .for_target(&url)
         .map_err(|e| WebError::SignIn(format!("The server cannot be reached: {e}")))?;
     let mcp = McpClient::new(http, url.clone(), STEP_TIMEOUT, 1);
-    let survey = aut_survey::take(&mcp, &url).await;
+    // No run survey here: every method family is asked for without a token.
+    let survey = aut_survey::take(
+        &mcp,
+        &url,
+        &crate::suite::mcp::survey::Survey::default(),
+        None,
+    )
+    .await;
     if survey.status != Some(401) {
         return Err(WebError::SignIn(match survey.status {
             Some(s) => format!(
-                "The server did not ask for authorization: an unauthenticated `server/discover` was answered HTTP {s}. There is nothing to sign in to."
+                "The server did not ask for authorization: no request without a token got HTTP 401 (`server/discover` was answered HTTP {s}). There is nothing to sign in to."
             ),
             None => match survey.challenge_exchange.error.as_deref() {
                 Some(e) if e.contains("certificate") => format!(

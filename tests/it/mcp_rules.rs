@@ -7,8 +7,9 @@
 
 use futures::StreamExt;
 use protocheck::reference::mcp::{
-    CertificateFault, McpReferenceConfig, ReferenceEra, SCOPE_READ, SCOPE_TOOLS, TestCertificate,
-    Variant, serve_mcp_reference, serve_mcp_reference_tls, supported_faults,
+    Allowed, AuthShape, CertificateFault, McpReferenceConfig, ReferenceEra, SCOPE_READ,
+    SCOPE_TOOLS, TestCertificate, Variant, serve_mcp_reference, serve_mcp_reference_tls,
+    supported_faults,
 };
 use protocheck::suite::context::{Endpoint, RunContext};
 use protocheck::suite::mcp::{self, McpSettings};
@@ -437,6 +438,111 @@ async fn a_low_scope_token_meets_insufficient_scope() {
         assert!(
             !shown.contains(&token.expect("token")),
             "the token is never shown"
+        );
+    }
+}
+
+/// A run against `cfg` with `--auth`, with a token of every scope, and
+/// with a limited token of `limited` scope when given.
+async fn run_authorized(cfg: McpReferenceConfig, limited: Option<&str>) -> Run {
+    let cfg = cfg.with_auth();
+    let server = Server::start(cfg.clone()).await;
+    let mint = |scope: &str| {
+        cfg.mint_token(server.url().as_str(), scope, Duration::from_secs(600))
+            .expect("an --auth server mints tokens")
+    };
+    let options = RunOptions {
+        server_json: Some(serde_json::Value::String(server.server_json())),
+        bearer_token: Some(BearerToken::new(mint(&format!(
+            "{SCOPE_READ} {SCOPE_TOOLS}"
+        )))),
+        limited_token: limited.map(|scope| BearerToken::new(mint(scope))),
+        ..RunOptions::default()
+    };
+    run_with_client(server.url(), options, server.client()).await
+}
+
+#[tokio::test]
+async fn authorization_shapes_fail_their_rules() {
+    let cases: [(AuthShape, &[&str], &str); 4] = [
+        (
+            AuthShape::OpenDiscoverBareChallenge,
+            &["MCP-AUT-001"],
+            "carries no WWW-Authenticate",
+        ),
+        (
+            AuthShape::DeadResourceMetadata,
+            &["MCP-AUT-001", "MCP-AUT-002"],
+            "oauth-protected-resource/missing",
+        ),
+        (
+            AuthShape::ScopesNotStrings,
+            &["MCP-AUT-002"],
+            "`scopes_supported` is not a JSON array of strings",
+        ),
+        (
+            AuthShape::SecondIssuerWithoutMetadata,
+            &["MCP-AUT-004"],
+            "/as2: no metadata",
+        ),
+    ];
+    for (shape, rules, says) in cases {
+        let run = run_authorized(config(&[]).with_auth_shape(shape), None).await;
+        for rule in rules {
+            let f = run.finding(rule);
+            assert_eq!(f.outcome, Outcome::Fail, "{shape:?} {rule}: {}", f.message);
+            assert!(f.message.contains(says), "{shape:?} {rule}: {}", f.message);
+            assert!(!f.evidence.is_empty(), "{shape:?} {rule}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn allowed_authorization_shapes_pass() {
+    for allowed in [Allowed::OpenDiscover, Allowed::ForeignIssuerFirst] {
+        let run = run_authorized(config(&[]).allowing(allowed), None).await;
+        for r in mcp::rules().iter().filter(|r| r.group == "AUT") {
+            let f = run.finding(r.id);
+            let expected = if r.id == "MCP-AUT-007" {
+                Outcome::Skip
+            } else {
+                Outcome::Pass
+            };
+            assert_eq!(f.outcome, expected, "{allowed:?} {}: {}", r.id, f.message);
+        }
+        if allowed == Allowed::OpenDiscover {
+            let f = run.finding("MCP-AUT-001");
+            assert!(f.message.contains("leaves open"), "{}", f.message);
+        } else {
+            let f = run.finding("MCP-AUT-004");
+            assert!(f.message.contains("names another issuer"), "{}", f.message);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_limited_token_meets_insufficient_scope() {
+    let run = run_authorized(config(&[]), Some(SCOPE_READ)).await;
+    let f = run.finding("MCP-AUT-007");
+    assert_eq!(f.outcome, Outcome::Pass, "{}", f.message);
+    assert!(f.message.contains("limited token"), "{}", f.message);
+    let broken = run_authorized(config(&["MCP-AUT-007"]), Some(SCOPE_READ)).await;
+    let f = broken.finding("MCP-AUT-007");
+    assert_eq!(f.outcome, Outcome::Warn, "{}", f.message);
+    assert!(
+        f.message
+            .contains("with the limited token, `tools/call` got HTTP 401"),
+        "{}",
+        f.message
+    );
+    // No other rule moves for the limited token.
+    for f in &run.findings {
+        assert!(
+            matches!(f.outcome, Outcome::Pass | Outcome::Skip),
+            "{}: {:?} {}",
+            f.rule_id,
+            f.outcome,
+            f.message
         );
     }
 }

@@ -9,7 +9,7 @@
 //! checks its signature, audience (its own canonical URI, RFC 8707), expiry
 //! and scope.
 
-use super::{Inner, hmac_sha256};
+use super::{Allowed, AuthShape, Inner, hmac_sha256};
 use crate::suite::mcp::aut;
 use crate::suite::mcp::wire::{base64url_decode, base64url_encode};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -138,7 +138,17 @@ pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response {
 /// is the JSON-RPC method, when the body named one.
 pub(super) fn check(state: &Inner, headers: &HeaderMap, method: Option<&str>) -> Option<Response> {
     let key = state.config.auth.as_deref()?;
+    let open_discover =
+        state.allows(Allowed::OpenDiscover) || state.shaped(AuthShape::OpenDiscoverBareChallenge);
+    if open_discover && method == Some("server/discover") {
+        return None;
+    }
     let base = base_url(state, headers);
+    let metadata_url = if state.shaped(AuthShape::DeadResourceMetadata) {
+        format!("{base}/.well-known/oauth-protected-resource/missing")
+    } else {
+        prm_url(&base)
+    };
     let resource = format!("{base}/mcp");
     let token = headers
         .get(header::AUTHORIZATION)
@@ -149,7 +159,7 @@ pub(super) fn check(state: &Inner, headers: &HeaderMap, method: Option<&str>) ->
                 .map(|_| v[7..].trim())
         });
     let Some(claims) = token.and_then(|t| verify(state, key, t, &resource)) else {
-        let mut challenge = format!("Bearer resource_metadata=\"{}\"", prm_url(&base));
+        let mut challenge = format!("Bearer resource_metadata=\"{metadata_url}\"");
         if !state.breaks(&aut::CHALLENGE_SCOPE) {
             challenge.push_str(&format!(", scope=\"{SCOPE_READ} {SCOPE_TOOLS}\""));
         }
@@ -161,6 +171,7 @@ pub(super) fn check(state: &Inner, headers: &HeaderMap, method: Option<&str>) ->
             &json!({"error": "invalid_token", "error_description": "a valid bearer token is required"}),
         );
         if !state.breaks(&aut::CHALLENGE)
+            && !state.shaped(AuthShape::OpenDiscoverBareChallenge)
             && let Ok(value) = HeaderValue::from_str(&challenge)
         {
             resp.headers_mut().insert(header::WWW_AUTHENTICATE, value);
@@ -188,7 +199,7 @@ pub(super) fn check(state: &Inner, headers: &HeaderMap, method: Option<&str>) ->
     let challenge = format!(
         "Bearer error=\"{error}\", scope=\"{}\", resource_metadata=\"{}\"",
         needed.join(" "),
-        prm_url(&base)
+        metadata_url
     );
     let mut resp = json_response(
         status,
@@ -221,21 +232,36 @@ pub(super) fn protected_resource(state: &Inner, headers: &HeaderMap) -> Response
         "bearer_methods_supported": ["header"],
         "resource_name": "protocheck reference MCP server",
     });
+    if state.shaped(AuthShape::ScopesNotStrings) {
+        doc["scopes_supported"] = Value::String(scopes.join(" "));
+    }
     if !state.breaks(&aut::PRM_SERVED) {
-        doc["authorization_servers"] = json!([format!("{base}{ISSUER_PATH}")]);
+        let mut servers = vec![format!("{base}{ISSUER_PATH}")];
+        if state.shaped(AuthShape::SecondIssuerWithoutMetadata) {
+            servers.push(format!("{base}{ISSUER_PATH}2"));
+        }
+        doc["authorization_servers"] = json!(servers);
     }
     json_response(StatusCode::OK, &doc)
 }
 
-/// RFC 8414 metadata of the built-in authorization server.
-pub(super) fn authorization_server(state: &Inner, headers: &HeaderMap) -> Response {
-    if state.config.auth.is_none() {
+/// RFC 8414 metadata of the built-in authorization server, at its RFC 8414
+/// URL or (`openid`) its OpenID Connect one, which answers 404 unless
+/// [`Allowed::ForeignIssuerFirst`] puts the right document there.
+pub(super) fn authorization_server(state: &Inner, headers: &HeaderMap, openid: bool) -> Response {
+    let foreign_first = state.allows(Allowed::ForeignIssuerFirst);
+    if state.config.auth.is_none() || (openid && !foreign_first) {
         return StatusCode::NOT_FOUND.into_response();
     }
     let base = base_url(state, headers);
     let issuer = format!("{base}{ISSUER_PATH}");
+    let named = if state.breaks(&aut::AS_METADATA) || (foreign_first && !openid) {
+        format!("{issuer}-elsewhere")
+    } else {
+        issuer.clone()
+    };
     let mut doc = json!({
-        "issuer": if state.breaks(&aut::AS_METADATA) { format!("{issuer}-elsewhere") } else { issuer.clone() },
+        "issuer": named,
         "authorization_endpoint": format!("{issuer}/authorize"),
         "token_endpoint": format!("{issuer}/token"),
         "response_types_supported": ["code"],

@@ -96,6 +96,33 @@ pub enum Allowed {
     /// `tools/call` of a tool that does not exist is answered -32602 before
     /// `Mcp-Name` is looked at: the spec does not order the two checks.
     ToolLookupFirst,
+    /// With `--auth`: `server/discover` is answered without a token (a
+    /// method the server leaves open); every other request needs one and is
+    /// refused with the usual challenge.
+    OpenDiscover,
+    /// With `--auth`: the RFC 8414 URL of the built-in authorization server
+    /// serves a document naming another issuer, and the OpenID Connect URL
+    /// after it the right one; a client skips the first (RFC 8414 §3.3) and
+    /// goes on.
+    ForeignIssuerFirst,
+}
+
+/// Authorization shapes the AUT rules must find wrong, beside the rules'
+/// own fault switches (`--break MCP-AUT-…`). Each applies with `--auth` only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AuthShape {
+    /// `server/discover` is answered without a token, and every other
+    /// request without a good token gets 401 with no `WWW-Authenticate`.
+    OpenDiscoverBareChallenge,
+    /// The challenge's `resource_metadata` names a URL that answers 404,
+    /// while the well-known URIs serve the metadata.
+    DeadResourceMetadata,
+    /// The protected resource metadata's `scopes_supported` is one string,
+    /// not an array of strings.
+    ScopesNotStrings,
+    /// The protected resource metadata lists a second authorization server
+    /// (`/as2`) that publishes no discovery metadata.
+    SecondIssuerWithoutMetadata,
 }
 
 /// Faults beyond each rule's one `--break` switch: further shapes a rule
@@ -121,6 +148,8 @@ pub struct McpReferenceConfig {
     faults: BTreeSet<String>,
     variants: BTreeSet<Variant>,
     allowed: BTreeSet<Allowed>,
+    /// Authorization shapes played (see [`AuthShape`]).
+    shapes: BTreeSet<AuthShape>,
     /// The name half of MCP-HDR-006's fault alone (see [`Self::case_sensitive_names`]).
     case_sensitive_names: bool,
     /// Origins compared by prefix (see [`Self::with_origin_prefix_match`]).
@@ -244,6 +273,7 @@ impl McpReferenceConfig {
             faults,
             variants: BTreeSet::new(),
             allowed: BTreeSet::new(),
+            shapes: BTreeSet::new(),
             case_sensitive_names: false,
             origin_prefix_match: false,
             era: ReferenceEra::Modern,
@@ -315,6 +345,13 @@ impl McpReferenceConfig {
     /// The same server with a further fault (see [`Variant`]).
     pub fn with_variant(mut self, variant: Variant) -> Self {
         self.variants.insert(variant);
+        self
+    }
+
+    /// The same server with an authorization shape the AUT rules must find
+    /// wrong (see [`AuthShape`]).
+    pub fn with_auth_shape(mut self, shape: AuthShape) -> Self {
+        self.shapes.insert(shape);
         self
     }
 
@@ -393,6 +430,10 @@ impl Inner {
 
     fn allows(&self, behaviour: Allowed) -> bool {
         self.config.allowed.contains(&behaviour)
+    }
+
+    fn shaped(&self, shape: AuthShape) -> bool {
+        self.config.shapes.contains(&shape)
     }
 
     /// Whether the server, looking `name` up case-sensitively in lower case,
@@ -496,6 +537,10 @@ fn router(state: Shared) -> Router {
         .route(
             "/.well-known/oauth-authorization-server/as",
             get(protocol::handle_authorization_server),
+        )
+        .route(
+            "/.well-known/openid-configuration/as",
+            get(protocol::handle_openid_configuration),
         )
         .route(
             "/as/register",

@@ -225,7 +225,14 @@ pub(super) async fn handle_authorization_server(
     State(state): State<Shared>,
     headers: HeaderMap,
 ) -> Response {
-    auth::authorization_server(&state, &headers)
+    auth::authorization_server(&state, &headers, false)
+}
+
+pub(super) async fn handle_openid_configuration(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+) -> Response {
+    auth::authorization_server(&state, &headers, true)
 }
 
 pub(super) async fn handle_get(State(state): State<Shared>, headers: HeaderMap) -> Response {

@@ -3,12 +3,12 @@
 //!
 //! Authorization is optional in MCP, and normative when a server uses it
 //! (`mcp-2026-07-28.md` §15.9): every AUT rule is skipped with that reason when
-//! an unauthenticated `server/discover` is not answered with 401. The probes of
+//! none of the family probes sent without a token is answered with 401. The probes of
 //! this file go around the client's log and never carry the run's token: they
 //! are unauthenticated, fetch public discovery documents, or carry a token made
 //! up for the purpose.
 
-use super::aut_survey::{self, AuthServer, AuthSurvey, parse_bearer_challenge};
+use super::aut_survey::{self, Asked, AuthServer, AuthSurvey, parse_bearer_challenge};
 use super::client::{clip, some};
 use super::rule::{Keyword, McpRule, spec};
 use super::session::{Judgement, Session};
@@ -29,10 +29,11 @@ pub(crate) const CHALLENGE: McpRule = McpRule::new(
 )
 .says("an unauthenticated request MUST be answered 401, with WWW-Authenticate naming resource_metadata or a well-known PRM document")
 .help(
-    "protocheck sends `server/discover` without credentials; every AUT rule is skipped unless \
-     that gets HTTP 401. The 401 must carry a `WWW-Authenticate` Bearer challenge naming \
-     `resource_metadata`, or else protected resource metadata must be found at the well-known \
-     URIs.",
+    "protocheck sends every method the server serves without credentials, and again with a \
+     made-up token; every AUT rule is skipped unless one of them gets HTTP 401. Every 401 must \
+     carry a `WWW-Authenticate` Bearer challenge naming `resource_metadata` (which must serve the \
+     metadata), or else protected resource metadata must be found at the well-known URIs; the \
+     made-up token must get 401 too.",
     "The 401 comes from a gateway or framework without a `WWW-Authenticate` header, with a \
      `Basic` challenge only, or with a Bearer challenge lacking `resource_metadata` while nothing \
      is served at `/.well-known/oauth-protected-resource`.",
@@ -103,7 +104,7 @@ pub(crate) const AS_METADATA: McpRule = McpRule::new(
 )
 .says("each authorization server MUST publish RFC 8414 or OpenID Connect discovery metadata")
 .help(
-    "For each of the first four `authorization_servers` in the metadata, protocheck GETs the RFC \
+    "For each of the first 16 `authorization_servers` in the metadata, protocheck GETs the RFC \
      8414 and then the OpenID Connect discovery URLs built from the issuer, and checks that one \
      answers a JSON object whose `issuer` is identical to the issuer listed.",
     "The issuer publishes no discovery document at those URLs (often an issuer with a path whose \
@@ -148,9 +149,9 @@ pub(crate) const CHALLENGE_SCOPE: McpRule = McpRule::new(
 )
 .says("WWW-Authenticate SHOULD carry a scope parameter naming the scopes needed")
 .help(
-    "protocheck reads the Bearer challenge in the `WWW-Authenticate` header of the 401 its \
-     unauthenticated `server/discover` got, and checks that it carries a non-empty `scope` \
-     parameter.",
+    "protocheck reads the Bearer challenge in the `WWW-Authenticate` header of every 401 its \
+     requests without credentials got (one per method the server serves), and checks that each \
+     carries a non-empty `scope` parameter.",
     "The challenge names only `resource_metadata` (or an `error`), which is what much \
      authorization middleware emits by default; clients must then guess the scopes from \
      `scopes_supported`.",
@@ -171,10 +172,11 @@ pub(crate) const INSUFFICIENT_SCOPE: McpRule = McpRule::new(
 )
 .says("a token lacking scope SHOULD be answered 403 with error=\"insufficient_scope\"")
 .help(
-    "With a bearer token given for the run, protocheck reads the answers to the run's requests \
-     that carried it. When the token was accepted on some and refused on others (401, or 403 with \
-     `WWW-Authenticate`), each refusal must be 403 with `error=\"insufficient_scope\"` in the \
-     Bearer challenge.",
+    "With a limited token given for the run (`--limited-token`), protocheck sends every method \
+     the server serves with it; with a bearer token, it reads the answers to the run's requests \
+     that carried it. When a token was accepted on some and refused on others (401, or 403 with \
+     `WWW-Authenticate`), each refusal must be 403 with `error=\"insufficient_scope\"`, the \
+     `scope` needed and `resource_metadata` in the Bearer challenge.",
     "The server answers a token that lacks a scope with 401, which tells the client to sign in \
      again, or with 403 without `error=\"insufficient_scope\"`. Skipped without a token, or when \
      the token is never refused.",
@@ -197,7 +199,8 @@ pub(crate) const AUDIENCE: McpRule = McpRule::new(
 )
 .says("servers MUST reject tokens not issued for them (audience)")
 .help(
-    "protocheck sends `server/discover` with a made-up JWT whose `aud` is \
+    "protocheck sends the first request refused without credentials with a made-up JWT whose \
+     `aud` is \
      `https://audience.protocheck.invalid/mcp`, naming the server's first issuer and its \
      advertised scopes, signed with a random key. Any 2xx answer fails; any refusal passes.",
     "The server only checks that a bearer token is present or well-formed, or decodes JWTs \
@@ -222,7 +225,7 @@ pub(crate) const NO_OFFLINE_ACCESS: McpRule = McpRule::new(
 .says("offline_access SHOULD NOT be requested or advertised by default")
 .help(
     "protocheck looks for `offline_access` in the `scope` parameter of the Bearer challenge on \
-     the 401 to its unauthenticated `server/discover`, and in `scopes_supported` of the protected \
+     every 401 to its requests without credentials, and in `scopes_supported` of the protected \
      resource metadata.",
     "An info finding: the server asks for or advertises `offline_access`, usually because its \
      scope list was copied from the authorization server's supported scopes, so clients may \
@@ -300,19 +303,50 @@ const FOREIGN_AUDIENCE: &str = "https://audience.protocheck.invalid/mcp";
 async fn survey(s: &Session) -> Result<AuthSurvey, Judgement> {
     let auth = s
         .auth
-        .get_or_init(|| aut_survey::take(&s.client, &s.url))
+        .get_or_init(|| {
+            aut_survey::take(
+                &s.client,
+                &s.url,
+                &s.survey,
+                s.options.limited_token.as_ref().map(|t| t.expose()),
+            )
+        })
         .await
         .clone();
+    let statuses = || {
+        auth.unauthenticated
+            .iter()
+            .map(|a| {
+                format!(
+                    "{} {}",
+                    a.method,
+                    a.status
+                        .map_or_else(|| "no answer".to_owned(), |c| format!("HTTP {c}"))
+                )
+            })
+            .collect::<Vec<_>>()
+    };
     match auth.status {
         Some(401) => Ok(auth),
-        Some(code) => Err(Judgement::skip(format!(
-            "an unauthenticated server/discover got HTTP {code}, not 401: judged as a server \
-             that does not require authorization"
+        Some(_) => Err(Judgement::skip(format!(
+            "no request sent without a token got HTTP 401 ({}): judged as a server that does \
+             not require authorization",
+            some(&statuses(), 6, ", ")
         ))),
-        None => Err(Judgement::skip(
-            "not verified: the unauthenticated server/discover got no answer",
-        )),
+        None => Err(Judgement::skip(format!(
+            "not verified: the requests sent without a token got no answer ({})",
+            some(&statuses(), 6, ", ")
+        ))),
     }
+}
+
+/// The methods of `asked`, joined.
+fn methods<'a>(asked: impl IntoIterator<Item = &'a Asked>) -> String {
+    let names: Vec<String> = asked
+        .into_iter()
+        .map(|a| format!("`{}`", a.method))
+        .collect();
+    some(&names, 4, ", ")
 }
 
 /// Whether the 401 is no OAuth challenge: no Bearer `WWW-Authenticate`
@@ -323,7 +357,7 @@ async fn survey(s: &Session) -> Result<AuthSurvey, Judgement> {
 /// SHOULD conform to this specification" (basic/authorization). A Bearer
 /// challenge speaks OAuth, and is judged as MCP's authorization.
 fn own_scheme(auth: &AuthSurvey) -> bool {
-    auth.prm.is_none() && auth.challenge.is_none()
+    auth.prm.is_none() && auth.refused().all(|a| a.challenge.is_none())
 }
 
 /// The warning of MCP-AUT-001 and MCP-AUT-002 on a server of
@@ -353,40 +387,150 @@ async fn challenge(s: &Session) -> Judgement {
     if own_scheme(&auth) {
         return own_scheme_warning(&auth);
     }
-    let Some(header) = &auth.www_authenticate else {
-        return Judgement::fail(
-            "the 401 carries no WWW-Authenticate header; it MUST carry a Bearer challenge \
-             (RFC 6750 §3), with resource_metadata pointing at the protected resource metadata",
+    let mut problems: Vec<String> = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
+    let mut evidence: Vec<&crate::suite::Exchange> = Vec::new();
+    let refused: Vec<&Asked> = auth.refused().collect();
+    // Every 401 must carry the Bearer challenge (RFC 6750 §3).
+    let bare: Vec<&Asked> = refused
+        .iter()
+        .copied()
+        .filter(|a| a.www_authenticate.is_none())
+        .collect();
+    if !bare.is_empty() {
+        problems.push(format!(
+            "the 401 to {} carries no WWW-Authenticate header; every 401 MUST carry a Bearer \
+             challenge (RFC 6750 §3)",
+            methods(bare.iter().copied())
+        ));
+        evidence.extend(bare.iter().take(1).map(|a| &a.exchange));
+    }
+    let other: Vec<&Asked> = refused
+        .iter()
+        .copied()
+        .filter(|a| a.www_authenticate.is_some() && a.challenge.is_none())
+        .collect();
+    if let Some(first) = other.first() {
+        problems.push(format!(
+            "the 401 to {} has no Bearer challenge (WWW-Authenticate {:?})",
+            methods(other.iter().copied()),
+            clip(first.www_authenticate.as_deref().unwrap_or_default(), 120)
+        ));
+        evidence.push(&first.exchange);
+    }
+    let unnamed: Vec<&Asked> = refused
+        .iter()
+        .copied()
+        .filter(|a| {
+            a.challenge
+                .as_ref()
+                .is_some_and(|c| c.get("resource_metadata").is_none())
+        })
+        .collect();
+    if !unnamed.is_empty() && auth.prm.is_none() {
+        problems.push(format!(
+            "the Bearer challenge to {} has no resource_metadata and no metadata is at the \
+             well-known URIs; a client cannot find the authorization server",
+            methods(unnamed.iter().copied())
+        ));
+        evidence.extend(unnamed.iter().take(1).map(|a| &a.exchange));
+    }
+    for dead in &auth.dead_links {
+        problems.push(format!(
+            "the challenge's resource_metadata {} serves no metadata ({}); clients prefer it to \
+             the well-known URIs",
+            clip(&dead.url, 120),
+            dead.why
+        ));
+        evidence.extend(dead.exchange.iter());
+    }
+    // The made-up token, on each method refused without a token.
+    let mut no_error = Vec::new();
+    for asked in &refused {
+        let Some(bad) = auth.invalid.iter().find(|b| b.method == asked.method) else {
+            continue;
+        };
+        match bad.status {
+            None => {}
+            Some(401) => match &bad.challenge {
+                None => {
+                    problems.push(format!(
+                        "`{}` with an invalid bearer token got 401 without a Bearer challenge",
+                        bad.method
+                    ));
+                    evidence.push(&bad.exchange);
+                }
+                Some(c) if c.get("error") != Some("invalid_token") => no_error.push(bad),
+                Some(_) => {}
+            },
+            Some(code) => {
+                problems.push(format!(
+                    "`{}` with an invalid bearer token (opaque text no authorization server \
+                     issued) got HTTP {code}; an invalid token MUST get 401",
+                    bad.method
+                ));
+                evidence.push(&bad.exchange);
+            }
+        }
+    }
+    if let Some(first) = no_error.first() {
+        warnings.push(format!(
+            "the 401 to an invalid bearer token on {} names no error=\"invalid_token\" (RFC 6750 \
+             §3.1: SHOULD)",
+            methods(no_error.iter().copied())
+        ));
+        evidence.push(&first.exchange);
+    }
+    let open: Vec<&Asked> = auth
+        .unauthenticated
+        .iter()
+        .filter(|a| a.status.is_some_and(|c| c != 401))
+        .collect();
+    let open_note = if open.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} answered without a token (read as methods the server leaves open)",
+            methods(open.iter().copied())
         )
-        .with(&auth.challenge_exchange);
     };
-    let Some(challenge) = &auth.challenge else {
-        return Judgement::fail(format!(
-            "WWW-Authenticate {:?} has no Bearer challenge",
-            clip(header, 120)
-        ))
-        .with(&auth.challenge_exchange);
-    };
-    match challenge.get("resource_metadata") {
-        Some(url) => Judgement::pass(format!(
-            "401 with a Bearer challenge naming resource_metadata {}",
-            clip(url, 120)
-        )),
+    if !problems.is_empty() {
+        let mut j = Judgement::fail(format!("{}{open_note}", some(&problems, 4, "; ")));
+        for e in evidence.into_iter().take(3) {
+            j = j.with(e);
+        }
+        return j;
+    }
+    let found = match refused.iter().find_map(|a| {
+        a.challenge
+            .as_ref()
+            .and_then(|c| c.get("resource_metadata"))
+    }) {
+        Some(url) => format!("naming resource_metadata {}", clip(url, 120)),
         // The spec lets a server use the well-known URI instead of the header
         // (authorization "Authorization Server Location": "at least one of").
         None => match &auth.prm {
-            Some(prm) => Judgement::pass(format!(
-                "401 with a Bearer challenge without resource_metadata; the metadata is at {} \
-                 ({}), which the spec allows instead",
+            Some(prm) => format!(
+                "without resource_metadata; the metadata is at {} ({}), which the spec allows \
+                 instead",
                 prm.url, prm.via
-            )),
-            None => Judgement::fail(
-                "the Bearer challenge has no resource_metadata and no metadata is at the \
-                 well-known URIs; a client cannot find the authorization server",
-            )
-            .with(&auth.challenge_exchange),
+            ),
+            None => String::new(),
         },
+    };
+    let summary = format!(
+        "401 with a Bearer challenge {found} to {} sent without a token, and 401 to an invalid \
+         token{open_note}",
+        methods(refused.iter().copied())
+    );
+    if warnings.is_empty() {
+        return Judgement::pass(summary);
     }
+    let mut j = Judgement::warn(format!("{summary}; but {}", warnings.join("; ")));
+    for e in evidence.into_iter().take(2) {
+        j = j.with(e);
+    }
+    j
 }
 
 async fn prm_served(s: &Session) -> Judgement {
@@ -422,19 +566,143 @@ async fn prm_served(s: &Session) -> Judgement {
         }
         _ => problems.push("lists no authorization_servers (MCP requires at least one)".to_owned()),
     }
-    if problems.is_empty() {
-        Judgement::pass(format!(
-            "protected resource metadata found at {} through {}",
+    problems.extend(member_problems(&prm.doc));
+    let dead: Vec<String> = auth
+        .dead_links
+        .iter()
+        .map(|d| {
+            format!(
+                "the challenge's resource_metadata {} serves none ({})",
+                clip(&d.url, 120),
+                d.why
+            )
+        })
+        .collect();
+    if problems.is_empty() && dead.is_empty() {
+        return Judgement::pass(format!(
+            "protected resource metadata found at {} through {}, its members of the types RFC \
+             9728 §2 gives",
             prm.url, prm.via
-        ))
-    } else {
-        Judgement::fail(format!(
+        ));
+    }
+    let mut parts = Vec::new();
+    if !problems.is_empty() {
+        parts.push(format!(
             "the protected resource metadata at {} {}",
             prm.url,
-            problems.join("; ")
-        ))
-        .with(&prm.exchange)
+            some(&problems, 4, "; ")
+        ));
     }
+    if !dead.is_empty() {
+        parts.push(format!(
+            "{}; the document was found at {} instead, but a client prefers the header's URL",
+            some(&dead, 2, "; "),
+            prm.url
+        ));
+    }
+    let mut j = Judgement::fail(parts.join("; "));
+    if !problems.is_empty() {
+        j = j.with(&prm.exchange);
+    }
+    for d in auth.dead_links.iter().take(2) {
+        if let Some(e) = &d.exchange {
+            j = j.with(e);
+        }
+    }
+    j
+}
+
+/// The members of an RFC 9728 §2 document (other than `resource` and
+/// `authorization_servers`) whose value is not of the type the RFC gives.
+/// Members it does not define are ignored, as RFC 9728 §2 says; a
+/// human-readable member may carry a language tag (`resource_name#fr`,
+/// RFC 9728 §2.1).
+fn member_problems(doc: &Value) -> Vec<String> {
+    let mut out = members_of(doc, true);
+    out.truncate(8);
+    out
+}
+
+/// The claims of a compact JWT, unverified.
+fn jwt_claims(token: &str) -> Option<Value> {
+    let payload = token.split('.').nth(1)?;
+    let claims: Value = serde_json::from_slice(&wire::base64url_decode(payload)?).ok()?;
+    claims.is_object().then_some(claims)
+}
+
+/// [`member_problems`] of one object; `outer` reads `signed_metadata`'s
+/// claims too (RFC 9728 §2.2: a JWT whose claims are metadata members).
+fn members_of(doc: &Value, outer: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(members) = doc.as_object() else {
+        return out;
+    };
+    let url = |v: &Value| v.as_str().is_some_and(|t| Url::parse(t).is_ok());
+    for (name, value) in members {
+        let (base, tagged) = match name.split_once('#') {
+            Some((base, _)) => (base, true),
+            None => (name.as_str(), false),
+        };
+        let shown = clip(name, 60);
+        let problem = match base {
+            "resource" if !tagged => match value.as_str().map(Url::parse) {
+                Some(Ok(u)) if u.fragment().is_some() => {
+                    Some(format!("`{shown}` has a fragment (RFC 9728 §2 forbids it)"))
+                }
+                Some(Err(_)) => Some(format!("`{shown}` is not a URL")),
+                _ => None,
+            },
+            "scopes_supported"
+            | "bearer_methods_supported"
+            | "resource_signing_alg_values_supported"
+            | "authorization_details_types_supported"
+            | "dpop_signing_alg_values_supported"
+                if !tagged =>
+            {
+                match value.as_array() {
+                    Some(list) if list.iter().all(Value::is_string) => (base
+                        == "resource_signing_alg_values_supported"
+                        && list.iter().any(|v| v.as_str() == Some("none")))
+                    .then(|| format!("`{shown}` lists \"none\", which MUST NOT be used")),
+                    _ => Some(format!("`{shown}` is not a JSON array of strings")),
+                }
+            }
+            "jwks_uri" if !tagged => {
+                (!url(value)).then(|| format!("`{shown}` is not a URL string"))
+            }
+            "resource_documentation" | "resource_policy_uri" | "resource_tos_uri" => {
+                (!url(value)).then(|| format!("`{shown}` is not a URL string"))
+            }
+            "resource_name" => (!value.is_string()).then(|| format!("`{shown}` is not a string")),
+            "tls_client_certificate_bound_access_tokens" | "dpop_bound_access_tokens_required"
+                if !tagged =>
+            {
+                (!value.is_boolean()).then(|| format!("`{shown}` is not a boolean"))
+            }
+            "signed_metadata" if !tagged && outer => match value.as_str().map(jwt_claims) {
+                Some(Some(claims)) => {
+                    if !claims.get("iss").is_some_and(Value::is_string) {
+                        out.push(format!(
+                            "`{shown}` has no `iss` claim (RFC 9728 §2.2 requires it)"
+                        ));
+                    }
+                    out.extend(
+                        members_of(&claims, false)
+                            .into_iter()
+                            .map(|p| format!("in `signed_metadata`, {p}")),
+                    );
+                    None
+                }
+                Some(None) => Some(format!(
+                    "`{shown}` is not a JWT whose claims are a JSON object"
+                )),
+                None => Some(format!("`{shown}` is not a string (a JWT)")),
+            },
+            _ => None,
+        };
+        out.extend(problem);
+    }
+    out
 }
 
 /// Whether `resource` names `endpoint`: same scheme, host, port and path,
@@ -538,10 +806,11 @@ async fn as_metadata(s: &Session) -> Judgement {
         return Judgement::skip("not verified: MCP-AUT-002 found no authorization server listed");
     }
     let mut problems = Vec::new();
+    let mut notes = Vec::new();
     let mut evidence = Vec::new();
     for server in &auth.servers {
-        match &server.metadata {
-            None => {
+        match (&server.metadata, &server.wrong_issuer) {
+            (None, None) => {
                 problems.push(format!(
                     "{}: no metadata ({})",
                     clip(&server.issuer, 80),
@@ -549,28 +818,48 @@ async fn as_metadata(s: &Session) -> Judgement {
                 ));
                 evidence.extend(server.exchanges.iter().take(1));
             }
-            Some((url, doc)) => {
+            (None, Some((url, doc))) => {
                 let issuer = doc.get("issuer").and_then(Value::as_str);
                 // Exact comparison, no normalisation (RFC 8414 §3.3).
-                if issuer != Some(server.issuer.as_str()) {
-                    problems.push(format!(
-                        "{} names issuer {} at {url}; it MUST be identical to the issuer the \
-                         URL was built from, or clients MUST NOT use it",
-                        clip(&server.issuer, 80),
-                        issuer.map_or_else(|| "none".to_owned(), |i| format!("{:?}", clip(i, 80)))
-                    ));
-                    evidence.extend(server.exchanges.last());
-                }
+                problems.push(format!(
+                    "{} names issuer {} at {url}, and no later discovery URL serves one naming \
+                     it ({}); it MUST be identical to the issuer the URL was built from, or \
+                     clients MUST NOT use it",
+                    clip(&server.issuer, 80),
+                    issuer.map_or_else(|| "none".to_owned(), |i| format!("{:?}", clip(i, 80))),
+                    some(&server.tried, 3, "; ")
+                ));
+                evidence.extend(server.exchanges.last());
             }
+            (Some((url, _)), Some((wrong, _))) => notes.push(format!(
+                "{}: {wrong} names another issuer, which a client skips; {url} names it",
+                clip(&server.issuer, 80)
+            )),
+            (Some(_), None) => {}
         }
     }
+    let left = if auth.servers_left > 0 {
+        format!(
+            "; {} more listed authorization server(s) were not probed (protocheck stops after \
+             the first {}: the spec gives no number)",
+            auth.servers_left,
+            aut_survey::MAX_AUTH_SERVERS
+        )
+    } else {
+        String::new()
+    };
+    let noted = if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", some(&notes, 2, "; "))
+    };
     if problems.is_empty() {
         return Judgement::pass(format!(
-            "{} authorization server(s) serve discovery metadata with a matching issuer",
+            "{} authorization server(s) serve discovery metadata with a matching issuer{noted}{left}",
             auth.servers.len()
         ));
     }
-    let mut j = Judgement::fail(some(&problems, 3, "; "));
+    let mut j = Judgement::fail(format!("{}{left}", some(&problems, 3, "; ")));
     for e in evidence.into_iter().take(3) {
         j = j.with(e);
     }
@@ -630,97 +919,209 @@ async fn challenge_scope(s: &Session) -> Judgement {
         Ok(a) => a,
         Err(skip) => return skip,
     };
-    let Some(challenge) = &auth.challenge else {
+    let challenged: Vec<&Asked> = auth.refused().filter(|a| a.challenge.is_some()).collect();
+    if challenged.is_empty() {
         return Judgement::skip("not verified: MCP-AUT-001 found no Bearer challenge");
-    };
-    match challenge.get("scope") {
-        Some(scope) if !scope.trim().is_empty() => {
-            Judgement::pass(format!("the challenge names scope {:?}", clip(scope, 120)))
-        }
-        _ => Judgement::fail(
-            "the Bearer challenge names no scope; it SHOULD say which scopes a token needs \
-             (RFC 6750 §3), or clients must guess from scopes_supported",
-        )
-        .with(&auth.challenge_exchange),
     }
-}
-
-async fn insufficient_scope(s: &Session) -> Judgement {
-    if let Err(skip) = survey(s).await {
-        return skip;
-    }
-    if s.client.bearer().is_none() {
-        return Judgement::skip(
-            "needs a bearer token with too little scope, given with the run \
-             (options.bearer_token, `check --bearer-token`)",
-        );
-    }
-    let seen = s.client.seen().await;
-    let mine: Vec<_> = seen.iter().filter(|r| r.authorized).collect();
-    let accepted = mine
-        .iter()
-        .filter(|r| r.status.is_some_and(|c| (200..300).contains(&c)))
-        .count();
-    // A 403 without a challenge is some other refusal (an Origin, MCP-SEC-001),
-    // not an answer about the token.
-    let challenged = |r: &super::client::Seen| {
-        r.exchange
-            .response
+    let scope_of = |a: &Asked| {
+        a.challenge
             .as_ref()
-            .is_some_and(|resp| resp.headers.iter().any(|(n, _)| n == "www-authenticate"))
+            .and_then(|c| c.get("scope"))
+            .filter(|s| !s.trim().is_empty())
+            .map(str::to_owned)
     };
-    let refused: Vec<_> = mine
+    let without: Vec<&Asked> = challenged
         .iter()
-        .filter(|r| r.status == Some(401) || (r.status == Some(403) && challenged(r)))
+        .copied()
+        .filter(|a| scope_of(a).is_none())
         .collect();
-    if accepted == 0 {
-        return Judgement::skip(format!(
-            "the run's token was accepted on none of {} requests: it is not valid for this server",
-            mine.len()
-        ));
-    }
-    if refused.is_empty() {
-        return Judgement::skip(format!(
-            "the run's token was never refused for lack of scope ({accepted} requests accepted); \
-             give a token without some scope to exercise this rule"
-        ));
-    }
-    let challenge_of = |r: &&&super::client::Seen| {
-        r.exchange.response.as_ref().and_then(|resp| {
-            resp.headers
-                .iter()
-                .find(|(n, _)| n == "www-authenticate")
-                .and_then(|(_, v)| parse_bearer_challenge(v))
-        })
-    };
-    let mut problems = Vec::new();
-    let mut evidence = Vec::new();
-    for r in &refused {
-        let challenge = challenge_of(r);
-        let error = challenge
-            .as_ref()
-            .and_then(|c| c.get("error").map(str::to_owned));
-        let good = r.status == Some(403) && error.as_deref() == Some("insufficient_scope");
-        if !good {
-            problems.push(format!(
-                "{} got HTTP {} with error {}",
-                r.method,
-                r.status.unwrap_or(0),
-                error.map_or_else(|| "none".to_owned(), |e| format!("{e:?}"))
-            ));
-            evidence.push(r.exchange.clone());
-        }
-    }
-    if problems.is_empty() {
+    if without.is_empty() {
+        let scopes: Vec<String> = challenged
+            .iter()
+            .filter_map(|a| scope_of(a).map(|s| format!("`{}` {:?}", a.method, clip(&s, 60))))
+            .collect();
         return Judgement::pass(format!(
-            "{} requests refused for scope, each with 403 and error=\"insufficient_scope\"",
-            refused.len()
+            "the challenge to each of {} requests names a scope: {}",
+            challenged.len(),
+            some(&scopes, 4, ", ")
         ));
     }
     let mut j = Judgement::fail(format!(
-        "the run's token was accepted on {accepted} requests and refused on others: {}; a token \
-         that lacks scope SHOULD get 403 with error=\"insufficient_scope\" and the scope needed, \
-         so the client can step up instead of starting over",
+        "the Bearer challenge to {} names no scope; it SHOULD say which scopes a token needs \
+         (RFC 6750 §3), or clients must guess from scopes_supported",
+        methods(without.iter().copied())
+    ));
+    for a in without.iter().take(2) {
+        j = j.with(&a.exchange);
+    }
+    j
+}
+
+/// What is wrong with a refusal of a token that the server accepts
+/// elsewhere: anything but 403 with a Bearer challenge naming
+/// `error="insufficient_scope"`, the `scope` needed and `resource_metadata`
+/// (authorization, "Runtime Insufficient Scope Errors").
+fn scope_refusal_problem(
+    method: &str,
+    status: Option<u16>,
+    headers: &[(String, String)],
+) -> Option<String> {
+    let challenge = headers
+        .iter()
+        .filter(|(n, _)| n == "www-authenticate")
+        .find_map(|(_, v)| parse_bearer_challenge(v));
+    let error = challenge.as_ref().and_then(|c| c.get("error"));
+    if status != Some(403) || error != Some("insufficient_scope") {
+        return Some(format!(
+            "`{method}` got HTTP {} with error {}",
+            status.unwrap_or(0),
+            error.map_or_else(|| "none".to_owned(), |e| format!("{:?}", clip(e, 40)))
+        ));
+    }
+    let mut missing = Vec::new();
+    if challenge
+        .as_ref()
+        .and_then(|c| c.get("scope"))
+        .is_none_or(|s| s.trim().is_empty())
+    {
+        missing.push("scope");
+    }
+    if challenge
+        .as_ref()
+        .and_then(|c| c.get("resource_metadata"))
+        .is_none_or(|s| s.trim().is_empty())
+    {
+        missing.push("resource_metadata");
+    }
+    (!missing.is_empty()).then(|| {
+        format!(
+            "`{method}` got 403 insufficient_scope whose challenge lacks {}",
+            missing.join(" and ")
+        )
+    })
+}
+
+/// Whether a 401 or 403 answer carries a `WWW-Authenticate` header: a 403
+/// without one is some other refusal (an Origin, MCP-SEC-001), not an
+/// answer about the token.
+fn refused_for_token(status: Option<u16>, headers: &[(String, String)]) -> bool {
+    status == Some(401)
+        || (status == Some(403) && headers.iter().any(|(n, _)| n == "www-authenticate"))
+}
+
+fn headers_of(exchange: &crate::suite::Exchange) -> &[(String, String)] {
+    exchange
+        .response
+        .as_ref()
+        .map_or(&[][..], |r| r.headers.as_slice())
+}
+
+async fn insufficient_scope(s: &Session) -> Judgement {
+    let auth = match survey(s).await {
+        Ok(a) => a,
+        Err(skip) => return skip,
+    };
+    let mut problems = Vec::new();
+    let mut evidence = Vec::new();
+    let mut judged = Vec::new();
+    let mut skipped = Vec::new();
+    // The run's limited token (`--limited-token`), on every family probe.
+    if s.options.limited_token.is_some() {
+        let accepted = auth
+            .limited
+            .iter()
+            .filter(|a| a.status.is_some_and(|c| (200..300).contains(&c)))
+            .count();
+        let refused: Vec<&Asked> = auth
+            .limited
+            .iter()
+            .filter(|a| refused_for_token(a.status, headers_of(&a.exchange)))
+            .collect();
+        if refused.is_empty() {
+            skipped.push(format!(
+                "the limited token was refused on none of {} requests",
+                auth.limited.len()
+            ));
+        } else if accepted == 0 && refused.iter().all(|a| a.status == Some(401)) {
+            skipped.push(format!(
+                "the limited token got 401 on every request ({}): it is not a valid token for \
+                 this server",
+                methods(refused.iter().copied())
+            ));
+        } else {
+            for a in &refused {
+                if let Some(p) = scope_refusal_problem(&a.method, a.status, headers_of(&a.exchange))
+                {
+                    problems.push(format!("with the limited token, {p}"));
+                    evidence.push(a.exchange.clone());
+                }
+            }
+            judged.push(format!(
+                "the limited token was refused on {} and accepted on {accepted} requests",
+                methods(refused.iter().copied())
+            ));
+        }
+    }
+    // The run's token, over every request that carried it.
+    if s.client.bearer().is_some() {
+        let seen = s.client.seen().await;
+        let mine: Vec<_> = seen.iter().filter(|r| r.authorized).collect();
+        let accepted = mine
+            .iter()
+            .filter(|r| r.status.is_some_and(|c| (200..300).contains(&c)))
+            .count();
+        let refused: Vec<_> = mine
+            .iter()
+            .filter(|r| refused_for_token(r.status, headers_of(&r.exchange)))
+            .collect();
+        if accepted == 0 {
+            skipped.push(format!(
+                "the run's token was accepted on none of {} requests: it is not valid for this \
+                 server",
+                mine.len()
+            ));
+        } else if refused.is_empty() {
+            skipped.push(format!(
+                "the run's token was never refused for lack of scope ({accepted} requests \
+                 accepted)"
+            ));
+        } else {
+            for r in &refused {
+                if let Some(p) = scope_refusal_problem(&r.method, r.status, headers_of(&r.exchange))
+                {
+                    problems.push(format!("with the run's token, {p}"));
+                    evidence.push(r.exchange.clone());
+                }
+            }
+            judged.push(format!(
+                "the run's token was accepted on {accepted} requests and refused on {}",
+                refused.len()
+            ));
+        }
+    }
+    if judged.is_empty() {
+        if skipped.is_empty() {
+            return Judgement::skip(
+                "needs a token with too little scope, given with the run \
+                 (`check --limited-token`, or a `--bearer-token` the server refuses somewhere)",
+            );
+        }
+        return Judgement::skip(format!(
+            "{}; give a token without some scope (`--limited-token`) to exercise this rule",
+            skipped.join("; ")
+        ));
+    }
+    if problems.is_empty() {
+        return Judgement::pass(format!(
+            "{}: each refusal was 403 with error=\"insufficient_scope\", the scope needed and \
+             resource_metadata",
+            judged.join("; ")
+        ));
+    }
+    let mut j = Judgement::fail(format!(
+        "{}: {}; a token that lacks scope SHOULD get 403 with error=\"insufficient_scope\", the \
+         scope needed and resource_metadata, so the client can step up instead of starting over",
+        judged.join("; "),
         some(&problems, 3, "; ")
     ));
     for e in evidence.iter().take(2) {
@@ -781,9 +1182,18 @@ async fn audience(s: &Session) -> Judgement {
         })
         .unwrap_or_default();
     let token = foreign_token(issuers.first().map(String::as_str), &scope);
-    let probe = s
-        .client
-        .request("server/discover", json!({}))
+    // Sent as the first request refused without a token: a method the server
+    // leaves open may ignore any token.
+    let Some(refused) = auth
+        .unauthenticated
+        .iter()
+        .position(|a| a.status == Some(401) && a.method != "subscriptions/listen")
+        .and_then(|i| auth.probes.get(i))
+    else {
+        return Judgement::skip("not verified: no request sent without a token got 401");
+    };
+    let probe = refused
+        .clone()
         .with_header("authorization", format!("Bearer {token}"));
     let (exchange, result) = s
         .client
@@ -792,14 +1202,14 @@ async fn audience(s: &Session) -> Judgement {
         .await;
     match result {
         Ok(resp) if (200..300).contains(&resp.status) => Judgement::fail(format!(
-            "a token issued for {FOREIGN_AUDIENCE} was accepted (HTTP {}); servers MUST validate \
-             that a token was issued for them and reject any other",
-            resp.status
+            "a token issued for {FOREIGN_AUDIENCE} was accepted on `{}` (HTTP {}); servers MUST \
+             validate that a token was issued for them and reject any other",
+            probe.method, resp.status
         ))
         .with(&exchange),
         Ok(resp) => Judgement::pass(format!(
-            "a token issued for another audience was refused with HTTP {}",
-            resp.status
+            "a token issued for another audience was refused on `{}` with HTTP {}",
+            probe.method, resp.status
         )),
         Err(e) => Judgement::skip(format!("not verified: the probe got no answer ({e})")),
     }
@@ -812,11 +1222,20 @@ async fn no_offline_access(s: &Session) -> Judgement {
     };
     let mut places = Vec::new();
     let mut evidence = Vec::new();
-    if let Some(c) = &auth.challenge
-        && c.scopes().contains(&"offline_access")
-    {
-        places.push("the WWW-Authenticate scope".to_owned());
-        evidence.push(&auth.challenge_exchange);
+    let asking: Vec<&Asked> = auth
+        .refused()
+        .filter(|a| {
+            a.challenge
+                .as_ref()
+                .is_some_and(|c| c.scopes().contains(&"offline_access"))
+        })
+        .collect();
+    if let Some(first) = asking.first() {
+        places.push(format!(
+            "the WWW-Authenticate scope of the 401 to {}",
+            methods(asking.iter().copied())
+        ));
+        evidence.push(&first.exchange);
     }
     if let Some(prm) = &auth.prm
         && prm
@@ -828,7 +1247,7 @@ async fn no_offline_access(s: &Session) -> Judgement {
         places.push(format!("scopes_supported at {}", prm.url));
         evidence.push(&prm.exchange);
     }
-    if auth.challenge.is_none() && auth.prm.is_none() {
+    if auth.refused().all(|a| a.challenge.is_none()) && auth.prm.is_none() {
         return Judgement::skip("not verified: no challenge and no resource metadata to read");
     }
     if places.is_empty() {
@@ -905,5 +1324,71 @@ mod tests {
         assert!(less_specific("https://mcp.example", &endpoint));
         assert!(!less_specific("https://mcp.example/m", &endpoint));
         assert!(!less_specific("https://mcp.example/other", &endpoint));
+    }
+
+    #[test]
+    fn rfc_9728_members_are_type_checked() {
+        let good = json!({
+            "resource": "https://mcp.example/mcp",
+            "authorization_servers": ["https://as.example"],
+            "scopes_supported": ["mcp:read"],
+            "bearer_methods_supported": [],
+            "resource_name": "x",
+            "resource_name#fr": "y",
+            "resource_documentation": "https://mcp.example/doc",
+            "tls_client_certificate_bound_access_tokens": false,
+            "x-own-member": 3,
+        });
+        assert!(
+            member_problems(&good).is_empty(),
+            "{:?}",
+            member_problems(&good)
+        );
+        let bad = json!({
+            "resource": "https://mcp.example/mcp#frag",
+            "scopes_supported": "mcp:read mcp:tools",
+            "bearer_methods_supported": ["header", 1],
+            "resource_signing_alg_values_supported": ["RS256", "none"],
+            "resource_documentation#de": "not a url",
+            "resource_name": 4,
+            "dpop_bound_access_tokens_required": "yes",
+        });
+        let problems = member_problems(&bad).join("\n");
+        for name in [
+            "`resource` has a fragment",
+            "`scopes_supported` is not a JSON array of strings",
+            "`bearer_methods_supported` is not a JSON array of strings",
+            "lists \"none\"",
+            "`resource_documentation#de` is not a URL string",
+            "`resource_name` is not a string",
+            "`dpop_bound_access_tokens_required` is not a boolean",
+        ] {
+            assert!(problems.contains(name), "{name} in {problems}");
+        }
+        let claims = wire::base64url_encode(br#"{"scopes_supported":"a b"}"#);
+        let signed = json!({"signed_metadata": format!("e30.{claims}.c2ln")});
+        let problems = member_problems(&signed).join("\n");
+        assert!(problems.contains("no `iss` claim"), "{problems}");
+        assert!(
+            problems.contains("in `signed_metadata`, `scopes_supported`"),
+            "{problems}"
+        );
+        assert!(!member_problems(&json!({"signed_metadata": "x"})).is_empty());
+    }
+
+    #[test]
+    fn a_scope_refusal_names_error_scope_and_metadata() {
+        let h = |v: &str| vec![("www-authenticate".to_owned(), v.to_owned())];
+        let full =
+            h(r#"Bearer error="insufficient_scope", scope="a", resource_metadata="https://x/prm""#);
+        assert_eq!(scope_refusal_problem("tools/call", Some(403), &full), None);
+        let bare = h(r#"Bearer error="insufficient_scope""#);
+        let p = scope_refusal_problem("tools/call", Some(403), &bare).expect("problem");
+        assert!(p.contains("lacks scope and resource_metadata"), "{p}");
+        let p = scope_refusal_problem("tools/call", Some(401), &full).expect("problem");
+        assert!(p.contains("HTTP 401"), "{p}");
+        assert!(refused_for_token(Some(401), &[]));
+        assert!(!refused_for_token(Some(403), &[]));
+        assert!(refused_for_token(Some(403), &bare));
     }
 }

@@ -1,19 +1,25 @@
-//! The authorization survey the AUT rules judge: an unauthenticated
-//! `server/discover` and its `WWW-Authenticate` challenge, the protected
-//! resource metadata (RFC 9728) and each authorization server's metadata
-//! (RFC 8414, OpenID Connect discovery). It needs only the client and the
-//! endpoint's URL. Its requests go around the client's log and never carry
-//! the run's token.
+//! The authorization survey the AUT rules judge: every family probe sent
+//! without a token and again with a made-up one, side by side, with their
+//! `WWW-Authenticate` challenges; the protected resource metadata (RFC 9728)
+//! and each authorization server's metadata (RFC 8414, OpenID Connect
+//! discovery). It needs the client, the endpoint's URL and the run's survey
+//! (which families the server serves). Its requests go around the client's
+//! log and never carry the run's token.
 
-use super::client::McpClient;
+use super::client::{McpClient, Probe};
+use super::survey::{self, Survey};
 use crate::suite::Exchange;
-use crate::transport::HttpRequest;
+use crate::transport::{HttpRequest, evidence::ResponseRecord, redact_headers};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use url::Url;
 
-/// Most authorization servers of one PRM document that are probed.
-const MAX_AUTH_SERVERS: usize = 4;
+/// Most authorization servers of one PRM document that are probed: the spec
+/// gives no number; the finding names the servers left.
+pub(crate) const MAX_AUTH_SERVERS: usize = 16;
+/// Most distinct `resource_metadata` URLs (of the challenges of every
+/// method) that are fetched.
+const MAX_METADATA_URLS: usize = 8;
 /// A parsed `Bearer` challenge: parameter names lower-cased (RFC 9110 §11.2).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Challenge {
@@ -99,20 +105,63 @@ pub(crate) struct AuthServer {
     pub(crate) metadata: Option<(String, Value)>,
     pub(crate) tried: Vec<String>,
     pub(crate) exchanges: Vec<Exchange>,
+    /// The first document found that named another `issuer` (or none).
+    pub(crate) wrong_issuer: Option<(String, Value)>,
+}
+
+/// One request of the survey and its answer.
+#[derive(Debug, Clone)]
+pub(crate) struct Asked {
+    pub(crate) method: String,
+    pub(crate) status: Option<u16>,
+    pub(crate) www_authenticate: Option<String>,
+    pub(crate) challenge: Option<Challenge>,
+    pub(crate) exchange: Exchange,
+}
+
+/// A `resource_metadata` URL named by a challenge that served no document.
+#[derive(Debug, Clone)]
+pub(crate) struct DeadLink {
+    pub(crate) url: String,
+    pub(crate) why: String,
+    pub(crate) exchange: Option<Exchange>,
 }
 
 /// What the authorization probes found.
 #[derive(Debug, Clone)]
 pub(crate) struct AuthSurvey {
+    /// 401 when any request without a token got 401; else the status of
+    /// the first one answered (`server/discover` comes first).
     pub(crate) status: Option<u16>,
+    /// The challenge the metadata was looked up from: of the first 401
+    /// (in the order of [`Self::unauthenticated`]) with a Bearer challenge,
+    /// else of the first 401.
     pub(crate) www_authenticate: Option<String>,
     pub(crate) challenge: Option<Challenge>,
     pub(crate) challenge_exchange: Exchange,
+    /// The family probes, `server/discover` first.
+    pub(crate) probes: Vec<Probe>,
+    /// Each of [`Self::probes`] sent without a token, in their order.
+    pub(crate) unauthenticated: Vec<Asked>,
+    /// The same requests carrying [`INVALID_TOKEN_PREFIX`] and random text
+    /// as a bearer token.
+    pub(crate) invalid: Vec<Asked>,
+    /// The same requests carrying the run's limited token
+    /// (`--limited-token`), when one was given.
+    pub(crate) limited: Vec<Asked>,
+    /// The `resource_metadata` URLs that served no document.
+    pub(crate) dead_links: Vec<DeadLink>,
     pub(crate) prm: Option<Prm>,
     pub(crate) prm_tried: Vec<String>,
     pub(crate) prm_exchanges: Vec<Exchange>,
     pub(crate) servers: Vec<AuthServer>,
+    /// The authorization servers listed past [`MAX_AUTH_SERVERS`], not probed.
+    pub(crate) servers_left: usize,
 }
+
+/// The made-up bearer token's start (random hex follows): opaque text no
+/// authorization server issued.
+pub(crate) const INVALID_TOKEN_PREFIX: &str = "protocheck-invalid-";
 
 impl AuthSurvey {
     pub(crate) fn prm_doc(&self) -> Option<&Value> {
@@ -121,17 +170,30 @@ impl AuthSurvey {
 
     /// `authorization_servers` as strings, at most [`MAX_AUTH_SERVERS`].
     pub(crate) fn issuers(&self) -> Vec<String> {
+        let mut all = self.all_issuers();
+        all.truncate(MAX_AUTH_SERVERS);
+        all
+    }
+
+    /// Every string of `authorization_servers`.
+    fn all_issuers(&self) -> Vec<String> {
         self.prm_doc()
             .and_then(|d| d.get("authorization_servers"))
             .and_then(Value::as_array)
             .map(|list| {
                 list.iter()
                     .filter_map(Value::as_str)
-                    .take(MAX_AUTH_SERVERS)
                     .map(str::to_owned)
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// The requests without a token that got 401.
+    pub(crate) fn refused(&self) -> impl Iterator<Item = &Asked> {
+        self.unauthenticated
+            .iter()
+            .filter(|a| a.status == Some(401))
     }
 }
 
@@ -193,93 +255,302 @@ pub(crate) fn metadata_urls(issuer: &Url) -> Vec<Url> {
     }
 }
 
-/// Takes the authorization survey of the endpoint `url` through `client`
-/// (once per run).
-pub(crate) async fn take(client: &McpClient, url: &Url) -> AuthSurvey {
-    let probe = client.request("server/discover", json!({}));
-    let (challenge_exchange, result) = client.http().exchange(&client.plain_request(&probe)).await;
-    let (status, www_authenticate) = match &result {
-        Ok(resp) => (
-            Some(resp.status),
-            resp.header("www-authenticate").map(str::to_owned),
-        ),
-        Err(_) => (None, None),
+/// The family probes sent without a token: those of the families the run's
+/// survey found, or of every family when its `server/discover` got no
+/// capabilities (the run has no token and was refused).
+fn probes(client: &McpClient, found: &Survey) -> Vec<Probe> {
+    if found.capabilities.is_object() {
+        return survey::family_probes(client, found);
+    }
+    let assumed = Survey {
+        capabilities: json!({"tools": {}, "resources": {}, "prompts": {}, "completions": {}}),
+        ..Survey::default()
+    };
+    survey::family_probes(client, &assumed)
+}
+
+/// Sends `probe` without the run's token, with `token` as a bearer token
+/// when given; a `subscriptions/listen` is read up to its head only (its
+/// status and headers are what is judged).
+async fn ask(client: &McpClient, probe: &Probe, token: Option<&str>) -> Asked {
+    let mut req = client.plain_request(probe);
+    if let Some(token) = token {
+        req = req.header("authorization", format!("Bearer {token}"));
+    }
+    let max = client.http().limits().evidence_bytes;
+    let (exchange, status, www_authenticate) = if probe.method == "subscriptions/listen" {
+        match client.http().send_streaming(&req).await {
+            Ok(resp) => {
+                let www = resp
+                    .headers
+                    .get("www-authenticate")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                let record = ResponseRecord {
+                    status: Some(resp.status),
+                    headers: redact_headers(
+                        resp.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())),
+                    ),
+                    body: String::new(),
+                    truncated: true,
+                    elapsed_ms: u64::try_from(resp.started.elapsed().as_millis())
+                        .unwrap_or(u64::MAX),
+                };
+                let exchange = Exchange {
+                    request: req.record(max),
+                    response: Some(record),
+                    error: None,
+                };
+                (exchange, Some(resp.status), www)
+            }
+            Err(e) => {
+                let exchange = Exchange {
+                    request: req.record(max),
+                    response: None,
+                    error: Some(e.to_string()),
+                };
+                (exchange, None, None)
+            }
+        }
+    } else {
+        let (exchange, result) = client.http().exchange(&req).await;
+        match &result {
+            Ok(resp) => {
+                let www = resp.header("www-authenticate").map(str::to_owned);
+                (exchange, Some(resp.status), www)
+            }
+            Err(_) => (exchange, None, None),
+        }
     };
     let challenge = www_authenticate.as_deref().and_then(parse_bearer_challenge);
+    Asked {
+        method: probe.method.clone(),
+        status,
+        www_authenticate,
+        challenge,
+        exchange,
+    }
+}
+
+/// The discovery metadata of one listed authorization server: the URLs in
+/// the spec's order until one serves a document naming exactly `issuer`
+/// (a document with another `issuer` is kept as tried, and the next URL is
+/// asked: a client MUST NOT use it, and goes on).
+async fn authorization_server(client: &McpClient, issuer: String) -> AuthServer {
+    let mut server = AuthServer {
+        issuer: issuer.clone(),
+        metadata: None,
+        tried: Vec::new(),
+        exchanges: Vec::new(),
+        wrong_issuer: None,
+    };
+    let Ok(issuer_url) = Url::parse(&issuer) else {
+        server
+            .tried
+            .push(format!("{:?} is not a URL", clip(&issuer)));
+        return server;
+    };
+    for url in metadata_urls(&issuer_url) {
+        let (exchange, doc) = fetch_json(client, &url).await;
+        server.exchanges.push(exchange);
+        match doc {
+            Ok(doc) => {
+                let named = doc.get("issuer").and_then(Value::as_str);
+                if named == Some(issuer.as_str()) {
+                    server.metadata = Some((url.to_string(), doc));
+                    break;
+                }
+                let named = named.map_or_else(
+                    || "no issuer".to_owned(),
+                    |i| format!("issuer {:?}", clip(i)),
+                );
+                server.tried.push(format!("{url}: {named}"));
+                if server.wrong_issuer.is_none() {
+                    server.wrong_issuer = Some((url.to_string(), doc));
+                }
+            }
+            Err(why) => server.tried.push(format!("{url}: {why}")),
+        }
+    }
+    server
+}
+
+fn clip(text: &str) -> String {
+    crate::suite::clip(text, 80)
+}
+
+/// Takes the authorization survey of the endpoint `url` through `client`
+/// (once per run); `found` is the run's survey.
+pub(crate) async fn take(
+    client: &McpClient,
+    url: &Url,
+    found: &Survey,
+    limited: Option<&str>,
+) -> AuthSurvey {
+    let probes = probes(client, found);
+    // The limited token also calls each tool protocheck may call (read-only,
+    // the survey's): a scope may be asked for per tool.
+    let limited_probes: Vec<Probe> = if limited.is_some() {
+        let calls = found.callable.iter().map(|tool| {
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+            let schema = tool.get("inputSchema").cloned().unwrap_or(Value::Null);
+            client.request(
+                "tools/call",
+                json!({"name": name, "arguments": survey::placeholder_arguments(&schema)}),
+            )
+        });
+        probes.iter().cloned().chain(calls).collect()
+    } else {
+        Vec::new()
+    };
+    let invalid_token = format!(
+        "{INVALID_TOKEN_PREFIX}{}",
+        hex::encode(rand::random::<[u8; 16]>())
+    );
+    let (unauthenticated, invalid, limited) = futures::future::join3(
+        futures::future::join_all(probes.iter().map(|p| ask(client, p, None))),
+        futures::future::join_all(probes.iter().map(|p| ask(client, p, Some(&invalid_token)))),
+        futures::future::join_all(
+            limited
+                .into_iter()
+                .flat_map(|t| limited_probes.iter().map(move |p| (p, t)))
+                .map(|(p, t)| ask(client, p, Some(t))),
+        ),
+    )
+    .await;
+    let any_401 = unauthenticated.iter().any(|a| a.status == Some(401));
+    let status = if any_401 {
+        Some(401)
+    } else {
+        unauthenticated.iter().find_map(|a| a.status)
+    };
+    let first = unauthenticated
+        .iter()
+        .filter(|a| a.status == Some(401))
+        .find(|a| a.challenge.is_some())
+        .or_else(|| unauthenticated.iter().find(|a| a.status == Some(401)))
+        .or_else(|| unauthenticated.first());
+    let (www_authenticate, challenge, challenge_exchange) = match first {
+        Some(a) => (
+            a.www_authenticate.clone(),
+            a.challenge.clone(),
+            a.exchange.clone(),
+        ),
+        None => (
+            None,
+            None,
+            Exchange {
+                request: crate::transport::evidence::RequestRecord {
+                    line: String::new(),
+                    headers: Vec::new(),
+                    body: String::new(),
+                },
+                response: None,
+                error: None,
+            },
+        ),
+    };
     let mut survey = AuthSurvey {
         status,
         www_authenticate,
         challenge,
         challenge_exchange,
+        probes,
+        unauthenticated,
+        invalid,
+        limited,
+        dead_links: Vec::new(),
         prm: None,
         prm_tried: Vec::new(),
         prm_exchanges: Vec::new(),
         servers: Vec::new(),
+        servers_left: 0,
     };
-    if status != Some(401) {
+    if !any_401 {
         return survey;
     }
-    // The header first (clients prefer it), then the well-known URIs.
-    let mut candidates: Vec<(Url, &'static str)> = Vec::new();
-    if let Some(url) = survey
-        .challenge
-        .as_ref()
-        .and_then(|c| c.get("resource_metadata"))
-        .and_then(|u| Url::parse(u).ok())
-    {
-        candidates.push((url, "the WWW-Authenticate resource_metadata"));
+    // Every `resource_metadata` a 401 named (clients prefer it), side by
+    // side; then the well-known URIs when none served a document.
+    let mut named: Vec<String> = Vec::new();
+    for a in survey.refused() {
+        if let Some(u) = a
+            .challenge
+            .as_ref()
+            .and_then(|c| c.get("resource_metadata"))
+            && !named.iter().any(|n| n == u)
+        {
+            named.push(u.to_owned());
+        }
     }
-    for (i, candidate) in prm_well_known(url).into_iter().enumerate() {
-        let via = if i == 0 && !url.path().trim_end_matches('/').is_empty() {
-            "the path-inserted well-known URI"
-        } else {
-            "the root well-known URI"
-        };
-        candidates.push((candidate, via));
-    }
-    for (url, via) in candidates {
-        let (exchange, doc) = fetch_json(client, &url).await;
+    named.truncate(MAX_METADATA_URLS);
+    let fetched = futures::future::join_all(named.iter().map(|u| async move {
+        match Url::parse(u) {
+            Err(e) => (u.clone(), None, Err(format!("not a URL ({e})"))),
+            Ok(parsed) => {
+                let (exchange, doc) = fetch_json(client, &parsed).await;
+                (u.clone(), Some(exchange), doc)
+            }
+        }
+    }))
+    .await;
+    for (u, exchange, doc) in fetched {
         match doc {
-            Ok(doc) => {
-                survey.prm = Some(Prm {
-                    url: url.to_string(),
-                    via,
-                    doc,
+            Ok(doc) if survey.prm.is_none() => {
+                if let Some(exchange) = exchange {
+                    survey.prm = Some(Prm {
+                        url: u,
+                        via: "the WWW-Authenticate resource_metadata",
+                        doc,
+                        exchange,
+                    });
+                }
+            }
+            Ok(_) => {}
+            Err(why) => {
+                survey.prm_tried.push(format!("{}: {why}", clip(&u)));
+                survey.prm_exchanges.extend(exchange.clone());
+                survey.dead_links.push(DeadLink {
+                    url: u,
+                    why,
                     exchange,
                 });
-                break;
-            }
-            Err(why) => {
-                survey.prm_tried.push(format!("{url}: {why}"));
-                survey.prm_exchanges.push(exchange);
             }
         }
     }
-    for issuer in survey.issuers() {
-        let mut server = AuthServer {
-            issuer: issuer.clone(),
-            metadata: None,
-            tried: Vec::new(),
-            exchanges: Vec::new(),
-        };
-        let Ok(issuer_url) = Url::parse(&issuer) else {
-            server.tried.push(format!("{issuer:?} is not a URL"));
-            survey.servers.push(server);
-            continue;
-        };
-        for url in metadata_urls(&issuer_url) {
-            let (exchange, doc) = fetch_json(client, &url).await;
-            server.exchanges.push(exchange);
+    if survey.prm.is_none() {
+        for (i, candidate) in prm_well_known(url).into_iter().enumerate() {
+            let via = if i == 0 && !url.path().trim_end_matches('/').is_empty() {
+                "the path-inserted well-known URI"
+            } else {
+                "the root well-known URI"
+            };
+            let (exchange, doc) = fetch_json(client, &candidate).await;
             match doc {
                 Ok(doc) => {
-                    server.metadata = Some((url.to_string(), doc));
+                    survey.prm = Some(Prm {
+                        url: candidate.to_string(),
+                        via,
+                        doc,
+                        exchange,
+                    });
                     break;
                 }
-                Err(why) => server.tried.push(format!("{url}: {why}")),
+                Err(why) => {
+                    survey.prm_tried.push(format!("{candidate}: {why}"));
+                    survey.prm_exchanges.push(exchange);
+                }
             }
         }
-        survey.servers.push(server);
     }
+    let issuers = survey.all_issuers();
+    survey.servers_left = issuers.len().saturating_sub(MAX_AUTH_SERVERS);
+    survey.servers = futures::future::join_all(
+        survey
+            .issuers()
+            .into_iter()
+            .map(|issuer| authorization_server(client, issuer)),
+    )
+    .await;
     survey
 }
 

@@ -731,30 +731,48 @@ pub static COVERAGE: &[Coverage] = &[
             token (missing, invalid or expired) with 401 and a `WWW-Authenticate: Bearer` \
             challenge, and make its Protected Resource Metadata findable through \
             `resource_metadata` or a well-known URI.",
-        probed: "One `server/discover` without the run's token (and without the canary, not \
-            logged): on 401 the Bearer challenge must name `resource_metadata`, or a PRM document \
-            must be at the path-inserted or root well-known URI. Any other status skips every AUT \
-            rule (the server does not require authorization).",
+        probed: "Every family probe of the families the run's survey found (every family when \
+            it found none: `server/discover`, `tools/list`, `tools/call`, `resources/list`, \
+            `resources/templates/list`, `resources/read`, `prompts/list`, `prompts/get`, \
+            `completion/complete`, `subscriptions/listen` when the server lists changes; a listen \
+            read to its head), side by side, each without the run's token (and without the \
+            canary, not logged), and each again with `Authorization: Bearer \
+            protocheck-invalid-<random hex>`. A 401 on any method makes the server one that \
+            requires authorization (no 401 anywhere skips every AUT rule); every 401 must carry \
+            a Bearer challenge, naming `resource_metadata` or with a PRM document at the \
+            path-inserted or root well-known URI; every `resource_metadata` named (up to 8 \
+            distinct URLs) must serve a JSON object, whatever the well-known URIs serve; on each \
+            method refused without a token the invalid token must get 401 with a Bearer \
+            challenge, and one without `error=\"invalid_token\"` warns (RFC 6750 §3.1 SHOULD). \
+            Methods answered without a token are read as left open and named.",
         gap: Some(
-            "Only `server/discover` is sent unauthenticated: a server that leaves discover open \
-            but protects `tools/*` is judged as requiring no authorization and every AUT rule is \
-            skipped; a request with an invalid or expired token is not sent for its 401 \
-            (MCP-AUT-008 accepts any refusal); a `resource_metadata` URL that serves nothing \
-            passes when a well-known URI does.",
+            "An expired token genuinely issued by the server's authorization server is not sent: \
+            protocheck cannot mint one, and the made-up token is refused for its signature alone, \
+            so a server that checks signatures but not expiry passes.",
         ),
     },
     Coverage {
         rule: "MCP-AUT-002",
         required: "The server MUST serve RFC 9728 Protected Resource Metadata with a `resource` \
             and at least one `authorization_servers` entry.",
-        probed: "GETs the challenge's `resource_metadata` URL, then \
+        probed: "GETs every distinct `resource_metadata` URL the 401s to the family probes named \
+            (up to 8, side by side), and when none serves a document \
             `/.well-known/oauth-protected-resource{path}`, then the root well-known URI; the first \
-            200 JSON object must hold a string `resource` and a non-empty array of strings \
-            `authorization_servers`.",
+            200 JSON object must hold a string `resource` (a URL without fragment) and a \
+            non-empty array of strings `authorization_servers`, and the other RFC 9728 §2 members \
+            present must have its types: `scopes_supported`, `bearer_methods_supported`, \
+            `resource_signing_alg_values_supported` (without `none`), \
+            `authorization_details_types_supported`, `dpop_signing_alg_values_supported` arrays \
+            of strings; `jwks_uri`, `resource_documentation`, `resource_policy_uri`, \
+            `resource_tos_uri` URL strings; `resource_name` a string; \
+            `tls_client_certificate_bound_access_tokens`, `dpop_bound_access_tokens_required` \
+            booleans; `signed_metadata` a JWT whose claims are checked the same way; \
+            language-tagged human-readable members \
+            (`resource_name#fr`) likewise. A named `resource_metadata` URL that serves nothing \
+            fails even when a well-known URI serves the document.",
         gap: Some(
-            "The other RFC 9728 members (`scopes_supported`, `bearer_methods_supported`, …) are \
-            not type-checked; a `resource_metadata` URL that fails is not reported when a \
-            well-known URI serves the document.",
+            "not observable: the signature of `signed_metadata` is not verified: RFC 9728 §2.2 \
+            leaves the signer's keys to the parties' own trust, which no request shows.",
         ),
     },
     Coverage {
@@ -770,13 +788,15 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP-AUT-004",
         required: "Each authorization server the PRM lists MUST publish RFC 8414 or OpenID Connect \
             discovery metadata whose `issuer` is identical to the issuer it was found from.",
-        probed: "For up to four `authorization_servers`, the spec's order \
+        probed: "For each of the first 16 `authorization_servers`, side by side, the spec's order \
             (`/.well-known/oauth-authorization-server{path}`, \
             `/.well-known/openid-configuration{path}`, `{path}/.well-known/openid-configuration`, \
-            or the two root forms): the first 200 JSON object must name exactly that issuer.",
+            or the two root forms) until a 200 JSON object names exactly that issuer; a document \
+            naming another issuer is noted and the later URLs are still tried (a client skips \
+            it, RFC 8414 §3.3); it fails only when no URL serves one naming the issuer.",
         gap: Some(
-            "Authorization servers past the fourth are not probed; once a document with a wrong \
-            `issuer` answers, the later discovery URLs are not tried.",
+            "no bound: the spec gives no number of authorization servers; protocheck probes the \
+            first 16 and the finding says how many more were listed and left.",
         ),
     },
     Coverage {
@@ -797,32 +817,37 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP-AUT-006",
         required: "The 401 challenge's `WWW-Authenticate` SHOULD carry a `scope` parameter naming \
             the scopes the request needs.",
-        probed: "The Bearer challenge answering the unauthenticated `server/discover` must hold a \
-            non-empty `scope`.",
-        gap: Some(
-            "Only the challenge to `server/discover` is read; challenges to other methods, which \
-            may need other scopes, are not asked for.",
-        ),
+        probed: "The Bearer challenge of every 401 to the family probes sent without a token \
+            (MCP-AUT-001's requests, every method the server serves) must hold a non-empty \
+            `scope`.",
+        gap: None,
     },
     Coverage {
         rule: "MCP-AUT-007",
         required: "A token lacking the scope a request needs SHOULD get 403 with \
             `WWW-Authenticate: Bearer error=\"insufficient_scope\"`, the needed `scope` and \
             `resource_metadata`.",
-        probed: "Run-wide over the requests that carried the run's bearer token: when some were \
-            accepted and some refused with 401 or a challenged 403, each refusal must be 403 with \
-            `error=\"insufficient_scope\"`.",
+        probed: "With a limited token given with the run (`check --limited-token`): every family \
+            probe (MCP-AUT-001's requests) and a `tools/call` of each tool protocheck may call \
+            (read-only, placeholder arguments) sent with it, side by side, not logged; and run-wide \
+            over the requests that carried the run's bearer token. When a token was accepted on \
+            some requests and refused on others with 401 or a challenged 403, each refusal must be \
+            403 whose Bearer challenge names `error=\"insufficient_scope\"`, a non-empty `scope` \
+            and `resource_metadata`.",
         gap: Some(
-            "Needs a token with too little scope given with the run; protocheck cannot mint one. \
-            The 403 challenge's `scope` and `resource_metadata` parameters are not checked, though \
-            the challenge is already parsed.",
+            "side effects: a token of too little scope comes only from the server's \
+            authorization server (a client registration, which writes there, and a user's \
+            sign-in), so without one given with the run (`--limited-token`) only the run's own \
+            token is read; with one, tools protocheck may not run (not annotated read-only) are \
+            not called, so a scope only they ask for is not met.",
         ),
     },
     Coverage {
         rule: "MCP-AUT-008",
         required: "Servers MUST validate that a token was issued for them (audience, RFC 8707 \
             resource) and reject any other.",
-        probed: "`server/discover` with a made-up JWT (`aud` \
+        probed: "The first family probe refused without a token (MCP-AUT-001's requests; not a \
+            `subscriptions/listen`), sent with a made-up JWT (`aud` \
             `https://audience.protocheck.invalid/mcp`, the PRM's first issuer, the advertised \
             scopes, a random HS256 signature) instead of the run's token: any non-2xx answer \
             passes.",
@@ -837,8 +862,8 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP-AUT-009",
         required: "Servers SHOULD NOT list `offline_access` in the `WWW-Authenticate` scope or in \
             PRM `scopes_supported`.",
-        probed: "Looks for `offline_access` in the 401 challenge's `scope` and in the PRM's \
-            `scopes_supported`.",
+        probed: "Looks for `offline_access` in the `scope` of the Bearer challenge of every 401 \
+            to the family probes sent without a token, and in the PRM's `scopes_supported`.",
         gap: None,
     },
     Coverage {

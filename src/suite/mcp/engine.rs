@@ -256,7 +256,10 @@ async fn judge(rule: &McpRule, session: &Session, judged: &Judged, ctx: &RunCont
         MAX_MESSAGE_CHARS,
         |message| cite(rule, message),
     );
-    if let Some(token) = &ctx.options.bearer_token {
+    for token in [&ctx.options.bearer_token, &ctx.options.limited_token]
+        .into_iter()
+        .flatten()
+    {
         finding.redact(token.expose());
     }
     finding
