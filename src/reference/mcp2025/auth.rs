@@ -155,6 +155,18 @@ pub(super) fn discovery(config: Arc<Mcp25ReferenceConfig>) -> Router {
             &format!("/.well-known/oauth-authorization-server{ISSUER_PATH}"),
             get(authorization_server),
         )
+        .route(
+            &format!("/.well-known/oauth-authorization-server{ISSUER_PATH}-2"),
+            get(authorization_server),
+        )
+        .route(
+            &format!("/.well-known/oauth-authorization-server{ISSUER_PATH}-3"),
+            get(authorization_server),
+        )
+        .route(
+            &format!("/.well-known/oauth-authorization-server{ISSUER_PATH}-4"),
+            get(authorization_server),
+        )
         .with_state(config)
 }
 
@@ -173,6 +185,14 @@ async fn protected_resource(
     };
     let servers = if config.breaks(faults::AUTH_SERVERS) {
         json!([])
+    } else if config.breaks(faults::AUTH_PKCE) {
+        // MCP25-AUT-004's fault: four issuers, only the last without S256.
+        json!([
+            format!("{base}{ISSUER_PATH}"),
+            format!("{base}{ISSUER_PATH}-2"),
+            format!("{base}{ISSUER_PATH}-3"),
+            format!("{base}{ISSUER_PATH}-4")
+        ])
     } else {
         json!([format!("{base}{ISSUER_PATH}")])
     };
@@ -191,12 +211,19 @@ async fn protected_resource(
 async fn authorization_server(
     State(config): State<Arc<Mcp25ReferenceConfig>>,
     headers: HeaderMap,
+    uri: axum::http::Uri,
 ) -> Response {
     if config.auth.is_none() {
         return StatusCode::NOT_FOUND.into_response();
     }
-    let issuer = format!("{}{ISSUER_PATH}", base_url(&headers));
-    let pkce = if config.breaks(faults::AUTH_PKCE) {
+    let suffix = uri
+        .path()
+        .strip_prefix(&format!(
+            "/.well-known/oauth-authorization-server{ISSUER_PATH}"
+        ))
+        .unwrap_or_default();
+    let issuer = format!("{}{ISSUER_PATH}{suffix}", base_url(&headers));
+    let pkce = if config.breaks(faults::AUTH_PKCE) && suffix == "-4" {
         json!(["plain"])
     } else {
         json!(["S256"])

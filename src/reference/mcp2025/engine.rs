@@ -437,6 +437,13 @@ fn list_tools(call: &Call<'_>) -> Reply {
                        "maxTokens": 10}}),
         );
     }
+    // MCP25-TOL-007's fault pages one tool at a time, so that there is a
+    // cursor after the first for it to break.
+    let page_size = if call.breaks(faults::PAGINATION) {
+        1
+    } else {
+        catalog::TOOLS_PAGE
+    };
     let start = match call.params.get("cursor") {
         None | Some(Value::Null) => 0,
         Some(cursor) => {
@@ -444,7 +451,7 @@ fn list_tools(call: &Call<'_>) -> Reply {
                 .as_str()
                 .and_then(|c| c.strip_prefix("tools:"))
                 .and_then(|n| n.parse::<usize>().ok())
-                .filter(|n| *n < all.len() && n % catalog::TOOLS_PAGE == 0);
+                .filter(|n| *n < all.len() && n % page_size == 0);
             match offset {
                 Some(n) => n,
                 None if call.breaks(faults::INVALID_CURSOR) => 0,
@@ -452,14 +459,14 @@ fn list_tools(call: &Call<'_>) -> Reply {
             }
         }
     };
-    let end = (start + catalog::TOOLS_PAGE).min(all.len());
+    let end = (start + page_size).min(all.len());
     let mut page: Vec<Value> = all[start..end].to_vec();
     if call.breaks(faults::TOOL_NAMES_UNIQUE) && start == 0 {
         page.push(all[0].clone());
     }
     let mut result = json!({"tools": page});
     if end < all.len() {
-        let cursor = if call.breaks(faults::PAGINATION) {
+        let cursor = if call.breaks(faults::PAGINATION) && start > 0 {
             format!("page-{end}")
         } else {
             format!("tools:{end}")

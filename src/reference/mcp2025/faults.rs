@@ -140,7 +140,8 @@ pub(super) const OUTPUT_SCHEMA: &str = "MCP25-TOL-004";
 pub(super) const TOOL_NAMES_UNIQUE: &str = "MCP25-TOL-005";
 /// An extra tool named `météo du jour`.
 pub(super) const TOOL_NAME_CHARACTERS: &str = "MCP25-TOL-006";
-/// `nextCursor` is a cursor the server refuses.
+/// `tools/list` pages one tool at a time, and every `nextCursor` after the
+/// first is a cursor the server refuses.
 pub(super) const PAGINATION: &str = "MCP25-TOL-007";
 /// An invalid cursor gets the first page.
 pub(super) const INVALID_CURSOR: &str = "MCP25-TOL-008";
@@ -221,7 +222,8 @@ pub(super) const AUTH_DISCOVERY: &str = "MCP25-AUT-001";
 pub(super) const AUTH_SERVERS: &str = "MCP25-AUT-002";
 /// The metadata's `resource` names another endpoint.
 pub(super) const AUTH_RESOURCE: &str = "MCP25-AUT-003";
-/// The authorization server metadata advertises only `plain` PKCE.
+/// The metadata lists four authorization servers; the fourth's metadata
+/// advertises only `plain` PKCE.
 pub(super) const AUTH_PKCE: &str = "MCP25-AUT-004";
 /// The challenge has no `scope`.
 pub(super) const AUTH_CHALLENGE_SCOPE: &str = "MCP25-AUT-005";
@@ -237,7 +239,8 @@ pub(super) const AUTH_QUERY_TOKEN: &str = "MCP25-AUT-008";
 pub(super) const TASK_UNKNOWN: &str = "MCP25-TSK-001";
 /// `tasks/cancel` of an unknown task succeeds.
 pub(super) const TASK_CANCEL_UNKNOWN: &str = "MCP25-TSK-002";
-/// Listed tasks have no `lastUpdatedAt` and no `ttl`.
+/// `tasks/list` pages one task at a time, over two tasks; the task of the
+/// second page has no `lastUpdatedAt` and no `ttl`.
 pub(super) const TASK_SHAPE: &str = "MCP25-TSK-003";
 /// An invalid `tasks/list` cursor gets the first page.
 pub(super) const TASK_CURSOR: &str = "MCP25-TSK-004";

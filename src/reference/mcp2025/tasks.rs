@@ -55,23 +55,16 @@ impl Task {
         }
     }
 
-    fn json(&self, config: &Mcp25ReferenceConfig) -> Value {
+    fn json(&self, _config: &Mcp25ReferenceConfig) -> Value {
         let now = SystemTime::now();
-        let mut task = json!({
+        json!({
             "taskId": self.id,
             "status": self.status(now),
             "createdAt": iso8601(self.created),
             "lastUpdatedAt": iso8601(self.updated(now)),
             "ttl": TTL_MS,
             "pollInterval": 50,
-        });
-        if config.breaks(faults::TASK_SHAPE)
-            && let Some(t) = task.as_object_mut()
-        {
-            t.remove("lastUpdatedAt");
-            t.remove("ttl");
-        }
-        task
+        })
     }
 
     fn result(&self) -> Value {
@@ -106,14 +99,18 @@ impl Store {
         task
     }
 
-    /// The store, with the session's first (finished) task in it.
-    fn seed(&mut self) -> &mut Self {
+    /// The store, with the session's first (finished) task in it; with
+    /// MCP25-TSK-003's fault, a second one, for the second page.
+    fn seed(&mut self, config: &Mcp25ReferenceConfig) -> &mut Self {
         if !self.seeded {
             self.seeded = true;
             let earlier = SystemTime::now()
                 .checked_sub(Duration::from_secs(1))
                 .unwrap_or(UNIX_EPOCH);
             self.create(earlier);
+            if config.breaks(faults::TASK_SHAPE) {
+                self.create(earlier);
+            }
         }
         self
     }
@@ -172,7 +169,7 @@ pub(super) fn call_report(call: &Call<'_>) -> Reply {
     let Ok(mut store) = call.session.tasks.lock() else {
         return error(id, -32603, "Internal error", None);
     };
-    let task = store.seed().create(SystemTime::now());
+    let task = store.seed(call.config).create(SystemTime::now());
     Reply::result(id, json!({"task": task.json(call.config)}))
 }
 
@@ -199,7 +196,7 @@ pub(super) async fn request(call: &Call<'_>, method: &str) -> Option<Reply> {
             let Ok(mut store) = call.session.tasks.lock() else {
                 return Some(error(id, -32603, "Internal error", None));
             };
-            match task_id.and_then(|t| store.seed().find(t)) {
+            match task_id.and_then(|t| store.seed(call.config).find(t)) {
                 Some(task) => {
                     let mut result = task.json(call.config);
                     related(call.config, &mut result, &task.id);
@@ -214,7 +211,7 @@ pub(super) async fn request(call: &Call<'_>, method: &str) -> Option<Reply> {
                 .tasks
                 .lock()
                 .ok()
-                .and_then(|mut s| task_id.and_then(|t| s.seed().find(t).cloned()));
+                .and_then(|mut s| task_id.and_then(|t| s.seed(call.config).find(t).cloned()));
             let Some(task) = found else {
                 return Some(missing(task_id));
             };
@@ -234,7 +231,7 @@ pub(super) async fn request(call: &Call<'_>, method: &str) -> Option<Reply> {
                 return Some(error(id, -32603, "Internal error", None));
             };
             let now = SystemTime::now();
-            match task_id.and_then(|t| store.seed().find(t)) {
+            match task_id.and_then(|t| store.seed(call.config).find(t)) {
                 Some(task) if task.status(now) == "working" => {
                     task.cancelled = Some(now);
                     Reply::result(id, task.json(call.config))
@@ -261,7 +258,7 @@ fn list(call: &Call<'_>) -> Reply {
     let Ok(mut store) = call.session.tasks.lock() else {
         return error(id, -32603, "Internal error", None);
     };
-    let tasks = &store.seed().tasks;
+    let tasks = &store.seed(call.config).tasks;
     let start = match call.params.get("cursor") {
         None | Some(Value::Null) => 0,
         Some(cursor) => {
@@ -277,10 +274,23 @@ fn list(call: &Call<'_>) -> Reply {
             }
         }
     };
-    let end = (start + PAGE).min(tasks.len());
+    // MCP25-TSK-003's fault: pages of one task, and the tasks after the
+    // first page lack `lastUpdatedAt` and `ttl`.
+    let broken = call.breaks(faults::TASK_SHAPE);
+    let end = (start + if broken { 1 } else { PAGE }).min(tasks.len());
     let page: Vec<Value> = tasks[start..end]
         .iter()
-        .map(|t| t.json(call.config))
+        .map(|t| {
+            let mut task = t.json(call.config);
+            if broken
+                && start > 0
+                && let Some(t) = task.as_object_mut()
+            {
+                t.remove("lastUpdatedAt");
+                t.remove("ttl");
+            }
+            task
+        })
         .collect();
     let mut result = json!({"tasks": page});
     if end < tasks.len() {

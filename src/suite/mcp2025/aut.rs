@@ -119,8 +119,8 @@ pub(crate) const AS_METADATA: Mcp25Rule = Mcp25Rule::new(
      support (`code_challenge_methods_supported`), without which clients must refuse them",
 )
 .help(
-    "For up to three authorization servers listed in the metadata, protocheck GETs the RFC 8414 \
-     and OpenID Connect discovery URLs in the specification's order until one serves a JSON \
+    "For up to ten authorization servers listed in the metadata (side by side), protocheck GETs \
+     the RFC 8414 and OpenID Connect discovery URLs in the specification's order until one serves a JSON \
      object, and checks that its `code_challenge_methods_supported` includes `S256`.",
     "The issuer publishes no discovery document where expected (often an issuer with a path, \
      whose well-known suffix sits elsewhere), or its metadata omits \
@@ -548,54 +548,91 @@ async fn as_metadata(s: &Session) -> Judgement {
         Ok(urls) => urls,
         Err(what) => return Judgement::skip(format!("not verified: the metadata {what}")),
     };
+    // The issuers are independent: fetched side by side, at most
+    // MAX_ISSUERS of them.
+    let checks = futures::future::join_all(
+        issuers
+            .iter()
+            .take(MAX_ISSUERS)
+            .map(|issuer| issuer_pkce(s, issuer)),
+    )
+    .await;
     let mut bad = Vec::new();
     let mut good = Vec::new();
     let mut exchanges = Vec::new();
-    for issuer in issuers.iter().take(3) {
-        let mut tried = Vec::new();
-        let mut doc = None;
-        for url in metadata_urls(issuer) {
-            let (exchange, got) = fetch_json(s, &url).await;
-            exchanges.push(exchange);
-            match got {
-                Ok(d) => {
-                    doc = Some((url, d));
-                    break;
-                }
-                Err(e) => tried.push(format!("<{url}> gave {e}")),
-            }
-        }
-        let Some((url, doc)) = doc else {
-            bad.push(format!(
-                "authorization server <{issuer}> publishes no RFC 8414 or OpenID Connect \
-                 metadata ({})",
-                tried.join("; ")
-            ));
-            continue;
-        };
-        let methods = doc.get("code_challenge_methods_supported");
-        let s256 = methods
-            .and_then(Value::as_array)
-            .is_some_and(|m| m.iter().any(|v| v.as_str() == Some("S256")));
-        if s256 {
-            good.push(format!("<{issuer}> (metadata at <{url}>)"));
-        } else {
-            bad.push(format!(
-                "the metadata of <{issuer}> at <{url}> has `code_challenge_methods_supported` \
-                 {}, without S256: clients must refuse it",
-                methods.map_or("absent".to_owned(), |m| clip(&m.to_string(), 80))
-            ));
+    for (verdict, fetched) in checks {
+        exchanges.extend(fetched);
+        match verdict {
+            Ok(g) => good.push(g),
+            Err(b) => bad.push(b),
         }
     }
+    let stopped = if issuers.len() > MAX_ISSUERS {
+        format!(
+            " (protocheck fetches at most {MAX_ISSUERS} authorization servers; the metadata \
+             lists {}, the ones after <{}> were not fetched)",
+            issuers.len(),
+            issuers[MAX_ISSUERS - 1]
+        )
+    } else {
+        String::new()
+    };
     let j = if bad.is_empty() {
         Judgement::pass(format!(
-            "every authorization server publishes metadata advertising S256 PKCE: {}",
+            "every authorization server publishes metadata advertising S256 PKCE: {}{stopped}",
             good.join(", ")
         ))
     } else {
-        Judgement::fail(bad.join("; "))
+        Judgement::fail(format!("{}{stopped}", bad.join("; ")))
     };
     exchanges.iter().fold(j, |j, e| j.with(e))
+}
+
+/// How many listed authorization servers MCP25-AUT-004 fetches.
+const MAX_ISSUERS: usize = 10;
+
+/// One authorization server's discovery metadata, fetched at the well-known
+/// URLs in the spec's order: `Ok` naming it when it advertises S256, `Err`
+/// saying what is wrong; with the exchanges made.
+async fn issuer_pkce(s: &Session, issuer: &Url) -> (Result<String, String>, Vec<Exchange>) {
+    let mut tried = Vec::new();
+    let mut exchanges = Vec::new();
+    let mut doc = None;
+    for url in metadata_urls(issuer) {
+        let (exchange, got) = fetch_json(s, &url).await;
+        exchanges.push(exchange);
+        match got {
+            Ok(d) => {
+                doc = Some((url, d));
+                break;
+            }
+            Err(e) => tried.push(format!("<{url}> gave {e}")),
+        }
+    }
+    let Some((url, doc)) = doc else {
+        return (
+            Err(format!(
+                "authorization server <{issuer}> publishes no RFC 8414 or OpenID Connect \
+                 metadata ({})",
+                tried.join("; ")
+            )),
+            exchanges,
+        );
+    };
+    let methods = doc.get("code_challenge_methods_supported");
+    let s256 = methods
+        .and_then(Value::as_array)
+        .is_some_and(|m| m.iter().any(|v| v.as_str() == Some("S256")));
+    let verdict = if s256 {
+        Ok(format!("<{issuer}> (metadata at <{url}>)"))
+    } else {
+        Err(format!(
+            "the metadata of <{issuer}> at <{url}> has `code_challenge_methods_supported` {}, \
+             without S256: clients must refuse it",
+            methods.map_or("absent".to_owned(), |m| clip(&m.to_string(), 80))
+        ))
+    };
+    (verdict, exchanges)
 }
 
 async fn challenge_scope(s: &Session) -> Judgement {

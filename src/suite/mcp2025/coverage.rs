@@ -291,10 +291,11 @@ pub static COVERAGE: &[Coverage] = &[
             `/`, then a name that, unless empty, starts and ends with an alphanumeric and holds \
             only alphanumerics, `-`, `_`, `.`.",
         probed: "Passive, after the passive probe: the keys of every `_meta` object nested in the \
-            results of the run's conforming requests and in the `params` of every recorded \
-            notification; values are not judged; undefined keys under a \
+            results of the run's conforming requests, in the `params` of every recorded \
+            notification and in the `params` of every recorded request the server sent \
+            (`params._meta` included); values are not judged; undefined keys under a \
             `modelcontextprotocol`/`mcp` prefix are info.",
-        gap: Some("The `_meta` of the requests the server sends (`params._meta`) is not read."),
+        gap: None,
     },
     Coverage {
         rule: "MCP25-HTP-001",
@@ -636,16 +637,23 @@ pub static COVERAGE: &[Coverage] = &[
             \"object\"` at its root, valid in its declared `$schema` dialect or in JSON Schema \
             2020-12.",
         probed: "Each listed tool's `inputSchema`: an object, root `type` `object`, validated \
-            against its dialect's meta-schema (2020-12 unless `$schema` names draft-07 or \
-            2019-09).",
-        gap: Some("A schema naming another dialect is reported as info, not validated."),
+            against the meta-schema of the dialect its `$schema` names: draft-04, draft-06, \
+            draft-07, 2019-09 or 2020-12 (`http` or `https`, with or without a trailing `#`); \
+            2020-12 without `$schema`; a `$schema` that is not a string fails.",
+        gap: Some(
+            "A schema whose `$schema` names any other dialect (draft-03, a custom meta-schema) \
+            is reported as info, not validated: protocheck fetches no meta-schema.",
+        ),
     },
     Coverage {
         rule: "MCP25-TOL-004",
         required: "A tool's `outputSchema`, when present, is a JSON Schema object with `\"type\": \
             \"object\"` at its root, valid in its dialect.",
         probed: "Each listed tool that has an `outputSchema`: the checks of TOL-003.",
-        gap: Some("A schema naming another dialect is reported as info, not validated."),
+        gap: Some(
+            "A schema whose `$schema` names a dialect other than the five of TOL-003 is \
+            reported as info, not validated: protocheck fetches no meta-schema.",
+        ),
     },
     Coverage {
         rule: "MCP25-TOL-005",
@@ -665,12 +673,13 @@ pub static COVERAGE: &[Coverage] = &[
         required: "Servers provide stable cursors on every paginated list (`tools/list`, \
             `resources/list`, `resources/templates/list`, `prompts/list`): a cursor the server \
             issued yields a valid page, the same when repeated.",
-        probed: "For each of the four lists (advertised or not), the first page's `nextCursor` is \
-            requested twice; both answers must be pages with the item array holding the same names \
-            or URIs.",
+        probed: "For each of the four lists (advertised or not, the four side by side), every \
+            `nextCursor` from the first page on is requested twice, one after the other, and the \
+            walk follows the first answer's `nextCursor`; both answers must be pages with the \
+            item array holding the same names or URIs.",
         gap: Some(
-            "Only the first cursor of each list is repeated; later cursors (followed once, and \
-            only by the `tools/list` survey) are not checked for stability.",
+            "no bound: the walk reads at most 20 pages of a list (the finding names where it \
+            stopped).",
         ),
     },
     Coverage {
@@ -789,11 +798,11 @@ pub static COVERAGE: &[Coverage] = &[
             an RFC 3986 URI, custom schemes included.",
         probed: "Passive: the `uri` of `resources/list` items and `resources/read` contents, and \
             of `resource_link` and `resource` blocks in any result of the run (tool results, \
-            prompt messages), parsed strictly (scheme required).",
+            prompt messages), and the `uri` of every `notifications/resources/updated` the run \
+            recorded, parsed strictly (scheme required).",
         gap: Some(
             "Only the URIs the run's reads and calls bring back (3 resources read, 3 prompts got, \
-            the tools protocheck may call); the `uri` of `notifications/resources/updated` is not \
-            read.",
+            the tools protocheck may call).",
         ),
     },
     Coverage {
@@ -1055,10 +1064,13 @@ pub static COVERAGE: &[Coverage] = &[
         rule: "MCP25-AUT-004",
         required: "Each listed authorization server provides RFC 8414 or OpenID Connect discovery \
             metadata, advertising `code_challenge_methods_supported` with `S256`.",
-        probed: "For up to 3 listed issuers, the well-known URLs in the spec's order \
-            (`oauth-authorization-server`, `openid-configuration`, path-inserted then \
+        probed: "For up to 10 listed issuers (side by side), the well-known URLs in the spec's \
+            order (`oauth-authorization-server`, `openid-configuration`, path-inserted then \
             path-appended); the first JSON document found must list `S256`.",
-        gap: Some("Only the first 3 listed authorization servers are fetched."),
+        gap: Some(
+            "no bound: the spec sets no limit to the number of authorization servers; protocheck \
+            fetches the first 10 and the finding names where it stopped.",
+        ),
     },
     Coverage {
         rule: "MCP25-AUT-005",
@@ -1127,10 +1139,11 @@ pub static COVERAGE: &[Coverage] = &[
         required: "Every task in a response carries a string `taskId`, a `status` (`working`, \
             `input_required`, `completed`, `failed`, `cancelled`), ISO 8601 `createdAt` and \
             `lastUpdatedAt`, and `ttl` (number or null); `tasks/list` returns a `tasks` array.",
-        probed: "With `tasks.list` declared: the first page of `tasks/list`; the `tasks` array and \
+        probed: "With `tasks.list` declared: every page of `tasks/list`, following `nextCursor` \
+            (at most 20 pages; the finding names where it stopped); each page's `tasks` array and \
             each task's members and formats; an empty list passes.",
         gap: Some(
-            "Only the first page of `tasks/list`; the task in TSK-006's `tasks/get` answer, \
+            "The task in TSK-006's `tasks/get` answer, \
             `tasks/cancel` results and `CreateTaskResult` are not judged, and with no task \
             existing the check is vacuous (protocheck creates none, digest §11).",
         ),

@@ -78,7 +78,7 @@ pub(crate) const URIS: Mcp25Rule = Mcp25Rule::new(
 .help(
     "After every other rule, protocheck collects every resource URI the run saw (listed by \
      `resources/list`, in `resources/read` contents, in `resource_link` and embedded `resource` \
-     blocks) and checks each against RFC 3986: a scheme, then allowed characters and well-formed \
+     blocks, in `notifications/resources/updated`) and checks each against RFC 3986: a scheme, then allowed characters and well-formed \
      percent-encodings.",
     "A URI has no scheme (a bare path such as `docs/readme.md`), holds spaces or non-ASCII \
      characters unencoded, or has a broken percent-encoding, usually when file paths are used as \
@@ -543,11 +543,54 @@ fn observed_uris(seen: &[Seen]) -> Vec<(String, &Seen)> {
     uris
 }
 
+/// The `uri` of every `notifications/resources/updated` among `notes`.
+fn updated_uris(notes: &[Value]) -> Vec<&str> {
+    notes
+        .iter()
+        .filter(|n| {
+            n.get("method").and_then(Value::as_str) == Some("notifications/resources/updated")
+        })
+        .filter_map(|n| n.pointer("/params/uri").and_then(Value::as_str))
+        .take(MAX_ITEMS)
+        .collect()
+}
+
 async fn uris(s: &Session) -> Judgement {
     let seen = s.client.seen();
     let uris = observed_uris(&seen);
+    let notes = s.client.notifications();
+    let updated = updated_uris(&notes);
+    // The notifications' URIs (their exchange is not kept: the finding
+    // quotes them).
+    let mut bad_updated: Vec<String> = Vec::new();
+    for uri in &updated {
+        if let Some(problem) = uri_problem(uri) {
+            let named = format!(
+                "`{}` (in `notifications/resources/updated`): {problem}",
+                clip(uri, 120)
+            );
+            if !bad_updated.contains(&named) {
+                bad_updated.push(named);
+            }
+        }
+    }
     let Some((_, first)) = uris.first() else {
-        return Judgement::skip("not applicable: no resource URI was observed in the run");
+        if updated.is_empty() {
+            return Judgement::skip("not applicable: no resource URI was observed in the run");
+        }
+        if bad_updated.is_empty() {
+            return Judgement::pass(format!(
+                "{} resource URI(s) of `notifications/resources/updated` observed, each an RFC \
+                 3986 URI with a scheme",
+                updated.len()
+            ))
+            .with(&s.init.exchange);
+        }
+        return Judgement::fail(format!(
+            "resource URIs that are not RFC 3986 URIs: {}",
+            some(&bad_updated, MAX_NAMED, "; ")
+        ))
+        .with(&s.init.exchange);
     };
     let mut bad: Vec<(String, &Seen)> = Vec::new();
     for (uri, at) in &uris {
@@ -559,8 +602,9 @@ async fn uris(s: &Session) -> Judgement {
             bad.push((format!("`{}`: {problem}", clip(uri, 120)), at));
         }
     }
-    if bad.is_empty() {
+    if bad.is_empty() && bad_updated.is_empty() {
         let mut distinct: Vec<&str> = uris.iter().map(|(u, _)| u.as_str()).collect();
+        distinct.extend(updated.iter().copied());
         distinct.sort_unstable();
         distinct.dedup();
         return Judgement::pass(format!(
@@ -569,7 +613,8 @@ async fn uris(s: &Session) -> Judgement {
         ))
         .with(&first.exchange);
     }
-    let named: Vec<String> = bad.iter().map(|(b, _)| b.clone()).collect();
+    let mut named: Vec<String> = bad.iter().map(|(b, _)| b.clone()).collect();
+    named.extend(bad_updated);
     let mut j = Judgement::fail(format!(
         "resource URIs that are not RFC 3986 URIs: {}",
         some(&named, MAX_NAMED, "; ")
@@ -991,5 +1036,21 @@ mod tests {
         assert!(contents_problem(&json!({"uri": "a:b"})).is_some());
         assert!(contents_problem(&json!({"text": "t"})).is_some());
         assert!(contents_problem(&json!({"uri": "a:b", "text": 3})).is_some());
+    }
+
+    #[test]
+    fn updated_notifications_bring_their_uris() {
+        let notes = vec![
+            json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                "params": {"uri": "docs/read me.md"}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                "params": {"uri": "file:///docs/readme.md"}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"uri": "not a uri", "level": "info", "data": "x"}}),
+        ];
+        let uris = updated_uris(&notes);
+        assert_eq!(uris, ["docs/read me.md", "file:///docs/readme.md"]);
+        assert!(uri_problem(uris[0]).is_some());
+        assert!(uri_problem(uris[1]).is_none());
     }
 }

@@ -300,8 +300,8 @@ pub(crate) const META_NAMES: Mcp25Rule = Mcp25Rule::new(
 )
 .help(
     "After every other rule and the passive probe, protocheck collects every `_meta` key in the \
-     results of the run's conforming requests and in the params of the server's notifications, \
-     and checks each: an optional prefix of dot-separated labels ending in `/`, then a name that \
+     results of the run's conforming requests and in the params of the server's notifications \
+     and of the requests the server sends, and checks each: an optional prefix of dot-separated labels ending in `/`, then a name that \
      begins and ends with a letter or digit.",
     "A key has a malformed name (a leading underscore, a space, a trailing dot, a prefix label \
      that starts with a digit). A key under a prefix reserved for MCP (second label \
@@ -1395,6 +1395,7 @@ async fn meta_names(s: &Session) -> Judgement {
     s.passive_probe().await;
     let seen = s.client.seen();
     let notes = s.client.notifications();
+    let requests = s.client.server_requests();
     // Each `_meta` key of the run, with the exchange that carried it (a
     // notification's is not kept, so it has none).
     let mut keys: Vec<(&str, Option<&Exchange>)> = Vec::new();
@@ -1412,12 +1413,27 @@ async fn meta_names(s: &Session) -> Judgement {
         }
         keys.extend(found.into_iter().map(|k| (k, None)));
     }
+    for (request, exchange) in &requests {
+        let mut found = Vec::new();
+        if let Some(params) = request.get("params") {
+            meta_keys(params, &mut found);
+        }
+        keys.extend(found.into_iter().map(|k| (k, Some(exchange))));
+    }
+    judge_meta_keys(&keys, &s.init.exchange)
+}
+
+/// RPC-012's verdict on the `_meta` keys of the run, each with the exchange
+/// that carried it when one was kept; `fallback` is the evidence when none was.
+fn judge_meta_keys(keys: &[(&str, Option<&Exchange>)], fallback: &Exchange) -> Judgement {
     if keys.is_empty() {
-        return Judgement::skip("not applicable: no `_meta` key came in a result or notification");
+        return Judgement::skip(
+            "not applicable: no `_meta` key came in a result, notification or request",
+        );
     }
     let mut malformed: Vec<(String, Option<&Exchange>)> = Vec::new();
     let mut reserved: Vec<(String, Option<&Exchange>)> = Vec::new();
-    for (key, exchange) in &keys {
+    for (key, exchange) in keys {
         match meta_key_problem(key) {
             Some(Err(why)) => malformed.push((format!("`{}`: {why}", clip(key, 80)), *exchange)),
             Some(Ok(_)) if !DEFINED_RESERVED.contains(key) => reserved.push((
@@ -1437,11 +1453,7 @@ async fn meta_names(s: &Session) -> Judgement {
             j = j.with(exchange);
         }
         if j.evidence.is_empty() {
-            j = j.with(
-                keys.iter()
-                    .find_map(|(_, e)| *e)
-                    .unwrap_or(&s.init.exchange),
-            );
+            j = j.with(keys.iter().find_map(|(_, e)| *e).unwrap_or(fallback));
         }
         j
     };
@@ -1468,4 +1480,59 @@ async fn meta_names(s: &Session) -> Judgement {
         )),
         &[],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::{RequestRecord, ResponseRecord};
+
+    fn exchange(body: &str) -> Exchange {
+        Exchange {
+            request: RequestRecord {
+                line: "POST /mcp".into(),
+                headers: Vec::new(),
+                body: String::new(),
+            },
+            response: Some(ResponseRecord {
+                status: Some(200),
+                headers: Vec::new(),
+                body: body.into(),
+                truncated: false,
+                elapsed_ms: 0,
+            }),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn meta_keys_of_server_requests_are_judged() {
+        // A `sampling/createMessage` request the server sent, recorded with
+        // the exchange that carried it.
+        let request = json!({"jsonrpc": "2.0", "id": 1, "method": "sampling/createMessage",
+            "params": {"_meta": {"dev..example/trace id": 1}, "messages": [], "maxTokens": 5}});
+        let carried = exchange(&request.to_string());
+        let init = exchange("{}");
+        let mut found = Vec::new();
+        meta_keys(&request["params"], &mut found);
+        let keys: Vec<(&str, Option<&Exchange>)> =
+            found.into_iter().map(|k| (k, Some(&carried))).collect();
+        let verdict = judge_meta_keys(&keys, &init);
+        assert_eq!(verdict.kind, Kind::Fail, "{}", verdict.message);
+        assert!(verdict.message.contains("dev..example/trace id"));
+        assert_eq!(verdict.evidence.len(), 1);
+        assert!(
+            verdict.evidence[0]
+                .response
+                .as_ref()
+                .is_some_and(|r| r.body.contains("sampling"))
+        );
+
+        let good = json!({"_meta": {"com.example/trace-id": 1, "progressToken": 3}});
+        let mut found = Vec::new();
+        meta_keys(&good, &mut found);
+        let keys: Vec<(&str, Option<&Exchange>)> = found.into_iter().map(|k| (k, None)).collect();
+        assert_eq!(judge_meta_keys(&keys, &init).kind, Kind::Pass);
+        assert_eq!(judge_meta_keys(&[], &init).kind, Kind::Skip);
+    }
 }

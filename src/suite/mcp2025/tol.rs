@@ -9,7 +9,7 @@
 use super::client::Reply;
 use super::rule::{INITIALIZE_ID, Mcp25Rule, spec};
 pub(crate) use super::session::walk;
-use super::session::{Judgement, Listing, Session};
+use super::session::{self, Judgement, Listing, Session};
 use super::tol_call;
 use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
@@ -186,9 +186,10 @@ pub(crate) const STABLE_CURSORS: Mcp25Rule = Mcp25Rule::new(
 .says("servers should provide stable cursors")
 .help(
     "For `tools/list`, `resources/list`, `resources/templates/list` and `prompts/list`, \
-     protocheck takes the first page's `nextCursor`, asks twice for the page it names, and \
-     compares the two answers item by item (by `name`, `uri` or `uriTemplate`). A list without a \
-     `nextCursor` is not judged.",
+     protocheck follows every `nextCursor` from the first page on (at most 20 pages a list, the \
+     lists side by side), asks twice for each page a cursor names, and compares the two answers \
+     item by item (by `name`, `uri` or `uriTemplate`). A list without a `nextCursor` is not \
+     judged.",
     "The server refuses its own cursor (it expired, or is tied to a connection or a request), or \
      the same cursor gives different pages, usually because it is a one-shot token or an offset \
      into a list that changes.",
@@ -422,32 +423,76 @@ async fn listing(s: &Session) -> Judgement {
     )
 }
 
+/// The JSON Schema dialects protocheck validates against, by the `$schema`
+/// URI naming each (scheme `http` or `https`, with or without the empty
+/// fragment `#`, both spellings found in the wild).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    Draft4,
+    Draft6,
+    Draft7,
+    Draft201909,
+    Draft202012,
+}
+
+impl Dialect {
+    /// The dialect a `$schema` URI names, if it is one of the five.
+    pub(crate) fn named(uri: &str) -> Option<Self> {
+        let uri = uri.strip_suffix('#').unwrap_or(uri);
+        let rest = uri
+            .strip_prefix("https://")
+            .or_else(|| uri.strip_prefix("http://"))?;
+        Some(match rest {
+            "json-schema.org/draft-04/schema" => Self::Draft4,
+            "json-schema.org/draft-06/schema" => Self::Draft6,
+            "json-schema.org/draft-07/schema" => Self::Draft7,
+            "json-schema.org/draft/2019-09/schema" => Self::Draft201909,
+            "json-schema.org/draft/2020-12/schema" => Self::Draft202012,
+            _ => return None,
+        })
+    }
+
+    /// The first problem the dialect's meta-schema finds in `schema`.
+    fn problem(self, schema: &Value) -> Option<String> {
+        let checked = match self {
+            Self::Draft4 => jsonschema::draft4::meta::validate(schema),
+            Self::Draft6 => jsonschema::draft6::meta::validate(schema),
+            Self::Draft7 => jsonschema::draft7::meta::validate(schema),
+            Self::Draft201909 => jsonschema::draft201909::meta::validate(schema),
+            Self::Draft202012 => jsonschema::draft202012::meta::validate(schema),
+        };
+        checked.err().map(|e| {
+            format!(
+                "is not a valid schema of its dialect ({self:?}): {} (at `{}`)",
+                clip(&e.to_string(), 160),
+                if e.instance_path.as_str().is_empty() {
+                    "/"
+                } else {
+                    e.instance_path.as_str()
+                }
+            )
+        })
+    }
+}
+
 /// Why `schema` is not a valid JSON Schema of its dialect: `Err` with the
 /// problem, or `Ok(Some(note))` when its dialect is one protocheck cannot
-/// validate against.
+/// validate against. Without `$schema` (or with one that is not a string,
+/// which the 2020-12 meta-schema then refuses) the dialect is 2020-12.
 pub(crate) fn schema_problem(schema: &Value) -> Result<Option<String>, String> {
-    match jsonschema::meta::try_validate(schema) {
-        Ok(Ok(())) => Ok(None),
-        Ok(Err(e)) => Err(format!(
-            "is not a valid schema of its dialect: {} (at `{}`)",
-            clip(&e.to_string(), 160),
-            if e.instance_path.as_str().is_empty() {
-                "/"
-            } else {
-                e.instance_path.as_str()
+    let dialect = match schema.get("$schema").and_then(Value::as_str) {
+        None => Dialect::Draft202012,
+        Some(uri) => match Dialect::named(uri) {
+            Some(dialect) => dialect,
+            None => {
+                return Ok(Some(format!(
+                    "declares the dialect \"{}\", which protocheck cannot validate against",
+                    clip(&uri.escape_debug().to_string(), 80)
+                )));
             }
-        )),
-        Err(_) => Ok(Some(format!(
-            "declares the dialect {}, which protocheck cannot validate against",
-            clip(
-                &schema
-                    .get("$schema")
-                    .map(Value::to_string)
-                    .unwrap_or_default(),
-                80
-            )
-        ))),
-    }
+        },
+    };
+    dialect.problem(schema).map_or(Ok(None), Err)
 }
 
 /// TOL-003 (`inputSchema`, required) and TOL-004 (`outputSchema`, optional).
@@ -628,58 +673,110 @@ fn page_keys(reply: &Reply, key: &str, id: &str) -> Option<Vec<String>> {
     )
 }
 
-async fn stable_cursors(s: &Session) -> Judgement {
-    let mut problems = Vec::new();
-    let mut judged = Vec::new();
-    let mut evidence = Vec::new();
-    let mut seen = Vec::new();
-    for (method, key, id, _) in LISTS {
-        let first = if *method == "tools/list" {
-            match s.tools().await.listing.first() {
-                Some(first) => first.clone(),
-                None => continue,
-            }
-        } else {
-            s.main.request(method, json!({})).await
-        };
-        let Some(cursor) = first
+/// What TOL-007 saw of one list: every cursor it issued, each asked twice.
+#[derive(Default)]
+struct CursorWalk {
+    /// How many cursors were asked twice.
+    cursors: usize,
+    problem: Option<String>,
+    /// Where the walk stopped short of the list's end (protocheck's page cap).
+    stopped: Option<String>,
+    evidence: Vec<Reply>,
+}
+
+/// Every `nextCursor` of `method`'s list, from the first page on, asked
+/// twice; the walk follows the first answer's `nextCursor` and stops at the
+/// list's end, at a problem, or after [`session::MAX_PAGES`] pages.
+async fn walk_cursors(s: &Session, method: &str, key: &str, id: &str) -> CursorWalk {
+    let mut walk = CursorWalk::default();
+    let first = if method == "tools/list" {
+        match s.tools().await.listing.first() {
+            Some(first) => first.clone(),
+            None => return walk,
+        }
+    } else {
+        s.main.request(method, json!({})).await
+    };
+    let next = |reply: &Reply| {
+        reply
             .result()
             .and_then(|r| r.get("nextCursor"))
             .and_then(Value::as_str)
             .map(str::to_owned)
-        else {
-            continue;
-        };
-        judged.push(format!("`{method}`"));
-        let once = s.main.request(method, json!({"cursor": cursor})).await;
-        let twice = s.main.request(method, json!({"cursor": cursor})).await;
+    };
+    let mut cursor = next(&first);
+    let mut before = first;
+    let mut page = 1;
+    while let Some(c) = cursor.take() {
+        if page >= session::MAX_PAGES {
+            walk.stopped = Some(format!(
+                "protocheck reads at most {} pages of a list; page {page} of `{method}` named                  a further cursor",
+                session::MAX_PAGES
+            ));
+            break;
+        }
+        page += 1;
+        walk.cursors += 1;
+        // One after the other: the second ask repeats a cursor already used.
+        let once = s.main.request(method, json!({"cursor": c})).await;
+        let twice = s.main.request(method, json!({"cursor": c})).await;
         let (a, b) = (page_keys(&once, key, id), page_keys(&twice, key, id));
         let problem = match (&a, &b) {
             (None, _) => Some(format!(
-                "`{method}` with the server's own `nextCursor` {} was answered {}, not a page \
-                 with a `{key}` array",
-                quoted(&cursor),
+                "`{method}` with the server's own `nextCursor` {} (page {page}) was answered {},                  not a page with a `{key}` array",
+                quoted(&c),
                 once.describe()
             )),
             (_, None) => Some(format!(
-                "`{method}` with the cursor {} gave a page, then, asked again, was answered {}",
-                quoted(&cursor),
+                "`{method}` with the cursor {} (page {page}) gave a page, then, asked again, was                  answered {}",
+                quoted(&c),
                 twice.describe()
             )),
             (Some(a), Some(b)) if a != b => Some(format!(
-                "`{method}` with the cursor {} gave [{}], then, asked again, [{}]",
-                quoted(&cursor),
+                "`{method}` with the cursor {} (page {page}) gave [{}], then, asked again, [{}]",
+                quoted(&c),
                 clip(&a.join(", "), 160),
                 clip(&b.join(", "), 160)
             )),
             _ => None,
         };
-        match problem {
+        if let Some(p) = problem {
+            walk.problem = Some(p);
+            walk.evidence = vec![before, once, twice];
+            return walk;
+        }
+        cursor = next(&once);
+        walk.evidence = vec![once, twice];
+        before = walk.evidence[0].clone();
+    }
+    walk
+}
+
+async fn stable_cursors(s: &Session) -> Judgement {
+    // The four lists are independent: walked side by side.
+    let walks = futures::future::join_all(
+        LISTS
+            .iter()
+            .map(|(method, key, id, _)| walk_cursors(s, method, key, id)),
+    )
+    .await;
+    let mut problems = Vec::new();
+    let mut judged = Vec::new();
+    let mut stopped = Vec::new();
+    let mut evidence = Vec::new();
+    let mut seen = Vec::new();
+    for ((method, ..), walk) in LISTS.iter().zip(walks) {
+        if walk.cursors == 0 {
+            continue;
+        }
+        judged.push(format!("`{method}` ({} cursor(s))", walk.cursors));
+        stopped.extend(walk.stopped);
+        match walk.problem {
             Some(p) => {
                 problems.push(p);
-                evidence.extend([first, once, twice]);
+                evidence.extend(walk.evidence);
             }
-            None => seen.extend([once, twice]),
+            None => seen.extend(walk.evidence),
         }
     }
     if judged.is_empty() {
@@ -688,18 +785,24 @@ async fn stable_cursors(s: &Session) -> Judgement {
              `nextCursor`",
         );
     }
+    let stopped = if stopped.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", stopped.join("; "))
+    };
     if problems.is_empty() {
         return seen.iter().fold(
             Judgement::pass(format!(
-                "the first `nextCursor` of {} gave a valid page, the same when asked twice",
+                "every `nextCursor` of {} gave a valid page, the same when asked twice{stopped}",
                 judged.join(", ")
             )),
             Judgement::reply,
         );
     }
-    evidence
-        .iter()
-        .fold(Judgement::fail(some(&problems)), Judgement::reply)
+    evidence.iter().fold(
+        Judgement::fail(format!("{}{stopped}", some(&problems))),
+        Judgement::reply,
+    )
 }
 
 async fn invalid_cursor(s: &Session) -> Judgement {
@@ -843,6 +946,35 @@ mod tests {
         assert!(schema_problem(&json!({"type": 7})).is_err());
         assert!(matches!(
             schema_problem(&json!({"$schema": "https://example.com/unknown", "type": "object"})),
+            Ok(Some(_))
+        ));
+        // Each of the five dialects is judged by its own meta-schema: a
+        // boolean `exclusiveMinimum` is draft-04 only, `$defs` is not checked
+        // by draft-07 but `definitions` holding a non-schema is.
+        let draft4 = json!({"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+            "properties": {"n": {"type": "number", "minimum": 0, "exclusiveMinimum": true}}});
+        assert_eq!(schema_problem(&draft4), Ok(None));
+        let mut draft6 = draft4.clone();
+        draft6["$schema"] = json!("http://json-schema.org/draft-06/schema#");
+        assert!(schema_problem(&draft6).is_err());
+        for uri in [
+            "http://json-schema.org/draft-04/schema",
+            "https://json-schema.org/draft-06/schema#",
+            "http://json-schema.org/draft-07/schema#",
+            "https://json-schema.org/draft/2019-09/schema",
+            "http://json-schema.org/draft/2020-12/schema#",
+        ] {
+            let good =
+                json!({"$schema": uri, "type": "object", "properties": {"a": {"type": "string"}}});
+            assert_eq!(schema_problem(&good), Ok(None), "{uri}");
+            let bad =
+                json!({"$schema": uri, "type": "object", "properties": {"a": {"type": "strang"}}});
+            assert!(schema_problem(&bad).is_err(), "{uri}");
+            assert!(Dialect::named(uri).is_some(), "{uri}");
+        }
+        assert!(schema_problem(&json!({"$schema": 4, "type": "object"})).is_err());
+        assert!(matches!(
+            schema_problem(&json!({"$schema": "http://json-schema.org/draft-03/schema#"})),
             Ok(Some(_))
         ));
     }

@@ -5,7 +5,7 @@
 
 use super::client::Reply;
 use super::rule::{Mcp25Rule, spec};
-use super::session::{Judgement, Session, needs_task};
+use super::session::{self, Judgement, Session, needs_task};
 use crate::suite::Outcome;
 use crate::suite::mcp::Keyword;
 use crate::suite::mcp::client::clip;
@@ -82,8 +82,8 @@ pub(crate) const LIST_SHAPE: Mcp25Rule = Mcp25Rule::new(
      its ttl",
 )
 .help(
-    "When the `tasks` capability declares `list`, protocheck sends `tasks/list` and checks the \
-     `tasks` array: each task has a string `taskId`, a `status` among working, input_required, \
+    "When the `tasks` capability declares `list`, protocheck walks every page of `tasks/list` \
+     (following `nextCursor`, at most 20 pages) and checks each `tasks` array: each task has a string `taskId`, a `status` among working, input_required, \
      completed, failed and cancelled, ISO 8601 `createdAt` and `lastUpdatedAt`, and a `ttl` that \
      is a number or null.",
     "`tasks/list` is not implemented although declared, a task lacks `lastUpdatedAt` or `ttl`, \
@@ -343,38 +343,84 @@ async fn list_shape(s: &Session) -> Judgement {
     if !declares(s, "list") {
         return Judgement::skip("not applicable: the `tasks` capability does not declare `list`");
     }
-    let reply = s.main.request("tasks/list", json!({})).await;
-    let Some(result) = reply.result() else {
-        return Judgement::fail(format!(
-            "`tasks/list` was answered {}, not with a result",
-            reply.describe()
-        ))
-        .reply(&reply);
-    };
-    let Some(tasks) = result.get("tasks").and_then(Value::as_array) else {
-        return Judgement::fail("the `tasks/list` result has no `tasks` array").reply(&reply);
-    };
+    // Every page, following `nextCursor`, at most MAX_PAGES of them.
+    let mut pages = Vec::new();
     let mut bad = Vec::new();
-    for (i, task) in tasks.iter().enumerate() {
-        let problems = task_problems(task);
-        if !problems.is_empty() {
-            let name = task
-                .get("taskId")
-                .and_then(Value::as_str)
-                .map_or_else(|| format!("#{i}"), |t| format!("`{}`", clip(t, 60)));
-            bad.push(format!("task {name} {}", problems.join(", ")));
+    let mut count = 0;
+    let mut cursor: Option<String> = None;
+    let mut stopped = String::new();
+    loop {
+        let n = pages.len() + 1;
+        let params = match &cursor {
+            None => json!({}),
+            Some(c) => json!({"cursor": c}),
+        };
+        let reply = s.main.request("tasks/list", params).await;
+        let result = reply.result().cloned();
+        pages.push(reply);
+        let Some(result) = result else {
+            let answer = pages.last().map(Reply::describe).unwrap_or_default();
+            bad.push(match &cursor {
+                None => format!("`tasks/list` was answered {answer}, not with a result"),
+                Some(c) => format!(
+                    "`tasks/list` page {n}, asked with the server's own `nextCursor` {:?}, was \
+                     answered {answer}, not with a result",
+                    clip(c, 60)
+                ),
+            });
+            break;
+        };
+        match result.get("tasks").and_then(Value::as_array) {
+            None => bad.push(format!(
+                "the `tasks/list` result (page {n}) has no `tasks` array"
+            )),
+            Some(tasks) => {
+                for (i, task) in tasks.iter().enumerate() {
+                    count += 1;
+                    let problems = task_problems(task);
+                    if !problems.is_empty() {
+                        let name = task
+                            .get("taskId")
+                            .and_then(Value::as_str)
+                            .map_or_else(|| format!("#{i}"), |t| format!("`{}`", clip(t, 60)));
+                        bad.push(format!("task {name} (page {n}) {}", problems.join(", ")));
+                    }
+                }
+            }
+        }
+        cursor = match result.get("nextCursor") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(c)) => Some(c.clone()),
+            Some(other) => {
+                bad.push(format!(
+                    "the `tasks/list` result (page {n}) has a `nextCursor` that is not a string: {}",
+                    clip(&other.to_string(), 60)
+                ));
+                None
+            }
+        };
+        if cursor.is_none() {
+            break;
+        }
+        if pages.len() >= session::MAX_PAGES {
+            stopped = format!(
+                " (protocheck reads at most {} pages; page {} named a further cursor)",
+                session::MAX_PAGES,
+                pages.len()
+            );
+            break;
         }
     }
-    if bad.is_empty() {
+    let j = if bad.is_empty() {
         Judgement::pass(format!(
-            "`tasks/list` returned {} task(s), each with taskId, status, createdAt, \
-             lastUpdatedAt and ttl",
-            tasks.len()
+            "`tasks/list` returned {count} task(s) on {} page(s), each with taskId, status, \
+             createdAt, lastUpdatedAt and ttl{stopped}",
+            pages.len()
         ))
     } else {
-        Judgement::fail(bad.join("; "))
-    }
-    .reply(&reply)
+        Judgement::fail(format!("{}{stopped}", bad.join("; ")))
+    };
+    pages.iter().fold(j, Judgement::reply)
 }
 
 async fn list_cursor(s: &Session) -> Judgement {
