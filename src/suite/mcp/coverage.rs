@@ -1092,17 +1092,17 @@ pub static COVERAGE: &[Coverage] = &[
             (pattern, 3–200), `description` (1–100) and `version` (at most 255) required, and the \
             constraints on `title`, `websiteUrl`, `repository`, `packages`, `remotes` and `icons`.",
         probed: "Reads `options.server_json` (the document, or a URL fetched through the run's \
-            client; skipped without one) and validates it with the `jsonschema` crate against \
-            the registry's published `server.json` schema (draft-07, formats such as `uri` \
-            asserted), vendored from modelcontextprotocol/registry \
-            `docs/reference/server-json/draft/server.schema.json` at commit 145c2ec7: the \
-            definitions of the released 2025-12-11 schema, whose remote URL pattern also admits \
-            a leading `{variable}` (both readings pass). Up to 20 schema errors are named with \
-            their place; beside them the commonest problems are named in plain words (required \
-            strings and lengths, the `name` pattern, `repository`, `packages[]` fields and no \
-            `latest` version, `remotes[]` `type` and `url`, `icons[].src` https of at most 255 \
-            characters).",
-        gap: None,
+            client; skipped without one) and checks by hand: the required strings and lengths, the \
+            `name` pattern, `$schema` and `websiteUrl` as URLs, `repository.url`/`source`, \
+            `packages[]` `registryType`, `identifier`, `transport.type` and no `latest` version, \
+            `remotes[]` `type` and `url` pattern, `icons[].src` https of at most 255 characters.",
+        gap: Some(
+            "Not validated against the schema itself: `icons` `mimeType`/`sizes`/`theme`, \
+            `packages[].fileSha256` for mcpb, the allowed transport types, \
+            `remotes[].headers`/`variables` and `repository` subfields are not checked; validating \
+            with the published schema (the `jsonschema` crate is already a dependency) would cover \
+            them.",
+        ),
     },
     Coverage {
         rule: "MCP-REG-002",
