@@ -174,8 +174,11 @@ pub static COVERAGE: &[Coverage] = &[
             upper-cased and `Mcp-Name` with one letter's case swapped (for a URI after its \
             authority only: scheme and host compare without case); on every string \
             `x-mcp-header` of those tools `protocheK` against `protocheck`, on every boolean \
-            one `TRUE` against `true`. -32602 to an unknown name leaves that value probe \
-            unverified (skip).",
+            one `TRUE` against `true`; beside each `Mcp-Name` and `Mcp-Param-*` one, the \
+            same request with a wholly different value, and when that is accepted too the \
+            server compares nothing (MCP-HDR-003/-008 judge it) and the case probe is named as \
+            not judged here. -32602 to an unknown name leaves that value probe unverified \
+            (skip).",
         gap: Some(
             "side effects: `x-mcp-header` names and values are sent only on tools protocheck may \
             call (read-only, or `allow_tool_calls`), and with none `tools/call` is probed with an \

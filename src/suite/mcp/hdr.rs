@@ -1052,19 +1052,26 @@ async fn case(s: &Session) -> Judgement {
     // method; `Mcp-Name` with one letter's case swapped (for a URI only after
     // its authority, as MCP-HDR-003 does); each string or boolean
     // `Mcp-Param-*` in another case.
-    let mut values: Vec<(Option<&Named>, Probe, String)> = vec![(
+    // Beside each `Mcp-Name` and `Mcp-Param-*` probe, the same request with
+    // a wholly different value: a server accepting that too does not compare
+    // the header with the body at all (MCP-HDR-003, MCP-HDR-008 judge it),
+    // which says nothing of letter case.
+    let mut values: Vec<(Option<&Named>, Probe, String, Option<Probe>)> = vec![(
         None,
         s.client
             .request("server/discover", json!({}))
             .with_header(H_METHOD, "SERVER/DISCOVER"),
         "`Mcp-Method: SERVER/DISCOVER` with body `server/discover`".to_owned(),
+        None,
     )];
+    let other_name = unknown_name("case-other");
     for t in &named {
         let upper = t.method.to_ascii_uppercase();
         values.push((
             Some(t),
             t.probe.clone().with_header(H_METHOD, upper.as_str()),
             format!("{} with `Mcp-Method: {upper}`", t.describe()),
+            None,
         ));
         if let Some(recased) = recased(&t.name, t.kind == "resource") {
             values.push((
@@ -1077,6 +1084,7 @@ async fn case(s: &Session) -> Judgement {
                     t.describe(),
                     t.name
                 ),
+                Some(t.probe.clone().with_header(H_NAME, other_name.clone())),
             ));
         }
     }
@@ -1096,11 +1104,24 @@ async fn case(s: &Session) -> Judgement {
                 target.describe(),
                 target.shown_header()
             ),
+            Some(
+                target
+                    .call(s, body.clone())
+                    .with_header(&target.header(), "protocheck-other-value"),
+            ),
         ));
     }
     let value_sends: Vec<_> = values
         .iter()
-        .map(|(t, probe, what)| async move { (*t, what, s.client.send(probe).await) })
+        .map(|(t, probe, what, other)| async move {
+            let (reply, other) = tokio::join!(s.client.send(probe), async {
+                match other {
+                    Some(p) => Some(s.client.send(p).await),
+                    None => None,
+                }
+            });
+            (*t, what, reply, other)
+        })
         .collect();
     // Each spelling on a dedicated connection of its own, side by side, and
     // the values half beside them; the spellings are compared in the order
@@ -1154,8 +1175,19 @@ async fn case(s: &Session) -> Judgement {
     let mut values_refused = Vec::new();
     let mut unverified = Vec::new();
     let mut unreached = Unreached::default();
-    for (target, what, reply) in value_replies {
+    let mut uncompared = Vec::new();
+    for (target, what, reply, other) in value_replies {
         if unreached.refused(&reply.method, &reply) {
+            continue;
+        }
+        if !is_mismatch(&reply)
+            && reply.status.is_some()
+            && target.is_none_or(|t| t.real.is_some())
+            && other
+                .as_ref()
+                .is_some_and(|o| o.status.is_some() && !is_mismatch(o))
+        {
+            uncompared.push(what.clone());
             continue;
         }
         let check = match target {
@@ -1180,7 +1212,15 @@ async fn case(s: &Session) -> Judgement {
             }
         }
     }
-    let scope = format!("{}{}", not_advertised(&absent), uncallable_note(s, None));
+    let mut scope = format!("{}{}", not_advertised(&absent), uncallable_note(s, None));
+    if !uncompared.is_empty() {
+        scope.push_str(&format!(
+            "; not judged here: {} was not refused, but neither was the same request with a \
+             wholly different value, so the server does not compare that header with the body \
+             at all (MCP-HDR-003 and MCP-HDR-008 judge that), which shows nothing of letter case",
+            some(&uncompared, 3, "; ")
+        ));
+    }
     match (refused, value_problem) {
         (None, None) if unverified.is_empty() => Judgement::pass(format!(
             "{} were answered alike with header names spelled lower-case, as the spec writes \
