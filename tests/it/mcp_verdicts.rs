@@ -2,7 +2,9 @@
 //! that behaves as the specification allows (or, for false passes, with a
 //! fault the old probes could not see). Loopback only.
 
-use protocheck::reference::mcp::{Allowed, McpReferenceConfig, ReferenceEra, serve_mcp_reference};
+use protocheck::reference::mcp::{
+    Allowed, HeaderFault, McpReferenceConfig, ReferenceEra, serve_mcp_reference,
+};
 use protocheck::suite::context::{Endpoint, RunContext};
 use protocheck::suite::mcp::{self, McpSettings};
 use protocheck::suite::runner::Reporter;
@@ -458,4 +460,99 @@ async fn a_slow_server_gets_the_verdicts_of_a_fast_one() {
         broken.table(),
         broken_fast.table()
     );
+}
+
+#[tokio::test]
+async fn header_names_are_probed_in_mixed_case() {
+    // A server that finds a header in three spellings only (lower-case, as
+    // the spec writes it, upper-case) misses `mCp-MeThOd`.
+    let run = run(config(&[]).with_header_fault(HeaderFault::ThreeSpellings)).await;
+    let f = run.finding("MCP-HDR-006");
+    assert_eq!(f.outcome, Outcome::Fail, "{}", f.message);
+    assert!(f.message.contains("in mixed case"), "{}", f.message);
+}
+
+#[tokio::test]
+async fn header_value_case_is_probed_on_every_named_method() {
+    // `Mcp-Name` compared without case on `prompts/get` only: the third
+    // named method.
+    let run = run(config(&[]).with_header_fault(HeaderFault::PromptNameWithoutCase)).await;
+    let f = run.finding("MCP-HDR-006");
+    assert_eq!(f.outcome, Outcome::Fail, "{}", f.message);
+    assert!(
+        f.message.contains("`prompts/get` of the listed prompt")
+            && f.message.contains("in another letter case")
+            && f.message.contains("expected 400 with -32020"),
+        "{}",
+        f.message
+    );
+    // `Mcp-Param-*` values in another case.
+    let run = run_annotated(HeaderFault::ParamValueWithoutCase).await;
+    let f = run.finding("MCP-HDR-006");
+    assert_eq!(f.outcome, Outcome::Fail, "{}", f.message);
+    assert!(f.message.contains("Mcp-Param-"), "{}", f.message);
+}
+
+async fn run_annotated(fault: HeaderFault) -> Run {
+    run(config(&[]).with_annotated_tools().with_header_fault(fault)).await
+}
+
+#[tokio::test]
+async fn an_absent_argument_needs_no_header() {
+    let run = run(config(&[]).with_header_fault(HeaderFault::ExpectsAbsentParams)).await;
+    let f = run.finding("MCP-HDR-008");
+    assert_eq!(f.outcome, Outcome::Fail, "{}", f.message);
+    assert!(
+        f.message.contains("MUST NOT expect it") && f.message.contains("its message names"),
+        "{}",
+        f.message
+    );
+}
+
+#[tokio::test]
+async fn an_integer_header_compared_as_text_is_a_warning() {
+    let run = run_annotated(HeaderFault::IntegerParamsAsText).await;
+    let f = run.finding("MCP-HDR-008");
+    assert_eq!(f.outcome, Outcome::Warn, "{}", f.message);
+    assert!(
+        f.message.contains("`Mcp-Param-Limit: 7.0`"),
+        "{}",
+        f.message
+    );
+}
+
+#[tokio::test]
+async fn every_annotation_of_every_callable_tool_is_probed() {
+    let run = run(config(&[]).with_annotated_tools()).await;
+    for id in ["MCP-HDR-006", "MCP-HDR-007", "MCP-HDR-008", "MCP-HDR-009"] {
+        let f = run.finding(id);
+        assert_eq!(f.outcome, Outcome::Pass, "{id}: {}", f.message);
+    }
+    let f = run.finding("MCP-HDR-008");
+    for header in [
+        "Mcp-Param-Region",
+        "Mcp-Param-Zone",
+        "Mcp-Param-Limit",
+        "Mcp-Param-Exact",
+    ] {
+        assert!(f.message.contains(header), "{header}: {}", f.message);
+    }
+    assert!(f.message.contains("taken as equal"), "{}", f.message);
+    let f = run.finding("MCP-HDR-009");
+    assert!(
+        f.message
+            .contains("`lookup_zone` `Mcp-Param-Exact` (boolean)")
+            && f.message.contains("each of the 29 control characters"),
+        "{}",
+        f.message
+    );
+    let f = run.finding("MCP-HDR-006");
+    assert!(
+        f.message.contains("in mixed case")
+            && f.message.contains("`Mcp-Param-Exact: TRUE`")
+            && f.message.contains("`prompts/get` of the listed prompt"),
+        "{}",
+        f.message
+    );
+    assert_eq!(run.grade(), "strict", "{}", run.table());
 }

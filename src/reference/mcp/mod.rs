@@ -24,6 +24,7 @@
 //! `auth` serves the OAuth side of `--auth`, `tls` makes the certificates of
 //! `--tls`, and `spelling` records how clients spell header names.
 
+use crate::suite::mcp::client::Spelling;
 use crate::suite::mcp::wire::{LEGACY_VERSION, PROTOCOL_VERSION};
 use crate::suite::mcp::{McpRule, aut, cac, dep, dsc, err, hdr, reg, res, sch, sec, stl};
 use axum::Router;
@@ -142,6 +143,28 @@ pub enum Variant {
     ExtensionResultType,
 }
 
+/// Subtler shapes of the header rules' faults (MCP-HDR-006, -008), each
+/// breaking one rule in a way only a wider probe shows; set with
+/// [`McpReferenceConfig::with_header_fault`]. `--break` plays the plain
+/// fault of each rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum HeaderFault {
+    /// Header names are found in three spellings only: lower-case, as the
+    /// spec writes them and upper-case; `mCp-MeThOd` is not found (MCP-HDR-006).
+    ThreeSpellings,
+    /// `Mcp-Name` compared without letter case on `prompts/get` only
+    /// (MCP-HDR-006, MCP-HDR-003).
+    PromptNameWithoutCase,
+    /// `Mcp-Param-*` values compared without letter case (MCP-HDR-006).
+    ParamValueWithoutCase,
+    /// A missing `Mcp-Param-*` refused even when its argument is absent or
+    /// null (MCP-HDR-008).
+    ExpectsAbsentParams,
+    /// Integer `Mcp-Param-*` values compared as text, so `7.0` differs from 7
+    /// (MCP-HDR-008's SHOULD).
+    IntegerParamsAsText,
+}
+
 /// How the reference server behaves: correct, or with some rules broken.
 #[derive(Debug, Clone)]
 pub struct McpReferenceConfig {
@@ -150,6 +173,9 @@ pub struct McpReferenceConfig {
     allowed: BTreeSet<Allowed>,
     /// Authorization shapes played (see [`AuthShape`]).
     shapes: BTreeSet<AuthShape>,
+    header_faults: BTreeSet<HeaderFault>,
+    /// Whether `tools/list` also offers `lookup_zone` (see [`Self::with_annotated_tools`]).
+    annotated_tools: bool,
     /// The name half of MCP-HDR-006's fault alone (see [`Self::case_sensitive_names`]).
     case_sensitive_names: bool,
     /// Origins compared by prefix (see [`Self::with_origin_prefix_match`]).
@@ -274,6 +300,8 @@ impl McpReferenceConfig {
             variants: BTreeSet::new(),
             allowed: BTreeSet::new(),
             shapes: BTreeSet::new(),
+            header_faults: BTreeSet::new(),
+            annotated_tools: false,
             case_sensitive_names: false,
             origin_prefix_match: false,
             era: ReferenceEra::Modern,
@@ -352,6 +380,19 @@ impl McpReferenceConfig {
     /// wrong (see [`AuthShape`]).
     pub fn with_auth_shape(mut self, shape: AuthShape) -> Self {
         self.shapes.insert(shape);
+        self
+    }
+
+    /// The same server with one of the subtler header faults (see [`HeaderFault`]).
+    pub fn with_header_fault(mut self, fault: HeaderFault) -> Self {
+        self.header_faults.insert(fault);
+        self
+    }
+
+    /// Also offer `lookup_zone`, a read-only tool whose schema mirrors a
+    /// string, an integer and a boolean argument into `Mcp-Param-*` headers.
+    pub fn with_annotated_tools(mut self) -> Self {
+        self.annotated_tools = true;
         self
     }
 
@@ -436,16 +477,30 @@ impl Inner {
         self.config.shapes.contains(&shape)
     }
 
+    fn has_header_fault(&self, fault: HeaderFault) -> bool {
+        self.config.header_faults.contains(&fault)
+    }
+
     /// Whether the server, looking `name` up case-sensitively in lower case,
     /// fails to find it though the client sent it in another spelling.
     fn misses_by_case(&self, peer: Option<SocketAddr>, name: &str) -> bool {
-        if !(self.breaks(&hdr::CASE) || self.config.case_sensitive_names) {
+        let three = self.has_header_fault(HeaderFault::ThreeSpellings);
+        if !(self.breaks(&hdr::CASE) || self.config.case_sensitive_names || three) {
             return false;
         }
         let Some(names) = peer.and_then(|p| self.spellings.of(p)) else {
             return false;
         };
-        names.iter().any(|n| n.eq_ignore_ascii_case(name)) && !names.iter().any(|n| n == name)
+        let found = |n: &String| {
+            if three {
+                [Spelling::Lower, Spelling::Spec, Spelling::Upper]
+                    .iter()
+                    .any(|s| *n == s.name(name))
+            } else {
+                n == name
+            }
+        };
+        names.iter().any(|n| n.eq_ignore_ascii_case(name)) && !names.iter().any(found)
     }
 
     /// Called when a connection is accepted: it starts with no history.

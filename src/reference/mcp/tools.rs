@@ -68,6 +68,23 @@ pub(super) fn tools(state: &Inner, connection: Option<usize>) -> Vec<Value> {
             "annotations": {"readOnlyHint": false, "destructiveHint": false}
         }),
     ];
+    if state.config.annotated_tools {
+        list.push(json!({
+            "name": "lookup_zone",
+            "title": "Look up a zone",
+            "description": "Looks a zone up; each argument travels in an Mcp-Param header too.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "zone": {"type": "string", "x-mcp-header": "Zone"},
+                    "limit": {"type": "integer", "x-mcp-header": "Limit"},
+                    "exact": {"type": "boolean", "x-mcp-header": "Exact"}
+                },
+                "required": ["zone"]
+            },
+            "annotations": {"readOnlyHint": true}
+        }));
+    }
     // Each schema fault adds a tool that breaks only its rule; none is read-only,
     // so no probe ever calls one.
     let faulty = |name: &str, schema: Value| json!({"name": name, "inputSchema": schema});

@@ -4,7 +4,7 @@
 
 use super::protocol::{Out, invalid_params, method_not_found, mismatch, rpc_error};
 use super::tools::tools;
-use super::{Allowed, Inner};
+use super::{Allowed, HeaderFault, Inner};
 use crate::suite::mcp::wire::{
     self, H_LAST_EVENT_ID, H_METHOD, H_NAME, H_PROTOCOL_VERSION, H_SESSION_ID, LEGACY_VERSIONS,
     META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, PROTOCOL_VERSION, code,
@@ -204,7 +204,7 @@ pub(super) fn validate<'a>(
         return Err(invalid_params(id, format!("Unknown tool: {name}"), None));
     }
     if let Some(field) = wire::name_field(method).filter(|_| !state.stdio) {
-        validate_name(state, headers, id, field, params.get(field))?;
+        validate_name(state, headers, id, method, field, params.get(field))?;
     }
     if method == "tools/call"
         && !state.stdio
@@ -265,6 +265,7 @@ fn validate_name(
     state: &Inner,
     headers: &HeaderMap,
     id: &Value,
+    method: &str,
     field: &str,
     body: Option<&Value>,
 ) -> Result<(), Out> {
@@ -293,7 +294,13 @@ fn validate_name(
     let Some(body) = body.and_then(Value::as_str) else {
         return Ok(());
     };
-    if decoded != body && !state.breaks(&hdr::NAME_MATCHES) {
+    let same =
+        if state.has_header_fault(HeaderFault::PromptNameWithoutCase) && method == "prompts/get" {
+            decoded.eq_ignore_ascii_case(body)
+        } else {
+            decoded == body
+        };
+    if !same && !state.breaks(&hdr::NAME_MATCHES) {
         return Err(mismatch(
             id,
             format!(
@@ -321,7 +328,7 @@ fn validate_params(
         let shown = format!("Mcp-Param-{name}");
         let body_value = wire::value_at(arguments, path);
         let Some(raw) = headers.get(&header_name) else {
-            if body_value.is_some() {
+            if body_value.is_some() || state.has_header_fault(HeaderFault::ExpectsAbsentParams) {
                 return Err(mismatch(
                     id,
                     format!("Header mismatch: the {shown} header is missing"),
@@ -354,8 +361,16 @@ fn validate_params(
         };
         let same = match body_value {
             // Integers compare numerically (SHOULD, "Server Validation" note).
-            Value::Number(n) => decoded.parse::<f64>().ok() == n.as_f64(),
-            other => wire::header_text(other).as_deref() == Some(decoded.as_str()),
+            Value::Number(n) if !state.has_header_fault(HeaderFault::IntegerParamsAsText) => {
+                decoded.parse::<f64>().ok() == n.as_f64()
+            }
+            other => wire::header_text(other).is_some_and(|text| {
+                if state.has_header_fault(HeaderFault::ParamValueWithoutCase) {
+                    text.eq_ignore_ascii_case(&decoded)
+                } else {
+                    text == decoded
+                }
+            }),
         };
         if !same {
             return Err(mismatch(

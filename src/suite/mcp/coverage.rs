@@ -162,17 +162,29 @@ pub static COVERAGE: &[Coverage] = &[
         required: "Header names MUST be compared case-insensitively (`mcp-method`, `Mcp-Method` \
             and `MCP-METHOD` are one header), for `Mcp-Method`, `Mcp-Name`, `MCP-Protocol-Version` \
             and `Mcp-Param-{Name}`; header values are case-sensitive.",
-        probed: "On a dedicated HTTP/1.1 connection (names sent byte for byte): `server/discover`, \
-            a `Mcp-Name` request of the first advertised of tools, prompts and resources (unknown \
-            name), and a `tools/call` of a callable tool with `x-mcp-header` when there is one, \
-            each with all header names lower-case, as the spec writes them, and upper-case; every \
+        probed: "On dedicated HTTP/1.1 connections (names sent byte for byte), one per spelling: \
+            `server/discover`, a request of every advertised named method (`tools/call`, \
+            `prompts/get`, `resources/read`: the MCP-HDR-002 targets, listed names where there \
+            are) and a call of each tool protocheck may call that has an `x-mcp-header` (every \
+            such tool), each with all header names lower-case, as the spec writes them, \
+            upper-case and in mixed case (`mCp-MeThOd`, `mCp-NaMe`, `mCp-PaRaM-…`); every \
             spelling must get the lower-case answer's status, error code and result presence. \
-            Values: `Mcp-Method: SERVER/DISCOVER` with body `server/discover` must get 400 with \
-            -32020.",
+            Values, on the pooled client, each must get 400 with -32020: `Mcp-Method: \
+            SERVER/DISCOVER` with body `server/discover`; on every named target `Mcp-Method` \
+            upper-cased and `Mcp-Name` with one letter's case swapped (for a URI after its \
+            authority only: scheme and host compare without case); on every string \
+            `x-mcp-header` of those tools `protocheK` against `protocheck`, on every boolean \
+            one `TRUE` against `true`; beside each `Mcp-Name` and `Mcp-Param-*` one, the \
+            same request with a wholly different value, and when that is accepted too the \
+            server compares nothing (MCP-HDR-003/-008 judge it) and the case probe is named as \
+            not judged here. -32602 to an unknown name leaves that value probe unverified \
+            (skip).",
         gap: Some(
-            "Not probed: other mixed spellings (`mCp-NaMe`); the second and third named method \
-            when several are advertised; value case on `Mcp-Name` and `Mcp-Param-*` (only the \
-            `Mcp-Method` value is sent in another case).",
+            "side effects: `x-mcp-header` names and values are sent only on tools protocheck may \
+            call (read-only, or `allow_tool_calls`), and with none `tools/call` is probed with an \
+            unknown name, whose value probes a server may answer by lookup (unverified); not \
+            advertised: a server listing no resource or prompt is probed on those methods with \
+            an unknown name likewise.",
         ),
     },
     Coverage {
@@ -183,16 +195,17 @@ pub static COVERAGE: &[Coverage] = &[
         probed: "For each advertised named method, the MCP-HDR-002 target with `Mcp-Name` in \
             sentinel form: the listed name encoded though it is plain ASCII, or with no listed \
             name an unknown non-ASCII name (`protocheck-ünknown-…`) that a client must encode. \
-            Then, on the first callable tool whose schema mirrors a string argument into a \
-            header (`x-mcp-header`), `tools/call` with a non-ASCII value and its \
-            `Mcp-Param-{Name}` in sentinel form. -32020 or no answer fails; anything else passes, \
-            an unknown-name pass named as an inference.",
+            Beside them, on every string `x-mcp-header` of every tool protocheck may call, \
+            `tools/call` with a non-ASCII value and that `Mcp-Param-{Name}` in sentinel form. \
+            -32020 or no answer fails; anything else passes, an unknown-name pass named as an \
+            inference.",
         gap: Some(
-            "`Mcp-Param-{Name}` is probed only when a tool protocheck may call (read-only, or \
-            `allow_tool_calls`) mirrors a string argument into a header; integer and boolean \
-            values are never encoded by a client, so none is sent encoded. Without a listed name \
-            the `Mcp-Name` pass rests on an unknown name that a server may refuse by lookup \
-            before reading the header.",
+            "side effects: `Mcp-Param-{Name}` is probed only on tools protocheck may call \
+            (read-only, or `allow_tool_calls`), and with none `tools/call` carries an unknown \
+            name, whose pass is an inference (a server may look the name up before the \
+            header); not advertised: likewise for `resources/read` and `prompts/get` when no \
+            resource or prompt is listed. Integer and boolean values are never encoded by a \
+            client (their text is plain ASCII), so none is sent encoded.",
         ),
     },
     Coverage {
@@ -201,15 +214,18 @@ pub static COVERAGE: &[Coverage] = &[
             value, the `Mcp-Param-{Name}` header MUST be sent and the server MUST validate it \
             (missing or different: 400 with -32020); with the value absent or null the server MUST \
             NOT expect it. Applies to string, integer and boolean properties.",
-        probed: "The first listed tool protocheck may call that has a valid, statically reachable \
-            string, integer or boolean `x-mcp-header`: one call whose header differs from the body \
-            (`protocheck-other`/`8`/`false` against `protocheck`/`7`/`true`) and one without the \
-            header; both must get 400 with -32020.",
+        probed: "Every valid, statically reachable string, integer or boolean `x-mcp-header` of \
+            every listed tool protocheck may call, side by side: a call whose header differs \
+            from the body (`protocheck-other`/`8`/`false` against `protocheck`/`7`/`true`) and \
+            one without the header, each must get 400 with -32020; a call with the argument left \
+            out and one with it `null` (no header either time), where 400 with -32020 fails (the \
+            server MUST NOT expect the header; the finding says whether the message names it); \
+            for an integer, `7.0` against 7, where 400 with -32020 warns (numeric comparison is \
+            a SHOULD).",
         gap: Some(
-            "One annotation of one tool, and only tools protocheck may run (a non-conforming \
-            server would execute the call): other annotated tools and value types are not probed. \
-            Not sent: a call with the argument absent or null (the header must not be expected) \
-            and an integer header in another numeric form (`7.0`, a SHOULD).",
+            "side effects: tools protocheck may not call (not `readOnlyHint: true`, \
+            `allow_tool_calls` unset) are not probed, as a non-conforming server would run them; \
+            the finding names them.",
         ),
     },
     Coverage {
@@ -217,13 +233,17 @@ pub static COVERAGE: &[Coverage] = &[
         required: "Servers MUST reject a recognised `Mcp-Param-{Name}` header containing invalid \
             characters (non-ASCII, control characters: anything a plain header value cannot hold) \
             with 400 and -32020.",
-        probed: "The first callable tool with a string `x-mcp-header`: body value and header both \
-            `protocheck-café`, the header as raw UTF-8 instead of the sentinel; 400 with -32020 \
-            passes.",
+        probed: "Every valid `x-mcp-header` (string, integer, boolean) of every tool protocheck may \
+            call: the header as raw UTF-8 (`protocheck-café-x`, for an integer or boolean `7café` \
+            or `truecafé`) on the pooled client, and each control character an HTTP/1.1 field \
+            can carry (0x01-0x08, 0x0B, 0x0C, 0x0E-0x1F, 0x7F; HTAB is a legal plain value, NUL, \
+            CR and LF no field carries) raw on a dedicated HTTP/1.1 connection, a string \
+            argument holding the same text as its header. 400 with -32020 passes; 400 with no \
+            JSON-RPC body is read as the HTTP layer refusing the field (RFC 9110 §5.5) and \
+            passes, named; no answer is noted, never failed; any other answer fails.",
         gap: Some(
-            "Only non-ASCII is sent: control characters (0x00-0x1F, 0x7F) are not, as the pooled \
-            HTTP client refuses them (the dedicated raw connection could carry them); integer and \
-            boolean annotations and tools protocheck may not call are not probed.",
+            "side effects: tools protocheck may not call (not `readOnlyHint: true`, \
+            `allow_tool_calls` unset) are not probed; the finding names them.",
         ),
     },
     Coverage {

@@ -7,7 +7,7 @@
 //! and prompts, and tools annotated read-only (or any tool when the run sets
 //! allow_tool_calls).
 
-use super::client::{Probe, Reply, Spelling};
+use super::client::{Probe, Reply, Spelling, some};
 use super::era::Era;
 use super::rule::{DISCOVER_ID, Keyword, McpRule, spec};
 use super::session::{Judgement, Session, Unreached};
@@ -165,13 +165,17 @@ pub(crate) const CASE: McpRule = McpRule::new(
 )
 .says("header names MUST be compared case-insensitively; header values are case-sensitive")
 .help(
-    "On a dedicated HTTP/1.1 connection protocheck sends valid requests (`server/discover`, a \
-     named request, a tool call with an `Mcp-Param-*` header where one exists) with header names \
-     lower-case, as the spec writes them and upper-case; each spelling must be answered alike. It \
-     also sends `Mcp-Method: SERVER/DISCOVER` and expects 400 with -32020.",
+    "On dedicated HTTP/1.1 connections protocheck sends valid requests (`server/discover`, one of \
+     every named method the server advertises, a call of each tool it may call that has an \
+     `Mcp-Param-*` header) with header names lower-case, as the spec writes them, upper-case and \
+     in mixed case (`mCp-NaMe`); each spelling must be answered alike. It also sends header \
+     values in another letter case (`Mcp-Method: SERVER/DISCOVER`, each named method's \
+     `Mcp-Method` and `Mcp-Name`, string and boolean `Mcp-Param-*` values) and expects 400 with \
+     -32020 to each.",
     "Either header names are compared byte for byte (a plain string map or a hand-written lookup \
      of `Mcp-Method`), so one spelling is refused; or header values are lower-cased before \
-     comparison, so `SERVER/DISCOVER` is taken to match the body's `server/discover`.",
+     comparison, so `SERVER/DISCOVER` is taken to match the body's `server/discover` (or a \
+     tool name, prompt name or `Mcp-Param-*` value is matched without case).",
     "Look headers up through your framework's case-insensitive header API, never a plain string \
      map, and compare values exactly as sent: `Mcp-Method` must equal the body's method byte for \
      byte, or the request gets HTTP 400 with -32020.",
@@ -191,8 +195,8 @@ pub(crate) const BASE64: McpRule = McpRule::new(
 .help(
     "For each advertised `tools/call`, `resources/read` and `prompts/get`, protocheck sends \
      `Mcp-Name` in the `=?base64?...?=` sentinel form of the body's name (a listed name, or a \
-     made-up non-ASCII one) and fails on -32020 or no answer; where a callable tool declares a \
-     string `x-mcp-header`, it also sends a non-ASCII argument with its `Mcp-Param-*` header \
+     made-up non-ASCII one) and fails on -32020 or no answer; for every string `x-mcp-header` of \
+     every tool it may call, it also sends a non-ASCII argument with its `Mcp-Param-*` header \
      encoded.",
     "The server compares the raw header with the body without decoding the sentinel, so a \
      correctly encoded request is refused as a mismatch (-32020); this usually surfaces first \
@@ -214,13 +218,16 @@ pub(crate) const PARAM_MATCHES: McpRule = McpRule::new(
 )
 .says("when an x-mcp-header argument has a value, the Mcp-Param-{Name} header MUST be sent and the server MUST validate it against the body, rejecting a missing or different one with 400 and -32020")
 .help(
-    "protocheck takes the first callable tool (read-only, or any with `allow_tool_calls`) whose \
-     `inputSchema` declares a valid `x-mcp-header` on a string, integer or boolean property, and \
-     calls it once with that `Mcp-Param-*` header differing from the argument and once without \
-     the header, expecting HTTP 400 with -32020 both times.",
+    "For every valid `x-mcp-header` (string, integer or boolean) of every tool protocheck may call \
+     (read-only, or any with `allow_tool_calls`), it calls the tool with that `Mcp-Param-*` \
+     header differing from the argument and without the header, expecting HTTP 400 with -32020 \
+     both times; with the argument left out and with it `null` (no header), which must not be \
+     refused with -32020; and for an integer with the header `7.0` for 7, which SHOULD be taken \
+     as equal (a refusal is a warning).",
     "The server declares `x-mcp-header` in the schema but never validates the mirrored header, so \
-     both calls run the tool; less often it refuses a mismatch but accepts a missing header. \
-     Skipped when no callable tool declares an annotation.",
+     both calls run the tool; or it refuses a mismatch but accepts a missing header; or it \
+     demands the header even when the argument is absent or null. Skipped when no callable tool \
+     declares an annotation.",
     "For every `x-mcp-header` property whose argument is present, require the `Mcp-Param-{Name}` \
      header, decode it, compare it with the argument's text form (integers in decimal, booleans \
      `true`/`false`) and refuse a missing or different value with HTTP 400 and -32020.",
@@ -241,9 +248,11 @@ pub(crate) const PARAM_CHARACTERS: McpRule = McpRule::new(
 )
 .says("servers MUST reject a recognised Mcp-Param-{Name} header containing invalid characters")
 .help(
-    "protocheck takes a callable tool whose schema declares `x-mcp-header` on a string property \
-     and calls it with the argument `protocheck-café`, sending the same text as raw UTF-8 in the \
-     `Mcp-Param-*` header instead of the Base64 sentinel, and expects HTTP 400 with -32020.",
+    "For every valid `x-mcp-header` of every tool protocheck may call, it sends the \
+     `Mcp-Param-*` header holding raw UTF-8 (`café`) instead of the Base64 sentinel, and on a \
+     dedicated HTTP/1.1 connection each control character a header can carry (0x01-0x1F but \
+     HTAB, CR and LF, and 0x7F), and expects HTTP 400 with -32020; a bare HTTP 400 from the \
+     server's HTTP layer is accepted and named.",
     "The server's HTTP stack accepts non-ASCII bytes in header values and the comparison with the \
      body then succeeds, so the tool runs: the server never checks that the header holds only the \
      characters a conforming client sends unencoded.",
@@ -309,24 +318,6 @@ fn expect_mismatch(reply: &Reply, what: &str, why: &str) -> Judgement {
             reply.describe()
         ))
         .reply(reply)
-    }
-}
-
-/// A request that carries `Mcp-Name`, addressed to a name the server does not
-/// have: refused before dispatch by a conforming server, harmless otherwise.
-fn named_request(s: &Session, name: &str) -> Option<Probe> {
-    let c = &s.client;
-    if s.advertises("tools") {
-        Some(c.request("tools/call", json!({"name": name, "arguments": {}})))
-    } else if s.advertises("prompts") {
-        Some(c.request("prompts/get", json!({"name": name})))
-    } else if s.advertises("resources") {
-        Some(c.request(
-            "resources/read",
-            json!({"uri": format!("protocheck://missing/{name}")}),
-        ))
-    } else {
-        None
     }
 }
 
@@ -1032,35 +1023,116 @@ async fn case(s: &Session) -> Judgement {
     // only (hyper writes them so), which a server looking up `Mcp-Method`
     // case-sensitively would refuse while one looking up `mcp-method` would
     // not: so valid requests go, on a dedicated HTTP/1.1 connection where
-    // names travel byte for byte, spelled lower-case, as the spec writes them
-    // and upper-case, and every spelling must be answered like the first
-    // (§15 amendment "Header names are probed in several spellings").
+    // names travel byte for byte, spelled lower-case, as the spec writes
+    // them, upper-case and in mixed case (`mCp-NaMe`), and every spelling
+    // must be answered like the first (§15 amendment "Header names are probed
+    // in several spellings"). The requests: `server/discover`, every named
+    // method the server advertises (to a listed name where it can), and a
+    // call of each tool protocheck may call that mirrors an argument into an
+    // `Mcp-Param-*` header.
     if !s.discover.ok() {
         return Judgement::skip(
             "not verified: server/discover with lower-case header names failed",
         );
     }
+    let (named, absent) = named_targets(s, |kind| unknown_name(&format!("case-{kind}")));
+    let params = param_targets(s, None).unwrap_or_default();
     let mut requests = vec![s.client.request("server/discover", json!({}))];
-    if let Some(named) = named_request(s, &unknown_name("case")) {
-        requests.push(named);
+    requests.extend(named.iter().map(|t| t.probe.clone()));
+    let mut called = Vec::new();
+    for target in &params {
+        if !called.contains(&target.tool) {
+            called.push(target.tool.clone());
+            let (value, _) = target.values();
+            requests.push(target.call(s, value));
+        }
     }
-    if let Ok(target) = param_target(s, None) {
-        let (value, _) = target.values();
-        requests.push(target.call(s, value));
+    // Values half (on the pooled client): a value in another case is another
+    // value. `Mcp-Method` upper-cased on `server/discover` and on each named
+    // method; `Mcp-Name` with one letter's case swapped (for a URI only after
+    // its authority, as MCP-HDR-003 does); each string or boolean
+    // `Mcp-Param-*` in another case.
+    // Beside each `Mcp-Name` and `Mcp-Param-*` probe, the same request with
+    // a wholly different value: a server accepting that too does not compare
+    // the header with the body at all (MCP-HDR-003, MCP-HDR-008 judge it),
+    // which says nothing of letter case.
+    let mut values: Vec<(Option<&Named>, Probe, String, Option<Probe>)> = vec![(
+        None,
+        s.client
+            .request("server/discover", json!({}))
+            .with_header(H_METHOD, "SERVER/DISCOVER"),
+        "`Mcp-Method: SERVER/DISCOVER` with body `server/discover`".to_owned(),
+        None,
+    )];
+    let other_name = unknown_name("case-other");
+    for t in &named {
+        let upper = t.method.to_ascii_uppercase();
+        values.push((
+            Some(t),
+            t.probe.clone().with_header(H_METHOD, upper.as_str()),
+            format!("{} with `Mcp-Method: {upper}`", t.describe()),
+            None,
+        ));
+        if let Some(recased) = recased(&t.name, t.kind == "resource") {
+            values.push((
+                Some(t),
+                t.probe
+                    .clone()
+                    .with_header(H_NAME, wire::encode_header_value(&recased)),
+                format!(
+                    "{} with `Mcp-Name: {recased}` (the body's `{}` in another letter case)",
+                    t.describe(),
+                    t.name
+                ),
+                Some(t.probe.clone().with_header(H_NAME, other_name.clone())),
+            ));
+        }
     }
+    for target in &params {
+        let (body, header) = match target.kind {
+            "string" => (json!("protocheck"), "protocheK".to_owned()),
+            "boolean" => (json!(true), "TRUE".to_owned()),
+            _ => continue,
+        };
+        values.push((
+            None,
+            target
+                .call(s, body.clone())
+                .with_header(&target.header(), header.clone()),
+            format!(
+                "{} with `{}: {header}` and the body value {body}",
+                target.describe(),
+                target.shown_header()
+            ),
+            Some(
+                target
+                    .call(s, body.clone())
+                    .with_header(&target.header(), "protocheck-other-value"),
+            ),
+        ));
+    }
+    let value_sends: Vec<_> = values
+        .iter()
+        .map(|(t, probe, what, other)| async move {
+            let (reply, other) = tokio::join!(s.client.send(probe), async {
+                match other {
+                    Some(p) => Some(s.client.send(p).await),
+                    None => None,
+                }
+            });
+            (*t, what, reply, other)
+        })
+        .collect();
     // Each spelling on a dedicated connection of its own, side by side, and
-    // the values half (on the pooled client) beside them; the spellings are
-    // compared in the order spec, upper-case, each request in turn, as if
-    // they had gone one after another.
-    let value_probe = s
-        .client
-        .request("server/discover", json!({}))
-        .with_header(H_METHOD, "SERVER/DISCOVER");
-    let (lower, spec_spelled, upper, reply) = tokio::join!(
+    // the values half beside them; the spellings are compared in the order
+    // spec, upper-case, mixed, each request in turn, as if they had gone one
+    // after another.
+    let (lower, spec_spelled, upper, mixed, value_replies) = tokio::join!(
         spelled(s, &requests, Spelling::Lower),
         spelled(s, &requests, Spelling::Spec),
         spelled(s, &requests, Spelling::Upper),
-        s.client.send(&value_probe),
+        spelled(s, &requests, Spelling::Mixed),
+        s.each(value_sends),
     );
     let baseline = match lower {
         Ok(replies) => replies,
@@ -1068,9 +1140,11 @@ async fn case(s: &Session) -> Judgement {
     };
     let mut tried = Vec::new();
     let mut refused: Option<(String, Reply, Reply)> = None;
-    'spellings: for (spelling, answered) in
-        [(Spelling::Spec, spec_spelled), (Spelling::Upper, upper)]
-    {
+    'spellings: for (spelling, answered) in [
+        (Spelling::Spec, spec_spelled),
+        (Spelling::Upper, upper),
+        (Spelling::Mixed, mixed),
+    ] {
         let answered = match answered {
             Ok(replies) => replies,
             Err(skip) => return skip,
@@ -1093,29 +1167,85 @@ async fn case(s: &Session) -> Judgement {
     }
     tried.sort();
     tried.dedup();
-    // Values half: a value in another case is a different value.
-    let value_problem = (!is_mismatch(&reply)).then(|| {
-        let how = if reply.ok() {
-            "was accepted with 200".to_owned()
-        } else {
-            format!("answered {}", reply.describe())
+    // Values half: each must be refused as a mismatch; an unknown name
+    // answered -32602 leaves its probe unverified (see [`judge_named`]).
+    let why = "header names are case-insensitive but header values are case-sensitive and must \
+               match the body";
+    let mut value_problem: Option<(String, Reply)> = None;
+    let mut values_refused = Vec::new();
+    let mut unverified = Vec::new();
+    let mut unreached = Unreached::default();
+    let mut uncompared = Vec::new();
+    for (target, what, reply, other) in value_replies {
+        if unreached.refused(&reply.method, &reply) {
+            continue;
+        }
+        if !is_mismatch(&reply)
+            && reply.status.is_some()
+            && target.is_none_or(|t| t.real.is_some())
+            && other
+                .as_ref()
+                .is_some_and(|o| o.status.is_some() && !is_mismatch(o))
+        {
+            uncompared.push(what.clone());
+            continue;
+        }
+        let check = match target {
+            Some(t) => judge_named(t, &reply, what, why),
+            None if is_mismatch(&reply) => NameCheck::Refused,
+            None => NameCheck::Failed(expect_mismatch(&reply, what, why)),
         };
-        format!(
-            "`Mcp-Method: SERVER/DISCOVER` with body `server/discover` {how}; header names are \
-             case-insensitive but header values are case-sensitive and must match the body, \
-             expected 400 with -32020"
-        )
-    });
+        match check {
+            NameCheck::Refused => values_refused.push(what.clone()),
+            NameCheck::Unverified(text) => unverified.push(text),
+            NameCheck::Failed(_) => {
+                let how = if reply.ok() {
+                    "was accepted with 200".to_owned()
+                } else {
+                    format!("answered {}", reply.describe())
+                };
+                value_problem = Some((
+                    format!("{what} {how}; {why}, expected 400 with -32020"),
+                    reply,
+                ));
+                break;
+            }
+        }
+    }
+    let mut scope = format!("{}{}", not_advertised(&absent), uncallable_note(s, None));
+    if !uncompared.is_empty() {
+        scope.push_str(&format!(
+            "; not judged here: {} was not refused, but neither was the same request with a \
+             wholly different value, so the server does not compare that header with the body \
+             at all (MCP-HDR-003 and MCP-HDR-008 judge that), which shows nothing of letter case",
+            some(&uncompared, 3, "; ")
+        ));
+    }
     match (refused, value_problem) {
-        (None, None) => Judgement::pass(format!(
+        (None, None) if unverified.is_empty() => Judgement::pass(format!(
             "{} were answered alike with header names spelled lower-case, as the spec writes \
-             them and upper-case (HTTP/1.1, names sent byte for byte), and `Mcp-Method: \
-             SERVER/DISCOVER` with body `server/discover` was refused with 400 and -32020",
-            tried.join(", ")
+             them, upper-case and in mixed case (HTTP/1.1, names sent byte for byte); values in \
+             another case were each refused with 400 and -32020: {}{}{scope}",
+            tried.join(", "),
+            some(&values_refused, 12, "; "),
+            unreached.note()
+        )),
+        (None, None) => Judgement::skip(format!(
+            "not verified: {}; header names were answered alike in every spelling on {}, and {} \
+             {} refused with 400 and -32020{}{scope}",
+            unverified.join("; "),
+            tried.join(", "),
+            some(&values_refused, 12, "; "),
+            if values_refused.len() == 1 {
+                "was"
+            } else {
+                "were"
+            },
+            unreached.note()
         )),
         (Some((text, spelled, lower)), None) => Judgement::fail(text).reply(&spelled).reply(&lower),
-        (None, Some(text)) => Judgement::fail(text).reply(&reply),
-        (Some((names, spelled, lower)), Some(values)) => {
+        (None, Some((text, reply))) => Judgement::fail(text).reply(&reply),
+        (Some((names, spelled, lower)), Some((values, reply))) => {
             Judgement::fail(format!("{names}; and {values}"))
                 .reply(&spelled)
                 .reply(&lower)
@@ -1140,19 +1270,21 @@ async fn base64(s: &Session) -> Judgement {
     // client must encode (non-ASCII), its header in the sentinel form.
     let tag = format!("{:08x}", rand::random::<u32>());
     let (targets, absent) = named_targets(s, |kind| format!("protocheck-ünknown-{kind}-{tag}"));
-    let param = param_target(s, Some("string"));
-    if targets.is_empty() && param.is_err() {
-        let why = param.err().unwrap_or_default();
+    let params = param_targets(s, Some("string"));
+    let params_list: &[ParamTarget] = params.as_deref().unwrap_or_default();
+    if targets.is_empty() && params_list.is_empty() {
+        let why = params.as_ref().err().cloned().unwrap_or_default();
         return Judgement::skip(format!("{NO_NAMED_METHOD}; `Mcp-Param-{{Name}}`: {why}"));
     }
     // Every probe goes out side by side (see `Session::each`); they are
-    // judged in this order, the named methods first, then the parameter.
+    // judged in this order, the named methods first, then every string
+    // annotation of every tool protocheck may call.
     let value = format!("protocheck-ü-{tag}");
     let mut probes: Vec<Probe> = targets
         .iter()
         .map(|t| t.probe.clone().with_header(H_NAME, wire::sentinel(&t.name)))
         .collect();
-    if let Ok(target) = &param {
+    for target in params_list {
         probes.push(
             target
                 .call(s, json!(value))
@@ -1162,7 +1294,7 @@ async fn base64(s: &Session) -> Judgement {
     let replies = s
         .each(probes.iter().map(|p| s.client.send(p)).collect())
         .await;
-    let (named, param_reply) = replies.split_at(targets.len().min(replies.len()));
+    let (named, param_replies) = replies.split_at(targets.len().min(replies.len()));
     let mut decoded = Vec::new();
     let mut inferred = Vec::new();
     for (target, reply) in targets.iter().zip(named) {
@@ -1190,35 +1322,38 @@ async fn base64(s: &Session) -> Judgement {
             inferred.push(line);
         }
     }
-    let param_part = match (&param, param_reply.first()) {
-        (Ok(target), Some(reply)) => {
-            let encoded = wire::sentinel(&value);
-            let shown = target.shown_header();
-            let what = format!(
-                "`tools/call` of `{}` with `{shown}: {encoded}` (the Base64 sentinel form of the \
-                 body's \"{value}\")",
-                target.tool
-            );
-            if reply.error_code() == Some(code::HEADER_MISMATCH) {
-                return Judgement::fail(format!(
-                    "{what} answered {}; servers MUST decode `=?base64?…?=` values before \
-                     comparing them with the body",
-                    reply.describe()
-                ))
-                .reply(reply);
-            }
-            if reply.status.is_none() {
-                return Judgement::fail(format!("{what} got {}", reply.describe())).reply(reply);
-            }
-            format!(
-                "a Base64 sentinel `{shown}` matching the body was not refused as a mismatch on \
-                 `tools/call` of `{}` (answered {})",
-                target.tool,
+    let mut param_lines = Vec::new();
+    for (target, reply) in params_list.iter().zip(param_replies) {
+        let encoded = wire::sentinel(&value);
+        let shown = target.shown_header();
+        let what = format!(
+            "{} with `{shown}: {encoded}` (the Base64 sentinel form of the body's \"{value}\")",
+            target.describe()
+        );
+        if reply.error_code() == Some(code::HEADER_MISMATCH) {
+            return Judgement::fail(format!(
+                "{what} answered {}; servers MUST decode `=?base64?…?=` values before \
+                 comparing them with the body",
                 reply.describe()
-            )
+            ))
+            .reply(reply);
         }
-        (Err(why), _) => format!("`Mcp-Param-{{Name}}` not probed: {why}"),
-        (Ok(_), None) => "`Mcp-Param-{Name}` not probed".to_owned(),
+        if reply.status.is_none() {
+            return Judgement::fail(format!("{what} got {}", reply.describe())).reply(reply);
+        }
+        param_lines.push(format!(
+            "`{shown}` on `{}` (answered {})",
+            target.tool,
+            reply.describe()
+        ));
+    }
+    let param_part = match &params {
+        Ok(_) => format!(
+            "a Base64 sentinel `Mcp-Param-*` matching the body was not refused as a mismatch: {}{}",
+            param_lines.join(", "),
+            uncallable_note(s, Some("string"))
+        ),
+        Err(why) => format!("`Mcp-Param-{{Name}}` not probed: {why}"),
     };
     let mut parts = Vec::new();
     if !decoded.is_empty() {
@@ -1260,34 +1395,45 @@ fn primitive(annotation: &HeaderAnnotation) -> Option<&'static str> {
     }
 }
 
-/// The first callable tool with a valid `x-mcp-header` annotation (of `kind`
-/// when given), or why there is none.
-fn param_target(s: &Session, kind: Option<&str>) -> Result<ParamTarget, String> {
+/// Every valid `x-mcp-header` annotation (of `kind` when given) of every tool
+/// protocheck may call, in list order; or why there is none.
+fn param_targets(s: &Session, kind: Option<&str>) -> Result<Vec<ParamTarget>, String> {
     if !s.advertises("tools") {
         return Err("the server does not advertise tools".into());
     }
     let mut annotated_but_not_callable = Vec::new();
+    let mut found = Vec::new();
     for tool in &s.survey.tools.items {
         let schema = tool.get("inputSchema").cloned().unwrap_or(Value::Null);
         let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-        let valid = wire::header_annotations(&schema).into_iter().find(|a| {
-            a.path.is_some()
-                && a.name()
-                    .is_some_and(|n| !n.is_empty() && n.chars().all(wire::is_tchar))
-                && primitive(a).is_some_and(|k| kind.is_none_or(|want| want == k))
-        });
-        let Some(annotation) = valid else { continue };
+        let valid: Vec<HeaderAnnotation> = wire::header_annotations(&schema)
+            .into_iter()
+            .filter(|a| {
+                a.path.is_some()
+                    && a.name()
+                        .is_some_and(|n| !n.is_empty() && n.chars().all(wire::is_tchar))
+                    && primitive(a).is_some_and(|k| kind.is_none_or(|want| want == k))
+            })
+            .collect();
+        if valid.is_empty() {
+            continue;
+        }
         if !s.may_call(tool) {
             annotated_but_not_callable.push(name.to_owned());
             continue;
         }
-        let kind = primitive(&annotation).unwrap_or("string");
-        return Ok(ParamTarget {
-            tool: name.to_owned(),
-            schema,
-            annotation,
-            kind,
-        });
+        for annotation in valid {
+            let kind = primitive(&annotation).unwrap_or("string");
+            found.push(ParamTarget {
+                tool: name.to_owned(),
+                schema: schema.clone(),
+                annotation,
+                kind,
+            });
+        }
+    }
+    if !found.is_empty() {
+        return Ok(found);
     }
     if annotated_but_not_callable.is_empty() {
         Err(match kind {
@@ -1300,6 +1446,36 @@ fn param_target(s: &Session, kind: Option<&str>) -> Result<ParamTarget, String> 
              non-conforming server would run them; set allow_tool_calls to probe them",
             annotated_but_not_callable.join(", ")
         ))
+    }
+}
+
+/// "; `a`, `b` not probed: ..." naming the annotated tools protocheck may not
+/// call, beside those it probed.
+fn uncallable_note(s: &Session, kind: Option<&str>) -> String {
+    let skipped: Vec<String> = s
+        .survey
+        .tools
+        .items
+        .iter()
+        .filter(|tool| !s.may_call(tool))
+        .filter(|tool| {
+            let schema = tool.get("inputSchema").cloned().unwrap_or(Value::Null);
+            wire::header_annotations(&schema).iter().any(|a| {
+                a.path.is_some() && primitive(a).is_some_and(|k| kind.is_none_or(|w| w == k))
+            })
+        })
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .map(|n| format!("`{n}`"))
+        .collect();
+    if skipped.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} not probed: not annotated readOnlyHint: true, and a non-conforming server would \
+             run {} (set allow_tool_calls to probe them)",
+            some(&skipped, 8, ", "),
+            if skipped.len() == 1 { "it" } else { "them" }
+        )
     }
 }
 
@@ -1319,8 +1495,9 @@ impl ParamTarget {
         format!("Mcp-Param-{}", self.annotation.name().unwrap_or_default())
     }
 
-    /// A conforming call with `value` at the annotated path.
-    fn call(&self, s: &Session, value: Value) -> Probe {
+    /// A conforming call with `value` at the annotated path (`None`: the
+    /// argument left out), its `Mcp-Param-*` headers mirrored from the body.
+    fn call_with(&self, s: &Session, value: Option<Value>) -> Probe {
         let mut arguments = placeholder_arguments(&self.schema);
         if let Some(path) = &self.annotation.path {
             let mut node = &mut arguments;
@@ -1332,7 +1509,14 @@ impl ParamTarget {
                     break;
                 };
                 if i + 1 == path.len() {
-                    obj.insert(step.clone(), value.clone());
+                    match &value {
+                        Some(v) => {
+                            obj.insert(step.clone(), v.clone());
+                        }
+                        None => {
+                            obj.remove(step);
+                        }
+                    }
                     break;
                 }
                 node = obj.entry(step.clone()).or_insert_with(|| json!({}));
@@ -1346,6 +1530,16 @@ impl ParamTarget {
             .with_param_headers(&self.schema)
     }
 
+    /// A conforming call with `value` at the annotated path.
+    fn call(&self, s: &Session, value: Value) -> Probe {
+        self.call_with(s, Some(value))
+    }
+
+    /// `` `tools/call` of `tool` `` for a message.
+    fn describe(&self) -> String {
+        format!("`tools/call` of `{}`", self.tool)
+    }
+
     fn values(&self) -> (Value, String) {
         match self.kind {
             "integer" => (json!(7), "8".into()),
@@ -1355,89 +1549,367 @@ impl ParamTarget {
     }
 }
 
+/// What one MCP-HDR-008 probe checks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ParamCase {
+    /// The header differs from the argument: MUST be refused.
+    Different,
+    /// The header left out though the argument has a value: MUST be refused.
+    Missing,
+    /// The argument left out, so no header: MUST NOT be refused for it.
+    Absent,
+    /// The argument `null`, so no header: MUST NOT be refused for it.
+    Null,
+    /// An integer header `7.0` for the argument 7: SHOULD compare equal.
+    Decimal,
+}
+
+/// Whether a refusal's message names `header` (any letter case).
+fn names_header(reply: &Reply, shown: &str) -> bool {
+    reply
+        .error()
+        .and_then(|e| e.get("message"))
+        .and_then(Value::as_str)
+        .is_some_and(|m| m.to_ascii_lowercase().contains(&shown.to_ascii_lowercase()))
+}
+
 async fn param_matches(s: &Session) -> Judgement {
-    let target = match param_target(s, None) {
+    // Every valid annotation of every tool protocheck may call (string,
+    // integer and boolean alike): a header differing from the argument and a
+    // missing header (both MUST be refused), the argument absent and null
+    // (the server MUST NOT expect the header then), and for an integer the
+    // header `7.0` (numeric comparison, a SHOULD). All side by side.
+    let targets = match param_targets(s, None) {
         Ok(t) => t,
         Err(reason) => return Judgement::skip(reason),
     };
-    let (body_value, other) = target.values();
-    let header = target.header();
-    let shown = target.shown_header();
-    let mismatched = target
-        .call(s, body_value.clone())
-        .with_header(&header, other.clone());
+    let mut probes = Vec::new();
+    for t in &targets {
+        let (body_value, other) = t.values();
+        let header = t.header();
+        let shown = t.shown_header();
+        let tool = t.describe();
+        probes.push((
+            t,
+            ParamCase::Different,
+            t.call(s, body_value.clone())
+                .with_header(&header, other.clone()),
+            format!("{tool} with `{shown}: {other}` and the body value {body_value}"),
+        ));
+        probes.push((
+            t,
+            ParamCase::Missing,
+            t.call(s, body_value.clone()).without_header(&header),
+            format!("{tool} without `{shown}` though the body carries {body_value}"),
+        ));
+        probes.push((
+            t,
+            ParamCase::Absent,
+            t.call_with(s, None),
+            format!("{tool} with the argument behind `{shown}` left out (and no such header)"),
+        ));
+        probes.push((
+            t,
+            ParamCase::Null,
+            t.call(s, Value::Null),
+            format!("{tool} with the argument behind `{shown}` null (and no such header)"),
+        ));
+        if t.kind == "integer" {
+            probes.push((
+                t,
+                ParamCase::Decimal,
+                t.call(s, json!(7)).with_header(&header, "7.0"),
+                format!("{tool} with `{shown}: 7.0` and the body value 7"),
+            ));
+        }
+    }
+    let sends: Vec<_> = probes
+        .iter()
+        .map(|(t, case, probe, what)| async move { (*t, *case, what, s.client.send(probe).await) })
+        .collect();
+    // Judged in order once all are back: a MUST broken fails; the SHOULD warns.
+    let mut refused = Vec::new();
+    let mut let_be = Vec::new();
+    let mut decimal_refused: Option<(String, Reply)> = None;
+    let mut decimal_equal = Vec::new();
     let mut unreached = Unreached::default();
-    let mut judged = Vec::new();
-    let reply = s.client.send(&mismatched).await;
-    if !unreached.refused("tools/call", &reply) {
-        if !is_mismatch(&reply) {
-            return expect_mismatch(
-                &reply,
-                &format!(
-                    "`tools/call` of `{}` with `{shown}: {other}` and the body value {body_value}",
-                    target.tool
-                ),
-                "Mcp-Param headers must match the body",
-            );
+    for (t, case, what, reply) in s.each(sends).await {
+        if unreached.refused("tools/call", &reply) {
+            continue;
         }
-        judged.push("a mismatched");
-    }
-    let missing = target.call(s, body_value.clone()).without_header(&header);
-    let reply = s.client.send(&missing).await;
-    if !unreached.refused("tools/call", &reply) {
-        if !is_mismatch(&reply) {
-            return expect_mismatch(
-                &reply,
-                &format!(
-                    "`tools/call` of `{}` without `{shown}` though the body carries {body_value}",
-                    target.tool
-                ),
-                "a value present in the body requires its header",
-            );
+        let shown = t.shown_header();
+        match case {
+            ParamCase::Different | ParamCase::Missing => {
+                if !is_mismatch(&reply) {
+                    let why = if case == ParamCase::Different {
+                        "Mcp-Param headers must match the body"
+                    } else {
+                        "a value present in the body requires its header"
+                    };
+                    return expect_mismatch(&reply, what, why);
+                }
+                refused.push(format!(
+                    "{} `{shown}` on `{}`",
+                    if case == ParamCase::Different {
+                        "a different"
+                    } else {
+                        "a missing"
+                    },
+                    t.tool
+                ));
+            }
+            ParamCase::Absent | ParamCase::Null => {
+                if is_mismatch(&reply) {
+                    let named = if names_header(&reply, &shown) {
+                        format!("; its message names `{shown}`")
+                    } else {
+                        "; every other header of the request mirrored its body".to_owned()
+                    };
+                    return Judgement::fail(format!(
+                        "{what} was refused with 400 and -32020{named}: with the argument absent \
+                         or null the client omits the header and the server MUST NOT expect it"
+                    ))
+                    .reply(&reply);
+                }
+                let_be.push(format!(
+                    "`{}` with the argument {} (answered {})",
+                    t.tool,
+                    if case == ParamCase::Absent {
+                        "absent"
+                    } else {
+                        "null"
+                    },
+                    reply.describe()
+                ));
+            }
+            ParamCase::Decimal => {
+                if is_mismatch(&reply) {
+                    decimal_refused.get_or_insert((what.clone(), reply));
+                } else {
+                    decimal_equal.push(format!("`{}`", t.tool));
+                }
+            }
         }
-        judged.push("a missing");
     }
-    if judged.is_empty() {
+    if refused.is_empty() && let_be.is_empty() {
         return unreached.skip();
     }
-    Judgement::pass(format!(
-        "`{}`: {} `{shown}` {} refused with 400 and -32020{}",
-        target.tool,
-        judged.join(" and "),
-        if judged.len() == 1 {
+    let mut text = format!(
+        "{} {} refused with 400 and -32020; no missing header was held against {}",
+        some(&refused, 12, ", "),
+        if refused.len() == 1 {
             "was"
         } else {
-            "were both"
+            "were each"
         },
-        unreached.note()
+        some(&let_be, 12, ", ")
+    );
+    if !decimal_equal.is_empty() {
+        text.push_str(&format!(
+            "; an integer header `7.0` for the argument 7 was taken as equal on {}",
+            decimal_equal.join(", ")
+        ));
+    }
+    text.push_str(&unreached.note());
+    text.push_str(&uncallable_note(s, None));
+    match decimal_refused {
+        Some((what, reply)) => Judgement::warn(format!(
+            "{what} was refused with 400 and -32020: integer values SHOULD be compared \
+             numerically (7.0 equals 7); {text}"
+        ))
+        .reply(&reply),
+        None => Judgement::pass(text),
+    }
+}
+
+/// The control characters a header value can carry over HTTP/1.1 but a
+/// plain `Mcp-Param-*` value may not (streamable-http#value-encoding: 0x00-0x1F
+/// and 0x7F must be encoded): all but NUL, CR and LF (which no HTTP message
+/// carries in a field) and HTAB (a plain value may hold it).
+fn control_characters() -> Vec<char> {
+    (0x01u8..=0x1f)
+        .chain([0x7f])
+        .filter(|b| !matches!(b, b'\t' | b'\n' | b'\r'))
+        .map(char::from)
+        .collect()
+}
+
+/// How one MCP-HDR-009 answer reads.
+enum CharCheck {
+    /// 400 with -32020.
+    Refused,
+    /// HTTP 400 without a JSON-RPC body: the HTTP layer refused the field.
+    RefusedByHttp,
+    /// No answer at all (the connection closed, or time ran out).
+    Unanswered,
+}
+
+/// Judges an answer to a probe whose `Mcp-Param-*` value holds an invalid
+/// character. Decision: a 400 that carries no JSON-RPC message is read as the
+/// server's HTTP stack refusing the field value (RFC 9110 §5.5 lets a
+/// recipient reject control characters in a field), a rejection too, named
+/// as such; no answer at all is noted, never failed (it may be a lost
+/// connection); anything else fails.
+fn judge_character(reply: &Reply, what: &str) -> Result<CharCheck, Judgement> {
+    if is_mismatch(reply) {
+        return Ok(CharCheck::Refused);
+    }
+    if reply.status.is_none() {
+        return Ok(CharCheck::Unanswered);
+    }
+    if reply.status == Some(400) && reply.result().is_none() && reply.error().is_none() {
+        return Ok(CharCheck::RefusedByHttp);
+    }
+    Err(expect_mismatch(
+        reply,
+        what,
+        "a recognised Mcp-Param header with characters outside visible ASCII, space and tab must \
+         be refused",
     ))
 }
 
+/// `0x01` for a message.
+fn hex(c: char) -> String {
+    format!("0x{:02X}", u32::from(c))
+}
+
 async fn param_characters(s: &Session) -> Judgement {
-    let target = match param_target(s, Some("string")) {
+    // Every valid annotation of every tool protocheck may call. Raw UTF-8
+    // (`é`) travels on the pooled client; each control character on a
+    // dedicated HTTP/1.1 connection (the pooled client refuses to write
+    // them), one after another per annotation, the annotations side by side.
+    // A string argument carries the same text as its header, so only the
+    // characters are wrong; an integer or boolean argument cannot hold them,
+    // so its header (`7…`, `true…`) differs from the body as well.
+    let targets = match param_targets(s, None) {
         Ok(t) => t,
         Err(reason) => return Judgement::skip(reason),
     };
-    // Raw UTF-8 in the header, equal to the body value: only the characters are
-    // wrong (a conforming client would have sent the Base64 sentinel).
-    let value = "protocheck-café";
-    let probe = target
-        .call(s, json!(value))
-        .with_header(&target.header(), value);
-    let reply = s.client.send(&probe).await;
+    let controls = control_characters();
+    let controls: &[char] = &controls;
+    let text_of = |t: &ParamTarget, extra: &str| -> (Value, String) {
+        match t.kind {
+            "string" => {
+                let v = format!("protocheck-{extra}-x");
+                (json!(v), v)
+            }
+            _ => {
+                let (body, _) = t.values();
+                let text = wire::header_text(&body).unwrap_or_default();
+                (body, format!("{text}{extra}"))
+            }
+        }
+    };
+    let utf8 = targets.iter().map(|t| {
+        let (body, header) = text_of(t, "café");
+        let probe = t.call(s, body).with_header(&t.header(), header.clone());
+        async move {
+            let what = format!(
+                "{} with `{}: {header}` sent as raw UTF-8 (not Base64-encoded)",
+                t.describe(),
+                t.shown_header()
+            );
+            vec![(what, s.client.send(&probe).await)]
+        }
+        .boxed()
+    });
+    let lanes = targets.iter().map(|t| {
+        let probes: Vec<Probe> = controls
+            .iter()
+            .map(|c| {
+                let (body, header) = text_of(t, &c.to_string());
+                t.call(s, body).with_header(&t.header(), header)
+            })
+            .collect();
+        async move {
+            let answered = match spelled(s, &probes, Spelling::Lower).await {
+                Ok(answered) => answered,
+                Err(_) => {
+                    let what = format!(
+                        "{} with control characters in `{}`: no dedicated connection could be \
+                         opened",
+                        t.describe(),
+                        t.shown_header()
+                    );
+                    return vec![(what, Reply::empty("tools/call"))];
+                }
+            };
+            answered
+                .into_iter()
+                .zip(controls)
+                .map(|((_, reply), c)| {
+                    let what = format!(
+                        "{} with `{}` holding the control character {} (raw, on a dedicated \
+                         HTTP/1.1 connection)",
+                        t.describe(),
+                        t.shown_header(),
+                        hex(*c)
+                    );
+                    (what, reply)
+                })
+                .collect::<Vec<_>>()
+        }
+        .boxed()
+    });
+    let sends: Vec<_> = utf8.chain(lanes).collect();
+    let mut refused = 0usize;
+    let mut by_http = Vec::new();
+    let mut unanswered = Vec::new();
     let mut unreached = Unreached::default();
-    if unreached.refused("tools/call", &reply) {
+    for answers in s.each(sends).await {
+        for (what, reply) in answers {
+            if unreached.refused("tools/call", &reply) {
+                continue;
+            }
+            match judge_character(&reply, &what) {
+                Ok(CharCheck::Refused) => refused += 1,
+                Ok(CharCheck::RefusedByHttp) => by_http.push(what),
+                Ok(CharCheck::Unanswered) => unanswered.push(what),
+                Err(fail) => return fail,
+            }
+        }
+    }
+    // A refusal by the HTTP layer says nothing of the server's own validation
+    // where the server refused the other probes before it (authorization):
+    // judged only beside at least one -32020.
+    if refused == 0 && (by_http.is_empty() || !unreached.note().is_empty()) {
+        if by_http.is_empty() && !unanswered.is_empty() {
+            return Judgement::skip(format!(
+                "not verified: no probe got an answer ({})",
+                some(&unanswered, 3, "; ")
+            ));
+        }
         return unreached.skip();
     }
-    expect_mismatch(
-        &reply,
-        &format!(
-            "`tools/call` of `{}` with `{}: {value}` sent as raw UTF-8 (not Base64-encoded)",
-            target.tool,
-            target.shown_header()
-        ),
-        "a recognised Mcp-Param header with characters outside visible ASCII must be refused",
-    )
+    let tools: Vec<String> = targets
+        .iter()
+        .map(|t| format!("`{}` `{}` ({})", t.tool, t.shown_header(), t.kind))
+        .collect();
+    let mut text = format!(
+        "on {}: raw UTF-8 (`é`) and each of the {} control characters (0x01-0x08, 0x0B, \
+         0x0C, 0x0E-0x1F, 0x7F; NUL, CR and LF no HTTP field carries, HTAB a plain value may hold) \
+         were refused: {refused} with 400 and -32020",
+        tools.join(", "),
+        controls.len()
+    );
+    if !by_http.is_empty() {
+        text.push_str(&format!(
+            ", {} with HTTP 400 and no JSON-RPC body (read as the HTTP layer refusing the field \
+             value, which RFC 9110 §5.5 lets a recipient do; e.g. {})",
+            by_http.len(),
+            some(&by_http, 1, "")
+        ));
+    }
+    if !unanswered.is_empty() {
+        text.push_str(&format!(
+            "; {} got no answer and were not judged (e.g. {})",
+            unanswered.len(),
+            some(&unanswered, 1, "")
+        ));
+    }
+    text.push_str(&unreached.note());
+    text.push_str(&uncallable_note(s, None));
+    Judgement::pass(text)
 }
 
 /// Decision (HDR-010): `Mcp-Method` is required on "All requests"
@@ -1524,4 +1996,64 @@ async fn before_dispatch(s: &Session) -> Judgement {
         refused.join("; "),
         unreached.note()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answered(status: Option<u16>, message: Option<Value>) -> Reply {
+        let mut reply = Reply::empty("tools/call");
+        reply.status = status;
+        reply.message = message;
+        reply
+    }
+
+    #[test]
+    fn a_control_character_let_through_fails() {
+        let what = "`tools/call` of `t` with `Mcp-Param-Region` holding 0x01";
+        let ran = answered(
+            Some(200),
+            Some(json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}})),
+        );
+        assert!(judge_character(&ran, what).is_err());
+        let other_code = answered(
+            Some(400),
+            Some(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "message": "x"}})),
+        );
+        assert!(judge_character(&other_code, what).is_err());
+        let refused = answered(
+            Some(400),
+            Some(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32020, "message": "x"}})),
+        );
+        assert!(matches!(
+            judge_character(&refused, what),
+            Ok(CharCheck::Refused)
+        ));
+        // The HTTP layer's own refusal of the field, and no answer at all.
+        assert!(matches!(
+            judge_character(&answered(Some(400), None), what),
+            Ok(CharCheck::RefusedByHttp)
+        ));
+        assert!(matches!(
+            judge_character(&answered(None, None), what),
+            Ok(CharCheck::Unanswered)
+        ));
+    }
+
+    #[test]
+    fn control_characters_are_those_a_field_can_carry() {
+        let controls = control_characters();
+        assert_eq!(controls.len(), 29);
+        for c in ['\0', '\t', '\n', '\r'] {
+            assert!(!controls.contains(&c), "{c:?}");
+        }
+        assert!(controls.contains(&'\u{7f}') && controls.contains(&'\u{1}'));
+    }
+
+    #[test]
+    fn mixed_case_spells_names_as_no_fixed_spelling_does() {
+        assert_eq!(Spelling::Mixed.name("mcp-name"), "mCp-NaMe");
+        assert_eq!(Spelling::Mixed.name("mcp-method"), "mCp-MeThOd");
+    }
 }

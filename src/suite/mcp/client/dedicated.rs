@@ -24,6 +24,9 @@ pub enum Spelling {
     Spec,
     /// `MCP-METHOD`.
     Upper,
+    /// Letters alternating lower and upper case by position: `mCp-MeThOd`,
+    /// `mCp-NaMe`, a spelling no lookup of a few fixed spellings finds.
+    Mixed,
 }
 
 impl Spelling {
@@ -31,6 +34,23 @@ impl Spelling {
         match self {
             Self::Lower => lower.to_ascii_lowercase(),
             Self::Upper => lower.to_ascii_uppercase(),
+            Self::Mixed => {
+                let mut letters = 0usize;
+                lower
+                    .chars()
+                    .map(|c| {
+                        if !c.is_ascii_alphabetic() {
+                            return c;
+                        }
+                        letters += 1;
+                        if letters.is_multiple_of(2) {
+                            c.to_ascii_uppercase()
+                        } else {
+                            c.to_ascii_lowercase()
+                        }
+                    })
+                    .collect()
+            }
             Self::Spec if lower.eq_ignore_ascii_case(H_PROTOCOL_VERSION) => {
                 "MCP-Protocol-Version".to_owned()
             }
@@ -58,6 +78,7 @@ impl Spelling {
                 "as the spec writes them (`Mcp-Method`, `Mcp-Name`, `MCP-Protocol-Version`)"
             }
             Self::Upper => "upper-case (`MCP-METHOD`)",
+            Self::Mixed => "in mixed case (`mCp-MeThOd`, `mCp-NaMe`)",
         }
     }
 }
