@@ -108,6 +108,7 @@ impl McpClient {
             notifications: Vec::new(),
             server_requests: Vec::new(),
             stray_frames: Vec::new(),
+            event_ids: Vec::new(),
             terminated: None,
             accel_buffering,
             session_id,
@@ -266,6 +267,11 @@ impl McpClient {
                 Ok(Ok(Some(event))) => event,
             };
             reply.body_len += 1;
+            if let Some(event_id) = &event.id
+                && reply.event_ids.len() < super::reply::MAX_EVENT_IDS
+            {
+                reply.event_ids.push(clip(event_id, 200));
+            }
             if shown.len() < evidence_bytes {
                 if let Some(name) = &event.event {
                     shown.push_str(&format!("event: {name}\n"));
