@@ -556,3 +556,106 @@ async fn every_annotation_of_every_callable_tool_is_probed() {
     );
     assert_eq!(run.grade(), "strict", "{}", run.table());
 }
+
+#[tokio::test]
+async fn a_listen_gated_on_a_discover_on_the_connection_is_caught_cold() {
+    // The run's first request is `tools/list`, and the pooled listens go on
+    // connections that carried a discover: only a listen sent first on a new
+    // connection meets the gate.
+    let (gated, clean) = tokio::join!(
+        run(config(&[]).gating_listen_on_discover()),
+        run(config(&[]))
+    );
+    let f = gated.finding("MCP-STL-003");
+    assert_eq!(f.outcome, Outcome::Fail, "{}", f.message);
+    assert!(
+        f.message.contains("`subscriptions/listen`"),
+        "{}",
+        f.message
+    );
+    assert!(f.message.contains("no acknowledgement"), "{}", f.message);
+    let f = gated.finding("MCP-STL-004");
+    assert_eq!(f.outcome, Outcome::Fail, "{}", f.message);
+    for id in ["MCP-STL-003", "MCP-STL-004"] {
+        let f = clean.finding(id);
+        assert_eq!(f.outcome, Outcome::Pass, "{id}: {}", f.message);
+        assert!(
+            f.message.contains("`subscriptions/listen`"),
+            "{id}: {}",
+            f.message
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_version_kept_per_connection_is_caught_after_a_warm_up() {
+    // The server lists one tool fewer on a connection that carried another
+    // protocol version: the warm-up with a discover and a list alone never
+    // shows it.
+    let (kept, clean) = tokio::join!(
+        run(config(&[]).keeping_version_per_connection()),
+        run(config(&[]))
+    );
+    let f = kept.finding("MCP-STL-004");
+    assert_eq!(f.outcome, Outcome::Fail, "{}", f.message);
+    assert!(f.message.contains("version 2025-11-25"), "{}", f.message);
+    assert!(f.message.contains("`initialize`"), "{}", f.message);
+    assert_eq!(
+        kept.outcome("MCP-STL-003"),
+        Outcome::Pass,
+        "{}",
+        kept.table()
+    );
+    let f = clean.finding("MCP-STL-004");
+    assert_eq!(f.outcome, Outcome::Pass, "{}", f.message);
+    assert!(
+        f.message.contains("lists no other version"),
+        "the version sent is named: {}",
+        f.message
+    );
+}
+
+#[tokio::test]
+async fn a_dual_era_server_is_warmed_up_with_its_legacy_version() {
+    let run = run(config(&[]).with_era(ReferenceEra::DualEra)).await;
+    let f = run.finding("MCP-STL-004");
+    assert_eq!(f.outcome, Outcome::Pass, "{}", f.message);
+    assert!(
+        f.message.contains("versions `supportedVersions` lists"),
+        "{}",
+        f.message
+    );
+}
+
+#[tokio::test]
+async fn a_stream_resumed_on_last_event_id_is_caught() {
+    // The server labels its events and replays those after the id a request
+    // carries: a made-up `Last-Event-ID` finds nothing to resume, only an id
+    // the server sent does.
+    let (replaying, clean) = tokio::join!(
+        run(config(&[]).replaying_on_last_event_id()),
+        run(config(&[]))
+    );
+    let f = replaying.finding("MCP-STL-007");
+    assert_eq!(f.outcome, Outcome::Warn, "{}", f.message);
+    assert!(
+        f.message.contains("a frame of the first stream"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.message
+            .contains("the first event id the first stream carried"),
+        "{}",
+        f.message
+    );
+    let f = clean.finding("MCP-STL-007");
+    assert_eq!(f.outcome, Outcome::Pass, "{}", f.message);
+    assert!(
+        f.message.contains("`tools/call` of `count`"),
+        "{}",
+        f.message
+    );
+    assert!(f.message.contains("replayed nothing"), "{}", f.message);
+    assert!(f.message.contains("a GET carrying"), "{}", f.message);
+}

@@ -92,7 +92,16 @@ pub(super) fn dispatch(state: &Inner, peer: Option<SocketAddr>, req: Validated<'
     match req.method {
         "server/discover" => discover(state, id),
         "tools/list" => {
-            let mut list = tools(state, state.connection(peer).map(|c| c.ordinal));
+            let connection = state.connection(peer);
+            let mut list = tools(state, connection.as_ref().map(|c| c.ordinal));
+            // The fault of `keeping_version_per_connection`: a connection
+            // that declared an older version is served that version's tools
+            // (all but the last listed).
+            if state.config.version_per_connection
+                && connection.is_some_and(|c| c.other_version.is_some())
+            {
+                list.pop();
+            }
             if state.breaks(&res::DETERMINISTIC_ORDER) && !list.is_empty() {
                 let n = state.list_calls.fetch_add(1, Ordering::SeqCst) % list.len();
                 list.rotate_left(n);

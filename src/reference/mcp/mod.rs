@@ -180,6 +180,15 @@ pub struct McpReferenceConfig {
     case_sensitive_names: bool,
     /// Origins compared by prefix (see [`Self::with_origin_prefix_match`]).
     origin_prefix_match: bool,
+    /// `subscriptions/listen` refused on a connection that carried no
+    /// `server/discover` yet (see [`Self::gating_listen_on_discover`]).
+    listen_needs_discover: bool,
+    /// A connection that carried another protocol version lists fewer
+    /// tools (see [`Self::keeping_version_per_connection`]).
+    version_per_connection: bool,
+    /// Event streams carry ids and are resumed on `Last-Event-ID` (see
+    /// [`Self::replaying_on_last_event_id`]).
+    replays_events: bool,
     era: ReferenceEra,
     tools_only: bool,
     side_effects: Arc<AtomicUsize>,
@@ -304,6 +313,9 @@ impl McpReferenceConfig {
             annotated_tools: false,
             case_sensitive_names: false,
             origin_prefix_match: false,
+            listen_needs_discover: false,
+            version_per_connection: false,
+            replays_events: false,
             era: ReferenceEra::Modern,
             tools_only: false,
             side_effects: Arc::new(AtomicUsize::new(0)),
@@ -396,6 +408,39 @@ impl McpReferenceConfig {
         self
     }
 
+    /// Refuses `subscriptions/listen` (400, -32600) on a connection that has
+    /// not carried a `server/discover` yet: the listen half of MCP-STL-003's
+    /// fault (`--break` gates every method on a discover anywhere in the
+    /// process), which only a listen sent first on a new connection shows.
+    /// Plain HTTP served by [`serve_mcp_reference`] only.
+    pub fn gating_listen_on_discover(mut self) -> Self {
+        self.listen_needs_discover = true;
+        self
+    }
+
+    /// Once a request on a connection carried another protocol version (a
+    /// `server/discover` asking for it, or a legacy `initialize`), lists one
+    /// tool fewer in every later `tools/list` on that connection, as if it
+    /// served that version's tools: a version taken from a prior request on
+    /// the connection (MCP-STL-004), which only a warm-up declaring another
+    /// version shows. Plain HTTP served by [`serve_mcp_reference`] only.
+    pub fn keeping_version_per_connection(mut self) -> Self {
+        self.version_per_connection = true;
+        self
+    }
+
+    /// Labels every event of its streams with an id (`s<stream>-<event>`),
+    /// keeps the recent streams, and resumes one on `Last-Event-ID` as a
+    /// 2025-era event store does: a POST carrying a kept id gets the events
+    /// that followed it replayed before its own answer, a GET carrying one
+    /// gets them on a stream instead of 405. The replay half of
+    /// MCP-STL-007's fault (`--break` refuses any `Last-Event-ID`), which
+    /// only an id the server itself sent shows. Plain HTTP only.
+    pub fn replaying_on_last_event_id(mut self) -> Self {
+        self.replays_events = true;
+        self
+    }
+
     /// The same server with a behaviour the spec allows (see [`Allowed`]).
     pub fn allowing(mut self, behaviour: Allowed) -> Self {
         self.allowed.insert(behaviour);
@@ -439,6 +484,10 @@ impl McpReferenceConfig {
 struct Connection {
     ordinal: usize,
     capabilities: Option<Value>,
+    /// A `server/discover` came on this connection.
+    discovered: bool,
+    /// Another protocol version a request on this connection carried.
+    other_version: Option<String>,
 }
 
 struct Inner {
@@ -450,6 +499,10 @@ struct Inner {
     next_connection: AtomicUsize,
     connections: Mutex<HashMap<SocketAddr, Connection>>,
     legacy_sessions: Mutex<HashSet<String>>,
+    /// The recent event streams and their frames, for the fault of
+    /// `replaying_on_last_event_id` (the oldest forgotten first).
+    streams: Mutex<std::collections::VecDeque<(usize, Vec<Value>)>>,
+    next_stream: AtomicUsize,
     /// How clients spelled `Mcp-*` header names, per connection.
     spellings: spelling::Spellings,
     /// Served over stdio: no headers are validated (there are none).
@@ -514,7 +567,7 @@ impl Inner {
                 peer,
                 Connection {
                     ordinal,
-                    capabilities: None,
+                    ..Connection::default()
                 },
             );
         }
@@ -530,6 +583,15 @@ impl Inner {
             && let Some(conn) = map.get_mut(&peer)
         {
             conn.capabilities = Some(caps.clone());
+        }
+    }
+
+    /// Records what the connection-scoped faults remember of a request.
+    fn remember(&self, peer: Option<SocketAddr>, note: impl FnOnce(&mut Connection)) {
+        if let (Some(peer), Ok(mut map)) = (peer, self.connections.lock())
+            && let Some(conn) = map.get_mut(&peer)
+        {
+            note(conn);
         }
     }
 
@@ -562,6 +624,8 @@ impl Inner {
             next_connection: AtomicUsize::new(0),
             connections: Mutex::new(HashMap::new()),
             legacy_sessions: Mutex::new(HashSet::new()),
+            streams: Mutex::new(std::collections::VecDeque::new()),
+            next_stream: AtomicUsize::new(0),
             spellings: spelling::Spellings::default(),
             stdio: false,
             oauth: authorization::Store::default(),

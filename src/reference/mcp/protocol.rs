@@ -16,6 +16,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Keep-alive period and lifetime of a `subscriptions/listen` stream.
@@ -122,7 +123,82 @@ fn sse_bytes(frame: &Value) -> Bytes {
     Bytes::from(format!("event: message\ndata: {frame}\n\n"))
 }
 
+/// Most streams the fault of `replaying_on_last_event_id` keeps.
+const KEPT_STREAMS: usize = 64;
+
+/// The fault of `replaying_on_last_event_id`: the frames that followed the
+/// event `Last-Event-ID` names in a kept stream, each with its id.
+fn resumed(state: &Inner, headers: &HeaderMap) -> Vec<(String, Value)> {
+    if !state.config.replays_events {
+        return Vec::new();
+    }
+    let Some(last) = headers
+        .get(wire::H_LAST_EVENT_ID)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return Vec::new();
+    };
+    let Some((stream, event)) = last
+        .strip_prefix('s')
+        .and_then(|rest| rest.split_once('-'))
+        .and_then(|(a, b)| Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?)))
+    else {
+        return Vec::new();
+    };
+    let Ok(kept) = state.streams.lock() else {
+        return Vec::new();
+    };
+    kept.iter()
+        .find(|(n, _)| *n == stream)
+        .map(|(_, frames)| {
+            frames
+                .iter()
+                .enumerate()
+                .skip(event + 1)
+                .map(|(i, f)| (format!("s{stream}-{i}"), f.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The fault of `replaying_on_last_event_id`: keeps a stream's frames and
+/// gives the ids of its events (`None` without the fault).
+fn keep_stream(state: &Inner, frames: &[Value]) -> Option<usize> {
+    if !state.config.replays_events {
+        return None;
+    }
+    let n = state.next_stream.fetch_add(1, Ordering::SeqCst);
+    if let Ok(mut kept) = state.streams.lock() {
+        if kept.len() >= KEPT_STREAMS {
+            kept.pop_front();
+        }
+        kept.push_back((n, frames.to_vec()));
+    }
+    Some(n)
+}
+
+/// An event with an id.
+fn sse_bytes_with_id(id: &str, frame: &Value) -> Bytes {
+    Bytes::from(format!("id: {id}\nevent: message\ndata: {frame}\n\n"))
+}
+
 fn respond(state: &Inner, out: Out) -> Response {
+    respond_resuming(state, out, Vec::new())
+}
+
+/// [`respond`], with the replayed events of a resumed stream first (the
+/// fault of `replaying_on_last_event_id`).
+fn respond_resuming(state: &Inner, out: Out, replay: Vec<(String, Value)>) -> Response {
+    let out = match out {
+        Out::Json { status, body, .. } if !replay.is_empty() && status.is_success() => {
+            Out::Stream(vec![body])
+        }
+        other => other,
+    };
+    let replayed: Vec<Bytes> = replay
+        .iter()
+        .map(|(id, frame)| sse_bytes_with_id(id, frame))
+        .collect();
     let mut resp = match out {
         Out::Json {
             status,
@@ -147,15 +223,32 @@ fn respond(state: &Inner, out: Out) -> Response {
         }
         Out::Empty(status) => status.into_response(),
         Out::Stream(frames) => {
-            let stream = futures::stream::iter(frames).then(|frame| async move {
+            let kept = keep_stream(state, &frames);
+            let events: Vec<Bytes> = frames
+                .iter()
+                .enumerate()
+                .map(|(i, frame)| match kept {
+                    Some(n) => sse_bytes_with_id(&format!("s{n}-{i}"), frame),
+                    None => sse_bytes(frame),
+                })
+                .collect();
+            let replayed = futures::stream::iter(replayed).map(Ok::<_, Infallible>);
+            let stream = futures::stream::iter(events).then(|event| async move {
                 tokio::time::sleep(COUNT_STEP).await;
-                Ok::<_, Infallible>(sse_bytes(&frame))
+                Ok::<_, Infallible>(event)
             });
-            sse_response(state, Body::from_stream(stream))
+            sse_response(state, Body::from_stream(replayed.chain(stream)))
         }
         Out::Listen { ack, last } => {
-            let ack = sse_bytes(&ack);
-            let last = sse_bytes(&last);
+            let kept = keep_stream(state, &[ack.clone(), last.clone()]);
+            let (ack, last) = match kept {
+                Some(n) => (
+                    sse_bytes_with_id(&format!("s{n}-0"), &ack),
+                    sse_bytes_with_id(&format!("s{n}-1"), &last),
+                ),
+                None => (sse_bytes(&ack), sse_bytes(&last)),
+            };
+            let replayed = futures::stream::iter(replayed).map(Ok::<_, Infallible>);
             let stream = futures::stream::unfold(0u32, move |n| {
                 let (ack, last) = (ack.clone(), last.clone());
                 async move {
@@ -175,7 +268,7 @@ fn respond(state: &Inner, out: Out) -> Response {
                     }
                 }
             });
-            sse_response(state, Body::from_stream(stream))
+            sse_response(state, Body::from_stream(replayed.chain(stream)))
         }
     };
     if state.breaks(&stl::NO_SESSION_ID) {
@@ -241,6 +334,15 @@ pub(super) async fn handle_get(State(state): State<Shared>, headers: HeaderMap) 
     }
     if let Some(refused) = auth::check(&state, &headers, None) {
         return refused;
+    }
+    let replay = resumed(&state, &headers);
+    if !replay.is_empty() {
+        // The fault of `replaying_on_last_event_id`: the stream resumed.
+        let text: String = replay
+            .iter()
+            .map(|(id, frame)| format!("id: {id}\nevent: message\ndata: {frame}\n\n"))
+            .collect();
+        return sse_response(&state, late_body(&state, text));
     }
     if state.breaks(&stl::GET_405) {
         // The 2025-11-25 standalone stream: open, a comment, then closed.
@@ -358,7 +460,8 @@ pub(super) async fn handle_post(State(state): State<Shared>, req: Request) -> Re
         }
     }
     let out = process(&state, peer, &headers, &body);
-    respond(&state, echo_faults(&state, &headers, out))
+    let replay = resumed(&state, &headers);
+    respond_resuming(&state, echo_faults(&state, &headers, out), replay)
 }
 
 /// The faults of MCP-SEC-003 and MCP-SEC-007: error messages that repeat the
@@ -484,6 +587,15 @@ pub(super) fn process(
         );
     }
     let legacy = legacy::speaks_legacy(state, headers, method);
+    if method == "initialize" && state.config.version_per_connection {
+        let asked = msg
+            .get("params")
+            .and_then(|p| p.get("protocolVersion"))
+            .and_then(Value::as_str)
+            .unwrap_or(crate::suite::mcp::wire::LEGACY_VERSION)
+            .to_owned();
+        state.remember(peer, |c| c.other_version = Some(asked));
+    }
     let out = if legacy {
         legacy::legacy_request(state, headers, &id, method, msg.get("params"))
     } else {

@@ -174,6 +174,10 @@ pub(super) fn validate<'a>(
         }
         Some(Ok(_)) => {}
     }
+    if meta_version != PROTOCOL_VERSION && state.config.version_per_connection {
+        let asked = meta_version.clone();
+        state.remember(peer, |c| c.other_version = Some(asked));
+    }
     if meta_version != PROTOCOL_VERSION {
         let data = if state.breaks(&err::UNSUPPORTED_VERSION) {
             json!({"requested": meta_version})
@@ -237,6 +241,18 @@ pub(super) fn validate<'a>(
     }
     if method == "server/discover" {
         state.discovered.store(true, Ordering::SeqCst);
+        state.remember(peer, |c| c.discovered = true);
+    } else if method == "subscriptions/listen"
+        && state.config.listen_needs_discover
+        && !state.connection(peer).is_some_and(|c| c.discovered)
+    {
+        return Err(rpc_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            code::INVALID_REQUEST,
+            "Not initialized: call server/discover on this connection first",
+            None,
+        ));
     } else if state.breaks(&stl::COLD_REQUEST) && !state.discovered.load(Ordering::SeqCst) {
         return Err(rpc_error(
             StatusCode::BAD_REQUEST,

@@ -304,12 +304,19 @@ pub static COVERAGE: &[Coverage] = &[
             made-up one, `resources/read` of the first listed resource, `prompts/get` of the first \
             listed prompt, `completion/complete` where advertised) goes first on a new connection \
             of its own and again on it after a `server/discover` and its family's list: status, \
-            error code and result presence must be equal.",
+            error code and result presence must be equal. A `subscriptions/listen` (the family \
+            probes' filter, where a `listChanged` or `resources.subscribe` is advertised) goes \
+            first on a new connection of its own and, since a listen holds its connection open, \
+            last on another new connection after the same `server/discover` and list; status, \
+            error code and the acknowledgement's presence must be equal.",
         gap: Some(
-            "Over stdio only the run's first line is cold (no child is spawned per method); a \
-            gate kept for the whole process rather than the connection is seen only on the run's \
-            first `tools/list`, as the other methods go cold after the survey's lists; \
-            `subscriptions/listen` is not sent cold.",
+            "Over stdio only the run's first line is cold: no child is spawned per method \
+            family, so a gate on a process's first request of a method other than `tools/list` \
+            is not sought there. Over HTTP a gate kept for the whole process rather than the \
+            connection opens on the process's first request ever; protocheck does not start an \
+            HTTP server, and its cold probes of the other families go after the run's opening \
+            requests (discover, the survey's lists), so such a gate is sought only through the \
+            run's first `tools/list`, which shows it only on a server no one had called yet.",
         ),
     },
     Coverage {
@@ -318,14 +325,18 @@ pub static COVERAGE: &[Coverage] = &[
             capabilities or identity.",
         probed: "For `server/discover` without `clientCapabilities` and every method family of \
             MCP-STL-003's cold probes (lists, a tool call, a read, a prompt get, a completion), a \
-            dedicated HTTP/1.1 connection carries the probe, a `server/discover` declaring \
-            `elicitation` and `roots` with another `clientInfo`, the list of its family, and \
-            the probe again; status, error code, result presence and listed names must not \
-            change.",
-        gap: Some(
-            "No warm-up with another protocol version, and `subscriptions/listen` is not \
-            compared before and after it.",
-        ),
+            dedicated HTTP/1.1 connection carries the probe; a `server/discover` declaring \
+            `elicitation` and `roots` with another `clientInfo`, the list of its family, and the \
+            probe again; then a `server/discover` carrying another protocol version (the first \
+            `supportedVersions` entry other than 2026-07-28, else 2025-11-25, which a \
+            modern-only server refuses) in `MCP-Protocol-Version` and `_meta`, a legacy \
+            `initialize` asking for that version (2025-11-25 when it is no legacy revision), and \
+            the probe once more; status, error code, result presence and listed names must not \
+            change. A `subscriptions/listen` (where something is advertised to listen for) holds \
+            its connection open, so it goes first on a new connection, after the first warm-ups \
+            on a second and after both rounds on a third; status, error code and the \
+            acknowledgement's presence must be equal.",
+        gap: None,
     },
     Coverage {
         rule: "MCP-STL-005",
@@ -350,11 +361,18 @@ pub static COVERAGE: &[Coverage] = &[
             are not resumable, so a request carrying it is answered as without it.",
         probed: "Each family probe (as MCP-STL-001) with `Last-Event-ID: protocheck-0`: status, \
             error code and result presence must equal those of the same request without it \
-            (MCP-STL-002's plain answers). Skipped for dual-era servers.",
+            (MCP-STL-002's plain answers). Each request of the run answered with an event stream \
+            (the survey's calls of tools protocheck may run, with a progress token, and the \
+            `subscriptions/listen` family probe) is sent again, with its own id and token, \
+            carrying as `Last-Event-ID` the first event id its first stream carried (else \
+            `protocheck-0`): no frame of the answer may carry the first request's id, progress \
+            token or subscription id, and its shape must equal the first's. A GET on the \
+            endpoint carrying that id (else `protocheck-0`) must be answered as the plain GET \
+            (status, event stream, an event on it). Skipped for dual-era servers.",
         gap: Some(
-            "Not sent on a request answered with SSE (a survey tool call with a progress token) \
-            nor on a GET, where a resuming server would replay events; only the answer's shape \
-            is compared, not whether earlier events come again.",
+            "side effects: a server whose only event streams answer calls of tools protocheck \
+            may not run (not read-only, allow_tool_calls unset) is asked no stream to resume \
+            but the listen.",
         ),
     },
     Coverage {

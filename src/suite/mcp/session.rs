@@ -228,17 +228,28 @@ pub(crate) struct Sessioned {
 }
 
 /// One request sent as the first on a new connection, then other requests
-/// on that connection, then the same request again.
+/// on that connection, then the same request again (a `subscriptions/listen`,
+/// which holds its connection open, goes first on one new connection and
+/// last on others that carried the other requests first).
 #[derive(Debug, Clone)]
 pub(crate) struct ColdWarm {
     /// What was sent, for findings (`resources/read of memo://x`).
     pub what: String,
-    /// The connection, `local → peer`.
+    /// The connections, `local → peer`.
     pub address: String,
-    /// The three answers (first, the last warm-up, again), or why the
-    /// connection could not carry them all (a skip reason), with the first
-    /// answer when it came.
-    pub answers: Result<[Reply; 3], (String, Option<Reply>)>,
+    /// The answer to the request sent first on a new connection.
+    pub cold: Option<Reply>,
+    /// The last warm-up of the first round (the list of its family).
+    pub warmed: Option<Reply>,
+    /// The request again after a `server/discover` and its family's list.
+    pub warm: Option<Reply>,
+    /// The last warm-up carrying another protocol version (a legacy
+    /// `initialize`).
+    pub versioned: Option<Reply>,
+    /// The request again after the warm-ups carrying another version.
+    pub again: Option<Reply>,
+    /// Why a connection carried fewer requests than sent (a skip reason).
+    pub lost: Option<String>,
 }
 
 impl Session {

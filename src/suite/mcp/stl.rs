@@ -1,7 +1,7 @@
 //! STL — statelessness and session removal (basic/index#statelessness;
 //! streamable-http, "Earlier Streamable HTTP Revisions"; tools#capabilities).
 
-use super::client::{McpClient, Probe, Reply, Spelling, clip, some};
+use super::client::{Invalidity, McpClient, Probe, Reply, Spelling, clip, some};
 use super::era::recognised_modern;
 use super::rule::{DISCOVER_ID, Keyword, McpRule, spec};
 use super::session::{ColdWarm, Judgement, Kind, Session, Sessioned};
@@ -77,7 +77,9 @@ pub(crate) const COLD_REQUEST: McpRule = McpRule::new(
      a read of the first listed resource, a get of the first listed prompt, a completion) is \
      then sent as the first request on a new connection of its own, and again on it after a \
      `server/discover` and the list of its family: the two answers' status, error code and presence \
-     of a result must be the same.",
+     of a result must be the same. A `subscriptions/listen` (where there is something to listen \
+     for) goes first on a new connection and after the discover and a list on another, and must \
+     be acknowledged alike.",
     "The server expects a handshake first: it refuses requests until `initialize` or \
      `server/discover` has been seen, or sets up per-connection state on the first request. When \
      this fails, the rules whose probes share pooled connections are reported as not verified.",
@@ -103,7 +105,11 @@ pub(crate) const NO_CONNECTION_STATE: McpRule = McpRule::new(
      (each list method, a tool call, a read, a prompt get, a completion), protocheck opens a \
      dedicated HTTP/1.1 connection and sends the request, then a `server/discover` declaring \
      `elicitation` and `roots` with another `clientInfo` and the list of its family, then the request \
-     again; status, error code and listed names must be the same both times.",
+     again, then requests declaring another protocol version (a `server/discover` carrying a \
+     version `supportedVersions` lists besides 2026-07-28, else 2025-11-25, and a legacy \
+     `initialize` asking for it), then the request once more; status, error code, listed names \
+     and, for a `subscriptions/listen` (sent last on connections of its own, since it holds its \
+     connection open), the acknowledgement must be the same every time.",
     "The server keeps capabilities or other context per connection, so the same request is \
      answered differently once an earlier request on that connection declared capabilities. \
      Behind keep-alive clients and proxies that reuse connections, such a server behaves \
@@ -181,7 +187,11 @@ pub(crate) const LAST_EVENT_ID: McpRule = McpRule::new(
 .help(
     "protocheck sends each method family the server serves (as MCP-STL-001 does) with \
      `Last-Event-ID: protocheck-0` and compares each answer's status, error code and presence of \
-     a result with those of the same request without that header. Judged only on servers that speak 2026-07-28 alone.",
+     a result with those of the same request without that header. The requests of the run \
+     answered with an event stream (calls of tools protocheck may run, with a progress token, \
+     and a `subscriptions/listen`) are sent again carrying the first event id their first \
+     stream carried: the answer must replay nothing of that stream. A GET carrying such an id \
+     must be answered as the plain GET. Judged only on servers that speak 2026-07-28 alone.",
     "The server still tries to resume a stream: it looks the event id up and answers 400 or 404 \
      for an unknown one, or replays stored events instead of answering, usually through a \
      2025-era event store left configured.",
@@ -580,25 +590,36 @@ async fn cold_request(s: &Session) -> Judgement {
         if cw.what == BARE_DISCOVER {
             continue;
         }
-        match &cw.answers {
-            Ok([cold, _, warm]) => {
-                if shape(cold) != shape(warm) {
+        match (&cw.cold, &cw.warm) {
+            (Some(cold), Some(warm)) => {
+                if cold_shape(cold) != cold_shape(warm) {
                     return Judgement::fail(format!(
                         "{} as the first request on a new connection ({}) answered {}, but {} \
                          once a `server/discover` and the list of its family had gone before it on \
-                         that connection; any request may come first, with no handshake or \
-                         earlier list",
+                         {}; any request may come first, with no handshake or earlier list",
                         cw.what,
                         cw.address,
-                        cold.describe(),
-                        warm.describe()
+                        describe_cold(cold),
+                        describe_cold(warm),
+                        if is_listen(&cw.what) {
+                            "another new connection (a listen holds its connection open, so it \
+                             goes last on one)"
+                        } else {
+                            "that connection"
+                        }
                     ))
                     .reply(cold)
                     .reply(warm);
                 }
                 judged.push(cw.what.clone());
             }
-            Err((reason, _)) => unjudged.push(format!("{} ({reason})", cw.what)),
+            _ => unjudged.push(format!(
+                "{} ({})",
+                cw.what,
+                cw.lost
+                    .as_deref()
+                    .unwrap_or("not verified: an answer is missing")
+            )),
         }
     }
     let mut message = format!(
@@ -611,6 +632,12 @@ async fn cold_request(s: &Session) -> Judgement {
             judged.join(", ")
         }
     );
+    if judged.iter().any(|w| is_listen(w)) {
+        message.push_str(
+            " (the listen, which holds its connection open, after them on another new \
+             connection)",
+        );
+    }
     if !unjudged.is_empty() {
         message.push_str(&format!(
             "; not verified on a new connection: {}",
@@ -654,8 +681,50 @@ fn content(reply: &Reply) -> (Option<u16>, Option<i64>, bool, BTreeSet<String>) 
             }
         }
     }
+    // A listen's acknowledgement counts as what it lists.
+    if acknowledged(reply) {
+        listed.insert("notifications/subscriptions/acknowledged".to_owned());
+    }
     (status, code, result, listed)
 }
+
+/// What [`cold_request`] compares: the answer's shape, and for a listen
+/// whether the acknowledgement came.
+fn cold_shape(reply: &Reply) -> ((Option<u16>, Option<i64>, bool), bool) {
+    (shape(reply), acknowledged(reply))
+}
+
+/// Whether a listen stream carried `notifications/subscriptions/acknowledged`.
+fn acknowledged(reply: &Reply) -> bool {
+    reply.notifications.iter().any(|n| {
+        n.get("method").and_then(Value::as_str) == Some("notifications/subscriptions/acknowledged")
+    })
+}
+
+/// An answer for a finding; a listen's says whether it was acknowledged.
+fn describe_cold(reply: &Reply) -> String {
+    if reply.method == "subscriptions/listen" {
+        format!(
+            "{} ({})",
+            reply.describe(),
+            if acknowledged(reply) {
+                "acknowledged"
+            } else {
+                "no acknowledgement"
+            }
+        )
+    } else {
+        reply.describe()
+    }
+}
+
+/// Whether a cold probe's label names a `subscriptions/listen`.
+fn is_listen(what: &str) -> bool {
+    what == LISTEN
+}
+
+/// The label of the cold `subscriptions/listen`.
+const LISTEN: &str = "`subscriptions/listen`";
 
 /// The one cold probe that is deliberately invalid (a discover without the
 /// required `clientCapabilities`): only a server that fills it in from an
@@ -764,6 +833,16 @@ fn cold_probes(s: &Session) -> Vec<(String, Probe)> {
             ),
         ));
     }
+    // A listen where there is something to listen for (the family probes'
+    // filter): it goes first on a connection of its own, and last on the
+    // others (see [`send_cold_warm`]).
+    if let Some(listen) = s
+        .family_probes()
+        .into_iter()
+        .find(|p| p.method == "subscriptions/listen")
+    {
+        probes.push((LISTEN.to_owned(), listen));
+    }
     probes
 }
 
@@ -806,82 +885,224 @@ fn warm_ups(s: &Session, method: &str) -> [Probe; 2] {
     [discover, list]
 }
 
+/// Most versions other than 2026-07-28 the warm-ups declare.
+const MAX_OTHER_VERSIONS: usize = 4;
+
+/// The protocol versions the warm-ups of [`version_warm_ups`] declare, and
+/// whether the server listed them: every `supportedVersions` entry other
+/// than 2026-07-28 (at most [`MAX_OTHER_VERSIONS`]), else 2025-11-25 (which
+/// a server listing 2026-07-28 alone refuses; the request that carried it
+/// came before all the same).
+fn other_versions(s: &Session) -> (Vec<String>, bool) {
+    let mut listed: Vec<String> = Vec::new();
+    for v in s.supported_versions().unwrap_or_default() {
+        if v != wire::PROTOCOL_VERSION && !listed.contains(&v) {
+            listed.push(v);
+        }
+    }
+    listed.truncate(MAX_OTHER_VERSIONS);
+    if listed.is_empty() {
+        (vec![wire::LEGACY_VERSION.to_owned()], false)
+    } else {
+        (listed, true)
+    }
+}
+
+/// The version a legacy `initialize` asks for in place of `version`: the
+/// version itself when it is a legacy revision, else 2025-11-25.
+fn legacy_of(version: &str) -> &str {
+    if wire::LEGACY_VERSIONS.contains(&version) {
+        version
+    } else {
+        wire::LEGACY_VERSION
+    }
+}
+
+/// The second round of warm-ups (MCP-STL-004): requests declaring another
+/// protocol version on the connection. "Version" is one of the things a
+/// server MUST NOT take from a prior request on the connection (BASIC
+/// "Statelessness"); two ways a client may declare another version are
+/// read, for each of [`other_versions`]: a `server/discover` carrying it in
+/// `MCP-Protocol-Version` and `_meta`, and the legacy `initialize`
+/// handshake asking for it (the way a 2025-era client declares a version,
+/// which a dual-era server serves on the same endpoint). They are warm-ups:
+/// their answers are not judged here, and none joins the run's log.
+fn version_warm_ups(s: &Session) -> Vec<Probe> {
+    let c = &s.client;
+    let mut probes = Vec::new();
+    let mut asked: Vec<&str> = Vec::new();
+    let (versions, _) = other_versions(s);
+    for version in &versions {
+        probes.push(
+            c.request("server/discover", json!({}))
+                .with_version(version)
+                .invalid(Invalidity::UnsupportedVersion),
+        );
+        let legacy = legacy_of(version);
+        if asked.contains(&legacy) {
+            continue;
+        }
+        asked.push(legacy);
+        let mut initialize = super::era::initialize_probe(c);
+        if let Some(field) = initialize.body.pointer_mut("/params/protocolVersion") {
+            *field = json!(legacy);
+        }
+        probes.push(initialize);
+    }
+    probes
+}
+
+/// What [`no_connection_state`] says the version warm-ups were.
+fn versions_declared(s: &Session) -> String {
+    let (versions, listed) = other_versions(s);
+    let mut asked: Vec<&str> = Vec::new();
+    for v in &versions {
+        if !asked.contains(&legacy_of(v)) {
+            asked.push(legacy_of(v));
+        }
+    }
+    format!(
+        "a `server/discover` carrying version {} and a legacy `initialize` asking for {} ({})",
+        versions.join(", then "),
+        asked.join(", then "),
+        if listed {
+            "versions `supportedVersions` lists"
+        } else {
+            "`supportedVersions` lists no other version, so one the server refuses"
+        }
+    )
+}
+
+/// The requests one dedicated connection carries, step by step (`None`: that
+/// step sends nothing on it). See [`send_cold_warm`].
+type Lane = Vec<Option<Probe>>;
+
+/// The step of the request sent first on its connection.
+const COLD: usize = 0;
+/// The last warm-up of the first round (the family's list).
+const WARMED: usize = 2;
+/// The request again after `server/discover` and the family's list.
+const WARM: usize = 3;
+
 /// Sends each of [`cold_probes`] as the first request on a new connection of
-/// its own, then the [`warm_ups`] on that connection, then the probe again,
-/// once per run (MCP-STL-003 and -004 read the answers).
+/// its own, then the [`warm_ups`] on that connection and the probe again,
+/// then the [`version_warm_ups`] and the probe once more: seven steps, once
+/// per run (MCP-STL-003 reads the first round, MCP-STL-004 both).
+///
+/// A `subscriptions/listen` holds its connection open until protocheck
+/// closes it, so nothing can follow it there: it goes first on one new
+/// connection, after the first round of warm-ups on a second, and after both
+/// rounds on a third, each in the step its probe takes on the others.
 ///
 /// §15 amendment "Same-connection rules run on one dedicated, verified
 /// connection": a pool may carry the warm-up and the probe on different
 /// connections, and the verdict would then depend on the pool. Each probe
 /// gets its own HTTP/1.1 connection that carries its requests in order. The
-/// connections go side by side, step by step (four round trips whatever the
-/// number of methods): every first request, then each warm-up, then every
-/// probe again. No warm-up is sent before every
-/// first request is answered, so a server that (wrongly) keeps such context
-/// for all its connections answers every first request cold on every run.
+/// connections go side by side, step by step (seven round trips whatever
+/// the number of methods). No warm-up is sent before every first request is
+/// answered, so a server that (wrongly) keeps such context for all its
+/// connections answers every first request cold on every run.
 async fn cold_warm(s: &Session) -> &[ColdWarm] {
     s.cold_warm.get_or_init(|| send_cold_warm(s)).await
 }
 
 async fn send_cold_warm(s: &Session) -> Vec<ColdWarm> {
     let probes = cold_probes(s);
-    let warm: Vec<[Probe; 2]> = probes.iter().map(|(_, p)| warm_ups(s, &p.method)).collect();
-    let opened = futures::future::join_all(probes.iter().map(|_| s.client.dedicated())).await;
+    let version = version_warm_ups(s);
+    // The request, two warm-ups, the request, the version warm-ups, the
+    // request: the last warm-up and the last request's steps.
+    let steps = WARM + version.len() + 2;
+    let (versioned_step, again_step) = (steps - 2, steps - 1);
+    // Per probe, the lanes (connections) that carry it.
+    let mut lanes: Vec<Lane> = Vec::new();
+    let mut owners: Vec<usize> = Vec::new();
+    for (k, (_, probe)) in probes.iter().enumerate() {
+        let [discover, list] = warm_ups(s, &probe.method);
+        let mut full: Lane = vec![
+            Some(probe.clone()),
+            Some(discover),
+            Some(list),
+            Some(probe.clone()),
+        ];
+        full.extend(version.iter().cloned().map(Some));
+        full.push(Some(probe.clone()));
+        if probe.method == "subscriptions/listen" {
+            // Nothing can follow a listen on its connection.
+            let mut first: Lane = vec![None; steps];
+            first[COLD] = Some(probe.clone());
+            let mut warm: Lane = vec![None; steps];
+            warm[1..=WARM].clone_from_slice(&full[1..=WARM]);
+            let mut again = full.clone();
+            again[COLD] = None;
+            again[WARM] = None;
+            lanes.extend([first, warm, again]);
+            owners.extend([k, k, k]);
+        } else {
+            lanes.push(full);
+            owners.push(k);
+        }
+    }
+    let opened = futures::future::join_all(lanes.iter().map(|_| s.client.dedicated())).await;
+    let mut lost: Vec<Option<String>> = Vec::new();
+    let mut addresses: Vec<String> = Vec::new();
     let mut conns = Vec::new();
-    let mut found: Vec<ColdWarm> = Vec::new();
-    for ((what, _), conn) in probes.iter().zip(opened) {
-        let (address, answers) = match &conn {
-            Ok(c) => (
-                format!("{} → {}", c.local_addr(), c.peer_addr()),
-                Err((String::new(), None)),
-            ),
-            Err(e) => (
-                "no connection".to_owned(),
-                Err((format!("could not open a new connection: {e}"), None)),
-            ),
+    for conn in opened {
+        match conn {
+            Ok(c) => {
+                addresses.push(format!("{} → {}", c.local_addr(), c.peer_addr()));
+                lost.push(None);
+                conns.push(Some(c));
+            }
+            Err(e) => {
+                addresses.push("no connection".to_owned());
+                lost.push(Some(format!("could not open a new connection: {e}")));
+                conns.push(None);
+            }
+        }
+    }
+    let mut answers: Vec<Vec<Option<Reply>>> = vec![vec![None; steps]; lanes.len()];
+    for step in 0..steps {
+        let sent: Vec<Option<&Probe>> = lanes
+            .iter()
+            .zip(&lost)
+            .map(|(lane, lost)| lane[step].as_ref().filter(|_| lost.is_none()))
+            .collect();
+        for (i, reply) in same_step(s, &mut conns, &sent)
+            .await
+            .into_iter()
+            .enumerate()
+        {
+            match reply {
+                Some(Ok(reply)) => answers[i][step] = Some(reply),
+                Some(Err(reason)) => lost[i] = Some(reason),
+                None => {}
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for (k, (what, _)) in probes.iter().enumerate() {
+        let mine: Vec<usize> = (0..lanes.len()).filter(|i| owners[*i] == k).collect();
+        // Each step's answer from the lane that sent the probe there (a
+        // listen's lanes send it at different steps).
+        let at = |step: usize, probe_step: usize| -> Option<Reply> {
+            mine.iter()
+                .find(|i| lanes[**i][probe_step].is_some() && lanes[**i][step].is_some())
+                .and_then(|i| answers[*i][step].clone())
         };
         found.push(ColdWarm {
             what: what.clone(),
-            address,
-            answers,
+            address: mine
+                .iter()
+                .map(|i| addresses[*i].clone())
+                .collect::<Vec<_>>()
+                .join("; "),
+            cold: at(COLD, COLD),
+            warmed: at(WARMED, WARM),
+            warm: at(WARM, WARM),
+            versioned: at(versioned_step, again_step),
+            again: at(again_step, again_step),
+            lost: mine.iter().find_map(|i| lost[*i].clone()),
         });
-        conns.push(conn.ok());
-    }
-    let firsts: Vec<&Probe> = probes.iter().map(|(_, p)| p).collect();
-    let mut steps: Vec<Vec<&Probe>> = vec![firsts.clone()];
-    for k in 0..2 {
-        steps.push(warm.iter().map(|w| &w[k]).collect());
-    }
-    steps.push(firsts);
-    let mut answers: Vec<Vec<Result<Reply, String>>> = vec![Vec::new(); probes.len()];
-    for sent in &steps {
-        let going: Vec<bool> = (0..conns.len())
-            .map(|i| conns[i].is_some() && answers[i].iter().all(Result::is_ok))
-            .collect();
-        let step = same_step(s, &mut conns, sent, &going).await;
-        for (i, reply) in step.into_iter().enumerate() {
-            if going[i] {
-                answers[i].push(reply);
-            }
-        }
-    }
-    for (cw, got) in found.iter_mut().zip(answers) {
-        if cw.address == "no connection" {
-            continue;
-        }
-        let first = got.first().and_then(|r| r.as_ref().ok()).cloned();
-        let failed = got.iter().find_map(|r| r.as_ref().err()).cloned();
-        cw.answers = match failed {
-            Some(reason) => Err((reason, first)),
-            None => {
-                let n = got.len();
-                let mut ok = got.into_iter().filter_map(Result::ok);
-                match (ok.next(), ok.nth(n.saturating_sub(3)), ok.next()) {
-                    (Some(a), Some(b), Some(c)) => Ok([a, b, c]),
-                    _ => Err(("not verified: an answer is missing".to_owned(), first)),
-                }
-            }
-        };
     }
     found
 }
@@ -890,69 +1111,102 @@ async fn no_connection_state(s: &Session) -> Judgement {
     // BASIC "Statelessness": servers MUST NOT rely on prior requests over the
     // same connection to establish context. Every method family the server
     // serves is probed (`cold_probes`), each as the first request on a new
-    // connection and again after a `server/discover` declaring capabilities
-    // and another `clientInfo` and the list of its family, on that connection.
+    // connection, again after a `server/discover` declaring capabilities
+    // and another `clientInfo` and the list of its family, and once more
+    // after requests declaring another protocol version, on that connection.
     // The first probe that is not answered alike decides.
+    let declared = versions_declared(s);
     let mut judged = Vec::new();
+    let mut unjudged = Vec::new();
     for cw in cold_warm(s).await {
-        let [cold, warmed, warm] = match &cw.answers {
-            Ok(answers) => answers,
-            Err((reason, _)) => return Judgement::skip(reason.clone()),
+        let (Some(cold), Some(warm), Some(again)) = (&cw.cold, &cw.warm, &cw.again) else {
+            unjudged.push(format!(
+                "{} ({})",
+                cw.what,
+                cw.lost
+                    .as_deref()
+                    .unwrap_or("not verified: an answer is missing")
+            ));
+            continue;
         };
-        if content(cold) != content(warm) {
-            return Judgement::fail(format!(
-                "on one connection ({}, every request on that TCP connection), {} answered {} \
-                 as the first request but {} after a `server/discover` declaring capabilities \
-                 and the list of its family on that connection{}; servers MUST NOT rely on prior \
-                 requests over the same connection for version, capabilities or identity",
+        let connection = if is_listen(&cw.what) {
+            "new connections (a listen holds its connection open, so the first went alone on \
+             one, the others last on connections that carried the other requests first)"
+        } else {
+            "one connection"
+        };
+        for (after, reply, before) in [
+            (
+                "a `server/discover` declaring capabilities and another `clientInfo`, and the \
+                 list of its family"
+                    .to_owned(),
+                warm,
+                &cw.warmed,
+            ),
+            (format!("those and then {declared}"), again, &cw.versioned),
+        ] {
+            if content(cold) == content(reply) {
+                continue;
+            }
+            let mut judgement = Judgement::fail(format!(
+                "on {connection} ({}, every request on its TCP connection), {} answered {} as \
+                 the first request but {} after {after} on that connection{}; servers MUST NOT \
+                 rely on prior requests over the same connection for version, capabilities or \
+                 identity",
                 cw.address,
                 cw.what,
-                cold.describe(),
-                warm.describe(),
-                if shape(cold) == shape(warm) {
+                describe_cold(cold),
+                describe_cold(reply),
+                if shape(cold) == shape(reply) && !is_listen(&cw.what) {
                     " (a different list)"
                 } else {
                     ""
                 }
             ))
-            .reply(cold)
-            .reply(warmed)
-            .reply(warm);
+            .reply(cold);
+            if let Some(before) = before {
+                judgement = judgement.reply(before);
+            }
+            return judgement.reply(reply);
         }
         judged.push(format!("{} ({})", cw.what, cw.address));
     }
-    Judgement::pass(format!(
-        "each probe, on its own connection, was answered alike as the first request and again \
-         after a `server/discover` declaring capabilities and the list of its family on that \
-         connection: {}",
+    if judged.is_empty() {
+        return Judgement::skip(format!(
+            "not verified: no probe could be sent its requests on one connection: {}",
+            unjudged.join("; ")
+        ));
+    }
+    let mut message = format!(
+        "each probe, on its own connection, was answered alike as the first request, again \
+         after a `server/discover` declaring capabilities and the list of its family, and once \
+         more after {declared}: {}",
         judged.join("; ")
-    ))
+    );
+    if !unjudged.is_empty() {
+        message.push_str(&format!("; not verified: {}", unjudged.join("; ")));
+    }
+    Judgement::pass(message)
 }
 
-/// One step of [`no_connection_state`]: `sent[i]` on `conns[i]`, side by
-/// side, where `going[i]`. Each answer, or why its connection could not
-/// carry it (a skip reason); where not going, an empty reason that is
-/// never read (an earlier step's reason decides).
+/// One step of [`send_cold_warm`]: `sent[i]` on `conns[i]`, side by side,
+/// where there is one. Each answer, or why its connection could not carry
+/// it (a skip reason); `None` where nothing was sent.
 async fn same_step(
     s: &Session,
     conns: &mut [Option<RawConnection>],
-    sent: &[&Probe],
-    going: &[bool],
-) -> Vec<Result<Reply, String>> {
-    let sending = conns
-        .iter_mut()
-        .zip(sent)
-        .zip(going)
-        .map(|((conn, probe), go)| async move {
-            let Some(conn) = conn.as_mut().filter(|_| *go) else {
-                return Err(String::new());
-            };
-            let reply = s.client.send_on(conn, probe, Spelling::Lower).await;
-            match connection_lost(conn, &reply) {
-                Some(reason) => Err(reason),
-                None => Ok(reply),
-            }
-        });
+    sent: &[Option<&Probe>],
+) -> Vec<Option<Result<Reply, String>>> {
+    let sending = conns.iter_mut().zip(sent).map(|(conn, probe)| async move {
+        let (Some(conn), Some(probe)) = (conn.as_mut(), probe) else {
+            return None;
+        };
+        let reply = s.client.send_on(conn, probe, Spelling::Lower).await;
+        Some(match connection_lost(conn, &reply) {
+            Some(reason) => Err(reason),
+            None => Ok(reply),
+        })
+    });
     futures::future::join_all(sending).await
 }
 
@@ -999,19 +1253,38 @@ async fn delete_405(s: &Session) -> Judgement {
 async fn last_event_id(s: &Session) -> Judgement {
     // Every method family the server serves carries the header, each
     // compared with the same request without it (MCP-STL-002's plain
-    // answers, sent side by side with these).
+    // answers, sent side by side with these). Beside them, the requests of
+    // the run answered with an event stream are sent again carrying an event
+    // id their first stream carried (a resuming server replays what followed
+    // it), and a GET carries one (a resuming server opens a stream).
     let plain = &sessioned(s).await.pairs;
-    let sends = s.family_probes().into_iter().map(|probe| {
-        let probe = probe.with_header(H_LAST_EVENT_ID, "protocheck-0");
-        async move { super::survey::send_family(&s.client, &probe).await }
-    });
-    let replies = s.each(sends.collect()).await;
+    let families = async {
+        let sends = s.family_probes().into_iter().map(|probe| {
+            let probe = probe.with_header(H_LAST_EVENT_ID, "protocheck-0");
+            async move { super::survey::send_family(&s.client, &probe).await }
+        });
+        s.each(sends.collect()).await
+    };
+    let streams = async {
+        let resent = resend_streams(s, plain).await;
+        let id = resent
+            .iter()
+            .find_map(|r| r.first.event_ids.first().cloned())
+            .unwrap_or_else(|| MADE_UP_EVENT_ID.to_owned());
+        let (plain_get, get) = tokio::join!(
+            s.watch(http::Method::GET, &s.url),
+            s.client
+                .watch_with_header(http::Method::GET, &s.url, H_LAST_EVENT_ID, &id)
+        );
+        (resent, id, plain_get, get)
+    };
+    let (replies, (resent, get_id, plain_get, get)) = tokio::join!(families, streams);
     for ((method, without, _), with) in plain.iter().zip(&replies) {
         if shape(with) != shape(without) {
             return Judgement::fail(format!(
-                "`{method}` carrying `Last-Event-ID: protocheck-0` answered {} while the same \
-                 request without it answered {}; streams are not resumable in {}, so the header \
-                 SHOULD be ignored",
+                "`{method}` carrying `Last-Event-ID: {MADE_UP_EVENT_ID}` answered {} while the \
+                 same request without it answered {}; streams are not resumable in {}, so the \
+                 header SHOULD be ignored",
                 with.describe(),
                 without.describe(),
                 wire::PROTOCOL_VERSION
@@ -1020,11 +1293,253 @@ async fn last_event_id(s: &Session) -> Judgement {
             .reply(without);
         }
     }
+    for r in &resent {
+        if let Some(frame) = replayed(&r.first, &r.again) {
+            return Judgement::fail(format!(
+                "{} sent again carrying `Last-Event-ID: {}` ({}) was answered with a frame of \
+                 the first stream ({}); streams are not resumable in {}: a server SHOULD ignore \
+                 the header and replay nothing",
+                r.what,
+                clip(&r.id, 80),
+                r.whence(),
+                clip(&frame.to_string(), 200),
+                wire::PROTOCOL_VERSION
+            ))
+            .reply(&r.again)
+            .reply(&r.first);
+        }
+        if shape(&r.again) != shape(&r.first) {
+            return Judgement::fail(format!(
+                "{} sent again carrying `Last-Event-ID: {}` ({}) answered {} while the first, \
+                 without it, answered {}; streams are not resumable in {}, so the header SHOULD \
+                 be ignored",
+                r.what,
+                clip(&r.id, 80),
+                r.whence(),
+                r.again.describe(),
+                r.first.describe(),
+                wire::PROTOCOL_VERSION
+            ))
+            .reply(&r.again)
+            .reply(&r.first);
+        }
+    }
+    let opened = get.first_event.is_some() && plain_get.first_event.is_none();
+    if get.status != plain_get.status || get.sse != plain_get.sse || opened {
+        let said = |b: &super::client::BareReply| {
+            format!(
+                "{}{}{}",
+                b.status
+                    .map_or_else(|| "no status".to_owned(), |c| format!("HTTP {c}")),
+                if b.sse { " with an event stream" } else { "" },
+                if b.first_event.is_some() {
+                    " carrying an event"
+                } else {
+                    ""
+                }
+            )
+        };
+        return Judgement::fail(format!(
+            "a GET on the MCP endpoint carrying `Last-Event-ID: {}` answered {} while the plain \
+             GET answered {}; streams are not resumable in {}: the header SHOULD be ignored, \
+             and no stream resumed",
+            clip(&get_id, 80),
+            said(&get),
+            said(&plain_get),
+            wire::PROTOCOL_VERSION
+        ))
+        .with(&get.exchange)
+        .with(&plain_get.exchange);
+    }
     let methods: Vec<&str> = plain.iter().map(|(m, ..)| m.as_str()).collect();
+    let streams = if resent.is_empty() {
+        "; no request of the run was answered with an event stream to send again (no tool \
+         protocheck may call answered with one, and nothing to listen for)"
+            .to_owned()
+    } else {
+        format!(
+            "; sent again with `Last-Event-ID`, {} replayed nothing of the first stream and \
+             answered as without it",
+            resent
+                .iter()
+                .map(|r| format!("{} (`{}`: {})", r.what, clip(&r.id, 80), r.whence()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
     Judgement::pass(format!(
-        "each of {} carrying `Last-Event-ID` was answered like the same request without it",
-        methods.join(", ")
+        "each of {} carrying `Last-Event-ID` was answered like the same request without it{streams}; \
+         a GET carrying `Last-Event-ID: {}` answered like the plain GET",
+        methods.join(", "),
+        clip(&get_id, 80)
     ))
+}
+
+/// The `Last-Event-ID` sent where no stream of the run carried an event id.
+const MADE_UP_EVENT_ID: &str = "protocheck-0";
+
+/// A request answered with an event stream, sent again carrying
+/// `Last-Event-ID` (MCP-STL-007).
+struct Resent {
+    /// What was sent, for findings.
+    what: String,
+    /// The first answer, without the header.
+    first: Reply,
+    /// The id sent.
+    id: String,
+    /// The answer to the request sent again with the header.
+    again: Reply,
+}
+
+impl Resent {
+    /// Where the id sent came from.
+    fn whence(&self) -> &'static str {
+        if self.first.event_ids.first() == Some(&self.id) {
+            "the first event id the first stream carried"
+        } else {
+            "the first stream carried no event id, so a made-up one"
+        }
+    }
+}
+
+/// Sends again each request of the run that was answered with an event
+/// stream: the survey's calls of tools protocheck may run (with a progress
+/// token of their own), and the `subscriptions/listen` family probe, each
+/// carrying as `Last-Event-ID` the first event id the first stream carried
+/// (a resuming server replays the events after it), else a made-up one.
+async fn resend_streams(
+    s: &Session,
+    plain: &[(String, Reply, Vec<super::session::Tagged>)],
+) -> Vec<Resent> {
+    let c = &s.client;
+    let id_of = |first: &Reply| {
+        first
+            .event_ids
+            .first()
+            .cloned()
+            .unwrap_or_else(|| MADE_UP_EVENT_ID.to_owned())
+    };
+    let mut sends: Vec<(String, Reply, String, Probe)> = Vec::new();
+    for call in s.tool_calls().await {
+        if !call.first.sse {
+            continue;
+        }
+        let Some(tool) = s
+            .survey
+            .callable
+            .iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(call.tool.as_str()))
+        else {
+            continue;
+        };
+        let schema = tool.get("inputSchema").cloned().unwrap_or(Value::Null);
+        let probe = c.request(
+            "tools/call",
+            json!({"name": call.tool, "arguments": super::survey::placeholder_arguments(&schema)}),
+        );
+        let token = json!(format!(
+            "protocheck-{}",
+            probe.id().cloned().unwrap_or_default()
+        ));
+        let id = id_of(&call.first);
+        let probe = probe
+            .with_meta("progressToken", token)
+            .with_param_headers(&schema)
+            .with_header(H_LAST_EVENT_ID, id.clone());
+        sends.push((
+            format!(
+                "`tools/call` of `{}` with a progress token",
+                clip(&call.tool, 60)
+            ),
+            call.first.clone(),
+            id,
+            probe,
+        ));
+    }
+    if let Some((_, first, _)) = plain
+        .iter()
+        .find(|(m, r, _)| m == "subscriptions/listen" && r.sse)
+        && let Some(listen) = s
+            .family_probes()
+            .into_iter()
+            .find(|p| p.method == "subscriptions/listen")
+    {
+        let id = id_of(first);
+        sends.push((
+            "`subscriptions/listen`".to_owned(),
+            first.clone(),
+            id.clone(),
+            listen.with_header(H_LAST_EVENT_ID, id),
+        ));
+    }
+    let answers = s
+        .each(
+            sends
+                .iter()
+                .map(|(.., probe)| super::survey::send_family(c, probe))
+                .collect(),
+        )
+        .await;
+    sends
+        .into_iter()
+        .zip(answers)
+        .map(|((what, first, id, _), again)| Resent {
+            what,
+            first,
+            id,
+            again,
+        })
+        .collect()
+}
+
+/// What ties a frame to the request it answers: a response's id, a
+/// notification's progress token and subscription id.
+fn ties(frame: &Value) -> Vec<&Value> {
+    let params = frame.get("params");
+    // A response's id is the request's; a request the server sends on the
+    // stream has an id of the server's own, which ties it to nothing.
+    let response_id = if frame.get("method").is_none() {
+        frame.get("id")
+    } else {
+        None
+    };
+    [
+        response_id,
+        params.and_then(|p| p.get("progressToken")),
+        params
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get("progressToken")),
+        subscription_of(params),
+        subscription_of(frame.get("result")),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|v| !v.is_null())
+    .collect()
+}
+
+/// The subscription id in `_meta` of a frame's params or result.
+fn subscription_of(part: Option<&Value>) -> Option<&Value> {
+    part.and_then(|v| v.get("_meta"))
+        .and_then(|m| m.get(wire::META_SUBSCRIPTION_ID))
+}
+
+/// Every frame an answer's stream carried.
+fn frames(reply: &Reply) -> impl Iterator<Item = &Value> {
+    reply
+        .notifications
+        .iter()
+        .chain(&reply.server_requests)
+        .chain(&reply.stray_frames)
+        .chain(reply.message.as_ref())
+}
+
+/// A frame of `again` that belongs to the first request's stream: it carries
+/// the first request's id, progress token or subscription id (the request
+/// sent again has its own id and token).
+fn replayed<'a>(first: &Reply, again: &'a Reply) -> Option<&'a Value> {
+    let marks: Vec<&Value> = frames(first).flat_map(ties).collect();
+    frames(again).find(|f| ties(f).iter().any(|t| marks.contains(t)))
 }
 
 /// A list method [`list_per_connection`] compares: its capability, method,

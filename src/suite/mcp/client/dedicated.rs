@@ -172,8 +172,19 @@ impl McpClient {
             body: excerpt(&body, evidence_bytes).0,
         };
         let id = probe.id().cloned();
-        let enough =
-            move |so_far: &[u8]| sse_messages(so_far).iter().any(|f| answers(f, id.as_ref()));
+        // A `subscriptions/listen` stream has no final answer: it is read
+        // until its first notification (the acknowledgement) or an answer,
+        // and then closed with the connection, as the pooled client closes
+        // its listens.
+        let listen = probe.method == "subscriptions/listen";
+        let enough = move |so_far: &[u8]| {
+            sse_messages(so_far).iter().any(|f| {
+                answers(f, id.as_ref())
+                    || (listen
+                        && f.get("method").is_some()
+                        && f.get("id").is_none_or(Value::is_null))
+            })
+        };
         let req = RawRequest {
             method: "POST",
             headers,
@@ -208,6 +219,7 @@ impl McpClient {
             notifications: Vec::new(),
             server_requests: Vec::new(),
             stray_frames: Vec::new(),
+            event_ids: Vec::new(),
             terminated: None,
             accel_buffering: resp.header(wire::H_ACCEL_BUFFERING).map(str::to_owned),
             session_id: resp.header(wire::H_SESSION_ID).map(str::to_owned),
@@ -261,7 +273,7 @@ impl McpClient {
             terminated: None,
             ..reply.clone()
         };
-        self.log_answer(probe, &logged, false).await;
+        self.log_answer(probe, &logged, listen).await;
         reply
     }
 }

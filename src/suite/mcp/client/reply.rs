@@ -8,6 +8,9 @@ use crate::suite::mcp::wire;
 use crate::transport::TransportError;
 use serde_json::{Value, json};
 
+/// Most SSE event ids kept from one stream ([`Reply::event_ids`]).
+pub const MAX_EVENT_IDS: usize = 64;
+
 /// What came back for one probe.
 #[derive(Debug, Clone)]
 pub struct Reply {
@@ -25,6 +28,10 @@ pub struct Reply {
     pub server_requests: Vec<Value>,
     /// Frames after the final message, or with another id.
     pub stray_frames: Vec<Value>,
+    /// The `id:` fields of the SSE events read, in order (at most
+    /// [`MAX_EVENT_IDS`], each clipped): what a client resuming the stream
+    /// would send back as `Last-Event-ID`.
+    pub event_ids: Vec<String>,
     /// `Some(true)` when an SSE stream ended after the final message.
     pub terminated: Option<bool>,
     pub accel_buffering: Option<String>,
@@ -170,6 +177,7 @@ impl Reply {
             notifications: Vec::new(),
             server_requests: Vec::new(),
             stray_frames: Vec::new(),
+            event_ids: Vec::new(),
             terminated: None,
             accel_buffering: None,
             session_id: None,

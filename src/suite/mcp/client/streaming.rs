@@ -119,6 +119,7 @@ impl McpClient {
             notifications: Vec::new(),
             server_requests: Vec::new(),
             stray_frames: Vec::new(),
+            event_ids: Vec::new(),
             terminated: None,
             accel_buffering,
             session_id,
@@ -294,6 +295,11 @@ impl McpClient {
             echoes.body(event.data.as_bytes());
             if let Some(name) = &event.event {
                 echoes.body(name.as_bytes());
+            }
+            if let Some(event_id) = &event.id
+                && reply.event_ids.len() < super::reply::MAX_EVENT_IDS
+            {
+                reply.event_ids.push(clip(event_id, 200));
             }
             if shown.len() < evidence_bytes {
                 if let Some(name) = &event.event {

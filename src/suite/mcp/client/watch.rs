@@ -140,6 +140,20 @@ impl McpClient {
         .timeout(self.timeout)
     }
 
+    /// A watch of `method` on `url` carrying one more header (`name: value`),
+    /// sent now and not shared: read as far as its first event or the watch
+    /// window, as [`Watches::start`] reads the plain one.
+    pub async fn watch_with_header(
+        &self,
+        method: http::Method,
+        url: &Url,
+        name: &str,
+        value: &str,
+    ) -> BareReply {
+        let req = self.watch_request(method, url.clone()).header(name, value);
+        self.read_answer(req, None).await
+    }
+
     /// How long to wait for something a correct server sends, at most
     /// `ceiling` (and never longer than the request timeout): a multiple of
     /// the run's round-trip times (see [`WATCH_MULTIPLIER`] and
