@@ -446,9 +446,9 @@ class Remember(Rich):
 class CallNeedsDiscover(Remember):
     """Refuses a `tools/call` (400, -32600 "Handshake required") unless `server/discover` was served earlier on the same connection.
 
-    BASIC "Statelessness": "all the information needed to process a request is
-    contained in the request itself"; digest STL: "any RPC may be the first one
-    (no discover needed, no handshake)"; DISC: clients MAY call server/discover.
+    DISC "When to Call": "Calling `server/discover` is optional for clients — a
+    client may invoke any RPC inline"; BASIC "Statelessness": "all the
+    information needed to process a request is contained in the request itself".
     """
 
     RULE = "MCP-STL-003"
@@ -462,8 +462,8 @@ class TemplateReadNeedsList(Remember):
     """Reads a templated URI (`memo://notes/7`) only after `resources/templates/list` on the same connection; cold, it is "Resource not found".
 
     BASIC "Statelessness": "A server processes each request independently; no
-    state should be inferred from previous requests"; a cold request of any
-    method succeeds with no prior handshake.
+    state should be inferred from previous requests"; DISC: "a client may
+    invoke any RPC inline" (a cold request of any method succeeds).
     """
 
     RULE = "MCP-STL-003"
