@@ -668,6 +668,7 @@ fn http_launcher(name: &str, tools: &Tools) -> Result<Command, String> {
     for (prefix, file) in [
         ("blind-", "blind/blind_stl.py"),
         ("blind26-", "blind/blind26.py"),
+        ("blind4-", "blind/blind_r4.py"),
     ] {
         if let Some(variant) = name.strip_prefix(prefix) {
             let mut cmd = Command::new(python()?);

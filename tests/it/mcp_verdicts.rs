@@ -639,7 +639,7 @@ async fn a_stream_resumed_on_last_event_id_is_caught() {
     let f = replaying.finding("MCP-STL-007");
     assert_eq!(f.outcome, Outcome::Warn, "{}", f.message);
     assert!(
-        f.message.contains("a frame of the first stream"),
+        f.message.contains("a frame of an earlier stream"),
         "{}",
         f.message
     );

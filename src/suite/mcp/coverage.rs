@@ -173,7 +173,7 @@ pub static COVERAGE: &[Coverage] = &[
             SERVER/DISCOVER` with body `server/discover`; on every named target `Mcp-Method` \
             upper-cased and `Mcp-Name` with one letter's case swapped (for a URI after its \
             authority only: scheme and host compare without case); on every string \
-            `x-mcp-header` of those tools `protocheK` against `protocheck`, on every boolean \
+            `x-mcp-header` of those tools `protochecK` against `protocheck`, on every boolean \
             one `TRUE` against `true`; beside each `Mcp-Name` and `Mcp-Param-*` one, the \
             same request with a wholly different value, and when that is accepted too the \
             server compares nothing (MCP-HDR-003/-008 judge it) and the case probe is named as \
@@ -366,7 +366,8 @@ pub static COVERAGE: &[Coverage] = &[
             `subscriptions/listen` family probe) is sent again, with its own id and token, \
             carrying as `Last-Event-ID` the first event id its first stream carried (else \
             `protocheck-0`): no frame of the answer may carry the first request's id, progress \
-            token or subscription id, and its shape must equal the first's. A GET on the \
+            token or subscription id, nor be a response to any other request, and its shape \
+            must equal the first's. A GET on the \
             endpoint carrying that id (else `protocheck-0`) must be answered as the plain GET \
             (status, event stream, an event on it). Skipped for dual-era servers.",
         gap: Some(

@@ -1090,7 +1090,7 @@ async fn case(s: &Session) -> Judgement {
     }
     for target in &params {
         let (body, header) = match target.kind {
-            "string" => (json!("protocheck"), "protocheK".to_owned()),
+            "string" => (json!("protocheck"), "protochecK".to_owned()),
             "boolean" => (json!(true), "TRUE".to_owned()),
             _ => continue,
         };

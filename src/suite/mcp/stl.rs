@@ -1297,7 +1297,7 @@ async fn last_event_id(s: &Session) -> Judgement {
         if let Some(frame) = replayed(&r.first, &r.again) {
             return Judgement::fail(format!(
                 "{} sent again carrying `Last-Event-ID: {}` ({}) was answered with a frame of \
-                 the first stream ({}); streams are not resumable in {}: a server SHOULD ignore \
+                 an earlier stream ({}); streams are not resumable in {}: a server SHOULD ignore \
                  the header and replay nothing",
                 r.what,
                 clip(&r.id, 80),
@@ -1358,7 +1358,7 @@ async fn last_event_id(s: &Session) -> Judgement {
             .to_owned()
     } else {
         format!(
-            "; sent again with `Last-Event-ID`, {} replayed nothing of the first stream and \
+            "; sent again with `Last-Event-ID`, {} replayed nothing of an earlier stream and \
              answered as without it",
             resent
                 .iter()
@@ -1534,12 +1534,24 @@ fn frames(reply: &Reply) -> impl Iterator<Item = &Value> {
         .chain(reply.message.as_ref())
 }
 
-/// A frame of `again` that belongs to the first request's stream: it carries
-/// the first request's id, progress token or subscription id (the request
-/// sent again has its own id and token).
+/// A frame of `again` that belongs to an earlier stream: it carries the
+/// first request's id, progress token or subscription id (the request sent
+/// again has its own id and token), or it is a response to another request
+/// altogether, as a server replaying a log it keeps for every stream sends
+/// (a stream carries the final response of its own request only).
 fn replayed<'a>(first: &Reply, again: &'a Reply) -> Option<&'a Value> {
     let marks: Vec<&Value> = frames(first).flat_map(ties).collect();
-    frames(again).find(|f| ties(f).iter().any(|t| marks.contains(t)))
+    let own_id = again.message.as_ref().and_then(|m| m.get("id"));
+    frames(again)
+        .find(|f| ties(f).iter().any(|t| marks.contains(t)))
+        .or_else(|| {
+            frames(again).find(|f| {
+                f.get("method").is_none()
+                    && (f.get("result").is_some() || f.get("error").is_some())
+                    && own_id.is_some()
+                    && f.get("id") != own_id
+            })
+        })
 }
 
 /// A list method [`list_per_connection`] compares: its capability, method,
