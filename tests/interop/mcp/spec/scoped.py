@@ -26,6 +26,13 @@ from base import PATH, Server
 
 # The RFC 9728 §3.1 path-inserted well-known URI of the endpoint.
 PRM_PATH = "/.well-known/oauth-protected-resource" + PATH
+# The RFC 8414 §3 path-inserted well-known URI of the authorization server
+# `/as` the metadata lists.
+AS_PATH = "/.well-known/oauth-authorization-server/as"
+# The one token the proxy accepts; any other is invalid (Authorization,
+# "Error Handling": "Invalid or expired tokens MUST receive a HTTP 401
+# response").
+TOKEN = "scoped-interop-token"
 
 
 class TokenOnCall(Server):
@@ -48,6 +55,21 @@ class TokenOnCall(Server):
                 "bearer_methods_supported": ["header"],
             }
             return handler.send(200, json.dumps(doc).encode(), "application/json")
+        if handler.command == "GET" and handler.path == AS_PATH:
+            issuer = self.origin(handler) + "/as"
+            doc = {
+                "issuer": issuer,
+                "authorization_endpoint": issuer + "/authorize",
+                "token_endpoint": issuer + "/token",
+                "response_types_supported": ["code"],
+                "grant_types_supported": ["authorization_code", "refresh_token"],
+                "code_challenge_methods_supported": ["S256"],
+                "token_endpoint_auth_methods_supported": ["none"],
+                "authorization_response_iss_parameter_supported": True,
+                "client_id_metadata_document_supported": True,
+                "scopes_supported": ["mcp:tools"],
+            }
+            return handler.send(200, json.dumps(doc).encode(), "application/json")
         super().other_method(handler)
 
     def post(self, handler):
@@ -65,12 +87,14 @@ class TokenOnCall(Server):
         if (
             isinstance(msg, dict)
             and msg.get("method") == "tools/call"
-            and not handler.headers.get("Authorization")
+            and handler.headers.get("Authorization") != "Bearer " + TOKEN
         ):
             challenge = (
                 f'Bearer resource_metadata="{self.origin(handler)}{PRM_PATH}", '
                 'scope="mcp:tools"'
             )
+            if handler.headers.get("Authorization"):
+                challenge += ', error="invalid_token"'
             body = json.dumps({
                 "error": "invalid_token",
                 "error_description": "tools/call needs a bearer token",
