@@ -68,10 +68,19 @@ pub(super) async fn observe(fault: &str, faults: &[&str]) -> Option<Value> {
             }
             "AUT-002" => prm().await.1["authorization_servers"].clone(),
             "AUT-003" => prm().await.1["resource"].clone(),
-            "AUT-004" => get_json(format!("{base}/.well-known/oauth-authorization-server/as"))
-                .await
-                .1["code_challenge_methods_supported"]
-                .clone(),
+            "AUT-004" => {
+                // Every listed authorization server's PKCE methods (the
+                // fault breaks the fourth only).
+                let mut methods = Vec::new();
+                for i in ["", "-2", "-3", "-4"] {
+                    let doc = get_json(format!(
+                        "{base}/.well-known/oauth-authorization-server/as{i}"
+                    ))
+                    .await;
+                    methods.push(doc.1["code_challenge_methods_supported"].clone());
+                }
+                json!(methods)
+            }
             "AUT-005" => json!(challenge(
                 &post(&url, None, &initialize("2025-11-25")).await
             )),
@@ -122,12 +131,24 @@ pub(super) async fn observe(fault: &str, faults: &[&str]) -> Option<Value> {
                 .await["error"]["code"]
                 .clone(),
             "TSK-003" => {
-                let listed = client.rpc(1, "tasks/list", json!({})).await;
-                let task = listed["result"]["tasks"][0].clone();
-                json!([
-                    task.get("lastUpdatedAt").is_some(),
-                    task.get("ttl").is_some()
-                ])
+                // Every task on every page (the fault breaks the second
+                // page's task only).
+                let mut seen = Vec::new();
+                let mut params = json!({});
+                for id in 1..=4 {
+                    let listed = client.rpc(id, "tasks/list", params.clone()).await;
+                    for task in listed["result"]["tasks"].as_array().into_iter().flatten() {
+                        seen.push(json!([
+                            task.get("lastUpdatedAt").is_some(),
+                            task.get("ttl").is_some()
+                        ]));
+                    }
+                    match listed["result"]["nextCursor"].as_str() {
+                        Some(cursor) => params = json!({"cursor": cursor}),
+                        None => break,
+                    }
+                }
+                json!(seen)
             }
             "TSK-004" => {
                 client.rpc(1, "tasks/list", json!({"cursor": "bad"})).await["error"]["code"].clone()
